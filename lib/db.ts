@@ -1,0 +1,155 @@
+import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { CairnError } from './errors.js';
+import type { Deadline } from './deadline.js';
+
+export type Database = BetterSqlite3.Database;
+
+// The one place that opens SQLite. better-sqlite3 is required lazily: a hook that never needs the
+// database never pays for it, and a machine where the native module failed to build fails open.
+const require = createRequire(import.meta.url);
+
+function loadDriver(): typeof BetterSqlite3 {
+  try {
+    return require('better-sqlite3') as typeof BetterSqlite3;
+  } catch (err) {
+    throw new CairnError('database', `better-sqlite3 is not loadable (${(err as Error).message.split('\n')[0]})`);
+  }
+}
+
+// Schema migrations by user_version: append, never edit a shipped step.
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE patterns (
+    project TEXT NOT NULL,
+    id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    text TEXT NOT NULL,
+    ntok INTEGER NOT NULL,
+    category TEXT NOT NULL,
+    success_count REAL NOT NULL DEFAULT 0,
+    ignore_count INTEGER NOT NULL DEFAULT 0,
+    ignore_weight REAL NOT NULL DEFAULT 0,
+    reinforcement_count INTEGER NOT NULL DEFAULT 0,
+    sightings INTEGER NOT NULL DEFAULT 0,
+    was_validated INTEGER NOT NULL DEFAULT 0,
+    regressed INTEGER NOT NULL DEFAULT 0,
+    lifecycle TEXT NOT NULL DEFAULT 'observed',
+    first_seen TEXT NOT NULL,
+    last_used INTEGER NOT NULL,
+    labels TEXT NOT NULL DEFAULT '[]',
+    files TEXT NOT NULL DEFAULT '[]',
+    phases TEXT NOT NULL DEFAULT '[]',
+    issues TEXT NOT NULL DEFAULT '[]',
+    promoted_by TEXT,
+    reason TEXT,
+    embedding BLOB,
+    PRIMARY KEY (project, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX patterns_role ON patterns (project, role, ntok);
+  CREATE TABLE deliberations (
+    project TEXT NOT NULL, id TEXT NOT NULL, ts TEXT NOT NULL, role TEXT NOT NULL,
+    issue TEXT NOT NULL, run TEXT NOT NULL, phase TEXT, iteration INTEGER,
+    labels TEXT NOT NULL, files TEXT NOT NULL, verdict TEXT, evidence TEXT NOT NULL,
+    text_hash TEXT NOT NULL, size INTEGER NOT NULL, path TEXT NOT NULL,
+    PRIMARY KEY (project, id)
+  );
+  CREATE INDEX deliberations_scope ON deliberations (project, role, issue, run, ts);
+  -- which deliberation sighting added a success to which pattern (echo and retraction, SPEC §3.3, §3.7)
+  CREATE TABLE sightings (
+    project TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, role TEXT NOT NULL, pattern TEXT NOT NULL,
+    deliberation TEXT NOT NULL, added_success INTEGER NOT NULL, retracted INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX sightings_scope ON sightings (project, issue, run, pattern);
+  CREATE TABLE injections (
+    project TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, role TEXT NOT NULL, pattern TEXT NOT NULL,
+    event TEXT NOT NULL, ts TEXT NOT NULL
+  );
+  CREATE INDEX injections_scope ON injections (project, issue, run, role);
+  CREATE TABLE dismissals (
+    project TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, pattern TEXT NOT NULL, finding TEXT,
+    PRIMARY KEY (project, issue, run, pattern)
+  );
+  CREATE TABLE outcomes (
+    project TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, result TEXT NOT NULL, ts TEXT NOT NULL,
+    PRIMARY KEY (project, issue, run)
+  );
+  CREATE TABLE summaries (
+    project TEXT NOT NULL, role TEXT NOT NULL, basis TEXT NOT NULL, text TEXT NOT NULL, ts TEXT NOT NULL,
+    PRIMARY KEY (project, role)
+  );
+  -- token counts survive rebuilds: they depend only on text and encoding
+  CREATE TABLE token_counts (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL) WITHOUT ROWID;
+  CREATE VIRTUAL TABLE patterns_fts USING fts5 (text, project UNINDEXED, pid UNINDEXED, tokenize = 'porter unicode61');
+  `,
+];
+
+/** Tables rebuilt from the event log; everything else in the file is a cache. */
+export const DERIVED_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'patterns_fts'];
+
+export interface OpenOptions {
+  deadline: Deadline;
+  /** Under --strict a corrupt database is an error; otherwise it is moved aside and rebuilt. */
+  strict: boolean;
+  warn: (message: string) => void;
+}
+
+export function openDatabase(path: string, opts: OpenOptions): Database {
+  const Driver = loadDriver();
+  mkdirSync(dirname(path), { recursive: true });
+  try {
+    return prepare(new Driver(path), opts);
+  } catch (err) {
+    if (!isCorruption(err)) throw asDatabaseError(err);
+    if (opts.strict) throw new CairnError('database', `${path} is not a usable database (${(err as Error).message})`);
+    // The database is derived: keep the broken file for inspection and start afresh from the log.
+    const aside = `${path}.corrupt-${Date.now()}`;
+    renameSync(path, aside);
+    for (const suffix of ['-wal', '-shm']) if (existsSync(path + suffix)) renameSync(path + suffix, aside + suffix);
+    opts.warn(`${path} was not a usable database; moved it to ${aside} and rebuilt from the log`);
+    try {
+      return prepare(new Driver(path), opts);
+    } catch (again) {
+      throw asDatabaseError(again);
+    }
+  }
+}
+
+function prepare(db: Database, opts: OpenOptions): Database {
+  try {
+    // busy_timeout first, so that switching to WAL already waits for a concurrent opener.
+    db.pragma(`busy_timeout = ${Math.max(50, Math.min(opts.deadline.remaining(), 10_000))}`);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    migrate(db);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+function migrate(db: Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version >= MIGRATIONS.length) return;
+  db.transaction(() => {
+    // Re-read inside the write lock: a concurrent process may have migrated meanwhile.
+    const current = db.pragma('user_version', { simple: true }) as number;
+    for (let v = current; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]);
+    db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}
+
+function isCorruption(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT');
+}
+
+function asDatabaseError(err: unknown): CairnError {
+  if (err instanceof CairnError) return err;
+  const code = (err as { code?: string }).code;
+  return new CairnError('database', `${(err as Error).message}${code ? ` (${code})` : ''}`);
+}

@@ -1,0 +1,30 @@
+import { CairnError } from './errors.js';
+
+// Every executable must finish within CAIRN_DEADLINE_MS; long synchronous work checks in between steps.
+export class Deadline {
+  readonly at: number;
+  constructor(readonly ms: number) {
+    this.at = ms > 0 ? Date.now() + ms : Infinity;
+  }
+  remaining(): number {
+    return Math.max(0, this.at - Date.now());
+  }
+  passed(): boolean {
+    return Date.now() >= this.at;
+  }
+  check(what: string): void {
+    if (this.passed()) throw new CairnError('deadline', `deadline of ${this.ms} ms passed during ${what}`);
+  }
+}
+
+/** CAIRN_DEADLINE_MS when set (0 = none), else the command's own default. */
+export function deadlineFromEnv(defaultMs: number): Deadline {
+  const raw = process.env.CAIRN_DEADLINE_MS;
+  const parsed = raw === undefined || raw === '' ? NaN : Number(raw);
+  return new Deadline(Number.isFinite(parsed) && parsed >= 0 ? parsed : defaultMs);
+}
+
+/** Block the thread briefly without spinning (lock waits are synchronous by design). */
+export function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}

@@ -1,0 +1,162 @@
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Store } from './store.js';
+import type { EventPayload, VerdictDigest } from './events.js';
+import { parseVerdict, type Verdict } from './verdict.js';
+import { evidenceLevel, type EvidenceLevel } from './evidence.js';
+import { extractPatterns, type Extracted } from './extract.js';
+import { jaccard, sha256, tokenSet, words } from './text.js';
+import { nextUlid, patternId } from './ids.js';
+import { nowMs } from './clock.js';
+import { CairnError } from './errors.js';
+import { injectedPatternIds } from './patterns.js';
+
+// store-deliberation (SPEC §3.3): keep the text as an artifact, record it, and observe its patterns.
+
+export const NEAR_DUPLICATE = 0.8;
+
+export interface DeliberationInput {
+  text: string;
+  role: string;
+  issue: string | null;
+  run: string | null;
+  phase: string | null;
+  iteration: number | null;
+  labels: string[];
+  files: string[];
+}
+
+export interface ObservedPattern {
+  id: string;
+  text: string;
+  category: string;
+  source: Extracted['source'];
+  status: 'new' | 'seen' | 'merged' | 'echo';
+}
+
+export interface StoredDeliberation {
+  deliberation: string;
+  evidence: EvidenceLevel;
+  verdict: Verdict | null;
+  problems: string[];
+  patterns: ObservedPattern[];
+}
+
+export function digestVerdict(v: Verdict | null): VerdictDigest | null {
+  if (!v) return null;
+  const cap = (ids: string[]) => ids.slice(0, 50).map((id) => id.slice(0, 40));
+  return { verdict: v.verdict, effective: v.effective, must_fix: cap(v.must_fix), false_positives: cap(v.false_positives), findings: cap(v.issues.map((f) => f.id)) };
+}
+
+interface Known {
+  id: string;
+  text: string;
+  tokens: Set<string>;
+}
+
+/** Resolve each extracted text to a pattern id: exact, else a near-duplicate of the same role, else new. */
+function resolve(store: Store, role: string, extracted: Extracted[], injected: Known[]): ObservedPattern[] {
+  const db = store.db;
+  const project = store.project;
+  const exists = db.prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
+  const sizes = extracted.map((e) => new Set(words(e.text)).size).filter((n) => n > 0);
+  let pool: Known[] = [];
+  if (sizes.length) {
+    // Jaccard ≥ 0.8 needs the two token-set sizes within a factor of 0.8 of each other.
+    const lo = Math.ceil(Math.min(...sizes) * NEAR_DUPLICATE);
+    const hi = Math.floor(Math.max(...sizes) / NEAR_DUPLICATE);
+    const rows = db
+      .prepare('SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id')
+      .all(project, role, lo, hi) as { id: string; text: string }[];
+    pool = rows.map((r) => ({ ...r, tokens: tokenSet(r.text) }));
+  }
+  const seen = new Set<string>();
+  const out: ObservedPattern[] = [];
+  for (const e of extracted) {
+    const tokens = tokenSet(e.text);
+    const echoOf = bestMatch(tokens, injected);
+    let id: string;
+    let status: ObservedPattern['status'];
+    if (echoOf) {
+      id = echoOf.id;
+      status = 'echo';
+    } else {
+      id = patternId(project, role, e.text);
+      if (exists.get(project, id)) status = 'seen';
+      else {
+        const near = bestMatch(tokens, pool);
+        if (near) {
+          id = near.id;
+          status = 'merged';
+        } else status = 'new';
+      }
+    }
+    if (seen.has(id)) continue; // two texts of one deliberation landing on one pattern count once
+    seen.add(id);
+    if (status === 'new') pool.push({ id, text: e.text, tokens });
+    out.push({ id, text: e.text, category: e.category, source: e.source, status });
+  }
+  return out;
+}
+
+function bestMatch(tokens: Set<string>, pool: Known[]): Known | undefined {
+  let best: Known | undefined;
+  let bestScore = NEAR_DUPLICATE;
+  for (const k of pool) {
+    const j = jaccard(tokens, k.tokens);
+    if (j >= bestScore && (!best || j > bestScore || k.id < best.id)) {
+      best = k;
+      bestScore = j;
+    }
+  }
+  return best;
+}
+
+/** The patterns injected into this role for this issue/run: their return is an echo, not a sighting. */
+function injectedInto(store: Store, role: string, issue: string | null, run: string | null): Known[] {
+  if (issue === null && run === null) return [];
+  const ids = injectedPatternIds(store.db, store.project, issue ?? '', run ?? '', role);
+  if (ids.length === 0) return [];
+  const get = store.db.prepare('SELECT id, text FROM patterns WHERE project = ? AND id = ?');
+  return ids.flatMap((id) => {
+    const row = get.get(store.project, id) as { id: string; text: string } | undefined;
+    return row ? [{ ...row, tokens: tokenSet(row.text) }] : [];
+  });
+}
+
+export function storeDeliberation(store: Store, input: DeliberationInput): StoredDeliberation {
+  if (!input.text.trim()) throw new CairnError('input', 'the deliberation is empty');
+  const role = input.role.toLowerCase();
+  const parsed = parseVerdict(input.text);
+  const evidence = evidenceLevel(input.text, input.files);
+  const extracted = extractPatterns(input.text, parsed.verdict);
+  const observed = resolve(store, role, extracted, injectedInto(store, role, input.issue, input.run));
+
+  const deliberation = 'd' + nextUlid(nowMs()).toLowerCase();
+  const path = store.artifactPath('deliberations', `${deliberation}.md`);
+  writeArtifact(path, input.text);
+
+  const scope = { issue: input.issue, run: input.run };
+  const context = { phase: input.phase, labels: input.labels.slice(0, 20), files: input.files.slice(0, 20) };
+  const payloads: EventPayload[] = [
+    {
+      type: 'deliberation.stored', deliberation, role, ...scope, phase: input.phase, iteration: input.iteration,
+      labels: context.labels, files: context.files, verdict: digestVerdict(parsed.verdict), evidence,
+      hash: sha256(input.text), size: Buffer.byteLength(input.text), path: `artifacts/deliberations/${deliberation}.md`,
+    },
+    ...observed.map((p): EventPayload => ({
+      type: 'pattern.observed', pattern: p.id, role, text: p.text, category: p.category as Extracted['category'],
+      ...scope, ...context, deliberation, ...(p.status === 'echo' ? { echo: true as const } : {}),
+    })),
+  ];
+  store.append(payloads);
+  return { deliberation, evidence, verdict: parsed.verdict, problems: parsed.problems, patterns: observed };
+}
+
+/** Write a file whole: a temp file beside it, then rename (a symlink in the way is replaced, never followed). */
+export function writeArtifact(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { flag: 'wx' });
+  renameSync(tmp, path);
+}

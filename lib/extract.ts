@@ -1,0 +1,118 @@
+import type { Category } from './events.js';
+import type { Verdict } from './verdict.js';
+import { collapseWhitespace, normaliseText, stripMarkdown } from './text.js';
+
+// Pattern candidates from a deliberation (SPEC §3.3 step 2): the items of its "Accumulated Patterns"
+// section, and the summaries of its verdict findings.
+
+export interface Extracted {
+  text: string;
+  category: Category;
+  source: 'section' | 'finding';
+  /** The finding id, for patterns taken from a verdict finding. */
+  finding?: string;
+}
+
+export const MIN_PATTERN_CHARS = 12;
+export const MAX_PATTERN_CHARS = 500;
+
+const HEADING = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/;
+const BOLD_LINE = /^\s*(\*\*|__)(.+?)\1\s*:?\s*$/;
+const SECTION_TITLE = /^accumulated\s+patterns\b/i;
+const PLAIN_TITLE = /^\s*accumulated\s+patterns\s*:\s*$/i;
+const ITEM = /^(\s*)(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$/;
+const FENCE = /^\s*(```|~~~)/;
+
+/** Is this line the start of a section (a heading, a bold line, or an "Accumulated Patterns:" line)? */
+function sectionTitle(line: string): string | undefined {
+  const h = HEADING.exec(line);
+  if (h) return h[1];
+  const b = BOLD_LINE.exec(line);
+  if (b) return b[2].replace(/:$/, '');
+  return undefined;
+}
+
+/** The raw items of every "Accumulated Patterns" section, continuation lines joined. */
+export function accumulatedPatternItems(text: string): string[] {
+  const lines = text.split(/\r?\n/);
+  const items: string[] = [];
+  let inSection = false;
+  let inFence = false;
+  let current: string[] | undefined;
+  let blankSince = false;
+  const flush = () => {
+    if (current) items.push(current.join(' '));
+    current = undefined;
+  };
+  for (const line of lines) {
+    if (FENCE.test(line)) {
+      inFence = !inFence;
+      flush();
+      continue;
+    }
+    if (inFence) continue;
+    const title = sectionTitle(line);
+    if (title !== undefined || PLAIN_TITLE.test(line)) {
+      flush();
+      inSection = title === undefined || SECTION_TITLE.test(title.trim());
+      continue;
+    }
+    if (!inSection) continue;
+    if (line.trim() === '') {
+      blankSince = true;
+      continue;
+    }
+    if (/^\s*<!--/.test(line)) {
+      flush(); // a verdict comment or other markup ends the list
+      inSection = false;
+      continue;
+    }
+    const item = ITEM.exec(line);
+    if (item) {
+      flush();
+      current = [item[2]];
+    } else if (current && (!blankSince || /^\s{2,}\S/.test(line))) {
+      current.push(line.trim()); // a continuation line of the item
+    } else {
+      flush(); // prose between or after the items is not a pattern
+    }
+    blankSince = false;
+  }
+  flush();
+  return items;
+}
+
+const EXPLICIT = /^(rule|causal|observation)\s*:\s*/i;
+const OBLIGATION = /\b(must|never|always|do not|don't|dont|should|shouldn't|required|requires?|avoid|forbidden)\b/i;
+const CAUSE = /\b(because|caused by|causes|leads to|lead to|results in|result in|due to|therefore|so that)\b|->|→/i;
+
+/** Category and text without its explicit prefix (SPEC §3.3 step 3). */
+export function classify(text: string): { category: Category; text: string } {
+  const explicit = EXPLICIT.exec(text);
+  if (explicit) return { category: explicit[1].toLowerCase() as Category, text: text.slice(explicit[0].length).trim() };
+  if (OBLIGATION.test(text)) return { category: 'rule', text };
+  if (CAUSE.test(text)) return { category: 'causal', text };
+  return { category: 'observation', text };
+}
+
+/** Markdown stripped, whitespace collapsed. */
+export function cleanItem(raw: string): string {
+  return collapseWhitespace(stripMarkdown(raw));
+}
+
+/** Every candidate pattern of a deliberation, length-filtered and deduplicated by normalised text. */
+export function extractPatterns(text: string, verdict: Verdict | null): Extracted[] {
+  const out: Extracted[] = [];
+  const seen = new Set<string>();
+  const add = (raw: string, source: Extracted['source'], finding?: string) => {
+    const { category, text: body } = classify(cleanItem(raw));
+    if (body.length < MIN_PATTERN_CHARS || body.length > MAX_PATTERN_CHARS) return;
+    const key = normaliseText(body);
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(finding ? { text: body, category, source, finding } : { text: body, category, source });
+  };
+  for (const item of accumulatedPatternItems(text)) add(item, 'section');
+  for (const f of verdict?.issues ?? []) if (f.summary) add(f.summary, 'finding', f.id);
+  return out;
+}

@@ -1,0 +1,118 @@
+import type { Store } from './store.js';
+import { roleBudget, sameKindRoles } from './config.js';
+import { dismissedPatternIds, listPatterns, rankPatterns, type Ranked } from './patterns.js';
+import { fitBlock, linePieces, blockHeader, BLOCK_FOOTER, type FitPath } from './render.js';
+import { TokenCounter } from './tokens.js';
+import { nowMs } from './clock.js';
+import { sha256 } from './text.js';
+
+// format-patterns (SPEC §3.5): rank a role's candidates, fit the block into the token budget,
+// and record what was injected for this issue/run.
+
+export interface FormatOptions {
+  role: string;
+  issue: string | null;
+  run: string | null;
+  labels: string[];
+  files: string[];
+  phase: string | null;
+  budget?: number;
+  remainingTokens?: number;
+  /** Relevance of each pattern to the query, 0..1, when a query was given. */
+  relevance?: Map<string, number>;
+  /** Count tokens exactly even when the byte bound proves the fit (for --json). */
+  exactTokens: boolean;
+}
+
+export interface FormatResult {
+  role: string;
+  budget: number;
+  tokens: number;
+  path: FitPath;
+  basis: string;
+  patterns: { id: string; score: number; text: string; record: string }[];
+  block: string;
+  /** Whether tiktoken had to be loaded (for benchmarks). */
+  tokenizerLoaded: boolean;
+}
+
+/** The basis of a summary: the set of candidate ids it was written for. */
+export function candidateBasis(ids: string[]): string {
+  return sha256([...ids].sort().join('\n')).slice(0, 32);
+}
+
+export function effectiveBudget(store: Store, role: string, budget?: number, remaining?: number): number {
+  let b = budget ?? roleBudget(store.config, role);
+  if (remaining !== undefined) b = Math.min(b, remaining - store.config.reserve);
+  return b;
+}
+
+export function rankCandidates(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'relevance'>): Ranked[] {
+  const role = opts.role.toLowerCase();
+  const patterns = listPatterns(store.db, store.project, { roles: sameKindRoles(store.config, role) });
+  const dismissed = opts.issue !== null || opts.run !== null ? dismissedPatternIds(store.db, store.project, opts.issue ?? '', opts.run ?? '') : new Set<string>();
+  const eligible = dismissed.size ? patterns.filter((p) => !dismissed.has(p.id)) : patterns;
+  return rankPatterns(eligible, { now: nowMs(), role, labels: opts.labels, files: opts.files, phase: opts.phase ?? undefined }, opts.relevance);
+}
+
+export function formatPatterns(store: Store, opts: FormatOptions): FormatResult {
+  const role = opts.role.toLowerCase();
+  const budget = effectiveBudget(store, role, opts.budget, opts.remainingTokens);
+  const skipped = (basis = ''): FormatResult => ({ role, budget, tokens: 0, path: 'skipped', basis, patterns: [], block: '', tokenizerLoaded: false });
+  // Too little room left in the prompt to be useful (SPEC §3.5 step 2).
+  if (opts.remainingTokens !== undefined && budget < store.config.minBlock) return skipped();
+
+  const ranked = rankCandidates(store, opts);
+  const basis = candidateBasis(ranked.map((r) => r.pattern.id));
+  if (ranked.length === 0) return skipped(basis);
+
+  const pieces = ranked.map((r) => linePieces(r, role));
+  const lines = pieces.map(([a, b]) => a + b);
+  const counter = new TokenCounter(store.db, store.config.tokenizer.encoding);
+  const margin = store.config.tokenizer.margin;
+  const header = blockHeader(role) + '\n';
+  const footer = BLOCK_FOOTER;
+  const summaryRow = store.db.prepare('SELECT basis, text FROM summaries WHERE project = ? AND role = ?').get(store.project, role) as
+    | { basis: string; text: string }
+    | undefined;
+  try {
+    const fit = fitBlock({
+      role,
+      budget,
+      lines,
+      // +1 for the newline that ends each line; a newline may merge with the line's last token, never the reverse
+      lineTokens: (i) => counter.count(pieces[i][0]) + counter.count(pieces[i][1]) + 1,
+      lineBytes: (i) => Buffer.byteLength(lines[i]) + 1,
+      get frameTokens() {
+        return counter.count(header) + counter.count(footer);
+      },
+      frameBytes: Buffer.byteLength(header) + Buffer.byteLength(footer),
+      summary: summaryRow && summaryRow.basis === basis ? { text: summaryRow.text, tokens: () => counter.count(summaryRow.text.trim()) + 1 } : undefined,
+      scale: (t) => Math.ceil(t * margin),
+      exactTokens: opts.exactTokens,
+    });
+    const included = fit.path === 'summary' ? ranked : ranked.slice(0, fit.count);
+    return {
+      role,
+      budget,
+      tokens: fit.tokens,
+      path: fit.path,
+      basis,
+      patterns: fit.path === 'skipped' ? [] : included.map((r, i) => ({ id: r.pattern.id, score: round(r.score), text: r.pattern.text, record: pieces[i][1].slice(2, -1) })),
+      block: fit.block,
+      tokenizerLoaded: counter.loadedTokenizer,
+    };
+  } finally {
+    counter.dispose();
+  }
+}
+
+/** Record the injection so feedback and outcome grading can attribute the verdict (SPEC §3.5 step 6). */
+export function recordInjection(store: Store, result: FormatResult, issue: string | null, run: string | null): void {
+  if (result.patterns.length === 0 || (issue === null && run === null)) return;
+  // A summary may stand for thousands of candidates; the event names the best 100 (events stay small).
+  const patterns = result.patterns.slice(0, 100).map((p) => p.id);
+  store.append([{ type: 'pattern.injected', role: result.role, issue, run, patterns, path: result.path, tokens: result.tokens }]);
+}
+
+const round = (n: number) => Math.round(n * 1e4) / 1e4;

@@ -1,0 +1,22 @@
+import { readFileSync } from 'node:fs';
+import { CairnError } from './errors.js';
+import { DEFAULT_STDIN_CAP } from './stdin.js';
+import type { Context } from './cli.js';
+import { optionalString } from './flags.js';
+
+/** Text from `--<flag> PATH` when given, else stdin; capped like stdin. */
+export async function textFromFileOrStdin(ctx: Context, flag: string): Promise<string> {
+  const path = optionalString(ctx.args, flag);
+  if (path === null) return ctx.stdin();
+  let buf: Buffer;
+  try {
+    buf = readFileSync(path);
+  } catch (err) {
+    throw new CairnError('input', `cannot read --${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  if (buf.length > DEFAULT_STDIN_CAP) {
+    ctx.log.warn(`${path} exceeds ${DEFAULT_STDIN_CAP} bytes; working on the first ${DEFAULT_STDIN_CAP}`);
+    buf = buf.subarray(0, DEFAULT_STDIN_CAP);
+  }
+  return buf.toString('utf8');
+}

@@ -1,0 +1,64 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+// Diagnostics go to stderr, one line each, prefixed `cairn <name>:`; stdout carries only the product.
+
+export interface Logger {
+  warn(message: string): void;
+  info(message: string): void;
+  /** Warnings printed so far (strict mode and tests read them). */
+  readonly warnings: string[];
+}
+
+export function createLogger(name: string, quiet = false): Logger {
+  const warnings: string[] = [];
+  const line = (message: string) => `cairn ${name}: ${message.replace(/\s*\n\s*/g, ' ')}\n`;
+  return {
+    warnings,
+    warn(message) {
+      warnings.push(message);
+      process.stderr.write(line(message));
+    },
+    info(message) {
+      if (!quiet) process.stderr.write(line(message));
+    },
+  };
+}
+
+export interface Health {
+  degraded_since: string;
+  last_error: string;
+  last_error_at: string;
+  errors: number;
+}
+
+/**
+ * Record a fail-open error: a line in `cache/errors.log` and the health record that auto-recall and
+ * `cairn doctor` read. Best effort: only into a store directory that exists, never throwing.
+ */
+export function recordFailure(storeDir: string | undefined, command: string, message: string, at = new Date()): void {
+  if (!storeDir || !existsSync(storeDir)) return;
+  try {
+    const cache = join(storeDir, 'cache');
+    mkdirSync(cache, { recursive: true });
+    appendFileSync(join(cache, 'errors.log'), `${at.toISOString()} ${command}: ${message.replace(/\n/g, ' ')}\n`);
+    const healthPath = join(cache, 'health.json');
+    let health: Health | undefined;
+    try {
+      health = JSON.parse(readFileSync(healthPath, 'utf8')) as Health;
+    } catch {
+      health = undefined;
+    }
+    const next: Health = {
+      degraded_since: health?.degraded_since ?? at.toISOString(),
+      last_error: `${command}: ${message}`,
+      last_error_at: at.toISOString(),
+      errors: (health?.errors ?? 0) + 1,
+    };
+    const tmp = `${healthPath}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(next) + '\n');
+    renameSync(tmp, healthPath);
+  } catch {
+    // the store itself is what is broken; stderr already carries the message
+  }
+}

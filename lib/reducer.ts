@@ -1,0 +1,162 @@
+import type { Database } from './db.js';
+import type { CairnEvent } from './events.js';
+import { DAY_MS } from './clock.js';
+import { words } from './text.js';
+
+// The one reducer: every pattern event goes through applyEvent, for live writes and for rebuilds
+// alike, so replaying the log reproduces the live state (SPEC §3.2).
+
+const CONTEXT_CAP = 24; // learned labels/files/phases/issues kept per pattern
+
+type Statements = ReturnType<typeof prepareStatements>;
+const cache = new WeakMap<Database, Statements>();
+
+function prepareStatements(db: Database) {
+  return {
+    getPattern: db.prepare('SELECT * FROM patterns WHERE project = ? AND id = ?'),
+    insertPattern: db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, sightings, lifecycle,
+      first_seen, last_used, labels, files, phases, issues) VALUES (@project, @id, @role, @text, @ntok, @category, 1, 1, 'observed',
+      @ts, @last_used, @labels, @files, @phases, @issues)`),
+    insertFts: db.prepare('INSERT INTO patterns_fts (text, project, pid) VALUES (?, ?, ?)'),
+    seenAgain: db.prepare(`UPDATE patterns SET success_count = success_count + 1, sightings = sightings + 1, last_used = @last_used,
+      lifecycle = @lifecycle, labels = @labels, files = @files, phases = @phases, issues = @issues WHERE project = @project AND id = @id`),
+    touch: db.prepare('UPDATE patterns SET last_used = ? WHERE project = ? AND id = ?'),
+    insertSighting: db.prepare(`INSERT INTO sightings (project, issue, run, role, pattern, deliberation, added_success)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`),
+    retractSighting: db.prepare(`UPDATE sightings SET retracted = 1 WHERE rowid = (SELECT rowid FROM sightings
+      WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1)`),
+    insertInjection: db.prepare('INSERT INTO injections (project, issue, run, role, pattern, event, ts) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    ignore: db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = ignore_weight + @weight,
+      success_count = MAX(0, success_count - @retract) WHERE project = @project AND id = @id`),
+    insertDismissal: db.prepare('INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)'),
+    regress: db.prepare('UPDATE patterns SET regressed = 1 WHERE project = ? AND id = ?'),
+    reinforce: db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
+      was_validated = 1, last_used = ? WHERE project = ? AND id = ?`),
+    age: db.prepare(`UPDATE patterns SET last_used = last_used - ${DAY_MS}
+      WHERE project = ? AND id = ? AND reinforcement_count < 3 AND lifecycle != 'active'`),
+    outcomePass: db.prepare('UPDATE patterns SET success_count = success_count + 1 WHERE project = ? AND id = ?'),
+    outcomeFail: db.prepare('UPDATE patterns SET ignore_weight = ignore_weight + ? WHERE project = ? AND id = ?'),
+    insertOutcome: db.prepare('INSERT OR IGNORE INTO outcomes (project, issue, run, result, ts) VALUES (?, ?, ?, ?, ?)'),
+    setLifecycle: db.prepare('UPDATE patterns SET lifecycle = ?, promoted_by = ?, reason = ? WHERE project = ? AND id = ?'),
+    insertDeliberation: db.prepare(`INSERT OR REPLACE INTO deliberations (project, id, ts, role, issue, run, phase, iteration, labels, files,
+      verdict, evidence, text_hash, size, path) VALUES (@project, @id, @ts, @role, @issue, @run, @phase, @iteration, @labels, @files,
+      @verdict, @evidence, @hash, @size, @path)`),
+    upsertSummary: db.prepare(`INSERT INTO summaries (project, role, basis, text, ts) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (project, role) DO UPDATE SET basis = excluded.basis, text = excluded.text, ts = excluded.ts`),
+  };
+}
+
+function statements(db: Database): Statements {
+  let s = cache.get(db);
+  if (!s) {
+    s = prepareStatements(db);
+    cache.set(db, s);
+  }
+  return s;
+}
+
+interface PatternRow {
+  lifecycle: string;
+  sightings: number;
+  labels: string;
+  files: string;
+  phases: string;
+  issues: string;
+}
+
+/** Union of a learned-context list with new values, oldest kept first, capped. */
+function extend(json: string, add: (string | null | undefined)[]): string {
+  const list: string[] = JSON.parse(json);
+  for (const v of add) if (v && !list.includes(v) && list.length < CONTEXT_CAP) list.push(v);
+  return JSON.stringify(list);
+}
+
+/** Automatic lifecycle moves only go up, and never past verified (SPEC §3.3). */
+export function nextLifecycle(current: string, sightings: number, distinctIssues: number): string {
+  if (current !== 'observed' && current !== 'candidate') return current;
+  if (sightings >= 3 && distinctIssues >= 2) return 'verified';
+  if (sightings >= 2) return 'candidate';
+  return current;
+}
+
+export function applyEvent(db: Database, e: CairnEvent): void {
+  const s = statements(db);
+  const ms = Date.parse(e.ts);
+  const issue = 'issue' in e ? (e.issue ?? '') : '';
+  const run = 'run' in e ? (e.run ?? '') : '';
+  switch (e.type) {
+    case 'deliberation.stored':
+      s.insertDeliberation.run({
+        project: e.project, id: e.deliberation, ts: e.ts, role: e.role, issue, run, phase: e.phase, iteration: e.iteration,
+        labels: JSON.stringify(e.labels ?? []), files: JSON.stringify(e.files ?? []), verdict: e.verdict ? JSON.stringify(e.verdict) : null,
+        evidence: e.evidence, hash: e.hash, size: e.size, path: e.path,
+      });
+      return;
+    case 'pattern.observed': {
+      const row = s.getPattern.get(e.project, e.pattern) as PatternRow | undefined;
+      if (!row) {
+        s.insertPattern.run({
+          project: e.project, id: e.pattern, role: e.role, text: e.text, ntok: new Set(words(e.text)).size, category: e.category,
+          ts: e.ts, last_used: ms, labels: extend('[]', e.labels ?? []), files: extend('[]', e.files ?? []),
+          phases: extend('[]', [e.phase]), issues: extend('[]', [e.issue]),
+        });
+        s.insertFts.run(e.text, e.project, e.pattern);
+        s.insertSighting.run(e.project, issue, run, e.role, e.pattern, e.deliberation, 1);
+        return;
+      }
+      if (e.echo) {
+        // An injected pattern coming back in the same run is not new evidence (SPEC §3.3).
+        s.touch.run(ms, e.project, e.pattern);
+        s.insertSighting.run(e.project, issue, run, e.role, e.pattern, e.deliberation, 0);
+        return;
+      }
+      const issues = extend(row.issues, [e.issue]);
+      s.seenAgain.run({
+        project: e.project, id: e.pattern, last_used: ms,
+        lifecycle: nextLifecycle(row.lifecycle, row.sightings + 1, JSON.parse(issues).length),
+        labels: extend(row.labels, e.labels ?? []), files: extend(row.files, e.files ?? []), phases: extend(row.phases, [e.phase]), issues,
+      });
+      s.insertSighting.run(e.project, issue, run, e.role, e.pattern, e.deliberation, 1);
+      return;
+    }
+    case 'pattern.injected':
+      for (const id of e.patterns) {
+        s.touch.run(ms, e.project, id);
+        s.insertInjection.run(e.project, issue, run, e.role, id, e.id, e.ts);
+      }
+      return;
+    case 'pattern.ignored':
+      s.ignore.run({ project: e.project, id: e.pattern, weight: e.weight, retract: e.retract ? 1 : 0 });
+      if (e.retract) s.retractSighting.run(e.project, issue, run, e.pattern);
+      s.insertDismissal.run(e.project, issue, run, e.pattern, e.finding);
+      return;
+    case 'pattern.regressed':
+      s.regress.run(e.project, e.pattern);
+      return;
+    case 'pattern.reinforced':
+      s.reinforce.run(ms, e.project, e.pattern);
+      return;
+    case 'pattern.aged':
+      s.age.run(e.project, e.pattern);
+      return;
+    case 'pattern.outcome':
+      for (const p of e.patterns) {
+        if (e.result === 'pass') s.outcomePass.run(e.project, p.pattern);
+        else s.outcomeFail.run(0.5 * p.weight, e.project, p.pattern);
+      }
+      s.insertOutcome.run(e.project, issue, run, e.result, e.ts);
+      return;
+    case 'pattern.promoted':
+      s.setLifecycle.run('active', e.by, e.reason, e.project, e.pattern);
+      return;
+    case 'pattern.deprecated':
+      s.setLifecycle.run('deprecated', null, e.reason, e.project, e.pattern);
+      return;
+    case 'summary.stored':
+      s.upsertSummary.run(e.project, e.role, e.basis, e.text, e.ts);
+      return;
+    default:
+      // Types this version does not index (landing.captured, future ones) stay in the log untouched.
+      return;
+  }
+}

@@ -1,0 +1,103 @@
+import type { Ranked } from './patterns.js';
+
+// The historical-patterns block (SPEC §3.5 step 3) and how it is fitted into a token budget (step 4).
+
+export function blockHeader(role: string): string {
+  return `=== HISTORICAL PATTERNS (${role}) ===`;
+}
+export const BLOCK_FOOTER = '=== END HISTORICAL PATTERNS ===';
+
+/** A pattern's track record: `-2 net, 3x ignored`, else `5x validated`, else `score:0.42`. */
+export function trackRecord(r: Pick<Ranked, 'pattern' | 'score'>): string {
+  const p = r.pattern;
+  if (p.ignore_count > 0) return `${Math.round(p.success_count - p.ignore_count)} net, ${p.ignore_count}x ignored`;
+  if (p.reinforcement_count > 0) return `${p.reinforcement_count}x validated`;
+  return `score:${r.score.toFixed(2)}`;
+}
+
+/**
+ * A line as two pieces, `- <text>` and ` (<record>[, via:<role>])`. The second begins a new
+ * pre-token for BPE tokenizers (a space then punctuation), so tokens(line) = tokens(a) + tokens(b):
+ * the text's count is cached once per pattern and the record's once per distinct record.
+ */
+export function linePieces(r: Pick<Ranked, 'pattern' | 'score'>, role: string): [string, string] {
+  const via = r.pattern.role !== role ? `, via:${r.pattern.role}` : '';
+  return [`- ${r.pattern.text}`, ` (${trackRecord(r)}${via})`];
+}
+
+export function renderBlock(role: string, body: string[]): string {
+  return [blockHeader(role), ...body, BLOCK_FOOTER].join('\n');
+}
+
+export type FitPath = 'full' | 'summary' | 'truncated' | 'skipped';
+
+export interface Fit {
+  path: FitPath;
+  /** How many of the ranked lines are in the block (all for a summary). */
+  count: number;
+  tokens: number;
+  block: string;
+}
+
+export interface FitInput {
+  role: string;
+  budget: number;
+  /** Rendered lines, best first. */
+  lines: string[];
+  /** Token count of line i (pieces summed, plus its newline); called lazily, best first. */
+  lineTokens: (i: number) => number;
+  /** Upper bound of a line's tokens without a tokenizer: its UTF-8 byte length plus the newline. */
+  lineBytes: (i: number) => number;
+  /** Tokens of header + footer. */
+  frameTokens: number;
+  frameBytes: number;
+  /** A stored summary whose basis matches the current candidates, and its token count (lazy). */
+  summary?: { text: string; tokens: () => number };
+  /** Scale a raw count by the safety margin. */
+  scale: (tokens: number) => number;
+  /** Count a block that fits by its byte bound anyway (for --json); otherwise report the bound. */
+  exactTokens: boolean;
+}
+
+/** The first fitting path: (a) every line, (b) the matching summary, (c) the best lines that fit. */
+export function fitBlock(input: FitInput): Fit {
+  const { role, budget, lines } = input;
+  const empty: Fit = { path: 'skipped', count: 0, tokens: 0, block: '' };
+  if (lines.length === 0) return empty;
+  // (a) all lines: first by the byte bound (no tokenizer), then by counting until it overflows.
+  let bytes = input.frameBytes;
+  for (let i = 0; i < lines.length; i++) bytes += input.lineBytes(i);
+  let tokens = input.frameTokens;
+  let fitting = 0; // the longest best-first prefix that fits
+  if (input.scale(bytes) <= budget) {
+    fitting = lines.length;
+    tokens = -1; // not counted: the byte bound already fits
+  } else {
+    while (fitting < lines.length) {
+      const next = tokens + input.lineTokens(fitting);
+      if (input.scale(next) > budget) break;
+      tokens = next;
+      fitting++;
+    }
+  }
+  if (fitting === lines.length) {
+    const block = renderBlock(role, lines);
+    const total = tokens >= 0 ? input.scale(tokens) : input.exactTokens ? countAll(input) : input.scale(bytes);
+    return { path: 'full', count: lines.length, tokens: total, block };
+  }
+  // (b) the stored summary, when it was written for exactly these candidates.
+  if (input.summary) {
+    const t = input.scale(input.frameTokens + input.summary.tokens());
+    if (t <= budget) return { path: 'summary', count: lines.length, tokens: t, block: renderBlock(role, [input.summary.text.trim()]) };
+  }
+  // (c) the highest-scoring lines that fit.
+  if (fitting === 0) return empty;
+  return { path: 'truncated', count: fitting, tokens: input.scale(tokens), block: renderBlock(role, lines.slice(0, fitting)) };
+}
+
+/** The exact figure for a block whose fit the byte bound already proved. */
+function countAll(input: FitInput): number {
+  let t = input.frameTokens;
+  for (let i = 0; i < input.lines.length; i++) t += input.lineTokens(i);
+  return input.scale(t);
+}

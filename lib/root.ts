@@ -1,0 +1,123 @@
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { shortHash } from './text.js';
+
+export interface Location {
+  /** The project root: the first directory up from the start that holds `.cairn/` or `.git`. */
+  root: string;
+  /** The store directory (`<root>/.cairn`, or --dir / $CAIRN_DIR). */
+  dir: string;
+  /** Every read and write is scoped by this id (SPEC §1.2). */
+  project: string;
+}
+
+export interface LocationOptions {
+  root?: string;
+  dir?: string;
+  project?: string;
+  /** A hook payload's cwd, used before $CLAUDE_PROJECT_DIR. */
+  payloadCwd?: string;
+}
+
+/** Resolve root, store dir and project id without spawning anything (SPEC §1.2). */
+export function locate(opts: LocationOptions = {}, env = process.env): Location {
+  const start = opts.root ?? env.CAIRN_ROOT ?? opts.payloadCwd ?? env.CLAUDE_PROJECT_DIR ?? process.cwd();
+  const root = findRoot(resolve(start));
+  const dirOpt = opts.dir ?? env.CAIRN_DIR;
+  const dir = dirOpt ? resolve(dirOpt) : join(root, '.cairn');
+  const project = opts.project ?? env.CAIRN_PROJECT ?? projectIdFor(root);
+  return { root, dir, project };
+}
+
+function findRoot(start: string): string {
+  for (let dir = start; ; ) {
+    if (existsSync(join(dir, '.cairn')) || existsSync(join(dir, '.git'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return start;
+    dir = up;
+  }
+}
+
+/** A short stable hash of the normalised origin URL, else of the root's real path. */
+export function projectIdFor(root: string): string {
+  const origin = readOriginUrl(root);
+  if (origin) return shortHash(`git:${normaliseRemoteUrl(origin)}`);
+  let real = root;
+  try {
+    real = realpathSync(root);
+  } catch {
+    // keep the path as given
+  }
+  return shortHash(`path:${real}`);
+}
+
+/** `https://user:tok@GitHub.com/Org/Repo.git` and `git@github.com:Org/Repo` normalise alike. */
+export function normaliseRemoteUrl(url: string): string {
+  let u = url.trim();
+  let scp = /^([^@/\s]+@)?([^:/\s]+):(?!\/)(.+)$/.exec(u); // scp-like: [user@]host:path
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(u)) scp = null;
+  let host: string;
+  let path: string;
+  if (scp) {
+    host = scp[2];
+    path = scp[3];
+  } else {
+    u = u.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+    u = u.replace(/^[^@/]*@/, ''); // credentials
+    const slash = u.indexOf('/');
+    host = slash < 0 ? u : u.slice(0, slash);
+    path = slash < 0 ? '' : u.slice(slash + 1);
+    host = host.replace(/:\d+$/, ''); // the port does not change which repository it is
+  }
+  path = path.replace(/\/+$/, '').replace(/\.git$/i, '').replace(/^\/+/, '');
+  return `${host.toLowerCase()}/${path}`;
+}
+
+/** Read `remote "origin"`'s url from git's config file, following worktree and gitdir links. */
+export function readOriginUrl(root: string): string | undefined {
+  const configPath = gitConfigPath(root);
+  if (!configPath) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(configPath, 'utf8');
+  } catch {
+    return undefined;
+  }
+  let inOrigin = false;
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    const section = /^\[\s*([^\]\s]+)(?:\s+"([^"]*)")?\s*\]/.exec(line);
+    if (section) {
+      inOrigin = section[1].toLowerCase() === 'remote' && section[2] === 'origin';
+      continue;
+    }
+    if (!inOrigin) continue;
+    const kv = /^url\s*=\s*(.*)$/i.exec(line);
+    if (kv) return kv[1].replace(/^"(.*)"$/, '$1').trim() || undefined;
+  }
+  return undefined;
+}
+
+function gitConfigPath(root: string): string | undefined {
+  const dotGit = join(root, '.git');
+  let gitDir: string;
+  try {
+    if (statSync(dotGit).isDirectory()) gitDir = dotGit;
+    else {
+      // a worktree or submodule: ".git" is a file "gitdir: <path>"
+      const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+      if (!m) return undefined;
+      gitDir = isAbsolute(m[1].trim()) ? m[1].trim() : resolve(root, m[1].trim());
+    }
+  } catch {
+    return undefined;
+  }
+  // a linked worktree keeps its config in the common dir
+  try {
+    const common = readFileSync(join(gitDir, 'commondir'), 'utf8').trim();
+    if (common) gitDir = isAbsolute(common) ? common : resolve(gitDir, common);
+  } catch {
+    // not a linked worktree
+  }
+  return join(gitDir, 'config');
+}

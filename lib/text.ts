@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+
+export function sha256(text: string | Buffer): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** 16 hex characters of sha256: short enough to read, wide enough not to collide in practice. */
+export function shortHash(text: string): string {
+  return sha256(text).slice(0, 16);
+}
+
+/** Remove inline markdown so `**Never** use \`eval\`` and `Never use eval` are the same text. */
+export function stripMarkdown(text: string): string {
+  return text
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // links and images keep their label
+    .replace(/(\*\*|__)(.+?)\1/g, '$2')
+    .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, '$1$2')
+    .replace(/~~(.+?)~~/g, '$1')
+    .replace(/`+([^`]*)`+/g, '$1');
+}
+
+export function collapseWhitespace(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** The form two texts are compared in: NFKC, lower case, markdown and edge punctuation removed. */
+export function normaliseText(text: string): string {
+  return collapseWhitespace(stripMarkdown(text.normalize('NFKC')).toLowerCase())
+    .replace(/^[\s\-–—:;,.]+/, '')
+    .replace(/[\s.;:,!]+$/, '');
+}
+
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/** Lower-case word tokens of a text. */
+export function words(text: string): string[] {
+  return text.normalize('NFKC').toLowerCase().match(WORD) ?? [];
+}
+
+export function tokenSet(text: string): Set<string> {
+  return new Set(words(text));
+}
+
+export function jaccard(a: Set<string>, b: Set<string>): number {
+  if (a.size === 0 && b.size === 0) return 1;
+  let shared = 0;
+  for (const t of a) if (b.has(t)) shared++;
+  return shared / (a.size + b.size - shared);
+}
+
+/** |A ∩ B| / min(|A|, |B|): how much of the smaller text the larger one covers. */
+export function overlapCoefficient(a: Set<string>, b: Set<string>): number {
+  if (a.size === 0 || b.size === 0) return 0;
+  let shared = 0;
+  for (const t of a) if (b.has(t)) shared++;
+  return shared / Math.min(a.size, b.size);
+}
+
+// Function words carry no meaning for matching a finding to a pattern.
+const STOP_WORDS = new Set(
+  (
+    'a an and are as at be been being but by can could did do does for from had has have he her his how i if in into ' +
+    'is it its itself just me more most my no nor not of off on once only or other our out over own same she so some ' +
+    'such than that the their them then there these they this those through to too under until up very was we were ' +
+    'what when where which while who whom why will with would you your yours also any each few both all about above ' +
+    'after again against before below between during further here should'
+  ).split(' '),
+);
+
+export function isStopWord(word: string): boolean {
+  return STOP_WORDS.has(word);
+}
+
+/** Word tokens without stop-words, for fuzzy matching. */
+export function contentTokenSet(text: string): Set<string> {
+  return new Set(words(text).filter((w) => !STOP_WORDS.has(w)));
+}

@@ -1,0 +1,86 @@
+import { createRequire } from 'node:module';
+import type { Database } from './db.js';
+import { sha256 } from './text.js';
+import { CairnError } from './errors.js';
+
+// Token counts with tiktoken, cached in the database per (encoding, text). The tokenizer costs
+// ~100 ms to load, so it is loaded only when a count is missing from the cache.
+
+const require = createRequire(import.meta.url);
+
+interface Encoder {
+  encode(text: string, allowedSpecial?: 'all' | string[], disallowedSpecial?: 'all' | string[]): Uint32Array;
+  free(): void;
+}
+
+export class TokenCounter {
+  private encoder: Encoder | undefined;
+  private memo = new Map<string, number>();
+  private pending = new Map<string, number>();
+  private readonly lookup;
+
+  constructor(
+    private readonly db: Database,
+    readonly encoding: string,
+  ) {
+    this.lookup = db.prepare('SELECT tokens FROM token_counts WHERE key = ?');
+  }
+
+  /** True once the tokenizer had to be loaded (benchmarks and tests watch this). */
+  get loadedTokenizer(): boolean {
+    return this.encoder !== undefined;
+  }
+
+  count(text: string): number {
+    const hit = this.memo.get(text);
+    if (hit !== undefined) return hit;
+    const key = sha256(`${this.encoding}\u0000${text}`).slice(0, 32);
+    const row = this.lookup.get(key) as { tokens: number } | undefined;
+    let n: number;
+    if (row) n = row.tokens;
+    else {
+      n = this.encode(text);
+      this.pending.set(key, n);
+    }
+    this.memo.set(text, n);
+    return n;
+  }
+
+  private encode(text: string): number {
+    if (!this.encoder) {
+      let tiktoken: { get_encoding(name: string): Encoder };
+      try {
+        tiktoken = require('tiktoken');
+      } catch (err) {
+        throw new CairnError('database', `tiktoken is not loadable (${(err as Error).message.split('\n')[0]})`);
+      }
+      try {
+        this.encoder = tiktoken.get_encoding(this.encoding);
+      } catch {
+        throw new CairnError('input', `unknown tokenizer encoding '${this.encoding}' in config.json`);
+      }
+    }
+    // Special-token text in a pattern is counted as plain text, never rejected.
+    return this.encoder.encode(text, [], []).length;
+  }
+
+  /** Store new counts; best effort (a read-only database still formats). */
+  save(): void {
+    if (this.pending.size === 0) return;
+    try {
+      const insert = this.db.prepare('INSERT OR IGNORE INTO token_counts (key, tokens) VALUES (?, ?)');
+      this.db.transaction(() => {
+        for (const [key, n] of this.pending) insert.run(key, n);
+      })();
+      this.pending.clear();
+    } catch {
+      // the counts will be computed again next time
+    }
+  }
+
+  dispose(): void {
+    this.save();
+    this.encoder?.free();
+    this.encoder = undefined;
+  }
+}

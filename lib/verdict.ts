@@ -1,0 +1,247 @@
+// Verdict-json blocks (SPEC §3.6).
+//
+// A validator ends its text with a machine-readable verdict, either as an HTML comment
+//   <!-- jkz:verdict-json { "verdict": "FAIL", ... } -->
+// (any namespace) or as a fenced block opened by ```verdict-json (or ~~~verdict-json).
+// The text is untrusted agent output, so scanning is linear-time, nothing here throws, and
+// every block that had to be ignored is reported.
+
+export interface Finding {
+  id: string;
+  severity?: string;
+  summary?: string;
+  location?: string;
+  root_cause?: string;
+  fix_hint?: string;
+}
+
+export interface Verdict {
+  verdict: 'PASS' | 'FAIL'; // as written
+  effective: 'PASS' | 'FAIL'; // FAIL with an empty must_fix counts as PASS
+  issues: Finding[];
+  must_fix: string[];
+  false_positives: string[];
+}
+
+export interface VerdictParse {
+  verdict: Verdict | null;
+  problems: string[]; // one short sentence per invalid block found
+}
+
+const MARKER = 'verdict-json';
+
+// How far before the marker we look for its `<!--` or the start of its fence line.
+// Bounding the look-back keeps the scan linear on texts full of markers.
+const OPENER_WINDOW = 200;
+
+// Problems are listed one by one up to this many, then summarised in one line.
+const MAX_PROBLEMS = 10;
+
+// What may stand between `<!--` and the marker: whitespace and an optional `ns:`.
+const COMMENT_PREFIX = /^\s*(?:[A-Za-z0-9_-]+:)?$/;
+// What may stand between the start of a line and the marker in a fence opener.
+const FENCE_PREFIX = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
+// A closing fence line.
+const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})[ \t]*\r?$/;
+
+const TEXT_FIELDS = ['severity', 'summary', 'location', 'root_cause', 'fix_hint'] as const;
+
+interface FoundBlock {
+  line: number; // 1-based line of the opener, for messages
+  body: string | null; // the JSON text, or null when the block is never closed
+}
+
+export function parseVerdict(text: string): VerdictParse {
+  if (typeof text !== 'string') return { verdict: null, problems: [] };
+  let verdict: Verdict | null = null;
+  const problems: string[] = [];
+  for (const block of findBlocks(text)) {
+    const result = block.body === null ? 'is never closed' : readBlock(block.body);
+    if (typeof result === 'string') problems.push(`verdict-json block at line ${block.line} ${result}.`);
+    else verdict = result; // the last valid block wins
+  }
+  return { verdict, problems: capped(problems) };
+}
+
+export function findingById(v: Verdict | null, id: string): Finding | undefined {
+  if (!v || typeof id !== 'string') return undefined;
+  const wanted = id.trim().toLowerCase();
+  if (wanted === '') return undefined;
+  return v.issues.find((finding) => finding.id.toLowerCase() === wanted);
+}
+
+/** All verdict-json blocks, in text order. */
+function findBlocks(text: string): FoundBlock[] {
+  const found: FoundBlock[] = [];
+  const lineOf = lineCounter(text);
+  // Once a search for `-->` fails, no later comment can close either; remembering that
+  // keeps a text full of unclosed openers linear.
+  let commentsCanClose = true;
+  let from = 0;
+  for (;;) {
+    const at = text.indexOf(MARKER, from);
+    if (at < 0) break;
+    const afterMarker = at + MARKER.length;
+    from = afterMarker;
+    if (isNameChar(text.charCodeAt(afterMarker))) continue; // e.g. `verdict-json2`
+
+    const windowStart = Math.max(0, at - OPENER_WINDOW);
+    const before = text.slice(windowStart, at);
+
+    const commentAt = commentsCanClose ? before.lastIndexOf('<!--') : -1;
+    if (commentAt >= 0 && COMMENT_PREFIX.test(before.slice(commentAt + 4))) {
+      const line = lineOf(windowStart + commentAt);
+      const close = text.indexOf('-->', afterMarker);
+      if (close < 0) {
+        found.push({ line, body: null });
+        commentsCanClose = false;
+        continue;
+      }
+      found.push({ line, body: text.slice(afterMarker, close) });
+      from = close + 3;
+      continue;
+    }
+
+    const newline = before.lastIndexOf('\n');
+    if (newline < 0 && windowStart > 0) continue; // the line started too far back to be a fence
+    const linePrefix = before.slice(newline + 1);
+    const fence = FENCE_PREFIX.exec(linePrefix);
+    if (!fence) continue;
+    const line = lineOf(at - linePrefix.length);
+    const bodyStart = text.indexOf('\n', afterMarker) + 1; // the rest of the opener line is info
+    const close = bodyStart > 0 ? closingFence(text, bodyStart, fence[1]) : null;
+    if (!close) {
+      // An unclosed fence runs to the end of the text, so nothing after it is a block.
+      found.push({ line, body: null });
+      break;
+    }
+    found.push({ line, body: text.slice(bodyStart, close.start) });
+    from = close.end;
+  }
+  return found;
+}
+
+/** The first line from `from` on that closes a fence opened with `opener`. */
+function closingFence(text: string, from: number, opener: string): { start: number; end: number } | null {
+  let start = from;
+  for (;;) {
+    const newline = text.indexOf('\n', start);
+    const end = newline < 0 ? text.length : newline;
+    const fence = FENCE_LINE.exec(text.slice(start, end));
+    if (fence && fence[1][0] === opener[0] && fence[1].length >= opener.length) return { start, end };
+    if (newline < 0) return null;
+    start = newline + 1;
+  }
+}
+
+/** The verdict a block holds, or a short description of why it is invalid. */
+function readBlock(body: string): Verdict | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (error) {
+    // JSON.parse throws SyntaxError, or RangeError on absurd nesting; both mean "invalid".
+    return `is not valid JSON (${shortMessage(error)})`;
+  }
+  if (!isObject(value)) return 'is not a JSON object';
+
+  const written = typeof value.verdict === 'string' ? value.verdict.trim().toUpperCase() : '';
+  const verdict = written === 'PASS' ? 'PASS' : written === 'FAIL' ? 'FAIL' : null;
+  if (!verdict) {
+    if (value.verdict === undefined) return 'has no "verdict" field';
+    return `has verdict ${describe(value.verdict)}, expected PASS or FAIL`;
+  }
+
+  const issues: Finding[] = [];
+  for (const entry of arrayOf(value.issues)) {
+    const finding = toFinding(entry);
+    if (finding) issues.push(finding);
+  }
+  const mustFix = idList(value.must_fix);
+  return {
+    verdict,
+    effective: verdict === 'FAIL' && mustFix.length === 0 ? 'PASS' : verdict,
+    issues,
+    must_fix: mustFix,
+    false_positives: idList(value.false_positives),
+  };
+}
+
+function toFinding(entry: unknown): Finding | null {
+  if (!isObject(entry)) return null;
+  const id = toId(entry.id);
+  if (id === '') return null;
+  const finding: Finding = { id };
+  for (const field of TEXT_FIELDS) {
+    const text = entry[field];
+    if (typeof text === 'string') finding[field] = text;
+  }
+  return finding;
+}
+
+/** Finding ids from a JSON array: trimmed, empties dropped, each kept once in order. */
+function idList(value: unknown): string[] {
+  const ids = new Set<string>();
+  for (const entry of arrayOf(value)) {
+    const id = toId(entry);
+    if (id !== '') ids.add(id);
+  }
+  return [...ids];
+}
+
+/** An id as a string; '' when the value cannot be one. Agents sometimes write ids as numbers. */
+function toId(value: unknown): string {
+  if (typeof value === 'string') return value.trim();
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return '';
+}
+
+function arrayOf(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isNameChar(code: number): boolean {
+  return (
+    (code >= 48 && code <= 57) || // 0-9
+    (code >= 65 && code <= 90) || // A-Z
+    (code >= 97 && code <= 122) || // a-z
+    code === 45 || // -
+    code === 95 // _
+  );
+}
+
+/** Maps increasing offsets to 1-based line numbers, reading each character once overall. */
+function lineCounter(text: string): (offset: number) => number {
+  let counted = 0;
+  let line = 1;
+  return (offset) => {
+    for (; counted < offset; counted++) if (text.charCodeAt(counted) === 10) line++;
+    return line;
+  };
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return `"${clip(value, 30)}"`;
+  if (value === null) return 'null';
+  return `of type ${Array.isArray(value) ? 'array' : typeof value}`;
+}
+
+function shortMessage(error: unknown): string {
+  return clip(error instanceof Error ? error.message : String(error), 80);
+}
+
+/** Cut to `max` characters and drop control characters, so a message stays one short line. */
+function clip(text: string, max: number): string {
+  const oneLine = text.slice(0, max + 1).replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  return oneLine.length > max ? `${oneLine.slice(0, max)}…` : oneLine;
+}
+
+function capped(problems: string[]): string[] {
+  if (problems.length <= MAX_PROBLEMS) return problems;
+  const hidden = problems.length - MAX_PROBLEMS;
+  return [...problems.slice(0, MAX_PROBLEMS), `${hidden} more invalid verdict-json blocks were ignored.`];
+}

@@ -1,0 +1,34 @@
+import type { Command } from '../lib/cli.js';
+import { optionalString } from '../lib/flags.js';
+import { describeEvent, parseSince, readEvents } from '../lib/history.js';
+import { nowMs } from '../lib/clock.js';
+
+export const command: Command = {
+  name: 'events',
+  summary: 'read the event log',
+  usage: `usage: cairn events [--type T] [--since DATE|7d] [--pattern ID] [--json]
+
+Prints this project's events from .cairn/events.jsonl in (ts, id) order, one per line
+(--json: the raw event lines). --type matches a type or a family (pattern).
+
+example:
+  cairn events --type pattern.ignored --since 7d
+`,
+  flags: { string: ['type', 'since', 'pattern'] },
+  deadlineMs: 0,
+  run(ctx) {
+    const store = ctx.store();
+    const since = optionalString(ctx.args, 'since');
+    const events = readEvents(
+      store.eventsPath,
+      {
+        project: store.project,
+        type: optionalString(ctx.args, 'type') ?? undefined,
+        since: since === null ? undefined : parseSince(since, nowMs()),
+        pattern: optionalString(ctx.args, 'pattern') ?? undefined,
+      },
+      (m) => ctx.log.warn(m),
+    );
+    for (const e of events) ctx.print((ctx.args.json ? JSON.stringify(e) : describeEvent(e)) + '\n');
+  },
+};

@@ -1,0 +1,51 @@
+import type { Command } from '../lib/cli.js';
+import { list, optionalString } from '../lib/flags.js';
+import { resolvePattern } from '../lib/patterns.js';
+import { scorePattern, SCORE_CUT } from '../lib/scoring.js';
+import { describeEvent, readEvents } from '../lib/history.js';
+import { nowMs } from '../lib/clock.js';
+import { CairnError } from '../lib/errors.js';
+
+export const command: Command = {
+  name: 'explain',
+  summary: "show a pattern's history and score factors",
+  usage: `usage: cairn explain <pattern-id|id-prefix|text> [--role R] [--labels a,b] [--files x,y] [--phase P] [--json]
+
+Prints a pattern's counters, its current score broken into factors (as seen from --role,
+default its own role, in the given context), and every event that touched it.
+
+example:
+  cairn explain p3f9a2 --labels cli
+`,
+  flags: { string: ['role', 'labels', 'files', 'phase'] },
+  deadlineMs: 0,
+  run(ctx) {
+    const ref = ctx.args._.map(String).join(' ').trim();
+    if (!ref) throw new CairnError('usage', 'name a pattern: cairn explain <id|text>');
+    const store = ctx.store();
+    const p = resolvePattern(store.db, store.project, ref);
+    const role = (optionalString(ctx.args, 'role') ?? p.role).toLowerCase();
+    const f = scorePattern(p, { now: nowMs(), role, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') ?? undefined });
+    const events = readEvents(store.eventsPath, { project: store.project, pattern: p.id }, (m) => ctx.log.warn(m));
+    if (ctx.args.json) {
+      ctx.print(JSON.stringify({ pattern: p, factors: f, events }) + '\n');
+      return;
+    }
+    const status = p.lifecycle === 'deprecated' ? 'deprecated: never injected' : f.base >= SCORE_CUT ? `injectable (≥ ${SCORE_CUT})` : `below the ${SCORE_CUT} cut`;
+    const lines = [
+      `pattern ${p.id} — ${p.role}, ${p.category}, ${p.lifecycle}${p.regressed ? ', REGRESSED' : ''}`,
+      `text: ${p.text}`,
+      `record: ${fmt(p.success_count)} successes, ${p.ignore_count} ignored (weight ${fmt(p.ignore_weight)}), ${p.reinforcement_count} reinforced, ` +
+        `${p.sightings} sightings in ${p.issues.length} issue(s)${p.was_validated ? ', validated' : ''}`,
+      `context: labels [${p.labels.join(', ')}] files [${p.files.join(', ')}] phases [${p.phases.join(', ')}]`,
+      ...(p.promoted_by ? [`promoted by ${p.promoted_by}: ${p.reason ?? ''}`] : p.reason ? [`reason: ${p.reason}`] : []),
+      `score for ${role}: ${f.base.toFixed(4)} = rate ${f.rate.toFixed(3)} × decay ${f.decay.toFixed(3)} (${f.days.toFixed(1)} days since use) ` +
+        `× category ${f.category} × context ${f.context.toFixed(2)} × role ${f.role} — ${status}`,
+      `history (${events.length} events):`,
+      ...events.map((e) => `  ${describeEvent(e)}`),
+    ];
+    ctx.print(lines.join('\n') + '\n');
+  },
+};
+
+const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));

@@ -1,0 +1,50 @@
+import type { Command } from '../lib/cli.js';
+import { list, optionalInt, optionalString, requiredString } from '../lib/flags.js';
+import { formatPatterns, recordInjection } from '../lib/format.js';
+
+export const command: Command = {
+  name: 'format-patterns',
+  summary: 'print the historical-patterns block for a role',
+  usage: `usage: format-patterns --role R [--issue I] [--run ID] [--labels a,b] [--files x,y] [--phase P]
+                       [--budget N] [--remaining-tokens N] [--json]
+
+Prints the role's best patterns as a === HISTORICAL PATTERNS (role) === block that fits the
+token budget (800 for adversarial roles, 500 for others; config.json "budgets"). Prints
+nothing when there is nothing to inject or too little room. With --issue/--run it records
+which patterns were injected, for feedback-loop and outcome-score.
+
+  --remaining-tokens N   room left in the prompt: budget = min(budget, N - 2000); under 150, skip
+  --json                 {role, budget, tokens, path, patterns, block, basis}
+
+example:
+  format-patterns --role auditor --issue LED-101 --run r1 --labels cli --files src/cli/status.ts
+`,
+  flags: { string: ['role', 'issue', 'run', 'labels', 'files', 'phase', 'budget', 'remaining-tokens'] },
+  deadlineMs: 2000,
+  run(ctx) {
+    const role = requiredString(ctx.args, 'role');
+    const issue = optionalString(ctx.args, 'issue');
+    const run = optionalString(ctx.args, 'run');
+    const budget = optionalInt(ctx.args, 'budget', 1);
+    const remainingTokens = optionalInt(ctx.args, 'remaining-tokens', 0);
+    const store = ctx.store();
+    const result = formatPatterns(store, {
+      role,
+      issue,
+      run,
+      labels: list(ctx.args, 'labels'),
+      files: list(ctx.args, 'files'),
+      phase: optionalString(ctx.args, 'phase'),
+      budget,
+      remainingTokens,
+      exactTokens: Boolean(ctx.args.json),
+    });
+    recordInjection(store, result, issue, run);
+    if (ctx.args.json) {
+      const { role: r, budget: b, tokens, path, patterns, block, basis } = result;
+      ctx.print(JSON.stringify({ role: r, budget: b, tokens, path, patterns, block, basis }) + '\n');
+    } else if (result.block) {
+      ctx.print(result.block + '\n');
+    }
+  },
+};

@@ -1,0 +1,26 @@
+import type { Command } from '../lib/cli.js';
+import { locate } from '../lib/root.js';
+import { initStore } from '../lib/init.js';
+import { optionalString } from '../lib/flags.js';
+
+export const command: Command = {
+  name: 'init',
+  summary: 'create .cairn/ in a project',
+  usage: `usage: cairn init [--root DIR] [--dir DIR]
+
+Creates the store (.cairn/ at the project root, or --dir) with a .gitignore for derived files
+and a .gitattributes that merges the committed JSONL logs by union. Existing lines are kept.
+Prints the cron line for maintenance.
+
+example:
+  cd my-repo && cairn init && git add .cairn
+`,
+  flags: {},
+  deadlineMs: 0,
+  run(ctx) {
+    const loc = locate({ root: optionalString(ctx.args, 'root') ?? undefined, dir: optionalString(ctx.args, 'dir') ?? undefined });
+    const { created, added } = initStore(loc.dir);
+    ctx.log.info(`${created ? 'created' : 'updated'} ${loc.dir}${added.length ? ` (${added.join('; ')})` : ''}`);
+    ctx.log.info(`project id ${loc.project}; for cron: 17 3 * * * cd ${loc.root} && npx cairn maintain`);
+  },
+};

@@ -1,0 +1,45 @@
+import type { Command } from '../lib/cli.js';
+import { list, optionalInt, optionalString, requiredString } from '../lib/flags.js';
+import { textFromFileOrStdin } from '../lib/input.js';
+import { storeDeliberation } from '../lib/deliberation.js';
+
+export const command: Command = {
+  name: 'store-deliberation',
+  summary: 'store a deliberation and learn its patterns',
+  usage: `usage: store-deliberation --role R [--issue I] [--run ID] [--phase P] [--iteration N]
+                          [--labels a,b] [--files x,y] [--file PATH] [--json]
+
+Stores an agent's deliberation (from --file or stdin) and observes the patterns in its
+"Accumulated Patterns" section and its verdict-json findings.
+
+  --json      print the stored ids and patterns on stdout
+  --strict    exit non-zero on any error instead of failing open
+
+example:
+  store-deliberation --role auditor --issue LED-101 --run r1 --phase plan --file auditor.md
+`,
+  flags: { string: ['role', 'issue', 'run', 'phase', 'iteration', 'labels', 'files', 'file'] },
+  deadlineMs: 2000,
+  async run(ctx) {
+    const role = requiredString(ctx.args, 'role');
+    const iteration = optionalInt(ctx.args, 'iteration', 0) ?? null;
+    const text = await textFromFileOrStdin(ctx, 'file');
+    const result = storeDeliberation(ctx.store(), {
+      text,
+      role,
+      issue: optionalString(ctx.args, 'issue'),
+      run: optionalString(ctx.args, 'run'),
+      phase: optionalString(ctx.args, 'phase'),
+      iteration,
+      labels: list(ctx.args, 'labels'),
+      files: list(ctx.args, 'files'),
+    });
+    for (const problem of result.problems) ctx.log.warn(problem);
+    const count = (s: string) => result.patterns.filter((p) => p.status === s).length;
+    ctx.log.info(
+      `stored ${result.deliberation} (${result.evidence}${result.verdict ? `, ${result.verdict.effective}` : ''}): ` +
+        `${result.patterns.length} patterns — ${count('new')} new, ${count('seen')} seen again, ${count('merged')} merged, ${count('echo')} echoes`,
+    );
+    if (ctx.args.json) ctx.print(JSON.stringify({ deliberation: result.deliberation, evidence: result.evidence, verdict: result.verdict?.effective ?? null, patterns: result.patterns }) + '\n');
+  },
+};

@@ -1,0 +1,36 @@
+import type { Command } from '../lib/cli.js';
+import { list, optionalString, requiredString } from '../lib/flags.js';
+import { candidateBasis, rankCandidates } from '../lib/format.js';
+import { CairnError } from '../lib/errors.js';
+
+export const command: Command = {
+  name: 'store-summary',
+  summary: "store a summary of a role's patterns for format-patterns",
+  usage: `usage: store-summary --role R [--basis HASH] [--labels a,b] [--files x,y] [--phase P] < summary.txt
+
+Stores a condensed text (from stdin, e.g. written by an LLM step) that format-patterns uses
+instead of truncating, as long as the role's candidate patterns are still the ones it was
+written for. The basis is computed from the current candidates (with the same context flags
+format-patterns gets), or given with --basis.
+
+example:
+  format-patterns --role judge --budget 100000 | summarise | store-summary --role judge
+`,
+  flags: { string: ['role', 'basis', 'labels', 'files', 'phase'] },
+  deadlineMs: 2000,
+  async run(ctx) {
+    const role = requiredString(ctx.args, 'role').toLowerCase();
+    const text = (await ctx.stdin()).trim();
+    if (!text) throw new CairnError('input', 'no summary text on stdin');
+    const store = ctx.store();
+    const basis =
+      optionalString(ctx.args, 'basis') ??
+      candidateBasis(
+        rankCandidates(store, { role, issue: null, run: null, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') }).map(
+          (r) => r.pattern.id,
+        ),
+      );
+    store.append([{ type: 'summary.stored', role, basis, text }]);
+    ctx.log.info(`stored a summary for ${role} (basis ${basis.slice(0, 12)})`);
+  },
+};
