@@ -1,0 +1,37 @@
+import type { Store } from './store.js';
+import { roleWeight } from './config.js';
+import { CairnError } from './errors.js';
+
+// outcome-score (SPEC §3.8): when the pipeline ends, every pattern injected during the issue/run is
+// graded once by the final result: pass → a success; fail → ignore weight + 0.5 × its role's weight.
+
+export const FAIL_WEIGHT_FACTOR = 0.5;
+
+export interface OutcomeReport {
+  issue: string | null;
+  run: string | null;
+  result: 'pass' | 'fail';
+  /** False when this issue/run was already graded: a repeat changes nothing. */
+  applied: boolean;
+  previous?: 'pass' | 'fail';
+  patterns: { pattern: string; weight: number }[];
+}
+
+export function scoreOutcome(store: Store, issue: string | null, run: string | null, result: string, dryRun = false): OutcomeReport {
+  if (result !== 'pass' && result !== 'fail') throw new CairnError('usage', `--result must be pass or fail, got '${result}'`);
+  if (issue === null) throw new CairnError('usage', '--issue is required');
+  const db = store.db;
+  const prior = db.prepare('SELECT result FROM outcomes WHERE project = ? AND issue = ? AND run = ?').get(store.project, issue, run ?? '') as
+    | { result: 'pass' | 'fail' }
+    | undefined;
+  if (prior) return { issue, run, result, applied: false, previous: prior.result, patterns: [] };
+  const rows = db
+    .prepare(
+      `SELECT DISTINCT i.pattern, p.role FROM injections i JOIN patterns p ON p.project = i.project AND p.id = i.pattern
+       WHERE i.project = ? AND i.issue = ? AND i.run = ? ORDER BY i.pattern`,
+    )
+    .all(store.project, issue, run ?? '') as { pattern: string; role: string }[];
+  const patterns = rows.map((r) => ({ pattern: r.pattern, weight: roleWeight(store.config, r.role) }));
+  if (!dryRun) store.append([{ type: 'pattern.outcome', issue, run, result, patterns }]);
+  return { issue, run, result, applied: !dryRun, patterns };
+}

@@ -1,0 +1,69 @@
+import type { Command } from '../lib/cli.js';
+import { list, optionalString, requiredString } from '../lib/flags.js';
+import { runFeedback } from '../lib/feedback.js';
+import { CairnError } from '../lib/errors.js';
+import { readFileSync } from 'node:fs';
+
+export const command: Command = {
+  name: 'feedback-loop',
+  summary: "apply a validator's verdict to the adversarial role's patterns",
+  usage: `usage: feedback-loop --adversarial-role A --validator-role V [--issue I] [--run ID] [--files x,y]
+                     [--adversarial-file F] [--validator-file F] [--dry-run] [--json]
+
+Reads the validator's verdict-json (from --validator-file, stdin, or V's latest stored
+deliberation for the issue/run) and corrects A's patterns:
+  - each false_positives id is matched to A's finding and then to A's pattern (exact text, else
+    fuzzy overlap) and penalised by A's weight (1.5 sentinel/inspector, 1.0 others); a pattern
+    that had been validated is flagged as a regression; it is not re-injected in this run;
+  - an effective PASS (FAIL with empty must_fix counts) reinforces the patterns injected into A
+    for this issue/run (narrowed to --files) — only when A's text shows L1/L2 evidence — and ages
+    the injected patterns it did not reinforce.
+
+  --dry-run   print what would change, write nothing
+  --json      the full account on stdout
+
+example:
+  feedback-loop --adversarial-role auditor --validator-role curator --issue LED-101 --run r1
+`,
+  flags: { string: ['adversarial-role', 'validator-role', 'issue', 'run', 'files', 'adversarial-file', 'validator-file'], boolean: ['dry-run'] },
+  deadlineMs: 2000,
+  async run(ctx) {
+    const adversarialRole = requiredString(ctx.args, 'adversarial-role');
+    const validatorRole = requiredString(ctx.args, 'validator-role');
+    const validatorText = readOptional(optionalString(ctx.args, 'validator-file')) ?? ((await ctx.stdin()) || undefined);
+    const report = runFeedback(ctx.store(), {
+      adversarialRole,
+      validatorRole,
+      issue: optionalString(ctx.args, 'issue'),
+      run: optionalString(ctx.args, 'run'),
+      files: list(ctx.args, 'files'),
+      validatorText,
+      adversarialText: readOptional(optionalString(ctx.args, 'adversarial-file')),
+      dryRun: Boolean(ctx.args['dry-run']),
+    });
+    for (const p of report.problems) ctx.log.warn(p);
+    for (const p of report.penalised.filter((x) => x.regressed)) {
+      ctx.log.warn(`regression: ${p.pattern} had been validated and was dismissed as a false positive (${p.finding}): ${p.text}`);
+    }
+    for (const u of report.unmatched) ctx.log.warn(`unmatched false positive ${u.finding}: ${u.reason}`);
+    const would = report.dryRun ? 'would be ' : '';
+    const gate = {
+      reinforced: `PASS (${report.evidence}): ${report.reinforced.length} ${would}reinforced, ${report.aged.length} ${would}aged`,
+      'evidence-too-weak': `PASS without L1/L2 evidence (${report.evidence ?? 'no adversarial text'}): nothing reinforced`,
+      'not-a-pass': 'FAIL: nothing reinforced',
+      'no-verdict': 'no valid verdict-json block: nothing to do',
+    }[report.gate];
+    ctx.log.info(`${report.penalised.length} false positive(s) ${would}penalised, ${report.unmatched.length} unmatched` +
+      `${report.alreadyDismissed.length ? `, ${report.alreadyDismissed.length} already penalised in this run` : ''}; ${gate}`);
+    if (ctx.args.json) ctx.print(JSON.stringify(report) + '\n');
+  },
+};
+
+function readOptional(path: string | null): string | undefined {
+  if (path === null) return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new CairnError('input', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}

@@ -1,0 +1,118 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach } from 'vitest';
+import { Store } from '../lib/store.js';
+import { locate } from '../lib/root.js';
+import { Deadline } from '../lib/deadline.js';
+import { createLogger } from '../lib/log.js';
+import { initStore } from '../lib/init.js';
+
+// Shared test helpers: temporary projects, the executables run as processes, fixtures.
+
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const FIXTURES = join(REPO, 'fixtures');
+
+export function binPath(name: string): string {
+  return join(REPO, 'bin', `${name}.js`);
+}
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+
+/** A temporary project directory (with `.git/` so it is a root), removed after the test. */
+export function tempProject(opts: { init?: boolean } = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-test-'));
+  mkdirSync(join(dir, '.git'));
+  if (opts.init !== false) initStore(join(dir, '.cairn'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  cwd: string;
+  input?: string | Buffer;
+  env?: Record<string, string | undefined>;
+  /** Extra node arguments / a different entry (e.g. a copied bin). */
+  entry?: string;
+}
+
+/** The environment a test process gets: this one without any CAIRN_* settings, plus `extra`. */
+export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CAIRN_') && k !== 'CLAUDE_PROJECT_DIR') env[k] = v;
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+/** Run an executable (`store-deliberation`, `cairn`, …) as a process: stdin in, stdout/stderr/exit code out. */
+export function run(name: string, args: string[], opts: RunOptions): RunResult {
+  const r = spawnSync(process.execPath, [opts.entry ?? binPath(name), ...args], {
+    cwd: opts.cwd,
+    input: opts.input ?? '',
+    env: cleanEnv(opts.env),
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The same, without waiting: for concurrency tests. */
+export function runAsync(name: string, args: string[], opts: RunOptions): Promise<RunResult> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [opts.entry ?? binPath(name), ...args], { cwd: opts.cwd, env: cleanEnv(opts.env) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** A Store opened in-process (strict, no deadline) for library-level tests. */
+export function openTestStore(root: string, project?: string): Store {
+  const store = new Store(locate({ root, project }), new Deadline(0), createLogger('test', true), true);
+  cleanups.push(() => store.close());
+  return store;
+}
+
+export interface DeliberationFixture {
+  file: string;
+  role: string;
+  issue: string;
+  run: string;
+  phase: 'plan' | 'review' | 'qa';
+  iteration: number;
+  files: string[];
+  labels: string[];
+  evidence: 'L1' | 'L2' | 'L3';
+  verdict: 'PASS' | 'FAIL';
+  false_positives: string[];
+  notes: string;
+}
+
+export function deliberationFixtures(): DeliberationFixture[] {
+  return JSON.parse(readFileSync(join(FIXTURES, 'deliberations', 'index.json'), 'utf8'));
+}
+
+export function fixtureText(file: string): string {
+  return readFileSync(join(FIXTURES, 'deliberations', file), 'utf8');
+}
+
+export function fixturePath(file: string): string {
+  return join(FIXTURES, 'deliberations', file);
+}
