@@ -46,7 +46,6 @@ const MIGRATIONS: string[] = [
     issues TEXT NOT NULL DEFAULT '[]',
     promoted_by TEXT,
     reason TEXT,
-    embedding BLOB,
     PRIMARY KEY (project, id)
   ) WITHOUT ROWID;
   CREATE INDEX patterns_role ON patterns (project, role, ntok);
@@ -83,6 +82,8 @@ const MIGRATIONS: string[] = [
   );
   -- token counts survive rebuilds: they depend only on text and encoding
   CREATE TABLE token_counts (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL) WITHOUT ROWID;
+  -- embedding vectors (Float32) survive rebuilds too: key = hash of provider command and text (SPEC §6)
+  CREATE TABLE embeddings (key TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
   CREATE VIRTUAL TABLE patterns_fts USING fts5 (text, project UNINDEXED, pid UNINDEXED, tokenize = 'porter unicode61');
   `,
 ];

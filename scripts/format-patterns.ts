@@ -1,33 +1,43 @@
-import type { Command } from '../lib/cli.js';
+import type { Command, Context } from '../lib/cli.js';
 import { list, optionalInt, optionalString, requiredString } from '../lib/flags.js';
 import { formatPatterns, recordInjection } from '../lib/format.js';
+import { textFromFileOrStdin } from '../lib/input.js';
+import { relevanceFor } from '../lib/relevance.js';
+import { sameKindRoles } from '../lib/config.js';
+import { CairnError } from '../lib/errors.js';
 
 export const command: Command = {
   name: 'format-patterns',
   summary: 'print the historical-patterns block for a role',
   usage: `usage: format-patterns --role R [--issue I] [--run ID] [--labels a,b] [--files x,y] [--phase P]
-                       [--budget N] [--remaining-tokens N] [--json]
+                       [--query TEXT | --query-file F] [--budget N] [--remaining-tokens N] [--json]
 
 Prints the role's best patterns as a === HISTORICAL PATTERNS (role) === block that fits the
 token budget (800 for adversarial roles, 500 for others; config.json "budgets"). Prints
 nothing when there is nothing to inject or too little room. With --issue/--run it records
 which patterns were injected, for feedback-loop and outcome-score.
 
+  --query TEXT           rank by relevance to this text too (0.6 relevance + 0.4 score): cosine
+                         similarity with an embeddings provider (cairn embed), else BM25 text match
+  --query-file F         the query text from a file (e.g. the issue description)
   --remaining-tokens N   room left in the prompt: budget = min(budget, N - 2000); under 150, skip
   --json                 {role, budget, tokens, path, patterns, block, basis}
 
 example:
-  format-patterns --role auditor --issue LED-101 --run r1 --labels cli --files src/cli/status.ts
+  format-patterns --role auditor --issue LED-101 --run r1 --labels cli --files src/cli/status.ts \\
+                  --query "add --json to the status command"
 `,
-  flags: { string: ['role', 'issue', 'run', 'labels', 'files', 'phase', 'budget', 'remaining-tokens'] },
+  flags: { string: ['role', 'issue', 'run', 'labels', 'files', 'phase', 'query', 'query-file', 'budget', 'remaining-tokens'] },
   deadlineMs: 2000,
-  run(ctx) {
+  async run(ctx) {
     const role = requiredString(ctx.args, 'role');
     const issue = optionalString(ctx.args, 'issue');
     const run = optionalString(ctx.args, 'run');
     const budget = optionalInt(ctx.args, 'budget', 1);
     const remainingTokens = optionalInt(ctx.args, 'remaining-tokens', 0);
+    const query = await queryText(ctx);
     const store = ctx.store();
+    const relevance = query === null ? undefined : relevanceFor(store, query, sameKindRoles(store.config, role.toLowerCase()));
     const result = formatPatterns(store, {
       role,
       issue,
@@ -37,6 +47,7 @@ example:
       phase: optionalString(ctx.args, 'phase'),
       budget,
       remainingTokens,
+      relevance,
       exactTokens: Boolean(ctx.args.json),
     });
     recordInjection(store, result, issue, run);
@@ -48,3 +59,10 @@ example:
     }
   },
 };
+
+async function queryText(ctx: Context): Promise<string | null> {
+  const text = optionalString(ctx.args, 'query');
+  if (optionalString(ctx.args, 'query-file') === null) return text;
+  if (text !== null) throw new CairnError('usage', 'give --query or --query-file, not both');
+  return textFromFileOrStdin(ctx, 'query-file');
+}

@@ -1,0 +1,135 @@
+import type { Store } from './store.js';
+import { CairnError } from './errors.js';
+import { nowMs } from './clock.js';
+import { getPattern, listPatterns, resolvePattern, type Pattern, type PatternFilter } from './patterns.js';
+import { scorePattern, type ScoreFactors, type ScoredState } from './scoring.js';
+import { trackRecord } from './render.js';
+
+// A pattern's lifecycle beyond what observation does automatically (SPEC §3.3 step 5, §3.4):
+// a person promotes to active or deprecates; `cairn maintain` deprecates what has decayed or
+// keeps being dismissed. Automatic moves never reach active.
+
+export const LIFECYCLES = ['observed', 'candidate', 'verified', 'active', 'deprecated'] as const;
+
+// Automatic deprecation (SPEC §3.4): stale, or repeatedly dismissed.
+export const STALE_BASE = 0.05;
+export const STALE_DAYS = 30;
+export const DISMISSED_IGNORES = 3;
+export const DISMISSED_RATE = 0.2;
+
+/** Why `cairn maintain` should deprecate this pattern now, or undefined. Base is scored for its own role, without context. */
+export function autoDeprecationReason(p: ScoredState, now: number): string | undefined {
+  if (p.lifecycle === 'active' || p.lifecycle === 'deprecated') return undefined;
+  const f = scorePattern(p, { now, role: p.role });
+  const reasons: string[] = [];
+  if (f.base < STALE_BASE && f.days >= STALE_DAYS) {
+    reasons.push(`stale: score ${f.base.toFixed(4)} < ${STALE_BASE} and unused for ${Math.floor(f.days)} days (≥ ${STALE_DAYS})`);
+  }
+  if (p.ignore_count >= DISMISSED_IGNORES && f.rate < DISMISSED_RATE) {
+    reasons.push(`dismissed: ignored ${p.ignore_count}x (≥ ${DISMISSED_IGNORES}) with success rate ${f.rate.toFixed(3)} < ${DISMISSED_RATE}`);
+  }
+  return reasons.length ? `auto: ${reasons.join('; ')}` : undefined;
+}
+
+export interface Deprecation {
+  pattern: Pattern;
+  reason: string;
+}
+
+/** Deprecate every pattern the automatic rules condemn (all in one append); with dryRun, only report them. */
+export function maintain(store: Store, dryRun = false): Deprecation[] {
+  const now = nowMs();
+  const due: Deprecation[] = [];
+  for (const pattern of listPatterns(store.db, store.project)) {
+    const reason = autoDeprecationReason(pattern, now);
+    if (reason) due.push({ pattern, reason });
+  }
+  due.sort((a, b) => (a.pattern.id < b.pattern.id ? -1 : 1));
+  if (!dryRun) store.append(due.map((d) => ({ type: 'pattern.deprecated' as const, pattern: d.pattern.id, reason: d.reason, auto: true })));
+  return due;
+}
+
+export interface LifecycleChange {
+  pattern: Pattern;
+  /** False when the pattern already was in that state (no event written). */
+  changed: boolean;
+}
+
+/** Event lines stay small (SPEC §3.2): a note is a sentence, not a document. */
+const MAX_NOTE = 500;
+
+function note(value: string, flag: string): string {
+  const text = value.trim();
+  if (!text) throw new CairnError('usage', `--${flag} is required`);
+  if (text.length > MAX_NOTE) throw new CairnError('usage', `--${flag} is too long (${text.length} characters, at most ${MAX_NOTE})`);
+  return text;
+}
+
+/** The only way to `active`: a person's decision, recorded with who and why. Also brings a deprecated pattern back. */
+export function promotePattern(store: Store, ref: string, by: string, reason: string): LifecycleChange {
+  const event = { by: note(by, 'by'), reason: note(reason, 'reason') };
+  const pattern = resolvePattern(store.db, store.project, ref);
+  if (pattern.lifecycle === 'active') return { pattern, changed: false };
+  store.append([{ type: 'pattern.promoted', pattern: pattern.id, ...event }]);
+  return { pattern: getPattern(store.db, store.project, pattern.id)!, changed: true };
+}
+
+export function deprecatePattern(store: Store, ref: string, reason: string): LifecycleChange {
+  const why = note(reason, 'reason');
+  const pattern = resolvePattern(store.db, store.project, ref);
+  if (pattern.lifecycle === 'deprecated') return { pattern, changed: false };
+  store.append([{ type: 'pattern.deprecated', pattern: pattern.id, reason: why, auto: false }]);
+  return { pattern: getPattern(store.db, store.project, pattern.id)!, changed: true };
+}
+
+export interface Listed {
+  pattern: Pattern;
+  factors: ScoreFactors;
+  /** Base score for its own role, now, without context. */
+  score: number;
+  record: string;
+}
+
+export interface ListFilter {
+  roles: string[];
+  states: string[];
+  regressions: boolean;
+}
+
+/** Patterns as `cairn list` shows them, best first; deprecated ones only when asked for by state. */
+export function listScored(store: Store, filter: ListFilter): Listed[] {
+  const unknown = filter.states.filter((s) => !(LIFECYCLES as readonly string[]).includes(s));
+  if (unknown.length) throw new CairnError('usage', `unknown state ${unknown.join(', ')} (one of ${LIFECYCLES.join(', ')})`);
+  const query: PatternFilter = { roles: filter.roles, lifecycle: filter.states };
+  const now = nowMs();
+  return listPatterns(store.db, store.project, query)
+    .filter((p) => !filter.regressions || p.regressed)
+    .map((pattern) => {
+      const factors = scorePattern(pattern, { now, role: pattern.role });
+      return { pattern, factors, score: factors.base, record: trackRecord({ pattern, score: factors.base }) };
+    })
+    .sort((a, b) => b.score - a.score || (a.pattern.id < b.pattern.id ? -1 : 1));
+}
+
+/** One aligned line per pattern, under a header; the text comes last so long texts never break the columns. */
+export function renderList(rows: Listed[]): string[] {
+  const table = [
+    ['ID', 'ROLE', 'STATE', 'SCORE', 'SEEN', 'OK', 'IGN', 'REINF', 'RECORD', 'TEXT'],
+    ...rows.map(({ pattern: p, score, record }) => [
+      p.id,
+      p.role,
+      p.lifecycle + (p.regressed ? ' regressed' : ''),
+      score.toFixed(3),
+      String(p.sightings),
+      formatCount(p.success_count),
+      String(p.ignore_count),
+      String(p.reinforcement_count),
+      record,
+      p.text,
+    ]),
+  ];
+  const widths = table[0].map((_, col) => Math.max(...table.map((row) => row[col].length)));
+  return table.map((row) => row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]))).join('  '));
+}
+
+const formatCount = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));

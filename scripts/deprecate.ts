@@ -1,0 +1,26 @@
+import type { Command } from '../lib/cli.js';
+import { requiredString } from '../lib/flags.js';
+import { deprecatePattern } from '../lib/lifecycle.js';
+import { CairnError } from '../lib/errors.js';
+
+export const command: Command = {
+  name: 'deprecate',
+  summary: 'deprecate a pattern',
+  usage: `usage: cairn deprecate <pattern-id|id-prefix|text> --reason TEXT [--json]
+
+Deprecates a pattern: it is never injected again (cairn promote brings it back). The reason
+is recorded in the event log.
+
+example:
+  cairn deprecate p3f9a2 --reason "we dropped the man page"
+`,
+  flags: { string: ['reason'] },
+  deadlineMs: 0,
+  run(ctx) {
+    const ref = ctx.args._.map(String).join(' ').trim();
+    if (!ref) throw new CairnError('usage', 'name a pattern: cairn deprecate <id|text> --reason TEXT');
+    const { pattern: p, changed } = deprecatePattern(ctx.store(), ref, requiredString(ctx.args, 'reason'));
+    ctx.log.info(changed ? `deprecated ${p.id} (${p.role}): ${p.text}` : `${p.id} (${p.role}) is already deprecated; nothing recorded`);
+    if (ctx.args.json) ctx.print(JSON.stringify({ id: p.id, role: p.role, lifecycle: p.lifecycle, changed, text: p.text }) + '\n');
+  },
+};

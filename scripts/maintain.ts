@@ -1,0 +1,33 @@
+import type { Command } from '../lib/cli.js';
+import { maintain } from '../lib/lifecycle.js';
+
+export const command: Command = {
+  name: 'maintain',
+  summary: 'apply the automatic deprecation rules (cron)',
+  usage: `usage: cairn maintain [--dry-run] [--json]
+
+Deprecates every pattern that is not active and either is stale (score < 0.05 and unused for
+30 days or more) or keeps being dismissed (ignored 3 times or more with a success rate under
+0.2). Prints one line per deprecated pattern with the rule and its numbers. Safe to repeat.
+
+  --dry-run   list what would be deprecated; write nothing
+  --json      {dryRun, deprecated: [{id, role, text, reason}]}
+
+example (cron):
+  17 3 * * * cd /path/to/repo && npx cairn maintain --quiet
+`,
+  flags: { boolean: ['dry-run'] },
+  deadlineMs: 0,
+  run(ctx) {
+    const dryRun = Boolean(ctx.args['dry-run']);
+    const due = maintain(ctx.store(), dryRun);
+    const verb = dryRun ? 'would deprecate' : 'deprecated';
+    if (ctx.args.json) {
+      const deprecated = due.map((d) => ({ id: d.pattern.id, role: d.pattern.role, text: d.pattern.text, reason: d.reason }));
+      ctx.print(JSON.stringify({ dryRun, deprecated }) + '\n');
+    } else {
+      for (const d of due) ctx.print(`${verb} ${d.pattern.id} (${d.pattern.role}) — ${d.reason} — ${d.pattern.text}\n`);
+    }
+    ctx.log.info(`${verb} ${due.length} pattern${due.length === 1 ? '' : 's'}`);
+  },
+};

@@ -1,0 +1,27 @@
+import type { Command } from '../lib/cli.js';
+import { requiredString } from '../lib/flags.js';
+import { promotePattern } from '../lib/lifecycle.js';
+import { CairnError } from '../lib/errors.js';
+
+export const command: Command = {
+  name: 'promote',
+  summary: 'promote a pattern to active',
+  usage: `usage: cairn promote <pattern-id|id-prefix|text> --by NAME --reason TEXT [--json]
+
+Makes a pattern active: a person's decision, recorded in the event log with who and why.
+Active patterns never decay. This is the only way to active (observation stops at verified),
+and the only way back for a deprecated pattern.
+
+example:
+  cairn promote p3f9a2 --by alice --reason "caught two real migration bugs this month"
+`,
+  flags: { string: ['by', 'reason'] },
+  deadlineMs: 0,
+  run(ctx) {
+    const ref = ctx.args._.map(String).join(' ').trim();
+    if (!ref) throw new CairnError('usage', 'name a pattern: cairn promote <id|text> --by NAME --reason TEXT');
+    const { pattern: p, changed } = promotePattern(ctx.store(), ref, requiredString(ctx.args, 'by'), requiredString(ctx.args, 'reason'));
+    ctx.log.info(changed ? `promoted ${p.id} (${p.role}) to active: ${p.text}` : `${p.id} (${p.role}) is already active; nothing recorded`);
+    if (ctx.args.json) ctx.print(JSON.stringify({ id: p.id, role: p.role, lifecycle: p.lifecycle, changed, text: p.text }) + '\n');
+  },
+};
