@@ -18,7 +18,7 @@ export const MAX_PATTERN_CHARS = 500;
 
 const HEADING = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/;
 const BOLD_LINE = /^\s*(\*\*|__)(.+?)\1\s*:?\s*$/;
-const SECTION_TITLE = /^accumulated\s+patterns\b/i;
+const SECTION_TITLE = /^(?:\d{1,2}[.)]\s*)?accumulated\s+patterns\b/i; // `## 4. Accumulated Patterns` too
 const PLAIN_TITLE = /^\s*accumulated\s+patterns\s*:\s*$/i;
 const ITEM = /^(\s*)(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$/;
 const FENCE = /^\s*(```|~~~)/;
@@ -83,7 +83,8 @@ export function accumulatedPatternItems(text: string): string[] {
 }
 
 const EXPLICIT = /^(rule|causal|observation)\s*:\s*/i;
-const OBLIGATION = /\b(must|never|always|do not|don't|dont|should|shouldn't|required|requires?|avoid|forbidden)\b/i;
+// Both apostrophes: generated text often writes don’t with U+2019.
+const OBLIGATION = /\b(must|never|always|do not|don['’]t|dont|should|shouldn['’]t|required|requires?|avoid|forbidden)\b/i;
 const CAUSE = /\b(because|caused by|causes|leads to|lead to|results in|result in|due to|therefore|so that)\b|->|→/i;
 
 /** Category and text without its explicit prefix (SPEC §3.3 step 3). */

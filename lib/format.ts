@@ -44,7 +44,7 @@ export function candidateBasis(ids: string[]): string {
 export function effectiveBudget(store: Store, role: string, budget?: number, remaining?: number): number {
   let b = budget ?? roleBudget(store.config, role);
   if (remaining !== undefined) b = Math.min(b, remaining - store.config.reserve);
-  return b;
+  return Math.max(0, b);
 }
 
 export function rankCandidates(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'relevance'>): Ranked[] {

@@ -67,12 +67,12 @@ export function fitBlock(input: FitInput): Fit {
   // (a) all lines: first by the byte bound (no tokenizer), then by counting until it overflows.
   let bytes = input.frameBytes;
   for (let i = 0; i < lines.length; i++) bytes += input.lineBytes(i);
-  let tokens = input.frameTokens;
+  let tokens = -1; // not counted while the byte bound already fits (counting may load the tokenizer)
   let fitting = 0; // the longest best-first prefix that fits
   if (input.scale(bytes) <= budget) {
     fitting = lines.length;
-    tokens = -1; // not counted: the byte bound already fits
   } else {
+    tokens = input.frameTokens;
     while (fitting < lines.length) {
       const next = tokens + input.lineTokens(fitting);
       if (input.scale(next) > budget) break;

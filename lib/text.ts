@@ -9,14 +9,20 @@ export function shortHash(text: string): string {
   return sha256(text).slice(0, 16);
 }
 
-/** Remove inline markdown so `**Never** use \`eval\`` and `Never use eval` are the same text. */
+/** Remove inline markdown so `**Never** use \`eval\`` and `Never use eval` are the same text. Code spans keep their content as written. */
 export function stripMarkdown(text: string): string {
+  return text
+    .split(/(`+[^`]*`+)/)
+    .map((part, i) => (i % 2 === 1 ? part.replace(/^`+|`+$/g, '') : stripEmphasis(part)))
+    .join('');
+}
+
+function stripEmphasis(text: string): string {
   return text
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // links and images keep their label
     .replace(/(\*\*|__)(.+?)\1/g, '$2')
     .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, '$1$2')
-    .replace(/~~(.+?)~~/g, '$1')
-    .replace(/`+([^`]*)`+/g, '$1');
+    .replace(/~~(.+?)~~/g, '$1');
 }
 
 export function collapseWhitespace(text: string): string {

@@ -3,6 +3,8 @@ import { list, optionalString, requiredString } from '../lib/flags.js';
 import { candidateBasis, rankCandidates } from '../lib/format.js';
 import { CairnError } from '../lib/errors.js';
 
+const MAX_SUMMARY_BYTES = 3000;
+
 export const command: Command = {
   name: 'store-summary',
   summary: "store a summary of a role's patterns for format-patterns",
@@ -22,6 +24,8 @@ example:
     const role = requiredString(ctx.args, 'role').toLowerCase();
     const text = (await ctx.stdin()).trim();
     if (!text) throw new CairnError('input', 'no summary text on stdin');
+    // The summary travels inside one event line, and event lines stay small (SPEC §3.2).
+    if (Buffer.byteLength(text) > MAX_SUMMARY_BYTES) throw new CairnError('input', `the summary is ${Buffer.byteLength(text)} bytes; at most ${MAX_SUMMARY_BYTES} are stored`);
     const store = ctx.store();
     const basis =
       optionalString(ctx.args, 'basis') ??

@@ -1,0 +1,426 @@
+import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { get_encoding } from 'tiktoken';
+import { openTestStore, run, tempProject } from './helpers.js';
+import { patternId } from '../lib/ids.js';
+import { storeDeliberation } from '../lib/deliberation.js';
+import { formatPatterns, type FormatOptions } from '../lib/format.js';
+import { DAY_MS } from '../lib/clock.js';
+import type { EventPayload } from '../lib/events.js';
+
+// format-patterns (SPEC §3.5): the exact block for a known state, records, cross-role lines, the
+// token budget, the three fitting paths, injection records, and when the tokenizer is loaded.
+
+const PROJECT = 'ledgerly';
+const NOW = '2025-03-01T00:00:00.000Z';
+const daysBefore = (days: number) => new Date(Date.parse(NOW) - days * DAY_MS).toISOString();
+
+const NEVER_LOG = 'Never log raw session tokens, even at debug level';
+const JITTER = 'Retries without jitter lead to a thundering herd on the API';
+const DEPLOY = 'The deploy script reads status output as JSON';
+const CONTRACT = 'Contract tests live beside the handlers they cover';
+const id = (role: string, text: string) => patternId(PROJECT, role, text);
+
+const section = (...items: string[]) => `## Accumulated Patterns\n${items.map((t) => `- ${t}`).join('\n')}\n`;
+
+beforeEach(() => {
+  vi.stubEnv('CAIRN_NOW', NOW); // in-process appends use the same clock as the processes
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+function storeText(dir: string, role: string, text: string, args: string[] = [], now = NOW): void {
+  const r = run('store-deliberation', ['--role', role, '--project', PROJECT, '--strict', ...args], { cwd: dir, input: text, env: { CAIRN_NOW: now } });
+  expect(r.code, r.stderr).toBe(0);
+}
+
+function format(dir: string, args: string[], now = NOW) {
+  const r = run('format-patterns', [...args, '--project', PROJECT, '--strict'], { cwd: dir, env: { CAIRN_NOW: now } });
+  expect(r.code, r.stderr).toBe(0);
+  return r;
+}
+
+interface FormatJson {
+  role: string;
+  budget: number;
+  tokens: number;
+  path: string;
+  patterns: { id: string; score: number; text: string; record: string }[];
+  block: string;
+  basis: string;
+}
+const formatJson = (dir: string, args: string[]): FormatJson => JSON.parse(format(dir, [...args, '--json']).stdout);
+
+function append(dir: string, payloads: EventPayload[]): void {
+  const store = openTestStore(dir, PROJECT);
+  store.append(payloads);
+  store.close();
+}
+
+function events(dir: string, type: string): Record<string, any>[] {
+  const r = run('cairn', ['events', '--type', type, '--json', '--project', PROJECT], { cwd: dir });
+  return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+const block = (role: string, ...lines: string[]) => [`=== HISTORICAL PATTERNS (${role}) ===`, ...lines, '=== END HISTORICAL PATTERNS ===', ''].join('\n');
+
+/** Three auditor patterns (rule, causal, observation) seen now, and a judge observation last seen 9 days ago. */
+function knownState(): string {
+  const dir = tempProject();
+  storeText(dir, 'judge', section(CONTRACT), [], daysBefore(9));
+  storeText(dir, 'auditor', section(DEPLOY, NEVER_LOG, JITTER), ['--labels', 'cli', '--phase', 'plan']);
+  return dir;
+}
+
+describe('the block for a known state', () => {
+  it('prints header, one `- text (record)` line per pattern best first, and footer', () => {
+    const dir = knownState();
+    const r = format(dir, ['--role', 'auditor']);
+    expect(r.stdout).toBe(
+      block(
+        'auditor',
+        `- ${NEVER_LOG} (score:1.30)`,
+        `- ${JITTER} (score:1.10)`,
+        `- ${DEPLOY} (score:1.00)`,
+        `- ${CONTRACT} (score:0.42, via:judge)`, // 0.8 cross-role × e^(−9/14) = 0.4206
+      ),
+    );
+    expect(r.stderr).toBe('');
+  });
+
+  it('shows `Nx validated` for reinforced patterns and `net, Nx ignored` once ignored', () => {
+    const dir = knownState();
+    append(dir, Array.from({ length: 5 }, (): EventPayload => ({ type: 'pattern.reinforced', pattern: id('auditor', DEPLOY), issue: 'LED-1', run: 'r1' })));
+    append(
+      dir,
+      ['r1', 'r2', 'r3'].map((runId): EventPayload => ({
+        type: 'pattern.ignored', pattern: id('auditor', JITTER), role: 'auditor', weight: 1, finding: 'A1', retract: false, issue: 'LED-1', run: runId,
+      })),
+    );
+    expect(format(dir, ['--role', 'auditor']).stdout).toBe(
+      block(
+        'auditor',
+        `- ${NEVER_LOG} (score:1.30)`,
+        `- ${DEPLOY} (5x validated)`, // 6 successes, no decay
+        `- ${CONTRACT} (score:0.42, via:judge)`,
+        `- ${JITTER} (-2 net, 3x ignored)`, // 1 success, 3 ignores: rate 0.25 × 1.1
+      ),
+    );
+  });
+
+  it('boosts the score by the learned context given on the command line', () => {
+    const dir = knownState();
+    const out = formatJson(dir, ['--role', 'auditor', '--labels', 'cli,api', '--phase', 'plan']);
+    expect(out.patterns.find((p) => p.text === DEPLOY)).toMatchObject({ score: 1.2, record: 'score:1.20' }); // 1 + 0.15 + 0.05
+    expect(out.patterns.find((p) => p.text === CONTRACT)?.score).toBe(0.4206); // learned no context, no boost
+  });
+});
+
+describe('cross-role lines', () => {
+  it('the judge sees the auditor’s patterns at 0.8, marked via:auditor', () => {
+    const dir = knownState();
+    expect(format(dir, ['--role', 'judge']).stdout).toBe(
+      block(
+        'judge',
+        `- ${NEVER_LOG} (score:1.04, via:auditor)`,
+        `- ${JITTER} (score:0.88, via:auditor)`,
+        `- ${DEPLOY} (score:0.80, via:auditor)`,
+        `- ${CONTRACT} (score:0.53)`, // e^(−9/14)
+      ),
+    );
+  });
+
+  it('a validator role sees no adversarial pattern', () => {
+    const dir = knownState();
+    expect(format(dir, ['--role', 'curator']).stdout).toBe('');
+    expect(formatJson(dir, ['--role', 'curator'])).toMatchObject({ role: 'curator', budget: 500, path: 'skipped', patterns: [], block: '' });
+  });
+
+  it('a role of no kind sees only its own patterns', () => {
+    const dir = knownState();
+    storeText(dir, 'architect', section('Every plan states its rollback step'));
+    expect(format(dir, ['--role', 'architect']).stdout).toBe(block('architect', '- Every plan states its rollback step (score:1.00)'));
+  });
+});
+
+describe('--json', () => {
+  it('gives role, budget, tokens, path, patterns and the block', () => {
+    const dir = knownState();
+    const out = formatJson(dir, ['--role', 'Auditor']);
+    expect(out).toEqual({
+      role: 'auditor',
+      budget: 800,
+      tokens: expect.any(Number),
+      path: 'full',
+      patterns: [
+        { id: id('auditor', NEVER_LOG), score: 1.3, text: NEVER_LOG, record: 'score:1.30' },
+        { id: id('auditor', JITTER), score: 1.1, text: JITTER, record: 'score:1.10' },
+        { id: id('auditor', DEPLOY), score: 1, text: DEPLOY, record: 'score:1.00' },
+        { id: id('judge', CONTRACT), score: 0.4206, text: CONTRACT, record: 'score:0.42, via:judge' },
+      ],
+      block: format(dir, ['--role', 'auditor']).stdout.replace(/\n$/, ''),
+      basis: expect.stringMatching(/^[0-9a-f]{32}$/),
+    });
+    const enc = get_encoding('cl100k_base');
+    const real = enc.encode(out.block).length;
+    enc.free();
+    // counted per line (newlines as a token each): never below the real count, and close to it
+    expect(out.tokens).toBeGreaterThanOrEqual(real);
+    expect(out.tokens).toBeLessThanOrEqual(real + out.patterns.length + 1);
+  });
+});
+
+describe('the budget', () => {
+  it('defaults to 800 for adversarial roles and 500 for others', () => {
+    const dir = knownState();
+    expect(formatJson(dir, ['--role', 'sentinel']).budget).toBe(800);
+    expect(formatJson(dir, ['--role', 'lens']).budget).toBe(500);
+    expect(formatJson(dir, ['--role', 'judge', '--budget', '321']).budget).toBe(321);
+  });
+
+  it('--remaining-tokens N caps it at N − 2000', () => {
+    const dir = knownState();
+    expect(formatJson(dir, ['--role', 'auditor', '--remaining-tokens', '2500']).budget).toBe(500);
+    expect(formatJson(dir, ['--role', 'auditor', '--remaining-tokens', '9000']).budget).toBe(800);
+    expect(formatJson(dir, ['--role', 'auditor', '--budget', '300', '--remaining-tokens', '5000']).budget).toBe(300);
+  });
+
+  it('skips when fewer than 150 tokens are left: nothing printed, nothing recorded', () => {
+    const dir = knownState();
+    const args = ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1'];
+    expect(format(dir, [...args, '--remaining-tokens', '2149']).stdout).toBe('');
+    expect(formatJson(dir, [...args, '--remaining-tokens', '2149'])).toMatchObject({ budget: 149, path: 'skipped', tokens: 0, patterns: [], block: '' });
+    expect(format(dir, [...args, '--remaining-tokens', '1000']).stdout).toBe('');
+    expect(events(dir, 'pattern.injected')).toEqual([]);
+    expect(format(dir, [...args, '--remaining-tokens', '2150']).stdout).toContain(NEVER_LOG);
+  });
+});
+
+describe('fitting the block', () => {
+  const SUMMARY = 'Keep secrets out of logs; jitter every retry; status output is an API.';
+
+  it('(a) full: every line when they all fit', () => {
+    const dir = knownState();
+    const out = formatJson(dir, ['--role', 'auditor', '--budget', '120']);
+    expect(out.path).toBe('full');
+    expect(out.patterns).toHaveLength(4);
+  });
+
+  it('(c) truncated: the best-first prefix that fits', () => {
+    const dir = knownState();
+    const all = formatJson(dir, ['--role', 'auditor']).patterns;
+    const out = formatJson(dir, ['--role', 'auditor', '--budget', '70']);
+    expect(out.path).toBe('truncated');
+    expect(out.patterns.length).toBeGreaterThan(0);
+    expect(out.patterns.length).toBeLessThan(all.length);
+    expect(out.patterns).toEqual(all.slice(0, out.patterns.length));
+    expect(format(dir, ['--role', 'auditor', '--budget', '70']).stdout).toBe(block('auditor', `- ${NEVER_LOG} (score:1.30)`, `- ${JITTER} (score:1.10)`));
+  });
+
+  it('(b) summary: the stored summary replaces the lines while the candidates are the ones it was written for', () => {
+    const dir = knownState();
+    const stored = run('cairn', ['store-summary', '--role', 'auditor', '--project', PROJECT, '--strict'], { cwd: dir, input: `${SUMMARY}\n`, env: { CAIRN_NOW: NOW } });
+    expect(stored.code, stored.stderr).toBe(0);
+    expect(stored.stdout).toBe('');
+
+    const out = formatJson(dir, ['--role', 'auditor', '--budget', '70']);
+    expect(out.path).toBe('summary');
+    expect(out.block).toBe(block('auditor', SUMMARY).replace(/\n$/, ''));
+    expect(out.patterns.map((p) => p.text)).toEqual([NEVER_LOG, JITTER, DEPLOY, CONTRACT]); // it stands for every candidate
+    expect(out.tokens).toBeLessThanOrEqual(70);
+    // the full block still wins when it fits
+    expect(formatJson(dir, ['--role', 'auditor']).path).toBe('full');
+
+    // a new candidate changes the basis: the summary no longer describes the set, so truncate
+    storeText(dir, 'auditor', section('Feature flags default to off in every environment'));
+    const after = formatJson(dir, ['--role', 'auditor', '--budget', '70']);
+    expect(after.path).toBe('truncated');
+    expect(after.block).not.toContain(SUMMARY);
+  });
+
+  it('(b) a summary stored for another basis is not used', () => {
+    const dir = knownState();
+    const r = run('cairn', ['store-summary', '--role', 'auditor', '--basis', 'f'.repeat(32), '--project', PROJECT], { cwd: dir, input: SUMMARY });
+    expect(r.code).toBe(0);
+    expect(formatJson(dir, ['--role', 'auditor', '--budget', '70']).path).toBe('truncated');
+  });
+
+  it('nothing fits: prints nothing', () => {
+    const dir = knownState();
+    expect(format(dir, ['--role', 'auditor', '--budget', '12']).stdout).toBe('');
+    expect(formatJson(dir, ['--role', 'auditor', '--budget', '12'])).toMatchObject({ path: 'skipped', patterns: [], block: '' });
+  });
+
+  it('prints nothing for an empty store', () => {
+    const dir = tempProject();
+    expect(format(dir, ['--role', 'auditor']).stdout).toBe('');
+  });
+});
+
+describe('the budget is never exceeded (real tiktoken, ~200 patterns)', () => {
+  // Deterministic pseudo-random pattern texts, with multi-byte words so bytes and tokens differ.
+  const VOCAB = (
+    'handler session token migration index column router cookie retry jitter deploy schema cache queue worker ledger ' +
+    'invoice refund payment webhook signature nonce replay clock skew timezone offset backfill constraint nullable ' +
+    'serializer mapper spread redaction secret logger trace debug stdout stderr spinner banner contract fixture snapshot ' +
+    'naïve café façade 日本語 テスト 🚀 ✓ → Ω'
+  ).split(' ');
+
+  function patternTexts(count: number, seed: number): string[] {
+    let s = seed;
+    const next = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    return Array.from({ length: count }, (_, i) => {
+      const words = Array.from({ length: 4 + Math.floor(next() * 40) }, () => VOCAB[Math.floor(next() * VOCAB.length)]);
+      return `${['RULE: ', 'CAUSAL: ', 'OBSERVATION: ', ''][i % 4]}${words.join(' ')} (case ${i})`;
+    });
+  }
+
+  function bigStore() {
+    const dir = tempProject();
+    const store = openTestStore(dir, PROJECT);
+    const deliberation = (role: string, texts: string[]) =>
+      storeDeliberation(store, { text: section(...texts), role, issue: null, run: null, phase: null, iteration: null, labels: [], files: [] });
+    const auditor = deliberation('auditor', patternTexts(160, 7));
+    deliberation('judge', patternTexts(40, 11));
+    expect(auditor.patterns.filter((p) => p.status === 'new')).toHaveLength(160);
+    // varied records: some validated, some ignored
+    store.append(auditor.patterns.filter((_, i) => i % 5 === 0).map((p): EventPayload => ({ type: 'pattern.reinforced', pattern: p.id, issue: null, run: null })));
+    store.append(
+      auditor.patterns.filter((_, i) => i % 7 === 0).map((p): EventPayload => ({
+        type: 'pattern.ignored', pattern: p.id, role: 'auditor', weight: 1, finding: 'A1', retract: false, issue: 'X', run: 'r0',
+      })),
+    );
+    return { dir, store };
+  }
+
+  const options = (budget: number): FormatOptions => ({ role: 'auditor', issue: null, run: null, labels: [], files: [], phase: null, budget, exactTokens: false });
+
+  it('holds for the printed block over many budgets; truncation keeps the best-first prefix', () => {
+    const { dir, store } = bigStore();
+    const enc = get_encoding('cl100k_base');
+    const count = (text: string) => enc.encode(text).length;
+    const everything = formatPatterns(store, { ...options(1_000_000), exactTokens: true }); // also caches every count
+    expect(everything.path).toBe('full');
+    expect(everything.patterns).toHaveLength(200);
+    const lines = everything.block.split('\n').slice(1, -1);
+    const withLines = (k: number) => ['=== HISTORICAL PATTERNS (auditor) ===', ...lines.slice(0, k), '=== END HISTORICAL PATTERNS ==='].join('\n');
+
+    let previous = 0;
+    for (let budget = 20; budget <= count(everything.block) + 400; budget += 41) {
+      const out = formatPatterns(store, options(budget));
+      const k = out.patterns.length;
+      expect(count(out.block), `budget ${budget}`).toBeLessThanOrEqual(budget);
+      expect(out.tokens).toBeLessThanOrEqual(budget);
+      if (out.path === 'skipped') {
+        expect(out.block).toBe('');
+        continue;
+      }
+      expect(out.block).toBe(withLines(k)); // the best lines, in order
+      expect(k).toBeGreaterThanOrEqual(previous);
+      previous = k;
+      if (out.path === 'truncated') {
+        // not wastefully short: one more line would overflow, give or take a newline token per line
+        expect(count(withLines(k + 1)) + k + 1, `budget ${budget}`).toBeGreaterThan(budget);
+      }
+    }
+    expect(previous).toBe(200);
+
+    for (const budget of [150, 777, 2500, 6000]) {
+      const r = format(dir, ['--role', 'auditor', '--budget', String(budget)]);
+      expect(r.stdout.endsWith('===\n')).toBe(true);
+      expect(count(r.stdout.replace(/\n$/, '')), `printed at ${budget}`).toBeLessThanOrEqual(budget);
+    }
+    enc.free();
+  });
+
+  it('holds with a safety margin: the counted figure is scaled before comparing', () => {
+    const { dir, store } = bigStore();
+    store.close();
+    writeFileSync(join(dir, '.cairn', 'config.json'), JSON.stringify({ tokenizer: { margin: 1.5 } }));
+    const enc = get_encoding('cl100k_base');
+    for (const budget of [300, 1200, 4000]) {
+      const out = formatJson(dir, ['--role', 'auditor', '--budget', String(budget)]);
+      expect(out.tokens).toBeLessThanOrEqual(budget);
+      expect(enc.encode(out.block).length * 1.5).toBeLessThanOrEqual(budget);
+    }
+    enc.free();
+  });
+});
+
+describe('injection records', () => {
+  it('records pattern.injected with --issue/--run: role, scope, the printed patterns, path and tokens', () => {
+    const dir = knownState();
+    const out = formatJson(dir, ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r1']);
+    const [e] = events(dir, 'pattern.injected');
+    expect(e).toMatchObject({
+      type: 'pattern.injected',
+      project: PROJECT,
+      ts: NOW,
+      role: 'auditor',
+      issue: 'LED-101',
+      run: 'r1',
+      patterns: out.patterns.map((p) => p.id),
+      path: 'full',
+      tokens: out.tokens,
+    });
+  });
+
+  it('records nothing without --issue or --run', () => {
+    const dir = knownState();
+    format(dir, ['--role', 'auditor']);
+    expect(events(dir, 'pattern.injected')).toEqual([]);
+  });
+});
+
+describe('what is never injected', () => {
+  it('a deprecated pattern', () => {
+    const dir = knownState();
+    append(dir, [{ type: 'pattern.deprecated', pattern: id('auditor', NEVER_LOG), reason: 'superseded', auto: false }]);
+    const out = format(dir, ['--role', 'auditor']).stdout;
+    expect(out).not.toContain(NEVER_LOG);
+    expect(out).toContain(JITTER);
+  });
+
+  it('a pattern dismissed in this issue/run, for the rest of that run only', () => {
+    const dir = knownState();
+    append(dir, [{ type: 'pattern.ignored', pattern: id('auditor', JITTER), role: 'auditor', weight: 1, finding: 'A2', retract: false, issue: 'LED-101', run: 'r1' }]);
+    const same = format(dir, ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r1']).stdout;
+    expect(same).not.toContain(JITTER);
+    expect(same).toContain(NEVER_LOG);
+    const other = format(dir, ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r2']).stdout;
+    expect(other).toContain(`- ${JITTER} (0 net, 1x ignored)`);
+  });
+});
+
+describe('loading the tokenizer', () => {
+  const options = (budget: number, exactTokens = false): FormatOptions => ({
+    role: 'auditor', issue: null, run: null, labels: [], files: [], phase: null, budget, exactTokens,
+  });
+
+  function smallStore() {
+    const dir = tempProject();
+    const store = openTestStore(dir, PROJECT);
+    storeDeliberation(store, { text: section(NEVER_LOG, JITTER, DEPLOY), role: 'auditor', issue: null, run: null, phase: null, iteration: null, labels: [], files: [] });
+    return store;
+  }
+
+  it('is not loaded when the byte length proves the fit', () => {
+    const store = smallStore();
+    const out = formatPatterns(store, options(800));
+    expect(Buffer.byteLength(out.block)).toBeLessThan(800);
+    expect(out).toMatchObject({ path: 'full', tokenizerLoaded: false });
+  });
+
+  it('is loaded once to count, then the cached counts prove the fit', () => {
+    const store = smallStore();
+    const budget = 100; // under the block's byte length, over its token count
+    const first = formatPatterns(store, options(budget));
+    expect(Buffer.byteLength(first.block)).toBeGreaterThan(budget);
+    expect(first).toMatchObject({ path: 'full', tokenizerLoaded: true });
+    const second = formatPatterns(store, options(budget));
+    expect(second).toMatchObject({ path: 'full', block: first.block, tokens: first.tokens, tokenizerLoaded: false });
+    expect(formatPatterns(store, options(800, true)).tokenizerLoaded).toBe(false); // exact counts come from the cache too
+  });
+});

@@ -1,0 +1,177 @@
+import { describe, it, expect } from 'vitest';
+import { DAY_MS } from '../lib/clock.js';
+import { contextBoost, decayFactor, finalScore, scorePattern, successRate, SCORE_CUT, type ScoredState } from '../lib/scoring.js';
+import { rankPatterns, type Pattern } from '../lib/patterns.js';
+
+// SPEC §3.4: each factor of the score on its own, then the cut and the relevance blend.
+
+const NOW = Date.parse('2025-03-01T00:00:00Z');
+
+/** A pattern of the auditor with one success, used just now, no context: every factor is 1 but the category. */
+function state(over: Partial<ScoredState> = {}): ScoredState {
+  return {
+    role: 'auditor',
+    category: 'observation',
+    success_count: 1,
+    ignore_count: 0,
+    ignore_weight: 0,
+    reinforcement_count: 0,
+    lifecycle: 'observed',
+    last_used: NOW,
+    labels: [],
+    files: [],
+    phases: [],
+    ...over,
+  };
+}
+
+function pattern(id: string, over: Partial<ScoredState> = {}): Pattern {
+  return {
+    ...state(over),
+    project: 'test',
+    id,
+    text: `pattern ${id}`,
+    ntok: 2,
+    sightings: 1,
+    was_validated: 0,
+    regressed: 0,
+    first_seen: new Date(NOW).toISOString(),
+    issues: [],
+    promoted_by: null,
+    reason: null,
+  };
+}
+
+const ctx = { now: NOW, role: 'auditor' };
+
+describe('time decay', () => {
+  it('falls to exp(-1) ≈ 0.368 after 14 days unused', () => {
+    const f = scorePattern(state({ last_used: NOW - 14 * DAY_MS }), ctx);
+    expect(f.days).toBeCloseTo(14, 10);
+    expect(f.decay).toBeCloseTo(0.3679, 4);
+    expect(f.base).toBeCloseTo(0.3679, 4);
+  });
+
+  it('is 1 for a pattern used just now and halves after about 9.7 days', () => {
+    expect(decayFactor(0, 0, 'observed')).toBe(1);
+    expect(decayFactor(14 * Math.LN2, 0, 'candidate')).toBeCloseTo(0.5, 10);
+  });
+
+  it('does not apply once a pattern was reinforced 3 times', () => {
+    expect(decayFactor(60, 2, 'verified')).toBeCloseTo(Math.exp(-60 / 14), 10);
+    expect(decayFactor(60, 3, 'verified')).toBe(1);
+    expect(scorePattern(state({ last_used: NOW - 60 * DAY_MS, reinforcement_count: 3 }), ctx).decay).toBe(1);
+  });
+
+  it('does not apply to an active (promoted) pattern', () => {
+    expect(decayFactor(60, 0, 'active')).toBe(1);
+    expect(scorePattern(state({ last_used: NOW - 60 * DAY_MS, lifecycle: 'active' }), ctx).base).toBe(1);
+  });
+});
+
+describe('category weight', () => {
+  it.each([
+    ['rule', 1.3],
+    ['causal', 1.1],
+    ['observation', 1.0],
+  ] as const)('%s weighs %d', (category, weight) => {
+    const f = scorePattern(state({ category }), ctx);
+    expect(f.category).toBe(weight);
+    expect(f.base).toBeCloseTo(weight, 10);
+  });
+});
+
+describe('context boost', () => {
+  const learned = { labels: ['cli', 'api'], files: ['src/cli/status.ts'], phases: ['plan'] };
+
+  it('is 1 with no context or no overlap', () => {
+    expect(contextBoost(learned, {})).toBe(1);
+    expect(contextBoost(learned, { labels: ['auth'], files: ['src/auth/session.ts'], phase: 'qa' })).toBe(1);
+  });
+
+  it('adds 0.15 for shared labels, 0.15 for shared files and 0.05 for the same phase', () => {
+    expect(contextBoost(learned, { labels: ['api', 'auth'] })).toBeCloseTo(1.15, 10);
+    expect(contextBoost(learned, { files: ['README.md', 'src/cli/status.ts'] })).toBeCloseTo(1.15, 10);
+    expect(contextBoost(learned, { phase: 'plan' })).toBeCloseTo(1.05, 10);
+  });
+
+  it('adds them up when all three match, once each however many items overlap', () => {
+    expect(contextBoost(learned, { labels: ['cli', 'api'], files: ['src/cli/status.ts'], phase: 'plan' })).toBeCloseTo(1.35, 10);
+    const f = scorePattern(state({ category: 'rule', ...learned }), { ...ctx, labels: ['cli'], files: ['src/cli/status.ts'], phase: 'plan' });
+    expect(f.context).toBeCloseTo(1.35, 10);
+    expect(f.base).toBeCloseTo(1.3 * 1.35, 10);
+  });
+});
+
+describe('role factor', () => {
+  it('is 1 for the own role and 0.8 for another role of the same kind', () => {
+    expect(scorePattern(state({ role: 'auditor' }), ctx).role).toBe(1);
+    const cross = scorePattern(state({ role: 'judge' }), ctx);
+    expect(cross.role).toBe(0.8);
+    expect(cross.base).toBeCloseTo(0.8, 10);
+  });
+});
+
+describe('success rate', () => {
+  it('divides by successes plus the ignore weight when the weight is set', () => {
+    // 3 successes, 2 dismissals by a sentinel-weighted validator (1.5 each): 3 / (3 + 3)
+    expect(successRate(3, 2, 3)).toBeCloseTo(0.5, 10);
+    expect(scorePattern(state({ success_count: 3, ignore_count: 2, ignore_weight: 3 }), ctx).rate).toBeCloseTo(0.5, 10);
+  });
+
+  it('falls back to the ignore count when the weight is 0', () => {
+    expect(successRate(3, 2, 0)).toBeCloseTo(0.6, 10);
+    expect(successRate(4, 0, 0)).toBe(1);
+  });
+
+  it('is 0 for a pattern with no successes', () => {
+    expect(successRate(0, 3, 3)).toBe(0);
+    expect(successRate(0, 0, 0)).toBe(0);
+  });
+});
+
+describe('all factors together', () => {
+  it('multiplies rate, decay, category, context and role into base', () => {
+    const p = state({ role: 'judge', category: 'causal', success_count: 3, ignore_count: 1, ignore_weight: 0, last_used: NOW - 7 * DAY_MS, labels: ['cli'] });
+    const f = scorePattern(p, { ...ctx, labels: ['cli'] });
+    expect(f).toMatchObject({ rate: 0.75, category: 1.1, role: 0.8 });
+    expect(f.context).toBeCloseTo(1.15, 10);
+    expect(f.decay).toBeCloseTo(Math.exp(-0.5), 10);
+    expect(f.base).toBeCloseTo(0.75 * Math.exp(-0.5) * 1.1 * 1.15 * 0.8, 10);
+  });
+});
+
+describe('the 0.1 cut (rankPatterns)', () => {
+  it('drops a pattern scoring 0.099 and keeps one scoring exactly 0.1', () => {
+    expect(SCORE_CUT).toBe(0.1);
+    const below = pattern('p-below', { success_count: 99, ignore_weight: 901 }); // 99 / 1000
+    const at = pattern('p-at', { success_count: 1, ignore_weight: 9 }); // 1 / 10
+    const ranked = rankPatterns([below, at], ctx);
+    expect(ranked.map((r) => r.pattern.id)).toEqual(['p-at']);
+    expect(ranked[0].score).toBe(0.1);
+  });
+
+  it('orders best first, ties by id', () => {
+    const ranked = rankPatterns([pattern('p3'), pattern('p2', { category: 'rule' }), pattern('p1')], ctx);
+    expect(ranked.map((r) => r.pattern.id)).toEqual(['p2', 'p1', 'p3']);
+  });
+});
+
+describe('relevance blend', () => {
+  it('is 0.6·relevance + 0.4·base with a relevance signal, else base', () => {
+    expect(finalScore(0.5, 0.8)).toBeCloseTo(0.68, 10);
+    expect(finalScore(0.5, 0)).toBeCloseTo(0.2, 10);
+    expect(finalScore(0.5, undefined)).toBe(0.5);
+  });
+
+  it('applies the cut to the blended score: a pattern the query does not match can fall below it', () => {
+    const matched = pattern('p-matched', { success_count: 1, ignore_weight: 4 }); // base 0.2
+    const unmatched = pattern('p-unmatched', { success_count: 1, ignore_weight: 4 }); // base 0.2, relevance 0
+    const ranked = rankPatterns([matched, unmatched], ctx, new Map([['p-matched', 0.5]]));
+    expect(ranked).toHaveLength(1);
+    expect(ranked[0].pattern.id).toBe('p-matched');
+    expect(ranked[0].relevance).toBe(0.5);
+    expect(ranked[0].score).toBeCloseTo(0.6 * 0.5 + 0.4 * 0.2, 10);
+    expect(rankPatterns([unmatched], ctx)).toHaveLength(1); // without a query it stays
+  });
+});

@@ -1,0 +1,272 @@
+import { describe, it, expect } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, tempProject, type RunResult } from './helpers.js';
+import { getPattern, listPatterns, type Pattern } from '../lib/patterns.js';
+import { patternId } from '../lib/ids.js';
+
+// store-deliberation as a process (SPEC §3.3): stored text, recorded event, observed patterns,
+// lifecycle, near-duplicates, learned context, and the echo rule.
+
+const PROJECT = 'ledgerly'; // pinned so pattern ids are the same in every test run
+const MAN_PAGE = 'Every new CLI flag must be documented in the man page before merge';
+const TEST_FILE = 'Plans must name the test file that proves each acceptance criterion before implementation starts';
+const TEST_FILE_NEAR = 'Plans must name the test file that proves each acceptance criterion before implementation begins';
+const auditorId = (text: string) => patternId(PROJECT, 'auditor', text);
+
+interface Stored {
+  deliberation: string;
+  evidence: string;
+  verdict: string | null;
+  patterns: { id: string; text: string; category: string; source: string; status: string }[];
+}
+
+/** Flags of a fixture as its pipeline would pass them (index.json), with overrides. */
+function fixtureArgs(file: string, over: { issue?: string; run?: string } = {}): string[] {
+  const f = deliberationFixtures().find((x) => x.file === file)!;
+  return [
+    '--role', f.role, '--issue', over.issue ?? f.issue, '--run', over.run ?? f.run, '--phase', f.phase,
+    '--iteration', String(f.iteration), '--labels', f.labels.join(','), '--files', f.files.join(','),
+  ];
+}
+
+function storeFixture(dir: string, file: string, opts: { issue?: string; run?: string; now?: string } = {}): Stored {
+  const r = run('store-deliberation', [...fixtureArgs(file, opts), '--file', fixturePath(file), '--project', PROJECT, '--json', '--strict'], {
+    cwd: dir,
+    env: { CAIRN_NOW: opts.now },
+  });
+  expect(r.stderr).not.toMatch(/continuing without it|error/i);
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+/** The current row of a pattern, read through a fresh store (synced with the log the processes wrote). */
+function patternState(dir: string, id: string): Pattern | undefined {
+  const store = openTestStore(dir, PROJECT);
+  try {
+    return getPattern(store.db, PROJECT, id);
+  } finally {
+    store.close();
+  }
+}
+
+function allPatterns(dir: string): Pattern[] {
+  const store = openTestStore(dir, PROJECT);
+  try {
+    return listPatterns(store.db, PROJECT, { includeDeprecated: true });
+  } finally {
+    store.close();
+  }
+}
+
+function events(dir: string, type: string): Record<string, any>[] {
+  const r = run('cairn', ['events', '--type', type, '--json', '--project', PROJECT, '--strict'], { cwd: dir });
+  expect(r.code).toBe(0);
+  return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+describe('storing a deliberation', () => {
+  it('prints the stored ids and patterns with --json, and a one-line summary on stderr', () => {
+    const dir = tempProject();
+    const r = run('store-deliberation', [...fixtureArgs('led-101-r1-plan-auditor.md'), '--project', PROJECT, '--json'], {
+      cwd: dir,
+      input: fixtureText('led-101-r1-plan-auditor.md'), // stdin, no --file
+    });
+    expect(r.code).toBe(0);
+    const out: Stored = JSON.parse(r.stdout);
+    expect(Object.keys(out).sort()).toEqual(['deliberation', 'evidence', 'patterns', 'verdict']);
+    expect(out.deliberation).toMatch(/^d[0-9a-z]{26}$/);
+    expect(out.evidence).toBe('L3');
+    expect(out.verdict).toBe('FAIL');
+    expect(out.patterns).toHaveLength(7); // 5 section items + findings A1 and A3 (A2 repeats an item)
+    expect(out.patterns[1]).toEqual({ id: auditorId(MAN_PAGE), text: MAN_PAGE, category: 'rule', source: 'section', status: 'new' });
+    expect(out.patterns.every((p) => p.status === 'new')).toBe(true);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `cairn store-deliberation: stored ${out.deliberation} (L3, FAIL): 7 patterns — 7 new, 0 seen again, 0 merged, 0 echoes`,
+    ]);
+  });
+
+  it('prints nothing on stdout without --json', () => {
+    const dir = tempProject();
+    const r = run('store-deliberation', ['--role', 'auditor', '--file', fixturePath('led-101-r1-plan-auditor.md')], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^cairn store-deliberation: stored d/);
+  });
+
+  it('writes the full text as an artifact under .cairn/artifacts/deliberations/', () => {
+    const dir = tempProject();
+    const out = storeFixture(dir, 'led-102-r1-review-judge.md');
+    const artifact = join(dir, '.cairn', 'artifacts', 'deliberations', `${out.deliberation}.md`);
+    expect(readFileSync(artifact, 'utf8')).toBe(fixtureText('led-102-r1-review-judge.md'));
+  });
+
+  it('records a deliberation.stored event with its scope, verdict digest, evidence, hash and size', () => {
+    const dir = tempProject();
+    const file = 'led-103-r1-qa-lens.md'; // a valid FAIL block, then an invalid PASS block
+    const out = storeFixture(dir, file, { now: '2025-02-03T04:05:06Z' });
+    const text = fixtureText(file);
+    const [e] = events(dir, 'deliberation.stored');
+    expect(e).toEqual({
+      v: 1,
+      id: expect.any(String),
+      ts: '2025-02-03T04:05:06.000Z',
+      type: 'deliberation.stored',
+      project: PROJECT,
+      deliberation: out.deliberation,
+      role: 'lens',
+      issue: 'LED-103',
+      run: 'r1',
+      phase: 'qa',
+      iteration: 1,
+      labels: ['auth', 'security'],
+      files: ['src/auth/session.ts', 'src/api/middleware/auth.ts', 'test/session.test.ts'],
+      verdict: { verdict: 'FAIL', effective: 'FAIL', must_fix: ['S1'], false_positives: ['S2'], findings: [] },
+      evidence: 'L2',
+      hash: createHash('sha256').update(text).digest('hex'),
+      size: Buffer.byteLength(text),
+      path: `artifacts/deliberations/${out.deliberation}.md`,
+    });
+    expect(existsSync(join(dir, '.cairn', e.path))).toBe(true);
+  });
+
+  it('fails open on an empty deliberation, and exits 1 under --strict', () => {
+    const dir = tempProject();
+    const open = run('store-deliberation', ['--role', 'auditor'], { cwd: dir, input: '  \n' });
+    expect(open).toMatchObject({ code: 0, stdout: '' });
+    expect(open.stderr).toMatch(/^cairn store-deliberation: .*empty/);
+    const strict: RunResult = run('store-deliberation', ['--role', 'auditor', '--strict'], { cwd: dir, input: '' });
+    expect(strict.code).toBe(1);
+    const usage = run('store-deliberation', ['--strict'], { cwd: dir, input: 'text' });
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/--role is required/);
+  });
+});
+
+describe('lifecycle of a recurring pattern', () => {
+  it('observed on first sight, with one success and the learned context', () => {
+    const dir = tempProject();
+    storeFixture(dir, 'led-101-r1-plan-auditor.md', { now: '2025-01-10T00:00:00Z' });
+    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({
+      role: 'auditor',
+      text: MAN_PAGE,
+      category: 'rule',
+      lifecycle: 'observed',
+      success_count: 1,
+      sightings: 1,
+      last_used: Date.parse('2025-01-10T00:00:00Z'),
+      labels: ['cli'],
+      files: ['src/cli/status.ts', 'test/status.test.ts', 'README.md'],
+      phases: ['plan'],
+      issues: ['LED-101'],
+    });
+  });
+
+  it('candidate when seen twice, verified when seen 3 times in 2 issues; the context grows', () => {
+    const dir = tempProject();
+    storeFixture(dir, 'led-101-r1-plan-auditor.md', { now: '2025-01-10T00:00:00Z' });
+    storeFixture(dir, 'led-101-r2-plan-auditor.md', { now: '2025-01-11T00:00:00Z' });
+    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ lifecycle: 'candidate', success_count: 2, sightings: 2, issues: ['LED-101'] });
+
+    storeFixture(dir, 'led-102-r1-plan-auditor.md', { now: '2025-01-12T00:00:00Z' });
+    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({
+      lifecycle: 'verified',
+      success_count: 3,
+      sightings: 3,
+      last_used: Date.parse('2025-01-12T00:00:00Z'),
+      labels: ['cli', 'database', 'api'],
+      files: [
+        'src/cli/status.ts', 'test/status.test.ts', 'README.md',
+        'src/db/migrations/0042_add_due_date.sql', 'src/api/invoices.ts', 'src/cli/migrate.ts', 'test/invoices.test.ts',
+      ],
+      phases: ['plan'],
+      issues: ['LED-101', 'LED-102'],
+    });
+  });
+
+  it('stays a candidate when all sightings are in one issue', () => {
+    const dir = tempProject();
+    for (const r of ['r1', 'r2', 'r3']) storeFixture(dir, 'led-101-r1-plan-auditor.md', { run: r });
+    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ lifecycle: 'candidate', sightings: 3, success_count: 3 });
+  });
+
+  it('keeps one pattern per role: the same text from another role is its own pattern', () => {
+    const dir = tempProject();
+    storeFixture(dir, 'led-101-r1-plan-auditor.md');
+    run('store-deliberation', ['--role', 'judge', '--project', PROJECT, '--strict'], { cwd: dir, input: `## Accumulated Patterns\n- ${MAN_PAGE}\n` });
+    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ success_count: 1, role: 'auditor' });
+    expect(patternState(dir, patternId(PROJECT, 'judge', MAN_PAGE))).toMatchObject({ success_count: 1, role: 'judge' });
+  });
+});
+
+describe('near-duplicates', () => {
+  it('a text with token-set Jaccard ≥ 0.8 to a pattern of the same role counts as that pattern', () => {
+    const dir = tempProject();
+    storeFixture(dir, 'led-101-r1-plan-auditor.md');
+    const before = allPatterns(dir).length;
+    const out = storeFixture(dir, 'led-103-r1-plan-auditor.md'); // "... before implementation begins", Jaccard 0.867
+    const near = out.patterns.find((p) => p.text === TEST_FILE_NEAR);
+    expect(near).toMatchObject({ id: auditorId(TEST_FILE), status: 'merged' });
+    expect(patternState(dir, auditorId(TEST_FILE_NEAR))).toBeUndefined();
+    expect(patternState(dir, auditorId(TEST_FILE))).toMatchObject({
+      text: TEST_FILE, // the first wording stays
+      success_count: 2,
+      lifecycle: 'candidate',
+      labels: ['cli', 'auth', 'security'],
+      issues: ['LED-101', 'LED-103'],
+    });
+    const added = out.patterns.filter((p) => p.status === 'new').length;
+    expect(allPatterns(dir)).toHaveLength(before + added);
+    expect(added).toBe(out.patterns.length - 1);
+  });
+
+  it('paraphrases below the threshold stay separate (a finding summary does not merge into its item)', () => {
+    const dir = tempProject();
+    const out = storeFixture(dir, 'led-101-r1-qa-sentinel.md'); // S2 paraphrases an item at Jaccard 0.67
+    const s2 = out.patterns.find((p) => p.text.startsWith('Untrusted strings echoed to the terminal'));
+    expect(s2).toMatchObject({ source: 'finding', status: 'new' });
+  });
+});
+
+describe('echoes are not evidence', () => {
+  const inject = (dir: string, issue: string, runId: string, now: string) => {
+    const r = run('format-patterns', ['--role', 'auditor', '--issue', issue, '--run', runId, '--project', PROJECT, '--strict'], { cwd: dir, env: { CAIRN_NOW: now } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(MAN_PAGE);
+  };
+
+  it('an injected pattern that comes back in the same run adds no success and no sighting, but refreshes last_used', () => {
+    const dir = tempProject();
+    storeFixture(dir, 'led-101-r1-plan-auditor.md', { now: '2025-01-10T00:00:00Z' });
+    inject(dir, 'LED-101', 'r2', '2025-01-11T00:00:00Z');
+    const out = storeFixture(dir, 'led-101-r2-plan-auditor.md', { now: '2025-01-12T00:00:00Z' });
+    expect(out.patterns.find((p) => p.text === MAN_PAGE)).toMatchObject({ id: auditorId(MAN_PAGE), status: 'echo' });
+    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({
+      success_count: 1,
+      sightings: 1,
+      lifecycle: 'observed',
+      last_used: Date.parse('2025-01-12T00:00:00Z'),
+    });
+    const observed = events(dir, 'pattern.observed').filter((e) => e.pattern === auditorId(MAN_PAGE));
+    expect(observed.map((e) => e.echo ?? false)).toEqual([false, true]);
+  });
+
+  it('the same text in another run is a sighting again', () => {
+    const dir = tempProject();
+    storeFixture(dir, 'led-101-r1-plan-auditor.md');
+    inject(dir, 'LED-101', 'r2', '2025-01-11T00:00:00Z');
+    const out = storeFixture(dir, 'led-101-r2-plan-auditor.md', { run: 'r3' });
+    expect(out.patterns.find((p) => p.text === MAN_PAGE)?.status).toBe('seen');
+    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ success_count: 2, sightings: 2, lifecycle: 'candidate' });
+  });
+
+  it('a near-duplicate of an injected pattern is an echo too', () => {
+    const dir = tempProject();
+    storeFixture(dir, 'led-101-r1-plan-auditor.md');
+    inject(dir, 'LED-103', 'r1', '2025-01-11T00:00:00Z');
+    const out = storeFixture(dir, 'led-103-r1-plan-auditor.md');
+    expect(out.patterns.find((p) => p.text === TEST_FILE_NEAR)).toMatchObject({ id: auditorId(TEST_FILE), status: 'echo' });
+    expect(patternState(dir, auditorId(TEST_FILE))).toMatchObject({ success_count: 1, sightings: 1, issues: ['LED-101'] });
+  });
+});
