@@ -4,6 +4,7 @@ import { createLogger, recordFailure, type Logger } from './log.js';
 import { deadlineFromEnv, type Deadline } from './deadline.js';
 import { readStdin, DEFAULT_STDIN_CAP } from './stdin.js';
 import { openStore, type Store } from './store.js';
+import { isCorruption } from './db.js';
 import { locate } from './root.js';
 
 // The shared runner: every executable is a Command in scripts/<name>.ts, loaded lazily by name.
@@ -126,8 +127,10 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
     print: (text) => output.push(text),
     stdin: async () => {
       const cap = Number(process.env.CAIRN_STDIN_CAP) > 0 ? Number(process.env.CAIRN_STDIN_CAP) : DEFAULT_STDIN_CAP;
-      const input = await readStdin(cap, Math.min(deadline.remaining(), 5000));
+      const waitMs = Math.min(deadline.remaining(), 5000);
+      const input = await readStdin(cap, waitMs);
       if (input.truncated) log.warn(`stdin exceeded ${cap} bytes; working on the first ${cap}`);
+      if (input.timedOut) log.warn(`stdin was still open after ${waitMs} ms; working on the ${Buffer.byteLength(input.text)} bytes read`);
       return input.text;
     },
     store: () => (store ??= openStore(locationFlags(args), deadline, log, strict)),
@@ -147,6 +150,8 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
     if (text) process.stdout.write(text);
     return 0;
   } catch (err) {
+    // A corrupt page met mid-command: fail open now, and let the next run rebuild from the log.
+    if (store && !strict && isCorruption(err)) store.quarantine(err);
     failOpen(command.name, err, args, strict);
     return strict ? strictExitCode(err) : 0;
   } finally {

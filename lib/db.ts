@@ -104,17 +104,14 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
   try {
     return prepare(new Driver(path), opts);
   } catch (err) {
-    if (!isCorruption(err)) throw asDatabaseError(err);
+    if (!isCorruption(err)) throw asDatabaseError(err, path);
     if (opts.strict) throw new CairnError('database', `${path} is not a usable database (${(err as Error).message})`);
-    // The database is derived: keep the broken file for inspection and start afresh from the log.
-    const aside = `${path}.corrupt-${Date.now()}`;
-    renameSync(path, aside);
-    for (const suffix of ['-wal', '-shm']) if (existsSync(path + suffix)) renameSync(path + suffix, aside + suffix);
+    const aside = moveAside(path);
     opts.warn(`${path} was not a usable database; moved it to ${aside} and rebuilt from the log`);
     try {
       return prepare(new Driver(path), opts);
     } catch (again) {
-      throw asDatabaseError(again);
+      throw asDatabaseError(again, path);
     }
   }
 }
@@ -144,13 +141,21 @@ function migrate(db: Database): void {
   }).immediate();
 }
 
-function isCorruption(err: unknown): boolean {
+/** The database is derived: keep a broken file (and its WAL) for inspection, so the next open starts afresh from the log. */
+export function moveAside(path: string): string {
+  const aside = `${path}.corrupt-${Date.now()}`;
+  renameSync(path, aside);
+  for (const suffix of ['-wal', '-shm']) if (existsSync(path + suffix)) renameSync(path + suffix, aside + suffix);
+  return aside;
+}
+
+export function isCorruption(err: unknown): boolean {
   const code = (err as { code?: string }).code ?? '';
   return code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT');
 }
 
-function asDatabaseError(err: unknown): CairnError {
+function asDatabaseError(err: unknown, path: string): CairnError {
   if (err instanceof CairnError) return err;
   const code = (err as { code?: string }).code;
-  return new CairnError('database', `${(err as Error).message}${code ? ` (${code})` : ''}`);
+  return new CairnError('database', `${path}: ${(err as Error).message}${code ? ` (${code})` : ''}`);
 }

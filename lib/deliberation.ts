@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Store } from './store.js';
 import type { EventPayload, VerdictDigest } from './events.js';
@@ -149,7 +149,12 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
       ...scope, ...context, deliberation, ...(p.status === 'echo' ? { echo: true as const } : {}),
     })),
   ];
-  store.append(payloads);
+  try {
+    store.append(payloads);
+  } catch (err) {
+    rmSync(path, { force: true }); // not recorded, so not kept: no orphan artifact
+    throw err;
+  }
   return { deliberation, evidence, verdict: parsed.verdict, problems: parsed.problems, patterns: observed };
 }
 

@@ -131,6 +131,9 @@ export function syncEvents(db: Database, path: string, opts: SyncOptions): SyncR
 export function rebuildFromLog(db: Database, path: string, opts: SyncOptions): SyncReport {
   return db.transaction((): SyncReport => {
     for (const table of DERIVED_TABLES) db.exec(`DELETE FROM ${table}`);
+    // Stat before reading: a line appended meanwhile then leaves the mark's size behind the file's,
+    // so the next sync applies it (a stat taken after would make the next sync skip it).
+    const st = statLog(path) ?? { size: 0, mtimeMs: 0 };
     const events: CairnEvent[] = [];
     let skipped = 0;
     let offset = 0;
@@ -144,15 +147,16 @@ export function rebuildFromLog(db: Database, path: string, opts: SyncOptions): S
     const keyed = events.map((e) => ({ key: eventKey(e), e }));
     keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     let last = '';
+    let applied = 0;
     keyed.forEach(({ key, e }, i) => {
       if (key === last) return; // the same event twice (a union merge that kept both copies)
       applyEvent(db, e);
       last = key;
+      applied++;
       if (i % 5000 === 4999) opts.deadline.check('replaying the event log');
     });
-    const st = statLog(path) ?? { size: 0, mtimeMs: 0 };
     writeMark(db, { offset, ...windowHashes(path, offset), last, size: st.size, mtimeMs: st.mtimeMs });
-    return { applied: keyed.length, skipped, rebuilt: true };
+    return { applied, skipped, rebuilt: true };
   }).immediate();
 }
 

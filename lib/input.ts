@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { CairnError } from './errors.js';
-import { DEFAULT_STDIN_CAP } from './stdin.js';
+import { DEFAULT_STDIN_CAP, decodeUtf8Prefix } from './stdin.js';
 import type { Context } from './cli.js';
 import { optionalString } from './flags.js';
 
@@ -14,9 +14,10 @@ export async function textFromFileOrStdin(ctx: Context, flag: string): Promise<s
   } catch (err) {
     throw new CairnError('input', `cannot read --${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  if (buf.length > DEFAULT_STDIN_CAP) {
+  const cut = buf.length > DEFAULT_STDIN_CAP;
+  if (cut) {
     ctx.log.warn(`${path} exceeds ${DEFAULT_STDIN_CAP} bytes; working on the first ${DEFAULT_STDIN_CAP}`);
     buf = buf.subarray(0, DEFAULT_STDIN_CAP);
   }
-  return buf.toString('utf8');
+  return decodeUtf8Prefix(buf, cut, path);
 }

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 // Diagnostics go to stderr, one line each, prefixed `cairn <name>:`; stdout carries only the product.
@@ -41,7 +41,13 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
   try {
     const cache = join(storeDir, 'cache');
     mkdirSync(cache, { recursive: true });
-    appendFileSync(join(cache, 'errors.log'), `${at.toISOString()} ${command}: ${message.replace(/\n/g, ' ')}\n`);
+    // never through a symlink planted in the store (SPEC §2)
+    const fd = openSync(join(cache, 'errors.log'), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+    try {
+      writeSync(fd, `${at.toISOString()} ${command}: ${message.replace(/\n/g, ' ')}\n`);
+    } finally {
+      closeSync(fd);
+    }
     const healthPath = join(cache, 'health.json');
     let health: Health | undefined;
     try {
@@ -56,7 +62,8 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
       errors: (health?.errors ?? 0) + 1,
     };
     const tmp = `${healthPath}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(next) + '\n');
+    rmSync(tmp, { force: true });
+    writeFileSync(tmp, JSON.stringify(next) + '\n', { flag: 'wx' });
     renameSync(tmp, healthPath);
   } catch {
     // the store itself is what is broken; stderr already carries the message

@@ -1,4 +1,5 @@
 import { isatty } from 'node:tty';
+import { CairnError } from './errors.js';
 
 export const DEFAULT_STDIN_CAP = 8 * 1024 * 1024;
 
@@ -15,7 +16,7 @@ export interface StdinText {
  */
 export function readStdin(cap = DEFAULT_STDIN_CAP, waitMs = 1000): Promise<StdinText> {
   if (isatty(0)) return Promise.resolve({ text: '', truncated: false, timedOut: false });
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
     let settled = false;
@@ -27,7 +28,11 @@ export function readStdin(cap = DEFAULT_STDIN_CAP, waitMs = 1000): Promise<Stdin
       stdin.removeAllListeners('data');
       stdin.pause();
       if (truncated || timedOut) stdin.destroy();
-      resolve({ text: decodeUtf8Prefix(Buffer.concat(chunks, total), truncated), truncated, timedOut });
+      try {
+        resolve({ text: decodeUtf8Prefix(Buffer.concat(chunks, total), truncated), truncated, timedOut });
+      } catch (err) {
+        reject(err);
+      }
     };
     const timer = setTimeout(() => finish(false, true), waitMs);
     timer.unref();
@@ -46,8 +51,13 @@ export function readStdin(cap = DEFAULT_STDIN_CAP, waitMs = 1000): Promise<Stdin
   });
 }
 
-/** Decode UTF-8; when cut at the cap, drop a trailing partial character rather than emit U+FFFD. */
-export function decodeUtf8Prefix(bytes: Buffer, cut: boolean): string {
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Decode UTF-8; when cut at the cap, drop a trailing partial character. Binary data (invalid UTF-8
+ * or a NUL byte) is malformed input, not text to store with U+FFFD in it.
+ */
+export function decodeUtf8Prefix(bytes: Buffer, cut: boolean, what = 'stdin'): string {
   let end = bytes.length;
   if (cut) {
     let back = 0;
@@ -59,5 +69,11 @@ export function decodeUtf8Prefix(bytes: Buffer, cut: boolean): string {
       if (need > back + 1) end = lead;
     }
   }
-  return bytes.toString('utf8', 0, end);
+  const text = bytes.subarray(0, end);
+  if (text.includes(0)) throw new CairnError('input', `${what} holds binary data (a NUL byte), not text`);
+  try {
+    return UTF8.decode(text);
+  } catch {
+    throw new CairnError('input', `${what} is not valid UTF-8 text`);
+  }
 }

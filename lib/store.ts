@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { CairnError } from './errors.js';
 import { loadConfig, DEFAULT_CONFIG, type Config } from './config.js';
 import { locate, type Location, type LocationOptions } from './root.js';
-import { openDatabase, type Database } from './db.js';
+import { isCorruption, moveAside, openDatabase, type Database } from './db.js';
 import { appendEvents, rebuildFromLog, syncEvents, type SyncReport } from './eventlog.js';
 import type { CairnEvent, EventPayload } from './events.js';
 import type { Deadline } from './deadline.js';
@@ -42,8 +42,8 @@ export class Store {
   /** The database, opened on first use and brought up to date with the event log. */
   get db(): Database {
     if (!this.database) {
-      this.database = openDatabase(this.dbPath, { deadline: this.deadline, strict: this.strict, warn: (m) => this.log.warn(m) });
-      this.sync();
+      this.database = this.open();
+      this.healing(() => this.sync());
     }
     return this.database;
   }
@@ -53,9 +53,38 @@ export class Store {
   }
 
   rebuild(): SyncReport {
-    const db = this.database ?? openDatabase(this.dbPath, { deadline: this.deadline, strict: this.strict, warn: (m) => this.log.warn(m) });
-    this.database = db;
-    return rebuildFromLog(db, this.eventsPath, { deadline: this.deadline, warn: (m) => this.log.warn(m) });
+    this.database ??= this.open();
+    return this.healing(() => rebuildFromLog(this.database!, this.eventsPath, { deadline: this.deadline, warn: (m) => this.log.warn(m) }));
+  }
+
+  /** Move a database with a corrupt page aside (the log still holds everything); the next open rebuilds it. Best effort. */
+  quarantine(err: unknown): void {
+    this.close();
+    try {
+      const aside = moveAside(this.dbPath);
+      this.log.warn(`${this.dbPath} is corrupt (${(err as Error).message}); moved it to ${aside} to rebuild it from the log`);
+    } catch {
+      // cannot move it (a read-only store): the error itself is reported by the caller
+    }
+  }
+
+  private open(): Database {
+    return openDatabase(this.dbPath, { deadline: this.deadline, strict: this.strict, warn: (m) => this.log.warn(m) });
+  }
+
+  /**
+   * Run idempotent work (a sync, a rebuild); if it meets a corrupt page that the open did not see,
+   * start afresh from the log and run it again. Under --strict the corruption is the error.
+   */
+  private healing<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (err) {
+      if (this.strict || !isCorruption(err)) throw err;
+      this.quarantine(err);
+      this.database = this.open();
+      return work();
+    }
   }
 
   /** Append events to the log, then apply them (and anything else appended meanwhile). */

@@ -1,0 +1,516 @@
+import { describe, it, expect, afterEach } from 'vitest';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import type { Store } from '../lib/store.js';
+import { DERIVED_TABLES, type Database } from '../lib/db.js';
+import { storeDeliberation } from '../lib/deliberation.js';
+import { candidateBasis, formatPatterns, rankCandidates, recordInjection } from '../lib/format.js';
+import { appendEvents, rebuildFromLog } from '../lib/eventlog.js';
+import { nextUlid } from '../lib/ids.js';
+import type { EventPayload } from '../lib/events.js';
+import { Deadline } from '../lib/deadline.js';
+import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, tempProject } from './helpers.js';
+
+// events.jsonl is the truth and the database its index (SPEC §3.2): the live state must equal a
+// replay, whatever happened to the log (torn tails, merged or duplicated lines, other writers).
+
+// ---------------------------------------------------------------- helpers
+
+type Snapshot = Record<string, unknown[]>;
+
+/** Every derived table, every column, in a deterministic order. */
+function snapshot(db: Database): Snapshot {
+  const out: Snapshot = {};
+  for (const table of DERIVED_TABLES) {
+    const width = db.prepare(`SELECT * FROM ${table} LIMIT 0`).columns().length;
+    const order = Array.from({ length: width }, (_, i) => i + 1).join(', ');
+    out[table] = db.prepare(`SELECT * FROM ${table} ORDER BY ${order}`).raw().all();
+  }
+  return out;
+}
+
+function dbPath(root: string): string {
+  return join(root, '.cairn', 'cache', 'state.db');
+}
+
+function eventsPath(root: string): string {
+  return join(root, '.cairn', 'events.jsonl');
+}
+
+/** The database file as another process left it. */
+function snapshotFile(root: string): Snapshot {
+  const db = new BetterSqlite3(dbPath(root));
+  try {
+    return snapshot(db);
+  } finally {
+    db.close();
+  }
+}
+
+function rebuildByProcess(root: string): { report: { applied: number; skipped: number; rebuilt: boolean }; stderr: string } {
+  const r = run('cairn', ['rebuild', '--json', '--strict'], { cwd: root });
+  expect(r.code, r.stderr).toBe(0);
+  return { report: JSON.parse(r.stdout), stderr: r.stderr };
+}
+
+function logLines(root: string): string[] {
+  return readFileSync(eventsPath(root), 'utf8').split('\n').slice(0, -1);
+}
+
+/** Pin "now" (CAIRN_NOW) for in-process work; restored after each test. */
+const savedNow = process.env.CAIRN_NOW;
+afterEach(() => {
+  if (savedNow === undefined) delete process.env.CAIRN_NOW;
+  else process.env.CAIRN_NOW = savedNow;
+});
+function setNow(ms: number): void {
+  process.env.CAIRN_NOW = new Date(ms).toISOString();
+}
+const START = Date.parse('2026-01-05T09:00:00.000Z');
+const MINUTE = 60_000;
+
+/** Deterministic PRNG (mulberry32). */
+function prng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (n: number) => Math.floor(next() * n),
+    pick<T>(xs: readonly T[]): T {
+      return xs[Math.floor(next() * xs.length)];
+    },
+    some<T>(xs: readonly T[], max: number): T[] {
+      const n = Math.floor(next() * (max + 1));
+      return [...new Set(Array.from({ length: n }, () => xs[Math.floor(next() * xs.length)]))];
+    },
+  };
+}
+type Rng = ReturnType<typeof prng>;
+
+// Sentences for generated deliberations; variants change one word so that near-duplicates merge.
+const SUBJECTS = [
+  'Every migration that adds a column must ship with a default and a backfill plan',
+  'Handlers that parse money amounts should reject floats and accept integer cents only',
+  'A retry loop without jitter leads to synchronized load spikes against the primary database',
+  'Never log the raw authorization header even when the request fails validation',
+  'Contract tests for the public invoice shape must run in the same pipeline as unit tests',
+  'Feature flags that guard schema changes are removed in the release after the migration',
+  'Because the queue consumer acknowledges early, a crash loses the message it was processing',
+  'Timezone conversions belong at the API edge so that storage keeps UTC timestamps only',
+  'The deploy script reads status output, therefore banner lines break its parser',
+  'Avoid global mutable caches in request handlers since tests then depend on their order',
+  'Rate limits are configured at the router and do not belong in each handler',
+  'Session refresh tokens must be single use and rotated on every successful refresh',
+];
+const ENDINGS = ['today', 'always', 'everywhere', 'reliably'];
+const ROLES = ['auditor', 'curator', 'judge', 'inspector', 'sentinel', 'lens', 'architect'];
+const ISSUES = ['LED-101', 'LED-102', 'LED-103', 'LED-104'];
+const RUNS = ['r1', 'r2', 'r3'];
+const PHASES = ['plan', 'review', 'qa', null];
+const LABELS = ['cli', 'api', 'database', 'auth', 'security'];
+const FILES = ['src/cli/status.ts', 'src/api/invoices.ts', 'db/migrations/0042_add_due_date.sql', 'src/auth/session.ts', 'test/status.test.ts'];
+
+function generatedText(rng: Rng): string {
+  const items = Array.from({ length: 1 + rng.int(4) }, () => {
+    const s = rng.pick(SUBJECTS);
+    return rng.next() < 0.5 ? s : `${s} ${rng.pick(ENDINGS)}`;
+  });
+  const prefix = rng.pick(['## Accumulated Patterns', '**Accumulated Patterns**', 'Accumulated Patterns:']);
+  return `# deliberation\n\nSome reasoning about the change.\n\n${prefix}\n\n${items.map((t) => `- ${t}`).join('\n')}\n`;
+}
+
+interface Counts {
+  [kind: string]: number;
+}
+
+/**
+ * Drive `ops` seeded random operations through the library, as the pipeline would: deliberations
+ * stored, blocks formatted and injections recorded, and the feedback-like events the graders append.
+ */
+function drive(stores: Store[], ops: number, seed: number): Counts {
+  const rng = prng(seed);
+  const fixtures = deliberationFixtures();
+  const counts: Counts = {};
+  const count = (k: string) => (counts[k] = (counts[k] ?? 0) + 1);
+  let now = START;
+  for (let i = 0; i < ops; i++) {
+    now += rng.int(6 * 60) * MINUTE; // hours may pass between steps: decay and ordering matter
+    setNow(now);
+    const store = rng.pick(stores);
+    const issue = rng.pick(ISSUES);
+    const runId = rng.pick(RUNS);
+    const kind = rng.next();
+    if (kind < 0.35) {
+      const fx = rng.next() < 0.5 ? rng.pick(fixtures) : undefined;
+      const result = storeDeliberation(store, {
+        text: fx ? fixtureText(fx.file) : generatedText(rng),
+        role: fx && rng.next() < 0.8 ? fx.role : rng.pick(ROLES),
+        issue: fx && rng.next() < 0.5 ? fx.issue : issue,
+        run: runId,
+        phase: fx ? fx.phase : rng.pick(PHASES),
+        iteration: 1 + rng.int(2),
+        labels: rng.some(LABELS, 2),
+        files: rng.some(FILES, 3),
+      });
+      count('store');
+      for (const p of result.patterns) count(`observed:${p.status}`);
+    } else if (kind < 0.6) {
+      const role = rng.pick(ROLES);
+      const budget = rng.pick([undefined, undefined, 40, 90, 100_000]);
+      const result = formatPatterns(store, {
+        role,
+        issue,
+        run: runId,
+        labels: rng.some(LABELS, 2),
+        files: rng.some(FILES, 2),
+        phase: rng.pick(PHASES),
+        budget,
+        exactTokens: false,
+      });
+      recordInjection(store, result, issue, runId);
+      count(`format:${result.path}`);
+    } else {
+      const rows = store.db.prepare('SELECT id, role FROM patterns WHERE project = ? ORDER BY id').all(store.project) as { id: string; role: string }[];
+      if (rows.length === 0) continue;
+      const target = rng.pick(rows);
+      // now and then an id this project does not have (a foreign or mistyped reference)
+      const pattern = rng.next() < 0.05 ? 'p0000000000000000' : target.id;
+      const scope = { issue, run: runId };
+      const choice = rng.int(9);
+      let payload: EventPayload;
+      if (choice === 0) payload = { type: 'pattern.ignored', pattern, role: target.role, weight: rng.pick([0.5, 1, 1.5]), finding: `F${rng.int(5)}`, retract: rng.next() < 0.5, ...scope };
+      else if (choice === 1) payload = { type: 'pattern.reinforced', pattern, ...scope };
+      else if (choice === 2) payload = { type: 'pattern.aged', pattern, ...scope };
+      else if (choice === 3) {
+        const graded = rng.some(rows, 4).map((r) => ({ pattern: r.id, weight: rng.pick([1, 1.5]) }));
+        payload = { type: 'pattern.outcome', result: rng.pick(['pass', 'fail'] as const), patterns: graded, ...scope };
+      } else if (choice === 4) payload = { type: 'pattern.promoted', pattern, by: rng.pick(['ana', 'bo']), reason: 'keeps catching real bugs' };
+      else if (choice === 5) payload = { type: 'pattern.deprecated', pattern, reason: 'superseded', auto: rng.next() < 0.5 };
+      else if (choice === 6) payload = { type: 'pattern.regressed', pattern, finding: `F${rng.int(5)}`, ...scope };
+      else if (choice === 7) {
+        const role = rng.pick(ROLES);
+        // a summary written for the current candidates, so format-patterns can take the summary path
+        const ids = rankCandidates(store, { role, issue: null, run: null, labels: [], files: [], phase: null }).map((r) => r.pattern.id);
+        payload = { type: 'summary.stored', role, basis: candidateBasis(ids), text: `- ${role} patterns, condensed (${ids.length})` };
+      } else {
+        const extra = rng.pick(rows);
+        store.append([
+          { type: 'pattern.reinforced', pattern: extra.id, ...scope },
+          { type: 'pattern.ignored', pattern: target.id, role: target.role, weight: 1, finding: 'F9', retract: true, ...scope },
+        ]);
+        count('batch');
+        continue;
+      }
+      store.append([payload]);
+      count(payload.type);
+    }
+    if (rng.next() < 0.02) {
+      // a store reopened mid-sequence (a new process) catches up from its mark
+      const j = stores.indexOf(store);
+      store.close();
+      stores[j] = openTestStore(store.location.root, store.project);
+      count('reopen');
+    }
+  }
+  return counts;
+}
+
+/** A project with a few deliberations and some feedback, built in-process at pinned times. */
+function smallHistory(root: string, seed = 3, ops = 40): Store {
+  const store = openTestStore(root);
+  drive([store], ops, seed);
+  store.sync();
+  return store;
+}
+
+// ---------------------------------------------------------------- tests
+
+describe('replay equals live', () => {
+  it('covers every table the spec names', () => {
+    expect(DERIVED_TABLES).toEqual(expect.arrayContaining(['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries']));
+  });
+
+  it('600 seeded random operations over two projects leave exactly the state `cairn rebuild` replays', () => {
+    const root = tempProject();
+    const stores = [openTestStore(root), openTestStore(root, 'second-project')];
+    const counts = drive(stores, 600, 20260105);
+
+    // the sequence really exercised what it claims to
+    expect(counts.store).toBeGreaterThan(150);
+    for (const k of ['observed:new', 'observed:seen', 'observed:merged', 'observed:echo', 'format:full', 'format:truncated', 'format:summary', 'pattern.ignored', 'pattern.reinforced', 'pattern.aged', 'pattern.outcome', 'pattern.promoted', 'pattern.deprecated', 'pattern.regressed', 'summary.stored', 'reopen']) {
+      expect(counts[k] ?? 0, k).toBeGreaterThan(0);
+    }
+
+    stores[0].sync(); // the other store's last appends
+    const live = snapshot(stores[0].db);
+    for (const s of stores) s.close();
+    expect((live.patterns as unknown[][]).length).toBeGreaterThan(30);
+    expect((live.injections as unknown[][]).length).toBeGreaterThan(50);
+    expect(live.dismissals.length).toBeGreaterThan(5);
+    expect(live.outcomes.length).toBeGreaterThan(5);
+    const projects = new Set((live.deliberations as unknown[][]).map((r) => r[0]));
+    expect(projects.size).toBe(2);
+
+    const { report } = rebuildByProcess(root);
+    expect(report).toMatchObject({ rebuilt: true, skipped: 0, applied: logLines(root).length });
+    expect(snapshotFile(root)).toEqual(live);
+  });
+
+  it('deleting the database rebuilds it from the log on the next open', () => {
+    const root = tempProject();
+    const store = smallHistory(root);
+    const live = snapshot(store.db);
+    store.close();
+    for (const suffix of ['', '-wal', '-shm']) rmSync(dbPath(root) + suffix, { force: true });
+    const reopened = openTestStore(root);
+    expect(snapshot(reopened.db)).toEqual(live);
+    expect(existsSync(dbPath(root))).toBe(true);
+  });
+
+  it('the same log replays to the same state whichever process rebuilt it', () => {
+    const root = tempProject();
+    const store = smallHistory(root, 11);
+    const live = snapshot(store.db);
+    store.close();
+    rebuildByProcess(root);
+    const first = snapshotFile(root);
+    rebuildByProcess(root);
+    expect(snapshotFile(root)).toEqual(first);
+    expect(first).toEqual(live);
+  });
+});
+
+describe('incremental catch-up', () => {
+  it('another process\'s append is seen on the next sync, without a rebuild', () => {
+    const root = tempProject();
+    const store = smallHistory(root);
+    const before = logLines(root).length;
+    const r = run('store-deliberation', ['--role', 'judge', '--issue', 'LED-104', '--run', 'r9', '--file', fixturePath('led-102-r1-review-judge.md'), '--json', '--strict'], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { deliberation: string; patterns: unknown[] };
+    expect(logLines(root).length).toBe(before + 1 + out.patterns.length);
+
+    // that process applied its own events to the shared database; this connection just sees them
+    expect(store.sync()).toMatchObject({ rebuilt: false });
+    const row = store.db.prepare('SELECT role, issue, run FROM deliberations WHERE project = ? AND id = ?').get(store.project, out.deliberation);
+    expect(row).toEqual({ role: 'judge', issue: 'LED-104', run: 'r9' });
+    const live = snapshot(store.db);
+    store.close();
+    rebuildByProcess(root);
+    expect(snapshotFile(root)).toEqual(live);
+  });
+
+  it('a tail that arrived without being applied (a fast-forward pull) is applied alone', () => {
+    const root = tempProject();
+    const store = openTestStore(root, 'shared-id');
+    drive([store], 40, 17);
+    store.sync();
+    // a clone of the project, with its own database, learns more; its log then arrives here whole
+    const clone = tempProject();
+    writeFileSync(eventsPath(clone), readFileSync(eventsPath(root)));
+    const before = logLines(root).length;
+    for (const file of ['led-101-r2-plan-auditor.md', 'led-103-r1-plan-auditor.md']) {
+      const r = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-105', '--run', 'r1', '--project', 'shared-id', '--file', fixturePath(file), '--strict'], { cwd: clone });
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const pulled = readFileSync(eventsPath(clone));
+    writeFileSync(eventsPath(root), pulled);
+    const added = logLines(root).length - before;
+    expect(added).toBeGreaterThan(4);
+
+    expect(store.sync()).toEqual({ applied: added, skipped: 0, rebuilt: false });
+    expect(store.sync()).toEqual({ applied: 0, skipped: 0, rebuilt: false });
+    const live = snapshot(store.db);
+    expect(live).toEqual(snapshotFile(clone)); // the same log, the same state, on both machines
+    store.close();
+    rebuildByProcess(root);
+    expect(snapshotFile(root)).toEqual(live);
+  });
+
+  it('events appended without being applied (a crash between append and apply) are applied on the next open', () => {
+    const root = tempProject();
+    const store = smallHistory(root);
+    const target = store.db.prepare('SELECT id, reinforcement_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as { id: string; reinforcement_count: number };
+    store.close();
+    appendEvents(eventsPath(root), store.project, [{ type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1' }], new Deadline(1000));
+    const reopened = openTestStore(root);
+    const after = reopened.db.prepare('SELECT reinforcement_count FROM patterns WHERE project = ? AND id = ?').get(reopened.project, target.id) as { reinforcement_count: number };
+    expect(after.reinforcement_count).toBe(target.reinforcement_count + 1);
+  });
+});
+
+describe('a rebuild racing an appender', () => {
+  it('a line appended while the replay runs is applied by the next sync', () => {
+    const root = tempProject();
+    const store = openTestStore(root);
+    const path = eventsPath(root);
+    // enough events that the replay checks its deadline part-way (every 5000), after reading the log
+    const filler: EventPayload[] = Array.from({ length: 5000 }, (_, i) => ({ type: 'pattern.aged', pattern: `p${i}`, issue: null, run: null }));
+    appendEvents(path, store.project, filler, new Deadline(0));
+    let appended = false;
+    const racing = {
+      check() {
+        if (appended) return;
+        appended = true; // another process appends now, after the log was read, before the replay commits
+        appendEvents(path, store.project, [{ type: 'summary.stored', role: 'judge', basis: 'b', text: 'written meanwhile' }], new Deadline(0));
+      },
+      remaining: () => Infinity,
+    } as unknown as Deadline;
+    const report = rebuildFromLog(store.db, path, { deadline: racing, warn: () => undefined });
+    expect(appended).toBe(true);
+    expect(report).toMatchObject({ rebuilt: true, applied: 5000 });
+
+    store.sync();
+    const row = store.db.prepare('SELECT text FROM summaries WHERE project = ? AND role = ?').get(store.project, 'judge');
+    expect(row).toEqual({ text: 'written meanwhile' });
+  });
+});
+
+describe('a torn last line (crash mid-append)', () => {
+  it('is not applied, the next append starts a fresh line, and the fragment is reported and kept', () => {
+    const root = tempProject();
+    const store = smallHistory(root);
+    const applied = snapshot(store.db);
+    store.close();
+
+    // a writer died half-way through its line
+    const size = readFileSync(eventsPath(root)).length;
+    const whole = JSON.stringify({ v: 1, id: nextUlid(Date.now()), ts: new Date().toISOString(), type: 'pattern.reinforced', project: store.project, pattern: 'p0', issue: 'X', run: 'r' });
+    const fragment = whole.slice(0, 37);
+    appendFileSync(eventsPath(root), fragment);
+
+    // the next open applies everything before it and nothing of it
+    const reopened = openTestStore(root);
+    expect(reopened.sync()).toEqual({ applied: 0, skipped: 0, rebuilt: false });
+    expect(snapshot(reopened.db)).toEqual(applied);
+
+    // another process appends: its first line is not glued to the fragment
+    const r = run('store-deliberation', ['--role', 'sentinel', '--issue', 'LED-103', '--run', 'r1', '--file', fixturePath('led-103-r1-qa-sentinel.md'), '--json'], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`cairn store-deliberation: events.jsonl: skipped the line at byte ${size}: invalid JSON`);
+    const lines = logLines(root);
+    const at = lines.indexOf(fragment);
+    expect(at).toBeGreaterThan(0);
+    expect(JSON.parse(lines[at + 1])).toMatchObject({ type: 'deliberation.stored', role: 'sentinel' });
+    for (const [i, line] of lines.entries()) if (i !== at) expect(() => JSON.parse(line)).not.toThrow();
+
+    // the live catch-up and a full rebuild agree, and both leave the fragment in the log
+    expect(reopened.sync()).toMatchObject({ rebuilt: false });
+    const live = snapshot(reopened.db);
+    reopened.close();
+    const { report, stderr } = rebuildByProcess(root);
+    expect(report.skipped).toBe(1);
+    expect(stderr).toContain(`events.jsonl: skipped the line at byte ${size}: invalid JSON`);
+    expect(snapshotFile(root)).toEqual(live);
+    expect(logLines(root)[at]).toBe(fragment);
+  });
+
+  it('a record torn just before its newline is complete: it is kept and applied after the heal', () => {
+    const root = tempProject();
+    const store = smallHistory(root);
+    const target = store.db.prepare('SELECT id, success_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as { id: string; success_count: number };
+    store.close();
+    const last = JSON.parse(logLines(root).at(-1)!) as { id: string; ts: string };
+    const whole = { v: 1, id: nextUlid(Date.parse(last.ts), last.id), ts: last.ts, type: 'pattern.reinforced', project: store.project, pattern: target.id, issue: 'X', run: 'r' };
+    appendFileSync(eventsPath(root), JSON.stringify(whole)); // no newline
+    const r = run('cairn', ['store-summary', '--role', 'auditor', '--strict'], { cwd: root, input: '- condensed' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(logLines(root).at(-2)).toBe(JSON.stringify(whole));
+
+    const reopened = openTestStore(root);
+    const row = reopened.db.prepare('SELECT success_count FROM patterns WHERE project = ? AND id = ?').get(reopened.project, target.id) as { success_count: number };
+    expect(row.success_count).toBe(target.success_count + 1);
+    const live = snapshot(reopened.db);
+    reopened.close();
+    rebuildByProcess(root);
+    expect(snapshotFile(root)).toEqual(live);
+  });
+});
+
+describe('a log whose prefix changed', () => {
+  /** Lines of the log with `extra` inserted before line `at` (what a union merge produces). */
+  function insertLines(root: string, at: number, extra: string[]): void {
+    const lines = logLines(root);
+    lines.splice(at, 0, ...extra);
+    writeFileSync(eventsPath(root), lines.join('\n') + '\n');
+  }
+
+  it('a line merged into the middle (another machine\'s event) triggers a rebuild to the fresh-rebuild state', () => {
+    const root = tempProject();
+    const store = smallHistory(root, 5, 60);
+    const lines = logLines(root);
+    const mid = Math.floor(lines.length / 2);
+    const before = JSON.parse(lines[mid - 1]) as { ts: string; id: string };
+    const after = JSON.parse(lines[mid]) as { ts: string };
+    expect(Date.parse(after.ts)).toBeGreaterThan(Date.parse(before.ts)); // there is room between them
+    const target = store.db.prepare('SELECT id, role, text, success_count, sightings FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as {
+      id: string; role: string; text: string; success_count: number; sightings: number;
+    };
+    // the other machine saw the same pattern once more, a millisecond after line mid-1
+    const ts = new Date(Date.parse(before.ts) + 1).toISOString();
+    const foreign = {
+      v: 1, id: nextUlid(Date.parse(ts)), ts, type: 'pattern.observed', project: store.project, pattern: target.id, role: target.role,
+      text: target.text, category: 'rule', issue: 'LED-999', run: 'm2', phase: 'plan', labels: ['merged'], files: [], deliberation: 'dforeign',
+    };
+    // the insertion lies outside the hashed first and last 4 KiB of the applied prefix
+    const insertedAt = Buffer.byteLength(lines.slice(0, mid).join('\n') + '\n');
+    expect(insertedAt).toBeGreaterThan(4096);
+    expect(readFileSync(eventsPath(root)).length - insertedAt).toBeGreaterThan(4096);
+    insertLines(root, mid, [JSON.stringify(foreign)]);
+
+    expect(store.sync()).toMatchObject({ rebuilt: true, skipped: 0 });
+    const live = snapshot(store.db);
+    const row = store.db.prepare('SELECT success_count, sightings, labels, issues FROM patterns WHERE project = ? AND id = ?').get(store.project, target.id) as {
+      success_count: number; sightings: number; labels: string; issues: string;
+    };
+    expect(row.sightings).toBe(target.sightings + 1);
+    expect(JSON.parse(row.labels)).toContain('merged');
+    expect(JSON.parse(row.issues)).toContain('LED-999');
+    store.close();
+    rebuildByProcess(root);
+    expect(snapshotFile(root)).toEqual(live);
+  });
+
+  it('duplicated lines (a union merge that kept both copies) replay once: the state does not change', () => {
+    const root = tempProject();
+    const store = smallHistory(root, 9, 60);
+    const original = snapshot(store.db);
+    const lines = logLines(root);
+    const block = lines.slice(5, 25);
+    insertLines(root, 30, block);
+
+    expect(store.sync()).toEqual({ rebuilt: true, skipped: 0, applied: lines.length }); // each event once
+    expect(snapshot(store.db)).toEqual(original);
+    // and a copy of the last line at the end: the tail sorts before what was applied
+    appendFileSync(eventsPath(root), lines.at(-1) + '\n');
+    expect(store.sync()).toMatchObject({ rebuilt: true });
+    expect(snapshot(store.db)).toEqual(original);
+    store.close();
+    rebuildByProcess(root);
+    expect(snapshotFile(root)).toEqual(original);
+  });
+
+  it('a log that shrank (rotated or truncated) is replayed from scratch', () => {
+    const root = tempProject();
+    const store = smallHistory(root, 13, 60);
+    const lines = logLines(root);
+    writeFileSync(eventsPath(root), lines.slice(0, lines.length - 10).join('\n') + '\n');
+    expect(store.sync()).toMatchObject({ rebuilt: true, applied: lines.length - 10 });
+    const live = snapshot(store.db);
+    store.close();
+    rebuildByProcess(root);
+    expect(snapshotFile(root)).toEqual(live);
+    // and a log that disappeared leaves an empty index, not stale rows
+    rmSync(eventsPath(root));
+    const reopened = openTestStore(root);
+    reopened.sync();
+    for (const rows of Object.values(snapshot(reopened.db))) expect(rows).toEqual([]);
+  });
+});
