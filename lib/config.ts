@@ -66,7 +66,7 @@ export function mergeConfig(user: Record<string, any>): Config {
     budgets: { adversarial: num(budgets.adversarial, d.budgets.adversarial), other: num(budgets.other, d.budgets.other), byRole: numbers(byRole) },
     reserve: num(user.reserve, d.reserve),
     minBlock: num(user.minBlock, d.minBlock),
-    roleWeights: user.roleWeights ? numbers(user.roleWeights) : d.roleWeights,
+    roleWeights: { ...d.roleWeights, ...numbers(user.roleWeights) }, // naming one role keeps the other defaults
     defaultRoleWeight: num(user.defaultRoleWeight, d.defaultRoleWeight),
     tokenizer: {
       encoding: typeof user.tokenizer?.encoding === 'string' ? user.tokenizer.encoding : d.tokenizer.encoding,

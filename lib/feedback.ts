@@ -6,7 +6,7 @@ import { parseVerdict, findingById, type Verdict } from './verdict.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
 import { roleWeight } from './config.js';
 import { contentTokenSet, normaliseText, overlapCoefficient, stripMarkdown } from './text.js';
-import { injectedPatternIds, listPatterns, rankPatterns, type Pattern } from './patterns.js';
+import { dismissedPatternIds, injectedPatternIds, listPatterns, rankPatterns, type Pattern } from './patterns.js';
 import { nowMs } from './clock.js';
 import { CairnError } from './errors.js';
 
@@ -114,10 +114,6 @@ function sightingAddedSuccess(store: Store, issue: string, run: string, pattern:
     .get(store.project, issue, run, pattern);
 }
 
-function alreadyDismissed(store: Store, issue: string, run: string, pattern: string): boolean {
-  return !!store.db.prepare('SELECT 1 FROM dismissals WHERE project = ? AND issue = ? AND run = ? AND pattern = ?').get(store.project, issue, run, pattern);
-}
-
 export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport {
   const advRole = input.adversarialRole.toLowerCase();
   const valRole = input.validatorRole.toLowerCase();
@@ -150,6 +146,8 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   const adversarialVerdict = parseVerdict(adversarial).verdict;
   const injected = scoped ? injectedPatternIds(store.db, store.project, issue, run, advRole) : [];
   const injectedSet = new Set(injected);
+  // Dismissed earlier in this run (a re-run, an earlier iteration): not penalised twice, never reinforced.
+  const dismissedBefore = scoped ? dismissedPatternIds(store.db, store.project, issue, run) : new Set<string>();
   const candidates = listPatterns(store.db, store.project, { roles: [advRole], includeDeprecated: true });
   const weight = roleWeight(store.config, advRole);
   const events: EventPayload[] = [];
@@ -167,8 +165,8 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
       continue;
     }
     const p = hit.pattern;
-    if (penalisedIds.has(p.id)) continue; // two ids naming one pattern: one dismissal
-    if (scoped && alreadyDismissed(store, issue, run, p.id)) {
+    if (penalisedIds.has(p.id) || report.alreadyDismissed.includes(p.id)) continue; // two ids naming one pattern: one dismissal
+    if (dismissedBefore.has(p.id)) {
       report.alreadyDismissed.push(p.id);
       continue;
     }
@@ -185,13 +183,13 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   else {
     report.gate = 'reinforced';
     const live = new Map(candidates.map((p) => [p.id, p]));
-    const eligible = (id: string) => !penalisedIds.has(id) && live.get(id)?.lifecycle !== 'deprecated';
+    const eligible = (id: string) => !penalisedIds.has(id) && !dismissedBefore.has(id) && live.get(id)?.lifecycle !== 'deprecated';
     let toReinforce: string[];
     if (injected.length) {
       const files = new Set(input.files);
       toReinforce = injected.filter((id) => eligible(id) && (files.size === 0 || (live.get(id)?.files ?? []).some((f) => files.has(f))));
     } else {
-      const own = candidates.filter((p) => p.lifecycle !== 'deprecated' && !penalisedIds.has(p.id));
+      const own = candidates.filter((p) => eligible(p.id));
       toReinforce = rankPatterns(own, { now: nowMs(), role: advRole }).slice(0, FALLBACK_TOP).map((r) => r.pattern.id);
     }
     const reinforcedSet = new Set(toReinforce);

@@ -7,7 +7,11 @@ import { optionalString } from './flags.js';
 /** Text from `--<flag> PATH` when given, else stdin; capped like stdin. */
 export async function textFromFileOrStdin(ctx: Context, flag: string): Promise<string> {
   const path = optionalString(ctx.args, flag);
-  if (path === null) return ctx.stdin();
+  return path === null ? ctx.stdin() : readTextFile(ctx, flag, path);
+}
+
+/** A text file named by `--<flag>`: capped like stdin, and binary content is an input error. */
+export function readTextFile(ctx: Context, flag: string, path: string): string {
   let buf: Buffer;
   try {
     buf = readFileSync(path);

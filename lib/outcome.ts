@@ -17,8 +17,9 @@ export interface OutcomeReport {
   patterns: { pattern: string; weight: number }[];
 }
 
-export function scoreOutcome(store: Store, issue: string | null, run: string | null, result: string, dryRun = false): OutcomeReport {
-  if (result !== 'pass' && result !== 'fail') throw new CairnError('usage', `--result must be pass or fail, got '${result}'`);
+export function scoreOutcome(store: Store, issue: string | null, run: string | null, resultText: string, dryRun = false): OutcomeReport {
+  const result = resultText.trim().toLowerCase();
+  if (result !== 'pass' && result !== 'fail') throw new CairnError('usage', `--result must be pass or fail, got '${resultText}'`);
   if (issue === null) throw new CairnError('usage', '--issue is required');
   const db = store.db;
   const prior = db.prepare('SELECT result FROM outcomes WHERE project = ? AND issue = ? AND run = ?').get(store.project, issue, run ?? '') as

@@ -29,6 +29,7 @@ function prepareStatements(db: Database) {
     ignore: db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = ignore_weight + @weight,
       success_count = MAX(0, success_count - @retract) WHERE project = @project AND id = @id`),
     insertDismissal: db.prepare('INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)'),
+    hasOutcome: db.prepare('SELECT 1 FROM outcomes WHERE project = ? AND issue = ? AND run = ?'),
     regress: db.prepare('UPDATE patterns SET regressed = 1 WHERE project = ? AND id = ?'),
     reinforce: db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
       was_validated = 1, last_used = ? WHERE project = ? AND id = ?`),
@@ -126,9 +127,11 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       }
       return;
     case 'pattern.ignored':
+      // Writers check for an earlier dismissal in this run before appending; two racing writers, or a
+      // log merged from two machines, can still hold both. The first one counts.
+      if ((issue || run) && s.insertDismissal.run(e.project, issue, run, e.pattern, e.finding).changes === 0) return;
       s.ignore.run({ project: e.project, id: e.pattern, weight: e.weight, retract: e.retract ? 1 : 0 });
       if (e.retract) s.retractSighting.run(e.project, issue, run, e.pattern);
-      s.insertDismissal.run(e.project, issue, run, e.pattern, e.finding);
       return;
     case 'pattern.regressed':
       s.regress.run(e.project, e.pattern);
@@ -140,6 +143,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       s.age.run(e.project, e.pattern);
       return;
     case 'pattern.outcome':
+      if (s.hasOutcome.get(e.project, issue, run)) return; // graded once per issue/run, however often it was recorded
       for (const p of e.patterns) {
         if (e.result === 'pass') s.outcomePass.run(e.project, p.pattern);
         else s.outcomeFail.run(0.5 * p.weight, e.project, p.pattern);

@@ -1,8 +1,7 @@
 import type { Command } from '../lib/cli.js';
 import { list, optionalString, requiredString } from '../lib/flags.js';
 import { runFeedback } from '../lib/feedback.js';
-import { CairnError } from '../lib/errors.js';
-import { readFileSync } from 'node:fs';
+import { readTextFile } from '../lib/input.js';
 
 export const command: Command = {
   name: 'feedback-loop',
@@ -30,7 +29,11 @@ example:
   async run(ctx) {
     const adversarialRole = requiredString(ctx.args, 'adversarial-role');
     const validatorRole = requiredString(ctx.args, 'validator-role');
-    const validatorText = readOptional(optionalString(ctx.args, 'validator-file')) ?? ((await ctx.stdin()) || undefined);
+    const fileFlag = (flag: string) => {
+      const path = optionalString(ctx.args, flag);
+      return path === null ? undefined : readTextFile(ctx, flag, path);
+    };
+    const validatorText = fileFlag('validator-file') ?? ((await ctx.stdin()) || undefined);
     const report = runFeedback(ctx.store(), {
       adversarialRole,
       validatorRole,
@@ -38,7 +41,7 @@ example:
       run: optionalString(ctx.args, 'run'),
       files: list(ctx.args, 'files'),
       validatorText,
-      adversarialText: readOptional(optionalString(ctx.args, 'adversarial-file')),
+      adversarialText: fileFlag('adversarial-file'),
       dryRun: Boolean(ctx.args['dry-run']),
     });
     for (const p of report.problems) ctx.log.warn(p);
@@ -53,17 +56,13 @@ example:
       'not-a-pass': 'FAIL: nothing reinforced',
       'no-verdict': 'no valid verdict-json block: nothing to do',
     }[report.gate];
-    ctx.log.info(`${report.penalised.length} false positive(s) ${would}penalised, ${report.unmatched.length} unmatched` +
-      `${report.alreadyDismissed.length ? `, ${report.alreadyDismissed.length} already penalised in this run` : ''}; ${gate}`);
+    if (report.gate === 'no-verdict') ctx.log.info(gate);
+    else
+      ctx.log.info(
+        `${report.penalised.length} false positive(s) ${would}penalised, ${report.unmatched.length} unmatched` +
+          `${report.alreadyDismissed.length ? `, ${report.alreadyDismissed.length} already penalised in this run` : ''}; ${gate}`,
+      );
     if (ctx.args.json) ctx.print(JSON.stringify(report) + '\n');
   },
 };
 
-function readOptional(path: string | null): string | undefined {
-  if (path === null) return undefined;
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new CairnError('input', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-}

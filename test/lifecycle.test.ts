@@ -179,7 +179,8 @@ describe('cairn maintain', () => {
       type: 'pattern.observed' as const, pattern: patternId(PROJECT, 'auditor', text), role: 'auditor', text, category, phase: 'plan',
       labels: [], files: [], deliberation: 'd1', issue: 'LED-1', run: 'r1',
     });
-    const ignore = (pattern: string) => ({ type: 'pattern.ignored' as const, pattern, role: 'auditor', weight: 1, finding: 'A1', retract: true, issue: 'LED-1', run: 'r1' });
+    // one dismissal per run: a second one in the same run would not count
+    const ignore = (pattern: string, run: string) => ({ type: 'pattern.ignored' as const, pattern, role: 'auditor', weight: 1, finding: 'A1', retract: true, issue: 'LED-1', run });
     const previous = process.env.CAIRN_NOW;
     try {
       process.env.CAIRN_NOW = iso(0);
@@ -187,7 +188,7 @@ describe('cairn maintain', () => {
       process.env.CAIRN_NOW = iso(44);
       store.append([observe(texts.dismissed, 'rule'), observe(texts.fresh, 'rule'), observe(texts.active, 'rule')]);
       store.append([{ type: 'pattern.promoted', pattern: ids.active, by: 'dana', reason: 'rollbacks matter' }]);
-      store.append([ids.dismissed, ids.active].flatMap((id) => [ignore(id), ignore(id), ignore(id)]));
+      store.append([ids.dismissed, ids.active].flatMap((id) => [ignore(id, 'r1'), ignore(id, 'r2'), ignore(id, 'r3')]));
     } finally {
       if (previous === undefined) delete process.env.CAIRN_NOW;
       else process.env.CAIRN_NOW = previous;

@@ -1,0 +1,702 @@
+import { describe, it, expect, afterEach } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempProject, openTestStore, run, fixtureText, fixturePath } from './helpers.js';
+import { storeDeliberation } from '../lib/deliberation.js';
+import { formatPatterns, recordInjection } from '../lib/format.js';
+import { runFeedback, matchPattern, dismissedTexts, type FeedbackInput, type FeedbackReport } from '../lib/feedback.js';
+import { getPattern, listPatterns, type Pattern } from '../lib/patterns.js';
+import { parseVerdict } from '../lib/verdict.js';
+import { patternId } from '../lib/ids.js';
+import type { Store } from '../lib/store.js';
+import { DAY_MS } from '../lib/clock.js';
+
+// feedback-loop (SPEC §3.7): a validator's verdict corrects the adversarial role's patterns.
+
+const DAY0 = Date.parse('2025-04-01T08:00:00.000Z');
+const iso = (day: number) => new Date(DAY0 + day * DAY_MS).toISOString();
+
+const savedNow = process.env.CAIRN_NOW;
+afterEach(() => {
+  if (savedNow === undefined) delete process.env.CAIRN_NOW;
+  else process.env.CAIRN_NOW = savedNow;
+});
+/** Pin "now" for in-process calls. */
+function now(day: number): void {
+  process.env.CAIRN_NOW = iso(day);
+}
+
+// Patterns of the examples. None of them is a near-duplicate (Jaccard ≥ 0.8) of another.
+const TOKENS = 'Never write raw session tokens to the debug log'; // rule
+const MIGRATION = 'Schema migrations must be reversible with a tested down step'; // rule
+const CHANGELOG = 'Every user-facing change gets a changelog entry'; // observation
+const RETRIES = 'Network retries without jitter cause thundering herds'; // causal
+
+interface FindingSpec {
+  id: string;
+  summary?: string;
+  location?: string;
+  fix_hint?: string;
+}
+
+/** An adversarial deliberation: Accumulated Patterns items, findings in a verdict block, an evidence level. */
+function adversarial(opts: { items?: string[]; findings?: FindingSpec[]; evidence?: 'L1' | 'L3'; verdict?: 'PASS' | 'FAIL' | null } = {}): string {
+  const findings = opts.findings ?? [];
+  const lines = ['# review', '', 'I looked at the change.', ''];
+  if (opts.evidence === 'L1') lines.push('```', '$ npm test', 'Tests: 12 passed, 12 total', '```', '');
+  if (opts.items?.length) lines.push('## Accumulated Patterns', '', ...opts.items.map((t) => `- ${t}`), '');
+  if (opts.verdict !== null) {
+    const verdict = opts.verdict ?? (findings.length ? 'FAIL' : 'PASS');
+    lines.push('## Verdict', '', `<!-- jkz:verdict-json ${JSON.stringify({ verdict, issues: findings, must_fix: findings.map((f) => f.id), false_positives: [] })} -->`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** A validator's text ending in its verdict-json block. */
+function validator(v: { verdict?: string; must_fix?: unknown[]; false_positives?: unknown[] }): string {
+  const block = { verdict: v.verdict ?? 'FAIL', issues: [], must_fix: v.must_fix ?? [], false_positives: v.false_positives ?? [] };
+  return `# check\n\nI checked the findings.\n\n<!-- jkz:verdict-json ${JSON.stringify(block)} -->\n`;
+}
+/** A validator that dismisses `ids` and confirms something else, so it is a FAIL that reinforces nothing. */
+const dismissing = (...ids: unknown[]) => validator({ verdict: 'FAIL', must_fix: ['X9'], false_positives: ids });
+
+function store(s: Store, text: string, role = 'auditor', issue: string | null = 'LED-9', runId: string | null = 'r1', files: string[] = []) {
+  return storeDeliberation(s, { text, role, issue, run: runId, phase: null, iteration: 1, labels: [], files });
+}
+
+function inject(s: Store, role: string, issue: string, runId: string, opts: { files?: string[] } = {}) {
+  const result = formatPatterns(s, { role, issue, run: runId, labels: [], files: opts.files ?? [], phase: null, exactTokens: false });
+  recordInjection(s, result, issue, runId);
+  return result.patterns.map((p) => p.id);
+}
+
+function feedback(s: Store, over: Partial<FeedbackInput>): FeedbackReport {
+  return runFeedback(s, { adversarialRole: 'auditor', validatorRole: 'curator', issue: 'LED-9', run: 'r1', files: [], dryRun: false, ...over });
+}
+
+const pid = (s: Store, text: string, role = 'auditor') => patternId(s.project, role, text);
+const pat = (s: Store, text: string, role = 'auditor'): Pattern => {
+  const p = getPattern(s.db, s.project, pid(s, text, role));
+  if (!p) throw new Error(`no pattern "${text}"`);
+  return p;
+};
+
+/** Everything feedback could change: the log byte for byte, and the derived rows. */
+function snapshot(root: string) {
+  const s = openTestStore(root);
+  const state = {
+    log: readFileSync(s.eventsPath, 'utf8'),
+    patterns: listPatterns(s.db, s.project, { includeDeprecated: true }).sort((a, b) => (a.id < b.id ? -1 : 1)),
+    dismissals: s.db.prepare('SELECT * FROM dismissals ORDER BY pattern').all(),
+    sightings: s.db.prepare('SELECT * FROM sightings ORDER BY rowid').all(),
+  };
+  s.close();
+  return state;
+}
+
+function events(root: string, type?: string): Record<string, any>[] {
+  const s = openTestStore(root);
+  const lines = readFileSync(s.eventsPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  s.close();
+  return type ? lines.filter((e) => e.type === type) : lines;
+}
+
+const FEEDBACK_ARGS = ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-9', '--run', 'r1'];
+
+/** A project whose auditor raised A1 (TOKENS) and A2 (MIGRATION) in LED-9 r1, both learned as patterns. */
+function seeded(): string {
+  const root = tempProject();
+  const s = openTestStore(root);
+  now(0);
+  store(s, adversarial({ items: [TOKENS, MIGRATION], findings: [{ id: 'A1', summary: TOKENS }, { id: 'A2', summary: MIGRATION }] }));
+  s.close();
+  return root;
+}
+
+describe('bad verdicts: never a crash, never the wrong pattern', () => {
+  const unchanged = (name: string, input: string | Buffer, expectStderr: RegExp, extraArgs: string[] = []) =>
+    it(name, () => {
+      const root = seeded();
+      const before = snapshot(root);
+      const r = run('feedback-loop', [...FEEDBACK_ARGS, ...extraArgs], { cwd: root, input, env: { CAIRN_NOW: iso(1) } });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(expectStderr);
+      expect(r.stderr).not.toMatch(/TypeError|RangeError|at .*\.js:\d+/); // a message, not a stack
+      expect(snapshot(root)).toEqual(before);
+    });
+
+  unchanged('no verdict block: nothing to do', 'Looks fine to me, ship it.\n', /^cairn feedback-loop: no valid verdict-json block: nothing to do$/m);
+
+  unchanged(
+    'invalid JSON in the block is reported on stderr and treated as absent (A1 is named but not penalised)',
+    '<!-- jkz:verdict-json {"verdict": "FAIL", "must_fix": ["A2"], "false_positives": ["A1"],} -->\n',
+    /^cairn feedback-loop: verdict-json block at line 1 is not valid JSON .*\ncairn feedback-loop: .*no valid verdict-json block: nothing to do\n$/,
+  );
+
+  unchanged('an unknown id is reported unmatched', dismissing('Z9'), /unmatched false positive Z9: no finding or line names Z9 in the auditor text/);
+
+  unchanged('an empty false_positives list changes nothing', dismissing(), /0 false positive\(s\) penalised, 0 unmatched; FAIL: nothing reinforced/);
+
+  unchanged('false_positives that are not ids (objects, null, booleans) are ignored', dismissing({ id: 'A1' }, null, true, ''), /0 false positive\(s\) penalised, 0 unmatched/);
+
+  unchanged('binary garbage on stdin fails open', randomBytes(64 * 1024), /^cairn feedback-loop: (stdin (holds binary data|is not valid UTF-8)|no valid verdict-json block)/);
+
+  it('binary garbage as --validator-file fails open and changes nothing', () => {
+    const root = seeded();
+    const file = join(root, 'garbage.bin');
+    writeFileSync(file, Buffer.concat([randomBytes(32 * 1024), Buffer.from('<!-- jkz:verdict-json {"verdict": '), randomBytes(1024)]));
+    const before = snapshot(root);
+    const r = run('feedback-loop', [...FEEDBACK_ARGS, '--validator-file', file], { cwd: root, env: { CAIRN_NOW: iso(1) } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^cairn feedback-loop: /m);
+    expect(snapshot(root)).toEqual(before);
+  });
+
+  it('an id whose finding matches no pattern is reported unmatched and nothing is penalised', () => {
+    const root = seeded();
+    // The adversarial text given on the command line has A9, about something no pattern speaks of.
+    const file = join(root, 'auditor.md');
+    writeFileSync(file, adversarial({ findings: [{ id: 'A9', summary: 'Quarterly revenue report uses the wrong fiscal calendar' }] }));
+    const before = snapshot(root);
+    const r = run('feedback-loop', [...FEEDBACK_ARGS, '--adversarial-file', file, '--json'], { cwd: root, input: dismissing('A9'), env: { CAIRN_NOW: iso(1) } });
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.penalised).toEqual([]);
+    expect(report.unmatched).toEqual([{ finding: 'A9', reason: expect.stringMatching(/^no auditor pattern matches "Quarterly revenue report/) }]);
+    expect(r.stderr).toMatch(/unmatched false positive A9/);
+    expect(snapshot(root)).toEqual(before);
+  });
+
+  it('the same id twice (or in another case) is one dismissal', () => {
+    const root = seeded();
+    const r = run('feedback-loop', [...FEEDBACK_ARGS, '--json'], { cwd: root, input: dismissing('A1', 'A1', 'a1'), env: { CAIRN_NOW: iso(1) } });
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.penalised).toHaveLength(1);
+    expect(report.unmatched).toEqual([]);
+    const ignored = events(root, 'pattern.ignored');
+    expect(ignored).toHaveLength(1);
+    const s = openTestStore(root);
+    expect(ignored[0].pattern).toBe(pid(s, TOKENS));
+    expect(pat(s, TOKENS)).toMatchObject({ ignore_count: 1, ignore_weight: 1 });
+    expect(pat(s, MIGRATION)).toMatchObject({ ignore_count: 0, ignore_weight: 0, success_count: 1 });
+  });
+
+  it('a 5 MB validator text is read and its verdict applied once', () => {
+    const root = seeded();
+    const prose = 'The reviewer went through the change line by line and found nothing else of note.\n';
+    const big = prose.repeat(Math.ceil((5 * 1024 * 1024) / prose.length)) + dismissing('A1');
+    expect(Buffer.byteLength(big)).toBeGreaterThan(5 * 1024 * 1024);
+    const r = run('feedback-loop', [...FEEDBACK_ARGS, '--json'], { cwd: root, input: big, env: { CAIRN_NOW: iso(1), CAIRN_DEADLINE_MS: '60000' } });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).penalised).toEqual([expect.objectContaining({ finding: 'A1', match: 'exact' })]);
+    expect(events(root, 'pattern.ignored')).toHaveLength(1);
+  });
+
+  it('a 5 MB validator text without a block changes nothing', () => {
+    const root = seeded();
+    const before = snapshot(root);
+    const r = run('feedback-loop', FEEDBACK_ARGS, { cwd: root, input: 'x'.repeat(5 * 1024 * 1024), env: { CAIRN_NOW: iso(1), CAIRN_DEADLINE_MS: '60000' } });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/no valid verdict-json block/);
+    expect(snapshot(root)).toEqual(before);
+  });
+
+  it('no validator text at all is an input error: exit 0, one line, nothing written (exit 1 under --strict)', () => {
+    const root = seeded();
+    const before = snapshot(root);
+    const r = run('feedback-loop', FEEDBACK_ARGS, { cwd: root, env: { CAIRN_NOW: iso(1) } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^cairn feedback-loop: no curator text/);
+    expect(run('feedback-loop', [...FEEDBACK_ARGS, '--strict'], { cwd: root }).code).toBe(1);
+    expect(snapshot(root)).toEqual(before);
+  });
+
+  it('missing roles are usage errors (exit 2 under --strict)', () => {
+    const root = seeded();
+    const r = run('feedback-loop', ['--validator-role', 'curator'], { cwd: root, input: dismissing('A1') });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/--adversarial-role is required/);
+    expect(run('feedback-loop', ['--validator-role', 'curator', '--strict'], { cwd: root, input: dismissing('A1') }).code).toBe(2);
+    expect(events(root, 'pattern.ignored')).toEqual([]);
+  });
+});
+
+describe('the penalty weight is the adversarial role’s', () => {
+  const cases: [string, string, number][] = [
+    ['sentinel', 'lens', 1.5],
+    ['inspector', 'curator', 1.5],
+    ['auditor', 'inspector', 1.0], // the validator's own weight (inspector 1.5) plays no part
+    ['judge', 'sentinel', 1.0],
+  ];
+  for (const [adv, val, weight] of cases) {
+    it(`${adv} checked by ${val}: ignore weight + ${weight}`, () => {
+      const s = openTestStore(tempProject());
+      now(0);
+      store(s, adversarial({ items: [TOKENS], findings: [{ id: 'S1', summary: TOKENS }] }), adv);
+      const report = feedback(s, { adversarialRole: adv, validatorRole: val, validatorText: dismissing('S1') });
+      expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, TOKENS, adv), weight })]);
+      expect(pat(s, TOKENS, adv)).toMatchObject({ ignore_count: 1, ignore_weight: weight });
+    });
+  }
+
+  it('config.json roleWeights overrides the weight', () => {
+    const root = tempProject();
+    writeFileSync(join(root, '.cairn', 'config.json'), JSON.stringify({ roleWeights: { auditor: 2.5, sentinel: 1.5, inspector: 1.5 } }));
+    const s = openTestStore(root);
+    now(0);
+    store(s, adversarial({ items: [TOKENS], findings: [{ id: 'A1', summary: TOKENS }] }));
+    const report = feedback(s, { validatorRole: 'inspector', validatorText: dismissing('A1') });
+    expect(report.penalised[0].weight).toBe(2.5);
+    expect(pat(s, TOKENS)).toMatchObject({ ignore_count: 1, ignore_weight: 2.5 });
+  });
+});
+
+describe('regression', () => {
+  it('dismissing a validated pattern records pattern.regressed and warns `regression:` on stderr', () => {
+    const root = tempProject();
+    const s = openTestStore(root);
+    now(0);
+    store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-9', 'r0');
+    now(1);
+    inject(s, 'auditor', 'LED-9', 'r1');
+    store(s, adversarial({ evidence: 'L1' }), 'auditor', 'LED-9', 'r1');
+    const pass = feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
+    expect(pass.gate).toBe('reinforced');
+    expect(pat(s, TOKENS).was_validated).toBe(1);
+    // Next run, the auditor raises the validated pattern as a finding, and the curator dismisses it.
+    now(2);
+    store(s, adversarial({ findings: [{ id: 'A4', summary: TOKENS }] }), 'auditor', 'LED-9', 'r2');
+    s.close();
+    const r = run('feedback-loop', [...FEEDBACK_ARGS.slice(0, 6), '--run', 'r2', '--json'], { cwd: root, input: dismissing('A4'), env: { CAIRN_NOW: iso(2) } });
+    expect(r.code).toBe(0);
+    const id = patternId(openTestStore(root).project, 'auditor', TOKENS);
+    expect(r.stderr).toContain(`cairn feedback-loop: regression: ${id} had been validated and was dismissed as a false positive (A4)`);
+    expect(JSON.parse(r.stdout).penalised).toEqual([expect.objectContaining({ pattern: id, regressed: true })]);
+    expect(events(root, 'pattern.regressed')).toEqual([expect.objectContaining({ pattern: id, finding: 'A4', issue: 'LED-9', run: 'r2' })]);
+    const after = openTestStore(root);
+    expect(pat(after, TOKENS)).toMatchObject({ regressed: 1, ignore_count: 1 });
+    expect(pat(after, MIGRATION)).toMatchObject({ regressed: 0 });
+  });
+
+  it('dismissing a pattern that was never validated is no regression', () => {
+    const root = seeded();
+    const r = run('feedback-loop', FEEDBACK_ARGS, { cwd: root, input: dismissing('A1'), env: { CAIRN_NOW: iso(1) } });
+    expect(r.stderr).not.toMatch(/regression:/);
+    expect(events(root, 'pattern.regressed')).toEqual([]);
+  });
+});
+
+describe('the evidence gate on PASS', () => {
+  /**
+   * Four auditor patterns, learned from deliberations about different files, all injected into LED-9 r1:
+   * TOKENS and MIGRATION from src/db.ts, CHANGELOG from docs/CHANGES.md, RETRIES from src/net.ts
+   * (decay-immune: reinforced three times before, so success 1 + 3 = 4).
+   */
+  function injectedFour() {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-8', 'r1', ['src/db.ts']);
+    store(s, adversarial({ items: [CHANGELOG] }), 'auditor', 'LED-8', 'r1', ['docs/CHANGES.md']);
+    store(s, adversarial({ items: [RETRIES] }), 'auditor', 'LED-8', 'r1', ['src/net.ts']);
+    s.append([1, 2, 3].map((n) => ({ type: 'pattern.reinforced' as const, pattern: pid(s, RETRIES), issue: 'LED-7', run: `r${n}` })));
+    now(1);
+    const injected = inject(s, 'auditor', 'LED-9', 'r1');
+    expect(injected.sort()).toEqual([TOKENS, MIGRATION, CHANGELOG, RETRIES].map((t) => pid(s, t)).sort());
+    return s;
+  }
+  const counters = (p: Pattern) => ({ s: p.success_count, r: p.reinforcement_count, v: p.was_validated, last: p.last_used });
+
+  it('an L3 adversarial text reinforces nothing, however clear the PASS', () => {
+    const s = injectedFour();
+    store(s, adversarial({ evidence: 'L3' }), 'auditor', 'LED-9', 'r1');
+    const before = readFileSync(s.eventsPath);
+    const report = feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
+    expect(report).toMatchObject({ effective: 'PASS', evidence: 'L3', gate: 'evidence-too-weak', reinforced: [], aged: [] });
+    expect(readFileSync(s.eventsPath)).toEqual(before);
+  });
+
+  it('an L1 PASS reinforces every injected pattern: success + 1, reinforcement + 1, validated, last_used = now', () => {
+    const s = injectedFour();
+    store(s, adversarial({ evidence: 'L1' }), 'auditor', 'LED-9', 'r1');
+    now(1.5);
+    const report = feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
+    expect(report).toMatchObject({ gate: 'reinforced', evidence: 'L1', aged: [] });
+    expect(report.reinforced.sort()).toEqual([TOKENS, MIGRATION, CHANGELOG, RETRIES].map((t) => pid(s, t)).sort());
+    for (const t of [TOKENS, MIGRATION, CHANGELOG]) expect(counters(pat(s, t))).toEqual({ s: 2, r: 1, v: 1, last: DAY0 + 1.5 * DAY_MS });
+    expect(counters(pat(s, RETRIES))).toEqual({ s: 5, r: 4, v: 1, last: DAY0 + 1.5 * DAY_MS });
+  });
+
+  it('--files narrows reinforcement to the injected patterns that learned those files, and ages the rest a day', () => {
+    const s = injectedFour();
+    store(s, adversarial({ evidence: 'L1' }), 'auditor', 'LED-9', 'r1');
+    now(1.5);
+    const report = feedback(s, { files: ['src/db.ts'], validatorText: validator({ verdict: 'PASS' }) });
+    expect(report.reinforced.sort()).toEqual([pid(s, TOKENS), pid(s, MIGRATION)].sort());
+    expect(report.aged.sort()).toEqual([pid(s, CHANGELOG), pid(s, RETRIES)].sort());
+    expect(counters(pat(s, TOKENS))).toEqual({ s: 2, r: 1, v: 1, last: DAY0 + 1.5 * DAY_MS });
+    // CHANGELOG was last used when injected (day 1): aging moves it one day back, nothing else.
+    expect(counters(pat(s, CHANGELOG))).toEqual({ s: 1, r: 0, v: 0, last: DAY0 });
+    // RETRIES is decay-immune (3 reinforcements): aging leaves it as it was.
+    expect(counters(pat(s, RETRIES))).toEqual({ s: 4, r: 3, v: 1, last: DAY0 + DAY_MS });
+  });
+
+  it('an active (promoted) pattern is decay-immune too: aging leaves it alone', () => {
+    const s = injectedFour();
+    s.append([{ type: 'pattern.promoted', pattern: pid(s, CHANGELOG), by: 'ana', reason: 'team rule' }]);
+    store(s, adversarial({ evidence: 'L1' }), 'auditor', 'LED-9', 'r1');
+    const report = feedback(s, { files: ['src/db.ts'], validatorText: validator({ verdict: 'PASS' }) });
+    expect(report.aged).toContain(pid(s, CHANGELOG));
+    expect(pat(s, CHANGELOG).last_used).toBe(DAY0 + DAY_MS);
+  });
+
+  it('a FAIL with an empty must_fix counts as PASS', () => {
+    const s = injectedFour();
+    store(s, adversarial({ evidence: 'L1' }), 'auditor', 'LED-9', 'r1');
+    const report = feedback(s, { validatorText: validator({ verdict: 'FAIL', must_fix: [] }) });
+    expect(report).toMatchObject({ verdict: 'FAIL', effective: 'PASS', gate: 'reinforced' });
+    expect(report.reinforced).toHaveLength(4);
+  });
+
+  it('a FAIL with must_fix reinforces and ages nothing', () => {
+    const s = injectedFour();
+    store(s, adversarial({ evidence: 'L1' }), 'auditor', 'LED-9', 'r1');
+    const report = feedback(s, { validatorText: validator({ verdict: 'FAIL', must_fix: ['A1'] }) });
+    expect(report).toMatchObject({ effective: 'FAIL', gate: 'not-a-pass', reinforced: [], aged: [] });
+  });
+
+  it('without an injection record, the top 5 of the adversarial role by score are reinforced', () => {
+    const s = openTestStore(tempProject());
+    // Seven auditor observations learned one per day: the newer, the higher the score.
+    const texts = [
+      'Release branches are cut on Tuesdays',
+      'Feature flags default to off in production',
+      'The billing service owns invoice numbering',
+      'Staging mirrors production data nightly',
+      'Mobile clients pin the API version header',
+      'Support tickets reference the order id',
+      'Cron jobs run in the UTC timezone',
+    ];
+    texts.forEach((t, d) => {
+      now(d);
+      store(s, adversarial({ items: [t] }), 'auditor', 'LED-1', `r${d}`);
+    });
+    // Newer still, but not candidates: a judge pattern (another role) and a deprecated auditor pattern.
+    now(6.5);
+    store(s, adversarial({ items: ['Judges read the diff before the plan'] }), 'judge', 'LED-1', 'r7');
+    store(s, adversarial({ items: ['Auditors skim generated lockfiles quickly'] }), 'auditor', 'LED-1', 'r8');
+    s.append([{ type: 'pattern.deprecated', pattern: pid(s, 'Auditors skim generated lockfiles quickly'), reason: 'obsolete', auto: false }]);
+    now(7);
+    const report = feedback(s, { issue: 'LED-2', run: 'r1', adversarialText: adversarial({ evidence: 'L1' }), validatorText: validator({ verdict: 'PASS' }) });
+    expect(report.gate).toBe('reinforced');
+    // Scores: exp(−(7 − d)/14) for d = 6, 5, 4, 3, 2 are the five best.
+    expect(report.reinforced).toEqual(texts.slice(2).reverse().map((t) => pid(s, t)));
+    expect(report.aged).toEqual([]);
+  });
+});
+
+describe('matching a dismissed finding to a pattern', () => {
+  it('an exact normalised substring beats a fuzzy match, even one on a pattern injected in this run', () => {
+    const s = openTestStore(tempProject());
+    const LONG = 'Raw session tokens must never reach the logs, not even at debug level';
+    const SHORT = 'Session tokens must never reach logs';
+    now(0);
+    store(s, adversarial({ items: [LONG, SHORT] }), 'auditor', 'LED-8', 'r1');
+    now(1);
+    s.append([{ type: 'pattern.injected', role: 'auditor', issue: 'LED-9', run: 'r1', patterns: [pid(s, SHORT)], path: 'full', tokens: 20 }]);
+    // "raw session tokens must never reach the logs" is inside LONG; SHORT covers it fully by
+    // content words too (overlap 1.0) and is injected, so fuzzy alone would have picked SHORT.
+    const summary = '**Raw session tokens must never reach the logs.**';
+    const texts = dismissedTexts('A1', parseVerdict(adversarial({ findings: [{ id: 'A1', summary }] })).verdict, '');
+    const candidates = listPatterns(s.db, s.project, { roles: ['auditor'] });
+    expect(matchPattern(texts, candidates, new Set([pid(s, SHORT)]))).toMatchObject({ pattern: { id: pid(s, LONG) }, match: 'exact' });
+    expect(matchPattern(['never must session tokens reach logs'], candidates, new Set([pid(s, SHORT)]))).toMatchObject({ pattern: { id: pid(s, SHORT) }, match: 'fuzzy' });
+    const report = feedback(s, { adversarialText: adversarial({ findings: [{ id: 'A1', summary }] }), validatorText: dismissing('A1') });
+    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, LONG), match: 'exact' })]);
+    expect(pat(s, SHORT).ignore_count).toBe(0);
+  });
+
+  it('the summary decides before the location and fix hint do', () => {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [CHANGELOG, MIGRATION] }), 'auditor', 'LED-8', 'r1');
+    // summary ~ CHANGELOG: {user, facing, change, changelog} of 6 content words → 0.67;
+    // fix hint ~ MIGRATION: 6 of 7 → 0.86, a closer match, but only a fallback for the summary.
+    const finding = { id: 'A1', summary: 'User-facing change shipped without changelog', fix_hint: 'Make the schema migrations reversible with a tested down step' };
+    const report = feedback(s, { adversarialText: adversarial({ findings: [finding] }), validatorText: dismissing('A1') });
+    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, CHANGELOG), match: 'fuzzy' })]);
+    // With a summary that matches nothing, the fix hint is used.
+    const other = { ...finding, id: 'A2', summary: 'Quarterly revenue uses the wrong fiscal calendar' };
+    const second = feedback(s, { adversarialText: adversarial({ findings: [other] }), validatorText: dismissing('A2') });
+    expect(second.penalised).toEqual([expect.objectContaining({ pattern: pid(s, MIGRATION), match: 'fuzzy' })]);
+  });
+
+  it('overlap below 0.5 is no match', () => {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [MIGRATION] }), 'auditor', 'LED-8', 'r1');
+    // content words {schema, change, lacks, index}: only "schema" is shared with MIGRATION → 1/4
+    const report = feedback(s, { adversarialText: adversarial({ findings: [{ id: 'A1', summary: 'The schema change lacks an index' }] }), validatorText: dismissing('A1') });
+    expect(report.penalised).toEqual([]);
+    expect(report.unmatched).toEqual([expect.objectContaining({ finding: 'A1' })]);
+  });
+
+  // The fixture pairs of fixtures/deliberations/README.md: a finding summary that paraphrases one of
+  // the deliberation's own Accumulated Patterns items (overlap coefficient 0.63–1.00 after stop-words).
+  const PAIRS: [string, string, string, string, string][] = [
+    ['led-101-r1-review-judge.md', 'led-101-r1-review-inspector.md', 'judge', 'J1', 'In JSON mode, spinners and progress lines must go to stderr, never to stdout'],
+    ['led-102-r1-review-judge.md', 'led-102-r1-review-inspector.md', 'judge', 'J2', 'New columns that queries filter on should get an index in the same migration'],
+    ['led-103-r1-review-judge.md', 'led-103-r1-review-inspector.md', 'judge', 'J2', 'every token-issuing endpoint needs a rate limit on the route or router'],
+    ['led-101-r1-qa-sentinel.md', 'led-101-r1-qa-lens.md', 'sentinel', 'S2', 'Untrusted strings echoed to a terminal must have control characters stripped or escaped'],
+    ['led-102-r1-qa-sentinel.md', 'led-102-r1-qa-lens.md', 'sentinel', 'S2', 'string-built SQL leads to injection, so every query must use bound parameters'],
+    ['led-103-r1-qa-sentinel.md', 'led-103-r1-qa-lens.md', 'sentinel', 'S2', 'Session cookies must always set HttpOnly, Secure and SameSite attributes'],
+  ];
+  for (const [advFile, valFile, role, finding, item] of PAIRS) {
+    it(`${valFile} dismissing ${finding} lands on the paraphrased item by fuzzy overlap`, () => {
+      const root = tempProject();
+      const s = openTestStore(root);
+      now(0);
+      // Learn the items only (the verdict block removed), so the summary is not a pattern of its own.
+      const withoutVerdict = fixtureText(advFile).replace(/<!--[\s\S]*?-->/g, '').replace(/```verdict-json[\s\S]*?```/g, '');
+      store(s, withoutVerdict, role, 'LED-X', 'r1');
+      s.close();
+      const validatorRole = valFile.replace(/^.*-(\w+)\.md$/, '$1');
+      const r = run(
+        'feedback-loop',
+        ['--adversarial-role', role, '--validator-role', validatorRole, '--issue', 'LED-X', '--run', 'r1', '--adversarial-file', fixturePath(advFile), '--validator-file', fixturePath(valFile), '--json'],
+        { cwd: root, env: { CAIRN_NOW: iso(1) } },
+      );
+      expect(r.code).toBe(0);
+      const report = JSON.parse(r.stdout);
+      expect(report.penalised).toEqual([
+        { finding, pattern: patternId(openTestStore(root).project, role, item), text: item, match: 'fuzzy', weight: role === 'sentinel' ? 1.5 : 1, retracted: true, regressed: false },
+      ]);
+      expect(report.unmatched).toEqual([]);
+    });
+  }
+
+  it('without a verdict block in the adversarial text, the line naming the id is used (whole id, verdict lines skipped)', () => {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [TOKENS, MIGRATION, CHANGELOG] }), 'auditor', 'LED-8', 'r1');
+    const text = [
+      '# audit',
+      '<!-- an old note: verdict-json mentions A1 schema migrations here -->',
+      '- A10: every user-facing change gets a changelog entry, and this one has none',
+      '- **A1** — session tokens are written raw to the debug log in src/auth.ts',
+    ].join('\n');
+    expect(dismissedTexts('A1', null, text)).toEqual(['session tokens are written raw to the debug log in src/auth.ts']);
+    const report = feedback(s, { adversarialText: text, validatorText: dismissing('A1') });
+    expect(report.penalised).toEqual([expect.objectContaining({ finding: 'A1', pattern: pid(s, TOKENS), match: 'fuzzy' })]);
+    expect(pat(s, CHANGELOG).ignore_count).toBe(0);
+    expect(pat(s, MIGRATION).ignore_count).toBe(0);
+  });
+});
+
+describe('--dry-run and --json', () => {
+  it('--dry-run reports the plan and writes nothing', () => {
+    const root = seeded();
+    const s = openTestStore(root);
+    now(0.5);
+    inject(s, 'auditor', 'LED-9', 'r1');
+    store(s, adversarial({ evidence: 'L1', findings: [{ id: 'A1', summary: TOKENS }] }), 'auditor', 'LED-9', 'r1');
+    s.close();
+    const before = snapshot(root);
+    const r = run('feedback-loop', [...FEEDBACK_ARGS, '--dry-run', '--json'], { cwd: root, input: validator({ verdict: 'PASS', false_positives: ['A1'] }), env: { CAIRN_NOW: iso(1) } });
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ dryRun: true, gate: 'reinforced', penalised: [expect.objectContaining({ finding: 'A1', match: 'exact' })] });
+    expect(report.reinforced).toHaveLength(1); // MIGRATION; TOKENS is the dismissed one
+    expect(r.stderr).toMatch(/1 false positive\(s\) would be penalised, 0 unmatched; PASS \(L1\): 1 would be reinforced, 0 would be aged/);
+    expect(snapshot(root)).toEqual(before);
+  });
+
+  it('--json prints the full account', () => {
+    const root = seeded();
+    const r = run('feedback-loop', [...FEEDBACK_ARGS, '--json'], { cwd: root, input: dismissing('A1', 'Z9'), env: { CAIRN_NOW: iso(1) } });
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    const id = patternId(openTestStore(root).project, 'auditor', TOKENS);
+    expect(report).toEqual({
+      verdict: 'FAIL',
+      effective: 'FAIL',
+      evidence: 'L3',
+      problems: [],
+      penalised: [{ finding: 'A1', pattern: id, text: TOKENS, match: 'exact', weight: 1, retracted: true, regressed: false }],
+      unmatched: [{ finding: 'Z9', reason: 'no finding or line names Z9 in the auditor text' }],
+      alreadyDismissed: [],
+      gate: 'not-a-pass',
+      reinforced: [],
+      aged: [],
+      dryRun: false,
+    });
+    expect(r.stdout.split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
+  it('without --json, stdout stays empty and the summary is one stderr line', () => {
+    const root = seeded();
+    const r = run('feedback-loop', FEEDBACK_ARGS, { cwd: root, input: dismissing('A1'), env: { CAIRN_NOW: iso(1) } });
+    expect(r).toMatchObject({ code: 0, stdout: '' });
+    expect(r.stderr).toBe('cairn feedback-loop: 1 false positive(s) penalised, 0 unmatched; FAIL: nothing reinforced\n');
+  });
+});
+
+describe('dismissals within a run', () => {
+  /** CHANGELOG learned in r0 (one success), injected into r1, and raised again there as A1: an echo. */
+  function echoedInR1() {
+    const root = tempProject();
+    const s = openTestStore(root);
+    now(0);
+    store(s, adversarial({ items: [CHANGELOG, MIGRATION] }), 'auditor', 'LED-9', 'r0');
+    now(1);
+    expect(inject(s, 'auditor', 'LED-9', 'r1')).toContain(pid(s, CHANGELOG));
+    const stored = store(s, adversarial({ findings: [{ id: 'A1', summary: CHANGELOG }] }), 'auditor', 'LED-9', 'r1');
+    expect(stored.patterns).toEqual([expect.objectContaining({ id: pid(s, CHANGELOG), status: 'echo' })]);
+    return { root, s };
+  }
+
+  it('a dismissed pattern is not re-injected in the same issue/run, but may be in another run', () => {
+    const { s } = echoedInR1();
+    feedback(s, { validatorText: dismissing('A1') });
+    // rate 1 / (1 + 1) = 0.5: still well above the cut…
+    expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 1, ignore_count: 1 });
+    const again = formatPatterns(s, { role: 'auditor', issue: 'LED-9', run: 'r1', labels: [], files: [], phase: null, exactTokens: false });
+    expect(again.patterns.map((p) => p.id)).not.toContain(pid(s, CHANGELOG));
+    expect(again.patterns.map((p) => p.id)).toContain(pid(s, MIGRATION));
+    // …so a later run gets it again.
+    const next = formatPatterns(s, { role: 'auditor', issue: 'LED-9', run: 'r2', labels: [], files: [], phase: null, exactTokens: false });
+    expect(next.patterns.map((p) => p.id)).toContain(pid(s, CHANGELOG));
+  });
+
+  it('echo rule: an injected pattern raised again adds no success, so its dismissal retracts nothing', () => {
+    const { s } = echoedInR1();
+    expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 1, sightings: 1 });
+    const report = feedback(s, { validatorText: dismissing('A1') });
+    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, CHANGELOG), retracted: false })]);
+    expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 1, ignore_count: 1, ignore_weight: 1 });
+  });
+
+  it('retracted success: a sighting that added a success in this run has it taken back', () => {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [CHANGELOG] }), 'auditor', 'LED-9', 'r0');
+    now(1);
+    // Not injected in r1, so raising it again is a real sighting: success 1 → 2.
+    store(s, adversarial({ findings: [{ id: 'A1', summary: CHANGELOG }] }), 'auditor', 'LED-9', 'r1');
+    expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 2, sightings: 2 });
+    const report = feedback(s, { validatorText: dismissing('A1') });
+    expect(report.penalised).toEqual([expect.objectContaining({ retracted: true })]);
+    // The dismissed sighting is no success: 2 → 1; the r0 sighting stands.
+    expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 1, ignore_count: 1, sightings: 2 });
+    const rows = s.db.prepare('SELECT run, added_success, retracted FROM sightings WHERE pattern = ? ORDER BY run').all(pid(s, CHANGELOG));
+    expect(rows).toEqual([
+      { run: 'r0', added_success: 1, retracted: 0 },
+      { run: 'r1', added_success: 1, retracted: 1 },
+    ]);
+  });
+
+  it('no sighting in this run: nothing is retracted', () => {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [CHANGELOG] }), 'auditor', 'LED-9', 'r0');
+    now(1);
+    // The r1 text is given, not stored: CHANGELOG has no sighting in r1.
+    const report = feedback(s, { adversarialText: adversarial({ findings: [{ id: 'A1', summary: CHANGELOG }] }), validatorText: dismissing('A1') });
+    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, CHANGELOG), retracted: false })]);
+    expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 1, ignore_count: 1 });
+  });
+
+  it('re-running feedback for the same issue/run does not penalise twice', () => {
+    const root = seeded();
+    const first = run('feedback-loop', [...FEEDBACK_ARGS, '--json'], { cwd: root, input: dismissing('A1'), env: { CAIRN_NOW: iso(1) } });
+    expect(JSON.parse(first.stdout).penalised).toHaveLength(1);
+    const log = readFileSync(join(root, '.cairn', 'events.jsonl'));
+    const second = run('feedback-loop', [...FEEDBACK_ARGS, '--json'], { cwd: root, input: dismissing('A1'), env: { CAIRN_NOW: iso(1.1) } });
+    expect(second.code).toBe(0);
+    const report = JSON.parse(second.stdout);
+    const s = openTestStore(root);
+    expect(report).toMatchObject({ penalised: [], alreadyDismissed: [pid(s, TOKENS)] });
+    expect(second.stderr).toMatch(/0 false positive\(s\) penalised, 0 unmatched, 1 already penalised in this run/);
+    expect(readFileSync(join(root, '.cairn', 'events.jsonl'))).toEqual(log);
+    expect(pat(s, TOKENS)).toMatchObject({ ignore_count: 1, ignore_weight: 1, success_count: 0 });
+  });
+});
+
+describe('a false alarm raised and dismissed in every run', () => {
+  const FALSE_ALARM = 'The release notes omit the internal refactor of the billing module';
+  const raising = adversarial({ items: [FALSE_ALARM], findings: [{ id: 'A1', summary: FALSE_ALARM }] });
+
+  /** One run a day: format (inject), store the auditor raising it as A1, the curator dismisses A1. */
+  function runDaily(s: Store, first: number, last: number): number | undefined {
+    for (let day = first; day <= last; day++) {
+      now(day);
+      const injected = inject(s, 'auditor', 'LED-5', `r${day}`);
+      if (!injected.includes(pid(s, FALSE_ALARM))) return day;
+      store(s, raising, 'auditor', 'LED-5', `r${day}`);
+      feedback(s, { issue: 'LED-5', run: `r${day}`, validatorText: dismissing('A1') });
+    }
+    return undefined;
+  }
+
+  it('when dismissed from its first sighting, it never earns an injection', () => {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, raising, 'auditor', 'LED-5', 'r0');
+    feedback(s, { issue: 'LED-5', run: 'r0', validatorText: dismissing('A1') });
+    // Its one success was the dismissed sighting's: 0 / (0 + 1) = 0.
+    expect(pat(s, FALSE_ALARM)).toMatchObject({ success_count: 0, ignore_count: 1 });
+    for (let day = 1; day <= 15; day++) {
+      now(day);
+      expect(inject(s, 'auditor', 'LED-5', `r${day}`)).not.toContain(pid(s, FALSE_ALARM));
+      // Re-raised but not injected: a real sighting (+1), dismissed (+1 ignore, the +1 retracted).
+      store(s, raising, 'auditor', 'LED-5', `r${day}`);
+      feedback(s, { issue: 'LED-5', run: `r${day}`, validatorText: dismissing('A1') });
+    }
+    expect(pat(s, FALSE_ALARM)).toMatchObject({ success_count: 0, ignore_count: 16, sightings: 16 });
+  });
+
+  it('with one earlier success, it falls below the cut after about ten dismissals (here 9) and stays out', () => {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, raising, 'auditor', 'LED-5', 'r0'); // learned, not dismissed: success 1
+    // Each day it is injected, echoed (no success) and dismissed (+1 ignore, nothing to retract).
+    // An observation, no context, last used a day before: score = 1 / (1 + n) × exp(−1/14)
+    // = 0.9311 / (1 + n) ≥ 0.1 while n ≤ 8 → injected on days 1–9, gone on day 10.
+    const gone = runDaily(s, 1, 20);
+    expect(gone).toBe(10);
+    expect(gone).toBeLessThanOrEqual(12);
+    expect(pat(s, FALSE_ALARM)).toMatchObject({ success_count: 1, ignore_count: 9, ignore_weight: 9 });
+    // Raised and dismissed every day after that, it never comes back: each re-raise is a real
+    // sighting (not injected) whose success the dismissal takes back.
+    for (let day = 10; day <= 20; day++) {
+      now(day);
+      expect(inject(s, 'auditor', 'LED-5', `x${day}`)).not.toContain(pid(s, FALSE_ALARM));
+      store(s, raising, 'auditor', 'LED-5', `x${day}`);
+      feedback(s, { issue: 'LED-5', run: `x${day}`, validatorText: dismissing('A1') });
+    }
+    expect(pat(s, FALSE_ALARM)).toMatchObject({ success_count: 1, ignore_count: 20 });
+  });
+});
+
+describe('a pattern dismissed in this run is never reinforced in it', () => {
+  it('a later PASS of the same run (a re-run, or the next iteration) reinforces the others, not the dismissed one', () => {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-9', 'r0');
+    now(1);
+    inject(s, 'auditor', 'LED-9', 'r1');
+    // Iteration 1: the auditor raises TOKENS (an echo) with L1 output; the curator dismisses it but confirms X9.
+    store(s, adversarial({ evidence: 'L1', findings: [{ id: 'A1', summary: TOKENS }] }), 'auditor', 'LED-9', 'r1');
+    expect(feedback(s, { validatorText: dismissing('A1') }).penalised).toHaveLength(1);
+    // Iteration 2: the curator passes the plan, repeating its dismissal of A1.
+    const pass = feedback(s, { validatorText: validator({ verdict: 'PASS', false_positives: ['A1'] }) });
+    expect(pass).toMatchObject({ gate: 'reinforced', penalised: [], alreadyDismissed: [pid(s, TOKENS)] });
+    expect(pass.reinforced).toEqual([pid(s, MIGRATION)]);
+    expect(pass.aged).toEqual([]);
+    expect(pat(s, TOKENS)).toMatchObject({ success_count: 1, ignore_count: 1, reinforcement_count: 0, was_validated: 0 });
+    expect(pat(s, MIGRATION)).toMatchObject({ success_count: 2, reinforcement_count: 1, was_validated: 1 });
+  });
+});

@@ -1,0 +1,207 @@
+import { describe, it, expect, afterEach } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { tempProject, openTestStore, run } from './helpers.js';
+import { storeDeliberation } from '../lib/deliberation.js';
+import { formatPatterns, recordInjection } from '../lib/format.js';
+import { getPattern, type Pattern } from '../lib/patterns.js';
+import { patternId } from '../lib/ids.js';
+
+// outcome-score (SPEC §3.8): when the pipeline ends, every pattern injected during the issue/run is
+// graded once by the result: pass → success + 1; fail → ignore weight + 0.5 × the pattern's role weight.
+
+const DAY0 = Date.parse('2025-05-01T08:00:00.000Z');
+const iso = (day: number) => new Date(DAY0 + day * 86_400_000).toISOString();
+const savedNow = process.env.CAIRN_NOW;
+afterEach(() => {
+  if (savedNow === undefined) delete process.env.CAIRN_NOW;
+  else process.env.CAIRN_NOW = savedNow;
+});
+
+const TEXT = {
+  auditor: 'Plans must name the migration rollback step', // weight 1.0
+  sentinel: 'Never print bearer tokens in error messages', // weight 1.5
+  inspector: 'Review comments must cite the line they are about', // weight 1.5
+  lens: 'Reproductions should include the exact command that was run', // weight 1.0
+  scribe: 'Release notes are grouped by customer-visible area', // never injected
+} as const;
+type Role = keyof typeof TEXT;
+
+/** One pattern per role, learned on day 0 (optionally deprecated); then, on day 1, injections for LED-7. */
+function project(opts: { deprecate?: Role[] } = {}): { root: string; ids: Record<Role, string> } {
+  const root = tempProject();
+  const s = openTestStore(root);
+  process.env.CAIRN_NOW = iso(0);
+  for (const role of Object.keys(TEXT) as Role[]) {
+    storeDeliberation(s, { text: `## Accumulated Patterns\n- ${TEXT[role]}\n`, role, issue: 'LED-6', run: 'r1', phase: null, iteration: 1, labels: [], files: [] });
+  }
+  const ids = Object.fromEntries((Object.keys(TEXT) as Role[]).map((r) => [r, patternId(s.project, r, TEXT[r])])) as Record<Role, string>;
+  for (const role of opts.deprecate ?? []) s.append([{ type: 'pattern.deprecated', pattern: ids[role], reason: 'test', auto: false }]);
+  process.env.CAIRN_NOW = iso(1);
+  // r1: the auditor's block twice (auditor + sentinel, via cross-role), the lens's and the inspector's
+  // blocks once each (lens + inspector, the validator kind). r2: the auditor's block only.
+  for (const [role, runId] of [['auditor', 'r1'], ['auditor', 'r1'], ['lens', 'r1'], ['auditor', 'r2']] as const) {
+    const result = formatPatterns(s, { role, issue: 'LED-7', run: runId, labels: [], files: [], phase: null, exactTokens: false });
+    recordInjection(s, result, 'LED-7', runId);
+  }
+  s.close();
+  return { root, ids };
+}
+
+function state(root: string): Record<string, Pick<Pattern, 'success_count' | 'ignore_count' | 'ignore_weight'>> {
+  const s = openTestStore(root);
+  const out: Record<string, Pick<Pattern, 'success_count' | 'ignore_count' | 'ignore_weight'>> = {};
+  for (const role of Object.keys(TEXT) as Role[]) {
+    const p = getPattern(s.db, s.project, patternId(s.project, role, TEXT[role]))!;
+    out[role] = { success_count: p.success_count, ignore_count: p.ignore_count, ignore_weight: p.ignore_weight };
+  }
+  s.close();
+  return out;
+}
+
+const log = (root: string) => readFileSync(`${root}/.cairn/events.jsonl`);
+const outcomeEvents = (root: string) =>
+  log(root).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.type === 'pattern.outcome');
+const score = (root: string, args: string[], day = 2) => run('outcome-score', args, { cwd: root, env: { CAIRN_NOW: iso(day) } });
+const fresh = { success_count: 1, ignore_count: 0, ignore_weight: 0 };
+
+describe('grading the patterns injected in an issue/run', () => {
+  it('pass: every pattern injected in the run, of any role, gets one success, once', () => {
+    const { root, ids } = project();
+    const r = score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('cairn outcome-score: LED-7/r1 pass: 4 injected pattern(s) graded\n');
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ issue: 'LED-7', run: 'r1', result: 'pass', applied: true });
+    expect(report.patterns).toEqual(
+      expect.arrayContaining([
+        { pattern: ids.auditor, weight: 1 },
+        { pattern: ids.sentinel, weight: 1.5 },
+        { pattern: ids.inspector, weight: 1.5 },
+        { pattern: ids.lens, weight: 1 },
+      ]),
+    );
+    expect(report.patterns).toHaveLength(4); // the auditor block was injected twice: graded once
+    // Each injected pattern: 1 (first sight) + 1. The scribe's was never injected.
+    expect(state(root)).toEqual({
+      auditor: { ...fresh, success_count: 2 },
+      sentinel: { ...fresh, success_count: 2 },
+      inspector: { ...fresh, success_count: 2 },
+      lens: { ...fresh, success_count: 2 },
+      scribe: fresh,
+    });
+    expect(outcomeEvents(root)).toEqual([expect.objectContaining({ ts: iso(2), issue: 'LED-7', run: 'r1', result: 'pass', patterns: report.patterns })]);
+  });
+
+  it('fail: ignore weight + 0.5 × the pattern’s role weight (sentinel and inspector 1.5 → 0.75); ignore_count untouched', () => {
+    const { root } = project();
+    const r = score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'fail']);
+    expect(r).toMatchObject({ code: 0, stdout: '' });
+    expect(state(root)).toEqual({
+      auditor: { ...fresh, ignore_weight: 0.5 },
+      sentinel: { ...fresh, ignore_weight: 0.75 }, // injected into the auditor's block, graded by its own role
+      inspector: { ...fresh, ignore_weight: 0.75 },
+      lens: { ...fresh, ignore_weight: 0.5 },
+      scribe: fresh,
+    });
+  });
+
+  it('is idempotent per (issue, run): a repeat, even with the other result, is reported and changes nothing', () => {
+    const { root } = project();
+    expect(score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass']).code).toBe(0);
+    const before = log(root);
+    const graded = state(root);
+    for (const result of ['pass', 'fail']) {
+      const r = score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', result, '--json'], 3);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe("cairn outcome-score: LED-7/r1 was already graded 'pass'; nothing changed\n");
+      expect(JSON.parse(r.stdout)).toEqual({ issue: 'LED-7', run: 'r1', result, applied: false, previous: 'pass', patterns: [] });
+      expect(log(root)).toEqual(before);
+      expect(state(root)).toEqual(graded);
+    }
+  });
+
+  it('another run of the same issue is graded on its own', () => {
+    const { root, ids } = project();
+    score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass']);
+    const r = score(root, ['--issue', 'LED-7', '--run', 'r2', '--result', 'fail', '--json']);
+    expect(r.code).toBe(0);
+    // r2 injected only the auditor's block: the auditor and the sentinel patterns.
+    expect(JSON.parse(r.stdout).patterns).toEqual(
+      [
+        { pattern: ids.auditor, weight: 1 },
+        { pattern: ids.sentinel, weight: 1.5 },
+      ].sort((a, b) => (a.pattern < b.pattern ? -1 : 1)),
+    );
+    expect(state(root)).toEqual({
+      auditor: { success_count: 2, ignore_count: 0, ignore_weight: 0.5 },
+      sentinel: { success_count: 2, ignore_count: 0, ignore_weight: 0.75 },
+      inspector: { ...fresh, success_count: 2 },
+      lens: { ...fresh, success_count: 2 },
+      scribe: fresh,
+    });
+    expect(outcomeEvents(root).map((e) => [e.run, e.result])).toEqual([
+      ['r1', 'pass'],
+      ['r2', 'fail'],
+    ]);
+  });
+
+  it('an issue graded without --run covers the injections made without --run', () => {
+    const root = tempProject();
+    const s = openTestStore(root);
+    process.env.CAIRN_NOW = iso(0);
+    storeDeliberation(s, { text: `## Accumulated Patterns\n- ${TEXT.auditor}\n`, role: 'auditor', issue: 'LED-6', run: null, phase: null, iteration: null, labels: [], files: [] });
+    recordInjection(s, formatPatterns(s, { role: 'auditor', issue: 'LED-8', run: null, labels: [], files: [], phase: null, exactTokens: false }), 'LED-8', null);
+    s.close();
+    const r = score(root, ['--issue', 'LED-8', '--result', 'pass', '--json']);
+    expect(r.stderr).toBe('cairn outcome-score: LED-8 pass: 1 injected pattern(s) graded\n');
+    expect(JSON.parse(r.stdout)).toMatchObject({ issue: 'LED-8', run: null, applied: true, patterns: [{ weight: 1 }] });
+    const after = openTestStore(root);
+    expect(getPattern(after.db, after.project, patternId(after.project, 'auditor', TEXT.auditor))).toMatchObject({ success_count: 2 });
+  });
+
+  it('--dry-run reports what would be graded and writes nothing; the real run afterwards still grades', () => {
+    const { root } = project();
+    const before = log(root);
+    const dry = score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'fail', '--dry-run', '--json']);
+    expect(dry.code).toBe(0);
+    expect(dry.stderr).toBe('cairn outcome-score: LED-7/r1 fail: 4 injected pattern(s) would be graded\n');
+    const report = JSON.parse(dry.stdout);
+    expect(report).toMatchObject({ result: 'fail', applied: false });
+    expect(report.patterns).toHaveLength(4);
+    expect(report.previous).toBeUndefined();
+    expect(log(root)).toEqual(before);
+    const real = score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'fail', '--json']);
+    expect(JSON.parse(real.stdout)).toMatchObject({ applied: true });
+    expect(state(root).sentinel.ignore_weight).toBe(0.75);
+  });
+
+  it('deprecated patterns are never injected, so never graded', () => {
+    const { root, ids } = project({ deprecate: ['sentinel'] });
+    const r = score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'fail', '--json']);
+    const graded = JSON.parse(r.stdout).patterns.map((p: { pattern: string }) => p.pattern);
+    expect(graded).not.toContain(ids.sentinel);
+    expect(graded).toContain(ids.auditor);
+    expect(state(root).sentinel).toEqual(fresh);
+  });
+});
+
+describe('usage errors', () => {
+  const cases: [string, string[], RegExp][] = [
+    ['missing --issue', ['--run', 'r1', '--result', 'pass'], /^cairn outcome-score: --issue is required/],
+    ['missing --result', ['--issue', 'LED-7', '--run', 'r1'], /^cairn outcome-score: --result is required/],
+    ['a bad --result', ['--issue', 'LED-7', '--run', 'r1', '--result', 'maybe'], /^cairn outcome-score: --result must be pass or fail, got 'maybe'/],
+    ['an unknown flag', ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--bogus'], /^cairn outcome-score: unknown flag --bogus/],
+  ];
+  for (const [name, args, message] of cases) {
+    it(`${name}: one line on stderr, exit 0, nothing graded; exit 2 under --strict`, () => {
+      const { root } = project();
+      const before = log(root);
+      const r = score(root, args);
+      expect(r).toMatchObject({ code: 0, stdout: '' });
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(score(root, [...args, '--strict']).code).toBe(2);
+      expect(log(root)).toEqual(before);
+    });
+  }
+});

@@ -1,0 +1,42 @@
+import { describe, it, expect } from 'vitest';
+import { openTestStore, tempProject } from './helpers.js';
+import { getPattern } from '../lib/patterns.js';
+import { nextLifecycle } from '../lib/reducer.js';
+import type { EventPayload } from '../lib/events.js';
+
+// The reducer applies every event, live and on replay. Two writers racing, or a log merged from
+// two machines, can hold the same dismissal or outcome twice; it must count once.
+
+const observe = (run: string): EventPayload => ({
+  type: 'pattern.observed', pattern: 'pabc', role: 'auditor', text: 'Every migration must be reversible', category: 'rule',
+  issue: 'I-1', run, phase: 'plan', labels: [], files: [], deliberation: `d-${run}`,
+});
+
+describe('reducer', () => {
+  it('counts a dismissal once per issue/run, however often it was recorded', () => {
+    const store = openTestStore(tempProject());
+    const ignored = (run: string): EventPayload => ({ type: 'pattern.ignored', pattern: 'pabc', role: 'auditor', weight: 1.5, finding: 'A1', retract: false, issue: 'I-1', run });
+    store.append([observe('r1'), ignored('r1'), ignored('r1'), ignored('r2')]);
+    const p = getPattern(store.db, store.project, 'pabc')!;
+    expect(p.ignore_count).toBe(2);
+    expect(p.ignore_weight).toBe(3);
+  });
+
+  it('grades an issue/run once, even when two outcome events were recorded', () => {
+    const store = openTestStore(tempProject());
+    const outcome = (result: 'pass' | 'fail'): EventPayload => ({ type: 'pattern.outcome', issue: 'I-1', run: 'r1', result, patterns: [{ pattern: 'pabc', weight: 1 }] });
+    store.append([observe('r1'), outcome('pass'), outcome('fail'), outcome('pass')]);
+    const p = getPattern(store.db, store.project, 'pabc')!;
+    expect(p.success_count).toBe(2); // first sighting + one pass
+    expect(p.ignore_weight).toBe(0); // the later fail was a repeat
+  });
+
+  it('moves lifecycle up only, and never past verified', () => {
+    expect(nextLifecycle('observed', 1, 1)).toBe('observed');
+    expect(nextLifecycle('observed', 2, 1)).toBe('candidate');
+    expect(nextLifecycle('candidate', 3, 1)).toBe('candidate'); // one issue is not enough
+    expect(nextLifecycle('candidate', 3, 2)).toBe('verified');
+    expect(nextLifecycle('active', 1, 1)).toBe('active');
+    expect(nextLifecycle('deprecated', 9, 9)).toBe('deprecated');
+  });
+});
