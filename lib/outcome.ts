@@ -4,6 +4,8 @@ import { CairnError } from './errors.js';
 
 // outcome-score (SPEC §3.8): when the pipeline ends, every pattern injected during the issue/run is
 // graded once by the final result: pass → a success; fail → ignore weight + 0.5 × its role's weight.
+// Patterns dismissed as false positives in that run are left out: a pass did not vindicate them, and
+// grading them would keep a false alarm dismissed in every run above the cut (SPEC §3.7).
 
 export const FAIL_WEIGHT_FACTOR = 0.5;
 
@@ -29,7 +31,9 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
   const rows = db
     .prepare(
       `SELECT DISTINCT i.pattern, p.role FROM injections i JOIN patterns p ON p.project = i.project AND p.id = i.pattern
-       WHERE i.project = ? AND i.issue = ? AND i.run = ? ORDER BY i.pattern`,
+       WHERE i.project = ? AND i.issue = ? AND i.run = ?
+         AND NOT EXISTS (SELECT 1 FROM dismissals d WHERE d.project = i.project AND d.issue = i.issue AND d.run = i.run AND d.pattern = i.pattern)
+       ORDER BY i.pattern`,
     )
     .all(store.project, issue, run ?? '') as { pattern: string; role: string }[];
   const patterns = rows.map((r) => ({ pattern: r.pattern, weight: roleWeight(store.config, r.role) }));

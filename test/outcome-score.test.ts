@@ -92,6 +92,16 @@ describe('grading the patterns injected in an issue/run', () => {
     expect(outcomeEvents(root)).toEqual([expect.objectContaining({ ts: iso(2), issue: 'LED-7', run: 'r1', result: 'pass', patterns: report.patterns })]);
   });
 
+  it('leaves out a pattern dismissed as a false positive in that run: the pass did not vindicate it', () => {
+    const { root, ids } = project();
+    const s = openTestStore(root);
+    s.append([{ type: 'pattern.ignored', pattern: ids.auditor, role: 'auditor', weight: 1, finding: 'A1', retract: false, issue: 'LED-7', run: 'r1' }]);
+    s.close();
+    const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--json']).stdout);
+    expect(report.patterns.map((p: { pattern: string }) => p.pattern).sort()).toEqual([ids.sentinel, ids.inspector, ids.lens].sort());
+    expect(state(root).auditor).toEqual({ success_count: 1, ignore_count: 1, ignore_weight: 1 });
+  });
+
   it('fail: ignore weight + 0.5 × the pattern’s role weight (sentinel and inspector 1.5 → 0.75); ignore_count untouched', () => {
     const { root } = project();
     const r = score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'fail']);
