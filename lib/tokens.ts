@@ -13,8 +13,11 @@ interface Encoder {
   free(): void;
 }
 
+// One encoder per encoding per process: long-lived callers (the learning bench, tests) load it once.
+const encoders = new Map<string, Encoder>();
+
 export class TokenCounter {
-  private encoder: Encoder | undefined;
+  private loaded = false;
   private memo = new Map<string, number>();
   private pending = new Map<string, number>();
   private readonly lookup;
@@ -26,9 +29,9 @@ export class TokenCounter {
     this.lookup = db.prepare('SELECT tokens FROM token_counts WHERE key = ?');
   }
 
-  /** True once the tokenizer had to be loaded (benchmarks and tests watch this). */
+  /** True once a count was missing from the cache, so the tokenizer was needed (benchmarks and tests watch this). */
   get loadedTokenizer(): boolean {
-    return this.encoder !== undefined;
+    return this.loaded;
   }
 
   count(text: string): number {
@@ -47,7 +50,9 @@ export class TokenCounter {
   }
 
   private encode(text: string): number {
-    if (!this.encoder) {
+    this.loaded = true;
+    let encoder = encoders.get(this.encoding);
+    if (!encoder) {
       let tiktoken: { get_encoding(name: string): Encoder };
       try {
         tiktoken = require('tiktoken');
@@ -55,13 +60,14 @@ export class TokenCounter {
         throw new CairnError('database', `tiktoken is not loadable (${(err as Error).message.split('\n')[0]})`);
       }
       try {
-        this.encoder = tiktoken.get_encoding(this.encoding);
+        encoder = tiktoken.get_encoding(this.encoding);
       } catch {
         throw new CairnError('input', `unknown tokenizer encoding '${this.encoding}' in config.json`);
       }
+      encoders.set(this.encoding, encoder);
     }
     // Special-token text in a pattern is counted as plain text, never rejected.
-    return this.encoder.encode(text, [], []).length;
+    return encoder.encode(text, [], []).length;
   }
 
   /** Store new counts; best effort (a read-only database still formats). */
@@ -80,7 +86,5 @@ export class TokenCounter {
 
   dispose(): void {
     this.save();
-    this.encoder?.free();
-    this.encoder = undefined;
   }
 }
