@@ -189,8 +189,13 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
       const files = new Set(input.files);
       toReinforce = injected.filter((id) => eligible(id) && (files.size === 0 || (live.get(id)?.files ?? []).some((f) => files.has(f))));
     } else {
-      const own = candidates.filter((p) => eligible(p.id));
-      toReinforce = rankPatterns(own, { now: nowMs(), role: advRole }).slice(0, FALLBACK_TOP).map((r) => r.pattern.id);
+      const best = rankPatterns(store.db, store.project, {
+        roles: [advRole],
+        ctx: { now: nowMs(), role: advRole },
+        excludeDismissed: scoped ? { issue, run } : undefined,
+        limit: FALLBACK_TOP + penalisedIds.size,
+      });
+      toReinforce = best.map((r) => r.pattern.id).filter(eligible).slice(0, FALLBACK_TOP);
     }
     const reinforcedSet = new Set(toReinforce);
     report.reinforced = toReinforce;

@@ -1,6 +1,6 @@
 import type { Store } from './store.js';
 import { roleBudget, sameKindRoles } from './config.js';
-import { dismissedPatternIds, listPatterns, rankPatterns, type Ranked } from './patterns.js';
+import { loadRanked, rankScores, type RankOptions } from './patterns.js';
 import { fitBlock, linePieces, blockHeader, BLOCK_FOOTER, type FitPath } from './render.js';
 import { TokenCounter } from './tokens.js';
 import { nowMs } from './clock.js';
@@ -47,24 +47,39 @@ export function effectiveBudget(store: Store, role: string, budget?: number, rem
   return Math.max(0, b);
 }
 
-export function rankCandidates(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'relevance'>): Ranked[] {
+/** A line is never under this many tokens (a dash, 12 characters of text, a record, a newline). */
+const MIN_LINE_TOKENS = 4;
+
+function rankOptions(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'relevance'>): RankOptions {
   const role = opts.role.toLowerCase();
-  const patterns = listPatterns(store.db, store.project, { roles: sameKindRoles(store.config, role) });
-  const dismissed = opts.issue !== null || opts.run !== null ? dismissedPatternIds(store.db, store.project, opts.issue ?? '', opts.run ?? '') : new Set<string>();
-  const eligible = dismissed.size ? patterns.filter((p) => !dismissed.has(p.id)) : patterns;
-  return rankPatterns(eligible, { now: nowMs(), role, labels: opts.labels, files: opts.files, phase: opts.phase ?? undefined }, opts.relevance);
+  return {
+    roles: sameKindRoles(store.config, role),
+    ctx: { now: nowMs(), role, labels: opts.labels, files: opts.files, phase: opts.phase ?? undefined },
+    relevance: opts.relevance,
+    excludeDismissed: opts.issue !== null || opts.run !== null ? { issue: opts.issue ?? '', run: opts.run ?? '' } : undefined,
+  };
+}
+
+/** The basis a summary is stored against: every current candidate of the role in this context. */
+export function currentBasis(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'relevance'>): string {
+  return candidateBasis(rankScores(store.db, store.project, rankOptions(store, opts)).map((s) => s.id));
 }
 
 export function formatPatterns(store: Store, opts: FormatOptions): FormatResult {
   const role = opts.role.toLowerCase();
   const budget = effectiveBudget(store, role, opts.budget, opts.remainingTokens);
-  const skipped = (basis = ''): FormatResult => ({ role, budget, tokens: 0, path: 'skipped', basis, patterns: [], block: '', tokenizerLoaded: false });
+  const skipped = (): FormatResult => ({ role, budget, tokens: 0, path: 'skipped', basis: '', patterns: [], block: '', tokenizerLoaded: false });
   // Too little room left in the prompt to be useful (SPEC §3.5 step 2).
   if (opts.remainingTokens !== undefined && budget < store.config.minBlock) return skipped();
 
-  const ranked = rankCandidates(store, opts);
-  const basis = candidateBasis(ranked.map((r) => r.pattern.id));
-  if (ranked.length === 0) return skipped(basis);
+  // No block holds more lines than this, so no more rows are read.
+  const limit = Math.floor(budget / (MIN_LINE_TOKENS * store.config.tokenizer.margin)) + 1;
+  const rank = rankOptions(store, opts);
+  const scores = rankScores(store.db, store.project, rank);
+  if (scores.length === 0) return skipped();
+  const ranked = loadRanked(store.db, store.project, scores.slice(0, limit), rank);
+  let basis: string | undefined;
+  const basisNow = () => (basis ??= candidateBasis(scores.map((s) => s.id)));
 
   const pieces = ranked.map((r) => linePieces(r, role));
   const lines = pieces.map(([a, b]) => a + b);
@@ -80,6 +95,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
       role,
       budget,
       lines,
+      complete: ranked.length === scores.length,
       // +1 for the newline that ends each line; a newline may merge with the line's last token, never the reverse
       lineTokens: (i) => counter.count(pieces[i][0]) + counter.count(pieces[i][1]) + 1,
       lineBytes: (i) => Buffer.byteLength(lines[i]) + 1,
@@ -87,7 +103,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
         return counter.count(header) + counter.count(footer);
       },
       frameBytes: Buffer.byteLength(header) + Buffer.byteLength(footer),
-      summary: summaryRow && summaryRow.basis === basis ? { text: summaryRow.text, tokens: () => counter.count(summaryRow.text.trim()) + 1 } : undefined,
+      summary: summaryRow && { text: summaryRow.text, tokens: () => counter.count(summaryRow.text.trim()) + 1, matches: () => summaryRow.basis === basisNow() },
       scale: (t) => Math.ceil(t * margin),
       exactTokens: opts.exactTokens,
     });
@@ -97,7 +113,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
       budget,
       tokens: fit.tokens,
       path: fit.path,
-      basis,
+      basis: opts.exactTokens ? basisNow() : (basis ?? ''),
       patterns: fit.path === 'skipped' ? [] : included.map((r, i) => ({ id: r.pattern.id, score: round(r.score), text: r.pattern.text, record: pieces[i][1].slice(2, -1) })),
       block: fit.block,
       tokenizerLoaded: counter.loadedTokenizer,

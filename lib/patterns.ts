@@ -2,7 +2,7 @@ import type { Database } from './db.js';
 import { CairnError } from './errors.js';
 import { contentTokenSet, normaliseText } from './text.js';
 import type { Category } from './events.js';
-import { scorePattern, finalScore, SCORE_CUT, type ScoreContext, type ScoreFactors, type ScoredState } from './scoring.js';
+import { baseScoreSql, scorePattern, SCORE_CUT, type ScoreContext, type ScoreFactors, type ScoredState } from './scoring.js';
 
 // Reading pattern state. Every query names the project: no read can see another project's rows.
 
@@ -85,17 +85,76 @@ export function listPatterns(db: Database, project: string, filter: PatternFilte
   return rows.map(toPattern);
 }
 
-/** Score, cut below SCORE_CUT, and order best first (ties by id, so output is stable). */
-export function rankPatterns(patterns: Pattern[], ctx: ScoreContext, relevance?: Map<string, number>): Ranked[] {
-  const ranked: Ranked[] = [];
-  for (const pattern of patterns) {
-    const factors = scorePattern(pattern, ctx);
-    const rel = relevance ? (relevance.get(pattern.id) ?? 0) : undefined;
-    const score = finalScore(factors.base, rel);
-    if (score >= SCORE_CUT) ranked.push({ pattern, factors, relevance: rel, score });
+export interface RankOptions {
+  roles: string[];
+  ctx: ScoreContext;
+  /** Relevance of each pattern to a query (0..1); when given, the score blends it in. */
+  relevance?: Map<string, number>;
+  /** Leave out patterns dismissed as false positives in this issue/run. */
+  excludeDismissed?: { issue: string; run: string };
+}
+
+export interface Scored {
+  id: string;
+  score: number;
+}
+
+/**
+ * Every candidate's score, cut below SCORE_CUT, best first (ties by id). SQLite computes the score
+ * (lib/scoring.ts baseScoreSql) so only ids and numbers cross into JavaScript: a store of 100k
+ * patterns is ranked without materialising its rows.
+ */
+export function rankScores(db: Database, project: string, opts: RankOptions): Scored[] {
+  if (opts.roles.length === 0) return [];
+  const base = baseScoreSql(opts.ctx);
+  const params: Record<string, unknown> = { ...base.params, project, cut: SCORE_CUT };
+  let score = base.sql;
+  if (opts.relevance) {
+    // Relevance comes from FTS5 or an embedding provider, per pattern: looked up by id.
+    const relevance = opts.relevance;
+    db.function('cairn_relevance', { deterministic: true }, (id: unknown) => relevance.get(String(id)) ?? 0);
+    score = `(0.6 * cairn_relevance(id) + 0.4 * ${base.sql})`;
   }
-  ranked.sort((a, b) => b.score - a.score || (a.pattern.id < b.pattern.id ? -1 : 1));
-  return ranked;
+  const roles = opts.roles.map((role, i) => {
+    params[`r${i}`] = role;
+    return `@r${i}`;
+  });
+  let dismissed = '';
+  if (opts.excludeDismissed) {
+    dismissed = 'AND id NOT IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)';
+    Object.assign(params, opts.excludeDismissed);
+  }
+  const rows = db
+    .prepare(
+      // MATERIALIZED: the score is computed once per row, not again for the cut.
+      `WITH scored AS MATERIALIZED (
+         SELECT id, ${score} AS score FROM patterns
+         WHERE project = @project AND role IN (${roles.join(', ')}) AND lifecycle != 'deprecated' ${dismissed}
+       )
+       SELECT id, score FROM scored WHERE score >= @cut`,
+    )
+    .all(params) as Scored[];
+  return rows.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+}
+
+/** Full rows for the given scores, in their order, with every factor spelled out. */
+export function loadRanked(db: Database, project: string, scores: Scored[], opts: Pick<RankOptions, 'ctx' | 'relevance'>): Ranked[] {
+  if (scores.length === 0) return [];
+  const rows = db
+    .prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id IN (${scores.map(() => '?').join(', ')})`)
+    .all(project, ...scores.map((s) => s.id)) as PatternRecord[];
+  const byId = new Map(rows.map((r) => [r.id, toPattern(r)]));
+  return scores.map(({ id, score }) => {
+    const pattern = byId.get(id)!;
+    const relevance = opts.relevance ? (opts.relevance.get(id) ?? 0) : undefined;
+    return { pattern, factors: scorePattern(pattern, opts.ctx), relevance, score };
+  });
+}
+
+/** The best `limit` candidates (all of them without a limit), ranked. */
+export function rankPatterns(db: Database, project: string, opts: RankOptions & { limit?: number }): Ranked[] {
+  const scores = rankScores(db, project, opts);
+  return loadRanked(db, project, opts.limit === undefined ? scores : scores.slice(0, opts.limit), opts);
 }
 
 /** Pattern ids injected into `role` for this issue/run (the attribution feedback and outcomes use). */

@@ -44,6 +44,8 @@ export interface FitInput {
   budget: number;
   /** Rendered lines, best first. */
   lines: string[];
+  /** Whether `lines` holds every candidate; when false, more candidates exist beyond them. */
+  complete: boolean;
   /** Token count of line i (pieces summed, plus its newline); called lazily, best first. */
   lineTokens: (i: number) => number;
   /** Upper bound of a line's tokens without a tokenizer: its UTF-8 byte length plus the newline. */
@@ -51,8 +53,8 @@ export interface FitInput {
   /** Tokens of header + footer. */
   frameTokens: number;
   frameBytes: number;
-  /** A stored summary whose basis matches the current candidates, and its token count (lazy). */
-  summary?: { text: string; tokens: () => number };
+  /** The role's stored summary: its token count, and whether it was written for exactly these candidates (both lazy). */
+  summary?: { text: string; tokens: () => number; matches: () => boolean };
   /** Scale a raw count by the safety margin. */
   scale: (tokens: number) => number;
   /** Count a block that fits by its byte bound anyway (for --json); otherwise report the bound. */
@@ -80,13 +82,13 @@ export function fitBlock(input: FitInput): Fit {
       fitting++;
     }
   }
-  if (fitting === lines.length) {
+  if (fitting === lines.length && input.complete) {
     const block = renderBlock(role, lines);
     const total = tokens >= 0 ? input.scale(tokens) : input.exactTokens ? countAll(input) : input.scale(bytes);
     return { path: 'full', count: lines.length, tokens: total, block };
   }
   // (b) the stored summary, when it was written for exactly these candidates.
-  if (input.summary) {
+  if (input.summary?.matches()) {
     const t = input.scale(input.frameTokens + input.summary.tokens());
     if (t <= budget) return { path: 'summary', count: lines.length, tokens: t, block: renderBlock(role, [input.summary.text.trim()]) };
   }

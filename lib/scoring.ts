@@ -60,18 +60,54 @@ export function decayFactor(days: number, reinforcements: number, lifecycle: str
 
 const overlaps = (a: string[] | undefined, b: string[]) => !!a && a.length > 0 && a.some((x) => b.includes(x));
 
+/** The context factor from what overlaps: labels, files, phase. */
+function contextFactor(labels: boolean, files: boolean, phase: boolean): number {
+  return 1 + (labels ? 0.15 : 0) + (files ? 0.15 : 0) + (phase ? 0.05 : 0);
+}
+
 export function contextBoost(p: Pick<ScoredState, 'labels' | 'files' | 'phases'>, ctx: Omit<ScoreContext, 'now' | 'role'>): number {
-  return 1 + (overlaps(ctx.labels, p.labels) ? 0.15 : 0) + (overlaps(ctx.files, p.files) ? 0.15 : 0) + (ctx.phase && p.phases.includes(ctx.phase) ? 0.05 : 0);
+  return contextFactor(overlaps(ctx.labels, p.labels), overlaps(ctx.files, p.files), !!ctx.phase && p.phases.includes(ctx.phase));
+}
+
+/** The counters and state the score reads, without the learned context lists. */
+type ScoredCounters = Omit<ScoredState, 'role' | 'labels' | 'files' | 'phases'>;
+
+/** Every factor, given the context factor and whether the pattern is the requesting role's own. */
+function scoreCounters(p: ScoredCounters, now: number, context: number, ownRole: boolean): ScoreFactors {
+  const rate = successRate(p.success_count, p.ignore_count, p.ignore_weight);
+  const days = (now - p.last_used) / DAY_MS;
+  const decay = decayFactor(days, p.reinforcement_count, p.lifecycle);
+  const category = CATEGORY_WEIGHT[p.category] ?? 1;
+  const role = ownRole ? 1 : CROSS_ROLE_FACTOR;
+  return { rate, days, decay, category, context, role, base: rate * decay * category * context * role };
 }
 
 export function scorePattern(p: ScoredState, ctx: ScoreContext): ScoreFactors {
-  const rate = successRate(p.success_count, p.ignore_count, p.ignore_weight);
-  const days = (ctx.now - p.last_used) / DAY_MS;
-  const decay = decayFactor(days, p.reinforcement_count, p.lifecycle);
-  const category = CATEGORY_WEIGHT[p.category] ?? 1;
-  const context = contextBoost(p, ctx);
-  const role = p.role === ctx.role ? 1 : CROSS_ROLE_FACTOR;
-  return { rate, days, decay, category, context, role, base: rate * decay * category * context * role };
+  return scoreCounters(p, ctx.now, contextBoost(p, ctx), p.role === ctx.role);
+}
+
+/**
+ * The same base score as a SQL expression over the `patterns` table, so SQLite can rank a large
+ * store without handing every row to JavaScript. Values go in as named parameters, never into the
+ * text. test/scoring.test.ts checks that both forms agree.
+ */
+export function baseScoreSql(ctx: ScoreContext): { sql: string; params: Record<string, unknown> } {
+  const params: Record<string, unknown> = { now: ctx.now, role: ctx.role, day: DAY_MS, decayDays: DECAY_DAYS, immune: DECAY_IMMUNE_REINFORCEMENTS, cross: CROSS_ROLE_FACTOR };
+  // The learned context is a JSON array of strings: a quoted needle matches whole elements only.
+  const anyOf = (column: string, values: string[] | undefined, name: string) => {
+    const tests = (values ?? []).map((v, i) => {
+      params[`${name}${i}`] = JSON.stringify(v);
+      return `instr(${column}, @${name}${i}) > 0`;
+    });
+    return tests.length ? `(${tests.join(' OR ')})` : '0';
+  };
+  const w = 'CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END';
+  const rate = `CASE WHEN success_count + ${w} > 0 THEN MAX(0, success_count) / (success_count + ${w}) ELSE 0 END`;
+  const decay = `CASE WHEN reinforcement_count >= @immune OR lifecycle = 'active' THEN 1.0 ELSE exp(-MAX(0, (@now - last_used) / @day) / @decayDays) END`;
+  const category = `CASE category ${Object.entries(CATEGORY_WEIGHT).map(([c, v]) => `WHEN '${c}' THEN ${v}`).join(' ')} ELSE 1.0 END`;
+  const context = `(1 + 0.15 * ${anyOf('labels', ctx.labels, 'label')} + 0.15 * ${anyOf('files', ctx.files, 'file')} + 0.05 * ${anyOf('phases', ctx.phase ? [ctx.phase] : [], 'phase')})`;
+  const role = 'CASE WHEN role = @role THEN 1.0 ELSE @cross END';
+  return { sql: `((${rate}) * (${decay}) * (${category}) * ${context} * (${role}))`, params };
 }
 
 /** Blend relevance in when there is a relevance signal for this query. */

@@ -1,6 +1,6 @@
 import type { Command } from '../lib/cli.js';
 import { list, optionalString, requiredString } from '../lib/flags.js';
-import { candidateBasis, rankCandidates } from '../lib/format.js';
+import { currentBasis } from '../lib/format.js';
 import { CairnError } from '../lib/errors.js';
 
 const MAX_SUMMARY_BYTES = 3000;
@@ -29,11 +29,7 @@ example:
     const store = ctx.store();
     const basis =
       optionalString(ctx.args, 'basis') ??
-      candidateBasis(
-        rankCandidates(store, { role, issue: null, run: null, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') }).map(
-          (r) => r.pattern.id,
-        ),
-      );
+      currentBasis(store, { role, issue: null, run: null, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') });
     store.append([{ type: 'summary.stored', role, basis, text }]);
     ctx.log.info(`stored a summary for ${role} (basis ${basis.slice(0, 12)})`);
   },

@@ -5,7 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Store } from '../lib/store.js';
 import { DERIVED_TABLES, type Database } from '../lib/db.js';
 import { storeDeliberation } from '../lib/deliberation.js';
-import { candidateBasis, formatPatterns, rankCandidates, recordInjection } from '../lib/format.js';
+import { currentBasis, formatPatterns, recordInjection } from '../lib/format.js';
 import { appendEvents, rebuildFromLog } from '../lib/eventlog.js';
 import { nextUlid } from '../lib/ids.js';
 import type { EventPayload } from '../lib/events.js';
@@ -197,8 +197,8 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
       else if (choice === 7) {
         const role = rng.pick(ROLES);
         // a summary written for the current candidates, so format-patterns can take the summary path
-        const ids = rankCandidates(store, { role, issue: null, run: null, labels: [], files: [], phase: null }).map((r) => r.pattern.id);
-        payload = { type: 'summary.stored', role, basis: candidateBasis(ids), text: `- ${role} patterns, condensed (${ids.length})` };
+        const basis = currentBasis(store, { role, issue: null, run: null, labels: [], files: [], phase: null });
+        payload = { type: 'summary.stored', role, basis, text: `- ${role} patterns, condensed` };
       } else {
         const extra = rng.pick(rows);
         store.append([

@@ -48,6 +48,7 @@ describe('fitBlock', () => {
       role: 'auditor',
       budget,
       lines: LINES,
+      complete: true,
       lineTokens: (i) => (asked.push(`line ${i}`), 10),
       lineBytes: () => 40,
       get frameTokens() {
@@ -76,14 +77,23 @@ describe('fitBlock', () => {
   });
 
   it('(b) the summary when the lines do not all fit and the summary does', () => {
-    const { fit } = input(30, { summary: { text: ' a short summary \n', tokens: () => 8 } });
+    const { fit } = input(30, { summary: { text: ' a short summary \n', tokens: () => 8, matches: () => true } });
     expect(fitBlock(fit)).toEqual({ path: 'summary', count: 3, tokens: 13, block: renderBlock('auditor', ['a short summary']) });
   });
 
   it('(c) the best-first prefix when the summary is missing or too long', () => {
-    const { fit, asked } = input(30, { summary: { text: 'long', tokens: () => 100 } });
+    const { fit, asked } = input(30, { summary: { text: 'long', tokens: () => 100, matches: () => true } });
     expect(fitBlock(fit)).toEqual({ path: 'truncated', count: 2, tokens: 25, block: renderBlock('auditor', LINES.slice(0, 2)) });
     expect(asked).toEqual(['frame', 'line 0', 'line 1', 'line 2', 'frame']); // stops at the first line that overflows
+  });
+
+  it('ignores a summary written for other candidates', () => {
+    const { fit } = input(30, { summary: { text: 'short', tokens: () => 2, matches: () => false } });
+    expect(fitBlock(fit).path).toBe('truncated');
+  });
+
+  it('is never full when more candidates exist beyond the lines it was given', () => {
+    expect(fitBlock(input(1000, { complete: false }).fit)).toMatchObject({ path: 'truncated', count: 3 });
   });
 
   it('applies the safety margin before comparing with the budget', () => {

@@ -2,6 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { DAY_MS } from '../lib/clock.js';
 import { contextBoost, decayFactor, finalScore, scorePattern, successRate, SCORE_CUT, type ScoredState } from '../lib/scoring.js';
 import { rankPatterns, type Pattern } from '../lib/patterns.js';
+import { openTestStore, tempProject } from './helpers.js';
 
 // SPEC §3.4: each factor of the score on its own, then the cut and the relevance blend.
 
@@ -141,21 +142,83 @@ describe('all factors together', () => {
   });
 });
 
+/** Rank these patterns the way format-patterns does: stored, then scored and cut inside SQLite. */
+function rank(patterns: Pattern[], relevance?: Map<string, number>) {
+  return rankPatterns(storeWith(patterns), 'test', { roles: ['auditor', 'judge'], ctx, relevance });
+}
+
 describe('the 0.1 cut (rankPatterns)', () => {
   it('drops a pattern scoring 0.099 and keeps one scoring exactly 0.1', () => {
     expect(SCORE_CUT).toBe(0.1);
     const below = pattern('p-below', { success_count: 99, ignore_weight: 901 }); // 99 / 1000
     const at = pattern('p-at', { success_count: 1, ignore_weight: 9 }); // 1 / 10
-    const ranked = rankPatterns([below, at], ctx);
+    const ranked = rank([below, at]);
     expect(ranked.map((r) => r.pattern.id)).toEqual(['p-at']);
     expect(ranked[0].score).toBe(0.1);
   });
 
   it('orders best first, ties by id', () => {
-    const ranked = rankPatterns([pattern('p3'), pattern('p2', { category: 'rule' }), pattern('p1')], ctx);
+    const ranked = rank([pattern('p3'), pattern('p2', { category: 'rule' }), pattern('p1')]);
     expect(ranked.map((r) => r.pattern.id)).toEqual(['p2', 'p1', 'p3']);
   });
+
+  it('scores in SQL exactly as scorePattern does, context and cross-role included', () => {
+    const p = pattern('p-ctx', { role: 'judge', labels: ['cli'], files: ['src/a.ts'], phases: ['plan'], last_used: NOW - 7 * DAY_MS, category: 'causal' });
+    const [r] = rankPatterns(storeWith([p]), 'test', { roles: ['judge'], ctx: { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' } });
+    expect(r.score).toBeCloseTo(scorePattern(p, { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' }).base, 12);
+    expect(r.factors.context).toBeCloseTo(1.35, 10);
+    expect(r.factors.role).toBe(0.8);
+  });
+
+  it('ranks in SQL by the same score as scorePattern, over many random states', () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const pick = <T,>(xs: T[]) => xs[Math.floor(random() * xs.length)];
+    const patterns = Array.from({ length: 300 }, (_, i) =>
+      pattern(`p${String(i).padStart(3, '0')}`, {
+        role: pick(['auditor', 'judge']),
+        category: pick(['rule', 'causal', 'observation'] as const),
+        success_count: Math.floor(random() * 6),
+        ignore_count: Math.floor(random() * 4),
+        ignore_weight: pick([0, 0, 1.5, 2.5, 4]),
+        reinforcement_count: Math.floor(random() * 5),
+        lifecycle: pick(['observed', 'candidate', 'verified', 'active']),
+        last_used: NOW - Math.floor(random() * 40 * DAY_MS),
+        labels: pick([[], ['cli'], ['api', 'cli-tools']]),
+        files: pick([[], ['src/a.ts'], ['src/b.ts']]),
+        phases: pick([[], ['plan'], ['review', 'plan']]),
+      }),
+    );
+    const query = { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' };
+    const ranked = rankPatterns(storeWith(patterns), 'test', { roles: ['auditor', 'judge'], ctx: query });
+    const expected = patterns
+      .map((p) => ({ id: p.id, score: scorePattern(p, query).base }))
+      .filter((x) => x.score >= SCORE_CUT)
+      .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+    expect(ranked.length).toBeGreaterThan(100);
+    expect(ranked.map((r) => r.pattern.id)).toEqual(expected.map((x) => x.id));
+    ranked.forEach((r, i) => expect(r.score).toBeCloseTo(expected[i].score, 12));
+  });
+
+  it('matches learned labels as whole values, not substrings', () => {
+    const p = pattern('p-lbl', { labels: ['cli-tools'] });
+    const [r] = rankPatterns(storeWith([p]), 'test', { roles: ['auditor'], ctx: { ...ctx, labels: ['cli'] } });
+    expect(r.factors.context).toBe(1);
+    expect(r.score).toBe(1);
+  });
 });
+
+function storeWith(patterns: Pattern[]) {
+  const store = openTestStore(tempProject(), 'test');
+  const insert = store.db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight,
+    reinforcement_count, sightings, lifecycle, first_seen, last_used, labels, files, phases, issues)
+    VALUES (@project, @id, @role, @text, @ntok, @category, @success_count, @ignore_count, @ignore_weight,
+    @reinforcement_count, @sightings, @lifecycle, @first_seen, @last_used, @labels, @files, @phases, @issues)`);
+  for (const p of patterns) {
+    insert.run({ ...p, labels: JSON.stringify(p.labels), files: JSON.stringify(p.files), phases: JSON.stringify(p.phases), issues: JSON.stringify(p.issues) });
+  }
+  return store.db;
+}
 
 describe('relevance blend', () => {
   it('is 0.6·relevance + 0.4·base with a relevance signal, else base', () => {
@@ -167,11 +230,11 @@ describe('relevance blend', () => {
   it('applies the cut to the blended score: a pattern the query does not match can fall below it', () => {
     const matched = pattern('p-matched', { success_count: 1, ignore_weight: 4 }); // base 0.2
     const unmatched = pattern('p-unmatched', { success_count: 1, ignore_weight: 4 }); // base 0.2, relevance 0
-    const ranked = rankPatterns([matched, unmatched], ctx, new Map([['p-matched', 0.5]]));
+    const ranked = rank([matched, unmatched], new Map([['p-matched', 0.5]]));
     expect(ranked).toHaveLength(1);
     expect(ranked[0].pattern.id).toBe('p-matched');
     expect(ranked[0].relevance).toBe(0.5);
     expect(ranked[0].score).toBeCloseTo(0.6 * 0.5 + 0.4 * 0.2, 10);
-    expect(rankPatterns([unmatched], ctx)).toHaveLength(1); // without a query it stays
+    expect(rank([unmatched])).toHaveLength(1); // without a query it stays
   });
 });
