@@ -1,4 +1,4 @@
 #!/usr/bin/env node
-import { main } from '../dist/lib/cli.js';
+import { run } from '../dist/bin/feedback-loop.js';
 
-await main('feedback-loop', process.argv.slice(2));
+await run(process.argv.slice(2));

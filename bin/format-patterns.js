@@ -1,4 +1,4 @@
 #!/usr/bin/env node
-import { main } from '../dist/lib/cli.js';
+import { run } from '../dist/bin/format-patterns.js';
 
-await main('format-patterns', process.argv.slice(2));
+await run(process.argv.slice(2));

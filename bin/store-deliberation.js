@@ -1,4 +1,4 @@
 #!/usr/bin/env node
-import { main } from '../dist/lib/cli.js';
+import { run } from '../dist/bin/store-deliberation.js';
 
-await main('store-deliberation', process.argv.slice(2));
+await run(process.argv.slice(2));

@@ -7,7 +7,8 @@ import { openStore, type Store } from './store.js';
 import { isCorruption } from './db.js';
 import { locate } from './root.js';
 
-// The shared runner: every executable is a Command in scripts/<name>.ts, loaded lazily by name.
+// The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
+// file per command (dist/bin/<name>.js) so a hook starts by loading one module, not thirty.
 // It parses flags, runs, and maps any error to the fail-open contract in one place (SPEC §2).
 
 export interface FlagSpec {
@@ -65,29 +66,32 @@ export const COMMANDS: Record<string, string> = {
   init: 'create .cairn/ in a project',
 };
 
-export async function main(name: string | undefined, argv: string[]): Promise<void> {
-  if (name === undefined) {
-    const sub = argv[0];
-    if (!sub || sub === '--help' || sub === '-h' || sub === 'help') {
-      process.stdout.write(cairnUsage());
-      return;
-    }
-    if (!(sub in COMMANDS)) {
-      process.stderr.write(`cairn: unknown command '${sub}' (see cairn --help)\n`);
-      process.exitCode = isStrict(argv) ? 2 : 0;
-      return;
-    }
-    return main(sub, argv.slice(1));
-  }
-  let command: Command;
-  try {
-    command = ((await import(`../scripts/${name}.js`)) as { command: Command }).command;
-  } catch (err) {
-    process.stderr.write(`cairn ${name}: cannot load the command (${describeError(err)})\n`);
-    process.exitCode = isStrict(argv) ? 1 : 0;
+/** An executable: run one command with its arguments; the exit code goes to process.exitCode. */
+export async function main(command: Command, argv: string[]): Promise<void> {
+  process.exitCode = await runCommand(command, argv);
+}
+
+/**
+ * `cairn <name> …`: usage and unknown names here; a known name runs through `runNamed`, which loads
+ * that command's own bundle and runs it there (one runner, one error class, per process path).
+ */
+export async function cairn(argv: string[], runNamed: (name: string, argv: string[]) => Promise<void>): Promise<void> {
+  const sub = argv[0];
+  if (!sub || sub === '--help' || sub === '-h' || sub === 'help') {
+    process.stdout.write(cairnUsage());
     return;
   }
-  process.exitCode = await runCommand(command, argv);
+  if (!(sub in COMMANDS)) {
+    process.stderr.write(`cairn: unknown command '${sub}' (see cairn --help)\n`);
+    process.exitCode = isStrict(argv) ? 2 : 0;
+    return;
+  }
+  try {
+    await runNamed(sub, argv.slice(1));
+  } catch (err) {
+    process.stderr.write(`cairn ${sub}: cannot load the command (${describeError(err)})\n`);
+    process.exitCode = isStrict(argv) ? 1 : 0;
+  }
 }
 
 function isStrict(argv: string[]): boolean {
@@ -156,7 +160,8 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
     return strict ? strictExitCode(err) : 0;
   } finally {
     if (timer) clearTimeout(timer);
-    store?.close();
+    // The database is left open for the process to end with: closing it would checkpoint the WAL
+    // into the database file on every call (several ms). SQLite checkpoints on its own as the WAL grows.
   }
 }
 

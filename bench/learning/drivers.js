@@ -1,0 +1,122 @@
+// Two ways to drive cairn through a pipeline step, with one interface:
+//   libraryDriver  — the library calls the executables make (dist/lib), on one Store opened the way
+//                    test/helpers.ts openTestStore does: fast, for many runs and many seeds;
+//   processDriver  — the real bin/*.js executables, one process per step (spawnSync), as a pipeline
+//                    runs them: slower, to show that the two agree.
+// Every step takes `now` (ISO): the simulated clock, given to cairn as CAIRN_NOW.
+
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const dist = (name) => import(join(REPO, 'dist', 'lib', `${name}.js`));
+
+const PROJECT = 'learning-sim';
+export const ADVERSARY = 'auditor';
+export const VALIDATOR = 'curator';
+
+const [{ Store }, { locate }, { Deadline }, { createLogger }, { initStore }, format, deliberation, feedback, outcome, patterns, scoring] = await Promise.all(
+  ['store', 'root', 'deadline', 'log', 'init', 'format', 'deliberation', 'feedback', 'outcome', 'patterns', 'scoring'].map(dist),
+);
+
+function openStore(root) {
+  return new Store(locate({ root, project: PROJECT }), new Deadline(0), createLogger('bench-learning', true), true);
+}
+
+/** A fresh project directory with an initialised store. */
+function prepareProject(root) {
+  mkdirSync(join(root, '.git'), { recursive: true });
+  initStore(join(root, '.cairn'));
+}
+
+/** What the store holds right now, read in-process whichever driver wrote it. */
+function inspectStore(store, now) {
+  process.env.CAIRN_NOW = now;
+  const ranked = format.rankCandidates(store, { role: ADVERSARY, issue: null, run: null, labels: [], files: [], phase: null });
+  const all = patterns.listPatterns(store.db, store.project, { includeDeprecated: true });
+  return {
+    candidates: ranked.map((r) => ({ id: r.pattern.id, text: r.pattern.text, score: r.score })),
+    patterns: all.map((p) => ({ ...p, score: scoring.scorePattern(p, { now: Date.parse(now), role: ADVERSARY }).base })),
+  };
+}
+
+export function libraryDriver(root) {
+  prepareProject(root);
+  const store = openStore(root);
+  const at = (now) => (process.env.CAIRN_NOW = now);
+  return {
+    format({ now, issue, run, budget }) {
+      at(now);
+      const result = format.formatPatterns(store, { role: ADVERSARY, issue, run, labels: [], files: [], phase: null, budget, exactTokens: true });
+      format.recordInjection(store, result, issue, run);
+      return { path: result.path, tokens: result.tokens, patterns: result.patterns.map((p) => ({ id: p.id, text: p.text })) };
+    },
+    store({ now, role, issue, run, text }) {
+      at(now);
+      deliberation.storeDeliberation(store, { text, role, issue, run, phase: 'plan', iteration: 1, labels: [], files: [] });
+    },
+    feedback({ now, issue, run, adversarialText, validatorText }) {
+      at(now);
+      const r = feedback.runFeedback(store, {
+        adversarialRole: ADVERSARY, validatorRole: VALIDATOR, issue, run, files: [], adversarialText, validatorText, dryRun: false,
+      });
+      return { gate: r.gate, penalised: r.penalised.length, unmatched: r.unmatched.length, reinforced: r.reinforced.length };
+    },
+    outcome({ now, issue, run, result }) {
+      at(now);
+      outcome.scoreOutcome(store, issue, run, result);
+    },
+    inspect: (now) => inspectStore(store, now),
+    close: () => store.close(),
+  };
+}
+
+export function processDriver(root) {
+  prepareProject(root);
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_')));
+  let files = 0;
+  const exec = (name, args, now, input = '') => {
+    const r = spawnSync(process.execPath, [join(REPO, 'bin', `${name}.js`), ...args, '--root', root, '--project', PROJECT, '--strict'], {
+      cwd: root, env: { ...env, CAIRN_NOW: now }, input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
+    });
+    if (r.status !== 0) throw new Error(`${name} ${args.join(' ')} exited ${r.status}: ${r.stderr.trim()}`);
+    return r.stdout;
+  };
+  const scoped = (issue, run) => [...(issue ? ['--issue', issue] : []), ...(run ? ['--run', run] : [])];
+  const tempFile = (text) => {
+    const path = join(root, `text-${++files}.md`);
+    writeFileSync(path, text);
+    return path;
+  };
+  return {
+    format({ now, issue, run, budget }) {
+      const r = JSON.parse(exec('format-patterns', ['--role', ADVERSARY, ...scoped(issue, run), '--budget', String(budget), '--json'], now));
+      return { path: r.path, tokens: r.tokens, patterns: r.patterns.map((p) => ({ id: p.id, text: p.text })) };
+    },
+    store({ now, role, issue, run, text }) {
+      exec('store-deliberation', ['--role', role, ...scoped(issue, run), '--phase', 'plan', '--iteration', '1'], now, text);
+    },
+    feedback({ now, issue, run, adversarialText, validatorText }) {
+      const texts = [
+        ...(adversarialText === undefined ? [] : ['--adversarial-file', tempFile(adversarialText)]),
+        ...(validatorText === undefined ? [] : ['--validator-file', tempFile(validatorText)]),
+      ];
+      const r = JSON.parse(exec('feedback-loop', ['--adversarial-role', ADVERSARY, '--validator-role', VALIDATOR, ...scoped(issue, run), ...texts, '--json'], now));
+      return { gate: r.gate, penalised: r.penalised.length, unmatched: r.unmatched.length, reinforced: r.reinforced.length };
+    },
+    outcome({ now, issue, run, result }) {
+      exec('outcome-score', [...scoped(issue, run), '--result', result, '--json'], now);
+    },
+    inspect(now) {
+      const store = openStore(root);
+      try {
+        return inspectStore(store, now);
+      } finally {
+        store.close();
+      }
+    },
+    close() {},
+  };
+}
