@@ -103,6 +103,9 @@ function bestMatch(tokens: Set<string>, pool: Known[]): Known | undefined {
   let best: Known | undefined;
   let bestScore = NEAR_DUPLICATE;
   for (const k of pool) {
+    // Jaccard ≥ 0.8 needs the smaller set to be at least 0.8 of the larger: skip the rest unseen.
+    const [small, large] = k.tokens.size < tokens.size ? [k.tokens.size, tokens.size] : [tokens.size, k.tokens.size];
+    if (small < large * NEAR_DUPLICATE) continue;
     const j = jaccard(tokens, k.tokens);
     if (j >= bestScore && (!best || j > bestScore || k.id < best.id)) {
       best = k;

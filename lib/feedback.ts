@@ -4,7 +4,7 @@ import type { Store } from './store.js';
 import type { EventPayload } from './events.js';
 import { parseVerdict, findingById, type Verdict } from './verdict.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
-import { roleWeight } from './config.js';
+import { roleWeight, sameKindRoles } from './config.js';
 import { contentTokenSet, normaliseText, overlapCoefficient, stripMarkdown } from './text.js';
 import { dismissedPatternIds, injectedPatternIds, listPatterns, rankPatterns, type Pattern } from './patterns.js';
 import { nowMs } from './clock.js';
@@ -182,7 +182,8 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   else if (report.evidence !== 'L1' && report.evidence !== 'L2') report.gate = 'evidence-too-weak';
   else {
     report.gate = 'reinforced';
-    const live = new Map(candidates.map((p) => [p.id, p]));
+    // Injected patterns may come from A's other same-kind roles (via:), so look them all up.
+    const live = new Map(listPatterns(store.db, store.project, { roles: sameKindRoles(store.config, advRole), includeDeprecated: true }).map((p) => [p.id, p]));
     const eligible = (id: string) => !penalisedIds.has(id) && !dismissedBefore.has(id) && live.get(id)?.lifecycle !== 'deprecated';
     let toReinforce: string[];
     if (injected.length) {
