@@ -36,9 +36,9 @@ export interface FormatResult {
   tokenizerLoaded: boolean;
 }
 
-/** The basis of a summary: the set of candidate ids it was written for. */
-export function candidateBasis(ids: string[]): string {
-  return sha256([...ids].sort().join('\n')).slice(0, 32);
+/** The basis of a summary: the set of candidate ids it was written for (given in id order, one per line). */
+export function candidateBasis(sortedIds: string): string {
+  return sha256(sortedIds).slice(0, 32);
 }
 
 export function effectiveBudget(store: Store, role: string, budget?: number, remaining?: number): number {
@@ -62,7 +62,7 @@ function rankOptions(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 
 
 /** The basis a summary is stored against: every current candidate of the role in this context. */
 export function currentBasis(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'relevance'>): string {
-  return candidateBasis(rankScores(store.db, store.project, rankOptions(store, opts)).map((s) => s.id));
+  return candidateBasis(rankScores(store.db, store.project, rankOptions(store, opts), { limit: 0, ids: true }).ids ?? '');
 }
 
 export function formatPatterns(store: Store, opts: FormatOptions): FormatResult {
@@ -74,12 +74,15 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
 
   // No block holds more lines than this, so no more rows are read.
   const limit = Math.floor(budget / (MIN_LINE_TOKENS * store.config.tokenizer.margin)) + 1;
+  const summaryRow = store.db.prepare('SELECT basis, text FROM summaries WHERE project = ? AND role = ?').get(store.project, role) as
+    | { basis: string; text: string }
+    | undefined;
   const rank = rankOptions(store, opts);
-  const scores = rankScores(store.db, store.project, rank);
-  if (scores.length === 0) return skipped();
-  const ranked = loadRanked(store.db, store.project, scores.slice(0, limit), rank);
-  let basis: string | undefined;
-  const basisNow = () => (basis ??= candidateBasis(scores.map((s) => s.id)));
+  // The candidate ids (for the summary's basis) are gathered in the same query, only when they can matter.
+  const ranking = rankScores(store.db, store.project, rank, { limit, ids: summaryRow !== undefined || opts.exactTokens });
+  if (ranking.total === 0) return skipped();
+  const ranked = loadRanked(store.db, store.project, ranking.top, rank);
+  const basis = ranking.ids === undefined ? '' : candidateBasis(ranking.ids);
 
   const pieces = ranked.map((r) => linePieces(r, role));
   const lines = pieces.map(([a, b]) => a + b);
@@ -87,15 +90,12 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   const margin = store.config.tokenizer.margin;
   const header = blockHeader(role) + '\n';
   const footer = BLOCK_FOOTER;
-  const summaryRow = store.db.prepare('SELECT basis, text FROM summaries WHERE project = ? AND role = ?').get(store.project, role) as
-    | { basis: string; text: string }
-    | undefined;
   try {
     const fit = fitBlock({
       role,
       budget,
       lines,
-      complete: ranked.length === scores.length,
+      complete: ranked.length === ranking.total,
       // +1 for the newline that ends each line; a newline may merge with the line's last token, never the reverse
       lineTokens: (i) => counter.count(pieces[i][0]) + counter.count(pieces[i][1]) + 1,
       lineBytes: (i) => Buffer.byteLength(lines[i]) + 1,
@@ -103,7 +103,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
         return counter.count(header) + counter.count(footer);
       },
       frameBytes: Buffer.byteLength(header) + Buffer.byteLength(footer),
-      summary: summaryRow && { text: summaryRow.text, tokens: () => counter.count(summaryRow.text.trim()) + 1, matches: () => summaryRow.basis === basisNow() },
+      summary: summaryRow && { text: summaryRow.text, tokens: () => counter.count(summaryRow.text.trim()) + 1, matches: () => summaryRow.basis === basis },
       scale: (t) => Math.ceil(t * margin),
       exactTokens: opts.exactTokens,
     });
@@ -113,7 +113,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
       budget,
       tokens: fit.tokens,
       path: fit.path,
-      basis: opts.exactTokens ? basisNow() : (basis ?? ''),
+      basis,
       patterns: fit.path === 'skipped' ? [] : included.map((r, i) => ({ id: r.pattern.id, score: round(r.score), text: r.pattern.text, record: pieces[i][1].slice(2, -1) })),
       block: fit.block,
       tokenizerLoaded: counter.loadedTokenizer,

@@ -99,15 +99,24 @@ export interface Scored {
   score: number;
 }
 
+export interface Ranking {
+  /** The best candidates, best first (ties by id), at most `limit`. */
+  top: Scored[];
+  /** How many candidates pass the cut. */
+  total: number;
+  /** Every candidate id in id order, one per line (only when asked for: the basis of a summary). */
+  ids?: string;
+}
+
 /**
- * Every candidate's score, cut below SCORE_CUT, best first (ties by id). SQLite computes the score
- * (lib/scoring.ts baseScoreSql) so only ids and numbers cross into JavaScript: a store of 100k
- * patterns is ranked without materialising its rows.
+ * Score every candidate, cut below SCORE_CUT, and keep the best `limit`, all inside SQLite: the score
+ * is lib/scoring.ts baseScoreSql, so only the rows a block can hold cross into JavaScript and a
+ * store of 100k patterns is ranked without materialising it.
  */
-export function rankScores(db: Database, project: string, opts: RankOptions): Scored[] {
-  if (opts.roles.length === 0) return [];
+export function rankScores(db: Database, project: string, opts: RankOptions, want: { limit?: number; ids?: boolean } = {}): Ranking {
+  if (opts.roles.length === 0) return { top: [], total: 0, ids: want.ids ? '' : undefined };
   const base = baseScoreSql(opts.ctx);
-  const params: Record<string, unknown> = { ...base.params, project, cut: SCORE_CUT };
+  const params: Record<string, unknown> = { ...base.params, project, cut: SCORE_CUT, limit: want.limit ?? -1 };
   let score = base.sql;
   if (opts.relevance) {
     // Relevance comes from FTS5 or an embedding provider, per pattern: looked up by id.
@@ -126,15 +135,23 @@ export function rankScores(db: Database, project: string, opts: RankOptions): Sc
   }
   const rows = db
     .prepare(
-      // MATERIALIZED: the score is computed once per row, not again for the cut.
+      // MATERIALIZED: each score is computed once, then read by the top rows and by the summary row.
       `WITH scored AS MATERIALIZED (
          SELECT id, ${score} AS score FROM patterns
          WHERE project = @project AND role IN (${roles.join(', ')}) AND lifecycle != 'deprecated' ${dismissed}
-       )
-       SELECT id, score FROM scored WHERE score >= @cut`,
+       ),
+       passing AS (SELECT id, score FROM scored WHERE score >= @cut)
+       SELECT 'top' AS kind, id, score, NULL AS ids FROM (SELECT id, score FROM passing ORDER BY score DESC, id LIMIT @limit)
+       UNION ALL
+       SELECT 'all', NULL, COUNT(*), ${want.ids ? "group_concat(id, char(10) ORDER BY id)" : 'NULL'} FROM passing`,
     )
-    .all(params) as Scored[];
-  return rows.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+    .all(params) as { kind: string; id: string; score: number; ids: string | null }[];
+  const summary = rows.find((r) => r.kind === 'all')!;
+  return {
+    top: rows.filter((r) => r.kind === 'top').map(({ id, score }) => ({ id, score })),
+    total: summary.score,
+    ids: want.ids ? (summary.ids ?? '') : undefined,
+  };
 }
 
 /** Full rows for the given scores, in their order, with every factor spelled out. */
@@ -153,8 +170,7 @@ export function loadRanked(db: Database, project: string, scores: Scored[], opts
 
 /** The best `limit` candidates (all of them without a limit), ranked. */
 export function rankPatterns(db: Database, project: string, opts: RankOptions & { limit?: number }): Ranked[] {
-  const scores = rankScores(db, project, opts);
-  return loadRanked(db, project, opts.limit === undefined ? scores : scores.slice(0, opts.limit), opts);
+  return loadRanked(db, project, rankScores(db, project, opts, { limit: opts.limit }).top, opts);
 }
 
 /** Pattern ids injected into `role` for this issue/run (the attribution feedback and outcomes use). */
