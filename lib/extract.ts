@@ -96,9 +96,13 @@ export function classify(text: string): { category: Category; text: string } {
   return { category: 'observation', text };
 }
 
-/** Markdown stripped, whitespace collapsed. */
+// The track record format-patterns appends to a line (`(score:0.42)`, `(5x validated, via:judge)`, …):
+// an agent that copies an injected line copies it too, and it is not part of the pattern.
+const TRACK_RECORD = /\s*\((?:score:\d+(?:\.\d+)?|\d+x validated|-?\d+ net, \d+x ignored)(?:, via:[\w.-]+)?\)\s*$/;
+
+/** Markdown and a copied track record stripped, whitespace collapsed. */
 export function cleanItem(raw: string): string {
-  return collapseWhitespace(stripMarkdown(raw));
+  return collapseWhitespace(stripMarkdown(raw)).replace(TRACK_RECORD, '');
 }
 
 /** Every candidate pattern of a deliberation, length-filtered and deduplicated by normalised text. */

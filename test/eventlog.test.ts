@@ -10,7 +10,7 @@ import { appendEvents, rebuildFromLog } from '../lib/eventlog.js';
 import { nextUlid } from '../lib/ids.js';
 import type { EventPayload } from '../lib/events.js';
 import { Deadline } from '../lib/deadline.js';
-import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, tempProject } from './helpers.js';
+import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, seededRandom, tempProject } from './helpers.js';
 
 // events.jsonl is the truth and the database its index (SPEC §3.2): the live state must equal a
 // replay, whatever happened to the log (torn tails, merged or duplicated lines, other writers).
@@ -70,16 +70,9 @@ function setNow(ms: number): void {
 const START = Date.parse('2026-01-05T09:00:00.000Z');
 const MINUTE = 60_000;
 
-/** Deterministic PRNG (mulberry32). */
+/** Deterministic random choices for the operation sequence. */
 function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return {
     next,
     int: (n: number) => Math.floor(next() * n),

@@ -220,3 +220,21 @@ describe('section and markdown edge cases', () => {
     expect(p.text).toBe('Never override __init__ in a dataclass subclass');
   });
 });
+
+describe('a line copied from the injected block', () => {
+  it('loses its track record, so it lands on the pattern it came from', () => {
+    const text = [
+      '## Accumulated Patterns',
+      '- Every new CLI flag must be documented in the man page before merge (score:1.30)',
+      '- Plans must name the test file for each criterion (2x validated, via:judge)',
+      '- Migrations must be reversible in one step (-1 net, 2x ignored)',
+      '- Keep the (optional) retry count small (it is 3)',
+    ].join('\n');
+    expect(sectionOf(text).map((e) => e.text)).toEqual([
+      'Every new CLI flag must be documented in the man page before merge',
+      'Plans must name the test file for each criterion',
+      'Migrations must be reversible in one step',
+      'Keep the (optional) retry count small (it is 3)',
+    ]);
+  });
+});

@@ -15,7 +15,7 @@ import {
 import { hostname, tmpdir } from 'node:os';
 import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
-import { binPath, cleanEnv, fixturePath, fixtureText, REPO, run, tempProject, type RunResult } from './helpers.js';
+import { binPath, cleanEnv, fixturePath, fixtureText, REPO, run, seededRandom, tempProject, type RunResult } from './helpers.js';
 
 // The fail-open contract (SPEC §2): every failure is one `cairn <name>:` line on stderr, exit 0
 // and nothing on stdout; --strict or CAIRN_STRICT=1 turns it into a non-zero exit.
@@ -73,18 +73,10 @@ function eventsOf(root: string): string {
   return existsSync(path) ? readFileSync(path, 'utf8') : '';
 }
 
-/** Deterministic pseudo-random bytes (mulberry32). */
+/** Deterministic pseudo-random bytes. */
 function randomBytesSeeded(n: number, seed: number): Buffer {
-  const out = Buffer.alloc(n);
-  let a = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = ((t ^ (t >>> 14)) >>> 0) & 0xff;
-  }
-  return out;
+  const next = seededRandom(seed);
+  return Buffer.from(Array.from({ length: n }, () => Math.floor(next() * 256)));
 }
 
 describe('missing .cairn/', () => {

@@ -17,9 +17,8 @@ const PROJECT = 'learning-sim';
 export const ADVERSARY = 'auditor';
 export const VALIDATOR = 'curator';
 
-const [{ Store }, { locate }, { Deadline }, { createLogger }, { initStore }, format, deliberation, feedback, outcome, patterns, scoring] = await Promise.all(
-  ['store', 'root', 'deadline', 'log', 'init', 'format', 'deliberation', 'feedback', 'outcome', 'patterns', 'scoring'].map(dist),
-);
+const [{ Store }, { locate }, { Deadline }, { createLogger }, { initStore }, { sameKindRoles }, format, deliberation, feedback, outcome, patterns, scoring] =
+  await Promise.all(['store', 'root', 'deadline', 'log', 'init', 'config', 'format', 'deliberation', 'feedback', 'outcome', 'patterns', 'scoring'].map(dist));
 
 function openStore(root) {
   return new Store(locate({ root, project: PROJECT }), new Deadline(0), createLogger('bench-learning', true), true);
@@ -34,7 +33,7 @@ function prepareProject(root) {
 /** What the store holds right now, read in-process whichever driver wrote it. */
 function inspectStore(store, now) {
   process.env.CAIRN_NOW = now;
-  const ranked = format.rankCandidates(store, { role: ADVERSARY, issue: null, run: null, labels: [], files: [], phase: null });
+  const ranked = patterns.rankPatterns(store.db, store.project, { roles: sameKindRoles(store.config, ADVERSARY), ctx: { now: Date.parse(now), role: ADVERSARY } });
   const all = patterns.listPatterns(store.db, store.project, { includeDeprecated: true });
   return {
     candidates: ranked.map((r) => ({ id: r.pattern.id, text: r.pattern.text, score: r.score })),
