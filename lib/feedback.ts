@@ -9,6 +9,7 @@ import { contentTokenSet, normaliseText, overlapCoefficient, stripMarkdown } fro
 import { dismissedPatternIds, injectedPatternIds, listPatterns, rankPatterns, type Pattern } from './patterns.js';
 import { nowMs } from './clock.js';
 import { CairnError } from './errors.js';
+import { autoDeprecationReason } from './lifecycle.js';
 
 // feedback-loop (SPEC §3.7): a validator's verdict corrects the adversarial role's patterns.
 // False positives are penalised (weighted by the adversarial role); an effective PASS backed by
@@ -49,6 +50,8 @@ export interface FeedbackReport {
   unmatched: { finding: string; reason: string }[];
   /** Patterns already penalised for this issue/run (a re-run of the same feedback). */
   alreadyDismissed: string[];
+  /** Penalised patterns that now meet an automatic deprecation rule (maintain, run opportunistically). */
+  deprecated: string[];
   gate: 'reinforced' | 'evidence-too-weak' | 'not-a-pass' | 'no-verdict';
   reinforced: string[];
   aged: string[];
@@ -136,6 +139,7 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
     penalised: [],
     unmatched: [],
     alreadyDismissed: [],
+    deprecated: [],
     gate: 'no-verdict',
     reinforced: [],
     aged: [],
@@ -176,6 +180,13 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
     events.push({ type: 'pattern.ignored', pattern: p.id, role: advRole, weight, issue: input.issue, run: input.run, finding: id, retract: retracted });
     if (regressed) events.push({ type: 'pattern.regressed', pattern: p.id, issue: input.issue, run: input.run, finding: id });
     report.penalised.push({ finding: id, pattern: p.id, text: p.text, match: hit.match, weight, retracted, regressed });
+    // `cairn maintain`'s rules, applied at once to the pattern as this dismissal leaves it.
+    const after = { ...p, ignore_count: p.ignore_count + 1, ignore_weight: p.ignore_weight + weight, success_count: Math.max(0, p.success_count - (retracted ? 1 : 0)) };
+    const reason = autoDeprecationReason(after, nowMs());
+    if (reason) {
+      events.push({ type: 'pattern.deprecated', pattern: p.id, reason, auto: true });
+      report.deprecated.push(p.id);
+    }
   }
 
   if (verdict.effective !== 'PASS') report.gate = 'not-a-pass';

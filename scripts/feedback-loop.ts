@@ -13,7 +13,8 @@ Reads the validator's verdict-json (from --validator-file, stdin, or V's latest 
 deliberation for the issue/run) and corrects A's patterns:
   - each false_positives id is matched to A's finding and then to A's pattern (exact text, else
     fuzzy overlap) and penalised by A's weight (1.5 sentinel/inspector, 1.0 others); a pattern
-    that had been validated is flagged as a regression; it is not re-injected in this run;
+    that had been validated is flagged as a regression; it is not re-injected in this run; one
+    that now meets cairn maintain's rules (≥ 3 ignores, success rate < 0.2) is deprecated;
   - an effective PASS (FAIL with empty must_fix counts) reinforces the patterns injected into A
     for this issue/run (narrowed to --files) — only when A's text shows L1/L2 evidence — and ages
     the injected patterns it did not reinforce.
@@ -60,7 +61,8 @@ example:
     else
       ctx.log.info(
         `${report.penalised.length} false positive(s) ${would}penalised, ${report.unmatched.length} unmatched` +
-          `${report.alreadyDismissed.length ? `, ${report.alreadyDismissed.length} already penalised in this run` : ''}; ${gate}`,
+          `${report.alreadyDismissed.length ? `, ${report.alreadyDismissed.length} already penalised in this run` : ''}` +
+          `${report.deprecated.length ? `, ${report.deprecated.length} ${would}deprecated` : ''}; ${gate}`,
       );
     if (ctx.args.json) ctx.print(JSON.stringify(report) + '\n');
   },

@@ -401,13 +401,17 @@ describe('the correction loop over the ledgerly plan phase', () => {
 
     // feedback 09:15 — A2 = MAN a third time: ignore 3, weight 3, this run's success retracted
     // (1 → 0). Verified is a lifecycle, not validation: was_validated is 0, so no regression.
+    // Three ignores at success rate 0 (< 0.2) meet maintain's rule, applied at once: deprecated.
     const fb = feedback('LED-102', 'r1', at('06', '09:15'));
     expect(fb).toMatchObject({
-      effective: 'FAIL', gate: 'not-a-pass', reinforced: [], aged: [],
+      effective: 'FAIL', gate: 'not-a-pass', reinforced: [], aged: [], deprecated: [id('MAN')],
       penalised: [{ finding: 'A2', pattern: id('MAN'), match: 'exact', weight: 1, retracted: true, regressed: false }],
     });
-    expect(newEvents()).toEqual([expect.objectContaining({ type: 'pattern.ignored', pattern: id('MAN'), finding: 'A2', retract: true, issue: 'LED-102', run: 'r1' })]);
-    change(['MAN'], () => ({ success: 0, ignores: 3, weight: 3 }));
+    expect(newEvents()).toEqual([
+      expect.objectContaining({ type: 'pattern.ignored', pattern: id('MAN'), finding: 'A2', retract: true, issue: 'LED-102', run: 'r1' }),
+      expect.objectContaining({ type: 'pattern.deprecated', pattern: id('MAN'), auto: true, reason: 'auto: dismissed: ignored 3x (≥ 3) with success rate 0.000 < 0.2' }),
+    ]);
+    change(['MAN'], () => ({ success: 0, ignores: 3, weight: 3, lifecycle: 'deprecated' }));
     expect(table()).toEqual(expected);
 
     // outcome 09:20 (fail) — the ten injected patterns: ignore weight + 0.5 × 1.0 (auditor).
@@ -435,7 +439,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
     //   STATUS, A1_101, A3_101, 3/3.5:   0.857143 × 1.05 × 0.606531 = 0.5459
     //   SPREAD causal, 1/1.5:            0.666667 × 1.1 × 1.05 × 0.606531 = 0.4670
     //   REDACTION, A2_101R2, 1/1.5:      0.666667 × 1.05 × 0.606531 = 0.4246
-    //   MAN: rate 0 → still out.
+    //   MAN: deprecated → out.
     const f = format('LED-103', 'r1', at('13', '09:00'));
     expectInjected(f, [
       ['DATES', 0.8281, 'score:0.83'],
@@ -503,8 +507,8 @@ describe('the correction loop over the ledgerly plan phase', () => {
       validated: 1, regressed: 0, lastUsed: at('13', '09:15'),
     });
     expect(expected.MAN).toEqual({
-      // seen in three runs, each sighting's success retracted by its dismissal
-      category: 'rule', success: 0, ignores: 3, weight: 3, reinforced: 0, sightings: 3, lifecycle: 'verified',
+      // seen in three runs, each sighting's success retracted by its dismissal; retired at the third
+      category: 'rule', success: 0, ignores: 3, weight: 3, reinforced: 0, sightings: 3, lifecycle: 'deprecated',
       validated: 0, regressed: 0, lastUsed: at('06', '09:05'),
     });
   });
