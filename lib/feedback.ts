@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Store } from './store.js';
 import type { EventPayload } from './events.js';
 import { parseVerdict, findingById, type Verdict } from './verdict.js';
@@ -61,13 +60,16 @@ export interface FeedbackReport {
 /** The text of the latest stored deliberation of a role for this issue/run. */
 export function latestDeliberationText(store: Store, role: string, issue: string | null, run: string | null): { text: string; files: string[] } | undefined {
   const row = store.db
-    .prepare('SELECT path, files FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? ORDER BY ts DESC, id DESC LIMIT 1')
-    .get(store.project, role, issue ?? '', run ?? '') as { path: string; files: string } | undefined;
+    .prepare('SELECT id, files FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? ORDER BY ts DESC, id DESC LIMIT 1')
+    .get(store.project, role, issue ?? '', run ?? '') as { id: string; files: string } | undefined;
   if (!row) return undefined;
+  // The log is shared through git: its path field is not trusted. The artifact's place follows from the id.
+  if (!/^d[0-9a-z]{26}$/.test(row.id)) throw new CairnError('input', `the stored ${role} deliberation has a malformed id ${JSON.stringify(row.id.slice(0, 40))}`);
+  const path = store.artifactPath('deliberations', `${row.id}.md`);
   try {
-    return { text: readFileSync(join(store.dir, row.path), 'utf8'), files: JSON.parse(row.files) };
+    return { text: readFileSync(path, 'utf8'), files: JSON.parse(row.files) };
   } catch (err) {
-    throw new CairnError('store', `the stored ${role} deliberation ${row.path} is unreadable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
 }
 

@@ -702,3 +702,27 @@ describe('a pattern dismissed in this run is never reinforced in it', () => {
     expect(pat(s, MIGRATION)).toMatchObject({ success_count: 2, reinforcement_count: 1, was_validated: 1 });
   });
 });
+
+describe('a stored deliberation named by the shared log', () => {
+  const stored = (deliberation: string, path: string) => ({
+    type: 'deliberation.stored' as const, deliberation, role: 'curator', issue: 'LED-66', run: 'r1', phase: null, iteration: null,
+    labels: [], files: [], verdict: null, evidence: 'L3' as const, hash: 'x', size: 1, path,
+  });
+  const input = { adversarialRole: 'auditor', validatorRole: 'curator', issue: 'LED-66', run: 'r1', files: [], dryRun: false };
+
+  it('is read from its own artifact, whatever path the log line claims', () => {
+    const root = tempProject();
+    const s = openTestStore(root);
+    const outside = join(root, 'outside.md');
+    writeFileSync(outside, '<!-- jkz:verdict-json {"verdict":"FAIL","issues":[],"must_fix":["X1"],"false_positives":[]} -->');
+    const id = 'd' + '0'.repeat(26);
+    s.append([stored(id, '../outside.md')]);
+    expect(() => runFeedback(s, input)).toThrow(/curator deliberation d0+ is unreadable \(ENOENT\)/);
+  });
+
+  it('refuses an id that is not one cairn writes, so a crafted log line cannot point outside the store', () => {
+    const s = openTestStore(tempProject());
+    s.append([stored('../../../etc/passwd', 'artifacts/deliberations/x.md')]);
+    expect(() => runFeedback(s, input)).toThrow(/malformed id/);
+  });
+});
