@@ -44,7 +44,8 @@ export interface StoredDeliberation {
 
 export function digestVerdict(v: Verdict | null): VerdictDigest | null {
   if (!v) return null;
-  const cap = (ids: string[]) => ids.slice(0, 50).map((id) => id.slice(0, 40));
+  // Event lines stay small (SPEC §3.2): the full verdict is in the artifact.
+  const cap = (ids: string[]) => ids.slice(0, 20).map((id) => id.slice(0, 40));
   return { verdict: v.verdict, effective: v.effective, must_fix: cap(v.must_fix), false_positives: cap(v.false_positives), findings: cap(v.issues.map((f) => f.id)) };
 }
 
@@ -140,7 +141,7 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
   writeArtifact(path, input.text);
 
   const scope = { issue: input.issue, run: input.run };
-  const context = { phase: input.phase, labels: input.labels.slice(0, 20), files: input.files.slice(0, 20) };
+  const context = { phase: input.phase, labels: input.labels.slice(0, 20).map((l) => l.slice(0, 100)), files: input.files.slice(0, 20).map((f) => f.slice(0, 200)) };
   const payloads: EventPayload[] = [
     {
       type: 'deliberation.stored', deliberation, role, ...scope, phase: input.phase, iteration: input.iteration,

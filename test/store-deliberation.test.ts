@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, tempProject, type RunResult } from './helpers.js';
 import { getPattern, listPatterns, type Pattern } from '../lib/patterns.js';
 import { patternId } from '../lib/ids.js';
+import { storeDeliberation } from '../lib/deliberation.js';
 
 // store-deliberation as a process (SPEC §3.3): stored text, recorded event, observed patterns,
 // lifecycle, near-duplicates, learned context, and the echo rule.
@@ -268,5 +269,27 @@ describe('echoes are not evidence', () => {
     const out = storeFixture(dir, 'led-103-r1-plan-auditor.md');
     expect(out.patterns.find((p) => p.text === TEST_FILE_NEAR)).toMatchObject({ id: auditorId(TEST_FILE), status: 'echo' });
     expect(patternState(dir, auditorId(TEST_FILE))).toMatchObject({ success_count: 1, sightings: 1, issues: ['LED-101'] });
+  });
+});
+
+describe('event lines stay small', () => {
+  it('keeps every line under 4 KiB however large the deliberation, its verdict and its context are', () => {
+    const root = tempProject();
+    const store = openTestStore(root);
+    const findings = Array.from({ length: 60 }, (_, i) => ({ id: `A${i}`, summary: `Finding number ${i} about a rather long and detailed concern`, location: `src/x${i}.ts:${i}` }));
+    const text = [
+      '## Accumulated Patterns',
+      `- ${'Every exported handler must validate its input before touching the database. '.repeat(6).trim().slice(0, 500)}`,
+      '## Verdict',
+      `<!-- jkz:verdict-json ${JSON.stringify({ verdict: 'FAIL', issues: findings, must_fix: findings.map((f) => f.id), false_positives: findings.map((f) => f.id) })} -->`,
+    ].join('\n');
+    storeDeliberation(store, {
+      text, role: 'auditor', issue: 'LED-1', run: 'r1', phase: 'plan', iteration: 1,
+      labels: Array.from({ length: 40 }, (_, i) => `label-${i}-${'x'.repeat(150)}`),
+      files: Array.from({ length: 40 }, (_, i) => `src/${'deep/'.repeat(60)}file-${i}.ts`),
+    });
+    const lines = readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8').trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l).type)).toContain('pattern.observed');
+    for (const line of lines) expect(Buffer.byteLength(line)).toBeLessThan(4096);
   });
 });
