@@ -42,10 +42,15 @@ export interface StoredDeliberation {
   patterns: ObservedPattern[];
 }
 
+/** At most `count` values of at most `chars` characters: what an event line can carry (well under 4 KiB). */
+function capList(values: string[], count: number, chars: number): string[] {
+  return values.slice(0, count).map((v) => v.slice(0, chars));
+}
+
 export function digestVerdict(v: Verdict | null): VerdictDigest | null {
   if (!v) return null;
   // Event lines stay small (SPEC §3.2): the full verdict is in the artifact.
-  const cap = (ids: string[]) => ids.slice(0, 20).map((id) => id.slice(0, 40));
+  const cap = (ids: string[]) => capList(ids, 20, 16);
   return { verdict: v.verdict, effective: v.effective, must_fix: cap(v.must_fix), false_positives: cap(v.false_positives), findings: cap(v.issues.map((f) => f.id)) };
 }
 
@@ -141,7 +146,7 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
   writeArtifact(path, input.text);
 
   const scope = { issue: input.issue, run: input.run };
-  const context = { phase: input.phase, labels: input.labels.slice(0, 20).map((l) => l.slice(0, 100)), files: input.files.slice(0, 20).map((f) => f.slice(0, 200)) };
+  const context = { phase: input.phase, labels: capList(input.labels, 10, 60), files: capList(input.files, 10, 160) };
   const payloads: EventPayload[] = [
     {
       type: 'deliberation.stored', deliberation, role, ...scope, phase: input.phase, iteration: input.iteration,
