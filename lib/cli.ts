@@ -19,7 +19,6 @@ export interface FlagSpec {
 
 export interface Command {
   name: string;
-  summary: string;
   /** Usage text for --help, with an example. */
   usage: string;
   flags: FlagSpec;
@@ -49,6 +48,7 @@ const COMMON: Required<FlagSpec> = {
   alias: { h: 'help' },
 };
 
+/** Every command `cairn` knows, with the line `cairn --help` shows for it (known without loading any). */
 export const COMMANDS: Record<string, string> = {
   'store-deliberation': 'store a deliberation and learn its patterns',
   'format-patterns': 'print the historical-patterns block for a role',

@@ -5,7 +5,6 @@ import { CairnError } from '../lib/errors.js';
 
 export const command: Command = {
   name: 'deprecate',
-  summary: 'deprecate a pattern',
   usage: `usage: cairn deprecate <pattern-id|id-prefix|text> --reason TEXT [--json]
 
 Deprecates a pattern: it is never injected again (cairn promote brings it back). The reason

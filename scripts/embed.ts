@@ -3,7 +3,6 @@ import { embedPatterns } from '../lib/embeddings.js';
 
 export const command: Command = {
   name: 'embed',
-  summary: 'compute embeddings with the configured provider',
   usage: `usage: cairn embed [--json]
 
 Embeds every pattern text of the project that has no cached vector yet, 64 per provider call.

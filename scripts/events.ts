@@ -5,7 +5,6 @@ import { nowMs } from '../lib/clock.js';
 
 export const command: Command = {
   name: 'events',
-  summary: 'read the event log',
   usage: `usage: cairn events [--type T] [--since DATE|7d] [--pattern ID] [--json]
 
 Prints this project's events from .cairn/events.jsonl in (ts, id) order, one per line

@@ -8,7 +8,6 @@ import { CairnError } from '../lib/errors.js';
 
 export const command: Command = {
   name: 'explain',
-  summary: "show a pattern's history and score factors",
   usage: `usage: cairn explain <pattern-id|id-prefix|text> [--role R] [--labels a,b] [--files x,y] [--phase P] [--json]
 
 Prints a pattern's counters, its current score broken into factors (as seen from --role,

@@ -5,7 +5,6 @@ import { readTextFile } from '../lib/input.js';
 
 export const command: Command = {
   name: 'feedback-loop',
-  summary: "apply a validator's verdict to the adversarial role's patterns",
   usage: `usage: feedback-loop --adversarial-role A --validator-role V [--issue I] [--run ID] [--files x,y]
                      [--adversarial-file F] [--validator-file F] [--dry-run] [--json]
 

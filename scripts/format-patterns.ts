@@ -8,7 +8,6 @@ import { CairnError } from '../lib/errors.js';
 
 export const command: Command = {
   name: 'format-patterns',
-  summary: 'print the historical-patterns block for a role',
   usage: `usage: format-patterns --role R [--issue I] [--run ID] [--labels a,b] [--files x,y] [--phase P]
                        [--query TEXT | --query-file F] [--budget N] [--remaining-tokens N] [--json]
 

@@ -5,7 +5,6 @@ import { optionalString } from '../lib/flags.js';
 
 export const command: Command = {
   name: 'init',
-  summary: 'create .cairn/ in a project',
   usage: `usage: cairn init [--root DIR] [--dir DIR]
 
 Creates the store (.cairn/ at the project root, or --dir) with a .gitignore for derived files

@@ -4,7 +4,6 @@ import { listScored, renderList } from '../lib/lifecycle.js';
 
 export const command: Command = {
   name: 'list',
-  summary: 'list patterns with score and record',
   usage: `usage: cairn list [--role R] [--state S] [--regressions] [--json]
 
 Lists this project's patterns, best first: id, role, lifecycle, score (for its own role, now,

@@ -3,7 +3,6 @@ import { maintain } from '../lib/lifecycle.js';
 
 export const command: Command = {
   name: 'maintain',
-  summary: 'apply the automatic deprecation rules (cron)',
   usage: `usage: cairn maintain [--dry-run] [--json]
 
 Deprecates every pattern that is not active and either is stale (score < 0.05 and unused for

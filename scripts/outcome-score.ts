@@ -4,7 +4,6 @@ import { scoreOutcome } from '../lib/outcome.js';
 
 export const command: Command = {
   name: 'outcome-score',
-  summary: 'grade the patterns injected in an issue/run by its result',
   usage: `usage: outcome-score --issue I [--run ID] --result pass|fail [--dry-run] [--json]
 
 When the pipeline ends, grades every pattern injected during the issue/run once: pass → one

@@ -5,7 +5,6 @@ import { CairnError } from '../lib/errors.js';
 
 export const command: Command = {
   name: 'promote',
-  summary: 'promote a pattern to active',
   usage: `usage: cairn promote <pattern-id|id-prefix|text> --by NAME --reason TEXT [--json]
 
 Makes a pattern active: a person's decision, recorded in the event log with who and why.

@@ -2,7 +2,6 @@ import type { Command } from '../lib/cli.js';
 
 export const command: Command = {
   name: 'rebuild',
-  summary: 'rebuild the database from .cairn/events.jsonl',
   usage: `usage: cairn rebuild [--json]
 
 Replays .cairn/events.jsonl, ordered by (ts, id), into a fresh pattern index. The log is the

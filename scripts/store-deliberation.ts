@@ -5,7 +5,6 @@ import { storeDeliberation } from '../lib/deliberation.js';
 
 export const command: Command = {
   name: 'store-deliberation',
-  summary: 'store a deliberation and learn its patterns',
   usage: `usage: store-deliberation --role R [--issue I] [--run ID] [--phase P] [--iteration N]
                           [--labels a,b] [--files x,y] [--file PATH] [--json]
 

@@ -7,7 +7,6 @@ const MAX_SUMMARY_BYTES = 3000;
 
 export const command: Command = {
   name: 'store-summary',
-  summary: "store a summary of a role's patterns for format-patterns",
   usage: `usage: store-summary --role R [--basis HASH] [--labels a,b] [--files x,y] [--phase P] < summary.txt
 
 Stores a condensed text (from stdin, e.g. written by an LLM step) that format-patterns uses
