@@ -7,7 +7,7 @@ const MAX_SUMMARY_BYTES = 3000;
 
 export const command: Command = {
   name: 'store-summary',
-  usage: `usage: store-summary --role R [--basis HASH] [--labels a,b] [--files x,y] [--phase P] < summary.txt
+  usage: `usage: cairn store-summary --role R [--basis HASH] [--labels a,b] [--files x,y] [--phase P] < summary.txt
 
 Stores a condensed text (from stdin, e.g. written by an LLM step) that format-patterns uses
 instead of truncating, as long as the role's candidate patterns are still the ones it was
@@ -15,7 +15,7 @@ written for. The basis is computed from the current candidates (with the same co
 format-patterns gets), or given with --basis.
 
 example:
-  format-patterns --role judge --budget 100000 | summarise | store-summary --role judge
+  format-patterns --role judge --budget 100000 | summarise | cairn store-summary --role judge
 `,
   flags: { string: ['role', 'basis', 'labels', 'files', 'phase'] },
   deadlineMs: 2000,
