@@ -86,6 +86,8 @@ const MIGRATIONS: string[] = [
   CREATE TABLE embeddings (key TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
   CREATE VIRTUAL TABLE patterns_fts USING fts5 (text, project UNINDEXED, pid UNINDEXED, tokenize = 'porter unicode61');
   `,
+  // an outcome may be recorded in several events of one grading
+  `ALTER TABLE outcomes ADD COLUMN grading TEXT;`,
 ];
 
 /** Tables rebuilt from the event log; everything else in the file is a cache. */

@@ -27,7 +27,8 @@ export type EventPayload =
   | ({ type: 'pattern.regressed'; pattern: string; finding: string } & Scope)
   | ({ type: 'pattern.reinforced'; pattern: string } & Scope)
   | ({ type: 'pattern.aged'; pattern: string } & Scope)
-  | ({ type: 'pattern.outcome'; result: 'pass' | 'fail'; patterns: { pattern: string; weight: number }[] } & Scope)
+  // One grading may span several events (`grading` names it) so that each line stays small.
+  | ({ type: 'pattern.outcome'; result: 'pass' | 'fail'; grading?: string; patterns: { pattern: string; weight: number }[] } & Scope)
   | { type: 'pattern.promoted'; pattern: string; by: string; reason: string }
   | { type: 'pattern.deprecated'; pattern: string; reason: string; auto: boolean }
   | { type: 'summary.stored'; role: string; basis: string; text: string };

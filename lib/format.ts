@@ -5,6 +5,7 @@ import { fitBlock, linePieces, blockHeader, BLOCK_FOOTER, type FitPath } from '.
 import { TokenCounter } from './tokens.js';
 import { nowMs } from './clock.js';
 import { sha256 } from './text.js';
+import type { EventPayload } from './events.js';
 
 // format-patterns (SPEC §3.5): rank a role's candidates, fit the block into the token budget,
 // and record what was injected for this issue/run.
@@ -46,6 +47,9 @@ export function effectiveBudget(store: Store, role: string, budget?: number, rem
   if (remaining !== undefined) b = Math.min(b, remaining - store.config.reserve);
   return Math.max(0, b);
 }
+
+/** Pattern ids named in one pattern.injected event (event lines stay small). */
+const INJECTED_PER_EVENT = 100;
 
 /** A line is never under this many tokens (a dash, 12 characters of text, a record, a newline). */
 const MIN_LINE_TOKENS = 4;
@@ -126,9 +130,14 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
 /** Record the injection so feedback and outcome grading can attribute the verdict (SPEC §3.5 step 6). */
 export function recordInjection(store: Store, result: FormatResult, issue: string | null, run: string | null): void {
   if (result.patterns.length === 0 || (issue === null && run === null)) return;
-  // A summary may stand for thousands of candidates; the event names the best 100 (events stay small).
-  const patterns = result.patterns.slice(0, 100).map((p) => p.id);
-  store.append([{ type: 'pattern.injected', role: result.role, issue, run, patterns, path: result.path, tokens: result.tokens }]);
+  // A summary may stand for thousands of candidates: it is attributed to the best 100. Lines are
+  // named 100 to an event, so every event line stays small.
+  const ids = (result.path === 'summary' ? result.patterns.slice(0, INJECTED_PER_EVENT) : result.patterns).map((p) => p.id);
+  const events: EventPayload[] = [];
+  for (let i = 0; i < ids.length; i += INJECTED_PER_EVENT) {
+    events.push({ type: 'pattern.injected', role: result.role, issue, run, patterns: ids.slice(i, i + INJECTED_PER_EVENT), path: result.path, tokens: result.tokens });
+  }
+  store.append(events);
 }
 
 const round = (n: number) => Math.round(n * 1e4) / 1e4;

@@ -29,7 +29,7 @@ function prepareStatements(db: Database) {
     ignore: db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = ignore_weight + @weight,
       success_count = MAX(0, success_count - @retract) WHERE project = @project AND id = @id`),
     insertDismissal: db.prepare('INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)'),
-    hasOutcome: db.prepare('SELECT 1 FROM outcomes WHERE project = ? AND issue = ? AND run = ?'),
+    outcomeGrading: db.prepare('SELECT grading FROM outcomes WHERE project = ? AND issue = ? AND run = ?'),
     regress: db.prepare('UPDATE patterns SET regressed = 1 WHERE project = ? AND id = ?'),
     reinforce: db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
       was_validated = 1, last_used = ? WHERE project = ? AND id = ?`),
@@ -37,7 +37,7 @@ function prepareStatements(db: Database) {
       WHERE project = ? AND id = ? AND reinforcement_count < 3 AND lifecycle != 'active'`),
     outcomePass: db.prepare('UPDATE patterns SET success_count = success_count + 1 WHERE project = ? AND id = ?'),
     outcomeFail: db.prepare('UPDATE patterns SET ignore_weight = ignore_weight + ? WHERE project = ? AND id = ?'),
-    insertOutcome: db.prepare('INSERT OR IGNORE INTO outcomes (project, issue, run, result, ts) VALUES (?, ?, ?, ?, ?)'),
+    insertOutcome: db.prepare('INSERT OR IGNORE INTO outcomes (project, issue, run, result, ts, grading) VALUES (?, ?, ?, ?, ?, ?)'),
     setLifecycle: db.prepare('UPDATE patterns SET lifecycle = ?, promoted_by = ?, reason = ? WHERE project = ? AND id = ?'),
     insertDeliberation: db.prepare(`INSERT OR REPLACE INTO deliberations (project, id, ts, role, issue, run, phase, iteration, labels, files,
       verdict, evidence, text_hash, size, path) VALUES (@project, @id, @ts, @role, @issue, @run, @phase, @iteration, @labels, @files,
@@ -142,14 +142,19 @@ export function applyEvent(db: Database, e: CairnEvent): void {
     case 'pattern.aged':
       s.age.run(e.project, e.pattern);
       return;
-    case 'pattern.outcome':
-      if (s.hasOutcome.get(e.project, issue, run)) return; // graded once per issue/run, however often it was recorded
+    case 'pattern.outcome': {
+      // Graded once per issue/run: the events of the first grading count, a repeat (two racing
+      // writers, a log merged from two machines) does not.
+      const grading = e.grading ?? e.id;
+      const prior = s.outcomeGrading.get(e.project, issue, run) as { grading: string } | undefined;
+      if (prior && prior.grading !== grading) return;
+      if (!prior) s.insertOutcome.run(e.project, issue, run, e.result, e.ts, grading);
       for (const p of e.patterns) {
         if (e.result === 'pass') s.outcomePass.run(e.project, p.pattern);
-        else s.outcomeFail.run(0.5 * p.weight, e.project, p.pattern);
+        else s.outcomeFail.run(0.5 * p.weight, e.project, p.pattern); // SPEC §3.8: half the role's weight
       }
-      s.insertOutcome.run(e.project, issue, run, e.result, e.ts);
       return;
+    }
     case 'pattern.promoted':
       s.setLifecycle.run('active', e.by, e.reason, e.project, e.pattern);
       return;

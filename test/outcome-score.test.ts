@@ -215,3 +215,30 @@ describe('usage errors', () => {
     });
   }
 });
+
+describe('a long grading', () => {
+  it('is split over several events of one grading, each line under 4 KiB, and applied once', () => {
+    const root = tempProject();
+    const s = openTestStore(root);
+    process.env.CAIRN_NOW = iso(0);
+    const items = Array.from({ length: 130 }, (_, i) => `- Handler alpha${i} must check field beta${i} against gamma${i} before commit`);
+    storeDeliberation(s, { text: `## Accumulated Patterns\n${items.join('\n')}\n`, role: 'auditor', issue: 'LED-8', run: 'r0', phase: null, iteration: 1, labels: [], files: [] });
+    process.env.CAIRN_NOW = iso(1);
+    const result = formatPatterns(s, { role: 'auditor', issue: 'LED-9', run: 'r1', labels: [], files: [], phase: null, budget: 100_000, exactTokens: false });
+    recordInjection(s, result, 'LED-9', 'r1');
+    s.close();
+    expect(result.patterns.length).toBe(130); // every line fits: all 130 injected (in two events)
+
+    const r = score(root, ['--issue', 'LED-9', '--run', 'r1', '--result', 'pass', '--json']);
+    expect(JSON.parse(r.stdout).patterns).toHaveLength(130);
+    const events = outcomeEvents(root);
+    expect(events).toHaveLength(3); // 60 + 60 + 10
+    expect(new Set(events.map((e) => e.grading)).size).toBe(1);
+    for (const line of log(root).toString('utf8').trim().split('\n')) expect(Buffer.byteLength(line)).toBeLessThan(4096);
+    const after = openTestStore(root);
+    const graded = result.patterns.map((p) => getPattern(after.db, after.project, p.id)!.success_count);
+    expect(graded.every((n) => n === 2)).toBe(true); // first sight + the pass, once
+    after.close();
+    expect(score(root, ['--issue', 'LED-9', '--run', 'r1', '--result', 'pass']).stderr).toMatch(/already graded/);
+  });
+});

@@ -31,6 +31,15 @@ describe('reducer', () => {
     expect(p.ignore_weight).toBe(0); // the later fail was a repeat
   });
 
+  it('applies every event of one grading (a long list split to keep lines small), and no other grading', () => {
+    const store = openTestStore(tempProject());
+    const other: EventPayload = { ...observe('r1'), pattern: 'pdef', text: 'Secrets never reach the logs' };
+    const part = (grading: string, pattern: string): EventPayload => ({ type: 'pattern.outcome', issue: 'I-1', run: 'r1', result: 'fail', grading, patterns: [{ pattern, weight: 1.5 }] });
+    store.append([observe('r1'), other, part('g1', 'pabc'), part('g1', 'pdef'), part('g2', 'pabc')]);
+    expect(getPattern(store.db, store.project, 'pabc')!.ignore_weight).toBe(0.75);
+    expect(getPattern(store.db, store.project, 'pdef')!.ignore_weight).toBe(0.75);
+  });
+
   it('moves lifecycle up only, and never past verified', () => {
     expect(nextLifecycle('observed', 1, 1)).toBe('observed');
     expect(nextLifecycle('observed', 2, 1)).toBe('candidate');
