@@ -88,10 +88,13 @@ const MIGRATIONS: string[] = [
   `,
   // an outcome may be recorded in several events of one grading
   `ALTER TABLE outcomes ADD COLUMN grading TEXT;`,
+  // a pattern is reinforced, or aged, at most once per issue/run
+  `CREATE TABLE run_marks (project TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, pattern TEXT NOT NULL, kind TEXT NOT NULL,
+     PRIMARY KEY (project, issue, run, pattern, kind)) WITHOUT ROWID;`,
 ];
 
 /** Tables rebuilt from the event log; everything else in the file is a cache. */
-export const DERIVED_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'patterns_fts'];
+export const DERIVED_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'patterns_fts'];
 
 export interface OpenOptions {
   deadline: Deadline;

@@ -119,6 +119,18 @@ function sightingAddedSuccess(store: Store, issue: string, run: string, pattern:
     .get(store.project, issue, run, pattern);
 }
 
+/** What this issue/run already reinforced and aged: each happens once per run. */
+function runMarks(store: Store, issue: string, run: string): { reinforced: Set<string>; aged: Set<string> } {
+  const rows = store.db.prepare('SELECT pattern, kind FROM run_marks WHERE project = ? AND issue = ? AND run = ?').all(store.project, issue, run) as {
+    pattern: string;
+    kind: string;
+  }[];
+  return {
+    reinforced: new Set(rows.filter((r) => r.kind === 'reinforced').map((r) => r.pattern)),
+    aged: new Set(rows.filter((r) => r.kind === 'aged').map((r) => r.pattern)),
+  };
+}
+
 export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport {
   const advRole = input.adversarialRole.toLowerCase();
   const valRole = input.validatorRole.toLowerCase();
@@ -212,8 +224,9 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
       toReinforce = best.map((r) => r.pattern.id).filter(eligible).slice(0, FALLBACK_TOP);
     }
     const reinforcedSet = new Set(toReinforce);
-    report.reinforced = toReinforce;
-    report.aged = injected.filter((id) => !reinforcedSet.has(id) && eligible(id));
+    const marked = scoped ? runMarks(store, issue, run) : { reinforced: new Set<string>(), aged: new Set<string>() };
+    report.reinforced = toReinforce.filter((id) => !marked.reinforced.has(id));
+    report.aged = injected.filter((id) => !reinforcedSet.has(id) && eligible(id) && !marked.aged.has(id));
     for (const id of report.reinforced) events.push({ type: 'pattern.reinforced', pattern: id, issue: input.issue, run: input.run });
     for (const id of report.aged) events.push({ type: 'pattern.aged', pattern: id, issue: input.issue, run: input.run });
   }

@@ -29,6 +29,7 @@ function prepareStatements(db: Database) {
     ignore: db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = ignore_weight + @weight,
       success_count = MAX(0, success_count - @retract) WHERE project = @project AND id = @id`),
     insertDismissal: db.prepare('INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)'),
+    markRun: db.prepare('INSERT OR IGNORE INTO run_marks (project, issue, run, pattern, kind) VALUES (?, ?, ?, ?, ?)'),
     outcomeGrading: db.prepare('SELECT grading FROM outcomes WHERE project = ? AND issue = ? AND run = ?'),
     regress: db.prepare('UPDATE patterns SET regressed = 1 WHERE project = ? AND id = ?'),
     reinforce: db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
@@ -137,9 +138,12 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       s.regress.run(e.project, e.pattern);
       return;
     case 'pattern.reinforced':
+      // One validation per run: a re-run of the same feedback, or a merged copy, does not count again.
+      if ((issue || run) && s.markRun.run(e.project, issue, run, e.pattern, 'reinforced').changes === 0) return;
       s.reinforce.run(ms, e.project, e.pattern);
       return;
     case 'pattern.aged':
+      if ((issue || run) && s.markRun.run(e.project, issue, run, e.pattern, 'aged').changes === 0) return;
       s.age.run(e.project, e.pattern);
       return;
     case 'pattern.outcome': {

@@ -683,6 +683,22 @@ describe('a false alarm raised and dismissed in every run', () => {
   });
 });
 
+describe('a re-run of the same feedback', () => {
+  it('reinforces nothing a second time: one validation per run', () => {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-10', 'r0');
+    now(1);
+    inject(s, 'auditor', 'LED-10', 'r1');
+    store(s, adversarial({ evidence: 'L1', findings: [] }), 'auditor', 'LED-10', 'r1');
+    const pass = validator({ verdict: 'PASS' });
+    expect(feedback(s, { issue: 'LED-10', run: 'r1', validatorText: pass }).reinforced).toHaveLength(2);
+    const again = feedback(s, { issue: 'LED-10', run: 'r1', validatorText: pass });
+    expect(again).toMatchObject({ gate: 'reinforced', reinforced: [], aged: [] });
+    expect(pat(s, MIGRATION)).toMatchObject({ reinforcement_count: 1 });
+  });
+});
+
 describe('a pattern dismissed in this run is never reinforced in it', () => {
   it('a later PASS of the same run (a re-run, or the next iteration) reinforces the others, not the dismissed one', () => {
     const s = openTestStore(tempProject());

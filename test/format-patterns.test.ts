@@ -92,7 +92,7 @@ describe('the block for a known state', () => {
 
   it('shows `Nx validated` for reinforced patterns and `net, Nx ignored` once ignored', () => {
     const dir = knownState();
-    append(dir, Array.from({ length: 5 }, (): EventPayload => ({ type: 'pattern.reinforced', pattern: id('auditor', DEPLOY), issue: 'LED-1', run: 'r1' })));
+    append(dir, Array.from({ length: 5 }, (_, i): EventPayload => ({ type: 'pattern.reinforced', pattern: id('auditor', DEPLOY), issue: 'LED-1', run: `r${i}` }))); // once per run
     append(
       dir,
       ['r1', 'r2', 'r3'].map((runId): EventPayload => ({

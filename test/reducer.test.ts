@@ -49,3 +49,16 @@ describe('reducer', () => {
     expect(nextLifecycle('deprecated', 9, 9)).toBe('deprecated');
   });
 });
+
+describe('once per run', () => {
+  it('reinforces and ages a pattern at most once per issue/run', () => {
+    const store = openTestStore(tempProject());
+    const reinforced = (run: string): EventPayload => ({ type: 'pattern.reinforced', pattern: 'pabc', issue: 'I-1', run });
+    store.append([observe('r1'), reinforced('r1'), reinforced('r1'), reinforced('r2')]);
+    expect(getPattern(store.db, store.project, 'pabc')).toMatchObject({ success_count: 3, reinforcement_count: 2 });
+    const before = getPattern(store.db, store.project, 'pabc')!.last_used;
+    const aged = (run: string): EventPayload => ({ type: 'pattern.aged', pattern: 'pabc', issue: 'I-1', run });
+    store.append([aged('r3'), aged('r3')]);
+    expect(before - getPattern(store.db, store.project, 'pabc')!.last_used).toBe(86_400_000);
+  });
+});
