@@ -160,8 +160,7 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
     return strict ? strictExitCode(err) : 0;
   } finally {
     if (timer) clearTimeout(timer);
-    // The database is left open for the process to end with: closing it would checkpoint the WAL
-    // into the database file on every call (several ms). SQLite checkpoints on its own as the WAL grows.
+    store?.close();
   }
 }
 
