@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-if (!existsSync(join(REPO, 'dist', 'lib', 'feedback.js'))) fail('dist/ is missing: run `npm run build` first');
+if (!existsSync(join(REPO, 'dist', 'lib', 'patterns', 'feedback.js'))) fail('dist/ is missing: run `npm run build` first');
 const { libraryDriver, processDriver } = await import('./learning/drivers.js');
 const { simulate, checkPool } = await import('./learning/sim.js');
 const { plotPanels, COLORS } = await import('./learning/plot.js');

@@ -36,7 +36,7 @@ const RUNS = Number(opts.runs);
 if (!Number.isInteger(RUNS) || RUNS < 5) fail('--runs must be an integer ≥ 5 (medians over at least 5 runs)');
 const SIZES = opts.sizes.split(',').map(Number);
 const ONLY = new Set(opts.only.split(','));
-if (!existsSync(join(REPO, 'dist', 'lib', 'cli.js'))) fail('dist/ is missing: run `npm run build` first');
+if (!existsSync(join(REPO, 'dist', 'lib', 'cli', 'runner.js'))) fail('dist/ is missing: run `npm run build` first');
 
 // "Now" is pinned so scores (and so the rendered lines and their cached token counts) are the
 // same in every run; the stores' events lie in the 30 days before it.
@@ -95,10 +95,10 @@ function checkBlock(res) {
 
 /** formatPatterns in-process on the warmed store: which fit path, how many lines, and whether tiktoken loaded. */
 async function inProcessFormat(dir) {
-  const { openStore } = await import('../dist/lib/store.js');
-  const { formatPatterns } = await import('../dist/lib/format.js');
-  const { Deadline } = await import('../dist/lib/deadline.js');
-  const { createLogger } = await import('../dist/lib/log.js');
+  const { openStore } = await import('../dist/lib/store/store.js');
+  const { formatPatterns } = await import('../dist/lib/patterns/format.js');
+  const { Deadline } = await import('../dist/lib/core/deadline.js');
+  const { createLogger } = await import('../dist/lib/core/logger.js');
   const store = openStore({ root: dir, project: PROJECT }, new Deadline(0), createLogger('bench'), true);
   try {
     const r = formatPatterns(store, { role: 'auditor', issue: null, run: null, labels: ['cli'], files: ['src/cli/status.ts'], phase: 'plan', exactTokens: false });

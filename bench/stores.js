@@ -1,13 +1,13 @@
-// Benchmark stores, written directly as .cairn/events.jsonl in cairn's event format (lib/events.ts)
+// Benchmark stores, written directly as .cairn/events.jsonl in cairn's event format (lib/events/types.ts)
 // and indexed by one `cairn rebuild`. Ids and timestamps increase line by line, as appendEvents
 // writes them, so the log is in replay order.
 
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { nextUlid, patternId } from '../dist/lib/ids.js';
-import { classify } from '../dist/lib/extract.js';
-import { initStore } from '../dist/lib/init.js';
+import { nextUlid, patternId } from '../dist/lib/core/ids.js';
+import { classify } from '../dist/lib/patterns/extract.js';
+import { initStore } from '../dist/lib/store/init.js';
 import { rng, patternTexts } from './corpus.js';
 
 export const PROJECT = 'benchproject0001';

@@ -1,7 +1,7 @@
-import type { Command } from '../lib/cli.js';
-import { requiredString } from '../lib/flags.js';
-import { deprecatePattern } from '../lib/lifecycle.js';
-import { CairnError } from '../lib/errors.js';
+import type { Command } from '../lib/cli/runner.js';
+import { requiredString } from '../lib/cli/flags.js';
+import { deprecatePattern } from '../lib/patterns/lifecycle.js';
+import { CairnError } from '../lib/core/errors.js';
 
 export const command: Command = {
   name: 'deprecate',

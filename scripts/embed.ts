@@ -1,5 +1,5 @@
-import type { Command } from '../lib/cli.js';
-import { embedPatterns } from '../lib/embeddings.js';
+import type { Command } from '../lib/cli/runner.js';
+import { embedPatterns } from '../lib/patterns/embeddings.js';
 
 export const command: Command = {
   name: 'embed',

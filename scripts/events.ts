@@ -1,7 +1,7 @@
-import type { Command } from '../lib/cli.js';
-import { optionalString } from '../lib/flags.js';
-import { describeEvent, parseSince, readEvents } from '../lib/history.js';
-import { nowMs } from '../lib/clock.js';
+import type { Command } from '../lib/cli/runner.js';
+import { optionalString } from '../lib/cli/flags.js';
+import { describeEvent, parseSince, readEvents } from '../lib/events/history.js';
+import { nowMs } from '../lib/core/clock.js';
 
 export const command: Command = {
   name: 'events',

@@ -1,10 +1,10 @@
-import type { Command } from '../lib/cli.js';
-import { list, optionalString } from '../lib/flags.js';
-import { resolvePattern } from '../lib/patterns.js';
-import { scorePattern, SCORE_CUT } from '../lib/scoring.js';
-import { describeEvent, readEvents } from '../lib/history.js';
-import { nowMs } from '../lib/clock.js';
-import { CairnError } from '../lib/errors.js';
+import type { Command } from '../lib/cli/runner.js';
+import { list, optionalString } from '../lib/cli/flags.js';
+import { resolvePattern } from '../lib/patterns/queries.js';
+import { scorePattern, SCORE_CUT } from '../lib/patterns/scoring.js';
+import { describeEvent, readEvents } from '../lib/events/history.js';
+import { nowMs } from '../lib/core/clock.js';
+import { CairnError } from '../lib/core/errors.js';
 
 export const command: Command = {
   name: 'explain',

@@ -1,7 +1,7 @@
-import type { Command } from '../lib/cli.js';
-import { list, optionalString, requiredString } from '../lib/flags.js';
-import { runFeedback } from '../lib/feedback.js';
-import { readTextFile } from '../lib/input.js';
+import type { Command } from '../lib/cli/runner.js';
+import { list, optionalString, requiredString } from '../lib/cli/flags.js';
+import { runFeedback } from '../lib/patterns/feedback.js';
+import { readTextFile } from '../lib/cli/input.js';
 
 export const command: Command = {
   name: 'feedback-loop',

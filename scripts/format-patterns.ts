@@ -1,10 +1,10 @@
-import type { Command, Context } from '../lib/cli.js';
-import { list, optionalInt, optionalString, requiredString } from '../lib/flags.js';
-import { formatPatterns, recordInjection } from '../lib/format.js';
-import { textFromFileOrStdin } from '../lib/input.js';
-import { relevanceFor } from '../lib/relevance.js';
-import { sameKindRoles } from '../lib/config.js';
-import { CairnError } from '../lib/errors.js';
+import type { Command, Context } from '../lib/cli/runner.js';
+import { list, optionalInt, optionalString, requiredString } from '../lib/cli/flags.js';
+import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
+import { textFromFileOrStdin } from '../lib/cli/input.js';
+import { relevanceFor } from '../lib/patterns/relevance.js';
+import { sameKindRoles } from '../lib/store/config.js';
+import { CairnError } from '../lib/core/errors.js';
 
 export const command: Command = {
   name: 'format-patterns',

@@ -1,7 +1,7 @@
-import type { Command } from '../lib/cli.js';
-import { locate } from '../lib/root.js';
-import { initStore } from '../lib/init.js';
-import { optionalString } from '../lib/flags.js';
+import type { Command } from '../lib/cli/runner.js';
+import { locate } from '../lib/store/root.js';
+import { initStore } from '../lib/store/init.js';
+import { optionalString } from '../lib/cli/flags.js';
 
 export const command: Command = {
   name: 'init',

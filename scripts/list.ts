@@ -1,6 +1,6 @@
-import type { Command } from '../lib/cli.js';
-import { list } from '../lib/flags.js';
-import { listScored, renderList } from '../lib/lifecycle.js';
+import type { Command } from '../lib/cli/runner.js';
+import { list } from '../lib/cli/flags.js';
+import { listScored, renderList } from '../lib/patterns/lifecycle.js';
 
 export const command: Command = {
   name: 'list',

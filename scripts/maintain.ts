@@ -1,5 +1,5 @@
-import type { Command } from '../lib/cli.js';
-import { maintain } from '../lib/lifecycle.js';
+import type { Command } from '../lib/cli/runner.js';
+import { maintain } from '../lib/patterns/lifecycle.js';
 
 export const command: Command = {
   name: 'maintain',

@@ -1,6 +1,6 @@
-import type { Command } from '../lib/cli.js';
-import { optionalString, requiredString } from '../lib/flags.js';
-import { scoreOutcome } from '../lib/outcome.js';
+import type { Command } from '../lib/cli/runner.js';
+import { optionalString, requiredString } from '../lib/cli/flags.js';
+import { scoreOutcome } from '../lib/patterns/outcome.js';
 
 export const command: Command = {
   name: 'outcome-score',

@@ -1,4 +1,4 @@
-import type { Command } from '../lib/cli.js';
+import type { Command } from '../lib/cli/runner.js';
 
 export const command: Command = {
   name: 'rebuild',

@@ -1,7 +1,7 @@
-import type { Command } from '../lib/cli.js';
-import { list, optionalInt, optionalString, requiredString } from '../lib/flags.js';
-import { textFromFileOrStdin } from '../lib/input.js';
-import { storeDeliberation } from '../lib/deliberation.js';
+import type { Command } from '../lib/cli/runner.js';
+import { list, optionalInt, optionalString, requiredString } from '../lib/cli/flags.js';
+import { textFromFileOrStdin } from '../lib/cli/input.js';
+import { storeDeliberation } from '../lib/patterns/deliberation.js';
 
 export const command: Command = {
   name: 'store-deliberation',

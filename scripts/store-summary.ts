@@ -1,7 +1,7 @@
-import type { Command } from '../lib/cli.js';
-import { list, optionalString, requiredString } from '../lib/flags.js';
-import { currentBasis } from '../lib/format.js';
-import { CairnError } from '../lib/errors.js';
+import type { Command } from '../lib/cli/runner.js';
+import { list, optionalString, requiredString } from '../lib/cli/flags.js';
+import { currentBasis } from '../lib/patterns/format.js';
+import { CairnError } from '../lib/core/errors.js';
 
 const MAX_SUMMARY_BYTES = 3000;
 

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { COMMANDS } from '../lib/cli.js';
+import { COMMANDS } from '../lib/cli/runner.js';
 import { spawn } from 'node:child_process';
 import { binPath, cleanEnv, fixturePath, REPO, run, tempProject } from './helpers.js';
 
@@ -74,8 +74,8 @@ describe('output discipline', () => {
     const script = join(dir, 'probe.mjs');
     writeFileSync(
       script,
-      `import { runCommand } from ${JSON.stringify(pathToFileURL(join(REPO, 'dist', 'lib', 'cli.js')).href)};
-import { CairnError } from ${JSON.stringify(pathToFileURL(join(REPO, 'dist', 'lib', 'errors.js')).href)};
+      `import { runCommand } from ${JSON.stringify(pathToFileURL(join(REPO, 'dist', 'lib', 'cli', 'runner.js')).href)};
+import { CairnError } from ${JSON.stringify(pathToFileURL(join(REPO, 'dist', 'lib', 'core', 'errors.js')).href)};
 const mode = ${JSON.stringify(mode)};
 process.exitCode = await runCommand({
   name: 'probe', summary: 'test probe', usage: 'usage: probe\\n', flags: {}, deadlineMs: 0,

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { mergeConfig, roleBudget, roleKind, roleWeight, sameKindRoles, DEFAULT_CONFIG } from '../lib/config.js';
+import { mergeConfig, roleBudget, roleKind, roleWeight, sameKindRoles, DEFAULT_CONFIG } from '../lib/store/config.js';
 
 describe('config', () => {
   it('has the spec defaults: roles, budgets and weights', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { run, fixturePath, deliberationFixtures, type RunResult } from './helpers.js';
-import { initStore } from '../lib/init.js';
+import { initStore } from '../lib/store/init.js';
 
 // The correction loop end to end, as processes, over the ledgerly fixtures (fixtures/deliberations):
 // the plan phase of LED-101 r1, LED-101 r2, LED-102 r1 and LED-103 r1, each as

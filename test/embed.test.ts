@@ -2,8 +2,8 @@ import { describe, it, expect } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES, openTestStore, run, tempProject, type RunResult } from './helpers.js';
-import { cosine, fromBlob, parseVectors, runProvider, toBlob } from '../lib/embeddings.js';
-import { CairnError } from '../lib/errors.js';
+import { cosine, fromBlob, parseVectors, runProvider, toBlob } from '../lib/patterns/embeddings.js';
+import { CairnError } from '../lib/core/errors.js';
 
 // Optional embeddings (SPEC §6): a configured provider executable, vectors cached as Float32 blobs,
 // cosine relevance for format-patterns --query, and BM25 whenever the provider is absent or fails.

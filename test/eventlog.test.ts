@@ -2,14 +2,14 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import type { Store } from '../lib/store.js';
-import { DERIVED_TABLES, type Database } from '../lib/db.js';
-import { storeDeliberation } from '../lib/deliberation.js';
-import { currentBasis, formatPatterns, recordInjection } from '../lib/format.js';
-import { appendEvents, rebuildFromLog } from '../lib/eventlog.js';
-import { nextUlid } from '../lib/ids.js';
-import type { EventPayload } from '../lib/events.js';
-import { Deadline } from '../lib/deadline.js';
+import type { Store } from '../lib/store/store.js';
+import { DERIVED_TABLES, type Database } from '../lib/store/db.js';
+import { storeDeliberation } from '../lib/patterns/deliberation.js';
+import { currentBasis, formatPatterns, recordInjection } from '../lib/patterns/format.js';
+import { appendEvents, rebuildFromLog } from '../lib/events/log.js';
+import { nextUlid } from '../lib/core/ids.js';
+import type { EventPayload } from '../lib/events/types.js';
+import { Deadline } from '../lib/core/deadline.js';
 import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, seededRandom, tempProject } from './helpers.js';
 
 // events.jsonl is the truth and the database its index (SPEC §3.2): the live state must equal a

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { evidenceLevel } from '../lib/evidence.js';
+import { evidenceLevel } from '../lib/patterns/evidence.js';
 
 const fenced = (body: string, info = '') => `Output:\n\`\`\`${info}\n${body}\n\`\`\`\n`;
 

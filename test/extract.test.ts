@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { accumulatedPatternItems, classify, extractPatterns, MAX_PATTERN_CHARS, MIN_PATTERN_CHARS } from '../lib/extract.js';
-import { parseVerdict } from '../lib/verdict.js';
+import { accumulatedPatternItems, classify, extractPatterns, MAX_PATTERN_CHARS, MIN_PATTERN_CHARS } from '../lib/patterns/extract.js';
+import { parseVerdict } from '../lib/patterns/verdict.js';
 import { deliberationFixtures, fixtureText } from './helpers.js';
 
 // SPEC §3.3 steps 2–3: candidate patterns from a deliberation, and their category.

@@ -3,14 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempProject, openTestStore, run, fixtureText, fixturePath } from './helpers.js';
-import { storeDeliberation } from '../lib/deliberation.js';
-import { formatPatterns, recordInjection } from '../lib/format.js';
-import { runFeedback, matchPattern, dismissedTexts, type FeedbackInput, type FeedbackReport } from '../lib/feedback.js';
-import { getPattern, listPatterns, type Pattern } from '../lib/patterns.js';
-import { parseVerdict } from '../lib/verdict.js';
-import { patternId } from '../lib/ids.js';
-import type { Store } from '../lib/store.js';
-import { DAY_MS } from '../lib/clock.js';
+import { storeDeliberation } from '../lib/patterns/deliberation.js';
+import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
+import { runFeedback, matchPattern, dismissedTexts, type FeedbackInput, type FeedbackReport } from '../lib/patterns/feedback.js';
+import { getPattern, listPatterns, type Pattern } from '../lib/patterns/queries.js';
+import { parseVerdict } from '../lib/patterns/verdict.js';
+import { patternId } from '../lib/core/ids.js';
+import type { Store } from '../lib/store/store.js';
+import { DAY_MS } from '../lib/core/clock.js';
 
 // feedback-loop (SPEC §3.7): a validator's verdict corrects the adversarial role's patterns.
 

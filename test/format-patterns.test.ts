@@ -3,11 +3,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { get_encoding } from 'tiktoken';
 import { openTestStore, run, tempProject } from './helpers.js';
-import { patternId } from '../lib/ids.js';
-import { storeDeliberation } from '../lib/deliberation.js';
-import { formatPatterns, type FormatOptions } from '../lib/format.js';
-import { DAY_MS } from '../lib/clock.js';
-import type { EventPayload } from '../lib/events.js';
+import { patternId } from '../lib/core/ids.js';
+import { storeDeliberation } from '../lib/patterns/deliberation.js';
+import { formatPatterns, type FormatOptions } from '../lib/patterns/format.js';
+import { DAY_MS } from '../lib/core/clock.js';
+import type { EventPayload } from '../lib/events/types.js';
 
 // format-patterns (SPEC §3.5): the exact block for a known state, records, cross-role lines, the
 // token budget, the three fitting paths, injection records, and when the tokenizer is loaded.

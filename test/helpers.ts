@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
-import { Store } from '../lib/store.js';
-import { locate } from '../lib/root.js';
-import { Deadline } from '../lib/deadline.js';
-import { createLogger } from '../lib/log.js';
-import { initStore } from '../lib/init.js';
+import { Store } from '../lib/store/store.js';
+import { locate } from '../lib/store/root.js';
+import { Deadline } from '../lib/core/deadline.js';
+import { createLogger } from '../lib/core/logger.js';
+import { initStore } from '../lib/store/init.js';
 
 // Shared test helpers: temporary projects, the executables run as processes, fixtures.
 

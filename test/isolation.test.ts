@@ -3,8 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { initStore } from '../lib/init.js';
-import { projectIdFor, readOriginUrl } from '../lib/root.js';
+import { initStore } from '../lib/store/init.js';
+import { projectIdFor, readOriginUrl } from '../lib/store/root.js';
 import { fixturePath, run, tempProject, type RunResult } from './helpers.js';
 
 // Every read and write is scoped by project id (SPEC §1.2): two projects sharing one store

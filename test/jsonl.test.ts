@@ -1,9 +1,9 @@
 import { describe, it, expect } from 'vitest';
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { appendLines, parseJsonLine, readBytes, readLines } from '../lib/jsonl.js';
-import { Deadline } from '../lib/deadline.js';
-import { CairnError } from '../lib/errors.js';
+import { appendLines, parseJsonLine, readBytes, readLines } from '../lib/io/jsonl.js';
+import { Deadline } from '../lib/core/deadline.js';
+import { CairnError } from '../lib/core/errors.js';
 import { tempProject } from './helpers.js';
 
 // The one JSONL writer/reader: whole lines, torn tails healed, no symlinks followed, chunked reads.

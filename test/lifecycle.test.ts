@@ -2,11 +2,11 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openTestStore, run, tempProject, type RunResult } from './helpers.js';
-import { autoDeprecationReason } from '../lib/lifecycle.js';
-import { patternId } from '../lib/ids.js';
-import { DAY_MS } from '../lib/clock.js';
-import type { ScoredState } from '../lib/scoring.js';
-import type { Category } from '../lib/events.js';
+import { autoDeprecationReason } from '../lib/patterns/lifecycle.js';
+import { patternId } from '../lib/core/ids.js';
+import { DAY_MS } from '../lib/core/clock.js';
+import type { ScoredState } from '../lib/patterns/scoring.js';
+import type { Category } from '../lib/events/types.js';
 
 // promote, deprecate, maintain and list (SPEC §3.3 step 5, §3.4): a person is the only way to
 // active; the automatic rules deprecate stale and repeatedly dismissed patterns, never active ones.

@@ -1,10 +1,10 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { tempProject, openTestStore, run } from './helpers.js';
-import { storeDeliberation } from '../lib/deliberation.js';
-import { formatPatterns, recordInjection } from '../lib/format.js';
-import { getPattern, type Pattern } from '../lib/patterns.js';
-import { patternId } from '../lib/ids.js';
+import { storeDeliberation } from '../lib/patterns/deliberation.js';
+import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
+import { getPattern, type Pattern } from '../lib/patterns/queries.js';
+import { patternId } from '../lib/core/ids.js';
 
 // outcome-score (SPEC §3.8): when the pipeline ends, every pattern injected during the issue/run is
 // graded once by the result: pass → success + 1; fail → ignore weight + 0.5 × the pattern's role weight.

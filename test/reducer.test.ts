@@ -1,8 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import { openTestStore, tempProject } from './helpers.js';
-import { getPattern } from '../lib/patterns.js';
-import { nextLifecycle } from '../lib/reducer.js';
-import type { EventPayload } from '../lib/events.js';
+import { getPattern } from '../lib/patterns/queries.js';
+import { nextLifecycle } from '../lib/events/reducer.js';
+import type { EventPayload } from '../lib/events/types.js';
 
 // The reducer applies every event, live and on replay. Two writers racing, or a log merged from
 // two machines, can hold the same dismissal or outcome twice; it must count once.

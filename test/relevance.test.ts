@@ -2,8 +2,8 @@ import { describe, it, expect } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openTestStore, run, tempProject, type RunResult } from './helpers.js';
-import { bm25Relevance, ftsQuery, relevanceFor } from '../lib/relevance.js';
-import { patternId } from '../lib/ids.js';
+import { bm25Relevance, ftsQuery, relevanceFor } from '../lib/patterns/relevance.js';
+import { patternId } from '../lib/core/ids.js';
 
 // Query relevance (SPEC §3.4): the FTS5 BM25 match of the query against pattern text, normalised to
 // 0..1 within the candidates, blended into format-patterns' ranking as 0.6·relevance + 0.4·base.

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { BLOCK_FOOTER, blockHeader, fitBlock, linePieces, renderBlock, trackRecord, type FitInput } from '../lib/render.js';
-import type { Pattern } from '../lib/patterns.js';
+import { BLOCK_FOOTER, blockHeader, fitBlock, linePieces, renderBlock, trackRecord, type FitInput } from '../lib/patterns/block.js';
+import type { Pattern } from '../lib/patterns/queries.js';
 
 // The block's lines and the fitting paths (SPEC §3.5 steps 3–4), with counts supplied by the test.
 

@@ -2,7 +2,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { locate, normaliseRemoteUrl } from '../lib/root.js';
+import { locate, normaliseRemoteUrl } from '../lib/store/root.js';
 import { run, tempProject } from './helpers.js';
 
 // Root discovery and its precedence (SPEC §1.2), and remote-URL normalisation for project ids.

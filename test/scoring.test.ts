@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
-import { DAY_MS } from '../lib/clock.js';
-import { contextBoost, decayFactor, finalScore, scorePattern, successRate, SCORE_CUT, type ScoredState } from '../lib/scoring.js';
-import { rankPatterns, type Pattern } from '../lib/patterns.js';
+import { DAY_MS } from '../lib/core/clock.js';
+import { contextBoost, decayFactor, finalScore, scorePattern, successRate, SCORE_CUT, type ScoredState } from '../lib/patterns/scoring.js';
+import { rankPatterns, type Pattern } from '../lib/patterns/queries.js';
 import { openTestStore, tempProject } from './helpers.js';
 
 // SPEC §3.4: each factor of the score on its own, then the cut and the relevance blend.

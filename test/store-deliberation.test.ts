@@ -3,9 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, tempProject, type RunResult } from './helpers.js';
-import { getPattern, listPatterns, type Pattern } from '../lib/patterns.js';
-import { patternId } from '../lib/ids.js';
-import { storeDeliberation } from '../lib/deliberation.js';
+import { getPattern, listPatterns, type Pattern } from '../lib/patterns/queries.js';
+import { patternId } from '../lib/core/ids.js';
+import { storeDeliberation } from '../lib/patterns/deliberation.js';
 
 // store-deliberation as a process (SPEC §3.3): stored text, recorded event, observed patterns,
 // lifecycle, near-duplicates, learned context, and the echo rule.

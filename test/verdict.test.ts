@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { parseVerdict, findingById } from '../lib/verdict.js';
+import { parseVerdict, findingById } from '../lib/patterns/verdict.js';
 
 const comment = (json: string, ns = 'jkz') => `<!-- ${ns}:verdict-json\n${json}\n-->`;
 

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const cli = JSON.stringify(join(root, 'dist', 'lib', 'cli.js'));
+const cli = JSON.stringify(join(root, 'dist', 'lib', 'cli', 'runner.js'));
 const commands = readdirSync(join(root, 'dist', 'scripts'))
   .filter((f) => f.endsWith('.js'))
   .map((f) => f.slice(0, -3));

@@ -18,7 +18,7 @@ export const ADVERSARY = 'auditor';
 export const VALIDATOR = 'curator';
 
 const [{ Store }, { locate }, { Deadline }, { createLogger }, { initStore }, { sameKindRoles }, format, deliberation, feedback, outcome, patterns, scoring] =
-  await Promise.all(['store', 'root', 'deadline', 'log', 'init', 'config', 'format', 'deliberation', 'feedback', 'outcome', 'patterns', 'scoring'].map(dist));
+  await Promise.all(['store/store', 'store/root', 'core/deadline', 'core/logger', 'store/init', 'store/config', 'patterns/format', 'patterns/deliberation', 'patterns/feedback', 'patterns/outcome', 'patterns/queries', 'patterns/scoring'].map(dist));
 
 function openStore(root) {
   return new Store(locate({ root, project: PROJECT }), new Deadline(0), createLogger('bench-learning', true), true);

@@ -8,7 +8,7 @@
 // ablations) and the two drivers see the same adversary, validator and outcomes wherever their
 // stores agree, and differ only where cairn's blocks differ — the thing being measured.
 
-import { normaliseText } from '../../dist/lib/text.js';
+import { normaliseText } from '../../dist/lib/core/text.js';
 import { ADVERSARY, VALIDATOR } from './drivers.js';
 import { TRUE_CHECKS, FALSE_ALARMS } from './pools.js';
 import { auditorText, curatorText, sourceLineFor } from './texts.js';

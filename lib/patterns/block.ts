@@ -1,4 +1,4 @@
-import type { Ranked } from './patterns.js';
+import type { Ranked } from './queries.js';
 
 // The historical-patterns block (SPEC §3.5 step 3) and how it is fitted into a token budget (step 4).
 

@@ -1,12 +1,12 @@
 import { statSync } from 'node:fs';
-import { appendLines, parseJsonLine, readBytes, readLines } from './jsonl.js';
+import { appendLines, parseJsonLine, readBytes, readLines } from '../io/jsonl.js';
 import { applyEvent } from './reducer.js';
-import { envelopeProblem, eventKey, type CairnEvent, type EventPayload } from './events.js';
-import { nextUlid } from './ids.js';
-import { nowMs } from './clock.js';
-import { sha256 } from './text.js';
-import { DERIVED_TABLES, type Database } from './db.js';
-import type { Deadline } from './deadline.js';
+import { envelopeProblem, eventKey, type CairnEvent, type EventPayload } from './types.js';
+import { nextUlid } from '../core/ids.js';
+import { nowMs } from '../core/clock.js';
+import { sha256 } from '../core/text.js';
+import { DERIVED_TABLES, type Database } from '../store/db.js';
+import type { Deadline } from '../core/deadline.js';
 
 // events.jsonl is the truth; SQLite records how far into it it has applied: the byte offset, a
 // hash of the first and of the last WINDOW bytes of that prefix, and the last applied (ts, id).

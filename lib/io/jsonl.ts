@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { CairnError } from './errors.js';
+import { CairnError } from '../core/errors.js';
 import { acquireLock } from './lock.js';
-import type { Deadline } from './deadline.js';
+import type { Deadline } from '../core/deadline.js';
 
 // The one JSONL writer and reader. Appends are whole lines in one write() under the advisory lock;
 // a torn last line (a crash mid-append) is never glued to: the next append starts on a fresh line.

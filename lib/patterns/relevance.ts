@@ -1,7 +1,7 @@
-import type { Database } from './db.js';
-import type { Store } from './store.js';
-import { listPatterns } from './patterns.js';
-import { isStopWord, words } from './text.js';
+import type { Database } from '../store/db.js';
+import type { Store } from '../store/store.js';
+import { listPatterns } from './queries.js';
+import { isStopWord, words } from '../core/text.js';
 import { cosine, embeddingKey, embedQuery, readVectors, providerTimeout } from './embeddings.js';
 
 // How relevant each candidate pattern is to a query, 0..1 (SPEC §3.4): cosine similarity of

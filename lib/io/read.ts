@@ -1,5 +1,5 @@
 import { isatty } from 'node:tty';
-import { CairnError } from './errors.js';
+import { CairnError } from '../core/errors.js';
 
 export const DEFAULT_STDIN_CAP = 8 * 1024 * 1024;
 

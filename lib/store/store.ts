@@ -1,13 +1,13 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CairnError } from './errors.js';
+import { CairnError } from '../core/errors.js';
 import { loadConfig, DEFAULT_CONFIG, type Config } from './config.js';
 import { locate, type Location, type LocationOptions } from './root.js';
 import { isCorruption, moveAside, openDatabase, type Database } from './db.js';
-import { appendEvents, rebuildFromLog, syncEvents, type SyncReport } from './eventlog.js';
-import type { CairnEvent, EventPayload } from './events.js';
-import type { Deadline } from './deadline.js';
-import type { Logger } from './log.js';
+import { appendEvents, rebuildFromLog, syncEvents, type SyncReport } from '../events/log.js';
+import type { CairnEvent, EventPayload } from '../events/types.js';
+import type { Deadline } from '../core/deadline.js';
+import type { Logger } from '../core/logger.js';
 
 /** An opened `.cairn/` store: where it is, its settings, and (lazily) its database kept in sync with the log. */
 export class Store {

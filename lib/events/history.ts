@@ -1,6 +1,6 @@
-import { parseJsonLine, readLines } from './jsonl.js';
-import { envelopeProblem, type CairnEvent } from './events.js';
-import { CairnError } from './errors.js';
+import { parseJsonLine, readLines } from '../io/jsonl.js';
+import { envelopeProblem, type CairnEvent } from './types.js';
+import { CairnError } from '../core/errors.js';
 
 // Reading the event log for people: filters, a pattern's history, one line per event.
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CairnError } from './errors.js';
+import { CairnError } from '../core/errors.js';
 
 export type RoleKind = 'adversarial' | 'validator' | 'other';
 

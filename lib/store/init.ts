@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeArtifact } from './deliberation.js';
+import { writeFileAtomic } from '../io/atomic.js';
 
 // `cairn init`: the store directory with its git settings. Committed JSONL logs merge by union;
 // everything derived stays out of git (SPEC §1.2).
@@ -15,7 +15,7 @@ export function ensureLines(path: string, wanted: string[]): string[] {
   const missing = wanted.filter((l) => !have.has(l));
   if (missing.length === 0) return [];
   const prefix = current === '' || current.endsWith('\n') ? current : current + '\n';
-  writeArtifact(path, prefix + missing.join('\n') + '\n');
+  writeFileAtomic(path, prefix + missing.join('\n') + '\n');
   return missing;
 }
 

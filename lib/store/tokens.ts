@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Database } from './db.js';
-import { sha256 } from './text.js';
-import { CairnError } from './errors.js';
+import { sha256 } from '../core/text.js';
+import { CairnError } from '../core/errors.js';
 
 // Token counts with tiktoken, cached in the database per (encoding, text). The tokenizer costs
 // ~100 ms to load, so it is loaded only when a count is missing from the cache.

@@ -1,7 +1,7 @@
 import { closeSync, constants, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { CairnError } from './errors.js';
-import { sleepSync, type Deadline } from './deadline.js';
+import { CairnError } from '../core/errors.js';
+import { sleepSync, type Deadline } from '../core/deadline.js';
 
 // Advisory lock: a `<file>.lock` created with O_EXCL holding "pid host time". A lock whose holder
 // died on this host, or that is older than STALE_MS, is broken; a live holder is waited for until

@@ -1,7 +1,7 @@
-import type { Database } from './db.js';
-import { CairnError } from './errors.js';
-import { contentTokenSet, normaliseText } from './text.js';
-import type { Category } from './events.js';
+import type { Database } from '../store/db.js';
+import { CairnError } from '../core/errors.js';
+import { contentTokenSet, normaliseText } from '../core/text.js';
+import type { Category } from '../events/types.js';
 import { baseScoreSql, scorePattern, SCORE_CUT, type ScoreContext, type ScoreFactors, type ScoredState } from './scoring.js';
 
 // Reading pattern state. Every query names the project: no read can see another project's rows.
@@ -110,7 +110,7 @@ export interface Ranking {
 
 /**
  * Score every candidate, cut below SCORE_CUT, and keep the best `limit`, all inside SQLite: the score
- * is lib/scoring.ts baseScoreSql, so only the rows a block can hold cross into JavaScript and a
+ * is lib/patterns/scoring.ts baseScoreSql, so only the rows a block can hold cross into JavaScript and a
  * store of 100k patterns is ranked without materialising it.
  */
 export function rankScores(db: Database, project: string, opts: RankOptions, want: { limit?: number; ids?: boolean } = {}): Ranking {

@@ -2,8 +2,8 @@ import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { CairnError } from './errors.js';
-import type { Deadline } from './deadline.js';
+import { CairnError } from '../core/errors.js';
+import type { Deadline } from '../core/deadline.js';
 
 export type Database = BetterSqlite3.Database;
 

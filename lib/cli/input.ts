@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { CairnError } from './errors.js';
-import { DEFAULT_STDIN_CAP, decodeUtf8Prefix } from './stdin.js';
-import type { Context } from './cli.js';
+import { CairnError } from '../core/errors.js';
+import { DEFAULT_STDIN_CAP, decodeUtf8Prefix } from '../io/read.js';
+import type { Context } from './runner.js';
 import { optionalString } from './flags.js';
 
 /** Text from `--<flag> PATH` when given, else stdin; capped like stdin. */

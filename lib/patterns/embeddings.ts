@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import type { Database } from './db.js';
-import type { Store } from './store.js';
-import type { Deadline } from './deadline.js';
-import { CairnError } from './errors.js';
-import { listPatterns } from './patterns.js';
-import { sha256 } from './text.js';
+import type { Database } from '../store/db.js';
+import type { Store } from '../store/store.js';
+import type { Deadline } from '../core/deadline.js';
+import { CairnError } from '../core/errors.js';
+import { listPatterns } from './queries.js';
+import { sha256 } from '../core/text.js';
 
 // Optional embeddings (SPEC §6). The provider is an executable named in config.json
 // (`embeddings.command`): JSON lines {"id","text"} on stdin, {"id","vector":[…]} lines on stdout.

@@ -1,5 +1,5 @@
 import type minimist from 'minimist';
-import { CairnError } from './errors.js';
+import { CairnError } from '../core/errors.js';
 
 // Reading typed values out of parsed flags, with one clear message per mistake.
 

@@ -1,9 +1,9 @@
-import type { Store } from './store.js';
-import { CairnError } from './errors.js';
-import { nowMs } from './clock.js';
-import { getPattern, listPatterns, resolvePattern, type Pattern, type PatternFilter } from './patterns.js';
+import type { Store } from '../store/store.js';
+import { CairnError } from '../core/errors.js';
+import { nowMs } from '../core/clock.js';
+import { getPattern, listPatterns, resolvePattern, type Pattern, type PatternFilter } from './queries.js';
 import { scorePattern, type ScoreFactors, type ScoredState } from './scoring.js';
-import { trackRecord } from './render.js';
+import { trackRecord } from './block.js';
 
 // A pattern's lifecycle beyond what observation does automatically (SPEC §3.3 step 5, §3.4):
 // a person promotes to active or deprecates; `cairn maintain` deprecates what has decayed or

@@ -1,29 +1,7 @@
 import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
-// Diagnostics go to stderr, one line each, prefixed `cairn <name>:`; stdout carries only the product.
-
-export interface Logger {
-  warn(message: string): void;
-  info(message: string): void;
-  /** Warnings printed so far (strict mode and tests read them). */
-  readonly warnings: string[];
-}
-
-export function createLogger(name: string, quiet = false): Logger {
-  const warnings: string[] = [];
-  const line = (message: string) => `cairn ${name}: ${message.replace(/\s*\n\s*/g, ' ')}\n`;
-  return {
-    warnings,
-    warn(message) {
-      warnings.push(message);
-      process.stderr.write(line(message));
-    },
-    info(message) {
-      if (!quiet) process.stderr.write(line(message));
-    },
-  };
-}
+// The health record (SPEC §2): fail-open errors are visible to auto-recall and `cairn doctor`.
 
 export interface Health {
   degraded_since: string;

@@ -1,6 +1,6 @@
-import type { Category } from './events.js';
+import type { Category } from '../events/types.js';
 import type { Verdict } from './verdict.js';
-import { collapseWhitespace, normaliseText, stripMarkdown } from './text.js';
+import { collapseWhitespace, normaliseText, stripMarkdown } from '../core/text.js';
 
 // Pattern candidates from a deliberation (SPEC §3.3 step 2): the items of its "Accumulated Patterns"
 // section, and the summaries of its verdict findings.

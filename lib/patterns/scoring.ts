@@ -1,5 +1,5 @@
-import { DAY_MS } from './clock.js';
-import type { Category } from './events.js';
+import { DAY_MS } from '../core/clock.js';
+import type { Category } from '../events/types.js';
 
 // The score of a pattern at query time (SPEC §3.4), as a pure function with every factor exposed.
 //   rate  = success / (success + W), W = ignore weight if > 0 else ignore count

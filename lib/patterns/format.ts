@@ -1,11 +1,11 @@
-import type { Store } from './store.js';
-import { roleBudget, sameKindRoles } from './config.js';
-import { loadRanked, rankScores, type RankOptions } from './patterns.js';
-import { fitBlock, linePieces, blockHeader, BLOCK_FOOTER, type FitPath } from './render.js';
-import { TokenCounter } from './tokens.js';
-import { nowMs } from './clock.js';
-import { sha256 } from './text.js';
-import type { EventPayload } from './events.js';
+import type { Store } from '../store/store.js';
+import { roleBudget, sameKindRoles } from '../store/config.js';
+import { loadRanked, rankScores, type RankOptions } from './queries.js';
+import { fitBlock, linePieces, blockHeader, BLOCK_FOOTER, type FitPath } from './block.js';
+import { TokenCounter } from '../store/tokens.js';
+import { nowMs } from '../core/clock.js';
+import { sha256 } from '../core/text.js';
+import type { EventPayload } from '../events/types.js';
 
 // format-patterns (SPEC §3.5): rank a role's candidates, fit the block into the token budget,
 // and record what was injected for this issue/run.

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
-import type { Store } from './store.js';
-import type { EventPayload } from './events.js';
+import type { Store } from '../store/store.js';
+import type { EventPayload } from '../events/types.js';
 import { parseVerdict, findingById, type Verdict } from './verdict.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
-import { roleWeight, sameKindRoles } from './config.js';
-import { contentTokenSet, normaliseText, overlapCoefficient, stripMarkdown } from './text.js';
-import { dismissedPatternIds, injectedPatternIds, listPatterns, rankPatterns, type Pattern } from './patterns.js';
-import { nowMs } from './clock.js';
-import { CairnError } from './errors.js';
+import { roleWeight, sameKindRoles } from '../store/config.js';
+import { contentTokenSet, normaliseText, overlapCoefficient, stripMarkdown } from '../core/text.js';
+import { dismissedPatternIds, injectedPatternIds, listPatterns, rankPatterns, type Pattern } from './queries.js';
+import { nowMs } from '../core/clock.js';
+import { CairnError } from '../core/errors.js';
 import { autoDeprecationReason } from './lifecycle.js';
 
 // feedback-loop (SPEC §3.7): a validator's verdict corrects the adversarial role's patterns.

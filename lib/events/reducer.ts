@@ -1,7 +1,7 @@
-import type { Database } from './db.js';
-import type { CairnEvent } from './events.js';
-import { DAY_MS } from './clock.js';
-import { words } from './text.js';
+import type { Database } from '../store/db.js';
+import type { CairnEvent } from './types.js';
+import { DAY_MS } from '../core/clock.js';
+import { words } from '../core/text.js';
 
 // The one reducer: every pattern event goes through applyEvent, for live writes and for rebuilds
 // alike, so replaying the log reproduces the live state (SPEC §3.2).

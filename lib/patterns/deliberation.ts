@@ -1,15 +1,15 @@
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import type { Store } from './store.js';
-import type { EventPayload, VerdictDigest } from './events.js';
+import { rmSync } from 'node:fs';
+import { writeFileAtomic } from '../io/atomic.js';
+import type { Store } from '../store/store.js';
+import type { EventPayload, VerdictDigest } from '../events/types.js';
 import { parseVerdict, type Verdict } from './verdict.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
 import { extractPatterns, type Extracted } from './extract.js';
-import { jaccard, sha256, tokenSet, words } from './text.js';
-import { nextUlid, patternId } from './ids.js';
-import { nowMs } from './clock.js';
-import { CairnError } from './errors.js';
-import { injectedPatternIds } from './patterns.js';
+import { jaccard, sha256, tokenSet, words } from '../core/text.js';
+import { nextUlid, patternId } from '../core/ids.js';
+import { nowMs } from '../core/clock.js';
+import { CairnError } from '../core/errors.js';
+import { injectedPatternIds } from './queries.js';
 
 // store-deliberation (SPEC §3.3): keep the text as an artifact, record it, and observe its patterns.
 
@@ -143,7 +143,7 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
 
   const deliberation = 'd' + nextUlid(nowMs()).toLowerCase();
   const path = store.artifactPath('deliberations', `${deliberation}.md`);
-  writeArtifact(path, input.text);
+  writeFileAtomic(path, input.text);
 
   const scope = { issue: input.issue, run: input.run };
   const context = { phase: input.phase, labels: capList(input.labels, 10, 60), files: capList(input.files, 10, 160) };
@@ -165,12 +165,4 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
     throw err;
   }
   return { deliberation, evidence, verdict: parsed.verdict, problems: parsed.problems, patterns: observed };
-}
-
-/** Write a file whole: a temp file beside it, then rename (a symlink in the way is replaced, never followed). */
-export function writeArtifact(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, { flag: 'wx' });
-  renameSync(tmp, path);
 }

@@ -1,11 +1,12 @@
 import minimist from 'minimist';
-import { CairnError, describeError, strictExitCode } from './errors.js';
-import { createLogger, recordFailure, type Logger } from './log.js';
-import { deadlineFromEnv, type Deadline } from './deadline.js';
-import { readStdin, DEFAULT_STDIN_CAP } from './stdin.js';
-import { openStore, type Store } from './store.js';
-import { isCorruption } from './db.js';
-import { locate } from './root.js';
+import { CairnError, describeError, strictExitCode } from '../core/errors.js';
+import { createLogger, type Logger } from '../core/logger.js';
+import { recordFailure } from '../store/health.js';
+import { deadlineFromEnv, type Deadline } from '../core/deadline.js';
+import { readStdin, DEFAULT_STDIN_CAP } from '../io/read.js';
+import { openStore, type Store } from '../store/store.js';
+import { isCorruption } from '../store/db.js';
+import { locate } from '../store/root.js';
 
 // The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
 // file per command (dist/bin/<name>.js) so a hook starts by loading one module, not thirty.

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { shortHash } from './text.js';
+import { shortHash } from '../core/text.js';
 
 export interface Location {
   /** The project root: the first directory up from the start that holds `.cairn/` or `.git`. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Store } from './store.js';
-import { roleWeight } from './config.js';
-import { CairnError } from './errors.js';
+import type { Store } from '../store/store.js';
+import { roleWeight } from '../store/config.js';
+import { CairnError } from '../core/errors.js';
 
 // outcome-score (SPEC §3.8): when the pipeline ends, every pattern injected during the issue/run is
 // graded once by the final result: pass → a success; fail → ignore weight + 0.5 × its role's weight.
