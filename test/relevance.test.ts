@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openTestStore, run, tempProject, type RunResult } from './helpers.js';
-import { bm25Relevance, ftsQuery, relevanceFor } from '../lib/patterns/relevance.js';
+import { bm25Relevance, relevanceFor } from '../lib/patterns/relevance.js';
 import { patternId } from '../lib/core/ids.js';
 
 // Query relevance (SPEC §3.4): the FTS5 BM25 match of the query against pattern text, normalised to
@@ -43,22 +43,6 @@ function rankedTexts(dir: string, args: string[]): string[] {
   expect(r.code, r.stderr).toBe(0);
   return (JSON.parse(r.stdout).patterns as { text: string }[]).map((p) => p.text);
 }
-
-describe('ftsQuery', () => {
-  it('quotes every content word and joins them with OR, dropping stop-words and repeats', () => {
-    expect(ftsQuery('Where are the refresh tokens stored? Refresh!')).toBe('"refresh" OR "tokens" OR "stored"');
-  });
-
-  it('leaves no FTS5 operator, column filter, prefix or grouping in the expression', () => {
-    const q = ftsQuery('C++ "foo" -bar AND (x NEAR/3 y) OR text:secret* ^start NOT z');
-    expect(q).toBe('"c" OR "foo" OR "bar" OR "x" OR "near" OR "3" OR "y" OR "text" OR "secret" OR "start" OR "z"');
-  });
-
-  it('gives no expression, so no relevance signal, for a query of stop-words and punctuation only', () => {
-    expect(ftsQuery('the and of -- ( ) " *')).toBeUndefined();
-    expect(ftsQuery('')).toBeUndefined();
-  });
-});
 
 describe('bm25Relevance', () => {
   it('scores the best match 1, weaker matches between 0 and 1, and leaves non-matches out', () => {
