@@ -1,4 +1,5 @@
-import { asObject, failedExitCode, firstStr, shellCommand, str, type Json } from './fields.js';
+import { asObject, type Json } from '../core/json.js';
+import { failedExitCode, firstStr, shellCommand, str } from './fields.js';
 import type { HookInput } from './payload.js';
 
 // Claude Code (hooks reference, code.claude.com/docs/en/hooks; see hooks/README.md): every payload

@@ -1,4 +1,5 @@
-import { str, type Json } from './fields.js';
+import type { Json } from '../core/json.js';
+import { str } from './fields.js';
 import { claudeEnvelope, readClaudeShaped } from './claude.js';
 import type { HookInput } from './payload.js';
 

@@ -1,4 +1,5 @@
-import { asObject, failedExitCode, firstStr, str, type Json } from './fields.js';
+import { asObject, type Json } from '../core/json.js';
+import { failedExitCode, firstStr, str } from './fields.js';
 import type { HookInput } from './payload.js';
 
 // Cursor (cursor.com/docs/agent/hooks): .cursor/hooks.json, camelCase event names

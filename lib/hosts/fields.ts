@@ -1,10 +1,6 @@
+import { asObject, type Json } from '../core/json.js';
+
 // Reading fields out of a hook payload whose shape nobody promised: wrong types read as absent.
-
-export type Json = Record<string, unknown>;
-
-export function asObject(value: unknown): Json | null {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null;
-}
 
 /** A non-empty string field, else null. */
 export function str(obj: Json | null, key: string): string | null {

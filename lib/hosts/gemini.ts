@@ -1,4 +1,5 @@
-import { asObject, str, type Json } from './fields.js';
+import { asObject, type Json } from '../core/json.js';
+import { str } from './fields.js';
 import { claudeEnvelope, readClaudeShaped } from './claude.js';
 import type { HookInput } from './payload.js';
 

@@ -1,4 +1,5 @@
-import { asObject, failedExitCode, firstStr, shellCommand, str, type Json } from './fields.js';
+import { asObject, type Json } from '../core/json.js';
+import { failedExitCode, firstStr, shellCommand, str } from './fields.js';
 import type { HookInput } from './payload.js';
 
 // OpenCode has no command hooks: hooks/opencode/cairn.js, a plugin, pipes its own events to the

@@ -1,4 +1,4 @@
-import { asObject } from './fields.js';
+import { asObject } from '../core/json.js';
 import { isClaudePayload, readClaudePayload } from './claude.js';
 import { isCodexPayload, readCodexPayload } from './codex.js';
 import { isCursorPayload, readCursorPayload } from './cursor.js';
