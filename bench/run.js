@@ -99,10 +99,11 @@ async function inProcessFormat(dir) {
   const { formatPatterns } = await import('../dist/lib/patterns/format.js');
   const { Deadline } = await import('../dist/lib/core/deadline.js');
   const { createLogger } = await import('../dist/lib/core/logger.js');
+  const { patternDb } = await import('../dist/lib/events/log.js');
   const store = openStore({ root: dir, project: PROJECT }, new Deadline(0), createLogger('bench'), true);
   try {
     const r = formatPatterns(store, { role: 'auditor', issue: null, run: null, labels: ['cli'], files: ['src/cli/status.ts'], phase: 'plan', exactTokens: false });
-    const candidates = store.db.prepare(`SELECT count(*) AS n FROM patterns WHERE project = ? AND role IN ('auditor','judge','sentinel') AND lifecycle != 'deprecated'`).get(PROJECT).n;
+    const candidates = patternDb(store).prepare(`SELECT count(*) AS n FROM patterns WHERE project = ? AND role IN ('auditor','judge','sentinel') AND lifecycle != 'deprecated'`).get(PROJECT).n;
     return { path: r.path, lines: r.patterns.length, tokens: r.tokens, tokenizerLoaded: r.tokenizerLoaded, candidates };
   } finally {
     store.close();

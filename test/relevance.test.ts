@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { openTestStore, run, tempProject, type RunResult } from './helpers.js';
 import { bm25Relevance, relevanceFor } from '../lib/patterns/relevance.js';
 import { patternId } from '../lib/core/ids.js';
+import { appendEvents, patternDb } from '../lib/events/log.js';
 
 // Query relevance (SPEC §3.4): the FTS5 BM25 match of the query against pattern text, normalised to
 // 0..1 within the candidates, blended into format-patterns' ranking as 0.6·relevance + 0.4·base.
@@ -47,7 +48,7 @@ function rankedTexts(dir: string, args: string[]): string[] {
 describe('bm25Relevance', () => {
   it('scores the best match 1, weaker matches between 0 and 1, and leaves non-matches out', () => {
     const store = openTestStore(seed(), PROJECT);
-    const rel = bm25Relevance(store.db, PROJECT, ['auditor'], 'refresh tokens in Redis')!;
+    const rel = bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'refresh tokens in Redis')!;
     expect(rel.get(id('auditor', REFRESH))).toBe(1);
     const auth = rel.get(id('auditor', AUTH))!; // shares only "token"
     expect(auth).toBeGreaterThan(0);
@@ -57,35 +58,35 @@ describe('bm25Relevance', () => {
 
   it('matches word forms through porter stemming: "authenticate" finds "authentication"', () => {
     const store = openTestStore(seed(), PROJECT);
-    expect(bm25Relevance(store.db, PROJECT, ['auditor'], 'authenticate')?.get(id('auditor', AUTH))).toBe(1);
-    expect(bm25Relevance(store.db, PROJECT, ['auditor'], 'migrations indexes')?.get(id('auditor', INDEX))).toBe(1);
+    expect(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'authenticate')?.get(id('auditor', AUTH))).toBe(1);
+    expect(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'migrations indexes')?.get(id('auditor', INDEX))).toBe(1);
   });
 
   it('never errors on FTS5 syntax in the query', () => {
     const store = openTestStore(seed(), PROJECT);
     for (const q of ['C++ "foo" -bar AND (x', '"', 'NEAR(a b)', 'text:token', 'refresh*', '^start', 'a OR', 'NOT', '(((', "it's", '—', 'token" OR "1"="1']) {
-      expect(() => bm25Relevance(store.db, PROJECT, ['auditor'], q)).not.toThrow();
+      expect(() => bm25Relevance(patternDb(store), PROJECT, ['auditor'], q)).not.toThrow();
     }
-    expect(bm25Relevance(store.db, PROJECT, ['auditor'], 'token" OR "1"="1')?.get(id('auditor', AUTH))).toBeGreaterThan(0);
+    expect(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'token" OR "1"="1')?.get(id('auditor', AUTH))).toBeGreaterThan(0);
   });
 
   it('only sees the given roles, this project, and live patterns', () => {
     const dir = seed();
     storeDeliberation(dir, 'auditor', ['Refresh tokens of the other project are kept in Redis'], 'other-project');
     const store = openTestStore(dir, PROJECT);
-    const rel = bm25Relevance(store.db, PROJECT, ['auditor'], 'refresh tokens redis contract test')!;
+    const rel = bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'refresh tokens redis contract test')!;
     expect([...rel.keys()].sort()).toEqual([id('auditor', REFRESH), id('auditor', AUTH)].sort());
-    expect([...bm25Relevance(store.db, PROJECT, ['judge'], 'refresh tokens redis contract test')!.keys()]).toEqual([id('judge', JUDGE_OUTPUT)]);
+    expect([...bm25Relevance(patternDb(store), PROJECT, ['judge'], 'refresh tokens redis contract test')!.keys()]).toEqual([id('judge', JUDGE_OUTPUT)]);
 
-    store.append([{ type: 'pattern.deprecated', pattern: id('auditor', REFRESH), reason: 'moved to Redis', auto: false }]);
-    const after = bm25Relevance(store.db, PROJECT, ['auditor'], 'refresh tokens redis')!;
+    appendEvents(store, [{ type: 'pattern.deprecated', pattern: id('auditor', REFRESH), reason: 'moved to Redis', auto: false }]);
+    const after = bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'refresh tokens redis')!;
     expect(after.has(id('auditor', REFRESH))).toBe(false);
     expect(after.get(id('auditor', AUTH))).toBe(1); // normalised within the live candidates
   });
 
   it('relevanceFor without a provider is the BM25 map, and undefined for a query with no terms', () => {
     const store = openTestStore(seed(), PROJECT);
-    expect(relevanceFor(store, 'refresh tokens', ['auditor'])).toEqual(bm25Relevance(store.db, PROJECT, ['auditor'], 'refresh tokens'));
+    expect(relevanceFor(store, 'refresh tokens', ['auditor'])).toEqual(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'refresh tokens'));
     expect(relevanceFor(store, 'the of and', ['auditor'])).toBeUndefined();
   });
 });

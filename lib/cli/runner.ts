@@ -65,6 +65,7 @@ export const COMMANDS: Record<string, string> = {
   maintain: 'apply the automatic deprecation rules (cron)',
   embed: 'compute embeddings with the configured provider',
   init: 'create .cairn/ in a project',
+  patterns: 'list, search or capture landing patterns',
 };
 
 /** An executable: run one command with its arguments; the exit code goes to process.exitCode. */

@@ -3,6 +3,7 @@ import type { Store } from '../store/store.js';
 import { listPatterns } from './queries.js';
 import { ftsQuery } from '../store/fts.js';
 import { cosine, embeddingKey, embedQuery, readVectors, providerTimeout } from './embeddings.js';
+import { patternDb } from '../events/log.js';
 
 // How relevant each candidate pattern is to a query, 0..1 (SPEC §3.4): cosine similarity of
 // embeddings where the pattern has a cached vector and a provider embeds the query, else the
@@ -32,8 +33,8 @@ export function bm25Relevance(db: Database, project: string, roles: string[], qu
 export function embeddingRelevance(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
   const command = store.config.embeddings.command?.trim();
   if (!command || !query.trim()) return undefined;
-  const patterns = listPatterns(store.db, store.project, { roles });
-  const cached = readVectors(store.db, patterns.map((p) => embeddingKey(command, p.text)));
+  const patterns = listPatterns(patternDb(store), store.project, { roles });
+  const cached = readVectors(patternDb(store), patterns.map((p) => embeddingKey(command, p.text)));
   if (cached.size === 0) return undefined; // nothing to compare with: spare the provider call
   let queryVector: Float32Array;
   try {
@@ -63,7 +64,7 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
 
 /** Relevance of every candidate pattern to the query, or undefined when the query gives no signal. */
 export function relevanceFor(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
-  const lexical = bm25Relevance(store.db, store.project, roles, query);
+  const lexical = bm25Relevance(patternDb(store), store.project, roles, query);
   const semantic = embeddingRelevance(store, query, roles);
   if (!semantic?.size) return lexical;
   const merged = new Map(lexical ?? []);

@@ -93,8 +93,8 @@ const MIGRATIONS: string[] = [
      PRIMARY KEY (project, issue, run, pattern, kind)) WITHOUT ROWID;`,
 ];
 
-/** Tables rebuilt from the event log; everything else in the file is a cache. */
-export const DERIVED_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'patterns_fts'];
+/** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */
+export const EVENT_LOG_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'patterns_fts'];
 
 export interface OpenOptions {
   deadline: Deadline;

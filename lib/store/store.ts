@@ -4,15 +4,15 @@ import { CairnError } from '../core/errors.js';
 import { loadConfig, DEFAULT_CONFIG, type Config } from './config.js';
 import { locate, type Location, type LocationOptions } from './root.js';
 import { isCorruption, moveAside, openDatabase, type Database } from './db.js';
-import { appendEvents, rebuildFromLog, syncEvents, type SyncReport } from '../events/log.js';
-import type { CairnEvent, EventPayload } from '../events/types.js';
+import { follow, rebuildIndex, type FollowReport, type LogFollower } from './follower.js';
 import type { Deadline } from '../core/deadline.js';
 import type { Logger } from '../core/logger.js';
 
 /** An opened `.cairn/` store: where it is, its settings, and (lazily) its database kept in sync with the log. */
 export class Store {
   readonly config: Config;
-  private database: Database | undefined;
+  private db: Database | undefined;
+  private readonly followed = new Set<string>();
 
   constructor(
     readonly location: Location,
@@ -39,22 +39,37 @@ export class Store {
     return join(this.dir, 'artifacts', kind, name);
   }
 
-  /** The database, opened on first use and brought up to date with the event log. */
-  get db(): Database {
-    if (!this.database) {
-      this.database = this.open();
-      this.healing(() => this.sync());
+  /** The database, opened on first use; no log is followed (see `indexed`). */
+  get database(): Database {
+    this.db ??= this.open();
+    return this.db;
+  }
+
+  /**
+   * The database with this log's derived tables brought up to date (once per process and log): the
+   * domains register their logs here, so a command that never asks loads no SQLite at all.
+   */
+  indexed<T>(follower: LogFollower<T>): Database {
+    if (!this.followed.has(follower.name)) {
+      this.healing(() => follow(this.database, follower, this.followOptions()));
+      this.followed.add(follower.name);
     }
     return this.database;
   }
 
-  sync(): SyncReport {
-    return syncEvents(this.db, this.eventsPath, { deadline: this.deadline, warn: (m) => this.log.warn(m) });
+  /** Bring a log's index up to date again (after this process appended to it). */
+  refresh<T>(follower: LogFollower<T>): FollowReport {
+    return this.healing(() => follow(this.database, follower, this.followOptions()));
   }
 
-  rebuild(): SyncReport {
-    this.database ??= this.open();
-    return this.healing(() => rebuildFromLog(this.database!, this.eventsPath, { deadline: this.deadline, warn: (m) => this.log.warn(m) }));
+  rebuildIndex<T>(follower: LogFollower<T>): FollowReport {
+    const report = this.healing(() => rebuildIndex(this.database, follower, this.followOptions()));
+    this.followed.add(follower.name);
+    return report;
+  }
+
+  private followOptions() {
+    return { deadline: this.deadline, warn: (m: string) => this.log.warn(m) };
   }
 
   /** Move a database with a corrupt page aside (the log still holds everything); the next open rebuilds it. Best effort. */
@@ -82,23 +97,16 @@ export class Store {
     } catch (err) {
       if (this.strict || !isCorruption(err)) throw err;
       this.quarantine(err);
-      this.database = this.open();
+      this.followed.clear();
+      this.db = this.open();
       return work();
     }
   }
 
-  /** Append events to the log, then apply them (and anything else appended meanwhile). */
-  append(payloads: EventPayload[]): CairnEvent[] {
-    if (payloads.length === 0) return [];
-    const db = this.db; // catch up first, so the writer's decisions were made on current state
-    const events = appendEvents(this.eventsPath, this.project, payloads, this.deadline);
-    syncEvents(db, this.eventsPath, { deadline: this.deadline, warn: (m) => this.log.warn(m) });
-    return events;
-  }
-
   close(): void {
-    this.database?.close();
-    this.database = undefined;
+    this.db?.close();
+    this.db = undefined;
+    this.followed.clear();
   }
 }
 
