@@ -21,11 +21,14 @@ const marker = (kind: string) => `[REDACTED:${kind}]`;
 // `%s`, `***`, `xxxx`, `...`, or an empty/placeholder word.
 const PLACEHOLDER = /^(?:[$<{%]|\*+$|x+$|\.+$|(?:null|none|nil|true|false|empty|redacted|required|optional|changeme|undefined)$)/i;
 
-/** An assignment value that looks like a credential rather than prose (`secret: rotate it` is prose). */
-function credentialValue(value: string, separator: string): boolean {
+/**
+ * An assignment value that looks like a credential rather than prose: `password=hunter2` and
+ * `password = "x1"` are, `secret: rotate it` and `?token= param` are not.
+ */
+function credentialValue(value: string, separator: string, quoted: boolean): boolean {
   if (value === '' || PLACEHOLDER.test(value) || value.startsWith('[REDACTED')) return false;
-  if (separator.includes('=')) return value.length >= 4;
-  // after a colon the value must look machine-made: long, or with a digit or symbol in it
+  if (quoted || /^:?=$/.test(separator)) return value.length >= 4;
+  // after a colon, or `= ` with a space, an unquoted value must look machine-made: long, or with a digit or symbol
   return value.length >= 16 || (value.length >= 6 && /[\d\W_]/.test(value));
 }
 
@@ -69,7 +72,7 @@ const RULES: Rule[] = [
     replace: (match, name, separator, value) => {
       const quote = /^["']/.test(value) ? value[0] : '';
       const inner = quote ? value.slice(1, -1) : value;
-      if (!credentialValue(inner, separator)) return match;
+      if (!credentialValue(inner, separator, quote !== '')) return match;
       return `${name}${separator}${quote}${marker('secret')}${quote}`;
     },
   },

@@ -35,6 +35,22 @@ export class Store {
   get dbPath(): string {
     return join(this.dir, 'cache', 'state.db');
   }
+  // the knowledge logs and their local companions (SPEC §1.2, §4)
+  get knowledgePath(): string {
+    return join(this.dir, 'memory', 'knowledge.jsonl');
+  }
+  get archivePath(): string {
+    return join(this.dir, 'memory', 'knowledge.archive.jsonl');
+  }
+  get activePath(): string {
+    return join(this.dir, 'memory', 'knowledge.active.jsonl');
+  }
+  get auditPath(): string {
+    return join(this.dir, 'memory', 'knowledge.audit.jsonl');
+  }
+  get sessionStatePath(): string {
+    return join(this.dir, 'memory', 'session-state.md');
+  }
   artifactPath(kind: string, name: string): string {
     return join(this.dir, 'artifacts', kind, name);
   }
