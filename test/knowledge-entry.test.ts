@@ -69,6 +69,7 @@ describe('tagsFor', () => {
 
   it('is not fooled by look-alike words (task-runner, the file system: ext4)', () => {
     expect(tagsFor('fact', 'the task-runner queues a job on the file system: ext4')).toEqual(['fact', 'queue', 'job']);
+    expect(tagsFor('learned', 'retries need jitter; one retry is not enough')).toEqual(['learned', 'retry']);
   });
 });
 

@@ -1,11 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { appendLines } from '../io/jsonl.js';
+import { describeError } from '../core/errors.js';
+import type { Store } from '../store/store.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { redactSecrets } from '../core/secrets.js';
 import { capUtf8, normaliseText } from '../core/text.js';
 import type { Deadline } from '../core/deadline.js';
-import { makeEntry, MAX_CONTENT_BYTES, parseTypedText, suffixedKey, type KnowledgeEntry } from './entry.js';
-import { parseEntryLine } from './reader.js';
+import { DEFAULT_TAG_WORDS, makeEntry, MAX_CONTENT_BYTES, parseTypedText, suffixedKey, tagsFor, type KnowledgeEntry } from './entry.js';
+import { knowledgeFollowers } from './index.js';
+import { parseEntryLine, readEntries } from './reader.js';
+import { rotateIfDue, type RotateReport } from './rotate.js';
 
 // Capture (SPEC §4.2): a comment body becomes an entry — sanitised, secrets redacted, capped — and
 // is appended to the log under its lock, unless the log already holds it. A key taken by other
@@ -145,4 +150,89 @@ function baseOf(key: string, bases: Set<string>): string | undefined {
   if (bases.has(key)) return key;
   const m = /^(.*)-\d+$/.exec(key);
   return m && bases.has(m[1]) ? m[1] : undefined;
+}
+
+export interface CaptureReport {
+  appended: Appended[];
+  /** Comments that were not knowledge (no type prefix), or `SKIP:`. */
+  ignored: number;
+  rotated?: RotateReport;
+}
+
+/**
+ * Capture comments into the store's log. The append is the commit point: updating the index (if
+ * there is one) and rotating (if due) afterwards are best effort — a failure there is a warning,
+ * and the next reader or rotation catches up — so a caller never retries and doubles an entry.
+ */
+export function captureComments(store: Store, comments: Comment[]): CaptureReport {
+  const ctx = { project: store.project, tagWords: [...DEFAULT_TAG_WORDS, ...store.config.knowledge.tags] };
+  const entries: KnowledgeEntry[] = [];
+  let ignored = 0;
+  for (const c of comments) {
+    const e = entryFromComment(c, ctx);
+    if (e === undefined || e === 'skip') ignored++;
+    else entries.push(e);
+  }
+  const report: CaptureReport = { appended: [], ignored };
+  if (entries.length === 0) return report;
+  mkdirSync(dirname(store.knowledgePath), { recursive: true });
+  report.appended = appendEntries(store.knowledgePath, store.archivePath, entries, store.deadline);
+  afterAppend(store, report);
+  return report;
+}
+
+function afterAppend(store: Store, report: CaptureReport): void {
+  try {
+    if (existsSync(store.dbPath)) store.refresh(knowledgeFollowers(store).log);
+  } catch (err) {
+    store.log.warn(`captured; indexing is left to the next reader (${describeError(err)})`);
+  }
+  try {
+    report.rotated = rotateIfDue(store.knowledgePath, store.archivePath, { deadline: store.deadline });
+  } catch (err) {
+    store.log.warn(`captured; rotation is left to the next run (${describeError(err)})`);
+  }
+}
+
+export interface ImportReport {
+  read: number;
+  appended: number;
+  duplicates: number;
+  unreadable: number;
+}
+
+/**
+ * `cairn init --import-lavra PATH`: every readable entry of a Lavra knowledge log, cleaned as a
+ * capture is (sanitised, secrets redacted, capped; tags recomputed as whole words), keeping its key,
+ * type, time, bead and source. Entries the log already holds are not appended again.
+ */
+export function importLavraLog(store: Store, path: string): ImportReport {
+  const tagWords = [...DEFAULT_TAG_WORDS, ...store.config.knowledge.tags];
+  const entries: KnowledgeEntry[] = [];
+  let read = 0;
+  let unreadable = 0;
+  for (const { entry } of readEntries(path, (m) => {
+    unreadable++;
+    store.log.warn(m);
+  })) {
+    read++;
+    const content = cleanContent(entry.content);
+    if (!content) continue;
+    entries.push({
+      key: entry.key,
+      type: entry.type,
+      content,
+      source: entry.source || 'lavra',
+      tags: tagsFor(entry.type, content, tagWords),
+      ts: entry.ts,
+      bead: cleanBead(entry.bead),
+      project: store.project,
+    });
+  }
+  mkdirSync(dirname(store.knowledgePath), { recursive: true });
+  const appended = appendEntries(store.knowledgePath, store.archivePath, entries, store.deadline);
+  const report: CaptureReport = { appended, ignored: 0 };
+  afterAppend(store, report);
+  const added = appended.filter((a) => a.status === 'added').length;
+  return { read, appended: added, duplicates: appended.length - added, unreadable };
 }

@@ -82,8 +82,8 @@ export const DEFAULT_TAG_WORDS = [
 const FILE_MENTION = /[A-Za-z0-9_./-]*[A-Za-z0-9_]\.([A-Za-z0-9]{1,6})\b/g;
 
 /**
- * Tags: the type, then vocabulary words found as whole words (a plural `s`/`es` allowed, so
- * `hooks` is `hook` but `build` is never `ui`), then languages of the files mentioned; at most 12.
+ * Tags: the type, then vocabulary words found as whole words (plurals allowed, so `hooks` is `hook`
+ * and `retries` is `retry`, but `build` is never `ui`), then languages of the files mentioned; at most 12.
  */
 export function tagsFor(type: string, content: string, words: readonly string[] = DEFAULT_TAG_WORDS): string[] {
   const tags = new Set<string>([type]);
@@ -104,7 +104,8 @@ function wholeWord(word: string): RegExp {
   let re = wordPatterns.get(word);
   if (!re) {
     const escaped = word.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    re = new RegExp(`(?<![\\p{L}\\p{N}_])${escaped}(?:e?s)?(?![\\p{L}\\p{N}_])`, 'u');
+    const inflected = escaped.endsWith('y') ? `${escaped.slice(0, -1)}(?:y|ies)` : `${escaped}(?:e?s)?`; // retry, retries
+    re = new RegExp(`(?<![\\p{L}\\p{N}_])${inflected}(?![\\p{L}\\p{N}_])`, 'u');
     wordPatterns.set(word, re);
   }
   return re;
