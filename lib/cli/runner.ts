@@ -1,7 +1,7 @@
 import minimist from 'minimist';
 import { CairnError, describeError, strictExitCode } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
-import { recordFailure } from '../store/health.js';
+import { clearFailure, recordFailure } from '../store/health.js';
 import { deadlineFromEnv, type Deadline } from '../core/deadline.js';
 import { readStdin, DEFAULT_STDIN_CAP } from '../io/read.js';
 import { openStore, type Store, type StoreOptions } from '../store/store.js';
@@ -161,6 +161,7 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
   try {
     if (unknown.length) throw new CairnError('usage', `unknown flag ${unknown.join(', ')} (see --help)`);
     await command.run(ctx);
+    if (store) clearFailure(store.dir, command.name);
     const text = output.join('');
     if (text) process.stdout.write(text);
     return 0;

@@ -26,24 +26,44 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
     } finally {
       closeSync(fd);
     }
-    const healthPath = join(cache, 'health.json');
-    let health: Health | undefined;
-    try {
-      health = JSON.parse(readFileSync(healthPath, 'utf8')) as Health;
-    } catch {
-      health = undefined;
-    }
+    const health = readHealth(storeDir);
     const next: Health = {
       degraded_since: health?.degraded_since ?? at.toISOString(),
       last_error: `${command}: ${message}`,
       last_error_at: at.toISOString(),
       errors: (health?.errors ?? 0) + 1,
     };
-    const tmp = `${healthPath}.${process.pid}.tmp`;
+    const tmp = `${healthPath(storeDir)}.${process.pid}.tmp`;
     rmSync(tmp, { force: true });
     writeFileSync(tmp, JSON.stringify(next) + '\n', { flag: 'wx' });
-    renameSync(tmp, healthPath);
+    renameSync(tmp, healthPath(storeDir));
   } catch {
     // the store itself is what is broken; stderr already carries the message
+  }
+}
+
+function healthPath(storeDir: string): string {
+  return join(storeDir, 'cache', 'health.json');
+}
+
+/** The health record, or undefined when nothing failed since it was last cleared. */
+export function readHealth(storeDir: string): Health | undefined {
+  try {
+    return JSON.parse(readFileSync(healthPath(storeDir), 'utf8')) as Health;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A run of `command` succeeded: if the last recorded error was that command's, the memory is healthy
+ * again and the record goes (SPEC §2: "cleared once a later run succeeds"). Costs one stat when healthy.
+ */
+export function clearFailure(storeDir: string, command: string): void {
+  if (!existsSync(healthPath(storeDir))) return;
+  try {
+    if (readHealth(storeDir)?.last_error.startsWith(`${command}: `)) rmSync(healthPath(storeDir), { force: true });
+  } catch {
+    // best effort, like recording
   }
 }
