@@ -10,9 +10,6 @@ import { autoRecall } from '../lib/knowledge/auto-recall.js';
 import { beadTitles } from '../lib/knowledge/beads.js';
 import { changedFiles } from '../lib/knowledge/context.js';
 
-/** How long the bd listings may take; they run while the index is opened. */
-const BD_TIMEOUT_MS = 400;
-
 export const command: Command = {
   name: 'auto-recall',
   usage: `usage: auto-recall [--format claude|codex|gemini|cursor|text] [--json]
@@ -20,7 +17,8 @@ export const command: Command = {
 
 Prints the knowledge relevant to this session (SPEC §4.4), fenced as untrusted background, for
 the host to add to the agent's context. The query comes from the prompt, the titles of beads in
-progress and open (bd, when the project has .beads/ and bd is on PATH), the git branch and the
+progress and open (bd, when the project has .beads/ and bd is on PATH; waited for at most
+config knowledge.bdTimeoutMs, 400), the git branch and the
 files changed since git last wrote its index; the most distinctive terms are searched. Up to 10
 entries within the token budget (config knowledge.budget, 1000) and 9,000 characters; with no
 terms or no hits, the 10 newest. Landing patterns and a fresh session-state.md (shown once) follow.
@@ -41,7 +39,8 @@ example:
     const input = readHookInput(await ctx.stdin());
     const store = ctx.store({ payloadCwd: input.cwd });
     const { root } = store.location;
-    const beads = beadTitles(root, Math.min(BD_TIMEOUT_MS, ctx.deadline.remaining() / 4)); // bd runs while the index is brought up to date
+    // bd runs while the index is brought up to date; it may take a quarter of the time left at most
+    const beads = beadTitles(root, Math.min(store.config.knowledge.bdTimeoutMs, ctx.deadline.remaining() / 4));
     const recall = await autoRecall(store, { prompt: input.prompt, branch: currentBranch(root), changedFiles: changedFiles(root) }, beads, nowMs());
     if (ctx.args.json) {
       const entries = recall.entries.map((e) => ({ key: e.key, type: e.type, score: e.score }));
