@@ -1,5 +1,6 @@
 import { nowMs } from '../core/clock.js';
 import type { Store } from '../store/store.js';
+import { appendEventLines } from '../events/log.js';
 import { landingCommands } from './commands.js';
 import { fingerprint, libraryPath, MAX_PATHS, savePattern, type LandingPattern } from './library.js';
 import type { LandingReport } from './report.js';
@@ -31,6 +32,8 @@ export function captureLanding(store: Store, report: LandingReport, scope: { iss
     updatedAt: now,
   };
   const capture = savePattern(libraryPath(store.dir), { id: `lp-${fingerprint(fields)}`, ...fields }, store.deadline);
-  store.append([{ type: 'landing.captured', landing: capture.entry.id, title: report.title.slice(0, 200), report: report.reportId, merged: capture.merged, ...scope }]);
+  // Only noted in the log (no pattern state derives from it), so no database is opened for it.
+  const noted = { type: 'landing.captured' as const, landing: capture.entry.id, title: report.title.slice(0, 200), report: report.reportId, merged: capture.merged, ...scope };
+  appendEventLines(store.eventsPath, store.project, [noted], store.deadline);
   return capture;
 }
