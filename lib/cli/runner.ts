@@ -25,7 +25,8 @@ export interface Command {
   flags: FlagSpec;
   /** Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by default. */
   deadlineMs: number;
-  run(ctx: Context): Promise<void> | void;
+  /** A number returned is the exit code (`cairn doctor` exits 1 when a check fails); errors still fail open. */
+  run(ctx: Context): Promise<void | number> | void | number;
 }
 
 export interface Context {
@@ -66,6 +67,7 @@ export const COMMANDS: Record<string, string> = {
   embed: 'compute embeddings with the configured provider',
   init: 'create .cairn/ in a project',
   patterns: 'list, search or capture landing patterns',
+  doctor: 'check that cairn works here: modules, database, logs, errors, hooks',
 };
 
 /** An executable: run one command with its arguments; the exit code goes to process.exitCode. */
@@ -151,10 +153,10 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
   timer?.unref();
   try {
     if (unknown.length) throw new CairnError('usage', `unknown flag ${unknown.join(', ')} (see --help)`);
-    await command.run(ctx);
+    const code = await command.run(ctx);
     const text = output.join('');
     if (text) process.stdout.write(text);
-    return 0;
+    return typeof code === 'number' ? code : 0;
   } catch (err) {
     // A corrupt page met mid-command: fail open now, and let the next run rebuild from the log.
     if (store && !strict && isCorruption(err)) store.quarantine(err);

@@ -47,3 +47,33 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
     // the store itself is what is broken; stderr already carries the message
   }
 }
+
+/** One finding of `cairn doctor`: `fail` makes it exit 1; `warn` heals by itself or needs a look. */
+export interface Check {
+  name: string;
+  status: 'ok' | 'warn' | 'fail' | 'off';
+  detail: string;
+}
+
+/** The health record, or null when no fail-open error was recorded since the last clear. */
+export function readHealth(storeDir: string): Health | null {
+  try {
+    return JSON.parse(readFileSync(join(storeDir, 'cache', 'health.json'), 'utf8')) as Health;
+  } catch {
+    return null;
+  }
+}
+
+/** `cairn doctor --clear`: forget the recorded errors (errors.log keeps them). */
+export function clearHealth(storeDir: string): void {
+  rmSync(join(storeDir, 'cache', 'health.json'), { force: true });
+}
+
+/** The last `n` lines of cache/errors.log. */
+export function lastErrors(storeDir: string, n: number): string[] {
+  try {
+    return readFileSync(join(storeDir, 'cache', 'errors.log'), 'utf8').trimEnd().split('\n').filter(Boolean).slice(-n);
+  } catch {
+    return [];
+  }
+}
