@@ -4,7 +4,7 @@ import { createLogger, type Logger } from '../core/logger.js';
 import { recordFailure } from '../store/health.js';
 import { deadlineFromEnv, type Deadline } from '../core/deadline.js';
 import { readStdin, DEFAULT_STDIN_CAP } from '../io/read.js';
-import { openStore, type Store } from '../store/store.js';
+import { openStore, type Store, type StoreOptions } from '../store/store.js';
 import { isCorruption } from '../store/db.js';
 import { locate } from '../store/root.js';
 
@@ -39,8 +39,11 @@ export interface Context {
   print(text: string): void;
   /** Stdin as text (capped; empty for a TTY). */
   stdin(): Promise<string>;
-  /** The project store, opened on first call. */
-  store(): Store;
+  /**
+   * The project store, opened on first call. A hook passes its payload's cwd (SPEC §1.2: it comes
+   * before $CLAUDE_PROJECT_DIR and the current directory); a writer may create the store.
+   */
+  store(opts?: StoreOptions): Store;
 }
 
 /** Flags every command accepts. */
@@ -66,6 +69,12 @@ export const COMMANDS: Record<string, string> = {
   maintain: 'apply the automatic deprecation rules (cron)',
   embed: 'compute embeddings with the configured provider',
   init: 'create .cairn/ in a project',
+  'memory-capture': 'capture typed knowledge from a bd comment (hook, --text or --from-bd-json)',
+  'auto-recall': 'print the knowledge relevant to a session (session-start hook)',
+  recall: 'search the knowledge log',
+  rotate: 'move the oldest knowledge to the archive (cron)',
+  sanitize: 'build the active knowledge cache and its audit',
+  curate: 'propose or apply reviewed curation lines for the knowledge log',
   patterns: 'list, search or capture landing patterns',
   doctor: 'check that cairn works here: modules, database, logs, errors, hooks',
 };
@@ -141,7 +150,7 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
       if (input.timedOut) log.warn(`stdin was still open after ${waitMs} ms; working on the ${Buffer.byteLength(input.text)} bytes read`);
       return input.text;
     },
-    store: () => (store ??= openStore(locationFlags(args), deadline, log, strict)),
+    store: (opts = {}) => (store ??= openStore({ ...locationFlags(args), payloadCwd: opts.payloadCwd ?? undefined }, deadline, log, strict, opts.create)),
   };
   // A deadline that passes while waiting on I/O ends the run fail-open; synchronous work checks it itself.
   const timer = Number.isFinite(deadline.at)

@@ -1,9 +1,10 @@
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { loadConfig, DEFAULT_CONFIG, type Config } from './config.js';
 import { locate, type Location, type LocationOptions } from './root.js';
 import { isCorruption, moveAside, openDatabase, type Database } from './db.js';
+import { initStore } from './init.js';
 import { follow, rebuildIndex, type FollowReport, type LogFollower } from './follower.js';
 import type { Deadline } from '../core/deadline.js';
 import type { Logger } from '../core/logger.js';
@@ -34,6 +35,22 @@ export class Store {
   }
   get dbPath(): string {
     return join(this.dir, 'cache', 'state.db');
+  }
+  // the knowledge logs and their local companions (SPEC §1.2, §4)
+  get knowledgePath(): string {
+    return join(this.dir, 'memory', 'knowledge.jsonl');
+  }
+  get archivePath(): string {
+    return join(this.dir, 'memory', 'knowledge.archive.jsonl');
+  }
+  get activePath(): string {
+    return join(this.dir, 'memory', 'knowledge.active.jsonl');
+  }
+  get auditPath(): string {
+    return join(this.dir, 'memory', 'knowledge.audit.jsonl');
+  }
+  get sessionStatePath(): string {
+    return join(this.dir, 'memory', 'session-state.md');
   }
   artifactPath(kind: string, name: string): string {
     return join(this.dir, 'artifacts', kind, name);
@@ -120,14 +137,25 @@ function readConfig(dir: string, log: Logger, strict: boolean): Config {
   }
 }
 
-/** Open the store for this invocation; a missing store directory is an error (fail open: nothing to do). */
-export function openStore(opts: LocationOptions, deadline: Deadline, log: Logger, strict: boolean): Store {
+export interface StoreOptions {
+  /** A hook payload's cwd. */
+  payloadCwd?: string | null;
+  /** First write creates the store (SPEC §1.2): a writer in a git work tree without one creates it as `cairn init` would. */
+  create?: boolean;
+}
+
+/** Open the store for this invocation; a missing store directory is an error (fail open: nothing to do) unless a writer may create it. */
+export function openStore(opts: LocationOptions, deadline: Deadline, log: Logger, strict: boolean, create = false): Store {
   const location = locate(opts);
   let isDir = false;
   try {
     isDir = statSync(location.dir).isDirectory();
   } catch {
     isDir = false;
+  }
+  if (!isDir && create && existsSync(join(location.root, '.git'))) {
+    initStore(location.dir);
+    isDir = true;
   }
   if (!isDir) throw new CairnError('store', `no cairn store at ${location.dir} (run \`cairn init\` in the project)`);
   return new Store(location, deadline, log, strict);
