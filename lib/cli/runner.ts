@@ -25,7 +25,8 @@ export interface Command {
   flags: FlagSpec;
   /** Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by default. */
   deadlineMs: number;
-  run(ctx: Context): Promise<void> | void;
+  /** A number returned is the exit code (`cairn doctor` exits 1 when a check fails); errors still fail open. */
+  run(ctx: Context): Promise<void | number> | void | number;
 }
 
 export interface Context {
@@ -75,6 +76,7 @@ export const COMMANDS: Record<string, string> = {
   sanitize: 'build the active knowledge cache and its audit',
   curate: 'propose or apply reviewed curation lines for the knowledge log',
   patterns: 'list, search or capture landing patterns',
+  doctor: 'check that cairn works here: modules, database, logs, errors, hooks',
 };
 
 /** An executable: run one command with its arguments; the exit code goes to process.exitCode. */
@@ -160,11 +162,11 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
   timer?.unref();
   try {
     if (unknown.length) throw new CairnError('usage', `unknown flag ${unknown.join(', ')} (see --help)`);
-    await command.run(ctx);
+    const code = await command.run(ctx);
     if (store) clearFailure(store.dir, command.name);
     const text = output.join('');
     if (text) process.stdout.write(text);
-    return 0;
+    return typeof code === 'number' ? code : 0;
   } catch (err) {
     // A corrupt page met mid-command: fail open now, and let the next run rebuild from the log.
     if (store && !strict && isCorruption(err)) store.quarantine(err);

@@ -1,6 +1,7 @@
 import { asObject, type Json } from '../core/json.js';
 import { failedExitCode, firstStr, shellCommand, str } from './fields.js';
 import type { HookInput } from './payload.js';
+import type { HostHooks } from './settings.js';
 
 // Claude Code (hooks reference, code.claude.com/docs/en/hooks; see hooks/README.md): every payload
 // has hook_event_name, session_id and cwd; SessionStart adds source, UserPromptSubmit prompt,
@@ -46,3 +47,17 @@ export function responseFailed(response: unknown): boolean {
 export function claudeEnvelope(eventName: string, text: string): string {
   return JSON.stringify({ hookSpecificOutput: { hookEventName: eventName, additionalContext: text } }) + '\n';
 }
+
+/**
+ * .claude/settings.json (committed; settings.local.json is the personal one): SessionStart → auto-recall;
+ * PostToolUse on Bash → memory-capture, `async` so the agent never waits on it.
+ */
+export const claudeHooks: HostHooks = {
+  file: '.claude/settings.json',
+  layout: 'nested',
+  projectDir: '"$CLAUDE_PROJECT_DIR"',
+  entries: (exe) => [
+    { event: 'SessionStart', handler: { type: 'command', command: `${exe('auto-recall')} --format claude`, timeout: 10 } },
+    { event: 'PostToolUse', matcher: 'Bash', handler: { type: 'command', command: exe('memory-capture'), async: true, timeout: 10 } },
+  ],
+};

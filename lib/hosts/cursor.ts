@@ -1,6 +1,7 @@
 import { asObject, type Json } from '../core/json.js';
 import { failedExitCode, firstStr, str } from './fields.js';
 import type { HookInput } from './payload.js';
+import { GIT_TOP_LEVEL, type HostHooks } from './settings.js';
 
 // Cursor (cursor.com/docs/agent/hooks): .cursor/hooks.json, camelCase event names
 // (sessionStart, beforeSubmitPrompt, afterShellExecution), payloads with conversation_id and
@@ -31,3 +32,15 @@ export function readCursorPayload(p: Json): HookInput {
 export function cursorEnvelope(text: string): string {
   return JSON.stringify({ additional_context: text }) + '\n';
 }
+
+/** .cursor/hooks.json (version 1): sessionStart → auto-recall; afterShellExecution → memory-capture (an observer: Cursor reads nothing back). */
+export const cursorHooks: HostHooks = {
+  file: '.cursor/hooks.json',
+  layout: 'flat',
+  base: { version: 1 },
+  projectDir: GIT_TOP_LEVEL,
+  entries: (exe) => [
+    { event: 'sessionStart', handler: { command: `${exe('auto-recall')} --format cursor` } },
+    { event: 'afterShellExecution', handler: { command: exe('memory-capture') } },
+  ],
+};

@@ -2,6 +2,7 @@ import { asObject, type Json } from '../core/json.js';
 import { str } from './fields.js';
 import { claudeEnvelope, readClaudeShaped } from './claude.js';
 import type { HookInput } from './payload.js';
+import type { HostHooks } from './settings.js';
 
 // Gemini CLI (google-gemini/gemini-cli docs/hooks): hooks in .gemini/settings.json (or an
 // extension's hooks/hooks.json); payloads in Claude's shape with a timestamp and Gemini's own event
@@ -31,3 +32,18 @@ function shellReportedFailure(response: unknown): boolean {
 }
 
 export const geminiEnvelope = claudeEnvelope;
+
+/**
+ * .gemini/settings.json: SessionStart → auto-recall; AfterTool on run_shell_command → memory-capture.
+ * Gemini CLI waits for every hook (no async) and counts timeouts in milliseconds.
+ */
+export const geminiHooks: HostHooks = {
+  file: '.gemini/settings.json',
+  layout: 'nested',
+  projectDir: '"$GEMINI_PROJECT_DIR"',
+  note: 'Gemini CLI runs hooks when its hooks system is enabled: /settings → Advanced → Enable Hooks System',
+  entries: (exe) => [
+    { event: 'SessionStart', handler: { name: 'cairn-auto-recall', type: 'command', command: `${exe('auto-recall')} --format gemini`, timeout: 10000 } },
+    { event: 'AfterTool', matcher: 'run_shell_command', handler: { name: 'cairn-memory-capture', type: 'command', command: exe('memory-capture'), timeout: 10000 } },
+  ],
+};

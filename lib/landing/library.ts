@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CairnError } from '../core/errors.js';
+import { CairnError, describeError } from '../core/errors.js';
 import { asObject } from '../core/json.js';
 import { normaliseText, shortHash } from '../core/text.js';
 import { writeFileAtomic } from '../io/atomic.js';
@@ -9,6 +9,7 @@ import type { Deadline } from '../core/deadline.js';
 import { MAX_TAGS } from './tags.js';
 import { MAX_COMMANDS } from './commands.js';
 import { unique } from './report.js';
+import type { Check } from '../store/health.js';
 
 // `.cairn/landing-patterns.json`, the committed library of how past work was landed (SPEC §5): a JSON
 // array, rewritten whole — temp file then rename — under the advisory lock, so concurrent captures
@@ -107,5 +108,15 @@ export function savePattern(path: string, pattern: LandingPattern, deadline: Dea
     return { entry, merged: at >= 0 };
   } finally {
     lock.release();
+  }
+}
+
+/** For `cairn doctor`: the library reads (a corrupt one blocks every capture). */
+export function libraryCheck(storeDir: string): Check {
+  try {
+    const n = readLibrary(libraryPath(storeDir)).length;
+    return { name: 'landing-patterns.json', status: 'ok', detail: n === 0 ? 'none yet' : `${n} pattern(s)` };
+  } catch (err) {
+    return { name: 'landing-patterns.json', status: 'fail', detail: describeError(err) };
   }
 }

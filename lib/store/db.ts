@@ -11,7 +11,7 @@ export type Database = BetterSqlite3.Database;
 // database never pays for it, and a machine where the native module failed to build fails open.
 const require = createRequire(import.meta.url);
 
-function loadDriver(): typeof BetterSqlite3 {
+export function loadDriver(): typeof BetterSqlite3 {
   try {
     return require('better-sqlite3') as typeof BetterSqlite3;
   } catch (err) {

@@ -26,44 +26,63 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
     } finally {
       closeSync(fd);
     }
-    const health = readHealth(storeDir);
+    const healthPath = join(cache, 'health.json');
+    let health: Health | undefined;
+    try {
+      health = JSON.parse(readFileSync(healthPath, 'utf8')) as Health;
+    } catch {
+      health = undefined;
+    }
     const next: Health = {
       degraded_since: health?.degraded_since ?? at.toISOString(),
       last_error: `${command}: ${message}`,
       last_error_at: at.toISOString(),
       errors: (health?.errors ?? 0) + 1,
     };
-    const tmp = `${healthPath(storeDir)}.${process.pid}.tmp`;
+    const tmp = `${healthPath}.${process.pid}.tmp`;
     rmSync(tmp, { force: true });
     writeFileSync(tmp, JSON.stringify(next) + '\n', { flag: 'wx' });
-    renameSync(tmp, healthPath(storeDir));
+    renameSync(tmp, healthPath);
   } catch {
     // the store itself is what is broken; stderr already carries the message
   }
 }
 
-function healthPath(storeDir: string): string {
-  return join(storeDir, 'cache', 'health.json');
+/** One finding of `cairn doctor`: `fail` makes it exit 1; `warn` heals by itself or needs a look. */
+export interface Check {
+  name: string;
+  status: 'ok' | 'warn' | 'fail' | 'off';
+  detail: string;
 }
 
-/** The health record, or undefined when nothing failed since it was last cleared. */
-export function readHealth(storeDir: string): Health | undefined {
+/** The health record, or null when no fail-open error was recorded since the last clear. */
+export function readHealth(storeDir: string): Health | null {
   try {
-    return JSON.parse(readFileSync(healthPath(storeDir), 'utf8')) as Health;
+    return JSON.parse(readFileSync(join(storeDir, 'cache', 'health.json'), 'utf8')) as Health;
   } catch {
-    return undefined;
+    return null;
+  }
+}
+
+/** `cairn doctor --clear`: forget the recorded errors (errors.log keeps them). */
+export function clearHealth(storeDir: string): void {
+  rmSync(join(storeDir, 'cache', 'health.json'), { force: true });
+}
+
+/** The last `n` lines of cache/errors.log. */
+export function lastErrors(storeDir: string, n: number): string[] {
+  try {
+    return readFileSync(join(storeDir, 'cache', 'errors.log'), 'utf8').trimEnd().split('\n').filter(Boolean).slice(-n);
+  } catch {
+    return [];
   }
 }
 
 /**
  * A run of `command` succeeded: if the last recorded error was that command's, the memory is healthy
- * again and the record goes (SPEC §2: "cleared once a later run succeeds"). Costs one stat when healthy.
+ * again and the record goes (SPEC §2: "cleared once a later run succeeds"). One stat when healthy.
  */
 export function clearFailure(storeDir: string, command: string): void {
-  if (!existsSync(healthPath(storeDir))) return;
-  try {
-    if (readHealth(storeDir)?.last_error.startsWith(`${command}: `)) rmSync(healthPath(storeDir), { force: true });
-  } catch {
-    // best effort, like recording
-  }
+  if (!existsSync(join(storeDir, 'cache', 'health.json'))) return;
+  if (readHealth(storeDir)?.last_error.startsWith(`${command}: `)) clearHealth(storeDir);
 }
