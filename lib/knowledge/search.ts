@@ -21,9 +21,23 @@ const RRF_K = 60;
 /** The prompt is what the person asks now: its ranking counts twice. */
 const PROMPT_WEIGHT = 2;
 
-/** The search terms of a text: distinct content words in order of first use. */
+// An identifier joined by `_`, `.` or `-` (kb_search, tool.execute.after, auto-recall): the index splits
+// it into words, so it is searched as a phrase of them — the words next to each other, in order.
+const COMPOUND = /[\p{L}\p{N}]+(?:[_.-][\p{L}\p{N}]+)+/gu;
+
+/** The search terms of a text: compound identifiers (each a phrase) and distinct content words, in order of first use. */
 export function recallTerms(text: string): string[] {
-  return queryTerms(text).filter((w) => w.length >= MIN_WORD || (/\d/.test(w) && /\p{L}/u.test(w)));
+  const terms: string[] = [];
+  let rest = '';
+  let at = 0;
+  for (const m of text.normalize('NFKC').matchAll(COMPOUND)) {
+    terms.push(m[0].toLowerCase().replace(/[_.-]+/g, ' '));
+    rest += text.slice(at, m.index) + ' ';
+    at = m.index! + m[0].length;
+  }
+  rest += text.slice(at);
+  const words = queryTerms(rest).filter((w) => w.length >= MIN_WORD || (/\d/.test(w) && /\p{L}/u.test(w)));
+  return [...new Set([...terms, ...words])];
 }
 
 /**
