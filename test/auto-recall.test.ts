@@ -22,11 +22,11 @@ function project(opts: { log?: boolean; branch?: string } = {}) {
   }
   writeFileSync(join(root, '.git', 'HEAD'), `ref: refs/heads/${opts.branch ?? 'main'}\n`);
   mkdirSync(join(root, '.beads'));
-  // the stub is a node script: under a loaded test machine it needs longer than bd's 400 ms
+  // a loaded test machine may start even a shell script slower than bd's default 400 ms
   writeFileSync(join(root, '.cairn', 'config.json'), JSON.stringify({ knowledge: { bdTimeoutMs: 5000 } }));
   const bin = join(root, 'stub-bin');
   mkdirSync(bin);
-  symlinkSync(join(REPO, 'bench', 'bd-stub.js'), join(bin, 'bd'));
+  symlinkSync(join(REPO, 'bench', 'bd-stub.sh'), join(bin, 'bd'));
   const env = { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '30000', PATH: `${bin}:${process.env.PATH}`, BD_STUB_ISSUES: join(FIXTURES, 'knowledge', 'issues.main-f048edf.jsonl') };
   const recall = (payload: Record<string, unknown>, args: string[] = []) => run('auto-recall', args, { cwd: root, input: JSON.stringify({ ...payload, cwd: root }), env });
   return { root, recall };
