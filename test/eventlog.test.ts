@@ -332,7 +332,7 @@ describe('incremental catch-up', () => {
     const store = smallHistory(root);
     const target = store.db.prepare('SELECT id, reinforcement_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as { id: string; reinforcement_count: number };
     store.close();
-    appendEvents(eventsPath(root), store.project, [{ type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1' }], new Deadline(1000));
+    appendEvents(eventsPath(root), store.project, [{ type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1' }], { deadline: new Deadline(1000), within: store.dir });
     const reopened = openTestStore(root);
     const after = reopened.db.prepare('SELECT reinforcement_count FROM patterns WHERE project = ? AND id = ?').get(reopened.project, target.id) as { reinforcement_count: number };
     expect(after.reinforcement_count).toBe(target.reinforcement_count + 1);
@@ -346,13 +346,13 @@ describe('a rebuild racing an appender', () => {
     const path = eventsPath(root);
     // enough events that the replay checks its deadline part-way (every 5000), after reading the log
     const filler: EventPayload[] = Array.from({ length: 5000 }, (_, i) => ({ type: 'pattern.aged', pattern: `p${i}`, issue: null, run: null }));
-    appendEvents(path, store.project, filler, new Deadline(0));
+    appendEvents(path, store.project, filler, { deadline: new Deadline(0), within: store.dir });
     let appended = false;
     const racing = {
       check() {
         if (appended) return;
         appended = true; // another process appends now, after the log was read, before the replay commits
-        appendEvents(path, store.project, [{ type: 'summary.stored', role: 'judge', basis: 'b', text: 'written meanwhile' }], new Deadline(0));
+        appendEvents(path, store.project, [{ type: 'summary.stored', role: 'judge', basis: 'b', text: 'written meanwhile' }], { deadline: new Deadline(0), within: store.dir });
       },
       remaining: () => Infinity,
     } as unknown as Deadline;

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { appendLines, parseJsonLine, readBytes, readLines } from '../io/jsonl.js';
+import { appendLines, parseJsonLine, readBytes, readLines, type AppendOptions } from '../io/jsonl.js';
 import { applyEvent } from './reducer.js';
 import { envelopeProblem, eventKey, type CairnEvent, type EventPayload } from './types.js';
 import { nextUlid } from '../core/ids.js';
@@ -39,7 +39,7 @@ export interface SyncOptions {
 }
 
 /** Append events with ids strictly after the log's last one, so file order is replay order. */
-export function appendEvents(path: string, project: string, payloads: EventPayload[], deadline: Deadline): CairnEvent[] {
+export function appendEvents(path: string, project: string, payloads: EventPayload[], opts: AppendOptions): CairnEvent[] {
   const written: CairnEvent[] = [];
   appendLines(
     path,
@@ -56,7 +56,7 @@ export function appendEvents(path: string, project: string, payloads: EventPaylo
         return JSON.stringify(event);
       });
     },
-    deadline,
+    opts,
   );
   return written;
 }

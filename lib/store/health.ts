@@ -1,5 +1,8 @@
-import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../io/atomic.js';
+import { readSmallFile } from '../io/read.js';
+import { mkdirNoFollow } from '../io/safe.js';
 
 // The health record (SPEC §2): fail-open errors are visible to auto-recall and `cairn doctor`.
 
@@ -18,7 +21,7 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
   if (!storeDir || !existsSync(storeDir)) return;
   try {
     const cache = join(storeDir, 'cache');
-    mkdirSync(cache, { recursive: true });
+    mkdirNoFollow(storeDir, cache);
     // never through a symlink planted in the store (SPEC §2)
     const fd = openSync(join(cache, 'errors.log'), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
     try {
@@ -29,7 +32,7 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
     const healthPath = join(cache, 'health.json');
     let health: Health | undefined;
     try {
-      health = JSON.parse(readFileSync(healthPath, 'utf8')) as Health;
+      health = JSON.parse(readSmallFile(healthPath, 64 * 1024)?.toString('utf8') ?? '') as Health;
     } catch {
       health = undefined;
     }
@@ -39,10 +42,7 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
       last_error_at: at.toISOString(),
       errors: (health?.errors ?? 0) + 1,
     };
-    const tmp = `${healthPath}.${process.pid}.tmp`;
-    rmSync(tmp, { force: true });
-    writeFileSync(tmp, JSON.stringify(next) + '\n', { flag: 'wx' });
-    renameSync(tmp, healthPath);
+    writeFileAtomic(healthPath, JSON.stringify(next) + '\n', storeDir);
   } catch {
     // the store itself is what is broken; stderr already carries the message
   }

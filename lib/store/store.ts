@@ -13,6 +13,7 @@ import type { Logger } from '../core/logger.js';
 export class Store {
   readonly config: Config;
   private database: Database | undefined;
+  private appended = false;
 
   constructor(
     readonly location: Location,
@@ -87,12 +88,27 @@ export class Store {
     }
   }
 
-  /** Append events to the log, then apply them (and anything else appended meanwhile). */
+  /** Whether this run has written to the log: its change is recorded, whatever happens next (SPEC §2). */
+  get committed(): boolean {
+    return this.appended;
+  }
+
+  /**
+   * Append events to the log, then apply them (and anything else appended meanwhile). The append is
+   * the commit point: before it nothing is recorded (a passed deadline stops the run there); after
+   * it the change stands, and an index that cannot catch up now does so on the next run.
+   */
   append(payloads: EventPayload[]): CairnEvent[] {
     if (payloads.length === 0) return [];
     const db = this.db; // catch up first, so the writer's decisions were made on current state
-    const events = appendEvents(this.eventsPath, this.project, payloads, this.deadline);
-    syncEvents(db, this.eventsPath, { deadline: this.deadline, warn: (m) => this.log.warn(m) });
+    this.deadline.check('recording the change');
+    const events = appendEvents(this.eventsPath, this.project, payloads, { deadline: this.deadline, within: this.dir });
+    this.appended = true;
+    try {
+      syncEvents(db, this.eventsPath, { deadline: this.deadline, warn: (m) => this.log.warn(m) });
+    } catch (err) {
+      this.log.warn(`recorded; the index will catch up on the next run (${(err as Error).message})`);
+    }
     return events;
   }
 
