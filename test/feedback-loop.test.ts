@@ -11,6 +11,7 @@ import { parseVerdict } from '../lib/patterns/verdict.js';
 import { patternId } from '../lib/core/ids.js';
 import type { Store } from '../lib/store/store.js';
 import { DAY_MS } from '../lib/core/clock.js';
+import { appendEvents, patternDb } from '../lib/events/log.js';
 
 // feedback-loop (SPEC §3.7): a validator's verdict corrects the adversarial role's patterns.
 
@@ -77,7 +78,7 @@ function feedback(s: Store, over: Partial<FeedbackInput>): FeedbackReport {
 
 const pid = (s: Store, text: string, role = 'auditor') => patternId(s.project, role, text);
 const pat = (s: Store, text: string, role = 'auditor'): Pattern => {
-  const p = getPattern(s.db, s.project, pid(s, text, role));
+  const p = getPattern(patternDb(s), s.project, pid(s, text, role));
   if (!p) throw new Error(`no pattern "${text}"`);
   return p;
 };
@@ -87,9 +88,9 @@ function snapshot(root: string) {
   const s = openTestStore(root);
   const state = {
     log: readFileSync(s.eventsPath, 'utf8'),
-    patterns: listPatterns(s.db, s.project, { includeDeprecated: true }).sort((a, b) => (a.id < b.id ? -1 : 1)),
-    dismissals: s.db.prepare('SELECT * FROM dismissals ORDER BY pattern').all(),
-    sightings: s.db.prepare('SELECT * FROM sightings ORDER BY rowid').all(),
+    patterns: listPatterns(patternDb(s), s.project, { includeDeprecated: true }).sort((a, b) => (a.id < b.id ? -1 : 1)),
+    dismissals: patternDb(s).prepare('SELECT * FROM dismissals ORDER BY pattern').all(),
+    sightings: patternDb(s).prepare('SELECT * FROM sightings ORDER BY rowid').all(),
   };
   s.close();
   return state;
@@ -302,7 +303,7 @@ describe('the evidence gate on PASS', () => {
     store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-8', 'r1', ['src/db.ts']);
     store(s, adversarial({ items: [CHANGELOG] }), 'auditor', 'LED-8', 'r1', ['docs/CHANGES.md']);
     store(s, adversarial({ items: [RETRIES] }), 'auditor', 'LED-8', 'r1', ['src/net.ts']);
-    s.append([1, 2, 3].map((n) => ({ type: 'pattern.reinforced' as const, pattern: pid(s, RETRIES), issue: 'LED-7', run: `r${n}` })));
+    appendEvents(s, [1, 2, 3].map((n) => ({ type: 'pattern.reinforced' as const, pattern: pid(s, RETRIES), issue: 'LED-7', run: `r${n}` })));
     now(1);
     const injected = inject(s, 'auditor', 'LED-9', 'r1');
     expect(injected.sort()).toEqual([TOKENS, MIGRATION, CHANGELOG, RETRIES].map((t) => pid(s, t)).sort());
@@ -346,7 +347,7 @@ describe('the evidence gate on PASS', () => {
 
   it('an active (promoted) pattern is decay-immune too: aging leaves it alone', () => {
     const s = injectedFour();
-    s.append([{ type: 'pattern.promoted', pattern: pid(s, CHANGELOG), by: 'ana', reason: 'team rule' }]);
+    appendEvents(s, [{ type: 'pattern.promoted', pattern: pid(s, CHANGELOG), by: 'ana', reason: 'team rule' }]);
     store(s, adversarial({ evidence: 'L1' }), 'auditor', 'LED-9', 'r1');
     const report = feedback(s, { files: ['src/db.ts'], validatorText: validator({ verdict: 'PASS' }) });
     expect(report.aged).toContain(pid(s, CHANGELOG));
@@ -388,7 +389,7 @@ describe('the evidence gate on PASS', () => {
     now(6.5);
     store(s, adversarial({ items: ['Judges read the diff before the plan'] }), 'judge', 'LED-1', 'r7');
     store(s, adversarial({ items: ['Auditors skim generated lockfiles quickly'] }), 'auditor', 'LED-1', 'r8');
-    s.append([{ type: 'pattern.deprecated', pattern: pid(s, 'Auditors skim generated lockfiles quickly'), reason: 'obsolete', auto: false }]);
+    appendEvents(s, [{ type: 'pattern.deprecated', pattern: pid(s, 'Auditors skim generated lockfiles quickly'), reason: 'obsolete', auto: false }]);
     now(7);
     const report = feedback(s, { issue: 'LED-2', run: 'r1', adversarialText: adversarial({ evidence: 'L1' }), validatorText: validator({ verdict: 'PASS' }) });
     expect(report.gate).toBe('reinforced');
@@ -406,12 +407,12 @@ describe('matching a dismissed finding to a pattern', () => {
     now(0);
     store(s, adversarial({ items: [LONG, SHORT] }), 'auditor', 'LED-8', 'r1');
     now(1);
-    s.append([{ type: 'pattern.injected', role: 'auditor', issue: 'LED-9', run: 'r1', patterns: [pid(s, SHORT)], path: 'full', tokens: 20 }]);
+    appendEvents(s, [{ type: 'pattern.injected', role: 'auditor', issue: 'LED-9', run: 'r1', patterns: [pid(s, SHORT)], path: 'full', tokens: 20 }]);
     // "raw session tokens must never reach the logs" is inside LONG; SHORT covers it fully by
     // content words too (overlap 1.0) and is injected, so fuzzy alone would have picked SHORT.
     const summary = '**Raw session tokens must never reach the logs.**';
     const texts = dismissedTexts('A1', parseVerdict(adversarial({ findings: [{ id: 'A1', summary }] })).verdict, '');
-    const candidates = listPatterns(s.db, s.project, { roles: ['auditor'] });
+    const candidates = listPatterns(patternDb(s), s.project, { roles: ['auditor'] });
     expect(matchPattern(texts, candidates, new Set([pid(s, SHORT)]))).toMatchObject({ pattern: { id: pid(s, LONG) }, match: 'exact' });
     expect(matchPattern(['never must session tokens reach logs'], candidates, new Set([pid(s, SHORT)]))).toMatchObject({ pattern: { id: pid(s, SHORT) }, match: 'fuzzy' });
     const report = feedback(s, { adversarialText: adversarial({ findings: [{ id: 'A1', summary }] }), validatorText: dismissing('A1') });
@@ -592,7 +593,7 @@ describe('dismissals within a run', () => {
     expect(report.penalised).toEqual([expect.objectContaining({ retracted: true })]);
     // The dismissed sighting is no success: 2 → 1; the r0 sighting stands.
     expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 1, ignore_count: 1, sightings: 2 });
-    const rows = s.db.prepare('SELECT run, added_success, retracted FROM sightings WHERE pattern = ? ORDER BY run').all(pid(s, CHANGELOG));
+    const rows = patternDb(s).prepare('SELECT run, added_success, retracted FROM sightings WHERE pattern = ? ORDER BY run').all(pid(s, CHANGELOG));
     expect(rows).toEqual([
       { run: 'r0', added_success: 1, retracted: 0 },
       { run: 'r1', added_success: 1, retracted: 1 },
@@ -732,13 +733,13 @@ describe('a stored deliberation named by the shared log', () => {
     const outside = join(root, 'outside.md');
     writeFileSync(outside, '<!-- jkz:verdict-json {"verdict":"FAIL","issues":[],"must_fix":["X1"],"false_positives":[]} -->');
     const id = 'd' + '0'.repeat(26);
-    s.append([stored(id, '../outside.md')]);
+    appendEvents(s, [stored(id, '../outside.md')]);
     expect(() => runFeedback(s, input)).toThrow(/curator deliberation d0+ is unreadable \(ENOENT\)/);
   });
 
   it('refuses an id that is not one cairn writes, so a crafted log line cannot point outside the store', () => {
     const s = openTestStore(tempProject());
-    s.append([stored('../../../etc/passwd', 'artifacts/deliberations/x.md')]);
+    appendEvents(s, [stored('../../../etc/passwd', 'artifacts/deliberations/x.md')]);
     expect(() => runFeedback(s, input)).toThrow(/malformed id/);
   });
 });

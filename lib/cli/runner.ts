@@ -8,7 +8,7 @@ import { createLogger, type Logger } from '../core/logger.js';
 import { nearest } from '../core/suggest.js';
 import { recordFailure } from '../store/health.js';
 import { deadlineFromEnv, type Deadline } from '../core/deadline.js';
-import { openStore, type Store } from '../store/store.js';
+import { openStore, type Store, type StoreOptions } from '../store/store.js';
 import { isCorruption } from '../store/db.js';
 import { locate, type Location } from '../store/root.js';
 import { parseFlags, type FlagSpec } from './flags.js';
@@ -29,7 +29,8 @@ export interface Command {
   operands?: boolean;
   /** Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by default. */
   deadlineMs: number;
-  run(ctx: Context): Promise<void> | void;
+  /** A number returned is the exit code (`cairn doctor` exits 1 when a check fails); errors still fail open. */
+  run(ctx: Context): Promise<void | number> | void | number;
 }
 
 export interface Context {
@@ -44,8 +45,11 @@ export interface Context {
   stdin(): Promise<string>;
   /** Where the project and its store are (--root, --dir, --project and their defaults). */
   location(): Location;
-  /** The project store, opened on first call. */
-  store(): Store;
+  /**
+   * The project store, opened on first call. A hook passes its payload's cwd (SPEC §1.2: it comes
+   * before $CLAUDE_PROJECT_DIR and the current directory); a writer may create the store.
+   */
+  store(opts?: StoreOptions): Store;
 }
 
 /** Flags every command accepts. */
@@ -72,6 +76,14 @@ export const COMMANDS: Record<string, string> = {
   maintain: 'apply the automatic deprecation rules (cron)',
   embed: 'compute embeddings with the configured provider',
   init: 'create .cairn/ in a project',
+  'memory-capture': 'capture typed knowledge from a bd comment (hook, --text or --from-bd-json)',
+  'auto-recall': 'print the knowledge relevant to a session (session-start hook)',
+  recall: 'search the knowledge log',
+  rotate: 'move the oldest knowledge to the archive (cron)',
+  sanitize: 'build the active knowledge cache and its audit',
+  curate: 'propose or apply reviewed curation lines for the knowledge log',
+  patterns: 'list, search or capture landing patterns',
+  doctor: 'check that cairn works here: modules, database, logs, errors, hooks',
 };
 
 /** An executable: run one command with its arguments; the exit code goes to process.exitCode. */
@@ -139,9 +151,9 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
     print: (text) => output.push(text),
     stdin: () => stdinText(ctx),
     location: () => (location ??= locate(locationFlags(args))),
-    store: () => {
+    store: (opts = {}) => {
       if (!store) deadline.check('opening the store');
-      return (store ??= openStore(locationFlags(args), deadline, log, strict));
+      return (store ??= openStore({ ...locationFlags(args), payloadCwd: opts.payloadCwd ?? undefined }, deadline, log, strict, opts.create));
     },
   };
   // A deadline that passes while waiting on I/O ends the run; synchronous work checks it at each phase.
@@ -158,14 +170,14 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
   timer?.unref();
   try {
     if (problem) throw new CairnError('usage', problem);
-    await command.run(ctx);
+    const code = await command.run(ctx);
     if (deadline.passed()) {
       if (!store?.committed) throw new CairnError('deadline', `deadline of ${deadline.ms} ms passed`);
       log.warn(`finished past the deadline of ${deadline.ms} ms; the change is recorded`);
     }
     const text = output.join('');
     if (text) process.stdout.write(text);
-    return 0;
+    return typeof code === 'number' ? code : 0;
   } catch (err) {
     // A corrupt page met mid-command: fail open now, and let the next run rebuild from the log.
     if (store && !strict && isCorruption(err)) store.quarantine(err);

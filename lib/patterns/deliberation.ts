@@ -10,6 +10,7 @@ import { nextUlid, patternId } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError } from '../core/errors.js';
 import { injectedPatternIds } from './queries.js';
+import { appendEvents, patternDb } from '../events/log.js';
 
 // store-deliberation (SPEC §3.3): keep the text as an artifact, record it, and observe its patterns.
 
@@ -62,7 +63,7 @@ interface Known {
 
 /** Resolve each extracted text to a pattern id: exact, else a near-duplicate of the same role, else new. */
 function resolve(store: Store, role: string, extracted: Extracted[], injected: Known[]): ObservedPattern[] {
-  const db = store.db;
+  const db = patternDb(store);
   const project = store.project;
   const exists = db.prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
   const sizes = extracted.map((e) => new Set(words(e.text)).size).filter((n) => n > 0);
@@ -124,9 +125,9 @@ function bestMatch(tokens: Set<string>, pool: Known[]): Known | undefined {
 /** The patterns injected into this role for this issue/run: their return is an echo, not a sighting. */
 function injectedInto(store: Store, role: string, issue: string | null, run: string | null): Known[] {
   if (issue === null && run === null) return [];
-  const ids = injectedPatternIds(store.db, store.project, issue ?? '', run ?? '', role);
+  const ids = injectedPatternIds(patternDb(store), store.project, issue ?? '', run ?? '', role);
   if (ids.length === 0) return [];
-  const get = store.db.prepare('SELECT id, text FROM patterns WHERE project = ? AND id = ?');
+  const get = patternDb(store).prepare('SELECT id, text FROM patterns WHERE project = ? AND id = ?');
   return ids.flatMap((id) => {
     const row = get.get(store.project, id) as { id: string; text: string } | undefined;
     return row ? [{ ...row, tokens: tokenSet(row.text) }] : [];
@@ -159,7 +160,7 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
     })),
   ];
   try {
-    store.append(payloads);
+    appendEvents(store, payloads);
   } catch (err) {
     rmSync(path, { force: true }); // not recorded, so not kept: no orphan artifact
     throw err;

@@ -9,6 +9,7 @@ import { dismissedPatternIds, injectedPatternIds, listPatterns, rankPatterns, ty
 import { nowMs } from '../core/clock.js';
 import { CairnError } from '../core/errors.js';
 import { autoDeprecationReason } from './lifecycle.js';
+import { appendEvents, patternDb } from '../events/log.js';
 
 // feedback-loop (SPEC §3.7): a validator's verdict corrects the adversarial role's patterns.
 // False positives are penalised (weighted by the adversarial role); an effective PASS backed by
@@ -59,7 +60,7 @@ export interface FeedbackReport {
 
 /** The text of the latest stored deliberation of a role for this issue/run. */
 export function latestDeliberationText(store: Store, role: string, issue: string | null, run: string | null): { text: string; files: string[] } | undefined {
-  const row = store.db
+  const row = patternDb(store)
     .prepare('SELECT id, files FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? ORDER BY ts DESC, id DESC LIMIT 1')
     .get(store.project, role, issue ?? '', run ?? '') as { id: string; files: string } | undefined;
   if (!row) return undefined;
@@ -114,14 +115,14 @@ export function matchPattern(texts: string[], patterns: Pattern[], injected: Set
 }
 
 function sightingAddedSuccess(store: Store, issue: string, run: string, pattern: string): boolean {
-  return !!store.db
+  return !!patternDb(store)
     .prepare('SELECT 1 FROM sightings WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1')
     .get(store.project, issue, run, pattern);
 }
 
 /** What this issue/run already reinforced and aged: each happens once per run. */
 function runMarks(store: Store, issue: string, run: string): { reinforced: Set<string>; aged: Set<string> } {
-  const rows = store.db.prepare('SELECT pattern, kind FROM run_marks WHERE project = ? AND issue = ? AND run = ?').all(store.project, issue, run) as {
+  const rows = patternDb(store).prepare('SELECT pattern, kind FROM run_marks WHERE project = ? AND issue = ? AND run = ?').all(store.project, issue, run) as {
     pattern: string;
     kind: string;
   }[];
@@ -162,11 +163,11 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   if (!parsed.verdict) return report;
   const verdict = parsed.verdict;
   const adversarialVerdict = parseVerdict(adversarial).verdict;
-  const injected = scoped ? injectedPatternIds(store.db, store.project, issue, run, advRole) : [];
+  const injected = scoped ? injectedPatternIds(patternDb(store), store.project, issue, run, advRole) : [];
   const injectedSet = new Set(injected);
   // Dismissed earlier in this run (a re-run, an earlier iteration): not penalised twice, never reinforced.
-  const dismissedBefore = scoped ? dismissedPatternIds(store.db, store.project, issue, run) : new Set<string>();
-  const candidates = listPatterns(store.db, store.project, { roles: [advRole], includeDeprecated: true });
+  const dismissedBefore = scoped ? dismissedPatternIds(patternDb(store), store.project, issue, run) : new Set<string>();
+  const candidates = listPatterns(patternDb(store), store.project, { roles: [advRole], includeDeprecated: true });
   const weight = roleWeight(store.config, advRole);
   const events: EventPayload[] = [];
   const penalisedIds = new Set<string>();
@@ -208,14 +209,14 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   else {
     report.gate = 'reinforced';
     // Injected patterns may come from A's other same-kind roles (via:), so look them all up.
-    const live = new Map(listPatterns(store.db, store.project, { roles: sameKindRoles(store.config, advRole), includeDeprecated: true }).map((p) => [p.id, p]));
+    const live = new Map(listPatterns(patternDb(store), store.project, { roles: sameKindRoles(store.config, advRole), includeDeprecated: true }).map((p) => [p.id, p]));
     const eligible = (id: string) => !penalisedIds.has(id) && !dismissedBefore.has(id) && live.get(id)?.lifecycle !== 'deprecated';
     let toReinforce: string[];
     if (injected.length) {
       const files = new Set(input.files);
       toReinforce = injected.filter((id) => eligible(id) && (files.size === 0 || (live.get(id)?.files ?? []).some((f) => files.has(f))));
     } else {
-      const best = rankPatterns(store.db, store.project, {
+      const best = rankPatterns(patternDb(store), store.project, {
         roles: [advRole],
         ctx: { now: nowMs(), role: advRole },
         excludeDismissed: scoped ? { issue, run } : undefined,
@@ -230,6 +231,6 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
     for (const id of report.reinforced) events.push({ type: 'pattern.reinforced', pattern: id, issue: input.issue, run: input.run });
     for (const id of report.aged) events.push({ type: 'pattern.aged', pattern: id, issue: input.issue, run: input.run });
   }
-  if (!input.dryRun) store.append(events);
+  if (!input.dryRun) appendEvents(store, events);
   return report;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.js';
 import { roleWeight } from '../store/config.js';
 import { CairnError } from '../core/errors.js';
+import { appendEvents, patternDb } from '../events/log.js';
 
 // outcome-score (SPEC §3.8): when the pipeline ends, every pattern injected during the issue/run is
 // graded once by the final result: pass → a success; fail → ignore weight + 0.5 × its role's weight.
@@ -24,7 +25,7 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
   const result = resultText.trim().toLowerCase();
   if (result !== 'pass' && result !== 'fail') throw new CairnError('usage', `--result must be pass or fail, got '${resultText}'`);
   if (issue === null) throw new CairnError('usage', '--issue is required');
-  const db = store.db;
+  const db = patternDb(store);
   const prior = db.prepare('SELECT result FROM outcomes WHERE project = ? AND issue = ? AND run = ?').get(store.project, issue, run ?? '') as
     | { result: 'pass' | 'fail' }
     | undefined;
@@ -42,7 +43,7 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
     // A long list is split over several events of one grading, so every event line stays small.
     const grading = randomBytes(8).toString('hex');
     const parts = patterns.length ? chunks(patterns, PATTERNS_PER_EVENT) : [[]];
-    store.append(parts.map((part) => ({ type: 'pattern.outcome' as const, issue, run, result, grading, patterns: part })));
+    appendEvents(store, parts.map((part) => ({ type: 'pattern.outcome' as const, issue, run, result, grading, patterns: part })));
   }
   return { issue, run, result, applied: !dryRun, patterns };
 }

@@ -16,6 +16,8 @@ export interface Config {
   defaultRoleWeight: number;
   tokenizer: { encoding: string; margin: number };
   embeddings: { command?: string };
+  /** SPEC §4.1, §4.4: words added to the tag vocabulary; auto-recall's token budget. */
+  knowledge: { tags: string[]; budget: number };
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -27,6 +29,7 @@ export const DEFAULT_CONFIG: Config = {
   defaultRoleWeight: 1.0,
   tokenizer: { encoding: 'cl100k_base', margin: 1 },
   embeddings: {},
+  knowledge: { tags: [], budget: 1000 },
 };
 
 /** Read `<dir>/config.json` over the defaults. A missing file is the defaults; a broken one is an input error. */
@@ -73,6 +76,7 @@ export function mergeConfig(user: Record<string, any>): Config {
       margin: num(user.tokenizer?.margin, d.tokenizer.margin) || 1,
     },
     embeddings: { command: typeof user.embeddings?.command === 'string' ? user.embeddings.command : undefined },
+    knowledge: { tags: strings(user.knowledge?.tags, d.knowledge.tags), budget: num(user.knowledge?.budget, d.knowledge.budget) },
   };
 }
 

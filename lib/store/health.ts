@@ -1,4 +1,4 @@
-import { closeSync, constants, existsSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../io/atomic.js';
 import { readSmallFile } from '../io/read.js';
@@ -30,12 +30,7 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
       closeSync(fd);
     }
     const healthPath = join(cache, 'health.json');
-    let health: Health | undefined;
-    try {
-      health = JSON.parse(readSmallFile(healthPath, 64 * 1024)?.toString('utf8') ?? '') as Health;
-    } catch {
-      health = undefined;
-    }
+    const health = readHealth(storeDir);
     const next: Health = {
       degraded_since: health?.degraded_since ?? at.toISOString(),
       last_error: `${command}: ${message}`,
@@ -45,5 +40,37 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
     writeFileAtomic(healthPath, JSON.stringify(next) + '\n', storeDir);
   } catch {
     // the store itself is what is broken; stderr already carries the message
+  }
+}
+
+/** One finding of `cairn doctor`: `fail` makes it exit 1; `warn` heals by itself or needs a look. */
+export interface Check {
+  name: string;
+  status: 'ok' | 'warn' | 'fail' | 'off';
+  detail: string;
+}
+
+const HEALTH_CAP = 64 * 1024;
+
+/** The health record, or null when no fail-open error was recorded since the last clear. */
+export function readHealth(storeDir: string): Health | null {
+  try {
+    return JSON.parse(readSmallFile(join(storeDir, 'cache', 'health.json'), HEALTH_CAP)?.toString('utf8') ?? 'null') as Health | null;
+  } catch {
+    return null;
+  }
+}
+
+/** `cairn doctor --clear`: forget the recorded errors (errors.log keeps them). */
+export function clearHealth(storeDir: string): void {
+  rmSync(join(storeDir, 'cache', 'health.json'), { force: true });
+}
+
+/** The last `n` lines of cache/errors.log. */
+export function lastErrors(storeDir: string, n: number): string[] {
+  try {
+    return readFileSync(join(storeDir, 'cache', 'errors.log'), 'utf8').trimEnd().split('\n').filter(Boolean).slice(-n);
+  } catch {
+    return [];
   }
 }

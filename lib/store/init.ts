@@ -36,3 +36,9 @@ export function initStore(dir: string): { created: boolean; added: string[] } {
   ];
   return { created, added };
 }
+
+/** The crontab lines for nightly maintenance: pattern deprecation (SPEC §3.4) and knowledge rotation (§4.5). */
+export function cronLines(root: string): string[] {
+  const cd = `cd ${/^[\w./-]+$/.test(root) ? root : JSON.stringify(root)}`;
+  return [`17 3 * * * ${cd} && npx --no-install cairn maintain --quiet`, `27 3 * * * ${cd} && npx --no-install cairn rotate --quiet`];
+}
