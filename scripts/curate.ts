@@ -1,5 +1,5 @@
 import { isatty } from 'node:tty';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from '../lib/cli/runner.js';
 import { optionalString } from '../lib/cli/flags.js';
 import { CairnError } from '../lib/core/errors.js';
@@ -36,8 +36,9 @@ example:
     const store = ctx.store();
     if (apply === null) {
       const proposal = proposeCuration(store);
-      const path = optionalString(ctx.args, 'out') ?? join(store.dir, 'cache', 'curation-proposal.json');
-      writeProposal(path, proposal);
+      const out = optionalString(ctx.args, 'out');
+      const path = out === null ? join(store.dir, 'cache', 'curation-proposal.json') : resolve(out);
+      writeProposal(path, proposal, out === null ? store.dir : dirname(path));
       if (ctx.args.json) ctx.print(JSON.stringify({ ...proposal, path }) + '\n');
       else ctx.print(proposal.lines.map((l) => l + '\n').join('') + `hash ${proposal.hash}\n`);
       ctx.log.info(`${proposal.lines.length} line(s) proposed in ${path}; review them, then: cairn curate --apply ${path} --confirm ${proposal.hash}`);

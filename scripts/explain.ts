@@ -17,7 +17,8 @@ default its own role, in the given context), and every event that touched it.
 example:
   cairn explain p3f9a2 --labels cli
 `,
-  flags: { string: ['role', 'labels', 'files', 'phase'] },
+  flags: { string: ['role', 'phase'], list: ['labels', 'files'] },
+  operands: true,
   deadlineMs: 0,
   run(ctx) {
     const ref = ctx.args._.map(String).join(' ').trim();

@@ -28,7 +28,7 @@ example:
   format-patterns --role auditor --issue LED-101 --run r1 --labels cli --files src/cli/status.ts \\
                   --query "add --json to the status command"
 `,
-  flags: { string: ['role', 'issue', 'run', 'labels', 'files', 'phase', 'query', 'query-file', 'budget', 'remaining-tokens'] },
+  flags: { string: ['role', 'issue', 'run', 'phase', 'query', 'query-file', 'budget', 'remaining-tokens'], list: ['labels', 'files'] },
   deadlineMs: 2000,
   async run(ctx) {
     const role = requiredString(ctx.args, 'role');

@@ -27,6 +27,7 @@ example:
   cairn patterns capture --report .kavi/reports/report-1.json
 `,
   flags: { string: ['limit', 'report'] },
+  operands: true,
   deadlineMs: 2000,
   async run(ctx) {
     if (ctx.args._[0] === 'capture') return capture(ctx);

@@ -18,7 +18,7 @@ format-patterns gets), or given with --basis.
 example:
   format-patterns --role judge --budget 100000 | summarise | cairn store-summary --role judge
 `,
-  flags: { string: ['role', 'basis', 'labels', 'files', 'phase'] },
+  flags: { string: ['role', 'basis', 'phase'], list: ['labels', 'files'] },
   deadlineMs: 2000,
   async run(ctx) {
     const role = requiredString(ctx.args, 'role').toLowerCase();

@@ -153,7 +153,7 @@ describe('cairn embed', () => {
     const none = seed();
     const r = cairn(none, ['embed']);
     expect(r).toMatchObject({ code: 0, stdout: '' });
-    expect(r.stderr).toMatch(/^cairn embed: no embeddings provider: set "embeddings"/);
+    expect(r.stderr).toMatch(/^cairn embed: skipped \(pipeline continues\): no embeddings provider: set "embeddings"/);
     expect(cairn(none, ['embed', '--strict']).code).toBe(1);
 
     const failing = seed({ provider: PROVIDER });

@@ -333,7 +333,7 @@ describe('incremental catch-up', () => {
     const store = smallHistory(root);
     const target = patternDb(store).prepare('SELECT id, reinforcement_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as { id: string; reinforcement_count: number };
     store.close();
-    appendEventLines(eventsPath(root), store.project, [{ type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1' }], new Deadline(1000));
+    appendEventLines(store, [{ type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1' }]);
     const reopened = openTestStore(root);
     const after = patternDb(reopened).prepare('SELECT reinforcement_count FROM patterns WHERE project = ? AND id = ?').get(reopened.project, target.id) as { reinforcement_count: number };
     expect(after.reinforcement_count).toBe(target.reinforcement_count + 1);
@@ -347,13 +347,13 @@ describe('a rebuild racing an appender', () => {
     const path = eventsPath(root);
     // enough events that the replay checks its deadline part-way (every 64 applied), after reading the log
     const filler: EventPayload[] = Array.from({ length: 5000 }, (_, i) => ({ type: 'pattern.aged', pattern: `p${i}`, issue: null, run: null }));
-    appendEventLines(path, store.project, filler, new Deadline(0));
+    appendEventLines(store, filler);
     let appended = false;
     const racing = {
       passed() {
         if (!appended) {
           appended = true; // another process appends now, after the log was read, before the replay commits
-          appendEventLines(path, store.project, [{ type: 'summary.stored', role: 'judge', basis: 'b', text: 'written meanwhile' }], new Deadline(0));
+          appendEventLines(store, [{ type: 'summary.stored', role: 'judge', basis: 'b', text: 'written meanwhile' }]);
         }
         return false;
       },

@@ -141,7 +141,7 @@ describe('bad verdicts: never a crash, never the wrong pattern', () => {
 
   unchanged('false_positives that are not ids (objects, null, booleans) are ignored', dismissing({ id: 'A1' }, null, true, ''), /0 false positive\(s\) penalised, 0 unmatched/);
 
-  unchanged('binary garbage on stdin fails open', randomBytes(64 * 1024), /^cairn feedback-loop: (stdin (holds binary data|is not valid UTF-8)|no valid verdict-json block)/);
+  unchanged('binary garbage on stdin fails open', randomBytes(64 * 1024), /^cairn feedback-loop: (skipped \(pipeline continues\): stdin (holds binary data|is not valid UTF-8)|no valid verdict-json block)/);
 
   it('binary garbage as --validator-file fails open and changes nothing', () => {
     const root = seeded();
@@ -211,7 +211,7 @@ describe('bad verdicts: never a crash, never the wrong pattern', () => {
     const r = run('feedback-loop', FEEDBACK_ARGS, { cwd: root, env: { CAIRN_NOW: iso(1) } });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^cairn feedback-loop: no curator text/);
+    expect(r.stderr).toMatch(/^cairn feedback-loop: skipped \(pipeline continues\): no curator text/);
     expect(run('feedback-loop', [...FEEDBACK_ARGS, '--strict'], { cwd: root }).code).toBe(1);
     expect(snapshot(root)).toEqual(before);
   });

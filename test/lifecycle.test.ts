@@ -112,7 +112,7 @@ describe('cairn promote and deprecate', () => {
     for (const args of [['--by', 'alice'], ['--reason', 'keeps catching docs gaps']]) {
       const missing = cairn(dir, ['promote', id, ...args]);
       expect(missing.code).toBe(0); // fail open
-      expect(missing.stderr).toMatch(/^cairn promote: --(by|reason) is required/);
+      expect(missing.stderr).toMatch(/^cairn promote: skipped \(pipeline continues\): --(by|reason) is required/);
       expect(cairn(dir, ['promote', id, ...args, '--strict']).code).toBe(2);
     }
     expect(listJson(dir)[0].lifecycle).toBe('verified');
@@ -164,7 +164,7 @@ describe('cairn promote and deprecate', () => {
     storeDeliberation(dir, 'auditor', 'LED-1', [MAN_PAGE]);
     const r = cairn(dir, ['promote', 'quantum flux capacitor alignment', '--by', 'a', '--reason', 'b']);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/^cairn promote: no pattern matches 'quantum flux capacitor alignment'/);
+    expect(r.stderr).toMatch(/^cairn promote: skipped \(pipeline continues\): no pattern matches 'quantum flux capacitor alignment'/);
     expect(cairn(dir, ['promote', 'quantum flux capacitor alignment', '--by', 'a', '--reason', 'b', '--strict']).code).toBe(1);
   });
 });

@@ -198,10 +198,10 @@ describe('grading the patterns injected in an issue/run', () => {
 
 describe('usage errors', () => {
   const cases: [string, string[], RegExp][] = [
-    ['missing --issue', ['--run', 'r1', '--result', 'pass'], /^cairn outcome-score: --issue is required/],
-    ['missing --result', ['--issue', 'LED-7', '--run', 'r1'], /^cairn outcome-score: --result is required/],
-    ['a bad --result', ['--issue', 'LED-7', '--run', 'r1', '--result', 'maybe'], /^cairn outcome-score: --result must be pass or fail, got 'maybe'/],
-    ['an unknown flag', ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--bogus'], /^cairn outcome-score: unknown flag --bogus/],
+    ['missing --issue', ['--run', 'r1', '--result', 'pass'], /^cairn outcome-score: skipped \(pipeline continues\): --issue is required/],
+    ['missing --result', ['--issue', 'LED-7', '--run', 'r1'], /^cairn outcome-score: skipped \(pipeline continues\): --result is required/],
+    ['a bad --result', ['--issue', 'LED-7', '--run', 'r1', '--result', 'maybe'], /^cairn outcome-score: skipped \(pipeline continues\): --result must be pass or fail, got 'maybe'/],
+    ['an unknown flag', ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--bogus'], /^cairn outcome-score: skipped \(pipeline continues\): unknown flag --bogus/],
   ];
   for (const [name, args, message] of cases) {
     it(`${name}: one line on stderr, exit 0, nothing graded; exit 2 under --strict`, () => {

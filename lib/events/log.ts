@@ -1,4 +1,4 @@
-import { appendLines, parseJsonLine } from '../io/jsonl.js';
+import { parseJsonLine } from '../io/jsonl.js';
 import { applyEvent } from './reducer.js';
 import { envelopeProblem, eventKey, type CairnEvent, type EventPayload } from './types.js';
 import { nextUlid } from '../core/ids.js';
@@ -6,7 +6,6 @@ import { nowMs } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import { EVENT_LOG_TABLES, type Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
-import type { Deadline } from '../core/deadline.js';
 import type { FollowReport, LogFollower } from '../store/follower.js';
 
 // events.jsonl (SPEC §3.2): appended in (ts, id) order under the lock, replayed by the one reducer
@@ -45,7 +44,7 @@ export function appendEvents(store: Store, payloads: EventPayload[]): CairnEvent
   if (payloads.length === 0) return [];
   const follower = eventFollower(store);
   store.indexed(follower); // catch up first, so the writer's decisions were made on current state
-  const events = appendEventLines(store.eventsPath, store.project, payloads, store.deadline);
+  const events = appendEventLines(store, payloads);
   try {
     store.refresh(follower);
   } catch (err) {
@@ -55,10 +54,11 @@ export function appendEvents(store: Store, payloads: EventPayload[]): CairnEvent
 }
 
 /** Append events with ids strictly after the log's last one, so file order is replay order. */
-export function appendEventLines(path: string, project: string, payloads: EventPayload[], deadline: Deadline): CairnEvent[] {
+export function appendEventLines(store: Store, payloads: EventPayload[]): CairnEvent[] {
   const written: CairnEvent[] = [];
-  appendLines(
-    path,
+  const project = store.project;
+  store.appendLines(
+    store.eventsPath,
     (lastLine) => {
       const last = lastLine ? parseJsonLine<{ id?: unknown; ts?: unknown }>(lastLine) : undefined;
       let after = last?.ok && typeof last.value.id === 'string' ? last.value.id : undefined;
@@ -72,7 +72,6 @@ export function appendEventLines(path: string, project: string, payloads: EventP
         return JSON.stringify(event);
       });
     },
-    deadline,
   );
   return written;
 }

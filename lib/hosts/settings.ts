@@ -116,7 +116,7 @@ export function installHooks(root: string, hooks: HostHooks): { path: string; ad
   const current = readSettings(path);
   const start = Object.keys(current).length === 0 ? { ...hooks.base } : current;
   const { settings, added } = mergeHooks(start, hooks.layout, hooks.entries((name) => executableCommand(root, hooks, name)));
-  if (added.length > 0) writeFileAtomic(path, JSON.stringify(settings, null, indentOf(path)) + '\n');
+  if (added.length > 0) writeFileAtomic(path, JSON.stringify(settings, null, indentOf(path)) + '\n', root);
   return { path, added };
 }
 

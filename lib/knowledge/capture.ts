@@ -1,12 +1,9 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { appendLines } from '../io/jsonl.js';
+import { existsSync, readFileSync } from 'node:fs';
 import { describeError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { redactSecrets } from '../core/secrets.js';
 import { capUtf8, normaliseText } from '../core/text.js';
-import type { Deadline } from '../core/deadline.js';
 import { DEFAULT_TAG_WORDS, makeEntry, MAX_CONTENT_BYTES, parseTypedText, suffixedKey, tagsFor, type KnowledgeEntry } from './entry.js';
 import { knowledgeFollowers } from './index.js';
 import { parseEntryLine, readEntries } from './reader.js';
@@ -60,13 +57,13 @@ export interface Appended {
  * (`k`, `k-2`, `k-3`, … in the log and the archive, of this project or of none): the same
  * normalised content is a duplicate; otherwise it takes the first free suffix.
  */
-export function appendEntries(logPath: string, archivePath: string, entries: KnowledgeEntry[], deadline: Deadline): Appended[] {
+export function appendEntries(store: Store, entries: KnowledgeEntry[]): Appended[] {
   const results: Appended[] = [];
   if (entries.length === 0) return results;
-  appendLines(
-    logPath,
+  store.appendLines(
+    store.knowledgePath,
     () => {
-      const families = keyFamilies([archivePath, logPath], new Set(entries.map((e) => e.key)), entries[0].project);
+      const families = keyFamilies([store.archivePath, store.knowledgePath], new Set(entries.map((e) => e.key)), entries[0].project);
       const lines: string[] = [];
       for (const candidate of entries) {
         const family = families.get(candidate.key) ?? { keys: new Set<string>(), contents: new Map<string, string>() };
@@ -87,7 +84,6 @@ export function appendEntries(logPath: string, archivePath: string, entries: Kno
       }
       return lines;
     },
-    deadline,
   );
   return results;
 }
@@ -175,8 +171,7 @@ export function captureComments(store: Store, comments: Comment[]): CaptureRepor
   }
   const report: CaptureReport = { appended: [], ignored };
   if (entries.length === 0) return report;
-  mkdirSync(dirname(store.knowledgePath), { recursive: true });
-  report.appended = appendEntries(store.knowledgePath, store.archivePath, entries, store.deadline);
+  report.appended = appendEntries(store, entries);
   afterAppend(store, report);
   return report;
 }
@@ -188,7 +183,7 @@ function afterAppend(store: Store, report: CaptureReport): void {
     store.log.warn(`captured; indexing is left to the next reader (${describeError(err)})`);
   }
   try {
-    report.rotated = rotateIfDue(store.knowledgePath, store.archivePath, { deadline: store.deadline });
+    report.rotated = rotateIfDue(store.knowledgePath, store.archivePath, { deadline: store.deadline, within: store.dir });
   } catch (err) {
     store.log.warn(`captured; rotation is left to the next run (${describeError(err)})`);
   }
@@ -229,8 +224,7 @@ export function importLavraLog(store: Store, path: string): ImportReport {
       project: store.project,
     });
   }
-  mkdirSync(dirname(store.knowledgePath), { recursive: true });
-  const appended = appendEntries(store.knowledgePath, store.archivePath, entries, store.deadline);
+  const appended = appendEntries(store, entries);
   const report: CaptureReport = { appended, ignored: 0 };
   afterAppend(store, report);
   const added = appended.filter((a) => a.status === 'added').length;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import stringify from 'fast-json-stable-stringify';
-import { appendLines, readLines } from '../io/jsonl.js';
+import { readLines } from '../io/jsonl.js';
 import { writeFileAtomic } from '../io/atomic.js';
 import { CairnError } from '../core/errors.js';
 import { sha256, normaliseText } from '../core/text.js';
@@ -91,8 +91,9 @@ export function proposeCuration(store: Store): Proposal {
   return { lines, hash: proposalHash(lines) };
 }
 
-export function writeProposal(path: string, proposal: Proposal): void {
-  writeFileAtomic(path, JSON.stringify(proposal, null, 1) + '\n');
+/** Write the proposal file; `within` is the directory no symbolic link may lead out of (SPEC §2). */
+export function writeProposal(path: string, proposal: Proposal, within: string): void {
+  writeFileAtomic(path, JSON.stringify(proposal, null, 1) + '\n', within);
 }
 
 export interface Applied {
@@ -124,6 +125,6 @@ export function applyProposal(store: Store, proposalPath: string, confirm: strin
   });
   const status = new Map(currentEntries(store).map((e) => [versionOf(e), e.status]));
   const fresh = entries.filter(({ entry }) => status.get(versionOf(entry)) !== entry.status);
-  appendLines(store.knowledgePath, () => fresh.map((f) => f.line), store.deadline);
+  store.appendLines(store.knowledgePath, () => fresh.map((f) => f.line));
   return { appended: fresh.length, already: entries.length - fresh.length };
 }

@@ -1,7 +1,6 @@
 import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { isAbsolute, join, normalize, sep } from 'node:path';
 import { readLines } from '../io/jsonl.js';
-import { writeFileAtomic } from '../io/atomic.js';
 import { walkFiles } from '../io/walk.js';
 import { normaliseText } from '../core/text.js';
 import type { Store } from '../store/store.js';
@@ -110,8 +109,8 @@ export function sanitizeKnowledge(store: Store, now: number): SanitizeReport {
   report.active = active.length;
   audit.push({ ts, action: 'summary', summary: report });
 
-  writeFileAtomic(store.auditPath, audit.map((r) => JSON.stringify(r) + '\n').join(''));
-  writeFileAtomic(store.activePath, active.map((e) => JSON.stringify(e) + '\n').join(''));
+  store.writeFile(store.auditPath, audit.map((r) => JSON.stringify(r) + '\n').join(''));
+  store.writeFile(store.activePath, active.map((e) => JSON.stringify(e) + '\n').join(''));
   // fresh for exactly this state of the log (auto-recall compares the two times)
   if (logStat) utimesSync(store.activePath, logStat.atimeMs / 1000, logStat.mtimeMs / 1000);
   return report;

@@ -19,6 +19,8 @@ export const KEEP_NEWEST = 2500;
 
 export interface RotateOptions {
   deadline: Deadline;
+  /** The store directory: no symbolic link in it is written through (SPEC §2). */
+  within: string;
   /** Rotate when the log has more complete lines than this (5000). */
   above?: number;
   /** Lines the log keeps (2500). */
@@ -57,7 +59,7 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
   const keep = Math.min(opts.keep ?? KEEP_NEWEST, above);
   const lock = acquireLock(logPath, opts.deadline);
   try {
-    const recovered = finishJournal(logPath, archivePath, opts.deadline);
+    const recovered = finishJournal(logPath, archivePath, opts);
     let log: Buffer;
     let inode: number;
     try {
@@ -75,9 +77,9 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
     if (ends.length <= above) return { moved: 0, kept: ends.length, recovered };
     const cut = ends[ends.length - keep - 1]; // byte just past the last line that moves
     const moved = log.subarray(0, cut);
-    writeFileAtomic(journalPath(logPath), Buffer.concat([Buffer.from(`${JSON.stringify({ inode })}\n`), moved]));
-    appendToArchive(archivePath, moved, opts.deadline);
-    writeFileAtomic(logPath, log.subarray(cut)); // a torn last line stays with the log
+    writeFileAtomic(journalPath(logPath), Buffer.concat([Buffer.from(`${JSON.stringify({ inode })}\n`), moved]), opts.within);
+    appendToArchive(archivePath, moved, opts);
+    writeFileAtomic(logPath, log.subarray(cut), opts.within); // a torn last line stays with the log
     unlinkSync(journalPath(logPath));
     return { moved: ends.length - keep, kept: keep, recovered };
   } finally {
@@ -86,7 +88,7 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
 }
 
 /** Finish a rotation that was cut short (the caller holds the log's lock). Returns the lines it moved. */
-function finishJournal(logPath: string, archivePath: string, deadline: Deadline): number {
+function finishJournal(logPath: string, archivePath: string, opts: RotateOptions): number {
   let journal: Buffer;
   try {
     journal = readFileSync(journalPath(logPath));
@@ -98,7 +100,7 @@ function finishJournal(logPath: string, archivePath: string, deadline: Deadline)
   const { inode } = JSON.parse(journal.toString('utf8', 0, headerEnd)) as { inode: number };
   const moved = journal.subarray(headerEnd + 1);
   // compared as appended: the one JSONL writer takes text, so bytes that are not UTF-8 went in as U+FFFD
-  if (!endsWith(archivePath, Buffer.from(moved.toString('utf8')))) appendToArchive(archivePath, moved, deadline);
+  if (!endsWith(archivePath, Buffer.from(moved.toString('utf8')))) appendToArchive(archivePath, moved, opts);
   let current: number | undefined;
   try {
     current = statSync(logPath).ino;
@@ -107,15 +109,15 @@ function finishJournal(logPath: string, archivePath: string, deadline: Deadline)
   }
   if (current === inode) {
     const log = readFileSync(logPath);
-    if (log.subarray(0, moved.length).equals(moved)) writeFileAtomic(logPath, log.subarray(moved.length));
+    if (log.subarray(0, moved.length).equals(moved)) writeFileAtomic(logPath, log.subarray(moved.length), opts.within);
   }
   unlinkSync(journalPath(logPath));
   return lineEnds(moved).length;
 }
 
-function appendToArchive(archivePath: string, lines: Buffer, deadline: Deadline): void {
+function appendToArchive(archivePath: string, lines: Buffer, opts: RotateOptions): void {
   const text = lines.toString('utf8').replace(/\n$/, '');
-  if (text) appendLines(archivePath, () => text.split('\n'), deadline);
+  if (text) appendLines(archivePath, () => text.split('\n'), opts);
 }
 
 /** Does the file end with exactly these bytes? */

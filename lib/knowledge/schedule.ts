@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { nowMs } from '../core/clock.js';
 import type { Store } from '../store/store.js';
@@ -18,7 +18,7 @@ export function scheduleSanitize(store: Store): boolean {
     // the `cairn` entry beside the one running (bin/memory-capture.js → bin/cairn.js)
     const cairn = join(dirname(realpathSync(process.argv[1])), 'cairn.js');
     if (!existsSync(cairn)) return false;
-    writeFileSync(stamp, '');
+    store.writeFile(stamp, '');
     const args = [cairn, 'sanitize', '--quiet', '--root', store.location.root, '--dir', store.dir, '--project', store.project];
     spawn(process.execPath, args, { detached: true, stdio: 'ignore' }).unref();
     return true;

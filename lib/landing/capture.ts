@@ -34,6 +34,6 @@ export function captureLanding(store: Store, report: LandingReport, scope: { iss
   const capture = savePattern(libraryPath(store.dir), { id: `lp-${fingerprint(fields)}`, ...fields }, store.deadline);
   // Only noted in the log (no pattern state derives from it), so no database is opened for it.
   const noted = { type: 'landing.captured' as const, landing: capture.entry.id, title: report.title.slice(0, 200), report: report.reportId, merged: capture.merged, ...scope };
-  appendEventLines(store.eventsPath, store.project, [noted], store.deadline);
+  appendEventLines(store, [noted]);
   return capture;
 }

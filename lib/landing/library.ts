@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CairnError, describeError } from '../core/errors.js';
 import { asObject } from '../core/json.js';
 import { normaliseText, shortHash } from '../core/text.js';
@@ -104,7 +104,7 @@ export function savePattern(path: string, pattern: LandingPattern, deadline: Dea
     else entries.push(entry);
     // Oldest first, so a capture appends at the end of the file and diffs stay small.
     entries.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    writeFileAtomic(path, JSON.stringify(entries, null, 2) + '\n');
+    writeFileAtomic(path, JSON.stringify(entries, null, 2) + '\n', dirname(path)); // the store directory
     return { entry, merged: at >= 0 };
   } finally {
     lock.release();

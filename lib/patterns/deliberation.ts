@@ -144,7 +144,7 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
 
   const deliberation = 'd' + nextUlid(nowMs()).toLowerCase();
   const path = store.artifactPath('deliberations', `${deliberation}.md`);
-  writeFileAtomic(path, input.text);
+  writeFileAtomic(path, input.text, store.dir);
 
   const scope = { issue: input.issue, run: input.run };
   const context = { phase: input.phase, labels: capList(input.labels, 10, 60), files: capList(input.files, 10, 160) };

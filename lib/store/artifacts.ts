@@ -34,7 +34,7 @@ export function compactArtifacts(artifactsDir: string, before: number): CompactR
       const st = statSync(path);
       if (!st.isFile() || st.mtimeMs >= before) continue;
       const packed = gzipSync(readFileSync(path));
-      writeFileAtomic(`${path}.gz`, packed);
+      writeFileAtomic(`${path}.gz`, packed, artifactsDir);
       unlinkSync(path);
       report.compacted++;
       report.bytesBefore += st.size;

@@ -6,6 +6,8 @@ import { locate, type Location, type LocationOptions } from './root.js';
 import { isCorruption, moveAside, openDatabase, type Database } from './db.js';
 import { initStore } from './init.js';
 import { follow, rebuildIndex, type FollowReport, type LogFollower } from './follower.js';
+import { appendLines } from '../io/jsonl.js';
+import { writeFileAtomic } from '../io/atomic.js';
 import type { Deadline } from '../core/deadline.js';
 import type { Logger } from '../core/logger.js';
 
@@ -14,6 +16,7 @@ export class Store {
   readonly config: Config;
   private db: Database | undefined;
   private readonly followed = new Set<string>();
+  private appended = false;
 
   constructor(
     readonly location: Location,
@@ -54,6 +57,29 @@ export class Store {
   }
   artifactPath(kind: string, name: string): string {
     return join(this.dir, 'artifacts', kind, name);
+  }
+
+  /**
+   * Append lines to one of this store's logs (the one JSONL writer, under the log's lock, never
+   * through a symbolic link in the store). The append is the commit point (SPEC §2): before it the
+   * deadline may still stop the run and nothing is recorded; after it the run's change stands, and
+   * what fails later (indexing, the deadline) is a warning that the next run catches up on.
+   */
+  appendLines(path: string, build: (lastLine: string | undefined) => string[]): string[] {
+    this.deadline.check('recording the change');
+    const lines = appendLines(path, build, { deadline: this.deadline, within: this.dir });
+    if (lines.length > 0) this.appended = true;
+    return lines;
+  }
+
+  /** Whether this run has appended to a log of the store: its change is recorded, whatever happens next. */
+  get committed(): boolean {
+    return this.appended;
+  }
+
+  /** Rewrite a file of the store whole (temp file, then rename), never through a symbolic link in the store. */
+  writeFile(path: string, text: string): void {
+    writeFileAtomic(path, text, this.dir);
   }
 
   /** The database, opened on first use; no log is followed (see `indexed`). */
