@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { appendLines } from '../lib/io/jsonl.js';
 import { journalPath, rotate, rotateIfDue } from '../lib/knowledge/rotate.js';
@@ -26,9 +26,9 @@ describe('rotate', () => {
   it('moves the oldest lines so the newest stay, and only when the log is over the limit', () => {
     const { log, archive } = memory(tempProject());
     writeFileSync(log, range(0, 12).map((i) => line(i) + '\n').join(''));
-    expect(rotate(log, archive, { deadline: NO_DEADLINE, above: 12, keep: 5 })).toEqual({ moved: 0, kept: 12, recovered: 0 });
+    expect(rotate(log, archive, { deadline: NO_DEADLINE, within: dirname(log), above: 12, keep: 5 })).toEqual({ moved: 0, kept: 12, recovered: 0 });
     writeFileSync(log, range(0, 13).map((i) => line(i) + '\n').join('') + '{"torn":');
-    expect(rotate(log, archive, { deadline: NO_DEADLINE, above: 12, keep: 5 })).toEqual({ moved: 8, kept: 5, recovered: 0 });
+    expect(rotate(log, archive, { deadline: NO_DEADLINE, within: dirname(log), above: 12, keep: 5 })).toEqual({ moved: 8, kept: 5, recovered: 0 });
     expect(ids(archive)).toEqual(range(0, 8));
     expect(readFileSync(log, 'utf8')).toBe(range(8, 13).map((i) => line(i) + '\n').join('') + '{"torn":'); // the torn tail stays for the next append
     expect(existsSync(journalPath(log))).toBe(false);
@@ -37,7 +37,7 @@ describe('rotate', () => {
   it('is cheap when not due: a small log is not read', () => {
     const { log, archive } = memory(tempProject());
     writeFileSync(log, line(1) + '\n');
-    expect(rotateIfDue(log, archive, { deadline: NO_DEADLINE })).toBeUndefined();
+    expect(rotateIfDue(log, archive, { deadline: NO_DEADLINE, within: dirname(log) })).toBeUndefined();
   });
 
   // The three points a rotation can be killed at, rebuilt by hand: the journal written; the archive
@@ -53,12 +53,12 @@ describe('rotate', () => {
     writeFileSync(log, all.map((i) => line(i) + '\n').join(''));
     const moved = range(0, 6).map((i) => line(i) + '\n').join('');
     writeFileSync(journalPath(log), `${JSON.stringify({ inode: statSync(log).ino })}\n${moved}`);
-    if (state.archived) appendLines(archive, () => range(0, 6).map(line), NO_DEADLINE);
+    if (state.archived) appendLines(archive, () => range(0, 6).map(line), { deadline: NO_DEADLINE, within: dirname(log) });
     if (state.rewritten) {
       writeFileSync(`${log}.new`, range(6, 10).map((i) => line(i) + '\n').join(''));
       renameSync(`${log}.new`, log);
     }
-    const report = rotate(log, archive, { deadline: NO_DEADLINE, above: 100 });
+    const report = rotate(log, archive, { deadline: NO_DEADLINE, within: dirname(log), above: 100 });
     expect(report.recovered).toBe(6);
     expect(ids(archive)).toEqual([100, ...range(0, 6)]);
     expect(ids(log)).toEqual(range(6, 10));
@@ -77,15 +77,16 @@ describe('rotate', () => {
       const { readFileSync, existsSync } = await import('node:fs');
       const [log, archive] = process.argv.slice(1);
       const d = new Deadline(0);
+      const within = (await import('node:path')).dirname(log);
       const count = (p) => existsSync(p) ? readFileSync(p, 'utf8').split('\\n').filter(Boolean).length : 0;
       let next = count(log) + count(archive);
       const line = ${line.toString()};
       process.stdout.write('ready\\n');
       for (;;) {
         const batch = Array.from({ length: 200 }, (_, i) => line(next + i));
-        appendLines(log, () => batch, d);
+        appendLines(log, () => batch, { deadline: d, within });
         next += batch.length;
-        rotate(log, archive, { deadline: d, above: 1000, keep: 300 });
+        rotate(log, archive, { deadline: d, within, above: 1000, keep: 300 });
       }`;
     const seeded = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     const random = seeded(9);
@@ -97,7 +98,7 @@ describe('rotate', () => {
       proc.kill('SIGKILL');
       await new Promise((resolve) => proc.once('exit', resolve));
       // the dead child's lock is broken, and whatever it cut short is finished
-      recovered += rotate(log, archive, { deadline: NO_DEADLINE, above: 1000, keep: 300 }).recovered;
+      recovered += rotate(log, archive, { deadline: NO_DEADLINE, within: dirname(log), above: 1000, keep: 300 }).recovered;
       const seen = [...ids(archive), ...ids(log)];
       expect(seen.length).toBeGreaterThan(round * 200);
       expect(seen).toEqual(range(0, seen.length)); // contiguous, in order: nothing lost, nothing doubled
