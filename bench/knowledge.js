@@ -18,6 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { measure, runNode, machine, cleanupMeasure, MEMORY_METHOD } from './measure.js';
+import { rng } from './corpus.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FIX = join(REPO, 'fixtures', 'knowledge');
@@ -58,17 +59,6 @@ function tempDir(tag) {
 // ---------------------------------------------------------------------------------------------
 // the generated log
 
-function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function realData() {
   const notes = readFileSync(join(FIX, 'knowledge.main-f048edf.jsonl'), 'utf8').trim().split('\n').map((l) => {
     const o = JSON.parse(l);
@@ -83,8 +73,7 @@ function realData() {
 /** A knowledge.jsonl of `n` entries in cairn's format, oldest first. */
 function writeLog(path, n, seed) {
   const { notes, sentences, beads } = realData();
-  const random = seeded(seed);
-  const pick = (list) => list[Math.floor(random() * list.length)];
+  const { pick } = rng(seed);
   const start = Date.parse(NOW) / 1000 - 400 * 86400;
   const lines = [];
   for (let i = 0; i < n; i++) {
