@@ -3,7 +3,9 @@
 // log (fixtures/knowledge/recall-queries.json, relevant keys judged by reading the entries) run
 // through three rankings over the same index and the same FTS5 MATCH expression:
 //   ours      — searchKnowledge: BM25 (content 10, tags 5, type 2, key 1) × shell-residue and curation
-//               factors, newer first at equal score (what cairn recall and auto-recall use);
+//               factors, newer first at equal score (what cairn recall uses); for a query given as a
+//               session context (prompt, bead titles, branch) searchTopics, what auto-recall uses: each
+//               topic searched on its own and the rankings fused;
 //   plain     — FTS5 BM25 with the same positive weights and nothing else;
 //   negative  — the system we replace: the same weights negated, which inverts BM25's order.
 // Prints nDCG@10 (graded gains 2^g − 1), MRR and recall@10 per ranking as a markdown table; --verbose
@@ -24,7 +26,8 @@ const { Deadline } = await dist('core/deadline.js');
 const { createLogger } = await dist('core/logger.js');
 const { ftsMatch } = await dist('store/fts.js');
 const { knowledgeDb, searchKnowledge, BM25_WEIGHTS } = await dist('knowledge/index.js');
-const { recallTerms } = await dist('knowledge/search.js');
+const { recallTerms, contextTopics, searchTopics } = await dist('knowledge/search.js');
+const { contextText } = await dist('knowledge/context.js');
 
 const verbose = process.argv.includes('--verbose');
 const labels = JSON.parse(readFileSync(join(REPO, 'fixtures', 'knowledge', 'recall-queries.json'), 'utf8'));
@@ -45,8 +48,10 @@ try {
     );
   const plain = plainSql(BM25_WEIGHTS);
   const negative = plainSql(BM25_WEIGHTS.map((w) => -w));
+  const scope = { project: store.project, sources: ['log'] };
   const rankings = {
-    ours: (terms) => searchKnowledge(db, { project: store.project, sources: ['log'], terms, limit: K }).map((h) => h.key),
+    ours: (terms, context) =>
+      (context ? searchTopics(db, scope, contextTopics(context), K).hits : searchKnowledge(db, { ...scope, terms, limit: K })).map((h) => h.key),
     plain: (terms) => plain.all(ftsMatch(terms)).map((r) => r.key),
     negative: (terms) => negative.all(ftsMatch(terms)).map((r) => r.key),
   };
@@ -54,10 +59,11 @@ try {
   const totals = Object.fromEntries(Object.keys(rankings).map((n) => [n, { ndcg: 0, mrr: 0, recall: 0 }]));
   const rows = [];
   for (const q of labels.queries) {
-    const terms = recallTerms(q.query);
+    const context = q.context && { prompt: q.context.prompt ?? null, beadTitles: q.context.beads ?? [], branch: q.context.branch, changedFiles: [] };
+    const terms = recallTerms(context ? contextText(context) : q.query);
     const row = [q.id];
     for (const [name, rank] of Object.entries(rankings)) {
-      const m = metrics(rank(terms), q.relevant);
+      const m = metrics(rank(terms, context), q.relevant);
       totals[name].ndcg += m.ndcg;
       totals[name].mrr += m.mrr;
       totals[name].recall += m.recall;

@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Command } from '../lib/cli/runner.js';
 import { optionalString } from '../lib/cli/flags.js';
 import { eventFollower } from '../lib/events/log.js';
+import { knowledgeFollowers } from '../lib/knowledge/index.js';
 import { hookChecks } from '../lib/hosts/check.js';
 import { libraryCheck } from '../lib/landing/library.js';
 import { DEFAULT_CONFIG, loadConfig } from '../lib/store/config.js';
@@ -36,7 +36,8 @@ example:
     if (exists) checks.push(configCheck(loc.dir));
     checks.push(...moduleChecks(exists ? encoding(loc.dir) : DEFAULT_CONFIG.tokenizer.encoding));
     if (exists) {
-      checks.push(...databaseChecks(join(loc.dir, 'cache', 'state.db'), [eventFollower(ctx.store())]));
+      const store = ctx.store();
+      checks.push(...databaseChecks(store.dbPath, [eventFollower(store), ...Object.values(knowledgeFollowers(store))]));
       checks.push(libraryCheck(loc.dir));
       const health = ctx.args.clear ? readHealth(loc.dir) : null;
       if (health) {

@@ -4,10 +4,11 @@ import { projectIdStatus } from '../lib/store/root.js';
 import { cronLines, initStore, recordProjectId } from '../lib/store/init.js';
 import { CONFIGURABLE_HOSTS, HOST_HOOKS } from '../lib/hosts/registry.js';
 import { installHooks } from '../lib/hosts/settings.js';
+import { importLavraLog, type ImportReport } from '../lib/knowledge/capture.js';
 
 export const command: Command = {
   name: 'init',
-  usage: `usage: cairn init [--claude] [--codex] [--gemini] [--cursor] [--root DIR] [--dir DIR] [--json]
+  usage: `usage: cairn init [--claude] [--codex] [--gemini] [--cursor] [--import-lavra PATH] [--root DIR] [--dir DIR] [--json]
 
 Creates the store (.cairn/ at the project root, or --dir) with a .gitignore for derived files
 and a .gitattributes that merges the committed JSONL logs by union. Existing lines are kept.
@@ -17,6 +18,8 @@ and a .gitattributes that merges the committed JSONL logs by union. Existing lin
   --codex    the same in .codex/hooks.json
   --gemini   .gemini/settings.json: SessionStart → auto-recall, AfterTool (run_shell_command) → memory-capture
   --cursor   .cursor/hooks.json: sessionStart → auto-recall, afterShellExecution → memory-capture
+  --import-lavra PATH   add the entries of an existing Lavra knowledge log (.beads/memory/knowledge.jsonl),
+                        cleaned as a capture is; entries already in the log are not added again
 
 A host's other hooks and settings are kept; running init again changes nothing. Prints
 what it did, what to commit, and the cron lines for nightly maintenance.
@@ -24,7 +27,7 @@ what it did, what to commit, and the cron lines for nightly maintenance.
 example:
   cd my-repo && npx cairn init --claude && git add .cairn .claude/settings.json
 `,
-  flags: { boolean: CONFIGURABLE_HOSTS },
+  flags: { boolean: CONFIGURABLE_HOSTS, string: ['import-lavra'] },
   deadlineMs: 0,
   run(ctx) {
     const loc = ctx.location();
@@ -33,6 +36,8 @@ example:
     const id = projectIdStatus(loc);
     if (id.mismatch) ctx.log.warn(`the recorded project id ${id.recorded} differs from the one derived here (${id.derived}: the directory moved or the remote changed); the recorded one is kept`);
     const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => ({ host, ...installHooks(loc.root, HOST_HOOKS[host]) }));
+    const lavra = optionalString(ctx.args, 'import-lavra');
+    const imported: ImportReport | null = lavra === null ? null : importLavraLog(ctx.store(), lavra);
     const inRoot = (path: string) => {
       const rel = relative(loc.root, path);
       return rel === '' || rel.startsWith('..') ? null : rel;
@@ -49,6 +54,7 @@ example:
           created: store.created,
           added: store.added,
           hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event) })),
+          imported,
           commit,
           cron,
         }) + '\n',
@@ -63,6 +69,10 @@ example:
       const what = h.added.length > 0 ? h.added.map((e) => `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${e.handler.command}`).join(', ') : 'already set up';
       lines.push(`  ${h.host.padEnd(7)} ${file}: ${what}`);
       if (HOST_HOOKS[h.host].note) lines.push(`          ${HOST_HOOKS[h.host].note}`);
+    }
+    if (imported && lavra) {
+      const skipped = [imported.duplicates && `${imported.duplicates} already there`, imported.unreadable && `${imported.unreadable} unreadable line(s) skipped`].filter(Boolean);
+      lines.push(`  lavra   ${imported.appended} knowledge entries imported from ${lavra}${skipped.length ? ` (${skipped.join(', ')})` : ''}`);
     }
     if (commit) lines.push('', 'Commit it (the logs are shared through git; the cache stays local):', `  ${commit}`);
     lines.push('', 'Nightly maintenance (crontab -e):', ...cron.map((l) => `  ${l}`), '');

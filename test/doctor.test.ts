@@ -6,6 +6,7 @@ import { libraryCheck } from '../lib/landing/library.js';
 import { configCheck, databaseChecks, healthCheck } from '../lib/store/doctor.js';
 import { recordFailure } from '../lib/store/health.js';
 import { eventFollower } from '../lib/events/log.js';
+import { knowledgeFollowers } from '../lib/knowledge/index.js';
 import { fixturePath, openTestStore, packageWithBrokenModules, run, tempProject } from './helpers.js';
 
 // `cairn doctor` (SPEC §2): one test per broken state it reports, and exit 0 on a healthy store.
@@ -45,7 +46,8 @@ describe('cairn doctor as a process', () => {
     const json = JSON.parse(run('cairn', ['doctor', '--json'], { cwd: root, env }).stdout);
     expect(json.ok).toBe(true);
     expect(json.checks.map((c: { name: string }) => c.name)).toEqual([
-      'store', 'config.json', 'better-sqlite3', 'tiktoken', 'database', 'events index', 'landing-patterns.json', 'health',
+      'store', 'config.json', 'better-sqlite3', 'tiktoken', 'database', 'events index', 'knowledge-log index', 'knowledge-archive index', 'knowledge-active index',
+      'landing-patterns.json', 'health',
       'hooks: claude', 'hooks: codex', 'hooks: gemini', 'hooks: cursor',
     ]);
   });
@@ -108,14 +110,20 @@ describe('each broken state', () => {
     expect(readdirSync(join(store.dir, 'cache'))).toEqual(['state.db']);
   });
 
-  it('a log the index is behind (a git pull appended to it): warn, not fail', () => {
+  it('a log the index is behind (a git pull appended to it), either log: warn, not fail', () => {
     const root = populated();
+    expect(run('memory-capture', ['--bead', 'led-1', '--text', 'LEARNED: invoices round half-even', '--strict'], { cwd: root }).code).toBe(0);
     const store = openTestStore(root);
+    const followers = [eventFollower(store), knowledgeFollowers(store).log];
+    expect(databaseChecks(store.dbPath, followers).map((c) => c.status)).toEqual(['ok', 'ok', 'ok']);
     const event = { v: 1, id: '01ZZZZZZZZZZZZZZZZZZZZZZZZ', ts: '2099-01-01T00:00:00.000Z', type: 'pattern.aged', project: store.project, pattern: 'p0', issue: null, run: null };
     appendFileSync(store.eventsPath, JSON.stringify(event) + '\n');
-    const checks = databaseChecks(store.dbPath, [eventFollower(store)]);
+    appendFileSync(store.knowledgePath, JSON.stringify({ key: 'fact-x', type: 'fact', content: 'x is y', source: 'user', tags: ['fact'], ts: 1, bead: 'b' }) + '\n');
+    const checks = databaseChecks(store.dbPath, followers);
     expect(statusOf(checks, 'database')).toBe('ok');
-    expect(checks.find((c) => c.name === 'events index')).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^\d+ of \d+ bytes of the log applied/) });
+    for (const name of ['events index', 'knowledge-log index']) {
+      expect(checks.find((c) => c.name === name)).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^\d+ of \d+ bytes of the log applied/) });
+    }
   });
 
   it('a landing-pattern library that does not read', () => {

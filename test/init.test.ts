@@ -6,7 +6,7 @@ import { codexHooks } from '../lib/hosts/codex.js';
 import { cursorHooks } from '../lib/hosts/cursor.js';
 import { geminiHooks } from '../lib/hosts/gemini.js';
 import { commandProgram, commandsFor, executableCommand, installHooks, mergeHooks } from '../lib/hosts/settings.js';
-import { run, tempProject } from './helpers.js';
+import { FIXTURES, run, tempProject } from './helpers.js';
 
 // `cairn init` (SPEC §7): the store with its git settings, and hook entries merged into each
 // host's settings file without touching the user's own.
@@ -135,5 +135,27 @@ describe('hook settings per host', () => {
     writeFileSync(join(root, '.codex', 'hooks.json'), '{"hooks": []}');
     expect(() => installHooks(root, codexHooks)).toThrow(/"hooks" is not an object; left as it is/);
     expect(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8')).toBe('{"hooks": []}');
+  });
+});
+
+describe('cairn init --import-lavra', () => {
+  it('imports a real Lavra log, string-wrapped lines included; a second import adds nothing', () => {
+    const root = tempProject({ init: false });
+    const source = join(FIXTURES, 'knowledge', 'knowledge.main-f048edf.jsonl');
+    const lines = readFileSync(source, 'utf8').trim().split('\n');
+    const decoded = lines.map((l) => {
+      const v = JSON.parse(l);
+      return typeof v === 'string' ? JSON.parse(v) : v;
+    });
+    expect(lines.filter((l) => l.startsWith('"')).length).toBe(63);
+    const r = run('cairn', ['init', '--import-lavra', source, '--json'], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).imported).toEqual({ read: 217, appended: 217, duplicates: 0, unreadable: 0 });
+    const log = readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(log.every((e) => typeof e === 'object' && typeof e.content === 'string' && e.content !== '')).toBe(true);
+    expect(new Set(log.map((e) => e.key))).toEqual(new Set(decoded.map((e) => e.key)));
+    const again = run('cairn', ['init', '--import-lavra', source], { cwd: root });
+    expect(again.stdout).toContain(`0 knowledge entries imported from ${source} (217 already there)`);
+    expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8').trim().split('\n')).toHaveLength(217);
   });
 });

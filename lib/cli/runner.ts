@@ -6,7 +6,7 @@ import type minimist from 'minimist';
 import { CairnError, describeError, errorKind, exitCode } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { nearest } from '../core/suggest.js';
-import { recordFailure } from '../store/health.js';
+import { clearFailure, recordFailure } from '../store/health.js';
 import { deadlineFromEnv, type Deadline } from '../core/deadline.js';
 import { openStore, type Store, type StoreOptions } from '../store/store.js';
 import { isCorruption } from '../store/db.js';
@@ -175,6 +175,7 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
       if (!store?.committed) throw new CairnError('deadline', `deadline of ${deadline.ms} ms passed`);
       log.warn(`finished past the deadline of ${deadline.ms} ms; the change is recorded`);
     }
+    if (store) clearFailure(store.dir, command.name);
     const text = output.join('');
     if (text) process.stdout.write(text);
     return typeof code === 'number' ? code : 0;

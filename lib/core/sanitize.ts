@@ -93,7 +93,8 @@ function removeMarkers(text: string, removed: Set<Removal>): string {
     if (to <= at) continue;
     out += text.slice(at, Math.max(at, from));
     at = to;
-    while (text[at] === ' ' || text[at] === '\t') at++;
+    // the marker's own trailing space goes too, unless it is the only space between two words
+    if (out === '' || /\s$/.test(out)) while (text[at] === ' ' || text[at] === '\t') at++;
   }
   return out + text.slice(at);
 }

@@ -9,7 +9,7 @@ import { mkdirNoFollow } from './safe.js';
  * No directory on the way may be a symbolic link, and a link at the path itself is replaced, never
  * followed (SPEC §2).
  */
-export function writeFileAtomic(path: string, text: string, within: string): void {
+export function writeFileAtomic(path: string, text: string | Uint8Array, within: string): void {
   mkdirNoFollow(within, dirname(path));
   const tmp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   try {

@@ -98,6 +98,8 @@ export function knowledgeDb(store: Store, sources: Source[]): Database {
 }
 
 export interface KnowledgeHit {
+  /** The index row (stable while the index is). */
+  id: number;
   key: string;
   type: string;
   content: string;
@@ -148,9 +150,10 @@ function filters(q: KnowledgeQuery): { sql: string; params: unknown[] } {
   return { sql: parts.join(' AND '), params };
 }
 
-const COLUMNS = 'k.key, k.type, k.content, k.bead, k.tags, k.ts, k.status, k.source';
+const COLUMNS = 'k.id, k.key, k.type, k.content, k.bead, k.tags, k.ts, k.status, k.source';
 
 interface Row {
+  id: number;
   key: string;
   type: string;
   content: string;
@@ -163,7 +166,7 @@ interface Row {
 }
 
 function toHit(r: Row): KnowledgeHit {
-  return { key: r.key, type: r.type, content: r.content, bead: r.bead, tags: r.tags ? r.tags.split(' ') : [], ts: r.ts, status: r.status, archived: r.source === 0, score: r.score };
+  return { id: r.id, key: r.key, type: r.type, content: r.content, bead: r.bead, tags: r.tags ? r.tags.split(' ') : [], ts: r.ts, status: r.status, archived: r.source === 0, score: r.score };
 }
 
 /** Entries matching any of the terms, best first; the type filter is part of the query, before the limit. */

@@ -15,18 +15,20 @@ const HEADING = /^#{1,6}\s+\S/gm;
 /**
  * Content that is a command or a dump of one, not a note: it begins with a program and shell syntax
  * (`bd create --title=…`, `cd /x && \`), or with a `#` comment line followed by a pipeline, or it
- * is a markdown heading dump (two or more headings, as a pasted issue description has).
+ * is a markdown heading dump (two or more headings, as a pasted issue description has). A note with a
+ * command tail glued on is still a note.
  */
 export function isCommandLike(content: string): boolean {
-  const text = content.trim();
+  const text = stripShellResidue(content);
   const firstLine = text.split('\n', 1)[0];
   if (COMMAND_START.test(firstLine) && SHELL_SYNTAX.test(firstLine)) return true;
   if (/^#\s/.test(firstLine) && text.includes('\n') && PIPELINE.test(text)) return true;
   return (text.match(HEADING) ?? []).length >= 2;
 }
 
-// A quote closing the note, then a redirection, or an operator and a program, and the rest of that line.
-const QUOTED_TAIL = new RegExp(`["']\\s*(?:2>&1|2>/dev/null|>\\s*/dev/null|(?:&&|\\|\\||;|\\|)\\s*(?:${PROGRAMS})\\b)[^\\n]*$`);
+// A quote closing the note, then a redirection or a chained bd/git command, and the rest of that line
+// (`…messages." && bd close x`, `…syntax" 2>/dev/null`). A pipeline inside a note (`"$X" | jq …`) is content.
+const QUOTED_TAIL = /["']\s*(?:2>&1|2>\/dev\/null|>\s*\/dev\/null|(?:&&|\|\||;)\s*(?:bd|git)\s)[^\n]*$/;
 const TRAILING_COMMAND = /\n(?:bd\s+(?:close|update|sync|comments?)|git\s+(?:add|commit|push))\b[^\n]*$/;
 
 /** A note without the command tail a broken capture glued onto it; the note itself unchanged. */

@@ -77,9 +77,9 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
     if (ends.length <= above) return { moved: 0, kept: ends.length, recovered };
     const cut = ends[ends.length - keep - 1]; // byte just past the last line that moves
     const moved = log.subarray(0, cut);
-    writeFileAtomic(journalPath(logPath), `${JSON.stringify({ inode })}\n${moved.toString('utf8')}`, opts.within);
+    writeFileAtomic(journalPath(logPath), Buffer.concat([Buffer.from(`${JSON.stringify({ inode })}\n`), moved]), opts.within);
     appendToArchive(archivePath, moved, opts);
-    writeFileAtomic(logPath, log.subarray(cut).toString('utf8'), opts.within); // a torn last line stays with the log
+    writeFileAtomic(logPath, log.subarray(cut), opts.within); // a torn last line stays with the log
     unlinkSync(journalPath(logPath));
     return { moved: ends.length - keep, kept: keep, recovered };
   } finally {
@@ -99,7 +99,8 @@ function finishJournal(logPath: string, archivePath: string, opts: RotateOptions
   const headerEnd = journal.indexOf(0x0a);
   const { inode } = JSON.parse(journal.toString('utf8', 0, headerEnd)) as { inode: number };
   const moved = journal.subarray(headerEnd + 1);
-  if (!endsWith(archivePath, moved)) appendToArchive(archivePath, moved, opts);
+  // compared as appended: the one JSONL writer takes text, so bytes that are not UTF-8 went in as U+FFFD
+  if (!endsWith(archivePath, Buffer.from(moved.toString('utf8')))) appendToArchive(archivePath, moved, opts);
   let current: number | undefined;
   try {
     current = statSync(logPath).ino;
@@ -108,7 +109,7 @@ function finishJournal(logPath: string, archivePath: string, opts: RotateOptions
   }
   if (current === inode) {
     const log = readFileSync(logPath);
-    if (log.subarray(0, moved.length).equals(moved)) writeFileAtomic(logPath, log.subarray(moved.length).toString('utf8'), opts.within);
+    if (log.subarray(0, moved.length).equals(moved)) writeFileAtomic(logPath, log.subarray(moved.length), opts.within);
   }
   unlinkSync(journalPath(logPath));
   return lineEnds(moved).length;

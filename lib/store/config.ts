@@ -16,8 +16,8 @@ export interface Config {
   defaultRoleWeight: number;
   tokenizer: { encoding: string; margin: number };
   embeddings: { command?: string };
-  /** SPEC §4.1, §4.4: words added to the tag vocabulary; auto-recall's token budget. */
-  knowledge: { tags: string[]; budget: number };
+  /** SPEC §4.1, §4.4: words added to the tag vocabulary; auto-recall's token budget and how long it waits for bd. */
+  knowledge: { tags: string[]; budget: number; bdTimeoutMs: number };
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -29,7 +29,7 @@ export const DEFAULT_CONFIG: Config = {
   defaultRoleWeight: 1.0,
   tokenizer: { encoding: 'cl100k_base', margin: 1 },
   embeddings: {},
-  knowledge: { tags: [], budget: 1000 },
+  knowledge: { tags: [], budget: 1000, bdTimeoutMs: 400 },
 };
 
 /** config.json is a small settings file; anything larger is not read. */
@@ -75,7 +75,11 @@ export function mergeConfig(user: Record<string, any>): Config {
       margin: num(user.tokenizer?.margin, d.tokenizer.margin) || 1,
     },
     embeddings: { command: typeof user.embeddings?.command === 'string' ? user.embeddings.command : undefined },
-    knowledge: { tags: strings(user.knowledge?.tags, d.knowledge.tags), budget: num(user.knowledge?.budget, d.knowledge.budget) },
+    knowledge: {
+      tags: strings(user.knowledge?.tags, d.knowledge.tags),
+      budget: num(user.knowledge?.budget, d.knowledge.budget),
+      bdTimeoutMs: num(user.knowledge?.bdTimeoutMs, d.knowledge.bdTimeoutMs),
+    },
   };
 }
 

@@ -74,3 +74,12 @@ export function lastErrors(storeDir: string, n: number): string[] {
     return [];
   }
 }
+
+/**
+ * A run of `command` succeeded: if the last recorded error was that command's, the memory is healthy
+ * again and the record goes (SPEC §2: "cleared once a later run succeeds"). One stat when healthy.
+ */
+export function clearFailure(storeDir: string, command: string): void {
+  if (!existsSync(join(storeDir, 'cache', 'health.json'))) return;
+  if (readHealth(storeDir)?.last_error.startsWith(`${command}: `)) clearHealth(storeDir);
+}
