@@ -5,6 +5,7 @@ import { cronLines, initStore, recordProjectId } from '../lib/store/init.js';
 import { CONFIGURABLE_HOSTS, HOST_HOOKS } from '../lib/hosts/registry.js';
 import { installHooks } from '../lib/hosts/settings.js';
 import { importLavraLog, type ImportReport } from '../lib/knowledge/capture.js';
+import { optionalString } from '../lib/cli/flags.js';
 
 export const command: Command = {
   name: 'init',

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { appendLines } from '../lib/io/jsonl.js';
 import { journalPath, rotate, rotateIfDue } from '../lib/knowledge/rotate.js';
@@ -12,6 +12,8 @@ import { REPO, run, tempProject } from './helpers.js';
 // a run killed at any point is finished by the next, never losing or doubling an entry.
 
 const NO_DEADLINE = new Deadline(0);
+/** The store directory the memory/ logs live in. */
+const within = (log: string) => dirname(dirname(log));
 const line = (i: number) => JSON.stringify({ key: `fact-n${i}`, type: 'fact', content: `note ${i}`, source: 'test', tags: ['fact'], ts: 1_700_000_000 + i, bead: 'b' });
 
 function memory(root: string) {
@@ -26,9 +28,9 @@ describe('rotate', () => {
   it('moves the oldest lines so the newest stay, and only when the log is over the limit', () => {
     const { log, archive } = memory(tempProject());
     writeFileSync(log, range(0, 12).map((i) => line(i) + '\n').join(''));
-    expect(rotate(log, archive, { deadline: NO_DEADLINE, above: 12, keep: 5 })).toEqual({ moved: 0, kept: 12, recovered: 0 });
+    expect(rotate(log, archive, { deadline: NO_DEADLINE, within: within(log), above: 12, keep: 5 })).toEqual({ moved: 0, kept: 12, recovered: 0 });
     writeFileSync(log, range(0, 13).map((i) => line(i) + '\n').join('') + '{"torn":');
-    expect(rotate(log, archive, { deadline: NO_DEADLINE, above: 12, keep: 5 })).toEqual({ moved: 8, kept: 5, recovered: 0 });
+    expect(rotate(log, archive, { deadline: NO_DEADLINE, within: within(log), above: 12, keep: 5 })).toEqual({ moved: 8, kept: 5, recovered: 0 });
     expect(ids(archive)).toEqual(range(0, 8));
     expect(readFileSync(log, 'utf8')).toBe(range(8, 13).map((i) => line(i) + '\n').join('') + '{"torn":'); // the torn tail stays for the next append
     expect(existsSync(journalPath(log))).toBe(false);
@@ -37,7 +39,7 @@ describe('rotate', () => {
   it('is cheap when not due: a small log is not read', () => {
     const { log, archive } = memory(tempProject());
     writeFileSync(log, line(1) + '\n');
-    expect(rotateIfDue(log, archive, { deadline: NO_DEADLINE })).toBeUndefined();
+    expect(rotateIfDue(log, archive, { deadline: NO_DEADLINE, within: within(log) })).toBeUndefined();
   });
 
   // The three points a rotation can be killed at, rebuilt by hand: the journal written; the archive
@@ -53,12 +55,12 @@ describe('rotate', () => {
     writeFileSync(log, all.map((i) => line(i) + '\n').join(''));
     const moved = range(0, 6).map((i) => line(i) + '\n').join('');
     writeFileSync(journalPath(log), `${JSON.stringify({ inode: statSync(log).ino })}\n${moved}`);
-    if (state.archived) appendLines(archive, () => range(0, 6).map(line), NO_DEADLINE);
+    if (state.archived) appendLines(archive, () => range(0, 6).map(line), { deadline: NO_DEADLINE, within: within(log) });
     if (state.rewritten) {
       writeFileSync(`${log}.new`, range(6, 10).map((i) => line(i) + '\n').join(''));
       renameSync(`${log}.new`, log);
     }
-    const report = rotate(log, archive, { deadline: NO_DEADLINE, above: 100 });
+    const report = rotate(log, archive, { deadline: NO_DEADLINE, within: within(log), above: 100 });
     expect(report.recovered).toBe(6);
     expect(ids(archive)).toEqual([100, ...range(0, 6)]);
     expect(ids(log)).toEqual(range(6, 10));
@@ -75,6 +77,7 @@ describe('rotate', () => {
       const { rotate } = await import(${JSON.stringify(join(REPO, 'dist', 'lib', 'knowledge', 'rotate.js'))});
       const { Deadline } = await import(${JSON.stringify(join(REPO, 'dist', 'lib', 'core', 'deadline.js'))});
       const { readFileSync, existsSync } = await import('node:fs');
+      const { dirname } = await import('node:path');
       const [log, archive] = process.argv.slice(1);
       const d = new Deadline(0);
       const count = (p) => existsSync(p) ? readFileSync(p, 'utf8').split('\\n').filter(Boolean).length : 0;
@@ -83,9 +86,9 @@ describe('rotate', () => {
       process.stdout.write('ready\\n');
       for (;;) {
         const batch = Array.from({ length: 200 }, (_, i) => line(next + i));
-        appendLines(log, () => batch, d);
+        appendLines(log, () => batch, { deadline: d, within: dirname(dirname(log)) });
         next += batch.length;
-        rotate(log, archive, { deadline: d, above: 1000, keep: 300 });
+        rotate(log, archive, { deadline: d, within: dirname(dirname(log)), above: 1000, keep: 300 });
       }`;
     const seeded = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     const random = seeded(9);
@@ -97,7 +100,7 @@ describe('rotate', () => {
       proc.kill('SIGKILL');
       await new Promise((resolve) => proc.once('exit', resolve));
       // the dead child's lock is broken, and whatever it cut short is finished
-      recovered += rotate(log, archive, { deadline: NO_DEADLINE, above: 1000, keep: 300 }).recovered;
+      recovered += rotate(log, archive, { deadline: NO_DEADLINE, within: within(log), above: 1000, keep: 300 }).recovered;
       const seen = [...ids(archive), ...ids(log)];
       expect(seen.length).toBeGreaterThan(round * 200);
       expect(seen).toEqual(range(0, seen.length)); // contiguous, in order: nothing lost, nothing doubled
