@@ -32,40 +32,50 @@ interface Executable {
   command: string;
   args: string[];
   input?: string;
-  /** Opens the database. */
+  /** Opens the index, cache/state.db. */
   db: boolean;
-  /** Appends to a log (the commit point). */
+  /** Writes into the store (so a read-only store stops it). */
   writes: boolean;
+  /** Takes a log's lock: it appends (the commit point) or rewrites under it. */
+  locks: boolean;
   /** The first write creates a missing store (SPEC §1.2). */
   creates: boolean;
+  /** Writes other files in cache/. */
+  cache?: boolean;
   /** Writes or reads the deliberation texts in artifacts/. */
   artifacts?: boolean;
 }
 
-const OWN_BINS = new Set(['store-deliberation', 'format-patterns', 'feedback-loop', 'outcome-score', 'memory-capture']);
+const OWN_BINS = new Set(['store-deliberation', 'format-patterns', 'feedback-loop', 'outcome-score', 'memory-capture', 'auto-recall']);
+const SESSION_START = JSON.stringify({ ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-session-start.json'), 'utf8')), cwd: '.' });
 let PATTERN = ''; // an auditor pattern of the template, known once it is built
 
 const EXECUTABLES: Executable[] = [
-  { command: 'store-deliberation', args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'], input: fixtureText('led-102-r1-plan-auditor.md'), db: true, writes: true, creates: true, artifacts: true },
-  { command: 'format-patterns', args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'], db: true, writes: true, creates: false },
-  { command: 'format-patterns', args: ['--role', 'auditor', '--strict'], db: true, writes: false, creates: false },
-  { command: 'feedback-loop', args: ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-101', '--run', 'r1'], db: true, writes: true, creates: false, artifacts: true },
-  { command: 'outcome-score', args: ['--issue', 'LED-101', '--run', 'r1', '--result', 'fail'], db: true, writes: true, creates: false },
-  { command: 'memory-capture', args: ['--bead', 'bd-7', '--text', 'LEARNED: retries against the primary need jitter'], db: false, writes: true, creates: true },
-  { command: 'store-summary', args: ['--role', 'auditor'], input: 'Plans name their tests; flags are documented.\n', db: true, writes: true, creates: false },
-  { command: 'rebuild', args: [], db: true, writes: false, creates: false },
-  { command: 'list', args: ['--json'], db: true, writes: false, creates: false },
-  { command: 'events', args: [], db: false, writes: false, creates: false },
-  { command: 'explain', args: ['<pattern>'], db: true, writes: false, creates: false },
-  { command: 'promote', args: ['<pattern>', '--by', 'ana', '--reason', 'keeps catching gaps'], db: true, writes: true, creates: false },
-  { command: 'deprecate', args: ['<pattern>', '--reason', 'obsolete'], db: true, writes: true, creates: false },
-  { command: 'maintain', args: [], db: true, writes: false, creates: false },
-  { command: 'embed', args: [], db: true, writes: false, creates: false },
-  { command: 'init', args: [], db: false, writes: false, creates: true },
+  { command: 'store-deliberation', args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'], input: fixtureText('led-102-r1-plan-auditor.md'), db: true, writes: true, locks: true, creates: true, artifacts: true },
+  { command: 'format-patterns', args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'], db: true, writes: true, locks: true, creates: false },
+  { command: 'format-patterns', args: ['--role', 'auditor', '--strict'], db: true, writes: false, locks: false, creates: false },
+  { command: 'feedback-loop', args: ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-101', '--run', 'r1'], db: true, writes: true, locks: true, creates: false, artifacts: true },
+  { command: 'outcome-score', args: ['--issue', 'LED-101', '--run', 'r1', '--result', 'fail'], db: true, writes: true, locks: true, creates: false },
+  { command: 'memory-capture', args: ['--bead', 'bd-7', '--text', 'LEARNED: retries against the primary need jitter'], db: false, writes: true, locks: true, creates: true },
+  { command: 'store-summary', args: ['--role', 'auditor'], input: 'Plans name their tests; flags are documented.\n', db: true, writes: true, locks: true, creates: false },
+  { command: 'rebuild', args: [], db: true, writes: false, locks: false, creates: false },
+  { command: 'list', args: ['--json'], db: true, writes: false, locks: false, creates: false },
+  { command: 'events', args: [], db: false, writes: false, locks: false, creates: false },
+  { command: 'explain', args: ['<pattern>'], db: true, writes: false, locks: false, creates: false },
+  { command: 'promote', args: ['<pattern>', '--by', 'ana', '--reason', 'keeps catching gaps'], db: true, writes: true, locks: true, creates: false },
+  { command: 'deprecate', args: ['<pattern>', '--reason', 'obsolete'], db: true, writes: true, locks: true, creates: false },
+  { command: 'maintain', args: [], db: true, writes: false, locks: false, creates: false },
+  { command: 'embed', args: [], db: true, writes: false, locks: false, creates: false },
+  { command: 'init', args: [], db: false, writes: false, locks: false, creates: true },
   // doctor opens the database as it is and reports what is wrong with it, instead of failing on it
-  { command: 'doctor', args: [], db: false, writes: false, creates: false },
-  { command: 'patterns', args: [], db: false, writes: false, creates: false },
-  { command: 'patterns', args: ['capture', '--report', join(FIXTURES, 'landing', 'land-report.example.json')], db: false, writes: true, creates: true },
+  { command: 'doctor', args: [], db: false, writes: false, locks: false, creates: false },
+  { command: 'patterns', args: [], db: false, writes: false, locks: false, creates: false },
+  { command: 'auto-recall', args: [], input: SESSION_START, db: true, writes: false, locks: false, creates: false },
+  { command: 'recall', args: ['ledger', 'totals'], db: true, writes: false, locks: false, creates: false },
+  { command: 'rotate', args: [], db: false, writes: true, locks: true, creates: false },
+  { command: 'sanitize', args: [], db: false, writes: true, locks: false, creates: false },
+  { command: 'curate', args: ['--dry-run'], db: false, writes: true, locks: false, creates: false, cache: true },
+  { command: 'patterns', args: ['capture', '--report', join(FIXTURES, 'landing', 'land-report.example.json')], db: false, writes: true, locks: true, creates: true },
 ];
 
 const label = (e: Executable) => [e.command, ...e.args.filter((a) => !a.startsWith('-') || a === '--strict').slice(0, 2)].join(' ');
@@ -216,7 +226,7 @@ const inStore = (root: string, ...parts: string[]) => join(root, '.cairn', ...pa
 const LOCKS = ['events.jsonl.lock', 'memory/knowledge.jsonl.lock', 'landing-patterns.json.lock'];
 let deadPid: number;
 const withDeadline: Run = { env: { CAIRN_DEADLINE_MS: String(DEADLINE_MS) } };
-const writers = (e: Executable) => e.writes;
+const lockers = (e: Executable) => e.locks;
 const strictly = (e: Executable) => e.args.includes('--strict');
 /** Lock faults: the writer gives up at its deadline (or meets the deadline first), having recorded nothing. */
 const lockedOut = (what: string) => ({ skipped: new RegExp(`lock .*\\.lock ${what}|deadline of ${DEADLINE_MS} ms passed`) });
@@ -301,7 +311,7 @@ const FAULTS: Fault[] = [
       symlinkSync(join(root, 'outside'), inStore(root, 'cache'));
     },
     // the index lives in cache/: nothing that needs it runs through the link (init would create it there)
-    expect: (e) => (e.db || e.command === 'init' ? { skipped: /\.cairn\/cache is a symbolic link; cairn never writes through one/ } : { ok: true }),
+    expect: (e) => (e.db || e.cache || e.command === 'init' ? { skipped: /\.cairn\/cache is a symbolic link; cairn never writes through one/ } : { ok: true }),
     repair: (root) => rmSync(inStore(root, 'cache')),
     after: (root) => expect(readdirSync(join(root, 'outside'))).toEqual([]),
   },
@@ -332,7 +342,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'the lock held by a live process',
-    only: writers,
+    only: lockers,
     setup: (root) => {
       for (const lock of LOCKS) holdLock(inStore(root, lock));
       return withDeadline;
@@ -344,7 +354,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'a stale lock left by a dead process',
-    only: writers,
+    only: lockers,
     setup: (root) => {
       for (const lock of LOCKS) writeFileSync(inStore(root, lock), `${deadPid} ${hostname()} ${Date.now()}\n`);
       return { env: { CAIRN_DEADLINE_MS: '5000' } };
@@ -353,7 +363,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'the lock path is a directory (the shell idiom `mkdir x.lock`)',
-    only: writers,
+    only: lockers,
     setup: (root) => {
       for (const lock of LOCKS) mkdirSync(inStore(root, lock));
       return withDeadline;
@@ -362,7 +372,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'the lock path is a dangling link',
-    only: writers,
+    only: lockers,
     setup: (root) => {
       for (const lock of LOCKS) symlinkSync(join(root, 'nowhere'), inStore(root, lock));
       return withDeadline;
@@ -504,7 +514,7 @@ interface InputReader {
 }
 
 const reader = (command: string, args: string[], input: string, empty: Expect, fileFlag?: string): InputReader => ({
-  executable: { command, args, input, db: false, writes: true, creates: false },
+  executable: { command, args, input, db: false, writes: true, locks: true, creates: false },
   fileFlag,
   empty,
 });
