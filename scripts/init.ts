@@ -1,11 +1,11 @@
 import { relative } from 'node:path';
 import type { Command } from '../lib/cli/runner.js';
-import { locate } from '../lib/store/root.js';
-import { cronLines, initStore } from '../lib/store/init.js';
-import { optionalString } from '../lib/cli/flags.js';
+import { projectIdStatus } from '../lib/store/root.js';
+import { cronLines, initStore, recordProjectId } from '../lib/store/init.js';
 import { CONFIGURABLE_HOSTS, HOST_HOOKS } from '../lib/hosts/registry.js';
 import { installHooks } from '../lib/hosts/settings.js';
 import { importLavraLog, type ImportReport } from '../lib/knowledge/capture.js';
+import { optionalString } from '../lib/cli/flags.js';
 
 export const command: Command = {
   name: 'init',
@@ -31,8 +31,11 @@ example:
   flags: { boolean: CONFIGURABLE_HOSTS, string: ['import-lavra'] },
   deadlineMs: 0,
   run(ctx) {
-    const loc = locate({ root: optionalString(ctx.args, 'root') ?? undefined, dir: optionalString(ctx.args, 'dir') ?? undefined });
+    const loc = ctx.location();
     const store = initStore(loc.dir);
+    recordProjectId(loc);
+    const id = projectIdStatus(loc);
+    if (id.mismatch) ctx.log.warn(`the recorded project id ${id.recorded} differs from the one derived here (${id.derived}: the directory moved or the remote changed); the recorded one is kept`);
     const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => ({ host, ...installHooks(loc.root, HOST_HOOKS[host]) }));
     const lavra = optionalString(ctx.args, 'import-lavra');
     const imported: ImportReport | null = lavra === null ? null : importLavraLog(ctx.store(), lavra);

@@ -46,7 +46,7 @@ example:
 
 async function capture(ctx: Context): Promise<void> {
   if (ctx.args._.length > 1) throw new CairnError('usage', 'capture takes no words; give the report with --report F or on stdin');
-  const store = ctx.store();
+  const store = ctx.store({ create: true });
   const report = parseLandingReport(await textFromFileOrStdin(ctx, 'report'), store.location.root);
   const { entry, merged } = captureLanding(store, report);
   ctx.log.info(`${merged ? 'merged into' : 'captured'} ${entry.id}: ${entry.title}`);

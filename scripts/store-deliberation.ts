@@ -23,7 +23,7 @@ example:
     const role = requiredString(ctx.args, 'role');
     const iteration = optionalInt(ctx.args, 'iteration', 0) ?? null;
     const text = await textFromFileOrStdin(ctx, 'file');
-    const result = storeDeliberation(ctx.store(), {
+    const result = storeDeliberation(ctx.store({ create: true }), {
       text,
       role,
       issue: optionalString(ctx.args, 'issue'),

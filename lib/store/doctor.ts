@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Deadline } from '../core/deadline.js';
 import { describeError } from '../core/errors.js';
 import { loadConfig } from './config.js';
@@ -39,7 +39,7 @@ export function databaseChecks(dbPath: string, followers: LogFollower<unknown>[]
   if (!existsSync(dbPath)) return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
   let db: Database;
   try {
-    db = openDatabase(dbPath, { deadline: new Deadline(0), strict: true, warn: () => {} });
+    db = openDatabase(dbPath, { deadline: new Deadline(0), strict: true, warn: () => {}, within: dirname(dirname(dbPath)) });
   } catch (err) {
     return [{ name: 'database', status: 'fail', detail: `${describeError(err)} — delete it; it is rebuilt from the logs` }];
   }
