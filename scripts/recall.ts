@@ -30,6 +30,7 @@ example:
   cairn recall "oauth redirect" --type learned
 `,
   flags: { string: ['type', 'limit', 'recent'], boolean: ['all', 'stats'] },
+  operands: true,
   deadlineMs: 0,
   run(ctx) {
     const store = ctx.store();

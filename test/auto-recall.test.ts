@@ -132,7 +132,7 @@ describe('what is shown', () => {
   it('says when memory is degraded, until the failing command succeeds again', () => {
     const { root, recall } = project({ log: false });
     const backfill = (input: string) => run('memory-capture', ['--from-bd-json'], { cwd: root, input, env: { CAIRN_NOW: NOW } });
-    expect(backfill('{"text": "LEARNED: cut off').stderr).toMatch(/^cairn memory-capture: --from-bd-json: stdin is neither a JSON array nor JSON lines/);
+    expect(backfill('{"text": "LEARNED: cut off').stderr).toMatch(/^cairn memory-capture: skipped \(pipeline continues\): --from-bd-json: stdin is neither a JSON array nor JSON lines/);
     const health = JSON.parse(readFileSync(join(root, '.cairn', 'cache', 'health.json'), 'utf8'));
     const degraded = contextOf(recall(hookPayload('claude-session-start.json')).stdout, 'claude');
     expect(degraded).toBe(`${HEADER}\n\ncairn: memory degraded since ${health.degraded_since}: ${health.last_error} — run cairn doctor\n`);
