@@ -9,13 +9,17 @@ import { CairnError } from '../lib/core/errors.js';
 export const command: Command = {
   name: 'format-patterns',
   usage: `usage: format-patterns --role R [--issue I] [--run ID] [--labels a,b] [--files x,y] [--phase P]
-                       [--query TEXT | --query-file F] [--budget N] [--remaining-tokens N] [--json]
+                       [--query TEXT | --query-file F] [--budget N] [--remaining-tokens N]
+                       [--ids] [--dry-run] [--json]
 
 Prints the role's best patterns as a === HISTORICAL PATTERNS (role) === block that fits the
 token budget (800 for adversarial roles, 500 for others; config.json "budgets"). Prints
 nothing when there is nothing to inject or too little room. With --issue/--run it records
 which patterns were injected, for feedback-loop and outcome-score.
 
+  --ids                  start each line with the pattern's short id ([p3f2a1c]); a finding that
+                         cites it ("[p3f2a1c]" in its summary, or "patterns": [...]) is linked to it
+  --dry-run              print the block without recording the injection
   --query TEXT           rank by relevance to this text too (0.6 relevance + 0.4 score): cosine
                          similarity with an embeddings provider (cairn embed), else BM25 text match
   --query-file F         the query text from a file (e.g. the issue description)
@@ -26,7 +30,7 @@ example:
   format-patterns --role auditor --issue LED-101 --run r1 --labels cli --files src/cli/status.ts \\
                   --query "add --json to the status command"
 `,
-  flags: { string: ['role', 'issue', 'run', 'labels', 'files', 'phase', 'query', 'query-file', 'budget', 'remaining-tokens'] },
+  flags: { string: ['role', 'issue', 'run', 'labels', 'files', 'phase', 'query', 'query-file', 'budget', 'remaining-tokens'], boolean: ['ids', 'dry-run'] },
   deadlineMs: 2000,
   async run(ctx) {
     const role = requiredString(ctx.args, 'role');
@@ -48,8 +52,10 @@ example:
       remainingTokens,
       relevance,
       exactTokens: Boolean(ctx.args.json),
+      ids: Boolean(ctx.args.ids),
     });
-    recordInjection(store, result, issue, run);
+    // Decide, record, then print: once recorded the block is printed; a failure before records nothing.
+    if (!ctx.args['dry-run']) recordInjection(store, result, issue, run);
     if (ctx.args.json) {
       const { role: r, budget: b, tokens, path, patterns, block, basis } = result;
       ctx.print(JSON.stringify({ role: r, budget: b, tokens, path, patterns, block, basis }) + '\n');

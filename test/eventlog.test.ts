@@ -287,8 +287,8 @@ describe('incremental catch-up', () => {
     const before = logLines(root).length;
     const r = run('store-deliberation', ['--role', 'judge', '--issue', 'LED-104', '--run', 'r9', '--file', fixturePath('led-102-r1-review-judge.md'), '--json', '--strict'], { cwd: root });
     expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { deliberation: string; patterns: unknown[] };
-    expect(logLines(root).length).toBe(before + 1 + out.patterns.length);
+    const out = JSON.parse(r.stdout) as { deliberation: string; patterns: unknown[]; links: unknown[] };
+    expect(logLines(root).length).toBe(before + 1 + out.patterns.length + out.links.length);
 
     // that process applied its own events to the shared database; this connection just sees them
     expect(store.sync()).toMatchObject({ rebuilt: false });

@@ -91,10 +91,17 @@ const MIGRATIONS: string[] = [
   // a pattern is reinforced, or aged, at most once per issue/run
   `CREATE TABLE run_marks (project TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, pattern TEXT NOT NULL, kind TEXT NOT NULL,
      PRIMARY KEY (project, issue, run, pattern, kind)) WITHOUT ROWID;`,
+  // findings linked to the patterns they apply (SPEC §3.9.1); a retried store of the same text is a duplicate (§3.9.4)
+  `CREATE TABLE links (project TEXT NOT NULL, deliberation TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, role TEXT NOT NULL,
+     finding TEXT NOT NULL, pattern TEXT NOT NULL, match TEXT NOT NULL, summary TEXT NOT NULL,
+     PRIMARY KEY (project, deliberation, finding, pattern)) WITHOUT ROWID;
+   CREATE INDEX links_scope ON links (project, issue, run, role);
+   ALTER TABLE deliberations ADD COLUMN duplicate_of TEXT;
+   CREATE INDEX deliberations_text ON deliberations (project, role, issue, run, text_hash);`,
 ];
 
 /** Tables rebuilt from the event log; everything else in the file is a cache. */
-export const DERIVED_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'patterns_fts'];
+export const DERIVED_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'links', 'patterns_fts'];
 
 export interface OpenOptions {
   deadline: Deadline;
