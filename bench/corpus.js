@@ -186,3 +186,16 @@ export function deliberationText({ bytes, role, issue, run, items, findingsFromI
   }
   return [...head, ...findingParas.flatMap((p) => [p, '']), '## Discussion', '', ...filler, ...evidence, ...patterns, ...tail].join('\n');
 }
+
+/**
+ * A validator's deliberation reviewing `findings` (ids of the adversary's findings): it dismisses the
+ * ids in `dismiss` as false positives and keeps the ids in `keep` as must-fix, with a short review.
+ */
+export function validatorText({ role, issue, run, dismiss, keep }) {
+  const lines = [`# ${role} — ${issue} plan review check (run ${run})`, '', '## Review of the findings', ''];
+  for (const id of dismiss) lines.push(`- ${id}: does not apply to this change; the plan already covers it. False positive.`);
+  for (const id of keep) lines.push(`- ${id}: confirmed against the diff; this must be fixed before implementation.`);
+  const verdict = { verdict: keep.length ? 'FAIL' : 'PASS', issues: [], must_fix: keep, false_positives: dismiss };
+  lines.push('', `<!-- jkz:verdict-json\n${JSON.stringify(verdict, null, 2)}\n-->`, '');
+  return lines.join('\n');
+}

@@ -1,53 +1,120 @@
 #!/usr/bin/env node
-// `npm run demo`: a scripted multi-run pipeline over fixtures/deliberations in a temporary project,
-// on the embedded default (SQLite + JSONL, no server). It shows the auditor's injected block change
-// as the curator's dismissals penalise a recurring false alarm and evidence-backed PASSes reinforce
-// the checks that hold up.
+// `npm run demo`: cairn on the embedded default (JSONL + SQLite, no server), in a throwaway project.
+// Part 1 runs the plan phase of a pipeline four times over fixtures/deliberations: before each run
+// the auditor gets a block of its best patterns; after it, the curator's verdict corrects them. The
+// block visibly changes: false alarms are penalised until they drop out, checks that hold up under
+// evidence-backed passes carry their record. Part 2 keeps the landing of the work as a pattern that
+// later work is shown. Every step is a real executable, exactly as a pipeline would call it.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
-const fixtures = join(repo, 'fixtures', 'deliberations');
+const fixtures = join(repo, 'fixtures');
 const project = mkdtempSync(join(tmpdir(), 'cairn-demo-'));
 mkdirSync(join(project, '.git'));
+const started = Date.now();
 
 let day = 0;
-function cairn(name, args) {
-  const env = { ...process.env, CAIRN_NOW: new Date(Date.UTC(2026, 10, 1 + day)).toISOString() };
-  const r = spawnSync(process.execPath, [join(repo, 'bin', `${name}.js`), ...args], { cwd: project, env, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`${name} exited ${r.status}: ${r.stderr}`);
-  return r;
+/** Run a cairn executable in the demo project; stdout parsed as JSON when asked for. */
+function cairn(name, args, { json = false } = {}) {
+  const env = { ...process.env, CAIRN_NOW: new Date(Date.UTC(2026, 10, 1 + day, 9)).toISOString(), CAIRN_STRICT: '1' };
+  const r = spawnSync(process.execPath, [join(repo, 'bin', `${name}.js`), ...args, ...(json ? ['--json'] : [])], { cwd: project, env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${name} ${args.join(' ')} exited ${r.status}:\n${r.stderr}`);
+  return json ? JSON.parse(r.stdout) : r.stdout;
 }
-const show = (title, text) => console.log(`\n--- ${title} ---\n${text.trim() || '(nothing injected)'}`);
 
-const runs = [
-  ['LED-101', 'r1'],
-  ['LED-101', 'r2'],
-  ['LED-102', 'r1'],
-  ['LED-103', 'r1'],
-];
+const WIDTH = 100;
+const short = (text, width = WIDTH) => (text.length > width ? `${text.slice(0, width - 1)}…` : text);
+/** A block line as the agent sees it, shortened in the middle so its record stays visible. */
+const blockLine = (p) => `${short(p.text, WIDTH - p.record.length - 3)} (${p.record})`;
+const heading = (title) => console.log(`\n━━ ${title} ${'━'.repeat(Math.max(3, 96 - title.length))}`);
+
+// The plan phase of each issue/run in the fixtures, in pipeline order.
+const index = JSON.parse(readFileSync(join(fixtures, 'deliberations', 'index.json'), 'utf8'));
+const runs = index
+  .filter((d) => d.phase === 'plan' && d.role === 'auditor')
+  .map((auditor) => ({ auditor, curator: index.find((d) => d.phase === 'plan' && d.role === 'curator' && d.issue === auditor.issue && d.run === auditor.run) }))
+  .filter((r) => r.curator);
+
+const penalisedIn = new Map(); // pattern id → { text, runs }
+const everShown = new Map(); // pattern id → text, for every pattern that was ever in a block
+let previous = new Map(); // the last block's pattern id → line
 
 try {
   cairn('cairn', ['init', '--quiet']);
-  console.log(`cairn demo in ${project}`);
-  for (const [issue, run] of runs) {
-    const scope = ['--issue', issue, '--run', run];
-    const base = `${issue.toLowerCase()}-${run}-plan`;
-    const block = cairn('format-patterns', ['--role', 'auditor', ...scope]).stdout;
-    show(`${issue} ${run}: block injected into the auditor`, block);
-    cairn('store-deliberation', ['--role', 'auditor', ...scope, '--phase', 'plan', '--file', join(fixtures, `${base}-auditor.md`)]);
-    cairn('store-deliberation', ['--role', 'curator', ...scope, '--phase', 'plan', '--file', join(fixtures, `${base}-curator.md`)]);
-    const feedback = cairn('feedback-loop', ['--adversarial-role', 'auditor', '--validator-role', 'curator', ...scope]);
-    console.log(feedback.stderr.trim());
-    console.log(cairn('outcome-score', [...scope, '--result', 'pass']).stderr.trim());
+  console.log(`cairn demo — a memory that learns, in a throwaway project (${project})`);
+  console.log('An auditor agent reviews plans; a curator checks the auditor. Before each run cairn injects the');
+  console.log("auditor's best patterns into its prompt; after the run the curator's verdict corrects them.");
+
+  for (const [i, { auditor, curator }] of runs.entries()) {
+    const scope = ['--issue', auditor.issue, '--run', auditor.run];
+    const context = ['--phase', 'plan', '--files', auditor.files.join(','), '--labels', auditor.labels.join(',')];
+    heading(`Run ${i + 1} · ${auditor.issue} ${auditor.run} · day ${day + 1}`);
+
+    const block = cairn('format-patterns', ['--role', 'auditor', ...scope, ...context], { json: true });
+    const current = new Map(block.patterns.map((p) => [p.id, blockLine(p)]));
+    if (current.size === 0) console.log('Block injected into the auditor: (empty — nothing learned yet)');
+    else {
+      console.log(`Block injected into the auditor (${current.size} patterns, ${block.tokens} tokens; + new since the last run):`);
+      for (const [id, line] of current) console.log(`  ${previous.has(id) ? ' ' : '+'} ${line}`);
+    }
+    for (const [id, line] of previous) if (!current.has(id)) console.log(`  - dropped: ${line}`);
+    for (const p of block.patterns) everShown.set(p.id, p.text);
+    previous = current;
+
+    const stored = cairn('store-deliberation', ['--role', 'auditor', ...scope, ...context, '--file', join(fixtures, 'deliberations', auditor.file)], { json: true });
+    cairn('store-deliberation', ['--role', 'curator', ...scope, ...context, '--file', join(fixtures, 'deliberations', curator.file)]);
+    const learned = stored.patterns.filter((p) => p.status === 'new').length;
+    console.log(`The auditor's deliberation (evidence ${auditor.evidence}): ${stored.patterns.length} patterns in it, ${learned} new.`);
+
+    const feedback = cairn('feedback-loop', ['--adversarial-role', 'auditor', '--validator-role', 'curator', ...scope, '--files', auditor.files.join(',')], { json: true });
+    console.log(`The curator's verdict: ${feedback.effective}${feedback.effective === 'PASS' ? ` (the auditor's evidence is ${feedback.evidence})` : ''}`);
+    for (const p of feedback.penalised) {
+      console.log(`  ✗ dismissed ${p.finding} as a false positive → penalised: ${short(p.text)}`);
+      const seen = penalisedIn.get(p.pattern) ?? { text: p.text, runs: 0 };
+      penalisedIn.set(p.pattern, { ...seen, runs: seen.runs + 1 });
+    }
+    for (const id of feedback.deprecated ?? []) console.log(`  ✗ retired (dismissed too often): ${short(penalisedIn.get(id)?.text ?? id)}`);
+    if (feedback.reinforced.length > 0) console.log(`  ✓ reinforced ${feedback.reinforced.length} pattern(s) the auditor applied: the pass is backed by evidence`);
+    if (feedback.aged.length > 0) console.log(`  · ${feedback.aged.length} injected pattern(s) this pass did not confirm are aged a day`);
+    if (feedback.gate === 'evidence-too-weak') console.log('  · a pass argued without evidence (L3) reinforces nothing');
+
+    const last = i === runs.length - 1;
+    const outcome = cairn('outcome-score', [...scope, '--result', 'pass', ...(last ? ['--report', join(fixtures, 'landing', 'land-report.example.json')] : [])], { json: true });
+    console.log(`Pipeline passed: ${outcome.patterns.length} applied pattern(s) graded once more.`);
     day += 1;
   }
-  show('after four runs', cairn('format-patterns', ['--role', 'auditor']).stdout);
-  console.log('\nThe recurring false alarm ("man page") is gone; validated checks carry their record.');
-  console.log(cairn('cairn', ['explain', 'man page documented']).stdout);
+
+  heading(`After ${runs.length} runs · the block the auditor gets next`);
+  const final = cairn('format-patterns', ['--role', 'auditor', '--phase', 'plan'], { json: true });
+  const finalIds = new Set(final.patterns.map((p) => p.id));
+  for (const p of final.patterns) console.log(`    ${blockLine(p)}`);
+
+  console.log('\nWhat changed:');
+  for (const [id, { text, runs: n }] of penalisedIn) {
+    if (n < 2) continue;
+    const where = finalIds.has(id) ? 'still in the block, with its record' : everShown.has(id) ? 'it was in the block and has dropped out' : 'it never reached the block';
+    console.log(`  ✓ false alarm: dismissed in ${n} runs → ${where}: "${short(text)}"`);
+  }
+  const validated = final.patterns.filter((p) => /validated/.test(p.record));
+  if (validated.length > 0) console.log(`  ✓ ${validated.length} pattern(s) now carry their record ("${validated[0].record}"): evidence-backed passes confirmed them`);
+  const dropped = [...everShown.keys()].filter((id) => !finalIds.has(id));
+  if (dropped.length > 0) console.log(`  ✓ ${dropped.length} pattern(s) once injected are out of the block now`);
+
+  heading('Landing patterns · how the work was done, for the next piece of work');
+  const [landing] = cairn('cairn', ['patterns'], { json: true }).patterns;
+  console.log(`The last run passed with a landing report: captured "${landing.title}"`);
+  console.log(`  files ${landing.examplePaths.length}, tags ${landing.tags.join(', ')}, run: ${landing.commands.join('; ')}`);
+  const next = cairn('format-patterns', ['--role', 'auditor', '--query', 'clinic command center web shell'], { json: true });
+  console.log('A later block for related work (format-patterns --query …) ends with:');
+  for (const line of next.landing) console.log(`    ${short(line)}`);
+
+  heading('Done');
+  console.log(`${runs.length} pipeline runs and a landing in ${((Date.now() - started) / 1000).toFixed(1)} s. Everything cairn kept is in .cairn/:`);
+  console.log('events.jsonl and landing-patterns.json are what a team commits; cache/state.db is rebuilt from them.');
 } finally {
   rmSync(project, { recursive: true, force: true });
 }

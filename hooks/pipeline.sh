@@ -1,26 +1,80 @@
 #!/usr/bin/env bash
-# An example pipeline phase wired to cairn's learning loop: one adversarial role checked by one
-# validator. Your orchestrator runs the agents; cairn only reads and writes text around them.
+# An example pipeline phase wired to cairn's learning loop: an auditor challenges a plan and a
+# curator validates the audit. Your orchestrator runs the agents; cairn only reads and writes text
+# around them, in three steps:
 #
-#   hooks/pipeline.sh ISSUE RUN ADVERSARIAL_ROLE VALIDATOR_ROLE ADVERSARIAL_TEXT VALIDATOR_TEXT
+#   hooks/pipeline.sh before --issue LED-101 --run r1 --files src/cli/status.ts --labels cli \
+#                            --query-file issue.md            > auditor-block.txt
+#     ... append auditor-block.txt to the auditor's prompt; run the auditor, then the curator ...
+#   hooks/pipeline.sh after  --issue LED-101 --run r1 --files src/cli/status.ts --labels cli \
+#                            --adversarial-text plan/auditor.md --validator-text plan/curator.md
+#   hooks/pipeline.sh end    --issue LED-101 --run r1 --result pass [--report landing.json]
 #
-# e.g. hooks/pipeline.sh LED-101 r1 auditor curator plan/auditor.md plan/curator.md
-# Every cairn step fails open: a broken store never stops the pipeline.
+# --files, --labels and --phase give the context the patterns are scored against (a pattern learned
+# on the same files or labels ranks higher); --query-file (or --query) ranks by relevance to the
+# issue text and adds matching landing patterns. Pass the same values to `before` and `after`.
+# Other roles: --adversarial judge --validator inspector (review), sentinel/lens (QA).
+# Every cairn step fails open: a broken store never stops the pipeline (CAIRN_STRICT=1 to debug).
 set -u
-issue=$1 run=$2 adversarial=$3 validator=$4 adversarial_text=$5 validator_text=$6
 cairn=${CAIRN_BIN:-npx --no-install}
 
-# 1. Before the adversarial agent runs: the patterns to put into its prompt (empty when none fit).
-block=$($cairn format-patterns --role "$adversarial" --issue "$issue" --run "$run")
-printf '%s\n' "$block" > "${TMPDIR:-/tmp}/cairn-$adversarial-$run.block"
-# ... your orchestrator appends "$block" to the adversarial agent's prompt and runs it ...
+step=${1:-}
+shift || true
+issue='' run='' adversarial=auditor validator=curator phase=plan files='' labels='' query='' query_file=''
+adversarial_text='' validator_text='' result='' report=''
+while [ $# -gt 0 ]; do
+  case $1 in
+    --issue) issue=$2 ;;
+    --run) run=$2 ;;
+    --adversarial) adversarial=$2 ;;
+    --validator) validator=$2 ;;
+    --phase) phase=$2 ;;
+    --files) files=$2 ;;
+    --labels) labels=$2 ;;
+    --query) query=$2 ;;
+    --query-file) query_file=$2 ;;
+    --adversarial-text) adversarial_text=$2 ;;
+    --validator-text) validator_text=$2 ;;
+    --result) result=$2 ;;
+    --report) report=$2 ;;
+    *) echo "pipeline.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift 2
+done
+[ -n "$issue" ] && [ -n "$run" ] || { echo "usage: pipeline.sh before|after|end --issue I --run R [...] (see the comments)" >&2; exit 2; }
 
-# 2. After each agent: store what it said.
-$cairn store-deliberation --role "$adversarial" --issue "$issue" --run "$run" --file "$adversarial_text"
-$cairn store-deliberation --role "$validator" --issue "$issue" --run "$run" --file "$validator_text"
+scope=(--issue "$issue" --run "$run")
+context=(--phase "$phase")
+[ -n "$files" ] && context+=(--files "$files")
+[ -n "$labels" ] && context+=(--labels "$labels")
 
-# 3. Correct the adversarial role's patterns with the validator's verdict.
-$cairn feedback-loop --adversarial-role "$adversarial" --validator-role "$validator" --issue "$issue" --run "$run"
-
-# 4. When the whole pipeline has finished (after its last phase), grade what was injected:
-#    $cairn outcome-score --issue "$issue" --run "$run" --result pass
+case $step in
+  before)
+    # The patterns to put into the adversarial agent's prompt (nothing when nothing fits).
+    relevance=()
+    [ -n "$query" ] && relevance=(--query "$query")
+    [ -n "$query_file" ] && relevance=(--query-file "$query_file")
+    $cairn format-patterns --role "$adversarial" "${scope[@]}" "${context[@]}" ${relevance[@]+"${relevance[@]}"}
+    ;;
+  after)
+    # Store what each agent said, then correct the adversarial role's patterns with the verdict.
+    [ -n "$adversarial_text" ] && [ -n "$validator_text" ] || { echo "pipeline.sh after: --adversarial-text and --validator-text are required" >&2; exit 2; }
+    $cairn store-deliberation --role "$adversarial" "${scope[@]}" "${context[@]}" --file "$adversarial_text"
+    $cairn store-deliberation --role "$validator" "${scope[@]}" "${context[@]}" --file "$validator_text"
+    feedback_files=()
+    [ -n "$files" ] && feedback_files=(--files "$files")
+    $cairn feedback-loop --adversarial-role "$adversarial" --validator-role "$validator" "${scope[@]}" ${feedback_files[@]+"${feedback_files[@]}"}
+    ;;
+  end)
+    # When the whole pipeline has finished (after its last phase): grade what was applied, and on a
+    # pass keep the landing as a pattern of how the work was done.
+    [ -n "$result" ] || { echo "pipeline.sh end: --result pass|fail is required" >&2; exit 2; }
+    landing=()
+    [ -n "$report" ] && landing=(--report "$report")
+    $cairn outcome-score "${scope[@]}" --result "$result" ${landing[@]+"${landing[@]}"} < /dev/null
+    ;;
+  *)
+    echo "usage: pipeline.sh before|after|end --issue I --run R [...] (see the comments)" >&2
+    exit 2
+    ;;
+esac

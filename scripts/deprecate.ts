@@ -14,6 +14,7 @@ example:
   cairn deprecate p3f9a2 --reason "we dropped the man page"
 `,
   flags: { string: ['reason'] },
+  operands: true,
   deadlineMs: 0,
   run(ctx) {
     const ref = ctx.args._.map(String).join(' ').trim();

@@ -5,6 +5,7 @@ import { scorePattern, SCORE_CUT } from '../lib/patterns/scoring.js';
 import { describePatternEvent, readEvents } from '../lib/events/history.js';
 import { nowMs } from '../lib/core/clock.js';
 import { CairnError } from '../lib/core/errors.js';
+import { patternDb } from '../lib/events/log.js';
 
 export const command: Command = {
   name: 'explain',
@@ -16,13 +17,14 @@ default its own role, in the given context), and every event that touched it.
 example:
   cairn explain p3f9a2 --labels cli
 `,
-  flags: { string: ['role', 'labels', 'files', 'phase'] },
+  flags: { string: ['role', 'phase'], list: ['labels', 'files'] },
+  operands: true,
   deadlineMs: 0,
   run(ctx) {
     const ref = ctx.args._.map(String).join(' ').trim();
     if (!ref) throw new CairnError('usage', 'name a pattern: cairn explain <id|text>');
     const store = ctx.store();
-    const p = resolvePattern(store.db, store.project, ref);
+    const p = resolvePattern(patternDb(store), store.project, ref);
     const role = (optionalString(ctx.args, 'role') ?? p.role).toLowerCase();
     const f = scorePattern(p, { now: nowMs(), role, prior: store.config.prior, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') ?? undefined });
     const events = readEvents(store.eventsPath, { project: store.project, pattern: p.id }, (m) => ctx.log.warn(m));

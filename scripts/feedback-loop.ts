@@ -26,16 +26,17 @@ deliberation for the issue/run) and corrects A's patterns through the links of A
 example:
   feedback-loop --adversarial-role auditor --validator-role curator --issue LED-101 --run r1
 `,
-  flags: { string: ['adversarial-role', 'validator-role', 'issue', 'run', 'files', 'adversarial-file', 'validator-file'], boolean: ['dry-run'] },
+  flags: { string: ['adversarial-role', 'validator-role', 'issue', 'run', 'adversarial-file', 'validator-file'], list: ['files'], boolean: ['dry-run'] },
   deadlineMs: 2000,
   async run(ctx) {
     const adversarialRole = requiredString(ctx.args, 'adversarial-role');
     const validatorRole = requiredString(ctx.args, 'validator-role');
-    const fileFlag = (flag: string) => {
+    const fileFlag = async (flag: string) => {
       const path = optionalString(ctx.args, flag);
       return path === null ? undefined : readTextFile(ctx, flag, path);
     };
-    const validatorText = fileFlag('validator-file') ?? ((await ctx.stdin()) || undefined);
+    const validatorText = (await fileFlag('validator-file')) ?? ((await ctx.stdin()) || undefined);
+    const adversarialText = await fileFlag('adversarial-file');
     const report = runFeedback(ctx.store(), {
       adversarialRole,
       validatorRole,
@@ -43,7 +44,7 @@ example:
       run: optionalString(ctx.args, 'run'),
       files: list(ctx.args, 'files'),
       validatorText,
-      adversarialText: fileFlag('adversarial-file'),
+      adversarialText,
       dryRun: Boolean(ctx.args['dry-run']),
     });
     for (const p of report.problems) ctx.log.warn(p);

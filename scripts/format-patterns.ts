@@ -5,6 +5,7 @@ import { textFromFileOrStdin } from '../lib/cli/input.js';
 import { relevanceFor } from '../lib/patterns/relevance.js';
 import { sameKindRoles } from '../lib/store/config.js';
 import { CairnError } from '../lib/core/errors.js';
+import { landingPatternLines } from '../lib/landing/search.js';
 
 export const command: Command = {
   name: 'format-patterns',
@@ -21,16 +22,17 @@ which patterns were injected, for feedback-loop and outcome-score.
                          cites it ("[p3f2a1c]" in its summary, or "patterns": [...]) is linked to it
   --dry-run              print the block without recording the injection
   --query TEXT           rank by relevance to this text too (0.6 relevance + 0.4 score): cosine
-                         similarity with an embeddings provider (cairn embed), else BM25 text match
+                         similarity with an embeddings provider (cairn embed), else BM25 text match;
+                         the top 3 matching landing patterns (cairn patterns) follow the block
   --query-file F         the query text from a file (e.g. the issue description)
   --remaining-tokens N   room left in the prompt: budget = min(budget, N - 2000); under 150, skip
-  --json                 {role, budget, tokens, path, patterns, block, basis}
+  --json                 {role, budget, tokens, path, patterns, block, basis}, and landing with a query
 
 example:
   format-patterns --role auditor --issue LED-101 --run r1 --labels cli --files src/cli/status.ts \\
                   --query "add --json to the status command"
 `,
-  flags: { string: ['role', 'issue', 'run', 'labels', 'files', 'phase', 'query', 'query-file', 'budget', 'remaining-tokens'], boolean: ['ids', 'dry-run'] },
+  flags: { string: ['role', 'issue', 'run', 'phase', 'query', 'query-file', 'budget', 'remaining-tokens'], list: ['labels', 'files'], boolean: ['ids', 'dry-run'] },
   deadlineMs: 2000,
   async run(ctx) {
     const role = requiredString(ctx.args, 'role');
@@ -54,13 +56,18 @@ example:
       exactTokens: Boolean(ctx.args.json),
       ids: Boolean(ctx.args.ids),
     });
-    // Decide, record, then print: once recorded the block is printed; a failure before records nothing.
+    // With a query, the top landing patterns follow the block (SPEC §5), unless there was no room at all.
+    const noRoom = remainingTokens !== undefined && result.path === 'skipped';
+    const landing = query === null || noRoom ? [] : landingPatternLines(store.location.root, store.dir, query);
+    // Decide, record, then print: once recorded the block is printed (the append is the commit
+    // point); whatever fails before the append records nothing.
     if (!ctx.args['dry-run']) recordInjection(store, result, issue, run);
     if (ctx.args.json) {
       const { role: r, budget: b, tokens, path, patterns, block, basis } = result;
-      ctx.print(JSON.stringify({ role: r, budget: b, tokens, path, patterns, block, basis }) + '\n');
-    } else if (result.block) {
-      ctx.print(result.block + '\n');
+      ctx.print(JSON.stringify({ role: r, budget: b, tokens, path, patterns, block, basis, ...(query === null ? {} : { landing }) }) + '\n');
+    } else {
+      if (result.block) ctx.print(result.block + '\n');
+      if (landing.length > 0) ctx.print(landing.join('\n') + '\n');
     }
   },
 };

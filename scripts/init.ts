@@ -1,25 +1,84 @@
+import { relative } from 'node:path';
 import type { Command } from '../lib/cli/runner.js';
 import { locate } from '../lib/store/root.js';
-import { initStore } from '../lib/store/init.js';
+import { cronLines, initStore } from '../lib/store/init.js';
 import { optionalString } from '../lib/cli/flags.js';
+import { CONFIGURABLE_HOSTS, HOST_HOOKS } from '../lib/hosts/registry.js';
+import { installHooks } from '../lib/hosts/settings.js';
+import { importLavraLog, type ImportReport } from '../lib/knowledge/capture.js';
 
 export const command: Command = {
   name: 'init',
-  usage: `usage: cairn init [--root DIR] [--dir DIR]
+  usage: `usage: cairn init [--claude] [--codex] [--gemini] [--cursor] [--import-lavra PATH] [--root DIR] [--dir DIR] [--json]
 
 Creates the store (.cairn/ at the project root, or --dir) with a .gitignore for derived files
 and a .gitattributes that merges the committed JSONL logs by union. Existing lines are kept.
-Prints the cron line for maintenance.
+
+  --claude   hooks in .claude/settings.json: SessionStart → auto-recall,
+             PostToolUse (Bash) → memory-capture (async)
+  --codex    the same in .codex/hooks.json
+  --gemini   .gemini/settings.json: SessionStart → auto-recall, AfterTool (run_shell_command) → memory-capture
+  --cursor   .cursor/hooks.json: sessionStart → auto-recall, afterShellExecution → memory-capture
+  --import-lavra PATH   add the entries of an existing Lavra knowledge log (.beads/memory/knowledge.jsonl),
+                        cleaned as a capture is; entries already in the log are not added again
+
+A host's other hooks and settings are kept; running init again changes nothing. Prints
+what it did, what to commit, and the cron lines for nightly maintenance.
 
 example:
-  cd my-repo && cairn init && git add .cairn
+  cd my-repo && npx cairn init --claude && git add .cairn .claude/settings.json
 `,
-  flags: {},
+  flags: { boolean: CONFIGURABLE_HOSTS, string: ['import-lavra'] },
   deadlineMs: 0,
   run(ctx) {
     const loc = locate({ root: optionalString(ctx.args, 'root') ?? undefined, dir: optionalString(ctx.args, 'dir') ?? undefined });
-    const { created, added } = initStore(loc.dir);
-    ctx.log.info(`${created ? 'created' : 'updated'} ${loc.dir}${added.length ? ` (${added.join('; ')})` : ''}`);
-    ctx.log.info(`project id ${loc.project}; for cron: 17 3 * * * cd ${loc.root} && npx cairn maintain`);
+    const store = initStore(loc.dir);
+    const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => ({ host, ...installHooks(loc.root, HOST_HOOKS[host]) }));
+    const lavra = optionalString(ctx.args, 'import-lavra');
+    const imported: ImportReport | null = lavra === null ? null : importLavraLog(ctx.store(), lavra);
+    const inRoot = (path: string) => {
+      const rel = relative(loc.root, path);
+      return rel === '' || rel.startsWith('..') ? null : rel;
+    };
+    const toCommit = [inRoot(loc.dir), ...hosts.map((h) => inRoot(h.path))].filter((p): p is string => p !== null);
+    const commit = toCommit.length > 0 ? `git add ${toCommit.join(' ')} && git commit -m "Set up cairn"` : null;
+    const cron = cronLines(loc.root);
+    if (ctx.args.json) {
+      ctx.print(
+        JSON.stringify({
+          root: loc.root,
+          dir: loc.dir,
+          project: loc.project,
+          created: store.created,
+          added: store.added,
+          hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event) })),
+          imported,
+          commit,
+          cron,
+        }) + '\n',
+      );
+      return;
+    }
+    if (ctx.args.quiet) return;
+    const lines = [`cairn is set up in ${loc.root} (project ${loc.project})`, ''];
+    lines.push(`  store   ${inRoot(loc.dir) ?? loc.dir}/ ${store.created ? 'created' : store.added.length > 0 ? `updated (${store.added.join('; ')})` : 'already there'}`);
+    for (const h of hosts) {
+      const file = inRoot(h.path) ?? h.path;
+      const what = h.added.length > 0 ? h.added.map((e) => `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${e.handler.command}`).join(', ') : 'already set up';
+      lines.push(`  ${h.host.padEnd(7)} ${file}: ${what}`);
+      if (HOST_HOOKS[h.host].note) lines.push(`          ${HOST_HOOKS[h.host].note}`);
+    }
+    if (imported && lavra) {
+      const skipped = [imported.duplicates && `${imported.duplicates} already there`, imported.unreadable && `${imported.unreadable} unreadable line(s) skipped`].filter(Boolean);
+      lines.push(`  lavra   ${imported.appended} knowledge entries imported from ${lavra}${skipped.length ? ` (${skipped.join(', ')})` : ''}`);
+    }
+    if (commit) lines.push('', 'Commit it (the logs are shared through git; the cache stays local):', `  ${commit}`);
+    lines.push('', 'Nightly maintenance (crontab -e):', ...cron.map((l) => `  ${l}`), '');
+    lines.push(
+      hosts.length > 0
+        ? `Next: start a ${hosts.map((h) => h.host).join(' / ')} session here; auto-recall brings in what the project has learned.`
+        : 'Next: cairn init --claude (or --codex, --gemini, --cursor) to give an agent host this memory, or run a pipeline (hooks/pipeline.sh).',
+    );
+    ctx.print(lines.join('\n') + '\n');
   },
 };

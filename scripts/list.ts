@@ -18,7 +18,7 @@ Deprecated patterns are listed only with --state deprecated.
 example:
   cairn list --role auditor --state verified,active
 `,
-  flags: { string: ['role', 'state'], boolean: ['regressions'] },
+  flags: { list: ['role', 'state'], boolean: ['regressions'] },
   deadlineMs: 0,
   run(ctx) {
     const rows = listScored(ctx.store(), {

@@ -15,6 +15,7 @@ example:
   cairn promote p3f9a2 --by alice --reason "caught two real migration bugs this month"
 `,
   flags: { string: ['by', 'reason'] },
+  operands: true,
   deadlineMs: 0,
   run(ctx) {
     const ref = ctx.args._.map(String).join(' ').trim();

@@ -1,4 +1,5 @@
 import type { Command } from '../lib/cli/runner.js';
+import { rebuildPatterns } from '../lib/events/log.js';
 
 export const command: Command = {
   name: 'rebuild',
@@ -14,7 +15,7 @@ example:
   deadlineMs: 0,
   run(ctx) {
     const started = Date.now();
-    const report = ctx.store().rebuild();
+    const report = rebuildPatterns(ctx.store());
     ctx.log.info(`replayed ${report.applied} events${report.skipped ? `, skipped ${report.skipped} unreadable lines` : ''} in ${Date.now() - started} ms`);
     if (ctx.args.json) ctx.print(JSON.stringify(report) + '\n');
   },

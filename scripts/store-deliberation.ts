@@ -17,7 +17,7 @@ Stores an agent's deliberation (from --file or stdin) and observes the patterns 
 example:
   store-deliberation --role auditor --issue LED-101 --run r1 --phase plan --file auditor.md
 `,
-  flags: { string: ['role', 'issue', 'run', 'phase', 'iteration', 'labels', 'files', 'file'] },
+  flags: { string: ['role', 'issue', 'run', 'phase', 'iteration', 'file'], list: ['labels', 'files'] },
   deadlineMs: 2000,
   async run(ctx) {
     const role = requiredString(ctx.args, 'role');

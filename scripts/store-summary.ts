@@ -2,6 +2,7 @@ import type { Command } from '../lib/cli/runner.js';
 import { list, optionalString, requiredString } from '../lib/cli/flags.js';
 import { currentBasis } from '../lib/patterns/format.js';
 import { CairnError } from '../lib/core/errors.js';
+import { appendEvents } from '../lib/events/log.js';
 
 const MAX_SUMMARY_BYTES = 3000;
 
@@ -17,7 +18,7 @@ format-patterns gets), or given with --basis.
 example:
   format-patterns --role judge --budget 100000 | summarise | cairn store-summary --role judge
 `,
-  flags: { string: ['role', 'basis', 'labels', 'files', 'phase'] },
+  flags: { string: ['role', 'basis', 'phase'], list: ['labels', 'files'] },
   deadlineMs: 2000,
   async run(ctx) {
     const role = requiredString(ctx.args, 'role').toLowerCase();
@@ -29,7 +30,7 @@ example:
     const basis =
       optionalString(ctx.args, 'basis') ??
       currentBasis(store, { role, issue: null, run: null, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') });
-    store.append([{ type: 'summary.stored', role, basis, text }]);
+    appendEvents(store, [{ type: 'summary.stored', role, basis, text }]);
     ctx.log.info(`stored a summary for ${role} (basis ${basis.slice(0, 12)})`);
   },
 };

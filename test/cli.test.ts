@@ -34,7 +34,7 @@ describe('cairn', () => {
   it('an unknown command is a message, not a crash: exit 0, or 2 under --strict / CAIRN_STRICT=1', () => {
     const cwd = tempProject({ init: false });
     const r = run('cairn', ['nosuch', '--role', 'x'], { cwd });
-    expect(r).toEqual({ code: 0, stdout: '', stderr: "cairn: unknown command 'nosuch' (see cairn --help)\n" });
+    expect(r).toEqual({ code: 0, stdout: '', stderr: "cairn: skipped (pipeline continues): unknown command 'nosuch'; see cairn --help\n" });
     expect(run('cairn', ['nosuch', '--strict'], { cwd }).code).toBe(2);
     expect(run('cairn', ['nosuch'], { cwd, env: { CAIRN_STRICT: '1' } }).code).toBe(2);
   });
@@ -64,7 +64,7 @@ describe('output discipline', () => {
   it('a bad flag value is a usage error with nothing on stdout', () => {
     const root = tempProject();
     const r = run('format-patterns', ['--role', 'auditor', '--budget', 'lots'], { cwd: root });
-    expect(r).toEqual({ code: 0, stdout: '', stderr: "cairn format-patterns: --budget must be a whole number ≥ 1, got 'lots' (continuing without it)\n" });
+    expect(r).toEqual({ code: 0, stdout: '', stderr: "cairn format-patterns: skipped (pipeline continues): --budget must be a whole number ≥ 1, got 'lots'\n" });
     expect(run('format-patterns', ['--role', 'auditor', '--budget', 'lots', '--strict'], { cwd: root }).code).toBe(2);
   });
 
@@ -97,14 +97,14 @@ process.exitCode = await runCommand({
   });
 
   it('stdout stays empty when the command fails after printing', () => {
-    expect(probe('throw')).toEqual({ code: 0, stdout: '', stderr: 'cairn probe: boom with a second line (continuing without it)\n' });
+    expect(probe('throw')).toEqual({ code: 0, stdout: '', stderr: 'cairn probe: skipped (pipeline continues): boom with a second line\n' });
     expect(probe('throw', ['--strict'])).toEqual({ code: 1, stdout: '', stderr: 'cairn probe: boom with a second line\n' });
     expect(probe('usage', ['--strict']).code).toBe(2);
   });
 
   it('stdout stays empty when the deadline passes while the command waits', () => {
     const r = probe('hang', [], { CAIRN_DEADLINE_MS: '200' });
-    expect(r).toEqual({ code: 0, stdout: '', stderr: 'cairn probe: deadline of 200 ms passed (continuing without it)\n' });
+    expect(r).toEqual({ code: 0, stdout: '', stderr: 'cairn probe: skipped (pipeline continues): deadline of 200 ms passed\n' });
     expect(probe('hang', [], { CAIRN_DEADLINE_MS: '200', CAIRN_STRICT: '1' }).code).toBe(1);
   });
 

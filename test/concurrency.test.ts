@@ -2,6 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deliberationFixtures, fixturePath, openTestStore, runAsync, tempProject, type RunResult } from './helpers.js';
+import { patternDb, eventFollower } from '../lib/events/log.js';
 
 // Many hooks run at once (SPEC §2): appends are whole lines under the lock, and no update is lost,
 // neither in the log nor in the database derived from it.
@@ -72,12 +73,12 @@ describe('concurrent writers', () => {
 
     // the database (after catching up) has every deliberation and every sighting
     const store = openTestStore(root);
-    store.sync();
-    const ids = (store.db.prepare('SELECT id FROM deliberations WHERE project = ?').all(store.project) as { id: string }[]).map((r) => r.id);
+    store.refresh(eventFollower(store));
+    const ids = (patternDb(store).prepare('SELECT id FROM deliberations WHERE project = ?').all(store.project) as { id: string }[]).map((r) => r.id);
     expect(ids.sort()).toEqual(outputs.map((o) => o.deliberation).sort());
     const perPattern = new Map<string, number>();
     for (const e of observed) perPattern.set(e.pattern!, (perPattern.get(e.pattern!) ?? 0) + 1);
-    const rows = store.db.prepare('SELECT id, sightings, success_count FROM patterns WHERE project = ?').all(store.project) as { id: string; sightings: number; success_count: number }[];
+    const rows = patternDb(store).prepare('SELECT id, sightings, success_count FROM patterns WHERE project = ?').all(store.project) as { id: string; sightings: number; success_count: number }[];
     expect(new Map(rows.map((r) => [r.id, r.sightings]))).toEqual(perPattern);
     for (const r of rows) expect(r.success_count).toBe(r.sightings); // no echoes or feedback here
     expect([...perPattern.values()].some((n) => n >= 2)).toBe(true); // the race on shared patterns happened
@@ -106,10 +107,10 @@ describe('concurrent writers', () => {
     expect(events.filter((e) => e.type === 'deliberation.stored')).toHaveLength(1 + written.length);
 
     const store = openTestStore(root);
-    store.sync();
-    const injections = store.db.prepare("SELECT COUNT(*) AS n FROM injections WHERE project = ? AND issue = 'LED-200'").get(store.project) as { n: number };
+    store.refresh(eventFollower(store));
+    const injections = patternDb(store).prepare("SELECT COUNT(*) AS n FROM injections WHERE project = ? AND issue = 'LED-200'").get(store.project) as { n: number };
     expect(injections.n).toBe(formatted.reduce((n, f) => n + f.patterns.length, 0));
-    const deliberations = store.db.prepare('SELECT COUNT(*) AS n FROM deliberations WHERE project = ?').get(store.project) as { n: number };
+    const deliberations = patternDb(store).prepare('SELECT COUNT(*) AS n FROM deliberations WHERE project = ?').get(store.project) as { n: number };
     expect(deliberations.n).toBe(1 + written.length);
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { FIXTURES, openTestStore, run, tempProject, type RunResult } from './helpers.js';
 import { cosine, fromBlob, parseVectors, runProvider, toBlob } from '../lib/patterns/embeddings.js';
 import { CairnError } from '../lib/core/errors.js';
+import { patternDb } from '../lib/events/log.js';
 
 // Optional embeddings (SPEC §6): a configured provider executable, vectors cached as Float32 blobs,
 // cosine relevance for format-patterns --query, and BM25 whenever the provider is absent or fails.
@@ -134,7 +135,7 @@ describe('cairn embed', () => {
     expect(cairn(dir, ['rebuild', '--strict']).code).toBe(0);
     expect(embed(dir)).toMatchObject({ cached: 4, embedded: 0 });
     const store = openTestStore(dir, PROJECT);
-    const rows = store.db.prepare('SELECT vector FROM embeddings').all() as { vector: Buffer }[];
+    const rows = patternDb(store).prepare('SELECT vector FROM embeddings').all() as { vector: Buffer }[];
     expect(rows.map((r) => r.vector.length)).toEqual([256, 256, 256, 256]); // 64 Float32 values
   });
 
@@ -152,7 +153,7 @@ describe('cairn embed', () => {
     const none = seed();
     const r = cairn(none, ['embed']);
     expect(r).toMatchObject({ code: 0, stdout: '' });
-    expect(r.stderr).toMatch(/^cairn embed: no embeddings provider: set "embeddings"/);
+    expect(r.stderr).toMatch(/^cairn embed: skipped \(pipeline continues\): no embeddings provider: set "embeddings"/);
     expect(cairn(none, ['embed', '--strict']).code).toBe(1);
 
     const failing = seed({ provider: PROVIDER });

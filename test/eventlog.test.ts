@@ -3,10 +3,11 @@ import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Store } from '../lib/store/store.js';
-import { DERIVED_TABLES, type Database } from '../lib/store/db.js';
+import { EVENT_LOG_TABLES, type Database } from '../lib/store/db.js';
+import { rebuildIndex } from '../lib/store/follower.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { currentBasis, formatPatterns, recordInjection } from '../lib/patterns/format.js';
-import { appendEvents, rebuildFromLog } from '../lib/events/log.js';
+import { appendEvents, appendEventLines, patternDb, eventFollower } from '../lib/events/log.js';
 import { nextUlid } from '../lib/core/ids.js';
 import type { EventPayload } from '../lib/events/types.js';
 import { Deadline } from '../lib/core/deadline.js';
@@ -22,7 +23,7 @@ type Snapshot = Record<string, unknown[]>;
 /** Every derived table, every column, in a deterministic order. */
 function snapshot(db: Database): Snapshot {
   const out: Snapshot = {};
-  for (const table of DERIVED_TABLES) {
+  for (const table of EVENT_LOG_TABLES) {
     const width = db.prepare(`SELECT * FROM ${table} LIMIT 0`).columns().length;
     const order = Array.from({ length: width }, (_, i) => i + 1).join(', ');
     out[table] = db.prepare(`SELECT * FROM ${table} ORDER BY ${order}`).raw().all();
@@ -170,7 +171,7 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
       recordInjection(store, result, issue, runId);
       count(`format:${result.path}`);
     } else {
-      const rows = store.db.prepare('SELECT id, role FROM patterns WHERE project = ? ORDER BY id').all(store.project) as { id: string; role: string }[];
+      const rows = patternDb(store).prepare('SELECT id, role FROM patterns WHERE project = ? ORDER BY id').all(store.project) as { id: string; role: string }[];
       if (rows.length === 0) continue;
       const target = rng.pick(rows);
       // now and then an id this project does not have (a foreign or mistyped reference)
@@ -194,14 +195,14 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
         payload = { type: 'summary.stored', role, basis, text: `- ${role} patterns, condensed` };
       } else {
         const extra = rng.pick(rows);
-        store.append([
+        appendEvents(store, [
           { type: 'pattern.reinforced', pattern: extra.id, ...scope },
           { type: 'pattern.ignored', pattern: target.id, role: target.role, weight: 1, finding: 'F9', retract: true, ...scope },
         ]);
         count('batch');
         continue;
       }
-      store.append([payload]);
+      appendEvents(store, [payload]);
       count(payload.type);
     }
     if (rng.next() < 0.02) {
@@ -219,7 +220,7 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
 function smallHistory(root: string, seed = 3, ops = 40): Store {
   const store = openTestStore(root);
   drive([store], ops, seed);
-  store.sync();
+  store.refresh(eventFollower(store));
   return store;
 }
 
@@ -227,7 +228,7 @@ function smallHistory(root: string, seed = 3, ops = 40): Store {
 
 describe('replay equals live', () => {
   it('covers every table the spec names', () => {
-    expect(DERIVED_TABLES).toEqual(expect.arrayContaining(['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries']));
+    expect(EVENT_LOG_TABLES).toEqual(expect.arrayContaining(['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries']));
   });
 
   it('600 seeded random operations over two projects leave exactly the state `cairn rebuild` replays', () => {
@@ -241,8 +242,8 @@ describe('replay equals live', () => {
       expect(counts[k] ?? 0, k).toBeGreaterThan(0);
     }
 
-    stores[0].sync(); // the other store's last appends
-    const live = snapshot(stores[0].db);
+    stores[0].refresh(eventFollower(stores[0])); // the other store's last appends
+    const live = snapshot(patternDb(stores[0]));
     for (const s of stores) s.close();
     expect((live.patterns as unknown[][]).length).toBeGreaterThan(30);
     expect((live.injections as unknown[][]).length).toBeGreaterThan(50);
@@ -259,18 +260,18 @@ describe('replay equals live', () => {
   it('deleting the database rebuilds it from the log on the next open', () => {
     const root = tempProject();
     const store = smallHistory(root);
-    const live = snapshot(store.db);
+    const live = snapshot(patternDb(store));
     store.close();
     for (const suffix of ['', '-wal', '-shm']) rmSync(dbPath(root) + suffix, { force: true });
     const reopened = openTestStore(root);
-    expect(snapshot(reopened.db)).toEqual(live);
+    expect(snapshot(patternDb(reopened))).toEqual(live);
     expect(existsSync(dbPath(root))).toBe(true);
   });
 
   it('the same log replays to the same state whichever process rebuilt it', () => {
     const root = tempProject();
     const store = smallHistory(root, 11);
-    const live = snapshot(store.db);
+    const live = snapshot(patternDb(store));
     store.close();
     rebuildByProcess(root);
     const first = snapshotFile(root);
@@ -291,10 +292,10 @@ describe('incremental catch-up', () => {
     expect(logLines(root).length).toBe(before + 1 + out.patterns.length + out.links.length);
 
     // that process applied its own events to the shared database; this connection just sees them
-    expect(store.sync()).toMatchObject({ rebuilt: false });
-    const row = store.db.prepare('SELECT role, issue, run FROM deliberations WHERE project = ? AND id = ?').get(store.project, out.deliberation);
+    expect(store.refresh(eventFollower(store))).toMatchObject({ rebuilt: false });
+    const row = patternDb(store).prepare('SELECT role, issue, run FROM deliberations WHERE project = ? AND id = ?').get(store.project, out.deliberation);
     expect(row).toEqual({ role: 'judge', issue: 'LED-104', run: 'r9' });
-    const live = snapshot(store.db);
+    const live = snapshot(patternDb(store));
     store.close();
     rebuildByProcess(root);
     expect(snapshotFile(root)).toEqual(live);
@@ -304,7 +305,7 @@ describe('incremental catch-up', () => {
     const root = tempProject();
     const store = openTestStore(root, 'shared-id');
     drive([store], 40, 17);
-    store.sync();
+    store.refresh(eventFollower(store));
     // a clone of the project, with its own database, learns more; its log then arrives here whole
     const clone = tempProject();
     writeFileSync(eventsPath(clone), readFileSync(eventsPath(root)));
@@ -318,9 +319,9 @@ describe('incremental catch-up', () => {
     const added = logLines(root).length - before;
     expect(added).toBeGreaterThan(4);
 
-    expect(store.sync()).toEqual({ applied: added, skipped: 0, rebuilt: false });
-    expect(store.sync()).toEqual({ applied: 0, skipped: 0, rebuilt: false });
-    const live = snapshot(store.db);
+    expect(store.refresh(eventFollower(store))).toEqual({ applied: added, skipped: 0, rebuilt: false });
+    expect(store.refresh(eventFollower(store))).toEqual({ applied: 0, skipped: 0, rebuilt: false });
+    const live = snapshot(patternDb(store));
     expect(live).toEqual(snapshotFile(clone)); // the same log, the same state, on both machines
     store.close();
     rebuildByProcess(root);
@@ -330,11 +331,11 @@ describe('incremental catch-up', () => {
   it('events appended without being applied (a crash between append and apply) are applied on the next open', () => {
     const root = tempProject();
     const store = smallHistory(root);
-    const target = store.db.prepare('SELECT id, reinforcement_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as { id: string; reinforcement_count: number };
+    const target = patternDb(store).prepare('SELECT id, reinforcement_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as { id: string; reinforcement_count: number };
     store.close();
-    appendEvents(eventsPath(root), store.project, [{ type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1' }], new Deadline(1000));
+    appendEventLines(store, [{ type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1' }]);
     const reopened = openTestStore(root);
-    const after = reopened.db.prepare('SELECT reinforcement_count FROM patterns WHERE project = ? AND id = ?').get(reopened.project, target.id) as { reinforcement_count: number };
+    const after = patternDb(reopened).prepare('SELECT reinforcement_count FROM patterns WHERE project = ? AND id = ?').get(reopened.project, target.id) as { reinforcement_count: number };
     expect(after.reinforcement_count).toBe(target.reinforcement_count + 1);
   });
 });
@@ -344,24 +345,26 @@ describe('a rebuild racing an appender', () => {
     const root = tempProject();
     const store = openTestStore(root);
     const path = eventsPath(root);
-    // enough events that the replay checks its deadline part-way (every 5000), after reading the log
+    // enough events that the replay checks its deadline part-way (every 64 applied), after reading the log
     const filler: EventPayload[] = Array.from({ length: 5000 }, (_, i) => ({ type: 'pattern.aged', pattern: `p${i}`, issue: null, run: null }));
-    appendEvents(path, store.project, filler, new Deadline(0));
+    appendEventLines(store, filler);
     let appended = false;
     const racing = {
-      check() {
-        if (appended) return;
-        appended = true; // another process appends now, after the log was read, before the replay commits
-        appendEvents(path, store.project, [{ type: 'summary.stored', role: 'judge', basis: 'b', text: 'written meanwhile' }], new Deadline(0));
+      passed() {
+        if (!appended) {
+          appended = true; // another process appends now, after the log was read, before the replay commits
+          appendEventLines(store, [{ type: 'summary.stored', role: 'judge', basis: 'b', text: 'written meanwhile' }]);
+        }
+        return false;
       },
       remaining: () => Infinity,
     } as unknown as Deadline;
-    const report = rebuildFromLog(store.db, path, { deadline: racing, warn: () => undefined });
+    const report = rebuildIndex(store.database, eventFollower(store), { deadline: racing, warn: () => undefined });
     expect(appended).toBe(true);
     expect(report).toMatchObject({ rebuilt: true, applied: 5000 });
 
-    store.sync();
-    const row = store.db.prepare('SELECT text FROM summaries WHERE project = ? AND role = ?').get(store.project, 'judge');
+    store.refresh(eventFollower(store));
+    const row = patternDb(store).prepare('SELECT text FROM summaries WHERE project = ? AND role = ?').get(store.project, 'judge');
     expect(row).toEqual({ text: 'written meanwhile' });
   });
 });
@@ -370,7 +373,7 @@ describe('a torn last line (crash mid-append)', () => {
   it('is not applied, the next append starts a fresh line, and the fragment is reported and kept', () => {
     const root = tempProject();
     const store = smallHistory(root);
-    const applied = snapshot(store.db);
+    const applied = snapshot(patternDb(store));
     store.close();
 
     // a writer died half-way through its line
@@ -381,8 +384,8 @@ describe('a torn last line (crash mid-append)', () => {
 
     // the next open applies everything before it and nothing of it
     const reopened = openTestStore(root);
-    expect(reopened.sync()).toEqual({ applied: 0, skipped: 0, rebuilt: false });
-    expect(snapshot(reopened.db)).toEqual(applied);
+    expect(reopened.refresh(eventFollower(reopened))).toEqual({ applied: 0, skipped: 0, rebuilt: false });
+    expect(snapshot(patternDb(reopened))).toEqual(applied);
 
     // another process appends: its first line is not glued to the fragment
     const r = run('store-deliberation', ['--role', 'sentinel', '--issue', 'LED-103', '--run', 'r1', '--file', fixturePath('led-103-r1-qa-sentinel.md'), '--json'], { cwd: root });
@@ -395,8 +398,8 @@ describe('a torn last line (crash mid-append)', () => {
     for (const [i, line] of lines.entries()) if (i !== at) expect(() => JSON.parse(line)).not.toThrow();
 
     // the live catch-up and a full rebuild agree, and both leave the fragment in the log
-    expect(reopened.sync()).toMatchObject({ rebuilt: false });
-    const live = snapshot(reopened.db);
+    expect(reopened.refresh(eventFollower(reopened))).toMatchObject({ rebuilt: false });
+    const live = snapshot(patternDb(reopened));
     reopened.close();
     const { report, stderr } = rebuildByProcess(root);
     expect(report.skipped).toBe(1);
@@ -408,7 +411,7 @@ describe('a torn last line (crash mid-append)', () => {
   it('a record torn just before its newline is complete: it is kept and applied after the heal', () => {
     const root = tempProject();
     const store = smallHistory(root);
-    const target = store.db.prepare('SELECT id, success_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as { id: string; success_count: number };
+    const target = patternDb(store).prepare('SELECT id, success_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as { id: string; success_count: number };
     store.close();
     const last = JSON.parse(logLines(root).at(-1)!) as { id: string; ts: string };
     const whole = { v: 1, id: nextUlid(Date.parse(last.ts), last.id), ts: last.ts, type: 'pattern.reinforced', project: store.project, pattern: target.id, issue: 'X', run: 'r' };
@@ -418,9 +421,9 @@ describe('a torn last line (crash mid-append)', () => {
     expect(logLines(root).at(-2)).toBe(JSON.stringify(whole));
 
     const reopened = openTestStore(root);
-    const row = reopened.db.prepare('SELECT success_count FROM patterns WHERE project = ? AND id = ?').get(reopened.project, target.id) as { success_count: number };
+    const row = patternDb(reopened).prepare('SELECT success_count FROM patterns WHERE project = ? AND id = ?').get(reopened.project, target.id) as { success_count: number };
     expect(row.success_count).toBe(target.success_count + 1);
-    const live = snapshot(reopened.db);
+    const live = snapshot(patternDb(reopened));
     reopened.close();
     rebuildByProcess(root);
     expect(snapshotFile(root)).toEqual(live);
@@ -443,7 +446,7 @@ describe('a log whose prefix changed', () => {
     const before = JSON.parse(lines[mid - 1]) as { ts: string; id: string };
     const after = JSON.parse(lines[mid]) as { ts: string };
     expect(Date.parse(after.ts)).toBeGreaterThan(Date.parse(before.ts)); // there is room between them
-    const target = store.db.prepare('SELECT id, role, text, success_count, sightings FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as {
+    const target = patternDb(store).prepare('SELECT id, role, text, success_count, sightings FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as {
       id: string; role: string; text: string; success_count: number; sightings: number;
     };
     // the other machine saw the same pattern once more, a millisecond after line mid-1
@@ -458,9 +461,9 @@ describe('a log whose prefix changed', () => {
     expect(readFileSync(eventsPath(root)).length - insertedAt).toBeGreaterThan(4096);
     insertLines(root, mid, [JSON.stringify(foreign)]);
 
-    expect(store.sync()).toMatchObject({ rebuilt: true, skipped: 0 });
-    const live = snapshot(store.db);
-    const row = store.db.prepare('SELECT success_count, sightings, labels, issues FROM patterns WHERE project = ? AND id = ?').get(store.project, target.id) as {
+    expect(store.refresh(eventFollower(store))).toMatchObject({ rebuilt: true, skipped: 0 });
+    const live = snapshot(patternDb(store));
+    const row = patternDb(store).prepare('SELECT success_count, sightings, labels, issues FROM patterns WHERE project = ? AND id = ?').get(store.project, target.id) as {
       success_count: number; sightings: number; labels: string; issues: string;
     };
     expect(row.sightings).toBe(target.sightings + 1);
@@ -474,17 +477,17 @@ describe('a log whose prefix changed', () => {
   it('duplicated lines (a union merge that kept both copies) replay once: the state does not change', () => {
     const root = tempProject();
     const store = smallHistory(root, 9, 60);
-    const original = snapshot(store.db);
+    const original = snapshot(patternDb(store));
     const lines = logLines(root);
     const block = lines.slice(5, 25);
     insertLines(root, 30, block);
 
-    expect(store.sync()).toEqual({ rebuilt: true, skipped: 0, applied: lines.length }); // each event once
-    expect(snapshot(store.db)).toEqual(original);
+    expect(store.refresh(eventFollower(store))).toEqual({ rebuilt: true, skipped: 0, applied: lines.length }); // each event once
+    expect(snapshot(patternDb(store))).toEqual(original);
     // and a copy of the last line at the end: the tail sorts before what was applied
     appendFileSync(eventsPath(root), lines.at(-1) + '\n');
-    expect(store.sync()).toMatchObject({ rebuilt: true });
-    expect(snapshot(store.db)).toEqual(original);
+    expect(store.refresh(eventFollower(store))).toMatchObject({ rebuilt: true });
+    expect(snapshot(patternDb(store))).toEqual(original);
     store.close();
     rebuildByProcess(root);
     expect(snapshotFile(root)).toEqual(original);
@@ -495,15 +498,15 @@ describe('a log whose prefix changed', () => {
     const store = smallHistory(root, 13, 60);
     const lines = logLines(root);
     writeFileSync(eventsPath(root), lines.slice(0, lines.length - 10).join('\n') + '\n');
-    expect(store.sync()).toMatchObject({ rebuilt: true, applied: lines.length - 10 });
-    const live = snapshot(store.db);
+    expect(store.refresh(eventFollower(store))).toMatchObject({ rebuilt: true, applied: lines.length - 10 });
+    const live = snapshot(patternDb(store));
     store.close();
     rebuildByProcess(root);
     expect(snapshotFile(root)).toEqual(live);
     // and a log that disappeared leaves an empty index, not stale rows
     rmSync(eventsPath(root));
     const reopened = openTestStore(root);
-    reopened.sync();
-    for (const rows of Object.values(snapshot(reopened.db))) expect(rows).toEqual([]);
+    reopened.refresh(eventFollower(reopened));
+    for (const rows of Object.values(snapshot(patternDb(reopened)))) expect(rows).toEqual([]);
   });
 });

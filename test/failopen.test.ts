@@ -1,21 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
-import { binPath, cleanEnv, fixturePath, fixtureText, REPO, run, seededRandom, tempProject, type RunResult } from './helpers.js';
+import { binPath, cleanEnv, fixturePath, fixtureText, packageWithBrokenModules, run, seededRandom, tempProject, type RunResult } from './helpers.js';
 
 // The fail-open contract (SPEC §2): every failure is one `cairn <name>:` line on stderr, exit 0
 // and nothing on stdout; --strict or CAIRN_STRICT=1 turns it into a non-zero exit.
@@ -213,7 +202,7 @@ describe('a database with a corrupt page behind an intact header', () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toBe('');
     expect(first.stderr).toMatch(/^cairn format-patterns: .*state\.db is corrupt \(database disk image is malformed\); moved it to .*state\.db\.corrupt-\d+/m);
-    expect(first.stderr).toMatch(/^cairn format-patterns: database disk image is malformed \(continuing without it\)$/m);
+    expect(first.stderr).toMatch(/^cairn format-patterns: skipped \(pipeline continues\): database disk image is malformed$/m);
     expect(invoke(FORMAT, root, ['--strict'])).toEqual(healthy);
   });
 
@@ -304,21 +293,7 @@ describe('a 10 MB stdin', () => {
 describe('better-sqlite3 not loadable', () => {
   let pkg: string;
   beforeAll(() => {
-    // A copy of the package whose node_modules has every real dependency except a broken better-sqlite3.
-    pkg = mkdtempSync(join(tmpdir(), 'cairn-nosqlite-'));
-    for (const part of ['bin', 'dist', 'package.json']) cpSync(join(REPO, part), join(pkg, part), { recursive: true });
-    mkdirSync(join(pkg, 'node_modules'));
-    for (const entry of readdirSync(join(REPO, 'node_modules'))) {
-      if (entry === 'better-sqlite3' || entry.startsWith('.')) continue;
-      symlinkSync(join(REPO, 'node_modules', entry), join(pkg, 'node_modules', entry));
-    }
-    const broken = join(pkg, 'node_modules', 'better-sqlite3');
-    mkdirSync(join(broken, 'lib'), { recursive: true });
-    writeFileSync(join(broken, 'package.json'), JSON.stringify({ name: 'better-sqlite3', version: '12.4.1', main: 'lib/index.js' }));
-    writeFileSync(
-      join(broken, 'lib', 'index.js'),
-      "throw new Error('Could not locate the bindings file. Tried:\\n → ' + __dirname + '/../build/Release/better_sqlite3.node\\n → ' + __dirname + '/../build/better_sqlite3.node');\n",
-    );
+    pkg = packageWithBrokenModules(['better-sqlite3']);
   });
   afterAll(() => rmSync(pkg, { recursive: true, force: true }));
 
@@ -406,7 +381,7 @@ describe('usage', () => {
     const root = populated();
     for (const inv of [STORE, FORMAT, REBUILD]) {
       const bogus = { ...inv, args: [...inv.args, '--bogus-flag', 'x'] };
-      expectFailOpen(invoke(bogus, root), inv.name, /unknown flag --bogus-flag \(see --help\)/);
+      expectFailOpen(invoke(bogus, root), inv.name, /skipped \(pipeline continues\): unknown flag --bogus-flag; see --help/);
       expectStrict((extra, env) => invoke(bogus, root, extra, env), inv.name, /unknown flag --bogus-flag/, 2);
     }
     expectStrict((extra, env) => invoke({ ...STORE, args: ['--issue', 'X'] }, root, extra, env), 'store-deliberation', /--role is required/, 2);

@@ -10,6 +10,7 @@ import { getPattern, listPatterns, type Pattern } from '../lib/patterns/queries.
 import { patternId } from '../lib/core/ids.js';
 import type { Store } from '../lib/store/store.js';
 import { DAY_MS } from '../lib/core/clock.js';
+import { appendEvents, patternDb } from '../lib/events/log.js';
 
 // feedback-loop (SPEC §3.7, §3.9.2): a validator's verdict corrects the adversarial role's patterns
 // through the links of the adversary's findings.
@@ -78,7 +79,7 @@ function feedback(s: Store, over: Partial<FeedbackInput>): FeedbackReport {
 
 const pid = (s: Store, text: string, role = 'auditor') => patternId(s.project, role, text);
 const pat = (s: Store, text: string, role = 'auditor'): Pattern => {
-  const p = getPattern(s.db, s.project, pid(s, text, role));
+  const p = getPattern(patternDb(s), s.project, pid(s, text, role));
   if (!p) throw new Error(`no pattern "${text}"`);
   return p;
 };
@@ -88,9 +89,9 @@ function snapshot(root: string) {
   const s = openTestStore(root);
   const state = {
     log: readFileSync(s.eventsPath, 'utf8'),
-    patterns: listPatterns(s.db, s.project, { includeDeprecated: true }).sort((a, b) => (a.id < b.id ? -1 : 1)),
-    dismissals: s.db.prepare('SELECT * FROM dismissals ORDER BY pattern').all(),
-    sightings: s.db.prepare('SELECT * FROM sightings ORDER BY rowid').all(),
+    patterns: listPatterns(patternDb(s), s.project, { includeDeprecated: true }).sort((a, b) => (a.id < b.id ? -1 : 1)),
+    dismissals: patternDb(s).prepare('SELECT * FROM dismissals ORDER BY pattern').all(),
+    sightings: patternDb(s).prepare('SELECT * FROM sightings ORDER BY rowid').all(),
   };
   s.close();
   return state;
@@ -141,7 +142,7 @@ describe('bad verdicts: never a crash, never the wrong pattern', () => {
 
   unchanged('false_positives that are not ids (objects, null, booleans) are ignored', dismissing({ id: 'A1' }, null, true, ''), /0 penalised, 0 confirmed, 0 reinforced, 0 aged, 0 unmatched/);
 
-  unchanged('binary garbage on stdin fails open', randomBytes(64 * 1024), /^cairn feedback-loop: (stdin (holds binary data|is not valid UTF-8)|no valid verdict-json block)/);
+  unchanged('binary garbage on stdin fails open', randomBytes(64 * 1024), /^cairn feedback-loop: (skipped \(pipeline continues\): stdin (holds binary data|is not valid UTF-8)|no valid verdict-json block)/);
 
   it('binary garbage as --validator-file fails open and changes nothing', () => {
     const root = seeded();
@@ -211,7 +212,7 @@ describe('bad verdicts: never a crash, never the wrong pattern', () => {
     const r = run('feedback-loop', FEEDBACK_ARGS, { cwd: root, env: { CAIRN_NOW: iso(1) } });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^cairn feedback-loop: no curator text/);
+    expect(r.stderr).toMatch(/^cairn feedback-loop: skipped \(pipeline continues\): no curator text/);
     expect(run('feedback-loop', [...FEEDBACK_ARGS, '--strict'], { cwd: root }).code).toBe(1);
     expect(snapshot(root)).toEqual(before);
   });
@@ -304,7 +305,7 @@ describe('the evidence gate on PASS, and what a PASS credits (SPEC §3.9.2)', ()
     store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-8', 'r1', ['src/db.ts']);
     store(s, adversarial({ items: [CHANGELOG] }), 'auditor', 'LED-8', 'r1', ['docs/CHANGES.md']);
     store(s, adversarial({ items: [RETRIES] }), 'auditor', 'LED-8', 'r1', ['src/net.ts']);
-    s.append([1, 2, 3].map((n) => ({ type: 'pattern.reinforced' as const, pattern: pid(s, RETRIES), issue: 'LED-7', run: `r${n}` })));
+    appendEvents(s, [1, 2, 3].map((n) => ({ type: 'pattern.reinforced' as const, pattern: pid(s, RETRIES), issue: 'LED-7', run: `r${n}` })));
     now(1);
     const injected = inject(s, 'auditor', 'LED-9', 'r1');
     expect(injected.sort()).toEqual([TOKENS, MIGRATION, CHANGELOG, RETRIES].map((t) => pid(s, t)).sort());
@@ -362,7 +363,7 @@ describe('the evidence gate on PASS, and what a PASS credits (SPEC §3.9.2)', ()
 
   it('a decay-immune pattern (reinforced 3 times, or active) is left alone by aging', () => {
     const s = injectedFour();
-    s.append([{ type: 'pattern.promoted', pattern: pid(s, CHANGELOG), by: 'ana', reason: 'team rule' }]);
+    appendEvents(s, [{ type: 'pattern.promoted', pattern: pid(s, CHANGELOG), by: 'ana', reason: 'team rule' }]);
     store(s, adversarial({ evidence: 'L1', items: [TOKENS] }), 'auditor', 'LED-9', 'r1');
     const report = feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
     expect(report.aged).toEqual(expect.arrayContaining([pid(s, CHANGELOG), pid(s, RETRIES)]));
@@ -634,7 +635,7 @@ describe('dismissals within a run', () => {
     expect(report.penalised).toEqual([expect.objectContaining({ retracted: true })]);
     // The dismissed sighting is no success, nor a sighting that counts: 2 → 1; the r0 sighting stands.
     expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 1, ignore_count: 1, sightings: 1 });
-    const rows = s.db.prepare('SELECT run, added_success, retracted FROM sightings WHERE pattern = ? ORDER BY run').all(pid(s, CHANGELOG));
+    const rows = patternDb(s).prepare('SELECT run, added_success, retracted FROM sightings WHERE pattern = ? ORDER BY run').all(pid(s, CHANGELOG));
     expect(rows).toEqual([
       { run: 'r0', added_success: 1, retracted: 0 },
       { run: 'r1', added_success: 1, retracted: 1 },
@@ -693,7 +694,7 @@ describe('a false alarm raised and dismissed in every run, worded about the conc
     store(s, raising(0), 'auditor', 'LED-5', 'r0');
     const report = feedback(s, { issue: 'LED-5', run: 'r0', validatorText: dismissing('A1') });
     expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, OPENAPI), match: 'text', retracted: true })]);
-    expect(listPatterns(s.db, s.project).map((p) => p.text)).toEqual([OPENAPI]);
+    expect(listPatterns(patternDb(s), s.project).map((p) => p.text)).toEqual([OPENAPI]);
   });
 
   it('dismissed from its first sighting, it is shown in the next block (unproven, not yet disproven) and gone after its third dismissal', () => {
@@ -810,13 +811,13 @@ describe('a stored deliberation named by the shared log', () => {
     const outside = join(root, 'outside.md');
     writeFileSync(outside, '<!-- jkz:verdict-json {"verdict":"FAIL","issues":[],"must_fix":["X1"],"false_positives":[]} -->');
     const id = 'd' + '0'.repeat(26);
-    s.append([stored(id, '../outside.md')]);
+    appendEvents(s, [stored(id, '../outside.md')]);
     expect(() => runFeedback(s, input)).toThrow(/curator deliberation d0+ is unreadable \(ENOENT\)/);
   });
 
   it('refuses an id that is not one cairn writes, so a crafted log line cannot point outside the store', () => {
     const s = openTestStore(tempProject());
-    s.append([stored('../../../etc/passwd', 'artifacts/deliberations/x.md')]);
+    appendEvents(s, [stored('../../../etc/passwd', 'artifacts/deliberations/x.md')]);
     expect(() => runFeedback(s, input)).toThrow(/malformed id/);
   });
 });

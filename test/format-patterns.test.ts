@@ -8,6 +8,7 @@ import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { formatPatterns, type FormatOptions } from '../lib/patterns/format.js';
 import { DAY_MS } from '../lib/core/clock.js';
 import type { EventPayload } from '../lib/events/types.js';
+import { appendEvents } from '../lib/events/log.js';
 
 // format-patterns (SPEC §3.5): the exact block for a known state, records, cross-role lines, the
 // token budget, the three fitting paths, injection records, and when the tokenizer is loaded.
@@ -55,7 +56,7 @@ const formatJson = (dir: string, args: string[]): FormatJson => JSON.parse(forma
 
 function append(dir: string, payloads: EventPayload[]): void {
   const store = openTestStore(dir, PROJECT);
-  store.append(payloads);
+  appendEvents(store, payloads);
   store.close();
 }
 
@@ -287,8 +288,8 @@ describe('the budget is never exceeded (real tiktoken, ~200 patterns)', () => {
     deliberation('judge', patternTexts(40, 11));
     expect(auditor.patterns.filter((p) => p.status === 'new')).toHaveLength(160);
     // varied records: some validated, some ignored
-    store.append(auditor.patterns.filter((_, i) => i % 5 === 0).map((p): EventPayload => ({ type: 'pattern.reinforced', pattern: p.id, issue: null, run: null })));
-    store.append(
+    appendEvents(store, auditor.patterns.filter((_, i) => i % 5 === 0).map((p): EventPayload => ({ type: 'pattern.reinforced', pattern: p.id, issue: null, run: null })));
+    appendEvents(store, 
       auditor.patterns.filter((_, i) => i % 7 === 0).map((p): EventPayload => ({
         type: 'pattern.ignored', pattern: p.id, role: 'auditor', weight: 1, finding: 'A1', retract: false, issue: 'X', run: 'r0',
       })),

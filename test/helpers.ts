@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -127,4 +127,29 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/**
+ * A copy of the built package (bin, dist) whose node_modules has every real dependency except the
+ * named ones, which throw on load as a module whose native build failed does. Run its executables
+ * with `run(name, args, { entry: join(pkg, 'bin', name + '.js') })`; the caller removes `pkg`.
+ */
+export function packageWithBrokenModules(names: string[]): string {
+  const pkg = mkdtempSync(join(tmpdir(), 'cairn-broken-'));
+  for (const part of ['bin', 'dist', 'package.json']) cpSync(join(REPO, part), join(pkg, part), { recursive: true });
+  mkdirSync(join(pkg, 'node_modules'));
+  for (const entry of readdirSync(join(REPO, 'node_modules'))) {
+    if (names.includes(entry) || entry.startsWith('.')) continue;
+    symlinkSync(join(REPO, 'node_modules', entry), join(pkg, 'node_modules', entry));
+  }
+  for (const name of names) {
+    const broken = join(pkg, 'node_modules', name);
+    mkdirSync(join(broken, 'lib'), { recursive: true });
+    writeFileSync(join(broken, 'package.json'), JSON.stringify({ name, version: '0.0.0', main: 'lib/index.js' }));
+    writeFileSync(
+      join(broken, 'lib', 'index.js'),
+      "throw new Error('Could not locate the bindings file. Tried:\\n → ' + __dirname + '/../build/Release/binding.node');\n",
+    );
+  }
+  return pkg;
 }

@@ -84,7 +84,7 @@ describe.each([
       const miss = call('A', 'cairn', ['explain', ref]);
       expect(miss.code).toBe(0);
       expect(miss.stdout).toBe('');
-      expect(miss.stderr).toMatch(/^cairn explain: no pattern matches/);
+      expect(miss.stderr).toMatch(/^cairn explain: skipped \(pipeline continues\): no pattern matches/);
       expect(call('A', 'cairn', ['explain', ref, '--strict']).code).toBe(1);
     }
 

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { appendLines, parseJsonLine, readBytes, readLines } from '../lib/io/jsonl.js';
 import { Deadline } from '../lib/core/deadline.js';
 import { CairnError } from '../lib/core/errors.js';
@@ -8,7 +8,7 @@ import { tempProject } from './helpers.js';
 
 // The one JSONL writer/reader: whole lines, torn tails healed, no symlinks followed, chunked reads.
 
-const deadline = () => new Deadline(2000);
+const opts = (path: string, ms = 2000) => ({ deadline: new Deadline(ms), within: dirname(path) });
 
 function logIn(): string {
   return join(tempProject(), '.cairn', 'log.jsonl');
@@ -18,8 +18,8 @@ describe('appendLines', () => {
   it('writes whole lines and shows the builder the last complete line', () => {
     const path = logIn();
     const seen: (string | undefined)[] = [];
-    appendLines(path, (last) => (seen.push(last), ['{"n":1}', '{"n":2}']), deadline());
-    appendLines(path, (last) => (seen.push(last), ['{"n":3}']), deadline());
+    appendLines(path, (last) => (seen.push(last), ['{"n":1}', '{"n":2}']), opts(path));
+    appendLines(path, (last) => (seen.push(last), ['{"n":3}']), opts(path));
     expect(readFileSync(path, 'utf8')).toBe('{"n":1}\n{"n":2}\n{"n":3}\n');
     expect(seen).toEqual([undefined, '{"n":2}']);
     expect(existsSync(`${path}.lock`)).toBe(false);
@@ -28,7 +28,7 @@ describe('appendLines', () => {
   it('writes nothing when the builder returns no lines', () => {
     const path = logIn();
     writeFileSync(path, '{"n":1}\n');
-    expect(appendLines(path, () => [], deadline())).toEqual([]);
+    expect(appendLines(path, () => [], opts(path))).toEqual([]);
     expect(readFileSync(path, 'utf8')).toBe('{"n":1}\n');
   });
 
@@ -36,7 +36,7 @@ describe('appendLines', () => {
     const path = logIn();
     writeFileSync(path, '{"n":1}\n{"n":2,"te');
     const seen: (string | undefined)[] = [];
-    appendLines(path, (last) => (seen.push(last), ['{"n":3}']), deadline());
+    appendLines(path, (last) => (seen.push(last), ['{"n":3}']), opts(path));
     expect(readFileSync(path, 'utf8')).toBe('{"n":1}\n{"n":2,"te\n{"n":3}\n');
     // the builder is told the last complete line, not the fragment
     expect(seen).toEqual(['{"n":1}']);
@@ -48,7 +48,7 @@ describe('appendLines', () => {
   it('heals a file that is only a fragment', () => {
     const path = logIn();
     writeFileSync(path, '{"half');
-    appendLines(path, (last) => (expect(last).toBeUndefined(), ['{"n":1}']), deadline());
+    appendLines(path, (last) => (expect(last).toBeUndefined(), ['{"n":1}']), opts(path));
     expect(readFileSync(path, 'utf8')).toBe('{"half\n{"n":1}\n');
   });
 
@@ -57,7 +57,7 @@ describe('appendLines', () => {
     writeFileSync(path, '{"n":1}\n');
     let caught: unknown;
     try {
-      appendLines(path, () => ['{"n":2}', '{"a":\n1}'], deadline());
+      appendLines(path, () => ['{"n":2}', '{"a":\n1}'], opts(path));
     } catch (err) {
       caught = err;
     }
@@ -65,7 +65,7 @@ describe('appendLines', () => {
     expect((caught as CairnError).kind).toBe('input');
     expect(readFileSync(path, 'utf8')).toBe('{"n":1}\n');
     expect(existsSync(`${path}.lock`)).toBe(false);
-    appendLines(path, () => ['{"n":2}'], new Deadline(50));
+    appendLines(path, () => ['{"n":2}'], opts(path, 50));
     expect(readFileSync(path, 'utf8')).toBe('{"n":1}\n{"n":2}\n');
   });
 
@@ -77,7 +77,7 @@ describe('appendLines', () => {
     symlinkSync(victim, path);
     let caught: unknown;
     try {
-      appendLines(path, () => ['{"n":1}'], deadline());
+      appendLines(path, () => ['{"n":1}'], opts(path));
     } catch (err) {
       caught = err;
     }

@@ -7,6 +7,7 @@ import { patternId } from '../lib/core/ids.js';
 import { DAY_MS } from '../lib/core/clock.js';
 import { DEFAULT_PRIOR, type ScoredState } from '../lib/patterns/scoring.js';
 import type { Category } from '../lib/events/types.js';
+import { appendEvents } from '../lib/events/log.js';
 
 // promote, deprecate, maintain and list (SPEC §3.3 step 5, §3.4): a person is the only way to
 // active; the automatic rules deprecate stale and repeatedly dismissed patterns, never active ones.
@@ -111,7 +112,7 @@ describe('cairn promote and deprecate', () => {
     for (const args of [['--by', 'alice'], ['--reason', 'keeps catching docs gaps']]) {
       const missing = cairn(dir, ['promote', id, ...args]);
       expect(missing.code).toBe(0); // fail open
-      expect(missing.stderr).toMatch(/^cairn promote: --(by|reason) is required/);
+      expect(missing.stderr).toMatch(/^cairn promote: skipped \(pipeline continues\): --(by|reason) is required/);
       expect(cairn(dir, ['promote', id, ...args, '--strict']).code).toBe(2);
     }
     expect(listJson(dir)[0].lifecycle).toBe('verified');
@@ -163,7 +164,7 @@ describe('cairn promote and deprecate', () => {
     storeDeliberation(dir, 'auditor', 'LED-1', [MAN_PAGE]);
     const r = cairn(dir, ['promote', 'quantum flux capacitor alignment', '--by', 'a', '--reason', 'b']);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/^cairn promote: no pattern matches 'quantum flux capacitor alignment'/);
+    expect(r.stderr).toMatch(/^cairn promote: skipped \(pipeline continues\): no pattern matches 'quantum flux capacitor alignment'/);
     expect(cairn(dir, ['promote', 'quantum flux capacitor alignment', '--by', 'a', '--reason', 'b', '--strict']).code).toBe(1);
   });
 });
@@ -184,11 +185,11 @@ describe('cairn maintain', () => {
     const previous = process.env.CAIRN_NOW;
     try {
       process.env.CAIRN_NOW = iso(0);
-      store.append([observe(texts.stale, 'observation')]);
+      appendEvents(store, [observe(texts.stale, 'observation')]);
       process.env.CAIRN_NOW = iso(44);
-      store.append([observe(texts.dismissed, 'rule'), observe(texts.fresh, 'rule'), observe(texts.active, 'rule')]);
-      store.append([{ type: 'pattern.promoted', pattern: ids.active, by: 'dana', reason: 'rollbacks matter' }]);
-      store.append([ids.dismissed, ids.active].flatMap((id) => [ignore(id, 'r1'), ignore(id, 'r2'), ignore(id, 'r3')]));
+      appendEvents(store, [observe(texts.dismissed, 'rule'), observe(texts.fresh, 'rule'), observe(texts.active, 'rule')]);
+      appendEvents(store, [{ type: 'pattern.promoted', pattern: ids.active, by: 'dana', reason: 'rollbacks matter' }]);
+      appendEvents(store, [ids.dismissed, ids.active].flatMap((id) => [ignore(id, 'r1'), ignore(id, 'r2'), ignore(id, 'r3')]));
     } finally {
       if (previous === undefined) delete process.env.CAIRN_NOW;
       else process.env.CAIRN_NOW = previous;
@@ -256,7 +257,7 @@ describe('cairn list', () => {
     storeDeliberation(dir, 'judge', 'LED-1', ['Diffs that change a public output shape must update the contract test in the same commit']);
     const regressed = patternId(PROJECT, 'auditor', SESSIONS);
     const store = openTestStore(dir, PROJECT);
-    store.append([{ type: 'pattern.regressed', pattern: regressed, finding: 'J1', issue: 'LED-1', run: 'r1' }]);
+    appendEvents(store, [{ type: 'pattern.regressed', pattern: regressed, finding: 'J1', issue: 'LED-1', run: 'r1' }]);
     store.close();
     return { dir, regressed };
   }

@@ -6,6 +6,7 @@ import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
 import { getPattern, type Pattern } from '../lib/patterns/queries.js';
 import { patternId } from '../lib/core/ids.js';
 import type { Store } from '../lib/store/store.js';
+import { appendEvents, patternDb } from '../lib/events/log.js';
 
 // outcome-score (SPEC §3.8, §3.9.2): when the pipeline ends, every pattern applied during the issue/run
 // (echoed by the role it was injected into, or linked to a finding) is graded once by the result:
@@ -45,7 +46,7 @@ function project(opts: { deprecate?: Role[] } = {}): { root: string; ids: Record
     storeDeliberation(s, { text: `## Accumulated Patterns\n- ${TEXT[role]}\n`, role, issue: 'LED-6', run: 'r1', phase: null, iteration: 1, labels: [], files: [] });
   }
   const ids = Object.fromEntries((Object.keys(TEXT) as Role[]).map((r) => [r, patternId(s.project, r, TEXT[r])])) as Record<Role, string>;
-  for (const role of opts.deprecate ?? []) s.append([{ type: 'pattern.deprecated', pattern: ids[role], reason: 'test', auto: false }]);
+  for (const role of opts.deprecate ?? []) appendEvents(s, [{ type: 'pattern.deprecated', pattern: ids[role], reason: 'test', auto: false }]);
   process.env.CAIRN_NOW = iso(1);
   // r1: the auditor's block twice (auditor + sentinel, via cross-role), the lens's and the inspector's
   // blocks once each (lens + inspector, the validator kind). r2: the auditor's block only.
@@ -64,7 +65,7 @@ function state(root: string): Record<string, Pick<Pattern, 'success_count' | 'ig
   const s = openTestStore(root);
   const out: Record<string, Pick<Pattern, 'success_count' | 'ignore_count' | 'ignore_weight'>> = {};
   for (const role of Object.keys(TEXT) as Role[]) {
-    const p = getPattern(s.db, s.project, patternId(s.project, role, TEXT[role]))!;
+    const p = getPattern(patternDb(s), s.project, patternId(s.project, role, TEXT[role]))!;
     out[role] = { success_count: p.success_count, ignore_count: p.ignore_count, ignore_weight: p.ignore_weight };
   }
   s.close();
@@ -117,13 +118,13 @@ describe('grading the patterns applied in an issue/run', () => {
     const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--json']).stdout);
     const after = openTestStore(root);
     expect(report.patterns).toEqual([{ pattern: patternId(after.project, 'auditor', TEXT.auditor), weight: 1 }]);
-    expect(getPattern(after.db, after.project, patternId(after.project, 'auditor', 'Webhooks must carry an idempotency key'))).toMatchObject({ success_count: 1 });
+    expect(getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', 'Webhooks must carry an idempotency key'))).toMatchObject({ success_count: 1 });
   });
 
   it('leaves out a pattern dismissed as a false positive in that run: the pass did not vindicate it', () => {
     const { root, ids } = project();
     const s = openTestStore(root);
-    s.append([{ type: 'pattern.ignored', pattern: ids.auditor, role: 'auditor', weight: 1, finding: 'A1', retract: false, issue: 'LED-7', run: 'r1' }]);
+    appendEvents(s, [{ type: 'pattern.ignored', pattern: ids.auditor, role: 'auditor', weight: 1, finding: 'A1', retract: false, issue: 'LED-7', run: 'r1' }]);
     s.close();
     const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--json']).stdout);
     expect(report.patterns.map((p: { pattern: string }) => p.pattern).sort()).toEqual([ids.sentinel, ids.inspector, ids.lens].sort());
@@ -195,7 +196,7 @@ describe('grading the patterns applied in an issue/run', () => {
     expect(r.stderr).toBe('cairn outcome-score: LED-8 pass: 1 applied pattern(s) graded\n');
     expect(JSON.parse(r.stdout)).toMatchObject({ issue: 'LED-8', run: null, applied: true, patterns: [{ weight: 1 }] });
     const after = openTestStore(root);
-    expect(getPattern(after.db, after.project, patternId(after.project, 'auditor', TEXT.auditor))).toMatchObject({ success_count: 2 });
+    expect(getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', TEXT.auditor))).toMatchObject({ success_count: 2 });
   });
 
   it('--dry-run reports what would be graded and writes nothing; the real run afterwards still grades', () => {
@@ -226,10 +227,10 @@ describe('grading the patterns applied in an issue/run', () => {
 
 describe('usage errors', () => {
   const cases: [string, string[], RegExp][] = [
-    ['missing --issue', ['--run', 'r1', '--result', 'pass'], /^cairn outcome-score: --issue is required/],
-    ['missing --result', ['--issue', 'LED-7', '--run', 'r1'], /^cairn outcome-score: --result is required/],
-    ['a bad --result', ['--issue', 'LED-7', '--run', 'r1', '--result', 'maybe'], /^cairn outcome-score: --result must be pass or fail, got 'maybe'/],
-    ['an unknown flag', ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--bogus'], /^cairn outcome-score: unknown flag --bogus/],
+    ['missing --issue', ['--run', 'r1', '--result', 'pass'], /^cairn outcome-score: skipped \(pipeline continues\): --issue is required/],
+    ['missing --result', ['--issue', 'LED-7', '--run', 'r1'], /^cairn outcome-score: skipped \(pipeline continues\): --result is required/],
+    ['a bad --result', ['--issue', 'LED-7', '--run', 'r1', '--result', 'maybe'], /^cairn outcome-score: skipped \(pipeline continues\): --result must be pass or fail, got 'maybe'/],
+    ['an unknown flag', ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--bogus'], /^cairn outcome-score: skipped \(pipeline continues\): unknown flag --bogus/],
   ];
   for (const [name, args, message] of cases) {
     it(`${name}: one line on stderr, exit 0, nothing graded; exit 2 under --strict`, () => {
@@ -266,7 +267,7 @@ describe('a long grading', () => {
     expect(new Set(events.map((e) => e.grading)).size).toBe(1);
     for (const line of log(root).toString('utf8').trim().split('\n')) expect(Buffer.byteLength(line)).toBeLessThan(4096);
     const after = openTestStore(root);
-    const graded = result.patterns.map((p) => getPattern(after.db, after.project, p.id)!.success_count);
+    const graded = result.patterns.map((p) => getPattern(patternDb(after), after.project, p.id)!.success_count);
     expect(graded.every((n) => n === 2)).toBe(true); // first sight + the pass, once
     after.close();
     expect(score(root, ['--issue', 'LED-9', '--run', 'r1', '--result', 'pass']).stderr).toMatch(/already graded/);

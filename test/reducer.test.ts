@@ -3,6 +3,7 @@ import { openTestStore, tempProject } from './helpers.js';
 import { getPattern } from '../lib/patterns/queries.js';
 import { nextLifecycle } from '../lib/events/reducer.js';
 import type { EventPayload } from '../lib/events/types.js';
+import { appendEvents, patternDb, rebuildPatterns } from '../lib/events/log.js';
 
 // The reducer applies every event, live and on replay. Two writers racing, or a log merged from
 // two machines, can hold the same dismissal or outcome twice; it must count once.
@@ -16,8 +17,8 @@ describe('reducer', () => {
   it('counts a dismissal once per issue/run, however often it was recorded', () => {
     const store = openTestStore(tempProject());
     const ignored = (run: string): EventPayload => ({ type: 'pattern.ignored', pattern: 'pabc', role: 'auditor', weight: 1.5, finding: 'A1', retract: false, issue: 'I-1', run });
-    store.append([observe('r1'), ignored('r1'), ignored('r1'), ignored('r2')]);
-    const p = getPattern(store.db, store.project, 'pabc')!;
+    appendEvents(store, [observe('r1'), ignored('r1'), ignored('r1'), ignored('r2')]);
+    const p = getPattern(patternDb(store), store.project, 'pabc')!;
     expect(p.ignore_count).toBe(2);
     expect(p.ignore_weight).toBe(3);
   });
@@ -25,8 +26,8 @@ describe('reducer', () => {
   it('grades an issue/run once, even when two outcome events were recorded', () => {
     const store = openTestStore(tempProject());
     const outcome = (result: 'pass' | 'fail'): EventPayload => ({ type: 'pattern.outcome', issue: 'I-1', run: 'r1', result, patterns: [{ pattern: 'pabc', weight: 1 }] });
-    store.append([observe('r1'), outcome('pass'), outcome('fail'), outcome('pass')]);
-    const p = getPattern(store.db, store.project, 'pabc')!;
+    appendEvents(store, [observe('r1'), outcome('pass'), outcome('fail'), outcome('pass')]);
+    const p = getPattern(patternDb(store), store.project, 'pabc')!;
     expect(p.success_count).toBe(2); // first sighting + one pass
     expect(p.ignore_weight).toBe(0); // the later fail was a repeat
   });
@@ -35,9 +36,9 @@ describe('reducer', () => {
     const store = openTestStore(tempProject());
     const other: EventPayload = { ...observe('r1'), pattern: 'pdef', text: 'Secrets never reach the logs' };
     const part = (grading: string, pattern: string): EventPayload => ({ type: 'pattern.outcome', issue: 'I-1', run: 'r1', result: 'fail', grading, patterns: [{ pattern, weight: 1.5 }] });
-    store.append([observe('r1'), other, part('g1', 'pabc'), part('g1', 'pdef'), part('g2', 'pabc')]);
-    expect(getPattern(store.db, store.project, 'pabc')!.ignore_weight).toBe(0.75);
-    expect(getPattern(store.db, store.project, 'pdef')!.ignore_weight).toBe(0.75);
+    appendEvents(store, [observe('r1'), other, part('g1', 'pabc'), part('g1', 'pdef'), part('g2', 'pabc')]);
+    expect(getPattern(patternDb(store), store.project, 'pabc')!.ignore_weight).toBe(0.75);
+    expect(getPattern(patternDb(store), store.project, 'pdef')!.ignore_weight).toBe(0.75);
   });
 
   it('moves lifecycle up only, and never past verified', () => {
@@ -54,12 +55,12 @@ describe('once per run', () => {
   it('reinforces and ages a pattern at most once per issue/run', () => {
     const store = openTestStore(tempProject());
     const reinforced = (run: string): EventPayload => ({ type: 'pattern.reinforced', pattern: 'pabc', issue: 'I-1', run });
-    store.append([observe('r1'), reinforced('r1'), reinforced('r1'), reinforced('r2')]);
-    expect(getPattern(store.db, store.project, 'pabc')).toMatchObject({ success_count: 3, reinforcement_count: 2 });
-    const before = getPattern(store.db, store.project, 'pabc')!.last_used;
+    appendEvents(store, [observe('r1'), reinforced('r1'), reinforced('r1'), reinforced('r2')]);
+    expect(getPattern(patternDb(store), store.project, 'pabc')).toMatchObject({ success_count: 3, reinforcement_count: 2 });
+    const before = getPattern(patternDb(store), store.project, 'pabc')!.last_used;
     const aged = (run: string): EventPayload => ({ type: 'pattern.aged', pattern: 'pabc', issue: 'I-1', run });
-    store.append([aged('r3'), aged('r3')]);
-    expect(before - getPattern(store.db, store.project, 'pabc')!.last_used).toBe(86_400_000);
+    appendEvents(store, [aged('r3'), aged('r3')]);
+    expect(before - getPattern(patternDb(store), store.project, 'pabc')!.last_used).toBe(86_400_000);
   });
 });
 
@@ -75,22 +76,22 @@ describe('a deliberation stored twice for one issue/run (racing writers, a merge
 
   it('counts the first copy in the log; the later one and its sightings and links change nothing, live and on replay', () => {
     const store = openTestStore(tempProject());
-    store.append([stored('d-1'), seen('d-1'), linked('d-1'), stored('d-2'), seen('d-2'), linked('d-2')]);
-    const live = getPattern(store.db, store.project, 'pabc')!;
+    appendEvents(store, [stored('d-1'), seen('d-1'), linked('d-1'), stored('d-2'), seen('d-2'), linked('d-2')]);
+    const live = getPattern(patternDb(store), store.project, 'pabc')!;
     expect(live).toMatchObject({ success_count: 1, sightings: 1 });
-    expect(store.db.prepare('SELECT id, duplicate_of FROM deliberations ORDER BY id').all()).toEqual([
+    expect(patternDb(store).prepare('SELECT id, duplicate_of FROM deliberations ORDER BY id').all()).toEqual([
       { id: 'd-1', duplicate_of: null },
       { id: 'd-2', duplicate_of: 'd-1' },
     ]);
-    expect(store.db.prepare('SELECT deliberation FROM links').all()).toEqual([{ deliberation: 'd-1' }]);
-    store.rebuild();
-    expect(getPattern(store.db, store.project, 'pabc')).toEqual(live);
+    expect(patternDb(store).prepare('SELECT deliberation FROM links').all()).toEqual([{ deliberation: 'd-1' }]);
+    rebuildPatterns(store);
+    expect(getPattern(patternDb(store), store.project, 'pabc')).toEqual(live);
   });
 
   it('another text, or another run, is a deliberation of its own', () => {
     const store = openTestStore(tempProject());
-    store.append([stored('d-1'), seen('d-1'), stored('d-2', 'h2'), seen('d-2'), stored('d-3', 'h1', 'r2'), seen('d-3', 'r2')]);
-    expect(getPattern(store.db, store.project, 'pabc')).toMatchObject({ success_count: 3, sightings: 3 });
+    appendEvents(store, [stored('d-1'), seen('d-1'), stored('d-2', 'h2'), seen('d-2'), stored('d-3', 'h1', 'r2'), seen('d-3', 'r2')]);
+    expect(getPattern(patternDb(store), store.project, 'pabc')).toMatchObject({ success_count: 3, sightings: 3 });
   });
 });
 
@@ -99,13 +100,13 @@ describe('what the reducer accepts on replay (SPEC §3.2, §3.3)', () => {
     const store = openTestStore(tempProject());
     const warnings: string[] = [];
     (store.log as { warn: (m: string) => void }).warn = (m) => warnings.push(m);
-    store.append([
+    appendEvents(store, [
       { ...observe('r1'), pattern: 'pbig', text: 'x'.repeat(1_000_000) },
       { ...observe('r1'), pattern: 'prole', role: 'r'.repeat(10_000) },
       { ...observe('r'.repeat(200)), pattern: 'prun' },
       observe('r1'),
     ]);
-    expect(store.db.prepare('SELECT id FROM patterns').all()).toEqual([{ id: 'pabc' }]);
+    expect(patternDb(store).prepare('SELECT id FROM patterns').all()).toEqual([{ id: 'pabc' }]);
     expect(warnings.join('\n')).toMatch(/text longer than 500 characters/);
     expect(warnings.join('\n')).toMatch(/role longer than 64 characters/);
     expect(warnings.join('\n')).toMatch(/run longer than 128 characters/);

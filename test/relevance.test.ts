@@ -2,8 +2,9 @@ import { describe, it, expect } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openTestStore, run, tempProject, type RunResult } from './helpers.js';
-import { bm25Relevance, ftsQuery, relevanceFor } from '../lib/patterns/relevance.js';
+import { bm25Relevance, relevanceFor } from '../lib/patterns/relevance.js';
 import { patternId } from '../lib/core/ids.js';
+import { appendEvents, patternDb } from '../lib/events/log.js';
 
 // Query relevance (SPEC §3.4): the FTS5 BM25 match of the query against pattern text, normalised to
 // 0..1 within the candidates, blended into format-patterns' ranking as 0.6·relevance + 0.4·base.
@@ -44,26 +45,10 @@ function rankedTexts(dir: string, args: string[]): string[] {
   return (JSON.parse(r.stdout).patterns as { text: string }[]).map((p) => p.text);
 }
 
-describe('ftsQuery', () => {
-  it('quotes every content word and joins them with OR, dropping stop-words and repeats', () => {
-    expect(ftsQuery('Where are the refresh tokens stored? Refresh!')).toBe('"refresh" OR "tokens" OR "stored"');
-  });
-
-  it('leaves no FTS5 operator, column filter, prefix or grouping in the expression', () => {
-    const q = ftsQuery('C++ "foo" -bar AND (x NEAR/3 y) OR text:secret* ^start NOT z');
-    expect(q).toBe('"c" OR "foo" OR "bar" OR "x" OR "near" OR "3" OR "y" OR "text" OR "secret" OR "start" OR "z"');
-  });
-
-  it('gives no expression, so no relevance signal, for a query of stop-words and punctuation only', () => {
-    expect(ftsQuery('the and of -- ( ) " *')).toBeUndefined();
-    expect(ftsQuery('')).toBeUndefined();
-  });
-});
-
 describe('bm25Relevance', () => {
   it('scores the best match 1, weaker matches between 0 and 1, and leaves non-matches out', () => {
     const store = openTestStore(seed(), PROJECT);
-    const rel = bm25Relevance(store.db, PROJECT, ['auditor'], 'refresh tokens in Redis')!;
+    const rel = bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'refresh tokens in Redis')!;
     expect(rel.get(id('auditor', REFRESH))).toBe(1);
     const auth = rel.get(id('auditor', AUTH))!; // shares only "token"
     expect(auth).toBeGreaterThan(0);
@@ -73,35 +58,35 @@ describe('bm25Relevance', () => {
 
   it('matches word forms through porter stemming: "authenticate" finds "authentication"', () => {
     const store = openTestStore(seed(), PROJECT);
-    expect(bm25Relevance(store.db, PROJECT, ['auditor'], 'authenticate')?.get(id('auditor', AUTH))).toBe(1);
-    expect(bm25Relevance(store.db, PROJECT, ['auditor'], 'migrations indexes')?.get(id('auditor', INDEX))).toBe(1);
+    expect(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'authenticate')?.get(id('auditor', AUTH))).toBe(1);
+    expect(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'migrations indexes')?.get(id('auditor', INDEX))).toBe(1);
   });
 
   it('never errors on FTS5 syntax in the query', () => {
     const store = openTestStore(seed(), PROJECT);
     for (const q of ['C++ "foo" -bar AND (x', '"', 'NEAR(a b)', 'text:token', 'refresh*', '^start', 'a OR', 'NOT', '(((', "it's", '—', 'token" OR "1"="1']) {
-      expect(() => bm25Relevance(store.db, PROJECT, ['auditor'], q)).not.toThrow();
+      expect(() => bm25Relevance(patternDb(store), PROJECT, ['auditor'], q)).not.toThrow();
     }
-    expect(bm25Relevance(store.db, PROJECT, ['auditor'], 'token" OR "1"="1')?.get(id('auditor', AUTH))).toBeGreaterThan(0);
+    expect(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'token" OR "1"="1')?.get(id('auditor', AUTH))).toBeGreaterThan(0);
   });
 
   it('only sees the given roles, this project, and live patterns', () => {
     const dir = seed();
     storeDeliberation(dir, 'auditor', ['Refresh tokens of the other project are kept in Redis'], 'other-project');
     const store = openTestStore(dir, PROJECT);
-    const rel = bm25Relevance(store.db, PROJECT, ['auditor'], 'refresh tokens redis contract test')!;
+    const rel = bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'refresh tokens redis contract test')!;
     expect([...rel.keys()].sort()).toEqual([id('auditor', REFRESH), id('auditor', AUTH)].sort());
-    expect([...bm25Relevance(store.db, PROJECT, ['judge'], 'refresh tokens redis contract test')!.keys()]).toEqual([id('judge', JUDGE_OUTPUT)]);
+    expect([...bm25Relevance(patternDb(store), PROJECT, ['judge'], 'refresh tokens redis contract test')!.keys()]).toEqual([id('judge', JUDGE_OUTPUT)]);
 
-    store.append([{ type: 'pattern.deprecated', pattern: id('auditor', REFRESH), reason: 'moved to Redis', auto: false }]);
-    const after = bm25Relevance(store.db, PROJECT, ['auditor'], 'refresh tokens redis')!;
+    appendEvents(store, [{ type: 'pattern.deprecated', pattern: id('auditor', REFRESH), reason: 'moved to Redis', auto: false }]);
+    const after = bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'refresh tokens redis')!;
     expect(after.has(id('auditor', REFRESH))).toBe(false);
     expect(after.get(id('auditor', AUTH))).toBe(1); // normalised within the live candidates
   });
 
   it('relevanceFor without a provider is the BM25 map, and undefined for a query with no terms', () => {
     const store = openTestStore(seed(), PROJECT);
-    expect(relevanceFor(store, 'refresh tokens', ['auditor'])).toEqual(bm25Relevance(store.db, PROJECT, ['auditor'], 'refresh tokens'));
+    expect(relevanceFor(store, 'refresh tokens', ['auditor'])).toEqual(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'refresh tokens'));
     expect(relevanceFor(store, 'the of and', ['auditor'])).toBeUndefined();
   });
 });

@@ -88,12 +88,12 @@ describe('root precedence: --root, $CAIRN_ROOT, payload cwd, $CLAUDE_PROJECT_DIR
     const [a, b] = projects(2);
     const sub = join(a, 'src');
     mkdirSync(sub);
-    const created = (r: { stderr: string }) => /created (\S+)/.exec(r.stderr)?.[1];
-    expect(created(run('cairn', ['init'], { cwd: sub }))).toBe(join(a, '.cairn'));
+    const created = (r: { stdout: string }) => JSON.parse(r.stdout).dir;
+    expect(created(run('cairn', ['init', '--json'], { cwd: sub }))).toBe(join(a, '.cairn'));
     rmSync(join(a, '.cairn'), { recursive: true });
-    expect(created(run('cairn', ['init'], { cwd: sub, env: { CAIRN_ROOT: b } }))).toBe(join(b, '.cairn'));
+    expect(created(run('cairn', ['init', '--json'], { cwd: sub, env: { CAIRN_ROOT: b } }))).toBe(join(b, '.cairn'));
     rmSync(join(b, '.cairn'), { recursive: true });
-    expect(created(run('cairn', ['init', '--root', a], { cwd: sub, env: { CAIRN_ROOT: b } }))).toBe(join(a, '.cairn'));
+    expect(created(run('cairn', ['init', '--root', a, '--json'], { cwd: sub, env: { CAIRN_ROOT: b } }))).toBe(join(a, '.cairn'));
   });
 });
 

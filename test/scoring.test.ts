@@ -3,6 +3,7 @@ import { DAY_MS } from '../lib/core/clock.js';
 import { contextBoost, decayFactor, finalScore, scorePattern, shownScore, successRate, SCORE_CUT, type ScoredState } from '../lib/patterns/scoring.js';
 import { rankPatterns, type Pattern } from '../lib/patterns/queries.js';
 import { openTestStore, tempProject } from './helpers.js';
+import { patternDb } from '../lib/events/log.js';
 
 // SPEC §3.4, §3.9.3: each factor of the score on its own, then the cut and the relevance blend.
 
@@ -236,14 +237,14 @@ describe('the 0.1 cut (rankPatterns)', () => {
 
 function storeWith(patterns: Pattern[]) {
   const store = openTestStore(tempProject(), 'test');
-  const insert = store.db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight,
+  const insert = patternDb(store).prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight,
     reinforcement_count, sightings, lifecycle, first_seen, last_used, labels, files, phases, issues)
     VALUES (@project, @id, @role, @text, @ntok, @category, @success_count, @ignore_count, @ignore_weight,
     @reinforcement_count, @sightings, @lifecycle, @first_seen, @last_used, @labels, @files, @phases, @issues)`);
   for (const p of patterns) {
     insert.run({ ...p, labels: JSON.stringify(p.labels), files: JSON.stringify(p.files), phases: JSON.stringify(p.phases), issues: JSON.stringify(p.issues) });
   }
-  return store.db;
+  return patternDb(store);
 }
 
 describe('relevance blend', () => {

@@ -6,6 +6,7 @@ import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, run
 import { getPattern, listPatterns, type Pattern } from '../lib/patterns/queries.js';
 import { patternId } from '../lib/core/ids.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
+import { patternDb } from '../lib/events/log.js';
 
 // store-deliberation as a process (SPEC §3.3): stored text, recorded event, observed patterns,
 // lifecycle, near-duplicates, learned context, and the echo rule.
@@ -48,7 +49,7 @@ function storeFixture(dir: string, file: string, opts: { issue?: string; run?: s
 function patternState(dir: string, id: string): Pattern | undefined {
   const store = openTestStore(dir, PROJECT);
   try {
-    return getPattern(store.db, PROJECT, id);
+    return getPattern(patternDb(store), PROJECT, id);
   } finally {
     store.close();
   }
@@ -57,7 +58,7 @@ function patternState(dir: string, id: string): Pattern | undefined {
 function allPatterns(dir: string): Pattern[] {
   const store = openTestStore(dir, PROJECT);
   try {
-    return listPatterns(store.db, PROJECT, { includeDeprecated: true });
+    return listPatterns(patternDb(store), PROJECT, { includeDeprecated: true });
   } finally {
     store.close();
   }

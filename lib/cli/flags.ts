@@ -1,14 +1,65 @@
-import type minimist from 'minimist';
+import minimist from 'minimist';
 import { CairnError } from '../core/errors.js';
+import { nearest } from '../core/suggest.js';
 
-// Reading typed values out of parsed flags, with one clear message per mistake.
+// Parsing and reading flags. A usage mistake is a configuration bug in the caller's pipeline, so it
+// is named precisely: an unknown flag (with the nearest known one), a single-value flag given twice,
+// an argument the command does not take.
 
 type Args = minimist.ParsedArgs;
 
-/** A string flag's value, or null. A repeated flag keeps its last value. */
+export interface FlagSpec {
+  string?: string[];
+  /** Flags that may repeat, each a comma list (`--labels a,b --labels c`). */
+  list?: string[];
+  boolean?: string[];
+  alias?: Record<string, string>;
+}
+
+export interface ParsedFlags {
+  args: Args;
+  /** The first usage mistake, if any (the args are still parsed, so --strict and --json are known). */
+  problem?: string;
+}
+
+/** Parse argv against a command's flags. `operands`: whether it takes positional arguments. */
+export function parseFlags(spec: Required<FlagSpec>, argv: string[], operands: boolean): ParsedFlags {
+  const known = [...spec.string, ...spec.list, ...spec.boolean];
+  const names = new Set([...known, ...Object.keys(spec.alias), ...Object.values(spec.alias)]);
+  const unknown: string[] = [];
+  const args = minimist(argv, {
+    string: [...spec.string, ...spec.list],
+    boolean: spec.boolean,
+    alias: spec.alias,
+    unknown: (flag) => {
+      if (flag.startsWith('-') && !names.has(flag.replace(/^--?(no-)?/, '').split('=')[0])) unknown.push(flag.split('=')[0]);
+      return true;
+    },
+  });
+  return { args, problem: usageProblem(args, spec, known, unknown, operands) };
+}
+
+function usageProblem(args: Args, spec: Required<FlagSpec>, known: string[], unknown: string[], operands: boolean): string | undefined {
+  if (unknown.length) {
+    const flag = unknown[0];
+    const guess = nearest(flag.replace(/^--?/, ''), known);
+    return `unknown flag ${flag}${guess ? ` (did you mean --${guess}?)` : ''}; see --help`;
+  }
+  for (const name of spec.string) {
+    const v = args[name];
+    if (Array.isArray(v)) return `--${name} was given ${v.length} times (${v.map((x) => `'${x}'`).join(', ')}); give it once`;
+  }
+  if (!operands && args._.length) {
+    const word = String(args._[0]);
+    const guess = /\.\w+$/.test(word) && spec.string.some((f) => f === 'file') ? ' (did you mean --file?)' : '';
+    return `unexpected argument '${word}'${guess}; see --help`;
+  }
+  return undefined;
+}
+
+/** A string flag's value, or null. */
 export function optionalString(args: Args, name: string): string | null {
-  let v = args[name];
-  if (Array.isArray(v)) v = v[v.length - 1];
+  const v = args[name];
   if (v === undefined || v === null || v === '' || typeof v === 'boolean') return null;
   return String(v);
 }
@@ -32,9 +83,4 @@ export function optionalInt(args: Args, name: string, min = 0): number | undefin
   const n = Number(v);
   if (!Number.isInteger(n) || n < min) throw new CairnError('usage', `--${name} must be a whole number ≥ ${min}, got '${v}'`);
   return n;
-}
-
-export function positional(args: Args, index: number): string | undefined {
-  const v = args._[index];
-  return v === undefined ? undefined : String(v);
 }

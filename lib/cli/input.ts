@@ -1,27 +1,77 @@
-import { readFileSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
+import { isAbsolute, resolve, sep } from 'node:path';
 import { CairnError } from '../core/errors.js';
-import { DEFAULT_STDIN_CAP, decodeUtf8Prefix } from '../io/read.js';
+import { DEFAULT_INPUT_CAP, decodeUtf8Prefix, readPathBounded, readStdinBounded, type BoundedInput, type InputLimits } from '../io/read.js';
 import type { Context } from './runner.js';
 import { optionalString } from './flags.js';
 
-/** Text from `--<flag> PATH` when given, else stdin; capped like stdin. */
+// Input text (SPEC §2): stdin and `--*-file` flags go through the one bounded reader, with one cap,
+// one wait and one set of warnings.
+
+/** Without a deadline (maintenance commands), a pipe left open is still abandoned after this long. */
+const WAIT_WITHOUT_DEADLINE_MS = 5000;
+
+function limits(ctx: Context): InputLimits {
+  const cap = Number(process.env.CAIRN_STDIN_CAP) > 0 ? Number(process.env.CAIRN_STDIN_CAP) : DEFAULT_INPUT_CAP;
+  // The wait takes at most half of what is left, so the work on what arrived still fits the deadline.
+  const waitMs = Number.isFinite(ctx.deadline.at) ? Math.floor(ctx.deadline.remaining() / 2) : WAIT_WITHOUT_DEADLINE_MS;
+  return { cap, waitMs };
+}
+
+function decode(ctx: Context, input: BoundedInput, what: string, { cap, waitMs }: InputLimits): string {
+  if (input.truncated) ctx.log.warn(`${what} exceeded ${cap} bytes; working on the first ${cap}`);
+  if (input.timedOut) ctx.log.warn(`${what} was still open after ${waitMs} ms; working on the ${input.bytes.length} bytes read`);
+  ctx.deadline.check(`reading ${what}`);
+  return decodeUtf8Prefix(input.bytes, input.truncated, what);
+}
+
+/** Stdin as text (empty for a terminal). */
+export async function stdinText(ctx: Context): Promise<string> {
+  const l = limits(ctx);
+  return decode(ctx, await readStdinBounded(l), 'stdin', l);
+}
+
+/** Text from `--<flag> PATH` when given, else stdin. */
 export async function textFromFileOrStdin(ctx: Context, flag: string): Promise<string> {
   const path = optionalString(ctx.args, flag);
   return path === null ? ctx.stdin() : readTextFile(ctx, flag, path);
 }
 
-/** A text file named by `--<flag>`: capped like stdin, and binary content is an input error. */
-export function readTextFile(ctx: Context, flag: string, path: string): string {
-  let buf: Buffer;
+/** A text file, pipe or device named by `--<flag>`: bounded like stdin; binary content is an input error. */
+export async function readTextFile(ctx: Context, flag: string, path: string): Promise<string> {
+  const what = `--${flag} ${path}`;
+  const l = limits(ctx);
+  return decode(ctx, await readPathBounded(commandLinePath(path, ctx.location().root, what), l, what), what, l);
+}
+
+/**
+ * Where a path named on the command line may lead (SPEC §2: paths from input stay inside the
+ * project root). A relative path must resolve, symbolic links followed, inside the root: `..` and
+ * links out of the project are how a path that looks local escapes it, for instance when an agent's
+ * words are templated into a command. An absolute path is the caller's explicit choice and is read as
+ * given: cairn runs with the caller's own rights, so it can show the caller nothing `cat` could not,
+ * and pipelines hand over temp files (mktemp) and /dev/stdin that way.
+ */
+export function commandLinePath(path: string, root: string, what: string): string {
+  if (isAbsolute(path)) return path;
+  const full = resolve(path);
+  let real: string;
   try {
-    buf = readFileSync(path);
-  } catch (err) {
-    throw new CairnError('input', `cannot read --${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    real = realpathSync(full);
+  } catch {
+    return full; // missing: the reader says so
   }
-  const cut = buf.length > DEFAULT_STDIN_CAP;
-  if (cut) {
-    ctx.log.warn(`${path} exceeds ${DEFAULT_STDIN_CAP} bytes; working on the first ${DEFAULT_STDIN_CAP}`);
-    buf = buf.subarray(0, DEFAULT_STDIN_CAP);
+  const realRoot = realOrSelf(root);
+  if (real !== realRoot && !real.startsWith(realRoot + sep)) {
+    throw new CairnError('input', `${what} leads outside the project root ${root} (a relative path must stay inside it; give an absolute path for a file elsewhere)`);
   }
-  return decodeUtf8Prefix(buf, cut, path);
+  return real; // exactly what was checked
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }

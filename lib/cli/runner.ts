@@ -1,31 +1,36 @@
-import minimist from 'minimist';
-import { CairnError, describeError, strictExitCode } from '../core/errors.js';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { isatty } from 'node:tty';
+import { fileURLToPath } from 'node:url';
+import type minimist from 'minimist';
+import { CairnError, describeError, errorKind, exitCode } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
-import { recordFailure } from '../store/health.js';
+import { nearest } from '../core/suggest.js';
+import { clearFailure, recordFailure } from '../store/health.js';
 import { deadlineFromEnv, type Deadline } from '../core/deadline.js';
-import { readStdin, DEFAULT_STDIN_CAP } from '../io/read.js';
-import { openStore, type Store } from '../store/store.js';
+import { openStore, type Store, type StoreOptions } from '../store/store.js';
 import { isCorruption } from '../store/db.js';
-import { locate } from '../store/root.js';
+import { locate, type Location } from '../store/root.js';
+import { parseFlags, type FlagSpec } from './flags.js';
+import { stdinText } from './input.js';
 
 // The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
 // file per command (dist/bin/<name>.js) so a hook starts by loading one module, not thirty.
 // It parses flags, runs, and maps any error to the fail-open contract in one place (SPEC §2).
 
-export interface FlagSpec {
-  string?: string[];
-  boolean?: string[];
-  alias?: Record<string, string>;
-}
+export type { FlagSpec } from './flags.js';
 
 export interface Command {
   name: string;
   /** Usage text for --help, with an example. */
   usage: string;
   flags: FlagSpec;
+  /** Whether the command takes positional arguments (a pattern id or text); the others refuse them. */
+  operands?: boolean;
   /** Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by default. */
   deadlineMs: number;
-  run(ctx: Context): Promise<void> | void;
+  /** A number returned is the exit code (`cairn doctor` exits 1 when a check fails); errors still fail open. */
+  run(ctx: Context): Promise<void | number> | void | number;
 }
 
 export interface Context {
@@ -36,16 +41,22 @@ export interface Context {
   log: Logger;
   /** Buffer product output; it reaches stdout only if the command succeeds. */
   print(text: string): void;
-  /** Stdin as text (capped; empty for a TTY). */
+  /** Stdin as text (bounded; empty for a TTY). */
   stdin(): Promise<string>;
-  /** The project store, opened on first call. */
-  store(): Store;
+  /** Where the project and its store are (--root, --dir, --project and their defaults). */
+  location(): Location;
+  /**
+   * The project store, opened on first call. A hook passes its payload's cwd (SPEC §1.2: it comes
+   * before $CLAUDE_PROJECT_DIR and the current directory); a writer may create the store.
+   */
+  store(opts?: StoreOptions): Store;
 }
 
 /** Flags every command accepts. */
 const COMMON: Required<FlagSpec> = {
   string: ['root', 'dir', 'project'],
-  boolean: ['strict', 'help', 'json', 'quiet'],
+  list: [],
+  boolean: ['strict', 'help', 'version', 'json', 'quiet'],
   alias: { h: 'help' },
 };
 
@@ -65,6 +76,14 @@ export const COMMANDS: Record<string, string> = {
   maintain: 'apply the automatic deprecation rules (cron)',
   embed: 'compute embeddings with the configured provider',
   init: 'create .cairn/ in a project',
+  'memory-capture': 'capture typed knowledge from a bd comment (hook, --text or --from-bd-json)',
+  'auto-recall': 'print the knowledge relevant to a session (session-start hook)',
+  recall: 'search the knowledge log',
+  rotate: 'move the oldest knowledge to the archive (cron)',
+  sanitize: 'build the active knowledge cache and its audit',
+  curate: 'propose or apply reviewed curation lines for the knowledge log',
+  patterns: 'list, search or capture landing patterns',
+  doctor: 'check that cairn works here: modules, database, logs, errors, hooks',
 };
 
 /** An executable: run one command with its arguments; the exit code goes to process.exitCode. */
@@ -82,47 +101,47 @@ export async function cairn(argv: string[], runNamed: (name: string, argv: strin
     process.stdout.write(cairnUsage());
     return;
   }
+  if (sub === '--version') {
+    process.stdout.write(`cairn ${version()}\n`);
+    return;
+  }
+  const { args } = parseFlags(COMMON, argv.slice(1), true);
   if (!(sub in COMMANDS)) {
-    process.stderr.write(`cairn: unknown command '${sub}' (see cairn --help)\n`);
-    process.exitCode = isStrict(argv) ? 2 : 0;
+    const guess = nearest(sub, Object.keys(COMMANDS));
+    const err = new CairnError('usage', `unknown command '${sub}'${guess ? ` (did you mean ${guess}?)` : ''}; see cairn --help`);
+    process.exitCode = reportFailure('cairn', err, args);
     return;
   }
   try {
     await runNamed(sub, argv.slice(1));
   } catch (err) {
-    process.stderr.write(`cairn ${sub}: cannot load the command (${describeError(err)})\n`);
-    process.exitCode = isStrict(argv) ? 1 : 0;
+    process.exitCode = reportFailure(`cairn ${sub}`, new Error(`cannot load the command (${describeError(err)})`), args);
   }
 }
 
-function isStrict(argv: string[]): boolean {
-  return argv.includes('--strict') || process.env.CAIRN_STRICT === '1';
-}
-
 export async function runCommand(command: Command, argv: string[]): Promise<number> {
-  const spec = {
+  const spec: Required<FlagSpec> = {
     string: [...COMMON.string, ...(command.flags.string ?? [])],
+    list: [...COMMON.list, ...(command.flags.list ?? [])],
     boolean: [...COMMON.boolean, ...(command.flags.boolean ?? [])],
     alias: { ...COMMON.alias, ...(command.flags.alias ?? {}) },
   };
-  const known = new Set([...spec.string, ...spec.boolean, ...Object.keys(spec.alias), ...Object.values(spec.alias)]);
-  const unknown: string[] = [];
-  const args = minimist(argv, {
-    ...spec,
-    unknown: (flag) => {
-      if (flag.startsWith('-') && !known.has(flag.replace(/^--?(no-)?/, '').split('=')[0])) unknown.push(flag);
-      return true;
-    },
-  });
-  const strict = Boolean(args.strict) || process.env.CAIRN_STRICT === '1';
-  const log = createLogger(command.name, Boolean(args.quiet));
+  const { args, problem } = parseFlags(spec, argv, command.operands ?? false);
+  const label = `cairn ${command.name}`;
   if (args.help) {
     process.stdout.write(command.usage.endsWith('\n') ? command.usage : command.usage + '\n');
     return 0;
   }
+  if (args.version) {
+    process.stdout.write(`cairn ${version()}\n`);
+    return 0;
+  }
+  const strict = isStrict(args);
+  const log = createLogger(command.name, Boolean(args.quiet));
   const deadline = deadlineFromEnv(command.deadlineMs);
   const output: string[] = [];
   let store: Store | undefined;
+  let location: Location | undefined;
   const ctx: Context = {
     name: command.name,
     args,
@@ -130,39 +149,55 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
     deadline,
     log,
     print: (text) => output.push(text),
-    stdin: async () => {
-      const cap = Number(process.env.CAIRN_STDIN_CAP) > 0 ? Number(process.env.CAIRN_STDIN_CAP) : DEFAULT_STDIN_CAP;
-      const waitMs = Math.min(deadline.remaining(), 5000);
-      const input = await readStdin(cap, waitMs);
-      if (input.truncated) log.warn(`stdin exceeded ${cap} bytes; working on the first ${cap}`);
-      if (input.timedOut) log.warn(`stdin was still open after ${waitMs} ms; working on the ${Buffer.byteLength(input.text)} bytes read`);
-      return input.text;
+    stdin: () => stdinText(ctx),
+    location: () => (location ??= locate(locationFlags(args))),
+    store: (opts = {}) => {
+      if (!store) deadline.check('opening the store');
+      return (store ??= openStore({ ...locationFlags(args), payloadCwd: opts.payloadCwd ?? undefined }, deadline, log, strict, opts.create));
     },
-    store: () => (store ??= openStore(locationFlags(args), deadline, log, strict)),
   };
-  // A deadline that passes while waiting on I/O ends the run fail-open; synchronous work checks it itself.
+  // A deadline that passes while waiting on I/O ends the run; synchronous work checks it at each phase.
   const timer = Number.isFinite(deadline.at)
     ? setTimeout(() => {
-        failOpen(command.name, new CairnError('deadline', `deadline of ${deadline.ms} ms passed`), args, strict);
-        process.exit(strict ? 1 : 0);
+        if (store?.committed) {
+          // recorded: the run counts as done (SPEC §2: the append is the commit point); its product is dropped
+          log.warn(`deadline of ${deadline.ms} ms passed after the change was recorded; nothing printed`);
+          process.exit(0);
+        }
+        process.exit(reportFailure(label, new CairnError('deadline', `deadline of ${deadline.ms} ms passed`), args));
       }, deadline.remaining())
     : undefined;
   timer?.unref();
   try {
-    if (unknown.length) throw new CairnError('usage', `unknown flag ${unknown.join(', ')} (see --help)`);
-    await command.run(ctx);
+    if (problem) throw new CairnError('usage', problem);
+    const code = await command.run(ctx);
+    if (deadline.passed()) {
+      if (!store?.committed) throw new CairnError('deadline', `deadline of ${deadline.ms} ms passed`);
+      log.warn(`finished past the deadline of ${deadline.ms} ms; the change is recorded`);
+    }
+    if (store) clearFailure(store.dir, command.name);
     const text = output.join('');
     if (text) process.stdout.write(text);
-    return 0;
+    return typeof code === 'number' ? code : 0;
   } catch (err) {
     // A corrupt page met mid-command: fail open now, and let the next run rebuild from the log.
     if (store && !strict && isCorruption(err)) store.quarantine(err);
-    failOpen(command.name, err, args, strict);
-    return strict ? strictExitCode(err) : 0;
+    if (store?.committed) {
+      // The change is in the log; the index catches up on the next run. Reporting a failure would make the caller retry and record it twice.
+      log.warn(`${describeError(err)} (after the change was recorded; the next run catches up)`);
+      const text = output.join('');
+      if (text) process.stdout.write(text);
+      return 0;
+    }
+    return reportFailure(label, err, args);
   } finally {
     if (timer) clearTimeout(timer);
     store?.close();
   }
+}
+
+function isStrict(args: minimist.ParsedArgs): boolean {
+  return Boolean(args.strict) || process.env.CAIRN_STRICT === '1';
 }
 
 function locationFlags(args: minimist.ParsedArgs) {
@@ -170,22 +205,43 @@ function locationFlags(args: minimist.ParsedArgs) {
   return { root: str(args.root), dir: str(args.dir), project: str(args.project) };
 }
 
-function failOpen(name: string, err: unknown, args: minimist.ParsedArgs, strict: boolean): void {
+/**
+ * The one place a failure becomes output and an exit code (SPEC §2): one stderr line (saying that
+ * the pipeline continues when it does), a JSON error object on stdout under --json, and a line in
+ * the store's health record so `cairn doctor` and auto-recall show it — usage errors included.
+ */
+function reportFailure(label: string, err: unknown, args: minimist.ParsedArgs): number {
   const message = describeError(err);
-  process.stderr.write(`cairn ${name}: ${message}${strict ? '' : ' (continuing without it)'}\n`);
+  const code = exitCode(err, { strict: isStrict(args), interactive: isatty(2) });
+  process.stderr.write(`${label}: ${code === 0 ? 'skipped (pipeline continues): ' : ''}${message}\n`);
   if (!(err instanceof CairnError) && process.env.CAIRN_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
-  if (err instanceof CairnError && err.kind === 'usage') return;
+  if (args.json) process.stdout.write(JSON.stringify({ error: message, kind: errorKind(err), exit_code: code }) + '\n');
   let dir: string | undefined;
   try {
     dir = locate(locationFlags(args)).dir;
   } catch {
     dir = undefined;
   }
-  recordFailure(dir, name, message);
+  recordFailure(dir, label.replace(/^cairn ?/, '') || 'cairn', message);
+  return code;
+}
+
+/** The package's version, from the package.json above this module (the bundle and the tsc output sit at different depths). */
+function version(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let up = 0; up < 5; up++, dir = dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'cairn' && pkg.version) return pkg.version;
+    } catch {
+      // not here: one level up
+    }
+  }
+  return 'unknown';
 }
 
 function cairnUsage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
   const lines = Object.entries(COMMANDS).map(([c, s]) => `  ${c.padEnd(width)}  ${s}`);
-  return `usage: cairn <command> [flags]   (cairn <command> --help for its flags)\n\n${lines.join('\n')}\n\nEvery command fails open: errors go to stderr and exit 0; --strict or CAIRN_STRICT=1 exits non-zero instead.\n`;
+  return `usage: cairn <command> [flags]   (cairn <command> --help for its flags)\n\n${lines.join('\n')}\n\nEvery command fails open: errors go to stderr and exit 0; --strict or CAIRN_STRICT=1 exits non-zero instead.\nA usage error (unknown flag or command) exits 2 when stderr is a terminal. --version prints the version.\n`;
 }

@@ -138,3 +138,17 @@ export function contentTerms(text: string): Map<string, boolean> {
   });
   return terms;
 }
+
+/** The longest prefix of `text` that is at most `maxBytes` in UTF-8, cut at a character boundary. */
+export function capUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  let bytes = 0;
+  let end = 0;
+  for (const ch of text) {
+    const size = Buffer.byteLength(ch);
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    end += ch.length;
+  }
+  return text.slice(0, end);
+}

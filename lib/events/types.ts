@@ -34,7 +34,9 @@ export type EventPayload =
   | ({ type: 'pattern.outcome'; result: 'pass' | 'fail'; grading?: string; patterns: { pattern: string; weight: number }[] } & Scope)
   | { type: 'pattern.promoted'; pattern: string; by: string; reason: string }
   | { type: 'pattern.deprecated'; pattern: string; reason: string; auto: boolean }
-  | { type: 'summary.stored'; role: string; basis: string; text: string };
+  | { type: 'summary.stored'; role: string; basis: string; text: string }
+  // The library itself is .cairn/landing-patterns.json (SPEC §5); the log only notes the capture.
+  | ({ type: 'landing.captured'; landing: string; title: string; report: string | null; merged: boolean } & Scope);
 
 export type Category = 'rule' | 'causal' | 'observation';
 export type EventType = EventPayload['type'];

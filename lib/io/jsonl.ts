@@ -1,6 +1,8 @@
 import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { CairnError } from '../core/errors.js';
+import { dirname } from 'node:path';
 import { acquireLock } from './lock.js';
+import { mkdirNoFollow } from './safe.js';
 import type { Deadline } from '../core/deadline.js';
 
 // The one JSONL writer and reader. Appends are whole lines in one write() under the advisory lock;
@@ -8,18 +10,26 @@ import type { Deadline } from '../core/deadline.js';
 
 const APPEND_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
 
+export interface AppendOptions {
+  deadline: Deadline;
+  /** The directory the log lives inside (the store): no symbolic link on the way is followed (SPEC §2). */
+  within: string;
+}
+
 /**
  * Append lines to a JSONL file. `build` runs under the lock and sees the last complete line, so
  * callers can derive ordered ids from it. Returns the lines written.
  */
-export function appendLines(path: string, build: (lastLine: string | undefined) => string[], deadline: Deadline): string[] {
+export function appendLines(path: string, build: (lastLine: string | undefined) => string[], { deadline, within }: AppendOptions): string[] {
+  mkdirNoFollow(within, dirname(path));
   const lock = acquireLock(path, deadline);
   try {
     let fd: number;
     try {
       fd = openSync(path, APPEND_FLAGS, 0o644);
     } catch (err) {
-      throw new CairnError('store', `cannot append to ${path}: ${(err as Error).message}`);
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new CairnError('store', `cannot append to ${path}: ${code === 'ELOOP' ? 'it is a symbolic link; cairn never writes through one' : (err as Error).message}`);
     }
     try {
       const { lastLine, endsWithNewline } = readTail(fd);

@@ -1,25 +1,38 @@
-import { closeSync, constants, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, renameSync, rmdirSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { hostname } from 'node:os';
 import { CairnError } from '../core/errors.js';
 import { sleepSync, type Deadline } from '../core/deadline.js';
+import { readSmallFile } from './read.js';
 
 // Advisory lock: a `<file>.lock` created with O_EXCL holding "pid host time". A lock whose holder
 // died on this host, or that is older than STALE_MS, is broken; a live holder is waited for until
-// the deadline, then the caller fails open.
+// the deadline, then the caller fails open. Something else at the lock path (a directory made by
+// the shell idiom `mkdir x.lock`, a symbolic link) is treated as a foreign lock: waited for, never
+// followed, and removed only when it is stale and harmless to remove (an empty directory, a link).
 const STALE_MS = 5 * 60_000;
+/** A cairn lock file that is still empty this long after its creation lost its holder between create and write. */
+const TORN_MS = 1000;
 
 export interface Lock {
   release(): void;
 }
 
+interface Found {
+  stats: Stats;
+  /** What holds the lock, for the message when we give up. */
+  holder: string;
+  stale: boolean;
+}
+
 export function acquireLock(target: string, deadline: Deadline, maxWaitMs = 10_000): Lock {
   const path = `${target}.lock`;
   const token = `${process.pid} ${hostname()} ${Date.now()}\n`;
-  const giveUpAt = Math.min(deadline.at, Date.now() + maxWaitMs);
+  const started = Date.now();
+  const giveUpAt = Math.min(deadline.at, started + maxWaitMs);
   let pause = 2;
   for (;;) {
     try {
-      const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+      const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
       try {
         writeSync(fd, token);
       } finally {
@@ -31,75 +44,117 @@ export function acquireLock(target: string, deadline: Deadline, maxWaitMs = 10_0
         throw new CairnError('store', `cannot create lock ${path}: ${(err as Error).message}`);
       }
     }
-    if (breakIfStale(path)) continue;
+    const found = inspect(path);
+    const broken = found === undefined || (found.stale && breakStale(path, found));
+    // Checked on every round, whatever happened: nothing at the lock path can keep a writer here past its deadline.
     if (Date.now() >= giveUpAt) {
-      throw new CairnError('lock', `lock ${path} is held by another process (${holderOf(path)}); gave up`);
+      throw new CairnError('lock', `lock ${path} ${found?.holder ?? 'kept changing hands'}; gave up after ${Date.now() - started} ms`);
     }
-    sleepSync(Math.min(pause, Math.max(1, giveUpAt - Date.now())));
+    sleepSync(broken ? 1 : Math.min(pause, Math.max(1, giveUpAt - Date.now())));
     pause = Math.min(pause * 2, 25);
   }
 }
 
 function releaseLock(path: string, token: string): void {
   try {
-    if (readFileSync(path, 'utf8') === token) unlinkSync(path);
+    if (readSmallFile(path, 1024, true)?.toString('utf8') === token) unlinkSync(path);
   } catch {
-    // already gone: nothing to release
+    // already gone, or no longer ours: nothing to release
   }
 }
 
-function holderOf(path: string): string {
+/** What is at the lock path, without following a link; undefined when it vanished meanwhile. */
+function inspect(path: string): Found | undefined {
+  let stats: Stats;
   try {
-    const [pid, host] = readFileSync(path, 'utf8').trim().split(' ');
-    return `pid ${pid} on ${host}`;
+    stats = lstatSync(path);
   } catch {
-    return 'unknown holder';
+    return undefined;
   }
-}
-
-/** Remove a lock whose holder is gone. Renaming first means two breakers cannot both succeed. */
-function breakIfStale(path: string): boolean {
-  let content: string;
-  let mtime: number;
+  const age = Date.now() - stats.mtimeMs;
+  if (stats.isSymbolicLink()) {
+    return { stats, holder: 'is a symbolic link, not a cairn lock (remove it if no process uses it)', stale: age > STALE_MS };
+  }
+  if (stats.isDirectory()) {
+    let empty = false;
+    try {
+      empty = readdirSync(path).length === 0;
+    } catch {
+      empty = false;
+    }
+    const holder = `is a directory, not a cairn lock (a \`mkdir\` lock?${empty ? '' : ' it is not empty and is never removed'})`;
+    return { stats, holder, stale: empty && age > STALE_MS };
+  }
+  if (!stats.isFile()) return { stats, holder: 'is not a regular file, not a cairn lock', stale: false };
+  let content = '';
   try {
-    content = readFileSync(path, 'utf8');
-    mtime = statSync(path).mtimeMs;
+    content = readSmallFile(path, 1024, true)?.toString('utf8') ?? '';
   } catch {
-    return true; // vanished meanwhile: try again at once
+    content = '';
   }
-  const [pidText, host, timeText] = content.trim().split(' ');
+  const token = /^(\d+) (\S+) (\d+)\n?$/.exec(content);
+  if (!token) {
+    const shown = JSON.stringify(content.slice(0, 40));
+    if (content === '') return { stats, holder: 'is empty (its holder died while taking it?)', stale: age > TORN_MS };
+    return { stats, holder: `holds ${shown}, not a cairn lock`, stale: age > STALE_MS };
+  }
+  const [, pidText, host, timeText] = token;
   const pid = Number(pidText);
-  const since = Number(timeText) || mtime;
-  const deadHolder = host === hostname() && Number.isInteger(pid) && pid > 0 && !isAlive(pid);
-  // An empty file is a holder that died between create and write.
-  const torn = content === '' && Date.now() - mtime > 1000;
-  if (!deadHolder && !torn && Date.now() - since < STALE_MS) return false;
+  const deadHolder = host === hostname() && pid > 0 && !isAlive(pid);
+  const holder = `is held by another process (pid ${pid} on ${host})`;
+  return { stats, holder, stale: deadHolder || Date.now() - Number(timeText) > STALE_MS };
+}
+
+/**
+ * Remove a stale lock. Renaming it aside first means two breakers cannot both succeed, and one that
+ * moved a fresh lock taken after its check (another inode) puts it back.
+ */
+function breakStale(path: string, found: Found): boolean {
   const aside = `${path}.stale-${process.pid}`;
   try {
     renameSync(path, aside);
   } catch {
-    return true;
+    return false;
   }
-  let moved = '';
+  let moved: Stats | undefined;
   try {
-    moved = readFileSync(aside, 'utf8');
+    moved = lstatSync(aside);
   } catch {
-    // unreadable: treat as the stale one
+    moved = undefined;
   }
-  if (moved !== content) {
-    // We moved a fresh lock taken after our check: put it back if the place is still free.
+  if (moved && moved.ino !== found.stats.ino) {
+    restore(aside, path, moved);
+    return false;
+  }
+  try {
+    if (moved?.isDirectory()) rmdirSync(aside);
+    else unlinkSync(aside);
+  } catch {
+    if (moved) restore(aside, path, moved); // a directory that filled meanwhile is someone's: put it back
+    return false;
+  }
+  return true;
+}
+
+function restore(aside: string, path: string, stats: Stats): void {
+  if (stats.isDirectory()) {
     try {
-      linkSync(aside, path);
+      renameSync(aside, path);
     } catch {
-      // someone else holds it now; theirs stands
+      // the path is taken again; the directory stays aside, untouched
     }
+    return;
+  }
+  try {
+    linkSync(aside, path); // only if the place is still free: a lock taken since stands
+  } catch {
+    // someone else holds the path now; theirs stands
   }
   try {
     unlinkSync(aside);
   } catch {
     // best effort
   }
-  return true;
 }
 
 function isAlive(pid: number): boolean {

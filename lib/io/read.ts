@@ -1,54 +1,163 @@
+import { closeSync, constants, createReadStream, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { Socket } from 'node:net';
 import { isatty } from 'node:tty';
+import type { Readable } from 'node:stream';
 import { CairnError } from '../core/errors.js';
 
-export const DEFAULT_STDIN_CAP = 8 * 1024 * 1024;
+// The one bounded reader (SPEC §2): stdin and every file a flag names are read with a byte cap
+// applied while reading and a time limit, and never with a read that could block the thread (the
+// runner's deadline cannot interrupt a blocked synchronous read). Regular files are read
+// synchronously up to the cap; pipes, sockets and devices are opened non-blocking and read
+// asynchronously under a timer; anything else is refused.
 
-export interface StdinText {
-  text: string;
+export const DEFAULT_INPUT_CAP = 8 * 1024 * 1024;
+
+export interface InputLimits {
+  /** Stop reading after this many bytes. */
+  cap: number;
+  /** Give up waiting on a pipe or device after this long and work on what arrived. */
+  waitMs: number;
+}
+
+export interface BoundedInput {
+  bytes: Buffer;
+  /** The cap was reached: there may be more. */
   truncated: boolean;
+  /** The writer was still connected when the wait ended. */
   timedOut: boolean;
 }
 
+const NONE: BoundedInput = { bytes: Buffer.alloc(0), truncated: false, timedOut: false };
+
+// O_NONBLOCK: opening a FIFO without a writer returns at once, and a device read that would wait fails instead.
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0);
+
+/** Stdin: a terminal is never read (it would wait for a person). */
+export async function readStdinBounded(limits: InputLimits): Promise<BoundedInput> {
+  if (isatty(0)) return NONE;
+  let st: Stats;
+  try {
+    st = fstatSync(0);
+  } catch {
+    return NONE; // stdin closed by the caller
+  }
+  if (st.isFile()) return readRegular(0, limits.cap);
+  // process.stdin is a non-blocking pipe or socket, or a stream over a device read in the thread pool.
+  return collect(process.stdin, limits, 'stdin');
+}
+
+/** A file, pipe or device named by `path` (`what` names it in messages, e.g. `--file x.md`). */
+export async function readPathBounded(path: string, limits: InputLimits, what: string): Promise<BoundedInput> {
+  let fd: number;
+  try {
+    fd = openSync(path, OPEN_FLAGS);
+  } catch (err) {
+    throw new CairnError('input', `cannot read ${what}: ${errnoText(err)}`);
+  }
+  let st: Stats;
+  try {
+    st = fstatSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    throw new CairnError('input', `cannot read ${what}: ${errnoText(err)}`);
+  }
+  if (st.isFile()) {
+    try {
+      return readRegular(fd, limits.cap);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  if (st.isFIFO() || st.isSocket()) return collect(new Socket({ fd, readable: true, writable: false }), limits, what);
+  if (st.isCharacterDevice()) return collect(createReadStream('', { fd, highWaterMark: 64 * 1024 }), limits, what);
+  closeSync(fd);
+  throw new CairnError('input', `cannot read ${what}: ${st.isDirectory() ? 'it is a directory' : 'not a file, pipe or device'}`);
+}
+
 /**
- * Read stdin up to `cap` bytes. A TTY is never read (it would wait for a person); a pipe that
- * stays open without data is abandoned after `waitMs`, so a host that forgets to close stdin
- * cannot hang a hook. Reading stops at the cap so a runaway producer cannot exhaust memory.
+ * A small file cairn keeps (config.json, health.json, an artifact, a lock): undefined when it does
+ * not exist. Only a regular file of at most `cap` bytes is read; with `noFollow`, a symbolic link
+ * is refused too (a read that feeds a rewrite must not copy a link's target into the store).
  */
-export function readStdin(cap = DEFAULT_STDIN_CAP, waitMs = 1000): Promise<StdinText> {
-  if (isatty(0)) return Promise.resolve({ text: '', truncated: false, timedOut: false });
+export function readSmallFile(path: string, cap: number, noFollow = false): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, OPEN_FLAGS | (noFollow ? constants.O_NOFOLLOW : 0));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP' && noFollow) throw new CairnError('store', `${path} is a symbolic link; cairn never writes through one`);
+    throw new CairnError('store', `cannot read ${path}: ${errnoText(err)}`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new CairnError('store', `${path} is not a regular file`);
+    const { bytes, truncated } = readRegular(fd, cap);
+    if (truncated) throw new CairnError('store', `${path} is larger than ${cap} bytes`);
+    return bytes;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Up to `cap` bytes of a regular file (its size may be 0 and still hold data, as in /proc). */
+function readRegular(fd: number, cap: number): BoundedInput {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const buf = Buffer.allocUnsafe(Math.min(1 << 20, cap + 1 - total));
+    const n = readSync(fd, buf, 0, buf.length, null);
+    if (n === 0) break;
+    chunks.push(buf.subarray(0, n));
+    total += n;
+    if (total > cap) break;
+  }
+  const bytes = Buffer.concat(chunks, total);
+  return total > cap ? { bytes: bytes.subarray(0, cap), truncated: true, timedOut: false } : { bytes, truncated: false, timedOut: false };
+}
+
+/** Read a stream until its end, the cap or the wait, whichever comes first; then let it go. */
+function collect(stream: Readable, limits: InputLimits, what: string): Promise<BoundedInput> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
     let settled = false;
-    const stdin = process.stdin;
-    const finish = (truncated: boolean, timedOut: boolean) => {
+    const settle = (outcome: BoundedInput | CairnError) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      stdin.removeAllListeners('data');
-      stdin.pause();
-      if (truncated || timedOut) stdin.destroy();
-      try {
-        resolve({ text: decodeUtf8Prefix(Buffer.concat(chunks, total), truncated), truncated, timedOut });
-      } catch (err) {
-        reject(err);
-      }
+      stream.removeAllListeners('data');
+      stream.destroy(); // releases the handle, so a writer that never closes cannot keep the process alive
+      if (outcome instanceof CairnError) reject(outcome);
+      else resolve(outcome);
     };
-    const timer = setTimeout(() => finish(false, true), waitMs);
-    timer.unref();
-    stdin.on('data', (chunk: Buffer) => {
-      if (total + chunk.length > cap) {
-        chunks.push(chunk.subarray(0, cap - total));
-        total = cap;
-        finish(true, false);
+    const timer = setTimeout(() => settle({ bytes: Buffer.concat(chunks, total), truncated: false, timedOut: true }), limits.waitMs);
+    stream.on('data', (chunk: Buffer) => {
+      if (total + chunk.length >= limits.cap) {
+        const rest = chunk.subarray(0, limits.cap - total);
+        chunks.push(rest);
+        total += rest.length;
+        settle({ bytes: Buffer.concat(chunks, total), truncated: true, timedOut: false });
         return;
       }
       chunks.push(chunk);
       total += chunk.length;
     });
-    stdin.once('end', () => finish(false, false));
-    stdin.once('error', () => finish(false, false));
+    stream.once('end', () => settle({ bytes: Buffer.concat(chunks, total), truncated: false, timedOut: false }));
+    stream.once('error', (err) => settle(new CairnError('input', `cannot read ${what}: ${errnoText(err)}`)));
   });
+}
+
+function errnoText(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const known: Record<string, string> = {
+    ENOENT: 'no such file',
+    EACCES: 'permission denied',
+    EISDIR: 'it is a directory',
+    EAGAIN: 'a device with nothing to read',
+    ELOOP: 'a symbolic link loop',
+  };
+  return (e.code && known[e.code]) ?? e.code ?? e.message ?? String(err);
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });

@@ -11,6 +11,7 @@ import { nowMs } from '../core/clock.js';
 import { CairnError } from '../core/errors.js';
 import { injectedPatternIds, patternTexts, roleIdsByPrefix, wordSharingPatterns } from './queries.js';
 import { linkFinding, type FindingLink, type LinkContext } from './link.js';
+import { appendEvents, patternDb } from '../events/log.js';
 
 // store-deliberation (SPEC §3.3, §3.9): keep the text as an artifact, record it, observe its
 // patterns, and link each finding to the patterns it applies.
@@ -83,7 +84,7 @@ class Resolver {
     /** Every text this resolver may see, so the near-duplicate pool is read once for all of them. */
     private readonly texts: string[],
   ) {
-    this.exists = store.db.prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
+    this.exists = patternDb(store).prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
   }
 
   /** The id the text lands on (observed, unless this deliberation already observed that id). */
@@ -119,7 +120,7 @@ class Resolver {
     if (!this.pool) {
       // Jaccard ≥ 0.8 needs the two token-set sizes within a factor of 0.8 of each other.
       const sizes = this.texts.map((t) => tokenSet(t).size).filter((n) => n > 0);
-      const rows = this.store.db
+      const rows = patternDb(this.store)
         .prepare('SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id')
         .all(this.store.project, this.role, Math.ceil(Math.min(...sizes) * NEAR_DUPLICATE), Math.floor(Math.max(...sizes) / NEAR_DUPLICATE)) as { id: string; text: string }[];
       this.pool = rows.map((r) => ({ ...r, tokens: tokenSet(r.text) }));
@@ -147,8 +148,8 @@ function bestMatch(tokens: Set<string>, pool: Known[]): Known | undefined {
 /** The patterns injected into this role for this issue/run: their return is an echo, not a sighting. */
 function injectedInto(store: Store, role: string, issue: string | null, run: string | null): Known[] {
   if (issue === null && run === null) return [];
-  const ids = injectedPatternIds(store.db, store.project, issue ?? '', run ?? '', role);
-  return patternTexts(store.db, store.project, ids).map((row) => ({ ...row, tokens: tokenSet(row.text) }));
+  const ids = injectedPatternIds(patternDb(store), store.project, issue ?? '', run ?? '', role);
+  return patternTexts(patternDb(store), store.project, ids).map((row) => ({ ...row, tokens: tokenSet(row.text) }));
 }
 
 /** Candidates for linking a role's findings (SPEC §3.9.1), around the patterns a deliberation observed. */
@@ -156,8 +157,8 @@ export function linkContext(store: Store, role: string, first: { id: string; tex
   return {
     role,
     first,
-    byPrefix: (prefix) => roleIdsByPrefix(store.db, store.project, role, prefix),
-    others: (text) => wordSharingPatterns(store.db, store.project, role, text, LINK_CANDIDATES),
+    byPrefix: (prefix) => roleIdsByPrefix(patternDb(store), store.project, role, prefix),
+    others: (text) => wordSharingPatterns(patternDb(store), store.project, role, text, LINK_CANDIDATES),
   };
 }
 
@@ -204,7 +205,7 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
 
   const deliberation = 'd' + nextUlid(nowMs()).toLowerCase();
   const path = store.artifactPath('deliberations', `${deliberation}.md`);
-  writeFileAtomic(path, input.text);
+  writeFileAtomic(path, input.text, store.dir);
   const context = { phase: input.phase, labels: capList(input.labels, 10, 60), files: capList(input.files, 10, 160) };
   const payloads: EventPayload[] = [
     {
@@ -219,7 +220,7 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
     ...links.map((l): EventPayload => ({ type: 'finding.linked', deliberation, role, ...scope, finding: l.finding, summary: l.summary, patterns: l.patterns, match: l.match })),
   ];
   try {
-    store.append(payloads);
+    appendEvents(store, payloads);
   } catch (err) {
     rmSync(path, { force: true }); // not recorded, so not kept: no orphan artifact
     throw err;
@@ -235,7 +236,7 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
 
 /** The deliberation already recorded (not as a repeat) with this text for this role and issue/run. */
 function sameDeliberation(store: Store, role: string, issue: string | null, run: string | null, hash: string): string | undefined {
-  const row = store.db
+  const row = patternDb(store)
     .prepare('SELECT id FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND text_hash = ? AND duplicate_of IS NULL LIMIT 1')
     .get(store.project, role, issue ?? '', run ?? '', hash) as { id: string } | undefined;
   return row?.id;

@@ -5,6 +5,7 @@ import type { Deadline } from '../core/deadline.js';
 import { CairnError } from '../core/errors.js';
 import { listPatterns } from './queries.js';
 import { sha256 } from '../core/text.js';
+import { patternDb } from '../events/log.js';
 
 // Optional embeddings (SPEC §6). The provider is an executable named in config.json
 // (`embeddings.command`): JSON lines {"id","text"} on stdin, {"id","vector":[…]} lines on stdout.
@@ -164,8 +165,8 @@ export interface EmbedReport {
 export function embedPatterns(store: Store, batchSize = EMBED_BATCH): EmbedReport {
   const command = providerCommand(store);
   const byKey = new Map<string, string>();
-  for (const p of listPatterns(store.db, store.project, { includeDeprecated: true })) byKey.set(embeddingKey(command, p.text), p.text);
-  const cached = readVectors(store.db, [...byKey.keys()]);
+  for (const p of listPatterns(patternDb(store), store.project, { includeDeprecated: true })) byKey.set(embeddingKey(command, p.text), p.text);
+  const cached = readVectors(patternDb(store), [...byKey.keys()]);
   const missing = [...byKey.keys()].filter((key) => !cached.has(key));
   let dimensions: number | undefined = cached.values().next().value?.length;
   let embedded = 0;
@@ -180,7 +181,7 @@ export function embedPatterns(store: Store, batchSize = EMBED_BATCH): EmbedRepor
     }
     for (const problem of parsed.problems) store.log.warn(problem);
     // Each batch is saved at once, so an interrupted run keeps its progress.
-    saveVectors(store.db, parsed.vectors);
+    saveVectors(patternDb(store), parsed.vectors);
     embedded += parsed.vectors.size;
     dimensions ??= parsed.vectors.values().next().value?.length;
   }

@@ -16,6 +16,7 @@ import { extractPatterns } from './extract.js';
 import { linkContext } from './deliberation.js';
 import { linkFinding, summaryWithoutCitations } from './link.js';
 import { shortId } from './block.js';
+import { appendEvents, patternDb } from '../events/log.js';
 
 // feedback-loop (SPEC §3.7, §3.9.2): a validator's verdict corrects the adversarial role's patterns
 // through the links of its findings. A dismissed finding penalises the patterns it applied (weighted
@@ -78,7 +79,7 @@ export interface FeedbackReport {
 /** The latest stored deliberation of a role for this issue/run (a repeat of an earlier one is not a new one). */
 export function latestDeliberationText(store: Store, role: string, issue: string | null, run: string | null): { id: string; text: string; files: string[] } | undefined {
   // rowid follows the log's order, so a tie in ts goes to the later line, whatever its random id.
-  const row = store.db
+  const row = patternDb(store)
     .prepare('SELECT id, files FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND duplicate_of IS NULL ORDER BY ts DESC, rowid DESC LIMIT 1')
     .get(store.project, role, issue ?? '', run ?? '') as { id: string; files: string } | undefined;
   if (!row) return undefined;
@@ -108,14 +109,14 @@ export function findingNamedByLine(id: string, adversarialText: string): Finding
  * linked to nothing when stored is its own pattern, found by its id).
  */
 function findingLinks(store: Store, role: string, scope: { issue: string; run: string } | undefined, stored: string | undefined, text: string): (id: string) => StoredLink | undefined {
-  const recorded = stored ? deliberationLinks(store.db, store.project, stored) : new Map<string, StoredLink>();
+  const recorded = stored ? deliberationLinks(patternDb(store), store.project, stored) : new Map<string, StoredLink>();
   const verdict = parseVerdict(text).verdict;
   let ctx: ReturnType<typeof linkContext> | undefined;
   const context = () => {
     if (!ctx) {
-      const injected = scope ? injectedPatternIds(store.db, store.project, scope.issue, scope.run, role) : [];
+      const injected = scope ? injectedPatternIds(patternDb(store), store.project, scope.issue, scope.run, role) : [];
       const own = extractPatterns(text, null).items.map((e) => patternId(store.project, role, e.text));
-      ctx = linkContext(store, role, patternTexts(store.db, store.project, [...new Set([...injected, ...own])]));
+      ctx = linkContext(store, role, patternTexts(patternDb(store), store.project, [...new Set([...injected, ...own])]));
     }
     return ctx;
   };
@@ -128,14 +129,14 @@ function findingLinks(store: Store, role: string, scope: { issue: string; run: s
     const summary = summaryWithoutCitations(finding.summary ?? '');
     const live = linkFinding(finding, context());
     if (live) return { ...live, summary };
-    const self = getPattern(store.db, store.project, patternId(store.project, role, summary));
+    const self = getPattern(patternDb(store), store.project, patternId(store.project, role, summary));
     return self && self.role === role ? { patterns: [self.id], match: 'self', summary } : undefined;
   };
 }
 
 /** What this issue/run already reinforced and aged: each happens once per run. */
 function runMarks(store: Store, issue: string, run: string): { reinforced: Set<string>; aged: Set<string> } {
-  const rows = store.db.prepare('SELECT pattern, kind FROM run_marks WHERE project = ? AND issue = ? AND run = ?').all(store.project, issue, run) as {
+  const rows = patternDb(store).prepare('SELECT pattern, kind FROM run_marks WHERE project = ? AND issue = ? AND run = ?').all(store.project, issue, run) as {
     pattern: string;
     kind: string;
   }[];
@@ -146,7 +147,7 @@ function runMarks(store: Store, issue: string, run: string): { reinforced: Set<s
 }
 
 function sightingAddedSuccess(store: Store, issue: string, run: string, pattern: string): boolean {
-  return !!store.db
+  return !!patternDb(store)
     .prepare('SELECT 1 FROM sightings WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1')
     .get(store.project, issue, run, pattern);
 }
@@ -184,15 +185,15 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   const verdict = parsed.verdict;
   const linksOf = findingLinks(store, advRole, scoped ? { issue, run } : undefined, storedAdversarial?.id, adversarial);
   const grounded = report.evidence === 'L1' || report.evidence === 'L2';
-  const injected = scoped ? injectedPatternIds(store.db, store.project, issue, run, advRole) : [];
+  const injected = scoped ? injectedPatternIds(patternDb(store), store.project, issue, run, advRole) : [];
   // Dismissed earlier in this run (a re-run, an earlier iteration): not penalised twice, never reinforced.
-  const dismissedBefore = scoped ? dismissedPatternIds(store.db, store.project, issue, run) : new Set<string>();
+  const dismissedBefore = scoped ? dismissedPatternIds(patternDb(store), store.project, issue, run) : new Set<string>();
   const weight = roleWeight(store.config, advRole);
   const events: EventPayload[] = [];
   const penalisedIds = new Set<string>();
   const patterns = new Map<string, Pattern | undefined>();
   const patternOf = (id: string) => {
-    if (!patterns.has(id)) patterns.set(id, getPattern(store.db, store.project, id));
+    if (!patterns.has(id)) patterns.set(id, getPattern(patternDb(store), store.project, id));
     return patterns.get(id);
   };
 
@@ -253,13 +254,13 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
     report.gate = 'reinforced';
     // What the adversary applied: echoed in its deliberation (scoped), or linked to a finding it raised.
     const raised = (parseVerdict(adversarial).verdict?.issues ?? []).filter((f) => !dismissed.has(f.id.toLowerCase()));
-    const applied = new Set([...(scoped ? appliedPatternIds(store.db, store.project, issue, run, advRole) : []), ...raised.flatMap((f) => linksOf(f.id)?.patterns ?? [])]);
+    const applied = new Set([...(scoped ? appliedPatternIds(patternDb(store), store.project, issue, run, advRole) : []), ...raised.flatMap((f) => linksOf(f.id)?.patterns ?? [])]);
     const files = new Set(input.files);
     for (const id of [...applied].sort()) if (files.size === 0 || (patternOf(id)?.files ?? []).some((f) => files.has(f))) reinforce(id);
     report.aged = injected.filter((id) => !applied.has(id) && eligible(id) && !marked.aged.has(id));
     for (const id of report.aged) events.push({ type: 'pattern.aged', pattern: id, issue: input.issue, run: input.run });
   }
-  if (!input.dryRun) store.append(events);
+  if (!input.dryRun) appendEvents(store, events);
   return report;
 }
 

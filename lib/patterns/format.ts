@@ -6,6 +6,7 @@ import { TokenCounter } from '../store/tokens.js';
 import { nowMs } from '../core/clock.js';
 import { sha256 } from '../core/text.js';
 import type { EventPayload } from '../events/types.js';
+import { appendEvents, patternDb } from '../events/log.js';
 
 // format-patterns (SPEC §3.5): rank a role's candidates, fit the block into the token budget,
 // and record what was injected for this issue/run.
@@ -68,7 +69,7 @@ function rankOptions(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 
 
 /** The basis a summary is stored against: every current candidate of the role in this context. */
 export function currentBasis(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'relevance'>): string {
-  return candidateBasis(rankScores(store.db, store.project, rankOptions(store, opts), { limit: 0, ids: true }).ids ?? '');
+  return candidateBasis(rankScores(patternDb(store), store.project, rankOptions(store, opts), { limit: 0, ids: true }).ids ?? '');
 }
 
 export function formatPatterns(store: Store, opts: FormatOptions): FormatResult {
@@ -80,20 +81,20 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
 
   // No block holds more lines than this, so no more rows are read.
   const limit = Math.floor(budget / (MIN_LINE_TOKENS * store.config.tokenizer.margin)) + 1;
-  const summaryRow = store.db.prepare('SELECT basis, text FROM summaries WHERE project = ? AND role = ?').get(store.project, role) as
+  const summaryRow = patternDb(store).prepare('SELECT basis, text FROM summaries WHERE project = ? AND role = ?').get(store.project, role) as
     | { basis: string; text: string }
     | undefined;
   const rank = rankOptions(store, opts);
   // The candidate ids (for the summary's basis) are gathered in the same query, only when they can matter.
-  const ranking = rankScores(store.db, store.project, rank, { limit, ids: summaryRow !== undefined || opts.exactTokens });
+  const ranking = rankScores(patternDb(store), store.project, rank, { limit, ids: summaryRow !== undefined || opts.exactTokens });
   if (ranking.total === 0) return skipped();
-  const loaded = loadRanked(store.db, store.project, ranking.top, rank);
+  const loaded = loadRanked(patternDb(store), store.project, ranking.top, rank);
   const ranked = withoutRestatements(loaded);
   const basis = ranking.ids === undefined ? '' : candidateBasis(ranking.ids);
 
   const pieces = ranked.map((r) => linePieces(r, role, opts.ids));
   const lines = pieces.map(([a, b]) => a + b);
-  const counter = new TokenCounter(store.db, store.config.tokenizer.encoding);
+  const counter = new TokenCounter(patternDb(store), store.config.tokenizer.encoding);
   const margin = store.config.tokenizer.margin;
   const header = blockHeader(role) + '\n';
   const footer = BLOCK_FOOTER;
@@ -140,7 +141,7 @@ export function recordInjection(store: Store, result: FormatResult, issue: strin
   for (let i = 0; i < ids.length; i += INJECTED_PER_EVENT) {
     events.push({ type: 'pattern.injected', role: result.role, issue, run, patterns: ids.slice(i, i + INJECTED_PER_EVENT), path: result.path, tokens: result.tokens });
   }
-  store.append(events);
+  appendEvents(store, events);
 }
 
 const round = (n: number) => Math.round(n * 1e4) / 1e4;

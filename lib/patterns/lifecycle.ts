@@ -6,6 +6,7 @@ import { scorePattern, successRate, type Prior, type ScoreFactors, type ScoredSt
 
 const NO_PRIOR: Prior = { success: 0, failure: 0 };
 import { trackRecord } from './block.js';
+import { appendEvents, patternDb } from '../events/log.js';
 
 // A pattern's lifecycle beyond what observation does automatically (SPEC §3.3 step 5, §3.4):
 // a person promotes to active or deprecates; `cairn maintain` deprecates what has decayed or
@@ -48,12 +49,12 @@ export interface Deprecation {
 export function maintain(store: Store, dryRun = false): Deprecation[] {
   const now = nowMs();
   const due: Deprecation[] = [];
-  for (const pattern of listPatterns(store.db, store.project)) {
+  for (const pattern of listPatterns(patternDb(store), store.project)) {
     const reason = autoDeprecationReason(pattern, now, store.config.prior);
     if (reason) due.push({ pattern, reason });
   }
   due.sort((a, b) => (a.pattern.id < b.pattern.id ? -1 : 1));
-  if (!dryRun) store.append(due.map((d) => ({ type: 'pattern.deprecated' as const, pattern: d.pattern.id, reason: d.reason, auto: true })));
+  if (!dryRun) appendEvents(store, due.map((d) => ({ type: 'pattern.deprecated' as const, pattern: d.pattern.id, reason: d.reason, auto: true })));
   return due;
 }
 
@@ -76,18 +77,18 @@ function note(value: string, flag: string): string {
 /** The only way to `active`: a person's decision, recorded with who and why. Also brings a deprecated pattern back. */
 export function promotePattern(store: Store, ref: string, by: string, reason: string): LifecycleChange {
   const event = { by: note(by, 'by'), reason: note(reason, 'reason') };
-  const pattern = resolvePattern(store.db, store.project, ref);
+  const pattern = resolvePattern(patternDb(store), store.project, ref);
   if (pattern.lifecycle === 'active') return { pattern, changed: false };
-  store.append([{ type: 'pattern.promoted', pattern: pattern.id, ...event }]);
-  return { pattern: getPattern(store.db, store.project, pattern.id)!, changed: true };
+  appendEvents(store, [{ type: 'pattern.promoted', pattern: pattern.id, ...event }]);
+  return { pattern: getPattern(patternDb(store), store.project, pattern.id)!, changed: true };
 }
 
 export function deprecatePattern(store: Store, ref: string, reason: string): LifecycleChange {
   const why = note(reason, 'reason');
-  const pattern = resolvePattern(store.db, store.project, ref);
+  const pattern = resolvePattern(patternDb(store), store.project, ref);
   if (pattern.lifecycle === 'deprecated') return { pattern, changed: false };
-  store.append([{ type: 'pattern.deprecated', pattern: pattern.id, reason: why, auto: false }]);
-  return { pattern: getPattern(store.db, store.project, pattern.id)!, changed: true };
+  appendEvents(store, [{ type: 'pattern.deprecated', pattern: pattern.id, reason: why, auto: false }]);
+  return { pattern: getPattern(patternDb(store), store.project, pattern.id)!, changed: true };
 }
 
 export interface Listed {
@@ -110,7 +111,7 @@ export function listScored(store: Store, filter: ListFilter): Listed[] {
   if (unknown.length) throw new CairnError('usage', `unknown state ${unknown.join(', ')} (one of ${LIFECYCLES.join(', ')})`);
   const query: PatternFilter = { roles: filter.roles, lifecycle: filter.states };
   const now = nowMs();
-  return listPatterns(store.db, store.project, query)
+  return listPatterns(patternDb(store), store.project, query)
     .filter((p) => !filter.regressions || p.regressed)
     .map((pattern) => {
       const factors = scorePattern(pattern, { now, role: pattern.role, prior: store.config.prior });

@@ -3,6 +3,7 @@ import type { Store } from '../store/store.js';
 import { roleWeight } from '../store/config.js';
 import { CairnError } from '../core/errors.js';
 import { appliedPatternIds, patternRoles } from './queries.js';
+import { appendEvents, patternDb } from '../events/log.js';
 
 // outcome-score (SPEC §3.8, §3.9.2): when the pipeline ends, every pattern applied in the issue/run
 // (echoed by the role it was injected into, or linked to a finding) is graded once by the final
@@ -25,7 +26,7 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
   const result = resultText.trim().toLowerCase();
   if (result !== 'pass' && result !== 'fail') throw new CairnError('usage', `--result must be pass or fail, got '${resultText}'`);
   if (issue === null) throw new CairnError('usage', '--issue is required');
-  const db = store.db;
+  const db = patternDb(store);
   const prior = db.prepare('SELECT result FROM outcomes WHERE project = ? AND issue = ? AND run = ?').get(store.project, issue, run ?? '') as
     | { result: 'pass' | 'fail' }
     | undefined;
@@ -36,7 +37,7 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
     // A long list is split over several events of one grading, so every event line stays small.
     const grading = randomBytes(8).toString('hex');
     const parts = patterns.length ? chunks(patterns, PATTERNS_PER_EVENT) : [[]];
-    store.append(parts.map((part) => ({ type: 'pattern.outcome' as const, issue, run, result, grading, patterns: part })));
+    appendEvents(store, parts.map((part) => ({ type: 'pattern.outcome' as const, issue, run, result, grading, patterns: part })));
   }
   return { issue, run, result, applied: !dryRun, patterns };
 }

@@ -2,7 +2,7 @@ import type { Database } from '../store/db.js';
 import { CairnError } from '../core/errors.js';
 import { contentTokenSet, normaliseText } from '../core/text.js';
 import type { Category } from '../events/types.js';
-import { ftsQuery } from './relevance.js';
+import { ftsQuery } from '../store/fts.js';
 import { baseScoreSql, scorePattern, SCORE_CUT, type ScoreContext, type ScoreFactors, type ScoredState } from './scoring.js';
 
 // Reading pattern state. Every query names the project: no read can see another project's rows.

@@ -1,26 +1,13 @@
 import type { Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { listPatterns } from './queries.js';
-import { isStopWord, words } from '../core/text.js';
+import { ftsQuery } from '../store/fts.js';
 import { cosine, embeddingKey, embedQuery, readVectors, providerTimeout } from './embeddings.js';
+import { patternDb } from '../events/log.js';
 
 // How relevant each candidate pattern is to a query, 0..1 (SPEC §3.4): cosine similarity of
 // embeddings where the pattern has a cached vector and a provider embeds the query, else the
 // FTS5 BM25 match of the query against the pattern text.
-
-/** Enough terms for any real query; keeps the MATCH expression bounded for a whole issue file. */
-export const MAX_QUERY_TERMS = 128;
-
-/**
- * The query as an FTS5 expression: each content word quoted (so no FTS5 syntax in user text —
- * `-`, `:`, `*`, `"`, AND/OR/NOT/NEAR, parentheses — is ever interpreted), joined with OR.
- * Undefined when nothing but stop-words is left.
- */
-export function ftsQuery(text: string): string | undefined {
-  const terms = [...new Set(words(text).filter((w) => !isStopWord(w)))].slice(0, MAX_QUERY_TERMS);
-  // words() yields letters and digits only, so a term can never contain a quote.
-  return terms.length ? terms.map((t) => `"${t}"`).join(' OR ') : undefined;
-}
 
 /** BM25 relevance of this project's non-deprecated patterns of `roles`, scaled so the best match is 1; non-matches are absent (0); undefined when nothing matches. */
 export function bm25Relevance(db: Database, project: string, roles: string[], query: string): Map<string, number> | undefined {
@@ -46,8 +33,8 @@ export function bm25Relevance(db: Database, project: string, roles: string[], qu
 export function embeddingRelevance(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
   const command = store.config.embeddings.command?.trim();
   if (!command || !query.trim()) return undefined;
-  const patterns = listPatterns(store.db, store.project, { roles });
-  const cached = readVectors(store.db, patterns.map((p) => embeddingKey(command, p.text)));
+  const patterns = listPatterns(patternDb(store), store.project, { roles });
+  const cached = readVectors(patternDb(store), patterns.map((p) => embeddingKey(command, p.text)));
   if (cached.size === 0) return undefined; // nothing to compare with: spare the provider call
   let queryVector: Float32Array;
   try {
@@ -77,7 +64,7 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
 
 /** Relevance of every candidate pattern to the query, or undefined when the query gives no signal. */
 export function relevanceFor(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
-  const lexical = bm25Relevance(store.db, store.project, roles, query);
+  const lexical = bm25Relevance(patternDb(store), store.project, roles, query);
   const semantic = embeddingRelevance(store, query, roles);
   if (!semantic?.size) return lexical;
   const merged = new Map(lexical ?? []);

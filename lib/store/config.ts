@@ -18,6 +18,8 @@ export interface Config {
   prior: { success: number; failure: number };
   tokenizer: { encoding: string; margin: number };
   embeddings: { command?: string };
+  /** SPEC §4.1, §4.4: words added to the tag vocabulary; auto-recall's token budget and how long it waits for bd. */
+  knowledge: { tags: string[]; budget: number; bdTimeoutMs: number };
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -30,6 +32,7 @@ export const DEFAULT_CONFIG: Config = {
   prior: { success: 1, failure: 1 },
   tokenizer: { encoding: 'cl100k_base', margin: 1 },
   embeddings: {},
+  knowledge: { tags: [], budget: 1000, bdTimeoutMs: 400 },
 };
 
 /** Read `<dir>/config.json` over the defaults. A missing file is the defaults; a broken one is an input error. */
@@ -77,6 +80,11 @@ export function mergeConfig(user: Record<string, any>): Config {
       margin: num(user.tokenizer?.margin, d.tokenizer.margin) || 1,
     },
     embeddings: { command: typeof user.embeddings?.command === 'string' ? user.embeddings.command : undefined },
+    knowledge: {
+      tags: strings(user.knowledge?.tags, d.knowledge.tags),
+      budget: num(user.knowledge?.budget, d.knowledge.budget),
+      bdTimeoutMs: num(user.knowledge?.bdTimeoutMs, d.knowledge.bdTimeoutMs),
+    },
   };
 }
 

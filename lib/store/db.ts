@@ -11,7 +11,7 @@ export type Database = BetterSqlite3.Database;
 // database never pays for it, and a machine where the native module failed to build fails open.
 const require = createRequire(import.meta.url);
 
-function loadDriver(): typeof BetterSqlite3 {
+export function loadDriver(): typeof BetterSqlite3 {
   try {
     return require('better-sqlite3') as typeof BetterSqlite3;
   } catch (err) {
@@ -91,6 +91,19 @@ const MIGRATIONS: string[] = [
   // a pattern is reinforced, or aged, at most once per issue/run
   `CREATE TABLE run_marks (project TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, pattern TEXT NOT NULL, kind TEXT NOT NULL,
      PRIMARY KEY (project, issue, run, pattern, kind)) WITHOUT ROWID;`,
+  // the knowledge index (SPEC §4.3, lib/knowledge/index.ts): one row per line of knowledge.jsonl, its
+  // archive and the active cache; a line's version (key + normalised content) lets a later line replace it
+  `CREATE TABLE knowledge (
+     id INTEGER PRIMARY KEY,
+     source INTEGER NOT NULL,   -- 0 archive, 1 log, 2 active cache
+     seq INTEGER NOT NULL,      -- order within the raw logs (archive first) or within the active cache
+     version TEXT NOT NULL,
+     project TEXT NOT NULL,     -- '' for lines written without one: visible to every reader of the store
+     key TEXT NOT NULL, type TEXT NOT NULL, content TEXT NOT NULL, tags TEXT NOT NULL, bead TEXT NOT NULL,
+     ts INTEGER NOT NULL, status TEXT, noise INTEGER NOT NULL);
+   CREATE INDEX knowledge_version ON knowledge (version, seq);
+   CREATE INDEX knowledge_recent ON knowledge (source, ts);
+   CREATE VIRTUAL TABLE knowledge_fts USING fts5 (content, tags, type, key, content = 'knowledge', content_rowid = 'id', tokenize = 'porter unicode61');`,
   // findings linked to the patterns they apply (SPEC §3.9.1); a retried store of the same text is a duplicate (§3.9.4)
   `CREATE TABLE links (project TEXT NOT NULL, deliberation TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, role TEXT NOT NULL,
      finding TEXT NOT NULL, pattern TEXT NOT NULL, match TEXT NOT NULL, summary TEXT NOT NULL,
@@ -100,8 +113,8 @@ const MIGRATIONS: string[] = [
    CREATE INDEX deliberations_text ON deliberations (project, role, issue, run, text_hash);`,
 ];
 
-/** Tables rebuilt from the event log; everything else in the file is a cache. */
-export const DERIVED_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'links', 'patterns_fts'];
+/** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */
+export const EVENT_LOG_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'links', 'patterns_fts'];
 
 export interface OpenOptions {
   deadline: Deadline;

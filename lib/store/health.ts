@@ -1,5 +1,8 @@
-import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../io/atomic.js';
+import { readSmallFile } from '../io/read.js';
+import { mkdirNoFollow } from '../io/safe.js';
 
 // The health record (SPEC §2): fail-open errors are visible to auto-recall and `cairn doctor`.
 
@@ -18,7 +21,7 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
   if (!storeDir || !existsSync(storeDir)) return;
   try {
     const cache = join(storeDir, 'cache');
-    mkdirSync(cache, { recursive: true });
+    mkdirNoFollow(storeDir, cache);
     // never through a symlink planted in the store (SPEC §2)
     const fd = openSync(join(cache, 'errors.log'), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
     try {
@@ -27,23 +30,56 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
       closeSync(fd);
     }
     const healthPath = join(cache, 'health.json');
-    let health: Health | undefined;
-    try {
-      health = JSON.parse(readFileSync(healthPath, 'utf8')) as Health;
-    } catch {
-      health = undefined;
-    }
+    const health = readHealth(storeDir);
     const next: Health = {
       degraded_since: health?.degraded_since ?? at.toISOString(),
       last_error: `${command}: ${message}`,
       last_error_at: at.toISOString(),
       errors: (health?.errors ?? 0) + 1,
     };
-    const tmp = `${healthPath}.${process.pid}.tmp`;
-    rmSync(tmp, { force: true });
-    writeFileSync(tmp, JSON.stringify(next) + '\n', { flag: 'wx' });
-    renameSync(tmp, healthPath);
+    writeFileAtomic(healthPath, JSON.stringify(next) + '\n', storeDir);
   } catch {
     // the store itself is what is broken; stderr already carries the message
   }
+}
+
+/** One finding of `cairn doctor`: `fail` makes it exit 1; `warn` heals by itself or needs a look. */
+export interface Check {
+  name: string;
+  status: 'ok' | 'warn' | 'fail' | 'off';
+  detail: string;
+}
+
+const HEALTH_CAP = 64 * 1024;
+
+/** The health record, or null when no fail-open error was recorded since the last clear. */
+export function readHealth(storeDir: string): Health | null {
+  try {
+    return JSON.parse(readSmallFile(join(storeDir, 'cache', 'health.json'), HEALTH_CAP)?.toString('utf8') ?? 'null') as Health | null;
+  } catch {
+    return null;
+  }
+}
+
+/** `cairn doctor --clear`: forget the recorded errors (errors.log keeps them). */
+export function clearHealth(storeDir: string): void {
+  rmSync(join(storeDir, 'cache', 'health.json'), { force: true });
+}
+
+/** The last `n` lines of cache/errors.log. */
+export function lastErrors(storeDir: string, n: number): string[] {
+  try {
+    return readFileSync(join(storeDir, 'cache', 'errors.log'), 'utf8').trimEnd().split('\n').filter(Boolean).slice(-n);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A run of `command` succeeded: if the last recorded error was that command's, the memory is healthy
+ * again and the record goes (SPEC §2: "cleared once a later run succeeds"). One stat when healthy.
+ */
+export function clearFailure(storeDir: string, command: string): void {
+  if (!existsSync(join(storeDir, 'cache', 'health.json'))) return;
+  if (readHealth(storeDir)?.last_error.startsWith(`${command}: `)) clearHealth(storeDir);
 }

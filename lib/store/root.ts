@@ -98,20 +98,35 @@ export function readOriginUrl(root: string): string | undefined {
   return undefined;
 }
 
-function gitConfigPath(root: string): string | undefined {
+/** The git directory of the work tree at `root` (for a linked worktree, its own one), following a `.git` file. */
+export function gitDirOf(root: string): string | undefined {
   const dotGit = join(root, '.git');
-  let gitDir: string;
   try {
-    if (statSync(dotGit).isDirectory()) gitDir = dotGit;
-    else {
-      // a worktree or submodule: ".git" is a file "gitdir: <path>"
-      const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
-      if (!m) return undefined;
-      gitDir = isAbsolute(m[1].trim()) ? m[1].trim() : resolve(root, m[1].trim());
-    }
+    if (statSync(dotGit).isDirectory()) return dotGit;
+    // a worktree or submodule: ".git" is a file "gitdir: <path>"
+    const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+    if (!m) return undefined;
+    return isAbsolute(m[1].trim()) ? m[1].trim() : resolve(root, m[1].trim());
   } catch {
     return undefined;
   }
+}
+
+/** The checked-out branch, read from HEAD without spawning git; undefined on a detached HEAD. */
+export function currentBranch(root: string): string | undefined {
+  const dir = gitDirOf(root);
+  if (!dir) return undefined;
+  try {
+    const m = /^ref:\s*refs\/heads\/(.+)$/m.exec(readFileSync(join(dir, 'HEAD'), 'utf8'));
+    return m ? m[1].trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function gitConfigPath(root: string): string | undefined {
+  let gitDir = gitDirOf(root);
+  if (!gitDir) return undefined;
   // a linked worktree keeps its config in the common dir
   try {
     const common = readFileSync(join(gitDir, 'commondir'), 'utf8').trim();

@@ -1,18 +1,22 @@
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { loadConfig, DEFAULT_CONFIG, type Config } from './config.js';
 import { locate, type Location, type LocationOptions } from './root.js';
 import { isCorruption, moveAside, openDatabase, type Database } from './db.js';
-import { appendEvents, rebuildFromLog, syncEvents, type SyncReport } from '../events/log.js';
-import type { CairnEvent, EventPayload } from '../events/types.js';
+import { initStore } from './init.js';
+import { follow, rebuildIndex, type FollowReport, type LogFollower } from './follower.js';
+import { appendLines } from '../io/jsonl.js';
+import { writeFileAtomic } from '../io/atomic.js';
 import type { Deadline } from '../core/deadline.js';
 import type { Logger } from '../core/logger.js';
 
 /** An opened `.cairn/` store: where it is, its settings, and (lazily) its database kept in sync with the log. */
 export class Store {
   readonly config: Config;
-  private database: Database | undefined;
+  private db: Database | undefined;
+  private readonly followed = new Set<string>();
+  private appended = false;
 
   constructor(
     readonly location: Location,
@@ -35,26 +39,80 @@ export class Store {
   get dbPath(): string {
     return join(this.dir, 'cache', 'state.db');
   }
+  // the knowledge logs and their local companions (SPEC §1.2, §4)
+  get knowledgePath(): string {
+    return join(this.dir, 'memory', 'knowledge.jsonl');
+  }
+  get archivePath(): string {
+    return join(this.dir, 'memory', 'knowledge.archive.jsonl');
+  }
+  get activePath(): string {
+    return join(this.dir, 'memory', 'knowledge.active.jsonl');
+  }
+  get auditPath(): string {
+    return join(this.dir, 'memory', 'knowledge.audit.jsonl');
+  }
+  get sessionStatePath(): string {
+    return join(this.dir, 'memory', 'session-state.md');
+  }
   artifactPath(kind: string, name: string): string {
     return join(this.dir, 'artifacts', kind, name);
   }
 
-  /** The database, opened on first use and brought up to date with the event log. */
-  get db(): Database {
-    if (!this.database) {
-      this.database = this.open();
-      this.healing(() => this.sync());
+  /**
+   * Append lines to one of this store's logs (the one JSONL writer, under the log's lock, never
+   * through a symbolic link in the store). The append is the commit point (SPEC §2): before it the
+   * deadline may still stop the run and nothing is recorded; after it the run's change stands, and
+   * what fails later (indexing, the deadline) is a warning that the next run catches up on.
+   */
+  appendLines(path: string, build: (lastLine: string | undefined) => string[]): string[] {
+    this.deadline.check('recording the change');
+    const lines = appendLines(path, build, { deadline: this.deadline, within: this.dir });
+    if (lines.length > 0) this.appended = true;
+    return lines;
+  }
+
+  /** Whether this run has appended to a log of the store: its change is recorded, whatever happens next. */
+  get committed(): boolean {
+    return this.appended;
+  }
+
+  /** Rewrite a file of the store whole (temp file, then rename), never through a symbolic link in the store. */
+  writeFile(path: string, text: string): void {
+    writeFileAtomic(path, text, this.dir);
+  }
+
+  /** The database, opened on first use; no log is followed (see `indexed`). */
+  get database(): Database {
+    this.db ??= this.open();
+    return this.db;
+  }
+
+  /**
+   * The database with this log's derived tables brought up to date (once per process and log): the
+   * domains register their logs here, so a command that never asks loads no SQLite at all.
+   */
+  indexed<T>(follower: LogFollower<T>): Database {
+    if (!this.followed.has(follower.name)) {
+      this.healing(() => follow(this.database, follower, this.followOptions()));
+      this.followed.add(follower.name);
     }
     return this.database;
   }
 
-  sync(): SyncReport {
-    return syncEvents(this.db, this.eventsPath, { deadline: this.deadline, warn: (m) => this.log.warn(m) });
+  /** Bring a log's index up to date again (after this process appended to it). */
+  refresh<T>(follower: LogFollower<T>): FollowReport {
+    return this.healing(() => follow(this.database, follower, this.followOptions()));
   }
 
-  rebuild(): SyncReport {
-    this.database ??= this.open();
-    return this.healing(() => rebuildFromLog(this.database!, this.eventsPath, { deadline: this.deadline, warn: (m) => this.log.warn(m) }));
+  rebuildIndex<T>(follower: LogFollower<T>): FollowReport {
+    const report = this.healing(() => rebuildIndex(this.database, follower, this.followOptions()));
+    this.followed.add(follower.name);
+    return report;
+  }
+
+  private followOptions() {
+    return { deadline: this.deadline, warn: (m: string) => this.log.warn(m) };
   }
 
   /** Move a database with a corrupt page aside (the log still holds everything); the next open rebuilds it. Best effort. */
@@ -82,23 +140,16 @@ export class Store {
     } catch (err) {
       if (this.strict || !isCorruption(err)) throw err;
       this.quarantine(err);
-      this.database = this.open();
+      this.followed.clear();
+      this.db = this.open();
       return work();
     }
   }
 
-  /** Append events to the log, then apply them (and anything else appended meanwhile). */
-  append(payloads: EventPayload[]): CairnEvent[] {
-    if (payloads.length === 0) return [];
-    const db = this.db; // catch up first, so the writer's decisions were made on current state
-    const events = appendEvents(this.eventsPath, this.project, payloads, this.deadline);
-    syncEvents(db, this.eventsPath, { deadline: this.deadline, warn: (m) => this.log.warn(m) });
-    return events;
-  }
-
   close(): void {
-    this.database?.close();
-    this.database = undefined;
+    this.db?.close();
+    this.db = undefined;
+    this.followed.clear();
   }
 }
 
@@ -112,14 +163,25 @@ function readConfig(dir: string, log: Logger, strict: boolean): Config {
   }
 }
 
-/** Open the store for this invocation; a missing store directory is an error (fail open: nothing to do). */
-export function openStore(opts: LocationOptions, deadline: Deadline, log: Logger, strict: boolean): Store {
+export interface StoreOptions {
+  /** A hook payload's cwd. */
+  payloadCwd?: string | null;
+  /** First write creates the store (SPEC §1.2): a writer in a git work tree without one creates it as `cairn init` would. */
+  create?: boolean;
+}
+
+/** Open the store for this invocation; a missing store directory is an error (fail open: nothing to do) unless a writer may create it. */
+export function openStore(opts: LocationOptions, deadline: Deadline, log: Logger, strict: boolean, create = false): Store {
   const location = locate(opts);
   let isDir = false;
   try {
     isDir = statSync(location.dir).isDirectory();
   } catch {
     isDir = false;
+  }
+  if (!isDir && create && existsSync(join(location.root, '.git'))) {
+    initStore(location.dir);
+    isDir = true;
   }
   if (!isDir) throw new CairnError('store', `no cairn store at ${location.dir} (run \`cairn init\` in the project)`);
   return new Store(location, deadline, log, strict);

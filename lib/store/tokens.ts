@@ -16,6 +16,26 @@ interface Encoder {
 // One encoder per encoding per process: long-lived callers (the learning bench, tests) load it once.
 const encoders = new Map<string, Encoder>();
 
+/** The tokenizer for an encoding, loaded once per process (`cairn doctor` checks it loads). */
+export function encoderFor(encoding: string): Encoder {
+  let encoder = encoders.get(encoding);
+  if (!encoder) {
+    let tiktoken: { get_encoding(name: string): Encoder };
+    try {
+      tiktoken = require('tiktoken');
+    } catch (err) {
+      throw new CairnError('database', `tiktoken is not loadable (${(err as Error).message.split('\n')[0]})`);
+    }
+    try {
+      encoder = tiktoken.get_encoding(encoding);
+    } catch {
+      throw new CairnError('input', `unknown tokenizer encoding '${encoding}' in config.json`);
+    }
+    encoders.set(encoding, encoder);
+  }
+  return encoder;
+}
+
 export class TokenCounter {
   private loaded = false;
   private memo = new Map<string, number>();
@@ -51,23 +71,8 @@ export class TokenCounter {
 
   private encode(text: string): number {
     this.loaded = true;
-    let encoder = encoders.get(this.encoding);
-    if (!encoder) {
-      let tiktoken: { get_encoding(name: string): Encoder };
-      try {
-        tiktoken = require('tiktoken');
-      } catch (err) {
-        throw new CairnError('database', `tiktoken is not loadable (${(err as Error).message.split('\n')[0]})`);
-      }
-      try {
-        encoder = tiktoken.get_encoding(this.encoding);
-      } catch {
-        throw new CairnError('input', `unknown tokenizer encoding '${this.encoding}' in config.json`);
-      }
-      encoders.set(this.encoding, encoder);
-    }
     // Special-token text in a pattern is counted as plain text, never rejected.
-    return encoder.encode(text, [], []).length;
+    return encoderFor(this.encoding).encode(text, [], []).length;
   }
 
   /** Store new counts; best effort (a read-only database still formats). */

@@ -1,0 +1,131 @@
+// The one sanitiser for untrusted text that reaches an agent (SPEC §4.6, ARCHITECTURE seam 7):
+// knowledge entries, pattern lines, stored summaries, landing patterns. Anyone with commit access can
+// write what every later session reads, so what cannot be seen, what imitates a chat role, and what
+// could close the fence around it is taken out. Everything else, non-ASCII text included, is kept as
+// written: removal works on code points, and NFKC is used only to *detect* disguised markers.
+
+export type Removal = 'bidi' | 'invisible' | 'control' | 'escape-sequence' | 'role-marker' | 'fence';
+
+export interface SanitizeOptions {
+  /** One line: line breaks and tabs become spaces, runs of spaces collapse (pattern lines, titles). */
+  singleLine?: boolean;
+}
+
+export interface Sanitized {
+  text: string;
+  /** The kinds of thing removed, each once, in a fixed order (for audits and warnings). */
+  removed: Removal[];
+}
+
+// Direction overrides and isolates, and the marks that reorder text without showing.
+const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
+// Zero-width and other invisible characters, and the Unicode tag block (invisible ASCII look-alikes).
+const INVISIBLE = /[\u00AD\u180E\u200B-\u200D\u2060-\u2064\uFEFF\u{E0000}-\u{E007F}]/gu;
+// Terminal escape sequences (CSI, OSC, DCS/PM/APC, two-character), whole, before lone controls go.
+const ESCAPE_SEQUENCE =
+  /\u001B(?:\[[0-?]*[ -/]*[@-~]?|\][^\u0007\u001B]*(?:\u0007|\u001B\\)?|[PX^_][^\u001B]*(?:\u001B\\)?|[@-Z\\-_])|\u009B[0-?]*[ -/]*[@-~]?/g;
+// C0 and C1 controls except tab and line feed (CR and NUL included, SPEC §4.6).
+const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
+const LINE_SEPARATORS = /[\u2028\u2029]/g;
+
+// Markers are looked for in a "skeleton" of the text: each code point NFKC-normalised (fullwidth
+// `ＳＹＳＴＥＭ：` → `SYSTEM:`) and common Cyrillic/Greek look-alikes folded to Latin.
+const ROLE_WORDS = 'system|assistant|user|human|developer';
+const MARKERS: { kind: Removal; pattern: RegExp }[] = [
+  // Chat-template tokens, anywhere: <|im_start|>, <|eot_id|>, [INST], [/INST], <s>, </s>, <<SYS>>.
+  { kind: 'role-marker', pattern: /<\|\s*\/?[a-z_][a-z0-9_]{0,31}\s*\|>|\[\s*\/?\s*inst\s*\]|<\s*\/?\s*s\s*>|<<\s*\/?\s*sys\s*>>/giu },
+  // `[SYSTEM]`, `<system>`, `</assistant>` style role tags.
+  { kind: 'role-marker', pattern: new RegExp(`\\[\\s*(?:${ROLE_WORDS})\\s*\\]|<\\s*\\/?\\s*(?:${ROLE_WORDS})\\s*>`, 'giu') },
+  // `SYSTEM:` written in capitals is a marker wherever it stands.
+  { kind: 'role-marker', pattern: new RegExp(`(?<![\\p{L}\\p{N}_])(?:${ROLE_WORDS.toUpperCase()})\\s*:`, 'gu') },
+  // `System:` in any case where a speaker label would stand: the start of the text or a line, or after
+  // punctuation that ends a clause. "the file system: ext4" keeps its word.
+  { kind: 'role-marker', pattern: new RegExp(`(?<=^|[\\n.!?;:>)\\]"'\`*#|-]\\s*|^\\s+)(?:${ROLE_WORDS})\\s*:`, 'giu') },
+  // Prompt-format headings: `### Instruction:`, `### Response:`.
+  { kind: 'role-marker', pattern: /#{1,6}\s*(?:instruction|response|system)\s*:/giu },
+  // The fences cairn wraps untrusted text in: the knowledge tag (SPEC §4.4) and the pattern block (§3.5).
+  { kind: 'fence', pattern: /<\s*\/?\s*untrusted-knowledge\b[^>\n]*>?/giu },
+  { kind: 'fence', pattern: /={2,}\s*(?:end\s+)?historical\s+patterns\b[^=\n]*(?:={2,})?/giu },
+];
+
+const LOOK_ALIKES: Record<string, string> = {
+  а: 'a', в: 'b', с: 'c', е: 'e', һ: 'h', і: 'i', ј: 'j', к: 'k', м: 'm', н: 'h', о: 'o', р: 'p', ѕ: 's', т: 't', у: 'y', х: 'x', ԁ: 'd', ӏ: 'l',
+  А: 'A', В: 'B', С: 'C', Е: 'E', Н: 'H', І: 'I', Ј: 'J', К: 'K', М: 'M', О: 'O', Р: 'P', Ѕ: 'S', Т: 'T', Х: 'X', Ү: 'Y', У: 'Y',
+  α: 'a', ε: 'e', ι: 'i', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x',
+  Α: 'A', Β: 'B', Ε: 'E', Ζ: 'Z', Η: 'H', Ι: 'I', Κ: 'K', Μ: 'M', Ν: 'N', Ο: 'O', Ρ: 'P', Τ: 'T', Υ: 'Y', Χ: 'X',
+};
+
+/** The skeleton of a text, with the original span [start, end) of each skeleton character. */
+function skeleton(text: string): { text: string; start: number[]; end: number[] } {
+  let out = '';
+  const start: number[] = [];
+  const end: number[] = [];
+  let i = 0;
+  for (const ch of text) {
+    const folded = LOOK_ALIKES[ch] ?? ch.normalize('NFKC');
+    for (let k = 0; k < folded.length; k++) {
+      start.push(i);
+      end.push(i + ch.length);
+    }
+    out += folded;
+    i += ch.length;
+  }
+  return { text: out, start, end };
+}
+
+/** Remove every marker span found in the skeleton (and the spaces right after it) from the text. */
+function removeMarkers(text: string, removed: Set<Removal>): string {
+  const sk = skeleton(text);
+  const spans: [number, number][] = [];
+  for (const { kind, pattern } of MARKERS) {
+    pattern.lastIndex = 0;
+    for (const m of sk.text.matchAll(pattern)) {
+      if (m[0].length === 0) continue;
+      spans.push([sk.start[m.index!], sk.end[m.index! + m[0].length - 1]]);
+      removed.add(kind);
+    }
+  }
+  if (spans.length === 0) return text;
+  spans.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let at = 0;
+  for (const [from, to] of spans) {
+    if (to <= at) continue;
+    out += text.slice(at, Math.max(at, from));
+    at = to;
+    // the marker's own trailing space goes too, unless it is the only space between two words
+    if (out === '' || /\s$/.test(out)) while (text[at] === ' ' || text[at] === '\t') at++;
+  }
+  return out + text.slice(at);
+}
+
+const ORDER: Removal[] = ['bidi', 'invisible', 'escape-sequence', 'control', 'role-marker', 'fence'];
+
+/** Sanitise untrusted text and say what was removed. Idempotent: a second pass changes nothing. */
+export function sanitizeReport(input: string, opts: SanitizeOptions = {}): Sanitized {
+  const removed = new Set<Removal>();
+  const strip = (text: string, pattern: RegExp, kind: Removal, by = '') =>
+    text.replace(pattern, () => {
+      removed.add(kind);
+      return by;
+    });
+  let text = String(input);
+  text = strip(text, BIDI, 'bidi');
+  text = strip(text, INVISIBLE, 'invisible');
+  text = strip(text, ESCAPE_SEQUENCE, 'escape-sequence');
+  text = strip(text.replace(/\r\n/g, '\n'), CONTROL, 'control');
+  text = text.replace(LINE_SEPARATORS, '\n');
+  // Removing one marker can join the pieces of another (`SYS<s>TEM:`): repeat until nothing changes.
+  for (let pass = 0; pass < 8; pass++) {
+    const next = removeMarkers(text, removed);
+    if (next === text) break;
+    text = next;
+  }
+  text = opts.singleLine ? text.replace(/\s+/g, ' ').trim() : text.replace(/[ \t]+$/gm, '').trim();
+  return { text, removed: ORDER.filter((k) => removed.has(k)) };
+}
+
+/** Untrusted text made safe to show an agent (SPEC §4.6). */
+export function sanitizeUntrusted(text: string, opts: SanitizeOptions = {}): string {
+  return sanitizeReport(text, opts).text;
+}

@@ -1,0 +1,63 @@
+import { asObject, type Json } from '../core/json.js';
+import { failedExitCode, firstStr, shellCommand, str } from './fields.js';
+import type { HookInput } from './payload.js';
+import type { HostHooks } from './settings.js';
+
+// Claude Code (hooks reference, code.claude.com/docs/en/hooks; see hooks/README.md): every payload
+// has hook_event_name, session_id and cwd; SessionStart adds source, UserPromptSubmit prompt,
+// PostToolUse tool_name, tool_input and tool_response. A failed tool run fires PostToolUseFailure.
+// Codex and Gemini CLI send the same shape; their files reuse this reader with their own tool names.
+
+const SHELL_TOOLS = new Set(['Bash']);
+
+export function isClaudePayload(p: Json): boolean {
+  return str(p, 'hook_event_name') !== null || str(p, 'tool_name') !== null || str(p, 'session_id') !== null;
+}
+
+export function readClaudePayload(p: Json): HookInput {
+  return readClaudeShaped(p, 'claude', SHELL_TOOLS);
+}
+
+/** The Claude-shaped payload that Codex and Gemini CLI share, with the host's own shell tool names. */
+export function readClaudeShaped(p: Json, host: HookInput['host'], shellTools: Set<string>): HookInput {
+  const event = str(p, 'hook_event_name');
+  const tool = str(p, 'tool_name');
+  return {
+    host,
+    event,
+    cwd: str(p, 'cwd'),
+    sessionId: str(p, 'session_id'),
+    prompt: str(p, 'prompt'),
+    source: firstStr(p, 'source', 'trigger'),
+    command: tool !== null && shellTools.has(tool) ? shellCommand(p.tool_input) : null,
+    toolFailed: (event !== null && event.endsWith('Failure')) || responseFailed(p.tool_response),
+  };
+}
+
+/** A tool response that reports failure: a non-zero exit code, an error, success:false or is_error. */
+export function responseFailed(response: unknown): boolean {
+  const r = asObject(response);
+  if (!r) return false;
+  if (failedExitCode(r.exit_code ?? r.exitCode ?? r.returncode)) return true;
+  if (r.success === false || r.is_error === true) return true;
+  return (typeof r.error === 'string' && r.error.trim() !== '') || asObject(r.error) !== null;
+}
+
+/** `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}`, the only keys (SPEC §4.4). */
+export function claudeEnvelope(eventName: string, text: string): string {
+  return JSON.stringify({ hookSpecificOutput: { hookEventName: eventName, additionalContext: text } }) + '\n';
+}
+
+/**
+ * .claude/settings.json (committed; settings.local.json is the personal one): SessionStart → auto-recall;
+ * PostToolUse on Bash → memory-capture, `async` so the agent never waits on it.
+ */
+export const claudeHooks: HostHooks = {
+  file: '.claude/settings.json',
+  layout: 'nested',
+  projectDir: '"$CLAUDE_PROJECT_DIR"',
+  entries: (exe) => [
+    { event: 'SessionStart', handler: { type: 'command', command: `${exe('auto-recall')} --format claude`, timeout: 10 } },
+    { event: 'PostToolUse', matcher: 'Bash', handler: { type: 'command', command: exe('memory-capture'), async: true, timeout: 10 } },
+  ],
+};

@@ -1,0 +1,41 @@
+import { asObject, type Json } from '../core/json.js';
+
+// Reading fields out of a hook payload whose shape nobody promised: wrong types read as absent.
+
+/** A non-empty string field, else null. */
+export function str(obj: Json | null, key: string): string | null {
+  const v = obj?.[key];
+  return typeof v === 'string' && v !== '' ? v : null;
+}
+
+/** The first of several keys that holds a non-empty string. */
+export function firstStr(obj: Json | null, ...keys: string[]): string | null {
+  for (const key of keys) {
+    const v = str(obj, key);
+    if (v !== null) return v;
+  }
+  return null;
+}
+
+/** An exit code that says the run failed: a number or numeric string other than 0. */
+export function failedExitCode(value: unknown): boolean {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof n === 'number' && Number.isFinite(n) && n !== 0;
+}
+
+/**
+ * The shell command of a tool input: a string, or an argv array. `["bash", "-lc", "<script>"]`
+ * is the script; any other argv is joined with spaces (good enough to find `bd comments add`).
+ */
+export function shellCommand(toolInput: unknown): string | null {
+  const input = asObject(toolInput);
+  const raw = input?.command ?? input?.cmd;
+  if (typeof raw === 'string') return raw === '' ? null : raw;
+  if (Array.isArray(raw) && raw.every((a) => typeof a === 'string')) {
+    const argv = raw as string[];
+    const flag = argv.findIndex((a, i) => i > 0 && /^-\w*c$/.test(a));
+    const script = flag > 0 && flag === argv.length - 2 ? argv[argv.length - 1] : argv.join(' ');
+    return script === '' ? null : script;
+  }
+  return null;
+}

@@ -1,0 +1,49 @@
+import { asObject, type Json } from '../core/json.js';
+import { str } from './fields.js';
+import { claudeEnvelope, readClaudeShaped } from './claude.js';
+import type { HookInput } from './payload.js';
+import type { HostHooks } from './settings.js';
+
+// Gemini CLI (google-gemini/gemini-cli docs/hooks): hooks in .gemini/settings.json (or an
+// extension's hooks/hooks.json); payloads in Claude's shape with a timestamp and Gemini's own event
+// names (BeforeAgent for a prompt, AfterTool after a tool) and tool names (run_shell_command).
+// stdout must be JSON only; SessionStart, BeforeAgent and AfterTool read hookSpecificOutput.additionalContext.
+
+const EVENTS = new Set(['BeforeAgent', 'AfterAgent', 'BeforeTool', 'AfterTool', 'BeforeModel', 'AfterModel', 'BeforeToolSelection', 'PreCompress']);
+const SHELL_TOOLS = new Set(['run_shell_command']);
+
+export function isGeminiPayload(p: Json): boolean {
+  const event = str(p, 'hook_event_name');
+  if (event !== null && EVENTS.has(event)) return true;
+  if (str(p, 'tool_name') === 'run_shell_command') return true;
+  return event !== null && str(p, 'timestamp') !== null; // Claude and Codex send no timestamp
+}
+
+export function readGeminiPayload(p: Json): HookInput {
+  const input = readClaudeShaped(p, 'gemini', SHELL_TOOLS);
+  return { ...input, toolFailed: input.toolFailed || shellReportedFailure(p.tool_response) };
+}
+
+/** run_shell_command reports its exit status as an `Exit Code: N` line of its llmContent. */
+function shellReportedFailure(response: unknown): boolean {
+  const text = str(asObject(response), 'llmContent');
+  const m = text === null ? null : /^Exit Code: (-?\d+)/m.exec(text);
+  return m !== null && Number(m[1]) !== 0;
+}
+
+export const geminiEnvelope = claudeEnvelope;
+
+/**
+ * .gemini/settings.json: SessionStart → auto-recall; AfterTool on run_shell_command → memory-capture.
+ * Gemini CLI waits for every hook (no async) and counts timeouts in milliseconds.
+ */
+export const geminiHooks: HostHooks = {
+  file: '.gemini/settings.json',
+  layout: 'nested',
+  projectDir: '"$GEMINI_PROJECT_DIR"',
+  note: 'Gemini CLI runs hooks when its hooks system is enabled: /settings → Advanced → Enable Hooks System',
+  entries: (exe) => [
+    { event: 'SessionStart', handler: { name: 'cairn-auto-recall', type: 'command', command: `${exe('auto-recall')} --format gemini`, timeout: 10000 } },
+    { event: 'AfterTool', matcher: 'run_shell_command', handler: { name: 'cairn-memory-capture', type: 'command', command: exe('memory-capture'), timeout: 10000 } },
+  ],
+};

@@ -1,0 +1,25 @@
+import { asObject, type Json } from '../core/json.js';
+import { failedExitCode, firstStr, shellCommand, str } from './fields.js';
+import type { HookInput } from './payload.js';
+
+// OpenCode has no command hooks: hooks/opencode/cairn.js, a plugin, pipes its own events to the
+// executables as `{event, sessionID, directory, tool, args, metadata}` — `session.created`, and
+// `tool.execute.after` for the bash tool (opencode.ai/docs/plugins). Context goes back as text.
+
+export function isOpenCodePayload(p: Json): boolean {
+  return str(p, 'sessionID') !== null || /^(tool|session)\./.test(str(p, 'event') ?? '');
+}
+
+export function readOpenCodePayload(p: Json): HookInput {
+  const metadata = asObject(p.metadata);
+  return {
+    host: 'opencode',
+    event: str(p, 'event'),
+    cwd: firstStr(p, 'directory', 'cwd'),
+    sessionId: str(p, 'sessionID'),
+    prompt: str(p, 'prompt'),
+    source: null,
+    command: str(p, 'tool') === 'bash' ? shellCommand(p.args) : null,
+    toolFailed: failedExitCode(metadata?.exit ?? metadata?.exitCode),
+  };
+}

@@ -1,0 +1,51 @@
+import { asObject } from '../core/json.js';
+import { isClaudePayload, readClaudePayload } from './claude.js';
+import { isCodexPayload, readCodexPayload } from './codex.js';
+import { isCursorPayload, readCursorPayload } from './cursor.js';
+import { isGeminiPayload, readGeminiPayload } from './gemini.js';
+import { isOpenCodePayload, readOpenCodePayload } from './opencode.js';
+
+// One normalised view of a hook payload from any host (SPEC §4.2, §4.4, §7). Each host's shape is
+// read by that host's file; the most specific shapes are tried first (Codex and Gemini CLI send
+// Claude's shape plus marks of their own).
+
+export type Host = 'claude' | 'codex' | 'gemini' | 'cursor' | 'opencode' | 'unknown';
+
+export interface HookInput {
+  host: Host;
+  /** As the host names it: SessionStart, UserPromptSubmit, PostToolUse, AfterTool, afterShellExecution… */
+  event: string | null;
+  cwd: string | null;
+  sessionId: string | null;
+  /** A prompt-submit payload's prompt. */
+  prompt: string | null;
+  /** SessionStart source (startup, resume, clear, compact). */
+  source: string | null;
+  /** The shell command of a shell-tool event (Bash, run_shell_command, shell…), else null. */
+  command: string | null;
+  /** The payload says the tool run failed (exit code ≠ 0, error, success:false…). */
+  toolFailed: boolean;
+}
+
+const READERS: [(p: Record<string, unknown>) => boolean, (p: Record<string, unknown>) => HookInput][] = [
+  [isCursorPayload, readCursorPayload],
+  [isOpenCodePayload, readOpenCodePayload],
+  [isGeminiPayload, readGeminiPayload],
+  [isCodexPayload, readCodexPayload],
+  [isClaudePayload, readClaudePayload],
+];
+
+/** Normalise a hook payload (parsed JSON, or its text). Never throws; an unknown shape reads as nulls. */
+export function readHookInput(json: unknown): HookInput {
+  let value = json;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      value = null;
+    }
+  }
+  const p = asObject(value);
+  if (p) for (const [matches, read] of READERS) if (matches(p)) return read(p);
+  return { host: 'unknown', event: null, cwd: null, sessionId: null, prompt: null, source: null, command: null, toolFailed: false };
+}

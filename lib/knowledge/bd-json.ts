@@ -1,0 +1,33 @@
+import { CairnError } from '../core/errors.js';
+import { asObject } from '../core/json.js';
+import { seconds } from './reader.js';
+import type { Comment } from './capture.js';
+
+// `memory-capture --from-bd-json` (SPEC §4.2): the output of `bd comments <id> --json` — an array of
+// {id, issue_id, author, text, created_at} — as comments to capture, for backfill. JSON lines (an
+// export of several beads concatenated) are read too.
+
+/** The comments in `bd comments --json` output; `now` (Unix seconds) stands in for a missing time. */
+export function commentsFromBdJson(text: string, now: number): Comment[] {
+  const trimmed = text.trim();
+  if (trimmed === '') return [];
+  let rows: unknown[];
+  try {
+    const value = JSON.parse(trimmed) as unknown;
+    rows = Array.isArray(value) ? value : [value];
+  } catch {
+    try {
+      rows = trimmed.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as unknown);
+    } catch (err) {
+      throw new CairnError('input', `--from-bd-json: stdin is neither a JSON array nor JSON lines (${(err as Error).message.slice(0, 80)})`);
+    }
+  }
+  const comments: Comment[] = [];
+  for (const row of rows.flat()) {
+    const o = asObject(row);
+    if (!o || typeof o.text !== 'string') continue;
+    const bead = typeof o.issue_id === 'string' ? o.issue_id : typeof o.issue === 'string' ? o.issue : '';
+    comments.push({ bead, text: o.text, ts: seconds(o.created_at) || now, source: 'bd' });
+  }
+  return comments;
+}

@@ -1,0 +1,53 @@
+import { execFile } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+// Titles of the work in progress, from beads (SPEC §4.4): `bd list --status=in_progress --json` and
+// `--status=open`. A session start cannot afford to wait on them, so both are started at once, before
+// the index is opened, and run while it is; each is cut off at its timeout. No `.beads/` in the
+// project, or no `bd` on PATH: nothing is spawned at all.
+
+/** At most this many titles: in-progress work first, then open beads, as bd lists them. */
+const MAX_TITLES = 20;
+
+/** Start both listings now; the promise holds the titles that arrived in time (never rejects). */
+export function beadTitles(root: string, timeoutMs: number): Promise<string[]> {
+  if (!existsSync(join(root, '.beads'))) return Promise.resolve([]);
+  const bd = onPath('bd');
+  if (!bd) return Promise.resolve([]);
+  const list = (status: string) =>
+    new Promise<string[]>((resolve) => {
+      execFile(bd, ['list', `--status=${status}`, '--json'], { cwd: root, timeout: timeoutMs, maxBuffer: 8 << 20, windowsHide: true }, (err, stdout) =>
+        resolve(err ? [] : titlesOf(stdout, status)),
+      );
+    });
+  return Promise.all([list('in_progress'), list('open')]).then(([working, open]) => [...new Set([...working, ...open])].slice(0, MAX_TITLES));
+}
+
+/** Titles in `bd list --json` output (an array of issues), keeping only the status asked for when issues carry one. */
+export function titlesOf(stdout: string, status: string): string[] {
+  let rows: unknown;
+  try {
+    rows = JSON.parse(stdout);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(rows)) return [];
+  return rows
+    .filter((r): r is { title: string; status?: unknown } => r !== null && typeof r === 'object' && typeof (r as { title?: unknown }).title === 'string')
+    .filter((r) => typeof r.status !== 'string' || r.status === status)
+    .map((r) => r.title);
+}
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    try {
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,232 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { describeError } from '../core/errors.js';
+import type { Store } from '../store/store.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
+import { redactSecrets } from '../core/secrets.js';
+import { capUtf8, normaliseText } from '../core/text.js';
+import { DEFAULT_TAG_WORDS, makeEntry, MAX_CONTENT_BYTES, parseTypedText, suffixedKey, tagsFor, type KnowledgeEntry } from './entry.js';
+import { knowledgeFollowers } from './index.js';
+import { parseEntryLine, readEntries } from './reader.js';
+import { rotateIfDue, type RotateReport } from './rotate.js';
+
+// Capture (SPEC §4.2): a comment body becomes an entry — sanitised, secrets redacted, capped — and
+// is appended to the log under its lock, unless the log already holds it. A key taken by other
+// content gets `-2`, `-3`, …: nothing is ever dropped silently.
+
+export interface Comment {
+  bead: string;
+  text: string;
+  /** Unix seconds. */
+  ts: number;
+  source: string;
+}
+
+export interface CaptureContext {
+  project: string;
+  tagWords?: readonly string[];
+}
+
+const MAX_BEAD_CHARS = 128;
+
+/** Untrusted text as stored content: sanitised by code point (SPEC §4.6), then secrets redacted, then capped. */
+export function cleanContent(text: string): string {
+  return capUtf8(redactSecrets(sanitizeUntrusted(text)).text, MAX_CONTENT_BYTES).trim();
+}
+
+export function cleanBead(bead: string): string {
+  return Array.from(sanitizeUntrusted(bead, { singleLine: true })).slice(0, MAX_BEAD_CHARS).join('');
+}
+
+/** The entry a comment makes, 'skip' for `SKIP:`, undefined when it is not knowledge (or nothing is left of it). */
+export function entryFromComment(comment: Comment, ctx: CaptureContext): KnowledgeEntry | 'skip' | undefined {
+  const typed = parseTypedText(comment.text);
+  if (typed === undefined || typed === 'skip') return typed;
+  const content = cleanContent(typed.content);
+  if (!content) return undefined;
+  return makeEntry({ type: typed.type, content, bead: cleanBead(comment.bead), source: comment.source, ts: comment.ts, project: ctx.project, tagWords: ctx.tagWords });
+}
+
+export interface Appended {
+  entry: KnowledgeEntry;
+  /** 'duplicate': the log (or its archive) already holds this content under this key family. */
+  status: 'added' | 'duplicate';
+}
+
+/**
+ * Append entries to the log under its lock. Each is compared with the entries of its key family
+ * (`k`, `k-2`, `k-3`, … in the log and the archive, of this project or of none): the same
+ * normalised content is a duplicate; otherwise it takes the first free suffix.
+ */
+export function appendEntries(store: Store, entries: KnowledgeEntry[]): Appended[] {
+  const results: Appended[] = [];
+  if (entries.length === 0) return results;
+  store.appendLines(
+    store.knowledgePath,
+    () => {
+      const families = keyFamilies([store.archivePath, store.knowledgePath], new Set(entries.map((e) => e.key)), entries[0].project);
+      const lines: string[] = [];
+      for (const candidate of entries) {
+        const family = families.get(candidate.key) ?? { keys: new Set<string>(), contents: new Map<string, string>() };
+        families.set(candidate.key, family);
+        const norm = normaliseText(candidate.content);
+        const existing = family.contents.get(norm);
+        if (existing !== undefined) {
+          results.push({ entry: { ...candidate, key: existing }, status: 'duplicate' });
+          continue;
+        }
+        let n = 1;
+        while (family.keys.has(suffixedKey(candidate.key, n))) n++;
+        const entry = { ...candidate, key: suffixedKey(candidate.key, n) };
+        family.keys.add(entry.key);
+        family.contents.set(norm, entry.key);
+        lines.push(JSON.stringify(entry));
+        results.push({ entry, status: 'added' });
+      }
+      return lines;
+    },
+  );
+  return results;
+}
+
+interface Family {
+  keys: Set<string>;
+  /** Normalised content → the key it is stored under. */
+  contents: Map<string, string>;
+}
+
+// Looking each key up by a byte search is cheapest for the few keys of a hook capture; a backfill
+// of many keys reads every line once instead.
+const SEARCHED_KEYS = 16;
+
+/** The stored versions of each base key's family, from the files given (missing files hold none). */
+function keyFamilies(paths: string[], baseKeys: Set<string>, project: string | undefined): Map<string, Family> {
+  const families = new Map<string, Family>();
+  for (const path of paths) {
+    let buf: Buffer;
+    try {
+      buf = readFileSync(path);
+    } catch {
+      continue;
+    }
+    for (const start of candidateLines(buf, baseKeys)) {
+      const end = buf.indexOf(0x0a, start);
+      const parsed = parseEntryLine(buf.toString('utf8', start, end < 0 ? buf.length : end));
+      if (!parsed.ok) continue;
+      const e = parsed.value;
+      if (e.project !== undefined && project !== undefined && e.project !== project) continue;
+      const base = baseOf(e.key, baseKeys);
+      if (base === undefined) continue;
+      let family = families.get(base);
+      if (!family) families.set(base, (family = { keys: new Set(), contents: new Map() }));
+      family.keys.add(e.key);
+      family.contents.set(normaliseText(e.content), e.key);
+    }
+  }
+  return families;
+}
+
+/** Start offsets of the lines that may hold one of the keys (a key is [a-z0-9-] only, so JSON never escapes it). */
+function candidateLines(buf: Buffer, keys: Set<string>): Set<number> {
+  const starts = new Set<number>();
+  if (keys.size > SEARCHED_KEYS) {
+    for (let at = 0; at < buf.length; at = buf.indexOf(0x0a, at) + 1 || buf.length) starts.add(at);
+    return starts;
+  }
+  for (const key of keys) {
+    const needle = Buffer.from(key);
+    for (let at = buf.indexOf(needle); at >= 0; at = buf.indexOf(needle, at + needle.length)) {
+      starts.add(buf.lastIndexOf(0x0a, at) + 1);
+    }
+  }
+  return starts;
+}
+
+/** The base key whose family `key` belongs to: the key itself, or it with a numeric suffix. */
+function baseOf(key: string, bases: Set<string>): string | undefined {
+  if (bases.has(key)) return key;
+  const m = /^(.*)-\d+$/.exec(key);
+  return m && bases.has(m[1]) ? m[1] : undefined;
+}
+
+export interface CaptureReport {
+  appended: Appended[];
+  /** Comments that were not knowledge (no type prefix), or `SKIP:`. */
+  ignored: number;
+  rotated?: RotateReport;
+}
+
+/**
+ * Capture comments into the store's log. The append is the commit point: updating the index (if
+ * there is one) and rotating (if due) afterwards are best effort — a failure there is a warning,
+ * and the next reader or rotation catches up — so a caller never retries and doubles an entry.
+ */
+export function captureComments(store: Store, comments: Comment[]): CaptureReport {
+  const ctx = { project: store.project, tagWords: [...DEFAULT_TAG_WORDS, ...store.config.knowledge.tags] };
+  const entries: KnowledgeEntry[] = [];
+  let ignored = 0;
+  for (const c of comments) {
+    const e = entryFromComment(c, ctx);
+    if (e === undefined || e === 'skip') ignored++;
+    else entries.push(e);
+  }
+  const report: CaptureReport = { appended: [], ignored };
+  if (entries.length === 0) return report;
+  report.appended = appendEntries(store, entries);
+  afterAppend(store, report);
+  return report;
+}
+
+function afterAppend(store: Store, report: CaptureReport): void {
+  try {
+    if (existsSync(store.dbPath)) store.refresh(knowledgeFollowers(store).log);
+  } catch (err) {
+    store.log.warn(`captured; indexing is left to the next reader (${describeError(err)})`);
+  }
+  try {
+    report.rotated = rotateIfDue(store.knowledgePath, store.archivePath, { deadline: store.deadline, within: store.dir });
+  } catch (err) {
+    store.log.warn(`captured; rotation is left to the next run (${describeError(err)})`);
+  }
+}
+
+export interface ImportReport {
+  read: number;
+  appended: number;
+  duplicates: number;
+  unreadable: number;
+}
+
+/**
+ * `cairn init --import-lavra PATH`: every readable entry of a Lavra knowledge log, cleaned as a
+ * capture is (sanitised, secrets redacted, capped; tags recomputed as whole words), keeping its key,
+ * type, time, bead and source. Entries the log already holds are not appended again.
+ */
+export function importLavraLog(store: Store, path: string): ImportReport {
+  const tagWords = [...DEFAULT_TAG_WORDS, ...store.config.knowledge.tags];
+  const entries: KnowledgeEntry[] = [];
+  let read = 0;
+  let unreadable = 0;
+  for (const { entry } of readEntries(path, (m) => {
+    unreadable++;
+    store.log.warn(m);
+  })) {
+    read++;
+    const content = cleanContent(entry.content);
+    if (!content) continue;
+    entries.push({
+      key: entry.key,
+      type: entry.type,
+      content,
+      source: entry.source || 'lavra',
+      tags: tagsFor(entry.type, content, tagWords),
+      ts: entry.ts,
+      bead: cleanBead(entry.bead),
+      project: store.project,
+    });
+  }
+  const appended = appendEntries(store, entries);
+  const report: CaptureReport = { appended, ignored: 0 };
+  afterAppend(store, report);
+  const added = appended.filter((a) => a.status === 'added').length;
+  return { read, appended: added, duplicates: appended.length - added, unreadable };
+}

@@ -1,0 +1,57 @@
+import { statSync } from 'node:fs';
+import { basename, extname, join } from 'node:path';
+import { walkFiles } from '../io/walk.js';
+import { gitDirOf } from '../store/root.js';
+
+// What a session is about, for the auto-recall query (SPEC §4.4), in order of weight: the prompt,
+// the titles of beads in progress and open, the words of the git branch, the names of the files
+// changed since git last wrote its index. All read without spawning git.
+
+export interface SessionContext {
+  prompt: string | null;
+  beadTitles: string[];
+  branch: string | undefined;
+  changedFiles: string[];
+}
+
+/** The context as one text, most important first (query terms are taken in this order). */
+export function contextText(c: SessionContext): string {
+  return [c.prompt ?? '', ...c.beadTitles, branchWords(c.branch ?? '').join(' '), ...c.changedFiles].filter(Boolean).join('\n');
+}
+
+// Conventional prefixes and long-lived branch names say nothing about the topic.
+const BRANCH_NOISE = new Set(['feat', 'feature', 'fix', 'bugfix', 'hotfix', 'chore', 'refactor', 'docs', 'doc', 'test', 'tests', 'wip', 'main', 'master', 'develop', 'dev', 'release', 'head']);
+
+/** `feat/codex-cli_support` → codex, cli, support. */
+export function branchWords(branch: string): string[] {
+  return branch.split(/[-_/.]+/).filter((w) => w !== '' && !BRANCH_NOISE.has(w.toLowerCase()));
+}
+
+/**
+ * Names (without extension) of the files modified after git last wrote its index — edited since the
+ * last checkout, add or commit — newest first. The walk is bounded (see walkFiles), so a huge tree
+ * costs a few milliseconds at most. None outside a git work tree.
+ */
+export function changedFiles(root: string, limit = 10, maxEntries = 4000): string[] {
+  let since: number;
+  try {
+    since = statSync(join(gitDirOf(root) ?? '', 'index')).mtimeMs;
+  } catch {
+    return [];
+  }
+  const found: { name: string; mtime: number }[] = [];
+  walkFiles(
+    root,
+    (path, relative) => {
+      try {
+        const mtime = statSync(path).mtimeMs;
+        const name = basename(relative);
+        if (mtime > since) found.push({ name: name.slice(0, name.length - extname(name).length), mtime });
+      } catch {
+        // vanished meanwhile
+      }
+    },
+    maxEntries,
+  );
+  return [...new Set(found.sort((a, b) => b.mtime - a.mtime).map((f) => f.name))].slice(0, limit);
+}

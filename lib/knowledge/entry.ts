@@ -1,0 +1,136 @@
+import { languagesOf } from '../core/languages.js';
+import { shortHash } from '../core/text.js';
+
+// A knowledge entry (SPEC §4.1), in the Lavra line format:
+// {"key":…,"type":…,"content":…,"source":…,"tags":[…],"ts":…,"bead":…} plus, when cairn writes it,
+// the project id, and the optional curation fields.
+
+export const KNOWLEDGE_TYPES = ['learned', 'decision', 'fact', 'pattern', 'investigation', 'deviation', 'must-check'] as const;
+export type KnowledgeType = (typeof KNOWLEDGE_TYPES)[number];
+
+export const CURATION_STATUSES = ['canonical', 'superseded', 'needs_review'] as const;
+export type CurationStatus = (typeof CURATION_STATUSES)[number];
+
+export interface KnowledgeEntry {
+  key: string;
+  /** One of KNOWLEDGE_TYPES when cairn wrote it; a foreign log may hold others, kept as written. */
+  type: string;
+  content: string;
+  source: string;
+  tags: string[];
+  /** Unix seconds. */
+  ts: number;
+  bead: string;
+  /** The project that wrote it (SPEC §1.2); absent in logs written before cairn (visible to the store's readers). */
+  project?: string;
+  status?: CurationStatus;
+  supersedes?: string[];
+  superseded_by?: string;
+  merged_from?: string[];
+  review_source?: string;
+  review_reason?: string;
+}
+
+/** Content is capped at this many UTF-8 bytes, at a character boundary (SPEC §4.2). */
+export const MAX_CONTENT_BYTES = 4096;
+export const MAX_TAGS = 12;
+const SLUG_CHARS = 60;
+
+// The prefix must lead the body (after whitespace); `SKIP:` means "store nothing" (SPEC §4.2).
+const PREFIX = /^\s*(LEARNED|DECISION|FACT|PATTERN|INVESTIGATION|DEVIATION|MUST-CHECK|SKIP):[ \t]*/;
+
+/** A comment body as knowledge: its type and content, 'skip' for `SKIP:`, undefined when it is not knowledge. */
+export function parseTypedText(body: string): { type: KnowledgeType; content: string } | 'skip' | undefined {
+  const m = PREFIX.exec(body);
+  if (!m) return undefined;
+  if (m[1] === 'SKIP') return 'skip';
+  const content = body.slice(m[0].length).trim();
+  return content ? { type: m[1].toLowerCase() as KnowledgeType, content } : undefined;
+}
+
+/**
+ * The first 60 characters of the content, lowercased, each run of characters outside [a-z0-9] one
+ * `-`, trimmed. Content with no such characters at all (a note in Japanese) gets a short hash, so
+ * its key still says something unique.
+ */
+export function slugOf(content: string): string {
+  const slug = Array.from(content).slice(0, SLUG_CHARS).join('').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  return slug || shortHash(content).slice(0, 12);
+}
+
+export function keyOf(type: string, content: string): string {
+  return `${type}-${slugOf(content)}`;
+}
+
+/** `learned-x`, `learned-x-2`, `learned-x-3`, …: the n-th entry whose content slugs alike. */
+export function suffixedKey(base: string, n: number): string {
+  return n <= 1 ? base : `${base}-${n}`;
+}
+
+/** The default tag vocabulary (SPEC §4.1); config `knowledge.tags` adds words. */
+export const DEFAULT_TAG_WORDS = [
+  'api', 'auth', 'oauth', 'jwt', 'security', 'permission', 'secret', 'token', 'session',
+  'database', 'sqlite', 'postgres', 'mysql', 'redis', 'sql', 'schema', 'migration', 'query', 'index', 'cache',
+  'config', 'env', 'test', 'ci', 'build', 'deploy', 'release', 'docker', 'kubernetes', 'install', 'dependency', 'version',
+  'hook', 'plugin', 'cli', 'ui', 'css', 'react', 'http', 'network', 'webhook', 'queue', 'job',
+  'performance', 'memory', 'timeout', 'retry', 'concurrency', 'lock', 'async', 'error', 'crash', 'bug', 'logging',
+  'validation', 'parser', 'regex', 'encoding', 'unicode', 'json', 'yaml', 'shell', 'git', 'merge',
+  'agent', 'prompt', 'model', 'search', 'architecture', 'convention',
+];
+
+/** Paths and file names with an extension mentioned in the text (`src/app.tsx`, `main.go`). */
+const FILE_MENTION = /[A-Za-z0-9_./-]*[A-Za-z0-9_]\.([A-Za-z0-9]{1,6})\b/g;
+
+/**
+ * Tags: the type, then vocabulary words found as whole words (plurals allowed, so `hooks` is `hook`
+ * and `retries` is `retry`, but `build` is never `ui`), then languages of the files mentioned; at most 12.
+ */
+export function tagsFor(type: string, content: string, words: readonly string[] = DEFAULT_TAG_WORDS): string[] {
+  const tags = new Set<string>([type]);
+  const lower = content.toLowerCase();
+  const found: { word: string; at: number }[] = [];
+  for (const word of words) {
+    const at = lower.search(wholeWord(word));
+    if (at >= 0) found.push({ word, at });
+  }
+  found.sort((a, b) => a.at - b.at); // in the order the text names them
+  for (const f of found) tags.add(f.word);
+  for (const m of content.matchAll(FILE_MENTION)) for (const language of languagesOf(m[0])) tags.add(language);
+  return [...tags].slice(0, MAX_TAGS);
+}
+
+const wordPatterns = new Map<string, RegExp>();
+function wholeWord(word: string): RegExp {
+  let re = wordPatterns.get(word);
+  if (!re) {
+    const escaped = word.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const inflected = escaped.endsWith('y') ? `${escaped.slice(0, -1)}(?:y|ies)` : `${escaped}(?:e?s)?`; // retry, retries
+    re = new RegExp(`(?<![\\p{L}\\p{N}_])${inflected}(?![\\p{L}\\p{N}_])`, 'u');
+    wordPatterns.set(word, re);
+  }
+  return re;
+}
+
+export interface NewEntry {
+  type: KnowledgeType;
+  content: string;
+  bead: string;
+  source: string;
+  ts: number;
+  project: string;
+  tagWords?: readonly string[];
+}
+
+/** A new entry with its base key (the caller suffixes it if the key is taken by other content). */
+export function makeEntry(e: NewEntry): KnowledgeEntry {
+  return {
+    key: keyOf(e.type, e.content),
+    type: e.type,
+    content: e.content,
+    source: e.source,
+    tags: tagsFor(e.type, e.content, e.tagWords),
+    ts: e.ts,
+    bead: e.bead,
+    project: e.project,
+  };
+}

@@ -1,0 +1,27 @@
+import { clip, hangingIndent, shownBead, shownContent } from './render.js';
+import type { KnowledgeHit, KnowledgeStats } from './index.js';
+
+// `cairn recall` output (SPEC §4.5): each hit as `[TYPE] content`, then `  bead: X | tags`. Lines of
+// multi-line content are indented further (four spaces), so none of them can pass for the two-space
+// bead line or for the start of another hit; hits are separated by a blank line.
+
+export function formatHits(hits: KnowledgeHit[]): string {
+  return hits.map(formatHit).join('\n\n') + (hits.length ? '\n' : '');
+}
+
+function formatHit(hit: KnowledgeHit): string {
+  const lines = hangingIndent(`[${hit.type.toUpperCase()}] `, shownContent(hit.content), '    ');
+  const meta = [`bead: ${shownBead(hit.bead) ?? '-'}`, hit.tags.filter((t) => t !== hit.type).join(', ') || '-'];
+  if (hit.status) meta.push(hit.status);
+  if (hit.archived) meta.push('archived');
+  return [...lines, `  ${meta.join(' | ')}`].join('\n');
+}
+
+/** Totals, archived, by type and top tags, as aligned lines. */
+export function formatStats(s: KnowledgeStats): string {
+  const lines = [`entries: ${s.total} (${s.archived} archived)`, '', 'by type:'];
+  for (const [type, n] of Object.entries(s.byType).sort((a, b) => b[1] - a[1])) lines.push(`  ${type.padEnd(14)} ${n}`);
+  lines.push('', 'top tags:');
+  for (const t of s.topTags) lines.push(`  ${clip(t.tag, 24).padEnd(14)} ${t.count}`);
+  return lines.join('\n') + '\n';
+}

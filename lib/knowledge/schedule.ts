@@ -1,0 +1,29 @@
+import { spawn } from 'node:child_process';
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { nowMs } from '../core/clock.js';
+import type { Store } from '../store/store.js';
+
+// After a capture the sanitiser rebuilds the active cache (SPEC §4.2): in the background, never
+// waited for, and at most once a minute however many captures arrive (a stamp file's time says when
+// it was last asked for).
+
+const DEBOUNCE_MS = 60_000;
+
+/** Start `cairn sanitize` for this store in a detached process, unless one was started within the minute. Best effort. */
+export function scheduleSanitize(store: Store): boolean {
+  const stamp = join(store.dir, 'cache', 'sanitize.requested');
+  try {
+    if (existsSync(stamp) && nowMs() - statSync(stamp).mtimeMs < DEBOUNCE_MS) return false;
+    // the `cairn` entry beside the one running (bin/memory-capture.js → bin/cairn.js)
+    const cairn = join(dirname(realpathSync(process.argv[1])), 'cairn.js');
+    if (!existsSync(cairn)) return false;
+    store.writeFile(stamp, '');
+    const args = [cairn, 'sanitize', '--quiet', '--root', store.location.root, '--dir', store.dir, '--project', store.project];
+    spawn(process.execPath, args, { detached: true, stdio: 'ignore' }).unref();
+    return true;
+  } catch (err) {
+    store.log.warn(`could not start the sanitiser in the background (${(err as Error).message})`);
+    return false;
+  }
+}

@@ -1,0 +1,54 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LandingReport } from './report.js';
+import { unique } from './report.js';
+
+// The commands a later piece of similar work should run (SPEC §5): the report's validation command
+// and the test/build commands it ran, the project's package.json scripts for test, build and lint,
+// and what the repository's structure implies. Never a command naming an absolute machine path.
+
+export const MAX_COMMANDS = 10;
+
+const VALIDATING = /\b(test|tests|build|lint|check|typecheck|vet|clippy|pytest|vitest|jest|tsc|mypy|ruff|eslint)\b/;
+const ABSOLUTE_PATH = /(^|[\s='"])(\/|~\/|[A-Za-z]:\\)/;
+
+export function landingCommands(report: LandingReport, root: string): string[] {
+  const ran = report.commandsRun.filter((c) => !/^git\s/.test(c) && VALIDATING.test(c));
+  return unique([...(report.validationCommand ? [report.validationCommand] : []), ...ran, ...projectCommands(root)])
+    .filter((c) => !ABSOLUTE_PATH.test(c))
+    .slice(0, MAX_COMMANDS);
+}
+
+/** What the repository at `root` is tested and built with, from its manifest files. */
+export function projectCommands(root: string): string[] {
+  const out: string[] = [];
+  const scripts = packageScripts(root);
+  const pm = existsSync(join(root, 'pnpm-lock.yaml')) ? 'pnpm' : existsSync(join(root, 'yarn.lock')) ? 'yarn' : existsSync(join(root, 'bun.lockb')) ? 'bun' : 'npm';
+  if (scripts.has('test')) out.push(`${pm} test`);
+  for (const name of ['build', 'lint']) if (scripts.has(name)) out.push(`${pm} run ${name}`);
+  if (existsSync(join(root, 'go.mod'))) out.push('go test ./...');
+  if (existsSync(join(root, 'Cargo.toml'))) out.push('cargo test');
+  if (usesPytest(root)) out.push('pytest');
+  return out;
+}
+
+function packageScripts(root: string): Set<string> {
+  try {
+    const scripts = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))?.scripts;
+    return new Set(scripts && typeof scripts === 'object' ? Object.keys(scripts).filter((k) => typeof scripts[k] === 'string') : []);
+  } catch {
+    return new Set();
+  }
+}
+
+function usesPytest(root: string): boolean {
+  if (existsSync(join(root, 'pytest.ini')) || existsSync(join(root, 'conftest.py'))) return true;
+  for (const [file, mark] of [['pyproject.toml', /\[tool\.pytest|pytest/], ['setup.cfg', /\[tool:pytest\]/], ['tox.ini', /\[pytest\]/]] as const) {
+    try {
+      if (mark.test(readFileSync(join(root, file), 'utf8'))) return true;
+    } catch {
+      // no such file
+    }
+  }
+  return false;
+}

@@ -1,0 +1,64 @@
+import { isAbsolute, relative, sep } from 'node:path';
+import { CairnError } from '../core/errors.js';
+import { asObject } from '../core/json.js';
+
+// A landing report (SPEC §5; e.g. reference-data/kavi/land-report.example.json), read tolerantly:
+// what a landing was for, what it changed, and what was run to validate it.
+
+export interface LandingReport {
+  title: string;
+  summary: string;
+  prompt: string | null;
+  missionId: string | null;
+  reportId: string | null;
+  /** Changed paths, relative to the project root; absolute paths outside it are dropped. */
+  paths: string[];
+  validationCommand: string | null;
+  commandsRun: string[];
+}
+
+const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
+const texts = (v: unknown): string[] => (Array.isArray(v) ? v.map(text).filter((s): s is string => s !== null) : []);
+
+/** A report from its JSON text (a file or stdin). */
+export function parseLandingReport(text: string, root: string): LandingReport {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new CairnError('input', `the landing report is not JSON (${(err as Error).message})`);
+  }
+  return readLandingReport(json, root);
+}
+
+/** Read a parsed report; a report without a goal, title or summary cannot become a pattern. */
+export function readLandingReport(json: unknown, root: string): LandingReport {
+  const r = asObject(json);
+  if (!r) throw new CairnError('input', 'a landing report must be a JSON object');
+  const summaryLines = Array.isArray(r.summary) ? texts(r.summary) : [text(r.summary)].filter((s): s is string => s !== null);
+  const title = text(r.title) ?? text(r.goal) ?? summaryLines[0] ?? null;
+  if (title === null) throw new CairnError('input', 'the landing report has no title, goal or summary');
+  const changed = Array.isArray(r.changedByAgent) ? r.changedByAgent.flatMap((a) => texts(asObject(a)?.paths)) : [];
+  return {
+    title,
+    summary: summaryLines.join(' '),
+    prompt: text(r.prompt),
+    missionId: text(r.missionId),
+    reportId: text(r.reportId) ?? text(r.id),
+    paths: unique([...changed, ...texts(r.changedPaths), ...texts(r.paths)].map((p) => projectPath(p, root)).filter((p): p is string => p !== null)),
+    validationCommand: text(r.validationCommand),
+    commandsRun: texts(r.commandsRun),
+  };
+}
+
+/** A path as it is inside the project (`./a/b` → `a/b`); null for one outside it. */
+function projectPath(path: string, root: string): string | null {
+  const rel = isAbsolute(path) ? relative(root, path) : path;
+  const clean = rel.split(sep).join('/').replace(/^(\.\/)+/, '');
+  if (clean === '' || isAbsolute(clean) || clean === '..' || clean.startsWith('../')) return null;
+  return clean;
+}
+
+export function unique<T>(items: T[]): T[] {
+  return [...new Set(items)];
+}

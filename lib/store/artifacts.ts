@@ -1,0 +1,51 @@
+import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { writeFileAtomic } from '../io/atomic.js';
+
+// Compacting old artifacts (SPEC §4.5, `cairn rotate --older-than 90d`): a deliberation's full text is
+// kept in .cairn/artifacts/<kind>/<id>.md for the verdicts and outcome of its run; long after that
+// run it is only history, so it is gzipped in place (<id>.md.gz) — smaller, and still there to read.
+
+export interface CompactReport {
+  compacted: number;
+  bytesBefore: number;
+  bytesAfter: number;
+}
+
+/** Gzip every artifact under `artifactsDir` last modified before `before` (ms). */
+export function compactArtifacts(artifactsDir: string, before: number): CompactReport {
+  const report: CompactReport = { compacted: 0, bytesBefore: 0, bytesAfter: 0 };
+  let kinds: string[];
+  try {
+    kinds = readdirSync(artifactsDir);
+  } catch {
+    return report;
+  }
+  for (const kind of kinds) {
+    let files: string[];
+    try {
+      files = readdirSync(join(artifactsDir, kind)).filter((f) => f.endsWith('.md'));
+    } catch {
+      continue;
+    }
+    for (const file of files) {
+      const path = join(artifactsDir, kind, file);
+      const st = statSync(path);
+      if (!st.isFile() || st.mtimeMs >= before) continue;
+      const packed = gzipSync(readFileSync(path));
+      writeFileAtomic(`${path}.gz`, packed, artifactsDir);
+      unlinkSync(path);
+      report.compacted++;
+      report.bytesBefore += st.size;
+      report.bytesAfter += packed.length;
+    }
+  }
+  return report;
+}
+
+/** `90d` (or `90`) as milliseconds; undefined when it is not a number of days. */
+export function parseDays(text: string): number | undefined {
+  const m = /^(\d+)d?$/.exec(text.trim());
+  return m ? Number(m[1]) * 86_400_000 : undefined;
+}

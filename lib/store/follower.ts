@@ -1,0 +1,289 @@
+import { statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readBytes, readLines } from '../io/jsonl.js';
+import { sha256 } from '../core/text.js';
+import { CairnError } from '../core/errors.js';
+import type { Deadline } from '../core/deadline.js';
+import type { Database } from './db.js';
+
+// The one log→index follower (ARCHITECTURE seam 5, SPEC §3.2, §4.3). A JSONL log is the truth; SQLite
+// records how far into it it has applied: the byte offset, hashes of the first and last WINDOW bytes of
+// that prefix, and (for an ordered log) the last applied key. A grown log applies its tail; a changed
+// prefix (a merge, a rotation) or a tail that sorts before what was applied triggers a rebuild.
+//
+// Work is committed in batches (one transaction per time slice, the mark moving with it), so a replay
+// cut short by a deadline keeps its progress and the next process resumes it: a fresh clone's hooks
+// converge without `cairn rebuild`. A process that finds the index incomplete finishes it (or fails
+// open at its deadline) before reading, so no reader acts on a half-applied log.
+
+export interface LogFollower<T> {
+  /** Progress is kept in `meta` under `log:<name>`. */
+  name: string;
+  /** Absolute path of the JSONL log. */
+  path: string;
+  parse(text: string, offset: number, warn: (message: string) => void): T | undefined;
+  apply(db: Database, item: T, offset: number): void;
+  /** Delete this log's derived rows, and only its own. */
+  reset(db: Database): void;
+  /** For a log replayed in a sort order (the event log: (ts, id)); absent: file order. */
+  orderKey?(item: T): string;
+}
+
+export interface FollowReport {
+  applied: number;
+  skipped: number;
+  rebuilt: boolean;
+}
+
+export interface FollowOptions {
+  deadline: Deadline;
+  warn: (message: string) => void;
+  /** Longest a batch holds the write lock before committing its progress (ms). */
+  sliceMs?: number;
+}
+
+const WINDOW = 4096;
+const SLICE_MS = 100;
+
+interface Mark {
+  offset: number;
+  head: string;
+  tail: string;
+  /** Last applied order key (ordered logs). */
+  last: string;
+  /** The log's size and mtime when the mark was written: an unchanged log costs one stat. */
+  size: number;
+  mtimeMs: number;
+  /**
+   * An ordered rebuild in progress: who started it, the last key it applied, and the log prefix it
+   * was started on (a later process resumes only while that prefix is unchanged).
+   */
+  rebuild?: { epoch: string; through: string; basis: { offset: number; head: string; tail: string } };
+}
+
+const EMPTY: Mark = { offset: 0, head: '', tail: '', last: '', size: 0, mtimeMs: 0 };
+
+const metaKey = (f: LogFollower<unknown>) => `log:${f.name}`;
+
+function readMark(db: Database, f: LogFollower<unknown>): Mark {
+  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(metaKey(f)) as { value: string } | undefined;
+  return row ? { ...EMPTY, ...JSON.parse(row.value) } : EMPTY;
+}
+
+function writeMark(db: Database, f: LogFollower<unknown>, mark: Mark): void {
+  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(metaKey(f), JSON.stringify(mark));
+}
+
+function statLog(path: string): { size: number; mtimeMs: number } | undefined {
+  try {
+    const st = statSync(path);
+    return { size: st.size, mtimeMs: st.mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
+function windowHashes(path: string, offset: number): { head: string; tail: string } {
+  if (offset === 0) return { head: '', tail: '' };
+  const tailStart = Math.max(0, offset - WINDOW);
+  return { head: sha256(readBytes(path, 0, Math.min(offset, WINDOW))), tail: sha256(readBytes(path, tailStart, offset - tailStart)) };
+}
+
+/** A mark for "applied up to `offset`", with the log's size and mtime as stat saw them before reading. */
+function markAt(path: string, offset: number, last: string, seen: { size: number; mtimeMs: number }): Mark {
+  return { offset, ...windowHashes(path, offset), last, size: seen.size, mtimeMs: seen.mtimeMs };
+}
+
+/** Does the applied prefix still read as it did? (A merge or rotation rewrites it.) */
+function prefixIntact(path: string, mark: Mark, size: number): boolean {
+  if (size < mark.offset) return false;
+  const { head, tail } = windowHashes(path, mark.offset);
+  return head === mark.head && tail === mark.tail;
+}
+
+function deadlineError(f: LogFollower<unknown>, done: number, of: number): CairnError {
+  return new CairnError('deadline', `deadline passed while indexing ${f.name} (${done} of ${of} bytes applied; the next run continues)`);
+}
+
+/** How far the index is behind its log (for `cairn doctor`). */
+export function followerStatus(db: Database, f: LogFollower<unknown>): { appliedBytes: number; logBytes: number; inSync: boolean; rebuilding: boolean } {
+  const mark = readMark(db, f);
+  const st = statLog(f.path);
+  const logBytes = st?.size ?? 0;
+  const inSync = !mark.rebuild && mark.offset === logBytes && (logBytes === 0 || prefixIntact(f.path, mark, logBytes));
+  return { appliedBytes: mark.offset, logBytes, inSync, rebuilding: Boolean(mark.rebuild) };
+}
+
+/** Bring the index up to date with the log. Cheap when nothing changed: one stat, one row. */
+export function follow<T>(db: Database, f: LogFollower<T>, opts: FollowOptions): FollowReport {
+  const mark = readMark(db, f);
+  const st = statLog(f.path);
+  if (!mark.rebuild && st && st.size === mark.size && st.mtimeMs === mark.mtimeMs && mark.offset <= st.size) return { applied: 0, skipped: 0, rebuilt: false };
+  if (!st && mark.offset === 0 && !mark.rebuild) return { applied: 0, skipped: 0, rebuilt: false };
+  if (mark.rebuild) return orderedRebuild(db, f, opts, false);
+  return applyTail(db, f, opts, false);
+}
+
+/** Replay the whole log into this follower's emptied tables (`cairn rebuild`, a changed prefix). */
+export function rebuildIndex<T>(db: Database, f: LogFollower<T>, opts: FollowOptions): FollowReport {
+  if (f.orderKey) return orderedRebuild(db, f, opts, true);
+  db.transaction(() => {
+    f.reset(db);
+    writeMark(db, f, EMPTY);
+  }).immediate();
+  return { ...applyTail(db, f, opts, true), rebuilt: true };
+}
+
+/**
+ * Apply lines after the mark in file order, one time slice per transaction. Each slice re-reads the
+ * mark under the write lock, so processes following at once take turns and never apply a line twice.
+ */
+function applyTail<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, rebuilt: boolean): FollowReport {
+  const report: FollowReport = { applied: 0, skipped: 0, rebuilt };
+  const sliceMs = opts.sliceMs ?? SLICE_MS;
+  for (;;) {
+    let step: 'done' | 'more' | 'rebuild';
+    try {
+      step = db
+        .transaction((): 'done' | 'more' => {
+          const mark = readMark(db, f);
+          const seen = statLog(f.path);
+          if (!seen) {
+            if (mark.offset === 0) return 'done';
+            throw NEEDS_REBUILD;
+          }
+          if (mark.rebuild || !prefixIntact(f.path, mark, seen.size)) throw NEEDS_REBUILD;
+          const until = Date.now() + sliceMs;
+          let offset = mark.offset;
+          let last = mark.last;
+          let count = 0;
+          for (const line of readLines(f.path, mark.offset)) {
+            const item = line.text.trim() ? f.parse(line.text, line.offset, opts.warn) : undefined;
+            if (item === undefined) {
+              if (line.text.trim()) report.skipped++;
+            } else {
+              if (f.orderKey) {
+                const key = f.orderKey(item);
+                if (key <= last) throw NEEDS_REBUILD; // a merged or foreign line sorts before what was applied
+                last = key;
+              }
+              f.apply(db, item, line.offset);
+              report.applied++;
+            }
+            offset = line.end;
+            if (++count % 64 === 0 && (Date.now() >= until || opts.deadline.passed())) {
+              writeMark(db, f, markAt(f.path, offset, last, { size: -1, mtimeMs: -1 }));
+              return 'more';
+            }
+          }
+          writeMark(db, f, markAt(f.path, offset, last, seen));
+          return 'done';
+        })
+        .immediate();
+    } catch (err) {
+      if (err !== NEEDS_REBUILD) throw err;
+      step = 'rebuild'; // the slice was rolled back: nothing it applied stays
+    }
+    if (step === 'done') return report;
+    if (step === 'rebuild') {
+      if (readMark(db, f).rebuild) return orderedRebuild(db, f, opts, false); // another process started one
+      if (rebuilt) throw new CairnError('store', `${f.path} changed while it was being replayed; run again`);
+      return rebuildIndex(db, f, opts);
+    }
+    if (opts.deadline.passed()) throw deadlineError(f, readMark(db, f).offset, statLog(f.path)?.size ?? 0);
+  }
+}
+
+/** Thrown inside a slice's transaction to roll it back when the log must be replayed from the start. */
+const NEEDS_REBUILD = Symbol('needs rebuild');
+
+interface Keyed<T> {
+  key: string;
+  item: T;
+  offset: number;
+}
+
+/** Every parseable line of an ordered log, sorted by key, each key once (a union merge may keep two copies). */
+function readSorted<T>(f: LogFollower<T>, opts: FollowOptions): { items: Keyed<T>[]; end: number; skipped: number } {
+  const items: Keyed<T>[] = [];
+  let end = 0;
+  let skipped = 0;
+  for (const line of readLines(f.path, 0)) {
+    end = line.end;
+    const item = line.text.trim() ? f.parse(line.text, line.offset, opts.warn) : undefined;
+    if (item === undefined) {
+      if (line.text.trim()) skipped++;
+    } else items.push({ key: f.orderKey!(item), item, offset: line.offset });
+    if (items.length % 8192 === 0 && opts.deadline.passed()) throw deadlineError(f, 0, statLog(f.path)?.size ?? 0);
+  }
+  items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const unique = items.filter((x, i) => i === 0 || x.key !== items[i - 1].key);
+  return { items: unique, end, skipped };
+}
+
+/**
+ * An ordered replay in slices: read and sort the whole log, skip what earlier slices (of this or
+ * another process) applied, apply the rest. `fresh` empties the tables and starts a new epoch; a
+ * resumed rebuild starts over when the log it was started on has changed under it. The stat is taken
+ * before reading, so a line appended meanwhile leaves the final mark's size behind the file's and the
+ * next follow applies it.
+ */
+function orderedRebuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, fresh: boolean): FollowReport {
+  const seen = statLog(f.path) ?? { size: 0, mtimeMs: 0 };
+  const { items, end, skipped } = readSorted(f, opts);
+  let epoch: string;
+  if (fresh) {
+    epoch = randomBytes(6).toString('hex');
+    const basis = { offset: end, ...windowHashes(f.path, end) };
+    db.transaction(() => {
+      f.reset(db);
+      writeMark(db, f, { ...EMPTY, rebuild: { epoch, through: '', basis } });
+    }).immediate();
+  } else {
+    const mark = readMark(db, f);
+    if (!mark.rebuild) return { applied: 0, skipped, rebuilt: true }; // another process finished it
+    const { basis, through } = mark.rebuild;
+    const grownOnly = prefixIntact(f.path, { ...EMPTY, ...basis }, seen.size) && items.every((x) => x.offset < basis.offset || x.key > through);
+    if (!grownOnly) return orderedRebuild(db, f, opts, true);
+    epoch = mark.rebuild.epoch;
+  }
+  const sliceMs = opts.sliceMs ?? SLICE_MS;
+  let applied = 0;
+  for (;;) {
+    const step = db
+      .transaction((): 'done' | 'more' | 'restart' => {
+        const mark = readMark(db, f);
+        if (!mark.rebuild) return 'done'; // another process finished it
+        if (mark.rebuild.epoch !== epoch) return 'restart';
+        const until = Date.now() + sliceMs;
+        let last = mark.rebuild.through;
+        for (let i = lowerBound(items, last); i < items.length; i++) {
+          f.apply(db, items[i].item, items[i].offset);
+          last = items[i].key;
+          applied++;
+          if (applied % 64 === 0 && (Date.now() >= until || opts.deadline.passed())) {
+            writeMark(db, f, { ...mark, rebuild: { ...mark.rebuild, through: last } });
+            return 'more';
+          }
+        }
+        writeMark(db, f, markAt(f.path, end, last, seen));
+        return 'done';
+      })
+      .immediate();
+    if (step === 'done') return { applied, skipped, rebuilt: true };
+    if (opts.deadline.passed()) throw deadlineError(f, 0, seen.size);
+    if (step === 'restart') return orderedRebuild(db, f, opts, false);
+  }
+}
+
+/** Index of the first item whose key sorts after `key`. */
+function lowerBound<T>(items: Keyed<T>[], key: string): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (items[mid].key <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,34 @@
+import { isStopWord, words } from '../core/text.js';
+
+// The one FTS5 query builder (ARCHITECTURE seam 6, SPEC §4.3). It is a security seam: text from a
+// user, a prompt or a log never reaches MATCH as syntax — every term is a quoted string, so `-`, `:`,
+// `"`, `*`, `^`, AND/OR/NOT/NEAR and parentheses in the input are only ever words to look for.
+
+/** Enough terms for any real query; keeps the MATCH expression bounded for a whole issue file. */
+export const MAX_QUERY_TERMS = 128;
+
+/** The distinct content words of a text (lower case, stop-words dropped), in order of first use. */
+export function queryTerms(text: string, max = MAX_QUERY_TERMS): string[] {
+  return [...new Set(words(text).filter((w) => !isStopWord(w)))].slice(0, max);
+}
+
+const COLUMN = /^[a-z_][a-z0-9_]*$/;
+
+/**
+ * Terms as an FTS5 expression: each quoted (an inner `"` doubled), joined with OR; restricted to one
+ * column when `column` is given (a fixed name from the caller, never user text). Undefined when there
+ * is nothing to look for, so the caller can tell "no query" from "no match".
+ */
+export function ftsMatch(terms: string[], opts: { column?: string } = {}): string | undefined {
+  const quoted = [...new Set(terms.filter((t) => t !== ''))].slice(0, MAX_QUERY_TERMS).map((t) => `"${t.replace(/"/g, '""')}"`);
+  if (quoted.length === 0) return undefined;
+  const expression = quoted.join(' OR ');
+  if (opts.column === undefined) return expression;
+  if (!COLUMN.test(opts.column)) throw new Error(`not a column name: ${JSON.stringify(opts.column)}`);
+  return `${opts.column} : (${expression})`;
+}
+
+/** A query text as an FTS5 expression (its content words, quoted, OR-ed), or undefined. */
+export function ftsQuery(text: string): string | undefined {
+  return ftsMatch(queryTerms(text));
+}

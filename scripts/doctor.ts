@@ -1,0 +1,74 @@
+import { statSync } from 'node:fs';
+import type { Command } from '../lib/cli/runner.js';
+import { optionalString } from '../lib/cli/flags.js';
+import { eventFollower } from '../lib/events/log.js';
+import { knowledgeFollowers } from '../lib/knowledge/index.js';
+import { hookChecks } from '../lib/hosts/check.js';
+import { libraryCheck } from '../lib/landing/library.js';
+import { DEFAULT_CONFIG, loadConfig } from '../lib/store/config.js';
+import { configCheck, databaseChecks, healthCheck, moduleChecks } from '../lib/store/doctor.js';
+import { clearHealth, readHealth, type Check } from '../lib/store/health.js';
+import { locate } from '../lib/store/root.js';
+
+export const command: Command = {
+  name: 'doctor',
+  usage: `usage: cairn doctor [--clear] [--json]
+
+Checks that cairn works here: the store and its settings, better-sqlite3 and tiktoken load,
+the database is sound and each log is applied to it, no fail-open error was recorded since
+the last clear, the landing-pattern library reads, and which agent hosts run cairn's hooks
+(and whether their commands are found). Exits 1 when something is wrong.
+
+  --clear   forget the recorded errors (after fixing their cause); errors.log keeps them
+  --json    {ok, checks:[{name, status: ok|warn|fail|off, detail}]}
+
+example:
+  cairn doctor
+`,
+  flags: { boolean: ['clear'] },
+  deadlineMs: 0,
+  run(ctx) {
+    const loc = locate({ root: optionalString(ctx.args, 'root') ?? undefined, dir: optionalString(ctx.args, 'dir') ?? undefined, project: optionalString(ctx.args, 'project') ?? undefined });
+    const exists = isDirectory(loc.dir);
+    const checks: Check[] = [
+      exists ? { name: 'store', status: 'ok', detail: `${loc.dir} (project ${loc.project})` } : { name: 'store', status: 'fail', detail: `no store at ${loc.dir} (cairn init)` },
+    ];
+    if (exists) checks.push(configCheck(loc.dir));
+    checks.push(...moduleChecks(exists ? encoding(loc.dir) : DEFAULT_CONFIG.tokenizer.encoding));
+    if (exists) {
+      const store = ctx.store();
+      checks.push(...databaseChecks(store.dbPath, [eventFollower(store), ...Object.values(knowledgeFollowers(store))]));
+      checks.push(libraryCheck(loc.dir));
+      const health = ctx.args.clear ? readHealth(loc.dir) : null;
+      if (health) {
+        clearHealth(loc.dir);
+        checks.push({ name: 'health', status: 'ok', detail: `cleared ${health.errors} error(s) recorded since ${health.degraded_since}` });
+      } else checks.push(healthCheck(loc.dir));
+    }
+    checks.push(...hookChecks(loc.root));
+    const failed = checks.filter((c) => c.status === 'fail').length;
+    if (ctx.args.json) ctx.print(JSON.stringify({ ok: failed === 0, checks }) + '\n');
+    else {
+      const width = Math.max(...checks.map((c) => c.name.length));
+      const lines = checks.map((c) => `  ${c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${c.detail}`);
+      ctx.print(`${lines.join('\n')}\n${failed === 0 ? 'No problems found.' : `${failed} problem(s) found.`}\n`);
+    }
+    return failed === 0 ? 0 : 1;
+  },
+};
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function encoding(dir: string): string {
+  try {
+    return loadConfig(dir).tokenizer.encoding;
+  } catch {
+    return DEFAULT_CONFIG.tokenizer.encoding;
+  }
+}

@@ -1,0 +1,61 @@
+import type { Command, Context } from '../lib/cli/runner.js';
+import { optionalString } from '../lib/cli/flags.js';
+import { CairnError } from '../lib/core/errors.js';
+import { nowMs } from '../lib/core/clock.js';
+import { readHookInput } from '../lib/hosts/payload.js';
+import { bdComments, mayAddComment } from '../lib/knowledge/bd-command.js';
+import { commentsFromBdJson } from '../lib/knowledge/bd-json.js';
+import { captureComments, type Comment } from '../lib/knowledge/capture.js';
+import { scheduleSanitize } from '../lib/knowledge/schedule.js';
+
+export const command: Command = {
+  name: 'memory-capture',
+  usage: `usage: memory-capture                          (a PostToolUse / AfterTool / afterShellExecution payload on stdin)
+       memory-capture --bead ID --text "LEARNED: ..."
+       memory-capture --from-bd-json                (bd comments ID --json on stdin)
+
+Captures typed knowledge into .cairn/memory/knowledge.jsonl (SPEC §4.2). From a hook payload it
+finds every \`bd comments add ID "TYPE: ..."\` the shell command ran (chained, multi-line, quoted);
+a failed run captures nothing. Types: LEARNED, DECISION, FACT, PATTERN, INVESTIGATION, DEVIATION,
+MUST-CHECK; SKIP: stores nothing. Content is sanitised, secrets are redacted, duplicates are not
+appended again, and a key taken by other content gets -2, -3. The first capture in a git work tree
+creates .cairn/.
+
+  --bead ID --text T  capture one comment
+  --from-bd-json      backfill from \`bd comments ID --json\` output (an array, or JSON lines)
+  --json              print what was captured: {"captured":[{key,type,status}],"ignored":N}
+
+example:
+  bd comments beads-abc --json | memory-capture --from-bd-json --json
+`,
+  flags: { string: ['bead', 'text'], boolean: ['from-bd-json'] },
+  deadlineMs: 2000,
+  async run(ctx) {
+    const { comments, cwd } = await commentsToCapture(ctx);
+    if (comments.length === 0) return; // the hot path: most shell commands add no comment
+    const store = ctx.store({ payloadCwd: cwd, create: true });
+    const report = captureComments(store, comments);
+    const added = report.appended.filter((a) => a.status === 'added');
+    if (added.length) scheduleSanitize(store);
+    for (const a of report.appended) ctx.log.info(`${a.status === 'added' ? 'captured' : 'already known:'} ${a.entry.key}${a.entry.bead ? ` (bead ${a.entry.bead})` : ''}`);
+    if (ctx.args.json) {
+      const captured = report.appended.map((a) => ({ key: a.entry.key, type: a.entry.type, status: a.status }));
+      ctx.print(JSON.stringify({ captured, ignored: report.ignored }) + '\n');
+    }
+  },
+};
+
+async function commentsToCapture(ctx: Context): Promise<{ comments: Comment[]; cwd: string | null }> {
+  const now = Math.floor(nowMs() / 1000);
+  const text = optionalString(ctx.args, 'text');
+  const bead = optionalString(ctx.args, 'bead');
+  if (text !== null || bead !== null) {
+    if (text === null || bead === null) throw new CairnError('usage', '--bead and --text go together');
+    return { comments: [{ bead, text, ts: now, source: 'cli' }], cwd: null };
+  }
+  const stdin = await ctx.stdin();
+  if (ctx.args['from-bd-json']) return { comments: commentsFromBdJson(stdin, now), cwd: null };
+  const input = readHookInput(stdin);
+  if (input.command === null || input.toolFailed || !mayAddComment(input.command)) return { comments: [], cwd: input.cwd };
+  return { comments: bdComments(input.command).map((c) => ({ ...c, ts: now, source: 'hook' })), cwd: input.cwd };
+}

@@ -1,0 +1,34 @@
+import type { Command } from '../lib/cli/runner.js';
+import { nowMs } from '../lib/core/clock.js';
+import { sanitizeKnowledge } from '../lib/knowledge/hygiene.js';
+
+export const command: Command = {
+  name: 'sanitize',
+  usage: `usage: cairn sanitize [--json]
+
+Builds the local working set of the knowledge log (SPEC §4.5): .cairn/memory/knowledge.active.jsonl
+and its audit, knowledge.audit.jsonl. Unreadable lines, superseded entries and shell residue
+(commands stored as notes, pasted issue descriptions) are left out and glued-on command tails
+trimmed; duplicates by key and by content keep the newest; file paths an entry names must exist
+under the project root and backticked symbols must appear in its files — an entry whose files are
+all gone is dropped as stale, one with some anchors missing is marked needs_review. The shared log
+is never changed. auto-recall reads the active cache while it matches the log; memory-capture runs
+this in the background after a capture.
+
+  --json   the summary: {read, active, unreadable, superseded, noise, trimmed, duplicateKey,
+           duplicateContent, stale, needsReview}
+
+example:
+  cairn sanitize && tail -1 .cairn/memory/knowledge.audit.jsonl
+`,
+  flags: {},
+  deadlineMs: 0,
+  run(ctx) {
+    const report = sanitizeKnowledge(ctx.store(), nowMs());
+    ctx.log.info(
+      `${report.active} active of ${report.read} read: ${report.noise} shell residue, ${report.duplicateKey + report.duplicateContent} duplicates, ` +
+        `${report.stale} stale, ${report.needsReview} to review, ${report.superseded} superseded, ${report.unreadable} unreadable lines`,
+    );
+    if (ctx.args.json) ctx.print(JSON.stringify(report) + '\n');
+  },
+};

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { cleanEnv, REPO } from './helpers.js';
+
+// `npm run demo` (SPEC §7) runs in CI: it finishes, and its output reaches each milestone.
+
+describe('npm run demo', () => {
+  it('shows the block change as false alarms are penalised and evidence-backed patterns reinforced, then a landing', () => {
+    const r = spawnSync(process.execPath, [join(REPO, 'hooks', 'demo.js')], { cwd: REPO, env: cleanEnv(), encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    const out = r.stdout;
+    const milestones = [
+      /━━ Run 1 · LED-101 r1 · day 1 ━+\nBlock injected into the auditor: \(empty — nothing learned yet\)/,
+      /✗ dismissed A\d as a false positive → penalised: Every new CLI flag must be documented in the man page before merge/,
+      /━━ Run 2 · LED-101 r2 · day 2 ━+\nBlock injected into the auditor \(\d+ patterns, \d+ tokens; \+ new since the last run\):\n {2}\+ /,
+      /✓ reinforced \d+ pattern\(s\) the auditor applied: the pass is backed by evidence/,
+      /\n {4}\S.*\(\dx validated\)\n/, // a later block shows a record earned by validation
+      /What changed:\n {2}✓ false alarm: dismissed in [3-9] runs → (it was in the block and has dropped out|it never reached the block): "Every new CLI flag must be documented in the man page before merge"/,
+      /✓ \d+ pattern\(s\) now carry their record \("\dx validated"\)/,
+      /The last run passed with a landing report: captured "Build a clinic command center"/,
+      /\n {4}Pattern: Build a clinic command center — files: apps\/api\/src\/server\.ts/,
+      /\d+ pipeline runs and a landing in \d+\.\d s\./,
+    ];
+    let at = 0;
+    for (const milestone of milestones) {
+      const m = milestone.exec(out.slice(at));
+      expect(m, `milestone ${milestone} (in order)`).not.toBeNull();
+      at += m!.index + m![0].length;
+    }
+    const finalBlock = out.slice(out.indexOf('the block the auditor gets next'), out.indexOf('What changed:'));
+    expect(finalBlock.split('\n').length).toBeGreaterThan(3);
+    expect(finalBlock).not.toContain('man page'); // the false alarm is not what the auditor gets next
+  });
+});

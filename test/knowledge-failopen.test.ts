@@ -1,0 +1,156 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { binPath, cleanEnv, FIXTURES, REPO, run, seededRandom, tempProject, type RunResult } from './helpers.js';
+
+// The fail-open contract (SPEC §2) for the knowledge executables: one `cairn <name>:` line on stderr,
+// exit 0, nothing on stdout; --strict (or CAIRN_STRICT=1) turns it into a non-zero exit.
+
+type Exe = { name: string; bin: string; args: string[]; input?: string };
+const SESSION = JSON.stringify({ hook_event_name: 'SessionStart', session_id: 's', source: 'startup' });
+const CAPTURE: Exe = { name: 'memory-capture', bin: 'memory-capture', args: ['--bead', 'b-1', '--text', 'LEARNED: retries need jitter'] };
+const AUTO: Exe = { name: 'auto-recall', bin: 'auto-recall', args: [], input: SESSION };
+const RECALL: Exe = { name: 'recall', bin: 'cairn', args: ['recall', 'cursor'] };
+const ROTATE: Exe = { name: 'rotate', bin: 'cairn', args: ['rotate'] };
+const SANITIZE: Exe = { name: 'sanitize', bin: 'cairn', args: ['sanitize'] };
+const CURATE: Exe = { name: 'curate', bin: 'cairn', args: ['curate', '--dry-run'] };
+const ALL = [CAPTURE, AUTO, RECALL, ROTATE, SANITIZE, CURATE];
+
+function invoke(exe: Exe, cwd: string, extra: string[] = [], env: Record<string, string> = {}, entry?: string): RunResult {
+  return run(exe.bin, [...exe.args, ...extra], { cwd, input: exe.input, env, entry });
+}
+
+function expectFailOpen(r: RunResult, name: string, message: RegExp): void {
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toBe('');
+  const lines = r.stderr.trimEnd().split('\n');
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(lines[0].startsWith(`cairn ${name}: `)).toBe(true);
+  expect(lines[0]).toMatch(message);
+}
+
+/** A project holding the real Lavra log. */
+function withLog(): string {
+  const root = tempProject();
+  mkdirSync(join(root, '.cairn', 'memory'), { recursive: true });
+  copyFileSync(join(FIXTURES, 'knowledge', 'knowledge.main-f048edf.jsonl'), join(root, '.cairn', 'memory', 'knowledge.jsonl'));
+  return root;
+}
+
+describe('usage', () => {
+  it.each(ALL)('$name --help prints usage with an example, even without a store', (exe) => {
+    const root = tempProject({ init: false });
+    const r = run(exe.bin, [...(exe.bin === 'cairn' ? [exe.args[0]] : []), '--help'], { cwd: root });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(new RegExp(`^usage: (cairn )?${exe.name}`));
+    expect(r.stdout).toMatch(/\nexample(?: \(cron\))?:\n +\S/);
+  });
+
+  it.each(ALL)('$name: an unknown flag is one line, exit 0; exit 2 under --strict', (exe) => {
+    const root = withLog();
+    expectFailOpen(invoke(exe, root, ['--bogus']), exe.name, /unknown flag --bogus/);
+    if (exe === CAPTURE || exe === RECALL) expect(invoke(exe, root, ['--bogus'], { CAIRN_STRICT: '1' }).code).toBe(2);
+  });
+
+  it('wrong values are usage errors', () => {
+    const root = withLog();
+    expectFailOpen(invoke(AUTO, root, ['--format', 'xml']), 'auto-recall', /--format must be one of claude, codex, gemini, cursor, text/);
+    expectFailOpen(invoke({ ...RECALL, args: ['recall', 'x', '--type', 'note'] }, root), 'recall', /--type must be one of learned, decision/);
+    expectFailOpen(invoke({ ...CAPTURE, args: ['--text', 'LEARNED: x'] }, root), 'memory-capture', /--bead and --text go together/);
+    expectFailOpen(invoke({ ...CURATE, args: ['curate'] }, root), 'curate', /give --dry-run or --apply/);
+    expectFailOpen(invoke({ ...ROTATE, args: ['rotate', '--older-than', 'soon'] }, root), 'rotate', /--older-than takes a number of days/);
+  });
+});
+
+describe('missing .cairn/', () => {
+  it.each([AUTO, RECALL, ROTATE, SANITIZE, CURATE])('$name fails open and creates nothing', (exe) => {
+    const root = tempProject({ init: false });
+    expectFailOpen(invoke(exe, root), exe.name, /no cairn store at .*\.cairn/);
+    if (exe === AUTO) expect(invoke(exe, root, ['--strict']).code).toBe(1);
+    expect(readdirSync(root)).toEqual(['.git']);
+  });
+
+  it('memory-capture outside a git work tree has nowhere to write: it fails open and creates nothing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-nogit-'));
+    try {
+      expectFailOpen(invoke(CAPTURE, dir), 'memory-capture', /no cairn store/);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('better-sqlite3 not loadable', () => {
+  let pkg: string;
+  beforeAll(() => {
+    pkg = mkdtempSync(join(tmpdir(), 'cairn-nosqlite-'));
+    for (const part of ['bin', 'dist', 'package.json']) cpSync(join(REPO, part), join(pkg, part), { recursive: true });
+    mkdirSync(join(pkg, 'node_modules'));
+    for (const entry of readdirSync(join(REPO, 'node_modules'))) {
+      if (entry === 'better-sqlite3' || entry.startsWith('.')) continue;
+      symlinkSync(join(REPO, 'node_modules', entry), join(pkg, 'node_modules', entry));
+    }
+    mkdirSync(join(pkg, 'node_modules', 'better-sqlite3'));
+    writeFileSync(join(pkg, 'node_modules', 'better-sqlite3', 'package.json'), JSON.stringify({ name: 'better-sqlite3', main: 'index.js' }));
+    writeFileSync(join(pkg, 'node_modules', 'better-sqlite3', 'index.js'), "throw new Error('Could not locate the bindings file');\n");
+  });
+  afterAll(() => rmSync(pkg, { recursive: true, force: true }));
+
+  it.each([AUTO, RECALL])('$name fails open with one line naming the module', (exe) => {
+    const root = withLog();
+    const entry = join(pkg, 'bin', `${exe.bin}.js`);
+    expectFailOpen(invoke(exe, root, [], {}, entry), exe.name, /better-sqlite3 is not loadable \(Could not locate the bindings file/);
+  });
+
+  it('the commands that need no database work without it: capture, rotate, sanitize, curate', () => {
+    const root = withLog();
+    for (const exe of [CAPTURE, ROTATE, SANITIZE, CURATE]) {
+      const r = invoke(exe, root, ['--strict', '--quiet'], {}, join(pkg, 'bin', `${exe.bin}.js`));
+      expect(r.code, `${exe.name}: ${r.stderr}`).toBe(0);
+    }
+    expect(existsSync(join(root, '.cairn', 'memory', 'knowledge.active.jsonl'))).toBe(true);
+  });
+});
+
+describe('a database file of random bytes', () => {
+  it('auto-recall moves it aside with a warning, rebuilds the index from the log and prints the same block', () => {
+    const root = withLog();
+    const healthy = invoke(AUTO, root, ['--strict']);
+    expect(healthy.stdout).toContain('untrusted-knowledge');
+    const db = join(root, '.cairn', 'cache', 'state.db');
+    for (const suffix of ['-wal', '-shm']) rmSync(db + suffix, { force: true });
+    const next = seededRandom(5);
+    writeFileSync(db, Buffer.from(Array.from({ length: 65536 }, () => Math.floor(next() * 256))));
+    const r = invoke(AUTO, root);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(healthy.stdout);
+    expect(r.stderr).toMatch(/^cairn auto-recall: .*state\.db was not a usable database; moved it to .*state\.db\.corrupt-\d+ and rebuilt from the log\n$/);
+  });
+});
+
+describe('the knowledge log lock', () => {
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const c of children) if (c.exitCode === null) c.kill();
+  });
+
+  it('held by a live process past the deadline: capture and rotate fail open, nothing is written, the holder is named', async () => {
+    const root = withLog();
+    const log = join(root, '.cairn', 'memory', 'knowledge.jsonl');
+    const script = `require('fs').writeFileSync(process.argv[1], process.pid + ' ' + require('os').hostname() + ' ' + Date.now() + '\\n', { flag: 'wx' }); process.stdout.write('ready\\n'); setTimeout(() => {}, 60000);`;
+    const holder = spawn(process.execPath, ['-e', script, `${log}.lock`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(holder);
+    await new Promise((resolve) => holder.stdout!.once('data', resolve));
+    const before = readFileSync(log, 'utf8');
+    const heldBy = new RegExp(`lock .*knowledge\\.jsonl\\.lock is held by another process \\(pid ${holder.pid} on ${hostname()}\\)`);
+    expectFailOpen(invoke(CAPTURE, root, [], { CAIRN_DEADLINE_MS: '300' }), 'memory-capture', heldBy);
+    const rotate = spawnSync(process.execPath, [binPath('cairn'), 'rotate'], { cwd: root, env: cleanEnv({ CAIRN_DEADLINE_MS: '300' }), encoding: 'utf8' });
+    expectFailOpen({ code: rotate.status, stdout: rotate.stdout, stderr: rotate.stderr }, 'rotate', heldBy);
+    expect(readFileSync(log, 'utf8')).toBe(before);
+    holder.kill();
+  });
+});

@@ -1,0 +1,157 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FIXTURES, REPO, run, tempProject } from './helpers.js';
+
+// memory-capture as the hosts run it (SPEC §4.2): a PostToolUse payload on stdin, --bead/--text,
+// --from-bd-json; the log it writes; and the hot path that must stay cheap.
+
+const NOW = '2026-03-02T10:00:00.000Z';
+
+function payload(name: string, cwd: string): string {
+  const p = JSON.parse(readFileSync(join(FIXTURES, 'hooks', name), 'utf8'));
+  if (p.cwd !== undefined) p.cwd = cwd;
+  if (p.workspace_roots) p.workspace_roots = [cwd];
+  return JSON.stringify(p);
+}
+
+function logOf(root: string): Record<string, unknown>[] {
+  const path = join(root, '.cairn', 'memory', 'knowledge.jsonl');
+  return existsSync(path) ? readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+const capture = (root: string, input: string, args: string[] = []) => run('memory-capture', args, { cwd: root, input, env: { CAIRN_NOW: NOW } });
+
+describe('from a hook payload', () => {
+  it('captures every comment of a chained Claude Code command, creating the store on the first write', () => {
+    const root = tempProject({ init: false });
+    const command = [
+      `echo "bd comments add x 'LEARNED: not a capture'"`,
+      `bd comments add led-7 "LEARNED: the staging \\"redirect\\" URI ends with a slash" 2>&1`,
+      `bd comments add led-7 'SKIP: nothing to keep'`,
+      `bd comments add led-7 'BUG: not a knowledge type'`,
+      `bd comments add led-8 "DECISION: invoices round half-even — the tax office says so" && bd close led-8`,
+    ].join(' && ');
+    const input = JSON.stringify({ session_id: 's', cwd: root, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command }, tool_response: { stdout: 'ok', stderr: '' } });
+    const r = capture(root, input);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(logOf(root)).toEqual([
+      { key: 'learned-the-staging-redirect-uri-ends-with-a-slash', type: 'learned', content: 'the staging "redirect" URI ends with a slash', source: 'hook', tags: ['learned'], ts: 1772445600, bead: 'led-7', project: expect.any(String) },
+      { key: 'decision-invoices-round-half-even-the-tax-office-says-so', type: 'decision', content: 'invoices round half-even — the tax office says so', source: 'hook', tags: ['decision'], ts: 1772445600, bead: 'led-8', project: expect.any(String) },
+    ]);
+    expect(readFileSync(join(root, '.cairn', '.gitattributes'), 'utf8')).toContain('memory/knowledge.jsonl merge=union');
+  });
+
+  it.each([
+    ['gemini-after-tool-shell.json', 'fact', 'led-151'],
+    ['cursor-after-shell-execution.json', 'pattern', 'led-152'],
+    ['codex-post-tool-use.json', 'decision', 'led-150'],
+  ])('reads the %s shape', (fixture, type, bead) => {
+    const root = tempProject();
+    const r = capture(root, payload(fixture, root), ['--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ captured: [{ key: expect.stringMatching(new RegExp(`^${type}-`)), type, status: 'added' }], ignored: 0 });
+    expect(logOf(root)).toMatchObject([{ type, bead }]);
+  });
+
+  it.each(['claude-post-tool-use-failure.json', 'gemini-after-tool-shell-failed.json'])('a failed run (%s) captures nothing and creates nothing', (fixture) => {
+    const root = tempProject({ init: false });
+    const r = capture(root, payload(fixture, root));
+    expect(r).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(readdirSync(root)).toEqual(['.git']);
+  });
+});
+
+describe('the hot path', () => {
+  let pkg: string;
+  beforeAll(() => {
+    // A copy of the package whose better-sqlite3 and tiktoken leave a mark (and throw) when loaded.
+    pkg = mkdtempSync(join(tmpdir(), 'cairn-hotpath-'));
+    for (const part of ['bin', 'dist', 'package.json']) cpSync(join(REPO, part), join(pkg, part), { recursive: true });
+    mkdirSync(join(pkg, 'node_modules'));
+    for (const entry of readdirSync(join(REPO, 'node_modules'))) {
+      if (entry === 'better-sqlite3' || entry === 'tiktoken' || entry.startsWith('.')) continue;
+      symlinkSync(join(REPO, 'node_modules', entry), join(pkg, 'node_modules', entry));
+    }
+    for (const name of ['better-sqlite3', 'tiktoken']) {
+      const dir = join(pkg, 'node_modules', name);
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, version: '0.0.0', main: 'index.js' }));
+      writeFileSync(join(dir, 'index.js'), `require('fs').writeFileSync(${JSON.stringify(join(pkg, `loaded-${name}`))}, ''); throw new Error('${name} must not be loaded here');\n`);
+    }
+  });
+  afterAll(() => rmSync(pkg, { recursive: true, force: true }));
+
+  const viaPkg = (root: string, input: string) => run('memory-capture', [], { cwd: root, input, env: { CAIRN_NOW: NOW }, entry: join(pkg, 'bin', 'memory-capture.js') });
+
+  it('an ordinary shell command loads neither SQLite nor tiktoken, prints nothing and writes nothing', () => {
+    const root = tempProject();
+    const input = JSON.stringify({ session_id: 's', cwd: root, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'npm test -- --grep "bd comments"' }, tool_response: { stdout: 'ok' } });
+    expect(viaPkg(root, input)).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(readdirSync(pkg).filter((f) => f.startsWith('loaded-'))).toEqual([]);
+    expect(existsSync(join(root, '.cairn', 'memory'))).toBe(false);
+  });
+
+  it('the bundle holds no pattern-loop or event-log code', () => {
+    const bundle = readFileSync(join(REPO, 'dist', 'bin', 'memory-capture.js'), 'utf8');
+    expect(bundle).not.toMatch(/^\/\/ dist\/lib\/(patterns|events)\//m);
+    expect(bundle).toMatch(/^\/\/ dist\/lib\/knowledge\/capture\.js$/m);
+  });
+
+  it('a capture into a store with an index it cannot update is still recorded (the append is the commit point)', () => {
+    const root = tempProject();
+    writeFileSync(join(root, '.cairn', 'cache', 'state.db'), '');
+    const r = viaPkg(root, payload('claude-post-tool-use-bash.json', root));
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^cairn memory-capture: captured; indexing is left to the next reader \(better-sqlite3 is not loadable/m);
+    expect(logOf(root)).toMatchObject([{ type: 'learned', bead: 'led-142' }]);
+  });
+});
+
+describe('--bead / --text', () => {
+  it('captures once; the same note again is a duplicate; other content under the same key gets -2', () => {
+    const root = tempProject();
+    const first = capture(root, '', ['--bead', 'b-1', '--text', 'FACT: Ports below 1024 need root', '--json']);
+    expect(JSON.parse(first.stdout)).toEqual({ captured: [{ key: 'fact-ports-below-1024-need-root', type: 'fact', status: 'added' }], ignored: 0 });
+    const again = capture(root, '', ['--bead', 'b-2', '--text', 'FACT:   ports below 1024 need **root**.', '--json']);
+    expect(JSON.parse(again.stdout).captured).toEqual([{ key: 'fact-ports-below-1024-need-root', type: 'fact', status: 'duplicate' }]);
+    const other = capture(root, '', ['--bead', 'b-3', '--text', 'FACT: Ports below 1024 need root, or CAP_NET_BIND_SERVICE', '--json']);
+    expect(JSON.parse(other.stdout).captured).toEqual([{ key: 'fact-ports-below-1024-need-root-or-cap-net-bind-service', type: 'fact', status: 'added' }]);
+    const long = 'x'.repeat(70);
+    capture(root, '', ['--bead', 'b-4', '--text', `FACT: ${long} one`]);
+    const collided = capture(root, '', ['--bead', 'b-5', '--text', `FACT: ${long} two`, '--json']);
+    expect(JSON.parse(collided.stdout).captured[0]).toEqual({ key: `fact-${'x'.repeat(60)}-2`, type: 'fact', status: 'added' });
+    expect(logOf(root)).toHaveLength(4);
+  });
+});
+
+describe('--from-bd-json', () => {
+  it('imports all 538 real comments: nothing lost, nothing mangled, FIX:/BUG: ignored, a slug collision suffixed', () => {
+    const rows = ['comments.newest-73fd2a9.jsonl', 'comments.largest-d298489.jsonl'].flatMap((f) =>
+      readFileSync(join(FIXTURES, 'knowledge', f), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { issue_id: string; text: string; created_at: string }),
+    );
+    expect(rows).toHaveLength(538);
+    const root = tempProject();
+    const r = capture(root, JSON.stringify(rows), ['--from-bd-json', '--json', '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { captured: { key: string; status: string }[]; ignored: number };
+    expect(out.ignored).toBe(2);
+    expect(out.captured.filter((c) => c.status === 'added')).toHaveLength(536);
+    expect(out.captured.filter((c) => c.key.endsWith('-2')).map((c) => c.key)).toEqual(['fact-medsimples-post-token-uses-oauth2passwordrequestform-http-2']);
+    const log = logOf(root) as { content: string; bead: string; ts: number }[];
+    expect(log).toHaveLength(536);
+    const typed = rows.filter((row) => !/^(FIX|BUG):/.test(row.text));
+    typed.forEach((row, i) => {
+      const content = row.text.replace(/^[A-Z-]+:\s*/, '').trim();
+      expect(log[i].bead).toBe(row.issue_id);
+      expect(log[i].ts).toBe(Date.parse(row.created_at) / 1000);
+      // the one comment that quotes role markers loses them (SPEC §4.6); every other is kept exactly
+      if (/SYSTEM:\/ASSISTANT:/.test(content)) expect(log[i].content).toBe(content.replace('(SYSTEM:/ASSISTANT:/[INST])', '(//)').replace(/<untrusted-knowledge>\s*/g, ''));
+      else expect(log[i].content).toBe(content);
+    });
+    const all = log.map((e) => e.content).join('\n');
+    for (const ch of ['é', '—', '→', 'ã', 'ç']) expect(all).toContain(ch);
+  });
+});
