@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
 import { get_encoding } from 'tiktoken';
 import { openTestStore, run, tempProject } from './helpers.js';
@@ -375,6 +376,46 @@ describe('injection records', () => {
     const dir = knownState();
     format(dir, ['--role', 'auditor']);
     expect(events(dir, 'pattern.injected')).toEqual([]);
+  });
+
+  it('--dry-run prints the same block and records nothing', () => {
+    const dir = knownState();
+    const args = ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r1'];
+    const dry = format(dir, [...args, '--dry-run']);
+    expect(dry.stdout).toContain(`- ${NEVER_LOG} (score:0.67)`);
+    expect(events(dir, 'pattern.injected')).toEqual([]);
+    expect(format(dir, args).stdout).toBe(dry.stdout);
+    expect(events(dir, 'pattern.injected')).toHaveLength(1);
+  });
+
+  it('a locked database while recording: the block is printed exactly when its injection is recorded', () => {
+    const dir = knownState();
+    format(dir, ['--role', 'auditor']); // the index is current: the next run needs no write to read
+    const lock = new BetterSqlite3(join(dir, '.cairn', 'cache', 'state.db'));
+    lock.exec('BEGIN IMMEDIATE'); // another process holds the write lock throughout
+    try {
+      const r = run('format-patterns', ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r1', '--project', PROJECT], {
+        cwd: dir, env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '1500' },
+      });
+      expect(r.code).toBe(0);
+      const recorded = readFileSync(join(dir, '.cairn', 'events.jsonl'), 'utf8').includes('"type":"pattern.injected"');
+      expect(r.stdout.includes('=== HISTORICAL PATTERNS (auditor) ===')).toBe(recorded);
+      expect(r.stderr).not.toBe('');
+    } finally {
+      lock.exec('ROLLBACK');
+      lock.close();
+    }
+  });
+});
+
+describe('--ids', () => {
+  it('starts each line with the short id a finding can cite; the id is no part of the pattern', () => {
+    const dir = knownState();
+    const out = formatJson(dir, ['--role', 'auditor', '--ids']);
+    for (const p of out.patterns) expect(out.block).toContain(`- [${p.id.slice(0, 7)}] ${p.text} (`);
+    // an auditor echoing the line as shown lands on the same pattern
+    storeText(dir, 'auditor', section(`[${id('auditor', NEVER_LOG).slice(0, 7)}] ${NEVER_LOG} (score:0.67)`), ['--issue', 'LED-1', '--run', 'r1']);
+    expect(formatJson(dir, ['--role', 'auditor']).patterns.map((p) => p.text)).toEqual(out.patterns.map((p) => p.text));
   });
 });
 
