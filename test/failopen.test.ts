@@ -282,8 +282,8 @@ describe('the event log lock', () => {
 
     const r = invoke(STORE, root, ['--strict', '--json'], { CAIRN_DEADLINE_MS: '2000' });
     expect(r.code, r.stderr).toBe(0);
-    const stored = JSON.parse(r.stdout) as { patterns: unknown[] };
-    expect(eventsOf(root).split('\n').filter(Boolean).length).toBe(before + 1 + stored.patterns.length);
+    const stored = JSON.parse(r.stdout) as { patterns: unknown[]; links: unknown[] };
+    expect(eventsOf(root).split('\n').filter(Boolean).length).toBe(before + 1 + stored.patterns.length + stored.links.length);
     expect(existsSync(lock)).toBe(false);
   });
 });
