@@ -1,7 +1,9 @@
 import { describe, it, expect } from 'vitest';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { knowledgeDb, knowledgeFollowers, knowledgeStats, recentKnowledge, searchKnowledge, type Source } from '../lib/knowledge/index.js';
+import { BM25_WEIGHTS, knowledgeDb, knowledgeFollowers, knowledgeStats, NEWEST_LINES, NOISE_FACTOR, recentKnowledge, searchKnowledge, STATUS_FACTORS, type Source } from '../lib/knowledge/index.js';
+import { ftsMatch } from '../lib/store/fts.js';
+import type { Database } from '../lib/store/db.js';
 import { recallTerms } from '../lib/knowledge/search.js';
 import { isCommandLike, stripShellResidue } from '../lib/knowledge/noise.js';
 import type { KnowledgeEntry } from '../lib/knowledge/entry.js';
@@ -113,6 +115,92 @@ describe('search', () => {
     const hits = searchKnowledge(db, { project: P, sources: ['log', 'archive'], terms: ['hourly'], limit: 5 });
     expect(hits.map((h) => h.archived)).toEqual([true]);
     expect(knowledgeStats(db, P)).toMatchObject({ total: 2, archived: 1, byType: { fact: 2 } });
+  });
+});
+
+describe('exact ranking with bounded work', () => {
+  // The reference: every matching row scored and sorted in SQL, as the index did before it pruned.
+  function reference(db: Database, q: { terms: string[]; limit: number; sources: Source[]; type?: string; withSuperseded?: boolean }) {
+    const codes = q.sources.map((s) => ({ archive: 0, log: 1, active: 2 })[s]);
+    const status = Object.entries(STATUS_FACTORS).map(([s, f]) => `WHEN '${s}' THEN ${f}`).join(' ');
+    return db
+      .prepare(
+        `SELECT k.id, -bm25(knowledge_fts, ${BM25_WEIGHTS.join(', ')}) * (CASE WHEN k.noise = 1 THEN ${NOISE_FACTOR} ELSE 1.0 END) * (CASE k.status ${status} ELSE 1.0 END) AS score
+         FROM knowledge_fts JOIN knowledge k ON k.id = knowledge_fts.rowid
+         WHERE knowledge_fts MATCH ? AND k.project IN (?, '') AND k.source IN (${codes.join(', ')})
+           AND NOT EXISTS (SELECT 1 FROM knowledge later WHERE later.version = k.version AND later.seq > k.seq AND (later.source = 2) = (k.source = 2))
+           ${q.type ? `AND k.type = '${q.type}'` : ''} ${q.withSuperseded ? '' : `AND (k.status IS NULL OR k.status != 'superseded')`}
+         ORDER BY score DESC, k.ts DESC, k.seq DESC LIMIT ?`,
+      )
+      .all(ftsMatch(q.terms), P, q.limit) as { id: number; score: number }[];
+  }
+
+  it('finds the same entries in the same order, with the same scores, as scoring every matching row', () => {
+    // a seeded log where some words are everywhere and some are rare, with every kind of line the ranking weighs
+    let seed = 11;
+    const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const common = ['cache', 'deploy', 'config', 'test', 'hook'];
+    const rare = Array.from({ length: 40 }, (_, i) => `term${i}`);
+    const statuses = [undefined, undefined, undefined, 'canonical', 'needs_review', 'superseded'] as const;
+    const types = ['learned', 'fact', 'decision', 'investigation'];
+    const lines: KnowledgeEntry[] = [];
+    for (let i = 0; i < 1500; i++) {
+      const words = Array.from({ length: 3 + rnd(12) }, () => (rnd(3) === 0 ? rare[rnd(rare.length)] : common[rnd(common.length)]));
+      const content = rnd(15) === 0 ? `bd update x-${i} -d "${words.join(' ')}"` : `${words.join(' ')} note ${i}`;
+      const e = entry(types[rnd(types.length)], content, { status: statuses[rnd(statuses.length)], project: rnd(10) === 0 ? 'other' : rnd(10) === 0 ? undefined : P });
+      lines.push(e);
+      if (rnd(20) === 0) lines.push({ ...e, status: 'superseded' }); // a curation line for the same entry
+    }
+    const { store } = setup({ log: lines.slice(300), archive: lines.slice(0, 300) });
+    const db = knowledgeDb(store, ['log', 'archive']);
+    let compared = 0;
+    for (const text of ['cache deploy', 'term1 cache', 'term2 term3 term4 config test hook deploy cache', 'term39', 'hook', 'note cache term7 term8', 'nothing here']) {
+      for (const limit of [1, 3, 10, 40]) {
+        for (const opts of [{ sources: ['log'] as Source[] }, { sources: ['log', 'archive'] as Source[], withSuperseded: true }, { sources: ['log'] as Source[], type: 'investigation' }]) {
+          const q = { terms: recallTerms(text), limit, ...opts };
+          const found = searchKnowledge(db, { project: P, ...q }).map((h) => ({ id: h.id, score: h.score }));
+          expect(found, `${text} / ${limit} / ${JSON.stringify(opts)}`).toEqual(reference(db, q));
+          compared += found.length;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(500);
+  });
+});
+
+describe('the newest lines (auto-recall\'s working set)', () => {
+  const newestIds = (db: Database, source: number) => db.prepare('SELECT id FROM knowledge_newest WHERE source = ? ORDER BY id').pluck().all(source);
+  const expectedIds = (db: Database, source: number) =>
+    db.prepare('SELECT id FROM (SELECT id FROM knowledge WHERE source = ? ORDER BY id DESC LIMIT ?) ORDER BY id').pluck().all(source, NEWEST_LINES);
+  const indexed = (db: Database, term: string) => db.prepare('SELECT count(*) FROM knowledge_newest_fts WHERE knowledge_newest_fts MATCH ?').pluck().get(`"${term}"`);
+
+  it('holds exactly the newest lines of the log through appends and a rewrite; auto-recall searches only them, recall every line', () => {
+    const old = entry('fact', 'the oldest note mentions zeppelins');
+    const filler = Array.from({ length: NEWEST_LINES }, (_, i) => entry('fact', `filler note ${i} about parsers`));
+    const { store, paths } = setup({ log: [old, ...filler] });
+    const db = knowledgeDb(store, ['log'], { newest: true });
+    expect(newestIds(db, 1)).toEqual(expectedIds(db, 1));
+    expect(indexed(db, 'zeppelins')).toBe(0);
+    const q = { project: P, sources: ['log'] as Source[], terms: ['zeppelins'], limit: 5 };
+    expect(searchKnowledge(db, { ...q, newest: true })).toEqual([]);
+    expect(searchKnowledge(db, q).map((h) => h.content)).toEqual([old.content]);
+
+    const sync = () => {
+      store.refresh(knowledgeFollowers(store).log); // a later process: the log is followed again
+      knowledgeDb(store, ['log'], { newest: true });
+    };
+    appendFileSync(paths.log, [entry('fact', 'a new note about zeppelins'), entry('fact', 'another new note')].map((e) => JSON.stringify(e) + '\n').join(''));
+    sync();
+    expect(newestIds(db, 1)).toEqual(expectedIds(db, 1));
+    expect(indexed(db, 'parsers')).toBe(NEWEST_LINES - 2);
+    expect(searchKnowledge(db, { ...q, newest: true }).map((h) => h.content)).toEqual(['a new note about zeppelins']);
+
+    writeFileSync(paths.log, [old, ...filler.slice(0, 10)].map((e) => JSON.stringify(e) + '\n').join('')); // rewritten: rebuilt
+    sync();
+    expect(newestIds(db, 1)).toEqual(expectedIds(db, 1));
+    expect(newestIds(db, 1)).toHaveLength(11);
+    expect(indexed(db, 'zeppelins')).toBe(1);
+    expect(indexed(db, 'parsers')).toBe(10);
   });
 });
 

@@ -45,9 +45,9 @@ export interface AutoRecall {
  */
 export async function autoRecall(store: Store, partial: Omit<SessionContext, 'beadTitles'>, beadTitles: Promise<string[]>, now: number): Promise<AutoRecall> {
   const source: Source = activeCacheFresh(store) ? 'active' : 'log';
-  const db = knowledgeDb(store, [source]);
+  const db = knowledgeDb(store, [source], { newest: true });
   const context = { ...partial, beadTitles: await beadTitles };
-  const q = { project: store.project, sources: [source] };
+  const q = { project: store.project, sources: [source], newest: true };
   const found = searchTopics(db, q, contextTopics(context), 3 * MAX_ENTRIES);
   let hits = found.hits;
   const fallback = hits.length === 0;

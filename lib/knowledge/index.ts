@@ -2,10 +2,11 @@ import { shortHash, normaliseText } from '../core/text.js';
 import type { Database } from '../store/db.js';
 import type { LogFollower } from '../store/follower.js';
 import type { Store } from '../store/store.js';
-import { ftsMatch } from '../store/fts.js';
+import { ftsMatch, ftsTerms } from '../store/fts.js';
 import type { KnowledgeEntry } from './entry.js';
 import { isCommandLike } from './noise.js';
 import { parseEntryLine } from './reader.js';
+import { ROTATE_ABOVE } from './rotate.js';
 
 // The knowledge index (SPEC §4.3): one row per log line in `knowledge`, searched through the FTS5
 // table `knowledge_fts` (porter unicode61; content, tags, type, key). Three logs feed it through the
@@ -15,7 +16,12 @@ import { parseEntryLine } from './reader.js';
 // A line is one *version* of an entry: key + normalised content. Curation appends a new line for an
 // existing entry (a status, SPEC §4.5) and a union merge may keep a line twice, so only the latest
 // line of a version is visible — the log's after the archive's, a later offset after an earlier one.
-// The tables are created by the knowledge step of the migration list in lib/store/db.ts.
+//
+// auto-recall reads a working set of its own: the newest NEWEST_LINES lines of the log (or of the
+// active cache), what rotation keeps in the log (SPEC §4.5), indexed again in `knowledge_newest_fts`.
+// A session start then costs the same on a log of 5,000 lines as on one of 100,000 that rotation has
+// not reached yet; `cairn recall` searches every line.
+// The tables are created by the knowledge steps of the migration list in lib/store/db.ts.
 
 export type Source = 'archive' | 'log' | 'active';
 const SOURCE_CODE: Record<Source, number> = { archive: 0, log: 1, active: 2 };
@@ -52,6 +58,7 @@ export function knowledgeFollower(path: string, source: Source): LogFollower<Kno
       statements(db).insertFts.run(lastInsertRowid, e.content, e.tags.join(' '), e.type, e.key);
     },
     reset(db) {
+      forgetNewest(db, code, Infinity);
       db.prepare(
         `INSERT INTO knowledge_fts (knowledge_fts, rowid, content, tags, type, key)
          SELECT 'delete', id, content, tags, type, key FROM knowledge WHERE source = ?`,
@@ -72,6 +79,20 @@ function prepareStatements(db: Database) {
       'INSERT INTO knowledge (source, seq, version, project, key, type, content, tags, bead, ts, status, noise) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     insertFts: db.prepare('INSERT INTO knowledge_fts (rowid, content, tags, type, key) VALUES (?, ?, ?, ?, ?)'),
+    // the newest lines' table (syncNewest)
+    windowStart: db.prepare('SELECT id FROM knowledge WHERE source = ? ORDER BY id DESC LIMIT 1 OFFSET ?'),
+    newestTop: db.prepare('SELECT max(id) AS id FROM knowledge_newest WHERE source = ?'),
+    sourceAbove: db.prepare('SELECT 1 FROM knowledge WHERE source = ? AND id > ? LIMIT 1'),
+    newestBelow: db.prepare('SELECT 1 FROM knowledge_newest WHERE source = ? AND id < ? LIMIT 1'),
+    addNewestFts: db.prepare(
+      'INSERT INTO knowledge_newest_fts (rowid, content, tags, type, key) SELECT id, content, tags, type, key FROM knowledge WHERE source = ? AND id >= ? ORDER BY id',
+    ),
+    addNewest: db.prepare('INSERT INTO knowledge_newest (id, source) SELECT id, source FROM knowledge WHERE source = ? AND id >= ?'),
+    forgetNewestFts: db.prepare(
+      `INSERT INTO knowledge_newest_fts (knowledge_newest_fts, rowid, content, tags, type, key)
+       SELECT 'delete', k.id, k.content, k.tags, k.type, k.key FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source = ? AND n.id < ?`,
+    ),
+    forgetNewest: db.prepare('DELETE FROM knowledge_newest WHERE source = ? AND id < ?'),
   };
 }
 function statements(db: Database) {
@@ -89,12 +110,48 @@ export function knowledgeFollowers(store: Store): Record<Source, LogFollower<Kno
   };
 }
 
-/** The database with the index of each given source up to date. */
-export function knowledgeDb(store: Store, sources: Source[]): Database {
+/** The database with the index of each given source up to date (and, with `newest`, its newest lines too). */
+export function knowledgeDb(store: Store, sources: Source[], opts: { newest?: boolean } = {}): Database {
   const followers = knowledgeFollowers(store);
   let db: Database | undefined;
   for (const s of sources) db = store.indexed(followers[s]);
-  return db ?? store.database;
+  db ??= store.database;
+  if (opts.newest) for (const s of sources) syncNewest(db, s);
+  return db;
+}
+
+/** Lines of a source in auto-recall's working set: what rotation keeps in the log. */
+export const NEWEST_LINES = ROTATE_ABOVE;
+
+/**
+ * Bring `knowledge_newest_fts` up to date with the newest NEWEST_LINES rows of a source. Rows only
+ * ever join a source with ids above all others (a rebuild starts by forgetting the source here), so
+ * the table holds exactly the source's rows from the window's first id on: a sync adds the rows
+ * above the newest it holds and forgets those that fell below the window. Nothing changed: a few
+ * index lookups; one new line: one row in, one out.
+ */
+export function syncNewest(db: Database, source: Source): void {
+  const code = SOURCE_CODE[source];
+  const s = statements(db);
+  const plan = () => {
+    const floor = (s.windowStart.get(code, NEWEST_LINES - 1) as { id: number } | undefined)?.id ?? 0;
+    const top = (s.newestTop.get(code) as { id: number | null }).id ?? 0;
+    return { floor, top, change: s.sourceAbove.get(code, Math.max(top, floor - 1)) !== undefined || s.newestBelow.get(code, floor) !== undefined };
+  };
+  if (!plan().change) return;
+  db.transaction(() => {
+    const { floor, top } = plan(); // again under the write lock: another process may have synced meanwhile
+    forgetNewest(db, code, floor);
+    s.addNewestFts.run(code, Math.max(top + 1, floor));
+    s.addNewest.run(code, Math.max(top + 1, floor));
+  }).immediate();
+}
+
+/** Take a source's rows below `floor` (all of them: Infinity) out of the newest lines' table. */
+function forgetNewest(db: Database, code: number, floor: number): void {
+  const s = statements(db);
+  s.forgetNewestFts.run(code, floor);
+  s.forgetNewest.run(code, floor);
 }
 
 export interface KnowledgeHit {
@@ -120,6 +177,8 @@ export interface KnowledgeQuery {
   limit: number;
   /** Superseded entries are hidden unless asked for (--all). */
   withSuperseded?: boolean;
+  /** Search only the newest NEWEST_LINES lines of each source (auto-recall's working set; see syncNewest). */
+  newest?: boolean;
 }
 
 // Ranking (SPEC §4.3; the rules and why are in bench/README.md, "Retrieval quality"): BM25 with
@@ -129,9 +188,10 @@ export const BM25_WEIGHTS = [10, 5, 2, 1] as const;
 export const NOISE_FACTOR = 0.3;
 export const STATUS_FACTORS: Record<string, number> = { canonical: 1.15, needs_review: 0.6 };
 
-const FACTOR_SQL = `(CASE WHEN k.noise = 1 THEN ${NOISE_FACTOR} ELSE 1.0 END) * (CASE k.status ${Object.entries(STATUS_FACTORS)
-  .map(([s, f]) => `WHEN '${s}' THEN ${f}`)
-  .join(' ')} ELSE 1.0 END)`;
+/** FTS5's bm25 constant k1: one term adds less than (k1 + 1) · idf to a row's score. */
+const BM25_K1 = 1.2;
+/** Rows the first round of a search scores at most, beyond its rarest term (about a millisecond of BM25). */
+const FIRST_ROUND_ROWS = 2000;
 
 /** The filters every knowledge query shares: project, sources, type, latest version only, superseded. */
 function filters(q: KnowledgeQuery): { sql: string; params: unknown[] } {
@@ -169,20 +229,104 @@ function toHit(r: Row): KnowledgeHit {
   return { id: r.id, key: r.key, type: r.type, content: r.content, bead: r.bead, tags: r.tags ? r.tags.split(' ') : [], ts: r.ts, status: r.status, archived: r.source === 0, score: r.score };
 }
 
-/** Entries matching any of the terms, best first; the type filter is part of the query, before the limit. */
-export function searchKnowledge(db: Database, q: KnowledgeQuery & { terms: string[] }): KnowledgeHit[] {
+const ftsTable = (newest: boolean | undefined) => (newest ? 'knowledge_newest_fts' : 'knowledge_fts');
+
+/** How many rows of the searched FTS table hold each term, counted once per search (the index does not change during one). */
+export class TermCounts {
+  private readonly memo = new Map<string, number>();
+  private readonly statement;
+  private rowCount: number | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly newest = false,
+  ) {
+    const table = ftsTable(newest);
+    this.statement = db.prepare(`SELECT count(*) FROM ${table} WHERE ${table} MATCH ?`).pluck();
+  }
+
+  rows(term: string): number {
+    let n = this.memo.get(term);
+    if (n === undefined) this.memo.set(term, (n = this.statement.get(ftsMatch([term])) as number));
+    return n;
+  }
+
+  /** Rows in the table: BM25's N. */
+  total(): number {
+    this.rowCount ??= this.db.prepare(this.newest ? 'SELECT count(*) FROM knowledge_newest' : 'SELECT count(*) FROM knowledge').pluck().get() as number;
+    return this.rowCount;
+  }
+}
+
+/**
+ * Entries matching any of the terms, best first; the type filter is part of the query, before the
+ * limit. Exact — the same entries in the same order as scoring every matching row — but without
+ * scoring every row a common word matches: BM25 adds one contribution per term, each below
+ * (k1 + 1) · idf(term), and the factors raise a score by at most the largest one in use. So once k
+ * entries score at least S, a row holding only terms whose bounds add up to less than S cannot enter
+ * the top k and is never scored. The first round scores the rows holding the rarest terms; the k-th
+ * score it reaches rules out the common terms that cannot lift a row that far on their own; a second
+ * round scores the rows holding any of the other terms, if there are such.
+ */
+export function searchKnowledge(db: Database, q: KnowledgeQuery & { terms: string[] }, counts = new TermCounts(db, q.newest)): KnowledgeHit[] {
   const match = ftsMatch(q.terms);
-  if (match === undefined) return [];
+  if (match === undefined || q.limit <= 0) return [];
+  const rarestFirst = ftsTerms(q.terms)
+    .map((term) => ({ term, rows: counts.rows(term) }))
+    .filter((t) => t.rows > 0)
+    .sort((a, b) => a.rows - b.rows);
+  if (rarestFirst.length === 0) return [];
+  const n = counts.total();
+  const bound = (rows: number) => (BM25_K1 + 1) * Math.max(1e-6, Math.log((n - rows + 0.5) / (rows + 0.5))); // FTS5's idf
+  const maxFactor = largestFactor(db);
+  const rank = (holding: number) => rankRows(db, q, match, holding < rarestFirst.length ? rarestFirst.slice(0, holding).map((t) => t.term) : undefined, maxFactor);
+
+  let first = 1;
+  for (let rows = rarestFirst[0].rows; first < rarestFirst.length && rows + rarestFirst[first].rows <= FIRST_ROUND_ROWS; first++) rows += rarestFirst[first].rows;
+  let top = rank(first);
+  if (first === rarestFirst.length) return top.map(toHit);
+  const kth = top.length === q.limit ? top[q.limit - 1].score : 0;
+  let needed = rarestFirst.length;
+  for (let rest = 0; needed > first && (rest + bound(rarestFirst[needed - 1].rows)) * maxFactor < kth; needed--) rest += bound(rarestFirst[needed - 1].rows);
+  if (needed > first) top = rank(needed);
+  return top.map(toHit);
+}
+
+/** The largest factor any entry can have: canonical entries raise their score (a few rows, from the partial index of statuses). */
+function largestFactor(db: Database): number {
+  const statuses = db.prepare('SELECT DISTINCT status FROM knowledge WHERE status IS NOT NULL').pluck().all() as string[];
+  return Math.max(1, ...statuses.map((s) => STATUS_FACTORS[s] ?? 1));
+}
+
+/**
+ * The top `q.limit` visible rows among those matching `match` — restricted to rows holding one of
+ * `holding`, when given — scored by the whole expression. Rows come best raw BM25 first, so the walk
+ * stops once the k-th kept score beats what any further row could reach with the largest factor.
+ */
+function rankRows(db: Database, q: KnowledgeQuery, match: string, holding: string[] | undefined, maxFactor: number): Row[] {
+  const table = ftsTable(q.newest);
+  // `+rowid` keeps the restriction a filter: as a rowid constraint FTS5 would run the whole query once per row.
+  const restriction = holding ? ` AND +rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?)` : '';
+  const scored = db.prepare(`SELECT rowid, -bm25(${table}, ${BM25_WEIGHTS.join(', ')}) AS raw FROM ${table} WHERE ${table} MATCH ?${restriction} ORDER BY raw DESC`).raw();
   const f = filters(q);
-  const rows = db
-    .prepare(
-      `SELECT ${COLUMNS}, -bm25(knowledge_fts, ${BM25_WEIGHTS.join(', ')}) * ${FACTOR_SQL} AS score
-       FROM knowledge_fts JOIN knowledge k ON k.id = knowledge_fts.rowid
-       WHERE knowledge_fts MATCH ? AND ${f.sql}
-       ORDER BY score DESC, k.ts DESC, k.seq DESC LIMIT ?`,
-    )
-    .all(match, ...f.params, q.limit) as Row[];
-  return rows.map(toHit);
+  const visible = db.prepare(`SELECT ${COLUMNS}, k.seq, k.noise FROM knowledge k WHERE k.id = ? AND ${f.sql}`);
+  const top: (Row & { seq: number })[] = [];
+  for (const [id, raw] of scored.iterate(...(holding ? [match, ftsMatch(holding)] : [match])) as Iterable<[number, number]>) {
+    if (top.length === q.limit && top[q.limit - 1].score > raw * maxFactor) break;
+    const row = visible.get(id, ...f.params) as (Row & { seq: number; noise: number }) | undefined;
+    if (!row) continue;
+    row.score = raw * (row.noise === 1 ? NOISE_FACTOR : 1) * (STATUS_FACTORS[row.status ?? ''] ?? 1); // as SQL would: left to right
+    let at = top.length;
+    while (at > 0 && ranksBefore(row, top[at - 1])) at--;
+    if (at < q.limit) top.splice(at, 0, row);
+    if (top.length > q.limit) top.pop();
+  }
+  return top;
+}
+
+/** Higher score first; at equal score the newer entry, then the later line. */
+function ranksBefore(a: Row & { seq: number }, b: Row & { seq: number }): boolean {
+  return a.score !== b.score ? a.score > b.score : a.ts !== b.ts ? a.ts > b.ts : a.seq > b.seq;
 }
 
 /** The newest entries (the fallback when a query finds nothing, and `recall --recent N`). */

@@ -1,6 +1,6 @@
-import { ftsMatch, queryTerms } from '../store/fts.js';
+import { queryTerms } from '../store/fts.js';
 import type { Database } from '../store/db.js';
-import { searchKnowledge, type KnowledgeHit, type KnowledgeQuery } from './index.js';
+import { searchKnowledge, TermCounts, type KnowledgeHit, type KnowledgeQuery } from './index.js';
 import { branchWords, type SessionContext } from './context.js';
 
 // Query terms for knowledge search (SPEC §4.3, §4.4): the content words of a text, without stop-words
@@ -45,11 +45,10 @@ export function recallTerms(text: string): string[] {
  * matches no entry is dropped; among the rest, fewer matching entries wins, then earlier in the list.
  * Counting costs one index lookup per term, so short candidate lists are taken as they are.
  */
-export function distinctiveTerms(db: Database, candidates: string[], max: number): string[] {
+export function distinctiveTerms(counts: TermCounts, candidates: string[], max: number): string[] {
   const terms = [...new Set(candidates)];
   if (terms.length <= max) return terms;
-  const count = db.prepare('SELECT count(*) AS n FROM knowledge_fts WHERE knowledge_fts MATCH ?');
-  const counted = terms.map((term, i) => ({ term, i, n: (count.get(ftsMatch([term])) as { n: number }).n }));
+  const counted = terms.map((term, i) => ({ term, i, n: counts.rows(term) }));
   return counted
     .filter((c) => c.n > 0)
     .sort((a, b) => a.n - b.n || a.i - b.i)
@@ -77,10 +76,11 @@ export function contextTopics(c: SessionContext): Topic[] {
 export function searchTopics(db: Database, q: Omit<KnowledgeQuery, 'limit'>, topics: Topic[], limit: number): { hits: KnowledgeHit[]; terms: string[] } {
   const fused = new Map<number, { hit: KnowledgeHit; score: number }>();
   const searched: string[] = [];
+  const counts = new TermCounts(db, q.newest); // topics share words: each is counted once
   for (const topic of topics) {
-    const terms = distinctiveTerms(db, recallTerms(topic.text), MAX_TOPIC_TERMS);
+    const terms = distinctiveTerms(counts, recallTerms(topic.text), MAX_TOPIC_TERMS);
     searched.push(...terms);
-    searchKnowledge(db, { ...q, terms, limit }).forEach((hit, rank) => {
+    searchKnowledge(db, { ...q, terms, limit }, counts).forEach((hit, rank) => {
       const f = fused.get(hit.id) ?? { hit, score: 0 };
       f.score += topic.weight / (RRF_K + rank + 1);
       fused.set(hit.id, f);

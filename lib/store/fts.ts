@@ -14,13 +14,18 @@ export function queryTerms(text: string, max = MAX_QUERY_TERMS): string[] {
 
 const COLUMN = /^[a-z_][a-z0-9_]*$/;
 
+/** The terms an expression built by ftsMatch holds, in its order: distinct, none empty, at most MAX_QUERY_TERMS. */
+export function ftsTerms(terms: string[]): string[] {
+  return [...new Set(terms.filter((t) => t !== ''))].slice(0, MAX_QUERY_TERMS);
+}
+
 /**
  * Terms as an FTS5 expression: each quoted (an inner `"` doubled), joined with OR; restricted to one
  * column when `column` is given (a fixed name from the caller, never user text). Undefined when there
  * is nothing to look for, so the caller can tell "no query" from "no match".
  */
 export function ftsMatch(terms: string[], opts: { column?: string } = {}): string | undefined {
-  const quoted = [...new Set(terms.filter((t) => t !== ''))].slice(0, MAX_QUERY_TERMS).map((t) => `"${t.replace(/"/g, '""')}"`);
+  const quoted = ftsTerms(terms).map((t) => `"${t.replace(/"/g, '""')}"`);
   if (quoted.length === 0) return undefined;
   const expression = quoted.join(' OR ');
   if (opts.column === undefined) return expression;
