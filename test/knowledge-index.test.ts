@@ -135,6 +135,13 @@ describe('exact ranking with bounded work', () => {
       .all(ftsMatch(q.terms), P, q.limit) as { id: number; score: number }[];
   }
 
+  it('a canonical entry whose raw score is just below the k-th still enters the top k (the walk allows for the largest factor)', () => {
+    const same = Array.from({ length: 8 }, (_, i) => entry('fact', `deploy cache step ${i}`));
+    const canonical = entry('fact', 'deploy cache step with one more word', { status: 'canonical' });
+    const { search } = setup({ log: [canonical, ...same] });
+    expect(search('deploy cache', { limit: 3 })[0]).toBe(canonical.content);
+  });
+
   it('finds the same entries in the same order, with the same scores, as scoring every matching row', () => {
     // a seeded log where some words are everywhere and some are rare, with every kind of line the ranking weighs
     let seed = 11;
