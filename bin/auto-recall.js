@@ -1,4 +1,2 @@
 #!/usr/bin/env node
-import { run } from '../dist/bin/auto-recall.js';
-
-await run(process.argv.slice(2));
+require('../dist/bin/auto-recall.cjs').run(process.argv.slice(2));

@@ -1,4 +1,2 @@
 #!/usr/bin/env node
-import { run } from '../dist/bin/cairn.js';
-
-await run(process.argv.slice(2));
+require('../dist/bin/cairn.cjs').run(process.argv.slice(2));

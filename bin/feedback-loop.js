@@ -1,4 +1,2 @@
 #!/usr/bin/env node
-import { run } from '../dist/bin/feedback-loop.js';
-
-await run(process.argv.slice(2));
+require('../dist/bin/feedback-loop.cjs').run(process.argv.slice(2));

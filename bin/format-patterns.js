@@ -1,4 +1,2 @@
 #!/usr/bin/env node
-import { run } from '../dist/bin/format-patterns.js';
-
-await run(process.argv.slice(2));
+require('../dist/bin/format-patterns.cjs').run(process.argv.slice(2));

@@ -1,4 +1,2 @@
 #!/usr/bin/env node
-import { run } from '../dist/bin/memory-capture.js';
-
-await run(process.argv.slice(2));
+require('../dist/bin/memory-capture.cjs').run(process.argv.slice(2));

@@ -1,4 +1,2 @@
 #!/usr/bin/env node
-import { run } from '../dist/bin/outcome-score.js';
-
-await run(process.argv.slice(2));
+require('../dist/bin/outcome-score.cjs').run(process.argv.slice(2));

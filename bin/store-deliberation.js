@@ -1,4 +1,2 @@
 #!/usr/bin/env node
-import { run } from '../dist/bin/store-deliberation.js';
-
-await run(process.argv.slice(2));
+require('../dist/bin/store-deliberation.cjs').run(process.argv.slice(2));

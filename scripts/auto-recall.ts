@@ -3,6 +3,7 @@ import type { Command } from '../lib/cli/runner.js';
 import { optionalString } from '../lib/cli/flags.js';
 import { CairnError } from '../lib/core/errors.js';
 import { nowMs } from '../lib/core/clock.js';
+import { HOOK_DEADLINE_MS } from '../lib/core/deadline.js';
 import { readHookInput } from '../lib/hosts/payload.js';
 import { envelopeFor, isEnvelopeFormat, wrapContext, ENVELOPE_FORMATS } from '../lib/hosts/envelope.js';
 import { currentBranch } from '../lib/store/root.js';
@@ -32,7 +33,7 @@ example:
   echo '{"hook_event_name":"SessionStart","cwd":"'$PWD'","source":"startup"}' | auto-recall
 `,
   flags: { string: ['format'] },
-  deadlineMs: 2000,
+  deadlineMs: HOOK_DEADLINE_MS,
   async run(ctx) {
     const format = optionalString(ctx.args, 'format');
     if (format !== null && !isEnvelopeFormat(format)) throw new CairnError('usage', `--format must be one of ${ENVELOPE_FORMATS.join(', ')}`);

@@ -2,11 +2,15 @@ import type { Command, Context } from '../lib/cli/runner.js';
 import { optionalString } from '../lib/cli/flags.js';
 import { CairnError } from '../lib/core/errors.js';
 import { nowMs } from '../lib/core/clock.js';
+import { HOOK_DEADLINE_MS } from '../lib/core/deadline.js';
 import { readHookInput } from '../lib/hosts/payload.js';
-import { bdComments, mayAddComment } from '../lib/knowledge/bd-command.js';
+import { bdComments, mayCapture } from '../lib/knowledge/bd-command.js';
 import { commentsFromBdJson } from '../lib/knowledge/bd-json.js';
 import { captureComments, type Comment } from '../lib/knowledge/capture.js';
 import { scheduleSanitize } from '../lib/knowledge/schedule.js';
+
+// Built behind a gate (tools/bundle.js, lib/cli/gate.ts): a hook payload whose command cannot add a
+// comment ends the process before this module is loaded.
 
 export const command: Command = {
   name: 'memory-capture',
@@ -29,7 +33,7 @@ example:
   bd comments beads-abc --json | memory-capture --from-bd-json --json
 `,
   flags: { string: ['bead', 'text'], boolean: ['from-bd-json'] },
-  deadlineMs: 2000,
+  deadlineMs: HOOK_DEADLINE_MS,
   async run(ctx) {
     const { comments, cwd } = await commentsToCapture(ctx);
     if (comments.length === 0) return; // the hot path: most shell commands add no comment
@@ -56,6 +60,6 @@ async function commentsToCapture(ctx: Context): Promise<{ comments: Comment[]; c
   const stdin = await ctx.stdin();
   if (ctx.args['from-bd-json']) return { comments: commentsFromBdJson(stdin, now), cwd: null };
   const input = readHookInput(stdin);
-  if (input.command === null || input.toolFailed || !mayAddComment(input.command)) return { comments: [], cwd: input.cwd };
+  if (!mayCapture(input)) return { comments: [], cwd: input.cwd };
   return { comments: bdComments(input.command).map((c) => ({ ...c, ts: now, source: 'hook' })), cwd: input.cwd };
 }

@@ -80,10 +80,33 @@ describe('the hot path', () => {
     expect(existsSync(join(root, '.cairn', 'memory'))).toBe(false);
   });
 
-  it('the bundle holds no pattern-loop or event-log code', () => {
-    const bundle = readFileSync(join(REPO, 'dist', 'bin', 'memory-capture.js'), 'utf8');
+  it('the capture bundle holds no pattern-loop or event-log code', () => {
+    const bundle = readFileSync(join(REPO, 'dist', 'bin', 'memory-capture.run.cjs'), 'utf8');
     expect(bundle).not.toMatch(/^\/\/ dist\/lib\/(patterns|events)\//m);
     expect(bundle).toMatch(/^\/\/ dist\/lib\/knowledge\/capture\.js$/m);
+  });
+
+  it('the gate the hook starts with holds no runner, store or capture code, and requires nothing at start but fs and url', () => {
+    const gate = readFileSync(join(REPO, 'dist', 'bin', 'memory-capture.cjs'), 'utf8');
+    const modules = [...gate.matchAll(/^\/\/ (\S+)$/gm)].map((m) => m[1]);
+    expect(modules).toContain('dist/lib/cli/gate.js');
+    expect(modules.filter((m) => /^dist\/lib\/(cli\/runner|store|knowledge\/(capture|index|reader|rotate))/.test(m) || m.startsWith('node_modules/'))).toEqual([]);
+    const atStart = [...gate.matchAll(/^(?:const|var) \S+ = (?:__toESM\()?require\("([^"]+)"\)/gm)].map((m) => m[1]);
+    expect(atStart.sort()).toEqual(['node:fs', 'node:url']);
+  });
+
+  it('a command that adds no comment never loads the capture bundle; one that does, does', () => {
+    const gated = packageWithBrokenModules([]);
+    try {
+      writeFileSync(join(gated, 'dist', 'bin', 'memory-capture.run.cjs'), "throw new Error('the capture bundle was loaded');\n");
+      const root = tempProject();
+      const viaGate = (input: string) => run('memory-capture', [], { cwd: root, input, env: { CAIRN_NOW: NOW }, entry: join(gated, 'bin', 'memory-capture.js') });
+      const ordinary = JSON.stringify({ session_id: 's', cwd: root, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'bd list --status=open' }, tool_response: { stdout: 'ok' } });
+      expect(viaGate(ordinary)).toEqual({ code: 0, stdout: '', stderr: '' });
+      expect(viaGate(payload('claude-post-tool-use-bash.json', root)).stderr).toMatch(/the capture bundle was loaded/);
+    } finally {
+      rmSync(gated, { recursive: true, force: true });
+    }
   });
 
   it('a capture into a store with an index it cannot update is still recorded (the append is the commit point)', () => {

@@ -1,27 +1,46 @@
 // Build step after tsc: one self-contained file per command in dist/bin/, so each executable starts by
-// loading one module instead of some thirty (start-up is most of a hook's time). Heavy native or
-// WASM packages stay outside and are still loaded only on the code paths that need them.
+// loading one file instead of some thirty (start-up is most of a hook's time).
+//
+// The bundles are CommonJS (`.cjs`, run by the CommonJS shims in bin/): Node's ES module loader alone
+// costs a hook about a fifth of `node -e 0`, and in CommonJS a module reached only through `import()`
+// — internal or built in — is evaluated when it is first needed rather than at start-up, so a command
+// pays for the code paths it takes. better-sqlite3's JavaScript is bundled too (a dozen files
+// resolved and compiled at every start otherwise); its native addon and tiktoken stay outside and are
+// loaded only on the code paths that need them.
 import { build } from 'esbuild';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const cli = JSON.stringify(join(root, 'dist', 'lib', 'cli', 'runner.js'));
+const dist = (...parts) => JSON.stringify(join(root, 'dist', ...parts));
 const commands = readdirSync(join(root, 'dist', 'scripts'))
   .filter((f) => f.endsWith('.js'))
   .map((f) => f.slice(0, -3));
 
 const entries = {
   // `cairn <name>` loads the named command's own bundle, beside this one, when it is asked for.
-  cairn: `import { cairn } from ${cli};
-export const run = (argv) => cairn(argv, async (name, rest) => (await import(new URL(\`./\${name}.js\`, import.meta.url).href)).run(rest));`,
+  cairn: `import { cairn } from ${dist('lib', 'cli', 'runner.js')};
+export const run = (argv) => cairn(argv, async (name, rest) => require(__dirname + '/' + name + '.cjs').run(rest));`,
 };
 for (const name of commands) {
-  entries[name] = `import { main } from ${cli};
-import { command } from ${JSON.stringify(join(root, 'dist', 'scripts', `${name}.js`))};
+  entries[name] = `import { main } from ${dist('lib', 'cli', 'runner.js')};
+import { command } from ${dist('scripts', `${name}.js`)};
 export const run = (argv) => main(command, argv);`;
 }
+// memory-capture runs after every shell command an agent makes (SPEC §4.2). Its bundle holds only the
+// gate that reads the payload; the runner and the capture path, a file beside it, are loaded only when
+// the command may add a bd comment.
+entries['memory-capture.run'] = `import { main } from ${dist('lib', 'cli', 'runner.js')};
+import { command } from ${dist('scripts', 'memory-capture.js')};
+export const run = (argv, passed) => main(command, argv, passed);`;
+entries['memory-capture'] = `import { hookGate } from ${dist('lib', 'cli', 'gate.js')};
+import { HOOK_DEADLINE_MS } from ${dist('lib', 'core', 'deadline.js')};
+import { mayCapture } from ${dist('lib', 'knowledge', 'bd-command.js')};
+export const run = async (argv) => {
+  const passed = await hookGate(argv, HOOK_DEADLINE_MS, mayCapture);
+  if (passed) await require(__dirname + '/memory-capture.run.cjs').run(argv, passed);
+};`;
 
 await Promise.all(
   Object.entries(entries).map(([name, contents]) =>
@@ -29,10 +48,15 @@ await Promise.all(
       stdin: { contents, resolveDir: root, sourcefile: `${name}-entry.js` },
       bundle: true,
       platform: 'node',
-      format: 'esm',
+      format: 'cjs',
       target: 'node20',
-      external: ['better-sqlite3', 'tiktoken'],
-      outfile: join(root, 'dist', 'bin', `${name}.js`),
+      // import() becomes a require() run when it is reached, for internal and built-in modules alike
+      supported: { 'dynamic-import': false },
+      // the modules find their package (version, native addons) from where the bundle is
+      banner: { js: 'const __bundle_url = require("node:url").pathToFileURL(__filename).href;' },
+      define: { 'import.meta.url': '__bundle_url' },
+      external: ['tiktoken', 'bindings'],
+      outfile: join(root, 'dist', 'bin', `${name}.cjs`),
       logLevel: 'warning',
     }),
   ),

@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { DEFAULT_INPUT_CAP, decodeUtf8Prefix, readPathBounded, readStdinBounded, type BoundedInput, type InputLimits } from '../io/read.js';
+import type { Deadline } from '../core/deadline.js';
 import type { Context } from './runner.js';
 import { optionalString } from './flags.js';
 
@@ -11,12 +12,15 @@ import { optionalString } from './flags.js';
 /** Without a deadline (maintenance commands), a pipe left open is still abandoned after this long. */
 const WAIT_WITHOUT_DEADLINE_MS = 5000;
 
-function limits(ctx: Context): InputLimits {
+/** The cap and the wait for input read under this deadline (the hook gate reads stdin with them too). */
+export function inputLimits(deadline: Deadline): InputLimits {
   const cap = Number(process.env.CAIRN_STDIN_CAP) > 0 ? Number(process.env.CAIRN_STDIN_CAP) : DEFAULT_INPUT_CAP;
   // The wait takes at most half of what is left, so the work on what arrived still fits the deadline.
-  const waitMs = Number.isFinite(ctx.deadline.at) ? Math.floor(ctx.deadline.remaining() / 2) : WAIT_WITHOUT_DEADLINE_MS;
+  const waitMs = Number.isFinite(deadline.at) ? Math.floor(deadline.remaining() / 2) : WAIT_WITHOUT_DEADLINE_MS;
   return { cap, waitMs };
 }
+
+const limits = (ctx: Context) => inputLimits(ctx.deadline);
 
 function decode(ctx: Context, input: BoundedInput, what: string, { cap, waitMs }: InputLimits): string {
   if (input.truncated) ctx.log.warn(`${what} exceeded ${cap} bytes; working on the first ${cap}`);
@@ -25,10 +29,10 @@ function decode(ctx: Context, input: BoundedInput, what: string, { cap, waitMs }
   return decodeUtf8Prefix(input.bytes, input.truncated, what);
 }
 
-/** Stdin as text (empty for a terminal). */
-export async function stdinText(ctx: Context): Promise<string> {
+/** Stdin as text (empty for a terminal); `reading` when a hook gate has started reading it already. */
+export async function stdinText(ctx: Context, reading?: Promise<BoundedInput>): Promise<string> {
   const l = limits(ctx);
-  return decode(ctx, await readStdinBounded(l), 'stdin', l);
+  return decode(ctx, await (reading ?? readStdinBounded(l)), 'stdin', l);
 }
 
 /** Text from `--<flag> PATH` when given, else stdin. */

@@ -13,6 +13,7 @@ import { isCorruption } from '../store/db.js';
 import { locate, type Location } from '../store/root.js';
 import { parseFlags, type FlagSpec } from './flags.js';
 import { stdinText } from './input.js';
+import type { BoundedInput } from '../io/read.js';
 
 // The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
 // file per command (dist/bin/<name>.js) so a hook starts by loading one module, not thirty.
@@ -86,9 +87,15 @@ export const COMMANDS: Record<string, string> = {
   doctor: 'check that cairn works here: modules, database, logs, errors, hooks',
 };
 
+/** What a hook gate (gate.ts) hands on: the deadline it started, and stdin when it has read it. */
+export interface GatePassed {
+  deadline: Deadline;
+  stdin?: Promise<BoundedInput>;
+}
+
 /** An executable: run one command with its arguments; the exit code goes to process.exitCode. */
-export async function main(command: Command, argv: string[]): Promise<void> {
-  process.exitCode = await runCommand(command, argv);
+export async function main(command: Command, argv: string[], passed?: GatePassed): Promise<void> {
+  process.exitCode = await runCommand(command, argv, passed);
 }
 
 /**
@@ -119,7 +126,7 @@ export async function cairn(argv: string[], runNamed: (name: string, argv: strin
   }
 }
 
-export async function runCommand(command: Command, argv: string[]): Promise<number> {
+export async function runCommand(command: Command, argv: string[], passed?: GatePassed): Promise<number> {
   const spec: Required<FlagSpec> = {
     string: [...COMMON.string, ...(command.flags.string ?? [])],
     list: [...COMMON.list, ...(command.flags.list ?? [])],
@@ -138,7 +145,7 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
   }
   const strict = isStrict(args);
   const log = createLogger(command.name, Boolean(args.quiet));
-  const deadline = deadlineFromEnv(command.deadlineMs);
+  const deadline = passed?.deadline ?? deadlineFromEnv(command.deadlineMs);
   const output: string[] = [];
   let store: Store | undefined;
   let location: Location | undefined;
@@ -149,7 +156,7 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
     deadline,
     log,
     print: (text) => output.push(text),
-    stdin: () => stdinText(ctx),
+    stdin: () => stdinText(ctx, passed?.stdin),
     location: () => (location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
       if (!store) deadline.check('opening the store');

@@ -1,6 +1,9 @@
 import { CairnError } from './errors.js';
 
 // Every executable must finish within CAIRN_DEADLINE_MS; long synchronous work checks in between steps.
+
+/** A hook's deadline unless CAIRN_DEADLINE_MS says otherwise (SPEC §2). */
+export const HOOK_DEADLINE_MS = 2000;
 export class Deadline {
   readonly at: number;
   constructor(readonly ms: number) {

@@ -55,14 +55,18 @@ const LOOK_ALIKES: Record<string, string> = {
   Α: 'A', Β: 'B', Ε: 'E', Ζ: 'Z', Η: 'H', Ι: 'I', Κ: 'K', Μ: 'M', Ν: 'N', Ο: 'O', Ρ: 'P', Τ: 'T', Υ: 'Y', Χ: 'X',
 };
 
+const NON_ASCII = /[^\u0000-\u007f]/;
+
 /** The skeleton of a text, with the original span [start, end) of each skeleton character. */
-function skeleton(text: string): { text: string; start: number[]; end: number[] } {
+function skeleton(text: string): { text: string; start: (at: number) => number; end: (at: number) => number } {
+  // ASCII is its own NFKC form and imitates nothing: most text is its own skeleton
+  if (!NON_ASCII.test(text)) return { text, start: (at) => at, end: (at) => at + 1 };
   let out = '';
   const start: number[] = [];
   const end: number[] = [];
   let i = 0;
   for (const ch of text) {
-    const folded = LOOK_ALIKES[ch] ?? ch.normalize('NFKC');
+    const folded = ch < '\u0080' ? ch : (LOOK_ALIKES[ch] ?? ch.normalize('NFKC'));
     for (let k = 0; k < folded.length; k++) {
       start.push(i);
       end.push(i + ch.length);
@@ -70,8 +74,9 @@ function skeleton(text: string): { text: string; start: number[]; end: number[] 
     out += folded;
     i += ch.length;
   }
-  return { text: out, start, end };
+  return { text: out, start: (at) => start[at], end: (at) => end[at] };
 }
+
 
 /** Remove every marker span found in the skeleton (and the spaces right after it) from the text. */
 function removeMarkers(text: string, removed: Set<Removal>): string {
@@ -81,7 +86,7 @@ function removeMarkers(text: string, removed: Set<Removal>): string {
     pattern.lastIndex = 0;
     for (const m of sk.text.matchAll(pattern)) {
       if (m[0].length === 0) continue;
-      spans.push([sk.start[m.index!], sk.end[m.index! + m[0].length - 1]]);
+      spans.push([sk.start(m.index!), sk.end(m.index! + m[0].length - 1)]);
       removed.add(kind);
     }
   }

@@ -1,6 +1,5 @@
 import { closeSync, constants, createReadStream, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { Socket } from 'node:net';
-import { isatty } from 'node:tty';
 import type { Readable } from 'node:stream';
 import { CairnError } from '../core/errors.js';
 
@@ -34,7 +33,6 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOCT
 
 /** Stdin: a terminal is never read (it would wait for a person). */
 export async function readStdinBounded(limits: InputLimits): Promise<BoundedInput> {
-  if (isatty(0)) return NONE;
   let st: Stats;
   try {
     st = fstatSync(0);
@@ -42,6 +40,8 @@ export async function readStdinBounded(limits: InputLimits): Promise<BoundedInpu
     return NONE; // stdin closed by the caller
   }
   if (st.isFile()) return readRegular(0, limits.cap);
+  // tty is loaded only for a device: a hook's start-up does not pay for it (tools/bundle.js)
+  if (st.isCharacterDevice() && (await import('node:tty')).isatty(0)) return NONE;
   // process.stdin is a non-blocking pipe or socket, or a stream over a device read in the thread pool.
   return collect(process.stdin, limits, 'stdin');
 }

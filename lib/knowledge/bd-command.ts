@@ -1,4 +1,5 @@
 import { simpleCommands, type SimpleCommand } from '../core/shell.js';
+import type { HookInput } from '../hosts/payload.js';
 
 // Finding `bd comments add <id> <text>` (or `bd comment add`) in a shell command an agent ran
 // (SPEC §4.2): every one of them, at a command position only — chained, on several lines, inside
@@ -16,6 +17,11 @@ const STDIN_FILES = new Set(['-', '/dev/stdin']);
 /** Cheap pre-check for the hook's hot path: could this command add a bd comment at all? */
 export function mayAddComment(command: string): boolean {
   return /\bbd\b/.test(command) && /\bcomments?\W{1,8}add\b/.test(command);
+}
+
+/** Could this hook payload hold a capture? A shell command that ran and may add a bd comment (memory-capture's gate asks after every one). */
+export function mayCapture(input: HookInput): input is HookInput & { command: string } {
+  return input.command !== null && !input.toolFailed && mayAddComment(input.command);
 }
 
 /** Every comment the command adds, in order. */

@@ -1,11 +1,14 @@
-import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 
 // Titles of the work in progress, from beads (SPEC §4.4): `bd list --status=in_progress --json` and
 // `--status=open`. A session start cannot afford to wait on them, so both are started at once, before
 // the index is opened, and run while it is; each is cut off at its timeout. No `.beads/` in the
-// project, or no `bd` on PATH: nothing is spawned at all.
+// project, or no `bd` on PATH: nothing is spawned, and child_process is not even loaded (it is loaded
+// synchronously when it is, so the listings start before the index is opened).
+
+const require = createRequire(import.meta.url);
 
 /** At most this many titles: in-progress work first, then open beads, as bd lists them. */
 const MAX_TITLES = 20;
@@ -15,6 +18,7 @@ export function beadTitles(root: string, timeoutMs: number): Promise<string[]> {
   if (!existsSync(join(root, '.beads'))) return Promise.resolve([]);
   const bd = onPath('bd');
   if (!bd) return Promise.resolve([]);
+  const { execFile } = require('node:child_process') as typeof import('node:child_process');
   const list = (status: string) =>
     new Promise<string[]>((resolve) => {
       execFile(bd, ['list', `--status=${status}`, '--json'], { cwd: root, timeout: timeoutMs, maxBuffer: 8 << 20, windowsHide: true }, (err, stdout) =>

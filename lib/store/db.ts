@@ -1,20 +1,42 @@
 import { createRequire } from 'node:module';
 import { lstatSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
+import BetterSqlite3 from 'better-sqlite3';
 import { CairnError } from '../core/errors.js';
 import { mkdirNoFollow } from '../io/safe.js';
 import type { Deadline } from '../core/deadline.js';
 
 export type Database = BetterSqlite3.Database;
 
-// The one place that opens SQLite. better-sqlite3 is required lazily: a hook that never needs the
-// database never pays for it, and a machine where the native module failed to build fails open.
+// The one place that opens SQLite. better-sqlite3's JavaScript is bundled with the executables
+// (tools/bundle.js); its native addon — the heavy part — is loaded when a database is first opened,
+// so a hook that never needs one never pays for it, and a machine where the addon failed to build
+// fails open.
 const require = createRequire(import.meta.url);
 
-export function loadDriver(): typeof BetterSqlite3 {
+type Driver = typeof BetterSqlite3;
+let driver: Driver | undefined;
+
+export function loadDriver(): Driver {
+  return (driver ??= nativeDriver());
+}
+
+function nativeDriver(): Driver {
   try {
-    return require('better-sqlite3') as typeof BetterSqlite3;
+    let addon: unknown;
+    try {
+      // where npm builds (or downloads) it: loaded directly, without the `bindings` package's search
+      addon = require(require.resolve('better-sqlite3/build/Release/better_sqlite3.node'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+      return require('better-sqlite3') as Driver; // anywhere else: the package finds it itself
+    }
+    return class extends BetterSqlite3 {
+      constructor(filename?: string | Buffer, options?: BetterSqlite3.Options) {
+        // the addon itself: better-sqlite3 takes it as well as a path (its types know only the path)
+        super(filename, { ...options, nativeBinding: addon as string });
+      }
+    } as Driver;
   } catch (err) {
     throw new CairnError('database', `better-sqlite3 is not loadable (${(err as Error).message.split('\n')[0]})`);
   }

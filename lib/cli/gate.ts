@@ -1,0 +1,42 @@
+import { deadlineFromEnv } from '../core/deadline.js';
+import { decodeUtf8Prefix, readStdinBounded } from '../io/read.js';
+import { readHookInput, type HookInput } from '../hosts/payload.js';
+import { inputLimits } from './input.js';
+import type { GatePassed } from './runner.js';
+
+// A hook's hot path, decided before the runner and the command's own code are loaded (tools/bundle.js
+// builds memory-capture this way). memory-capture runs after every shell command an agent makes, and
+// almost none adds a bd comment (SPEC §4.2). For the hook's own invocation — a payload on stdin and no
+// flag but the store's — the payload is read here; when the command has nothing to do with it, the
+// process ends as the runner would have ended it: exit 0, nothing printed, nothing written. Anything
+// else goes on to the runner, with the deadline already running and stdin as far as it was read.
+
+/** Flags that change nothing for a payload the command has nothing to do with. */
+const STORE_FLAGS = new Set(['--root', '--dir', '--project']);
+const QUIET_FLAGS = new Set(['--quiet', '--strict', '--json']);
+
+function onlyStoreFlags(argv: string[]): boolean {
+  for (let i = 0; i < argv.length; i++) {
+    const eq = argv[i].indexOf('=');
+    const flag = eq > 0 ? argv[i].slice(0, eq) : argv[i];
+    if (QUIET_FLAGS.has(flag) && eq < 0) continue;
+    if (!STORE_FLAGS.has(flag) || (eq < 0 && ++i >= argv.length)) return false;
+  }
+  return true;
+}
+
+/** Undefined: nothing to do, the process may end. Otherwise what the runner takes over. */
+export async function hookGate(argv: string[], deadlineMs: number, wanted: (input: HookInput) => boolean): Promise<GatePassed | undefined> {
+  const deadline = deadlineFromEnv(deadlineMs);
+  if (!onlyStoreFlags(argv)) return { deadline };
+  const stdin = readStdinBounded(inputLimits(deadline));
+  let text: string;
+  try {
+    const read = await stdin;
+    if (read.truncated || read.timedOut) return { deadline, stdin }; // the runner warns about it
+    text = decodeUtf8Prefix(read.bytes, false);
+  } catch {
+    return { deadline, stdin }; // unreadable: the runner reports it
+  }
+  return wanted(readHookInput(text)) ? { deadline, stdin } : undefined;
+}
