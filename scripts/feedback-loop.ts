@@ -1,6 +1,7 @@
 import type { Command } from '../lib/cli/runner.js';
 import { list, optionalString, requiredString } from '../lib/cli/flags.js';
 import { runFeedback } from '../lib/patterns/feedback.js';
+import { warnUnknownRoles } from '../lib/patterns/roles.js';
 import { readTextFile } from '../lib/cli/input.js';
 
 export const command: Command = {
@@ -35,7 +36,9 @@ example:
     };
     const validatorText = (await fileFlag('validator-file')) ?? ((await ctx.stdin()) || undefined);
     const adversarialText = await fileFlag('adversarial-file');
-    const report = runFeedback(ctx.store(), {
+    const store = ctx.store();
+    warnUnknownRoles(store, adversarialRole, validatorRole);
+    const report = runFeedback(store, {
       adversarialRole,
       validatorRole,
       issue: optionalString(ctx.args, 'issue'),

@@ -5,6 +5,7 @@ import { textFromFileOrStdin } from '../lib/cli/input.js';
 import { relevanceFor } from '../lib/patterns/relevance.js';
 import { sameKindRoles } from '../lib/store/config.js';
 import { CairnError } from '../lib/core/errors.js';
+import { warnUnknownRoles } from '../lib/patterns/roles.js';
 import { landingPatternLines } from '../lib/landing/search.js';
 
 export const command: Command = {
@@ -38,6 +39,7 @@ example:
     const remainingTokens = optionalInt(ctx.args, 'remaining-tokens', 0);
     const query = await queryText(ctx);
     const store = ctx.store();
+    warnUnknownRoles(store, role);
     const relevance = query === null ? undefined : relevanceFor(store, query, sameKindRoles(store.config, role.toLowerCase()));
     const result = formatPatterns(store, {
       role,
