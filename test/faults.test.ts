@@ -503,7 +503,7 @@ describe('every executable under every fault', () => {
 // relative path stays inside the project.
 
 const REPORT = readFileSync(join(FIXTURES, 'landing', 'land-report.example.json'), 'utf8');
-const INPUT_DEADLINE_MS = 1000;
+const INPUT_DEADLINE_MS = 2000; // the default hook deadline: half of it may go to waiting on input
 
 interface InputReader {
   executable: Executable;
