@@ -67,7 +67,7 @@ example:
           `${report.alreadyDismissed.length ? `, ${report.alreadyDismissed.length} already penalised in this run` : ''}` +
           `${report.deprecated.length ? `, ${report.deprecated.length} ${would}deprecated` : ''}; ${gate}`,
       );
-    if (ctx.args.json) ctx.print(JSON.stringify(report) + '\n');
+    if (ctx.args.json) ctx.json(report);
   },
 };
 

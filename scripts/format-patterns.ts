@@ -59,7 +59,7 @@ example:
     const landing = query === null || noRoom ? [] : landingPatternLines(store.location.root, store.dir, query);
     if (ctx.args.json) {
       const { role: r, budget: b, tokens, path, patterns, block, basis } = result;
-      ctx.print(JSON.stringify({ role: r, budget: b, tokens, path, patterns, block, basis, ...(query === null ? {} : { landing }) }) + '\n');
+      ctx.json({ role: r, budget: b, tokens, path, patterns, block, basis, ...(query === null ? {} : { landing }) });
     } else {
       if (result.block) ctx.print(result.block + '\n');
       if (landing.length > 0) ctx.print(landing.join('\n') + '\n');

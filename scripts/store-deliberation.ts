@@ -42,6 +42,6 @@ example:
       `stored ${result.deliberation} (${result.evidence}${result.verdict ? `, ${result.verdict.effective}` : ''}): ` +
         `${result.patterns.length} patterns — ${count('new')} new, ${count('seen')} seen again, ${count('merged')} merged, ${count('echo')} echoes`,
     );
-    if (ctx.args.json) ctx.print(JSON.stringify({ deliberation: result.deliberation, evidence: result.evidence, verdict: result.verdict?.effective ?? null, patterns: result.patterns }) + '\n');
+    if (ctx.args.json) ctx.json({ deliberation: result.deliberation, evidence: result.evidence, verdict: result.verdict?.effective ?? null, patterns: result.patterns });
   },
 };

@@ -261,7 +261,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // taken back (1 → 0). It was never validated: no regression. FAIL with must_fix: no reinforcement.
     const fb = feedback('LED-101', 'r1', at('03', '09:15'));
     expect(fb).toMatchObject({
-      verdict: 'FAIL', effective: 'FAIL', evidence: 'L3', problems: [], unmatched: [], alreadyDismissed: [], gate: 'not-a-pass', reinforced: [], aged: [],
+      verdict: 'FAIL', effective: 'FAIL', evidence: 'L3', problems: [], unmatched: [], already_dismissed: [], gate: 'not-a-pass', reinforced: [], aged: [],
       penalised: [{ finding: 'A2', pattern: id('MAN'), text: T.MAN, match: 'exact', weight: 1, retracted: true, regressed: false }],
     });
     ev = newEvents();

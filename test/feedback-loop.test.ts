@@ -509,7 +509,7 @@ describe('--dry-run and --json', () => {
     const r = run('feedback-loop', [...FEEDBACK_ARGS, '--dry-run', '--json'], { cwd: root, input: validator({ verdict: 'PASS', false_positives: ['A1'] }), env: { CAIRN_NOW: iso(1) } });
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
-    expect(report).toMatchObject({ dryRun: true, gate: 'reinforced', penalised: [expect.objectContaining({ finding: 'A1', match: 'exact' })] });
+    expect(report).toMatchObject({ dry_run: true, gate: 'reinforced', penalised: [expect.objectContaining({ finding: 'A1', match: 'exact' })] });
     expect(report.reinforced).toHaveLength(1); // MIGRATION; TOKENS is the dismissed one
     expect(r.stderr).toMatch(/1 false positive\(s\) would be penalised, 0 unmatched; PASS \(L1\): 1 would be reinforced, 0 would be aged/);
     expect(snapshot(root)).toEqual(before);
@@ -528,12 +528,12 @@ describe('--dry-run and --json', () => {
       problems: [],
       penalised: [{ finding: 'A1', pattern: id, text: TOKENS, match: 'exact', weight: 1, retracted: true, regressed: false }],
       unmatched: [{ finding: 'Z9', reason: 'no finding or line names Z9 in the auditor text' }],
-      alreadyDismissed: [],
+      already_dismissed: [],
       deprecated: [],
       gate: 'not-a-pass',
       reinforced: [],
       aged: [],
-      dryRun: false,
+      dry_run: false,
     });
     expect(r.stdout.split('\n').filter(Boolean)).toHaveLength(1);
   });
@@ -620,7 +620,7 @@ describe('dismissals within a run', () => {
     expect(second.code).toBe(0);
     const report = JSON.parse(second.stdout);
     const s = openTestStore(root);
-    expect(report).toMatchObject({ penalised: [], alreadyDismissed: [pid(s, TOKENS)] });
+    expect(report).toMatchObject({ penalised: [], already_dismissed: [pid(s, TOKENS)] });
     expect(second.stderr).toMatch(/0 false positive\(s\) penalised, 0 unmatched, 1 already penalised in this run/);
     expect(readFileSync(join(root, '.cairn', 'events.jsonl'))).toEqual(log);
     expect(pat(s, TOKENS)).toMatchObject({ ignore_count: 1, ignore_weight: 1, success_count: 0 });
