@@ -83,7 +83,10 @@ process.exitCode = await runCommand({
     ctx.print('first half of the product\\n');
     if (mode === 'throw') throw new Error('boom\\nwith a second line');
     if (mode === 'usage') throw new CairnError('usage', 'bad call');
-    if (mode === 'hang') await new Promise((r) => setTimeout(r, 60000));
+    if (mode.startsWith('record')) ctx.store().appendLines(ctx.store().eventsPath, () => ['{"probe":1}']);
+    if (mode === 'record-then-throw') throw new Error('index update failed');
+    if (mode === 'hang' || mode === 'record-then-hang') await new Promise((r) => setTimeout(r, 60000));
+    if (mode === 'slow') { const until = Date.now() + 400; while (Date.now() < until); }
     ctx.print('second half\\n');
   },
 }, process.argv.slice(2));
@@ -91,6 +94,22 @@ process.exitCode = await runCommand({
     );
     return run('probe', ['--root', dir, ...extra], { cwd: dir, entry: script, env });
   }
+
+  it('the append is the commit point: a failure after it is a warning, exit 0 even under --strict (a retry would record it twice)', () => {
+    const after = probe('record-then-throw', ['--strict']);
+    expect(after).toEqual({
+      code: 0,
+      stdout: 'first half of the product\n',
+      stderr: 'cairn probe: index update failed (after the change was recorded; the next run catches up)\n',
+    });
+    const waited = probe('record-then-hang', ['--strict'], { CAIRN_DEADLINE_MS: '300' });
+    expect(waited).toEqual({ code: 0, stdout: '', stderr: 'cairn probe: deadline of 300 ms passed after the change was recorded; nothing printed\n' });
+  });
+
+  it('synchronous work past the deadline prints nothing: the deadline is checked when the run ends, not only by a timer', () => {
+    expect(probe('slow', [], { CAIRN_DEADLINE_MS: '100' })).toEqual({ code: 0, stdout: '', stderr: 'cairn probe: skipped (pipeline continues): deadline of 100 ms passed\n' });
+    expect(probe('slow', ['--strict'], { CAIRN_DEADLINE_MS: '100' }).code).toBe(1);
+  });
 
   it('prints the buffered product only when the command succeeds', () => {
     expect(probe('ok')).toEqual({ code: 0, stdout: 'first half of the product\nsecond half\n', stderr: '' });
