@@ -2,7 +2,7 @@ import type { Command } from '../lib/cli/runner.js';
 import { list, optionalString } from '../lib/cli/flags.js';
 import { resolvePattern } from '../lib/patterns/queries.js';
 import { scorePattern, SCORE_CUT } from '../lib/patterns/scoring.js';
-import { describeEvent, readEvents } from '../lib/events/history.js';
+import { describePatternEvent, readEvents } from '../lib/events/history.js';
 import { nowMs } from '../lib/core/clock.js';
 import { CairnError } from '../lib/core/errors.js';
 import { patternDb } from '../lib/events/log.js';
@@ -26,7 +26,7 @@ example:
     const store = ctx.store();
     const p = resolvePattern(patternDb(store), store.project, ref);
     const role = (optionalString(ctx.args, 'role') ?? p.role).toLowerCase();
-    const f = scorePattern(p, { now: nowMs(), role, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') ?? undefined });
+    const f = scorePattern(p, { now: nowMs(), role, prior: store.config.prior, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') ?? undefined });
     const events = readEvents(store.eventsPath, { project: store.project, pattern: p.id }, (m) => ctx.log.warn(m));
     if (ctx.args.json) {
       // timestamps as ISO and flags as booleans, like every other command's JSON
@@ -45,7 +45,7 @@ example:
       `score for ${role}: ${f.base.toFixed(4)} = rate ${f.rate.toFixed(3)} × decay ${f.decay.toFixed(3)} (${f.days.toFixed(1)} days since use) ` +
         `× category ${f.category} × context ${f.context.toFixed(2)} × role ${f.role} — ${status}`,
       `history (${events.length} events):`,
-      ...events.map((e) => `  ${describeEvent(e)}`),
+      ...events.map((e) => `  ${describePatternEvent(e, events)}`),
     ];
     ctx.print(lines.join('\n') + '\n');
   },

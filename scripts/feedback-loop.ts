@@ -1,6 +1,6 @@
 import type { Command } from '../lib/cli/runner.js';
 import { list, optionalString, requiredString } from '../lib/cli/flags.js';
-import { runFeedback } from '../lib/patterns/feedback.js';
+import { feedbackSummary, runFeedback } from '../lib/patterns/feedback.js';
 import { warnUnknownRoles } from '../lib/patterns/roles.js';
 import { readTextFile } from '../lib/cli/input.js';
 
@@ -10,14 +10,16 @@ export const command: Command = {
                      [--adversarial-file F] [--validator-file F] [--dry-run] [--json]
 
 Reads the validator's verdict-json (from --validator-file, stdin, or V's latest stored
-deliberation for the issue/run) and corrects A's patterns:
-  - each false_positives id is matched to A's finding and then to A's pattern (exact text, else
-    fuzzy overlap) and penalised by A's weight (1.5 sentinel/inspector, 1.0 others); a pattern
-    that had been validated is flagged as a regression; it is not re-injected in this run; one
-    that now meets cairn maintain's rules (≥ 3 ignores, success rate < 0.2) is deprecated;
-  - an effective PASS (FAIL with empty must_fix counts) reinforces the patterns injected into A
-    for this issue/run (narrowed to --files) — only when A's text shows L1/L2 evidence — and ages
-    the injected patterns it did not reinforce.
+deliberation for the issue/run) and corrects A's patterns through the links of A's findings
+(recorded when A's deliberation was stored; a text given with --adversarial-file is linked now):
+  - each false_positives id penalises the patterns its finding applied, by A's weight (1.5
+    sentinel/inspector, 1.0 others); a pattern that had been validated is flagged as a
+    regression; it is not re-injected in this run; one that now meets cairn maintain's rules
+    (≥ 3 ignores, success rate < 0.2) is deprecated;
+  - a finding V keeps (must_fix, or V's own issues) reinforces the patterns it applied, and an
+    effective PASS (FAIL with empty must_fix counts) reinforces the patterns A applied in this
+    run (echoed from its prompt, or linked to a finding; narrowed to --files) — both only when
+    A's text shows L1/L2 evidence; on that PASS, injected patterns A ignored are aged a day.
 
   --dry-run   print what would change, write nothing
   --json      the full account on stdout
@@ -53,20 +55,7 @@ example:
       ctx.log.warn(`regression: ${p.pattern} had been validated and was dismissed as a false positive (${p.finding}): ${p.text}`);
     }
     for (const u of report.unmatched) ctx.log.warn(`unmatched false positive ${u.finding}: ${u.reason}`);
-    const would = report.dryRun ? 'would be ' : '';
-    const gate = {
-      reinforced: `PASS (${report.evidence}): ${report.reinforced.length} ${would}reinforced, ${report.aged.length} ${would}aged`,
-      'evidence-too-weak': `PASS without L1/L2 evidence (${report.evidence ?? 'no adversarial text'}): nothing reinforced`,
-      'not-a-pass': 'FAIL: nothing reinforced',
-      'no-verdict': 'no valid verdict-json block: nothing to do',
-    }[report.gate];
-    if (report.gate === 'no-verdict') ctx.log.info(gate);
-    else
-      ctx.log.info(
-        `${report.penalised.length} false positive(s) ${would}penalised, ${report.unmatched.length} unmatched` +
-          `${report.alreadyDismissed.length ? `, ${report.alreadyDismissed.length} already penalised in this run` : ''}` +
-          `${report.deprecated.length ? `, ${report.deprecated.length} ${would}deprecated` : ''}; ${gate}`,
-      );
+    ctx.log.info(feedbackSummary(report));
     if (ctx.args.json) ctx.json(report);
   },
 };

@@ -11,13 +11,17 @@ import { landingPatternLines } from '../lib/landing/search.js';
 export const command: Command = {
   name: 'format-patterns',
   usage: `usage: format-patterns --role R [--issue I] [--run ID] [--labels a,b] [--files x,y] [--phase P]
-                       [--query TEXT | --query-file F] [--budget N] [--remaining-tokens N] [--json]
+                       [--query TEXT | --query-file F] [--budget N] [--remaining-tokens N]
+                       [--ids] [--dry-run] [--json]
 
 Prints the role's best patterns as a === HISTORICAL PATTERNS (role) === block that fits the
 token budget (800 for adversarial roles, 500 for others; config.json "budgets"). Prints
 nothing when there is nothing to inject or too little room. With --issue/--run it records
 which patterns were injected, for feedback-loop and outcome-score.
 
+  --ids                  start each line with the pattern's short id ([p3f2a1c]); a finding that
+                         cites it ("[p3f2a1c]" in its summary, or "patterns": [...]) is linked to it
+  --dry-run              print the block without recording the injection
   --query TEXT           rank by relevance to this text too (0.6 relevance + 0.4 score): cosine
                          similarity with an embeddings provider (cairn embed), else BM25 text match;
                          the top 3 matching landing patterns (cairn patterns) follow the block
@@ -29,7 +33,7 @@ example:
   format-patterns --role auditor --issue LED-101 --run r1 --labels cli --files src/cli/status.ts \\
                   --query "add --json to the status command"
 `,
-  flags: { string: ['role', 'issue', 'run', 'phase', 'query', 'query-file', 'budget', 'remaining-tokens'], list: ['labels', 'files'] },
+  flags: { string: ['role', 'issue', 'run', 'phase', 'query', 'query-file', 'budget', 'remaining-tokens'], list: ['labels', 'files'], boolean: ['ids', 'dry-run'] },
   deadlineMs: 2000,
   async run(ctx) {
     const role = requiredString(ctx.args, 'role');
@@ -52,11 +56,14 @@ example:
       remainingTokens,
       relevance,
       exactTokens: Boolean(ctx.args.json),
+      ids: Boolean(ctx.args.ids),
     });
-    recordInjection(store, result, issue, run);
     // With a query, the top landing patterns follow the block (SPEC §5), unless there was no room at all.
     const noRoom = remainingTokens !== undefined && result.path === 'skipped';
     const landing = query === null || noRoom ? [] : landingPatternLines(store.location.root, store.dir, query);
+    // Decide, record, then print: once recorded the block is printed (the append is the commit
+    // point); whatever fails before the append records nothing.
+    if (!ctx.args['dry-run']) recordInjection(store, result, issue, run);
     if (ctx.args.json) {
       const { role: r, budget: b, tokens, path, patterns, block, basis } = result;
       ctx.json({ role: r, budget: b, tokens, path, patterns, block, basis, ...(query === null ? {} : { landing }) });

@@ -1,9 +1,9 @@
-import { relative } from 'node:path';
+import { basename, relative } from 'node:path';
 import type { Command } from '../lib/cli/runner.js';
 import { projectIdStatus } from '../lib/store/root.js';
 import { cronLines, initStore, recordProjectId } from '../lib/store/init.js';
 import { CONFIGURABLE_HOSTS, HOST_HOOKS } from '../lib/hosts/registry.js';
-import { installHooks } from '../lib/hosts/settings.js';
+import { commandProgram, installHooks } from '../lib/hosts/settings.js';
 import { importLavraLog, type ImportReport } from '../lib/knowledge/capture.js';
 import { optionalString } from '../lib/cli/flags.js';
 
@@ -65,7 +65,7 @@ example:
     lines.push(`  store   ${inRoot(loc.dir) ?? loc.dir}/ ${store.created ? 'created' : store.added.length > 0 ? `updated (${store.added.join('; ')})` : 'already there'}`);
     for (const h of hosts) {
       const file = inRoot(h.path) ?? h.path;
-      const what = h.added.length > 0 ? h.added.map((e) => `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${e.handler.command}`).join(', ') : 'already set up';
+      const what = h.added.length > 0 ? h.added.map((e) => `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${basename(commandProgram(e.handler.command))}`).join(', ') : 'already set up';
       lines.push(`  ${h.host.padEnd(7)} ${file}: ${what}`);
       if (HOST_HOOKS[h.host].note) lines.push(`          ${HOST_HOOKS[h.host].note}`);
     }

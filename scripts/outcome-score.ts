@@ -9,9 +9,10 @@ export const command: Command = {
   name: 'outcome-score',
   usage: `usage: outcome-score --issue I [--run ID] --result pass|fail [--report landing.json] [--dry-run] [--json]
 
-When the pipeline ends, grades every pattern injected during the issue/run once: pass → one
-more success; fail → ignore weight + 0.5 × the pattern's role weight. Running it again for
-the same issue/run is reported and changes nothing.
+When the pipeline ends, grades once every pattern applied in the issue/run — echoed by the
+role it was injected into, or linked to a finding, and not dismissed: pass → one more
+success; fail → ignore weight + 0.5 × the pattern's role weight. Running it again for the
+same issue/run is reported and changes nothing.
 
 With a pass, a landing report (--report F, or on stdin) is also captured as a landing
 pattern: how the work was done, for later work to start from (see cairn patterns).
@@ -32,7 +33,7 @@ example:
     const report = scoreOutcome(store, issue, run, result, dryRun);
     const scope = `${report.issue}${report.run ? `/${report.run}` : ''}`;
     if (report.previous) ctx.log.warn(`${scope} was already graded '${report.previous}'; nothing changed`);
-    else ctx.log.info(`${scope} ${report.result}: ${report.patterns.length} injected pattern(s) ${report.applied ? 'graded' : 'would be graded'}`);
+    else ctx.log.info(`${scope} ${report.result}: ${report.patterns.length} applied pattern(s) ${report.applied ? 'graded' : 'would be graded'}`);
     let captured: Capture | null = null;
     if (landing && !dryRun) {
       captured = captureLanding(store, landing, { issue: report.issue, run: report.run });

@@ -38,10 +38,17 @@ example:
     });
     for (const problem of result.problems) ctx.log.warn(problem);
     const count = (s: string) => result.patterns.filter((p) => p.status === s).length;
+    const linked = result.links.filter((l) => l.match !== 'self').length;
     ctx.log.info(
-      `stored ${result.deliberation} (${result.evidence}${result.verdict ? `, ${result.verdict.effective}` : ''}): ` +
-        `${result.patterns.length} patterns — ${count('new')} new, ${count('seen')} seen again, ${count('merged')} merged, ${count('echo')} echoes`,
+      result.alreadyStored
+        ? `already stored as ${result.deliberation} for this role and issue/run; nothing changed`
+        : `stored ${result.deliberation} (${result.evidence}${result.verdict ? `, ${result.verdict.effective}` : ''}): ` +
+            `${result.patterns.length} patterns — ${count('new')} new, ${count('seen')} seen again, ${count('merged')} merged, ${count('echo')} echoes; ` +
+            `${result.links.length} findings — ${linked} linked to known patterns, ${result.links.length - linked} stated as their own`,
     );
-    if (ctx.args.json) ctx.json({ deliberation: result.deliberation, evidence: result.evidence, verdict: result.verdict?.effective ?? null, patterns: result.patterns });
+    if (ctx.args.json) {
+      const { deliberation, evidence, verdict, patterns, links, alreadyStored } = result;
+      ctx.json({ deliberation, alreadyStored, evidence, verdict: verdict?.effective ?? null, patterns, links });
+    }
   },
 };

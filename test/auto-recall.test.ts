@@ -107,6 +107,19 @@ describe('what is shown', () => {
     expect(json.entries.length).toBeGreaterThan(3);
   });
 
+  it('reads the active cache while it matches the log, and the log again after a capture', () => {
+    const { root, recall } = project();
+    expect(run('cairn', ['sanitize', '--strict'], { cwd: root, env: { CAIRN_NOW: NOW } }).code).toBe(0);
+    const fresh = JSON.parse(recall(hookPayload('claude-session-start.json'), ['--json']).stdout);
+    expect(fresh.source).toBe('active');
+    // shell residue is not in the active cache at all
+    expect(fresh.entries.some((e: { key: string }) => /^[a-z]+-bd-create-title/.test(e.key))).toBe(false);
+    // a capture (its background sanitiser held back by a fresh request stamp) leaves the cache behind the log
+    writeFileSync(join(root, '.cairn', 'cache', 'sanitize.requested'), '');
+    run('memory-capture', ['--bead', 'b-1', '--text', 'LEARNED: cursor hooks read workspace_roots first'], { cwd: root, env: { CAIRN_NOW: NOW } });
+    expect(JSON.parse(recall(hookPayload('claude-session-start.json'), ['--json']).stdout).source).toBe('log');
+  });
+
   it('an empty log prints nothing at all', () => {
     const { recall } = project({ log: false });
     expect(recall(hookPayload('claude-session-start.json'))).toEqual({ code: 0, stdout: '', stderr: '' });

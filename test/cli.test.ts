@@ -41,9 +41,9 @@ describe('cairn', () => {
 
   it('`cairn store-deliberation` and the store-deliberation executable are the same command', () => {
     const root = tempProject();
-    const args = ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r1', '--file', fixturePath('led-101-r1-plan-auditor.md'), '--json', '--strict'];
-    const direct = JSON.parse(run('store-deliberation', args, { cwd: root }).stdout);
-    const via = JSON.parse(run('cairn', ['store-deliberation', ...args], { cwd: root }).stdout);
+    const args = ['--role', 'auditor', '--issue', 'LED-101', '--file', fixturePath('led-101-r1-plan-auditor.md'), '--json', '--strict'];
+    const direct = JSON.parse(run('store-deliberation', [...args, '--run', 'r1'], { cwd: root }).stdout);
+    const via = JSON.parse(run('cairn', ['store-deliberation', ...args, '--run', 'r2'], { cwd: root }).stdout);
     expect(via.patterns.map((p: { id: string }) => p.id)).toEqual(direct.patterns.map((p: { id: string }) => p.id));
     expect(via.patterns.every((p: { status: string }) => p.status === 'seen')).toBe(true);
   });

@@ -55,7 +55,7 @@ describe('concurrent writers', () => {
         runAsync('store-deliberation', ['--role', f.role, '--issue', f.issue, '--run', f.run, '--phase', f.phase, '--file', fixturePath(f.file), '--json', '--strict'], { cwd: root, env: ENV }),
       ),
     );
-    const outputs = results.map((r) => JSON.parse(ok(r).stdout) as { deliberation: string; patterns: { id: string; status: string }[] });
+    const outputs = results.map((r) => JSON.parse(ok(r).stdout) as { deliberation: string; patterns: { id: string; status: string }[]; links: unknown[] });
 
     const events = readLog(root);
     expectOrderedUnique(events);
@@ -63,7 +63,9 @@ describe('concurrent writers', () => {
     const observed = events.filter((e) => e.type === 'pattern.observed');
     expect(stored.map((e) => e.deliberation).sort()).toEqual(outputs.map((o) => o.deliberation).sort());
     expect(observed).toHaveLength(outputs.reduce((n, o) => n + o.patterns.length, 0));
-    expect(events).toHaveLength(stored.length + observed.length);
+    const linked = events.filter((e) => e.type === 'finding.linked');
+    expect(linked).toHaveLength(outputs.reduce((n, o) => n + o.links.length, 0));
+    expect(events).toHaveLength(stored.length + observed.length + linked.length);
     for (const o of outputs) {
       const mine = observed.filter((e) => e.deliberation === o.deliberation).map((e) => e.pattern);
       expect(mine).toEqual(o.patterns.map((p) => p.id));

@@ -6,7 +6,7 @@ import { cleanEnv, REPO } from './helpers.js';
 // `npm run demo` (SPEC §7) runs in CI: it finishes, and its output reaches each milestone.
 
 describe('npm run demo', () => {
-  it('shows the block change as false alarms are penalised and evidence-backed patterns reinforced, then a landing', () => {
+  it('shows the block change as false alarms are penalised and evidence-backed patterns reinforced, a landing, then capture → recall', () => {
     const r = spawnSync(process.execPath, [join(REPO, 'hooks', 'demo.js')], { cwd: REPO, env: cleanEnv(), encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toBe('');
@@ -21,7 +21,12 @@ describe('npm run demo', () => {
       /✓ \d+ pattern\(s\) now carry their record \("\dx validated"\)/,
       /The last run passed with a landing report: captured "Build a clinic command center"/,
       /\n {4}Pattern: Build a clinic command center — files: apps\/api\/src\/server\.ts/,
-      /\d+ pipeline runs and a landing in \d+\.\d s\./,
+      /Session 1 starts → auto-recall injects: \(nothing\)/,
+      /The agent runs: bd comments add led-142 "LEARNED: OAuth redirect URI/,
+      /→ memory-capture keeps it in \.cairn\/memory\/knowledge\.jsonl as learned-oauth-redirect-uri-must-match/,
+      /Session 2 starts → auto-recall injects:\n {4}## Relevant knowledge from memory\n[\s\S]*?\n {4}- \[LEARNED\] OAuth redirect URI must match the registered one exactly/,
+      /The user asks "[^"]+" → auto-recall \(UserPromptSubmit\) finds, by relevance:\n {4}- \[LEARNED\] OAuth[^\n]*\n {4}Pattern: Build a clinic command center/,
+      /\d+ pipeline runs, a landing and two sessions in \d+\.\d s\./,
     ];
     let at = 0;
     for (const milestone of milestones) {

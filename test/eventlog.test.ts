@@ -7,6 +7,7 @@ import { EVENT_LOG_TABLES, type Database } from '../lib/store/db.js';
 import { rebuildIndex } from '../lib/store/follower.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { currentBasis, formatPatterns, recordInjection } from '../lib/patterns/format.js';
+import { runFeedback } from '../lib/patterns/feedback.js';
 import { appendEvents, appendEventLines, patternDb, eventFollower } from '../lib/events/log.js';
 import { nextUlid } from '../lib/core/ids.js';
 import type { EventPayload } from '../lib/events/types.js';
@@ -111,13 +112,31 @@ const PHASES = ['plan', 'review', 'qa', null];
 const LABELS = ['cli', 'api', 'database', 'auth', 'security'];
 const FILES = ['src/cli/status.ts', 'src/api/invoices.ts', 'db/migrations/0042_add_due_date.sql', 'src/auth/session.ts', 'test/status.test.ts'];
 
-function generatedText(rng: Rng): string {
+/** A finding worded about a concrete file, from some of a subject's words: it may link to that subject's pattern, or to none. */
+function findingAbout(rng: Rng, subject: string, id: string, cite?: string): { id: string; summary: string; location: string; fix_hint: string } {
+  const some = subject.split(' ').filter((w) => w.length > 4 && rng.next() < 0.6).join(' ');
+  return { id, summary: `${cite ? `[${cite}] ` : ''}${rng.pick(FILES)} misses this: ${some || 'nothing in common'}`, location: `${rng.pick(FILES)}:${1 + rng.int(90)}`, fix_hint: 'Fix it' };
+}
+
+function generatedText(rng: Rng, cite?: string): string {
   const items = Array.from({ length: 1 + rng.int(4) }, () => {
     const s = rng.pick(SUBJECTS);
     return rng.next() < 0.5 ? s : `${s} ${rng.pick(ENDINGS)}`;
   });
   const prefix = rng.pick(['## Accumulated Patterns', '**Accumulated Patterns**', 'Accumulated Patterns:']);
-  return `# deliberation\n\nSome reasoning about the change.\n\n${prefix}\n\n${items.map((t) => `- ${t}`).join('\n')}\n`;
+  const findings = Array.from({ length: rng.int(4) }, (_, i) => findingAbout(rng, rng.pick([...items, rng.pick(SUBJECTS)]), `A${i + 1}`, i === 0 ? cite : undefined));
+  const evidence = rng.next() < 0.5 ? '```\n$ npm test\nTests: 12 passed, 12 total\n```\n' : 'Reasoning only.\n';
+  const verdict = `<!-- jkz:verdict-json ${JSON.stringify({ verdict: findings.length ? 'FAIL' : 'PASS', issues: findings, must_fix: findings.map((f) => f.id), false_positives: [] })} -->`;
+  return `# deliberation\n\nSome reasoning about the change.\n\n${evidence}\n${prefix}\n\n${items.map((t) => `- ${t}`).join('\n')}\n\n${verdict}\n`;
+}
+
+/** A validator's verdict on findings A1–A3 (and the S and J ids of the fixtures): some dismissed, some kept. */
+function validatorText(rng: Rng): string {
+  const ids = ['A1', 'A2', 'A3', 'S1', 'S2', 'J1', 'J2'].filter(() => rng.next() < 0.4);
+  const dismissed = ids.filter(() => rng.next() < 0.5);
+  const kept = ids.filter((id) => !dismissed.includes(id));
+  const verdict = { verdict: kept.length ? 'FAIL' : 'PASS', issues: [], must_fix: kept, false_positives: dismissed };
+  return `# check\n\n<!-- jkz:verdict-json ${JSON.stringify(verdict)} -->\n`;
 }
 
 interface Counts {
@@ -141,10 +160,13 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
     const issue = rng.pick(ISSUES);
     const runId = rng.pick(RUNS);
     const kind = rng.next();
-    if (kind < 0.35) {
+    if (kind < 0.33) {
       const fx = rng.next() < 0.5 ? rng.pick(fixtures) : undefined;
-      const result = storeDeliberation(store, {
-        text: fx ? fixtureText(fx.file) : generatedText(rng),
+      // now and then a finding cites a short id, as the block shows it with --ids
+      const known = patternDb(store).prepare('SELECT id FROM patterns WHERE project = ? ORDER BY id LIMIT 5').all(store.project) as { id: string }[];
+      const cite = known.length && rng.next() < 0.2 ? rng.pick(known).id.slice(0, 7) : undefined;
+      const input = {
+        text: fx ? fixtureText(fx.file) : generatedText(rng, cite),
         role: fx && rng.next() < 0.8 ? fx.role : rng.pick(ROLES),
         issue: fx && rng.next() < 0.5 ? fx.issue : issue,
         run: runId,
@@ -152,10 +174,23 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
         iteration: 1 + rng.int(2),
         labels: rng.some(LABELS, 2),
         files: rng.some(FILES, 3),
-      });
-      count('store');
+      };
+      const result = storeDeliberation(store, input);
+      count(result.alreadyStored ? 'store:already' : 'store');
       for (const p of result.patterns) count(`observed:${p.status}`);
-    } else if (kind < 0.6) {
+      for (const l of result.links) count(`linked:${l.match}`);
+      // an orchestrator retrying the step: the same text again for the same role and issue/run
+      if (rng.next() < 0.1) count(storeDeliberation(store, input).alreadyStored ? 'store:already' : 'store');
+    } else if (kind < 0.45) {
+      const report = runFeedback(store, {
+        adversarialRole: rng.pick(['auditor', 'judge', 'sentinel']), validatorRole: rng.pick(['curator', 'inspector', 'lens']), issue, run: runId,
+        files: rng.some(FILES, 1), validatorText: validatorText(rng), dryRun: false,
+      });
+      count('feedback');
+      if (report.penalised.length) count('feedback:penalised');
+      if (report.confirmed.some((c) => c.reinforced)) count('feedback:confirmed');
+      if (report.gate === 'reinforced') count('feedback:pass');
+    } else if (kind < 0.62) {
       const role = rng.pick(ROLES);
       const budget = rng.pick([undefined, undefined, 40, 90, 100_000]);
       const result = formatPatterns(store, {
@@ -238,7 +273,7 @@ describe('replay equals live', () => {
 
     // the sequence really exercised what it claims to
     expect(counts.store).toBeGreaterThan(150);
-    for (const k of ['observed:new', 'observed:seen', 'observed:merged', 'observed:echo', 'format:full', 'format:truncated', 'format:summary', 'pattern.ignored', 'pattern.reinforced', 'pattern.aged', 'pattern.outcome', 'pattern.promoted', 'pattern.deprecated', 'pattern.regressed', 'summary.stored', 'reopen']) {
+    for (const k of ['linked:text', 'linked:self', 'linked:explicit', 'store:already', 'feedback:penalised', 'feedback:confirmed', 'feedback:pass', 'observed:new', 'observed:seen', 'observed:merged', 'observed:echo', 'format:full', 'format:truncated', 'format:summary', 'pattern.ignored', 'pattern.reinforced', 'pattern.aged', 'pattern.outcome', 'pattern.promoted', 'pattern.deprecated', 'pattern.regressed', 'summary.stored', 'reopen']) {
       expect(counts[k] ?? 0, k).toBeGreaterThan(0);
     }
 
@@ -249,6 +284,7 @@ describe('replay equals live', () => {
     expect((live.injections as unknown[][]).length).toBeGreaterThan(50);
     expect(live.dismissals.length).toBeGreaterThan(5);
     expect(live.outcomes.length).toBeGreaterThan(5);
+    expect(live.links.length).toBeGreaterThan(50);
     const projects = new Set((live.deliberations as unknown[][]).map((r) => r[0]));
     expect(projects.size).toBe(2);
 
@@ -288,8 +324,8 @@ describe('incremental catch-up', () => {
     const before = logLines(root).length;
     const r = run('store-deliberation', ['--role', 'judge', '--issue', 'LED-104', '--run', 'r9', '--file', fixturePath('led-102-r1-review-judge.md'), '--json', '--strict'], { cwd: root });
     expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { deliberation: string; patterns: unknown[] };
-    expect(logLines(root).length).toBe(before + 1 + out.patterns.length);
+    const out = JSON.parse(r.stdout) as { deliberation: string; patterns: unknown[]; links: unknown[] };
+    expect(logLines(root).length).toBe(before + 1 + out.patterns.length + out.links.length);
 
     // that process applied its own events to the shared database; this connection just sees them
     expect(store.refresh(eventFollower(store))).toMatchObject({ rebuilt: false });
@@ -442,7 +478,9 @@ describe('a log whose prefix changed', () => {
     const root = tempProject();
     const store = smallHistory(root, 5, 60);
     const lines = logLines(root);
-    const mid = Math.floor(lines.length / 2);
+    const tsOf = (line: string) => (JSON.parse(line) as { ts: string }).ts;
+    let mid = Math.floor(lines.length / 2);
+    while (tsOf(lines[mid]) === tsOf(lines[mid - 1])) mid++; // a boundary between two appends
     const before = JSON.parse(lines[mid - 1]) as { ts: string; id: string };
     const after = JSON.parse(lines[mid]) as { ts: string };
     expect(Date.parse(after.ts)).toBeGreaterThan(Date.parse(before.ts)); // there is room between them

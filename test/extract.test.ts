@@ -5,8 +5,12 @@ import { deliberationFixtures, fixtureText } from './helpers.js';
 
 // SPEC §3.3 steps 2–3: candidate patterns from a deliberation, and their category.
 
+/** Section items, then findings, each as {text, category, source[, finding]}. */
 function extract(text: string) {
-  return extractPatterns(text, parseVerdict(text).verdict);
+  return flat(extractPatterns(text, parseVerdict(text).verdict));
+}
+function flat(x: ReturnType<typeof extractPatterns>) {
+  return [...x.items, ...x.findings.map(({ text, category, source, finding }) => ({ text, category, source, finding }))];
 }
 const sectionOf = (text: string) => extract(text).filter((e) => e.source === 'section');
 
@@ -140,11 +144,24 @@ describe('cleaning, length limits and dedupe', () => {
     expect(out.map((e) => e.text)).toEqual(['Never log raw tokens.', 'Never log raw tokens at all']);
   });
 
-  it('counts a finding whose summary repeats a section item once, as the section item', () => {
-    const out = extract(fixtureText('led-101-r1-plan-auditor.md'));
-    const manPage = out.filter((e) => e.text === 'Every new CLI flag must be documented in the man page before merge');
-    expect(manPage).toEqual([{ text: manPage[0].text, category: 'rule', source: 'section' }]);
-    expect(out.filter((e) => e.source === 'finding').map((e) => e.finding)).toEqual(['A1', 'A3']);
+  it('keeps a finding whose summary repeats a section item as a finding (it is linked to the item, SPEC §3.9.1)', () => {
+    const MAN = 'Every new CLI flag must be documented in the man page before merge';
+    const text = `## Accumulated Patterns\n- ${MAN}\n<!-- jkz:verdict-json ${JSON.stringify({ verdict: 'FAIL', issues: [{ id: 'A2', summary: MAN }], must_fix: ['A2'], false_positives: [] })} -->`;
+    expect(extract(text)).toEqual([
+      { text: MAN, category: 'rule', source: 'section' },
+      { text: MAN, category: 'rule', source: 'finding', finding: 'A2' },
+    ]);
+    expect(extract(fixtureText('led-101-r1-plan-auditor.md')).filter((e) => e.source === 'finding').map((e) => e.finding)).toEqual(['A1', 'A2', 'A3']);
+  });
+
+  it('keeps a finding too short to be a pattern when it cites one, and drops its citation from the text', () => {
+    const text = '<!-- jkz:verdict-json {"verdict":"FAIL","issues":[{"id":"A1","summary":"See [p3f2a1c]"},{"id":"A2","summary":"Too short"},' +
+      '{"id":"A3","summary":"The export endpoint is missing [p0a1b2c] from docs/openapi.yaml"}],"must_fix":["A1"],"false_positives":[]} -->';
+    const { findings } = extractPatterns(text, parseVerdict(text).verdict);
+    expect(findings.map((f) => [f.finding, f.text, f.storable])).toEqual([
+      ['A1', 'See', false],
+      ['A3', 'The export endpoint is missing from docs/openapi.yaml', true],
+    ]);
   });
 });
 
@@ -204,8 +221,8 @@ describe('finding summaries', () => {
 
   it('without a verdict only the section items are candidates', () => {
     const text = fixtureText('led-101-r1-plan-auditor.md');
-    expect(extractPatterns(text, null).every((e) => e.source === 'section')).toBe(true);
-    expect(extractPatterns(text, null)).toHaveLength(5);
+    expect(extractPatterns(text, null).findings).toEqual([]);
+    expect(extractPatterns(text, null).items).toHaveLength(5);
   });
 });
 
@@ -216,25 +233,27 @@ describe('section and markdown edge cases', () => {
   });
 
   it('keeps code spans as written while stripping emphasis around them', () => {
-    const [p] = extractPatterns('## Accumulated Patterns\n- **Never** override `__init__` in a _dataclass_ subclass\n', null);
+    const [p] = extractPatterns('## Accumulated Patterns\n- **Never** override `__init__` in a _dataclass_ subclass\n', null).items;
     expect(p.text).toBe('Never override __init__ in a dataclass subclass');
   });
 });
 
 describe('a line copied from the injected block', () => {
-  it('loses its track record, so it lands on the pattern it came from', () => {
+  it('loses its track record and short id, so it lands on the pattern it came from', () => {
     const text = [
       '## Accumulated Patterns',
       '- Every new CLI flag must be documented in the man page before merge (score:1.30)',
       '- Plans must name the test file for each criterion (2x validated, via:judge)',
       '- Migrations must be reversible in one step (-1 net, 2x ignored)',
       '- Keep the (optional) retry count small (it is 3)',
+      '- [p3f2a1c] Webhook retries must back off with jitter (score:0.42)',
     ].join('\n');
     expect(sectionOf(text).map((e) => e.text)).toEqual([
       'Every new CLI flag must be documented in the man page before merge',
       'Plans must name the test file for each criterion',
       'Migrations must be reversible in one step',
       'Keep the (optional) retry count small (it is 3)',
+      'Webhook retries must back off with jitter',
     ]);
   });
 });

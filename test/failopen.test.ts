@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSy
 import { hostname } from 'node:os';
 import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
-import { fixturePath, fixtureText, run, seededRandom, tempProject, type RunResult } from './helpers.js';
+import { expectFailOpen, fixturePath, fixtureText, run, seededRandom, tempProject, type RunResult } from './helpers.js';
 
 // The fail-open contract (SPEC §2): every failure is one `cairn <name>:` line on stderr, exit 0
 // and nothing on stdout; --strict or CAIRN_STRICT=1 turns it into a non-zero exit. The detailed
@@ -30,15 +30,6 @@ function invoke(inv: Invocation, cwd: string, extra: string[] = [], env: Record<
   return run(bin, [...args, ...extra], { cwd, input: inv.input, env: { CAIRN_NOW: NOW, ...env }, entry: entryDir ? join(entryDir, 'bin', `${bin}.js`) : undefined });
 }
 
-/** Exit 0, empty stdout, exactly one stderr line `cairn <name>: …` matching `message`. */
-function expectFailOpen(r: RunResult, name: string, message: RegExp): void {
-  expect(r.code, r.stderr).toBe(0);
-  expect(r.stdout).toBe('');
-  const lines = r.stderr.trimEnd().split('\n');
-  expect(lines, r.stderr).toHaveLength(1);
-  expect(lines[0].startsWith(`cairn ${name}: `)).toBe(true);
-  expect(lines[0]).toMatch(message);
-}
 
 /** The same failure under --strict and under CAIRN_STRICT=1: non-zero, still nothing on stdout. */
 function expectStrict(runIt: (extra: string[], env: Record<string, string>) => RunResult, name: string, message: RegExp, code = 1): void {
@@ -291,8 +282,8 @@ describe('the event log lock', () => {
 
     const r = invoke(STORE, root, ['--strict', '--json'], { CAIRN_DEADLINE_MS: '2000' });
     expect(r.code, r.stderr).toBe(0);
-    const stored = JSON.parse(r.stdout) as { patterns: unknown[] };
-    expect(eventsOf(root).split('\n').filter(Boolean).length).toBe(before + 1 + stored.patterns.length);
+    const stored = JSON.parse(r.stdout) as { patterns: unknown[]; links: unknown[] };
+    expect(eventsOf(root).split('\n').filter(Boolean).length).toBe(before + 1 + stored.patterns.length + stored.links.length);
     expect(existsSync(lock)).toBe(false);
   });
 });

@@ -5,15 +5,15 @@ import { join } from 'node:path';
 import { tempProject, openTestStore, run, fixtureText, fixturePath } from './helpers.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
-import { runFeedback, matchPattern, dismissedTexts, type FeedbackInput, type FeedbackReport } from '../lib/patterns/feedback.js';
+import { runFeedback, findingNamedByLine, type FeedbackInput, type FeedbackReport } from '../lib/patterns/feedback.js';
 import { getPattern, listPatterns, type Pattern } from '../lib/patterns/queries.js';
-import { parseVerdict } from '../lib/patterns/verdict.js';
 import { patternId } from '../lib/core/ids.js';
 import type { Store } from '../lib/store/store.js';
 import { DAY_MS } from '../lib/core/clock.js';
 import { appendEvents, patternDb } from '../lib/events/log.js';
 
-// feedback-loop (SPEC §3.7): a validator's verdict corrects the adversarial role's patterns.
+// feedback-loop (SPEC §3.7, §3.9.2): a validator's verdict corrects the adversarial role's patterns
+// through the links of the adversary's findings.
 
 const DAY0 = Date.parse('2025-04-01T08:00:00.000Z');
 const iso = (day: number) => new Date(DAY0 + day * DAY_MS).toISOString();
@@ -39,6 +39,7 @@ interface FindingSpec {
   summary?: string;
   location?: string;
   fix_hint?: string;
+  patterns?: string[];
 }
 
 /** An adversarial deliberation: Accumulated Patterns items, findings in a verdict block, an evidence level. */
@@ -137,9 +138,9 @@ describe('bad verdicts: never a crash, never the wrong pattern', () => {
 
   unchanged('an unknown id is reported unmatched', dismissing('Z9'), /unmatched false positive Z9: no finding or line names Z9 in the auditor text/);
 
-  unchanged('an empty false_positives list changes nothing', dismissing(), /0 false positive\(s\) penalised, 0 unmatched; FAIL: nothing reinforced/);
+  unchanged('an empty false_positives list changes nothing', dismissing(), /FAIL: 0 penalised, 0 confirmed, 0 reinforced, 0 aged, 0 unmatched$/m);
 
-  unchanged('false_positives that are not ids (objects, null, booleans) are ignored', dismissing({ id: 'A1' }, null, true, ''), /0 false positive\(s\) penalised, 0 unmatched/);
+  unchanged('false_positives that are not ids (objects, null, booleans) are ignored', dismissing({ id: 'A1' }, null, true, ''), /0 penalised, 0 confirmed, 0 reinforced, 0 aged, 0 unmatched/);
 
   unchanged('binary garbage on stdin fails open', randomBytes(64 * 1024), /^cairn feedback-loop: (skipped \(pipeline continues\): stdin (holds binary data|is not valid UTF-8)|no valid verdict-json block)/);
 
@@ -165,7 +166,7 @@ describe('bad verdicts: never a crash, never the wrong pattern', () => {
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report.penalised).toEqual([]);
-    expect(report.unmatched).toEqual([{ finding: 'A9', reason: expect.stringMatching(/^no auditor pattern matches "Quarterly revenue report/) }]);
+    expect(report.unmatched).toEqual([{ finding: 'A9', reason: 'A9 applies no auditor pattern' }]);
     expect(r.stderr).toMatch(/unmatched false positive A9/);
     expect(snapshot(root)).toEqual(before);
   });
@@ -192,7 +193,7 @@ describe('bad verdicts: never a crash, never the wrong pattern', () => {
     expect(Buffer.byteLength(big)).toBeGreaterThan(5 * 1024 * 1024);
     const r = run('feedback-loop', [...FEEDBACK_ARGS, '--json'], { cwd: root, input: big, env: { CAIRN_NOW: iso(1), CAIRN_DEADLINE_MS: '60000' } });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).penalised).toEqual([expect.objectContaining({ finding: 'A1', match: 'exact' })]);
+    expect(JSON.parse(r.stdout).penalised).toEqual([expect.objectContaining({ finding: 'A1', match: 'text' })]);
     expect(events(root, 'pattern.ignored')).toHaveLength(1);
   });
 
@@ -264,7 +265,7 @@ describe('regression', () => {
     store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-9', 'r0');
     now(1);
     inject(s, 'auditor', 'LED-9', 'r1');
-    store(s, adversarial({ evidence: 'L1' }), 'auditor', 'LED-9', 'r1');
+    store(s, adversarial({ evidence: 'L1', items: [TOKENS] }), 'auditor', 'LED-9', 'r1'); // applied: echoed
     const pass = feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
     expect(pass.gate).toBe('reinforced');
     expect(pat(s, TOKENS).was_validated).toBe(1);
@@ -291,12 +292,13 @@ describe('regression', () => {
   });
 });
 
-describe('the evidence gate on PASS', () => {
+describe('the evidence gate on PASS, and what a PASS credits (SPEC §3.9.2)', () => {
   /**
    * Four auditor patterns, learned from deliberations about different files, all injected into LED-9 r1:
    * TOKENS and MIGRATION from src/db.ts, CHANGELOG from docs/CHANGES.md, RETRIES from src/net.ts
    * (decay-immune: reinforced three times before, so success 1 + 3 = 4).
    */
+  const ALL = [TOKENS, MIGRATION, CHANGELOG, RETRIES];
   function injectedFour() {
     const s = openTestStore(tempProject());
     now(0);
@@ -320,9 +322,9 @@ describe('the evidence gate on PASS', () => {
     expect(readFileSync(s.eventsPath)).toEqual(before);
   });
 
-  it('an L1 PASS reinforces every injected pattern: success + 1, reinforcement + 1, validated, last_used = now', () => {
+  it('an L1 PASS reinforces every injected pattern the auditor applied: success + 1, reinforcement + 1, validated, last_used = now', () => {
     const s = injectedFour();
-    store(s, adversarial({ evidence: 'L1' }), 'auditor', 'LED-9', 'r1');
+    store(s, adversarial({ evidence: 'L1', items: ALL }), 'auditor', 'LED-9', 'r1');
     now(1.5);
     const report = feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
     expect(report).toMatchObject({ gate: 'reinforced', evidence: 'L1', aged: [] });
@@ -331,32 +333,47 @@ describe('the evidence gate on PASS', () => {
     expect(counters(pat(s, RETRIES))).toEqual({ s: 5, r: 4, v: 1, last: DAY0 + 1.5 * DAY_MS });
   });
 
-  it('--files narrows reinforcement to the injected patterns that learned those files, and ages the rest a day', () => {
+  it('reinforces only the patterns the auditor applied (echoed or linked to a finding); the injected ones it ignored are aged a day', () => {
     const s = injectedFour();
-    store(s, adversarial({ evidence: 'L1' }), 'auditor', 'LED-9', 'r1');
+    // TOKENS is echoed, CHANGELOG is what a (kept, non-blocking) finding applies; MIGRATION and RETRIES are ignored.
+    const text = adversarial({ evidence: 'L1', items: [TOKENS], verdict: 'PASS', findings: [{ id: 'A1', summary: 'The changelog has no entry for this user-facing change' }] });
+    const stored = store(s, text, 'auditor', 'LED-9', 'r1');
+    expect(stored.links).toEqual([expect.objectContaining({ finding: 'A1', patterns: [pid(s, CHANGELOG)], match: 'text' })]);
+    now(1.5);
+    const report = feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
+    expect(report.reinforced.sort()).toEqual([pid(s, TOKENS), pid(s, CHANGELOG)].sort());
+    expect(report.aged.sort()).toEqual([pid(s, MIGRATION), pid(s, RETRIES)].sort());
+    expect(counters(pat(s, TOKENS))).toEqual({ s: 2, r: 1, v: 1, last: DAY0 + 1.5 * DAY_MS });
+    expect(counters(pat(s, CHANGELOG))).toEqual({ s: 2, r: 1, v: 1, last: DAY0 + 1.5 * DAY_MS });
+    // MIGRATION was last used when injected (day 1): aging moves it one day back, nothing else.
+    expect(counters(pat(s, MIGRATION))).toEqual({ s: 1, r: 0, v: 0, last: DAY0 });
+  });
+
+  it('--files narrows reinforcement to the applied patterns that learned those files', () => {
+    const s = injectedFour();
+    store(s, adversarial({ evidence: 'L1', items: ALL }), 'auditor', 'LED-9', 'r1');
     now(1.5);
     const report = feedback(s, { files: ['src/db.ts'], validatorText: validator({ verdict: 'PASS' }) });
     expect(report.reinforced.sort()).toEqual([pid(s, TOKENS), pid(s, MIGRATION)].sort());
-    expect(report.aged.sort()).toEqual([pid(s, CHANGELOG), pid(s, RETRIES)].sort());
+    // Applied but about other files: neither reinforced nor aged (the auditor did use them).
+    expect(report.aged).toEqual([]);
     expect(counters(pat(s, TOKENS))).toEqual({ s: 2, r: 1, v: 1, last: DAY0 + 1.5 * DAY_MS });
-    // CHANGELOG was last used when injected (day 1): aging moves it one day back, nothing else.
-    expect(counters(pat(s, CHANGELOG))).toEqual({ s: 1, r: 0, v: 0, last: DAY0 });
-    // RETRIES is decay-immune (3 reinforcements): aging leaves it as it was.
-    expect(counters(pat(s, RETRIES))).toEqual({ s: 4, r: 3, v: 1, last: DAY0 + DAY_MS });
+    expect(counters(pat(s, CHANGELOG))).toEqual({ s: 1, r: 0, v: 0, last: DAY0 + DAY_MS }); // touched by its echo
   });
 
-  it('an active (promoted) pattern is decay-immune too: aging leaves it alone', () => {
+  it('a decay-immune pattern (reinforced 3 times, or active) is left alone by aging', () => {
     const s = injectedFour();
     appendEvents(s, [{ type: 'pattern.promoted', pattern: pid(s, CHANGELOG), by: 'ana', reason: 'team rule' }]);
-    store(s, adversarial({ evidence: 'L1' }), 'auditor', 'LED-9', 'r1');
-    const report = feedback(s, { files: ['src/db.ts'], validatorText: validator({ verdict: 'PASS' }) });
-    expect(report.aged).toContain(pid(s, CHANGELOG));
+    store(s, adversarial({ evidence: 'L1', items: [TOKENS] }), 'auditor', 'LED-9', 'r1');
+    const report = feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
+    expect(report.aged).toEqual(expect.arrayContaining([pid(s, CHANGELOG), pid(s, RETRIES)]));
     expect(pat(s, CHANGELOG).last_used).toBe(DAY0 + DAY_MS);
+    expect(pat(s, RETRIES).last_used).toBe(DAY0 + DAY_MS);
   });
 
   it('a FAIL with an empty must_fix counts as PASS', () => {
     const s = injectedFour();
-    store(s, adversarial({ evidence: 'L1' }), 'auditor', 'LED-9', 'r1');
+    store(s, adversarial({ evidence: 'L1', items: ALL }), 'auditor', 'LED-9', 'r1');
     const report = feedback(s, { validatorText: validator({ verdict: 'FAIL', must_fix: [] }) });
     expect(report).toMatchObject({ verdict: 'FAIL', effective: 'PASS', gate: 'reinforced' });
     expect(report.reinforced).toHaveLength(4);
@@ -369,84 +386,105 @@ describe('the evidence gate on PASS', () => {
     expect(report).toMatchObject({ effective: 'FAIL', gate: 'not-a-pass', reinforced: [], aged: [] });
   });
 
-  it('without an injection record, the top 5 of the adversarial role by score are reinforced', () => {
+  it('without an injection record, only the patterns its findings applied are reinforced (never "the top 5")', () => {
     const s = openTestStore(tempProject());
-    // Seven auditor observations learned one per day: the newer, the higher the score.
-    const texts = [
-      'Release branches are cut on Tuesdays',
-      'Feature flags default to off in production',
-      'The billing service owns invoice numbering',
-      'Staging mirrors production data nightly',
-      'Mobile clients pin the API version header',
-      'Support tickets reference the order id',
-      'Cron jobs run in the UTC timezone',
-    ];
-    texts.forEach((t, d) => {
-      now(d);
-      store(s, adversarial({ items: [t] }), 'auditor', 'LED-1', `r${d}`);
-    });
-    // Newer still, but not candidates: a judge pattern (another role) and a deprecated auditor pattern.
-    now(6.5);
-    store(s, adversarial({ items: ['Judges read the diff before the plan'] }), 'judge', 'LED-1', 'r7');
-    store(s, adversarial({ items: ['Auditors skim generated lockfiles quickly'] }), 'auditor', 'LED-1', 'r8');
-    appendEvents(s, [{ type: 'pattern.deprecated', pattern: pid(s, 'Auditors skim generated lockfiles quickly'), reason: 'obsolete', auto: false }]);
-    now(7);
-    const report = feedback(s, { issue: 'LED-2', run: 'r1', adversarialText: adversarial({ evidence: 'L1' }), validatorText: validator({ verdict: 'PASS' }) });
+    now(0);
+    store(s, adversarial({ items: [TOKENS, MIGRATION, CHANGELOG] }), 'auditor', 'LED-1', 'r0');
+    now(1);
+    const text = adversarial({ evidence: 'L1', verdict: 'PASS', findings: [{ id: 'A1', summary: 'src/db.ts adds a migration without a tested down step' }] });
+    const report = feedback(s, { issue: 'LED-2', run: 'r1', adversarialText: text, validatorText: validator({ verdict: 'PASS' }) });
     expect(report.gate).toBe('reinforced');
-    // Scores: exp(−(7 − d)/14) for d = 6, 5, 4, 3, 2 are the five best.
-    expect(report.reinforced).toEqual(texts.slice(2).reverse().map((t) => pid(s, t)));
+    expect(report.reinforced).toEqual([pid(s, MIGRATION)]);
     expect(report.aged).toEqual([]);
   });
 });
 
-describe('matching a dismissed finding to a pattern', () => {
-  it('an exact normalised substring beats a fuzzy match, even one on a pattern injected in this run', () => {
+describe('confirmed findings (SPEC §3.9.2)', () => {
+  /** The openapi rule learned in LED-6; in LED-7 r1 the auditor raises A1 about the export endpoint, with the given evidence. */
+  function raisedAbout(evidence: 'L1' | 'L3') {
     const s = openTestStore(tempProject());
-    const LONG = 'Raw session tokens must never reach the logs, not even at debug level';
-    const SHORT = 'Session tokens must never reach logs';
     now(0);
-    store(s, adversarial({ items: [LONG, SHORT] }), 'auditor', 'LED-8', 'r1');
+    store(s, adversarial({ items: [OPENAPI] }), 'auditor', 'LED-6', 'r1');
     now(1);
-    appendEvents(s, [{ type: 'pattern.injected', role: 'auditor', issue: 'LED-9', run: 'r1', patterns: [pid(s, SHORT)], path: 'full', tokens: 20 }]);
-    // "raw session tokens must never reach the logs" is inside LONG; SHORT covers it fully by
-    // content words too (overlap 1.0) and is injected, so fuzzy alone would have picked SHORT.
-    const summary = '**Raw session tokens must never reach the logs.**';
-    const texts = dismissedTexts('A1', parseVerdict(adversarial({ findings: [{ id: 'A1', summary }] })).verdict, '');
-    const candidates = listPatterns(patternDb(s), s.project, { roles: ['auditor'] });
-    expect(matchPattern(texts, candidates, new Set([pid(s, SHORT)]))).toMatchObject({ pattern: { id: pid(s, LONG) }, match: 'exact' });
-    expect(matchPattern(['never must session tokens reach logs'], candidates, new Set([pid(s, SHORT)]))).toMatchObject({ pattern: { id: pid(s, SHORT) }, match: 'fuzzy' });
-    const report = feedback(s, { adversarialText: adversarial({ findings: [{ id: 'A1', summary }] }), validatorText: dismissing('A1') });
-    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, LONG), match: 'exact' })]);
-    expect(pat(s, SHORT).ignore_count).toBe(0);
+    inject(s, 'auditor', 'LED-7', 'r1');
+    const stored = store(s, adversarial({ evidence, items: [OPENAPI], findings: [{ id: 'A1', summary: 'The export endpoint is missing from docs/openapi.yaml' }] }), 'auditor', 'LED-7', 'r1');
+    expect(stored.links).toEqual([expect.objectContaining({ finding: 'A1', patterns: [pid(s, OPENAPI)] })]);
+    return s;
+  }
+  const OPENAPI = 'Every new HTTP endpoint must be documented in docs/openapi.yaml before merge';
+
+  it('a finding the validator keeps (must_fix), with L1 evidence, reinforces the rule it applied', () => {
+    const s = raisedAbout('L1');
+    const report = feedback(s, { issue: 'LED-7', validatorText: validator({ verdict: 'FAIL', must_fix: ['A1'] }) });
+    expect(report).toMatchObject({ gate: 'not-a-pass', confirmed: [{ finding: 'A1', patterns: [pid(s, OPENAPI)], reinforced: true }], reinforced: [pid(s, OPENAPI)] });
+    expect(pat(s, OPENAPI)).toMatchObject({ reinforcement_count: 1, was_validated: 1 });
+    expect(events(s.location.root, 'pattern.reinforced')).toEqual([expect.objectContaining({ pattern: pid(s, OPENAPI), finding: 'A1', issue: 'LED-7' })]);
   });
 
-  it('the summary decides before the location and fix hint do', () => {
+  it('with L3 evidence it does not: the loop must not learn from narrative', () => {
+    const s = raisedAbout('L3');
+    const before = pat(s, OPENAPI);
+    const report = feedback(s, { issue: 'LED-7', validatorText: validator({ verdict: 'FAIL', must_fix: ['A1'] }) });
+    expect(report).toMatchObject({ confirmed: [{ finding: 'A1', patterns: [pid(s, OPENAPI)], reinforced: false }], reinforced: [] });
+    expect(pat(s, OPENAPI)).toEqual(before);
+  });
+
+  it("a finding the validator lists in its own issues counts as kept", () => {
+    const s = raisedAbout('L1');
+    const text = `<!-- jkz:verdict-json ${JSON.stringify({ verdict: 'FAIL', issues: [{ id: 'A1', summary: 'confirmed' }], must_fix: [], false_positives: [] })} -->`;
+    expect(feedback(s, { issue: 'LED-7', validatorText: text }).reinforced).toEqual([pid(s, OPENAPI)]);
+  });
+});
+
+describe('a dismissed finding reaches the patterns it applied (SPEC §3.9.1)', () => {
+  const OPENAPI = 'Every new HTTP endpoint must be documented in docs/openapi.yaml before merge';
+  const OPENAPI_FINDING = 'The export endpoint is missing from docs/openapi.yaml';
+
+  it('through a cited short id, whatever the finding says', () => {
     const s = openTestStore(tempProject());
     now(0);
-    store(s, adversarial({ items: [CHANGELOG, MIGRATION] }), 'auditor', 'LED-8', 'r1');
-    // summary ~ CHANGELOG: {user, facing, change, changelog} of 6 content words → 0.67;
-    // fix hint ~ MIGRATION: 6 of 7 → 0.86, a closer match, but only a fallback for the summary.
-    const finding = { id: 'A1', summary: 'User-facing change shipped without changelog', fix_hint: 'Make the schema migrations reversible with a tested down step' };
-    const report = feedback(s, { adversarialText: adversarial({ findings: [finding] }), validatorText: dismissing('A1') });
-    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, CHANGELOG), match: 'fuzzy' })]);
-    // With a summary that matches nothing, the fix hint is used.
-    const other = { ...finding, id: 'A2', summary: 'Quarterly revenue uses the wrong fiscal calendar' };
-    const second = feedback(s, { adversarialText: adversarial({ findings: [other] }), validatorText: dismissing('A2') });
-    expect(second.penalised).toEqual([expect.objectContaining({ pattern: pid(s, MIGRATION), match: 'fuzzy' })]);
+    store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-8', 'r1');
+    now(1);
+    const cited = `[${pid(s, MIGRATION).slice(0, 7)}] down step missing in 0042_add_due_date.sql`;
+    const stored = store(s, adversarial({ findings: [{ id: 'A1', summary: cited }, { id: 'A2', summary: 'Tokens again', patterns: [pid(s, TOKENS).slice(0, 9)] }] }));
+    expect(stored.links.map((l) => [l.finding, l.patterns, l.match])).toEqual([
+      ['A1', [pid(s, MIGRATION)], 'explicit'],
+      ['A2', [pid(s, TOKENS)], 'explicit'],
+    ]);
+    expect(stored.links[0].summary).toBe('down step missing in 0042_add_due_date.sql');
+    const report = feedback(s, { validatorText: dismissing('A1', 'A2') });
+    expect(report.penalised.map((p) => [p.finding, p.pattern, p.match])).toEqual([
+      ['A1', pid(s, MIGRATION), 'explicit'],
+      ['A2', pid(s, TOKENS), 'explicit'],
+    ]);
   });
 
-  it('overlap below 0.5 is no match', () => {
+  it('through its words: the finding about the concrete file lands on the rule, not on one sharing only common words', () => {
+    const s = openTestStore(tempProject());
+    now(0);
+    const DOCS = 'Every new CLI flag must be documented in the man page before merge';
+    store(s, adversarial({ items: [OPENAPI, DOCS, CHANGELOG] }), 'auditor', 'LED-8', 'r1');
+    now(1);
+    const stored = store(s, adversarial({ findings: [{ id: 'A1', summary: OPENAPI_FINDING, location: 'src/api/export.ts:12', fix_hint: 'Add the /export path to the OpenAPI file' }] }));
+    expect(stored.links).toEqual([{ finding: 'A1', summary: OPENAPI_FINDING, patterns: [pid(s, OPENAPI)], match: 'text' }]);
+    expect(stored.patterns).toEqual([]); // the summary is not a pattern of its own: it applies one
+  });
+
+  it('a finding that covers too little of any pattern states its own rule: stored as a pattern, and its dismissal lands there', () => {
     const s = openTestStore(tempProject());
     now(0);
     store(s, adversarial({ items: [MIGRATION] }), 'auditor', 'LED-8', 'r1');
-    // content words {schema, change, lacks, index}: only "schema" is shared with MIGRATION → 1/4
-    const report = feedback(s, { adversarialText: adversarial({ findings: [{ id: 'A1', summary: 'The schema change lacks an index' }] }), validatorText: dismissing('A1') });
-    expect(report.penalised).toEqual([]);
-    expect(report.unmatched).toEqual([expect.objectContaining({ finding: 'A1' })]);
+    now(1);
+    const stored = store(s, adversarial({ findings: [{ id: 'A1', summary: 'The schema change lacks an index' }] }));
+    expect(stored.links).toEqual([expect.objectContaining({ finding: 'A1', match: 'self', patterns: [pid(s, 'The schema change lacks an index')] })]);
+    const report = feedback(s, { validatorText: dismissing('A1') });
+    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, 'The schema change lacks an index'), match: 'self', retracted: true })]);
+    expect(pat(s, MIGRATION).ignore_count).toBe(0);
   });
 
   // The fixture pairs of fixtures/deliberations/README.md: a finding summary that paraphrases one of
-  // the deliberation's own Accumulated Patterns items (overlap coefficient 0.63–1.00 after stop-words).
+  // the deliberation's own Accumulated Patterns items. The adversarial text is given as a file, so
+  // feedback-loop links it now, as store-deliberation would have.
   const PAIRS: [string, string, string, string, string][] = [
     ['led-101-r1-review-judge.md', 'led-101-r1-review-inspector.md', 'judge', 'J1', 'In JSON mode, spinners and progress lines must go to stderr, never to stdout'],
     ['led-102-r1-review-judge.md', 'led-102-r1-review-inspector.md', 'judge', 'J2', 'New columns that queries filter on should get an index in the same migration'],
@@ -456,7 +494,7 @@ describe('matching a dismissed finding to a pattern', () => {
     ['led-103-r1-qa-sentinel.md', 'led-103-r1-qa-lens.md', 'sentinel', 'S2', 'Session cookies must always set HttpOnly, Secure and SameSite attributes'],
   ];
   for (const [advFile, valFile, role, finding, item] of PAIRS) {
-    it(`${valFile} dismissing ${finding} lands on the paraphrased item by fuzzy overlap`, () => {
+    it(`${valFile} dismissing ${finding} lands on the paraphrased item`, () => {
       const root = tempProject();
       const s = openTestStore(root);
       now(0);
@@ -473,7 +511,7 @@ describe('matching a dismissed finding to a pattern', () => {
       expect(r.code).toBe(0);
       const report = JSON.parse(r.stdout);
       expect(report.penalised).toEqual([
-        { finding, pattern: patternId(openTestStore(root).project, role, item), text: item, match: 'fuzzy', weight: role === 'sentinel' ? 1.5 : 1, retracted: true, regressed: false },
+        { finding, pattern: patternId(openTestStore(root).project, role, item), text: item, match: 'text', weight: role === 'sentinel' ? 1.5 : 1, retracted: true, regressed: false },
       ]);
       expect(report.unmatched).toEqual([]);
     });
@@ -489,9 +527,9 @@ describe('matching a dismissed finding to a pattern', () => {
       '- A10: every user-facing change gets a changelog entry, and this one has none',
       '- **A1** — session tokens are written raw to the debug log in src/auth.ts',
     ].join('\n');
-    expect(dismissedTexts('A1', null, text)).toEqual(['session tokens are written raw to the debug log in src/auth.ts']);
+    expect(findingNamedByLine('A1', text)).toEqual({ id: 'A1', summary: 'session tokens are written raw to the debug log in src/auth.ts' });
     const report = feedback(s, { adversarialText: text, validatorText: dismissing('A1') });
-    expect(report.penalised).toEqual([expect.objectContaining({ finding: 'A1', pattern: pid(s, TOKENS), match: 'fuzzy' })]);
+    expect(report.penalised).toEqual([expect.objectContaining({ finding: 'A1', pattern: pid(s, TOKENS), match: 'text' })]);
     expect(pat(s, CHANGELOG).ignore_count).toBe(0);
     expect(pat(s, MIGRATION).ignore_count).toBe(0);
   });
@@ -503,15 +541,16 @@ describe('--dry-run and --json', () => {
     const s = openTestStore(root);
     now(0.5);
     inject(s, 'auditor', 'LED-9', 'r1');
-    store(s, adversarial({ evidence: 'L1', findings: [{ id: 'A1', summary: TOKENS }] }), 'auditor', 'LED-9', 'r1');
+    store(s, adversarial({ evidence: 'L1', items: [TOKENS, MIGRATION], findings: [{ id: 'A1', summary: TOKENS }] }), 'auditor', 'LED-9', 'r1');
     s.close();
     const before = snapshot(root);
     const r = run('feedback-loop', [...FEEDBACK_ARGS, '--dry-run', '--json'], { cwd: root, input: validator({ verdict: 'PASS', false_positives: ['A1'] }), env: { CAIRN_NOW: iso(1) } });
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
-    expect(report).toMatchObject({ dry_run: true, gate: 'reinforced', penalised: [expect.objectContaining({ finding: 'A1', match: 'exact' })] });
-    expect(report.reinforced).toHaveLength(1); // MIGRATION; TOKENS is the dismissed one
-    expect(r.stderr).toMatch(/1 false positive\(s\) would be penalised, 0 unmatched; PASS \(L1\): 1 would be reinforced, 0 would be aged/);
+    const s2 = openTestStore(root);
+    expect(report).toMatchObject({ dry_run: true, gate: 'reinforced', penalised: [expect.objectContaining({ finding: 'A1', match: 'text' })], reinforced: [pid(s2, MIGRATION)] });
+    const [t, m] = [pid(s2, TOKENS).slice(0, 7), pid(s2, MIGRATION).slice(0, 7)];
+    expect(r.stderr).toContain(`PASS (L1): 1 would be penalised (A1→${t}), 0 confirmed, 1 would be reinforced (${m}), 0 would be aged, 0 unmatched`);
     expect(snapshot(root)).toEqual(before);
   });
 
@@ -526,7 +565,8 @@ describe('--dry-run and --json', () => {
       effective: 'FAIL',
       evidence: 'L3',
       problems: [],
-      penalised: [{ finding: 'A1', pattern: id, text: TOKENS, match: 'exact', weight: 1, retracted: true, regressed: false }],
+      penalised: [{ finding: 'A1', pattern: id, text: TOKENS, match: 'text', weight: 1, retracted: true, regressed: false }],
+      confirmed: [],
       unmatched: [{ finding: 'Z9', reason: 'no finding or line names Z9 in the auditor text' }],
       already_dismissed: [],
       deprecated: [],
@@ -542,12 +582,13 @@ describe('--dry-run and --json', () => {
     const root = seeded();
     const r = run('feedback-loop', FEEDBACK_ARGS, { cwd: root, input: dismissing('A1'), env: { CAIRN_NOW: iso(1) } });
     expect(r).toMatchObject({ code: 0, stdout: '' });
-    expect(r.stderr).toBe('cairn feedback-loop: 1 false positive(s) penalised, 0 unmatched; FAIL: nothing reinforced\n');
+    const id = pid(openTestStore(root), TOKENS).slice(0, 7);
+    expect(r.stderr).toBe(`cairn feedback-loop: FAIL: 1 penalised (A1→${id}), 0 confirmed, 0 reinforced, 0 aged, 0 unmatched\n`);
   });
 });
 
 describe('dismissals within a run', () => {
-  /** CHANGELOG learned in r0 (one success), injected into r1, and raised again there as A1: an echo. */
+  /** CHANGELOG learned in r0 (one success), injected into r1, echoed there and raised as A1. */
   function echoedInR1() {
     const root = tempProject();
     const s = openTestStore(root);
@@ -555,15 +596,16 @@ describe('dismissals within a run', () => {
     store(s, adversarial({ items: [CHANGELOG, MIGRATION] }), 'auditor', 'LED-9', 'r0');
     now(1);
     expect(inject(s, 'auditor', 'LED-9', 'r1')).toContain(pid(s, CHANGELOG));
-    const stored = store(s, adversarial({ findings: [{ id: 'A1', summary: CHANGELOG }] }), 'auditor', 'LED-9', 'r1');
+    const stored = store(s, adversarial({ items: [CHANGELOG], findings: [{ id: 'A1', summary: 'This user-facing change has no changelog entry' }] }), 'auditor', 'LED-9', 'r1');
     expect(stored.patterns).toEqual([expect.objectContaining({ id: pid(s, CHANGELOG), status: 'echo' })]);
+    expect(stored.links).toEqual([expect.objectContaining({ finding: 'A1', patterns: [pid(s, CHANGELOG)] })]);
     return { root, s };
   }
 
   it('a dismissed pattern is not re-injected in the same issue/run, but may be in another run', () => {
     const { s } = echoedInR1();
     feedback(s, { validatorText: dismissing('A1') });
-    // rate 1 / (1 + 1) = 0.5: still well above the cut…
+    // rate (1 + 1) / (1 + 1 + 2) = 0.5: still well above the cut…
     expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 1, ignore_count: 1 });
     const again = formatPatterns(s, { role: 'auditor', issue: 'LED-9', run: 'r1', labels: [], files: [], phase: null, exactTokens: false });
     expect(again.patterns.map((p) => p.id)).not.toContain(pid(s, CHANGELOG));
@@ -586,13 +628,13 @@ describe('dismissals within a run', () => {
     now(0);
     store(s, adversarial({ items: [CHANGELOG] }), 'auditor', 'LED-9', 'r0');
     now(1);
-    // Not injected in r1, so raising it again is a real sighting: success 1 → 2.
-    store(s, adversarial({ findings: [{ id: 'A1', summary: CHANGELOG }] }), 'auditor', 'LED-9', 'r1');
+    // Not injected in r1, so listing it again is a real sighting: success 1 → 2; A1 applies it.
+    store(s, adversarial({ items: [CHANGELOG], findings: [{ id: 'A1', summary: CHANGELOG }] }), 'auditor', 'LED-9', 'r1');
     expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 2, sightings: 2 });
     const report = feedback(s, { validatorText: dismissing('A1') });
     expect(report.penalised).toEqual([expect.objectContaining({ retracted: true })]);
-    // The dismissed sighting is no success: 2 → 1; the r0 sighting stands.
-    expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 1, ignore_count: 1, sightings: 2 });
+    // The dismissed sighting is no success, nor a sighting that counts: 2 → 1; the r0 sighting stands.
+    expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 1, ignore_count: 1, sightings: 1 });
     const rows = patternDb(s).prepare('SELECT run, added_success, retracted FROM sightings WHERE pattern = ? ORDER BY run').all(pid(s, CHANGELOG));
     expect(rows).toEqual([
       { run: 'r0', added_success: 1, retracted: 0 },
@@ -621,66 +663,102 @@ describe('dismissals within a run', () => {
     const report = JSON.parse(second.stdout);
     const s = openTestStore(root);
     expect(report).toMatchObject({ penalised: [], already_dismissed: [pid(s, TOKENS)] });
-    expect(second.stderr).toMatch(/0 false positive\(s\) penalised, 0 unmatched, 1 already penalised in this run/);
+    expect(second.stderr).toMatch(/0 penalised, 0 confirmed, 0 reinforced, 0 aged, 0 unmatched, 1 already penalised in this run/);
     expect(readFileSync(join(root, '.cairn', 'events.jsonl'))).toEqual(log);
     expect(pat(s, TOKENS)).toMatchObject({ ignore_count: 1, ignore_weight: 1, success_count: 0 });
   });
 });
 
-describe('a false alarm raised and dismissed in every run', () => {
-  const FALSE_ALARM = 'The release notes omit the internal refactor of the billing module';
-  const raising = adversarial({ items: [FALSE_ALARM], findings: [{ id: 'A1', summary: FALSE_ALARM }] });
+describe('a false alarm raised and dismissed in every run, worded about the concrete change', () => {
+  const OPENAPI = 'Every new HTTP endpoint must be documented in docs/openapi.yaml before merge';
+  const ENDPOINTS = ['export', 'webhook', 'login', 'refund', 'invoice', 'customer', 'payment', 'report', 'search', 'session'];
+  /** The auditor lists the rule and raises A1 about this run's endpoint, never in the rule's words. */
+  const raising = (day: number) =>
+    adversarial({ items: [OPENAPI], findings: [{ id: 'A1', summary: `The ${ENDPOINTS[day % ENDPOINTS.length]} endpoint is missing from docs/openapi.yaml`, fix_hint: 'Add the path to the spec' }] });
 
-  /** One run a day: format (inject), store the auditor raising it as A1, the curator dismisses A1. */
+  /** One run a day: format (inject), store the auditor raising it, the curator dismisses A1. The first day it is not injected. */
   function runDaily(s: Store, first: number, last: number): number | undefined {
     for (let day = first; day <= last; day++) {
       now(day);
       const injected = inject(s, 'auditor', 'LED-5', `r${day}`);
-      if (!injected.includes(pid(s, FALSE_ALARM))) return day;
-      store(s, raising, 'auditor', 'LED-5', `r${day}`);
+      if (!injected.includes(pid(s, OPENAPI))) return day;
+      store(s, raising(day), 'auditor', 'LED-5', `r${day}`);
       feedback(s, { issue: 'LED-5', run: `r${day}`, validatorText: dismissing('A1') });
     }
     return undefined;
   }
 
-  it('when dismissed from its first sighting, it never earns an injection', () => {
+  it('every dismissal lands on the rule, never on a one-off summary', () => {
     const s = openTestStore(tempProject());
     now(0);
-    store(s, raising, 'auditor', 'LED-5', 'r0');
-    feedback(s, { issue: 'LED-5', run: 'r0', validatorText: dismissing('A1') });
-    // Its one success was the dismissed sighting's: 0 / (0 + 1) = 0.
-    expect(pat(s, FALSE_ALARM)).toMatchObject({ success_count: 0, ignore_count: 1 });
-    for (let day = 1; day <= 15; day++) {
-      now(day);
-      expect(inject(s, 'auditor', 'LED-5', `r${day}`)).not.toContain(pid(s, FALSE_ALARM));
-      // Re-raised but not injected: a real sighting (+1), dismissed (+1 ignore, the +1 retracted).
-      store(s, raising, 'auditor', 'LED-5', `r${day}`);
-      feedback(s, { issue: 'LED-5', run: `r${day}`, validatorText: dismissing('A1') });
-    }
-    expect(pat(s, FALSE_ALARM)).toMatchObject({ success_count: 0, ignore_count: 16, sightings: 16 });
+    store(s, raising(0), 'auditor', 'LED-5', 'r0');
+    const report = feedback(s, { issue: 'LED-5', run: 'r0', validatorText: dismissing('A1') });
+    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, OPENAPI), match: 'text', retracted: true })]);
+    expect(listPatterns(patternDb(s), s.project).map((p) => p.text)).toEqual([OPENAPI]);
   });
 
-  it('with one earlier success, it is retired after five dismissals (the cut alone would take nine) and stays out', () => {
+  it('dismissed from its first sighting, it is shown in the next block (unproven, not yet disproven) and gone after its third dismissal', () => {
     const s = openTestStore(tempProject());
     now(0);
-    store(s, raising, 'auditor', 'LED-5', 'r0'); // learned, not dismissed: success 1
+    store(s, raising(0), 'auditor', 'LED-5', 'r0');
+    feedback(s, { issue: 'LED-5', run: 'r0', validatorText: dismissing('A1') });
+    // Its one success was the dismissed sighting's: (0 + 1) / (0 + 1 + 2) = 1/3, a rule: score 0.43 × decay.
+    expect(pat(s, OPENAPI)).toMatchObject({ success_count: 0, ignore_count: 1 });
+    // Injected, echoed (no success) and dismissed on days 1–2; maintain's rule (≥ 3 ignores, observed
+    // success rate < 0.2) retires it at the third dismissal: 0 of 3.
+    expect(runDaily(s, 1, 20)).toBe(3);
+    expect(pat(s, OPENAPI)).toMatchObject({ success_count: 0, ignore_count: 3, lifecycle: 'deprecated' });
+  });
+
+  it('with one earlier success, it is retired at its fifth dismissal (the cut alone would take twenty-two) and stays out', () => {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [OPENAPI] }), 'auditor', 'LED-5', 'r0'); // learned, not dismissed: success 1
     // Each day it is injected, echoed (no success) and dismissed (+1 ignore, nothing to retract).
-    // An observation, no context, last used a day before: score = 1 / (1 + n) × exp(−1/14)
-    // = 0.9311 / (1 + n), which stays ≥ 0.1 while n ≤ 8: by the cut alone it would go on day 10.
-    // But maintain's rule (≥ 3 ignores, success rate < 0.2), applied by feedback-loop to what it
-    // penalises, deprecates it at the fifth dismissal (rate 1/6): injected on days 1–5, gone on day 6.
-    const gone = runDaily(s, 1, 20);
-    expect(gone).toBe(6);
-    expect(pat(s, FALSE_ALARM)).toMatchObject({ success_count: 1, ignore_count: 5, ignore_weight: 5, lifecycle: 'deprecated' });
-    // Raised and dismissed every day after that, it never comes back: each re-raise is a real
+    // A rule, no context, last used a day before: score = 1.3 × 2 / (3 + n) × exp(−1/14) stays ≥ 0.1
+    // while n ≤ 21. maintain's rule, applied by feedback-loop to what it penalises, retires it when
+    // 1 / (1 + n) < 0.2, at the fifth dismissal: injected on days 1–5, gone on day 6.
+    expect(runDaily(s, 1, 30)).toBe(6);
+    expect(pat(s, OPENAPI)).toMatchObject({ success_count: 1, ignore_count: 5, ignore_weight: 5, lifecycle: 'deprecated' });
+    // Raised and dismissed every day after that, it never comes back: each listing is a real
     // sighting (not injected) whose success the dismissal takes back.
     for (let day = 6; day <= 16; day++) {
       now(day);
-      expect(inject(s, 'auditor', 'LED-5', `x${day}`)).not.toContain(pid(s, FALSE_ALARM));
-      store(s, raising, 'auditor', 'LED-5', `x${day}`);
+      expect(inject(s, 'auditor', 'LED-5', `x${day}`)).not.toContain(pid(s, OPENAPI));
+      store(s, raising(day), 'auditor', 'LED-5', `x${day}`);
       feedback(s, { issue: 'LED-5', run: `x${day}`, validatorText: dismissing('A1') });
     }
-    expect(pat(s, FALSE_ALARM)).toMatchObject({ success_count: 1, ignore_count: 16, lifecycle: 'deprecated' });
+    expect(pat(s, OPENAPI)).toMatchObject({ success_count: 1, ignore_count: 16, lifecycle: 'deprecated' });
+  });
+});
+
+describe('the openapi case of issue 6, as a pipeline runs it (processes)', () => {
+  const RULE = 'Every new HTTP endpoint must be documented in docs/openapi.yaml before merge';
+  const RUNS = [
+    ['LED-5', 'The export endpoint is missing from docs/openapi.yaml'],
+    ['LED-6', 'The webhook endpoint has no entry in docs/openapi.yaml'],
+    ['LED-7', 'The login endpoint is not listed in docs/openapi.yaml'],
+  ];
+
+  it('three paraphrased findings dismissed in three runs penalise the rule three times and retire it; no one-off summary is learned', () => {
+    const root = tempProject();
+    for (const [i, [issue, summary]] of RUNS.entries()) {
+      const env = { CAIRN_NOW: iso(i) };
+      const scope = ['--issue', issue, '--run', 'r1'];
+      expect(run('format-patterns', ['--role', 'auditor', ...scope, '--strict'], { cwd: root, env }).code).toBe(0);
+      const auditorText = adversarial({ items: [RULE], findings: [{ id: 'A2', summary, location: 'src/api/routes.ts:40', fix_hint: 'Add the path and its schema' }] });
+      expect(run('store-deliberation', ['--role', 'auditor', ...scope, '--strict'], { cwd: root, input: auditorText, env }).code).toBe(0);
+      expect(run('store-deliberation', ['--role', 'curator', ...scope, '--strict'], { cwd: root, input: dismissing('A2'), env }).code).toBe(0);
+      const fb = run('feedback-loop', ['--adversarial-role', 'auditor', '--validator-role', 'curator', ...scope, '--json', '--strict'], { cwd: root, env });
+      expect(fb.code).toBe(0);
+      expect(JSON.parse(fb.stdout).penalised).toEqual([expect.objectContaining({ finding: 'A2', text: RULE })]);
+    }
+    // Dismissed 3 times out of 3: retired (maintain's rule, applied as it is penalised); it never reached verified.
+    const list = JSON.parse(run('cairn', ['list', '--state', 'observed,candidate,verified,deprecated', '--json', '--strict'], { cwd: root, env: { CAIRN_NOW: iso(3) } }).stdout).patterns;
+    expect(list).toEqual([expect.objectContaining({ text: RULE, ignore_count: 3, success_count: 0, lifecycle: 'deprecated' })]);
+    expect(run('format-patterns', ['--role', 'auditor', '--strict'], { cwd: root, env: { CAIRN_NOW: iso(3) } }).stdout).toBe('');
+    const explain = run('cairn', ['explain', list[0].id, '--strict'], { cwd: root, env: { CAIRN_NOW: iso(3) } });
+    expect(explain.stdout).toContain("dismissed in LED-7/r1 via finding A2: 'The login endpoint is not listed in docs/openapi.yaml'");
   });
 });
 
@@ -691,7 +769,7 @@ describe('a re-run of the same feedback', () => {
     store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-10', 'r0');
     now(1);
     inject(s, 'auditor', 'LED-10', 'r1');
-    store(s, adversarial({ evidence: 'L1', findings: [] }), 'auditor', 'LED-10', 'r1');
+    store(s, adversarial({ evidence: 'L1', items: [TOKENS, MIGRATION], findings: [] }), 'auditor', 'LED-10', 'r1');
     const pass = validator({ verdict: 'PASS' });
     expect(feedback(s, { issue: 'LED-10', run: 'r1', validatorText: pass }).reinforced).toHaveLength(2);
     const again = feedback(s, { issue: 'LED-10', run: 'r1', validatorText: pass });
@@ -707,8 +785,8 @@ describe('a pattern dismissed in this run is never reinforced in it', () => {
     store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-9', 'r0');
     now(1);
     inject(s, 'auditor', 'LED-9', 'r1');
-    // Iteration 1: the auditor raises TOKENS (an echo) with L1 output; the curator dismisses it but confirms X9.
-    store(s, adversarial({ evidence: 'L1', findings: [{ id: 'A1', summary: TOKENS }] }), 'auditor', 'LED-9', 'r1');
+    // Iteration 1: the auditor echoes both and raises TOKENS with L1 output; the curator dismisses it but confirms X9.
+    store(s, adversarial({ evidence: 'L1', items: [TOKENS, MIGRATION], findings: [{ id: 'A1', summary: TOKENS }] }), 'auditor', 'LED-9', 'r1');
     expect(feedback(s, { validatorText: dismissing('A1') }).penalised).toHaveLength(1);
     // Iteration 2: the curator passes the plan, repeating its dismissal of A1.
     const pass = feedback(s, { validatorText: validator({ verdict: 'PASS', false_positives: ['A1'] }) });

@@ -21,6 +21,7 @@ const B_TEXT = `# auditor — WMS-7 plan review\n\nThe plan moves pallets.\n\n##
 
 interface Stored {
   patterns: { id: string; text: string }[];
+  links: unknown[];
 }
 
 function json<T>(r: RunResult): T {
@@ -91,7 +92,7 @@ describe.each([
     const ev = call('A', 'cairn', ['events', '--json']);
     expect(ev.code).toBe(0);
     const events = ev.stdout.trim().split('\n').map((l) => JSON.parse(l) as { project: string; type: string });
-    expect(events.length).toBe(1 + a.patterns.length);
+    expect(events.length).toBe(1 + a.patterns.length + a.links.length);
     expect(events.every((e) => e.project === 'A')).toBe(true);
     for (const id of bIds) expect(ev.stdout).not.toContain(id);
     const evB = call('B', 'cairn', ['events', '--type', 'deliberation']);

@@ -5,7 +5,7 @@ import { openTestStore, run, tempProject, type RunResult } from './helpers.js';
 import { autoDeprecationReason } from '../lib/patterns/lifecycle.js';
 import { patternId } from '../lib/core/ids.js';
 import { DAY_MS } from '../lib/core/clock.js';
-import type { ScoredState } from '../lib/patterns/scoring.js';
+import { DEFAULT_PRIOR, type ScoredState } from '../lib/patterns/scoring.js';
 import type { Category } from '../lib/events/types.js';
 import { appendEvents } from '../lib/events/log.js';
 
@@ -67,37 +67,37 @@ const state = (over: Partial<ScoredState>): ScoredState => ({
 
 describe('autoDeprecationReason', () => {
   const now = T0 + 45 * DAY_MS;
+  const reasonFor = (over: Partial<ScoredState>) => autoDeprecationReason(state(over), now, DEFAULT_PRIOR);
 
   it('deprecates a stale pattern: base under 0.05 and unused for 30 days or more, naming the rule and its numbers', () => {
-    const reason = autoDeprecationReason(state({}), now); // exp(-45/14) ≈ 0.040
-    expect(reason).toMatch(/^auto: stale: score 0\.04\d+ < 0\.05 and unused for 45 days/);
+    expect(reasonFor({})).toMatch(/^auto: stale: score 0\.02\d+ < 0\.05 and unused for 45 days/); // 2/3 × exp(-45/14) ≈ 0.027
   });
 
   it('keeps a pattern that is old but still scores 0.05 or more, or scores low but was used recently', () => {
-    expect(autoDeprecationReason(state({ category: 'rule' }), now)).toBeUndefined(); // 1.3 · 0.040 ≈ 0.052
-    expect(autoDeprecationReason(state({ reinforcement_count: 3 }), now)).toBeUndefined(); // decay-immune
-    // rate 0.04 makes the base tiny, but 29 days is not yet "unused for 30 days"
-    expect(autoDeprecationReason(state({ success_count: 1, ignore_count: 1, ignore_weight: 24, last_used: now - 29 * DAY_MS }), now)).toBeUndefined();
+    expect(reasonFor({ category: 'rule', success_count: 40 })).toBeUndefined(); // 41/42 × 1.3 × 0.040 ≈ 0.051
+    expect(reasonFor({ reinforcement_count: 3 })).toBeUndefined(); // decay-immune
+    // the rate makes the base tiny, but 29 days is not yet "unused for 30 days"
+    expect(reasonFor({ success_count: 1, ignore_count: 1, ignore_weight: 24, last_used: now - 29 * DAY_MS })).toBeUndefined();
   });
 
-  it('deprecates a pattern ignored 3 times or more with a success rate under 0.2, however fresh', () => {
-    const reason = autoDeprecationReason(state({ success_count: 0.5, ignore_count: 3, last_used: now }), now);
-    expect(reason).toBe('auto: dismissed: ignored 3x (≥ 3) with success rate 0.143 < 0.2');
+  it('deprecates a pattern ignored 3 times or more with an observed success rate under 0.2, however fresh', () => {
+    expect(reasonFor({ success_count: 0.5, ignore_count: 3, last_used: now })).toBe('auto: dismissed: ignored 3x (≥ 3) with success rate 0.143 < 0.2');
+    // the prior of the ranking plays no part: 0 of 3 is 0, not (0 + 1) / (3 + 2) = 0.2
+    expect(reasonFor({ success_count: 0, ignore_count: 3, last_used: now })).toMatch(/success rate 0\.000 < 0\.2/);
   });
 
   it('keeps a dismissed pattern with too few ignores or a rate of 0.2 or more', () => {
-    expect(autoDeprecationReason(state({ success_count: 0, ignore_count: 2, last_used: now }), now)).toBeUndefined();
-    expect(autoDeprecationReason(state({ success_count: 1, ignore_count: 4, last_used: now }), now)).toBeUndefined(); // rate 0.2
+    expect(reasonFor({ success_count: 0, ignore_count: 2, last_used: now })).toBeUndefined();
+    expect(reasonFor({ success_count: 1, ignore_count: 4, last_used: now })).toBeUndefined(); // rate 0.2
   });
 
   it('names both rules when both apply', () => {
-    const reason = autoDeprecationReason(state({ success_count: 0, ignore_count: 5 }), now);
-    expect(reason).toMatch(/^auto: stale: .*; dismissed: ignored 5x/);
+    expect(reasonFor({ success_count: 0, ignore_count: 5 })).toMatch(/^auto: stale: .*; dismissed: ignored 5x/);
   });
 
   it('never touches an active or an already deprecated pattern', () => {
     for (const lifecycle of ['active', 'deprecated']) {
-      expect(autoDeprecationReason(state({ lifecycle, success_count: 0, ignore_count: 9 }), now)).toBeUndefined();
+      expect(reasonFor({ lifecycle, success_count: 0, ignore_count: 9 })).toBeUndefined();
     }
   });
 });

@@ -5,10 +5,12 @@ import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
 import { getPattern, type Pattern } from '../lib/patterns/queries.js';
 import { patternId } from '../lib/core/ids.js';
+import type { Store } from '../lib/store/store.js';
 import { appendEvents, patternDb } from '../lib/events/log.js';
 
-// outcome-score (SPEC §3.8): when the pipeline ends, every pattern injected during the issue/run is
-// graded once by the result: pass → success + 1; fail → ignore weight + 0.5 × the pattern's role weight.
+// outcome-score (SPEC §3.8, §3.9.2): when the pipeline ends, every pattern applied during the issue/run
+// (echoed by the role it was injected into, or linked to a finding) is graded once by the result:
+// pass → success + 1; fail → ignore weight + 0.5 × the pattern's role weight.
 
 const DAY0 = Date.parse('2025-05-01T08:00:00.000Z');
 const iso = (day: number) => new Date(DAY0 + day * 86_400_000).toISOString();
@@ -27,7 +29,15 @@ const TEXT = {
 } as const;
 type Role = keyof typeof TEXT;
 
-/** One pattern per role, learned on day 0 (optionally deprecated); then, on day 1, injections for LED-7. */
+/** A role's deliberation in LED-7 that lists (echoes) these texts. */
+function echo(s: Store, role: Role, runId: string, texts: string[]): void {
+  storeDeliberation(s, { text: `## Accumulated Patterns\n${texts.map((t) => `- ${t}`).join('\n')}\n`, role, issue: 'LED-7', run: runId, phase: null, iteration: 1, labels: [], files: [] });
+}
+
+/**
+ * One pattern per role, learned on day 0 (optionally deprecated); then, on day 1, injections for
+ * LED-7, each block echoed by the role it was injected into.
+ */
 function project(opts: { deprecate?: Role[] } = {}): { root: string; ids: Record<Role, string> } {
   const root = tempProject();
   const s = openTestStore(root);
@@ -44,6 +54,9 @@ function project(opts: { deprecate?: Role[] } = {}): { root: string; ids: Record
     const result = formatPatterns(s, { role, issue: 'LED-7', run: runId, labels: [], files: [], phase: null, exactTokens: false });
     recordInjection(s, result, 'LED-7', runId);
   }
+  echo(s, 'auditor', 'r1', [TEXT.auditor, TEXT.sentinel]);
+  echo(s, 'lens', 'r1', [TEXT.lens, TEXT.inspector]);
+  echo(s, 'auditor', 'r2', [TEXT.auditor, TEXT.sentinel]);
   s.close();
   return { root, ids };
 }
@@ -65,12 +78,12 @@ const outcomeEvents = (root: string) =>
 const score = (root: string, args: string[], day = 2) => run('outcome-score', args, { cwd: root, env: { CAIRN_NOW: iso(day) } });
 const fresh = { success_count: 1, ignore_count: 0, ignore_weight: 0 };
 
-describe('grading the patterns injected in an issue/run', () => {
-  it('pass: every pattern injected in the run, of any role, gets one success, once', () => {
+describe('grading the patterns applied in an issue/run', () => {
+  it('pass: every pattern applied in the run, of any role, gets one success, once', () => {
     const { root, ids } = project();
     const r = score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--json']);
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe('cairn outcome-score: LED-7/r1 pass: 4 injected pattern(s) graded\n');
+    expect(r.stderr).toBe('cairn outcome-score: LED-7/r1 pass: 4 applied pattern(s) graded\n');
     const report = JSON.parse(r.stdout);
     expect(report).toMatchObject({ issue: 'LED-7', run: 'r1', result: 'pass', applied: true });
     expect(report.patterns).toEqual(
@@ -91,6 +104,21 @@ describe('grading the patterns injected in an issue/run', () => {
       scribe: fresh,
     });
     expect(outcomeEvents(root)).toEqual([expect.objectContaining({ ts: iso(2), issue: 'LED-7', run: 'r1', result: 'pass', patterns: report.patterns })]);
+  });
+
+  it('leaves out a pattern injected but never applied: it shaped nothing', () => {
+    const root = tempProject();
+    const s = openTestStore(root);
+    process.env.CAIRN_NOW = iso(0);
+    echo(s, 'auditor', 'r0', [TEXT.auditor, 'Webhooks must carry an idempotency key']);
+    process.env.CAIRN_NOW = iso(1);
+    recordInjection(s, formatPatterns(s, { role: 'auditor', issue: 'LED-7', run: 'r1', labels: [], files: [], phase: null, exactTokens: false }), 'LED-7', 'r1');
+    echo(s, 'auditor', 'r1', [TEXT.auditor]); // the idempotency pattern was in the block, and ignored
+    s.close();
+    const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--json']).stdout);
+    const after = openTestStore(root);
+    expect(report.patterns).toEqual([{ pattern: patternId(after.project, 'auditor', TEXT.auditor), weight: 1 }]);
+    expect(getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', 'Webhooks must carry an idempotency key'))).toMatchObject({ success_count: 1 });
   });
 
   it('leaves out a pattern dismissed as a false positive in that run: the pass did not vindicate it', () => {
@@ -136,7 +164,7 @@ describe('grading the patterns injected in an issue/run', () => {
     score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass']);
     const r = score(root, ['--issue', 'LED-7', '--run', 'r2', '--result', 'fail', '--json']);
     expect(r.code).toBe(0);
-    // r2 injected only the auditor's block: the auditor and the sentinel patterns.
+    // r2 injected (and the auditor echoed) only the auditor's block: the auditor and the sentinel patterns.
     expect(JSON.parse(r.stdout).patterns).toEqual(
       [
         { pattern: ids.auditor, weight: 1 },
@@ -162,9 +190,10 @@ describe('grading the patterns injected in an issue/run', () => {
     process.env.CAIRN_NOW = iso(0);
     storeDeliberation(s, { text: `## Accumulated Patterns\n- ${TEXT.auditor}\n`, role: 'auditor', issue: 'LED-6', run: null, phase: null, iteration: null, labels: [], files: [] });
     recordInjection(s, formatPatterns(s, { role: 'auditor', issue: 'LED-8', run: null, labels: [], files: [], phase: null, exactTokens: false }), 'LED-8', null);
+    storeDeliberation(s, { text: `## Accumulated Patterns\n- ${TEXT.auditor}\n`, role: 'auditor', issue: 'LED-8', run: null, phase: null, iteration: null, labels: [], files: [] });
     s.close();
     const r = score(root, ['--issue', 'LED-8', '--result', 'pass', '--json']);
-    expect(r.stderr).toBe('cairn outcome-score: LED-8 pass: 1 injected pattern(s) graded\n');
+    expect(r.stderr).toBe('cairn outcome-score: LED-8 pass: 1 applied pattern(s) graded\n');
     expect(JSON.parse(r.stdout)).toMatchObject({ issue: 'LED-8', run: null, applied: true, patterns: [{ weight: 1 }] });
     const after = openTestStore(root);
     expect(getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', TEXT.auditor))).toMatchObject({ success_count: 2 });
@@ -175,7 +204,7 @@ describe('grading the patterns injected in an issue/run', () => {
     const before = log(root);
     const dry = score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'fail', '--dry-run', '--json']);
     expect(dry.code).toBe(0);
-    expect(dry.stderr).toBe('cairn outcome-score: LED-7/r1 fail: 4 injected pattern(s) would be graded\n');
+    expect(dry.stderr).toBe('cairn outcome-score: LED-7/r1 fail: 4 applied pattern(s) would be graded\n');
     const report = JSON.parse(dry.stdout);
     expect(report).toMatchObject({ result: 'fail', applied: false });
     expect(report.patterns).toHaveLength(4);
@@ -227,8 +256,9 @@ describe('a long grading', () => {
     process.env.CAIRN_NOW = iso(1);
     const result = formatPatterns(s, { role: 'auditor', issue: 'LED-9', run: 'r1', labels: [], files: [], phase: null, budget: 100_000, exactTokens: false });
     recordInjection(s, result, 'LED-9', 'r1');
+    storeDeliberation(s, { text: `## Accumulated Patterns\n${items.join('\n')}\n`, role: 'auditor', issue: 'LED-9', run: 'r1', phase: null, iteration: 1, labels: [], files: [] });
     s.close();
-    expect(result.patterns.length).toBe(130); // every line fits: all 130 injected (in two events)
+    expect(result.patterns.length).toBe(130); // every line fits: all 130 injected (in two events), and echoed
 
     const r = score(root, ['--issue', 'LED-9', '--run', 'r1', '--result', 'pass', '--json']);
     expect(JSON.parse(r.stdout).patterns).toHaveLength(130);

@@ -3,7 +3,7 @@ import { openTestStore, tempProject } from './helpers.js';
 import { getPattern } from '../lib/patterns/queries.js';
 import { nextLifecycle } from '../lib/events/reducer.js';
 import type { EventPayload } from '../lib/events/types.js';
-import { appendEvents, patternDb } from '../lib/events/log.js';
+import { appendEvents, patternDb, rebuildPatterns } from '../lib/events/log.js';
 
 // The reducer applies every event, live and on replay. Two writers racing, or a log merged from
 // two machines, can hold the same dismissal or outcome twice; it must count once.
@@ -61,5 +61,54 @@ describe('once per run', () => {
     const aged = (run: string): EventPayload => ({ type: 'pattern.aged', pattern: 'pabc', issue: 'I-1', run });
     appendEvents(store, [aged('r3'), aged('r3')]);
     expect(before - getPattern(patternDb(store), store.project, 'pabc')!.last_used).toBe(86_400_000);
+  });
+});
+
+describe('a deliberation stored twice for one issue/run (racing writers, a merged log)', () => {
+  const stored = (deliberation: string, hash = 'h1', run = 'r1'): EventPayload => ({
+    type: 'deliberation.stored', deliberation, role: 'auditor', issue: 'I-1', run, phase: null, iteration: 1, labels: [], files: [],
+    verdict: null, evidence: 'L3', hash, size: 10, path: `artifacts/deliberations/${deliberation}.md`,
+  });
+  const seen = (deliberation: string, run = 'r1'): EventPayload => ({ ...observe(run), deliberation });
+  const linked = (deliberation: string, run = 'r1'): EventPayload => ({
+    type: 'finding.linked', deliberation, role: 'auditor', issue: 'I-1', run, finding: 'A1', summary: 'The 0042 migration has no down step', patterns: ['pabc'], match: 'text',
+  });
+
+  it('counts the first copy in the log; the later one and its sightings and links change nothing, live and on replay', () => {
+    const store = openTestStore(tempProject());
+    appendEvents(store, [stored('d-1'), seen('d-1'), linked('d-1'), stored('d-2'), seen('d-2'), linked('d-2')]);
+    const live = getPattern(patternDb(store), store.project, 'pabc')!;
+    expect(live).toMatchObject({ success_count: 1, sightings: 1 });
+    expect(patternDb(store).prepare('SELECT id, duplicate_of FROM deliberations ORDER BY id').all()).toEqual([
+      { id: 'd-1', duplicate_of: null },
+      { id: 'd-2', duplicate_of: 'd-1' },
+    ]);
+    expect(patternDb(store).prepare('SELECT deliberation FROM links').all()).toEqual([{ deliberation: 'd-1' }]);
+    rebuildPatterns(store);
+    expect(getPattern(patternDb(store), store.project, 'pabc')).toEqual(live);
+  });
+
+  it('another text, or another run, is a deliberation of its own', () => {
+    const store = openTestStore(tempProject());
+    appendEvents(store, [stored('d-1'), seen('d-1'), stored('d-2', 'h2'), seen('d-2'), stored('d-3', 'h1', 'r2'), seen('d-3', 'r2')]);
+    expect(getPattern(patternDb(store), store.project, 'pabc')).toMatchObject({ success_count: 3, sightings: 3 });
+  });
+});
+
+describe('what the reducer accepts on replay (SPEC §3.2, §3.3)', () => {
+  it('skips a line whose pattern text, role, issue or run is oversized, reporting it; the rest of the log applies', () => {
+    const store = openTestStore(tempProject());
+    const warnings: string[] = [];
+    (store.log as { warn: (m: string) => void }).warn = (m) => warnings.push(m);
+    appendEvents(store, [
+      { ...observe('r1'), pattern: 'pbig', text: 'x'.repeat(1_000_000) },
+      { ...observe('r1'), pattern: 'prole', role: 'r'.repeat(10_000) },
+      { ...observe('r'.repeat(200)), pattern: 'prun' },
+      observe('r1'),
+    ]);
+    expect(patternDb(store).prepare('SELECT id FROM patterns').all()).toEqual([{ id: 'pabc' }]);
+    expect(warnings.join('\n')).toMatch(/text longer than 500 characters/);
+    expect(warnings.join('\n')).toMatch(/role longer than 64 characters/);
+    expect(warnings.join('\n')).toMatch(/run longer than 128 characters/);
   });
 });

@@ -1,15 +1,18 @@
 import { describe, it, expect } from 'vitest';
-import { BLOCK_FOOTER, blockHeader, fitBlock, linePieces, renderBlock, trackRecord, type FitInput } from '../lib/patterns/block.js';
+import { BLOCK_FOOTER, blockHeader, fitBlock, linePieces, renderBlock, trackRecord, withoutRestatements, type FitInput } from '../lib/patterns/block.js';
 import type { Pattern } from '../lib/patterns/queries.js';
+import type { ScoreFactors } from '../lib/patterns/scoring.js';
 
 // The block's lines and the fitting paths (SPEC §3.5 steps 3–4), with counts supplied by the test.
 
-function ranked(over: Partial<Pattern> = {}, score = 0.4242) {
-  return { pattern: { role: 'auditor', text: 'Never log raw tokens', success_count: 1, ignore_count: 0, reinforcement_count: 0, ...over } as Pattern, score };
+/** A ranked pattern whose rate × decay is 0.4242 (what the block shows), however large its ranking score. */
+function ranked(over: Partial<Pattern> = {}) {
+  const factors = { rate: 0.6, decay: 0.707, category: 1.3, context: 1.35, role: 1, days: 4.9, base: 0.744 } as ScoreFactors;
+  return { pattern: { id: 'p3f2a1c0d9e8b7a', role: 'auditor', text: 'Never log raw tokens', success_count: 1, ignore_count: 0, reinforcement_count: 0, ...over } as Pattern, factors };
 }
 
 describe('track record', () => {
-  it('is the score when never ignored nor reinforced', () => {
+  it('is the shown score, rate × decay in 0..1, when never ignored nor reinforced (SPEC §3.9.3)', () => {
     expect(trackRecord(ranked())).toBe('score:0.42');
   });
 
@@ -27,6 +30,23 @@ describe('lines and block', () => {
   it('marks a pattern of another role with via:<role>', () => {
     expect(linePieces(ranked(), 'auditor')).toEqual(['- Never log raw tokens', ' (score:0.42)']);
     expect(linePieces(ranked({ role: 'judge' }), 'auditor')).toEqual(['- Never log raw tokens', ' (score:0.42, via:judge)']);
+  });
+
+  it('starts with the short id a finding can cite, with --ids', () => {
+    expect(linePieces(ranked(), 'auditor', true)).toEqual(['- [p3f2a1c] Never log raw tokens', ' (score:0.42)']);
+  });
+
+  it('leaves out a line that restates a better-ranked one (a finding beside its rule), and keeps distinct checks', () => {
+    const lines = [
+      'Plans must name the test file that proves each acceptance criterion before implementation starts',
+      'Every new CLI flag must be documented in the man page before merge',
+      'Plan does not name the test file that proves each acceptance criterion',
+      'Session cookies must be HttpOnly, Secure and SameSite',
+      'Access tokens must be redacted from request logs before anything is written',
+      'Never log raw tokens',
+      'Never log raw request bodies: tokens and passwords travel in them',
+    ].map((text) => ranked({ text }));
+    expect(withoutRestatements(lines).map((r) => r.pattern.text)).toEqual([lines[0], lines[1], lines[3], lines[4], lines[5], lines[6]].map((r) => r.pattern.text));
   });
 
   it('frames the lines with header and footer', () => {

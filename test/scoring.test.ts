@@ -1,15 +1,17 @@
 import { describe, it, expect } from 'vitest';
 import { DAY_MS } from '../lib/core/clock.js';
-import { contextBoost, decayFactor, finalScore, scorePattern, successRate, SCORE_CUT, type ScoredState } from '../lib/patterns/scoring.js';
+import { contextBoost, decayFactor, finalScore, scorePattern, shownScore, successRate, SCORE_CUT, type ScoredState } from '../lib/patterns/scoring.js';
 import { rankPatterns, type Pattern } from '../lib/patterns/queries.js';
 import { openTestStore, tempProject } from './helpers.js';
 import { patternDb } from '../lib/events/log.js';
 
-// SPEC §3.4: each factor of the score on its own, then the cut and the relevance blend.
+// SPEC §3.4, §3.9.3: each factor of the score on its own, then the cut and the relevance blend.
 
 const NOW = Date.parse('2025-03-01T00:00:00Z');
+/** The smoothed rate of one success and no ignores: (1 + 1) / (1 + 0 + 1 + 1). */
+const ONE_SUCCESS = 2 / 3;
 
-/** A pattern of the auditor with one success, used just now, no context: every factor is 1 but the category. */
+/** A pattern of the auditor with one success, used just now, no context: every factor is 1 but the category and the rate. */
 function state(over: Partial<ScoredState> = {}): ScoredState {
   return {
     role: 'auditor',
@@ -51,7 +53,7 @@ describe('time decay', () => {
     const f = scorePattern(state({ last_used: NOW - 14 * DAY_MS }), ctx);
     expect(f.days).toBeCloseTo(14, 10);
     expect(f.decay).toBeCloseTo(0.3679, 4);
-    expect(f.base).toBeCloseTo(0.3679, 4);
+    expect(f.base).toBeCloseTo(ONE_SUCCESS * 0.3679, 4);
   });
 
   it('is 1 for a pattern used just now and halves after about 9.7 days', () => {
@@ -67,7 +69,7 @@ describe('time decay', () => {
 
   it('does not apply to an active (promoted) pattern', () => {
     expect(decayFactor(60, 0, 'active')).toBe(1);
-    expect(scorePattern(state({ last_used: NOW - 60 * DAY_MS, lifecycle: 'active' }), ctx).base).toBe(1);
+    expect(scorePattern(state({ last_used: NOW - 60 * DAY_MS, lifecycle: 'active' }), ctx).base).toBeCloseTo(ONE_SUCCESS, 12);
   });
 });
 
@@ -79,7 +81,7 @@ describe('category weight', () => {
   ] as const)('%s weighs %d', (category, weight) => {
     const f = scorePattern(state({ category }), ctx);
     expect(f.category).toBe(weight);
-    expect(f.base).toBeCloseTo(weight, 10);
+    expect(f.base).toBeCloseTo(weight * ONE_SUCCESS, 10);
   });
 });
 
@@ -101,7 +103,7 @@ describe('context boost', () => {
     expect(contextBoost(learned, { labels: ['cli', 'api'], files: ['src/cli/status.ts'], phase: 'plan' })).toBeCloseTo(1.35, 10);
     const f = scorePattern(state({ category: 'rule', ...learned }), { ...ctx, labels: ['cli'], files: ['src/cli/status.ts'], phase: 'plan' });
     expect(f.context).toBeCloseTo(1.35, 10);
-    expect(f.base).toBeCloseTo(1.3 * 1.35, 10);
+    expect(f.base).toBeCloseTo(1.3 * 1.35 * ONE_SUCCESS, 10);
   });
 });
 
@@ -110,25 +112,45 @@ describe('role factor', () => {
     expect(scorePattern(state({ role: 'auditor' }), ctx).role).toBe(1);
     const cross = scorePattern(state({ role: 'judge' }), ctx);
     expect(cross.role).toBe(0.8);
-    expect(cross.base).toBeCloseTo(0.8, 10);
+    expect(cross.base).toBeCloseTo(0.8 * ONE_SUCCESS, 10);
   });
 });
 
-describe('success rate', () => {
-  it('divides by successes plus the ignore weight when the weight is set', () => {
-    // 3 successes, 2 dismissals by a sentinel-weighted validator (1.5 each): 3 / (3 + 3)
+describe('success rate (smoothed, SPEC §3.9.3)', () => {
+  it('divides successes plus one by successes plus the ignore weight plus two, when the weight is set', () => {
+    // 3 successes, 2 dismissals by a sentinel-weighted validator (1.5 each): (3 + 1) / (3 + 3 + 2)
     expect(successRate(3, 2, 3)).toBeCloseTo(0.5, 10);
     expect(scorePattern(state({ success_count: 3, ignore_count: 2, ignore_weight: 3 }), ctx).rate).toBeCloseTo(0.5, 10);
   });
 
   it('falls back to the ignore count when the weight is 0', () => {
-    expect(successRate(3, 2, 0)).toBeCloseTo(0.6, 10);
-    expect(successRate(4, 0, 0)).toBe(1);
+    expect(successRate(3, 2, 0)).toBeCloseTo(4 / 7, 10);
+    expect(successRate(4, 0, 0)).toBeCloseTo(5 / 6, 10);
   });
 
-  it('is 0 for a pattern with no successes', () => {
-    expect(successRate(0, 3, 3)).toBe(0);
-    expect(successRate(0, 0, 0)).toBe(0);
+  it('starts from one half, and a pattern with no successes is not yet at 0', () => {
+    expect(successRate(0, 0, 0)).toBe(0.5);
+    expect(successRate(0, 3, 3)).toBeCloseTo(1 / 5, 10);
+  });
+
+  it('ranks a first sighting below a pattern that held up five times (an unproven pattern is not a proven one)', () => {
+    const fresh = scorePattern(state({ category: 'rule', success_count: 1 }), ctx);
+    const proven = scorePattern(state({ category: 'observation', success_count: 6, reinforcement_count: 5 }), ctx);
+    expect(fresh.base).toBeLessThan(proven.base);
+  });
+
+  it('takes its prior from the context (config "prior")', () => {
+    expect(successRate(1, 0, 0, { success: 0, failure: 0 })).toBe(1);
+    expect(scorePattern(state(), { ...ctx, prior: { success: 2, failure: 3 } }).rate).toBeCloseTo(3 / 6, 12);
+  });
+});
+
+describe('the score shown to agents', () => {
+  it('is rate × decay, within 0..1 even for a rule in a matching context', () => {
+    const f = scorePattern(state({ category: 'rule', success_count: 40, labels: ['cli'] }), { ...ctx, labels: ['cli'] });
+    expect(f.base).toBeGreaterThan(1);
+    expect(shownScore(f)).toBeCloseTo((41 / 42) * 1, 12);
+    expect(shownScore(scorePattern(state({ last_used: NOW - 14 * DAY_MS }), ctx))).toBeCloseTo(ONE_SUCCESS * Math.exp(-1), 10);
   });
 });
 
@@ -136,10 +158,11 @@ describe('all factors together', () => {
   it('multiplies rate, decay, category, context and role into base', () => {
     const p = state({ role: 'judge', category: 'causal', success_count: 3, ignore_count: 1, ignore_weight: 0, last_used: NOW - 7 * DAY_MS, labels: ['cli'] });
     const f = scorePattern(p, { ...ctx, labels: ['cli'] });
-    expect(f).toMatchObject({ rate: 0.75, category: 1.1, role: 0.8 });
+    expect(f).toMatchObject({ category: 1.1, role: 0.8 });
+    expect(f.rate).toBeCloseTo(4 / 6, 12);
     expect(f.context).toBeCloseTo(1.15, 10);
     expect(f.decay).toBeCloseTo(Math.exp(-0.5), 10);
-    expect(f.base).toBeCloseTo(0.75 * Math.exp(-0.5) * 1.1 * 1.15 * 0.8, 10);
+    expect(f.base).toBeCloseTo((4 / 6) * Math.exp(-0.5) * 1.1 * 1.15 * 0.8, 10);
   });
 });
 
@@ -151,8 +174,8 @@ function rank(patterns: Pattern[], relevance?: Map<string, number>) {
 describe('the 0.1 cut (rankPatterns)', () => {
   it('drops a pattern scoring 0.099 and keeps one scoring exactly 0.1', () => {
     expect(SCORE_CUT).toBe(0.1);
-    const below = pattern('p-below', { success_count: 99, ignore_weight: 901 }); // 99 / 1000
-    const at = pattern('p-at', { success_count: 1, ignore_weight: 9 }); // 1 / 10
+    const below = pattern('p-below', { success_count: 99, ignore_weight: 903 }); // 100 / 1004
+    const at = pattern('p-at', { success_count: 1, ignore_weight: 17 }); // 2 / 20
     const ranked = rank([below, at]);
     expect(ranked.map((r) => r.pattern.id)).toEqual(['p-at']);
     expect(ranked[0].score).toBe(0.1);
@@ -171,7 +194,7 @@ describe('the 0.1 cut (rankPatterns)', () => {
     expect(r.factors.role).toBe(0.8);
   });
 
-  it('ranks in SQL by the same score as scorePattern, over many random states', () => {
+  it('ranks in SQL by the same score as scorePattern, over many random states and two priors', () => {
     let seed = 7;
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     const pick = <T,>(xs: T[]) => xs[Math.floor(random() * xs.length)];
@@ -190,22 +213,25 @@ describe('the 0.1 cut (rankPatterns)', () => {
         phases: pick([[], ['plan'], ['review', 'plan']]),
       }),
     );
-    const query = { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' };
-    const ranked = rankPatterns(storeWith(patterns), 'test', { roles: ['auditor', 'judge'], ctx: query });
-    const expected = patterns
-      .map((p) => ({ id: p.id, score: scorePattern(p, query).base }))
-      .filter((x) => x.score >= SCORE_CUT)
-      .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
-    expect(ranked.length).toBeGreaterThan(100);
-    expect(ranked.map((r) => r.pattern.id)).toEqual(expected.map((x) => x.id));
-    ranked.forEach((r, i) => expect(r.score).toBeCloseTo(expected[i].score, 12));
+    const db = storeWith(patterns);
+    for (const prior of [undefined, { success: 2, failure: 0.5 }]) {
+      const query = { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan', prior };
+      const ranked = rankPatterns(db, 'test', { roles: ['auditor', 'judge'], ctx: query });
+      const expected = patterns
+        .map((p) => ({ id: p.id, score: scorePattern(p, query).base }))
+        .filter((x) => x.score >= SCORE_CUT)
+        .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+      expect(ranked.length).toBeGreaterThan(100);
+      expect(ranked.map((r) => r.pattern.id)).toEqual(expected.map((x) => x.id));
+      ranked.forEach((r, i) => expect(r.score).toBeCloseTo(expected[i].score, 12));
+    }
   });
 
   it('matches learned labels as whole values, not substrings', () => {
     const p = pattern('p-lbl', { labels: ['cli-tools'] });
     const [r] = rankPatterns(storeWith([p]), 'test', { roles: ['auditor'], ctx: { ...ctx, labels: ['cli'] } });
     expect(r.factors.context).toBe(1);
-    expect(r.score).toBe(1);
+    expect(r.score).toBeCloseTo(ONE_SUCCESS, 12);
   });
 });
 
@@ -229,8 +255,8 @@ describe('relevance blend', () => {
   });
 
   it('applies the cut to the blended score: a pattern the query does not match can fall below it', () => {
-    const matched = pattern('p-matched', { success_count: 1, ignore_weight: 4 }); // base 0.2
-    const unmatched = pattern('p-unmatched', { success_count: 1, ignore_weight: 4 }); // base 0.2, relevance 0
+    const matched = pattern('p-matched', { success_count: 1, ignore_weight: 7 }); // base 2 / 10
+    const unmatched = pattern('p-unmatched', { success_count: 1, ignore_weight: 7 }); // base 2 / 10, relevance 0
     const ranked = rank([matched, unmatched], new Map([['p-matched', 0.5]]));
     expect(ranked).toHaveLength(1);
     expect(ranked[0].pattern.id).toBe('p-matched');

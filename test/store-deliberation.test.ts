@@ -1,8 +1,8 @@
 import { describe, it, expect } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, tempProject, type RunResult } from './helpers.js';
+import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, runAsync, tempProject, type RunResult } from './helpers.js';
 import { getPattern, listPatterns, type Pattern } from '../lib/patterns/queries.js';
 import { patternId } from '../lib/core/ids.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
@@ -22,6 +22,8 @@ interface Stored {
   evidence: string;
   verdict: string | null;
   patterns: { id: string; text: string; category: string; source: string; status: string }[];
+  links: { finding: string; summary: string; patterns: string[]; match: string }[];
+  already_stored: boolean;
 }
 
 /** Flags of a fixture as its pipeline would pass them (index.json), with overrides. */
@@ -77,15 +79,21 @@ describe('storing a deliberation', () => {
     });
     expect(r.code).toBe(0);
     const out: Stored = JSON.parse(r.stdout);
-    expect(Object.keys(out).sort()).toEqual(['deliberation', 'evidence', 'patterns', 'verdict']);
+    expect(Object.keys(out).sort()).toEqual(['already_stored', 'deliberation', 'evidence', 'links', 'patterns', 'verdict']);
     expect(out.deliberation).toMatch(/^d[0-9a-z]{26}$/);
     expect(out.evidence).toBe('L3');
     expect(out.verdict).toBe('FAIL');
-    expect(out.patterns).toHaveLength(7); // 5 section items + findings A1 and A3 (A2 repeats an item)
+    // The 5 section items; the findings A1–A3 each apply one of them (SPEC §3.9.1), so none is a pattern of its own.
+    expect(out.patterns).toHaveLength(5);
     expect(out.patterns[1]).toEqual({ id: auditorId(MAN_PAGE), text: MAN_PAGE, category: 'rule', source: 'section', status: 'new' });
     expect(out.patterns.every((p) => p.status === 'new')).toBe(true);
+    expect(out.links.map((l) => [l.finding, l.patterns, l.match])).toEqual([
+      ['A1', [out.patterns[2].id], 'text'], // "Plan does not specify the JSON output schema" → the unspecified-schema causal item
+      ['A2', [auditorId(MAN_PAGE)], 'text'],
+      ['A3', [out.patterns[0].id], 'text'], // "Plan does not name the test file …" → "Plans must name the test file …"
+    ]);
     expect(r.stderr.trim().split('\n')).toEqual([
-      `cairn store-deliberation: stored ${out.deliberation} (L3, FAIL): 7 patterns — 7 new, 0 seen again, 0 merged, 0 echoes`,
+      `cairn store-deliberation: stored ${out.deliberation} (L3, FAIL): 5 patterns — 5 new, 0 seen again, 0 merged, 0 echoes; 3 findings — 3 linked to known patterns, 0 stated as their own`,
     ]);
   });
 
@@ -223,11 +231,12 @@ describe('near-duplicates', () => {
     expect(added).toBe(out.patterns.length - 1);
   });
 
-  it('paraphrases below the threshold stay separate (a finding summary does not merge into its item)', () => {
+  it('a finding that paraphrases an item is linked to it, not stored beside it (SPEC §3.9.1)', () => {
     const dir = tempProject();
     const out = storeFixture(dir, 'led-101-r1-qa-sentinel.md'); // S2 paraphrases an item at Jaccard 0.67
-    const s2 = out.patterns.find((p) => p.text.startsWith('Untrusted strings echoed to the terminal'));
-    expect(s2).toMatchObject({ source: 'finding', status: 'new' });
+    expect(out.patterns.find((p) => p.text.startsWith('Untrusted strings echoed to the terminal'))).toBeUndefined();
+    const item = out.patterns.find((p) => p.text.startsWith('Untrusted strings echoed to a terminal must'))!;
+    expect(out.links.find((l) => l.finding === 'S2')).toMatchObject({ patterns: [item.id], match: 'text' });
   });
 });
 
@@ -292,5 +301,43 @@ describe('event lines stay small', () => {
     const lines = readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8').trim().split('\n');
     expect(lines.map((l) => JSON.parse(l).type)).toContain('pattern.observed');
     for (const line of lines) expect(Buffer.byteLength(line)).toBeLessThan(4096);
+  });
+});
+
+describe('a retry is not evidence (SPEC §3.9.4)', () => {
+  const FILE = 'led-101-r1-plan-auditor.md';
+  const args = [...fixtureArgs(FILE), '--project', PROJECT, '--json', '--strict'];
+  const artifacts = (dir: string) => readdirSync(join(dir, '.cairn', 'artifacts', 'deliberations'));
+
+  it('storing the same text again for the same role and issue/run prints `already stored` and changes nothing', () => {
+    const dir = tempProject();
+    const first = run('store-deliberation', args, { cwd: dir, input: fixtureText(FILE) });
+    expect(first.code).toBe(0);
+    const log = readFileSync(join(dir, '.cairn', 'events.jsonl'));
+    const again = run('store-deliberation', args, { cwd: dir, input: fixtureText(FILE) });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toMatch(/^cairn store-deliberation: already stored as d[0-9a-z]{26} for this role and issue\/run; nothing changed$/m);
+    expect(JSON.parse(again.stdout)).toMatchObject({ deliberation: JSON.parse(first.stdout).deliberation, already_stored: true, patterns: [], links: [] });
+    expect(readFileSync(join(dir, '.cairn', 'events.jsonl'))).toEqual(log);
+    expect(artifacts(dir)).toHaveLength(1);
+    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ success_count: 1, sightings: 1 });
+    // Another run of the same issue is new evidence.
+    expect(run('store-deliberation', [...fixtureArgs(FILE, { run: 'r2' }), '--project', PROJECT, '--strict'], { cwd: dir, input: fixtureText(FILE) }).code).toBe(0);
+    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ success_count: 2, sightings: 2 });
+  });
+
+  it('two processes storing it at once record it once: the later copy in the log changes nothing, live or rebuilt', async () => {
+    const dir = tempProject();
+    const results = await Promise.all([0, 1, 2].map(() => runAsync('store-deliberation', args, { cwd: dir, input: fixtureText(FILE) })));
+    expect(results.map((r) => r.code)).toEqual([0, 0, 0]);
+    const stored = results.map((r) => JSON.parse(r.stdout));
+    const kept = stored.filter((o) => !o.already_stored);
+    expect(kept).toHaveLength(1);
+    expect(new Set(stored.map((o) => o.deliberation))).toEqual(new Set([kept[0].deliberation]));
+    expect(artifacts(dir)).toEqual([`${kept[0].deliberation}.md`]);
+    const live = allPatterns(dir);
+    expect(live.find((p) => p.text === MAN_PAGE)).toMatchObject({ success_count: 1, sightings: 1 });
+    expect(run('cairn', ['rebuild', '--project', PROJECT, '--strict'], { cwd: dir }).code).toBe(0);
+    expect(allPatterns(dir)).toEqual(live);
   });
 });

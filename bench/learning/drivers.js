@@ -20,6 +20,17 @@ export const VALIDATOR = 'curator';
 const [{ Store }, { locate }, { Deadline }, { createLogger }, { initStore }, { sameKindRoles }, { patternDb }, format, deliberation, feedback, outcome, patterns, scoring] =
   await Promise.all(['store/store', 'store/root', 'core/deadline', 'core/logger', 'store/init', 'store/config', 'events/log', 'patterns/format', 'patterns/deliberation', 'patterns/feedback', 'patterns/outcome', 'patterns/queries', 'patterns/scoring'].map(dist));
 
+/** What the simulation keeps of a feedback-loop report: counts, and which pattern each dismissal landed on. */
+function feedbackRecord(r) {
+  return {
+    gate: r.gate,
+    penalised: r.penalised.length,
+    unmatched: r.unmatched.length,
+    reinforced: r.reinforced.length,
+    penalties: r.penalised.map((x) => ({ finding: x.finding, text: x.text, match: x.match })),
+  };
+}
+
 function openStore(root) {
   return new Store(locate({ root, project: PROJECT }), new Deadline(0), createLogger('bench-learning', true), true);
 }
@@ -61,7 +72,7 @@ export function libraryDriver(root) {
       const r = feedback.runFeedback(store, {
         adversarialRole: ADVERSARY, validatorRole: VALIDATOR, issue, run, files: [], adversarialText, validatorText, dryRun: false,
       });
-      return { gate: r.gate, penalised: r.penalised.length, unmatched: r.unmatched.length, reinforced: r.reinforced.length };
+      return feedbackRecord(r);
     },
     outcome({ now, issue, run, result }) {
       at(now);
@@ -103,7 +114,7 @@ export function processDriver(root) {
         ...(validatorText === undefined ? [] : ['--validator-file', tempFile(validatorText)]),
       ];
       const r = JSON.parse(exec('feedback-loop', ['--adversarial-role', ADVERSARY, '--validator-role', VALIDATOR, ...scoped(issue, run), ...texts, '--json'], now));
-      return { gate: r.gate, penalised: r.penalised.length, unmatched: r.unmatched.length, reinforced: r.reinforced.length };
+      return feedbackRecord(r);
     },
     outcome({ now, issue, run, result }) {
       exec('outcome-score', [...scoped(issue, run), '--result', result, '--json'], now);

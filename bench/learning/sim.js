@@ -12,6 +12,7 @@ import { normaliseText } from '../../dist/lib/core/text.js';
 import { ADVERSARY, VALIDATOR } from './drivers.js';
 import { TRUE_CHECKS, FALSE_ALARMS } from './pools.js';
 import { auditorText, curatorText, sourceLineFor } from './texts.js';
+import { TUNING, HELD_OUT } from './paraphrases.js';
 
 const START = Date.parse('2026-01-05T09:00:00Z');
 const HOUR_MS = 3_600_000;
@@ -35,7 +36,19 @@ export function checkPool(trueCount, falseCount) {
     ...TRUE_CHECKS.slice(0, trueCount).map((text, i) => ({ key: `T${i + 1}`, text, alarm: false })),
     ...FALSE_ALARMS.slice(0, falseCount).map((f, i) => ({ key: `F${i + 1}`, text: f.text, why: f.why, alarm: true })),
   ];
-  return { checks, byText: new Map(checks.map((c) => [normaliseText(c.text), c])) };
+  // A paraphrased finding that applied no known pattern is stored as one: it speaks about its check.
+  const byText = new Map(checks.map((c) => [normaliseText(c.text), c]));
+  for (const set of [TUNING, HELD_OUT]) for (const c of checks) byText.set(normaliseText(set[c.key].summary), c);
+  return { checks, byText };
+}
+
+/** How a finding about a check is worded: the check's own sentence, or a hand-written paraphrase about the concrete change. */
+export const WORDINGS = { verbatim: null, tuning: TUNING, 'held-out': HELD_OUT };
+function wordingOf(check, wording) {
+  const set = WORDINGS[wording];
+  if (set === undefined) throw new Error(`unknown wording ${wording}`);
+  if (set === null) return { summary: check.text, location: 'plan §Changes', root_cause: check.alarm ? 'project_convention' : 'plan_gap', fix_hint: 'Say in the plan how the change meets this check' };
+  return set[check.key];
 }
 
 /**
@@ -53,7 +66,7 @@ export function simulate(driver, p, variant) {
   for (let k = 1; k <= p.runs; k++) {
     const issue = `SIM-${String(k).padStart(3, '0')}`;
     const run = 'r1';
-    const at = (hours) => iso(START + (k - 1) * DAY_MS + hours * HOUR_MS);
+    const at = (hours) => iso(START + (k - 1) * p.spacingHours * HOUR_MS + hours * HOUR_MS);
     const draw = (what, key = '') => uniform(p.seed, k, what, key);
 
     const before = driver.inspect(at(0));
@@ -73,7 +86,7 @@ export function simulate(driver, p, variant) {
     const raised = included.filter((c) => c.alarm && (c === tracked || draw('raise', c.key) < p.alarmRaiseRate));
     const candidatesForDefect = included.filter((c) => !c.alarm).sort((a, b) => draw('defect-pick', a.key) - draw('defect-pick', b.key));
     if (candidatesForDefect.length && draw('defect') < p.defectRate) raised.push(candidatesForDefect[0]);
-    const findings = raised.map((c, i) => ({ id: `A${i + 1}`, text: c.text, kind: c.alarm ? 'alarm' : 'defect', check: c }));
+    const findings = raised.map((c, i) => ({ id: `A${i + 1}`, ...wordingOf(c, p.wording), kind: c.alarm ? 'alarm' : 'defect', check: c }));
     const evidence = p.evidence ?? pickEvidence(draw('evidence'), p);
     const adversarialText = auditorText({
       issue, run, patterns: included.map((c) => c.text), findings, evidence, sourceLine: sourceLineFor(Math.floor(draw('source') * 1000)),
@@ -95,17 +108,20 @@ export function simulate(driver, p, variant) {
     driver.store({ now: at(2), role: VALIDATOR, ...storedScope, text: validatorText });
     const verdict = reviews.some((r) => r.call === 'confirm') ? 'FAIL' : 'PASS';
 
-    let fb = { gate: 'off', penalised: 0, unmatched: 0, reinforced: 0 };
+    let fb = { gate: 'off', penalised: 0, unmatched: 0, reinforced: 0, penalties: [] };
     if (variant.feedback) {
       const texts = variant.scoped ? {} : { adversarialText, validatorText };
       fb = driver.feedback({ now: at(2.5), issue, run, ...texts });
     }
 
-    // The pipeline's end: a false alarm in the prompt costs a detour, so a block with fewer of them
-    // lands a little more often. The draw is shared by all variants of the run.
+    // The pipeline's end. 'block': a false alarm in the prompt costs a detour, so a block with fewer
+    // of them lands a little more often (the draw is shared by all variants of the run).
+    // 'uninformative': the work ships unless the curator waved a real defect through — the outcome
+    // says nothing about the block.
     const falseShown = shown.filter((c) => c.alarm).length;
     const passChance = Math.min(1, Math.max(0, p.passBase - p.passDrop * (shown.length ? falseShown / shown.length : 0)));
-    const result = draw('outcome') < passChance ? 'pass' : 'fail';
+    const wavedThrough = reviews.some((r, i) => r.call === 'dismiss' && findings[i].kind === 'defect');
+    const result = p.outcomeModel === 'uninformative' ? (wavedThrough ? 'fail' : 'pass') : draw('outcome') < passChance ? 'pass' : 'fail';
     if (variant.outcome) driver.outcome({ now: at(3), issue, run, result });
 
     const trackedPattern = tracked && before.patterns.find((x) => x.role === ADVERSARY && normaliseText(x.text) === normaliseText(tracked.text));
@@ -127,6 +143,14 @@ export function simulate(driver, p, variant) {
       penalised: fb.penalised,
       unmatched: fb.unmatched,
       reinforced: fb.reinforced,
+      // Where each dismissal landed: on the check's own pattern ('rule'), on the finding's summary
+      // stored as its own pattern ('summary'), or on another check ('wrong').
+      landed: fb.penalties.map((x) => {
+        const f = findings.find((g) => g.id === x.finding);
+        const norm = normaliseText(x.text);
+        const kind = !f ? 'wrong' : norm === normaliseText(f.check.text) ? 'rule' : norm === normaliseText(f.summary) ? 'summary' : 'wrong';
+        return kind;
+      }),
       outcome: variant.outcome ? result : 'off',
       trackedInBlock: tracked ? inBlock.has(tracked.key) : null,
       trackedScore: tracked ? (trackedPattern?.score ?? 0) : null, // its score before this run, cut or not
@@ -134,7 +158,7 @@ export function simulate(driver, p, variant) {
   }
 
   // The block the next run would get: what cairn has learned after p.runs runs (nothing recorded).
-  const afterAt = iso(START + p.runs * DAY_MS);
+  const afterAt = iso(START + p.runs * p.spacingHours * HOUR_MS);
   const afterBlock = driver.format({ now: afterAt, issue: null, run: null, budget: p.budget }).patterns;
   const after = afterBlock.map((x) => kindOf(x.text));
   const falseAfter = after.filter((c) => c.alarm).length;

@@ -7,8 +7,9 @@ const SEVERITY = { defect: 'HIGH', alarm: 'MEDIUM' };
 
 /**
  * The auditor's text. `patterns` are the texts it lists under Accumulated Patterns (echoes of its
- * prompt block and what it noticed itself); `findings` are [{id, text, kind: 'defect'|'alarm'}],
- * each summary being a pattern's text; `evidence` is L1, L2 or L3 and decides the Evidence section.
+ * prompt block and what it noticed itself); `findings` are [{id, summary, location, root_cause,
+ * fix_hint, kind: 'defect'|'alarm'}], worded as sim.js chose (a check's sentence, or a paraphrase
+ * about the concrete change); `evidence` is L1, L2 or L3 and decides the Evidence section.
  */
 export function auditorText({ issue, run, patterns, findings, evidence, sourceLine }) {
   const lines = [`# auditor — ${issue} plan review (run ${run}, iteration 1)`, '', '## Summary', ''];
@@ -20,7 +21,7 @@ export function auditorText({ issue, run, patterns, findings, evidence, sourceLi
     '## Findings',
     '',
   );
-  for (const f of findings) lines.push(`**${f.id} — ${f.text} (${SEVERITY[f.kind]}).** The plan does not show how it meets this; it needs a plan change.`, '');
+  for (const f of findings) lines.push(`**${f.id} — ${f.summary} (${SEVERITY[f.kind]}).** At ${f.location}. ${f.fix_hint}.`, '');
   if (findings.length === 0) lines.push('None.', '');
   lines.push('## Evidence', '', ...evidenceLines(evidence, sourceLine), '', '## Accumulated Patterns', '');
   for (const text of patterns) lines.push(`- ${text}`);
@@ -30,11 +31,10 @@ export function auditorText({ issue, run, patterns, findings, evidence, sourceLi
     issues: findings.map((f) => ({
       id: f.id,
       severity: SEVERITY[f.kind],
-      summary: f.text,
-      location: 'plan §Changes',
-      root_cause: f.kind === 'defect' ? 'plan_gap' : 'project_convention',
-      fix_hint: 'Say in the plan how the change meets this check',
-      must_fix: true,
+      summary: f.summary,
+      location: f.location,
+      root_cause: f.root_cause,
+      fix_hint: f.fix_hint,
     })),
     must_fix: findings.map((f) => f.id),
     false_positives: [],

@@ -82,6 +82,63 @@ export function contentTokenSet(text: string): Set<string> {
   return new Set(words(text).filter((w) => !STOP_WORDS.has(w)));
 }
 
+/**
+ * A light English suffix stemmer, so that the words a finding uses meet the words of the rule it
+ * applies: documented / documentation / documents → document, retries / retried → retry,
+ * concatenating / concatenation → concaten. Stems of two words are compared, never shown.
+ */
+export function stem(word: string): string {
+  if (word.length <= 3 || /\d/.test(word)) return word;
+  let w = word;
+  // plurals and third persons
+  if (w.endsWith('ies')) w = w.slice(0, -3) + 'y';
+  else if (w.endsWith('s') && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1);
+  // one derivational or inflectional ending
+  for (const [suffix, replacement] of ENDINGS) {
+    if (w.endsWith(suffix) && w.length - suffix.length >= 3) {
+      w = w.slice(0, -suffix.length) + replacement;
+      break;
+    }
+  }
+  if (w.length > 3 && w.endsWith('e')) w = w.slice(0, -1);
+  if (w.length > 3 && /([bdfglmnprt])\1$/.test(w)) w = w.slice(0, -1); // committed → commit
+  if (w.length >= 6 && w.endsWith('at')) w = w.slice(0, -2); // validate, validation → valid
+  if (w.endsWith('i')) w = w.slice(0, -1) + 'y'; // cookie, cookies → cooky
+  return w;
+}
+
+const ENDINGS: [string, string][] = [
+  ['ational', 'at'], ['ation', 'at'], ['ition', 'it'], ['ion', ''], ['ing', ''], ['ied', 'y'], ['ed', ''], ['er', ''], ['ly', ''],
+];
+
+// A chunk of text that is code rather than prose: a path, a file name, snake_case, camelCase, a
+// call, a flag, a header name. Its words are identifiers (SPEC §3.9.1: they weigh more).
+const CHUNK = /[\p{L}\p{N}_$@./:#-]*[\p{L}\p{N}]/gu;
+const CODE_LIKE = /[\p{L}\p{N}][_./:#][\p{L}\p{N}]|\p{Ll}\p{Lu}|^--?\p{L}|^[\p{Lu}\p{N}_]{2,}$/u;
+
+/**
+ * The content terms of a text: stop-words dropped, stemmed, each flagged when it comes from an
+ * identifier (a code-like chunk, or anything in backticks). camelCase and snake_case split into
+ * their words, so `dueDate` and `due_date` meet.
+ */
+export function contentTerms(text: string): Map<string, boolean> {
+  const terms = new Map<string, boolean>();
+  const add = (chunk: string, identifier: boolean) => {
+    const split = chunk.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2');
+    for (const w of words(split)) {
+      if (STOP_WORDS.has(w) || w.length < 2) continue;
+      const t = stem(w);
+      terms.set(t, (terms.get(t) ?? false) || identifier);
+    }
+  };
+  const parts = text.normalize('NFKC').split(/`([^`]*)`/);
+  parts.forEach((part, i) => {
+    if (i % 2 === 1) return add(part, true);
+    for (const m of part.matchAll(CHUNK)) add(m[0], CODE_LIKE.test(m[0]) || /\(\)$/.test(part.slice(m.index, m.index + m[0].length + 2)));
+  });
+  return terms;
+}
+
 /** The longest prefix of `text` that is at most `maxBytes` in UTF-8, cut at a character boundary. */
 export function capUtf8(text: string, maxBytes: number): string {
   if (Buffer.byteLength(text) <= maxBytes) return text;

@@ -56,3 +56,59 @@ export function describeEvent(e: CairnEvent): string {
     .map(([k, v]) => `${k}=${typeof v === 'string' ? (v.length > 80 ? JSON.stringify(v.slice(0, 77) + '...') : /\s/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v)}`);
   return `${ts} ${type} ${parts.join(' ')}`.trimEnd();
 }
+
+/** Where an event happened: `LED-7/r1`, `LED-7`, or '' (unscoped). */
+function scopeOf(e: { issue?: string | null; run?: string | null }): string {
+  return [e.issue, e.run].filter((x) => x).join('/');
+}
+
+const quote = (text: string, max = 80) => `'${text.length > max ? text.slice(0, max - 1).trimEnd() + ' …' : text}'`;
+
+/**
+ * One line of a pattern's history for `cairn explain`, in words: what happened to it, where, and
+ * through which finding (SPEC §3.9.1: "dismissed in LED-7/r1 via finding A2: 'The export …'").
+ */
+export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): string {
+  const where = scopeOf(e as { issue?: string | null; run?: string | null });
+  const inScope = where ? ` in ${where}` : '';
+  const finding = (id: string) => {
+    const linked = history.find((x) => x.type === 'finding.linked' && x.finding === id && scopeOf(x) === where);
+    return `finding ${id}${linked && linked.type === 'finding.linked' ? `: ${quote(linked.summary)}` : ''}`;
+  };
+  let what: string;
+  switch (e.type) {
+    case 'pattern.observed':
+      what = e.echo ? `echoed${inScope} (it was injected: no new success)` : `seen${inScope}`;
+      break;
+    case 'finding.linked':
+      what = `applied${inScope} by finding ${e.finding}: ${quote(e.summary)} (${{ explicit: 'it cites the id', text: 'by its words', self: 'the finding is this pattern' }[e.match]})`;
+      break;
+    case 'pattern.injected':
+      what = `injected into ${e.role}${where ? ` for ${where}` : ''}`;
+      break;
+    case 'pattern.ignored':
+      what = `dismissed${inScope} via ${finding(e.finding)} (weight ${e.weight}${e.retract ? ', its sighting taken back' : ''})`;
+      break;
+    case 'pattern.regressed':
+      what = `regressed${inScope}: validated before, dismissed via finding ${e.finding}`;
+      break;
+    case 'pattern.reinforced':
+      what = e.finding ? `confirmed${inScope} via ${finding(e.finding)}` : `reinforced${inScope} (applied, evidence-backed PASS)`;
+      break;
+    case 'pattern.aged':
+      what = `aged a day${inScope} (injected, not applied)`;
+      break;
+    case 'pattern.outcome':
+      what = `graded ${e.result}${inScope} by the outcome`;
+      break;
+    case 'pattern.promoted':
+      what = `promoted to active by ${e.by}: ${e.reason}`;
+      break;
+    case 'pattern.deprecated':
+      what = `deprecated${e.auto ? ' (automatically)' : ''}: ${e.reason}`;
+      break;
+    default:
+      return describeEvent(e);
+  }
+  return `${e.ts} ${what}`;
+}

@@ -1,6 +1,6 @@
 import { parseJsonLine } from '../io/jsonl.js';
 import { applyEvent } from './reducer.js';
-import { envelopeProblem, eventKey, type CairnEvent, type EventPayload } from './types.js';
+import { envelopeProblem, eventKey, payloadProblem, type CairnEvent, type EventPayload } from './types.js';
 import { nextUlid } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
@@ -82,7 +82,7 @@ function parseEvent(text: string, offset: number, warn: (m: string) => void): Ca
     warn(`events.jsonl: skipped the line at byte ${offset}: ${parsed.reason}`);
     return undefined;
   }
-  const problem = envelopeProblem(parsed.value);
+  const problem = envelopeProblem(parsed.value) ?? payloadProblem(parsed.value);
   if (problem) {
     warn(`events.jsonl: skipped the line at byte ${offset}: ${problem}`);
     return undefined;

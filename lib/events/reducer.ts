@@ -26,8 +26,9 @@ function prepareStatements(db: Database) {
     retractSighting: db.prepare(`UPDATE sightings SET retracted = 1 WHERE rowid = (SELECT rowid FROM sightings
       WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1)`),
     insertInjection: db.prepare('INSERT INTO injections (project, issue, run, role, pattern, event, ts) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    // A retracted sighting was no success, and does not count towards the lifecycle either (SPEC §3.7, §3.9).
     ignore: db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = ignore_weight + @weight,
-      success_count = MAX(0, success_count - @retract) WHERE project = @project AND id = @id`),
+      success_count = MAX(0, success_count - @retract), sightings = MAX(0, sightings - @retract) WHERE project = @project AND id = @id`),
     insertDismissal: db.prepare('INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)'),
     markRun: db.prepare('INSERT OR IGNORE INTO run_marks (project, issue, run, pattern, kind) VALUES (?, ?, ?, ?, ?)'),
     outcomeGrading: db.prepare('SELECT grading FROM outcomes WHERE project = ? AND issue = ? AND run = ?'),
@@ -41,8 +42,13 @@ function prepareStatements(db: Database) {
     insertOutcome: db.prepare('INSERT OR IGNORE INTO outcomes (project, issue, run, result, ts, grading) VALUES (?, ?, ?, ?, ?, ?)'),
     setLifecycle: db.prepare('UPDATE patterns SET lifecycle = ?, promoted_by = ?, reason = ? WHERE project = ? AND id = ?'),
     insertDeliberation: db.prepare(`INSERT OR REPLACE INTO deliberations (project, id, ts, role, issue, run, phase, iteration, labels, files,
-      verdict, evidence, text_hash, size, path) VALUES (@project, @id, @ts, @role, @issue, @run, @phase, @iteration, @labels, @files,
-      @verdict, @evidence, @hash, @size, @path)`),
+      verdict, evidence, text_hash, size, path, duplicate_of) VALUES (@project, @id, @ts, @role, @issue, @run, @phase, @iteration, @labels, @files,
+      @verdict, @evidence, @hash, @size, @path, @duplicate_of)`),
+    sameText: db.prepare(`SELECT id FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND text_hash = ?
+      AND duplicate_of IS NULL AND id != ? LIMIT 1`),
+    duplicateOf: db.prepare('SELECT duplicate_of FROM deliberations WHERE project = ? AND id = ?'),
+    insertLink: db.prepare(`INSERT OR IGNORE INTO links (project, deliberation, issue, run, role, finding, pattern, match, summary)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     upsertSummary: db.prepare(`INSERT INTO summaries (project, role, basis, text, ts) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (project, role) DO UPDATE SET basis = excluded.basis, text = excluded.text, ts = excluded.ts`),
   };
@@ -81,20 +87,36 @@ export function nextLifecycle(current: string, sightings: number, distinctIssues
   return current;
 }
 
+/** Whether a deliberation was a repeat of one already stored for its issue/run (its events then change nothing). */
+function isDuplicate(s: Statements, project: string, deliberation: string): boolean {
+  const row = s.duplicateOf.get(project, deliberation) as { duplicate_of: string | null } | undefined;
+  return !!row?.duplicate_of;
+}
+
 export function applyEvent(db: Database, e: CairnEvent): void {
   const s = statements(db);
   const ms = Date.parse(e.ts);
   const issue = 'issue' in e ? (e.issue ?? '') : '';
   const run = 'run' in e ? (e.run ?? '') : '';
   switch (e.type) {
-    case 'deliberation.stored':
+    case 'deliberation.stored': {
+      // A retry is not evidence (SPEC §3.9.4): the same text for the same role and issue/run counts
+      // once. Writers check before appending; two racing writers (or a merged log) can still hold
+      // both, and then the first one in replay order counts.
+      const first = issue || run ? (s.sameText.get(e.project, e.role, issue, run, e.hash, e.deliberation) as { id: string } | undefined) : undefined;
       s.insertDeliberation.run({
-        project: e.project, id: e.deliberation, ts: e.ts, role: e.role, issue, run, phase: e.phase, iteration: e.iteration,
+        project: e.project, id: e.deliberation, ts: e.ts, role: e.role, issue, run, phase: e.phase ?? null, iteration: e.iteration ?? null,
         labels: JSON.stringify(e.labels ?? []), files: JSON.stringify(e.files ?? []), verdict: e.verdict ? JSON.stringify(e.verdict) : null,
-        evidence: e.evidence, hash: e.hash, size: e.size, path: e.path,
+        evidence: e.evidence, hash: e.hash, size: e.size, path: e.path, duplicate_of: first?.id ?? null,
       });
       return;
+    }
+    case 'finding.linked':
+      if (isDuplicate(s, e.project, e.deliberation)) return;
+      for (const pattern of e.patterns) s.insertLink.run(e.project, e.deliberation, issue, run, e.role, e.finding, pattern, e.match, e.summary);
+      return;
     case 'pattern.observed': {
+      if (isDuplicate(s, e.project, e.deliberation)) return;
       const row = s.getPattern.get(e.project, e.pattern) as PatternRow | undefined;
       if (!row) {
         s.insertPattern.run({

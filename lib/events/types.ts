@@ -23,9 +23,12 @@ export type EventPayload =
   | ({ type: 'deliberation.stored'; deliberation: string; role: string; phase: string | null; iteration: number | null; labels: string[]; files: string[]; verdict: VerdictDigest | null; evidence: 'L1' | 'L2' | 'L3'; hash: string; size: number; path: string } & Scope)
   | ({ type: 'pattern.observed'; pattern: string; role: string; text: string; category: Category; phase: string | null; labels: string[]; files: string[]; deliberation: string; echo?: true } & Scope)
   | ({ type: 'pattern.injected'; role: string; patterns: string[]; path: string; tokens: number } & Scope)
+  // A finding of a stored deliberation and the patterns it applies (SPEC §3.9.1): recorded, so replay never re-runs the matcher.
+  | ({ type: 'finding.linked'; deliberation: string; role: string; finding: string; summary: string; patterns: string[]; match: 'explicit' | 'text' | 'self' } & Scope)
   | ({ type: 'pattern.ignored'; pattern: string; role: string; weight: number; finding: string; retract: boolean } & Scope)
   | ({ type: 'pattern.regressed'; pattern: string; finding: string } & Scope)
-  | ({ type: 'pattern.reinforced'; pattern: string } & Scope)
+  // With `finding`: a finding the validator kept (SPEC §3.9.2); without: an evidence-backed PASS.
+  | ({ type: 'pattern.reinforced'; pattern: string; finding?: string } & Scope)
   | ({ type: 'pattern.aged'; pattern: string } & Scope)
   // One grading may span several events (`grading` names it) so that each line stays small.
   | ({ type: 'pattern.outcome'; result: 'pass' | 'fail'; grading?: string; patterns: { pattern: string; weight: number }[] } & Scope)
@@ -43,6 +46,7 @@ export const EVENT_TYPES: readonly string[] = [
   'deliberation.stored',
   'pattern.observed',
   'pattern.injected',
+  'finding.linked',
   'pattern.ignored',
   'pattern.regressed',
   'pattern.reinforced',
@@ -62,6 +66,77 @@ export function envelopeProblem(value: Record<string, unknown>): string | undefi
   }
   if (Number.isNaN(Date.parse(value.ts as string))) return 'unreadable ts';
   return undefined;
+}
+
+// What an event may carry (SPEC §3.2: lines well under 4 KiB; §3.3: a pattern is 12–500 characters).
+// Writers refuse more; the reducer's parse step skips a line that carries more (a forged or foreign
+// log line must not break or slow every later command).
+export const MAX_PATTERN_CHARS = 500;
+export const MAX_ROLE_CHARS = 64;
+export const MAX_SCOPE_CHARS = 128; // issue, run, phase, finding ids
+export const MAX_FINDING_SUMMARY_CHARS = 160;
+export const MAX_LIST_ITEMS = 100; // ids in one event's list
+export const MAX_SUMMARY_BYTES = 3000; // a stored summary (summary.stored)
+
+/** Why an event's payload cannot be applied (a missing or oversized field), or undefined. */
+export function payloadProblem(e: Record<string, unknown>): string | undefined {
+  const text = (key: string, max: number, optional = false) => {
+    const v = e[key];
+    if (v === undefined || v === null) return optional ? undefined : `missing ${key}`;
+    if (typeof v !== 'string') return `${key} is not a string`;
+    return v.length > max ? `${key} longer than ${max} characters` : undefined;
+  };
+  const ids = (key: string) => {
+    const v = e[key];
+    if (!Array.isArray(v)) return `${key} is not a list`;
+    if (v.length > MAX_LIST_ITEMS) return `${key} has more than ${MAX_LIST_ITEMS} entries`;
+    return v.every((x) => typeof x === 'string' && x.length <= MAX_SCOPE_CHARS) ? undefined : `${key} holds a value that is not a short string`;
+  };
+  const context = (key: string) => {
+    const v = e[key];
+    if (v === undefined) return undefined;
+    return Array.isArray(v) && v.length <= MAX_LIST_ITEMS && v.every((x) => typeof x === 'string' && x.length <= 300) ? undefined : `${key} is not a short list of strings`;
+  };
+  const checks: (string | undefined)[] = [text('issue', MAX_SCOPE_CHARS, true), text('run', MAX_SCOPE_CHARS, true), context('labels'), context('files')];
+  switch (e.type) {
+    case 'deliberation.stored':
+      checks.push(text('deliberation', MAX_SCOPE_CHARS), text('role', MAX_ROLE_CHARS), text('hash', 64), text('phase', MAX_SCOPE_CHARS, true));
+      break;
+    case 'pattern.observed':
+      checks.push(text('pattern', 32), text('role', MAX_ROLE_CHARS), text('text', MAX_PATTERN_CHARS), text('deliberation', MAX_SCOPE_CHARS), text('phase', MAX_SCOPE_CHARS, true));
+      break;
+    case 'pattern.injected':
+      checks.push(text('role', MAX_ROLE_CHARS), ids('patterns'));
+      break;
+    case 'finding.linked':
+      checks.push(text('deliberation', MAX_SCOPE_CHARS), text('role', MAX_ROLE_CHARS), text('finding', MAX_SCOPE_CHARS), text('summary', MAX_FINDING_SUMMARY_CHARS), ids('patterns'));
+      break;
+    case 'pattern.ignored':
+      checks.push(text('pattern', 32), text('role', MAX_ROLE_CHARS), text('finding', MAX_SCOPE_CHARS), typeof e.weight === 'number' && Number.isFinite(e.weight) && e.weight >= 0 && e.weight <= 100 ? undefined : 'weight is not a number in 0..100');
+      break;
+    case 'pattern.regressed':
+    case 'pattern.aged':
+    case 'pattern.promoted':
+    case 'pattern.deprecated':
+      checks.push(text('pattern', 32));
+      break;
+    case 'pattern.reinforced':
+      checks.push(text('pattern', 32), text('finding', MAX_SCOPE_CHARS, true));
+      break;
+    case 'pattern.outcome':
+      checks.push(
+        e.result === 'pass' || e.result === 'fail' ? undefined : 'result is neither pass nor fail',
+        Array.isArray(e.patterns) && e.patterns.length <= MAX_LIST_ITEMS &&
+          e.patterns.every((p) => p && typeof p === 'object' && typeof p.pattern === 'string' && p.pattern.length <= 32 && typeof p.weight === 'number' && Number.isFinite(p.weight))
+          ? undefined
+          : 'patterns is not a short list of {pattern, weight}',
+      );
+      break;
+    case 'summary.stored':
+      checks.push(text('role', MAX_ROLE_CHARS), text('basis', 64), text('text', MAX_SUMMARY_BYTES));
+      break;
+  }
+  return checks.find((c) => c !== undefined);
 }
 
 /** Replay order: (ts, id). ISO timestamps of one width compare as strings. */

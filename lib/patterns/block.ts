@@ -1,4 +1,6 @@
 import type { Ranked } from './queries.js';
+import { shownScore } from './scoring.js';
+import { contentTerms } from '../core/text.js';
 
 // The historical-patterns block (SPEC §3.5 step 3) and how it is fitted into a token budget (step 4).
 
@@ -7,23 +9,53 @@ export function blockHeader(role: string): string {
 }
 export const BLOCK_FOOTER = '=== END HISTORICAL PATTERNS ===';
 
-/** A pattern's track record: `-2 net, 3x ignored`, else `5x validated`, else `score:0.42`. */
-export function trackRecord(r: Pick<Ranked, 'pattern' | 'score'>): string {
+/** A pattern's track record: `-2 net, 3x ignored`, else `5x validated`, else `score:0.42` (rate × decay, 0..1). */
+export function trackRecord(r: Pick<Ranked, 'pattern' | 'factors'>): string {
   const p = r.pattern;
   if (p.ignore_count > 0) return `${Math.round(p.success_count - p.ignore_count)} net, ${p.ignore_count}x ignored`;
   if (p.reinforcement_count > 0) return `${p.reinforcement_count}x validated`;
-  return `score:${r.score.toFixed(2)}`;
+  return `score:${shownScore(r.factors).toFixed(2)}`;
+}
+
+/** The short id a block line shows with --ids, which a finding can cite as `[p3f2a1c]` (SPEC §3.9.1). */
+export function shortId(id: string): string {
+  return id.slice(0, 7);
 }
 
 /**
- * A line as two pieces, `- <text>` and ` (<record>[, via:<role>])`. The second begins a new
- * pre-token for BPE tokenizers (a space then punctuation), so tokens(line) = tokens(a) + tokens(b):
- * the text's count is cached once per pattern and the record's once per distinct record.
+ * A line as two pieces, `- [<short id>] <text>` and ` (<record>[, via:<role>])`. The second begins
+ * a new pre-token for BPE tokenizers (a space then punctuation), so tokens(line) = tokens(a) +
+ * tokens(b): the text's count is cached once per pattern and the record's once per distinct record.
  */
-export function linePieces(r: Pick<Ranked, 'pattern' | 'score'>, role: string): [string, string] {
+export function linePieces(r: Pick<Ranked, 'pattern' | 'factors'>, role: string, ids = false): [string, string] {
   const via = r.pattern.role !== role ? `, via:${r.pattern.role}` : '';
-  return [`- ${r.pattern.text}`, ` (${trackRecord(r)}${via})`];
+  return [`- ${ids ? `[${shortId(r.pattern.id)}] ` : ''}${r.pattern.text}`, ` (${trackRecord(r)}${via})`];
 }
+
+/**
+ * Leave out a line that restates a better-ranked one (a finding's summary beside the rule it
+ * applies, stored before findings were linked): the stemmed content words of the shorter, at least
+ * RESTATEMENT_MIN_TERMS of them, covered at RESTATEMENT_COVERED by the longer, and the two sharing
+ * RESTATEMENT_SHARED of their words together (so a short rule is not lost inside a long, different one).
+ */
+export function withoutRestatements<T extends { pattern: { text: string } }>(ranked: T[]): T[] {
+  const kept: { item: T; terms: Set<string> }[] = [];
+  for (const item of ranked) {
+    const terms = new Set(contentTerms(item.pattern.text).keys());
+    const restates = kept.some((k) => {
+      const [small, large] = terms.size <= k.terms.size ? [terms, k.terms] : [k.terms, terms];
+      if (small.size < RESTATEMENT_MIN_TERMS) return false;
+      let shared = 0;
+      for (const t of small) if (large.has(t)) shared++;
+      return shared / small.size >= RESTATEMENT_COVERED && shared / (small.size + large.size - shared) >= RESTATEMENT_SHARED;
+    });
+    if (!restates) kept.push({ item, terms });
+  }
+  return kept.map((k) => k.item);
+}
+const RESTATEMENT_COVERED = 0.8;
+const RESTATEMENT_SHARED = 0.6;
+const RESTATEMENT_MIN_TERMS = 4;
 
 export function renderBlock(role: string, body: string[]): string {
   return [blockHeader(role), ...body, BLOCK_FOOTER].join('\n');

@@ -1,18 +1,20 @@
 import { rmSync } from 'node:fs';
 import { writeFileAtomic } from '../io/atomic.js';
 import type { Store } from '../store/store.js';
-import type { EventPayload, VerdictDigest } from '../events/types.js';
+import { MAX_FINDING_SUMMARY_CHARS, MAX_ROLE_CHARS, MAX_SCOPE_CHARS, type EventPayload, type VerdictDigest } from '../events/types.js';
 import { parseVerdict, type Verdict } from './verdict.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
 import { extractPatterns, type Extracted } from './extract.js';
-import { jaccard, sha256, tokenSet, words } from '../core/text.js';
+import { jaccard, sha256, tokenSet } from '../core/text.js';
 import { nextUlid, patternId } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError } from '../core/errors.js';
-import { injectedPatternIds } from './queries.js';
+import { injectedPatternIds, patternTexts, roleIdsByPrefix, wordSharingPatterns } from './queries.js';
+import { linkFinding, type FindingLink, type LinkContext } from './link.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
-// store-deliberation (SPEC §3.3): keep the text as an artifact, record it, and observe its patterns.
+// store-deliberation (SPEC §3.3, §3.9): keep the text as an artifact, record it, observe its
+// patterns, and link each finding to the patterns it applies.
 
 export const NEAR_DUPLICATE = 0.8;
 
@@ -41,6 +43,9 @@ export interface StoredDeliberation {
   verdict: Verdict | null;
   problems: string[];
   patterns: ObservedPattern[];
+  links: FindingLink[];
+  /** The same text was already stored for this role and issue/run (SPEC §3.9.4): nothing was recorded. */
+  alreadyStored: boolean;
 }
 
 /** At most `count` values of at most `chars` characters: what an event line can carry (well under 4 KiB). */
@@ -61,49 +66,67 @@ interface Known {
   tokens: Set<string>;
 }
 
-/** Resolve each extracted text to a pattern id: exact, else a near-duplicate of the same role, else new. */
-function resolve(store: Store, role: string, extracted: Extracted[], injected: Known[]): ObservedPattern[] {
-  const db = patternDb(store);
-  const project = store.project;
-  const exists = db.prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
-  const sizes = extracted.map((e) => new Set(words(e.text)).size).filter((n) => n > 0);
-  let pool: Known[] = [];
-  if (sizes.length) {
-    // Jaccard ≥ 0.8 needs the two token-set sizes within a factor of 0.8 of each other.
-    const lo = Math.ceil(Math.min(...sizes) * NEAR_DUPLICATE);
-    const hi = Math.floor(Math.max(...sizes) / NEAR_DUPLICATE);
-    const rows = db
-      .prepare('SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id')
-      .all(project, role, lo, hi) as { id: string; text: string }[];
-    pool = rows.map((r) => ({ ...r, tokens: tokenSet(r.text) }));
+/**
+ * Resolves extracted texts to pattern ids: an echo of an injected pattern, else the exact pattern,
+ * else a near-duplicate of the same role, else new. Texts of one deliberation that land on one
+ * pattern are observed once.
+ */
+class Resolver {
+  private readonly exists;
+  private pool: Known[] | undefined;
+  private readonly seen = new Set<string>();
+  readonly observed: ObservedPattern[] = [];
+
+  constructor(
+    private readonly store: Store,
+    private readonly role: string,
+    private readonly injected: Known[],
+    /** Every text this resolver may see, so the near-duplicate pool is read once for all of them. */
+    private readonly texts: string[],
+  ) {
+    this.exists = patternDb(store).prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
   }
-  const seen = new Set<string>();
-  const out: ObservedPattern[] = [];
-  for (const e of extracted) {
+
+  /** The id the text lands on (observed, unless this deliberation already observed that id). */
+  resolve(e: Extracted): string {
     const tokens = tokenSet(e.text);
-    const echoOf = bestMatch(tokens, injected);
+    const echoOf = bestMatch(tokens, this.injected);
     let id: string;
     let status: ObservedPattern['status'];
     if (echoOf) {
       id = echoOf.id;
       status = 'echo';
     } else {
-      id = patternId(project, role, e.text);
-      if (exists.get(project, id)) status = 'seen';
+      id = patternId(this.store.project, this.role, e.text);
+      if (this.exists.get(this.store.project, id)) status = 'seen';
       else {
-        const near = bestMatch(tokens, pool);
+        const near = bestMatch(tokens, this.nearPool(tokens.size));
         if (near) {
           id = near.id;
           status = 'merged';
         } else status = 'new';
       }
     }
-    if (seen.has(id)) continue; // two texts of one deliberation landing on one pattern count once
-    seen.add(id);
-    if (status === 'new') pool.push({ id, text: e.text, tokens });
-    out.push({ id, text: e.text, category: e.category, source: e.source, status });
+    if (this.seen.has(id)) return id;
+    this.seen.add(id);
+    if (status === 'new') this.pool?.push({ id, text: e.text, tokens });
+    this.observed.push({ id, text: e.text, category: e.category, source: e.source, status });
+    return id;
   }
-  return out;
+
+  /** The role's patterns the texts could be near-duplicates of (read once). */
+  private nearPool(size: number): Known[] {
+    if (size === 0) return [];
+    if (!this.pool) {
+      // Jaccard ≥ 0.8 needs the two token-set sizes within a factor of 0.8 of each other.
+      const sizes = this.texts.map((t) => tokenSet(t).size).filter((n) => n > 0);
+      const rows = patternDb(this.store)
+        .prepare('SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id')
+        .all(this.store.project, this.role, Math.ceil(Math.min(...sizes) * NEAR_DUPLICATE), Math.floor(Math.max(...sizes) / NEAR_DUPLICATE)) as { id: string; text: string }[];
+      this.pool = rows.map((r) => ({ ...r, tokens: tokenSet(r.text) }));
+    }
+    return this.pool;
+  }
 }
 
 function bestMatch(tokens: Set<string>, pool: Known[]): Known | undefined {
@@ -126,38 +149,75 @@ function bestMatch(tokens: Set<string>, pool: Known[]): Known | undefined {
 function injectedInto(store: Store, role: string, issue: string | null, run: string | null): Known[] {
   if (issue === null && run === null) return [];
   const ids = injectedPatternIds(patternDb(store), store.project, issue ?? '', run ?? '', role);
-  if (ids.length === 0) return [];
-  const get = patternDb(store).prepare('SELECT id, text FROM patterns WHERE project = ? AND id = ?');
-  return ids.flatMap((id) => {
-    const row = get.get(store.project, id) as { id: string; text: string } | undefined;
-    return row ? [{ ...row, tokens: tokenSet(row.text) }] : [];
-  });
+  return patternTexts(patternDb(store), store.project, ids).map((row) => ({ ...row, tokens: tokenSet(row.text) }));
+}
+
+/** Candidates for linking a role's findings (SPEC §3.9.1), around the patterns a deliberation observed. */
+export function linkContext(store: Store, role: string, first: { id: string; text: string }[]): LinkContext {
+  return {
+    role,
+    first,
+    byPrefix: (prefix) => roleIdsByPrefix(patternDb(store), store.project, role, prefix),
+    others: (text) => wordSharingPatterns(patternDb(store), store.project, role, text, LINK_CANDIDATES),
+  };
+}
+
+/** How many of the role's other patterns a finding is compared with. */
+const LINK_CANDIDATES = 20;
+
+/** Writers refuse what the reducer would skip on replay (SPEC §3.2). */
+export function checkScope(fields: Record<string, string | null>, limits: Record<string, number>): void {
+  for (const [name, value] of Object.entries(fields)) {
+    if (value !== null && value.length > limits[name]) throw new CairnError('usage', `--${name} is longer than ${limits[name]} characters`);
+  }
 }
 
 export function storeDeliberation(store: Store, input: DeliberationInput): StoredDeliberation {
   if (!input.text.trim()) throw new CairnError('input', 'the deliberation is empty');
   const role = input.role.toLowerCase();
+  checkScope(
+    { role, issue: input.issue, run: input.run, phase: input.phase },
+    { role: MAX_ROLE_CHARS, issue: MAX_SCOPE_CHARS, run: MAX_SCOPE_CHARS, phase: MAX_SCOPE_CHARS },
+  );
   const parsed = parseVerdict(input.text);
   const evidence = evidenceLevel(input.text, input.files);
-  const extracted = extractPatterns(input.text, parsed.verdict);
-  const observed = resolve(store, role, extracted, injectedInto(store, role, input.issue, input.run));
+  const hash = sha256(input.text);
+  const scoped = input.issue !== null || input.run !== null;
+  const scope = { issue: input.issue, run: input.run };
+  const base = { evidence, verdict: parsed.verdict, problems: parsed.problems };
+  // A retry is not evidence (SPEC §3.9.4): the same text for this role and issue/run is recorded once.
+  const earlier = scoped ? sameDeliberation(store, role, input.issue, input.run, hash) : undefined;
+  if (earlier) return { deliberation: earlier, ...base, patterns: [], links: [], alreadyStored: true };
+
+  const { items, findings } = extractPatterns(input.text, parsed.verdict);
+  const injected = injectedInto(store, role, input.issue, input.run);
+  const resolver = new Resolver(store, role, injected, [...items, ...findings.filter((f) => f.storable)].map((e) => e.text));
+  const own = items.map((e) => ({ id: resolver.resolve(e), text: e.text }));
+  const ctx = linkContext(store, role, [...own, ...injected.map(({ id, text }) => ({ id, text }))]);
+  const links: FindingLink[] = [];
+  for (const f of findings) {
+    const summary = f.text.slice(0, MAX_FINDING_SUMMARY_CHARS);
+    const link = linkFinding(f.detail, ctx);
+    if (link) links.push({ finding: f.finding, summary, ...link });
+    // A finding that applies no known pattern states its own rule (SPEC §3.9.1).
+    else if (f.storable) links.push({ finding: f.finding, summary, patterns: [resolver.resolve(f)], match: 'self' });
+  }
 
   const deliberation = 'd' + nextUlid(nowMs()).toLowerCase();
   const path = store.artifactPath('deliberations', `${deliberation}.md`);
   writeFileAtomic(path, input.text, store.dir);
-
-  const scope = { issue: input.issue, run: input.run };
   const context = { phase: input.phase, labels: capList(input.labels, 10, 60), files: capList(input.files, 10, 160) };
   const payloads: EventPayload[] = [
     {
       type: 'deliberation.stored', deliberation, role, ...scope, phase: input.phase, iteration: input.iteration,
       labels: context.labels, files: context.files, verdict: digestVerdict(parsed.verdict), evidence,
-      hash: sha256(input.text), size: Buffer.byteLength(input.text), path: `artifacts/deliberations/${deliberation}.md`,
+      hash, size: Buffer.byteLength(input.text), path: `artifacts/deliberations/${deliberation}.md`,
     },
-    ...observed.map((p): EventPayload => ({
+    ...resolver.observed.map((p): EventPayload => ({
       type: 'pattern.observed', pattern: p.id, role, text: p.text, category: p.category as Extracted['category'],
       ...scope, ...context, deliberation, ...(p.status === 'echo' ? { echo: true as const } : {}),
     })),
+    ...links.map((l): EventPayload => ({ type: 'finding.linked', deliberation, role, ...scope, finding: l.finding, summary: l.summary, patterns: l.patterns, match: l.match })),
   ];
   try {
     appendEvents(store, payloads);
@@ -165,5 +225,19 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
     rmSync(path, { force: true }); // not recorded, so not kept: no orphan artifact
     throw err;
   }
-  return { deliberation, evidence, verdict: parsed.verdict, problems: parsed.problems, patterns: observed };
+  // Another process stored the same text meanwhile and came first in the log: ours changes nothing.
+  const first = scoped ? sameDeliberation(store, role, input.issue, input.run, hash) : deliberation;
+  if (first !== deliberation) {
+    rmSync(path, { force: true });
+    return { deliberation: first!, ...base, patterns: [], links: [], alreadyStored: true };
+  }
+  return { deliberation, ...base, patterns: resolver.observed, links, alreadyStored: false };
+}
+
+/** The deliberation already recorded (not as a repeat) with this text for this role and issue/run. */
+function sameDeliberation(store: Store, role: string, issue: string | null, run: string | null, hash: string): string | undefined {
+  const row = patternDb(store)
+    .prepare('SELECT id FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND text_hash = ? AND duplicate_of IS NULL LIMIT 1')
+    .get(store.project, role, issue ?? '', run ?? '', hash) as { id: string } | undefined;
+  return row?.id;
 }

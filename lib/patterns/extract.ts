@@ -1,9 +1,11 @@
-import type { Category } from '../events/types.js';
-import type { Verdict } from './verdict.js';
+import { MAX_PATTERN_CHARS, MAX_SCOPE_CHARS, type Category } from '../events/types.js';
+import type { Finding, Verdict } from './verdict.js';
 import { collapseWhitespace, normaliseText, stripMarkdown } from '../core/text.js';
+import { citedIds, summaryWithoutCitations } from './link.js';
 
 // Pattern candidates from a deliberation (SPEC §3.3 step 2): the items of its "Accumulated Patterns"
-// section, and the summaries of its verdict findings.
+// section, and the summaries of its verdict findings (a summary becomes a pattern only when it
+// applies no known pattern, SPEC §3.9.1).
 
 export interface Extracted {
   text: string;
@@ -13,8 +15,24 @@ export interface Extracted {
   finding?: string;
 }
 
+export interface ExtractedFinding extends Extracted {
+  source: 'finding';
+  finding: string;
+  /** The whole finding: its summary, location, fix hint and citations feed the link (SPEC §3.9.1). */
+  detail: Finding;
+  /** Whether its summary may become a pattern (12–500 characters); a shorter one can still cite a pattern. */
+  storable: boolean;
+}
+
+export interface Extraction {
+  items: Extracted[];
+  findings: ExtractedFinding[];
+}
+
 export const MIN_PATTERN_CHARS = 12;
-export const MAX_PATTERN_CHARS = 500;
+/** A verdict lists a handful of findings; more than this are not read (one event line each). */
+const MAX_FINDINGS = 50;
+export { MAX_PATTERN_CHARS };
 
 const HEADING = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/;
 const BOLD_LINE = /^\s*(\*\*|__)(.+?)\1\s*:?\s*$/;
@@ -96,28 +114,44 @@ export function classify(text: string): { category: Category; text: string } {
   return { category: 'observation', text };
 }
 
-// The track record format-patterns appends to a line (`(score:0.42)`, `(5x validated, via:judge)`, …):
-// an agent that copies an injected line copies it too, and it is not part of the pattern.
+// The track record format-patterns appends to a line (`(score:0.42)`, `(5x validated, via:judge)`, …),
+// and the short id it puts first with --ids (`[p3f2a1c]`): an agent that copies an injected line
+// copies them too, and they are not part of the pattern.
 const TRACK_RECORD = /\s*\((?:score:\d+(?:\.\d+)?|\d+x validated|-?\d+ net, \d+x ignored)(?:, via:[\w.-]+)?\)\s*$/;
+const SHORT_ID = /^\[p[0-9a-f]{4,15}\]\s*/i;
 
-/** Markdown and a copied track record stripped, whitespace collapsed. */
+/** Markdown, a copied short id and a copied track record stripped, whitespace collapsed. */
 export function cleanItem(raw: string): string {
-  return collapseWhitespace(stripMarkdown(raw)).replace(TRACK_RECORD, '');
+  return collapseWhitespace(stripMarkdown(raw)).replace(SHORT_ID, '').replace(TRACK_RECORD, '');
 }
 
-/** Every candidate pattern of a deliberation, length-filtered and deduplicated by normalised text. */
-export function extractPatterns(text: string, verdict: Verdict | null): Extracted[] {
-  const out: Extracted[] = [];
-  const seen = new Set<string>();
-  const add = (raw: string, source: Extracted['source'], finding?: string) => {
+/**
+ * The candidate patterns of a deliberation: its section items and its findings' summaries, each
+ * kind length-filtered and deduplicated by normalised text. A finding that repeats an item stays a
+ * finding: it is linked to the item's pattern.
+ */
+export function extractPatterns(text: string, verdict: Verdict | null): Extraction {
+  const clean = (raw: string) => {
     const { category, text: body } = classify(cleanItem(raw));
-    if (body.length < MIN_PATTERN_CHARS || body.length > MAX_PATTERN_CHARS) return;
-    const key = normaliseText(body);
-    if (seen.has(key)) return;
-    seen.add(key);
-    out.push(finding ? { text: body, category, source, finding } : { text: body, category, source });
+    return body.length < MIN_PATTERN_CHARS || body.length > MAX_PATTERN_CHARS ? undefined : { category, text: body };
   };
-  for (const item of accumulatedPatternItems(text)) add(item, 'section');
-  for (const f of verdict?.issues ?? []) if (f.summary) add(f.summary, 'finding', f.id);
-  return out;
+  const items: Extracted[] = [];
+  const seen = new Set<string>();
+  for (const raw of accumulatedPatternItems(text)) {
+    const item = clean(raw);
+    if (!item || seen.has(normaliseText(item.text))) continue;
+    seen.add(normaliseText(item.text));
+    items.push({ ...item, source: 'section' });
+  }
+  const findings: ExtractedFinding[] = [];
+  const seenIds = new Set<string>();
+  for (const f of verdict?.issues ?? []) {
+    if (seenIds.has(f.id) || f.id.length > MAX_SCOPE_CHARS || findings.length === MAX_FINDINGS) continue;
+    const summary = clean(summaryWithoutCitations(f.summary ?? ''));
+    if (!summary && citedIds(f).length === 0) continue;
+    seenIds.add(f.id);
+    const text = summary?.text ?? cleanItem(summaryWithoutCitations(f.summary ?? '')).slice(0, MAX_PATTERN_CHARS);
+    findings.push({ text, category: summary?.category ?? 'observation', source: 'finding', finding: f.id, detail: f, storable: !!summary });
+  }
+  return { items, findings };
 }

@@ -1,22 +1,28 @@
 import { readFileSync } from 'node:fs';
 import type { Store } from '../store/store.js';
 import type { EventPayload } from '../events/types.js';
-import { parseVerdict, findingById, type Verdict } from './verdict.js';
+import { parseVerdict, findingById, type Finding } from './verdict.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
-import { roleWeight, sameKindRoles } from '../store/config.js';
-import { contentTokenSet, normaliseText, overlapCoefficient, stripMarkdown } from '../core/text.js';
-import { dismissedPatternIds, injectedPatternIds, listPatterns, rankPatterns, type Pattern } from './queries.js';
+import { roleWeight } from '../store/config.js';
+import { stripMarkdown } from '../core/text.js';
+import { patternId } from '../core/ids.js';
+import {
+  appliedPatternIds, deliberationLinks, dismissedPatternIds, getPattern, injectedPatternIds, patternTexts, type Pattern, type StoredLink,
+} from './queries.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError } from '../core/errors.js';
 import { autoDeprecationReason } from './lifecycle.js';
+import { extractPatterns } from './extract.js';
+import { linkContext } from './deliberation.js';
+import { linkFinding, summaryWithoutCitations } from './link.js';
+import { shortId } from './block.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
-// feedback-loop (SPEC §3.7): a validator's verdict corrects the adversarial role's patterns.
-// False positives are penalised (weighted by the adversarial role); an effective PASS backed by
-// L1/L2 evidence reinforces what was injected, and ages what was injected but not reinforced.
-
-export const FUZZY_MIN_OVERLAP = 0.5;
-export const FALLBACK_TOP = 5;
+// feedback-loop (SPEC §3.7, §3.9.2): a validator's verdict corrects the adversarial role's patterns
+// through the links of its findings. A dismissed finding penalises the patterns it applied (weighted
+// by the adversarial role); a finding the validator keeps reinforces them, and an effective PASS
+// reinforces the patterns the adversary applied (echoed, or linked to a finding) — both only behind
+// L1/L2 evidence. Injected patterns it ignored are aged a step on that PASS.
 
 export interface FeedbackInput {
   adversarialRole: string;
@@ -34,10 +40,18 @@ export interface Penalty {
   finding: string;
   pattern: string;
   text: string;
-  match: 'exact' | 'fuzzy';
+  /** How the finding was linked to the pattern (SPEC §3.9.1). */
+  match: string;
   weight: number;
   retracted: boolean;
   regressed: boolean;
+}
+
+export interface Confirmation {
+  finding: string;
+  patterns: string[];
+  /** Whether the evidence gate let the confirmation reinforce its patterns. */
+  reinforced: boolean;
 }
 
 export interface FeedbackReport {
@@ -46,78 +60,78 @@ export interface FeedbackReport {
   evidence: EvidenceLevel | null;
   problems: string[];
   penalised: Penalty[];
+  /** Findings the validator kept (must_fix or its own issues) and the patterns they applied. */
+  confirmed: Confirmation[];
   /** Ids whose finding could not be found, or matched no pattern. */
   unmatched: { finding: string; reason: string }[];
   /** Patterns already penalised for this issue/run (a re-run of the same feedback). */
   alreadyDismissed: string[];
   /** Penalised patterns that now meet an automatic deprecation rule (maintain, run opportunistically). */
   deprecated: string[];
+  /** What the verdict's PASS did: reinforced the applied patterns, or why not. */
   gate: 'reinforced' | 'evidence-too-weak' | 'not-a-pass' | 'no-verdict';
+  /** Every pattern reinforced: by a confirmed finding or by the PASS. */
   reinforced: string[];
   aged: string[];
   dryRun: boolean;
 }
 
-/** The text of the latest stored deliberation of a role for this issue/run. */
-export function latestDeliberationText(store: Store, role: string, issue: string | null, run: string | null): { text: string; files: string[] } | undefined {
+/** The latest stored deliberation of a role for this issue/run (a repeat of an earlier one is not a new one). */
+export function latestDeliberationText(store: Store, role: string, issue: string | null, run: string | null): { id: string; text: string; files: string[] } | undefined {
+  // rowid follows the log's order, so a tie in ts goes to the later line, whatever its random id.
   const row = patternDb(store)
-    .prepare('SELECT id, files FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? ORDER BY ts DESC, id DESC LIMIT 1')
+    .prepare('SELECT id, files FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND duplicate_of IS NULL ORDER BY ts DESC, rowid DESC LIMIT 1')
     .get(store.project, role, issue ?? '', run ?? '') as { id: string; files: string } | undefined;
   if (!row) return undefined;
   // The log is shared through git: its path field is not trusted. The artifact's place follows from the id.
   if (!/^d[0-9a-z]{26}$/.test(row.id)) throw new CairnError('input', `the stored ${role} deliberation has a malformed id ${JSON.stringify(row.id.slice(0, 40))}`);
   const path = store.artifactPath('deliberations', `${row.id}.md`);
   try {
-    return { text: readFileSync(path, 'utf8'), files: JSON.parse(row.files) };
+    return { id: row.id, text: readFileSync(path, 'utf8'), files: JSON.parse(row.files) };
   } catch (err) {
     throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
 }
 
-/** What a dismissed id refers to: its finding's summary, location and fix hint, or the line naming it. */
-export function dismissedTexts(id: string, adversarialVerdict: Verdict | null, adversarialText: string): string[] {
-  const finding = findingById(adversarialVerdict, id);
-  if (finding) return [finding.summary, finding.location, finding.fix_hint].filter((t): t is string => !!t && t.trim() !== '');
+/** A dismissed or kept id that names no finding: the line of the adversarial text that names it, as a finding. */
+export function findingNamedByLine(id: string, adversarialText: string): Finding | undefined {
   const escaped = id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const names = new RegExp(`(^|[^A-Za-z0-9_])${escaped}([^A-Za-z0-9_]|$)`, 'i');
   const line = adversarialText.split('\n').find((l) => names.test(l) && !/verdict-json/.test(l));
-  if (!line) return [];
-  const withoutId = stripMarkdown(line).replace(new RegExp(escaped, 'gi'), ' ').replace(/^[\s\-*+>#:|.)(\d—–]+/, '');
-  return withoutId.trim() ? [withoutId.trim()] : [];
+  if (!line) return undefined;
+  const withoutId = stripMarkdown(line).replace(new RegExp(escaped, 'gi'), ' ').replace(/^[\s\-*+>#:|.)(\d—–]+/, '').trim();
+  return withoutId ? { id, summary: withoutId } : undefined;
 }
 
 /**
- * The pattern a dismissed finding is about: an exact normalised substring either way first, else the
- * best fuzzy overlap of content words (≥ 0.5). Ties go to patterns injected in this run.
+ * The links of the adversary's findings. A stored deliberation has them recorded (SPEC §3.9.1); a
+ * text given as a file is linked now, the same way, against the role's patterns (a finding that
+ * linked to nothing when stored is its own pattern, found by its id).
  */
-export function matchPattern(texts: string[], patterns: Pattern[], injected: Set<string>): { pattern: Pattern; match: 'exact' | 'fuzzy' } | undefined {
-  const prefer = (a: Pattern, b: Pattern) => Number(injected.has(b.id)) - Number(injected.has(a.id)) || (a.id < b.id ? -1 : 1);
-  for (const text of texts) {
-    const wanted = normaliseText(text);
-    if (wanted.length < 4) continue;
-    const exact = patterns.filter((p) => {
-      const norm = normaliseText(p.text);
-      return norm.includes(wanted) || wanted.includes(norm);
-    });
-    if (exact.length) return { pattern: exact.sort(prefer)[0], match: 'exact' };
-  }
-  let best: { pattern: Pattern; score: number } | undefined;
-  for (const text of texts) {
-    const tokens = contentTokenSet(text);
-    for (const p of patterns) {
-      const score = overlapCoefficient(tokens, contentTokenSet(p.text));
-      if (score < FUZZY_MIN_OVERLAP) continue;
-      if (!best || score > best.score || (score === best.score && prefer(p, best.pattern) < 0)) best = { pattern: p, score };
+function findingLinks(store: Store, role: string, scope: { issue: string; run: string } | undefined, stored: string | undefined, text: string): (id: string) => StoredLink | undefined {
+  const recorded = stored ? deliberationLinks(patternDb(store), store.project, stored) : new Map<string, StoredLink>();
+  const verdict = parseVerdict(text).verdict;
+  let ctx: ReturnType<typeof linkContext> | undefined;
+  const context = () => {
+    if (!ctx) {
+      const injected = scope ? injectedPatternIds(patternDb(store), store.project, scope.issue, scope.run, role) : [];
+      const own = extractPatterns(text, null).items.map((e) => patternId(store.project, role, e.text));
+      ctx = linkContext(store, role, patternTexts(patternDb(store), store.project, [...new Set([...injected, ...own])]));
     }
-    if (best) break; // the summary decides before location and fix hint do
-  }
-  return best && { pattern: best.pattern, match: 'fuzzy' };
-}
-
-function sightingAddedSuccess(store: Store, issue: string, run: string, pattern: string): boolean {
-  return !!patternDb(store)
-    .prepare('SELECT 1 FROM sightings WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1')
-    .get(store.project, issue, run, pattern);
+    return ctx;
+  };
+  return (id) => {
+    const link = recorded.get(id) ?? [...recorded].find(([f]) => f.toLowerCase() === id.toLowerCase())?.[1];
+    if (link) return link;
+    if (stored && findingById(verdict, id)) return undefined; // it was stored and linked to nothing
+    const finding = findingById(verdict, id) ?? findingNamedByLine(id, text);
+    if (!finding) return undefined;
+    const summary = summaryWithoutCitations(finding.summary ?? '');
+    const live = linkFinding(finding, context());
+    if (live) return { ...live, summary };
+    const self = getPattern(patternDb(store), store.project, patternId(store.project, role, summary));
+    return self && self.role === role ? { patterns: [self.id], match: 'self', summary } : undefined;
+  };
 }
 
 /** What this issue/run already reinforced and aged: each happens once per run. */
@@ -130,6 +144,12 @@ function runMarks(store: Store, issue: string, run: string): { reinforced: Set<s
     reinforced: new Set(rows.filter((r) => r.kind === 'reinforced').map((r) => r.pattern)),
     aged: new Set(rows.filter((r) => r.kind === 'aged').map((r) => r.pattern)),
   };
+}
+
+function sightingAddedSuccess(store: Store, issue: string, run: string, pattern: string): boolean {
+  return !!patternDb(store)
+    .prepare('SELECT 1 FROM sightings WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1')
+    .get(store.project, issue, run, pattern);
 }
 
 export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport {
@@ -152,6 +172,7 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
     evidence: adversarial ? evidenceLevel(adversarial, changedFiles) : null,
     problems: parsed.problems,
     penalised: [],
+    confirmed: [],
     unmatched: [],
     alreadyDismissed: [],
     deprecated: [],
@@ -162,75 +183,107 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   };
   if (!parsed.verdict) return report;
   const verdict = parsed.verdict;
-  const adversarialVerdict = parseVerdict(adversarial).verdict;
+  const linksOf = findingLinks(store, advRole, scoped ? { issue, run } : undefined, storedAdversarial?.id, adversarial);
+  const grounded = report.evidence === 'L1' || report.evidence === 'L2';
   const injected = scoped ? injectedPatternIds(patternDb(store), store.project, issue, run, advRole) : [];
-  const injectedSet = new Set(injected);
   // Dismissed earlier in this run (a re-run, an earlier iteration): not penalised twice, never reinforced.
   const dismissedBefore = scoped ? dismissedPatternIds(patternDb(store), store.project, issue, run) : new Set<string>();
-  const candidates = listPatterns(patternDb(store), store.project, { roles: [advRole], includeDeprecated: true });
   const weight = roleWeight(store.config, advRole);
   const events: EventPayload[] = [];
   const penalisedIds = new Set<string>();
+  const patterns = new Map<string, Pattern | undefined>();
+  const patternOf = (id: string) => {
+    if (!patterns.has(id)) patterns.set(id, getPattern(patternDb(store), store.project, id));
+    return patterns.get(id);
+  };
 
+  const dismissed = new Set(verdict.false_positives.map((id) => id.toLowerCase()));
   for (const id of verdict.false_positives) {
-    const texts = dismissedTexts(id, adversarialVerdict, adversarial);
-    if (texts.length === 0) {
-      report.unmatched.push({ finding: id, reason: adversarial ? `no finding or line names ${id} in the ${advRole} text` : `no ${advRole} text to look ${id} up in` });
+    const link = linksOf(id);
+    if (!link) {
+      const named = findingById(parseVerdict(adversarial).verdict, id) || findingNamedByLine(id, adversarial);
+      report.unmatched.push({
+        finding: id,
+        reason: !adversarial ? `no ${advRole} text to look ${id} up in` : named ? `${id} applies no ${advRole} pattern` : `no finding or line names ${id} in the ${advRole} text`,
+      });
       continue;
     }
-    const hit = matchPattern(texts, candidates, injectedSet);
-    if (!hit) {
-      report.unmatched.push({ finding: id, reason: `no ${advRole} pattern matches "${texts[0].slice(0, 80)}"` });
-      continue;
-    }
-    const p = hit.pattern;
-    if (penalisedIds.has(p.id) || report.alreadyDismissed.includes(p.id)) continue; // two ids naming one pattern: one dismissal
-    if (dismissedBefore.has(p.id)) {
-      report.alreadyDismissed.push(p.id);
-      continue;
-    }
-    penalisedIds.add(p.id);
-    const retracted = scoped && sightingAddedSuccess(store, issue, run, p.id);
-    const regressed = p.was_validated === 1;
-    events.push({ type: 'pattern.ignored', pattern: p.id, role: advRole, weight, issue: input.issue, run: input.run, finding: id, retract: retracted });
-    if (regressed) events.push({ type: 'pattern.regressed', pattern: p.id, issue: input.issue, run: input.run, finding: id });
-    report.penalised.push({ finding: id, pattern: p.id, text: p.text, match: hit.match, weight, retracted, regressed });
-    // `cairn maintain`'s rules, applied at once to the pattern as this dismissal leaves it.
-    const after = { ...p, ignore_count: p.ignore_count + 1, ignore_weight: p.ignore_weight + weight, success_count: Math.max(0, p.success_count - (retracted ? 1 : 0)) };
-    const reason = autoDeprecationReason(after, nowMs());
-    if (reason) {
-      events.push({ type: 'pattern.deprecated', pattern: p.id, reason, auto: true });
-      report.deprecated.push(p.id);
+    for (const pid of link.patterns) {
+      const p = patternOf(pid);
+      if (!p || penalisedIds.has(pid) || report.alreadyDismissed.includes(pid)) continue; // two ids naming one pattern: one dismissal
+      if (dismissedBefore.has(pid)) {
+        report.alreadyDismissed.push(pid);
+        continue;
+      }
+      penalisedIds.add(pid);
+      const retracted = scoped && sightingAddedSuccess(store, issue, run, pid);
+      const regressed = p.was_validated === 1;
+      events.push({ type: 'pattern.ignored', pattern: pid, role: p.role, weight, issue: input.issue, run: input.run, finding: id, retract: retracted });
+      if (regressed) events.push({ type: 'pattern.regressed', pattern: pid, issue: input.issue, run: input.run, finding: id });
+      report.penalised.push({ finding: id, pattern: pid, text: p.text, match: link.match, weight, retracted, regressed });
+      // `cairn maintain`'s rules, applied at once to the pattern as this dismissal leaves it.
+      const after = { ...p, ignore_count: p.ignore_count + 1, ignore_weight: p.ignore_weight + weight, success_count: Math.max(0, p.success_count - (retracted ? 1 : 0)) };
+      const reason = autoDeprecationReason(after, nowMs(), store.config.prior);
+      if (reason) {
+        events.push({ type: 'pattern.deprecated', pattern: pid, reason, auto: true });
+        report.deprecated.push(pid);
+      }
     }
   }
 
+  const marked = scoped ? runMarks(store, issue, run) : { reinforced: new Set<string>(), aged: new Set<string>() };
+  const eligible = (id: string) => !penalisedIds.has(id) && !dismissedBefore.has(id) && !!patternOf(id) && patternOf(id)!.lifecycle !== 'deprecated';
+  const reinforce = (id: string, finding?: string) => {
+    if (!eligible(id) || marked.reinforced.has(id) || report.reinforced.includes(id)) return;
+    report.reinforced.push(id);
+    events.push({ type: 'pattern.reinforced', pattern: id, issue: input.issue, run: input.run, ...(finding ? { finding } : {}) });
+  };
+
+  // A finding the validator keeps held up: its patterns are reinforced, behind the evidence gate.
+  const kept = [...new Set([...verdict.must_fix, ...verdict.issues.map((f) => f.id)])].filter((id) => !dismissed.has(id.toLowerCase()));
+  for (const id of kept) {
+    const link = linksOf(id);
+    if (!link) continue;
+    report.confirmed.push({ finding: id, patterns: link.patterns, reinforced: grounded });
+    if (grounded) for (const pid of link.patterns) reinforce(pid, id);
+  }
+
   if (verdict.effective !== 'PASS') report.gate = 'not-a-pass';
-  else if (report.evidence !== 'L1' && report.evidence !== 'L2') report.gate = 'evidence-too-weak';
+  else if (!grounded) report.gate = 'evidence-too-weak';
   else {
     report.gate = 'reinforced';
-    // Injected patterns may come from A's other same-kind roles (via:), so look them all up.
-    const live = new Map(listPatterns(patternDb(store), store.project, { roles: sameKindRoles(store.config, advRole), includeDeprecated: true }).map((p) => [p.id, p]));
-    const eligible = (id: string) => !penalisedIds.has(id) && !dismissedBefore.has(id) && live.get(id)?.lifecycle !== 'deprecated';
-    let toReinforce: string[];
-    if (injected.length) {
-      const files = new Set(input.files);
-      toReinforce = injected.filter((id) => eligible(id) && (files.size === 0 || (live.get(id)?.files ?? []).some((f) => files.has(f))));
-    } else {
-      const best = rankPatterns(patternDb(store), store.project, {
-        roles: [advRole],
-        ctx: { now: nowMs(), role: advRole },
-        excludeDismissed: scoped ? { issue, run } : undefined,
-        limit: FALLBACK_TOP + penalisedIds.size,
-      });
-      toReinforce = best.map((r) => r.pattern.id).filter(eligible).slice(0, FALLBACK_TOP);
-    }
-    const reinforcedSet = new Set(toReinforce);
-    const marked = scoped ? runMarks(store, issue, run) : { reinforced: new Set<string>(), aged: new Set<string>() };
-    report.reinforced = toReinforce.filter((id) => !marked.reinforced.has(id));
-    report.aged = injected.filter((id) => !reinforcedSet.has(id) && eligible(id) && !marked.aged.has(id));
-    for (const id of report.reinforced) events.push({ type: 'pattern.reinforced', pattern: id, issue: input.issue, run: input.run });
+    // What the adversary applied: echoed in its deliberation (scoped), or linked to a finding it raised.
+    const raised = (parseVerdict(adversarial).verdict?.issues ?? []).filter((f) => !dismissed.has(f.id.toLowerCase()));
+    const applied = new Set([...(scoped ? appliedPatternIds(patternDb(store), store.project, issue, run, advRole) : []), ...raised.flatMap((f) => linksOf(f.id)?.patterns ?? [])]);
+    const files = new Set(input.files);
+    for (const id of [...applied].sort()) if (files.size === 0 || (patternOf(id)?.files ?? []).some((f) => files.has(f))) reinforce(id);
+    report.aged = injected.filter((id) => !applied.has(id) && eligible(id) && !marked.aged.has(id));
     for (const id of report.aged) events.push({ type: 'pattern.aged', pattern: id, issue: input.issue, run: input.run });
   }
   if (!input.dryRun) appendEvents(store, events);
   return report;
+}
+
+/** The one-line account (stderr): what was penalised, confirmed, reinforced, aged and left unmatched, with ids. */
+export function feedbackSummary(r: FeedbackReport): string {
+  if (r.gate === 'no-verdict') return 'no valid verdict-json block: nothing to do';
+  const would = r.dryRun ? 'would be ' : '';
+  const ids = (list: string[]) => (list.length ? ` (${list.map(shortId).join(' ')})` : '');
+  const gate = {
+    reinforced: `PASS (${r.evidence})`,
+    'evidence-too-weak': `PASS without L1/L2 evidence (${r.evidence ?? 'no adversarial text'}): nothing reinforced`,
+    'not-a-pass': 'FAIL',
+    'no-verdict': '',
+  }[r.gate];
+  const confirmed = r.confirmed.map((c) => `${c.finding}→${c.patterns.map(shortId).join('+')}${c.reinforced ? '' : ' (evidence too weak)'}`);
+  return [
+    `${gate}:`,
+    `${r.penalised.length} ${would}penalised${r.penalised.length ? ` (${r.penalised.map((p) => `${p.finding}→${shortId(p.pattern)}`).join(' ')})` : ''},`,
+    `${r.confirmed.length} confirmed${confirmed.length ? ` (${confirmed.join(' ')})` : ''},`,
+    `${r.reinforced.length} ${would}reinforced${ids(r.reinforced)},`,
+    `${r.aged.length} ${would}aged${ids(r.aged)},`,
+    `${r.unmatched.length} unmatched${r.unmatched.length ? ` (${r.unmatched.map((u) => u.finding).join(' ')})` : ''}` +
+      `${r.alreadyDismissed.length ? `, ${r.alreadyDismissed.length} already penalised in this run${ids(r.alreadyDismissed)}` : ''}` +
+      `${r.deprecated.length ? `, ${r.deprecated.length} ${would}deprecated${ids(r.deprecated)}` : ''}`,
+  ].join(' ');
 }

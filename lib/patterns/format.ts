@@ -1,7 +1,7 @@
 import type { Store } from '../store/store.js';
 import { roleBudget, sameKindRoles } from '../store/config.js';
 import { loadRanked, rankScores, type RankOptions } from './queries.js';
-import { fitBlock, linePieces, blockHeader, BLOCK_FOOTER, type FitPath } from './block.js';
+import { fitBlock, linePieces, blockHeader, withoutRestatements, BLOCK_FOOTER, type FitPath } from './block.js';
 import { TokenCounter } from '../store/tokens.js';
 import { nowMs } from '../core/clock.js';
 import { sha256 } from '../core/text.js';
@@ -24,6 +24,8 @@ export interface FormatOptions {
   relevance?: Map<string, number>;
   /** Count tokens exactly even when the byte bound proves the fit (for --json). */
   exactTokens: boolean;
+  /** Show each line's short id, for findings to cite (SPEC §3.9.1). */
+  ids?: boolean;
 }
 
 export interface FormatResult {
@@ -59,7 +61,7 @@ function rankOptions(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 
   const role = opts.role.toLowerCase();
   return {
     roles: sameKindRoles(store.config, role),
-    ctx: { now: nowMs(), role, labels: opts.labels, files: opts.files, phase: opts.phase ?? undefined },
+    ctx: { now: nowMs(), role, labels: opts.labels, files: opts.files, phase: opts.phase ?? undefined, prior: store.config.prior },
     relevance: opts.relevance,
     excludeDismissed: opts.issue !== null || opts.run !== null ? { issue: opts.issue ?? '', run: opts.run ?? '' } : undefined,
   };
@@ -86,10 +88,11 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   // The candidate ids (for the summary's basis) are gathered in the same query, only when they can matter.
   const ranking = rankScores(patternDb(store), store.project, rank, { limit, ids: summaryRow !== undefined || opts.exactTokens });
   if (ranking.total === 0) return skipped();
-  const ranked = loadRanked(patternDb(store), store.project, ranking.top, rank);
+  const loaded = loadRanked(patternDb(store), store.project, ranking.top, rank);
+  const ranked = withoutRestatements(loaded);
   const basis = ranking.ids === undefined ? '' : candidateBasis(ranking.ids);
 
-  const pieces = ranked.map((r) => linePieces(r, role));
+  const pieces = ranked.map((r) => linePieces(r, role, opts.ids));
   const lines = pieces.map(([a, b]) => a + b);
   const counter = new TokenCounter(patternDb(store), store.config.tokenizer.encoding, store.deadline);
   const margin = store.config.tokenizer.margin;
@@ -100,7 +103,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
       role,
       budget,
       lines,
-      complete: ranked.length === ranking.total,
+      complete: loaded.length === ranking.total,
       // +1 for the newline that ends each line; a newline may merge with the line's last token, never the reverse
       lineTokens: (i) => counter.count(pieces[i][0]) + counter.count(pieces[i][1]) + 1,
       lineBytes: (i) => Buffer.byteLength(lines[i]) + 1,

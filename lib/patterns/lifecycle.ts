@@ -2,7 +2,9 @@ import type { Store } from '../store/store.js';
 import { CairnError } from '../core/errors.js';
 import { nowMs } from '../core/clock.js';
 import { getPattern, listPatterns, resolvePattern, type Pattern, type PatternFilter } from './queries.js';
-import { scorePattern, type ScoreFactors, type ScoredState } from './scoring.js';
+import { scorePattern, successRate, type Prior, type ScoreFactors, type ScoredState } from './scoring.js';
+
+const NO_PRIOR: Prior = { success: 0, failure: 0 };
 import { trackRecord } from './block.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
@@ -18,16 +20,22 @@ export const STALE_DAYS = 30;
 export const DISMISSED_IGNORES = 3;
 export const DISMISSED_RATE = 0.2;
 
-/** Why `cairn maintain` should deprecate this pattern now, or undefined. Base is scored for its own role, without context. */
-export function autoDeprecationReason(p: ScoredState, now: number): string | undefined {
+/**
+ * Why `cairn maintain` should deprecate this pattern now, or undefined. Base is scored for its own
+ * role, without context. The dismissal rule reads the observed success rate, without the prior of
+ * SPEC §3.9.3: the prior keeps an unproven pattern from outranking proven ones, it is no evidence
+ * for a pattern the validator has dismissed three times out of three (smoothed, that reads 0.2).
+ */
+export function autoDeprecationReason(p: ScoredState, now: number, prior: Prior): string | undefined {
   if (p.lifecycle === 'active' || p.lifecycle === 'deprecated') return undefined;
-  const f = scorePattern(p, { now, role: p.role });
+  const f = scorePattern(p, { now, role: p.role, prior });
+  const observed = successRate(p.success_count, p.ignore_count, p.ignore_weight, NO_PRIOR);
   const reasons: string[] = [];
   if (f.base < STALE_BASE && f.days >= STALE_DAYS) {
     reasons.push(`stale: score ${f.base.toFixed(4)} < ${STALE_BASE} and unused for ${Math.floor(f.days)} days (≥ ${STALE_DAYS})`);
   }
-  if (p.ignore_count >= DISMISSED_IGNORES && f.rate < DISMISSED_RATE) {
-    reasons.push(`dismissed: ignored ${p.ignore_count}x (≥ ${DISMISSED_IGNORES}) with success rate ${f.rate.toFixed(3)} < ${DISMISSED_RATE}`);
+  if (p.ignore_count >= DISMISSED_IGNORES && observed < DISMISSED_RATE) {
+    reasons.push(`dismissed: ignored ${p.ignore_count}x (≥ ${DISMISSED_IGNORES}) with success rate ${observed.toFixed(3)} < ${DISMISSED_RATE}`);
   }
   return reasons.length ? `auto: ${reasons.join('; ')}` : undefined;
 }
@@ -42,7 +50,7 @@ export function maintain(store: Store, dryRun = false): Deprecation[] {
   const now = nowMs();
   const due: Deprecation[] = [];
   for (const pattern of listPatterns(patternDb(store), store.project)) {
-    const reason = autoDeprecationReason(pattern, now);
+    const reason = autoDeprecationReason(pattern, now, store.config.prior);
     if (reason) due.push({ pattern, reason });
   }
   due.sort((a, b) => (a.pattern.id < b.pattern.id ? -1 : 1));
@@ -106,8 +114,8 @@ export function listScored(store: Store, filter: ListFilter): Listed[] {
   return listPatterns(patternDb(store), store.project, query)
     .filter((p) => !filter.regressions || p.regressed)
     .map((pattern) => {
-      const factors = scorePattern(pattern, { now, role: pattern.role });
-      return { pattern, factors, score: factors.base, record: trackRecord({ pattern, score: factors.base }) };
+      const factors = scorePattern(pattern, { now, role: pattern.role, prior: store.config.prior });
+      return { pattern, factors, score: factors.base, record: trackRecord({ pattern, factors }) };
     })
     .sort((a, b) => b.score - a.score || (a.pattern.id < b.pattern.id ? -1 : 1));
 }

@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.js';
 import { roleWeight } from '../store/config.js';
 import { CairnError } from '../core/errors.js';
+import { appliedPatternIds, patternRoles } from './queries.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
-// outcome-score (SPEC §3.8): when the pipeline ends, every pattern injected during the issue/run is
-// graded once by the final result: pass → a success; fail → ignore weight + 0.5 × its role's weight.
-// Patterns dismissed as false positives in that run are left out: a pass did not vindicate them, and
-// grading them would keep a false alarm dismissed in every run above the cut (SPEC §3.7).
+// outcome-score (SPEC §3.8, §3.9.2): when the pipeline ends, every pattern applied in the issue/run
+// (echoed by the role it was injected into, or linked to a finding) is graded once by the final
+// result: pass → a success; fail → ignore weight + 0.5 × its role's weight. A pattern that was only
+// injected shaped nothing, and one dismissed as a false positive was not vindicated by a pass.
 
 const PATTERNS_PER_EVENT = 60;
 
@@ -30,15 +31,8 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
     | { result: 'pass' | 'fail' }
     | undefined;
   if (prior) return { issue, run, result, applied: false, previous: prior.result, patterns: [] };
-  const rows = db
-    .prepare(
-      `SELECT DISTINCT i.pattern, p.role FROM injections i JOIN patterns p ON p.project = i.project AND p.id = i.pattern
-       WHERE i.project = ? AND i.issue = ? AND i.run = ?
-         AND NOT EXISTS (SELECT 1 FROM dismissals d WHERE d.project = i.project AND d.issue = i.issue AND d.run = i.run AND d.pattern = i.pattern)
-       ORDER BY i.pattern`,
-    )
-    .all(store.project, issue, run ?? '') as { pattern: string; role: string }[];
-  const patterns = rows.map((r) => ({ pattern: r.pattern, weight: roleWeight(store.config, r.role) }));
+  const applied = patternRoles(db, store.project, appliedPatternIds(db, store.project, issue, run ?? ''));
+  const patterns = applied.map((r) => ({ pattern: r.id, weight: roleWeight(store.config, r.role) }));
   if (!dryRun) {
     // A long list is split over several events of one grading, so every event line stays small.
     const grading = randomBytes(8).toString('hex');

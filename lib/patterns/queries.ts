@@ -2,6 +2,7 @@ import type { Database } from '../store/db.js';
 import { CairnError } from '../core/errors.js';
 import { contentTokenSet, normaliseText } from '../core/text.js';
 import type { Category } from '../events/types.js';
+import { ftsQuery } from '../store/fts.js';
 import { baseScoreSql, scorePattern, SCORE_CUT, type ScoreContext, type ScoreFactors, type ScoredState } from './scoring.js';
 
 // Reading pattern state. Every query names the project: no read can see another project's rows.
@@ -173,12 +174,85 @@ export function rankPatterns(db: Database, project: string, opts: RankOptions & 
   return loadRanked(db, project, rankScores(db, project, opts, { limit: opts.limit }).top, opts);
 }
 
-/** Pattern ids injected into `role` for this issue/run (the attribution feedback and outcomes use). */
+/** Pattern ids injected into `role` for this issue/run (the attribution feedback and outcomes use), in id order (SPEC §3.9.5). */
 export function injectedPatternIds(db: Database, project: string, issue: string, run: string, role?: string): string[] {
   const rows = role
-    ? db.prepare('SELECT DISTINCT pattern FROM injections WHERE project = ? AND issue = ? AND run = ? AND role = ?').all(project, issue, run, role)
-    : db.prepare('SELECT DISTINCT pattern FROM injections WHERE project = ? AND issue = ? AND run = ?').all(project, issue, run);
+    ? db.prepare('SELECT DISTINCT pattern FROM injections WHERE project = ? AND issue = ? AND run = ? AND role = ? ORDER BY pattern').all(project, issue, run, role)
+    : db.prepare('SELECT DISTINCT pattern FROM injections WHERE project = ? AND issue = ? AND run = ? ORDER BY pattern').all(project, issue, run);
   return (rows as { pattern: string }[]).map((r) => r.pattern);
+}
+
+/** Id and text of the given patterns (any role, deprecated too), in id order. */
+export function patternTexts(db: Database, project: string, ids: string[]): { id: string; text: string }[] {
+  if (ids.length === 0) return [];
+  return db
+    .prepare(`SELECT id, text FROM patterns WHERE project = ? AND id IN (${ids.map(() => '?').join(', ')}) ORDER BY id`)
+    .all(project, ...ids) as { id: string; text: string }[];
+}
+
+/** Id and role of the given patterns that exist, in id order. */
+export function patternRoles(db: Database, project: string, ids: string[]): { id: string; role: string }[] {
+  if (ids.length === 0) return [];
+  return db
+    .prepare(`SELECT id, role FROM patterns WHERE project = ? AND id IN (${ids.map(() => '?').join(', ')}) ORDER BY id`)
+    .all(project, ...ids) as { id: string; role: string }[];
+}
+
+/** Ids of the role's patterns that start with `prefix` (at most two: enough to tell a unique one). */
+export function roleIdsByPrefix(db: Database, project: string, role: string, prefix: string): string[] {
+  const rows = db.prepare('SELECT id FROM patterns WHERE project = ? AND role = ? AND id >= ? AND id < ? ORDER BY id LIMIT 2').all(project, role, prefix, prefix + '\uffff');
+  return (rows as { id: string }[]).map((r) => r.id);
+}
+
+/** The role's patterns that share the most telling words with a text (FTS5), best first: link candidates (SPEC §3.9.1). */
+export function wordSharingPatterns(db: Database, project: string, role: string, text: string, limit: number): { id: string; text: string }[] {
+  const match = ftsQuery(text);
+  if (match === undefined) return [];
+  return db
+    .prepare(
+      `SELECT p.id, p.text FROM patterns_fts f JOIN patterns p ON p.project = f.project AND p.id = f.pid
+       WHERE patterns_fts MATCH ? AND f.project = ? AND p.role = ? ORDER BY bm25(patterns_fts), p.id LIMIT ?`,
+    )
+    .all(match, project, role, limit) as { id: string; text: string }[];
+}
+
+/**
+ * The patterns applied in an issue/run (SPEC §3.9.2): echoed by the role they were injected into, or
+ * linked to one of its findings — never those dismissed in the run. Role undefined: every role.
+ */
+export function appliedPatternIds(db: Database, project: string, issue: string, run: string, role?: string): string[] {
+  const byRole = role === undefined ? '' : 'AND role = @role';
+  const rows = db
+    .prepare(
+      `SELECT pattern FROM sightings WHERE project = @project AND issue = @issue AND run = @run ${byRole} AND added_success = 0
+       UNION
+       SELECT pattern FROM links WHERE project = @project AND issue = @issue AND run = @run ${byRole}
+       EXCEPT
+       SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run
+       ORDER BY pattern`,
+    )
+    .all({ project, issue, run, ...(role === undefined ? {} : { role }) }) as { pattern: string }[];
+  return rows.map((r) => r.pattern);
+}
+
+export interface StoredLink {
+  patterns: string[];
+  summary: string;
+  match: string;
+}
+
+/** The links of a stored deliberation's findings, by finding id. */
+export function deliberationLinks(db: Database, project: string, deliberation: string): Map<string, StoredLink> {
+  const rows = db
+    .prepare('SELECT finding, pattern, summary, match FROM links WHERE project = ? AND deliberation = ? ORDER BY finding, pattern')
+    .all(project, deliberation) as { finding: string; pattern: string; summary: string; match: string }[];
+  const out = new Map<string, StoredLink>();
+  for (const r of rows) {
+    const link = out.get(r.finding) ?? { patterns: [], summary: r.summary, match: r.match };
+    link.patterns.push(r.pattern);
+    out.set(r.finding, link);
+  }
+  return out;
 }
 
 export function dismissedPatternIds(db: Database, project: string, issue: string, run: string): Set<string> {

@@ -1,8 +1,9 @@
 import { DAY_MS } from '../core/clock.js';
 import type { Category } from '../events/types.js';
 
-// The score of a pattern at query time (SPEC §3.4), as a pure function with every factor exposed.
-//   rate  = success / (success + W), W = ignore weight if > 0 else ignore count
+// The score of a pattern at query time (SPEC §3.4, §3.9.3), as a pure function with every factor exposed.
+//   rate  = (success + α) / (success + W + α + β), W = ignore weight if > 0 else ignore count: a first
+//           sighting is not yet a proven pattern (α = β = 1 by default, config "prior")
 //   decay = 1 when reinforced ≥ 3 times or active, else exp(−days / 14)
 //   cat   = 1.3 rule · 1.1 causal · 1.0 observation
 //   ctx   = 1 + 0.15·labels overlap + 0.15·files overlap + 0.05·same phase
@@ -29,9 +30,18 @@ export interface ScoredState {
   phases: string[];
 }
 
+/** The success rate's prior: α pseudo-successes and β pseudo-failures (SPEC §3.9.3). */
+export interface Prior {
+  success: number;
+  failure: number;
+}
+export const DEFAULT_PRIOR: Prior = { success: 1, failure: 1 };
+
 export interface ScoreContext {
   now: number;
   role: string;
+  /** The configured prior; the default when absent. */
+  prior?: Prior;
   labels?: string[];
   files?: string[];
   phase?: string;
@@ -47,10 +57,11 @@ export interface ScoreFactors {
   base: number;
 }
 
-export function successRate(success: number, ignoreCount: number, ignoreWeight: number): number {
+export function successRate(success: number, ignoreCount: number, ignoreWeight: number, prior: Prior = DEFAULT_PRIOR): number {
   const w = ignoreWeight > 0 ? ignoreWeight : ignoreCount;
-  const total = success + w;
-  return total > 0 ? Math.max(0, success) / total : 0;
+  const s = Math.max(0, success);
+  const total = s + w + prior.success + prior.failure;
+  return total > 0 ? (s + prior.success) / total : 0;
 }
 
 export function decayFactor(days: number, reinforcements: number, lifecycle: string): number {
@@ -73,8 +84,8 @@ export function contextBoost(p: Pick<ScoredState, 'labels' | 'files' | 'phases'>
 type ScoredCounters = Omit<ScoredState, 'role' | 'labels' | 'files' | 'phases'>;
 
 /** Every factor, given the context factor and whether the pattern is the requesting role's own. */
-function scoreCounters(p: ScoredCounters, now: number, context: number, ownRole: boolean): ScoreFactors {
-  const rate = successRate(p.success_count, p.ignore_count, p.ignore_weight);
+function scoreCounters(p: ScoredCounters, now: number, context: number, ownRole: boolean, prior: Prior | undefined): ScoreFactors {
+  const rate = successRate(p.success_count, p.ignore_count, p.ignore_weight, prior);
   const days = (now - p.last_used) / DAY_MS;
   const decay = decayFactor(days, p.reinforcement_count, p.lifecycle);
   const category = CATEGORY_WEIGHT[p.category] ?? 1;
@@ -83,7 +94,15 @@ function scoreCounters(p: ScoredCounters, now: number, context: number, ownRole:
 }
 
 export function scorePattern(p: ScoredState, ctx: ScoreContext): ScoreFactors {
-  return scoreCounters(p, ctx.now, contextBoost(p, ctx), p.role === ctx.role);
+  return scoreCounters(p, ctx.now, contextBoost(p, ctx), p.role === ctx.role, ctx.prior);
+}
+
+/**
+ * The score an agent sees in the block (`score:0.42`, SPEC §3.9.3): how well the pattern has held
+ * up, now — rate × decay, in 0..1. Category, context and role order the block; they are not evidence.
+ */
+export function shownScore(f: Pick<ScoreFactors, 'rate' | 'decay'>): number {
+  return f.rate * f.decay;
 }
 
 /**
@@ -92,7 +111,11 @@ export function scorePattern(p: ScoredState, ctx: ScoreContext): ScoreFactors {
  * text. test/scoring.test.ts checks that both forms agree.
  */
 export function baseScoreSql(ctx: ScoreContext): { sql: string; params: Record<string, unknown> } {
-  const params: Record<string, unknown> = { now: ctx.now, role: ctx.role, day: DAY_MS, decayDays: DECAY_DAYS, immune: DECAY_IMMUNE_REINFORCEMENTS, cross: CROSS_ROLE_FACTOR };
+  const prior = ctx.prior ?? DEFAULT_PRIOR;
+  const params: Record<string, unknown> = {
+    now: ctx.now, role: ctx.role, day: DAY_MS, decayDays: DECAY_DAYS, immune: DECAY_IMMUNE_REINFORCEMENTS, cross: CROSS_ROLE_FACTOR,
+    alpha: prior.success, priorTotal: prior.success + prior.failure,
+  };
   // The learned context is a JSON array of strings: a quoted needle matches whole elements only.
   const anyOf = (column: string, values: string[] | undefined, name: string) => {
     const tests = (values ?? []).map((v, i) => {
@@ -102,7 +125,7 @@ export function baseScoreSql(ctx: ScoreContext): { sql: string; params: Record<s
     return tests.length ? `(${tests.join(' OR ')})` : '0';
   };
   const w = 'CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END';
-  const rate = `CASE WHEN success_count + ${w} > 0 THEN MAX(0, success_count) / (success_count + ${w}) ELSE 0 END`;
+  const rate = `CASE WHEN MAX(0, success_count) + ${w} + @priorTotal > 0 THEN (MAX(0, success_count) + @alpha) / (MAX(0, success_count) + ${w} + @priorTotal) ELSE 0 END`;
   const decay = `CASE WHEN reinforcement_count >= @immune OR lifecycle = 'active' THEN 1.0 ELSE exp(-MAX(0, (@now - last_used) / @day) / @decayDays) END`;
   const category = `CASE category ${Object.entries(CATEGORY_WEIGHT).map(([c, v]) => `WHEN '${c}' THEN ${v}`).join(' ')} ELSE 1.0 END`;
   const context = `(1 + 0.15 * ${anyOf('labels', ctx.labels, 'label')} + 0.15 * ${anyOf('files', ctx.files, 'file')} + 0.05 * ${anyOf('phases', ctx.phase ? [ctx.phase] : [], 'phase')})`;

@@ -13,6 +13,8 @@ export interface Finding {
   location?: string;
   root_cause?: string;
   fix_hint?: string;
+  /** Pattern ids (or prefixes) the finding says it applies (SPEC §3.9.1). */
+  patterns?: string[];
 }
 
 export interface Verdict {
@@ -176,6 +178,8 @@ function toFinding(entry: unknown): Finding | null {
     const text = entry[field];
     if (typeof text === 'string') finding[field] = text;
   }
+  const cited = arrayOf(entry.patterns).filter((p): p is string => typeof p === 'string');
+  if (cited.length) finding.patterns = cited;
   return finding;
 }
 

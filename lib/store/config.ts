@@ -14,6 +14,8 @@ export interface Config {
   /** Penalty weight of an adversarial role's dismissed pattern (SPEC §3.7). */
   roleWeights: Record<string, number>;
   defaultRoleWeight: number;
+  /** The success rate's prior (SPEC §3.9.3): rate = (successes + success) / (successes + ignores + success + failure). */
+  prior: { success: number; failure: number };
   tokenizer: { encoding: string; margin: number };
   embeddings: { command?: string };
   /** SPEC §4.1, §4.4: words added to the tag vocabulary; auto-recall's token budget and how long it waits for bd. */
@@ -27,6 +29,7 @@ export const DEFAULT_CONFIG: Config = {
   minBlock: 150,
   roleWeights: { sentinel: 1.5, inspector: 1.5 },
   defaultRoleWeight: 1.0,
+  prior: { success: 1, failure: 1 },
   tokenizer: { encoding: 'cl100k_base', margin: 1 },
   embeddings: {},
   knowledge: { tags: [], budget: 1000, bdTimeoutMs: 400 },
@@ -70,6 +73,7 @@ export function mergeConfig(user: Record<string, any>): Config {
     minBlock: num(user.minBlock, d.minBlock),
     roleWeights: { ...d.roleWeights, ...numbers(user.roleWeights) }, // naming one role keeps the other defaults
     defaultRoleWeight: num(user.defaultRoleWeight, d.defaultRoleWeight),
+    prior: { success: num(user.prior?.success, d.prior.success), failure: num(user.prior?.failure, d.prior.failure) },
     tokenizer: {
       encoding: typeof user.tokenizer?.encoding === 'string' ? user.tokenizer.encoding : d.tokenizer.encoding,
       margin: num(user.tokenizer?.margin, d.tokenizer.margin) || 1,

@@ -105,10 +105,17 @@ const MIGRATIONS: string[] = [
    CREATE INDEX knowledge_version ON knowledge (version, seq);
    CREATE INDEX knowledge_recent ON knowledge (source, ts);
    CREATE VIRTUAL TABLE knowledge_fts USING fts5 (content, tags, type, key, content = 'knowledge', content_rowid = 'id', tokenize = 'porter unicode61');`,
+  // findings linked to the patterns they apply (SPEC §3.9.1); a retried store of the same text is a duplicate (§3.9.4)
+  `CREATE TABLE links (project TEXT NOT NULL, deliberation TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, role TEXT NOT NULL,
+     finding TEXT NOT NULL, pattern TEXT NOT NULL, match TEXT NOT NULL, summary TEXT NOT NULL,
+     PRIMARY KEY (project, deliberation, finding, pattern)) WITHOUT ROWID;
+   CREATE INDEX links_scope ON links (project, issue, run, role);
+   ALTER TABLE deliberations ADD COLUMN duplicate_of TEXT;
+   CREATE INDEX deliberations_text ON deliberations (project, role, issue, run, text_hash);`,
 ];
 
 /** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */
-export const EVENT_LOG_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'patterns_fts'];
+export const EVENT_LOG_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'links', 'patterns_fts'];
 
 export interface OpenOptions {
   deadline: Deadline;

@@ -1,0 +1,40 @@
+// How often cairn's finding → pattern matcher (lib/patterns/link.ts bestCandidate, SPEC §3.9.1)
+// links a paraphrased finding to the check it is about. Each finding of a wording set is linked
+// against a deliberation-sized first tier (its own check among 24 others drawn at random) and the
+// remaining checks as the second tier, as store-deliberation does. A wrong link penalises or credits
+// an innocent pattern; no link leaves the rule untouched (the finding becomes its own pattern).
+
+import { join, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TRUE_CHECKS, FALSE_ALARMS } from './pools.js';
+import { uniform } from './sim.js';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { bestCandidate } = await import(join(REPO, 'dist', 'lib', 'patterns', 'link.js'));
+
+const FIRST_TIER = 25;
+const TRIALS = 20;
+
+/** {right, wrong, none} shares over every check's finding of `set`, and the wrong links seen, check → linked check. */
+export function linkAccuracy(set, seed = 1) {
+  const checks = [...TRUE_CHECKS.map((text, i) => ({ key: `T${i + 1}`, text })), ...FALSE_ALARMS.map((f, i) => ({ key: `F${i + 1}`, text: f.text }))];
+  const counts = { right: 0, wrong: 0, none: 0 };
+  const wrong = new Map();
+  for (const check of checks) {
+    const finding = { id: 'A1', ...set[check.key] };
+    for (let t = 0; t < TRIALS; t++) {
+      const others = checks.filter((c) => c !== check).sort((a, b) => uniform(seed, t, check.key, a.key) - uniform(seed, t, check.key, b.key));
+      const candidates = [check, ...others].map((c, i) => ({ id: c.key, text: c.text, tier: i < FIRST_TIER ? 1 : 2 }));
+      const best = bestCandidate(finding, candidates);
+      if (!best) counts.none++;
+      else if (best.id === check.key) counts.right++;
+      else {
+        counts.wrong++;
+        const k = `${check.key}→${best.id}`;
+        wrong.set(k, (wrong.get(k) ?? 0) + 1);
+      }
+    }
+  }
+  const n = counts.right + counts.wrong + counts.none;
+  return { right: counts.right / n, wrong: counts.wrong / n, none: counts.none / n, trials: n, wrongLinks: [...wrong].sort((a, b) => b[1] - a[1]) };
+}

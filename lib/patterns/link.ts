@@ -1,0 +1,138 @@
+import { contentTerms } from '../core/text.js';
+import type { Finding } from './verdict.js';
+
+// Which patterns a finding applies (SPEC §3.9.1). A finding is worded about the concrete change
+// ("The export endpoint is missing from docs/openapi.yaml"), the rule behind it in general words
+// ("Every new HTTP endpoint must be documented in docs/openapi.yaml before merge"), so the link is
+// found by what the finding cites (pattern ids), else by how much of the rule the finding covers:
+// stemmed content words, weighted by how rare they are among the candidates, the rule's identifiers
+// (paths, file and code names) twice. Pure: the caller records the links in the event log, so a
+// replay never runs this again.
+//
+// The constants were chosen on the tuning half of bench/learning/paraphrases.js (one wording per
+// check) and are reported on the held-out half in bench/README.md: a single shared word (`time`,
+// `tenant`) linked too often to a short unrelated rule, and boosting identifiers that only the
+// finding has (its own paths: `src/api/…`) linked to rules that merely say "API".
+
+/** The least share of a rule's weighted terms a finding must cover to be linked to it. */
+export const LINK_MIN_COVERAGE = 0.25;
+/** ...and the least number of distinct terms the two share. */
+export const LINK_MIN_SHARED = 2;
+/** The rule's identifier terms weigh this much more than its words. */
+const IDENTIFIER_BOOST = 2;
+/** At most this many patterns named by one finding (an event line stays small). */
+export const MAX_CITED = 5;
+
+export interface LinkCandidate {
+  id: string;
+  text: string;
+  /** 1: the deliberation's own Accumulated Patterns items and the patterns injected for this run (looked at first); 2: the role's other patterns. */
+  tier: 1 | 2;
+}
+
+export type LinkMatch = 'explicit' | 'text' | 'self';
+
+export interface FindingLink {
+  finding: string;
+  /** The finding's summary without its citations (what explain shows). */
+  summary: string;
+  patterns: string[];
+  match: LinkMatch;
+}
+
+const CITATION = /\[(p[0-9a-f]{4,15})\]/gi;
+
+/** The finding's summary without `[p3f2a1]` citations. */
+export function summaryWithoutCitations(summary: string): string {
+  return summary.replace(CITATION, ' ').replace(/\s+/g, ' ').trim();
+}
+
+/** Pattern ids (or id prefixes) a finding cites: its `patterns` list and `[p…]` tags in its summary. */
+export function citedIds(finding: Finding): string[] {
+  const ids = [...(finding.patterns ?? []), ...[...(finding.summary ?? '').matchAll(CITATION)].map((m) => m[1])];
+  return [...new Set(ids.map((id) => id.toLowerCase()).filter((id) => /^p[0-9a-f]{4,15}$/.test(id)))].slice(0, MAX_CITED);
+}
+
+/** The text of a finding that speaks about the rule: summary, fix hint, root cause, location. */
+export function findingText(finding: Finding): string {
+  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' '), finding.location].filter((t) => t && t.trim()).join('\n');
+}
+
+type Terms = Map<string, boolean>;
+
+/** How much of the rule the finding covers, weighted (0..1), and how many terms they share. */
+export function coverage(finding: Terms, rule: Terms, idf: (term: string) => number): { score: number; shared: number } {
+  let total = 0;
+  let covered = 0;
+  let shared = 0;
+  for (const [term, identifier] of rule) {
+    const w = idf(term) * (identifier ? IDENTIFIER_BOOST : 1);
+    total += w;
+    if (finding.has(term)) {
+      covered += w;
+      shared++;
+    }
+  }
+  return { score: total > 0 ? covered / total : 0, shared };
+}
+
+/**
+ * The candidate a finding applies, or undefined: the best coverage of at least LINK_MIN_COVERAGE,
+ * looked for in tier 1 first, then tier 2. Ties go to the lower id, so the same inputs link alike.
+ */
+export function bestCandidate(finding: Finding, candidates: LinkCandidate[]): { id: string; score: number } | undefined {
+  if (candidates.length === 0) return undefined;
+  const wanted = contentTerms(findingText(finding));
+  const termsOf = candidates.map((c) => contentTerms(c.text));
+  const df = new Map<string, number>();
+  for (const terms of termsOf) for (const t of terms.keys()) df.set(t, (df.get(t) ?? 0) + 1);
+  const n = candidates.length;
+  const idf = (t: string) => Math.log(1 + n / (df.get(t) ?? 1));
+  for (const tier of [1, 2] as const) {
+    let best: { id: string; score: number } | undefined;
+    candidates.forEach((c, i) => {
+      if (c.tier !== tier) return;
+      const { score, shared } = coverage(wanted, termsOf[i], idf);
+      if (score < LINK_MIN_COVERAGE || shared < LINK_MIN_SHARED) return;
+      if (!best || score > best.score || (score === best.score && c.id < best.id)) best = { id: c.id, score };
+    });
+    if (best) return best;
+  }
+  return undefined;
+}
+
+export interface LinkContext {
+  role: string;
+  /** Tier 1: the deliberation's own items and the patterns injected for this run, with their texts. */
+  first: { id: string; text: string }[];
+  /** Patterns whose id starts with a cited prefix (resolved once per finding). */
+  byPrefix: (prefix: string) => string[];
+  /** Tier 2: the role's patterns that share words with the finding. */
+  others: (findingText: string) => { id: string; text: string }[];
+}
+
+/**
+ * Link one finding (SPEC §3.9.1): the patterns it cites (resolved among tier 1 first, else among
+ * the role's patterns by unique prefix), else the pattern it covers best; undefined when neither.
+ */
+export function linkFinding(finding: Finding, ctx: LinkContext): { patterns: string[]; match: 'explicit' | 'text' } | undefined {
+  const cited: string[] = [];
+  for (const prefix of citedIds(finding)) {
+    const near = ctx.first.filter((c) => c.id.startsWith(prefix)).map((c) => c.id);
+    const ids = near.length ? [...new Set(near)] : ctx.byPrefix(prefix);
+    if (ids.length === 1 && !cited.includes(ids[0])) cited.push(ids[0]);
+  }
+  if (cited.length) return { patterns: cited, match: 'explicit' };
+  const firstIds = new Set(ctx.first.map((c) => c.id));
+  const candidates: LinkCandidate[] = [
+    ...uniqueById(ctx.first).map((c) => ({ ...c, tier: 1 as const })),
+    ...ctx.others(findingText(finding)).filter((c) => !firstIds.has(c.id)).map((c) => ({ ...c, tier: 2 as const })),
+  ];
+  const best = bestCandidate(finding, candidates);
+  return best && { patterns: [best.id], match: 'text' };
+}
+
+function uniqueById<T extends { id: string }>(list: T[]): T[] {
+  const seen = new Set<string>();
+  return list.filter((x) => !seen.has(x.id) && seen.add(x.id));
+}
