@@ -327,6 +327,18 @@ const FAULTS: Fault[] = [
     after: (root) => expect(readdirSync(join(root, 'outside', 'deliberations'))).toHaveLength(2),
   },
   {
+    name: 'a stored deliberation replaced by a link to /dev/zero',
+    only: (e) => e.artifacts,
+    setup: (root) => {
+      for (const file of readdirSync(inStore(root, 'artifacts', 'deliberations'))) {
+        rmSync(inStore(root, 'artifacts', 'deliberations', file));
+        symlinkSync('/dev/zero', inStore(root, 'artifacts', 'deliberations', file));
+      }
+    },
+    // read as any input is: a device is refused at once instead of read without end
+    expect: (e) => (e.command === 'feedback-loop' ? { skipped: /the stored curator deliberation d\w+ is unreadable|deliberations\/d\w+\.md is not a regular file/ } : { ok: true }),
+  },
+  {
     name: '.cairn/.gitignore is a link to a secret',
     only: (e) => e.command === 'init', // the one command that edits it
     setup: (root) => {
