@@ -109,7 +109,7 @@ try {
   heading('Landing patterns · how the work was done, for the next piece of work');
   const [landing] = cairn('cairn', ['patterns'], { json: true }).patterns;
   console.log(`The last run passed with a landing report: captured "${landing.title}"`);
-  console.log(`  files ${landing.examplePaths.length}, tags ${landing.tags.join(', ')}, run: ${landing.commands.join('; ')}`);
+  console.log(`  files ${landing.example_paths.length}, tags ${landing.tags.join(', ')}, run: ${landing.commands.join('; ')}`);
   const next = cairn('format-patterns', ['--role', 'auditor', '--query', 'clinic command center web shell'], { json: true });
   console.log('A later block for related work (format-patterns --query …) ends with:');
   for (const line of next.landing) console.log(`    ${short(line)}`);

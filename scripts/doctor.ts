@@ -45,7 +45,7 @@ example:
     }
     checks.push(...hookChecks(loc.root));
     const failed = checks.filter((c) => c.status === 'fail').length;
-    if (ctx.args.json) ctx.print(JSON.stringify({ ok: failed === 0, checks }) + '\n');
+    if (ctx.args.json) ctx.json({ ok: failed === 0, checks });
     else {
       const width = Math.max(...checks.map((c) => c.name.length));
       const lines = checks.map((c) => `  ${c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${c.detail}`);

@@ -47,19 +47,17 @@ example:
     const commit = toCommit.length > 0 ? `git add ${toCommit.join(' ')} && git commit -m "Set up cairn"` : null;
     const cron = cronLines(loc.root);
     if (ctx.args.json) {
-      ctx.print(
-        JSON.stringify({
-          root: loc.root,
-          dir: loc.dir,
-          project: loc.project,
-          created: store.created,
-          added: store.added,
-          hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event) })),
-          imported,
-          commit,
-          cron,
-        }) + '\n',
-      );
+      ctx.json({
+        root: loc.root,
+        dir: loc.dir,
+        project: loc.project,
+        created: store.created,
+        added: store.added,
+        hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event) })),
+        imported,
+        commit,
+        cron,
+      });
       return;
     }
     if (ctx.args.quiet) return;

@@ -2,6 +2,7 @@ import type { Command } from '../lib/cli/runner.js';
 import { list, optionalString, requiredString } from '../lib/cli/flags.js';
 import { currentBasis } from '../lib/patterns/format.js';
 import { CairnError } from '../lib/core/errors.js';
+import { warnUnknownRoles } from '../lib/patterns/roles.js';
 import { appendEvents } from '../lib/events/log.js';
 
 const MAX_SUMMARY_BYTES = 3000;
@@ -27,6 +28,7 @@ example:
     // The summary travels inside one event line, and event lines stay small (SPEC §3.2).
     if (Buffer.byteLength(text) > MAX_SUMMARY_BYTES) throw new CairnError('input', `the summary is ${Buffer.byteLength(text)} bytes; at most ${MAX_SUMMARY_BYTES} are stored`);
     const store = ctx.store();
+    warnUnknownRoles(store, role);
     const basis =
       optionalString(ctx.args, 'basis') ??
       currentBasis(store, { role, issue: null, run: null, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') });

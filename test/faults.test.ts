@@ -327,6 +327,18 @@ const FAULTS: Fault[] = [
     after: (root) => expect(readdirSync(join(root, 'outside', 'deliberations'))).toHaveLength(2),
   },
   {
+    name: 'a stored deliberation replaced by a link to /dev/zero',
+    only: (e) => e.artifacts,
+    setup: (root) => {
+      for (const file of readdirSync(inStore(root, 'artifacts', 'deliberations'))) {
+        rmSync(inStore(root, 'artifacts', 'deliberations', file));
+        symlinkSync('/dev/zero', inStore(root, 'artifacts', 'deliberations', file));
+      }
+    },
+    // read as any input is: a device is refused at once instead of read without end
+    expect: (e) => (e.command === 'feedback-loop' ? { skipped: /the stored curator deliberation d\w+ is unreadable|deliberations\/d\w+\.md is not a regular file/ } : { ok: true }),
+  },
+  {
     name: '.cairn/.gitignore is a link to a secret',
     only: (e) => e.command === 'init', // the one command that edits it
     setup: (root) => {
@@ -503,7 +515,7 @@ describe('every executable under every fault', () => {
 // relative path stays inside the project.
 
 const REPORT = readFileSync(join(FIXTURES, 'landing', 'land-report.example.json'), 'utf8');
-const INPUT_DEADLINE_MS = 1000;
+const INPUT_DEADLINE_MS = 2000; // the default hook deadline: half of it may go to waiting on input
 
 interface InputReader {
   executable: Executable;
