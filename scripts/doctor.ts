@@ -35,7 +35,15 @@ example:
     checks.push(...moduleChecks(exists ? encoding(loc.dir) : DEFAULT_CONFIG.tokenizer.encoding));
     if (exists) {
       const store = ctx.store();
-      checks.push(...databaseChecks(store.dbPath, [eventFollower(store), ...Object.values(knowledgeFollowers(store))]));
+      const knowledge = knowledgeFollowers(store);
+      checks.push(
+        ...databaseChecks(store.dbPath, [
+          { follower: eventFollower(store), catchUp: 'the next pipeline command applies the rest (cairn rebuild replays it all now)' },
+          { follower: knowledge.log, catchUp: 'the next session start or cairn recall applies the rest' },
+          { follower: knowledge.archive, catchUp: 'the next cairn recall --all applies the rest' },
+          { follower: knowledge.active, catchUp: 'auto-recall applies it while the cache matches the log, else reads the log (cairn sanitize refreshes the cache)' },
+        ]),
+      );
       checks.push(libraryCheck(loc.dir));
       const health = ctx.args.clear ? readHealth(loc.dir) : null;
       if (health) {

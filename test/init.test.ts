@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cronLines } from '../lib/hosts/cron.js';
 import { claudeHooks } from '../lib/hosts/claude.js';
 import { codexHooks } from '../lib/hosts/codex.js';
 import { cursorHooks } from '../lib/hosts/cursor.js';
@@ -47,8 +50,8 @@ describe('cairn init --claude', () => {
     // the summary: what it did, what to commit, the cron lines, the next step — short lines, not one long one
     expect(r.stdout).toContain('.claude/settings.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture');
     expect(r.stdout).toContain('git add .cairn .claude/settings.json && git commit -m "Set up cairn"');
-    expect(r.stdout).toMatch(/\n {2}17 3 \* \* \* cd \S+ && npx --no-install cairn maintain --quiet\n/);
-    expect(r.stdout).toMatch(/\n {2}27 3 \* \* \* cd \S+ && npx --no-install cairn rotate --quiet\n/);
+    expect(r.stdout).toMatch(/\n {2}17 3 \* \* \* cd \S+ && (PATH=\S+ )?\S*cairn maintain --quiet\n/);
+    expect(r.stdout).toMatch(/\n {2}27 3 \* \* \* cd \S+ && (PATH=\S+ )?\S*cairn rotate --quiet\n/);
     expect(r.stdout).toMatch(/\nNext: start a claude session here/);
     for (const line of r.stdout.split('\n')) expect(line.length).toBeLessThan(140);
 
@@ -60,16 +63,87 @@ describe('cairn init --claude', () => {
     expect(again.stdout).toContain('.cairn/ already there');
   });
 
-  it('a settings file that is not JSON is reported and left as it is', () => {
+  it('a settings file that is not JSON is reported and left as it is; the other hosts are still set up', () => {
     const root = tempProject({ init: false });
     mkdirSync(join(root, '.claude'));
     writeFileSync(join(root, '.claude', 'settings.json'), '{ "hooks": { // a comment\n');
-    const r = run('cairn', ['init', '--claude'], { cwd: root });
+    const r = run('cairn', ['init', '--claude', '--cursor'], { cwd: root });
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^cairn init: .*settings\.json is not valid JSON .*left as it is/);
+    expect(r.stderr).toMatch(/^cairn init: claude: .*settings\.json is not valid JSON .*left as it is\n$/);
+    expect(r.stdout).toMatch(/\n {2}claude {2}not set up: .*settings\.json is not valid JSON .*left as it is; fix it, then cairn init --claude again\n/);
+    expect(r.stdout).toContain('  cursor  .cursor/hooks.json: sessionStart → auto-recall, afterShellExecution → memory-capture');
+    expect(r.stdout).toContain('git add .cairn .cursor/hooks.json && git commit'); // not the file it left alone
+    expect(r.stdout).toMatch(/\nNext: start a cursor session here/);
     expect(readFileSync(join(root, '.claude', 'settings.json'), 'utf8')).toBe('{ "hooks": { // a comment\n');
+    expect(JSON.parse(run('cairn', ['init', '--claude', '--json'], { cwd: root }).stdout).hooks[0]).toMatchObject({ host: 'claude', added: [], error: expect.stringContaining('not valid JSON') });
     expect(run('cairn', ['init', '--claude', '--strict'], { cwd: root }).code).toBe(1);
+  });
+
+  it('says so when a host would not find the hooks’ programs (cairn run through npx, not installed)', () => {
+    const root = tempProject({ init: false });
+    // npx puts its temporary node_modules/.bin on PATH; a host's shell does not have it
+    const npxBin = join(root, 'npx-cache', '_npx', 'a1b2', 'node_modules', '.bin');
+    mkdirSync(npxBin, { recursive: true });
+    for (const name of ['auto-recall', 'memory-capture']) {
+      writeFileSync(join(npxBin, name), '#!/bin/sh\n');
+      chmodSync(join(npxBin, name), 0o755);
+    }
+    const r = run('cairn', ['init', '--claude'], { cwd: root, env: { PATH: `${npxBin}:/usr/bin:/bin`, npm_command: 'exec' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(".claude/settings.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture\n          ! 'auto-recall', 'memory-capture' not found on PATH: install cairn (README: Install cairn)");
+    // the same PATH outside npm is what the host has: found, no warning
+    const again = run('cairn', ['init', '--claude', '--json'], { cwd: root, env: { PATH: `${npxBin}:/usr/bin:/bin`, npm_command: undefined } });
+    expect(JSON.parse(again.stdout).hooks[0]).toMatchObject({ host: 'claude', added: [], error: null, warning: null });
+  });
+
+  it('outside git: hooks name the project by its path, and the summary says how to share it', () => {
+    const root = mkdtempSync(join(tmpdir(), 'cairn no git '));
+    try {
+      devDependency(root);
+      const r = run('cairn', ['init', '--codex'], { cwd: root });
+      expect(r.code, r.stderr).toBe(0);
+      const command = JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command;
+      expect(command).toBe(`'${root}'/node_modules/.bin/auto-recall --format codex`);
+      const ran = spawnSync('sh', ['-c', command], { cwd: join(root, '.codex'), encoding: 'utf8' });
+      expect(ran.stdout.trim()).toBe('ran auto-recall --format codex');
+      expect(r.stdout).not.toContain('git add');
+      expect(r.stdout).toContain('Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+/** A stand-in for cairn as a dev dependency: node_modules/.bin executables that say how they were run. */
+function devDependency(root: string): void {
+  const bin = join(root, 'node_modules', '.bin');
+  mkdirSync(bin, { recursive: true });
+  for (const name of ['auto-recall', 'memory-capture', 'cairn']) {
+    writeFileSync(join(bin, name), `#!/bin/sh\necho "ran ${name} $*"\n`);
+    chmodSync(join(bin, name), 0o755);
+  }
+}
+
+describe('the cron lines', () => {
+  it('name cairn by a path cron can run: the dev dependency, else the global install; node’s directory on PATH when cron lacks it', () => {
+    const root = tempProject({ init: false });
+    const global = join(root, 'prefix', 'bin');
+    mkdirSync(global, { recursive: true });
+    writeFileSync(join(global, 'cairn'), '#!/bin/sh\n');
+    chmodSync(join(global, 'cairn'), 0o755);
+    expect(cronLines(root, { PATH: `${global}:/usr/bin` }, '/usr/bin/node')).toEqual([
+      `17 3 * * * cd ${root} && ${global}/cairn maintain --quiet`,
+      `27 3 * * * cd ${root} && ${global}/cairn rotate --quiet`,
+    ]);
+    devDependency(root);
+    expect(cronLines(root, { PATH: `${global}:/usr/bin` }, '/home/me/.nvm/versions/node/v20.19.0/bin/node')[0]).toBe(
+      `17 3 * * * cd ${root} && PATH=/home/me/.nvm/versions/node/v20.19.0/bin:$PATH node_modules/.bin/cairn maintain --quiet`,
+    );
+    const spaced = join(root, "it's here");
+    mkdirSync(spaced);
+    expect(cronLines(spaced, { PATH: '/usr/bin' }, '/usr/bin/node')[0]).toBe(`17 3 * * * cd '${root}/it'\\''s here' && cairn maintain --quiet`);
+    const line = cronLines(root, { PATH: '/usr/bin' }, process.execPath)[0].replace(/^17 3 \* \* \* /, '');
+    expect(spawnSync('sh', ['-c', line], { env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8' }).stdout.trim()).toBe('ran cairn maintain --quiet');
   });
 });
 
@@ -122,6 +196,11 @@ describe('hook settings per host', () => {
     expect(executableCommand(root, claudeHooks, 'auto-recall')).toBe('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall');
     expect(executableCommand(root, geminiHooks, 'auto-recall')).toBe('"$GEMINI_PROJECT_DIR"/node_modules/.bin/auto-recall');
     expect(executableCommand(root, codexHooks, 'auto-recall')).toBe('"$(git rev-parse --show-toplevel)"/node_modules/.bin/auto-recall');
+    // a package of a monorepo with its own store: reached from git's top level
+    const pkg = join(root, 'packages', 'my api');
+    mkdirSync(join(pkg, '.cairn'), { recursive: true });
+    devDependency(pkg);
+    expect(executableCommand(pkg, cursorHooks, 'auto-recall')).toBe(`"$(git rev-parse --show-toplevel)"/'packages/my api'/node_modules/.bin/auto-recall`);
     expect(commandProgram('"$(git rev-parse --show-toplevel)"/node_modules/.bin/auto-recall --format codex')).toBe('$(git rev-parse --show-toplevel)/node_modules/.bin/auto-recall');
     installHooks(root, claudeHooks);
     expect(JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command).toBe(
