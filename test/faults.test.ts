@@ -78,6 +78,9 @@ const EXECUTABLES: Executable[] = [
   { command: 'patterns', args: ['capture', '--report', join(FIXTURES, 'landing', 'land-report.example.json')], db: false, writes: true, locks: true, creates: true },
 ];
 
+/** The commands that read the pattern event log (the others read the knowledge log or no log). */
+const EVENT_LOG_READERS = ['store-deliberation', 'format-patterns', 'feedback-loop', 'outcome-score', 'store-summary', 'rebuild', 'list', 'events', 'explain', 'promote', 'deprecate', 'maintain', 'embed'];
+
 const label = (e: Executable) => [e.command, ...e.args.filter((a) => !a.startsWith('-') || a === '--strict').slice(0, 2)].join(' ');
 
 interface Outcome extends RunResult {
@@ -327,6 +330,22 @@ const FAULTS: Fault[] = [
     after: (root) => expect(readdirSync(join(root, 'outside', 'deliberations'))).toHaveLength(2),
   },
   {
+    name: 'events.jsonl committed as a link to /dev/zero',
+    setup: (root) => {
+      rmSync(inStore(root, 'events.jsonl'));
+      symlinkSync('/dev/zero', inStore(root, 'events.jsonl'));
+      rmSync(inStore(root, 'cache'), { recursive: true }); // a fresh clone: the index is built from the log
+    },
+    // every reader of the event log refuses it at once (it would read without end); the knowledge side goes on
+    expect: (e) =>
+      e.command === 'patterns' && e.args[0] === 'capture'
+        ? { skipped: /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one/ }
+        : EVENT_LOG_READERS.includes(e.command)
+          ? { skipped: /events\.jsonl is not a regular file/ }
+          : { ok: true },
+    repair: (root) => rmSync(inStore(root, 'events.jsonl')),
+  },
+  {
     name: 'a stored deliberation replaced by a link to /dev/zero',
     only: (e) => e.artifacts,
     setup: (root) => {
@@ -399,9 +418,15 @@ const FAULTS: Fault[] = [
   },
 ];
 
-/** The bytes of the logs, to check afterwards that they only grew by whole lines. */
+/** The bytes of the logs, to check afterwards that they only grew by whole lines (a log that is not a regular file is the fault itself: not read). */
 function logsOf(root: string): Map<string, string> {
-  return new Map(['events.jsonl', 'memory/knowledge.jsonl'].map((log) => [log, existsSync(inStore(root, log)) ? readFileSync(inStore(root, log), 'utf8') : '']));
+  const logs = new Map<string, string>();
+  for (const log of ['events.jsonl', 'memory/knowledge.jsonl']) {
+    const path = inStore(root, log);
+    if (!existsSync(path)) logs.set(log, '');
+    else if (lstatSync(path).isFile()) logs.set(log, readFileSync(path, 'utf8'));
+  }
+  return logs;
 }
 
 /** What `cairn list --json` is built from, as the next reader sees it (a non-strict store heals as a run would). */
