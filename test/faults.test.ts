@@ -81,6 +81,9 @@ const EXECUTABLES: Executable[] = [
 /** The commands that read the pattern event log (the others read the knowledge log or no log). */
 const EVENT_LOG_READERS = ['store-deliberation', 'format-patterns', 'feedback-loop', 'outcome-score', 'store-summary', 'rebuild', 'list', 'events', 'explain', 'promote', 'deprecate', 'maintain', 'embed'];
 
+/** The commands that read the knowledge log. */
+const KNOWLEDGE_LOG_READERS = ['memory-capture', 'auto-recall', 'recall', 'rotate', 'sanitize', 'curate'];
+
 const label = (e: Executable) => [e.command, ...e.args.filter((a) => !a.startsWith('-') || a === '--strict').slice(0, 2)].join(' ');
 
 interface Outcome extends RunResult {
@@ -344,6 +347,17 @@ const FAULTS: Fault[] = [
           ? { skipped: /events\.jsonl is not a regular file/ }
           : { ok: true },
     repair: (root) => rmSync(inStore(root, 'events.jsonl')),
+  },
+  {
+    name: 'memory/knowledge.jsonl committed as a link to /dev/zero',
+    setup: (root) => {
+      rmSync(inStore(root, 'memory', 'knowledge.jsonl'));
+      symlinkSync('/dev/zero', inStore(root, 'memory', 'knowledge.jsonl'));
+      rmSync(inStore(root, 'cache'), { recursive: true });
+    },
+    // a capture's append meets the link first; every reader refuses it at once
+    expect: (e) => (KNOWLEDGE_LOG_READERS.includes(e.command) ? { skipped: /knowledge\.jsonl(: it is a symbolic link; cairn never writes through one| is not a regular file)/ } : { ok: true }),
+    repair: (root) => rmSync(inStore(root, 'memory', 'knowledge.jsonl')),
   },
   {
     name: 'a stored deliberation replaced by a link to /dev/zero',
