@@ -6,6 +6,7 @@ import { CONFIGURABLE_HOSTS, HOST_HOOKS } from '../lib/hosts/registry.js';
 import { commandProgram, installHooks } from '../lib/hosts/settings.js';
 import { importLavraLog, type ImportReport } from '../lib/knowledge/capture.js';
 import { optionalString } from '../lib/cli/flags.js';
+import { commandLinePath } from '../lib/cli/input.js';
 
 export const command: Command = {
   name: 'init',
@@ -38,7 +39,7 @@ example:
     if (id.mismatch) ctx.log.warn(`the recorded project id ${id.recorded} differs from the one derived here (${id.derived}: the directory moved or the remote changed); the recorded one is kept`);
     const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => ({ host, ...installHooks(loc.root, HOST_HOOKS[host]) }));
     const lavra = optionalString(ctx.args, 'import-lavra');
-    const imported: ImportReport | null = lavra === null ? null : importLavraLog(ctx.store(), lavra);
+    const imported: ImportReport | null = lavra === null ? null : importLavraLog(ctx.store(), commandLinePath(lavra, loc.root, `--import-lavra ${lavra}`));
     const inRoot = (path: string) => {
       const rel = relative(loc.root, path);
       return rel === '' || rel.startsWith('..') ? null : rel;
