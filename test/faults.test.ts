@@ -17,8 +17,11 @@ import { isCorruption } from '../lib/store/db.js';
 
 // Fault injection (issue 7, "Done when"): every executable under each fault case. A row is an
 // executable as a pipeline or a person calls it on a healthy project; a column is a way to break the
-// project and what each executable must then do. After every run: the log only grew by whole lines,
-// and the index the next reader sees lists the same patterns as a fresh rebuild of the log.
+// project and what each executable must then do. A fault of the whole store runs every executable;
+// a fault of one file runs the executables that touch it (its `only`, by their traits). After every
+// run: the exit code, stdout and the stderr line, the log only grew by whole lines, and the index
+// the next reader sees lists the same patterns as a fresh rebuild of the log (what `cairn list
+// --json` and `cairn rebuild` show, computed in-process to keep the table fast).
 // To extend: add the executable to EXECUTABLES (with its traits) or a fault to FAULTS.
 
 const NOW = '2026-03-02T10:00:00.000Z';
@@ -233,6 +236,8 @@ const LOCKS = ['events.jsonl.lock', 'memory/knowledge.jsonl.lock', 'landing-patt
 let deadPid: number;
 const withDeadline: Run = { env: { CAIRN_DEADLINE_MS: String(DEADLINE_MS) } };
 const lockers = (e: Executable) => e.locks;
+/** A fault in cache/state.db reaches only the commands that open it (and doctor, which checks it). */
+const databaseUsers = (e: Executable) => e.db || e.command === 'doctor';
 const strictly = (e: Executable) => e.args.includes('--strict');
 /** Lock faults: the writer gives up at its deadline (or meets the deadline first), having recorded nothing. */
 const lockedOut = (what: string) => ({ skipped: new RegExp(`lock .*\\.lock ${what}|deadline of ${DEADLINE_MS} ms passed`) });
@@ -263,6 +268,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'state.db of random bytes',
+    only: databaseUsers,
     setup: (root) => writeFileSync(inStore(root, 'cache', 'state.db'), randomBytes(64 * 1024, 7)),
     // (under --strict the broken file is the error, and it is left alone)
     expect: (e) =>
@@ -270,6 +276,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'state.db with a corrupt page behind an intact header',
+    only: databaseUsers,
     setup: (root) => {
       const path = inStore(root, 'cache', 'state.db');
       const db = new BetterSqlite3(path);
@@ -285,6 +292,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'state.db is a directory',
+    only: databaseUsers,
     setup: (root) => {
       rmSync(inStore(root, 'cache', 'state.db'));
       mkdirSync(inStore(root, 'cache', 'state.db'));
@@ -293,6 +301,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'state.db is a link to another SQLite file',
+    only: databaseUsers,
     setup: (root) => {
       const other = new BetterSqlite3(join(root, 'other.db'));
       other.exec('CREATE TABLE mine (x); INSERT INTO mine VALUES (1)');
