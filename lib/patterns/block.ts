@@ -128,7 +128,7 @@ export function fitBlock(input: FitInput): Fit {
   // (b) the stored summary, when it was written for exactly these candidates.
   if (input.summary?.matches()) {
     const t = input.scale(input.frameTokens + input.summary.tokens());
-    if (t <= budget) return { path: 'summary', count: lines.length, tokens: t, block: renderBlock(role, [input.summary.text]) };
+    if (t <= budget) return { path: 'summary', count: lines.length, tokens: t, block: renderBlock(role, [input.summary.text.trim()]) };
   }
   // (c) the highest-scoring lines that fit.
   if (fitting === 0) return empty;
