@@ -4,7 +4,9 @@
 // the auditor gets a block of its best patterns; after it, the curator's verdict corrects them. The
 // block visibly changes: false alarms are penalised until they drop out, checks that hold up under
 // evidence-backed passes carry their record. Part 2 keeps the landing of the work as a pattern that
-// later work is shown. Every step is a real executable, exactly as a pipeline would call it.
+// later work is shown. Part 3 is an agent session through its hooks: a lesson an agent logs with
+// `bd comments add` is captured, and the next session starts with it. Every step is a real
+// executable, called exactly as a pipeline or a host's hook would call it.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,9 +21,9 @@ const started = Date.now();
 
 let day = 0;
 /** Run a cairn executable in the demo project; stdout parsed as JSON when asked for. */
-function cairn(name, args, { json = false } = {}) {
-  const env = { ...process.env, CAIRN_NOW: new Date(Date.UTC(2026, 10, 1 + day, 9)).toISOString(), CAIRN_STRICT: '1' };
-  const r = spawnSync(process.execPath, [join(repo, 'bin', `${name}.js`), ...args, ...(json ? ['--json'] : [])], { cwd: project, env, encoding: 'utf8' });
+function cairn(name, args, { json = false, input = '' } = {}) {
+  const env = { ...process.env, CAIRN_NOW: new Date(Date.UTC(2026, 10, 1 + day, 9)).toISOString(), CAIRN_STRICT: '1', CLAUDE_PROJECT_DIR: project };
+  const r = spawnSync(process.execPath, [join(repo, 'bin', `${name}.js`), ...args, ...(json ? ['--json'] : [])], { cwd: project, env, input, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${name} ${args.join(' ')} exited ${r.status}:\n${r.stderr}`);
   return json ? JSON.parse(r.stdout) : r.stdout;
 }
@@ -107,14 +109,35 @@ try {
   heading('Landing patterns · how the work was done, for the next piece of work');
   const [landing] = cairn('cairn', ['patterns'], { json: true }).patterns;
   console.log(`The last run passed with a landing report: captured "${landing.title}"`);
-  console.log(`  files ${landing.examplePaths.length}, tags ${landing.tags.join(', ')}, run: ${landing.commands.join('; ')}`);
+  console.log(`  files ${landing.example_paths.length}, tags ${landing.tags.join(', ')}, run: ${landing.commands.join('; ')}`);
   const next = cairn('format-patterns', ['--role', 'auditor', '--query', 'clinic command center web shell'], { json: true });
   console.log('A later block for related work (format-patterns --query …) ends with:');
   for (const line of next.landing) console.log(`    ${short(line)}`);
 
+  heading('Memory across sessions · a Claude Code session, through its hooks');
+  const hosts = cairn('cairn', ['init', '--claude'], { json: true }).hooks[0];
+  console.log(`cairn init --claude added ${hosts.added.join(' and ')} hooks to .claude/settings.json. Claude Code runs them:`);
+  const hookPayload = (fixture, extra) => JSON.stringify({ ...JSON.parse(readFileSync(join(fixtures, 'hooks', fixture), 'utf8')), cwd: project, ...extra });
+  const context = (stdout) => (stdout.trim() ? JSON.parse(stdout).hookSpecificOutput.additionalContext.trimEnd() : '(nothing)');
+  const indent = (text) => text.split('\n').map((l) => `    ${short(l, 120)}`).join('\n');
+  console.log(`Session 1 starts → auto-recall injects: ${context(cairn('auto-recall', ['--format', 'claude'], { input: hookPayload('claude-session-start.json') }))}`);
+  const bash = JSON.parse(hookPayload('claude-post-tool-use-bash.json'));
+  console.log(`The agent runs: ${short(bash.tool_input.command, 96)}`);
+  cairn('memory-capture', [], { input: JSON.stringify(bash) });
+  const [entry] = readFileSync(join(project, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  console.log(`  → memory-capture keeps it in .cairn/memory/knowledge.jsonl as ${entry.key}`);
+  day += 1;
+  console.log('Session 2 starts → auto-recall injects:');
+  console.log(indent(context(cairn('auto-recall', ['--format', 'claude'], { input: hookPayload('claude-session-start.json', { session_id: 'session-2' }) }))));
+  const prompt = 'Add OAuth login to the clinic web shell';
+  console.log(`The user asks "${prompt}" → auto-recall (UserPromptSubmit) finds, by relevance:`);
+  const asked = cairn('auto-recall', ['--format', 'claude'], { input: hookPayload('claude-user-prompt-submit.json', { prompt }) });
+  console.log(indent(context(asked).split('\n').filter((l) => l.startsWith('- ') || l.startsWith('Pattern:')).join('\n')));
+
   heading('Done');
-  console.log(`${runs.length} pipeline runs and a landing in ${((Date.now() - started) / 1000).toFixed(1)} s. Everything cairn kept is in .cairn/:`);
-  console.log('events.jsonl and landing-patterns.json are what a team commits; cache/state.db is rebuilt from them.');
+  console.log(`${runs.length} pipeline runs, a landing and two sessions in ${((Date.now() - started) / 1000).toFixed(1)} s. Everything cairn kept is in .cairn/:`);
+  console.log('events.jsonl, memory/knowledge.jsonl and landing-patterns.json are what a team commits;');
+  console.log('cache/state.db is rebuilt from them.');
 } finally {
   rmSync(project, { recursive: true, force: true });
 }

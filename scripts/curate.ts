@@ -39,7 +39,7 @@ example:
       const out = optionalString(ctx.args, 'out');
       const path = out === null ? join(store.dir, 'cache', 'curation-proposal.json') : resolve(out);
       writeProposal(path, proposal, out === null ? store.dir : dirname(path));
-      if (ctx.args.json) ctx.print(JSON.stringify({ ...proposal, path }) + '\n');
+      if (ctx.args.json) ctx.json({ ...proposal, path });
       else ctx.print(proposal.lines.map((l) => l + '\n').join('') + `hash ${proposal.hash}\n`);
       ctx.log.info(`${proposal.lines.length} line(s) proposed in ${path}; review them, then: cairn curate --apply ${path} --confirm ${proposal.hash}`);
       return;
@@ -51,6 +51,6 @@ example:
     }
     const applied = applyProposal(store, apply, confirm);
     ctx.log.info(`appended ${applied.appended} curation line(s)${applied.already ? `; ${applied.already} were already applied` : ''}`);
-    if (ctx.args.json) ctx.print(JSON.stringify(applied) + '\n');
+    if (ctx.args.json) ctx.json(applied);
   },
 };

@@ -1,14 +1,12 @@
 import { statSync } from 'node:fs';
 import type { Command } from '../lib/cli/runner.js';
-import { optionalString } from '../lib/cli/flags.js';
 import { eventFollower } from '../lib/events/log.js';
 import { knowledgeFollowers } from '../lib/knowledge/index.js';
 import { hookChecks } from '../lib/hosts/check.js';
 import { libraryCheck } from '../lib/landing/library.js';
 import { DEFAULT_CONFIG, loadConfig } from '../lib/store/config.js';
-import { configCheck, databaseChecks, healthCheck, moduleChecks } from '../lib/store/doctor.js';
+import { configCheck, databaseChecks, healthCheck, moduleChecks, projectIdCheck } from '../lib/store/doctor.js';
 import { clearHealth, readHealth, type Check } from '../lib/store/health.js';
-import { locate } from '../lib/store/root.js';
 
 export const command: Command = {
   name: 'doctor',
@@ -28,12 +26,12 @@ example:
   flags: { boolean: ['clear'] },
   deadlineMs: 0,
   run(ctx) {
-    const loc = locate({ root: optionalString(ctx.args, 'root') ?? undefined, dir: optionalString(ctx.args, 'dir') ?? undefined, project: optionalString(ctx.args, 'project') ?? undefined });
+    const loc = ctx.location();
     const exists = isDirectory(loc.dir);
     const checks: Check[] = [
       exists ? { name: 'store', status: 'ok', detail: `${loc.dir} (project ${loc.project})` } : { name: 'store', status: 'fail', detail: `no store at ${loc.dir} (cairn init)` },
     ];
-    if (exists) checks.push(configCheck(loc.dir));
+    if (exists) checks.push(configCheck(loc.dir), projectIdCheck(loc));
     checks.push(...moduleChecks(exists ? encoding(loc.dir) : DEFAULT_CONFIG.tokenizer.encoding));
     if (exists) {
       const store = ctx.store();
@@ -47,7 +45,7 @@ example:
     }
     checks.push(...hookChecks(loc.root));
     const failed = checks.filter((c) => c.status === 'fail').length;
-    if (ctx.args.json) ctx.print(JSON.stringify({ ok: failed === 0, checks }) + '\n');
+    if (ctx.args.json) ctx.json({ ok: failed === 0, checks });
     else {
       const width = Math.max(...checks.map((c) => c.name.length));
       const lines = checks.map((c) => `  ${c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${c.detail}`);

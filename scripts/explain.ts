@@ -30,7 +30,9 @@ example:
     const f = scorePattern(p, { now: nowMs(), role, prior: store.config.prior, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') ?? undefined });
     const events = readEvents(store.eventsPath, { project: store.project, pattern: p.id }, (m) => ctx.log.warn(m));
     if (ctx.args.json) {
-      ctx.print(JSON.stringify({ pattern: p, factors: f, events }) + '\n');
+      // timestamps as ISO and flags as booleans, like every other command's JSON
+      const pattern = { ...p, last_used: new Date(p.last_used).toISOString(), was_validated: Boolean(p.was_validated), regressed: Boolean(p.regressed) };
+      ctx.json({ pattern, factors: f, events });
       return;
     }
     // Everything here came from the log: shown on one line each, without control characters (issue 7).

@@ -1,11 +1,11 @@
-import { relative } from 'node:path';
+import { basename, relative } from 'node:path';
 import type { Command } from '../lib/cli/runner.js';
-import { locate } from '../lib/store/root.js';
-import { cronLines, initStore } from '../lib/store/init.js';
-import { optionalString } from '../lib/cli/flags.js';
+import { projectIdStatus } from '../lib/store/root.js';
+import { cronLines, initStore, recordProjectId } from '../lib/store/init.js';
 import { CONFIGURABLE_HOSTS, HOST_HOOKS } from '../lib/hosts/registry.js';
-import { installHooks } from '../lib/hosts/settings.js';
+import { commandProgram, installHooks } from '../lib/hosts/settings.js';
 import { importLavraLog, type ImportReport } from '../lib/knowledge/capture.js';
+import { optionalString } from '../lib/cli/flags.js';
 
 export const command: Command = {
   name: 'init',
@@ -31,8 +31,11 @@ example:
   flags: { boolean: CONFIGURABLE_HOSTS, string: ['import-lavra'] },
   deadlineMs: 0,
   run(ctx) {
-    const loc = locate({ root: optionalString(ctx.args, 'root') ?? undefined, dir: optionalString(ctx.args, 'dir') ?? undefined });
+    const loc = ctx.location();
     const store = initStore(loc.dir);
+    recordProjectId(loc);
+    const id = projectIdStatus(loc);
+    if (id.mismatch) ctx.log.warn(`the recorded project id ${id.recorded} differs from the one derived here (${id.derived}: the directory moved or the remote changed); the recorded one is kept`);
     const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => ({ host, ...installHooks(loc.root, HOST_HOOKS[host]) }));
     const lavra = optionalString(ctx.args, 'import-lavra');
     const imported: ImportReport | null = lavra === null ? null : importLavraLog(ctx.store(), lavra);
@@ -44,19 +47,17 @@ example:
     const commit = toCommit.length > 0 ? `git add ${toCommit.join(' ')} && git commit -m "Set up cairn"` : null;
     const cron = cronLines(loc.root);
     if (ctx.args.json) {
-      ctx.print(
-        JSON.stringify({
-          root: loc.root,
-          dir: loc.dir,
-          project: loc.project,
-          created: store.created,
-          added: store.added,
-          hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event) })),
-          imported,
-          commit,
-          cron,
-        }) + '\n',
-      );
+      ctx.json({
+        root: loc.root,
+        dir: loc.dir,
+        project: loc.project,
+        created: store.created,
+        added: store.added,
+        hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event) })),
+        imported,
+        commit,
+        cron,
+      });
       return;
     }
     if (ctx.args.quiet) return;
@@ -64,7 +65,7 @@ example:
     lines.push(`  store   ${inRoot(loc.dir) ?? loc.dir}/ ${store.created ? 'created' : store.added.length > 0 ? `updated (${store.added.join('; ')})` : 'already there'}`);
     for (const h of hosts) {
       const file = inRoot(h.path) ?? h.path;
-      const what = h.added.length > 0 ? h.added.map((e) => `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${e.handler.command}`).join(', ') : 'already set up';
+      const what = h.added.length > 0 ? h.added.map((e) => `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${basename(commandProgram(e.handler.command))}`).join(', ') : 'already set up';
       lines.push(`  ${h.host.padEnd(7)} ${file}: ${what}`);
       if (HOST_HOOKS[h.host].note) lines.push(`          ${HOST_HOOKS[h.host].note}`);
     }

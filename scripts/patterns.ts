@@ -38,7 +38,7 @@ example:
     const found = query
       ? searchPatterns(entries, query, limit ?? 3).map((r) => ({ ...r.pattern, score: Number(r.score.toFixed(4)) }))
       : [...entries].sort(compareRecent).slice(0, limit ?? entries.length);
-    if (ctx.args.json) ctx.print(JSON.stringify({ query: query || null, patterns: found }) + '\n');
+    if (ctx.args.json) ctx.json({ query: query || null, patterns: found });
     else if (found.length > 0) ctx.print(found.map(describe).join('\n'));
     else ctx.log.info(query ? `no landing pattern matches '${query}'` : 'no landing patterns yet (they are captured from landing reports)');
   },
@@ -46,11 +46,11 @@ example:
 
 async function capture(ctx: Context): Promise<void> {
   if (ctx.args._.length > 1) throw new CairnError('usage', 'capture takes no words; give the report with --report F or on stdin');
-  const store = ctx.store();
+  const store = ctx.store({ create: true });
   const report = parseLandingReport(await textFromFileOrStdin(ctx, 'report'), store.location.root);
   const { entry, merged } = captureLanding(store, report);
   ctx.log.info(`${merged ? 'merged into' : 'captured'} ${entry.id}: ${entry.title}`);
-  if (ctx.args.json) ctx.print(JSON.stringify({ entry, merged }) + '\n');
+  if (ctx.args.json) ctx.json({ entry, merged });
 }
 
 /** A pattern for a person's terminal (sanitised: the file is shared through git). */

@@ -1,6 +1,8 @@
 import type { Command } from '../lib/cli/runner.js';
 import { nowMs } from '../lib/core/clock.js';
+import { describeError } from '../lib/core/errors.js';
 import { sanitizeKnowledge } from '../lib/knowledge/hygiene.js';
+import { knowledgeDb } from '../lib/knowledge/index.js';
 
 export const command: Command = {
   name: 'sanitize',
@@ -24,11 +26,17 @@ example:
   flags: {},
   deadlineMs: 0,
   run(ctx) {
-    const report = sanitizeKnowledge(ctx.store(), nowMs());
+    const store = ctx.store();
+    const report = sanitizeKnowledge(store, nowMs());
+    try {
+      knowledgeDb(store, ['active']); // index the new cache now, so the next session start need not
+    } catch (err) {
+      ctx.log.warn(`the active cache is written; indexing it is left to the next reader (${describeError(err)})`);
+    }
     ctx.log.info(
       `${report.active} active of ${report.read} read: ${report.noise} shell residue, ${report.duplicateKey + report.duplicateContent} duplicates, ` +
         `${report.stale} stale, ${report.needsReview} to review, ${report.superseded} superseded, ${report.unreadable} unreadable lines`,
     );
-    if (ctx.args.json) ctx.print(JSON.stringify(report) + '\n');
+    if (ctx.args.json) ctx.json(report);
   },
 };

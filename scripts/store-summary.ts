@@ -1,6 +1,7 @@
 import type { Command } from '../lib/cli/runner.js';
 import { list, optionalString, requiredString } from '../lib/cli/flags.js';
 import { storeSummary } from '../lib/patterns/format.js';
+import { warnUnknownRoles } from '../lib/patterns/roles.js';
 
 export const command: Command = {
   name: 'store-summary',
@@ -19,7 +20,9 @@ example:
   async run(ctx) {
     const role = requiredString(ctx.args, 'role');
     const text = await ctx.stdin();
-    const { basis } = storeSummary(ctx.store(), role, text, optionalString(ctx.args, 'basis'), {
+    const store = ctx.store();
+    warnUnknownRoles(store, role);
+    const { basis } = storeSummary(store, role, text, optionalString(ctx.args, 'basis'), {
       labels: list(ctx.args, 'labels'),
       files: list(ctx.args, 'files'),
       phase: optionalString(ctx.args, 'phase'),

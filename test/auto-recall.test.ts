@@ -107,6 +107,19 @@ describe('what is shown', () => {
     expect(json.entries.length).toBeGreaterThan(3);
   });
 
+  it('reads the active cache while it matches the log, and the log again after a capture', () => {
+    const { root, recall } = project();
+    expect(run('cairn', ['sanitize', '--strict'], { cwd: root, env: { CAIRN_NOW: NOW } }).code).toBe(0);
+    const fresh = JSON.parse(recall(hookPayload('claude-session-start.json'), ['--json']).stdout);
+    expect(fresh.source).toBe('active');
+    // shell residue is not in the active cache at all
+    expect(fresh.entries.some((e: { key: string }) => /^[a-z]+-bd-create-title/.test(e.key))).toBe(false);
+    // a capture (its background sanitiser held back by a fresh request stamp) leaves the cache behind the log
+    writeFileSync(join(root, '.cairn', 'cache', 'sanitize.requested'), '');
+    run('memory-capture', ['--bead', 'b-1', '--text', 'LEARNED: cursor hooks read workspace_roots first'], { cwd: root, env: { CAIRN_NOW: NOW } });
+    expect(JSON.parse(recall(hookPayload('claude-session-start.json'), ['--json']).stdout).source).toBe('log');
+  });
+
   it('an empty log prints nothing at all', () => {
     const { recall } = project({ log: false });
     expect(recall(hookPayload('claude-session-start.json'))).toEqual({ code: 0, stdout: '', stderr: '' });
@@ -132,7 +145,7 @@ describe('what is shown', () => {
   it('says when memory is degraded, until the failing command succeeds again', () => {
     const { root, recall } = project({ log: false });
     const backfill = (input: string) => run('memory-capture', ['--from-bd-json'], { cwd: root, input, env: { CAIRN_NOW: NOW } });
-    expect(backfill('{"text": "LEARNED: cut off').stderr).toMatch(/^cairn memory-capture: --from-bd-json: stdin is neither a JSON array nor JSON lines/);
+    expect(backfill('{"text": "LEARNED: cut off').stderr).toMatch(/^cairn memory-capture: skipped \(pipeline continues\): --from-bd-json: stdin is neither a JSON array nor JSON lines/);
     const health = JSON.parse(readFileSync(join(root, '.cairn', 'cache', 'health.json'), 'utf8'));
     const degraded = contextOf(recall(hookPayload('claude-session-start.json')).stdout, 'claude');
     expect(degraded).toBe(`${HEADER}\n\ncairn: memory degraded since ${health.degraded_since}: ${health.last_error} — run cairn doctor\n`);

@@ -92,7 +92,7 @@ describe('applying a proposal', () => {
     const refused = run('cairn', ['curate', '--apply', path, '--project', P], { cwd: root });
     expect(refused.code).toBe(0);
     expect(refused.stdout).toBe('');
-    expect(refused.stderr).toMatch(/^cairn curate: --apply needs --confirm HASH \(not from a hook/);
+    expect(refused.stderr).toMatch(/^cairn curate: skipped \(pipeline continues\): --apply needs --confirm HASH \(not from a hook/);
     expect(readFileSync(log, 'utf8')).toBe(before);
     const applied = run('cairn', ['curate', '--apply', path, '--confirm', hash, '--json', '--strict', '--project', P], { cwd: root });
     expect(JSON.parse(applied.stdout)).toEqual({ appended: 4, already: 0 });

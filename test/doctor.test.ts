@@ -3,7 +3,8 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, rmSync, 
 import { join } from 'node:path';
 import { hookChecks, resolveProgram } from '../lib/hosts/check.js';
 import { libraryCheck } from '../lib/landing/library.js';
-import { configCheck, databaseChecks, healthCheck } from '../lib/store/doctor.js';
+import { configCheck, databaseChecks, healthCheck, projectIdCheck } from '../lib/store/doctor.js';
+import { locate } from '../lib/store/root.js';
 import { recordFailure } from '../lib/store/health.js';
 import { eventFollower } from '../lib/events/log.js';
 import { knowledgeFollowers } from '../lib/knowledge/index.js';
@@ -46,7 +47,7 @@ describe('cairn doctor as a process', () => {
     const json = JSON.parse(run('cairn', ['doctor', '--json'], { cwd: root, env }).stdout);
     expect(json.ok).toBe(true);
     expect(json.checks.map((c: { name: string }) => c.name)).toEqual([
-      'store', 'config.json', 'better-sqlite3', 'tiktoken', 'database', 'events index', 'knowledge-log index', 'knowledge-archive index', 'knowledge-active index',
+      'store', 'config.json', 'project id', 'better-sqlite3', 'tiktoken', 'database', 'events index', 'knowledge-log index', 'knowledge-archive index', 'knowledge-active index',
       'landing-patterns.json', 'health',
       'hooks: claude', 'hooks: codex', 'hooks: gemini', 'hooks: cursor',
     ]);
@@ -131,6 +132,19 @@ describe('each broken state', () => {
     expect(libraryCheck(join(root, '.cairn'))).toMatchObject({ status: 'ok', detail: 'none yet' });
     writeFileSync(join(root, '.cairn', 'landing-patterns.json'), '[{"title": 1}');
     expect(libraryCheck(join(root, '.cairn'))).toMatchObject({ status: 'fail', detail: expect.stringContaining('landing-patterns.json is not valid JSON') });
+  });
+
+  it('the project id: not recorded, recorded and matching, recorded but this checkout derives another', () => {
+    const root = tempProject();
+    const derived = locate({ root }).project;
+    expect(projectIdCheck(locate({ root }))).toMatchObject({ status: 'warn', detail: expect.stringContaining('is derived, not recorded: run cairn init') });
+    run('cairn', ['init', '--quiet'], { cwd: root });
+    expect(projectIdCheck(locate({ root }))).toMatchObject({ status: 'ok', detail: `${derived} (recorded, and this checkout derives the same)` });
+    // the repository gets a remote: the derived id changes, the recorded one is kept
+    writeFileSync(join(root, '.git', 'config'), '[remote "origin"]\n\turl = git@github.com:acme/ledgerly.git\n');
+    const moved = projectIdCheck(locate({ root }));
+    expect(moved).toMatchObject({ status: 'warn', detail: expect.stringMatching(new RegExp(`^${derived} is recorded in config.json, but this checkout derives [0-9a-f]{16} `)) });
+    expect(projectIdCheck(locate({ root, project: 'mine' }))).toMatchObject({ status: 'ok', detail: 'mine (given by --project or $CAIRN_PROJECT)' });
   });
 
   it('no health record is ok', () => {

@@ -1,13 +1,14 @@
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect, afterAll } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
-import { binPath, cleanEnv, fixturePath, fixtureText, packageWithBrokenModules, run, seededRandom, tempProject, type RunResult } from './helpers.js';
+import { expectFailOpen, fixturePath, fixtureText, run, seededRandom, tempProject, type RunResult } from './helpers.js';
 
 // The fail-open contract (SPEC §2): every failure is one `cairn <name>:` line on stderr, exit 0
-// and nothing on stdout; --strict or CAIRN_STRICT=1 turns it into a non-zero exit.
+// and nothing on stdout; --strict or CAIRN_STRICT=1 turns it into a non-zero exit. The detailed
+// cases of three executables; test/faults.test.ts runs every executable under every fault.
 
 const NOW = '2026-03-02T10:00:00.000Z';
 const AUDITOR = 'led-101-r1-plan-auditor.md';
@@ -29,15 +30,6 @@ function invoke(inv: Invocation, cwd: string, extra: string[] = [], env: Record<
   return run(bin, [...args, ...extra], { cwd, input: inv.input, env: { CAIRN_NOW: NOW, ...env }, entry: entryDir ? join(entryDir, 'bin', `${bin}.js`) : undefined });
 }
 
-/** Exit 0, empty stdout, exactly one stderr line `cairn <name>: …` matching `message`. */
-function expectFailOpen(r: RunResult, name: string, message: RegExp): void {
-  expect(r.code, r.stderr).toBe(0);
-  expect(r.stdout).toBe('');
-  const lines = r.stderr.trimEnd().split('\n');
-  expect(lines, r.stderr).toHaveLength(1);
-  expect(lines[0].startsWith(`cairn ${name}: `)).toBe(true);
-  expect(lines[0]).toMatch(message);
-}
 
 /** The same failure under --strict and under CAIRN_STRICT=1: non-zero, still nothing on stdout. */
 function expectStrict(runIt: (extra: string[], env: Record<string, string>) => RunResult, name: string, message: RegExp, code = 1): void {
@@ -67,58 +59,6 @@ function randomBytesSeeded(n: number, seed: number): Buffer {
   const next = seededRandom(seed);
   return Buffer.from(Array.from({ length: n }, () => Math.floor(next() * 256)));
 }
-
-describe('missing .cairn/', () => {
-  it.each([STORE, FORMAT, REBUILD])('$name fails open and creates nothing', (inv) => {
-    const root = tempProject({ init: false });
-    expectFailOpen(invoke(inv, root), inv.name, /no cairn store at .*\.cairn.*cairn init/);
-    expectStrict((extra, env) => invoke(inv, root, extra, env), inv.name, /no cairn store/);
-    expect(existsSync(join(root, '.cairn'))).toBe(false);
-  });
-});
-
-describe('read-only .cairn/', () => {
-  const asRoot = process.getuid?.() === 0;
-
-  /** Run as a user who may not write the store: `nobody` when we are root (chmod does not stop root). */
-  function invokeReadOnly(inv: Invocation, cwd: string, extra: string[] = [], env: Record<string, string> = {}): RunResult {
-    const { bin, args } = exe(inv);
-    const r = spawnSync(process.execPath, [binPath(bin), ...args, ...extra], {
-      cwd,
-      input: inv.input ?? '',
-      env: cleanEnv({ CAIRN_NOW: NOW, ...env }),
-      encoding: 'utf8',
-      ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
-    });
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-  }
-
-  function readOnlyStore(withDatabase: boolean): { root: string; restore: () => void } {
-    const root = withDatabase ? populated() : tempProject();
-    const cairn = join(root, '.cairn');
-    const dirs = [cairn, join(cairn, 'cache')];
-    if (asRoot) {
-      chmodSync(root, 0o755); // nobody must be able to reach the store, just not write it (root owns it)
-      return { root, restore: () => undefined };
-    }
-    for (const d of dirs) chmodSync(d, 0o555);
-    return { root, restore: () => dirs.forEach((d) => chmodSync(d, 0o755)) };
-  }
-
-  it.each([STORE, FORMAT, REBUILD])('$name fails open on a store it cannot write', (inv) => {
-    for (const withDatabase of [true, false]) {
-      const { root, restore } = readOnlyStore(withDatabase);
-      try {
-        const before = eventsOf(root);
-        expectFailOpen(invokeReadOnly(inv, root), inv.name, /\.cairn\/cache\/state\.db: (attempt to write a readonly database|unable to open database file)/);
-        expectStrict((extra, env) => invokeReadOnly(inv, root, extra, env), inv.name, /./);
-        expect(eventsOf(root)).toBe(before);
-      } finally {
-        restore();
-      }
-    }
-  });
-});
 
 describe('a database file of random bytes', () => {
   function corrupt(root: string): Buffer {
@@ -290,35 +230,6 @@ describe('a 10 MB stdin', () => {
   });
 });
 
-describe('better-sqlite3 not loadable', () => {
-  let pkg: string;
-  beforeAll(() => {
-    pkg = packageWithBrokenModules(['better-sqlite3']);
-  });
-  afterAll(() => rmSync(pkg, { recursive: true, force: true }));
-
-  it.each([STORE, FORMAT, REBUILD])('$name fails open with one line naming the module', (inv) => {
-    const root = populated();
-    const before = eventsOf(root);
-    const artifacts = readdirSync(join(root, '.cairn', 'artifacts', 'deliberations'));
-    const r = invoke(inv, root, [], {}, pkg);
-    expectFailOpen(r, inv.name, /better-sqlite3 is not loadable \(Could not locate the bindings file/);
-    expectStrict((extra, env) => invoke(inv, root, extra, env, pkg), inv.name, /better-sqlite3 is not loadable/);
-    expect(eventsOf(root)).toBe(before);
-    expect(readdirSync(join(root, '.cairn', 'artifacts', 'deliberations'))).toEqual(artifacts);
-  });
-
-  it('commands that do not need the database still work without it', () => {
-    const root = populated();
-    const events = invoke({ name: 'events', args: ['--type', 'deliberation'] }, root, ['--strict'], {}, pkg);
-    expect(events.code, events.stderr).toBe(0);
-    expect(events.stdout).toMatch(/deliberation\.stored .*role=auditor/);
-    const help = invoke({ name: 'format-patterns', args: ['--help'] }, root, [], {}, pkg);
-    expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/^usage: format-patterns/);
-  });
-});
-
 describe('the event log lock', () => {
   const children: ChildProcess[] = [];
   afterAll(() => {
@@ -352,7 +263,8 @@ describe('the event log lock', () => {
     expectStrict((extra, e) => invoke(STORE, root, extra, { ...env, ...e }), 'store-deliberation', heldBy);
     // format-patterns computes its block but must record the injection; it cannot, so it prints nothing
     const withRun: Invocation = { name: 'format-patterns', args: ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r2'] };
-    expectFailOpen(invoke(withRun, root, [], env), 'format-patterns', heldBy);
+    // (a deadline long enough that the block is built before the lock wait runs out)
+    expectFailOpen(invoke(withRun, root, [], { CAIRN_DEADLINE_MS: '1500' }), 'format-patterns', heldBy);
     // without an issue/run there is nothing to record: the block is printed despite the lock
     expect(invoke(FORMAT, root, ['--strict'], env).stdout).toContain('HISTORICAL PATTERNS');
 
@@ -438,7 +350,7 @@ describe('visible failures', () => {
 
   it('nothing is written when there is no store to write into', () => {
     const root = tempProject({ init: false });
-    invoke(STORE, root);
+    invoke(FORMAT, root);
     expect(readdirSync(root)).toEqual(['.git']);
   });
 });

@@ -17,7 +17,7 @@ interface Item {
 
 function setup(): { dir: string; db: Database; log: string } {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-follower-'));
-  const db = openDatabase(join(dir, 'state.db'), { deadline: new Deadline(0), strict: true, warn: () => undefined });
+  const db = openDatabase(join(dir, 'state.db'), { deadline: new Deadline(0), strict: true, warn: () => undefined, within: dir });
   db.exec('CREATE TABLE toy (name TEXT, k TEXT, v TEXT, seq INTEGER PRIMARY KEY)');
   return { dir, db, log: join(dir, 'log.jsonl') };
 }

@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, syml
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { Store } from '../lib/store/store.js';
 import { locate } from '../lib/store/root.js';
 import { Deadline } from '../lib/core/deadline.js';
@@ -152,4 +152,14 @@ export function packageWithBrokenModules(names: string[]): string {
     );
   }
   return pkg;
+}
+
+/** Exit 0, empty stdout, exactly one stderr line `cairn <name>: …` matching `message` (SPEC §2). */
+export function expectFailOpen(r: RunResult, name: string, message: RegExp): void {
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toBe('');
+  const lines = r.stderr.trimEnd().split('\n');
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(lines[0].startsWith(`cairn ${name}: `)).toBe(true);
+  expect(lines[0]).toMatch(message);
 }

@@ -45,7 +45,7 @@ describe('cairn init --claude', () => {
     expect(existsSync(join(root, '.cairn', '.gitignore'))).toBe(true);
 
     // the summary: what it did, what to commit, the cron lines, the next step — short lines, not one long one
-    expect(r.stdout).toContain('.claude/settings.json: SessionStart → auto-recall --format claude, PostToolUse (Bash) → memory-capture');
+    expect(r.stdout).toContain('.claude/settings.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture');
     expect(r.stdout).toContain('git add .cairn .claude/settings.json && git commit -m "Set up cairn"');
     expect(r.stdout).toMatch(/\n {2}17 3 \* \* \* cd \S+ && npx --no-install cairn maintain --quiet\n/);
     expect(r.stdout).toMatch(/\n {2}27 3 \* \* \* cd \S+ && npx --no-install cairn rotate --quiet\n/);

@@ -1,9 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { binPath, cleanEnv, FIXTURES, REPO, run, seededRandom, tempProject, type RunResult } from './helpers.js';
+import { binPath, cleanEnv, expectFailOpen, FIXTURES, packageWithBrokenModules, run, seededRandom, tempProject, type RunResult } from './helpers.js';
 
 // The fail-open contract (SPEC §2) for the knowledge executables: one `cairn <name>:` line on stderr,
 // exit 0, nothing on stdout; --strict (or CAIRN_STRICT=1) turns it into a non-zero exit.
@@ -20,15 +20,6 @@ const ALL = [CAPTURE, AUTO, RECALL, ROTATE, SANITIZE, CURATE];
 
 function invoke(exe: Exe, cwd: string, extra: string[] = [], env: Record<string, string> = {}, entry?: string): RunResult {
   return run(exe.bin, [...exe.args, ...extra], { cwd, input: exe.input, env, entry });
-}
-
-function expectFailOpen(r: RunResult, name: string, message: RegExp): void {
-  expect(r.code, r.stderr).toBe(0);
-  expect(r.stdout).toBe('');
-  const lines = r.stderr.trimEnd().split('\n');
-  expect(lines, r.stderr).toHaveLength(1);
-  expect(lines[0].startsWith(`cairn ${name}: `)).toBe(true);
-  expect(lines[0]).toMatch(message);
 }
 
 /** A project holding the real Lavra log. */
@@ -87,16 +78,7 @@ describe('missing .cairn/', () => {
 describe('better-sqlite3 not loadable', () => {
   let pkg: string;
   beforeAll(() => {
-    pkg = mkdtempSync(join(tmpdir(), 'cairn-nosqlite-'));
-    for (const part of ['bin', 'dist', 'package.json']) cpSync(join(REPO, part), join(pkg, part), { recursive: true });
-    mkdirSync(join(pkg, 'node_modules'));
-    for (const entry of readdirSync(join(REPO, 'node_modules'))) {
-      if (entry === 'better-sqlite3' || entry.startsWith('.')) continue;
-      symlinkSync(join(REPO, 'node_modules', entry), join(pkg, 'node_modules', entry));
-    }
-    mkdirSync(join(pkg, 'node_modules', 'better-sqlite3'));
-    writeFileSync(join(pkg, 'node_modules', 'better-sqlite3', 'package.json'), JSON.stringify({ name: 'better-sqlite3', main: 'index.js' }));
-    writeFileSync(join(pkg, 'node_modules', 'better-sqlite3', 'index.js'), "throw new Error('Could not locate the bindings file');\n");
+    pkg = packageWithBrokenModules(['better-sqlite3']);
   });
   afterAll(() => rmSync(pkg, { recursive: true, force: true }));
 

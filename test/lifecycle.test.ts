@@ -221,8 +221,8 @@ describe('cairn maintain', () => {
     const { dir, ids } = seed();
     const r = cairn(dir, ['maintain', '--json', '--strict'], NOW);
     expect(r.code, r.stderr).toBe(0);
-    const { dryRun, deprecated } = JSON.parse(r.stdout) as { dryRun: boolean; deprecated: { id: string; reason: string }[] };
-    expect(dryRun).toBe(false);
+    const { dry_run, deprecated } = JSON.parse(r.stdout) as { dry_run: boolean; deprecated: { id: string; reason: string }[] };
+    expect(dry_run).toBe(false);
     const byId = Object.fromEntries(deprecated.map((d) => [d.id, d.reason]));
     expect(Object.keys(byId).sort()).toEqual([ids.stale, ids.dismissed].sort());
     expect(byId[ids.stale]).toMatch(/stale: score 0\.0\d+ < 0\.05 and unused for 45 days/);

@@ -1,8 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURES, REPO, run, tempProject } from './helpers.js';
+import { FIXTURES, packageWithBrokenModules, REPO, run, tempProject } from './helpers.js';
 
 // memory-capture as the hosts run it (SPEC §4.2): a PostToolUse payload on stdin, --bead/--text,
 // --from-bd-json; the log it writes; and the hot path that must stay cheap.
@@ -67,20 +66,8 @@ describe('from a hook payload', () => {
 describe('the hot path', () => {
   let pkg: string;
   beforeAll(() => {
-    // A copy of the package whose better-sqlite3 and tiktoken leave a mark (and throw) when loaded.
-    pkg = mkdtempSync(join(tmpdir(), 'cairn-hotpath-'));
-    for (const part of ['bin', 'dist', 'package.json']) cpSync(join(REPO, part), join(pkg, part), { recursive: true });
-    mkdirSync(join(pkg, 'node_modules'));
-    for (const entry of readdirSync(join(REPO, 'node_modules'))) {
-      if (entry === 'better-sqlite3' || entry === 'tiktoken' || entry.startsWith('.')) continue;
-      symlinkSync(join(REPO, 'node_modules', entry), join(pkg, 'node_modules', entry));
-    }
-    for (const name of ['better-sqlite3', 'tiktoken']) {
-      const dir = join(pkg, 'node_modules', name);
-      mkdirSync(dir);
-      writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, version: '0.0.0', main: 'index.js' }));
-      writeFileSync(join(dir, 'index.js'), `require('fs').writeFileSync(${JSON.stringify(join(pkg, `loaded-${name}`))}, ''); throw new Error('${name} must not be loaded here');\n`);
-    }
+    // better-sqlite3 and tiktoken that throw when loaded: loading either would be a line on stderr
+    pkg = packageWithBrokenModules(['better-sqlite3', 'tiktoken']);
   });
   afterAll(() => rmSync(pkg, { recursive: true, force: true }));
 
@@ -90,7 +77,6 @@ describe('the hot path', () => {
     const root = tempProject();
     const input = JSON.stringify({ session_id: 's', cwd: root, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'npm test -- --grep "bd comments"' }, tool_response: { stdout: 'ok' } });
     expect(viaPkg(root, input)).toEqual({ code: 0, stdout: '', stderr: '' });
-    expect(readdirSync(pkg).filter((f) => f.startsWith('loaded-'))).toEqual([]);
     expect(existsSync(join(root, '.cairn', 'memory'))).toBe(false);
   });
 

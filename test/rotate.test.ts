@@ -17,27 +17,27 @@ const line = (i: number) => JSON.stringify({ key: `fact-n${i}`, type: 'fact', co
 function memory(root: string) {
   const dir = join(root, '.cairn', 'memory');
   mkdirSync(dir, { recursive: true });
-  return { log: join(dir, 'knowledge.jsonl'), archive: join(dir, 'knowledge.archive.jsonl') };
+  return { log: join(dir, 'knowledge.jsonl'), archive: join(dir, 'knowledge.archive.jsonl'), within: join(root, '.cairn') };
 }
 const ids = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => Number(JSON.parse(l).key.slice('fact-n'.length))) : []);
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
 describe('rotate', () => {
   it('moves the oldest lines so the newest stay, and only when the log is over the limit', () => {
-    const { log, archive } = memory(tempProject());
+    const { log, archive, within } = memory(tempProject());
     writeFileSync(log, range(0, 12).map((i) => line(i) + '\n').join(''));
-    expect(rotate(log, archive, { deadline: NO_DEADLINE, above: 12, keep: 5 })).toEqual({ moved: 0, kept: 12, recovered: 0 });
+    expect(rotate(log, archive, { deadline: NO_DEADLINE, within, above: 12, keep: 5 })).toEqual({ moved: 0, kept: 12, recovered: 0 });
     writeFileSync(log, range(0, 13).map((i) => line(i) + '\n').join('') + '{"torn":');
-    expect(rotate(log, archive, { deadline: NO_DEADLINE, above: 12, keep: 5 })).toEqual({ moved: 8, kept: 5, recovered: 0 });
+    expect(rotate(log, archive, { deadline: NO_DEADLINE, within, above: 12, keep: 5 })).toEqual({ moved: 8, kept: 5, recovered: 0 });
     expect(ids(archive)).toEqual(range(0, 8));
     expect(readFileSync(log, 'utf8')).toBe(range(8, 13).map((i) => line(i) + '\n').join('') + '{"torn":'); // the torn tail stays for the next append
     expect(existsSync(journalPath(log))).toBe(false);
   });
 
   it('is cheap when not due: a small log is not read', () => {
-    const { log, archive } = memory(tempProject());
+    const { log, archive, within } = memory(tempProject());
     writeFileSync(log, line(1) + '\n');
-    expect(rotateIfDue(log, archive, { deadline: NO_DEADLINE })).toBeUndefined();
+    expect(rotateIfDue(log, archive, { deadline: NO_DEADLINE, within })).toBeUndefined();
   });
 
   // The three points a rotation can be killed at, rebuilt by hand: the journal written; the archive
@@ -47,18 +47,18 @@ describe('rotate', () => {
     ['after appending to the archive', { archived: true, rewritten: false }],
     ['after rewriting the log', { archived: true, rewritten: true }],
   ])('killed %s: the next run finishes the move exactly once', (_point, state) => {
-    const { log, archive } = memory(tempProject());
+    const { log, archive, within } = memory(tempProject());
     const all = range(0, 10);
     writeFileSync(archive, line(100) + '\n');
     writeFileSync(log, all.map((i) => line(i) + '\n').join(''));
     const moved = range(0, 6).map((i) => line(i) + '\n').join('');
     writeFileSync(journalPath(log), `${JSON.stringify({ inode: statSync(log).ino })}\n${moved}`);
-    if (state.archived) appendLines(archive, () => range(0, 6).map(line), NO_DEADLINE);
+    if (state.archived) appendLines(archive, () => range(0, 6).map(line), { deadline: NO_DEADLINE, within });
     if (state.rewritten) {
       writeFileSync(`${log}.new`, range(6, 10).map((i) => line(i) + '\n').join(''));
       renameSync(`${log}.new`, log);
     }
-    const report = rotate(log, archive, { deadline: NO_DEADLINE, above: 100 });
+    const report = rotate(log, archive, { deadline: NO_DEADLINE, within, above: 100 });
     expect(report.recovered).toBe(6);
     expect(ids(archive)).toEqual([100, ...range(0, 6)]);
     expect(ids(log)).toEqual(range(6, 10));
@@ -67,7 +67,7 @@ describe('rotate', () => {
 
   it('killed at random moments, a handful of times, never loses or doubles an entry', async () => {
     const root = tempProject();
-    const { log, archive } = memory(root);
+    const { log, archive, within } = memory(root);
     // A child that appends numbered entries, 200 at a time, and rotates whenever the log passes 1000
     // lines, forever: most of its time is spent inside a rotation, so that is where the kills land.
     const child = `
@@ -75,29 +75,30 @@ describe('rotate', () => {
       const { rotate } = await import(${JSON.stringify(join(REPO, 'dist', 'lib', 'knowledge', 'rotate.js'))});
       const { Deadline } = await import(${JSON.stringify(join(REPO, 'dist', 'lib', 'core', 'deadline.js'))});
       const { readFileSync, existsSync } = await import('node:fs');
-      const [log, archive] = process.argv.slice(1);
+      const [log, archive, within] = process.argv.slice(1);
       const d = new Deadline(0);
+      const opts = { deadline: d, within };
       const count = (p) => existsSync(p) ? readFileSync(p, 'utf8').split('\\n').filter(Boolean).length : 0;
       let next = count(log) + count(archive);
       const line = ${line.toString()};
       process.stdout.write('ready\\n');
       for (;;) {
         const batch = Array.from({ length: 200 }, (_, i) => line(next + i));
-        appendLines(log, () => batch, d);
+        appendLines(log, () => batch, opts);
         next += batch.length;
-        rotate(log, archive, { deadline: d, above: 1000, keep: 300 });
+        rotate(log, archive, { ...opts, above: 1000, keep: 300 });
       }`;
     const seeded = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     const random = seeded(9);
     let recovered = 0;
     for (let round = 0; round < 6; round++) {
-      const proc = spawn(process.execPath, ['--input-type=module', '-e', child, log, archive], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const proc = spawn(process.execPath, ['--input-type=module', '-e', child, log, archive, within], { stdio: ['ignore', 'pipe', 'inherit'] });
       await new Promise((resolve) => proc.stdout.once('data', resolve));
       await new Promise((resolve) => setTimeout(resolve, 30 + random() * 200));
       proc.kill('SIGKILL');
       await new Promise((resolve) => proc.once('exit', resolve));
       // the dead child's lock is broken, and whatever it cut short is finished
-      recovered += rotate(log, archive, { deadline: NO_DEADLINE, above: 1000, keep: 300 }).recovered;
+      recovered += rotate(log, archive, { deadline: NO_DEADLINE, within, above: 1000, keep: 300 }).recovered;
       const seen = [...ids(archive), ...ids(log)];
       expect(seen.length).toBeGreaterThan(round * 200);
       expect(seen).toEqual(range(0, seen.length)); // contiguous, in order: nothing lost, nothing doubled
@@ -109,7 +110,7 @@ describe('rotate', () => {
 describe('cairn rotate', () => {
   it('rotates a log of 5001 lines to 2500 and gzips artifacts older than --older-than', () => {
     const root = tempProject();
-    const { log, archive } = memory(root);
+    const { log, archive, within } = memory(root);
     writeFileSync(log, range(0, 5001).map((i) => line(i) + '\n').join(''));
     const artifacts = join(root, '.cairn', 'artifacts', 'deliberations');
     mkdirSync(artifacts, { recursive: true });

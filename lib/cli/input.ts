@@ -37,11 +37,15 @@ export async function textFromFileOrStdin(ctx: Context, flag: string): Promise<s
   return path === null ? ctx.stdin() : readTextFile(ctx, flag, path);
 }
 
+/** Names of this process's own stdin: read as stdin (reopening it fails for a socket, and a pipe is already open). */
+const STDIN_NAMES = new Set(['-', '/dev/stdin', '/dev/fd/0', '/proc/self/fd/0']);
+
 /** A text file, pipe or device named by `--<flag>`: bounded like stdin; binary content is an input error. */
 export async function readTextFile(ctx: Context, flag: string, path: string): Promise<string> {
   const what = `--${flag} ${path}`;
   const l = limits(ctx);
-  return decode(ctx, await readPathBounded(commandLinePath(path, ctx.location().root, what), l, what), what, l);
+  const input = STDIN_NAMES.has(path) ? await readStdinBounded(l) : await readPathBounded(commandLinePath(path, ctx.location().root, what), l, what);
+  return decode(ctx, input, what, l);
 }
 
 /**

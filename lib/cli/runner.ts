@@ -41,6 +41,8 @@ export interface Context {
   log: Logger;
   /** Buffer product output; it reaches stdout only if the command succeeds. */
   print(text: string): void;
+  /** The product as one JSON object (--json), keys in the one naming style of cairn's JSON: snake_case. */
+  json(value: unknown): void;
   /** Stdin as text (bounded; empty for a TTY). */
   stdin(): Promise<string>;
   /** Where the project and its store are (--root, --dir, --project and their defaults). */
@@ -149,6 +151,7 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
     deadline,
     log,
     print: (text) => output.push(text),
+    json: (value) => output.push(JSON.stringify(snakeCaseKeys(value)) + '\n'),
     stdin: () => stdinText(ctx),
     location: () => (location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
@@ -194,6 +197,16 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
     if (timer) clearTimeout(timer);
     store?.close();
   }
+}
+
+/**
+ * Every command's JSON reads alike (issue 10): `dryRun` → `dry_run`, at any depth. Values are kept
+ * as they are, so ids, roles and texts used as keys (all lower case) pass unchanged.
+ */
+export function snakeCaseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeCaseKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase(), snakeCaseKeys(v)]));
 }
 
 function isStrict(args: minimist.ParsedArgs): boolean {

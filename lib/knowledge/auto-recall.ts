@@ -57,7 +57,7 @@ export async function autoRecall(store: Store, partial: Omit<SessionContext, 'be
   const state = sessionState(store.sessionStatePath, now);
   const health = healthLine(store.dir, now);
   const fixed = [HEADER, health ?? '', FENCE_OPEN, FENCE_INTRO, ...patterns, FENCE_CLOSE, state?.section ?? ''].join('\n').length + 16;
-  const counter = new TokenCounter(db, store.config.tokenizer.encoding);
+  const counter = new TokenCounter(db, store.config.tokenizer.encoding, store.deadline);
   const chosen = fitEntries(hits, (line) => counter.count(line), store.config.knowledge.budget, MAX_CHARS - fixed);
   counter.save();
 

@@ -57,6 +57,7 @@ export function rotateIfDue(logPath: string, archivePath: string, opts: RotateOp
 export function rotate(logPath: string, archivePath: string, opts: RotateOptions): RotateReport {
   const above = opts.above ?? ROTATE_ABOVE;
   const keep = Math.min(opts.keep ?? KEEP_NEWEST, above);
+  if (!exists(logPath) && !exists(journalPath(logPath))) return { moved: 0, kept: 0, recovered: 0 }; // nothing captured yet
   const lock = acquireLock(logPath, opts.deadline);
   try {
     const recovered = finishJournal(logPath, archivePath, opts);

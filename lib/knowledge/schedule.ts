@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { nowMs } from '../core/clock.js';
 import type { Store } from '../store/store.js';
 
 // After a capture the sanitiser rebuilds the active cache (SPEC §4.2): in the background, never
@@ -14,7 +13,8 @@ const DEBOUNCE_MS = 60_000;
 export function scheduleSanitize(store: Store): boolean {
   const stamp = join(store.dir, 'cache', 'sanitize.requested');
   try {
-    if (existsSync(stamp) && nowMs() - statSync(stamp).mtimeMs < DEBOUNCE_MS) return false;
+    // file times are real times: compared with the real clock, not a pinned CAIRN_NOW
+    if (existsSync(stamp) && Date.now() - statSync(stamp).mtimeMs < DEBOUNCE_MS) return false;
     // the `cairn` entry beside the one running (bin/memory-capture.js → bin/cairn.js)
     const cairn = join(dirname(realpathSync(process.argv[1])), 'cairn.js');
     if (!existsSync(cairn)) return false;

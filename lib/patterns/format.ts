@@ -99,7 +99,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
 
   const pieces = ranked.map((r) => linePieces(r, role, opts.ids));
   const lines = pieces.map(([a, b]) => a + b);
-  const counter = new TokenCounter(patternDb(store), store.config.tokenizer.encoding);
+  const counter = new TokenCounter(patternDb(store), store.config.tokenizer.encoding, store.deadline);
   const margin = store.config.tokenizer.margin;
   const header = blockHeader(role) + '\n';
   const footer = BLOCK_FOOTER;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readSmallFile } from '../io/read.js';
 import { join } from 'node:path';
 import { CairnError } from '../core/errors.js';
 
@@ -35,14 +35,13 @@ export const DEFAULT_CONFIG: Config = {
   knowledge: { tags: [], budget: 1000, bdTimeoutMs: 400 },
 };
 
+/** config.json is a small settings file; anything larger is not read. */
+export const CONFIG_CAP = 1024 * 1024;
+
 /** Read `<dir>/config.json` over the defaults. A missing file is the defaults; a broken one is an input error. */
 export function loadConfig(dir: string): Config {
-  let raw: string;
-  try {
-    raw = readFileSync(join(dir, 'config.json'), 'utf8');
-  } catch {
-    return DEFAULT_CONFIG;
-  }
+  const raw = readSmallFile(join(dir, 'config.json'), CONFIG_CAP)?.toString('utf8');
+  if (raw === undefined) return DEFAULT_CONFIG;
   let user: Record<string, any>;
   try {
     user = JSON.parse(raw);

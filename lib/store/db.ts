@@ -1,8 +1,9 @@
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { lstatSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { CairnError } from '../core/errors.js';
+import { mkdirNoFollow } from '../io/safe.js';
 import type { Deadline } from '../core/deadline.js';
 
 export type Database = BetterSqlite3.Database;
@@ -121,11 +122,23 @@ export interface OpenOptions {
   /** Under --strict a corrupt database is an error; otherwise it is moved aside and rebuilt. */
   strict: boolean;
   warn: (message: string) => void;
+  /** The store directory: no symbolic link in it is written through (SPEC §2). */
+  within: string;
 }
+
+/** The database file and the companions SQLite writes beside it. */
+const COMPANIONS = ['', '-wal', '-shm', '-journal'];
 
 export function openDatabase(path: string, opts: OpenOptions): Database {
   const Driver = loadDriver();
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirNoFollow(opts.within, dirname(path));
+  const unusable = unusableFile(path);
+  if (unusable) {
+    // SQLite would write through a link (into another database, say) or fail on a directory at every run.
+    if (opts.strict) throw new CairnError('database', `${unusable}, not a database file`);
+    const aside = moveAside(path);
+    opts.warn(`${unusable}; moved it to ${aside} and rebuilt from the log`);
+  }
   try {
     return prepare(new Driver(path), opts);
   } catch (err) {
@@ -141,7 +154,7 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
   }
 }
 
-function prepare(db: Database, opts: OpenOptions): Database {
+function prepare(db: Database, opts: Pick<OpenOptions, 'deadline'>): Database {
   try {
     // busy_timeout first, so that switching to WAL already waits for a concurrent opener.
     db.pragma(`busy_timeout = ${Math.max(50, Math.min(opts.deadline.remaining(), 10_000))}`);
@@ -168,12 +181,41 @@ function migrate(db: Database): void {
   }).immediate();
 }
 
-/** The database is derived: keep a broken file (and its WAL) for inspection, so the next open starts afresh from the log. */
+/** A database file or companion that is a symbolic link, a directory or anything but a regular file. */
+function unusableFile(path: string): string | undefined {
+  for (const suffix of COMPANIONS) {
+    let st;
+    try {
+      st = lstatSync(path + suffix);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) return `${path + suffix} is a symbolic link`;
+    if (!st.isFile()) return `${path + suffix} is ${st.isDirectory() ? 'a directory' : 'not a regular file'}`;
+  }
+  return undefined;
+}
+
+/**
+ * The database is derived: keep a broken file (and its companions) for inspection, so the next open
+ * starts afresh from the log. Links are moved as links, never followed.
+ */
 export function moveAside(path: string): string {
   const aside = `${path}.corrupt-${Date.now()}`;
-  renameSync(path, aside);
-  for (const suffix of ['-wal', '-shm']) if (existsSync(path + suffix)) renameSync(path + suffix, aside + suffix);
+  for (const suffix of COMPANIONS) {
+    try {
+      lstatSync(path + suffix);
+    } catch {
+      continue;
+    }
+    renameSync(path + suffix, aside + suffix);
+  }
   return aside;
+}
+
+/** A database the store cannot write: it still serves pure reads from an index built in memory. */
+export function openMemoryDatabase(opts: Omit<OpenOptions, 'within'>): Database {
+  return prepare(new (loadDriver())(':memory:'), opts);
 }
 
 export function isCorruption(err: unknown): boolean {

@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Deadline } from '../core/deadline.js';
 import { describeError } from '../core/errors.js';
 import { loadConfig } from './config.js';
@@ -7,6 +7,7 @@ import { loadDriver, openDatabase, type Database } from './db.js';
 import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
 import { encoderFor } from './tokens.js';
+import { projectIdStatus, type Location } from './root.js';
 
 // `cairn doctor`, the store's side (SPEC §2): the modules load, the settings read, the database is
 // sound, each log is applied to its index, and no fail-open error is waiting to be looked at.
@@ -39,7 +40,7 @@ export function databaseChecks(dbPath: string, followers: LogFollower<unknown>[]
   if (!existsSync(dbPath)) return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
   let db: Database;
   try {
-    db = openDatabase(dbPath, { deadline: new Deadline(0), strict: true, warn: () => {} });
+    db = openDatabase(dbPath, { deadline: new Deadline(0), strict: true, warn: () => {}, within: dirname(dirname(dbPath)) });
   } catch (err) {
     return [{ name: 'database', status: 'fail', detail: `${describeError(err)} — delete it; it is rebuilt from the logs` }];
   }
@@ -74,5 +75,22 @@ export function healthCheck(dir: string): Check {
     name: 'health',
     status: 'fail',
     detail: `degraded since ${health.degraded_since}: ${health.errors} error(s), the last: ${health.last_error}${last} (fix it, then cairn doctor --clear)`,
+  };
+}
+
+/** The recorded project id against the one this checkout derives (SPEC §1.2: reported, never silently followed). */
+export function projectIdCheck(loc: Location): Check {
+  const name = 'project id';
+  if (loc.projectFrom === 'given') return { name, status: 'ok', detail: `${loc.project} (given by --project or $CAIRN_PROJECT)` };
+  if (!loc.ownStore) return { name, status: 'ok', detail: `${loc.project} (derived: a store shared through --dir records none)` };
+  const id = projectIdStatus(loc);
+  if (id.recorded === null) return { name, status: 'warn', detail: `${id.derived} is derived, not recorded: run cairn init to record it, so memory survives moving the directory` };
+  if (!id.mismatch) return { name, status: 'ok', detail: `${id.recorded} (recorded, and this checkout derives the same)` };
+  return {
+    name,
+    status: 'warn',
+    detail:
+      `${id.recorded} is recorded in config.json, but this checkout derives ${id.derived} (the directory moved or the origin remote changed). ` +
+      `The recorded id is used; if this store was copied from another project, set "project" in .cairn/config.json to ${id.derived}`,
   };
 }

@@ -1,8 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { CairnError } from '../core/errors.js';
 import { writeFileAtomic } from '../io/atomic.js';
 import { readSmallFile } from '../io/read.js';
 import { mkdirNoFollow } from '../io/safe.js';
+import { CONFIG_CAP } from './config.js';
+import type { Location } from './root.js';
 
 // `cairn init`: the store directory with its git settings. Committed JSONL logs merge by union;
 // everything derived stays out of git (SPEC §1.2).
@@ -35,6 +38,33 @@ export function initStore(dir: string): { created: boolean; added: string[] } {
     ...ensureLines(join(dir, '.gitattributes'), GITATTRIBUTES_LINES, dir).map((l) => `.gitattributes: ${l}`),
   ];
   return { created, added };
+}
+
+/**
+ * Record the project id in the project's own store (SPEC §1.2, amended: `cairn init` and the first
+ * write do), unless one is recorded already: from then on it wins over the derived id, so memory
+ * survives moving the directory, adding a remote or cloning. config.json is committed, and every
+ * other setting in it is kept. Returns the recorded id (null for a --dir store shared by projects).
+ */
+export function recordProjectId(location: Location): string | null {
+  if (!location.ownStore) return null;
+  const path = join(location.dir, 'config.json');
+  const raw = readSmallFile(path, CONFIG_CAP, true)?.toString('utf8') ?? '';
+  let config: Record<string, unknown> = {};
+  if (raw.trim() !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch (err) {
+      throw new CairnError('input', `${path} is not valid JSON (${(err as Error).message}); the project id was not recorded`);
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CairnError('input', `${path} is not a JSON object; the project id was not recorded`);
+    config = parsed as Record<string, unknown>;
+  }
+  if (typeof config.project === 'string' && config.project !== '') return config.project;
+  const { project: _unusable, ...settings } = config;
+  writeFileAtomic(path, JSON.stringify({ project: location.project, ...settings }, null, 2) + '\n', location.dir);
+  return location.project;
 }
 
 /** The crontab lines for nightly maintenance: pattern deprecation (SPEC §3.4) and knowledge rotation (§4.5). */

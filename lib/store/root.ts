@@ -1,6 +1,8 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { shortHash } from '../core/text.js';
+import { readSmallFile } from '../io/read.js';
+import { CONFIG_CAP } from './config.js';
 
 export interface Location {
   /** The project root: the first directory up from the start that holds `.cairn/` or `.git`. */
@@ -9,6 +11,10 @@ export interface Location {
   dir: string;
   /** Every read and write is scoped by this id (SPEC §1.2). */
   project: string;
+  /** Where the id came from: --project or $CAIRN_PROJECT, the store's config.json, or the origin remote or root path. */
+  projectFrom: 'given' | 'recorded' | 'derived';
+  /** The store is the project's own `.cairn/`, not a --dir / $CAIRN_DIR store that many projects may share. */
+  ownStore: boolean;
 }
 
 export interface LocationOptions {
@@ -19,14 +25,59 @@ export interface LocationOptions {
   payloadCwd?: string;
 }
 
-/** Resolve root, store dir and project id without spawning anything (SPEC §1.2). */
+/**
+ * Resolve root, store dir and project id without spawning anything (SPEC §1.2). The root and a
+ * given store directory are real paths (links resolved): the caller chose them, and every write
+ * below them refuses links (SPEC §2). The id recorded in the project's own store wins over a
+ * derived one, so memory survives moving the directory or adding a remote; a store shared through
+ * --dir holds many projects, so there the id is given or derived.
+ */
 export function locate(opts: LocationOptions = {}, env = process.env): Location {
   const start = opts.root ?? env.CAIRN_ROOT ?? opts.payloadCwd ?? env.CLAUDE_PROJECT_DIR ?? process.cwd();
-  const root = findRoot(resolve(start));
+  const root = findRoot(realOrResolved(start));
   const dirOpt = opts.dir ?? env.CAIRN_DIR;
-  const dir = dirOpt ? resolve(dirOpt) : join(root, '.cairn');
-  const project = opts.project ?? env.CAIRN_PROJECT ?? projectIdFor(root);
-  return { root, dir, project };
+  const ownStore = !dirOpt;
+  const dir = dirOpt ? realOrResolved(dirOpt) : join(root, '.cairn');
+  const given = opts.project ?? env.CAIRN_PROJECT;
+  if (given) return { root, dir, project: given, projectFrom: 'given', ownStore };
+  const recorded = ownStore ? recordedProjectId(dir) : undefined;
+  if (recorded) return { root, dir, project: recorded, projectFrom: 'recorded', ownStore };
+  return { root, dir, project: projectIdFor(root), projectFrom: 'derived', ownStore };
+}
+
+function realOrResolved(path: string): string {
+  const full = resolve(path);
+  try {
+    return realpathSync(full);
+  } catch {
+    return full; // not there (yet)
+  }
+}
+
+/** The project id `cairn init` (or the first write) recorded in the store's config.json, if any. */
+export function recordedProjectId(dir: string): string | undefined {
+  try {
+    const config = JSON.parse(readSmallFile(join(dir, 'config.json'), CONFIG_CAP)?.toString('utf8') ?? '{}') as { project?: unknown };
+    return typeof config.project === 'string' && config.project !== '' ? config.project : undefined;
+  } catch {
+    return undefined; // an unreadable config is reported by the config loader
+  }
+}
+
+export interface ProjectIdStatus {
+  /** The id recorded in the project's own store, or null. */
+  recorded: string | null;
+  /** The id the origin remote (or the root's path) gives today. */
+  derived: string;
+  /** A recorded id that differs from the derived one: the recorded one is used, and `cairn doctor` says so. */
+  mismatch: boolean;
+}
+
+/** For `cairn doctor` (SPEC §1.2): a derived id that differs from the recorded one is reported, never silently followed. */
+export function projectIdStatus(location: Location): ProjectIdStatus {
+  const recorded = location.ownStore ? (recordedProjectId(location.dir) ?? null) : null;
+  const derived = projectIdFor(location.root);
+  return { recorded, derived, mismatch: recorded !== null && recorded !== derived };
 }
 
 function findRoot(start: string): string {

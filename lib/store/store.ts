@@ -1,10 +1,10 @@
-import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { loadConfig, DEFAULT_CONFIG, type Config } from './config.js';
 import { locate, type Location, type LocationOptions } from './root.js';
-import { isCorruption, moveAside, openDatabase, type Database } from './db.js';
-import { initStore } from './init.js';
+import { isCorruption, moveAside, openDatabase, openMemoryDatabase, type Database } from './db.js';
+import { initStore, recordProjectId } from './init.js';
 import { follow, rebuildIndex, type FollowReport, type LogFollower } from './follower.js';
 import { appendLines } from '../io/jsonl.js';
 import { writeFileAtomic } from '../io/atomic.js';
@@ -17,6 +17,7 @@ export class Store {
   private db: Database | undefined;
   private readonly followed = new Set<string>();
   private appended = false;
+  private inMemory = false;
 
   constructor(
     readonly location: Location,
@@ -93,6 +94,8 @@ export class Store {
    * domains register their logs here, so a command that never asks loads no SQLite at all.
    */
   indexed<T>(follower: LogFollower<T>): Database {
+    // Every read of a domain starts here, so this is where a run past its deadline stops (SPEC §2).
+    this.deadline.check(`reading the ${follower.name} index`);
     if (!this.followed.has(follower.name)) {
       this.healing(() => follow(this.database, follower, this.followOptions()));
       this.followed.add(follower.name);
@@ -106,6 +109,8 @@ export class Store {
   }
 
   rebuildIndex<T>(follower: LogFollower<T>): FollowReport {
+    this.db ??= this.open(); // opening tells whether the index file can be written at all
+    if (this.inMemory) throw new CairnError('store', `cannot rebuild ${this.dbPath}: the store is read-only`);
     const report = this.healing(() => rebuildIndex(this.database, follower, this.followOptions()));
     this.followed.add(follower.name);
     return report;
@@ -126,8 +131,25 @@ export class Store {
     }
   }
 
+  /**
+   * The index file, or — when the store cannot be written (a read-only checkout, another user's
+   * store) — an index built in memory from the logs, so pure reads still work there (SPEC §2);
+   * writes fail at the append as they must.
+   */
   private open(): Database {
-    return openDatabase(this.dbPath, { deadline: this.deadline, strict: this.strict, warn: (m) => this.log.warn(m) });
+    const opts = { deadline: this.deadline, strict: this.strict, warn: (m: string) => this.log.warn(m), within: this.dir };
+    if (!this.indexWritable()) {
+      this.inMemory = true;
+      this.log.warn(`${this.dbPath} cannot be written (a read-only store); reading from an index built in memory from the logs`);
+      return openMemoryDatabase(opts);
+    }
+    return openDatabase(this.dbPath, opts);
+  }
+
+  /** Whether this process may write the index file (or create it, or its directory). */
+  private indexWritable(): boolean {
+    const cache = dirname(this.dbPath);
+    return writable(this.dbPath) && writable(cache) && (existsSync(cache) || writable(this.dir));
   }
 
   /**
@@ -153,6 +175,16 @@ export class Store {
   }
 }
 
+/** False only when the file (or directory) exists and this process may not write it. */
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
+
 function readConfig(dir: string, log: Logger, strict: boolean): Config {
   try {
     return loadConfig(dir);
@@ -170,20 +202,29 @@ export interface StoreOptions {
   create?: boolean;
 }
 
-/** Open the store for this invocation; a missing store directory is an error (fail open: nothing to do) unless a writer may create it. */
+/**
+ * Open the store for this invocation. A missing store is an error (fail open: nothing to do), except
+ * for a writer (`create`) in a git work tree without its `.cairn/`: the first write creates the store
+ * as `cairn init` would, project id recorded, so a pipeline's first run loses nothing (SPEC §1.2).
+ * Readers never create it, and neither does a writer for a --dir store that is not there.
+ */
 export function openStore(opts: LocationOptions, deadline: Deadline, log: Logger, strict: boolean, create = false): Store {
   const location = locate(opts);
-  let isDir = false;
-  try {
-    isDir = statSync(location.dir).isDirectory();
-  } catch {
-    isDir = false;
-  }
-  if (!isDir && create && existsSync(join(location.root, '.git'))) {
+  if (!isDirectory(location.dir)) {
+    if (!(create && location.ownStore && existsSync(join(location.root, '.git')))) {
+      throw new CairnError('store', `no cairn store at ${location.dir} (run \`cairn init\` in the project)`);
+    }
     initStore(location.dir);
-    isDir = true;
+    recordProjectId(location);
+    log.info(`created the store ${location.dir} (commit it: git add ${relative(location.root, location.dir)})`);
   }
-  if (!isDir) throw new CairnError('store', `no cairn store at ${location.dir} (run \`cairn init\` in the project)`);
   return new Store(location, deadline, log, strict);
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

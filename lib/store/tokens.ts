@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { Database } from './db.js';
 import { sha256 } from '../core/text.js';
 import { CairnError } from '../core/errors.js';
+import type { Deadline } from '../core/deadline.js';
 
 // Token counts with tiktoken, cached in the database per (encoding, text). The tokenizer costs
 // ~100 ms to load, so it is loaded only when a count is missing from the cache.
@@ -36,6 +37,9 @@ export function encoderFor(encoding: string): Encoder {
   return encoder;
 }
 
+/** Texts longer than this are counted by their byte length (an upper bound) instead of tokenized. */
+const TOKENIZED_BYTES = 16 * 1024;
+
 export class TokenCounter {
   private loaded = false;
   private memo = new Map<string, number>();
@@ -45,6 +49,7 @@ export class TokenCounter {
   constructor(
     private readonly db: Database,
     readonly encoding: string,
+    private readonly deadline: Deadline,
   ) {
     this.lookup = db.prepare('SELECT tokens FROM token_counts WHERE key = ?');
   }
@@ -70,6 +75,12 @@ export class TokenCounter {
   }
 
   private encode(text: string): number {
+    const bytes = Buffer.byteLength(text);
+    // A text far beyond any block is not worth the tokenizer's time (it takes seconds on a forged
+    // 100 KB text and traps on a 1 MB one): its UTF-8 length bounds its tokens (SPEC §3.5), and that
+    // bound already keeps it out of the block.
+    if (bytes > TOKENIZED_BYTES) return bytes;
+    if (!this.loaded) this.deadline.check('loading the tokenizer'); // ~150 ms that cannot be interrupted
     this.loaded = true;
     // Special-token text in a pattern is counted as plain text, never rejected.
     return encoderFor(this.encoding).encode(text, [], []).length;
