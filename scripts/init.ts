@@ -9,6 +9,7 @@ import { CONFIGURABLE_HOSTS, HOST_HOOKS, type ConfigurableHost } from '../lib/ho
 import { commandProgram, gitTopLevel, installHooks, type HookEntry } from '../lib/hosts/settings.js';
 import { importLavraLog, type ImportReport } from '../lib/knowledge/capture.js';
 import { optionalString } from '../lib/cli/flags.js';
+import { commandLinePath } from '../lib/cli/input.js';
 
 interface HostResult {
   host: ConfigurableHost;
@@ -53,7 +54,7 @@ example:
     const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => setUpHost(loc.root, host));
     for (const h of hosts) if (h.error) ctx.log.warn(`${h.host}: ${h.error}`);
     const lavra = optionalString(ctx.args, 'import-lavra');
-    const imported: ImportReport | null = lavra === null ? null : importLavraLog(ctx.store(), lavra);
+    const imported: ImportReport | null = lavra === null ? null : importLavraLog(ctx.store(), commandLinePath(lavra, loc.root, `--import-lavra ${lavra}`));
     const inRoot = (path: string) => {
       const rel = relative(loc.root, path);
       return rel === '' || rel.startsWith('..') ? null : rel;

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { COMMANDS } from '../lib/cli/runner.js';
+import { COMMANDS, snakeCaseKeys } from '../lib/cli/runner.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { binPath, cleanEnv, fixturePath, REPO, run, tempProject } from './helpers.js';
 
@@ -188,6 +188,14 @@ describe('usage errors', () => {
     const r = run('format-patterns', ['--role', 'audtor'], { cwd: root });
     expect(r).toEqual({ code: 0, stdout: '', stderr: "cairn format-patterns: role 'audtor' is not in config.json and nothing is stored for it yet (did you mean auditor?)\n" });
     expect(run('format-patterns', ['--role', 'auditor'], { cwd: root }).stderr).toBe('');
+  });
+});
+
+describe('--json', () => {
+  it('one naming style at any depth: camelCase keys become snake_case; values and data used as keys stay', () => {
+    const report = { dryRun: true, alreadyDismissed: ['p1'], byType: { learned: 2 }, findings: { A4: 'x' }, patterns: [{ exampleId: 'pAbC', text: 'keepThis' }] };
+    expect(snakeCaseKeys(report)).toEqual({ dry_run: true, already_dismissed: ['p1'], by_type: { learned: 2 }, findings: { A4: 'x' }, patterns: [{ example_id: 'pAbC', text: 'keepThis' }] });
+    expect(snakeCaseKeys(null)).toBeNull();
   });
 });
 

@@ -200,13 +200,14 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
 }
 
 /**
- * Every command's JSON reads alike (issue 10): `dryRun` → `dry_run`, at any depth. Values are kept
- * as they are, so ids, roles and texts used as keys (all lower case) pass unchanged.
+ * Every command's JSON reads alike (issue 10): `dryRun` → `dry_run`, at any depth. Only a camelCase
+ * boundary changes a key, so data used as keys (types, roles, finding ids like `A4`) passes as it is.
  */
 export function snakeCaseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(snakeCaseKeys);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase(), snakeCaseKeys(v)]));
+  const snake = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, (_, before: string, upper: string) => `${before}_${upper.toLowerCase()}`);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snake(k), snakeCaseKeys(v)]));
 }
 
 function isStrict(args: minimist.ParsedArgs): boolean {
