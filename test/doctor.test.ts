@@ -3,8 +3,8 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, rmSync, 
 import { join } from 'node:path';
 import { hookChecks, hostPath, resolveProgram } from '../lib/hosts/check.js';
 import { libraryCheck } from '../lib/landing/library.js';
-import { CONFIG_SETTINGS, configCheck, databaseChecks, healthCheck, projectIdCheck } from '../lib/store/doctor.js';
-import { DEFAULT_CONFIG } from '../lib/store/config.js';
+import { CONFIG_SETTINGS, configCheck, databaseChecks, healthCheck, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
+import { DEFAULT_CONFIG, mergeConfig } from '../lib/store/config.js';
 import { locate } from '../lib/store/root.js';
 import { recordFailure } from '../lib/store/health.js';
 import { eventFollower } from '../lib/events/log.js';
@@ -49,9 +49,19 @@ describe('cairn doctor as a process', () => {
     expect(json.ok).toBe(true);
     expect(json.checks.map((c: { name: string }) => c.name)).toEqual([
       'store', 'config.json', 'project id', 'better-sqlite3', 'tiktoken', 'database', 'events index', 'knowledge-log index', 'knowledge-archive index', 'knowledge-active index',
-      'landing-patterns.json', 'health',
+      'roles', 'landing-patterns.json', 'health',
       'hooks: claude', 'hooks: codex', 'hooks: gemini', 'hooks: cursor',
     ]);
+  });
+
+  it('a role misspelt in one step of a pipeline: warned by the step only once, by doctor while it lasts', () => {
+    const root = populated();
+    const store = (role: string) => run('store-deliberation', ['--role', role, '--issue', 'LED-101', '--run', 'r2', '--file', fixturePath('led-101-r2-plan-auditor.md')], { cwd: root });
+    expect(store('audtor').stderr).toContain("role 'audtor' is not in config.json and nothing is stored for it yet (did you mean auditor?)");
+    expect(store('audtor').stderr).not.toContain("role 'audtor'"); // stored now: the step is silent from here on
+    const r = run('cairn', ['doctor'], { cwd: root, env: { PATH: `${fakeExecutables(root)}:${process.env.PATH}` } });
+    expect(r.stdout).toMatch(/\n {2}warn {2}roles +'audtor' looks like a misspelling of 'auditor': fix the pipeline's --role \(a role of its own: name it in config\.json roles\)\n/);
+    expect(r.code).toBe(0); // a warning, not a failure
   });
 
   it('no store: fail, exit 1', () => {
@@ -174,6 +184,16 @@ describe('each broken state', () => {
     // a config.json that does not read hides the recorded id: not "run cairn init" (which would refuse), but what it costs
     writeFileSync(join(root, '.cairn', 'config.json'), `{"project": "${derived}",}`);
     expect(projectIdCheck(locate({ root }))).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^[0-9a-f]{16} is derived: config\.json does not read, so an id recorded in it is not used/) });
+  });
+
+  it('roles: a custom role is fine; one a letter away from another is named', () => {
+    const stored = (...roles: string[]) => () => roles;
+    expect(roleCheck(DEFAULT_CONFIG, stored())).toEqual({ name: 'roles', status: 'ok', detail: 'none stored yet' });
+    expect(roleCheck(DEFAULT_CONFIG, stored('auditor', 'planner', 'curator'))).toEqual({ name: 'roles', status: 'ok', detail: 'auditor, curator, planner' });
+    expect(roleCheck(DEFAULT_CONFIG, stored('auditor', 'jugde', 'lens'))).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^'jugde' looks like a misspelling of 'judge': /) });
+    const architects = mergeConfig({ budgets: { architects: 900 } });
+    expect(roleCheck(architects, stored('architect', 'architects'))).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^'architect' looks like a misspelling of 'architects': /) });
+    expect(roleCheck(DEFAULT_CONFIG, () => { throw new Error('database is locked'); })).toEqual({ name: 'roles', status: 'warn', detail: 'not read: database is locked' });
   });
 
   it('no health record is ok', () => {

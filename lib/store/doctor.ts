@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { Deadline } from '../core/deadline.js';
 import { describeError } from '../core/errors.js';
 import { nearest } from '../core/suggest.js';
-import { loadConfig } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import { loadDriver, openDatabase, type Database } from './db.js';
 import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
@@ -121,6 +121,29 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
   } finally {
     db.close();
   }
+}
+
+/**
+ * Stored roles that config.json does not name and that look like a misspelling of another role. A
+ * role is warned about only while nothing is stored for it, so `--role audtor` in one step of a
+ * pipeline is said once and then learns, as a role of its own, from then on; doctor keeps saying it.
+ */
+export function roleCheck(config: Config, readStored: () => string[]): Check {
+  const { roles, budgets, roleWeights } = config;
+  const configured = [...roles.adversarial, ...roles.validator, ...Object.keys(budgets.byRole), ...Object.keys(roleWeights)];
+  let stored: string[];
+  try {
+    stored = readStored();
+  } catch (err) {
+    return { name: 'roles', status: 'warn', detail: `not read: ${describeError(err)}` };
+  }
+  const suspects = stored
+    .filter((role) => !configured.includes(role))
+    .map((role) => ({ role, like: nearest(role, [...new Set([...configured, ...stored])].filter((r) => r !== role)) }))
+    .filter((s): s is { role: string; like: string } => s.like !== undefined);
+  if (suspects.length === 0) return { name: 'roles', status: 'ok', detail: stored.length > 0 ? [...stored].sort().join(', ') : 'none stored yet' };
+  const named = suspects.map((s) => `'${s.role}' looks like a misspelling of '${s.like}'`).join('; ');
+  return { name: 'roles', status: 'warn', detail: `${named}: fix the pipeline's --role (a role of its own: name it in config.json roles)` };
 }
 
 /** Fail-open errors recorded since the last `cairn doctor --clear`. */
