@@ -51,7 +51,9 @@ example:
     recordProjectId(loc);
     const id = projectIdStatus(loc);
     if (id.mismatch) ctx.log.warn(`the recorded project id ${id.recorded} differs from the one derived here (${id.derived}: the directory moved or the remote changed); the recorded one is kept`);
-    const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => setUpHost(loc.root, host));
+    // a store outside the project (--dir) is named in the hooks and cron lines, which would otherwise use .cairn/
+    const storeDir = loc.ownStore ? undefined : loc.dir;
+    const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => setUpHost(loc.root, host, storeDir));
     for (const h of hosts) if (h.error) ctx.log.warn(`${h.host}: ${h.error}`);
     const lavra = optionalString(ctx.args, 'import-lavra');
     const imported: ImportReport | null = lavra === null ? null : importLavraLog(ctx.store(), commandLinePath(lavra, loc.root, `--import-lavra ${lavra}`));
@@ -62,7 +64,7 @@ example:
     const git = gitTopLevel(loc.root) !== null;
     const toCommit = [inRoot(loc.dir), ...hosts.filter((h) => !h.error).map((h) => inRoot(h.path))].filter((p): p is string => p !== null);
     const commit = git && toCommit.length > 0 ? `git add ${toCommit.join(' ')} && git commit -m "Set up cairn"` : null;
-    const cron = cronLines(loc.root);
+    const cron = cronLines(loc.root, { storeDir });
     // fail open like every command (SPEC §2): a host left as it was is a warning, exit 1 only under --strict
     const code = ctx.strict && hosts.some((h) => h.error) ? 1 : 0;
     if (ctx.args.json) {
@@ -97,7 +99,8 @@ example:
       const skipped = [imported.duplicates && `${imported.duplicates} already there`, imported.unreadable && `${imported.unreadable} unreadable line(s) skipped`].filter(Boolean);
       lines.push(`  lavra   ${imported.appended} knowledge entries imported from ${lavra}${skipped.length ? ` (${skipped.join(', ')})` : ''}`);
     }
-    if (commit) lines.push('', 'Commit it (the logs are shared through git; the cache stays local):', `  ${commit}`);
+    if (commit && inRoot(loc.dir) === null) lines.push('', `Commit the hooks (the store ${loc.dir} is outside this repository: not shared through it):`, `  ${commit}`);
+    else if (commit) lines.push('', 'Commit it (the logs are shared through git; the cache stays local):', `  ${commit}`);
     else if (!git) lines.push('', 'Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.');
     lines.push('', 'Nightly maintenance (crontab -e):', ...cron.map((l) => `  ${l}`), '');
     const ready = hosts.filter((h) => !h.error);
@@ -112,10 +115,10 @@ example:
 };
 
 /** Merge cairn's hooks into one host's settings, then check that the host would find their programs. */
-function setUpHost(root: string, host: ConfigurableHost): HostResult {
+function setUpHost(root: string, host: ConfigurableHost, storeDir: string | undefined): HostResult {
   const hooks = HOST_HOOKS[host];
   try {
-    const { path, added } = installHooks(root, hooks);
+    const { path, added } = installHooks(root, hooks, storeDir);
     const check = hookCheck(root, host);
     return { host, path, added, error: null, warning: check.status === 'fail' ? check.detail.replace(`${hooks.file}: `, '') : null };
   } catch (err) {

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { cronLines } from '../lib/hosts/cron.js';
 import { claudeHooks } from '../lib/hosts/claude.js';
 import { codexHooks } from '../lib/hosts/codex.js';
 import { cursorHooks } from '../lib/hosts/cursor.js';
 import { geminiHooks } from '../lib/hosts/gemini.js';
 import { commandProgram, commandsFor, executableCommand, installHooks, mergeHooks } from '../lib/hosts/settings.js';
-import { FIXTURES, run, tempProject } from './helpers.js';
+import { binPath, cleanEnv, FIXTURES, run, tempProject } from './helpers.js';
 
 // `cairn init` (SPEC §7): the store with its git settings, and hook entries merged into each
 // host's settings file without touching the user's own.
@@ -96,6 +96,31 @@ describe('cairn init --claude', () => {
     expect(JSON.parse(again.stdout).hooks[0]).toMatchObject({ host: 'claude', added: [], error: null, warning: null });
   });
 
+  it('a store outside the project (--dir): the hooks and the cron lines name it, and a session uses it', () => {
+    const root = tempProject({ init: false });
+    const shared = join(root, '..', `${basename(root)}-shared store`);
+    try {
+      const r = run('cairn', ['init', '--dir', shared, '--claude', '--cursor'], { cwd: root });
+      expect(r.code, r.stderr).toBe(0);
+      const settings = JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8'));
+      expect(settings.hooks.PostToolUse[0].hooks[0].command).toBe(`memory-capture --dir '${shared}'`);
+      expect(JSON.parse(readFileSync(join(root, '.cursor', 'hooks.json'), 'utf8')).hooks.sessionStart[0].command).toBe(`auto-recall --dir '${shared}' --format cursor`);
+      expect(r.stdout).toContain(`maintain --dir '${shared}' --quiet`);
+      expect(r.stdout).toContain(`Commit the hooks (the store ${shared} is outside this repository: not shared through it):\n  git add .claude/settings.json .cursor/hooks.json`);
+      // the capture hook, run as written (bin/ stands in for PATH), lands in the shared store, and no .cairn/ appears
+      const bin = join(root, 'bin');
+      mkdirSync(bin);
+      for (const name of ['memory-capture', 'auto-recall']) symlinkSync(binPath(name), join(bin, name));
+      const payload = JSON.stringify({ ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8')), cwd: root });
+      const hook = spawnSync('sh', ['-c', settings.hooks.PostToolUse[0].hooks[0].command], { cwd: root, input: payload, env: { ...cleanEnv(), PATH: `${bin}:${process.env.PATH}` }, encoding: 'utf8' });
+      expect(hook.stderr).toContain('captured learned-oauth-redirect-uri');
+      expect(readFileSync(join(shared, 'memory', 'knowledge.jsonl'), 'utf8')).toContain('OAuth redirect URI');
+      expect(existsSync(join(root, '.cairn'))).toBe(false);
+    } finally {
+      rmSync(shared, { recursive: true, force: true });
+    }
+  });
+
   it('outside git: hooks name the project by its path, and the summary says how to share it', () => {
     const root = mkdtempSync(join(tmpdir(), 'cairn no git '));
     try {
@@ -131,18 +156,18 @@ describe('the cron lines', () => {
     mkdirSync(global, { recursive: true });
     writeFileSync(join(global, 'cairn'), '#!/bin/sh\n');
     chmodSync(join(global, 'cairn'), 0o755);
-    expect(cronLines(root, { PATH: `${global}:/usr/bin` }, '/usr/bin/node')).toEqual([
+    expect(cronLines(root, { env: { PATH: `${global}:/usr/bin` }, nodePath: '/usr/bin/node' })).toEqual([
       `17 3 * * * cd ${root} && ${global}/cairn maintain --quiet`,
       `27 3 * * * cd ${root} && ${global}/cairn rotate --quiet`,
     ]);
     devDependency(root);
-    expect(cronLines(root, { PATH: `${global}:/usr/bin` }, '/home/me/.nvm/versions/node/v20.19.0/bin/node')[0]).toBe(
+    expect(cronLines(root, { env: { PATH: `${global}:/usr/bin` }, nodePath: '/home/me/.nvm/versions/node/v20.19.0/bin/node' })[0]).toBe(
       `17 3 * * * cd ${root} && PATH=/home/me/.nvm/versions/node/v20.19.0/bin:$PATH node_modules/.bin/cairn maintain --quiet`,
     );
     const spaced = join(root, "it's here");
     mkdirSync(spaced);
-    expect(cronLines(spaced, { PATH: '/usr/bin' }, '/usr/bin/node')[0]).toBe(`17 3 * * * cd '${root}/it'\\''s here' && cairn maintain --quiet`);
-    const line = cronLines(root, { PATH: '/usr/bin' }, process.execPath)[0].replace(/^17 3 \* \* \* /, '');
+    expect(cronLines(spaced, { env: { PATH: '/usr/bin' }, nodePath: '/usr/bin/node' })[0]).toBe(`17 3 * * * cd '${root}/it'\\''s here' && cairn maintain --quiet`);
+    const line = cronLines(root, { env: { PATH: '/usr/bin' } })[0].replace(/^17 3 \* \* \* /, '');
     expect(spawnSync('sh', ['-c', line], { env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8' }).stdout.trim()).toBe('ran cairn maintain --quiet');
   });
 });

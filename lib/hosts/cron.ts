@@ -12,12 +12,21 @@ import { shellWord } from './settings.js';
 
 const CRON_PATH = ['/usr/bin', '/bin'];
 
-export function cronLines(root: string, env: NodeJS.ProcessEnv = process.env, nodePath = process.execPath): string[] {
+export interface CronOptions {
+  /** A store outside the project (`cairn init --dir`). */
+  storeDir?: string;
+  env?: NodeJS.ProcessEnv;
+  /** The node that runs cairn now: cron needs its directory on PATH when it is not in /usr/bin. */
+  nodePath?: string;
+}
+
+export function cronLines(root: string, { storeDir, env = process.env, nodePath = process.execPath }: CronOptions = {}): string[] {
   const cairn = existsSync(join(root, 'node_modules', '.bin', 'cairn'))
     ? 'node_modules/.bin/cairn'
     : shellWord(resolveProgram('cairn', root, { ...env, PATH: hostPath(env) }) ?? 'cairn');
   const nodeDir = dirname(nodePath);
   const path = CRON_PATH.includes(nodeDir) ? '' : `PATH=${shellWord(nodeDir)}:$PATH `;
   const run = `cd ${shellWord(root)} && ${path}${cairn}`;
-  return [`17 3 * * * ${run} maintain --quiet`, `27 3 * * * ${run} rotate --quiet`];
+  const dir = storeDir === undefined ? '' : ` --dir ${shellWord(storeDir)}`;
+  return [`17 3 * * * ${run} maintain${dir} --quiet`, `27 3 * * * ${run} rotate${dir} --quiet`];
 }

@@ -137,12 +137,17 @@ export function readSettings(path: string): Json {
   return obj;
 }
 
-/** Merge cairn's hooks into the host's settings file under `root`; written (atomically) only when something was added. */
-export function installHooks(root: string, hooks: HostHooks): { path: string; added: HookEntry[] } {
+/**
+ * Merge cairn's hooks into the host's settings file under `root`; written (atomically) only when
+ * something was added. `storeDir`: a store outside the project (`cairn init --dir`), which the hooks
+ * must be told, or their first capture would start a store of the project's own.
+ */
+export function installHooks(root: string, hooks: HostHooks, storeDir?: string): { path: string; added: HookEntry[] } {
   const path = join(root, hooks.file);
   const current = readSettings(path);
   const start = Object.keys(current).length === 0 ? { ...hooks.base } : current;
-  const { settings, added } = mergeHooks(start, hooks.layout, hooks.entries((name) => executableCommand(root, hooks, name)));
+  const dirFlag = storeDir === undefined ? '' : ` --dir ${shellWord(storeDir)}`;
+  const { settings, added } = mergeHooks(start, hooks.layout, hooks.entries((name) => executableCommand(root, hooks, name) + dirFlag));
   if (added.length > 0) writeFileAtomic(path, JSON.stringify(settings, null, indentOf(path)) + '\n', root);
   return { path, added };
 }
