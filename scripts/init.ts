@@ -1,6 +1,7 @@
 import { basename, join, relative } from 'node:path';
 import type { Command } from '../lib/cli/runner.js';
-import { describeError } from '../lib/core/errors.js';
+import { existsSync } from 'node:fs';
+import { CairnError, describeError } from '../lib/core/errors.js';
 import { projectIdStatus } from '../lib/store/root.js';
 import { initStore, recordProjectId } from '../lib/store/init.js';
 import { hookCheck } from '../lib/hosts/check.js';
@@ -47,6 +48,10 @@ example:
   deadlineMs: 0,
   run(ctx) {
     const loc = ctx.location();
+    // a log to import that is not there is a mistake in the command, said before anything is set up (the reader takes a missing log as empty)
+    const lavra = optionalString(ctx.args, 'import-lavra');
+    const lavraPath = lavra === null ? null : commandLinePath(lavra, loc.root, `--import-lavra ${lavra}`);
+    if (lavraPath !== null && !existsSync(lavraPath)) throw new CairnError('input', `--import-lavra ${lavra}: no such file (the Lavra log is usually .beads/memory/knowledge.jsonl); nothing was set up`);
     const store = initStore(loc.dir);
     recordProjectId(loc);
     const id = projectIdStatus(loc);
@@ -55,8 +60,7 @@ example:
     const storeDir = loc.ownStore ? undefined : loc.dir;
     const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => setUpHost(loc.root, host, storeDir));
     for (const h of hosts) if (h.error) ctx.log.warn(`${h.host}: ${h.error}`);
-    const lavra = optionalString(ctx.args, 'import-lavra');
-    const imported: ImportReport | null = lavra === null ? null : importLavraLog(ctx.store(), commandLinePath(lavra, loc.root, `--import-lavra ${lavra}`));
+    const imported: ImportReport | null = lavraPath === null ? null : importLavraLog(ctx.store(), lavraPath);
     const inRoot = (path: string) => {
       const rel = relative(loc.root, path);
       return rel === '' || rel.startsWith('..') ? null : rel;
@@ -107,7 +111,7 @@ example:
     lines.push(
       ready.length > 0
         ? `Next: start a ${ready.map((h) => h.host).join(' / ')} session here; auto-recall brings in what the project has learned.`
-        : 'Next: cairn init --claude (or --codex, --gemini, --cursor) to give an agent host this memory, or run a pipeline (hooks/pipeline.sh).',
+        : 'Next: cairn init --claude (or --codex, --gemini, --cursor) to give an agent host this memory, or run a pipeline (README: The loop in a pipeline).',
     );
     ctx.print(lines.join('\n') + '\n');
     return code;

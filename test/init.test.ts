@@ -262,4 +262,13 @@ describe('cairn init --import-lavra', () => {
     expect(again.stdout).toContain(`0 knowledge entries imported from ${source} (217 already there)`);
     expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8').trim().split('\n')).toHaveLength(217);
   });
+
+  it('a log that is not there is said, before anything is set up', () => {
+    const root = tempProject({ init: false });
+    const r = run('cairn', ['init', '--claude', '--import-lavra', '.beads/knowledge.jsonl'], { cwd: root });
+    expect(r).toMatchObject({ code: 0, stdout: '' });
+    expect(r.stderr).toBe('cairn init: skipped (pipeline continues): --import-lavra .beads/knowledge.jsonl: no such file (the Lavra log is usually .beads/memory/knowledge.jsonl); nothing was set up\n');
+    expect(existsSync(join(root, '.cairn'))).toBe(false);
+    expect(existsSync(join(root, '.claude'))).toBe(false);
+  });
 });
