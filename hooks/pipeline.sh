@@ -36,8 +36,8 @@ while [ $# -gt 0 ]; do
   case $1 in
     --issue) issue=$2 ;;
     --run) run=$2 ;;
-    --adversarial) adversarial=$2 ;;
-    --validator) validator=$2 ;;
+    --adversarial|--adversarial-role) adversarial=$2 ;; # feedback-loop's own names are accepted too
+    --validator|--validator-role) validator=$2 ;;
     --phase) phase=$2 ;;
     --files) files=$2 ;;
     --labels) labels=$2 ;;

@@ -90,5 +90,7 @@ describe('hooks/pipeline.sh', () => {
       encoding: 'utf8',
     });
     expect(r.stdout).toBe('format-patterns|--role|auditor|--issue|LED-1|--run|r1|--phase|plan|--files|a b.ts|');
+    const judge = spawnSync('bash', [join(REPO, 'hooks', 'pipeline.sh'), 'before', '--issue', 'LED-1', '--run', 'r1', '--adversarial-role', 'judge'], { cwd: root, env: cleanEnv({ CAIRN_BIN: 'printf %s|' }), encoding: 'utf8' });
+    expect(judge.stdout).toBe('format-patterns|--role|judge|--issue|LED-1|--run|r1|--phase|plan|');
   });
 });
