@@ -181,9 +181,11 @@ describe('each broken state', () => {
     const moved = projectIdCheck(locate({ root }));
     expect(moved).toMatchObject({ status: 'warn', detail: expect.stringMatching(new RegExp(`^${derived} is recorded in config.json, but this checkout derives [0-9a-f]{16} `)) });
     expect(projectIdCheck(locate({ root, project: 'mine' }))).toMatchObject({ status: 'ok', detail: 'mine (given by --project or $CAIRN_PROJECT)' });
-    // a config.json that does not read hides the recorded id: not "run cairn init" (which would refuse), but what it costs
+    // a config.json that does not read: its recorded id is still picked out and used, or, when none can be, the store is refused
     writeFileSync(join(root, '.cairn', 'config.json'), `{"project": "${derived}",}`);
-    expect(projectIdCheck(locate({ root }))).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^[0-9a-f]{16} is derived: config\.json does not read, so an id recorded in it is not used/) });
+    expect(projectIdCheck(locate({ root }))).toMatchObject({ status: 'warn', detail: `${derived} (recorded; config.json does not read, but its "project" was still found and is used — fix config.json)` });
+    writeFileSync(join(root, '.cairn', 'config.json'), '{"budgets": ');
+    expect(projectIdCheck(locate({ root }))).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^config\.json does not read and no project id can be read from it/) });
   });
 
   it('roles: a custom role is fine; one a letter away from another is named', () => {

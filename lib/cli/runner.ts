@@ -230,6 +230,10 @@ function reportFailure(label: string, err: unknown, args: minimist.ParsedArgs): 
   process.stderr.write(`${label}: ${code === 0 ? 'skipped (pipeline continues): ' : ''}${message}\n`);
   if (!(err instanceof CairnError) && process.env.CAIRN_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
   if (args.json) process.stdout.write(JSON.stringify({ error: message, kind: errorKind(err), exit_code: code }) + '\n');
+  // A usage mistake at a terminal was seen by the person who made it; recorded, it would open every
+  // agent session with "memory degraded" until someone cleared it. In a pipeline or hook nobody sees
+  // stderr, so there it is recorded for `cairn doctor` and the auto-recall health line (SPEC §2).
+  if (errorKind(err) === 'usage' && isatty(2)) return code;
   let dir: string | undefined;
   try {
     dir = locate(locationFlags(args)).dir;

@@ -163,9 +163,12 @@ export function projectIdCheck(loc: Location): Check {
   const name = 'project id';
   if (loc.projectFrom === 'given') return { name, status: 'ok', detail: `${loc.project} (given by --project or $CAIRN_PROJECT)` };
   if (!loc.ownStore) return { name, status: 'ok', detail: `${loc.project} (derived: a store shared through --dir records none)` };
+  if (loc.projectFrom === 'unreadable') {
+    return { name, status: 'fail', detail: 'config.json does not read and no project id can be read from it: every command refuses this store until config.json is fixed' };
+  }
   const id = projectIdStatus(loc);
-  if (id.recorded === null && configCheck(loc.dir).status === 'fail') {
-    return { name, status: 'fail', detail: `${id.derived} is derived: config.json does not read, so an id recorded in it is not used (fix config.json; until then this checkout may not see its memory)` };
+  if (id.recorded !== null && configCheck(loc.dir).status === 'fail') {
+    return { name, status: 'warn', detail: `${id.recorded} (recorded; config.json does not read, but its "project" was still found and is used — fix config.json)` };
   }
   if (id.recorded === null) return { name, status: 'warn', detail: `${id.derived} is derived, not recorded: run cairn init to record it, so memory survives moving the directory` };
   if (!id.mismatch) return { name, status: 'ok', detail: `${id.recorded} (recorded, and this checkout derives the same)` };
