@@ -230,10 +230,13 @@ if (opts.processes) {
 // ---------------------------------------------------------------------------------------------
 // Targets
 
+// Never shown at all is the best a dismissed alarm can do; once shown, it must leave by run 10 and stay out.
+const leftInTime = (t) => t.entered === null || (t.left !== null && t.left <= TARGET_LEAVE_RUN && t.staysOut);
+const leaving = (list) => (list.every((t) => t.entered === null) ? 'never in the block' : list.every(leftInTime) ? `by run ${Math.max(...list.map((t) => t.left ?? 0))}` : 'stays');
 const verdictOf = (r) => ({
   precision: r.full.min >= TARGET_PRECISION,
   gap: r.gap.mean >= TARGET_GAP,
-  leaves: r.tracked.every((t) => t.left !== null && t.left <= TARGET_LEAVE_RUN && t.staysOut),
+  leaves: r.tracked.every(leftInTime),
 });
 const targets = [
   {
@@ -243,12 +246,12 @@ const targets = [
   },
   {
     name: `every scenario: ≥ ${TARGET_GAP} above correction off (mean over the seeds)`,
-    measured: results.map((r) => `${r.key} +${r.gap.mean.toFixed(2)}`).join(', '),
+    measured: results.map((r) => `${r.key} ${signed(r.gap.mean)}`).join(', '),
     pass: results.every((r) => verdictOf(r).gap),
   },
   {
     name: `every scenario: a paraphrased false alarm raised and dismissed in every run leaves the block within ${TARGET_LEAVE_RUN} runs (every seed) and stays out`,
-    measured: results.map((r) => `${r.key} ${r.tracked.every((t) => t.staysOut) ? `by run ${Math.max(...r.tracked.map((t) => t.left ?? Infinity))}` : 'does not stay out'}`).join(', '),
+    measured: results.map((r) => `${r.key} ${leaving(r.tracked)}`).join(', '),
     pass: results.every((r) => verdictOf(r).leaves),
   },
   {
@@ -295,11 +298,10 @@ line(`Most frequent wrong links — tuning: ${fmtWrong(links.tuning)}${links.hel
 line();
 line(`### Scenarios (block after ${RUNS} runs; min and mean over seeds 1–${SEEDS})`);
 line();
-line('| scenario | full loop min | full loop mean | correction off mean | gap (mean / min) | false alarms in block (mean / max) | true checks deprecated (mean / max) | dismissals landed on rule / own summary / wrong rule | tracked alarm leaves by run (max; missed once in run 1) |');
+line('| scenario | full loop min | full loop mean | correction off mean | gap (mean / min) | false alarms in block (mean / max) | true checks deprecated (mean / max) | dismissals landed on rule / own summary / wrong rule | dismissed-every-run alarm leaves (worst seed; seed 1 when the curator missed it in run 1) |');
 line('|:---|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of results) {
-  const worst = r.tracked.every((t) => t.staysOut) ? String(Math.max(...r.tracked.map((t) => t.left))) : 'stays';
-  line(`| ${r.label} | ${pct(r.full.min)} | ${pct(r.full.mean)} | ${pct(r.off.mean)} | +${r.gap.mean.toFixed(2)} / +${r.gap.min.toFixed(2)} | ${r.falseInBlock.mean.toFixed(1)} / ${r.falseInBlock.max} | ${r.trueDeprecated.mean.toFixed(1)} / ${r.trueDeprecated.max} | ${r.landed.rule} / ${r.landed.summary} / ${r.landed.wrong} | ${worst} (${r.missedOnce.staysOut ? r.missedOnce.left : 'stays'}) |`);
+  line(`| ${r.label} | ${pct(r.full.min)} | ${pct(r.full.mean)} | ${pct(r.off.mean)} | ${signed(r.gap.mean)} / ${signed(r.gap.min)} | ${r.falseInBlock.mean.toFixed(1)} / ${r.falseInBlock.max} | ${r.trueDeprecated.mean.toFixed(1)} / ${r.trueDeprecated.max} | ${r.landed.rule} / ${r.landed.summary} / ${r.landed.wrong} | ${leaving(r.tracked)} (${leaving([r.missedOnce])}) |`);
 }
 line();
 line(`### ${main.label}, seed 1, run by run`);
@@ -391,6 +393,9 @@ function spread(values) {
 }
 function pct(x) {
   return x === null || x === undefined ? '—' : `${Math.round(x * 100)}%`;
+}
+function signed(x) {
+  return `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(2)}`;
 }
 function pct1(x) {
   return `${(x * 100).toFixed(1)}%`;

@@ -15,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const fixtures = join(repo, 'fixtures');
+// `npm run demo -- --keep` leaves the project in place, to look around in it with cairn's own commands
+const keep = process.argv.includes('--keep');
 const project = mkdtempSync(join(tmpdir(), 'cairn-demo-'));
 mkdirSync(join(project, '.git'));
 const started = Date.now();
@@ -109,7 +111,7 @@ try {
   heading('Landing patterns · how the work was done, for the next piece of work');
   const [landing] = cairn('cairn', ['patterns'], { json: true }).patterns;
   console.log(`The last run passed with a landing report: captured "${landing.title}"`);
-  console.log(`  files ${landing.examplePaths.length}, tags ${landing.tags.join(', ')}, run: ${landing.commands.join('; ')}`);
+  console.log(`  files ${landing.example_paths.length}, tags ${landing.tags.join(', ')}, run: ${landing.commands.join('; ')}`);
   const next = cairn('format-patterns', ['--role', 'auditor', '--query', 'clinic command center web shell'], { json: true });
   console.log('A later block for related work (format-patterns --query …) ends with:');
   for (const line of next.landing) console.log(`    ${short(line)}`);
@@ -138,6 +140,10 @@ try {
   console.log(`${runs.length} pipeline runs, a landing and two sessions in ${((Date.now() - started) / 1000).toFixed(1)} s. Everything cairn kept is in .cairn/:`);
   console.log('events.jsonl, memory/knowledge.jsonl and landing-patterns.json are what a team commits;');
   console.log('cache/state.db is rebuilt from them.');
+  if (keep) {
+    console.log(`\nThe project is kept in ${project}. Look around: cd there, then`);
+    console.log(`  ${join(repo, 'bin', 'cairn.js')} list          (or explain <id>, events, recall oauth, doctor)`);
+  } else console.log('The throwaway project is deleted now; npm run demo -- --keep keeps it to look around in.');
 } finally {
-  rmSync(project, { recursive: true, force: true });
+  if (!keep) rmSync(project, { recursive: true, force: true });
 }

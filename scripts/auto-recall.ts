@@ -45,7 +45,7 @@ example:
     const recall = await autoRecall(store, { prompt: input.prompt, branch: currentBranch(root), changedFiles: changedFiles(root) }, beads, nowMs());
     if (ctx.args.json) {
       const entries = recall.entries.map((e) => ({ key: e.key, type: e.type, score: e.score }));
-      ctx.print(JSON.stringify({ text: recall.text, entries, fallback: recall.fallback, terms: recall.terms, source: recall.source }) + '\n');
+      ctx.json({ text: recall.text, entries, fallback: recall.fallback, terms: recall.terms, source: recall.source });
     } else {
       ctx.print(wrapContext(format ?? envelopeFor(input), input.event ?? 'SessionStart', recall.text));
     }

@@ -4,6 +4,7 @@ import type { Command } from '../lib/cli/runner.js';
 import { optionalString } from '../lib/cli/flags.js';
 import { CairnError } from '../lib/core/errors.js';
 import { applyProposal, proposeCuration, writeProposal } from '../lib/knowledge/curate.js';
+import { commandLinePath } from '../lib/cli/input.js';
 
 export const command: Command = {
   name: 'curate',
@@ -39,7 +40,7 @@ example:
       const out = optionalString(ctx.args, 'out');
       const path = out === null ? join(store.dir, 'cache', 'curation-proposal.json') : resolve(out);
       writeProposal(path, proposal, out === null ? store.dir : dirname(path));
-      if (ctx.args.json) ctx.print(JSON.stringify({ ...proposal, path }) + '\n');
+      if (ctx.args.json) ctx.json({ ...proposal, path });
       else ctx.print(proposal.lines.map((l) => l + '\n').join('') + `hash ${proposal.hash}\n`);
       ctx.log.info(`${proposal.lines.length} line(s) proposed in ${path}; review them, then: cairn curate --apply ${path} --confirm ${proposal.hash}`);
       return;
@@ -49,8 +50,8 @@ example:
       const why = isatty(0) ? 'pass the hash you reviewed' : 'not from a hook or a script without a reviewed hash';
       throw new CairnError('usage', `--apply needs --confirm HASH (${why}); see cairn curate --dry-run`);
     }
-    const applied = applyProposal(store, apply, confirm);
+    const applied = applyProposal(store, commandLinePath(apply, store.location.root, `--apply ${apply}`), confirm);
     ctx.log.info(`appended ${applied.appended} curation line(s)${applied.already ? `; ${applied.already} were already applied` : ''}`);
-    if (ctx.args.json) ctx.print(JSON.stringify(applied) + '\n');
+    if (ctx.args.json) ctx.json(applied);
   },
 };

@@ -21,6 +21,6 @@ example:
     if (!ref) throw new CairnError('usage', 'name a pattern: cairn deprecate <id|text> --reason TEXT');
     const { pattern: p, changed } = deprecatePattern(ctx.store(), ref, requiredString(ctx.args, 'reason'));
     ctx.log.info(changed ? `deprecated ${p.id} (${p.role}): ${p.text}` : `${p.id} (${p.role}) is already deprecated; nothing recorded`);
-    if (ctx.args.json) ctx.print(JSON.stringify({ id: p.id, role: p.role, lifecycle: p.lifecycle, changed, text: p.text }) + '\n');
+    if (ctx.args.json) ctx.json({ id: p.id, role: p.role, lifecycle: p.lifecycle, changed, text: p.text });
   },
 };

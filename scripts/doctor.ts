@@ -1,14 +1,13 @@
 import { statSync } from 'node:fs';
 import type { Command } from '../lib/cli/runner.js';
-import { optionalString } from '../lib/cli/flags.js';
-import { eventFollower } from '../lib/events/log.js';
+import { eventFollower, patternDb } from '../lib/events/log.js';
 import { knowledgeFollowers } from '../lib/knowledge/index.js';
 import { hookChecks } from '../lib/hosts/check.js';
 import { libraryCheck } from '../lib/landing/library.js';
 import { DEFAULT_CONFIG, loadConfig } from '../lib/store/config.js';
-import { configCheck, databaseChecks, healthCheck, moduleChecks } from '../lib/store/doctor.js';
+import { configCheck, databaseChecks, healthCheck, moduleChecks, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
+import { storedRoles } from '../lib/patterns/roles.js';
 import { clearHealth, readHealth, type Check } from '../lib/store/health.js';
-import { locate } from '../lib/store/root.js';
 
 export const command: Command = {
   name: 'doctor',
@@ -28,16 +27,29 @@ example:
   flags: { boolean: ['clear'] },
   deadlineMs: 0,
   run(ctx) {
-    const loc = locate({ root: optionalString(ctx.args, 'root') ?? undefined, dir: optionalString(ctx.args, 'dir') ?? undefined, project: optionalString(ctx.args, 'project') ?? undefined });
+    const loc = ctx.location();
     const exists = isDirectory(loc.dir);
     const checks: Check[] = [
       exists ? { name: 'store', status: 'ok', detail: `${loc.dir} (project ${loc.project})` } : { name: 'store', status: 'fail', detail: `no store at ${loc.dir} (cairn init)` },
     ];
-    if (exists) checks.push(configCheck(loc.dir));
+    if (exists) checks.push(configCheck(loc.dir), projectIdCheck(loc));
     checks.push(...moduleChecks(exists ? encoding(loc.dir) : DEFAULT_CONFIG.tokenizer.encoding));
     if (exists) {
       const store = ctx.store();
-      checks.push(...databaseChecks(store.dbPath, [eventFollower(store), ...Object.values(knowledgeFollowers(store))]));
+      const knowledge = knowledgeFollowers(store);
+      checks.push(
+        ...databaseChecks(store.dbPath, [
+          { follower: eventFollower(store), catchUp: 'the next pipeline command applies the rest (cairn rebuild replays it all now)' },
+          { follower: knowledge.log, catchUp: 'the next session start or cairn recall applies the rest' },
+          { follower: knowledge.archive, catchUp: 'the next cairn recall --all applies the rest' },
+          { follower: knowledge.active, catchUp: 'auto-recall applies it while the cache matches the log, else reads the log (cairn sanitize refreshes the cache)' },
+        ]),
+      );
+      // the roles live in the pattern index: read only through a driver that loads, from a database that
+      // checked sound (doctor never moves one aside)
+      if (['better-sqlite3', 'database'].every((name) => checks.find((c) => c.name === name)?.status === 'ok')) {
+        checks.push(roleCheck(store.config, () => storedRoles(patternDb(store), store.project)));
+      }
       checks.push(libraryCheck(loc.dir));
       const health = ctx.args.clear ? readHealth(loc.dir) : null;
       if (health) {
@@ -47,7 +59,7 @@ example:
     }
     checks.push(...hookChecks(loc.root));
     const failed = checks.filter((c) => c.status === 'fail').length;
-    if (ctx.args.json) ctx.print(JSON.stringify({ ok: failed === 0, checks }) + '\n');
+    if (ctx.args.json) ctx.json({ ok: failed === 0, checks });
     else {
       const width = Math.max(...checks.map((c) => c.name.length));
       const lines = checks.map((c) => `  ${c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${c.detail}`);

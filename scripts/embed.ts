@@ -24,6 +24,6 @@ example:
       `embedded ${report.embedded} of ${report.texts} pattern texts (${report.cached} already cached` +
         `${report.failed ? `, ${report.failed} failed` : ''}${report.dimensions ? `, ${report.dimensions} dimensions` : ''})`,
     );
-    if (ctx.args.json) ctx.print(JSON.stringify(report) + '\n');
+    if (ctx.args.json) ctx.json(report);
   },
 };

@@ -8,7 +8,7 @@ export const command: Command = {
   usage: `usage: cairn events [--type T] [--since DATE|7d] [--pattern ID] [--json]
 
 Prints this project's events from .cairn/events.jsonl in (ts, id) order, one per line
-(--json: the raw event lines). --type matches a type or a family (pattern).
+(--json: the raw event lines, one JSON object a line: a stream, not one object). --type matches a type or a family (pattern).
 
 example:
   cairn events --type pattern.ignored --since 7d

@@ -1,6 +1,7 @@
 import type { Command } from '../lib/cli/runner.js';
 import { list, optionalString, requiredString } from '../lib/cli/flags.js';
 import { feedbackSummary, runFeedback } from '../lib/patterns/feedback.js';
+import { warnUnknownRoles } from '../lib/patterns/roles.js';
 import { readTextFile } from '../lib/cli/input.js';
 
 export const command: Command = {
@@ -37,7 +38,9 @@ example:
     };
     const validatorText = (await fileFlag('validator-file')) ?? ((await ctx.stdin()) || undefined);
     const adversarialText = await fileFlag('adversarial-file');
-    const report = runFeedback(ctx.store(), {
+    const store = ctx.store();
+    warnUnknownRoles(store, adversarialRole, validatorRole);
+    const report = runFeedback(store, {
       adversarialRole,
       validatorRole,
       issue: optionalString(ctx.args, 'issue'),
@@ -53,7 +56,7 @@ example:
     }
     for (const u of report.unmatched) ctx.log.warn(`unmatched false positive ${u.finding}: ${u.reason}`);
     ctx.log.info(feedbackSummary(report));
-    if (ctx.args.json) ctx.print(JSON.stringify(report) + '\n');
+    if (ctx.args.json) ctx.json(report);
   },
 };
 

@@ -5,6 +5,7 @@ import { textFromFileOrStdin } from '../lib/cli/input.js';
 import { relevanceFor } from '../lib/patterns/relevance.js';
 import { sameKindRoles } from '../lib/store/config.js';
 import { CairnError } from '../lib/core/errors.js';
+import { warnUnknownRoles } from '../lib/patterns/roles.js';
 import { landingPatternLines } from '../lib/landing/search.js';
 
 export const command: Command = {
@@ -42,6 +43,7 @@ example:
     const remainingTokens = optionalInt(ctx.args, 'remaining-tokens', 0);
     const query = await queryText(ctx);
     const store = ctx.store();
+    warnUnknownRoles(store, role);
     const relevance = query === null ? undefined : relevanceFor(store, query, sameKindRoles(store.config, role.toLowerCase()));
     const result = formatPatterns(store, {
       role,
@@ -64,7 +66,7 @@ example:
     if (!ctx.args['dry-run']) recordInjection(store, result, issue, run);
     if (ctx.args.json) {
       const { role: r, budget: b, tokens, path, patterns, block, basis } = result;
-      ctx.print(JSON.stringify({ role: r, budget: b, tokens, path, patterns, block, basis, ...(query === null ? {} : { landing }) }) + '\n');
+      ctx.json({ role: r, budget: b, tokens, path, patterns, block, basis, ...(query === null ? {} : { landing }) });
     } else {
       if (result.block) ctx.print(result.block + '\n');
       if (landing.length > 0) ctx.print(landing.join('\n') + '\n');

@@ -32,7 +32,7 @@ example:
         sightings: p.sightings, success_count: p.success_count, ignore_count: p.ignore_count, ignore_weight: p.ignore_weight,
         reinforcement_count: p.reinforcement_count, promoted_by: p.promoted_by, reason: p.reason, text: p.text,
       }));
-      ctx.print(JSON.stringify({ patterns }) + '\n');
+      ctx.json({ patterns });
       return;
     }
     if (rows.length === 0) {

@@ -10,7 +10,7 @@ Deprecates every pattern that is not active and either is stale (score < 0.05 an
 0.2). Prints one line per deprecated pattern with the rule and its numbers. Safe to repeat.
 
   --dry-run   list what would be deprecated; write nothing
-  --json      {dryRun, deprecated: [{id, role, text, reason}]}
+  --json      {dry_run, deprecated: [{id, role, text, reason}]}
 
 example (cron):
   17 3 * * * cd /path/to/repo && npx cairn maintain --quiet
@@ -23,7 +23,7 @@ example (cron):
     const verb = dryRun ? 'would deprecate' : 'deprecated';
     if (ctx.args.json) {
       const deprecated = due.map((d) => ({ id: d.pattern.id, role: d.pattern.role, text: d.pattern.text, reason: d.reason }));
-      ctx.print(JSON.stringify({ dryRun, deprecated }) + '\n');
+      ctx.json({ dryRun, deprecated });
     } else {
       for (const d of due) ctx.print(`${verb} ${d.pattern.id} (${d.pattern.role}) — ${d.reason} — ${d.pattern.text}\n`);
     }

@@ -44,7 +44,7 @@ example:
     for (const a of report.appended) ctx.log.info(`${a.status === 'added' ? 'captured' : 'already known:'} ${a.entry.key}${a.entry.bead ? ` (bead ${a.entry.bead})` : ''}`);
     if (ctx.args.json) {
       const captured = report.appended.map((a) => ({ key: a.entry.key, type: a.entry.type, status: a.status }));
-      ctx.print(JSON.stringify({ captured, ignored: report.ignored }) + '\n');
+      ctx.json({ captured, ignored: report.ignored });
     }
   },
 };

@@ -39,7 +39,7 @@ example:
       captured = captureLanding(store, landing, { issue: report.issue, run: report.run });
       ctx.log.info(`landing pattern ${captured.merged ? 'merged into' : 'captured as'} ${captured.entry.id}`);
     }
-    if (ctx.args.json) ctx.print(JSON.stringify(captured ? { ...report, landing: { id: captured.entry.id, merged: captured.merged } } : report) + '\n');
+    if (ctx.args.json) ctx.json(captured ? { ...report, landing: { id: captured.entry.id, merged: captured.merged } } : report);
   },
 };
 

@@ -17,6 +17,6 @@ example:
     const started = Date.now();
     const report = rebuildPatterns(ctx.store());
     ctx.log.info(`replayed ${report.applied} events${report.skipped ? `, skipped ${report.skipped} unreadable lines` : ''} in ${Date.now() - started} ms`);
-    if (ctx.args.json) ctx.print(JSON.stringify(report) + '\n');
+    if (ctx.args.json) ctx.json(report);
   },
 };

@@ -38,7 +38,8 @@ example:
     const sources: Source[] = all ? ['log', 'archive'] : ['log'];
     if (ctx.args.stats) {
       const stats = knowledgeStats(knowledgeDb(store, ['log', 'archive']), store.project);
-      ctx.print(ctx.args.json ? JSON.stringify(stats) + '\n' : formatStats(stats));
+      if (ctx.args.json) ctx.json(stats);
+      else ctx.print(formatStats(stats));
       return;
     }
     const type = optionalString(ctx.args, 'type')?.toLowerCase();
@@ -55,7 +56,7 @@ example:
       if (!hits.length) ctx.log.info(terms.length || recent !== undefined ? 'no entries found' : `nothing to search for in '${query}' (only short or common words)`);
       return;
     }
-    const shown = hits.map((h) => ({ key: h.key, type: h.type, content: shownContent(h.content), bead: h.bead, tags: h.tags, ts: h.ts, status: h.status, archived: h.archived, score: h.score }));
-    ctx.print(JSON.stringify({ terms, hits: shown }) + '\n');
+    const shown = hits.map((h) => ({ key: h.key, type: h.type, content: shownContent(h.content), bead: h.bead, tags: h.tags, ts: new Date(h.ts * 1000).toISOString(), status: h.status, archived: h.archived, score: h.score }));
+    ctx.json({ terms, hits: shown });
   },
 };

@@ -34,6 +34,6 @@ example (cron):
         `${report.recovered ? `; finished an interrupted rotation of ${report.recovered} lines` : ''}` +
         `${artifacts.compacted ? `; gzipped ${artifacts.compacted} artifacts (${artifacts.bytesBefore} → ${artifacts.bytesAfter} bytes)` : ''}`,
     );
-    if (ctx.args.json) ctx.print(JSON.stringify({ ...report, artifacts }) + '\n');
+    if (ctx.args.json) ctx.json({ ...report, artifacts });
   },
 };

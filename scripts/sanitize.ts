@@ -37,6 +37,6 @@ example:
       `${report.active} active of ${report.read} read: ${report.noise} shell residue, ${report.duplicateKey + report.duplicateContent} duplicates, ` +
         `${report.stale} stale, ${report.needsReview} to review, ${report.superseded} superseded, ${report.unreadable} unreadable lines`,
     );
-    if (ctx.args.json) ctx.print(JSON.stringify(report) + '\n');
+    if (ctx.args.json) ctx.json(report);
   },
 };

@@ -2,6 +2,7 @@ import type { Command } from '../lib/cli/runner.js';
 import { list, optionalInt, optionalString, requiredString } from '../lib/cli/flags.js';
 import { textFromFileOrStdin } from '../lib/cli/input.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
+import { warnUnknownRoles } from '../lib/patterns/roles.js';
 
 export const command: Command = {
   name: 'store-deliberation',
@@ -23,7 +24,9 @@ example:
     const role = requiredString(ctx.args, 'role');
     const iteration = optionalInt(ctx.args, 'iteration', 0) ?? null;
     const text = await textFromFileOrStdin(ctx, 'file');
-    const result = storeDeliberation(ctx.store({ create: true }), {
+    const store = ctx.store({ create: true });
+    warnUnknownRoles(store, role);
+    const result = storeDeliberation(store, {
       text,
       role,
       issue: optionalString(ctx.args, 'issue'),
@@ -45,7 +48,7 @@ example:
     );
     if (ctx.args.json) {
       const { deliberation, evidence, verdict, patterns, links, alreadyStored } = result;
-      ctx.print(JSON.stringify({ deliberation, alreadyStored, evidence, verdict: verdict?.effective ?? null, patterns, links }) + '\n');
+      ctx.json({ deliberation, alreadyStored, evidence, verdict: verdict?.effective ?? null, patterns, links });
     }
   },
 };

@@ -1,10 +1,7 @@
 import type { Command } from '../lib/cli/runner.js';
 import { list, optionalString, requiredString } from '../lib/cli/flags.js';
-import { currentBasis } from '../lib/patterns/format.js';
-import { CairnError } from '../lib/core/errors.js';
-import { appendEvents } from '../lib/events/log.js';
-
-const MAX_SUMMARY_BYTES = 3000;
+import { storeSummary } from '../lib/patterns/format.js';
+import { warnUnknownRoles } from '../lib/patterns/roles.js';
 
 export const command: Command = {
   name: 'store-summary',
@@ -21,16 +18,15 @@ example:
   flags: { string: ['role', 'basis', 'phase'], list: ['labels', 'files'] },
   deadlineMs: 2000,
   async run(ctx) {
-    const role = requiredString(ctx.args, 'role').toLowerCase();
-    const text = (await ctx.stdin()).trim();
-    if (!text) throw new CairnError('input', 'no summary text on stdin');
-    // The summary travels inside one event line, and event lines stay small (SPEC §3.2).
-    if (Buffer.byteLength(text) > MAX_SUMMARY_BYTES) throw new CairnError('input', `the summary is ${Buffer.byteLength(text)} bytes; at most ${MAX_SUMMARY_BYTES} are stored`);
+    const role = requiredString(ctx.args, 'role');
+    const text = await ctx.stdin();
     const store = ctx.store();
-    const basis =
-      optionalString(ctx.args, 'basis') ??
-      currentBasis(store, { role, issue: null, run: null, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') });
-    appendEvents(store, [{ type: 'summary.stored', role, basis, text }]);
-    ctx.log.info(`stored a summary for ${role} (basis ${basis.slice(0, 12)})`);
+    warnUnknownRoles(store, role);
+    const { basis } = storeSummary(store, role, text, optionalString(ctx.args, 'basis'), {
+      labels: list(ctx.args, 'labels'),
+      files: list(ctx.args, 'files'),
+      phase: optionalString(ctx.args, 'phase'),
+    });
+    ctx.log.info(`stored a summary for ${role.toLowerCase()} (basis ${basis.slice(0, 12)})`);
   },
 };

@@ -268,7 +268,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // auditor text is L3: their patterns are not reinforced. FAIL with must_fix: nothing else.
     const fb = feedback('LED-101', 'r1', at('03', '09:15'));
     expect(fb).toMatchObject({
-      verdict: 'FAIL', effective: 'FAIL', evidence: 'L3', problems: [], unmatched: [], alreadyDismissed: [], gate: 'not-a-pass', reinforced: [], aged: [],
+      verdict: 'FAIL', effective: 'FAIL', evidence: 'L3', problems: [], unmatched: [], already_dismissed: [], gate: 'not-a-pass', reinforced: [], aged: [],
       penalised: [{ finding: 'A2', pattern: id('MAN'), text: T.MAN, match: 'text', weight: 1, retracted: true, regressed: false }],
       confirmed: [
         { finding: 'A1', patterns: [id('SCHEMA')], reinforced: false },

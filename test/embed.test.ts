@@ -199,3 +199,42 @@ describe('format-patterns --query with embeddings', () => {
     expect(texts[0]).toBe(INDEX);
   });
 });
+
+describe('linking a finding by meaning (SPEC §3.9.1: the provider is used when configured)', () => {
+  const EXPIRY = 'Session tokens must expire';
+  // shares one word ("expire") with the rule: too little for a link by words; the provider maps
+  // password, credentials, session and tokens onto one concept, so their vectors are close (0.91)
+  const finding = { id: 'A1', summary: 'Password credentials expire' };
+  const text = `## Accumulated Patterns\n- ${EXPIRY}\n- ${INDEX}\n\n<!-- jkz:verdict-json ${JSON.stringify({ verdict: 'FAIL', issues: [finding], must_fix: ['A1'], false_positives: [] })} -->\n`;
+
+  function storeFinding(dir: string, env: Record<string, string> = {}) {
+    const r = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-2', '--run', 'r1', '--project', PROJECT, '--json', '--strict'], { cwd: dir, input: text, env: { CAIRN_NOW: NOW, ...env } });
+    expect(r.code, r.stderr).toBe(0);
+    return JSON.parse(r.stdout) as { links: { finding: string; patterns: string[]; match: string }[] };
+  }
+  function learned(provider?: string): string {
+    const dir = tempProject();
+    if (provider !== undefined) writeFileSync(join(dir, '.cairn', 'config.json'), JSON.stringify({ embeddings: { command: provider } }));
+    run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--project', PROJECT, '--strict'], { cwd: dir, input: `## Accumulated Patterns\n- ${EXPIRY}\n- ${INDEX}\n` });
+    if (provider !== undefined) embed(dir);
+    return dir;
+  }
+  it('links the finding to the rule its meaning is closest to, once the rule has a vector', () => {
+    const dir = learned(PROVIDER);
+    const store = openTestStore(dir, PROJECT);
+    const id = (patternDb(store).prepare('SELECT id FROM patterns WHERE text = ?').get(EXPIRY) as { id: string }).id;
+    store.close();
+    expect(storeFinding(dir).links).toEqual([expect.objectContaining({ finding: 'A1', patterns: [id], match: 'embedding' })]);
+  });
+
+  it('without a provider, or when it fails, the finding states its own rule', () => {
+    expect(storeFinding(learned()).links).toEqual([expect.objectContaining({ finding: 'A1', match: 'self' })]);
+    const failing = learned(PROVIDER);
+    const stored = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-2', '--run', 'r1', '--project', PROJECT, '--json', '--strict'], {
+      cwd: failing, input: text, env: { CAIRN_NOW: NOW, EMBED_FIXTURE_MODE: 'fail' },
+    });
+    expect(stored.code).toBe(0);
+    expect(stored.stderr).toMatch(/findings are linked by their words only/);
+    expect(JSON.parse(stored.stdout).links).toEqual([expect.objectContaining({ finding: 'A1', match: 'self' })]);
+  });
+});

@@ -548,7 +548,7 @@ describe('--dry-run and --json', () => {
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
     const s2 = openTestStore(root);
-    expect(report).toMatchObject({ dryRun: true, gate: 'reinforced', penalised: [expect.objectContaining({ finding: 'A1', match: 'text' })], reinforced: [pid(s2, MIGRATION)] });
+    expect(report).toMatchObject({ dry_run: true, gate: 'reinforced', penalised: [expect.objectContaining({ finding: 'A1', match: 'text' })], reinforced: [pid(s2, MIGRATION)] });
     const [t, m] = [pid(s2, TOKENS).slice(0, 7), pid(s2, MIGRATION).slice(0, 7)];
     expect(r.stderr).toContain(`PASS (L1): 1 would be penalised (A1→${t}), 0 confirmed, 1 would be reinforced (${m}), 0 would be aged, 0 unmatched`);
     expect(snapshot(root)).toEqual(before);
@@ -568,12 +568,12 @@ describe('--dry-run and --json', () => {
       penalised: [{ finding: 'A1', pattern: id, text: TOKENS, match: 'text', weight: 1, retracted: true, regressed: false }],
       confirmed: [],
       unmatched: [{ finding: 'Z9', reason: 'no finding or line names Z9 in the auditor text' }],
-      alreadyDismissed: [],
+      already_dismissed: [],
       deprecated: [],
       gate: 'not-a-pass',
       reinforced: [],
       aged: [],
-      dryRun: false,
+      dry_run: false,
     });
     expect(r.stdout.split('\n').filter(Boolean)).toHaveLength(1);
   });
@@ -662,7 +662,7 @@ describe('dismissals within a run', () => {
     expect(second.code).toBe(0);
     const report = JSON.parse(second.stdout);
     const s = openTestStore(root);
-    expect(report).toMatchObject({ penalised: [], alreadyDismissed: [pid(s, TOKENS)] });
+    expect(report).toMatchObject({ penalised: [], already_dismissed: [pid(s, TOKENS)] });
     expect(second.stderr).toMatch(/0 penalised, 0 confirmed, 0 reinforced, 0 aged, 0 unmatched, 1 already penalised in this run/);
     expect(readFileSync(join(root, '.cairn', 'events.jsonl'))).toEqual(log);
     expect(pat(s, TOKENS)).toMatchObject({ ignore_count: 1, ignore_weight: 1, success_count: 0 });

@@ -115,6 +115,6 @@ describe('cairn sanitize', () => {
     const { root } = project([entry('fact-a', 'alpha'), entry('fact-b', 'alpha')]);
     const r = run('cairn', ['sanitize', '--json', '--strict', '--project', P], { cwd: root });
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ read: 2, active: 1, duplicateContent: 1 });
+    expect(JSON.parse(r.stdout)).toMatchObject({ read: 2, active: 1, duplicate_content: 1 });
   });
 });

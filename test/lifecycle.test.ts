@@ -143,7 +143,7 @@ describe('cairn promote and deprecate', () => {
     const block = () => run('format-patterns', ['--role', 'auditor', '--project', PROJECT, '--strict'], { cwd: dir, env: { CAIRN_NOW: iso(1) } }).stdout;
     expect(block()).toContain(MAN_PAGE);
 
-    const r = cairn(dir, ['deprecate', 'man page before merge', '--reason', 'we have no man page']);
+    const r = cairn(dir, ['deprecate', `  ${MAN_PAGE.toUpperCase()}.`, '--reason', 'we have no man page']); // exact text, normalised
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`deprecated ${patternId(PROJECT, 'auditor', MAN_PAGE)}`);
     expect(block()).not.toContain(MAN_PAGE);
@@ -159,12 +159,29 @@ describe('cairn promote and deprecate', () => {
     expect(block()).toContain(MAN_PAGE);
   });
 
+  it('acts on an id or a unique exact text only: a few remembered words change nothing (issue 7)', () => {
+    const dir = tempProject();
+    storeDeliberation(dir, 'auditor', 'LED-1', [MAN_PAGE, TEST_FILE]);
+    storeDeliberation(dir, 'judge', 'LED-1', [TEST_FILE]);
+    const before = eventTypes(dir).length;
+    const fuzzy = cairn(dir, ['deprecate', 'Plans must name the reviewer', '--reason', 'x', '--strict']);
+    expect(fuzzy.code).toBe(1);
+    expect(fuzzy.stderr).toMatch(/no pattern matches 'Plans must name the reviewer' by id or exact text, nothing changed \(closest: p[0-9a-f]+: Plans must name the test file/);
+    // the same text in two roles: both listed, neither changed
+    const twice = cairn(dir, ['deprecate', TEST_FILE, '--reason', 'x', '--strict']);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain(`is the text of 2 patterns, nothing changed; name one by id: ${patternId(PROJECT, 'auditor', TEST_FILE)} (auditor)`);
+    expect(twice.stderr).toContain(`${patternId(PROJECT, 'judge', TEST_FILE)} (judge)`);
+    expect(eventTypes(dir).length).toBe(before);
+    expect(listJson(dir).every((p) => p.lifecycle !== 'deprecated')).toBe(true);
+  });
+
   it('an unknown pattern is a clear message, not a crash', () => {
     const dir = tempProject();
     storeDeliberation(dir, 'auditor', 'LED-1', [MAN_PAGE]);
     const r = cairn(dir, ['promote', 'quantum flux capacitor alignment', '--by', 'a', '--reason', 'b']);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/^cairn promote: skipped \(pipeline continues\): no pattern matches 'quantum flux capacitor alignment'/);
+    expect(r.stderr).toMatch(/^cairn promote: skipped \(pipeline continues\): no pattern matches 'quantum flux capacitor alignment' by id or exact text, nothing changed/);
     expect(cairn(dir, ['promote', 'quantum flux capacitor alignment', '--by', 'a', '--reason', 'b', '--strict']).code).toBe(1);
   });
 });
@@ -204,8 +221,8 @@ describe('cairn maintain', () => {
     const { dir, ids } = seed();
     const r = cairn(dir, ['maintain', '--json', '--strict'], NOW);
     expect(r.code, r.stderr).toBe(0);
-    const { dryRun, deprecated } = JSON.parse(r.stdout) as { dryRun: boolean; deprecated: { id: string; reason: string }[] };
-    expect(dryRun).toBe(false);
+    const { dry_run, deprecated } = JSON.parse(r.stdout) as { dry_run: boolean; deprecated: { id: string; reason: string }[] };
+    expect(dry_run).toBe(false);
     const byId = Object.fromEntries(deprecated.map((d) => [d.id, d.reason]));
     expect(Object.keys(byId).sort()).toEqual([ids.stale, ids.dismissed].sort());
     expect(byId[ids.stale]).toMatch(/stale: score 0\.0\d+ < 0\.05 and unused for 45 days/);

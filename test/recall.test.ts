@@ -57,7 +57,7 @@ describe('cairn recall', () => {
     expect(recent).toHaveLength(3);
     expect(recent[0]).toMatch(/^\[LEARNED\] DECISION: Engineering review applied/);
     const stats = JSON.parse(recall(['--stats', '--json']));
-    expect(stats).toMatchObject({ total: 218, archived: 1, byType: { decision: 78, learned: 59, fact: 37, pattern: 30, investigation: 14 } });
+    expect(stats).toMatchObject({ total: 218, archived: 1, by_type: { decision: 78, learned: 59, fact: 37, pattern: 30, investigation: 14 } });
     expect(recall(['--stats'])).toMatch(/^entries: 218 \(1 archived\)\n\nby type:\n {2}decision +78\n/);
     const json = JSON.parse(recall(['Tailwind', 'v4', 'theme', '--json']));
     expect(json.terms).toEqual(['tailwind', 'v4', 'theme']);

@@ -1,8 +1,9 @@
 import { describe, it, expect, afterEach } from 'vitest';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { locate, normaliseRemoteUrl } from '../lib/store/root.js';
+import { locate, normaliseRemoteUrl, projectIdFor, projectIdStatus } from '../lib/store/root.js';
+import { initStore, recordProjectId } from '../lib/store/init.js';
 import { run, tempProject } from './helpers.js';
 
 // Root discovery and its precedence (SPEC §1.2), and remote-URL normalisation for project ids.
@@ -118,5 +119,116 @@ describe('normaliseRemoteUrl', () => {
     expect(normaliseRemoteUrl('https://github.com/acme/ledgerly-web.git')).not.toBe(base);
     expect(normaliseRemoteUrl('https://github.com/other/ledgerly.git')).not.toBe(base);
     expect(normaliseRemoteUrl('https://gitlab.com/acme/ledgerly.git')).not.toBe(base);
+  });
+});
+
+describe('a stable identity (SPEC §1.2, amended)', () => {
+  const addRemote = (root: string, url: string) => writeFileSync(join(root, '.git', 'config'), `[remote "origin"]\n\turl = ${url}\n`);
+
+  it('the id recorded in the project’s own store wins over the derived one; --project and $CAIRN_PROJECT win over both', () => {
+    const root = realpathSync(tempProject({ init: false }));
+    const first = locate({ root }, {});
+    expect(first.projectFrom).toBe('derived');
+    initStore(first.dir);
+    expect(recordProjectId(first)).toBe(first.project);
+    addRemote(root, 'git@github.com:acme/ledgerly.git'); // the derived id changes; the memory must not
+    expect(locate({ root }, {})).toMatchObject({ project: first.project, projectFrom: 'recorded' });
+    expect(projectIdStatus(locate({ root }, {}))).toEqual({ recorded: first.project, derived: projectIdFor(root), mismatch: true });
+    expect(locate({ root, project: 'flag' }, {})).toMatchObject({ project: 'flag', projectFrom: 'given' });
+    expect(locate({ root }, { CAIRN_PROJECT: 'env' })).toMatchObject({ project: 'env', projectFrom: 'given' });
+  });
+
+  it('a store given with --dir may hold many projects: its recorded id is not theirs', () => {
+    const root = realpathSync(tempProject({ init: false }));
+    const shared = join(bareDir(), 'shared');
+    initStore(shared);
+    writeFileSync(join(shared, 'config.json'), JSON.stringify({ project: 'someone-else' }));
+    const loc = locate({ root, dir: shared }, {});
+    expect(loc).toMatchObject({ project: projectIdFor(root), projectFrom: 'derived', ownStore: false });
+    expect(recordProjectId(loc)).toBeNull();
+    expect(projectIdStatus(loc)).toMatchObject({ recorded: null, mismatch: false });
+  });
+
+  it('recording keeps every other setting, never replaces a recorded id, and refuses a config.json it cannot read', () => {
+    const root = realpathSync(tempProject({ init: false }));
+    const loc = locate({ root }, {});
+    initStore(loc.dir);
+    const config = join(loc.dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ budgets: { adversarial: 900 } }));
+    recordProjectId(loc);
+    expect(JSON.parse(readFileSync(config, 'utf8'))).toEqual({ project: loc.project, budgets: { adversarial: 900 } });
+    expect(recordProjectId({ ...loc, project: 'another' })).toBe(loc.project);
+    expect(JSON.parse(readFileSync(config, 'utf8')).project).toBe(loc.project);
+
+    writeFileSync(config, '{"budgets": ');
+    expect(() => recordProjectId(loc)).toThrow(/config\.json is not valid JSON .*; the project id was not recorded/);
+    expect(readFileSync(config, 'utf8')).toBe('{"budgets": ');
+  });
+
+  it('a typo in config.json never switches the project: the recorded id is still read, the problem recorded; with no id to read the store refuses', () => {
+    const root = realpathSync(tempProject({ init: false }));
+    expect(run('cairn', ['init', '--quiet'], { cwd: root }).code).toBe(0);
+    const config = join(root, '.cairn', 'config.json');
+    const recorded = JSON.parse(readFileSync(config, 'utf8')).project;
+    expect(run('memory-capture', ['--bead', 'b1', '--text', 'LEARNED: retries need jitter'], { cwd: root }).code).toBe(0);
+    addRemote(root, 'git@github.com:acme/r1.git'); // the derived id changes
+    writeFileSync(config, `{"project": "${recorded}", "budgets": {"adversarial": 900,},}\n`); // a trailing comma
+
+    expect(locate({ root }, {})).toMatchObject({ project: recorded, projectFrom: 'recorded' });
+    const found = run('cairn', ['recall', 'retries', 'jitter'], { cwd: root });
+    expect(found.stdout).toMatch(/retries need jitter/);
+    expect(found.stderr).toMatch(/config\.json is not valid JSON/);
+    expect(JSON.parse(readFileSync(join(root, '.cairn', 'cache', 'health.json'), 'utf8')).last_error).toMatch(/^config\.json: config\.json is not valid JSON/);
+
+    writeFileSync(config, '{"budgets": '); // nothing left to read the id from
+    expect(locate({ root }, {}).projectFrom).toBe('unreadable');
+    const refused = run('memory-capture', ['--bead', 'b2', '--text', 'LEARNED: timeouts need a budget'], { cwd: root });
+    expect(refused).toMatchObject({ code: 0, stdout: '' });
+    expect(refused.stderr).toMatch(/config\.json cannot be read, so the project id recorded in it is unknown/);
+    expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).not.toMatch(/timeouts/);
+
+    writeFileSync(config, JSON.stringify({ project: recorded }));
+    expect(run('memory-capture', ['--bead', 'b2', '--text', 'LEARNED: timeouts need a budget'], { cwd: root }).stderr).toMatch(/^cairn memory-capture: captured /);
+    expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).toMatch(new RegExp(`"project":"${recorded}".*timeouts|timeouts.*"project":"${recorded}"`));
+    expect(existsSync(join(root, '.cairn', 'cache', 'health.json'))).toBe(false); // what failed succeeded: cleared
+  });
+
+  it('cairn init records the id and says when the derived one no longer matches it', () => {
+    const root = realpathSync(tempProject({ init: false }));
+    expect(run('cairn', ['init', '--quiet'], { cwd: root }).code).toBe(0);
+    const recorded = JSON.parse(readFileSync(join(root, '.cairn', 'config.json'), 'utf8')).project;
+    expect(recorded).toBe(projectIdFor(root));
+    addRemote(root, 'https://github.com/acme/ledgerly.git');
+    const again = run('cairn', ['init', '--quiet'], { cwd: root });
+    expect(again.stderr).toBe(
+      `cairn init: the recorded project id ${recorded} differs from the one derived here (${projectIdFor(root)}: the directory moved or the remote changed); the recorded one is kept\n`,
+    );
+    expect(JSON.parse(readFileSync(join(root, '.cairn', 'config.json'), 'utf8')).project).toBe(recorded);
+  });
+});
+
+describe('the first write creates the store (SPEC §1.2, amended)', () => {
+  const text = '## Accumulated Patterns\n- Every migration must be reversible before it is merged\n';
+
+  it('store-deliberation in a git work tree without .cairn/ creates it as cairn init would, and stores', () => {
+    const root = realpathSync(tempProject({ init: false }));
+    const r = run('store-deliberation', ['--role', 'auditor', '--json'], { cwd: root, input: text });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(new RegExp(`^cairn store-deliberation: created the store ${join(root, '.cairn')} \\(commit it: git add \\.cairn\\)\n`));
+    expect(JSON.parse(r.stdout).patterns).toHaveLength(1);
+    expect(readFileSync(join(root, '.cairn', '.gitignore'), 'utf8')).toContain('cache/');
+    expect(readFileSync(join(root, '.cairn', '.gitattributes'), 'utf8')).toContain('events.jsonl merge=union');
+    expect(JSON.parse(readFileSync(join(root, '.cairn', 'config.json'), 'utf8')).project).toBe(projectIdFor(root));
+  });
+
+  it('outside a git work tree, or for a --dir store that is not there, nothing is created', () => {
+    const plain = bareDir();
+    const r = run('store-deliberation', ['--role', 'auditor'], { cwd: plain, input: text });
+    expect(r.stderr).toMatch(/skipped \(pipeline continues\): no cairn store at/);
+    expect(readdirSync(plain)).toEqual([]);
+    const root = realpathSync(tempProject({ init: false }));
+    const missing = join(bareDir(), 'store');
+    expect(run('store-deliberation', ['--role', 'auditor', '--dir', missing], { cwd: root, input: text }).stderr).toMatch(/no cairn store at/);
+    expect(readdirSync(root)).toEqual(['.git']);
   });
 });

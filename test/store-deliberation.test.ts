@@ -23,7 +23,7 @@ interface Stored {
   verdict: string | null;
   patterns: { id: string; text: string; category: string; source: string; status: string }[];
   links: { finding: string; summary: string; patterns: string[]; match: string }[];
-  alreadyStored: boolean;
+  already_stored: boolean;
 }
 
 /** Flags of a fixture as its pipeline would pass them (index.json), with overrides. */
@@ -79,7 +79,7 @@ describe('storing a deliberation', () => {
     });
     expect(r.code).toBe(0);
     const out: Stored = JSON.parse(r.stdout);
-    expect(Object.keys(out).sort()).toEqual(['alreadyStored', 'deliberation', 'evidence', 'links', 'patterns', 'verdict']);
+    expect(Object.keys(out).sort()).toEqual(['already_stored', 'deliberation', 'evidence', 'links', 'patterns', 'verdict']);
     expect(out.deliberation).toMatch(/^d[0-9a-z]{26}$/);
     expect(out.evidence).toBe('L3');
     expect(out.verdict).toBe('FAIL');
@@ -317,7 +317,7 @@ describe('a retry is not evidence (SPEC §3.9.4)', () => {
     const again = run('store-deliberation', args, { cwd: dir, input: fixtureText(FILE) });
     expect(again.code).toBe(0);
     expect(again.stderr).toMatch(/^cairn store-deliberation: already stored as d[0-9a-z]{26} for this role and issue\/run; nothing changed$/m);
-    expect(JSON.parse(again.stdout)).toMatchObject({ deliberation: JSON.parse(first.stdout).deliberation, alreadyStored: true, patterns: [], links: [] });
+    expect(JSON.parse(again.stdout)).toMatchObject({ deliberation: JSON.parse(first.stdout).deliberation, already_stored: true, patterns: [], links: [] });
     expect(readFileSync(join(dir, '.cairn', 'events.jsonl'))).toEqual(log);
     expect(artifacts(dir)).toHaveLength(1);
     expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ success_count: 1, sightings: 1 });
@@ -331,7 +331,7 @@ describe('a retry is not evidence (SPEC §3.9.4)', () => {
     const results = await Promise.all([0, 1, 2].map(() => runAsync('store-deliberation', args, { cwd: dir, input: fixtureText(FILE) })));
     expect(results.map((r) => r.code)).toEqual([0, 0, 0]);
     const stored = results.map((r) => JSON.parse(r.stdout));
-    const kept = stored.filter((o) => !o.alreadyStored);
+    const kept = stored.filter((o) => !o.already_stored);
     expect(kept).toHaveLength(1);
     expect(new Set(stored.map((o) => o.deliberation))).toEqual(new Set([kept[0].deliberation]));
     expect(artifacts(dir)).toEqual([`${kept[0].deliberation}.md`]);

@@ -42,6 +42,8 @@ export interface Context {
   log: Logger;
   /** Buffer product output; it reaches stdout only if the command succeeds. */
   print(text: string): void;
+  /** The product as one JSON object (--json), keys in the one naming style of cairn's JSON: snake_case. */
+  json(value: unknown): void;
   /** Stdin as text (bounded; empty for a TTY). */
   stdin(): Promise<string>;
   /** Where the project and its store are (--root, --dir, --project and their defaults). */
@@ -156,6 +158,7 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     deadline,
     log,
     print: (text) => output.push(text),
+    json: (value) => output.push(JSON.stringify(snakeCaseKeys(value)) + '\n'),
     stdin: () => stdinText(ctx, passed?.stdin),
     location: () => (location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
@@ -203,6 +206,17 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   }
 }
 
+/**
+ * Every command's JSON reads alike (issue 10): `dryRun` → `dry_run`, at any depth. Only a camelCase
+ * boundary changes a key, so data used as keys (types, roles, finding ids like `A4`) passes as it is.
+ */
+export function snakeCaseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeCaseKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const snake = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, (_, before: string, upper: string) => `${before}_${upper.toLowerCase()}`);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snake(k), snakeCaseKeys(v)]));
+}
+
 function isStrict(args: minimist.ParsedArgs): boolean {
   return Boolean(args.strict) || process.env.CAIRN_STRICT === '1';
 }
@@ -223,6 +237,10 @@ function reportFailure(label: string, err: unknown, args: minimist.ParsedArgs): 
   process.stderr.write(`${label}: ${code === 0 ? 'skipped (pipeline continues): ' : ''}${message}\n`);
   if (!(err instanceof CairnError) && process.env.CAIRN_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
   if (args.json) process.stdout.write(JSON.stringify({ error: message, kind: errorKind(err), exit_code: code }) + '\n');
+  // A usage mistake at a terminal was seen by the person who made it; recorded, it would open every
+  // agent session with "memory degraded" until someone cleared it. In a pipeline or hook nobody sees
+  // stderr, so there it is recorded for `cairn doctor` and the auto-recall health line (SPEC §2).
+  if (errorKind(err) === 'usage' && isatty(2)) return code;
   let dir: string | undefined;
   try {
     dir = locate(locationFlags(args)).dir;

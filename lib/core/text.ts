@@ -119,9 +119,11 @@ const CODE_LIKE = /[\p{L}\p{N}][_./:#][\p{L}\p{N}]|\p{Ll}\p{Lu}|^--?\p{L}|^[\p{L
 /**
  * The content terms of a text: stop-words dropped, stemmed, each flagged when it comes from an
  * identifier (a code-like chunk, or anything in backticks). camelCase and snake_case split into
- * their words, so `dueDate` and `due_date` meet.
+ * their words, so `dueDate` and `due_date` meet. The map is shared (cached): read it, never change it.
  */
 export function contentTerms(text: string): Map<string, boolean> {
+  const known = termsCache.get(text);
+  if (known) return known;
   const terms = new Map<string, boolean>();
   const add = (chunk: string, identifier: boolean) => {
     const split = chunk.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2');
@@ -136,8 +138,14 @@ export function contentTerms(text: string): Map<string, boolean> {
     if (i % 2 === 1) return add(part, true);
     for (const m of part.matchAll(CHUNK)) add(m[0], CODE_LIKE.test(m[0]) || /\(\)$/.test(part.slice(m.index, m.index + m[0].length + 2)));
   });
+  if (termsCache.size >= TERMS_CACHED) termsCache.clear();
+  termsCache.set(text, terms);
   return terms;
 }
+
+// The same pattern texts are compared with every finding of a run: their terms are kept (bounded).
+const TERMS_CACHED = 5000;
+const termsCache = new Map<string, Map<string, boolean>>();
 
 /** The longest prefix of `text` that is at most `maxBytes` in UTF-8, cut at a character boundary. */
 export function capUtf8(text: string, maxBytes: number): string {

@@ -1,6 +1,7 @@
 import { parseJsonLine, readLines } from '../io/jsonl.js';
 import { envelopeProblem, type CairnEvent } from './types.js';
 import { CairnError } from '../core/errors.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
 
 // Reading the event log for people: filters, a pattern's history, one line per event.
 
@@ -48,13 +49,19 @@ export function parseSince(text: string, now: number): number {
   return t;
 }
 
-/** One readable line: time, type, and the payload fields that matter. */
+/** One readable line: time, type, and the payload fields that matter; sanitised, for a terminal (issue 7). */
 export function describeEvent(e: CairnEvent): string {
   const { v: _v, id: _id, ts, type, project: _p, ...payload } = e as unknown as Record<string, unknown> & CairnEvent;
+  // Each value is sanitised before it is quoted: quoting first would hide a marker behind an escaped line break.
+  const clean = (v: unknown): unknown =>
+    typeof v === 'string' ? sanitizeUntrusted(v, { singleLine: true }) : Array.isArray(v) ? v.map(clean) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clean(x)])) : v;
   const parts = Object.entries(payload)
     .filter(([, v]) => v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0))
-    .map(([k, v]) => `${k}=${typeof v === 'string' ? (v.length > 80 ? JSON.stringify(v.slice(0, 77) + '...') : /\s/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v)}`);
-  return `${ts} ${type} ${parts.join(' ')}`.trimEnd();
+    .map(([k, raw]) => {
+      const v = clean(raw);
+      return `${k}=${typeof v === 'string' ? (v.length > 80 ? JSON.stringify(v.slice(0, 77) + '...') : /\s/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v)}`;
+    });
+  return sanitizeUntrusted(`${ts} ${type} ${parts.join(' ')}`, { singleLine: true });
 }
 
 /** Where an event happened: `LED-7/r1`, `LED-7`, or '' (unscoped). */
@@ -81,7 +88,7 @@ export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): stri
       what = e.echo ? `echoed${inScope} (it was injected: no new success)` : `seen${inScope}`;
       break;
     case 'finding.linked':
-      what = `applied${inScope} by finding ${e.finding}: ${quote(e.summary)} (${{ explicit: 'it cites the id', text: 'by its words', self: 'the finding is this pattern' }[e.match]})`;
+      what = `applied${inScope} by finding ${e.finding}: ${quote(e.summary)} (${{ explicit: 'it cites the id', text: 'by its words', embedding: 'by its meaning (embeddings)', self: 'the finding is this pattern' }[e.match]})`;
       break;
     case 'pattern.injected':
       what = `injected into ${e.role}${where ? ` for ${where}` : ''}`;

@@ -24,7 +24,7 @@ export type EventPayload =
   | ({ type: 'pattern.observed'; pattern: string; role: string; text: string; category: Category; phase: string | null; labels: string[]; files: string[]; deliberation: string; echo?: true } & Scope)
   | ({ type: 'pattern.injected'; role: string; patterns: string[]; path: string; tokens: number } & Scope)
   // A finding of a stored deliberation and the patterns it applies (SPEC §3.9.1): recorded, so replay never re-runs the matcher.
-  | ({ type: 'finding.linked'; deliberation: string; role: string; finding: string; summary: string; patterns: string[]; match: 'explicit' | 'text' | 'self' } & Scope)
+  | ({ type: 'finding.linked'; deliberation: string; role: string; finding: string; summary: string; patterns: string[]; match: 'explicit' | 'text' | 'embedding' | 'self' } & Scope)
   | ({ type: 'pattern.ignored'; pattern: string; role: string; weight: number; finding: string; retract: boolean } & Scope)
   | ({ type: 'pattern.regressed'; pattern: string; finding: string } & Scope)
   // With `finding`: a finding the validator kept (SPEC §3.9.2); without: an evidence-backed PASS.

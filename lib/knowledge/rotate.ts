@@ -2,6 +2,8 @@ import { closeSync, openSync, readFileSync, readSync, fstatSync, statSync, unlin
 import { appendLines } from '../io/jsonl.js';
 import { acquireLock } from '../io/lock.js';
 import { writeFileAtomic } from '../io/atomic.js';
+import { openRegularFile } from '../io/read.js';
+import { CairnError } from '../core/errors.js';
 import type { Deadline } from '../core/deadline.js';
 
 // Rotation (SPEC §4.5): when knowledge.jsonl holds more than 5000 lines, the oldest move to
@@ -57,20 +59,23 @@ export function rotateIfDue(logPath: string, archivePath: string, opts: RotateOp
 export function rotate(logPath: string, archivePath: string, opts: RotateOptions): RotateReport {
   const above = opts.above ?? ROTATE_ABOVE;
   const keep = Math.min(opts.keep ?? KEEP_NEWEST, above);
+  if (!exists(logPath) && !exists(journalPath(logPath))) return { moved: 0, kept: 0, recovered: 0 }; // nothing captured yet
   const lock = acquireLock(logPath, opts.deadline);
   try {
     const recovered = finishJournal(logPath, archivePath, opts);
     let log: Buffer;
     let inode: number;
     try {
-      const fd = openSync(logPath, 'r');
+      const fd = openRegularFile(logPath); // a regular file only: never a FIFO or device in its place
+      if (fd === undefined) return { moved: 0, kept: 0, recovered };
       try {
         inode = fstatSync(fd).ino;
         log = readFileSync(fd);
       } finally {
         closeSync(fd);
       }
-    } catch {
+    } catch (err) {
+      if (err instanceof CairnError) throw err;
       return { moved: 0, kept: 0, recovered };
     }
     const ends = lineEnds(log);

@@ -1,11 +1,17 @@
 import type { Ranked } from './queries.js';
 import { shownScore } from './scoring.js';
 import { contentTerms } from '../core/text.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
 
 // The historical-patterns block (SPEC §3.5 step 3) and how it is fitted into a token budget (step 4).
 
+// Every text in the block is untrusted (a pattern is whatever an agent wrote, a role and a summary
+// come from the log): each goes through the one sanitiser, on one line, so no line of the block can
+// imitate a chat role or be its closing line (SPEC §4.6, issue 7).
+const oneLine = (text: string) => sanitizeUntrusted(text, { singleLine: true });
+
 export function blockHeader(role: string): string {
-  return `=== HISTORICAL PATTERNS (${role}) ===`;
+  return `=== HISTORICAL PATTERNS (${oneLine(role)}) ===`;
 }
 export const BLOCK_FOOTER = '=== END HISTORICAL PATTERNS ===';
 
@@ -28,8 +34,8 @@ export function shortId(id: string): string {
  * tokens(b): the text's count is cached once per pattern and the record's once per distinct record.
  */
 export function linePieces(r: Pick<Ranked, 'pattern' | 'factors'>, role: string, ids = false): [string, string] {
-  const via = r.pattern.role !== role ? `, via:${r.pattern.role}` : '';
-  return [`- ${ids ? `[${shortId(r.pattern.id)}] ` : ''}${r.pattern.text}`, ` (${trackRecord(r)}${via})`];
+  const via = r.pattern.role !== role ? `, via:${oneLine(r.pattern.role)}` : '';
+  return [`- ${ids ? `[${shortId(r.pattern.id)}] ` : ''}${oneLine(r.pattern.text)}`, ` (${trackRecord(r)}${via})`];
 }
 
 /**

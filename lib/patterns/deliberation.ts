@@ -10,7 +10,8 @@ import { nextUlid, patternId } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError } from '../core/errors.js';
 import { injectedPatternIds, patternTexts, roleIdsByPrefix, wordSharingPatterns } from './queries.js';
-import { linkFinding, type FindingLink, type LinkContext } from './link.js';
+import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
+import { linkByEmbedding } from './embeddings.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
 // store-deliberation (SPEC §3.3, §3.9): keep the text as an artifact, record it, observe its
@@ -193,12 +194,18 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
   const injected = injectedInto(store, role, input.issue, input.run);
   const resolver = new Resolver(store, role, injected, [...items, ...findings.filter((f) => f.storable)].map((e) => e.text));
   const own = items.map((e) => ({ id: resolver.resolve(e), text: e.text }));
-  const ctx = linkContext(store, role, [...own, ...injected.map(({ id, text }) => ({ id, text }))]);
+  const tierOne = [...own, ...injected.map(({ id, text }) => ({ id, text }))];
+  const ctx = linkContext(store, role, tierOne);
+  const found = new Map(findings.map((f) => [f.finding, linkFinding(f.detail, ctx)]));
+  const unlinked = findings.filter((f) => !found.get(f.finding));
+  const byMeaning = linkByEmbedding(store, unlinked.map((f) => ({ id: f.finding, text: findingText(f.detail) })), tierOne);
   const links: FindingLink[] = [];
   for (const f of findings) {
     const summary = f.text.slice(0, MAX_FINDING_SUMMARY_CHARS);
-    const link = linkFinding(f.detail, ctx);
+    const link = found.get(f.finding);
+    const similar = byMeaning.get(f.finding);
     if (link) links.push({ finding: f.finding, summary, ...link });
+    else if (similar) links.push({ finding: f.finding, summary, patterns: [similar], match: 'embedding' });
     // A finding that applies no known pattern states its own rule (SPEC §3.9.1).
     else if (f.storable) links.push({ finding: f.finding, summary, patterns: [resolver.resolve(f)], match: 'self' });
   }

@@ -195,3 +195,43 @@ export function embedQuery(command: string, text: string, timeoutMs: number): Fl
   if (!vector) throw new CairnError('input', `embeddings provider gave no vector for the query (${parsed.problems.join('; ')})`);
   return vector;
 }
+
+/** The least cosine similarity at which a finding is linked to a pattern by embeddings alone. */
+export const EMBEDDING_LINK_MIN = 0.8;
+
+/**
+ * Links for findings that no citation or words tied to a pattern (SPEC §3.9.1: "the embedding
+ * provider is used when configured"): one provider call for their texts, each compared with the
+ * cached vectors of the candidates (the deliberation's own items and the patterns injected for
+ * this run). Without a provider, a cached vector or the time to ask, no link; a failing provider
+ * is warned about and links nothing.
+ */
+export function linkByEmbedding(store: Store, findings: EmbedItem[], candidates: { id: string; text: string }[]): Map<string, string> {
+  const links = new Map<string, string>();
+  const command = store.config.embeddings.command?.trim();
+  if (!command || findings.length === 0 || candidates.length === 0) return links;
+  const cached = readVectors(patternDb(store), candidates.map((c) => embeddingKey(command, c.text)));
+  if (cached.size === 0) return links;
+  let parsed: ParsedVectors;
+  try {
+    // Half the time left at most: the deliberation must still be recorded within the deadline.
+    const timeout = providerTimeout(store.deadline);
+    parsed = runProvider(command, findings, Number.isFinite(store.deadline.at) ? timeout / 2 : timeout);
+  } catch (err) {
+    store.log.warn(`${(err as Error).message}; findings are linked by their words only`);
+    return links;
+  }
+  for (const f of findings) {
+    const vector = parsed.vectors.get(f.id);
+    if (!vector) continue;
+    let best: { id: string; score: number } | undefined;
+    for (const c of candidates) {
+      const other = cached.get(embeddingKey(command, c.text));
+      if (!other || other.length !== vector.length) continue;
+      const score = cosine(vector, other);
+      if (score >= EMBEDDING_LINK_MIN && (!best || score > best.score || (score === best.score && c.id < best.id))) best = { id: c.id, score };
+    }
+    if (best) links.set(f.id, best.id);
+  }
+  return links;
+}

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { DEFAULT_INPUT_CAP, readSmallFile } from '../io/read.js';
 import type { Store } from '../store/store.js';
 import type { EventPayload } from '../events/types.js';
 import { parseVerdict, findingById, type Finding } from './verdict.js';
@@ -87,8 +87,12 @@ export function latestDeliberationText(store: Store, role: string, issue: string
   if (!/^d[0-9a-z]{26}$/.test(row.id)) throw new CairnError('input', `the stored ${role} deliberation has a malformed id ${JSON.stringify(row.id.slice(0, 40))}`);
   const path = store.artifactPath('deliberations', `${row.id}.md`);
   try {
-    return { id: row.id, text: readFileSync(path, 'utf8'), files: JSON.parse(row.files) };
+    // bounded like any input (SPEC §2): a regular file of at most the input cap, never a device or FIFO put in its place
+    const bytes = readSmallFile(path, DEFAULT_INPUT_CAP);
+    if (!bytes) throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (ENOENT)`);
+    return { id: row.id, text: bytes.toString('utf8'), files: JSON.parse(row.files) };
   } catch (err) {
+    if (err instanceof CairnError) throw err;
     throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
 }

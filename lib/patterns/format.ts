@@ -5,7 +5,10 @@ import { fitBlock, linePieces, blockHeader, withoutRestatements, BLOCK_FOOTER, t
 import { TokenCounter } from '../store/tokens.js';
 import { nowMs } from '../core/clock.js';
 import { sha256 } from '../core/text.js';
-import type { EventPayload } from '../events/types.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
+import { MAX_ROLE_CHARS, MAX_SUMMARY_BYTES, type EventPayload } from '../events/types.js';
+import { CairnError } from '../core/errors.js';
+import { checkScope } from './deliberation.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
 // format-patterns (SPEC §3.5): rank a role's candidates, fit the block into the token budget,
@@ -91,6 +94,8 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   const loaded = loadRanked(patternDb(store), store.project, ranking.top, rank);
   const ranked = withoutRestatements(loaded);
   const basis = ranking.ids === undefined ? '' : candidateBasis(ranking.ids);
+  // A stored summary is untrusted text too (it may span lines; none can close the block).
+  const summary = summaryRow && sanitizeUntrusted(summaryRow.text);
 
   const pieces = ranked.map((r) => linePieces(r, role, opts.ids));
   const lines = pieces.map(([a, b]) => a + b);
@@ -111,7 +116,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
         return counter.count(header) + counter.count(footer);
       },
       frameBytes: Buffer.byteLength(header) + Buffer.byteLength(footer),
-      summary: summaryRow && { text: summaryRow.text, tokens: () => counter.count(summaryRow.text.trim()) + 1, matches: () => summaryRow.basis === basis },
+      summary: summary ? { text: summary, tokens: () => counter.count(summary) + 1, matches: () => summaryRow!.basis === basis } : undefined,
       scale: (t) => Math.ceil(t * margin),
       exactTokens: opts.exactTokens,
     });
@@ -142,6 +147,28 @@ export function recordInjection(store: Store, result: FormatResult, issue: strin
     events.push({ type: 'pattern.injected', role: result.role, issue, run, patterns: ids.slice(i, i + INJECTED_PER_EVENT), path: result.path, tokens: result.tokens });
   }
   appendEvents(store, events);
+}
+
+/**
+ * Store a condensed block for a role (`cairn store-summary`), for the candidates of this context
+ * (or the basis given). It reaches agents: sanitised now, and again when shown. It travels in one
+ * event line, so it is small (SPEC §3.2).
+ */
+export function storeSummary(
+  store: Store,
+  role: string,
+  raw: string,
+  givenBasis: string | null,
+  context: Pick<FormatOptions, 'labels' | 'files' | 'phase'>,
+): { basis: string; text: string } {
+  const name = role.toLowerCase();
+  checkScope({ role: name }, { role: MAX_ROLE_CHARS });
+  const text = sanitizeUntrusted(raw);
+  if (!text) throw new CairnError('input', 'no summary text on stdin');
+  if (Buffer.byteLength(text) > MAX_SUMMARY_BYTES) throw new CairnError('input', `the summary is ${Buffer.byteLength(text)} bytes; at most ${MAX_SUMMARY_BYTES} are stored`);
+  const basis = givenBasis ?? currentBasis(store, { role: name, issue: null, run: null, ...context });
+  appendEvents(store, [{ type: 'summary.stored', role: name, basis: basis.slice(0, 64), text }]);
+  return { basis, text };
 }
 
 const round = (n: number) => Math.round(n * 1e4) / 1e4;

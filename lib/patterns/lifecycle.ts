@@ -6,6 +6,7 @@ import { scorePattern, successRate, type Prior, type ScoreFactors, type ScoredSt
 
 const NO_PRIOR: Prior = { success: 0, failure: 0 };
 import { trackRecord } from './block.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
 // A pattern's lifecycle beyond what observation does automatically (SPEC §3.3 step 5, §3.4):
@@ -120,13 +121,17 @@ export function listScored(store: Store, filter: ListFilter): Listed[] {
     .sort((a, b) => b.score - a.score || (a.pattern.id < b.pattern.id ? -1 : 1));
 }
 
-/** One aligned line per pattern, under a header; the text comes last so long texts never break the columns. */
+/**
+ * One aligned line per pattern, under a header; the text comes last so long texts never break the
+ * columns. Texts from the log are sanitised: a terminal never gets raw control characters (issue 7).
+ */
 export function renderList(rows: Listed[]): string[] {
+  const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
   const table = [
     ['ID', 'ROLE', 'STATE', 'SCORE', 'SEEN', 'OK', 'IGN', 'REINF', 'RECORD', 'TEXT'],
     ...rows.map(({ pattern: p, score, record }) => [
-      p.id,
-      p.role,
+      shown(p.id),
+      shown(p.role),
       p.lifecycle + (p.regressed ? ' regressed' : ''),
       score.toFixed(3),
       String(p.sightings),
@@ -134,7 +139,7 @@ export function renderList(rows: Listed[]): string[] {
       String(p.ignore_count),
       String(p.reinforcement_count),
       record,
-      p.text,
+      shown(p.text),
     ]),
   ];
   const widths = table[0].map((_, col) => Math.max(...table.map((row) => row[col].length)));

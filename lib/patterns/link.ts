@@ -30,7 +30,7 @@ export interface LinkCandidate {
   tier: 1 | 2;
 }
 
-export type LinkMatch = 'explicit' | 'text' | 'self';
+export type LinkMatch = 'explicit' | 'text' | 'embedding' | 'self';
 
 export interface FindingLink {
   finding: string;

@@ -1,6 +1,6 @@
 import type { Database } from '../store/db.js';
 import { CairnError } from '../core/errors.js';
-import { contentTokenSet, normaliseText } from '../core/text.js';
+import { patternId } from '../core/ids.js';
 import type { Category } from '../events/types.js';
 import { ftsQuery } from '../store/fts.js';
 import { baseScoreSql, scorePattern, SCORE_CUT, type ScoreContext, type ScoreFactors, type ScoredState } from './scoring.js';
@@ -260,36 +260,25 @@ export function dismissedPatternIds(db: Database, project: string, issue: string
   return new Set(rows.map((r) => r.pattern));
 }
 
-/** A pattern named by id, id prefix, or text (exact normalised, else the closest by token overlap). */
+/**
+ * The pattern a person names (`cairn promote`, `deprecate`, `explain`): its id, an id prefix that
+ * only it has, or its exact text (normalised: case, markdown, edge punctuation). Anything else
+ * changes nothing: several matches are listed, no match names the closest patterns to try.
+ */
 export function resolvePattern(db: Database, project: string, ref: string): Pattern {
   const exact = getPattern(db, project, ref);
   if (exact) return exact;
+  const describe = (list: Pattern[]) => list.map((p) => `${p.id} (${p.role}): ${p.text.slice(0, 60)}`).join('; ');
   if (/^p[0-9a-f]{3,15}$/.test(ref)) {
     const byPrefix = findPatternsByIdPrefix(db, project, ref);
     if (byPrefix.length === 1) return byPrefix[0];
-    if (byPrefix.length > 1) throw new CairnError('usage', `'${ref}' matches ${byPrefix.length} patterns: ${byPrefix.map((p) => p.id).join(', ')}`);
+    if (byPrefix.length > 1) throw new CairnError('usage', `'${ref}' matches ${byPrefix.length} patterns, nothing changed: ${describe(byPrefix)}`);
   }
-  const wanted = normaliseText(ref);
-  const all = listPatterns(db, project, { includeDeprecated: true });
-  const same = all.find((p) => normaliseText(p.text) === wanted);
-  if (same) return same;
-  // How much of what was typed the pattern covers, so a few remembered words find it.
-  const tokens = contentTokenSet(ref);
-  let best: Pattern | undefined;
-  let bestScore = 0.6;
-  for (const p of all) {
-    const j = tokens.size ? intersectionSize(tokens, contentTokenSet(p.text)) / tokens.size : 0;
-    if (j > bestScore) {
-      best = p;
-      bestScore = j;
-    }
-  }
-  if (!best) throw new CairnError('not-found', `no pattern matches '${ref.slice(0, 80)}'`);
-  return best;
-}
-
-function intersectionSize(a: Set<string>, b: Set<string>): number {
-  let n = 0;
-  for (const t of a) if (b.has(t)) n++;
-  return n;
+  // A pattern's id is a hash of its role and normalised text: an exact text is found by id, per role.
+  const roles = (db.prepare('SELECT DISTINCT role FROM patterns WHERE project = ? ORDER BY role').all(project) as { role: string }[]).map((r) => r.role);
+  const same = roles.flatMap((role) => getPattern(db, project, patternId(project, role, ref)) ?? []);
+  if (same.length === 1) return same[0];
+  if (same.length > 1) throw new CairnError('usage', `'${ref.slice(0, 80)}' is the text of ${same.length} patterns, nothing changed; name one by id: ${describe(same)}`);
+  const near = roles.flatMap((role) => wordSharingPatterns(db, project, role, ref, 3)).slice(0, 3);
+  throw new CairnError('not-found', `no pattern matches '${ref.slice(0, 80)}' by id or exact text, nothing changed${near.length ? ` (closest: ${near.map((p) => `${p.id}: ${p.text.slice(0, 60)}`).join('; ')})` : ''}`);
 }

@@ -1,0 +1,67 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initStore } from '../lib/store/init.js';
+import { fixtureText, run, tempProject } from './helpers.js';
+// @ts-expect-error: the benchmark's store writer is plain JavaScript (it writes cairn's event format directly)
+import { PROJECT, writeEventLog } from '../bench/stores.js';
+
+// The deadline on a store big enough that the work does not fit it (SPEC §2): a hook ends within its
+// deadline plus one step, prints nothing it did not finish, and is never reported as failed with its
+// change recorded (the caller would retry and record it twice).
+
+const NOW = '2026-03-02T10:00:00.000Z';
+const SLACK_MS = 3000;
+let indexed: string;
+
+/** A copy of the big project; `withIndex: false` is a fresh clone (the log without its index). */
+function bigProject(withIndex: boolean): string {
+  const root = tempProject({ init: false });
+  cpSync(join(indexed, '.cairn'), join(root, '.cairn'), { recursive: true, filter: (src) => withIndex || !src.includes(join('.cairn', 'cache')) });
+  return root;
+}
+
+function timed(...args: Parameters<typeof run>) {
+  const started = Date.now();
+  return { ...run(...args), ms: Date.now() - started };
+}
+
+beforeAll(() => {
+  indexed = mkdtempSync(join(tmpdir(), 'cairn-big-')); // shared by the tests (a tempProject is removed after each)
+  mkdirSync(join(indexed, '.git'));
+  initStore(join(indexed, '.cairn'));
+  writeEventLog(join(indexed, '.cairn', 'events.jsonl'), { patterns: { auditor: 3000, judge: 3000 }, nowMs: Date.parse(NOW) });
+  expect(run('cairn', ['rebuild', '--project', PROJECT, '--strict'], { cwd: indexed, env: { CAIRN_NOW: NOW } }).code).toBe(0);
+});
+
+afterAll(() => rmSync(indexed, { recursive: true, force: true }));
+
+describe('past the deadline', () => {
+  it('format-patterns with CAIRN_DEADLINE_MS=50 prints nothing and ends within the deadline plus one step', () => {
+    const root = bigProject(true);
+    const r = timed('format-patterns', ['--role', 'auditor', '--project', PROJECT, '--query', 'invoice totals'], { cwd: root, env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '50' } });
+    expect(r).toMatchObject({ code: 0, stdout: '' });
+    expect(r.stderr).toMatch(/^cairn format-patterns: skipped \(pipeline continues\): deadline of 50 ms passed/);
+    expect(r.ms).toBeLessThan(50 + SLACK_MS);
+  });
+
+  it('store-deliberation --strict into a fresh clone: exit 1 with nothing recorded, or exit 0 with it recorded, never exit 1 with it recorded', () => {
+    const root = bigProject(false);
+    const log = () => readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8');
+    const before = log();
+    const r = timed('store-deliberation', ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--project', PROJECT, '--strict'], {
+      cwd: root,
+      input: fixtureText('led-101-r1-plan-auditor.md'),
+      env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
+    });
+    expect(r.ms).toBeLessThan(300 + SLACK_MS);
+    if (r.code === 1) {
+      expect(r.stderr).toMatch(/^cairn store-deliberation: deadline (of 300 ms )?passed/m);
+      expect(log()).toBe(before);
+    } else {
+      expect(r.code, r.stderr).toBe(0);
+      expect(log().length).toBeGreaterThan(before.length);
+    }
+  });
+});
