@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-require('../dist/bin/auto-recall.cjs').run(process.argv.slice(2));
+require('../dist/bin/load.cjs')('auto-recall').run(process.argv.slice(2));

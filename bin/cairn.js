@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-require('../dist/bin/cairn.cjs').run(process.argv.slice(2));
+require('../dist/bin/load.cjs')('cairn').run(process.argv.slice(2));

@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-require('../dist/bin/feedback-loop.cjs').run(process.argv.slice(2));
+require('../dist/bin/load.cjs')('feedback-loop').run(process.argv.slice(2));

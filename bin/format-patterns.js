@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-require('../dist/bin/format-patterns.cjs').run(process.argv.slice(2));
+require('../dist/bin/load.cjs')('format-patterns').run(process.argv.slice(2));

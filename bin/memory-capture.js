@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-require('../dist/bin/memory-capture.cjs').run(process.argv.slice(2));
+require('../dist/bin/load.cjs')('memory-capture').run(process.argv.slice(2));

@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-require('../dist/bin/outcome-score.cjs').run(process.argv.slice(2));
+require('../dist/bin/load.cjs')('outcome-score').run(process.argv.slice(2));

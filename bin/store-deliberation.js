@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-require('../dist/bin/store-deliberation.cjs').run(process.argv.slice(2));
+require('../dist/bin/load.cjs')('store-deliberation').run(process.argv.slice(2));

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { appendLines } from '../lib/io/jsonl.js';
@@ -38,6 +38,28 @@ describe('rotate', () => {
     const { log, archive, within } = memory(tempProject());
     writeFileSync(log, line(1) + '\n');
     expect(rotateIfDue(log, archive, { deadline: NO_DEADLINE, within })).toBeUndefined();
+  });
+
+  it('remembers the count it read: a log grown by fewer bytes than lines could fill is not read again', () => {
+    const { log, archive, within } = memory(tempProject());
+    const countFile = join(within, 'cache', 'knowledge-lines.json');
+    const opts = { deadline: NO_DEADLINE, within, countFile, above: 12, keep: 5 };
+    writeFileSync(log, range(0, 12).map((i) => line(i) + '\n').join(''));
+    expect(rotateIfDue(log, archive, opts)).toEqual({ moved: 0, kept: 12, recovered: 0 }); // read and counted
+    expect(JSON.parse(readFileSync(countFile, 'utf8'))).toEqual({ size: statSync(log).size, lines: 12 });
+    // a count that says there is room: the log is taken at its word (a line is 40 bytes at least)
+    writeFileSync(countFile, JSON.stringify({ size: statSync(log).size, lines: 3 }));
+    appendFileSync(log, line(12) + '\n');
+    expect(rotateIfDue(log, archive, opts)).toBeUndefined();
+    expect(ids(log)).toHaveLength(13);
+    // grown by more than the room left could hold: read, and rotated
+    appendFileSync(log, range(13, 20).map((i) => line(i) + '\n').join(''));
+    expect(rotateIfDue(log, archive, opts)).toEqual({ moved: 15, kept: 5, recovered: 0 });
+    expect(JSON.parse(readFileSync(countFile, 'utf8'))).toEqual({ size: statSync(log).size, lines: 5 });
+    // a log that shrank (rotated elsewhere, rewritten) is read again
+    writeFileSync(log, range(0, 13).map((i) => line(i) + '\n').join(''));
+    writeFileSync(countFile, JSON.stringify({ size: statSync(log).size + 1, lines: 0 }));
+    expect(rotateIfDue(log, archive, opts)).toMatchObject({ moved: 8, kept: 5 });
   });
 
   // The three points a rotation can be killed at, rebuilt by hand: the journal written; the archive

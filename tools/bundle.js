@@ -1,14 +1,15 @@
 // Build step after tsc: one self-contained file per command in dist/bin/, so each executable starts by
 // loading one file instead of some thirty (start-up is most of a hook's time).
 //
-// The bundles are CommonJS (`.cjs`, run by the CommonJS shims in bin/): Node's ES module loader alone
-// costs a hook about a fifth of `node -e 0`, and in CommonJS a module reached only through `import()`
-// — internal or built in — is evaluated when it is first needed rather than at start-up, so a command
-// pays for the code paths it takes. better-sqlite3's JavaScript is bundled too (a dozen files
-// resolved and compiled at every start otherwise); its native addon and tiktoken stay outside and are
-// loaded only on the code paths that need them.
+// The bundles are CommonJS (`.cjs`, run by the CommonJS shims in bin/ through load.cjs, which keeps a
+// code cache for each): Node's ES module loader alone costs a hook about a fifth of `node -e 0`, and in
+// CommonJS a module reached only through `import()` — internal or built in — is evaluated when it is
+// first needed rather than at start-up, so a command pays for the code paths it takes.
+// better-sqlite3's JavaScript is bundled too (a dozen files resolved and compiled at every start
+// otherwise); its native addon and tiktoken stay outside and are loaded only on the code paths that
+// need them.
 import { build } from 'esbuild';
-import { readdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,7 +22,7 @@ const commands = readdirSync(join(root, 'dist', 'scripts'))
 const entries = {
   // `cairn <name>` loads the named command's own bundle, beside this one, when it is asked for.
   cairn: `import { cairn } from ${dist('lib', 'cli', 'runner.js')};
-export const run = (argv) => cairn(argv, async (name, rest) => require(__dirname + '/' + name + '.cjs').run(rest));`,
+export const run = (argv) => cairn(argv, async (name, rest) => require(__dirname + '/load.cjs')(name).run(rest));`,
 };
 for (const name of commands) {
   entries[name] = `import { main } from ${dist('lib', 'cli', 'runner.js')};
@@ -39,9 +40,11 @@ import { HOOK_DEADLINE_MS } from ${dist('lib', 'core', 'deadline.js')};
 import { mayCapture } from ${dist('lib', 'knowledge', 'bd-command.js')};
 export const run = async (argv) => {
   const passed = await hookGate(argv, HOOK_DEADLINE_MS, mayCapture);
-  if (passed) await require(__dirname + '/memory-capture.run.cjs').run(argv, passed);
+  if (passed) await require(__dirname + '/load.cjs')('memory-capture.run').run(argv, passed);
 };`;
 
+mkdirSync(join(root, 'dist', 'bin'), { recursive: true });
+copyFileSync(join(root, 'tools', 'load.cjs'), join(root, 'dist', 'bin', 'load.cjs'));
 await Promise.all(
   Object.entries(entries).map(([name, contents]) =>
     build({

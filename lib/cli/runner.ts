@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { isatty } from 'node:tty';
 import { fileURLToPath } from 'node:url';
 import type minimist from 'minimist';
 import { CairnError, describeError, errorKind, exitCode } from '../core/errors.js';
@@ -233,14 +232,16 @@ function locationFlags(args: minimist.ParsedArgs) {
  */
 function reportFailure(label: string, err: unknown, args: minimist.ParsedArgs): number {
   const message = describeError(err);
-  const code = exitCode(err, { strict: isStrict(args), interactive: isatty(2) });
+  // stderr is written to just below; asking its stream spares every run loading tty at start-up
+  const interactive = Boolean(process.stderr.isTTY);
+  const code = exitCode(err, { strict: isStrict(args), interactive });
   process.stderr.write(`${label}: ${code === 0 ? 'skipped (pipeline continues): ' : ''}${message}\n`);
   if (!(err instanceof CairnError) && process.env.CAIRN_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
   if (args.json) process.stdout.write(JSON.stringify({ error: message, kind: errorKind(err), exit_code: code }) + '\n');
   // A usage mistake at a terminal was seen by the person who made it; recorded, it would open every
   // agent session with "memory degraded" until someone cleared it. In a pipeline or hook nobody sees
   // stderr, so there it is recorded for `cairn doctor` and the auto-recall health line (SPEC §2).
-  if (errorKind(err) === 'usage' && isatty(2)) return code;
+  if (errorKind(err) === 'usage' && interactive) return code;
   let dir: string | undefined;
   try {
     dir = locate(locationFlags(args)).dir;

@@ -6,7 +6,9 @@ import { sanitizeUntrusted } from '../core/sanitize.js';
 import { redactSecrets } from '../core/secrets.js';
 import { capUtf8, normaliseText } from '../core/text.js';
 import { DEFAULT_TAG_WORDS, makeEntry, MAX_CONTENT_BYTES, parseTypedText, suffixedKey, tagsFor, type KnowledgeEntry } from './entry.js';
-import { knowledgeFollowers } from './index.js';
+import { Deadline } from '../core/deadline.js';
+import { follow } from '../store/follower.js';
+import { keyFamilyLines, knowledgeFollowers } from './index.js';
 import { parseEntryLine, readEntries } from './reader.js';
 import { rotateIfDue, type RotateReport } from './rotate.js';
 
@@ -64,7 +66,7 @@ export function appendEntries(store: Store, entries: KnowledgeEntry[]): Appended
   store.appendLines(
     store.knowledgePath,
     () => {
-      const families = keyFamilies([store.archivePath, store.knowledgePath], new Set(entries.map((e) => e.key)), entries[0].project);
+      const families = storedFamilies(store, new Set(entries.map((e) => e.key)), entries[0].project);
       const lines: string[] = [];
       for (const candidate of entries) {
         const family = families.get(candidate.key) ?? { keys: new Set<string>(), contents: new Map<string, string>() };
@@ -95,6 +97,51 @@ interface Family {
   contents: Map<string, string>;
 }
 
+/**
+ * The stored versions of each base key's family (called under the log's lock). A store with an index
+ * answers from it, brought up to date with the archive and the log first — usually the few lines
+ * other captures appended since. Without an index, or when catching up would take longer than reading
+ * the files (a rebuild, a large merge), the files are read: on a store of 100,000 entries, some 60 MB.
+ */
+function storedFamilies(store: Store, baseKeys: Set<string>, project: string | undefined): Map<string, Family> {
+  if (existsSync(store.dbPath)) {
+    try {
+      return familiesFromIndex(store, baseKeys, project);
+    } catch (err) {
+      store.log.warn(`looking for duplicates in the files rather than the index (${describeError(err)})`);
+    }
+  }
+  return keyFamilies([store.archivePath, store.knowledgePath], baseKeys, project);
+}
+
+/** How long a capture lets the index catch up before it reads the files instead (about what reading 60 MB takes). */
+const CATCH_UP_MS = 150;
+
+function familiesFromIndex(store: Store, baseKeys: Set<string>, project: string | undefined): Map<string, Family> {
+  const db = store.database;
+  // the one follower, with a budget of its own: what it applies meanwhile is kept for the next reader
+  const catchUp = { deadline: new Deadline(Math.max(1, Math.min(CATCH_UP_MS, store.deadline.remaining() / 4))), warn: (m: string) => store.log.warn(m) };
+  const followers = knowledgeFollowers(store);
+  follow(db, followers.archive, catchUp);
+  follow(db, followers.log, catchUp);
+  const families = new Map<string, Family>();
+  for (const base of baseKeys) {
+    for (const line of keyFamilyLines(db, base)) {
+      if (line.project !== '' && project !== undefined && line.project !== project) continue;
+      if (baseOf(line.key, baseKeys) !== base) continue;
+      addVersion(families, base, line.key, line.content);
+    }
+  }
+  return families;
+}
+
+function addVersion(families: Map<string, Family>, base: string, key: string, content: string): void {
+  let family = families.get(base);
+  if (!family) families.set(base, (family = { keys: new Set(), contents: new Map() }));
+  family.keys.add(key);
+  family.contents.set(normaliseText(content), key);
+}
+
 // Looking each key up by a byte search is cheapest for the few keys of a hook capture; a backfill
 // of many keys reads every line once instead.
 const SEARCHED_KEYS = 16;
@@ -115,11 +162,7 @@ function keyFamilies(paths: string[], baseKeys: Set<string>, project: string | u
       const e = parsed.value;
       if (e.project !== undefined && project !== undefined && e.project !== project) continue;
       const base = baseOf(e.key, baseKeys);
-      if (base === undefined) continue;
-      let family = families.get(base);
-      if (!family) families.set(base, (family = { keys: new Set(), contents: new Map() }));
-      family.keys.add(e.key);
-      family.contents.set(normaliseText(e.content), e.key);
+      if (base !== undefined) addVersion(families, base, e.key, e.content);
     }
   }
   return families;
@@ -183,7 +226,7 @@ function afterAppend(store: Store, report: CaptureReport): void {
     store.log.warn(`captured; indexing is left to the next reader (${describeError(err)})`);
   }
   try {
-    report.rotated = rotateIfDue(store.knowledgePath, store.archivePath, { deadline: store.deadline, within: store.dir });
+    report.rotated = rotateIfDue(store.knowledgePath, store.archivePath, { deadline: store.deadline, within: store.dir, countFile: store.lineCountPath });
   } catch (err) {
     store.log.warn(`captured; rotation is left to the next run (${describeError(err)})`);
   }

@@ -90,6 +90,9 @@ export function tagsFor(type: string, content: string, words: readonly string[] 
   const lower = content.toLowerCase();
   const found: { word: string; at: number }[] = [];
   for (const word of words) {
+    // A word's pattern costs far more to compile and run than a substring search: only words whose
+    // stem occurs in the text are looked for as whole words.
+    if (!lower.includes(stemOf(word))) continue;
     const at = lower.search(wholeWord(word));
     if (at >= 0) found.push({ word, at });
   }
@@ -97,6 +100,12 @@ export function tagsFor(type: string, content: string, words: readonly string[] 
   for (const f of found) tags.add(f.word);
   for (const m of content.matchAll(FILE_MENTION)) for (const language of languagesOf(m[0])) tags.add(language);
   return [...tags].slice(0, MAX_TAGS);
+}
+
+/** What every inflection of a word starts with (retry, retries: `retr`). */
+function stemOf(word: string): string {
+  const lower = word.toLowerCase();
+  return lower.endsWith('y') ? lower.slice(0, -1) : lower;
 }
 
 const wordPatterns = new Map<string, RegExp>();

@@ -93,6 +93,8 @@ function prepareStatements(db: Database) {
        SELECT 'delete', k.id, k.content, k.tags, k.type, k.key FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source = ? AND n.id < ?`,
     ),
     forgetNewest: db.prepare('DELETE FROM knowledge_newest WHERE source = ? AND id < ?'),
+    // '-' sorts just before '.': the range is every key that starts with `base-` (`+source`: by key, not by source)
+    keyFamily: db.prepare('SELECT key, content, project FROM knowledge WHERE (key = ? OR (key > ? AND key < ?)) AND +source IN (0, 1) ORDER BY source, seq'),
   };
 }
 function statements(db: Database) {
@@ -152,6 +154,11 @@ function forgetNewest(db: Database, code: number, floor: number): void {
   const s = statements(db);
   s.forgetNewestFts.run(code, floor);
   s.forgetNewest.run(code, floor);
+}
+
+/** Lines of the archive and the log, in that order, whose key is `base` or `base-<anything>` (a capture's key family, SPEC §4.1). */
+export function keyFamilyLines(db: Database, base: string): { key: string; content: string; project: string }[] {
+  return statements(db).keyFamily.all(base, `${base}-`, `${base}.`) as { key: string; content: string; project: string }[];
 }
 
 export interface KnowledgeHit {

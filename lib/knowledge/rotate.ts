@@ -27,6 +27,11 @@ export interface RotateOptions {
   above?: number;
   /** Lines the log keeps (2500). */
   keep?: number;
+  /**
+   * Where the line count of the log's last reading is kept (in cache/): with it, rotateIfDue knows a
+   * log that has grown by a few lines since is not due without reading it again.
+   */
+  countFile?: string;
 }
 
 export interface RotateReport {
@@ -40,20 +45,58 @@ export function journalPath(logPath: string): string {
   return `${logPath}.rotating.tmp`;
 }
 
-// A log of more than 5000 lines cannot be this small: skip the line count on the hot path.
+// No line of an entry is shorter than this: a log this small cannot hold more than 5000 lines, and a
+// log that grew by N bytes since it was counted gained at most N / SMALLEST_LINE lines.
 const SMALLEST_LINE = 40;
 
-/** Rotate if due (cheap when not: one stat); always finish a rotation that was cut short. */
+/**
+ * The log held `lines` complete lines when it was `size` bytes long. Appends and merges only add bytes,
+ * each new line SMALLEST_LINE of them at least; a rotation shrinks it, and then it is counted again.
+ */
+interface LineCount {
+  size: number;
+  lines: number;
+}
+
+/**
+ * Rotate if due, and always finish a rotation that was cut short. Cheap when not due: a stat, and —
+ * for a log of some thousand lines, which a capture appends to every time — the count remembered
+ * from the last reading instead of reading megabytes again.
+ */
 export function rotateIfDue(logPath: string, archivePath: string, opts: RotateOptions): RotateReport | undefined {
   const above = opts.above ?? ROTATE_ABOVE;
-  let size = 0;
-  try {
-    size = statSync(logPath).size;
-  } catch {
-    size = 0;
+  if (!exists(journalPath(logPath))) {
+    let size: number;
+    try {
+      size = statSync(logPath).size;
+    } catch {
+      return undefined;
+    }
+    if (size <= above * SMALLEST_LINE) return undefined;
+    const last = opts.countFile ? readLineCount(opts.countFile) : undefined;
+    // + 1: a line torn at the last count may have been completed since
+    if (last && size >= last.size && last.lines + 1 + (size - last.size) / SMALLEST_LINE <= above) return undefined;
   }
-  if (size <= above * SMALLEST_LINE && !exists(journalPath(logPath))) return undefined;
   return rotate(logPath, archivePath, opts);
+}
+
+function readLineCount(path: string): LineCount | undefined {
+  try {
+    const c = JSON.parse(readFileSync(path, 'utf8')) as LineCount;
+    return Number.isFinite(c.size) && Number.isFinite(c.lines) ? c : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Remember the count of the log as it now is; best effort (without it the next capture reads the log). */
+function rememberLineCount(logPath: string, lines: number, opts: RotateOptions): void {
+  if (!opts.countFile) return;
+  try {
+    writeFileAtomic(opts.countFile, JSON.stringify({ size: statSync(logPath).size, lines }) + '\n', opts.within);
+  } catch {
+    // the next rotateIfDue counts again
+  }
 }
 
 export function rotate(logPath: string, archivePath: string, opts: RotateOptions): RotateReport {
@@ -79,13 +122,17 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
       return { moved: 0, kept: 0, recovered };
     }
     const ends = lineEnds(log);
-    if (ends.length <= above) return { moved: 0, kept: ends.length, recovered };
+    if (ends.length <= above) {
+      rememberLineCount(logPath, ends.length, opts); // under the lock: nothing was appended since the reading
+      return { moved: 0, kept: ends.length, recovered };
+    }
     const cut = ends[ends.length - keep - 1]; // byte just past the last line that moves
     const moved = log.subarray(0, cut);
     writeFileAtomic(journalPath(logPath), Buffer.concat([Buffer.from(`${JSON.stringify({ inode })}\n`), moved]), opts.within);
     appendToArchive(archivePath, moved, opts);
     writeFileAtomic(logPath, log.subarray(cut), opts.within); // a torn last line stays with the log
     unlinkSync(journalPath(logPath));
+    rememberLineCount(logPath, keep, opts);
     return { moved: ends.length - keep, kept: keep, recovered };
   } finally {
     lock.release();

@@ -1,11 +1,13 @@
-import { spawn } from 'node:child_process';
 import { existsSync, realpathSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Store } from '../store/store.js';
 
 // After a capture the sanitiser rebuilds the active cache (SPEC §4.2): in the background, never
 // waited for, and at most once a minute however many captures arrive (a stamp file's time says when
-// it was last asked for).
+// it was last asked for). child_process is loaded only then: most captures spawn nothing.
+
+const require = createRequire(import.meta.url);
 
 const DEBOUNCE_MS = 60_000;
 
@@ -20,6 +22,7 @@ export function scheduleSanitize(store: Store): boolean {
     if (!existsSync(cairn)) return false;
     store.writeFile(stamp, '');
     const args = [cairn, 'sanitize', '--quiet', '--root', store.location.root, '--dir', store.dir, '--project', store.project];
+    const { spawn } = require('node:child_process') as typeof import('node:child_process');
     spawn(process.execPath, args, { detached: true, stdio: 'ignore' }).unref();
     return true;
   } catch (err) {

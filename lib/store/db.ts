@@ -135,12 +135,13 @@ const MIGRATIONS: string[] = [
    ALTER TABLE deliberations ADD COLUMN duplicate_of TEXT;
    CREATE INDEX deliberations_text ON deliberations (project, role, issue, run, text_hash);`,
   // auto-recall's working set (lib/knowledge/index.ts): the newest lines of the log and of the active
-  // cache in an FTS table of their own, with the list of rows it holds; the curation statuses indexed
+  // cache in an FTS table of their own, with the list of rows it holds; statuses and keys indexed
   `CREATE VIRTUAL TABLE knowledge_newest_fts USING fts5 (content, tags, type, key, content = 'knowledge', content_rowid = 'id', tokenize = 'porter unicode61');
    CREATE TABLE knowledge_newest (id INTEGER PRIMARY KEY, source INTEGER NOT NULL);
    CREATE INDEX knowledge_newest_source ON knowledge_newest (source, id);
    CREATE INDEX knowledge_source ON knowledge (source, id);
-   CREATE INDEX knowledge_status ON knowledge (status) WHERE status IS NOT NULL;`,
+   CREATE INDEX knowledge_status ON knowledge (status) WHERE status IS NOT NULL;
+   CREATE INDEX knowledge_key ON knowledge (key);`,
 ];
 
 /** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */

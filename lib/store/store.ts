@@ -57,6 +57,10 @@ export class Store {
   get sessionStatePath(): string {
     return join(this.dir, 'memory', 'session-state.md');
   }
+  /** The knowledge log's line count as rotation last read it (lib/knowledge/rotate.ts). */
+  get lineCountPath(): string {
+    return join(this.dir, 'cache', 'knowledge-lines.json');
+  }
   artifactPath(kind: string, name: string): string {
     return join(this.dir, 'artifacts', kind, name);
   }
