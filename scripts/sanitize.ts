@@ -3,6 +3,7 @@ import { nowMs } from '../lib/core/clock.js';
 import { describeError } from '../lib/core/errors.js';
 import { sanitizeKnowledge } from '../lib/knowledge/hygiene.js';
 import { knowledgeDb } from '../lib/knowledge/index.js';
+import { countLineTokens } from '../lib/knowledge/auto-recall.js';
 
 export const command: Command = {
   name: 'sanitize',
@@ -15,7 +16,8 @@ trimmed; duplicates by key and by content keep the newest; file paths an entry n
 under the project root and backticked symbols must appear in its files — an entry whose files are
 all gone is dropped as stale, one with some anchors missing is marked needs_review. The shared log
 is never changed. auto-recall reads the active cache while it matches the log; memory-capture runs
-this in the background after a capture.
+this in the background after a capture, and auto-recall when it met lines whose tokens were not yet
+counted (they are counted here, with the tokenizer, for the next session start).
 
   --json   the summary: {read, active, unreadable, superseded, noise, trimmed, duplicateKey,
            duplicateContent, stale, needsReview}
@@ -29,9 +31,11 @@ example:
     const store = ctx.store();
     const report = sanitizeKnowledge(store, nowMs());
     try {
-      knowledgeDb(store, ['active']); // index the new cache now, so the next session start need not
+      // index the new cache now, and count the tokens of the lines a session start shows, so it need not
+      const db = knowledgeDb(store, ['log', 'active'], { newest: true });
+      countLineTokens(db, store.config.tokenizer.encoding, ctx.deadline);
     } catch (err) {
-      ctx.log.warn(`the active cache is written; indexing it is left to the next reader (${describeError(err)})`);
+      ctx.log.warn(`the active cache is written; indexing it and counting its tokens are left to the next reader (${describeError(err)})`);
     }
     ctx.log.info(
       `${report.active} active of ${report.read} read: ${report.noise} shell residue, ${report.duplicateKey + report.duplicateContent} duplicates, ` +

@@ -1,11 +1,13 @@
 import { describe, it, expect } from 'vitest';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURES, REPO, run, tempProject } from './helpers.js';
-import { FENCE_CLOSE, FENCE_INTRO, FENCE_OPEN, HEADER, entryLines, fitEntries, renderBlock } from '../lib/knowledge/auto-recall.js';
+import { FIXTURES, REPO, openTestStore, packageWithBrokenModules, run, tempProject } from './helpers.js';
+import { FENCE_CLOSE, FENCE_INTRO, FENCE_OPEN, HEADER, countLineTokens, entryLines, fitEntries, renderBlock } from '../lib/knowledge/auto-recall.js';
 import { branchWords, contextText } from '../lib/knowledge/context.js';
 import { titlesOf } from '../lib/knowledge/beads.js';
-import type { KnowledgeHit } from '../lib/knowledge/index.js';
+import { knowledgeDb, type KnowledgeHit } from '../lib/knowledge/index.js';
+import { Deadline } from '../lib/core/deadline.js';
+import { encoderFor } from '../lib/store/tokens.js';
 
 // auto-recall as the hosts run it (SPEC §4.4): real-shaped payloads, the real Lavra log, a bd stub on
 // PATH serving the real beads; the output parsed as each host parses it.
@@ -13,12 +15,21 @@ import type { KnowledgeHit } from '../lib/knowledge/index.js';
 const NOW = '2026-04-20T10:00:00.000Z';
 const LOG = join(FIXTURES, 'knowledge', 'knowledge.main-f048edf.jsonl');
 
-/** A project with the reference log, a `.beads/` directory, a branch, and `bd` (the stub) on PATH. */
-function project(opts: { log?: boolean; branch?: string } = {}) {
+/**
+ * A project with the reference log, a `.beads/` directory, a branch, and `bd` (the stub) on PATH. The
+ * tokens of the log's lines are counted, as the background sanitiser leaves a store in use, unless
+ * `counted` is false (a store no session start has seen yet).
+ */
+function project(opts: { log?: boolean; branch?: string; counted?: boolean } = {}) {
   const root = tempProject();
   if (opts.log !== false) {
     mkdirSync(join(root, '.cairn', 'memory'), { recursive: true });
     copyFileSync(LOG, join(root, '.cairn', 'memory', 'knowledge.jsonl'));
+    if (opts.counted !== false) {
+      const store = openTestStore(root);
+      countLineTokens(knowledgeDb(store, ['log'], { newest: true }), 'cl100k_base', new Deadline(0));
+      store.close();
+    }
   }
   writeFileSync(join(root, '.git', 'HEAD'), `ref: refs/heads/${opts.branch ?? 'main'}\n`);
   mkdirSync(join(root, '.beads'));
@@ -29,7 +40,7 @@ function project(opts: { log?: boolean; branch?: string } = {}) {
   symlinkSync(join(REPO, 'bench', 'bd-stub.sh'), join(bin, 'bd'));
   const env = { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '30000', PATH: `${bin}:${process.env.PATH}`, BD_STUB_ISSUES: join(FIXTURES, 'knowledge', 'issues.main-f048edf.jsonl') };
   const recall = (payload: Record<string, unknown>, args: string[] = []) => run('auto-recall', args, { cwd: root, input: JSON.stringify({ ...payload, cwd: root }), env });
-  return { root, recall };
+  return { root, recall, env };
 }
 
 function hookPayload(name: string): Record<string, unknown> {
@@ -87,6 +98,51 @@ describe('auto-recall for each host', () => {
     expect(json.terms).toEqual(expect.arrayContaining(['cursor', 'codex', 'search']));
     expect(json).toMatchObject({ fallback: false, source: 'log' });
     expect(json.entries.length).toBeGreaterThan(0);
+  });
+});
+
+describe('the token budget', () => {
+  /** The exact tokens of each entry of a block, as fitEntries counts them: its lines and a newline. */
+  function exactTokens(block: string): number[] {
+    const entries = block.split(FENCE_OPEN)[1].split(FENCE_CLOSE)[0].split(/\n(?=- \[)/).slice(1).map((e) => e.replace(/\n+$/, ''));
+    const encoder = encoderFor('cl100k_base');
+    return entries.map((e) => encoder.encode(e + '\n', [], []).length);
+  }
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+  it('before any line is counted, the block stays within the budget by UTF-8 length; once the sanitiser has counted them, more fit, still within it', () => {
+    const { root, recall } = project({ branch: 'feat/cursor-hooks', counted: false });
+    const first = recall(hookPayload('claude-session-start.json'), ['--format', 'text']).stdout;
+    const before = exactTokens(first);
+    expect(before.length).toBeGreaterThan(0);
+    expect(sum(before)).toBeLessThanOrEqual(1000);
+    expect(run('cairn', ['sanitize', '--strict'], { cwd: root, env: { CAIRN_NOW: NOW } }).code).toBe(0); // what the first start asked for, in the background
+    const after = exactTokens(recall(hookPayload('claude-session-start.json'), ['--format', 'text']).stdout);
+    expect(after.length).toBeGreaterThan(before.length);
+    expect(sum(after)).toBeLessThanOrEqual(1000);
+  });
+
+  it('a session start never loads the tokenizer: with one that cannot load, counted or not, the same blocks', () => {
+    const pkg = packageWithBrokenModules(['tiktoken']);
+    try {
+      for (const counted of [false, true]) {
+        const { root, recall, env } = project({ branch: 'feat/cursor-hooks', counted });
+        mkdirSync(join(root, '.cairn', 'cache'), { recursive: true });
+        writeFileSync(join(root, '.cairn', 'cache', 'sanitize.requested'), ''); // no background sanitiser meanwhile
+        const expected = recall(hookPayload('claude-session-start.json')).stdout;
+        const payload = JSON.stringify({ ...hookPayload('claude-session-start.json'), cwd: root });
+        const broken = run('auto-recall', [], { cwd: root, input: payload, env, entry: join(pkg, 'bin', 'auto-recall.js') });
+        expect(broken).toEqual({ code: 0, stdout: expected, stderr: '' });
+        expectIntactBlock(contextOf(expected, 'claude'));
+      }
+    } finally {
+      rmSync(pkg, { recursive: true, force: true });
+    }
+  });
+
+  it('the auto-recall bundle holds neither the tokenizer nor the token cache', () => {
+    const bundle = readFileSync(join(REPO, 'dist', 'bin', 'auto-recall.cjs'), 'utf8');
+    expect(bundle).not.toMatch(/tiktoken|^\/\/ dist\/lib\/store\/tokens\.js$/m);
   });
 });
 

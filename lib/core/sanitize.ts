@@ -78,9 +78,14 @@ function skeleton(text: string): { text: string; start: (at: number) => number; 
 }
 
 
+// Every marker above holds one of these (with the same case folding): a skeleton without any holds no
+// marker, and is spared the seven scans — most texts, since a hook shows thirty of them at each start.
+const MAY_HOLD_MARKER = new RegExp(`${ROLE_WORDS}|inst|sys|<\\s*\\/?\\s*s\\s*>|<\\||untrusted-knowledge|historical|instruction|response`, 'iu');
+
 /** Remove every marker span found in the skeleton (and the spaces right after it) from the text. */
 function removeMarkers(text: string, removed: Set<Removal>): string {
   const sk = skeleton(text);
+  if (!MAY_HOLD_MARKER.test(sk.text)) return text;
   const spans: [number, number][] = [];
   for (const { kind, pattern } of MARKERS) {
     pattern.lastIndex = 0;

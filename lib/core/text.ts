@@ -1,8 +1,6 @@
-import { createHash } from 'node:crypto';
+import { sha256 } from './crypto.js';
 
-export function sha256(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
-}
+export { sha256 };
 
 /** 16 hex characters of sha256: short enough to read, wide enough not to collide in practice. */
 export function shortHash(text: string): string {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../core/crypto.js';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CairnError } from '../core/errors.js';

@@ -4,9 +4,12 @@ import { TokenCounter } from '../store/tokens.js';
 import { readHealth } from '../store/health.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { DAY_MS } from '../core/clock.js';
+import type { Deadline } from '../core/deadline.js';
+import type { Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { landingPatternLines } from '../landing/search.js';
-import { knowledgeDb, recentKnowledge, type KnowledgeHit, type Source } from './index.js';
+import { knowledgeDb, newestEntries, recentKnowledge, recordLineTokens, type KnowledgeHit, type Source } from './index.js';
+import { scheduleSanitize } from './schedule.js';
 import { contextText, type SessionContext } from './context.js';
 import { contextTopics, searchTopics } from './search.js';
 import { clip, hangingIndent, shownBead, shownContent } from './render.js';
@@ -58,9 +61,18 @@ export async function autoRecall(store: Store, partial: Omit<SessionContext, 'be
   const state = sessionState(store.sessionStatePath, now);
   const health = healthLine(store.dir, now);
   const fixed = [HEADER, health ?? '', FENCE_OPEN, FENCE_INTRO, ...patterns, FENCE_CLOSE, state?.section ?? ''].join('\n').length + 16;
-  const counter = new TokenCounter(db, store.config.tokenizer.encoding, store.deadline);
-  const chosen = fitEntries(hits, (line) => counter.count(line), store.config.knowledge.budget, MAX_CHARS - fixed);
-  counter.save();
+  // The tokenizer costs a session start ~100 ms to load: a line's count is the one kept with its entry,
+  // or else its UTF-8 length, which no count exceeds (SPEC §3.5) — the budget holds either way. Lines
+  // met without a count are counted in the background, by the sanitiser (countLineTokens), for next time.
+  const encoding = store.config.tokenizer.encoding;
+  let uncounted = 0;
+  const tokens = (text: string, hit: KnowledgeHit) => {
+    if (hit.lineTokens?.key === lineKey(encoding, text)) return hit.lineTokens.tokens;
+    uncounted++;
+    return Buffer.byteLength(text);
+  };
+  const chosen = fitEntries(hits, tokens, store.config.knowledge.budget, MAX_CHARS - fixed);
+  if (uncounted > 0) scheduleSanitize(store);
 
   const text = renderBlock({ health, lines: chosen.map((c) => c.line), patterns, sessionState: state?.section });
   return { text, entries: chosen.map((c) => c.hit), fallback, terms: found.terms, source, sessionState: state ? store.sessionStatePath : undefined };
@@ -73,7 +85,7 @@ export function entryLines(hit: KnowledgeHit): string {
 }
 
 /** Best first, the entries whose lines fit the token budget and the character budget; at most 10. */
-export function fitEntries(hits: KnowledgeHit[], tokens: (text: string) => number, budget: number, chars: number): { hit: KnowledgeHit; line: string }[] {
+export function fitEntries(hits: KnowledgeHit[], tokens: (text: string, hit: KnowledgeHit) => number, budget: number, chars: number): { hit: KnowledgeHit; line: string }[] {
   const chosen: { hit: KnowledgeHit; line: string }[] = [];
   let usedTokens = 0;
   let usedChars = 0;
@@ -81,13 +93,43 @@ export function fitEntries(hits: KnowledgeHit[], tokens: (text: string) => numbe
     if (chosen.length === MAX_ENTRIES) break;
     const line = entryLines(hit);
     if (usedChars + line.length + 1 > chars) continue;
-    const t = tokens(line + '\n');
+    const t = tokens(line + '\n', hit);
     if (usedTokens + t > budget) continue; // a long entry is skipped; a shorter one may still fit
     chosen.push({ hit, line });
     usedTokens += t;
     usedChars += line.length + 1;
   }
   return chosen;
+}
+
+/** Which line, in which encoding, a kept count is for: a line changes with the entry (or a new version of cairn). */
+export function lineKey(encoding: string, text: string): string {
+  let h = 0x811c9dc5; // FNV-1a: the key only tells lines of one entry apart, it guards nothing
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return `${encoding}:${(h >>> 0).toString(16)}`;
+}
+
+/**
+ * Count exactly, with the tokenizer, the lines of auto-recall's working set (the newest lines of the
+ * log and of the active cache) that have no count for the line as it now reads, and keep the counts
+ * with their entries. `cairn sanitize` runs this, in the background after a capture and when a session
+ * start met lines without counts. Returns how many lines it counted.
+ */
+export function countLineTokens(db: Database, encoding: string, deadline: Deadline): number {
+  const missing = newestEntries(db, ['log', 'active'])
+    .map((hit) => {
+      const text = entryLines(hit) + '\n';
+      return { hit, text, key: lineKey(encoding, text) };
+    })
+    .filter((m) => m.hit.lineTokens?.key !== m.key);
+  if (missing.length === 0) return 0;
+  const counter = new TokenCounter(db, encoding, deadline);
+  recordLineTokens(
+    db,
+    missing.map((m) => ({ id: m.hit.id, key: m.key, tokens: counter.count(m.text) })),
+  );
+  counter.save();
+  return missing.length;
 }
 
 export function renderBlock(b: { health?: string; lines: string[]; patterns: string[]; sessionState?: string }): string {

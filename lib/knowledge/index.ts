@@ -20,7 +20,8 @@ import { ROTATE_ABOVE } from './rotate.js';
 // auto-recall reads a working set of its own: the newest NEWEST_LINES lines of the log (or of the
 // active cache), what rotation keeps in the log (SPEC §4.5), indexed again in `knowledge_newest_fts`.
 // A session start then costs the same on a log of 5,000 lines as on one of 100,000 that rotation has
-// not reached yet; `cairn recall` searches every line.
+// not reached yet. `cairn recall` searches every line of the log and the archive in `knowledge_fts`;
+// the active cache, which only auto-recall reads, is full-text indexed in the newest lines' table alone.
 // The tables are created by the knowledge steps of the migration list in lib/store/db.ts.
 
 export type Source = 'archive' | 'log' | 'active';
@@ -55,14 +56,16 @@ export function knowledgeFollower(path: string, source: Source): LogFollower<Kno
         e.status ?? null,
         isCommandLike(e.content) ? 1 : 0,
       );
-      statements(db).insertFts.run(lastInsertRowid, e.content, e.tags.join(' '), e.type, e.key);
+      if (source !== 'active') statements(db).insertFts.run(lastInsertRowid, e.content, e.tags.join(' '), e.type, e.key);
     },
     reset(db) {
       forgetNewest(db, code, Infinity);
-      db.prepare(
-        `INSERT INTO knowledge_fts (knowledge_fts, rowid, content, tags, type, key)
-         SELECT 'delete', id, content, tags, type, key FROM knowledge WHERE source = ?`,
-      ).run(code);
+      if (source !== 'active') {
+        db.prepare(
+          `INSERT INTO knowledge_fts (knowledge_fts, rowid, content, tags, type, key)
+           SELECT 'delete', id, content, tags, type, key FROM knowledge WHERE source = ?`,
+        ).run(code);
+      }
       db.prepare('DELETE FROM knowledge WHERE source = ?').run(code);
     },
   };
@@ -174,11 +177,13 @@ export interface KnowledgeHit {
   archived: boolean;
   /** Ranking score (higher is better); 0 for the recent-entries listing. */
   score: number;
+  /** The tokens of the entry's line in the auto-recall block, once counted; `key` says which line and encoding. */
+  lineTokens?: { key: string; tokens: number };
 }
 
 export interface KnowledgeQuery {
   project: string;
-  /** Which sources to read: ['log'], ['log', 'archive'] (--all), or ['active']. */
+  /** Which sources to read: ['log'], ['log', 'archive'] (--all), or ['active'] (searched with `newest` only). */
   sources: Source[];
   type?: string;
   limit: number;
@@ -217,7 +222,7 @@ function filters(q: KnowledgeQuery): { sql: string; params: unknown[] } {
   return { sql: parts.join(' AND '), params };
 }
 
-const COLUMNS = 'k.id, k.key, k.type, k.content, k.bead, k.tags, k.ts, k.status, k.source';
+const COLUMNS = 'k.id, k.key, k.type, k.content, k.bead, k.tags, k.ts, k.status, k.source, k.recall_key, k.recall_tokens';
 
 interface Row {
   id: number;
@@ -230,10 +235,29 @@ interface Row {
   status: string | null;
   source: number;
   score: number;
+  recall_key: string | null;
+  recall_tokens: number | null;
 }
 
 function toHit(r: Row): KnowledgeHit {
-  return { id: r.id, key: r.key, type: r.type, content: r.content, bead: r.bead, tags: r.tags ? r.tags.split(' ') : [], ts: r.ts, status: r.status, archived: r.source === 0, score: r.score };
+  const hit: KnowledgeHit = { id: r.id, key: r.key, type: r.type, content: r.content, bead: r.bead, tags: r.tags ? r.tags.split(' ') : [], ts: r.ts, status: r.status, archived: r.source === 0, score: r.score };
+  if (r.recall_key !== null && r.recall_tokens !== null) hit.lineTokens = { key: r.recall_key, tokens: r.recall_tokens };
+  return hit;
+}
+
+/** The entries of auto-recall's working set: the newest lines of these sources (see syncNewest). */
+export function newestEntries(db: Database, sources: Source[]): KnowledgeHit[] {
+  const codes = sources.map((s) => SOURCE_CODE[s]);
+  const rows = db.prepare(`SELECT ${COLUMNS}, 0 AS score FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source IN (${codes.map(() => '?').join(', ')})`).all(...codes) as Row[];
+  return rows.map(toHit);
+}
+
+/** Keep the token counts of entries' lines in the auto-recall block. */
+export function recordLineTokens(db: Database, counted: { id: number; key: string; tokens: number }[]): void {
+  const update = db.prepare('UPDATE knowledge SET recall_key = ?, recall_tokens = ? WHERE id = ?');
+  db.transaction(() => {
+    for (const c of counted) update.run(c.key, c.tokens, c.id);
+  }).immediate();
 }
 
 const ftsTable = (newest: boolean | undefined) => (newest ? 'knowledge_newest_fts' : 'knowledge_fts');
@@ -258,9 +282,12 @@ export class TermCounts {
     return n;
   }
 
-  /** Rows in the table: BM25's N. */
+  /**
+   * BM25's N, the rows in the table — or more: the bounds only need idf no smaller than FTS5's, and
+   * idf grows with N. For every line, the largest row id (counting 100,000 rows reads their index).
+   */
   total(): number {
-    this.rowCount ??= this.db.prepare(this.newest ? 'SELECT count(*) FROM knowledge_newest' : 'SELECT count(*) FROM knowledge').pluck().get() as number;
+    this.rowCount ??= (this.db.prepare(this.newest ? 'SELECT count(*) FROM knowledge_newest' : 'SELECT max(id) FROM knowledge').pluck().get() as number | null) ?? 0;
     return this.rowCount;
   }
 }

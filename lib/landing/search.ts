@@ -77,8 +77,10 @@ export function patternLine(p: LandingPattern): string {
 
 /** This project's patterns in the library (an unreadable library is for `cairn doctor` to report). */
 export function projectPatterns(root: string, storeDir: string): LandingPattern[] {
+  const library = readLibrary(libraryPath(storeDir));
+  if (library.length === 0) return []; // most stores have none: no project id to work out
   const { project } = locate({ root, dir: storeDir });
-  return readLibrary(libraryPath(storeDir)).filter((p) => p.sourceRepoRoot === project);
+  return library.filter((p) => p.sourceRepoRoot === project);
 }
 
 /**

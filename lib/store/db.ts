@@ -135,13 +135,16 @@ const MIGRATIONS: string[] = [
    ALTER TABLE deliberations ADD COLUMN duplicate_of TEXT;
    CREATE INDEX deliberations_text ON deliberations (project, role, issue, run, text_hash);`,
   // auto-recall's working set (lib/knowledge/index.ts): the newest lines of the log and of the active
-  // cache in an FTS table of their own, with the list of rows it holds; statuses and keys indexed
+  // cache in an FTS table of their own, with the list of rows it holds; statuses and keys indexed; the
+  // token count of each entry's line in the auto-recall block, once counted (lib/knowledge/auto-recall.ts)
   `CREATE VIRTUAL TABLE knowledge_newest_fts USING fts5 (content, tags, type, key, content = 'knowledge', content_rowid = 'id', tokenize = 'porter unicode61');
    CREATE TABLE knowledge_newest (id INTEGER PRIMARY KEY, source INTEGER NOT NULL);
    CREATE INDEX knowledge_newest_source ON knowledge_newest (source, id);
    CREATE INDEX knowledge_source ON knowledge (source, id);
    CREATE INDEX knowledge_status ON knowledge (status) WHERE status IS NOT NULL;
-   CREATE INDEX knowledge_key ON knowledge (key);`,
+   CREATE INDEX knowledge_key ON knowledge (key);
+   ALTER TABLE knowledge ADD COLUMN recall_key TEXT;
+   ALTER TABLE knowledge ADD COLUMN recall_tokens INTEGER;`,
 ];
 
 /** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../core/crypto.js';
 import { readBytes, readLines } from '../io/jsonl.js';
 import { sha256 } from '../core/text.js';
 import { CairnError } from '../core/errors.js';
