@@ -153,6 +153,8 @@ function captureCases() {
   const trash = tempDir('capture-used');
   let used = 0;
   // A run's background sanitiser may still be writing into its store: it is moved aside, not deleted.
+  // The fresh copy is flushed to disk first: a capture that writes while the kernel throttles writers of
+  // a 100 MB copy's dirty pages would measure the copy, not itself.
   const restore = ({ sanitiserRequested }) => () => {
     if (!sanitiserRequested) awaitSanitiser(join(dir, '.cairn'));
     renameSync(join(dir, '.cairn'), join(trash, String(used++)));
@@ -160,6 +162,7 @@ function captureCases() {
     const stamp = join(dir, '.cairn', 'cache', 'sanitize.requested');
     if (sanitiserRequested) writeFileSync(stamp, '');
     else rmSync(stamp, { force: true });
+    spawnSync('sync');
   };
 
   const ordinary = payloadFile(dir, 'ordinary', { hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'npm test -- --reporter dot 2>&1 | tail -20' }, tool_response: { stdout: 'ok', stderr: '' } });
@@ -195,6 +198,7 @@ function captureCases() {
       renameSync(join(full, '.cairn'), join(trash, String(used++)));
       cpSync(join(fullPristine, '.cairn'), join(full, '.cairn'), { recursive: true });
       writeFileSync(join(full, '.cairn', 'cache', 'sanitize.requested'), '');
+      spawnSync('sync');
     },
     check: added,
   });

@@ -88,12 +88,12 @@ function prepareStatements(db: Database) {
     sourceAbove: db.prepare('SELECT 1 FROM knowledge WHERE source = ? AND id > ? LIMIT 1'),
     newestBelow: db.prepare('SELECT 1 FROM knowledge_newest WHERE source = ? AND id < ? LIMIT 1'),
     addNewestFts: db.prepare(
-      'INSERT INTO knowledge_newest_fts (rowid, content, tags, type, key) SELECT id, content, tags, type, key FROM knowledge WHERE source = ? AND id >= ? ORDER BY id',
+      'INSERT INTO knowledge_newest_fts (rowid, content, tags, type, key, source) SELECT id, content, tags, type, key, source FROM knowledge WHERE source = ? AND id >= ? ORDER BY id',
     ),
     addNewest: db.prepare('INSERT INTO knowledge_newest (id, source) SELECT id, source FROM knowledge WHERE source = ? AND id >= ?'),
     forgetNewestFts: db.prepare(
-      `INSERT INTO knowledge_newest_fts (knowledge_newest_fts, rowid, content, tags, type, key)
-       SELECT 'delete', k.id, k.content, k.tags, k.type, k.key FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source = ? AND n.id < ?`,
+      `INSERT INTO knowledge_newest_fts (knowledge_newest_fts, rowid, content, tags, type, key, source)
+       SELECT 'delete', k.id, k.content, k.tags, k.type, k.key, k.source FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source = ? AND n.id < ?`,
     ),
     forgetNewest: db.prepare('DELETE FROM knowledge_newest WHERE source = ? AND id < ?'),
     // '-' sorts just before '.': the range is every key that starts with `base-` (`+source`: by key, not by source)
@@ -337,11 +337,15 @@ function largestFactor(db: Database): number {
  * `holding`, when given — scored by the whole expression. Rows come best raw BM25 first, so the walk
  * stops once the k-th kept score beats what any further row could reach with the largest factor.
  */
-function rankRows(db: Database, q: KnowledgeQuery, match: string, holding: string[] | undefined, maxFactor: number): Row[] {
+function rankRows(db: Database, q: KnowledgeQuery, terms: string, holding: string[] | undefined, maxFactor: number): Row[] {
   const table = ftsTable(q.newest);
+  // The newest lines' table holds the log's and the active cache's: only the sources asked for are scored,
+  // through its `source` column, which weighs nothing in BM25 (and no query term is a bare digit).
+  const match = q.newest ? `${ftsMatch(q.sources.map((s) => String(SOURCE_CODE[s])), { column: 'source' })} AND (${terms})` : terms;
+  const weights = q.newest ? [...BM25_WEIGHTS, 0] : BM25_WEIGHTS;
   // `+rowid` keeps the restriction a filter: as a rowid constraint FTS5 would run the whole query once per row.
   const restriction = holding ? ` AND +rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?)` : '';
-  const scored = db.prepare(`SELECT rowid, -bm25(${table}, ${BM25_WEIGHTS.join(', ')}) AS raw FROM ${table} WHERE ${table} MATCH ?${restriction} ORDER BY raw DESC`).raw();
+  const scored = db.prepare(`SELECT rowid, -bm25(${table}, ${weights.join(', ')}) AS raw FROM ${table} WHERE ${table} MATCH ?${restriction} ORDER BY raw DESC`).raw();
   const f = filters(q);
   const visible = db.prepare(`SELECT ${COLUMNS}, k.seq, k.noise FROM knowledge k WHERE k.id = ? AND ${f.sql}`);
   const top: (Row & { seq: number })[] = [];

@@ -137,7 +137,7 @@ const MIGRATIONS: string[] = [
   // auto-recall's working set (lib/knowledge/index.ts): the newest lines of the log and of the active
   // cache in an FTS table of their own, with the list of rows it holds; statuses and keys indexed; the
   // token count of each entry's line in the auto-recall block, once counted (lib/knowledge/auto-recall.ts)
-  `CREATE VIRTUAL TABLE knowledge_newest_fts USING fts5 (content, tags, type, key, content = 'knowledge', content_rowid = 'id', tokenize = 'porter unicode61');
+  `CREATE VIRTUAL TABLE knowledge_newest_fts USING fts5 (content, tags, type, key, source, content = 'knowledge', content_rowid = 'id', tokenize = 'porter unicode61');
    CREATE TABLE knowledge_newest (id INTEGER PRIMARY KEY, source INTEGER NOT NULL);
    CREATE INDEX knowledge_newest_source ON knowledge_newest (source, id);
    CREATE INDEX knowledge_source ON knowledge (source, id);
