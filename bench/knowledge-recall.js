@@ -5,7 +5,8 @@
 //   ours      — searchKnowledge: BM25 (content 10, tags 5, type 2, key 1) × shell-residue and curation
 //               factors, newer first at equal score (what cairn recall uses); for a query given as a
 //               session context (prompt, bead titles, branch) searchTopics, what auto-recall uses: each
-//               topic searched on its own and the rankings fused;
+//               topic searched on its own in auto-recall's working set (the newest lines), the rankings
+//               fused;
 //   plain     — FTS5 BM25 with the same positive weights and nothing else;
 //   negative  — the system we replace: the same weights negated, which inverts BM25's order.
 // Prints nDCG@10 (graded gains 2^g − 1), MRR and recall@10 per ranking as a markdown table; --verbose
@@ -39,7 +40,7 @@ try {
   mkdirSync(join(root, '.cairn', 'memory'), { recursive: true });
   copyFileSync(join(REPO, 'fixtures', 'knowledge', labels.log), join(root, '.cairn', 'memory', 'knowledge.jsonl'));
   const store = new Store(locate({ root, project: 'quality' }), new Deadline(0), createLogger('bench', true), true);
-  const db = knowledgeDb(store, ['log']);
+  const db = knowledgeDb(store, ['log'], { newest: true }); // with auto-recall's working set, which it searches
 
   const plainSql = (weights) =>
     db.prepare(
@@ -51,7 +52,7 @@ try {
   const scope = { project: store.project, sources: ['log'] };
   const rankings = {
     ours: (terms, context) =>
-      (context ? searchTopics(db, scope, contextTopics(context), K).hits : searchKnowledge(db, { ...scope, terms, limit: K })).map((h) => h.key),
+      (context ? searchTopics(db, { ...scope, newest: true }, contextTopics(context), K).hits : searchKnowledge(db, { ...scope, terms, limit: K })).map((h) => h.key),
     plain: (terms) => plain.all(ftsMatch(terms)).map((r) => r.key),
     negative: (terms) => negative.all(ftsMatch(terms)).map((r) => r.key),
   };
