@@ -6,7 +6,7 @@ import { get_encoding } from 'tiktoken';
 import { openTestStore, run, tempProject } from './helpers.js';
 import { patternId } from '../lib/core/ids.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
-import { formatPatterns, type FormatOptions } from '../lib/patterns/format.js';
+import { fillTokenCounts, formatPatterns, type FormatOptions } from '../lib/patterns/format.js';
 import { DAY_MS } from '../lib/core/clock.js';
 import type { EventPayload } from '../lib/events/types.js';
 import { appendEvents } from '../lib/events/log.js';
@@ -458,15 +458,33 @@ describe('loading the tokenizer', () => {
     expect(out).toMatchObject({ path: 'full', tokenizerLoaded: false });
   });
 
-  it('is loaded once to count, then the cached counts prove the fit', () => {
+  it('is never loaded on a hook’s path: a line not counted yet counts as its byte length, so the block stays within the budget', () => {
     const store = smallStore();
-    const budget = 100; // under the block's byte length, over its token count
+    const budget = 140; // under the block's byte length, over its token count
     const first = formatPatterns(store, options(budget));
-    expect(Buffer.byteLength(first.block)).toBeGreaterThan(budget);
-    expect(first).toMatchObject({ path: 'full', tokenizerLoaded: true });
+    expect(first.tokenizerLoaded).toBe(false);
+    expect(first.path).toBe('truncated'); // fewer lines than would fit, until counted
+    const enc = get_encoding('cl100k_base');
+    expect(enc.encode(first.block).length).toBeLessThanOrEqual(budget);
+    expect(first.tokens).toBeLessThanOrEqual(budget);
+
+    // cairn maintain counts every piece a block can show (it loads the tokenizer; a hook never does)
+    expect(fillTokenCounts(store)).toBeGreaterThan(0);
     const second = formatPatterns(store, options(budget));
-    expect(second).toMatchObject({ path: 'full', block: first.block, tokens: first.tokens, tokenizerLoaded: false });
+    expect(second).toMatchObject({ path: 'full', tokenizerLoaded: false });
+    expect(enc.encode(second.block).length).toBeLessThanOrEqual(budget);
+    enc.free();
+    expect(fillTokenCounts(store)).toBe(0); // all counted already
     expect(formatPatterns(store, options(800, true)).tokenizerLoaded).toBe(false); // exact counts come from the cache too
+  });
+
+  it('the first format-patterns after a store that added patterns loads no tokenizer', () => {
+    const store = smallStore();
+    fillTokenCounts(store);
+    storeDeliberation(store, { text: section('Every handler that writes to the ledger must run inside one database transaction'), role: 'auditor', issue: null, run: null, phase: null, iteration: null, labels: [], files: [] });
+    const out = formatPatterns(store, options(100));
+    expect(out.tokenizerLoaded).toBe(false);
+    expect(out.tokens).toBeLessThanOrEqual(100);
   });
 });
 

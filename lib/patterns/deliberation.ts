@@ -9,7 +9,8 @@ import { jaccard, sha256, tokenSet } from '../core/text.js';
 import { nextUlid, patternId } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError } from '../core/errors.js';
-import { injectedPatternIds, patternTexts, roleIdsByPrefix, wordSharingPatterns } from './queries.js';
+import { injectedPatternIds, patternTexts, roleIdsByPrefix } from './queries.js';
+import { nearDuplicateCandidates, sharingPatterns } from './terms.js';
 import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
 import { linkByEmbedding } from './embeddings.js';
 import { appendEvents, patternDb } from '../events/log.js';
@@ -74,7 +75,8 @@ interface Known {
  */
 class Resolver {
   private readonly exists;
-  private pool: Known[] | undefined;
+  /** Patterns this deliberation creates: not in the index yet, but near-duplicates of its later texts. */
+  private readonly created: Known[] = [];
   private readonly seen = new Set<string>();
   readonly observed: ObservedPattern[] = [];
 
@@ -82,8 +84,6 @@ class Resolver {
     private readonly store: Store,
     private readonly role: string,
     private readonly injected: Known[],
-    /** Every text this resolver may see, so the near-duplicate pool is read once for all of them. */
-    private readonly texts: string[],
   ) {
     this.exists = patternDb(store).prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
   }
@@ -101,7 +101,7 @@ class Resolver {
       id = patternId(this.store.project, this.role, e.text);
       if (this.exists.get(this.store.project, id)) status = 'seen';
       else {
-        const near = bestMatch(tokens, this.nearPool(tokens.size));
+        const near = bestMatch(tokens, [...this.indexed(e.text), ...this.created]);
         if (near) {
           id = near.id;
           status = 'merged';
@@ -110,23 +110,14 @@ class Resolver {
     }
     if (this.seen.has(id)) return id;
     this.seen.add(id);
-    if (status === 'new') this.pool?.push({ id, text: e.text, tokens });
+    if (status === 'new') this.created.push({ id, text: e.text, tokens });
     this.observed.push({ id, text: e.text, category: e.category, source: e.source, status });
     return id;
   }
 
-  /** The role's patterns the texts could be near-duplicates of (read once). */
-  private nearPool(size: number): Known[] {
-    if (size === 0) return [];
-    if (!this.pool) {
-      // Jaccard ≥ 0.8 needs the two token-set sizes within a factor of 0.8 of each other.
-      const sizes = this.texts.map((t) => tokenSet(t).size).filter((n) => n > 0);
-      const rows = patternDb(this.store)
-        .prepare('SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id')
-        .all(this.store.project, this.role, Math.ceil(Math.min(...sizes) * NEAR_DUPLICATE), Math.floor(Math.max(...sizes) / NEAR_DUPLICATE)) as { id: string; text: string }[];
-      this.pool = rows.map((r) => ({ ...r, tokens: tokenSet(r.text) }));
-    }
-    return this.pool;
+  /** The role's stored patterns the text could be a near-duplicate of, from the term index. */
+  private indexed(text: string): Known[] {
+    return nearDuplicateCandidates(patternDb(this.store), this.store.project, this.role, text, NEAR_DUPLICATE).map((r) => ({ ...r, tokens: tokenSet(r.text) }));
   }
 }
 
@@ -159,7 +150,7 @@ export function linkContext(store: Store, role: string, first: { id: string; tex
     role,
     first,
     byPrefix: (prefix) => roleIdsByPrefix(patternDb(store), store.project, role, prefix),
-    others: (text) => wordSharingPatterns(patternDb(store), store.project, role, text, LINK_CANDIDATES),
+    others: (text) => sharingPatterns(patternDb(store), store.project, role, text, LINK_CANDIDATES),
   };
 }
 
@@ -192,7 +183,7 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
 
   const { items, findings } = extractPatterns(input.text, parsed.verdict);
   const injected = injectedInto(store, role, input.issue, input.run);
-  const resolver = new Resolver(store, role, injected, [...items, ...findings.filter((f) => f.storable)].map((e) => e.text));
+  const resolver = new Resolver(store, role, injected);
   const own = items.map((e) => ({ id: resolver.resolve(e), text: e.text }));
   const tierOne = [...own, ...injected.map(({ id, text }) => ({ id, text }))];
   const ctx = linkContext(store, role, tierOne);
