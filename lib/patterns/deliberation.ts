@@ -78,6 +78,8 @@ class Resolver {
   /** Patterns this deliberation creates: not in the index yet, but near-duplicates of its later texts. */
   private readonly created: Known[] = [];
   private readonly seen = new Set<string>();
+  /** Word sets of the candidates read so far (texts of one deliberation share many). */
+  private readonly tokens = new Map<string, Set<string>>();
   readonly observed: ObservedPattern[] = [];
 
   constructor(
@@ -117,7 +119,11 @@ class Resolver {
 
   /** The role's stored patterns the text could be a near-duplicate of, from the term index. */
   private indexed(text: string): Known[] {
-    return nearDuplicateCandidates(patternDb(this.store), this.store.project, this.role, text, NEAR_DUPLICATE).map((r) => ({ ...r, tokens: tokenSet(r.text) }));
+    return nearDuplicateCandidates(patternDb(this.store), this.store.project, this.role, text, NEAR_DUPLICATE).map((r) => {
+      let tokens = this.tokens.get(r.id);
+      if (!tokens) this.tokens.set(r.id, (tokens = tokenSet(r.text)));
+      return { ...r, tokens };
+    });
   }
 }
 

@@ -6,22 +6,41 @@ import { contentTerms, stem, tokenSet } from '../core/text.js';
 // what lets a writer find the few patterns a text could be a near-duplicate of, or could apply,
 // and format-patterns rank by BM25 over this project's own patterns — without loading the role.
 
-/** Postings counted to tell a rare term from a common one; beyond this a term is simply common. */
-const RARITY_CAP = 1000;
+/** At most this many of a term's postings are counted in one range of pattern ids. */
+const COUNTED = 64;
 /** At most this many of a text's rarest content terms look for the patterns it shares words with. */
-const SHARING_TERMS = 8;
+const SHARING_TERMS = 6;
 
 type Row = { id: string; text: string };
 
-const counters = new WeakMap<Database, Statement<unknown[]>>();
+// How common each term is decides only which of a text's words are read first (prefix filtering holds
+// for any order), so an estimate serves: pattern ids are hashes ('p' + hex), so the ids that start
+// with 'p0', 'p00', … are a 1/16, 1/256, … sample of the role. A common term is counted in the
+// smallest sample it still fills, so that no term costs more than a few hundred index entries.
+const SAMPLES = [['', '\uffff'], ['p0', 'p1'], ['p00', 'p01'], ['p000', 'p001']] as const;
 
-function rarity(db: Database, project: string, roles: string[], terms: string[]): Map<string, number> {
-  let count = counters.get(db);
-  if (!count) counters.set(db, (count = db.prepare('SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? LIMIT ?)')));
+// Estimates are kept for the process (the order needs no precision). A term with no pattern is
+// asked again: it may have one by the next text.
+const estimates = new WeakMap<Database, Map<string, number>>();
+
+/** An estimate of how many of the role's patterns hold each term (0: none does). */
+function rarity(db: Database, project: string, role: string, terms: string[]): Map<string, number> {
+  let known = estimates.get(db);
+  if (!known) estimates.set(db, (known = new Map()));
+  const count = statement(db, 'SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND pattern >= ? AND pattern < ? LIMIT ?)');
   const out = new Map<string, number>();
   for (const term of terms) {
-    let n = 0;
-    for (const role of roles) n += ((count as Statement<unknown[]>).get(project, role, term, RARITY_CAP) as { n: number }).n;
+    const key = `${project}\u0000${role}\u0000${term}`;
+    let n = known.get(key);
+    if (n === undefined) {
+      n = 0;
+      for (let level = 0; level < SAMPLES.length; level++) {
+        const c = (count.get(project, role, term, ...SAMPLES[level], COUNTED) as { n: number }).n;
+        n = Math.max(c * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1));
+        if (c < COUNTED) break;
+      }
+      if (n > 0) known.set(key, n);
+    }
     out.set(term, n);
   }
   return out;
@@ -29,40 +48,59 @@ function rarity(db: Database, project: string, roles: string[], terms: string[])
 
 const inList = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
+// A writer asks the same few queries once per text of a deliberation: each is prepared once.
+const prepared = new WeakMap<Database, Map<string, Statement<unknown[]>>>();
+function statement(db: Database, sql: string): Statement<unknown[]> {
+  let byText = prepared.get(db);
+  if (!byText) prepared.set(db, (byText = new Map()));
+  let s = byText.get(sql);
+  if (!s) byText.set(sql, (s = db.prepare(sql)));
+  return s;
+}
+
 /**
  * Every pattern of the role that the text could be a near-duplicate of (word-set Jaccard ≥
- * `threshold`), and some others. Prefix filtering: two sets with Jaccard ≥ t share at least
- * ⌈t·n⌉ of the text's n words, so they share one of any n − ⌈t·n⌉ + 1 of them — the text's rarest,
- * so that few postings are read. Their sizes are within a factor t of each other too.
+ * `threshold`), and a few others. Two such sets share at least k = ⌈t·n⌉ of the text's n words,
+ * so at least k' = k − (n − n') of its n' distinct stems (two words may share a stem). Prefix
+ * filtering: of the text's stems in any order, the first p = n' − k' + 1 hold at least one shared
+ * stem, and the first p + j at least j + 1 — the rarest first, and three more than the prefix, so
+ * that few postings are read and few candidates come back. Sizes are within a factor t too.
+ * (CROSS JOIN keeps the candidates first: left to itself SQLite walks every pattern of the project.)
  */
 export function nearDuplicateCandidates(db: Database, project: string, role: string, text: string, threshold: number): Row[] {
   const words = [...tokenSet(text)];
   const n = words.length;
   if (n === 0) return [];
-  const shared = Math.ceil(threshold * n - 1e-9);
-  const counts = rarity(db, project, [role], [...new Set(words.map(stem))]);
-  words.sort((a, b) => counts.get(stem(a))! - counts.get(stem(b))! || (a < b ? -1 : a > b ? 1 : 0));
-  const prefix = [...new Set(words.slice(0, n - shared + 1).map(stem))];
-  return db
-    .prepare(
-      `SELECT DISTINCT p.id, p.text FROM pattern_terms t JOIN patterns p ON p.project = t.project AND p.id = t.pattern
-       WHERE t.project = ? AND t.role = ? AND t.term IN (${inList(prefix.length)}) AND p.ntok BETWEEN ? AND ? ORDER BY p.id`,
-    )
-    .all(project, role, ...prefix, shared, Math.floor(n / threshold + 1e-9)) as Row[];
+  const stems = [...new Set(words.map(stem))];
+  const shared = Math.ceil(threshold * n - 1e-9) - (n - stems.length);
+  const sizes = [Math.ceil(threshold * n - 1e-9), Math.floor(n / threshold + 1e-9)];
+  if (shared < 1) {
+    // too many words share a stem to filter by stems: every pattern of a near size (rare)
+    return statement(db, 'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id').all(project, role, ...sizes) as Row[];
+  }
+  const counts = rarity(db, project, role, stems);
+  stems.sort((a, b) => counts.get(a)! - counts.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
+  const prefix = stems.length - shared + 1;
+  const window = stems.slice(0, Math.min(stems.length, prefix + 3));
+  return statement(
+    db,
+    `SELECT p.id, p.text FROM (SELECT pattern FROM pattern_terms WHERE project = ? AND role = ? AND term IN (${inList(window.length)})
+       GROUP BY pattern HAVING COUNT(*) >= ?) c CROSS JOIN patterns p ON p.project = ? AND p.id = c.pattern
+     WHERE p.ntok BETWEEN ? AND ? ORDER BY p.id`,
+  ).all(project, role, ...window, window.length - prefix + 1, project, ...sizes) as Row[];
 }
 
 /** The role's patterns that share the most of a text's rarest content words, best first: link candidates (SPEC §3.9.1). */
 export function sharingPatterns(db: Database, project: string, role: string, text: string, limit: number): Row[] {
   const terms = [...contentTerms(text).keys()];
-  const counts = rarity(db, project, [role], terms);
+  const counts = rarity(db, project, role, terms);
   const rarest = terms.filter((t) => counts.get(t)! > 0).sort((a, b) => counts.get(a)! - counts.get(b)! || (a < b ? -1 : 1)).slice(0, SHARING_TERMS);
   if (rarest.length === 0) return [];
-  return db
-    .prepare(
-      `SELECT p.id, p.text FROM (SELECT pattern, COUNT(*) AS shared FROM pattern_terms WHERE project = ? AND role = ? AND term IN (${inList(rarest.length)})
-         GROUP BY pattern ORDER BY shared DESC, pattern LIMIT ?) s JOIN patterns p ON p.project = ? AND p.id = s.pattern ORDER BY s.shared DESC, p.id`,
-    )
-    .all(project, role, ...rarest, limit, project) as Row[];
+  return statement(
+    db,
+    `SELECT p.id, p.text FROM (SELECT pattern, COUNT(*) AS shared FROM pattern_terms WHERE project = ? AND role = ? AND term IN (${inList(rarest.length)})
+       GROUP BY pattern ORDER BY shared DESC, pattern LIMIT ?) s CROSS JOIN patterns p ON p.project = ? AND p.id = s.pattern ORDER BY s.shared DESC, p.id`,
+  ).all(project, role, ...rarest, limit, project) as Row[];
 }
 
 /** BM25 (k1 1.2, b 0.75) over this project's patterns of these roles: the weight of each query term, and the mean length. */
