@@ -233,6 +233,8 @@ describe('fitting the block', () => {
     expect(out.block).toBe(block('auditor', SUMMARY).replace(/\n$/, ''));
     expect(out.patterns.map((p) => p.text)).toEqual([NEVER_LOG, JITTER, DEPLOY, CONTRACT]); // it stands for every candidate
     expect(out.tokens).toBeLessThanOrEqual(70);
+    // the hook's path (no --json) reads the candidate ids only now that the lines do not fit
+    expect(format(dir, ['--role', 'auditor', '--budget', '70']).stdout).toBe(block('auditor', SUMMARY));
     // the full block still wins when it fits
     expect(formatJson(dir, ['--role', 'auditor']).path).toBe('full');
 
@@ -241,6 +243,7 @@ describe('fitting the block', () => {
     const after = formatJson(dir, ['--role', 'auditor', '--budget', '70']);
     expect(after.path).toBe('truncated');
     expect(after.block).not.toContain(SUMMARY);
+    expect(format(dir, ['--role', 'auditor', '--budget', '70']).stdout).not.toContain(SUMMARY);
   });
 
   it('(b) a summary stored for another basis is not used', () => {

@@ -15,6 +15,26 @@ const NOW = Date.parse('2026-02-01T00:00:00Z');
 const ROLES = ['auditor', 'judge', 'sentinel'];
 const WORDS = 'token session migration index rollback refund invoice webhook retry timeout tenant cursor ledger cookie schema flag docs test plan'.split(' ');
 
+/** The query plan of every statement `run` executes on `db`, with the values it was given. */
+export function queryPlans(db: Database, run: () => void): string[] {
+  const used: { sql: string; args: unknown[] }[] = [];
+  const prepare = db.prepare;
+  db.prepare = ((sql: string) => {
+    const statement = prepare.call(db, sql);
+    for (const method of ['all', 'get', 'run', 'iterate'] as const) {
+      const original = statement[method];
+      Object.defineProperty(statement, method, { value: (...args: unknown[]) => (used.push({ sql, args }), original.apply(statement, args)) });
+    }
+    return statement;
+  }) as typeof db.prepare;
+  try {
+    run();
+  } finally {
+    db.prepare = prepare;
+  }
+  return used.flatMap(({ sql, args }) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail));
+}
+
 /** A store of `n` patterns of three roles with varied counters, ages, lifecycles and context, indexed as the reducer does. */
 function randomStore(n: number, seed: number, project = 'p1', root = tempProject()): { db: Database; root: string } {
   const store = openTestStore(root, project);
@@ -101,6 +121,14 @@ describe('ranking by the rank indexes', () => {
     const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT id FROM patterns WHERE project = 'p1' AND role = 'auditor' AND ${DECAYING_SQL} ORDER BY ${DECAYING_KEY_SQL} DESC LIMIT 10`).all() as { detail: string }[];
     expect(plan.map((r) => r.detail).join('\n')).toMatch(/USING INDEX patterns_rank_decaying/);
     expect(plan.map((r) => r.detail).join('\n')).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it('with a query, reads only the postings of the query’s terms and the patterns they name', () => {
+    const { db } = randomStore(300, 17);
+    const plans = queryPlans(db, () => rankScores(db, 'p1', { roles: ROLES, ctx: contexts[1], query: 'refund webhook retry' }, { limit: 10 }));
+    expect(plans.some((p) => /pattern_terms .*term=\?/.test(p))).toBe(true);
+    // A walk of the project's or a role's patterns or postings: what SQLite chose before the CROSS JOINs.
+    console.log(plans.join("\n")); for (const p of plans) expect(p).not.toMatch(/SCAN (patterns|pattern_terms)\b|(patterns|pattern_terms) USING (PRIMARY KEY|INDEX patterns_role) \(project=\?( AND role=\?)?\)$/);
   });
 
   it('the rank keys in SQL are the JavaScript rankKey, and the migration indexes those very expressions', () => {

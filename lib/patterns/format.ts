@@ -77,7 +77,11 @@ function rankOptions(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 
 
 /** The basis a summary is stored against: every current candidate of the role in this context. */
 export function currentBasis(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'query' | 'relevance'>): string {
-  return candidateBasis(rankScores(patternDb(store), store.project, rankOptions(store, opts), { limit: 0, ids: true }).ids ?? '');
+  return basisOf(store, rankOptions(store, opts));
+}
+
+function basisOf(store: Store, rank: RankOptions): string {
+  return candidateBasis(rankScores(patternDb(store), store.project, rank, { limit: 0, ids: true }).ids ?? '');
 }
 
 export function formatPatterns(store: Store, opts: FormatOptions): FormatResult {
@@ -93,12 +97,17 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
     | { basis: string; text: string }
     | undefined;
   const rank = rankOptions(store, opts);
-  // The candidate ids (for the summary's basis) are gathered in the same query, only when they can matter.
-  const ranking = rankScores(patternDb(store), store.project, rank, { limit, ids: summaryRow !== undefined || opts.exactTokens });
+  // The candidate ids (the basis, for --json) are gathered in the same query; for a stored summary they
+  // are read only when every line does not fit (reading them walks every candidate: SPEC §3.5 step 4b).
+  const ranking = rankScores(patternDb(store), store.project, rank, { limit, ids: opts.exactTokens });
   if (ranking.top.length === 0) return skipped();
   const loaded = loadRanked(patternDb(store), store.project, ranking.top, rank);
   const ranked = withoutRestatements(loaded);
-  const basis = ranking.ids === undefined ? '' : candidateBasis(ranking.ids);
+  let basis = ranking.ids === undefined ? '' : candidateBasis(ranking.ids);
+  const summaryMatches = () => {
+    if (ranking.ids === undefined) basis = basisOf(store, rank);
+    return summaryRow!.basis === basis;
+  };
   // A stored summary is untrusted text too (it may span lines; none can close the block).
   const summary = summaryRow && sanitizeUntrusted(summaryRow.text);
 
@@ -125,7 +134,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
         return tokens(header) + tokens(footer);
       },
       frameBytes: Buffer.byteLength(header) + Buffer.byteLength(footer),
-      summary: summary ? { text: summary, tokens: () => tokens(summary) + 1, matches: () => summaryRow!.basis === basis } : undefined,
+      summary: summary ? { text: summary, tokens: () => tokens(summary) + 1, matches: summaryMatches } : undefined,
       scale: (t) => Math.ceil(t * margin),
       exactTokens: opts.exactTokens,
     });

@@ -60,10 +60,11 @@ export function loadRelevance(db: Database, project: string, roles: string[], q:
   const params: Record<string, unknown> = { project, avg: q.avgLength, k1: BM25_K1, b: BM25_B };
   const terms = q.terms.map((t, i) => ((params[`t${i}`] = t.term), (params[`w${i}`] = t.idf), `(@t${i}, @w${i})`)).join(', ');
   db.prepare(
-    // term frequency is 1: a pattern is one sentence and indexes each term once
+    // term frequency is 1: a pattern is one sentence and indexes each term once. CROSS JOIN reads the
+    // postings of the query's terms only (SQLite would otherwise walk every posting of the roles).
     `WITH q (term, idf) AS (VALUES ${terms}),
      bm AS (SELECT t.pattern AS id, SUM(q.idf * (@k1 + 1) / (1 + @k1 * (1 - @b + @b * p.ntok / @avg))) AS score
-            FROM pattern_terms t JOIN q ON q.term = t.term JOIN patterns p ON p.project = t.project AND p.id = t.pattern
+            FROM q CROSS JOIN pattern_terms t ON t.term = q.term CROSS JOIN patterns p ON p.project = t.project AND p.id = t.pattern
             WHERE t.project = @project AND t.role IN (${roleParams(roles, params)}) AND p.lifecycle != 'deprecated'
             GROUP BY t.pattern)
      INSERT INTO cairn_relevance (pid, relevance) SELECT id, score / (SELECT MAX(score) FROM bm) FROM bm WHERE score > 0`,
@@ -157,12 +158,13 @@ export function rankScores(db: Database, project: string, opts: RankOptions, wan
   const blend = q ? 'table' : null;
   if (want.ids || want.limit === undefined || !rankIndexUsable(opts.ctx)) return rankAll(db, project, opts, blend, want);
   if (!q) return rankByKey(db, project, opts, want.limit, 1, false, []);
-  // The matching patterns by their exact blended score (one query, limited); the others by the indexes.
+  // The matching patterns by their exact blended score (one query, limited; CROSS JOIN reads the matches
+  // first, where SQLite would walk the project's patterns); the others by the indexes.
   const base = baseScoreSql(opts.ctx);
   const params: Record<string, unknown> = { ...base.params, project, cut: SCORE_CUT, limit: want.limit + 1 };
   const matched = db
     .prepare(
-      `SELECT id, 0.6 * relevance + 0.4 * ${base.sql} AS score FROM temp.cairn_relevance JOIN patterns ON project = @project AND id = pid
+      `SELECT id, 0.6 * relevance + 0.4 * ${base.sql} AS score FROM temp.cairn_relevance CROSS JOIN patterns ON project = @project AND id = pid
        WHERE role IN (${roleParams(opts.roles, params)}) AND lifecycle != 'deprecated' ${dismissedClause(opts, params)}
          AND 0.6 * relevance + 0.4 * ${base.sql} >= @cut
        ORDER BY score DESC, id LIMIT @limit`,
