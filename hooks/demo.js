@@ -15,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const fixtures = join(repo, 'fixtures');
+// `npm run demo -- --keep` leaves the project in place, to look around in it with cairn's own commands
+const keep = process.argv.includes('--keep');
 const project = mkdtempSync(join(tmpdir(), 'cairn-demo-'));
 mkdirSync(join(project, '.git'));
 const started = Date.now();
@@ -138,6 +140,10 @@ try {
   console.log(`${runs.length} pipeline runs, a landing and two sessions in ${((Date.now() - started) / 1000).toFixed(1)} s. Everything cairn kept is in .cairn/:`);
   console.log('events.jsonl, memory/knowledge.jsonl and landing-patterns.json are what a team commits;');
   console.log('cache/state.db is rebuilt from them.');
+  if (keep) {
+    console.log(`\nThe project is kept in ${project}. Look around: cd there, then`);
+    console.log(`  ${join(repo, 'bin', 'cairn.js')} list          (or explain <id>, events, recall oauth, doctor)`);
+  } else console.log('The throwaway project is deleted now; npm run demo -- --keep keeps it to look around in.');
 } finally {
-  rmSync(project, { recursive: true, force: true });
+  if (!keep) rmSync(project, { recursive: true, force: true });
 }

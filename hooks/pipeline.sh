@@ -15,8 +15,18 @@
 # issue text and adds matching landing patterns. Pass the same values to `before` and `after`.
 # Other roles: --adversarial judge --validator inspector (review), sentinel/lens (QA).
 # Every cairn step fails open: a broken store never stops the pipeline (CAIRN_STRICT=1 to debug).
+#
+# cairn itself: $CAIRN_BIN if set (e.g. "node /opt/cairn/bin/cairn.js"), else the cairn this script
+# ships with (node_modules/cairn/hooks/, a global install or a checkout), else the project's
+# node_modules/.bin, else PATH (for a copy of this script in your own repository). Never npx: it
+# costs about half a second per call, and does not find a global install outside npm's own prefix.
 set -u
-cairn=${CAIRN_BIN:-npx --no-install}
+here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+if [ -n "${CAIRN_BIN:-}" ]; then read -r -a cairn <<< "$CAIRN_BIN"
+elif [ -f "$here/../bin/cairn.js" ]; then cairn=(node "$here/../bin/cairn.js")
+elif [ -x node_modules/.bin/cairn ]; then cairn=(node_modules/.bin/cairn)
+else cairn=(cairn)
+fi
 
 step=${1:-}
 shift || true
@@ -26,8 +36,8 @@ while [ $# -gt 0 ]; do
   case $1 in
     --issue) issue=$2 ;;
     --run) run=$2 ;;
-    --adversarial) adversarial=$2 ;;
-    --validator) validator=$2 ;;
+    --adversarial|--adversarial-role) adversarial=$2 ;; # feedback-loop's own names are accepted too
+    --validator|--validator-role) validator=$2 ;;
     --phase) phase=$2 ;;
     --files) files=$2 ;;
     --labels) labels=$2 ;;
@@ -54,16 +64,16 @@ case $step in
     relevance=()
     [ -n "$query" ] && relevance=(--query "$query")
     [ -n "$query_file" ] && relevance=(--query-file "$query_file")
-    $cairn format-patterns --role "$adversarial" "${scope[@]}" "${context[@]}" ${relevance[@]+"${relevance[@]}"}
+    "${cairn[@]}" format-patterns --role "$adversarial" "${scope[@]}" "${context[@]}" ${relevance[@]+"${relevance[@]}"}
     ;;
   after)
     # Store what each agent said, then correct the adversarial role's patterns with the verdict.
     [ -n "$adversarial_text" ] && [ -n "$validator_text" ] || { echo "pipeline.sh after: --adversarial-text and --validator-text are required" >&2; exit 2; }
-    $cairn store-deliberation --role "$adversarial" "${scope[@]}" "${context[@]}" --file "$adversarial_text"
-    $cairn store-deliberation --role "$validator" "${scope[@]}" "${context[@]}" --file "$validator_text"
+    "${cairn[@]}" store-deliberation --role "$adversarial" "${scope[@]}" "${context[@]}" --file "$adversarial_text"
+    "${cairn[@]}" store-deliberation --role "$validator" "${scope[@]}" "${context[@]}" --file "$validator_text"
     feedback_files=()
     [ -n "$files" ] && feedback_files=(--files "$files")
-    $cairn feedback-loop --adversarial-role "$adversarial" --validator-role "$validator" "${scope[@]}" ${feedback_files[@]+"${feedback_files[@]}"}
+    "${cairn[@]}" feedback-loop --adversarial-role "$adversarial" --validator-role "$validator" "${scope[@]}" ${feedback_files[@]+"${feedback_files[@]}"}
     ;;
   end)
     # When the whole pipeline has finished (after its last phase): grade what was applied, and on a
@@ -71,7 +81,7 @@ case $step in
     [ -n "$result" ] || { echo "pipeline.sh end: --result pass|fail is required" >&2; exit 2; }
     landing=()
     [ -n "$report" ] && landing=(--report "$report")
-    $cairn outcome-score "${scope[@]}" --result "$result" ${landing[@]+"${landing[@]}"} < /dev/null
+    "${cairn[@]}" outcome-score "${scope[@]}" --result "$result" ${landing[@]+"${landing[@]}"} < /dev/null
     ;;
   *)
     echo "usage: pipeline.sh before|after|end --issue I --run R [...] (see the comments)" >&2

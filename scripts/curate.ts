@@ -4,6 +4,7 @@ import type { Command } from '../lib/cli/runner.js';
 import { optionalString } from '../lib/cli/flags.js';
 import { CairnError } from '../lib/core/errors.js';
 import { applyProposal, proposeCuration, writeProposal } from '../lib/knowledge/curate.js';
+import { commandLinePath } from '../lib/cli/input.js';
 
 export const command: Command = {
   name: 'curate',
@@ -49,7 +50,7 @@ example:
       const why = isatty(0) ? 'pass the hash you reviewed' : 'not from a hook or a script without a reviewed hash';
       throw new CairnError('usage', `--apply needs --confirm HASH (${why}); see cairn curate --dry-run`);
     }
-    const applied = applyProposal(store, apply, confirm);
+    const applied = applyProposal(store, commandLinePath(apply, store.location.root, `--apply ${apply}`), confirm);
     ctx.log.info(`appended ${applied.appended} curation line(s)${applied.already ? `; ${applied.already} were already applied` : ''}`);
     if (ctx.args.json) ctx.json(applied);
   },

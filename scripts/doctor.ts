@@ -1,11 +1,12 @@
 import { statSync } from 'node:fs';
 import type { Command } from '../lib/cli/runner.js';
-import { eventFollower } from '../lib/events/log.js';
+import { eventFollower, patternDb } from '../lib/events/log.js';
 import { knowledgeFollowers } from '../lib/knowledge/index.js';
 import { hookChecks } from '../lib/hosts/check.js';
 import { libraryCheck } from '../lib/landing/library.js';
 import { DEFAULT_CONFIG, loadConfig } from '../lib/store/config.js';
-import { configCheck, databaseChecks, healthCheck, moduleChecks, projectIdCheck } from '../lib/store/doctor.js';
+import { configCheck, databaseChecks, healthCheck, moduleChecks, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
+import { storedRoles } from '../lib/patterns/roles.js';
 import { clearHealth, readHealth, type Check } from '../lib/store/health.js';
 
 export const command: Command = {
@@ -35,7 +36,20 @@ example:
     checks.push(...moduleChecks(exists ? encoding(loc.dir) : DEFAULT_CONFIG.tokenizer.encoding));
     if (exists) {
       const store = ctx.store();
-      checks.push(...databaseChecks(store.dbPath, [eventFollower(store), ...Object.values(knowledgeFollowers(store))]));
+      const knowledge = knowledgeFollowers(store);
+      checks.push(
+        ...databaseChecks(store.dbPath, [
+          { follower: eventFollower(store), catchUp: 'the next pipeline command applies the rest (cairn rebuild replays it all now)' },
+          { follower: knowledge.log, catchUp: 'the next session start or cairn recall applies the rest' },
+          { follower: knowledge.archive, catchUp: 'the next cairn recall --all applies the rest' },
+          { follower: knowledge.active, catchUp: 'auto-recall applies it while the cache matches the log, else reads the log (cairn sanitize refreshes the cache)' },
+        ]),
+      );
+      // the roles live in the pattern index: read only through a driver that loads, from a database that
+      // checked sound (doctor never moves one aside)
+      if (['better-sqlite3', 'database'].every((name) => checks.find((c) => c.name === name)?.status === 'ok')) {
+        checks.push(roleCheck(store.config, () => storedRoles(patternDb(store), store.project)));
+      }
       checks.push(libraryCheck(loc.dir));
       const health = ctx.args.clear ? readHealth(loc.dir) : null;
       if (health) {

@@ -1,11 +1,26 @@
-import { basename, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import type { Command } from '../lib/cli/runner.js';
+import { existsSync } from 'node:fs';
+import { CairnError, describeError } from '../lib/core/errors.js';
 import { projectIdStatus } from '../lib/store/root.js';
-import { cronLines, initStore, recordProjectId } from '../lib/store/init.js';
-import { CONFIGURABLE_HOSTS, HOST_HOOKS } from '../lib/hosts/registry.js';
-import { commandProgram, installHooks } from '../lib/hosts/settings.js';
+import { initStore, recordProjectId } from '../lib/store/init.js';
+import { hookCheck } from '../lib/hosts/check.js';
+import { cronLines } from '../lib/hosts/cron.js';
+import { CONFIGURABLE_HOSTS, HOST_HOOKS, type ConfigurableHost } from '../lib/hosts/registry.js';
+import { commandProgram, gitTopLevel, installHooks, type HookEntry } from '../lib/hosts/settings.js';
 import { importLavraLog, type ImportReport } from '../lib/knowledge/capture.js';
 import { optionalString } from '../lib/cli/flags.js';
+import { commandLinePath } from '../lib/cli/input.js';
+
+interface HostResult {
+  host: ConfigurableHost;
+  path: string;
+  added: HookEntry[];
+  /** Why the settings file was left as it is (the other hosts are still set up). */
+  error: string | null;
+  /** The hooks are in place but a host would not find their program (e.g. init ran through npx). */
+  warning: string | null;
+}
 
 export const command: Command = {
   name: 'init',
@@ -22,8 +37,9 @@ and a .gitattributes that merges the committed JSONL logs by union. Existing lin
   --import-lavra PATH   add the entries of an existing Lavra knowledge log (.beads/memory/knowledge.jsonl),
                         cleaned as a capture is; entries already in the log are not added again
 
-A host's other hooks and settings are kept; running init again changes nothing. Prints
-what it did, what to commit, and the cron lines for nightly maintenance.
+A host's other hooks and settings are kept; running init again changes nothing. A settings
+file that does not read is left as it is, and the other hosts are still set up. Prints what
+it did, whether the hooks' programs are found, what to commit, and the cron lines.
 
 example:
   cd my-repo && npx cairn init --claude && git add .cairn .claude/settings.json
@@ -32,20 +48,29 @@ example:
   deadlineMs: 0,
   run(ctx) {
     const loc = ctx.location();
+    // a log to import that is not there is a mistake in the command, said before anything is set up (the reader takes a missing log as empty)
+    const lavra = optionalString(ctx.args, 'import-lavra');
+    const lavraPath = lavra === null ? null : commandLinePath(lavra, loc.root, `--import-lavra ${lavra}`);
+    if (lavraPath !== null && !existsSync(lavraPath)) throw new CairnError('input', `--import-lavra ${lavra}: no such file (the Lavra log is usually .beads/memory/knowledge.jsonl); nothing was set up`);
     const store = initStore(loc.dir);
     recordProjectId(loc);
     const id = projectIdStatus(loc);
     if (id.mismatch) ctx.log.warn(`the recorded project id ${id.recorded} differs from the one derived here (${id.derived}: the directory moved or the remote changed); the recorded one is kept`);
-    const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => ({ host, ...installHooks(loc.root, HOST_HOOKS[host]) }));
-    const lavra = optionalString(ctx.args, 'import-lavra');
-    const imported: ImportReport | null = lavra === null ? null : importLavraLog(ctx.store(), lavra);
+    // a store outside the project (--dir) is named in the hooks and cron lines, which would otherwise use .cairn/
+    const storeDir = loc.ownStore ? undefined : loc.dir;
+    const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => setUpHost(loc.root, host, storeDir));
+    for (const h of hosts) if (h.error) ctx.log.warn(`${h.host}: ${h.error}`);
+    const imported: ImportReport | null = lavraPath === null ? null : importLavraLog(ctx.store(), lavraPath);
     const inRoot = (path: string) => {
       const rel = relative(loc.root, path);
       return rel === '' || rel.startsWith('..') ? null : rel;
     };
-    const toCommit = [inRoot(loc.dir), ...hosts.map((h) => inRoot(h.path))].filter((p): p is string => p !== null);
-    const commit = toCommit.length > 0 ? `git add ${toCommit.join(' ')} && git commit -m "Set up cairn"` : null;
-    const cron = cronLines(loc.root);
+    const git = gitTopLevel(loc.root) !== null;
+    const toCommit = [inRoot(loc.dir), ...hosts.filter((h) => !h.error).map((h) => inRoot(h.path))].filter((p): p is string => p !== null);
+    const commit = git && toCommit.length > 0 ? `git add ${toCommit.join(' ')} && git commit -m "Set up cairn"` : null;
+    const cron = cronLines(loc.root, { storeDir });
+    // fail open like every command (SPEC §2): a host left as it was is a warning, exit 1 only under --strict
+    const code = ctx.strict && hosts.some((h) => h.error) ? 1 : 0;
     if (ctx.args.json) {
       ctx.json({
         root: loc.root,
@@ -53,33 +78,54 @@ example:
         project: loc.project,
         created: store.created,
         added: store.added,
-        hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event) })),
+        hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event), error: h.error, warning: h.warning })),
         imported,
         commit,
         cron,
       });
-      return;
+      return code;
     }
-    if (ctx.args.quiet) return;
+    if (ctx.args.quiet) return code;
     const lines = [`cairn is set up in ${loc.root} (project ${loc.project})`, ''];
     lines.push(`  store   ${inRoot(loc.dir) ?? loc.dir}/ ${store.created ? 'created' : store.added.length > 0 ? `updated (${store.added.join('; ')})` : 'already there'}`);
     for (const h of hosts) {
       const file = inRoot(h.path) ?? h.path;
+      if (h.error) {
+        lines.push(`  ${h.host.padEnd(7)} not set up: ${h.error}; fix it, then cairn init --${h.host} again`);
+        continue;
+      }
       const what = h.added.length > 0 ? h.added.map((e) => `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${basename(commandProgram(e.handler.command))}`).join(', ') : 'already set up';
       lines.push(`  ${h.host.padEnd(7)} ${file}: ${what}`);
-      if (HOST_HOOKS[h.host].note) lines.push(`          ${HOST_HOOKS[h.host].note}`);
+      if (h.warning) lines.push(`          ! ${h.warning}`);
+      else if (HOST_HOOKS[h.host].note) lines.push(`          ${HOST_HOOKS[h.host].note}`);
     }
     if (imported && lavra) {
       const skipped = [imported.duplicates && `${imported.duplicates} already there`, imported.unreadable && `${imported.unreadable} unreadable line(s) skipped`].filter(Boolean);
       lines.push(`  lavra   ${imported.appended} knowledge entries imported from ${lavra}${skipped.length ? ` (${skipped.join(', ')})` : ''}`);
     }
-    if (commit) lines.push('', 'Commit it (the logs are shared through git; the cache stays local):', `  ${commit}`);
+    if (commit && inRoot(loc.dir) === null) lines.push('', `Commit the hooks (the store ${loc.dir} is outside this repository: not shared through it):`, `  ${commit}`);
+    else if (commit) lines.push('', 'Commit it (the logs are shared through git; the cache stays local):', `  ${commit}`);
+    else if (!git) lines.push('', 'Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.');
     lines.push('', 'Nightly maintenance (crontab -e):', ...cron.map((l) => `  ${l}`), '');
+    const ready = hosts.filter((h) => !h.error);
     lines.push(
-      hosts.length > 0
-        ? `Next: start a ${hosts.map((h) => h.host).join(' / ')} session here; auto-recall brings in what the project has learned.`
-        : 'Next: cairn init --claude (or --codex, --gemini, --cursor) to give an agent host this memory, or run a pipeline (hooks/pipeline.sh).',
+      ready.length > 0
+        ? `Next: start a ${ready.map((h) => h.host).join(' / ')} session here; auto-recall brings in what the project has learned.`
+        : 'Next: cairn init --claude (or --codex, --gemini, --cursor) to give an agent host this memory, or run a pipeline (README: The loop in a pipeline).',
     );
     ctx.print(lines.join('\n') + '\n');
+    return code;
   },
 };
+
+/** Merge cairn's hooks into one host's settings, then check that the host would find their programs. */
+function setUpHost(root: string, host: ConfigurableHost, storeDir: string | undefined): HostResult {
+  const hooks = HOST_HOOKS[host];
+  try {
+    const { path, added } = installHooks(root, hooks, storeDir);
+    const check = hookCheck(root, host);
+    return { host, path, added, error: null, warning: check.status === 'fail' ? check.detail.replace(`${hooks.file}: `, '') : null };
+  } catch (err) {
+    return { host, path: join(root, hooks.file), added: [], error: describeError(err), warning: null };
+  }
+}

@@ -1,7 +1,8 @@
 import type { Command, Context } from '../lib/cli/runner.js';
-import { optionalInt } from '../lib/cli/flags.js';
+import { optionalInt, optionalString } from '../lib/cli/flags.js';
 import { textFromFileOrStdin } from '../lib/cli/input.js';
 import { CairnError } from '../lib/core/errors.js';
+import { nearest } from '../lib/core/suggest.js';
 import { sanitizeUntrusted } from '../lib/core/sanitize.js';
 import { captureLanding } from '../lib/landing/capture.js';
 import { parseLandingReport } from '../lib/landing/report.js';
@@ -31,6 +32,10 @@ example:
   deadlineMs: 2000,
   async run(ctx) {
     if (ctx.args._[0] === 'capture') return capture(ctx);
+    if (optionalString(ctx.args, 'report') !== null) {
+      const word = ctx.args._[0] === undefined ? '' : `'${ctx.args._[0]}' is not capture, and `;
+      throw new CairnError('usage', `${word}--report is only for capture: cairn patterns capture --report F`);
+    }
     const query = ctx.args._.map(String).join(' ').trim();
     const store = ctx.store();
     const entries = projectPatterns(store.location.root, store.dir);
@@ -40,14 +45,17 @@ example:
       : [...entries].sort(compareRecent).slice(0, limit ?? entries.length);
     if (ctx.args.json) ctx.json({ query: query || null, patterns: found });
     else if (found.length > 0) ctx.print(found.map(describe).join('\n'));
-    else ctx.log.info(query ? `no landing pattern matches '${query}'` : 'no landing patterns yet (they are captured from landing reports)');
+    else if (!query) ctx.log.info('no landing patterns yet (they are captured from landing reports)');
+    else ctx.log.info(`no landing pattern matches '${query}'${nearest(query, ['capture']) ? ' (did you mean cairn patterns capture?)' : ''}`);
   },
 };
 
 async function capture(ctx: Context): Promise<void> {
   if (ctx.args._.length > 1) throw new CairnError('usage', 'capture takes no words; give the report with --report F or on stdin');
+  const text = await textFromFileOrStdin(ctx, 'report');
+  if (text.trim() === '') throw new CairnError('input', 'no landing report: give --report F, or pipe the report on stdin');
   const store = ctx.store({ create: true });
-  const report = parseLandingReport(await textFromFileOrStdin(ctx, 'report'), store.location.root);
+  const report = parseLandingReport(text, store.location.root);
   const { entry, merged } = captureLanding(store, report);
   ctx.log.info(`${merged ? 'merged into' : 'captured'} ${entry.id}: ${entry.title}`);
   if (ctx.args.json) ctx.json({ entry, merged });

@@ -1,8 +1,8 @@
 import { describe, it, expect } from 'vitest';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { COMMANDS } from '../lib/cli/runner.js';
+import { COMMANDS, snakeCaseKeys } from '../lib/cli/runner.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { binPath, cleanEnv, fixturePath, REPO, run, tempProject } from './helpers.js';
 
@@ -160,16 +160,19 @@ describe('usage errors', () => {
     ['a single-value flag given twice', 'format-patterns', ['--role', 'auditor', '--role', 'curator'], "cairn format-patterns: --role was given 2 times ('auditor', 'curator'); give it once"],
     ['a file named without its flag', 'store-deliberation', ['--role', 'auditor', 'notes.md'], "cairn store-deliberation: unexpected argument 'notes.md' (did you mean --file?); see --help"],
     ['a mistyped command', 'cairn', ['lsit'], "cairn: unknown command 'lsit' (did you mean list?); see cairn --help"],
+    ['a flag written without its dashes', 'cairn', ['init', 'claude'], "cairn init: unexpected argument 'claude' (did you mean --claude?); see --help"],
+    ['the start of a longer flag', 'feedback-loop', ['--adversarial', 'auditor', '--validator-role', 'curator'], 'cairn feedback-loop: unknown flag --adversarial (did you mean --adversarial-role or --adversarial-file?); see --help'],
   ];
 
-  it.each(cases)('%s: exit 0 in a pipeline, recorded for doctor; exit 2 at a terminal and under --strict', (_what, bin, args, line) => {
+  it.each(cases)('%s: exit 2 at a terminal (not recorded: the person saw it); exit 0 in a pipeline, recorded for doctor', (_what, bin, args, line) => {
     const root = tempProject();
+    const healthPath = join(root, '.cairn', 'cache', 'health.json');
+    expect(onTerminal(bin, args, root)).toEqual({ code: 2, output: `${line}\n` });
+    expect(existsSync(healthPath)).toBe(false);
+
     const [prefix, message] = [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)];
     expect(run(bin, args, { cwd: root })).toEqual({ code: 0, stdout: '', stderr: `${prefix}: skipped (pipeline continues): ${message}\n` });
-    const health = JSON.parse(readFileSync(join(root, '.cairn', 'cache', 'health.json'), 'utf8'));
-    expect(health.last_error).toBe(`${prefix.replace(/^cairn ?/, '') || 'cairn'}: ${message}`);
-
-    expect(onTerminal(bin, args, root)).toEqual({ code: 2, output: `${line}\n` });
+    expect(JSON.parse(readFileSync(healthPath, 'utf8')).last_error).toBe(`${prefix.replace(/^cairn ?/, '') || 'cairn'}: ${message}`);
     expect(run(bin, [...args, '--strict'], { cwd: root })).toMatchObject({ code: 2, stderr: `${line}\n` });
   });
 
@@ -188,6 +191,14 @@ describe('usage errors', () => {
     const r = run('format-patterns', ['--role', 'audtor'], { cwd: root });
     expect(r).toEqual({ code: 0, stdout: '', stderr: "cairn format-patterns: role 'audtor' is not in config.json and nothing is stored for it yet (did you mean auditor?)\n" });
     expect(run('format-patterns', ['--role', 'auditor'], { cwd: root }).stderr).toBe('');
+  });
+});
+
+describe('--json', () => {
+  it('one naming style at any depth: camelCase keys become snake_case; values and data used as keys stay', () => {
+    const report = { dryRun: true, alreadyDismissed: ['p1'], byType: { learned: 2 }, findings: { A4: 'x' }, patterns: [{ exampleId: 'pAbC', text: 'keepThis' }] };
+    expect(snakeCaseKeys(report)).toEqual({ dry_run: true, already_dismissed: ['p1'], by_type: { learned: 2 }, findings: { A4: 'x' }, patterns: [{ example_id: 'pAbC', text: 'keepThis' }] });
+    expect(snakeCaseKeys(null)).toBeNull();
   });
 });
 

@@ -31,6 +31,7 @@ describe('npm run demo', () => {
       /Session 2 starts → auto-recall injects:\n {4}## Relevant knowledge from memory\n[\s\S]*?\n {4}- \[LEARNED\] OAuth redirect URI must match the registered one exactly/,
       /The user asks "[^"]+" → auto-recall \(UserPromptSubmit\) finds, by relevance:\n {4}- \[LEARNED\] OAuth[^\n]*\n {4}Pattern: Build a clinic command center/,
       /\d+ pipeline runs, a landing and two sessions in \d+\.\d s\./,
+      /\nThe throwaway project is deleted now; npm run demo -- --keep keeps it to look around in\.\n$/,
     ];
     let at = 0;
     for (const milestone of milestones) {

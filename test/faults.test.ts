@@ -17,8 +17,11 @@ import { isCorruption } from '../lib/store/db.js';
 
 // Fault injection (issue 7, "Done when"): every executable under each fault case. A row is an
 // executable as a pipeline or a person calls it on a healthy project; a column is a way to break the
-// project and what each executable must then do. After every run: the log only grew by whole lines,
-// and the index the next reader sees lists the same patterns as a fresh rebuild of the log.
+// project and what each executable must then do. A fault of the whole store runs every executable;
+// a fault of one file runs the executables that touch it (its `only`, by their traits). After every
+// run: the exit code, stdout and the stderr line, the log only grew by whole lines, and the index
+// the next reader sees lists the same patterns as a fresh rebuild of the log (what `cairn list
+// --json` and `cairn rebuild` show, computed in-process to keep the table fast).
 // To extend: add the executable to EXECUTABLES (with its traits) or a fault to FAULTS.
 
 const NOW = '2026-03-02T10:00:00.000Z';
@@ -77,6 +80,12 @@ const EXECUTABLES: Executable[] = [
   { command: 'curate', args: ['--dry-run'], db: false, writes: true, locks: false, creates: false, cache: true },
   { command: 'patterns', args: ['capture', '--report', join(FIXTURES, 'landing', 'land-report.example.json')], db: false, writes: true, locks: true, creates: true },
 ];
+
+/** The commands that read the pattern event log (the others read the knowledge log or no log). */
+const EVENT_LOG_READERS = ['store-deliberation', 'format-patterns', 'feedback-loop', 'outcome-score', 'store-summary', 'rebuild', 'list', 'events', 'explain', 'promote', 'deprecate', 'maintain', 'embed'];
+
+/** The commands that read the knowledge log. */
+const KNOWLEDGE_LOG_READERS = ['memory-capture', 'auto-recall', 'recall', 'rotate', 'sanitize', 'curate'];
 
 const label = (e: Executable) => [e.command, ...e.args.filter((a) => !a.startsWith('-') || a === '--strict').slice(0, 2)].join(' ');
 
@@ -227,6 +236,8 @@ const LOCKS = ['events.jsonl.lock', 'memory/knowledge.jsonl.lock', 'landing-patt
 let deadPid: number;
 const withDeadline: Run = { env: { CAIRN_DEADLINE_MS: String(DEADLINE_MS) } };
 const lockers = (e: Executable) => e.locks;
+/** A fault in cache/state.db reaches only the commands that open it (and doctor, which checks it). */
+const databaseUsers = (e: Executable) => e.db || e.command === 'doctor';
 const strictly = (e: Executable) => e.args.includes('--strict');
 /** Lock faults: the writer gives up at its deadline (or meets the deadline first), having recorded nothing. */
 const lockedOut = (what: string) => ({ skipped: new RegExp(`lock .*\\.lock ${what}|deadline of ${DEADLINE_MS} ms passed`) });
@@ -257,6 +268,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'state.db of random bytes',
+    only: databaseUsers,
     setup: (root) => writeFileSync(inStore(root, 'cache', 'state.db'), randomBytes(64 * 1024, 7)),
     // (under --strict the broken file is the error, and it is left alone)
     expect: (e) =>
@@ -264,6 +276,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'state.db with a corrupt page behind an intact header',
+    only: databaseUsers,
     setup: (root) => {
       const path = inStore(root, 'cache', 'state.db');
       const db = new BetterSqlite3(path);
@@ -279,6 +292,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'state.db is a directory',
+    only: databaseUsers,
     setup: (root) => {
       rmSync(inStore(root, 'cache', 'state.db'));
       mkdirSync(inStore(root, 'cache', 'state.db'));
@@ -287,6 +301,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'state.db is a link to another SQLite file',
+    only: databaseUsers,
     setup: (root) => {
       const other = new BetterSqlite3(join(root, 'other.db'));
       other.exec('CREATE TABLE mine (x); INSERT INTO mine VALUES (1)');
@@ -325,6 +340,33 @@ const FAULTS: Fault[] = [
     },
     expect: (e) => (e.command === 'store-deliberation' ? { skipped: /\.cairn\/artifacts is a symbolic link; cairn never writes through one/ } : { ok: true }),
     after: (root) => expect(readdirSync(join(root, 'outside', 'deliberations'))).toHaveLength(2),
+  },
+  {
+    name: 'events.jsonl committed as a link to /dev/zero',
+    setup: (root) => {
+      rmSync(inStore(root, 'events.jsonl'));
+      symlinkSync('/dev/zero', inStore(root, 'events.jsonl'));
+      rmSync(inStore(root, 'cache'), { recursive: true }); // a fresh clone: the index is built from the log
+    },
+    // every reader of the event log refuses it at once (it would read without end); the knowledge side goes on
+    expect: (e) =>
+      e.command === 'patterns' && e.args[0] === 'capture'
+        ? { skipped: /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one/ }
+        : EVENT_LOG_READERS.includes(e.command)
+          ? { skipped: /events\.jsonl is not a regular file/ }
+          : { ok: true },
+    repair: (root) => rmSync(inStore(root, 'events.jsonl')),
+  },
+  {
+    name: 'memory/knowledge.jsonl committed as a link to /dev/zero',
+    setup: (root) => {
+      rmSync(inStore(root, 'memory', 'knowledge.jsonl'));
+      symlinkSync('/dev/zero', inStore(root, 'memory', 'knowledge.jsonl'));
+      rmSync(inStore(root, 'cache'), { recursive: true });
+    },
+    // a capture's append meets the link first; every reader refuses it at once
+    expect: (e) => (KNOWLEDGE_LOG_READERS.includes(e.command) ? { skipped: /knowledge\.jsonl(: it is a symbolic link; cairn never writes through one| is not a regular file)/ } : { ok: true }),
+    repair: (root) => rmSync(inStore(root, 'memory', 'knowledge.jsonl')),
   },
   {
     name: 'a stored deliberation replaced by a link to /dev/zero',
@@ -399,9 +441,15 @@ const FAULTS: Fault[] = [
   },
 ];
 
-/** The bytes of the logs, to check afterwards that they only grew by whole lines. */
+/** The bytes of the logs, to check afterwards that they only grew by whole lines (a log that is not a regular file is the fault itself: not read). */
 function logsOf(root: string): Map<string, string> {
-  return new Map(['events.jsonl', 'memory/knowledge.jsonl'].map((log) => [log, existsSync(inStore(root, log)) ? readFileSync(inStore(root, log), 'utf8') : '']));
+  const logs = new Map<string, string>();
+  for (const log of ['events.jsonl', 'memory/knowledge.jsonl']) {
+    const path = inStore(root, log);
+    if (!existsSync(path)) logs.set(log, '');
+    else if (lstatSync(path).isFile()) logs.set(log, readFileSync(path, 'utf8'));
+  }
+  return logs;
 }
 
 /** What `cairn list --json` is built from, as the next reader sees it (a non-strict store heals as a run would). */

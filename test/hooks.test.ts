@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { HOST_HOOKS } from '../lib/hosts/registry.js';
 import { mergeHooks } from '../lib/hosts/settings.js';
 import { readHookInput } from '../lib/hosts/payload.js';
-import { cleanEnv, binPath, fixturePath, REPO, tempProject } from './helpers.js';
+import { cleanEnv, fixturePath, REPO, tempProject } from './helpers.js';
 
 // hooks/: the ready configuration for each host, the OpenCode plugin and the example pipeline.
 
@@ -64,9 +64,10 @@ describe('the OpenCode plugin', () => {
 });
 
 describe('hooks/pipeline.sh', () => {
-  it('before → after → end runs the loop for an auditor/curator pair and captures the landing', () => {
+  it('before → after → end runs the loop for an auditor/curator pair and captures the landing, with the cairn it ships with', () => {
     const root = tempProject();
-    const env = cleanEnv({ CAIRN_BIN: `${process.execPath} ${binPath('cairn')}`, CAIRN_STRICT: '1' });
+    // no cairn on PATH and no npx: the script finds the executables next to it (node_modules/cairn/hooks/ or a checkout)
+    const env = cleanEnv({ CAIRN_STRICT: '1', PATH: `${dirname(process.execPath)}:/usr/bin:/bin` });
     const step = (...args: string[]) => spawnSync('bash', [join(REPO, 'hooks', 'pipeline.sh'), ...args], { cwd: root, env, encoding: 'utf8' });
     const scope = ['--issue', 'LED-101', '--run', 'r1', '--files', 'src/cli/status.ts', '--labels', 'cli'];
     expect(step('before', ...scope)).toMatchObject({ status: 0, stdout: '' });
@@ -79,5 +80,17 @@ describe('hooks/pipeline.sh', () => {
     const next = step('before', '--issue', 'LED-102', '--run', 'r1', '--files', 'src/cli/status.ts', '--labels', 'cli', '--query', 'clinic command center');
     expect(next.stdout).toMatch(/^=== HISTORICAL PATTERNS \(auditor\) ===\n[\s\S]*=== END HISTORICAL PATTERNS ===\nPattern: Build a clinic command center — files: /);
     expect(step('sideways', '--issue', 'x', '--run', 'y').status).toBe(2);
+  });
+
+  it('runs $CAIRN_BIN instead when it is set (a command with its arguments)', () => {
+    const root = tempProject();
+    const r = spawnSync('bash', [join(REPO, 'hooks', 'pipeline.sh'), 'before', '--issue', 'LED-1', '--run', 'r1', '--files', 'a b.ts'], {
+      cwd: root,
+      env: cleanEnv({ CAIRN_BIN: 'printf %s|' }),
+      encoding: 'utf8',
+    });
+    expect(r.stdout).toBe('format-patterns|--role|auditor|--issue|LED-1|--run|r1|--phase|plan|--files|a b.ts|');
+    const judge = spawnSync('bash', [join(REPO, 'hooks', 'pipeline.sh'), 'before', '--issue', 'LED-1', '--run', 'r1', '--adversarial-role', 'judge'], { cwd: root, env: cleanEnv({ CAIRN_BIN: 'printf %s|' }), encoding: 'utf8' });
+    expect(judge.stdout).toBe('format-patterns|--role|judge|--issue|LED-1|--run|r1|--phase|plan|');
   });
 });

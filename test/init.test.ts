@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { cronLines } from '../lib/hosts/cron.js';
 import { claudeHooks } from '../lib/hosts/claude.js';
 import { codexHooks } from '../lib/hosts/codex.js';
 import { cursorHooks } from '../lib/hosts/cursor.js';
 import { geminiHooks } from '../lib/hosts/gemini.js';
 import { commandProgram, commandsFor, executableCommand, installHooks, mergeHooks } from '../lib/hosts/settings.js';
-import { FIXTURES, run, tempProject } from './helpers.js';
+import { binPath, cleanEnv, FIXTURES, run, tempProject } from './helpers.js';
 
 // `cairn init` (SPEC §7): the store with its git settings, and hook entries merged into each
 // host's settings file without touching the user's own.
@@ -47,8 +50,8 @@ describe('cairn init --claude', () => {
     // the summary: what it did, what to commit, the cron lines, the next step — short lines, not one long one
     expect(r.stdout).toContain('.claude/settings.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture');
     expect(r.stdout).toContain('git add .cairn .claude/settings.json && git commit -m "Set up cairn"');
-    expect(r.stdout).toMatch(/\n {2}17 3 \* \* \* cd \S+ && npx --no-install cairn maintain --quiet\n/);
-    expect(r.stdout).toMatch(/\n {2}27 3 \* \* \* cd \S+ && npx --no-install cairn rotate --quiet\n/);
+    expect(r.stdout).toMatch(/\n {2}17 3 \* \* \* cd \S+ && (PATH=\S+ )?\S*cairn maintain --quiet\n/);
+    expect(r.stdout).toMatch(/\n {2}27 3 \* \* \* cd \S+ && (PATH=\S+ )?\S*cairn rotate --quiet\n/);
     expect(r.stdout).toMatch(/\nNext: start a claude session here/);
     for (const line of r.stdout.split('\n')) expect(line.length).toBeLessThan(140);
 
@@ -60,16 +63,112 @@ describe('cairn init --claude', () => {
     expect(again.stdout).toContain('.cairn/ already there');
   });
 
-  it('a settings file that is not JSON is reported and left as it is', () => {
+  it('a settings file that is not JSON is reported and left as it is; the other hosts are still set up', () => {
     const root = tempProject({ init: false });
     mkdirSync(join(root, '.claude'));
     writeFileSync(join(root, '.claude', 'settings.json'), '{ "hooks": { // a comment\n');
-    const r = run('cairn', ['init', '--claude'], { cwd: root });
+    const r = run('cairn', ['init', '--claude', '--cursor'], { cwd: root });
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^cairn init: .*settings\.json is not valid JSON .*left as it is/);
+    expect(r.stderr).toMatch(/^cairn init: claude: .*settings\.json is not valid JSON .*left as it is\n$/);
+    expect(r.stdout).toMatch(/\n {2}claude {2}not set up: .*settings\.json is not valid JSON .*left as it is; fix it, then cairn init --claude again\n/);
+    expect(r.stdout).toContain('  cursor  .cursor/hooks.json: sessionStart → auto-recall, afterShellExecution → memory-capture');
+    expect(r.stdout).toContain('git add .cairn .cursor/hooks.json && git commit'); // not the file it left alone
+    expect(r.stdout).toMatch(/\nNext: start a cursor session here/);
     expect(readFileSync(join(root, '.claude', 'settings.json'), 'utf8')).toBe('{ "hooks": { // a comment\n');
+    expect(JSON.parse(run('cairn', ['init', '--claude', '--json'], { cwd: root }).stdout).hooks[0]).toMatchObject({ host: 'claude', added: [], error: expect.stringContaining('not valid JSON') });
     expect(run('cairn', ['init', '--claude', '--strict'], { cwd: root }).code).toBe(1);
+  });
+
+  it('says so when a host would not find the hooks’ programs (cairn run through npx, not installed)', () => {
+    const root = tempProject({ init: false });
+    // npx puts its temporary node_modules/.bin on PATH; a host's shell does not have it
+    const npxBin = join(root, 'npx-cache', '_npx', 'a1b2', 'node_modules', '.bin');
+    mkdirSync(npxBin, { recursive: true });
+    for (const name of ['auto-recall', 'memory-capture']) {
+      writeFileSync(join(npxBin, name), '#!/bin/sh\n');
+      chmodSync(join(npxBin, name), 0o755);
+    }
+    const r = run('cairn', ['init', '--claude'], { cwd: root, env: { PATH: `${npxBin}:/usr/bin:/bin`, npm_command: 'exec' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(".claude/settings.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture\n          ! 'auto-recall', 'memory-capture' not found on PATH: install cairn (README: Install cairn)");
+    // the same PATH outside npm is what the host has: found, no warning
+    const again = run('cairn', ['init', '--claude', '--json'], { cwd: root, env: { PATH: `${npxBin}:/usr/bin:/bin`, npm_command: undefined } });
+    expect(JSON.parse(again.stdout).hooks[0]).toMatchObject({ host: 'claude', added: [], error: null, warning: null });
+  });
+
+  it('a store outside the project (--dir): the hooks and the cron lines name it, and a session uses it', () => {
+    const root = tempProject({ init: false });
+    const shared = join(root, '..', `${basename(root)}-shared store`);
+    try {
+      const r = run('cairn', ['init', '--dir', shared, '--claude', '--cursor'], { cwd: root });
+      expect(r.code, r.stderr).toBe(0);
+      const settings = JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8'));
+      expect(settings.hooks.PostToolUse[0].hooks[0].command).toBe(`memory-capture --dir '${shared}'`);
+      expect(JSON.parse(readFileSync(join(root, '.cursor', 'hooks.json'), 'utf8')).hooks.sessionStart[0].command).toBe(`auto-recall --dir '${shared}' --format cursor`);
+      expect(r.stdout).toContain(`maintain --dir '${shared}' --quiet`);
+      expect(r.stdout).toContain(`Commit the hooks (the store ${shared} is outside this repository: not shared through it):\n  git add .claude/settings.json .cursor/hooks.json`);
+      // the capture hook, run as written (bin/ stands in for PATH), lands in the shared store, and no .cairn/ appears
+      const bin = join(root, 'bin');
+      mkdirSync(bin);
+      for (const name of ['memory-capture', 'auto-recall']) symlinkSync(binPath(name), join(bin, name));
+      const payload = JSON.stringify({ ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8')), cwd: root });
+      const hook = spawnSync('sh', ['-c', settings.hooks.PostToolUse[0].hooks[0].command], { cwd: root, input: payload, env: { ...cleanEnv(), PATH: `${bin}:${process.env.PATH}` }, encoding: 'utf8' });
+      expect(hook.stderr).toContain('captured learned-oauth-redirect-uri');
+      expect(readFileSync(join(shared, 'memory', 'knowledge.jsonl'), 'utf8')).toContain('OAuth redirect URI');
+      expect(existsSync(join(root, '.cairn'))).toBe(false);
+    } finally {
+      rmSync(shared, { recursive: true, force: true });
+    }
+  });
+
+  it('outside git: hooks name the project by its path, and the summary says how to share it', () => {
+    const root = mkdtempSync(join(tmpdir(), 'cairn no git '));
+    try {
+      devDependency(root);
+      const r = run('cairn', ['init', '--codex'], { cwd: root });
+      expect(r.code, r.stderr).toBe(0);
+      const command = JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command;
+      expect(command).toBe(`'${root}'/node_modules/.bin/auto-recall --format codex`);
+      const ran = spawnSync('sh', ['-c', command], { cwd: join(root, '.codex'), encoding: 'utf8' });
+      expect(ran.stdout.trim()).toBe('ran auto-recall --format codex');
+      expect(r.stdout).not.toContain('git add');
+      expect(r.stdout).toContain('Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+/** A stand-in for cairn as a dev dependency: node_modules/.bin executables that say how they were run. */
+function devDependency(root: string): void {
+  const bin = join(root, 'node_modules', '.bin');
+  mkdirSync(bin, { recursive: true });
+  for (const name of ['auto-recall', 'memory-capture', 'cairn']) {
+    writeFileSync(join(bin, name), `#!/bin/sh\necho "ran ${name} $*"\n`);
+    chmodSync(join(bin, name), 0o755);
+  }
+}
+
+describe('the cron lines', () => {
+  it('name cairn by a path cron can run: the dev dependency, else the global install; node’s directory on PATH when cron lacks it', () => {
+    const root = tempProject({ init: false });
+    const global = join(root, 'prefix', 'bin');
+    mkdirSync(global, { recursive: true });
+    writeFileSync(join(global, 'cairn'), '#!/bin/sh\n');
+    chmodSync(join(global, 'cairn'), 0o755);
+    expect(cronLines(root, { env: { PATH: `${global}:/usr/bin` }, nodePath: '/usr/bin/node' })).toEqual([
+      `17 3 * * * cd ${root} && ${global}/cairn maintain --quiet`,
+      `27 3 * * * cd ${root} && ${global}/cairn rotate --quiet`,
+    ]);
+    devDependency(root);
+    expect(cronLines(root, { env: { PATH: `${global}:/usr/bin` }, nodePath: '/home/me/.nvm/versions/node/v20.19.0/bin/node' })[0]).toBe(
+      `17 3 * * * cd ${root} && PATH=/home/me/.nvm/versions/node/v20.19.0/bin:$PATH node_modules/.bin/cairn maintain --quiet`,
+    );
+    const spaced = join(root, "it's here");
+    mkdirSync(spaced);
+    expect(cronLines(spaced, { env: { PATH: '/usr/bin' }, nodePath: '/usr/bin/node' })[0]).toBe(`17 3 * * * cd '${root}/it'\\''s here' && cairn maintain --quiet`);
+    const line = cronLines(root, { env: { PATH: '/usr/bin' } })[0].replace(/^17 3 \* \* \* /, '');
+    expect(spawnSync('sh', ['-c', line], { env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8' }).stdout.trim()).toBe('ran cairn maintain --quiet');
   });
 });
 
@@ -122,6 +221,11 @@ describe('hook settings per host', () => {
     expect(executableCommand(root, claudeHooks, 'auto-recall')).toBe('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall');
     expect(executableCommand(root, geminiHooks, 'auto-recall')).toBe('"$GEMINI_PROJECT_DIR"/node_modules/.bin/auto-recall');
     expect(executableCommand(root, codexHooks, 'auto-recall')).toBe('"$(git rev-parse --show-toplevel)"/node_modules/.bin/auto-recall');
+    // a package of a monorepo with its own store: reached from git's top level
+    const pkg = join(root, 'packages', 'my api');
+    mkdirSync(join(pkg, '.cairn'), { recursive: true });
+    devDependency(pkg);
+    expect(executableCommand(pkg, cursorHooks, 'auto-recall')).toBe(`"$(git rev-parse --show-toplevel)"/'packages/my api'/node_modules/.bin/auto-recall`);
     expect(commandProgram('"$(git rev-parse --show-toplevel)"/node_modules/.bin/auto-recall --format codex')).toBe('$(git rev-parse --show-toplevel)/node_modules/.bin/auto-recall');
     installHooks(root, claudeHooks);
     expect(JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command).toBe(
@@ -157,5 +261,14 @@ describe('cairn init --import-lavra', () => {
     const again = run('cairn', ['init', '--import-lavra', source], { cwd: root });
     expect(again.stdout).toContain(`0 knowledge entries imported from ${source} (217 already there)`);
     expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8').trim().split('\n')).toHaveLength(217);
+  });
+
+  it('a log that is not there is said, before anything is set up', () => {
+    const root = tempProject({ init: false });
+    const r = run('cairn', ['init', '--claude', '--import-lavra', '.beads/knowledge.jsonl'], { cwd: root });
+    expect(r).toMatchObject({ code: 0, stdout: '' });
+    expect(r.stderr).toBe('cairn init: skipped (pipeline continues): --import-lavra .beads/knowledge.jsonl: no such file (the Lavra log is usually .beads/memory/knowledge.jsonl); nothing was set up\n');
+    expect(existsSync(join(root, '.cairn'))).toBe(false);
+    expect(existsSync(join(root, '.claude'))).toBe(false);
   });
 });

@@ -126,6 +126,15 @@ describe('readLines', () => {
     expect([...readLines(path, 0, 3)]).toEqual([]);
   });
 
+  it('refuses a log that is not a regular file at once, instead of reading it without end', () => {
+    const path = logIn();
+    symlinkSync('/dev/zero', path);
+    const started = Date.now();
+    expect(() => [...readLines(path)]).toThrow(/log\.jsonl is not a regular file/);
+    expect(() => readBytes(path, 0, 10)).toThrow(/log\.jsonl is not a regular file/);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
   it('readBytes reads a range and is short at the end of the file', () => {
     const path = logIn();
     writeFileSync(path, 'abcdef');

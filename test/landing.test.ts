@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { captureLanding } from '../lib/landing/capture.js';
 import { landingCommands, projectCommands } from '../lib/landing/commands.js';
@@ -222,5 +222,17 @@ describe('as processes', () => {
     expect(bad.stderr).toMatch(/landing report is not JSON/);
     const events = run('cairn', ['events', '--type', 'pattern.outcome', '--json'], { cwd: root }).stdout;
     expect(events).not.toContain('LED-9'); // a report that cannot be read changes nothing
+  });
+
+  it('the usual mistakes: capture misspelt, --report without capture, no report at all', () => {
+    const root = tempProject({ init: false });
+    const misspelt = run('cairn', ['patterns', 'captur', '--report', REPORT_PATH], { cwd: root });
+    expect(misspelt).toMatchObject({ code: 0, stdout: '', stderr: "cairn patterns: skipped (pipeline continues): 'captur' is not capture, and --report is only for capture: cairn patterns capture --report F\n" });
+    expect(run('cairn', ['patterns', '--report', REPORT_PATH, '--strict'], { cwd: root })).toMatchObject({ code: 2, stderr: expect.stringContaining(': --report is only for capture') });
+    const empty = run('cairn', ['patterns', 'capture'], { cwd: root, input: '' });
+    expect(empty.stderr).toBe('cairn patterns: skipped (pipeline continues): no landing report: give --report F, or pipe the report on stdin\n');
+    expect(existsSync(join(root, '.cairn'))).toBe(false); // nothing captured, nothing created
+    run('cairn', ['init', '--quiet'], { cwd: root });
+    expect(run('cairn', ['patterns', 'captur'], { cwd: root }).stderr).toBe("cairn patterns: no landing pattern matches 'captur' (did you mean cairn patterns capture?)\n");
   });
 });

@@ -1,5 +1,5 @@
 import { describe, it, expect, afterEach } from 'vitest';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { locate, normaliseRemoteUrl, projectIdFor, projectIdStatus } from '../lib/store/root.js';
@@ -163,6 +163,34 @@ describe('a stable identity (SPEC §1.2, amended)', () => {
     writeFileSync(config, '{"budgets": ');
     expect(() => recordProjectId(loc)).toThrow(/config\.json is not valid JSON .*; the project id was not recorded/);
     expect(readFileSync(config, 'utf8')).toBe('{"budgets": ');
+  });
+
+  it('a typo in config.json never switches the project: the recorded id is still read, the problem recorded; with no id to read the store refuses', () => {
+    const root = realpathSync(tempProject({ init: false }));
+    expect(run('cairn', ['init', '--quiet'], { cwd: root }).code).toBe(0);
+    const config = join(root, '.cairn', 'config.json');
+    const recorded = JSON.parse(readFileSync(config, 'utf8')).project;
+    expect(run('memory-capture', ['--bead', 'b1', '--text', 'LEARNED: retries need jitter'], { cwd: root }).code).toBe(0);
+    addRemote(root, 'git@github.com:acme/r1.git'); // the derived id changes
+    writeFileSync(config, `{"project": "${recorded}", "budgets": {"adversarial": 900,},}\n`); // a trailing comma
+
+    expect(locate({ root }, {})).toMatchObject({ project: recorded, projectFrom: 'recorded' });
+    const found = run('cairn', ['recall', 'retries', 'jitter'], { cwd: root });
+    expect(found.stdout).toMatch(/retries need jitter/);
+    expect(found.stderr).toMatch(/config\.json is not valid JSON/);
+    expect(JSON.parse(readFileSync(join(root, '.cairn', 'cache', 'health.json'), 'utf8')).last_error).toMatch(/^config\.json: config\.json is not valid JSON/);
+
+    writeFileSync(config, '{"budgets": '); // nothing left to read the id from
+    expect(locate({ root }, {}).projectFrom).toBe('unreadable');
+    const refused = run('memory-capture', ['--bead', 'b2', '--text', 'LEARNED: timeouts need a budget'], { cwd: root });
+    expect(refused).toMatchObject({ code: 0, stdout: '' });
+    expect(refused.stderr).toMatch(/config\.json cannot be read, so the project id recorded in it is unknown/);
+    expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).not.toMatch(/timeouts/);
+
+    writeFileSync(config, JSON.stringify({ project: recorded }));
+    expect(run('memory-capture', ['--bead', 'b2', '--text', 'LEARNED: timeouts need a budget'], { cwd: root }).stderr).toMatch(/^cairn memory-capture: captured /);
+    expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).toMatch(new RegExp(`"project":"${recorded}".*timeouts|timeouts.*"project":"${recorded}"`));
+    expect(existsSync(join(root, '.cairn', 'cache', 'health.json'))).toBe(false); // what failed succeeded: cleared
   });
 
   it('cairn init records the id and says when the derived one no longer matches it', () => {

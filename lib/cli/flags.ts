@@ -1,6 +1,6 @@
 import minimist from 'minimist';
 import { CairnError } from '../core/errors.js';
-import { nearest } from '../core/suggest.js';
+import { extensionsOf, nearest } from '../core/suggest.js';
 
 // Parsing and reading flags. A usage mistake is a configuration bug in the caller's pipeline, so it
 // is named precisely: an unknown flag (with the nearest known one), a single-value flag given twice,
@@ -42,8 +42,9 @@ export function parseFlags(spec: Required<FlagSpec>, argv: string[], operands: b
 function usageProblem(args: Args, spec: Required<FlagSpec>, known: string[], unknown: string[], operands: boolean): string | undefined {
   if (unknown.length) {
     const flag = unknown[0];
-    const guess = nearest(flag.replace(/^--?/, ''), known);
-    return `unknown flag ${flag}${guess ? ` (did you mean --${guess}?)` : ''}; see --help`;
+    const name = flag.replace(/^--?/, '');
+    const guesses = [nearest(name, known) ?? extensionsOf(name, known)].flat().filter((g): g is string => g !== undefined);
+    return `unknown flag ${flag}${guesses.length ? ` (did you mean ${guesses.map((g) => `--${g}`).join(' or ')}?)` : ''}; see --help`;
   }
   for (const name of spec.string) {
     const v = args[name];
@@ -51,8 +52,9 @@ function usageProblem(args: Args, spec: Required<FlagSpec>, known: string[], unk
   }
   if (!operands && args._.length) {
     const word = String(args._[0]);
-    const guess = /\.\w+$/.test(word) && spec.string.some((f) => f === 'file') ? ' (did you mean --file?)' : '';
-    return `unexpected argument '${word}'${guess}; see --help`;
+    // `cairn init claude` meant `--claude`; `notes.md` meant `--file notes.md`
+    const flag = nearest(word.replace(/^-+/, ''), known) ?? (/\.\w+$/.test(word) && spec.string.includes('file') ? 'file' : undefined);
+    return `unexpected argument '${word}'${flag ? ` (did you mean --${flag}?)` : ''}; see --help`;
   }
   return undefined;
 }

@@ -200,13 +200,14 @@ export async function runCommand(command: Command, argv: string[]): Promise<numb
 }
 
 /**
- * Every command's JSON reads alike (issue 10): `dryRun` → `dry_run`, at any depth. Values are kept
- * as they are, so ids, roles and texts used as keys (all lower case) pass unchanged.
+ * Every command's JSON reads alike (issue 10): `dryRun` → `dry_run`, at any depth. Only a camelCase
+ * boundary changes a key, so data used as keys (types, roles, finding ids like `A4`) passes as it is.
  */
 export function snakeCaseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(snakeCaseKeys);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase(), snakeCaseKeys(v)]));
+  const snake = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, (_, before: string, upper: string) => `${before}_${upper.toLowerCase()}`);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snake(k), snakeCaseKeys(v)]));
 }
 
 function isStrict(args: minimist.ParsedArgs): boolean {
@@ -229,6 +230,10 @@ function reportFailure(label: string, err: unknown, args: minimist.ParsedArgs): 
   process.stderr.write(`${label}: ${code === 0 ? 'skipped (pipeline continues): ' : ''}${message}\n`);
   if (!(err instanceof CairnError) && process.env.CAIRN_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
   if (args.json) process.stdout.write(JSON.stringify({ error: message, kind: errorKind(err), exit_code: code }) + '\n');
+  // A usage mistake at a terminal was seen by the person who made it; recorded, it would open every
+  // agent session with "memory degraded" until someone cleared it. In a pipeline or hook nobody sees
+  // stderr, so there it is recorded for `cairn doctor` and the auto-recall health line (SPEC §2).
+  if (errorKind(err) === 'usage' && isatty(2)) return code;
   let dir: string | undefined;
   try {
     dir = locate(locationFlags(args)).dir;

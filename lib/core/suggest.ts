@@ -14,18 +14,30 @@ export function editDistance(a: string, b: string): number {
   return d[a.length][b.length];
 }
 
-/** The candidate nearest to `word`, if it is near enough to be a typo of it (ties: the first given). */
+/**
+ * The candidate nearest to `word`, if it is near enough to be a typo of it (ties: the first given),
+ * else the one candidate `word` is the start of (`--adversarial` for `--adversarial-role`).
+ */
 export function nearest(word: string, candidates: Iterable<string>): string | undefined {
   const w = word.toLowerCase();
+  const list = [...candidates];
   const limit = Math.max(1, Math.floor(w.length / 3));
   let best: string | undefined;
   let bestDistance = limit + 1;
-  for (const c of candidates) {
+  for (const c of list) {
     const distance = editDistance(w, c.toLowerCase());
     if (distance < bestDistance) {
       best = c;
       bestDistance = distance;
     }
   }
-  return best;
+  if (best !== undefined) return best;
+  const extended = extensionsOf(word, list);
+  return extended.length === 1 ? extended[0] : undefined;
+}
+
+/** The candidates that begin with `word` (at least 3 characters): what a shortened name may have meant. */
+export function extensionsOf(word: string, candidates: Iterable<string>): string[] {
+  const w = word.toLowerCase();
+  return w.length < 3 ? [] : [...candidates].filter((c) => c.toLowerCase().startsWith(w));
 }

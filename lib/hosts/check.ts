@@ -2,16 +2,27 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 import { describeError } from '../core/errors.js';
 import type { Check } from '../store/health.js';
-import { CONFIGURABLE_HOSTS, HOST_HOOKS } from './registry.js';
-import { commandProgram, commandsFor, HOOK_EXECUTABLES, readSettings } from './settings.js';
+import { CONFIGURABLE_HOSTS, HOST_HOOKS, type ConfigurableHost } from './registry.js';
+import { commandProgram, commandsFor, gitTopLevel, HOOK_EXECUTABLES, readSettings } from './settings.js';
 
-// `cairn doctor`, the hosts' side (SPEC §2): which host settings run cairn's hooks, and whether each
-// hook's program would be found when the host runs it.
+// `cairn doctor` and `cairn init`, the hosts' side (SPEC §2): which host settings run cairn's hooks,
+// and whether each hook's program would be found when the host runs it.
 
-/** Where a hook command's program is on this machine, or null. Hosts run hooks from the project root. */
+/**
+ * PATH as an agent host sees it. Under npm (`npx cairn …`, an npm script) PATH also holds npm's own
+ * directories — the project's node_modules/.bin, npx's cache — which a host's shell does not have:
+ * a hook found only there works for `npx cairn doctor` and fails in every session.
+ */
+export function hostPath(env: NodeJS.ProcessEnv = process.env): string {
+  const entries = (env.PATH ?? '').split(delimiter).filter(Boolean);
+  if (env.npm_command === undefined) return entries.join(delimiter);
+  return entries.filter((dir) => !/[\\/]node_modules[\\/]\.bin$|[\\/]_npx[\\/]|[\\/]node-gyp-bin$/.test(dir)).join(delimiter);
+}
+
+/** Where a hook command's program is on this machine, or null. `env.PATH` is searched as given (see hostPath). */
 export function resolveProgram(program: string, root: string, env: NodeJS.ProcessEnv = process.env): string | null {
   const expanded = program
-    .replace(/\$\(git rev-parse --show-toplevel\)/g, root)
+    .replace(/\$\(git rev-parse --show-toplevel\)/g, gitTopLevel(root) ?? '')
     .replace(/\$\{?(CLAUDE_PROJECT_DIR|GEMINI_PROJECT_DIR)\}?/g, root)
     .replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_, name: string) => env[name] ?? '');
   if (expanded.includes('/')) {
@@ -34,27 +45,32 @@ function isExecutable(path: string): boolean {
   }
 }
 
-/** One check per host: not configured (off), every cairn hook resolving (ok), or what is wrong (fail). */
+/** One host: not configured (off), every cairn hook resolving (ok), or what is wrong and what to do (fail). */
+export function hookCheck(root: string, host: ConfigurableHost, env: NodeJS.ProcessEnv = process.env): Check {
+  const hooks = HOST_HOOKS[host];
+  const name = `hooks: ${host}`;
+  if (!existsSync(join(root, hooks.file))) return { name, status: 'off', detail: `no ${hooks.file} (cairn init --${host})` };
+  let settings;
+  try {
+    settings = readSettings(join(root, hooks.file));
+  } catch (err) {
+    return { name, status: 'fail', detail: describeError(err) };
+  }
+  const found = hooks
+    .entries((n) => n)
+    .flatMap((entry) => commandsFor(settings, hooks.layout, entry.event).map((command) => ({ event: entry.event, program: commandProgram(command) })))
+    .filter(({ program }) => HOOK_EXECUTABLES.includes(basename(program)));
+  if (found.length === 0) return { name, status: 'off', detail: `${hooks.file} runs no cairn hook (cairn init --${host})` };
+  const lookup = { ...env, PATH: hostPath(env) };
+  const missing = [...new Set(found.filter(({ program }) => resolveProgram(program, root, lookup) === null).map(({ program }) => program))];
+  if (missing.length === 0) return { name, status: 'ok', detail: `${hooks.file}: ${found.map(({ event, program }) => `${event} → ${basename(program)}`).join(', ')}` };
+  const remedy = missing.some((p) => p.includes('/node_modules/.bin/'))
+    ? 'not found: npm install here (the hooks run cairn as a dev dependency)'
+    : 'not found on PATH: install cairn (README: Install cairn)';
+  return { name, status: 'fail', detail: `${hooks.file}: ${missing.map((p) => `'${p}'`).join(', ')} ${remedy}` };
+}
+
+/** Every host `cairn init` can configure, in order. */
 export function hookChecks(root: string, env: NodeJS.ProcessEnv = process.env): Check[] {
-  return CONFIGURABLE_HOSTS.map((host) => {
-    const hooks = HOST_HOOKS[host];
-    const name = `hooks: ${host}`;
-    if (!existsSync(join(root, hooks.file))) return { name, status: 'off', detail: `no ${hooks.file} (cairn init --${host})` };
-    let settings;
-    try {
-      settings = readSettings(join(root, hooks.file));
-    } catch (err) {
-      return { name, status: 'fail', detail: describeError(err) };
-    }
-    const found = hooks
-      .entries((n) => n)
-      .flatMap((entry) => commandsFor(settings, hooks.layout, entry.event).map((command) => ({ event: entry.event, command })))
-      .filter(({ command }) => HOOK_EXECUTABLES.includes(basename(commandProgram(command))));
-    if (found.length === 0) return { name, status: 'off', detail: `${hooks.file} runs no cairn hook (cairn init --${host})` };
-    const missing = found.filter(({ command }) => resolveProgram(commandProgram(command), root, env) === null);
-    const listed = found.map(({ event, command }) => `${event} → ${basename(commandProgram(command))}`).join(', ');
-    if (missing.length === 0) return { name, status: 'ok', detail: `${hooks.file}: ${listed}` };
-    const programs = [...new Set(missing.map(({ command }) => `'${commandProgram(command)}'`))].join(', ');
-    return { name, status: 'fail', detail: `${hooks.file}: ${programs} not found (install cairn: npm i -D cairn, or npm i -g cairn)` };
-  });
+  return CONFIGURABLE_HOSTS.map((host) => hookCheck(root, host, env));
 }

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { asObject, type Json } from '../core/json.js';
 import { writeFileAtomic } from '../io/atomic.js';
@@ -27,9 +27,9 @@ export interface HostHooks {
   /** Keys a new file starts with (Cursor's `version`). */
   base?: Json;
   /**
-   * The project root as a hook command can name it: the variable the host sets, or git's top level
+   * The project root as a hook command can name it: the variable the host sets, or GIT_TOP_LEVEL
    * where the host sets none (Codex runs hooks in the session's directory, Cursor in the project's
-   * or its .cursor/ — git finds the root from either).
+   * or its .cursor/ — git finds the root from either; see projectDirExpression).
    */
   projectDir: string;
   /** What the user must still do on the host's side, if anything. */
@@ -44,13 +44,40 @@ export const GIT_TOP_LEVEL = '"$(git rev-parse --show-toplevel)"';
 /** The executables cairn's hooks run. */
 export const HOOK_EXECUTABLES = ['auto-recall', 'memory-capture'];
 
+/** A word for sh: as it is when plain, else single-quoted. */
+export function shellWord(text: string): string {
+  return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The work tree git reports as top level for `root`: the first directory up holding `.git` (a directory, or a file for worktrees and submodules). */
+export function gitTopLevel(root: string): string | null {
+  for (let dir = root; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, '.git'))) return dir;
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/**
+ * The project root as a hook of `hooks`' host names it. Where the host sets no variable, git's top
+ * level stands for it when it is the root; a root below it (a package of a monorepo with its own
+ * .cairn/) is reached from there, and a project outside git is named by its path (nothing shares
+ * its settings through git).
+ */
+export function projectDirExpression(root: string, hooks: HostHooks): string {
+  if (hooks.projectDir !== GIT_TOP_LEVEL) return hooks.projectDir;
+  const top = gitTopLevel(root);
+  if (top === null) return shellWord(root);
+  const below = relative(top, root);
+  return below === '' ? GIT_TOP_LEVEL : `${GIT_TOP_LEVEL}/${shellWord(below)}`;
+}
+
 /**
  * How a hook invokes a cairn executable: through the project's node_modules when cairn is a dev
  * dependency there (hosts run hooks with a shell, not npm, so node_modules/.bin is not on PATH),
  * else by name from PATH (a global install).
  */
 export function executableCommand(root: string, hooks: HostHooks, name: string): string {
-  return existsSync(join(root, 'node_modules', '.bin', name)) ? `${hooks.projectDir}/node_modules/.bin/${name}` : name;
+  return existsSync(join(root, 'node_modules', '.bin', name)) ? `${projectDirExpression(root, hooks)}/node_modules/.bin/${name}` : name;
 }
 
 /** The program a command line runs (first word, quotes removed), e.g. `"$X"/bin/auto-recall -v` → `$X/bin/auto-recall`. */
@@ -110,12 +137,17 @@ export function readSettings(path: string): Json {
   return obj;
 }
 
-/** Merge cairn's hooks into the host's settings file under `root`; written (atomically) only when something was added. */
-export function installHooks(root: string, hooks: HostHooks): { path: string; added: HookEntry[] } {
+/**
+ * Merge cairn's hooks into the host's settings file under `root`; written (atomically) only when
+ * something was added. `storeDir`: a store outside the project (`cairn init --dir`), which the hooks
+ * must be told, or their first capture would start a store of the project's own.
+ */
+export function installHooks(root: string, hooks: HostHooks, storeDir?: string): { path: string; added: HookEntry[] } {
   const path = join(root, hooks.file);
   const current = readSettings(path);
   const start = Object.keys(current).length === 0 ? { ...hooks.base } : current;
-  const { settings, added } = mergeHooks(start, hooks.layout, hooks.entries((name) => executableCommand(root, hooks, name)));
+  const dirFlag = storeDir === undefined ? '' : ` --dir ${shellWord(storeDir)}`;
+  const { settings, added } = mergeHooks(start, hooks.layout, hooks.entries((name) => executableCommand(root, hooks, name) + dirFlag));
   if (added.length > 0) writeFileAtomic(path, JSON.stringify(settings, null, indentOf(path)) + '\n', root);
   return { path, added };
 }

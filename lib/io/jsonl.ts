@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from '
 import { CairnError } from '../core/errors.js';
 import { dirname } from 'node:path';
 import { acquireLock } from './lock.js';
+import { openRegularFile } from './read.js';
 import { mkdirNoFollow } from './safe.js';
 import type { Deadline } from '../core/deadline.js';
 
@@ -82,13 +83,8 @@ export interface LogLine {
  * newline is not returned (it is torn, or still being written). Returns no lines for a missing file.
  */
 export function* readLines(path: string, from = 0, chunkSize = 1 << 20): Generator<LogLine> {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw new CairnError('store', `cannot read ${path}: ${(err as Error).message}`);
-  }
+  const fd = openRegularFile(path);
+  if (fd === undefined) return;
   try {
     let pos = from;
     let carry: Buffer = Buffer.alloc(0);
@@ -113,7 +109,8 @@ export function* readLines(path: string, from = 0, chunkSize = 1 << 20): Generat
 
 /** Read `length` bytes at `position` (for prefix checks); short at end of file. */
 export function readBytes(path: string, position: number, length: number): Buffer {
-  const fd = openSync(path, 'r');
+  const fd = openRegularFile(path);
+  if (fd === undefined) return Buffer.alloc(0);
   try {
     const buf = Buffer.alloc(Math.max(0, length));
     const n = readSync(fd, buf, 0, buf.length, position);

@@ -75,11 +75,12 @@ export async function readPathBounded(path: string, limits: InputLimits, what: s
 }
 
 /**
- * A small file cairn keeps (config.json, health.json, an artifact, a lock): undefined when it does
- * not exist. Only a regular file of at most `cap` bytes is read; with `noFollow`, a symbolic link
- * is refused too (a read that feeds a rewrite must not copy a link's target into the store).
+ * Open a file cairn keeps (a log, config.json, an artifact) for reading: undefined when it does not
+ * exist. Only a regular file is opened — a log committed as a link to /dev/zero or a FIFO would
+ * otherwise be read without end; with `noFollow`, a symbolic link is refused too (a read that feeds
+ * a rewrite must not copy a link's target into the store).
  */
-export function readSmallFile(path: string, cap: number, noFollow = false): Buffer | undefined {
+export function openRegularFile(path: string, noFollow = false): number | undefined {
   let fd: number;
   try {
     fd = openSync(path, OPEN_FLAGS | (noFollow ? constants.O_NOFOLLOW : 0));
@@ -89,9 +90,21 @@ export function readSmallFile(path: string, cap: number, noFollow = false): Buff
     if (code === 'ELOOP' && noFollow) throw new CairnError('store', `${path} is a symbolic link; cairn never writes through one`);
     throw new CairnError('store', `cannot read ${path}: ${errnoText(err)}`);
   }
+  let regular = false;
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new CairnError('store', `${path} is not a regular file`);
+    regular = fstatSync(fd).isFile();
+  } finally {
+    if (!regular) closeSync(fd);
+  }
+  if (!regular) throw new CairnError('store', `${path} is not a regular file`);
+  return fd;
+}
+
+/** A small file cairn keeps, whole: undefined when missing; at most `cap` bytes (see openRegularFile). */
+export function readSmallFile(path: string, cap: number, noFollow = false): Buffer | undefined {
+  const fd = openRegularFile(path, noFollow);
+  if (fd === undefined) return undefined;
+  try {
     const { bytes, truncated } = readRegular(fd, cap);
     if (truncated) throw new CairnError('store', `${path} is larger than ${cap} bytes`);
     return bytes;

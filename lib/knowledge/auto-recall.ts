@@ -1,4 +1,5 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, readSync, statSync } from 'node:fs';
+import { openRegularFile } from '../io/read.js';
 import { TokenCounter } from '../store/tokens.js';
 import { readHealth } from '../store/health.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
@@ -136,7 +137,8 @@ function sessionState(path: string, now: number): { section: string } | undefine
 
 /** The first `bytes` bytes of a file as text (a partial character at the cut is dropped). */
 function readHead(path: string, bytes: number): string {
-  const fd = openSync(path, 'r');
+  const fd = openRegularFile(path); // never a FIFO or device put in its place (SPEC §2)
+  if (fd === undefined) return '';
   try {
     const buf = Buffer.alloc(bytes);
     const n = readSync(fd, buf, 0, bytes, 0);

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readSmallFile } from '../io/read.js';
 import { describeError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
@@ -97,17 +98,16 @@ interface Family {
 // Looking each key up by a byte search is cheapest for the few keys of a hook capture; a backfill
 // of many keys reads every line once instead.
 const SEARCHED_KEYS = 16;
+/** A knowledge log rotates at 5000 lines (SPEC §4.5): one far beyond this is not read whole by a hook. */
+const LOG_CAP = 64 * 1024 * 1024;
 
 /** The stored versions of each base key's family, from the files given (missing files hold none). */
 function keyFamilies(paths: string[], baseKeys: Set<string>, project: string | undefined): Map<string, Family> {
   const families = new Map<string, Family>();
   for (const path of paths) {
-    let buf: Buffer;
-    try {
-      buf = readFileSync(path);
-    } catch {
-      continue;
-    }
+    // a regular file only (a log committed as a link to /dev/zero is refused, not read without end)
+    const buf = readSmallFile(path, LOG_CAP);
+    if (buf === undefined) continue;
     for (const start of candidateLines(buf, baseKeys)) {
       const end = buf.indexOf(0x0a, start);
       const parsed = parseEntryLine(buf.toString('utf8', start, end < 0 ? buf.length : end));

@@ -2,6 +2,8 @@ import { closeSync, openSync, readFileSync, readSync, fstatSync, statSync, unlin
 import { appendLines } from '../io/jsonl.js';
 import { acquireLock } from '../io/lock.js';
 import { writeFileAtomic } from '../io/atomic.js';
+import { openRegularFile } from '../io/read.js';
+import { CairnError } from '../core/errors.js';
 import type { Deadline } from '../core/deadline.js';
 
 // Rotation (SPEC §4.5): when knowledge.jsonl holds more than 5000 lines, the oldest move to
@@ -64,14 +66,16 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
     let log: Buffer;
     let inode: number;
     try {
-      const fd = openSync(logPath, 'r');
+      const fd = openRegularFile(logPath); // a regular file only: never a FIFO or device in its place
+      if (fd === undefined) return { moved: 0, kept: 0, recovered };
       try {
         inode = fstatSync(fd).ino;
         log = readFileSync(fd);
       } finally {
         closeSync(fd);
       }
-    } catch {
+    } catch (err) {
+      if (err instanceof CairnError) throw err;
       return { moved: 0, kept: 0, recovered };
     }
     const ends = lineEnds(log);

@@ -1,8 +1,9 @@
-import { existsSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { Deadline } from '../core/deadline.js';
 import { describeError } from '../core/errors.js';
-import { loadConfig } from './config.js';
+import { nearest } from '../core/suggest.js';
+import { loadConfig, type Config } from './config.js';
 import { loadDriver, openDatabase, type Database } from './db.js';
 import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
@@ -25,45 +26,124 @@ export function moduleChecks(encoding: string): Check[] {
   return [check('better-sqlite3', () => new (loadDriver())(':memory:').close()), check('tiktoken', () => encoderFor(encoding))];
 }
 
+/**
+ * What config.json may hold (README, config.json), by type. The loader takes a wrong value as the
+ * default without a word, so a typo there (`budget` for `budgets`, a number in quotes) would quietly
+ * change nothing; doctor names it. Role maps are open: any role name may be a key.
+ */
+type Setting = 'string' | 'number' | 'strings' | 'role map' | { [key: string]: Setting };
+
+export const CONFIG_SETTINGS: Record<string, Setting> = {
+  project: 'string',
+  roles: { adversarial: 'strings', validator: 'strings' },
+  budgets: 'role map',
+  reserve: 'number',
+  minBlock: 'number',
+  roleWeights: 'role map',
+  defaultRoleWeight: 'number',
+  prior: { success: 'number', failure: 'number' },
+  tokenizer: { encoding: 'string', margin: 'number' },
+  embeddings: { command: 'string' },
+  knowledge: { tags: 'strings', budget: 'number', bdTimeoutMs: 'number' },
+};
+
+const isCount = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Each setting that is unknown or of the wrong type, as a phrase naming it (and the nearest known name). */
+export function configProblems(value: Record<string, unknown>, shape: Record<string, Setting> = CONFIG_SETTINGS, prefix = ''): string[] {
+  const problems: string[] = [];
+  for (const [key, v] of Object.entries(value)) {
+    const name = `${prefix}${key}`;
+    const setting = shape[key];
+    if (setting === undefined) {
+      const guess = nearest(key, Object.keys(shape));
+      problems.push(`unknown setting "${name}"${guess ? ` (did you mean "${prefix}${guess}"?)` : ''}`);
+    } else if (typeof setting === 'object') {
+      if (isPlainObject(v)) problems.push(...configProblems(v, setting, `${name}.`));
+      else problems.push(`"${name}" is not an object`);
+    } else if (setting === 'string' && typeof v !== 'string') problems.push(`"${name}" is not a string`);
+    else if (setting === 'number' && !isCount(v)) problems.push(`"${name}" is not a number ≥ 0`);
+    else if (setting === 'strings' && !(Array.isArray(v) && v.every((x) => typeof x === 'string'))) problems.push(`"${name}" is not a list of strings`);
+    else if (setting === 'role map' && !isPlainObject(v)) problems.push(`"${name}" is not an object of numbers by role`);
+    else if (setting === 'role map') problems.push(...Object.entries(v as object).filter(([, x]) => !isCount(x)).map(([role]) => `"${name}.${role}" is not a number ≥ 0`));
+  }
+  return problems;
+}
+
 export function configCheck(dir: string): Check {
   if (!existsSync(join(dir, 'config.json'))) return { name: 'config.json', status: 'ok', detail: 'none (defaults)' };
   try {
     loadConfig(dir);
-    return { name: 'config.json', status: 'ok', detail: 'reads' };
   } catch (err) {
     return { name: 'config.json', status: 'fail', detail: describeError(err) };
   }
+  const parsed: unknown = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+  const problems = isPlainObject(parsed) ? configProblems(parsed) : ['it is not a JSON object'];
+  if (problems.length === 0) return { name: 'config.json', status: 'ok', detail: 'reads' };
+  return { name: 'config.json', status: 'warn', detail: `${problems.join('; ')}: the default is used instead (README: config.json)` };
+}
+
+/** A log whose index doctor reports, and what applies the rest of it when the index is behind. */
+export interface FollowedLog {
+  follower: LogFollower<unknown>;
+  /** For a person reading the report: which run applies the rest (an index behind its log is normal after a capture or a pull). */
+  catchUp: string;
 }
 
 /** Integrity of cache/state.db and how far each log is applied to it. The database is opened as is: never moved aside here. */
-export function databaseChecks(dbPath: string, followers: LogFollower<unknown>[]): Check[] {
+export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
   if (!existsSync(dbPath)) return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
   let db: Database;
   try {
     db = openDatabase(dbPath, { deadline: new Deadline(0), strict: true, warn: () => {}, within: dirname(dirname(dbPath)) });
   } catch (err) {
-    return [{ name: 'database', status: 'fail', detail: `${describeError(err)} — delete it; it is rebuilt from the logs` }];
+    return [{ name: 'database', status: 'fail', detail: `${describeError(err)} — cairn rebuild moves it aside and rebuilds it from the logs` }];
   }
   try {
     const problems = (db.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check).filter((r) => r !== 'ok');
     const checks: Check[] = [
       problems.length === 0
         ? { name: 'database', status: 'ok', detail: `integrity ok (${Math.round(statSync(dbPath).size / 1024)} KiB)` }
-        : { name: 'database', status: 'fail', detail: `integrity check: ${problems.slice(0, 3).join('; ')} — run cairn rebuild` },
+        : { name: 'database', status: 'fail', detail: `integrity check: ${problems.slice(0, 3).join('; ')} — delete it (it is only an index): the next command rebuilds it from the logs` },
     ];
-    for (const f of followers) {
+    for (const { follower: f, catchUp } of logs) {
       const s = followerStatus(db, f);
       const name = `${f.name} index`;
-      if (s.inSync) checks.push({ name, status: 'ok', detail: `in sync with ${f.path.split('/').slice(-2).join('/')} (${s.logBytes} bytes)` });
+      const log = relative(dirname(dirname(dbPath)), f.path);
+      if (s.inSync) checks.push({ name, status: 'ok', detail: `in sync with ${log} (${s.logBytes} bytes)` });
       else if (s.rebuilding) checks.push({ name, status: 'warn', detail: 'a rebuild is under way; the next command continues it' });
-      else checks.push({ name, status: 'warn', detail: `${s.appliedBytes} of ${s.logBytes} bytes of the log applied (the next command catches up; cairn rebuild to force)` });
+      else checks.push({ name, status: 'ok', detail: `${s.appliedBytes} of ${s.logBytes} bytes of ${log} applied so far: ${catchUp}` });
     }
     return checks;
   } catch (err) {
-    return [{ name: 'database', status: 'fail', detail: `${describeError(err)} — delete it; it is rebuilt from the logs` }];
+    return [{ name: 'database', status: 'fail', detail: `${describeError(err)} — delete it (it is only an index): the next command rebuilds it from the logs` }];
   } finally {
     db.close();
   }
+}
+
+/**
+ * Stored roles that config.json does not name and that look like a misspelling of another role. A
+ * role is warned about only while nothing is stored for it, so `--role audtor` in one step of a
+ * pipeline is said once and then learns, as a role of its own, from then on; doctor keeps saying it.
+ */
+export function roleCheck(config: Config, readStored: () => string[]): Check {
+  const { roles, budgets, roleWeights } = config;
+  const configured = [...roles.adversarial, ...roles.validator, ...Object.keys(budgets.byRole), ...Object.keys(roleWeights)];
+  let stored: string[];
+  try {
+    stored = readStored();
+  } catch (err) {
+    return { name: 'roles', status: 'warn', detail: `not read: ${describeError(err)}` };
+  }
+  const suspects = stored
+    .filter((role) => !configured.includes(role))
+    .map((role) => ({ role, like: nearest(role, [...new Set([...configured, ...stored])].filter((r) => r !== role)) }))
+    .filter((s): s is { role: string; like: string } => s.like !== undefined);
+  if (suspects.length === 0) return { name: 'roles', status: 'ok', detail: stored.length > 0 ? [...stored].sort().join(', ') : 'none stored yet' };
+  const named = suspects.map((s) => `'${s.role}' looks like a misspelling of '${s.like}'`).join('; ');
+  return { name: 'roles', status: 'warn', detail: `${named}: fix the pipeline's --role (a role of its own: name it in config.json roles)` };
 }
 
 /** Fail-open errors recorded since the last `cairn doctor --clear`. */
@@ -83,7 +163,13 @@ export function projectIdCheck(loc: Location): Check {
   const name = 'project id';
   if (loc.projectFrom === 'given') return { name, status: 'ok', detail: `${loc.project} (given by --project or $CAIRN_PROJECT)` };
   if (!loc.ownStore) return { name, status: 'ok', detail: `${loc.project} (derived: a store shared through --dir records none)` };
+  if (loc.projectFrom === 'unreadable') {
+    return { name, status: 'fail', detail: 'config.json does not read and no project id can be read from it: every command refuses this store until config.json is fixed' };
+  }
   const id = projectIdStatus(loc);
+  if (id.recorded !== null && configCheck(loc.dir).status === 'fail') {
+    return { name, status: 'warn', detail: `${id.recorded} (recorded; config.json does not read, but its "project" was still found and is used — fix config.json)` };
+  }
   if (id.recorded === null) return { name, status: 'warn', detail: `${id.derived} is derived, not recorded: run cairn init to record it, so memory survives moving the directory` };
   if (!id.mismatch) return { name, status: 'ok', detail: `${id.recorded} (recorded, and this checkout derives the same)` };
   return {

@@ -66,9 +66,3 @@ export function recordProjectId(location: Location): string | null {
   writeFileAtomic(path, JSON.stringify({ project: location.project, ...settings }, null, 2) + '\n', location.dir);
   return location.project;
 }
-
-/** The crontab lines for nightly maintenance: pattern deprecation (SPEC §3.4) and knowledge rotation (§4.5). */
-export function cronLines(root: string): string[] {
-  const cd = `cd ${/^[\w./-]+$/.test(root) ? root : JSON.stringify(root)}`;
-  return [`17 3 * * * ${cd} && npx --no-install cairn maintain --quiet`, `27 3 * * * ${cd} && npx --no-install cairn rotate --quiet`];
-}

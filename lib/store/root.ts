@@ -11,8 +11,12 @@ export interface Location {
   dir: string;
   /** Every read and write is scoped by this id (SPEC §1.2). */
   project: string;
-  /** Where the id came from: --project or $CAIRN_PROJECT, the store's config.json, or the origin remote or root path. */
-  projectFrom: 'given' | 'recorded' | 'derived';
+  /**
+   * Where the id came from: --project or $CAIRN_PROJECT, the store's config.json, or the origin
+   * remote or root path — 'unreadable' when config.json exists but no recorded id can be read from
+   * it (the store then refuses to open rather than read or write under another id).
+   */
+  projectFrom: 'given' | 'recorded' | 'derived' | 'unreadable';
   /** The store is the project's own `.cairn/`, not a --dir / $CAIRN_DIR store that many projects may share. */
   ownStore: boolean;
 }
@@ -40,9 +44,9 @@ export function locate(opts: LocationOptions = {}, env = process.env): Location 
   const dir = dirOpt ? realOrResolved(dirOpt) : join(root, '.cairn');
   const given = opts.project ?? env.CAIRN_PROJECT;
   if (given) return { root, dir, project: given, projectFrom: 'given', ownStore };
-  const recorded = ownStore ? recordedProjectId(dir) : undefined;
-  if (recorded) return { root, dir, project: recorded, projectFrom: 'recorded', ownStore };
-  return { root, dir, project: projectIdFor(root), projectFrom: 'derived', ownStore };
+  const recorded = ownStore ? readRecordedId(dir) : undefined;
+  if (typeof recorded === 'string') return { root, dir, project: recorded, projectFrom: 'recorded', ownStore };
+  return { root, dir, project: projectIdFor(root), projectFrom: recorded === UNREADABLE ? 'unreadable' : 'derived', ownStore };
 }
 
 function realOrResolved(path: string): string {
@@ -54,14 +58,36 @@ function realOrResolved(path: string): string {
   }
 }
 
+const UNREADABLE = Symbol('unreadable config.json');
+
 /** The project id `cairn init` (or the first write) recorded in the store's config.json, if any. */
 export function recordedProjectId(dir: string): string | undefined {
+  const id = readRecordedId(dir);
+  return typeof id === 'string' ? id : undefined;
+}
+
+/**
+ * The recorded id; undefined when none is recorded; UNREADABLE when config.json cannot be parsed and
+ * no id can be picked out of it. A typo elsewhere in the file (a trailing comma) must not switch the
+ * project's identity: the id is then read from its `"project": "…"` pair alone.
+ */
+function readRecordedId(dir: string): string | undefined | typeof UNREADABLE {
+  let text: string | undefined;
   try {
-    const config = JSON.parse(readSmallFile(join(dir, 'config.json'), CONFIG_CAP)?.toString('utf8') ?? '{}') as { project?: unknown };
-    return typeof config.project === 'string' && config.project !== '' ? config.project : undefined;
+    text = readSmallFile(join(dir, 'config.json'), CONFIG_CAP)?.toString('utf8');
   } catch {
-    return undefined; // an unreadable config is reported by the config loader
+    return UNREADABLE;
   }
+  if (text === undefined) return undefined;
+  let config: unknown;
+  try {
+    config = JSON.parse(text);
+  } catch {
+    const pair = /"project"\s*:\s*"([^"\\]{1,200})"/.exec(text);
+    return pair ? pair[1] : UNREADABLE;
+  }
+  const project = (config as { project?: unknown } | null)?.project;
+  return typeof project === 'string' && project !== '' ? project : undefined;
 }
 
 export interface ProjectIdStatus {

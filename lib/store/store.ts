@@ -5,6 +5,7 @@ import { loadConfig, DEFAULT_CONFIG, type Config } from './config.js';
 import { locate, type Location, type LocationOptions } from './root.js';
 import { isCorruption, moveAside, openDatabase, openMemoryDatabase, type Database } from './db.js';
 import { initStore, recordProjectId } from './init.js';
+import { clearFailure, recordFailure } from './health.js';
 import { follow, rebuildIndex, type FollowReport, type LogFollower } from './follower.js';
 import { appendLines } from '../io/jsonl.js';
 import { writeFileAtomic } from '../io/atomic.js';
@@ -185,15 +186,26 @@ function writable(path: string): boolean {
   }
 }
 
+/**
+ * The store's settings. A broken config.json is a configuration bug nobody sees in a hook's stderr:
+ * the run goes on with the defaults, and the problem is recorded for `cairn doctor` and the
+ * auto-recall health line (SPEC §2) until the file reads again.
+ */
 function readConfig(dir: string, log: Logger, strict: boolean): Config {
   try {
-    return loadConfig(dir);
+    const config = loadConfig(dir);
+    clearFailure(dir, CONFIG_PROBLEM);
+    return config;
   } catch (err) {
     if (strict) throw err;
     log.warn((err as Error).message);
+    recordFailure(dir, CONFIG_PROBLEM, (err as Error).message);
     return DEFAULT_CONFIG;
   }
 }
+
+/** How a broken config.json is named in the health record. */
+const CONFIG_PROBLEM = 'config.json';
 
 export interface StoreOptions {
   /** A hook payload's cwd. */
@@ -210,6 +222,10 @@ export interface StoreOptions {
  */
 export function openStore(opts: LocationOptions, deadline: Deadline, log: Logger, strict: boolean, create = false): Store {
   const location = locate(opts);
+  if (location.projectFrom === 'unreadable') {
+    // Reading or writing under the derived id would silently split the project's memory (SPEC §1.2).
+    throw new CairnError('store', `${join(location.dir, 'config.json')} cannot be read, so the project id recorded in it is unknown; fix the file (cairn doctor)`);
+  }
   if (!isDirectory(location.dir)) {
     if (!(create && location.ownStore && existsSync(join(location.root, '.git')))) {
       throw new CairnError('store', `no cairn store at ${location.dir} (run \`cairn init\` in the project)`);
