@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { openTestStore, seededRandom, tempProject } from './helpers.js';
-import { nearDuplicateCandidates } from '../lib/patterns/terms.js';
+import { TermIndex } from '../lib/patterns/terms.js';
 import { NEAR_DUPLICATE } from '../lib/patterns/deliberation.js';
 import { indexTerms, jaccard, tokenSet } from '../lib/core/text.js';
 import { patternId } from '../lib/core/ids.js';
@@ -53,7 +53,7 @@ function variant(text: string, rnd: () => number): string {
   return words.join(' ') || 'token';
 }
 
-describe('nearDuplicateCandidates', () => {
+describe('TermIndex.nearDuplicates', () => {
   it('finds every pattern of the role a full comparison finds (Jaccard ≥ 0.8), and none of another role or project', () => {
     const root = tempProject();
     const db = patternDb(openTestStore(root, 'p1'));
@@ -68,7 +68,7 @@ describe('nearDuplicateCandidates', () => {
     for (const probe of probes) {
       const tokens = tokenSet(probe);
       const expected = sets.filter((s) => jaccard(tokens, s.tokens) >= NEAR_DUPLICATE).map((s) => s.id);
-      const found = new Set(nearDuplicateCandidates(db, 'p1', 'auditor', probe, NEAR_DUPLICATE).map((r) => r.id));
+      const found = new Set(new TermIndex(db, 'p1', 'auditor').nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.id));
       for (const id of expected) expect(found.has(id), `${probe} → ${id}`).toBe(true);
       const ownIds = new Set(sets.map((s) => s.id));
       for (const id of found) expect(ownIds.has(id)).toBe(true);
@@ -77,17 +77,19 @@ describe('nearDuplicateCandidates', () => {
     expect(expectedTotal).toBeGreaterThan(100); // the probes do have near-duplicates to find
   });
 
-  it('still finds them after the role grew in the same process (the frequency estimates it keeps are only an order)', () => {
+  it('finds them whatever its frequency estimates say (they only order the words read)', () => {
     const root = tempProject();
     const db = patternDb(openTestStore(root, 'p1'));
     insertPatterns(db, 'p1', 'auditor', randomTexts(300, 21));
+    const index = new TermIndex(db, 'p1', 'auditor');
     const probe = 'the openapi schema of the export endpoint must be documented before merge';
-    expect(nearDuplicateCandidates(db, 'p1', 'auditor', probe, NEAR_DUPLICATE).map((r) => r.text)).not.toContain(probe);
-    // many more patterns with the probe's rarest words arrive: the rare word is now common
+    expect(index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.text)).not.toContain(probe);
+    // the role grows under the same index: its estimates are stale, a rare word is now common
     insertPatterns(db, 'p1', 'auditor', [probe, ...Array.from({ length: 200 }, (_, i) => `openapi schema export ${i}`)]);
-    expect(nearDuplicateCandidates(db, 'p1', 'auditor', probe, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
+    expect(index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
     const reworded = 'the openapi schema of the export endpoint must be documented before the merge';
     expect(jaccard(tokenSet(reworded), tokenSet(probe))).toBeGreaterThanOrEqual(NEAR_DUPLICATE);
-    expect(nearDuplicateCandidates(db, 'p1', 'auditor', reworded, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
+    expect(index.nearDuplicates(reworded, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
+    expect(new TermIndex(db, 'p1', 'auditor').nearDuplicates(reworded, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
   });
 });

@@ -10,7 +10,7 @@ import { nextUlid, patternId } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError } from '../core/errors.js';
 import { injectedPatternIds, patternTexts, roleIdsByPrefix } from './queries.js';
-import { nearDuplicateCandidates, sharingPatterns } from './terms.js';
+import { TermIndex } from './terms.js';
 import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
 import { linkByEmbedding } from './embeddings.js';
 import { appendEvents, patternDb } from '../events/log.js';
@@ -84,7 +84,7 @@ class Resolver {
 
   constructor(
     private readonly store: Store,
-    private readonly role: string,
+    private readonly terms: TermIndex,
     private readonly injected: Known[],
   ) {
     this.exists = patternDb(store).prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
@@ -100,7 +100,7 @@ class Resolver {
       id = echoOf.id;
       status = 'echo';
     } else {
-      id = patternId(this.store.project, this.role, e.text);
+      id = patternId(this.store.project, this.terms.role, e.text);
       if (this.exists.get(this.store.project, id)) status = 'seen';
       else {
         const near = bestMatch(tokens, [...this.indexed(e.text), ...this.created]);
@@ -119,7 +119,7 @@ class Resolver {
 
   /** The role's stored patterns the text could be a near-duplicate of, from the term index. */
   private indexed(text: string): Known[] {
-    return nearDuplicateCandidates(patternDb(this.store), this.store.project, this.role, text, NEAR_DUPLICATE).map((r) => {
+    return this.terms.nearDuplicates(text, NEAR_DUPLICATE).map((r) => {
       let tokens = this.tokens.get(r.id);
       if (!tokens) this.tokens.set(r.id, (tokens = tokenSet(r.text)));
       return { ...r, tokens };
@@ -151,12 +151,12 @@ function injectedInto(store: Store, role: string, issue: string | null, run: str
 }
 
 /** Candidates for linking a role's findings (SPEC §3.9.1), around the patterns a deliberation observed. */
-export function linkContext(store: Store, role: string, first: { id: string; text: string }[]): LinkContext {
+export function linkContext(store: Store, terms: TermIndex, first: { id: string; text: string }[]): LinkContext {
   return {
-    role,
+    role: terms.role,
     first,
-    byPrefix: (prefix) => roleIdsByPrefix(patternDb(store), store.project, role, prefix),
-    others: (text) => sharingPatterns(patternDb(store), store.project, role, text, LINK_CANDIDATES),
+    byPrefix: (prefix) => roleIdsByPrefix(patternDb(store), store.project, terms.role, prefix),
+    others: (text) => terms.sharing(text, LINK_CANDIDATES),
   };
 }
 
@@ -189,10 +189,11 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
 
   const { items, findings } = extractPatterns(input.text, parsed.verdict);
   const injected = injectedInto(store, role, input.issue, input.run);
-  const resolver = new Resolver(store, role, injected);
+  const terms = new TermIndex(patternDb(store), store.project, role);
+  const resolver = new Resolver(store, terms, injected);
   const own = items.map((e) => ({ id: resolver.resolve(e), text: e.text }));
   const tierOne = [...own, ...injected.map(({ id, text }) => ({ id, text }))];
-  const ctx = linkContext(store, role, tierOne);
+  const ctx = linkContext(store, terms, tierOne);
   const found = new Map(findings.map((f) => [f.finding, linkFinding(f.detail, ctx)]));
   const unlinked = findings.filter((f) => !found.get(f.finding));
   const byMeaning = linkByEmbedding(store, unlinked.map((f) => ({ id: f.finding, text: findingText(f.detail) })), tierOne);

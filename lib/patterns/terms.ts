@@ -19,33 +19,6 @@ type Row = { id: string; text: string };
 // smallest sample it still fills, so that no term costs more than a few hundred index entries.
 const SAMPLES = [['', '\uffff'], ['p0', 'p1'], ['p00', 'p01'], ['p000', 'p001']] as const;
 
-// Estimates are kept for the process (the order needs no precision). A term with no pattern is
-// asked again: it may have one by the next text.
-const estimates = new WeakMap<Database, Map<string, number>>();
-
-/** An estimate of how many of the role's patterns hold each term (0: none does). */
-function rarity(db: Database, project: string, role: string, terms: string[]): Map<string, number> {
-  let known = estimates.get(db);
-  if (!known) estimates.set(db, (known = new Map()));
-  const count = statement(db, 'SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND pattern >= ? AND pattern < ? LIMIT ?)');
-  const out = new Map<string, number>();
-  for (const term of terms) {
-    const key = `${project}\u0000${role}\u0000${term}`;
-    let n = known.get(key);
-    if (n === undefined) {
-      n = 0;
-      for (let level = 0; level < SAMPLES.length; level++) {
-        const c = (count.get(project, role, term, ...SAMPLES[level], COUNTED) as { n: number }).n;
-        n = Math.max(c * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1));
-        if (c < COUNTED) break;
-      }
-      if (n > 0) known.set(key, n);
-    }
-    out.set(term, n);
-  }
-  return out;
-}
-
 const inList = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
 // A writer asks the same few queries once per text of a deliberation: each is prepared once.
@@ -59,48 +32,84 @@ function statement(db: Database, sql: string): Statement<unknown[]> {
 }
 
 /**
- * Every pattern of the role that the text could be a near-duplicate of (word-set Jaccard ≥
- * `threshold`), and a few others. Two such sets share at least k = ⌈t·n⌉ of the text's n words,
- * so at least k' = k − (n − n') of its n' distinct stems (two words may share a stem). Prefix
- * filtering: of the text's stems in any order, the first p = n' − k' + 1 hold at least one shared
- * stem, and the first p + j at least j + 1 — the rarest first, and three more than the prefix, so
- * that few postings are read and few candidates come back. Sizes are within a factor t too.
- * (CROSS JOIN keeps the candidates first: left to itself SQLite walks every pattern of the project.)
+ * One role's term index, for one command's lookups. The texts of a deliberation share most of their
+ * words: each word's frequency is estimated once. The estimates live no longer than this object, so
+ * what a lookup returns depends only on the database, never on what the process did before.
  */
-export function nearDuplicateCandidates(db: Database, project: string, role: string, text: string, threshold: number): Row[] {
-  const words = [...tokenSet(text)];
-  const n = words.length;
-  if (n === 0) return [];
-  const stems = [...new Set(words.map(stem))];
-  const shared = Math.ceil(threshold * n - 1e-9) - (n - stems.length);
-  const sizes = [Math.ceil(threshold * n - 1e-9), Math.floor(n / threshold + 1e-9)];
-  if (shared < 1) {
-    // too many words share a stem to filter by stems: every pattern of a near size (rare)
-    return statement(db, 'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id').all(project, role, ...sizes) as Row[];
-  }
-  const counts = rarity(db, project, role, stems);
-  stems.sort((a, b) => counts.get(a)! - counts.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
-  const prefix = stems.length - shared + 1;
-  const window = stems.slice(0, Math.min(stems.length, prefix + 3));
-  return statement(
-    db,
-    `SELECT p.id, p.text FROM (SELECT pattern FROM pattern_terms WHERE project = ? AND role = ? AND term IN (${inList(window.length)})
-       GROUP BY pattern HAVING COUNT(*) >= ?) c CROSS JOIN patterns p ON p.project = ? AND p.id = c.pattern
-     WHERE p.ntok BETWEEN ? AND ? ORDER BY p.id`,
-  ).all(project, role, ...window, window.length - prefix + 1, project, ...sizes) as Row[];
-}
+export class TermIndex {
+  private readonly estimates = new Map<string, number>();
 
-/** The role's patterns that share the most of a text's rarest content words, best first: link candidates (SPEC §3.9.1). */
-export function sharingPatterns(db: Database, project: string, role: string, text: string, limit: number): Row[] {
-  const terms = [...contentTerms(text).keys()];
-  const counts = rarity(db, project, role, terms);
-  const rarest = terms.filter((t) => counts.get(t)! > 0).sort((a, b) => counts.get(a)! - counts.get(b)! || (a < b ? -1 : 1)).slice(0, SHARING_TERMS);
-  if (rarest.length === 0) return [];
-  return statement(
-    db,
-    `SELECT p.id, p.text FROM (SELECT pattern, COUNT(*) AS shared FROM pattern_terms WHERE project = ? AND role = ? AND term IN (${inList(rarest.length)})
-       GROUP BY pattern ORDER BY shared DESC, pattern LIMIT ?) s CROSS JOIN patterns p ON p.project = ? AND p.id = s.pattern ORDER BY s.shared DESC, p.id`,
-  ).all(project, role, ...rarest, limit, project) as Row[];
+  constructor(
+    private readonly db: Database,
+    private readonly project: string,
+    readonly role: string,
+  ) {}
+
+  /** An estimate of how many of the role's patterns hold each term (0: none does). */
+  private rarity(terms: string[]): Map<string, number> {
+    const count = statement(this.db, 'SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND pattern >= ? AND pattern < ? LIMIT ?)');
+    const out = new Map<string, number>();
+    for (const term of terms) {
+      let n = this.estimates.get(term);
+      if (n === undefined) {
+        n = 0;
+        for (let level = 0; level < SAMPLES.length; level++) {
+          const c = (count.get(this.project, this.role, term, ...SAMPLES[level], COUNTED) as { n: number }).n;
+          n = Math.max(c * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1));
+          if (c < COUNTED) break;
+        }
+        this.estimates.set(term, n);
+      }
+      out.set(term, n);
+    }
+    return out;
+  }
+
+  /**
+   * Every pattern of the role that the text could be a near-duplicate of (word-set Jaccard ≥
+   * `threshold`), and a few others. Two such sets share at least k = ⌈t·n⌉ of the text's n words,
+   * so at least k' = k − (n − n') of its n' distinct stems (two words may share a stem). Prefix
+   * filtering: of the text's stems in any order, the first p = n' − k' + 1 hold at least one shared
+   * stem, and the first p + j at least j + 1 — the rarest first, and three more than the prefix, so
+   * that few postings are read and few candidates come back. Sizes are within a factor t too.
+   * (CROSS JOIN keeps the candidates first: left to itself SQLite walks every pattern of the project.)
+   */
+  nearDuplicates(text: string, threshold: number): Row[] {
+    const { db, project, role } = this;
+    const words = [...tokenSet(text)];
+    const n = words.length;
+    if (n === 0) return [];
+    const stems = [...new Set(words.map(stem))];
+    const shared = Math.ceil(threshold * n - 1e-9) - (n - stems.length);
+    const sizes = [Math.ceil(threshold * n - 1e-9), Math.floor(n / threshold + 1e-9)];
+    if (shared < 1) {
+      // too many words share a stem to filter by stems: every pattern of a near size (rare)
+      return statement(db, 'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id').all(project, role, ...sizes) as Row[];
+    }
+    const counts = this.rarity(stems);
+    stems.sort((a, b) => counts.get(a)! - counts.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
+    const prefix = stems.length - shared + 1;
+    const window = stems.slice(0, Math.min(stems.length, prefix + 3));
+    return statement(
+      db,
+      `SELECT p.id, p.text FROM (SELECT pattern FROM pattern_terms WHERE project = ? AND role = ? AND term IN (${inList(window.length)})
+         GROUP BY pattern HAVING COUNT(*) >= ?) c CROSS JOIN patterns p ON p.project = ? AND p.id = c.pattern
+       WHERE p.ntok BETWEEN ? AND ? ORDER BY p.id`,
+    ).all(project, role, ...window, window.length - prefix + 1, project, ...sizes) as Row[];
+  }
+
+  /** The role's patterns that share the most of a text's rarest content words, best first: link candidates (SPEC §3.9.1). */
+  sharing(text: string, limit: number): Row[] {
+    const terms = [...contentTerms(text).keys()];
+    const counts = this.rarity(terms);
+    const rarest = terms.filter((t) => counts.get(t)! > 0).sort((a, b) => counts.get(a)! - counts.get(b)! || (a < b ? -1 : 1)).slice(0, SHARING_TERMS);
+    if (rarest.length === 0) return [];
+    return statement(
+      this.db,
+      `SELECT p.id, p.text FROM (SELECT pattern, COUNT(*) AS shared FROM pattern_terms WHERE project = ? AND role = ? AND term IN (${inList(rarest.length)})
+         GROUP BY pattern ORDER BY shared DESC, pattern LIMIT ?) s CROSS JOIN patterns p ON p.project = ? AND p.id = s.pattern ORDER BY s.shared DESC, p.id`,
+    ).all(this.project, this.role, ...rarest, limit, this.project) as Row[];
+  }
 }
 
 /** BM25 (k1 1.2, b 0.75) over this project's patterns of these roles: the weight of each query term, and the mean length. */
