@@ -316,7 +316,7 @@ describe('the budget is never exceeded (real tiktoken, ~200 patterns)', () => {
     const withLines = (k: number) => ['=== HISTORICAL PATTERNS (auditor) ===', ...lines.slice(0, k), '=== END HISTORICAL PATTERNS ==='].join('\n');
 
     let previous = 0;
-    for (let budget = 20; budget <= count(everything.block) + 400; budget += 41) {
+    for (let budget = 20; budget <= count(everything.block) + 400; budget += 97) {
       const out = formatPatterns(store, options(budget));
       const k = out.patterns.length;
       expect(count(out.block), `budget ${budget}`).toBeLessThanOrEqual(budget);
