@@ -232,7 +232,8 @@ if (opts.processes) {
 
 // Never shown at all is the best a dismissed alarm can do; once shown, it must leave by run 10 and stay out.
 const leftInTime = (t) => t.entered === null || (t.left !== null && t.left <= TARGET_LEAVE_RUN && t.staysOut);
-const leaving = (list) => (list.every((t) => t.entered === null) ? 'never in the block' : list.every(leftInTime) ? `by run ${Math.max(...list.map((t) => t.left ?? 0))}` : 'stays');
+const leaving = (list) =>
+  list.every((t) => t.entered === null) ? 'never in the block' : list.every((t) => t.entered === null || t.staysOut) ? `by run ${Math.max(...list.map((t) => t.left ?? 0))}` : 'stays';
 const verdictOf = (r) => ({
   precision: r.full.min >= TARGET_PRECISION,
   gap: r.gap.mean >= TARGET_GAP,

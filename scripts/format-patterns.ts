@@ -2,7 +2,7 @@ import type { Command, Context } from '../lib/cli/runner.js';
 import { list, optionalInt, optionalString, requiredString } from '../lib/cli/flags.js';
 import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
 import { textFromFileOrStdin } from '../lib/cli/input.js';
-import { relevanceFor } from '../lib/patterns/relevance.js';
+import { embeddingRelevanceFor } from '../lib/patterns/relevance.js';
 import { sameKindRoles } from '../lib/store/config.js';
 import { CairnError } from '../lib/core/errors.js';
 import { warnUnknownRoles } from '../lib/patterns/roles.js';
@@ -44,7 +44,7 @@ example:
     const query = await queryText(ctx);
     const store = ctx.store();
     warnUnknownRoles(store, role);
-    const relevance = query === null ? undefined : relevanceFor(store, query, sameKindRoles(store.config, role.toLowerCase()));
+    const relevance = query === null ? undefined : embeddingRelevanceFor(store, query, sameKindRoles(store.config, role.toLowerCase()));
     const result = formatPatterns(store, {
       role,
       issue,
@@ -54,6 +54,7 @@ example:
       phase: optionalString(ctx.args, 'phase'),
       budget,
       remainingTokens,
+      query: query ?? undefined,
       relevance,
       exactTokens: Boolean(ctx.args.json),
       ids: Boolean(ctx.args.ids),

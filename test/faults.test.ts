@@ -583,7 +583,7 @@ const INPUT_READERS: InputReader[] = [
   reader('store-deliberation', ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'], fixtureText('led-102-r1-plan-auditor.md'), { skipped: /the deliberation is empty/ }, 'file'),
   reader('feedback-loop', ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-101', '--run', 'r1'], fixtureText('led-101-r1-plan-curator.md'), { ok: true, warning: /no valid verdict-json block: nothing to do/ }, 'validator-file'),
   reader('outcome-score', ['--issue', 'LED-101', '--run', 'r1', '--result', 'pass'], REPORT, { ok: true }, 'report'),
-  reader('patterns', ['capture'], REPORT, { skipped: /the landing report is not JSON/ }, 'report'),
+  reader('patterns', ['capture'], REPORT, { skipped: /the landing report is not JSON|no landing report: give --report F/ }, 'report'),
   // (half its deadline went to the wait: on a loaded machine the ranking may not fit the other half, and then it prints nothing)
   reader('format-patterns', ['--role', 'auditor'], 'every CLI flag and its man page', { okOrSkipped: /deadline of \d+ ms passed/ }, 'query-file'),
   reader('store-summary', ['--role', 'auditor'], 'Plans name their tests; flags are documented.\n', { skipped: /no summary text on stdin/ }),

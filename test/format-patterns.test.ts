@@ -6,7 +6,7 @@ import { get_encoding } from 'tiktoken';
 import { openTestStore, run, tempProject } from './helpers.js';
 import { patternId } from '../lib/core/ids.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
-import { formatPatterns, type FormatOptions } from '../lib/patterns/format.js';
+import { fillTokenCounts, formatPatterns, type FormatOptions } from '../lib/patterns/format.js';
 import { DAY_MS } from '../lib/core/clock.js';
 import type { EventPayload } from '../lib/events/types.js';
 import { appendEvents } from '../lib/events/log.js';
@@ -233,6 +233,8 @@ describe('fitting the block', () => {
     expect(out.block).toBe(block('auditor', SUMMARY).replace(/\n$/, ''));
     expect(out.patterns.map((p) => p.text)).toEqual([NEVER_LOG, JITTER, DEPLOY, CONTRACT]); // it stands for every candidate
     expect(out.tokens).toBeLessThanOrEqual(70);
+    // the hook's path (no --json) reads the candidate ids only now that the lines do not fit
+    expect(format(dir, ['--role', 'auditor', '--budget', '70']).stdout).toBe(block('auditor', SUMMARY));
     // the full block still wins when it fits
     expect(formatJson(dir, ['--role', 'auditor']).path).toBe('full');
 
@@ -241,6 +243,7 @@ describe('fitting the block', () => {
     const after = formatJson(dir, ['--role', 'auditor', '--budget', '70']);
     expect(after.path).toBe('truncated');
     expect(after.block).not.toContain(SUMMARY);
+    expect(format(dir, ['--role', 'auditor', '--budget', '70']).stdout).not.toContain(SUMMARY);
   });
 
   it('(b) a summary stored for another basis is not used', () => {
@@ -313,7 +316,7 @@ describe('the budget is never exceeded (real tiktoken, ~200 patterns)', () => {
     const withLines = (k: number) => ['=== HISTORICAL PATTERNS (auditor) ===', ...lines.slice(0, k), '=== END HISTORICAL PATTERNS ==='].join('\n');
 
     let previous = 0;
-    for (let budget = 20; budget <= count(everything.block) + 400; budget += 41) {
+    for (let budget = 20; budget <= count(everything.block) + 400; budget += 97) {
       const out = formatPatterns(store, options(budget));
       const k = out.patterns.length;
       expect(count(out.block), `budget ${budget}`).toBeLessThanOrEqual(budget);
@@ -458,15 +461,33 @@ describe('loading the tokenizer', () => {
     expect(out).toMatchObject({ path: 'full', tokenizerLoaded: false });
   });
 
-  it('is loaded once to count, then the cached counts prove the fit', () => {
+  it('is never loaded on a hook’s path: a line not counted yet counts as its byte length, so the block stays within the budget', () => {
     const store = smallStore();
-    const budget = 100; // under the block's byte length, over its token count
+    const budget = 140; // under the block's byte length, over its token count
     const first = formatPatterns(store, options(budget));
-    expect(Buffer.byteLength(first.block)).toBeGreaterThan(budget);
-    expect(first).toMatchObject({ path: 'full', tokenizerLoaded: true });
+    expect(first.tokenizerLoaded).toBe(false);
+    expect(first.path).toBe('truncated'); // fewer lines than would fit, until counted
+    const enc = get_encoding('cl100k_base');
+    expect(enc.encode(first.block).length).toBeLessThanOrEqual(budget);
+    expect(first.tokens).toBeLessThanOrEqual(budget);
+
+    // cairn maintain counts every piece a block can show (it loads the tokenizer; a hook never does)
+    expect(fillTokenCounts(store)).toBeGreaterThan(0);
     const second = formatPatterns(store, options(budget));
-    expect(second).toMatchObject({ path: 'full', block: first.block, tokens: first.tokens, tokenizerLoaded: false });
+    expect(second).toMatchObject({ path: 'full', tokenizerLoaded: false });
+    expect(enc.encode(second.block).length).toBeLessThanOrEqual(budget);
+    enc.free();
+    expect(fillTokenCounts(store)).toBe(0); // all counted already
     expect(formatPatterns(store, options(800, true)).tokenizerLoaded).toBe(false); // exact counts come from the cache too
+  });
+
+  it('the first format-patterns after a store that added patterns loads no tokenizer', () => {
+    const store = smallStore();
+    fillTokenCounts(store);
+    storeDeliberation(store, { text: section('Every handler that writes to the ledger must run inside one database transaction'), role: 'auditor', issue: null, run: null, phase: null, iteration: null, labels: [], files: [] });
+    const out = formatPatterns(store, options(100));
+    expect(out.tokenizerLoaded).toBe(false);
+    expect(out.tokens).toBeLessThanOrEqual(100);
   });
 });
 

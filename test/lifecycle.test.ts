@@ -299,7 +299,7 @@ describe('cairn list', () => {
     const r = cairn(dir, ['list', '--strict'], { CAIRN_NOW: iso(3) });
     expect(r.code, r.stderr).toBe(0);
     const [header, ...lines] = r.stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^ID\s+ROLE\s+STATE\s+SCORE\s+.*RECORD\s+TEXT$/);
+    expect(header).toMatch(/^ID\s+ROLE\s+STATE\s+RANK\s+.*RECORD\s+TEXT$/);
     expect(lines).toHaveLength(3);
     const json = listJson(dir, [], { CAIRN_NOW: iso(3) });
     lines.forEach((line, i) => {

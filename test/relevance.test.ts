@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openTestStore, run, tempProject, type RunResult } from './helpers.js';
-import { bm25Relevance, relevanceFor } from '../lib/patterns/relevance.js';
+import { bm25Relevance, embeddingRelevanceFor } from '../lib/patterns/relevance.js';
 import { patternId } from '../lib/core/ids.js';
 import { appendEvents, patternDb } from '../lib/events/log.js';
 
@@ -84,10 +84,10 @@ describe('bm25Relevance', () => {
     expect(after.get(id('auditor', AUTH))).toBe(1); // normalised within the live candidates
   });
 
-  it('relevanceFor without a provider is the BM25 map, and undefined for a query with no terms', () => {
+  it('without an embeddings provider there is no relevance map: format-patterns ranks by BM25 inside SQLite', () => {
     const store = openTestStore(seed(), PROJECT);
-    expect(relevanceFor(store, 'refresh tokens', ['auditor'])).toEqual(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'refresh tokens'));
-    expect(relevanceFor(store, 'the of and', ['auditor'])).toBeUndefined();
+    expect(embeddingRelevanceFor(store, 'refresh tokens', ['auditor'])).toBeUndefined();
+    expect(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'the of and')).toBeUndefined();
   });
 });
 

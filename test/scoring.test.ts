@@ -1,7 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import { DAY_MS } from '../lib/core/clock.js';
 import { contextBoost, decayFactor, finalScore, scorePattern, shownScore, successRate, SCORE_CUT, type ScoredState } from '../lib/patterns/scoring.js';
-import { rankPatterns, type Pattern } from '../lib/patterns/queries.js';
+import type { Pattern } from '../lib/patterns/queries.js';
+import { rankPatterns } from '../lib/patterns/ranking.js';
 import { openTestStore, tempProject } from './helpers.js';
 import { patternDb } from '../lib/events/log.js';
 

@@ -17,8 +17,8 @@ const PROJECT = 'learning-sim';
 export const ADVERSARY = 'auditor';
 export const VALIDATOR = 'curator';
 
-const [{ Store }, { locate }, { Deadline }, { createLogger }, { initStore }, { sameKindRoles }, { patternDb }, format, deliberation, feedback, outcome, patterns, scoring] =
-  await Promise.all(['store/store', 'store/root', 'core/deadline', 'core/logger', 'store/init', 'store/config', 'events/log', 'patterns/format', 'patterns/deliberation', 'patterns/feedback', 'patterns/outcome', 'patterns/queries', 'patterns/scoring'].map(dist));
+const [{ Store }, { locate }, { Deadline }, { createLogger }, { initStore }, { sameKindRoles }, { patternDb }, format, deliberation, feedback, outcome, patterns, ranking, scoring] =
+  await Promise.all(['store/store', 'store/root', 'core/deadline', 'core/logger', 'store/init', 'store/config', 'events/log', 'patterns/format', 'patterns/deliberation', 'patterns/feedback', 'patterns/outcome', 'patterns/queries', 'patterns/ranking', 'patterns/scoring'].map(dist));
 
 /** What the simulation keeps of a feedback-loop report: counts, and which pattern each dismissal landed on. */
 function feedbackRecord(r) {
@@ -44,7 +44,7 @@ function prepareProject(root) {
 /** What the store holds right now, read in-process whichever driver wrote it. */
 function inspectStore(store, now) {
   process.env.CAIRN_NOW = now;
-  const ranked = patterns.rankPatterns(patternDb(store), store.project, { roles: sameKindRoles(store.config, ADVERSARY), ctx: { now: Date.parse(now), role: ADVERSARY } });
+  const ranked = ranking.rankPatterns(patternDb(store), store.project, { roles: sameKindRoles(store.config, ADVERSARY), ctx: { now: Date.parse(now), role: ADVERSARY } });
   const all = patterns.listPatterns(patternDb(store), store.project, { includeDeprecated: true });
   return {
     candidates: ranked.map((r) => ({ id: r.pattern.id, text: r.pattern.text, score: r.score })),

@@ -158,3 +158,14 @@ export function capUtf8(text: string, maxBytes: number): string {
   }
   return text.slice(0, end);
 }
+
+/**
+ * The terms a pattern is indexed under: the stems of its words (stop-words included: a
+ * near-duplicate is judged on every word) and of its content terms (identifiers split into their
+ * words). A text that shares a word, or a content term, with another shares one of these.
+ */
+export function indexTerms(text: string): string[] {
+  const terms = new Set(words(text).map(stem));
+  for (const t of contentTerms(text).keys()) terms.add(t);
+  return [...terms];
+}

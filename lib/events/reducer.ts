@@ -1,7 +1,7 @@
 import type { Database } from '../store/db.js';
 import type { CairnEvent } from './types.js';
 import { DAY_MS } from '../core/clock.js';
-import { words } from '../core/text.js';
+import { indexTerms, words } from '../core/text.js';
 
 // The one reducer: every pattern event goes through applyEvent, for live writes and for rebuilds
 // alike, so replaying the log reproduces the live state (SPEC §3.2).
@@ -17,7 +17,7 @@ function prepareStatements(db: Database) {
     insertPattern: db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, sightings, lifecycle,
       first_seen, last_used, labels, files, phases, issues) VALUES (@project, @id, @role, @text, @ntok, @category, 1, 1, 'observed',
       @ts, @last_used, @labels, @files, @phases, @issues)`),
-    insertFts: db.prepare('INSERT INTO patterns_fts (text, project, pid) VALUES (?, ?, ?)'),
+    insertTerm: db.prepare('INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern) VALUES (?, ?, ?, ?)'),
     seenAgain: db.prepare(`UPDATE patterns SET success_count = success_count + 1, sightings = sightings + 1, last_used = @last_used,
       lifecycle = @lifecycle, labels = @labels, files = @files, phases = @phases, issues = @issues WHERE project = @project AND id = @id`),
     touch: db.prepare('UPDATE patterns SET last_used = ? WHERE project = ? AND id = ?'),
@@ -124,7 +124,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
           ts: e.ts, last_used: ms, labels: extend('[]', e.labels ?? []), files: extend('[]', e.files ?? []),
           phases: extend('[]', [e.phase]), issues: extend('[]', [e.issue]),
         });
-        s.insertFts.run(e.text, e.project, e.pattern);
+        for (const term of indexTerms(e.text)) s.insertTerm.run(e.project, e.role, term, e.pattern);
         s.insertSighting.run(e.project, issue, run, e.role, e.pattern, e.deliberation, 1);
         return;
       }

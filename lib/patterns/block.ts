@@ -35,7 +35,12 @@ export function shortId(id: string): string {
  */
 export function linePieces(r: Pick<Ranked, 'pattern' | 'factors'>, role: string, ids = false): [string, string] {
   const via = r.pattern.role !== role ? `, via:${oneLine(r.pattern.role)}` : '';
-  return [`- ${ids ? `[${shortId(r.pattern.id)}] ` : ''}${oneLine(r.pattern.text)}`, ` (${trackRecord(r)}${via})`];
+  return [textPiece(r.pattern.text, ids ? r.pattern.id : undefined), ` (${trackRecord(r)}${via})`];
+}
+
+/** The first piece of a line: `- <text>`, or `- [<short id>] <text>` with an id. */
+export function textPiece(text: string, id?: string): string {
+  return `- ${id ? `[${shortId(id)}] ` : ''}${oneLine(text)}`;
 }
 
 /**

@@ -9,7 +9,8 @@ import { jaccard, sha256, tokenSet } from '../core/text.js';
 import { nextUlid, patternId } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError } from '../core/errors.js';
-import { injectedPatternIds, patternTexts, roleIdsByPrefix, wordSharingPatterns } from './queries.js';
+import { injectedPatternIds, patternTexts, roleIdsByPrefix } from './queries.js';
+import { TermIndex } from './terms.js';
 import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
 import { linkByEmbedding } from './embeddings.js';
 import { appendEvents, patternDb } from '../events/log.js';
@@ -74,16 +75,17 @@ interface Known {
  */
 class Resolver {
   private readonly exists;
-  private pool: Known[] | undefined;
+  /** Patterns this deliberation creates: not in the index yet, but near-duplicates of its later texts. */
+  private readonly created: Known[] = [];
   private readonly seen = new Set<string>();
+  /** Word sets of the candidates read so far (texts of one deliberation share many). */
+  private readonly tokens = new Map<string, Set<string>>();
   readonly observed: ObservedPattern[] = [];
 
   constructor(
     private readonly store: Store,
-    private readonly role: string,
+    private readonly terms: TermIndex,
     private readonly injected: Known[],
-    /** Every text this resolver may see, so the near-duplicate pool is read once for all of them. */
-    private readonly texts: string[],
   ) {
     this.exists = patternDb(store).prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
   }
@@ -98,10 +100,10 @@ class Resolver {
       id = echoOf.id;
       status = 'echo';
     } else {
-      id = patternId(this.store.project, this.role, e.text);
+      id = patternId(this.store.project, this.terms.role, e.text);
       if (this.exists.get(this.store.project, id)) status = 'seen';
       else {
-        const near = bestMatch(tokens, this.nearPool(tokens.size));
+        const near = bestMatch(tokens, [...this.indexed(e.text), ...this.created]);
         if (near) {
           id = near.id;
           status = 'merged';
@@ -110,23 +112,18 @@ class Resolver {
     }
     if (this.seen.has(id)) return id;
     this.seen.add(id);
-    if (status === 'new') this.pool?.push({ id, text: e.text, tokens });
+    if (status === 'new') this.created.push({ id, text: e.text, tokens });
     this.observed.push({ id, text: e.text, category: e.category, source: e.source, status });
     return id;
   }
 
-  /** The role's patterns the texts could be near-duplicates of (read once). */
-  private nearPool(size: number): Known[] {
-    if (size === 0) return [];
-    if (!this.pool) {
-      // Jaccard ≥ 0.8 needs the two token-set sizes within a factor of 0.8 of each other.
-      const sizes = this.texts.map((t) => tokenSet(t).size).filter((n) => n > 0);
-      const rows = patternDb(this.store)
-        .prepare('SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id')
-        .all(this.store.project, this.role, Math.ceil(Math.min(...sizes) * NEAR_DUPLICATE), Math.floor(Math.max(...sizes) / NEAR_DUPLICATE)) as { id: string; text: string }[];
-      this.pool = rows.map((r) => ({ ...r, tokens: tokenSet(r.text) }));
-    }
-    return this.pool;
+  /** The role's stored patterns the text could be a near-duplicate of, from the term index. */
+  private indexed(text: string): Known[] {
+    return this.terms.nearDuplicates(text, NEAR_DUPLICATE).map((r) => {
+      let tokens = this.tokens.get(r.id);
+      if (!tokens) this.tokens.set(r.id, (tokens = tokenSet(r.text)));
+      return { ...r, tokens };
+    });
   }
 }
 
@@ -154,12 +151,12 @@ function injectedInto(store: Store, role: string, issue: string | null, run: str
 }
 
 /** Candidates for linking a role's findings (SPEC §3.9.1), around the patterns a deliberation observed. */
-export function linkContext(store: Store, role: string, first: { id: string; text: string }[]): LinkContext {
+export function linkContext(store: Store, terms: TermIndex, first: { id: string; text: string }[]): LinkContext {
   return {
-    role,
+    role: terms.role,
     first,
-    byPrefix: (prefix) => roleIdsByPrefix(patternDb(store), store.project, role, prefix),
-    others: (text) => wordSharingPatterns(patternDb(store), store.project, role, text, LINK_CANDIDATES),
+    byPrefix: (prefix) => roleIdsByPrefix(patternDb(store), store.project, terms.role, prefix),
+    others: (text) => terms.sharing(text, LINK_CANDIDATES),
   };
 }
 
@@ -192,10 +189,11 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
 
   const { items, findings } = extractPatterns(input.text, parsed.verdict);
   const injected = injectedInto(store, role, input.issue, input.run);
-  const resolver = new Resolver(store, role, injected, [...items, ...findings.filter((f) => f.storable)].map((e) => e.text));
+  const terms = new TermIndex(patternDb(store), store.project, role);
+  const resolver = new Resolver(store, terms, injected);
   const own = items.map((e) => ({ id: resolver.resolve(e), text: e.text }));
   const tierOne = [...own, ...injected.map(({ id, text }) => ({ id, text }))];
-  const ctx = linkContext(store, role, tierOne);
+  const ctx = linkContext(store, terms, tierOne);
   const found = new Map(findings.map((f) => [f.finding, linkFinding(f.detail, ctx)]));
   const unlinked = findings.filter((f) => !found.get(f.finding));
   const byMeaning = linkByEmbedding(store, unlinked.map((f) => ({ id: f.finding, text: findingText(f.detail) })), tierOne);

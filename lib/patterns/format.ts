@@ -1,7 +1,7 @@
 import type { Store } from '../store/store.js';
 import { roleBudget, sameKindRoles } from '../store/config.js';
-import { loadRanked, rankScores, type RankOptions } from './queries.js';
-import { fitBlock, linePieces, blockHeader, withoutRestatements, BLOCK_FOOTER, type FitPath } from './block.js';
+import { loadRanked, rankScores, type RankOptions } from './ranking.js';
+import { fitBlock, linePieces, blockHeader, textPiece, withoutRestatements, BLOCK_FOOTER, type FitPath } from './block.js';
 import { TokenCounter } from '../store/tokens.js';
 import { nowMs } from '../core/clock.js';
 import { sha256 } from '../core/text.js';
@@ -10,6 +10,8 @@ import { MAX_ROLE_CHARS, MAX_SUMMARY_BYTES, type EventPayload } from '../events/
 import { CairnError } from '../core/errors.js';
 import { checkScope } from './deliberation.js';
 import { appendEvents, patternDb } from '../events/log.js';
+import { listPatterns } from './queries.js';
+import { scorePattern } from './scoring.js';
 
 // format-patterns (SPEC §3.5): rank a role's candidates, fit the block into the token budget,
 // and record what was injected for this issue/run.
@@ -23,7 +25,9 @@ export interface FormatOptions {
   phase: string | null;
   budget?: number;
   remainingTokens?: number;
-  /** Relevance of each pattern to the query, 0..1, when a query was given. */
+  /** A query to rank by relevance too (BM25 over the project's patterns, SPEC §3.4). */
+  query?: string;
+  /** Relevance of each pattern to the query from embeddings (0..1); it replaces BM25. */
   relevance?: Map<string, number>;
   /** Count tokens exactly even when the byte bound proves the fit (for --json). */
   exactTokens: boolean;
@@ -60,19 +64,24 @@ const INJECTED_PER_EVENT = 100;
 /** A line is never under this many tokens (a dash, 12 characters of text, a record, a newline). */
 const MIN_LINE_TOKENS = 4;
 
-function rankOptions(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'relevance'>): RankOptions {
+function rankOptions(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'query' | 'relevance'>): RankOptions {
   const role = opts.role.toLowerCase();
   return {
     roles: sameKindRoles(store.config, role),
     ctx: { now: nowMs(), role, labels: opts.labels, files: opts.files, phase: opts.phase ?? undefined, prior: store.config.prior },
+    query: opts.query,
     relevance: opts.relevance,
     excludeDismissed: opts.issue !== null || opts.run !== null ? { issue: opts.issue ?? '', run: opts.run ?? '' } : undefined,
   };
 }
 
 /** The basis a summary is stored against: every current candidate of the role in this context. */
-export function currentBasis(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'relevance'>): string {
-  return candidateBasis(rankScores(patternDb(store), store.project, rankOptions(store, opts), { limit: 0, ids: true }).ids ?? '');
+export function currentBasis(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'query' | 'relevance'>): string {
+  return basisOf(store, rankOptions(store, opts));
+}
+
+function basisOf(store: Store, rank: RankOptions): string {
+  return candidateBasis(rankScores(patternDb(store), store.project, rank, { limit: 0, ids: true }).ids ?? '');
 }
 
 export function formatPatterns(store: Store, opts: FormatOptions): FormatResult {
@@ -88,12 +97,17 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
     | { basis: string; text: string }
     | undefined;
   const rank = rankOptions(store, opts);
-  // The candidate ids (for the summary's basis) are gathered in the same query, only when they can matter.
-  const ranking = rankScores(patternDb(store), store.project, rank, { limit, ids: summaryRow !== undefined || opts.exactTokens });
-  if (ranking.total === 0) return skipped();
+  // The candidate ids (the basis, for --json) are gathered in the same query; for a stored summary they
+  // are read only when every line does not fit (reading them walks every candidate: SPEC §3.5 step 4b).
+  const ranking = rankScores(patternDb(store), store.project, rank, { limit, ids: opts.exactTokens });
+  if (ranking.top.length === 0) return skipped();
   const loaded = loadRanked(patternDb(store), store.project, ranking.top, rank);
   const ranked = withoutRestatements(loaded);
-  const basis = ranking.ids === undefined ? '' : candidateBasis(ranking.ids);
+  let basis = ranking.ids === undefined ? '' : candidateBasis(ranking.ids);
+  const summaryMatches = () => {
+    if (ranking.ids === undefined) basis = basisOf(store, rank);
+    return summaryRow!.basis === basis;
+  };
   // A stored summary is untrusted text too (it may span lines; none can close the block).
   const summary = summaryRow && sanitizeUntrusted(summaryRow.text);
 
@@ -103,20 +117,24 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   const margin = store.config.tokenizer.margin;
   const header = blockHeader(role) + '\n';
   const footer = BLOCK_FOOTER;
+  // No tokenizer on the hook path (issue 8): a piece without a cached count counts as its UTF-8
+  // length, which no token count exceeds (SPEC §3.5), so the budget holds for the exact count too.
+  // `cairn maintain` fills the counts; --json counts exactly.
+  const tokens = (text: string) => (opts.exactTokens ? counter.count(text) : (counter.known(text) ?? Buffer.byteLength(text)));
   try {
     const fit = fitBlock({
       role,
       budget,
       lines,
-      complete: loaded.length === ranking.total,
+      complete: ranking.complete,
       // +1 for the newline that ends each line; a newline may merge with the line's last token, never the reverse
-      lineTokens: (i) => counter.count(pieces[i][0]) + counter.count(pieces[i][1]) + 1,
+      lineTokens: (i) => tokens(pieces[i][0]) + tokens(pieces[i][1]) + 1,
       lineBytes: (i) => Buffer.byteLength(lines[i]) + 1,
       get frameTokens() {
-        return counter.count(header) + counter.count(footer);
+        return tokens(header) + tokens(footer);
       },
       frameBytes: Buffer.byteLength(header) + Buffer.byteLength(footer),
-      summary: summary ? { text: summary, tokens: () => counter.count(summary) + 1, matches: () => summaryRow!.basis === basis } : undefined,
+      summary: summary ? { text: summary, tokens: () => tokens(summary) + 1, matches: summaryMatches } : undefined,
       scale: (t) => Math.ceil(t * margin),
       exactTokens: opts.exactTokens,
     });
@@ -147,6 +165,37 @@ export function recordInjection(store: Store, result: FormatResult, issue: strin
     events.push({ type: 'pattern.injected', role: result.role, issue, run, patterns: ids.slice(i, i + INJECTED_PER_EVENT), path: result.path, tokens: result.tokens });
   }
   appendEvents(store, events);
+}
+
+/**
+ * Count and cache the pieces of every line format-patterns can show now — each non-deprecated
+ * pattern's text, its record as seen from its role and the other roles of its kind, and the frame
+ * of each of those blocks — so blocks are fitted by exact counts rather than byte lengths (`cairn
+ * maintain`: the tokenizer is loaded here, never on a hook's path). Returns how many were counted.
+ */
+export function fillTokenCounts(store: Store): number {
+  const db = patternDb(store);
+  const counter = new TokenCounter(db, store.config.tokenizer.encoding, store.deadline);
+  const now = nowMs();
+  const pieces = new Set<string>([BLOCK_FOOTER]);
+  for (const pattern of listPatterns(db, store.project)) {
+    pieces.add(textPiece(pattern.text));
+    for (const viewer of sameKindRoles(store.config, pattern.role)) {
+      pieces.add(blockHeader(viewer) + '\n');
+      pieces.add(linePieces({ pattern, factors: scorePattern(pattern, { now, role: viewer, prior: store.config.prior }) }, viewer)[1]);
+    }
+  }
+  let counted = 0;
+  try {
+    for (const piece of pieces) {
+      if (counter.known(piece) !== undefined) continue;
+      counter.count(piece);
+      counted++;
+    }
+  } finally {
+    counter.dispose();
+  }
+  return counted;
 }
 
 /**

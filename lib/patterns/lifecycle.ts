@@ -124,11 +124,13 @@ export function listScored(store: Store, filter: ListFilter): Listed[] {
 /**
  * One aligned line per pattern, under a header; the text comes last so long texts never break the
  * columns. Texts from the log are sanitised: a terminal never gets raw control characters (issue 7).
+ * RANK is what orders candidates (the shown score × category and context); RECORD is what the agent
+ * sees in the block, so the two are named apart.
  */
 export function renderList(rows: Listed[]): string[] {
   const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
   const table = [
-    ['ID', 'ROLE', 'STATE', 'SCORE', 'SEEN', 'OK', 'IGN', 'REINF', 'RECORD', 'TEXT'],
+    ['ID', 'ROLE', 'STATE', 'RANK', 'SEEN', 'OK', 'IGN', 'REINF', 'RECORD', 'TEXT'],
     ...rows.map(({ pattern: p, score, record }) => [
       shown(p.id),
       shown(p.role),

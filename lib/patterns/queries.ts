@@ -1,9 +1,9 @@
 import type { Database } from '../store/db.js';
 import { CairnError } from '../core/errors.js';
 import { patternId } from '../core/ids.js';
+import { TermIndex } from './terms.js';
 import type { Category } from '../events/types.js';
-import { ftsQuery } from '../store/fts.js';
-import { baseScoreSql, scorePattern, SCORE_CUT, type ScoreContext, type ScoreFactors, type ScoredState } from './scoring.js';
+import type { ScoreFactors, ScoredState } from './scoring.js';
 
 // Reading pattern state. Every query names the project: no read can see another project's rows.
 
@@ -28,7 +28,7 @@ export interface Ranked {
   score: number;
 }
 
-interface PatternRecord extends Omit<Pattern, 'labels' | 'files' | 'phases' | 'issues' | 'category'> {
+export interface PatternRecord extends Omit<Pattern, 'labels' | 'files' | 'phases' | 'issues' | 'category'> {
   category: string;
   labels: string;
   files: string;
@@ -36,10 +36,10 @@ interface PatternRecord extends Omit<Pattern, 'labels' | 'files' | 'phases' | 'i
   issues: string;
 }
 
-const COLUMNS = `project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight, reinforcement_count, sightings,
+export const COLUMNS = `project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight, reinforcement_count, sightings,
   was_validated, regressed, lifecycle, first_seen, last_used, labels, files, phases, issues, promoted_by, reason`;
 
-function toPattern(r: PatternRecord): Pattern {
+export function toPattern(r: PatternRecord): Pattern {
   return {
     ...r,
     category: r.category as Category,
@@ -86,94 +86,6 @@ export function listPatterns(db: Database, project: string, filter: PatternFilte
   return rows.map(toPattern);
 }
 
-export interface RankOptions {
-  roles: string[];
-  ctx: ScoreContext;
-  /** Relevance of each pattern to a query (0..1); when given, the score blends it in. */
-  relevance?: Map<string, number>;
-  /** Leave out patterns dismissed as false positives in this issue/run. */
-  excludeDismissed?: { issue: string; run: string };
-}
-
-export interface Scored {
-  id: string;
-  score: number;
-}
-
-export interface Ranking {
-  /** The best candidates, best first (ties by id), at most `limit`. */
-  top: Scored[];
-  /** How many candidates pass the cut. */
-  total: number;
-  /** Every candidate id in id order, one per line (only when asked for: the basis of a summary). */
-  ids?: string;
-}
-
-/**
- * Score every candidate, cut below SCORE_CUT, and keep the best `limit`, all inside SQLite: the score
- * is lib/patterns/scoring.ts baseScoreSql, so only the rows a block can hold cross into JavaScript and a
- * store of 100k patterns is ranked without materialising it.
- */
-export function rankScores(db: Database, project: string, opts: RankOptions, want: { limit?: number; ids?: boolean } = {}): Ranking {
-  if (opts.roles.length === 0) return { top: [], total: 0, ids: want.ids ? '' : undefined };
-  const base = baseScoreSql(opts.ctx);
-  const params: Record<string, unknown> = { ...base.params, project, cut: SCORE_CUT, limit: want.limit ?? -1 };
-  let score = base.sql;
-  if (opts.relevance) {
-    // Relevance comes from FTS5 or an embedding provider, per pattern: looked up by id.
-    const relevance = opts.relevance;
-    db.function('cairn_relevance', { deterministic: true }, (id: unknown) => relevance.get(String(id)) ?? 0);
-    score = `(0.6 * cairn_relevance(id) + 0.4 * ${base.sql})`;
-  }
-  const roles = opts.roles.map((role, i) => {
-    params[`r${i}`] = role;
-    return `@r${i}`;
-  });
-  let dismissed = '';
-  if (opts.excludeDismissed) {
-    dismissed = 'AND id NOT IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)';
-    Object.assign(params, opts.excludeDismissed);
-  }
-  const rows = db
-    .prepare(
-      // MATERIALIZED: each score is computed once, then read by the top rows and by the summary row.
-      `WITH scored AS MATERIALIZED (
-         SELECT id, ${score} AS score FROM patterns
-         WHERE project = @project AND role IN (${roles.join(', ')}) AND lifecycle != 'deprecated' ${dismissed}
-       ),
-       passing AS (SELECT id, score FROM scored WHERE score >= @cut)
-       SELECT 'top' AS kind, id, score, NULL AS ids FROM (SELECT id, score FROM passing ORDER BY score DESC, id LIMIT @limit)
-       UNION ALL
-       SELECT 'all', NULL, COUNT(*), ${want.ids ? "group_concat(id, char(10) ORDER BY id)" : 'NULL'} FROM passing`,
-    )
-    .all(params) as { kind: string; id: string; score: number; ids: string | null }[];
-  const summary = rows.find((r) => r.kind === 'all')!;
-  return {
-    top: rows.filter((r) => r.kind === 'top').map(({ id, score }) => ({ id, score })),
-    total: summary.score,
-    ids: want.ids ? (summary.ids ?? '') : undefined,
-  };
-}
-
-/** Full rows for the given scores, in their order, with every factor spelled out. */
-export function loadRanked(db: Database, project: string, scores: Scored[], opts: Pick<RankOptions, 'ctx' | 'relevance'>): Ranked[] {
-  if (scores.length === 0) return [];
-  const rows = db
-    .prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id IN (${scores.map(() => '?').join(', ')})`)
-    .all(project, ...scores.map((s) => s.id)) as PatternRecord[];
-  const byId = new Map(rows.map((r) => [r.id, toPattern(r)]));
-  return scores.map(({ id, score }) => {
-    const pattern = byId.get(id)!;
-    const relevance = opts.relevance ? (opts.relevance.get(id) ?? 0) : undefined;
-    return { pattern, factors: scorePattern(pattern, opts.ctx), relevance, score };
-  });
-}
-
-/** The best `limit` candidates (all of them without a limit), ranked. */
-export function rankPatterns(db: Database, project: string, opts: RankOptions & { limit?: number }): Ranked[] {
-  return loadRanked(db, project, rankScores(db, project, opts, { limit: opts.limit }).top, opts);
-}
-
 /** Pattern ids injected into `role` for this issue/run (the attribution feedback and outcomes use), in id order (SPEC §3.9.5). */
 export function injectedPatternIds(db: Database, project: string, issue: string, run: string, role?: string): string[] {
   const rows = role
@@ -202,18 +114,6 @@ export function patternRoles(db: Database, project: string, ids: string[]): { id
 export function roleIdsByPrefix(db: Database, project: string, role: string, prefix: string): string[] {
   const rows = db.prepare('SELECT id FROM patterns WHERE project = ? AND role = ? AND id >= ? AND id < ? ORDER BY id LIMIT 2').all(project, role, prefix, prefix + '\uffff');
   return (rows as { id: string }[]).map((r) => r.id);
-}
-
-/** The role's patterns that share the most telling words with a text (FTS5), best first: link candidates (SPEC §3.9.1). */
-export function wordSharingPatterns(db: Database, project: string, role: string, text: string, limit: number): { id: string; text: string }[] {
-  const match = ftsQuery(text);
-  if (match === undefined) return [];
-  return db
-    .prepare(
-      `SELECT p.id, p.text FROM patterns_fts f JOIN patterns p ON p.project = f.project AND p.id = f.pid
-       WHERE patterns_fts MATCH ? AND f.project = ? AND p.role = ? ORDER BY bm25(patterns_fts), p.id LIMIT ?`,
-    )
-    .all(match, project, role, limit) as { id: string; text: string }[];
 }
 
 /**
@@ -279,6 +179,6 @@ export function resolvePattern(db: Database, project: string, ref: string): Patt
   const same = roles.flatMap((role) => getPattern(db, project, patternId(project, role, ref)) ?? []);
   if (same.length === 1) return same[0];
   if (same.length > 1) throw new CairnError('usage', `'${ref.slice(0, 80)}' is the text of ${same.length} patterns, nothing changed; name one by id: ${describe(same)}`);
-  const near = roles.flatMap((role) => wordSharingPatterns(db, project, role, ref, 3)).slice(0, 3);
+  const near = roles.flatMap((role) => new TermIndex(db, project, role).sharing(ref, 3)).slice(0, 3);
   throw new CairnError('not-found', `no pattern matches '${ref.slice(0, 80)}' by id or exact text, nothing changed${near.length ? ` (closest: ${near.map((p) => `${p.id}: ${p.text.slice(0, 60)}`).join('; ')})` : ''}`);
 }

@@ -1,29 +1,26 @@
 import type { Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { listPatterns } from './queries.js';
-import { ftsQuery } from '../store/fts.js';
+import { bm25Query } from './terms.js';
+import { loadRelevance } from './ranking.js';
 import { cosine, embeddingKey, embedQuery, readVectors, providerTimeout } from './embeddings.js';
 import { patternDb } from '../events/log.js';
 
 // How relevant each candidate pattern is to a query, 0..1 (SPEC §3.4): cosine similarity of
-// embeddings where the pattern has a cached vector and a provider embeds the query, else the
-// FTS5 BM25 match of the query against the pattern text.
+// embeddings where the pattern has a cached vector and a provider embeds the query, else the BM25
+// match of the query against the pattern text over this project's own patterns.
 
-/** BM25 relevance of this project's non-deprecated patterns of `roles`, scaled so the best match is 1; non-matches are absent (0); undefined when nothing matches. */
+/**
+ * BM25 relevance of this project's non-deprecated patterns of `roles` (over their own statistics,
+ * lib/patterns/terms.ts), scaled so the best match is 1; non-matches are absent (0); undefined when
+ * nothing matches. format-patterns ranks by it inside SQLite; this map is for merging with embeddings.
+ */
 export function bm25Relevance(db: Database, project: string, roles: string[], query: string): Map<string, number> | undefined {
-  const match = ftsQuery(query);
-  if (match === undefined) return undefined;
-  const rows = db
-    .prepare(
-      `SELECT patterns_fts.pid AS id, -bm25(patterns_fts) AS score
-       FROM patterns_fts JOIN patterns ON patterns.project = patterns_fts.project AND patterns.id = patterns_fts.pid
-       WHERE patterns_fts MATCH ? AND patterns_fts.project = ? AND patterns.lifecycle != 'deprecated'
-         AND patterns.role IN (${roles.map(() => '?').join(', ')})`,
-    )
-    .all(match, project, ...roles) as { id: string; score: number }[];
-  if (rows.length === 0) return undefined; // a query that matches nothing is no signal: keep the plain score
-  const best = Math.max(0, ...rows.map((r) => r.score));
-  return new Map(rows.map((r) => [r.id, best > 0 ? Math.max(0, r.score) / best : 1]));
+  const q = bm25Query(db, project, roles, query);
+  if (!q) return undefined;
+  loadRelevance(db, project, roles, q);
+  const rows = db.prepare('SELECT pid, relevance FROM temp.cairn_relevance ORDER BY pid').all() as { pid: string; relevance: number }[];
+  return rows.length ? new Map(rows.map((r) => [r.pid, r.relevance])) : undefined; // a query that matches nothing is no signal
 }
 
 /**
@@ -62,12 +59,15 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
   return out;
 }
 
-/** Relevance of every candidate pattern to the query, or undefined when the query gives no signal. */
-export function relevanceFor(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
-  const lexical = bm25Relevance(patternDb(store), store.project, roles, query);
+/**
+ * Relevance of the candidates to the query from embeddings, merged over BM25 (a pattern without a
+ * vector keeps its BM25 relevance); undefined without them — then format-patterns ranks by BM25
+ * inside SQLite (lib/patterns/ranking.ts).
+ */
+export function embeddingRelevanceFor(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
   const semantic = embeddingRelevance(store, query, roles);
-  if (!semantic?.size) return lexical;
-  const merged = new Map(lexical ?? []);
+  if (!semantic?.size) return undefined;
+  const merged = new Map(bm25Relevance(patternDb(store), store.project, roles, query) ?? []);
   for (const [id, similarity] of semantic) merged.set(id, similarity);
   return merged;
 }

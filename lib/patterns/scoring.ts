@@ -137,3 +137,46 @@ export function baseScoreSql(ctx: ScoreContext): { sql: string; params: Record<s
 export function finalScore(base: number, relevance: number | undefined): number {
   return relevance === undefined ? base : 0.6 * relevance + 0.4 * base;
 }
+
+// Ranking by index (issue 8). For a pattern that decays, ln(base) = ln(rate · cat) + last_used / 14 days
+// − now / 14 days + ln(ctx · role): the first two terms do not depend on "now", so one index over them
+// orders the role's patterns as the score does at any time, up to the context and role factors (at
+// most 1.35 and 1). A decay-immune pattern has ln(base) = ln(rate · cat) + ln(ctx · role): its own
+// index. Both are built with the default prior (a configured one ranks by the full scan). The SQL
+// strings below are also written, character for character, in the migration that creates the
+// indexes (lib/store/db.ts; test/scoring.test.ts checks it): SQLite uses an index on an expression
+// only for that very expression.
+
+const CATEGORY_SQL = `CASE category ${Object.entries(CATEGORY_WEIGHT).map(([c, v]) => `WHEN '${c}' THEN ${v}`).join(' ')} ELSE 1.0 END`;
+const RATE_CAT_SQL =
+  `((MAX(0, success_count) + ${DEFAULT_PRIOR.success}.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + ` +
+  `${DEFAULT_PRIOR.success + DEFAULT_PRIOR.failure}.0) * ${CATEGORY_SQL})`;
+const DECAY_SPAN_MS = DECAY_DAYS * DAY_MS;
+/** The rank key of a decaying pattern, and which patterns decay. */
+export const DECAYING_KEY_SQL = `ln(${RATE_CAT_SQL}) + last_used / ${DECAY_SPAN_MS}.0`;
+export const DECAYING_SQL = `lifecycle NOT IN ('deprecated', 'active') AND reinforcement_count < ${DECAY_IMMUNE_REINFORCEMENTS}`;
+/** The rank key of a decay-immune pattern, and which patterns are. */
+export const IMMUNE_KEY_SQL = `ln(${RATE_CAT_SQL})`;
+export const IMMUNE_SQL = `lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= ${DECAY_IMMUNE_REINFORCEMENTS})`;
+
+/** The same rank key in JavaScript (the SQL twin is checked against it). */
+export function rankKey(p: ScoredCounters): { key: number; immune: boolean } {
+  const immune = p.reinforcement_count >= DECAY_IMMUNE_REINFORCEMENTS || p.lifecycle === 'active';
+  const rateCat = successRate(p.success_count, p.ignore_count, p.ignore_weight) * (CATEGORY_WEIGHT[p.category] ?? 1);
+  return { key: Math.log(rateCat) + (immune ? 0 : p.last_used / DECAY_SPAN_MS), immune };
+}
+
+/**
+ * The highest base score a pattern with this rank key can have now, in any context, as one of
+ * `role` when ranking for `ctx.role`: no pattern further down its index can score more.
+ */
+export function rankKeyBound(key: number, immune: boolean, role: string, ctx: ScoreContext): number {
+  const context = contextFactor((ctx.labels?.length ?? 0) > 0, (ctx.files?.length ?? 0) > 0, !!ctx.phase);
+  const roleFactor = role === ctx.role ? 1 : CROSS_ROLE_FACTOR;
+  return Math.exp(immune ? key : key - ctx.now / DECAY_SPAN_MS) * context * roleFactor;
+}
+
+/** Whether the rank indexes (built with the default prior) order patterns as this context's score does. */
+export function rankIndexUsable(ctx: ScoreContext): boolean {
+  return !ctx.prior || (ctx.prior.success === DEFAULT_PRIOR.success && ctx.prior.failure === DEFAULT_PRIOR.failure);
+}

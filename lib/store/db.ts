@@ -134,6 +134,20 @@ const MIGRATIONS: string[] = [
    CREATE INDEX links_scope ON links (project, issue, run, role);
    ALTER TABLE deliberations ADD COLUMN duplicate_of TEXT;
    CREATE INDEX deliberations_text ON deliberations (project, role, issue, run, text_hash);`,
+  // issue 8: a term index per project and role (near-duplicates, link candidates, per-project BM25)
+  // replaces patterns_fts; two rank indexes order each role's patterns as the score does (their
+  // expressions are lib/patterns/scoring.ts DECAYING_KEY_SQL and IMMUNE_KEY_SQL, verbatim). The terms
+  // of the patterns already indexed are only in the log: the pattern tables are emptied and replayed.
+  `CREATE TABLE pattern_terms (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, pattern TEXT NOT NULL,
+     PRIMARY KEY (project, role, term, pattern)) WITHOUT ROWID;
+   DROP TABLE patterns_fts;
+   CREATE INDEX patterns_rank_decaying ON patterns (project, role, (ln(((MAX(0, success_count) + 1.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END)) + last_used / 1209600000.0))
+     WHERE lifecycle NOT IN ('deprecated', 'active') AND reinforcement_count < 3;
+   CREATE INDEX patterns_rank_immune ON patterns (project, role, (ln(((MAX(0, success_count) + 1.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END))))
+     WHERE lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= 3);
+   DELETE FROM patterns; DELETE FROM deliberations; DELETE FROM sightings; DELETE FROM injections; DELETE FROM dismissals;
+   DELETE FROM outcomes; DELETE FROM summaries; DELETE FROM run_marks; DELETE FROM links;
+   DELETE FROM meta WHERE key = 'log:events';`,
   // auto-recall's working set (lib/knowledge/index.ts): the newest lines of the log and of the active
   // cache in an FTS table of their own, with the list of rows it holds; statuses and keys indexed; the
   // token count of each entry's line in the auto-recall block, once counted (lib/knowledge/auto-recall.ts)
@@ -148,7 +162,7 @@ const MIGRATIONS: string[] = [
 ];
 
 /** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */
-export const EVENT_LOG_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'links', 'patterns_fts'];
+export const EVENT_LOG_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'links', 'pattern_terms'];
 
 export interface OpenOptions {
   deadline: Deadline;

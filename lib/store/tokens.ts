@@ -60,18 +60,25 @@ export class TokenCounter {
   }
 
   count(text: string): number {
-    const hit = this.memo.get(text);
-    if (hit !== undefined) return hit;
-    const key = sha256(`${this.encoding}\u0000${text}`).slice(0, 32);
-    const row = this.lookup.get(key) as { tokens: number } | undefined;
-    let n: number;
-    if (row) n = row.tokens;
-    else {
-      n = this.encode(text);
-      this.pending.set(key, n);
-    }
+    const known = this.known(text);
+    if (known !== undefined) return known;
+    const n = this.encode(text);
+    this.pending.set(this.key(text), n);
     this.memo.set(text, n);
     return n;
+  }
+
+  /** The cached count, or undefined — never loads the tokenizer (a hook's path, issue 8). */
+  known(text: string): number | undefined {
+    const hit = this.memo.get(text);
+    if (hit !== undefined) return hit;
+    const row = this.lookup.get(this.key(text)) as { tokens: number } | undefined;
+    if (row) this.memo.set(text, row.tokens);
+    return row?.tokens;
+  }
+
+  private key(text: string): string {
+    return sha256(`${this.encoding}\u0000${text}`).slice(0, 32);
   }
 
   private encode(text: string): number {

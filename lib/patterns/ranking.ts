@@ -1,0 +1,194 @@
+import type { Database } from '../store/db.js';
+import { COLUMNS, toPattern, type PatternRecord, type Ranked } from './queries.js';
+import {
+  baseScoreSql, DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_SQL, rankIndexUsable, rankKeyBound, scorePattern, SCORE_CUT, type ScoreContext,
+} from './scoring.js';
+import { bm25Query, type Bm25Query } from './terms.js';
+
+// Ranking a role's candidates (SPEC §3.4, §3.5) inside SQLite, best first, ties by id: only the rows
+// a block can hold cross into JavaScript. Three ways, one order:
+//   - by the rank indexes (issue 8): each role's patterns read in rank-key order, a page at a time,
+//     until no pattern further down any index can beat the best found (lib/patterns/scoring.ts);
+//   - with a query, BM25 over this project's own patterns in the same database (lib/patterns/terms.ts):
+//     the matching patterns ranked by 0.6 · relevance + 0.4 · base, the others by the indexes at 0.4 · base;
+//   - by scoring every candidate (a configured prior, relevance from embeddings, or every id wanted).
+
+export interface RankOptions {
+  roles: string[];
+  ctx: ScoreContext;
+  /** A query to rank by relevance too (BM25 over the project's patterns), when no `relevance` is given. */
+  query?: string;
+  /** Relevance of each pattern to the query (0..1) from elsewhere (embeddings); it replaces BM25. */
+  relevance?: Map<string, number>;
+  /** Leave out patterns dismissed as false positives in this issue/run. */
+  excludeDismissed?: { issue: string; run: string };
+}
+
+export interface Scored {
+  id: string;
+  score: number;
+}
+
+export interface Ranking {
+  /** The best candidates, best first (ties by id), at most `limit`. */
+  top: Scored[];
+  /** Whether `top` holds every candidate that passes the cut. */
+  complete: boolean;
+  /** Every candidate id in id order, one per line (only when asked for: the basis of a summary). */
+  ids?: string;
+}
+
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
+
+const byScore = (a: Scored, b: Scored) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function roleParams(roles: string[], params: Record<string, unknown>): string {
+  return roles.map((role, i) => ((params[`r${i}`] = role), `@r${i}`)).join(', ');
+}
+
+function dismissedClause(opts: RankOptions, params: Record<string, unknown>): string {
+  if (!opts.excludeDismissed) return '';
+  Object.assign(params, opts.excludeDismissed);
+  return 'AND id NOT IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)';
+}
+
+/** The query's normalised BM25 relevance of each matching pattern, in a temporary table (`cairn_relevance`). */
+export function loadRelevance(db: Database, project: string, roles: string[], q: Bm25Query): void {
+  db.exec('CREATE TEMP TABLE IF NOT EXISTS cairn_relevance (pid TEXT PRIMARY KEY, relevance REAL NOT NULL) WITHOUT ROWID');
+  db.exec('DELETE FROM cairn_relevance');
+  const params: Record<string, unknown> = { project, avg: q.avgLength, k1: BM25_K1, b: BM25_B };
+  const terms = q.terms.map((t, i) => ((params[`t${i}`] = t.term), (params[`w${i}`] = t.idf), `(@t${i}, @w${i})`)).join(', ');
+  db.prepare(
+    // term frequency is 1: a pattern is one sentence and indexes each term once. CROSS JOIN reads the
+    // postings of the query's terms only (SQLite would otherwise walk every posting of the roles).
+    `WITH q (term, idf) AS (VALUES ${terms}),
+     bm AS (SELECT t.pattern AS id, SUM(q.idf * (@k1 + 1) / (1 + @k1 * (1 - @b + @b * p.ntok / @avg))) AS score
+            FROM q CROSS JOIN pattern_terms t ON t.term = q.term CROSS JOIN patterns p ON p.project = t.project AND p.id = t.pattern
+            WHERE t.project = @project AND t.role IN (${roleParams(roles, params)}) AND p.lifecycle != 'deprecated'
+            GROUP BY t.pattern)
+     INSERT INTO cairn_relevance (pid, relevance) SELECT id, score / (SELECT MAX(score) FROM bm) FROM bm WHERE score > 0`,
+  ).run(params);
+}
+
+/**
+ * Score every candidate, cut below SCORE_CUT, and keep the best `limit` (the way that always
+ * works, and the one that can list every candidate id).
+ */
+function rankAll(db: Database, project: string, opts: RankOptions, blend: 'map' | 'table' | null, want: { limit?: number; ids?: boolean }): Ranking {
+  const base = baseScoreSql(opts.ctx);
+  const params: Record<string, unknown> = { ...base.params, project, cut: SCORE_CUT, limit: want.limit === undefined ? -1 : want.limit + 1 };
+  let score = base.sql;
+  if (blend === 'map') {
+    const relevance = opts.relevance!;
+    db.function('cairn_relevance', { deterministic: true }, (id: unknown) => relevance.get(String(id)) ?? 0);
+    score = `(0.6 * cairn_relevance(id) + 0.4 * ${base.sql})`;
+  } else if (blend === 'table') {
+    score = `(0.6 * COALESCE((SELECT relevance FROM temp.cairn_relevance WHERE pid = patterns.id), 0) + 0.4 * ${base.sql})`;
+  }
+  const rows = db
+    .prepare(
+      // MATERIALIZED: each score is computed once, then read by the top rows and by the summary row.
+      `WITH scored AS MATERIALIZED (
+         SELECT id, ${score} AS score FROM patterns
+         WHERE project = @project AND role IN (${roleParams(opts.roles, params)}) AND lifecycle != 'deprecated' ${dismissedClause(opts, params)}
+       ),
+       passing AS (SELECT id, score FROM scored WHERE score >= @cut)
+       SELECT 'top' AS kind, id, score, NULL AS ids FROM (SELECT id, score FROM passing ORDER BY score DESC, id LIMIT @limit)
+       UNION ALL
+       SELECT 'all', NULL, COUNT(*), ${want.ids ? "group_concat(id, char(10) ORDER BY id)" : 'NULL'} FROM passing`,
+    )
+    .all(params) as { kind: string; id: string; score: number; ids: string | null }[];
+  const top = rows.filter((r) => r.kind === 'top').map(({ id, score }) => ({ id, score }));
+  const all = rows.find((r) => r.kind === 'all')!;
+  const limit = want.limit ?? Infinity;
+  return { top: top.slice(0, limit), complete: all.score <= limit, ids: want.ids ? (all.ids ?? '') : undefined };
+}
+
+/**
+ * The best `limit` candidates by the rank indexes, scaled by `scale` (0.4 beside a query), leaving out
+ * the patterns in temp.cairn_relevance when `matched` (they are ranked by their relevance), and
+ * competing with `seed` (those ranked already). Each role's two indexes are read a page at a time
+ * while the bound of the next row (rankKeyBound × scale) could still reach the best `limit`.
+ */
+function rankByKey(db: Database, project: string, opts: RankOptions, limit: number, scale: number, matched: boolean, seed: Scored[]): Ranking {
+  const base = baseScoreSql(opts.ctx);
+  const page = limit + 8;
+  const found = [...seed];
+  const streams = opts.roles.flatMap((role) =>
+    ([[DECAYING_KEY_SQL, DECAYING_SQL, false], [IMMUNE_KEY_SQL, IMMUNE_SQL, true]] as const).map(([key, where, immune]) => {
+      const params: Record<string, unknown> = { ...base.params, project, streamRole: role, page };
+      const statement = db.prepare(
+        `SELECT id, ${base.sql} AS score, ${key} AS key FROM patterns
+         WHERE project = @project AND role = @streamRole AND ${where} ${dismissedClause(opts, params)}
+           ${matched ? 'AND id NOT IN (SELECT pid FROM temp.cairn_relevance)' : ''}
+         ORDER BY ${key} DESC LIMIT @page OFFSET @offset`,
+      );
+      return { role, immune, params, statement, offset: 0, lastKey: Infinity, done: false };
+    }),
+  );
+  for (;;) {
+    found.sort(byScore);
+    const kth = found.length >= limit ? Math.max(found[limit - 1].score, SCORE_CUT) : SCORE_CUT;
+    // A pattern further down a stream can score at most the bound of the last key read there.
+    for (const s of streams) if (!s.done && s.offset > 0 && scale * rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx) < SCORE_CUT) s.done = true;
+    const open = streams.filter((s) => !s.done && (s.offset === 0 || scale * rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx) >= kth));
+    if (open.length === 0) break;
+    for (const s of open) {
+      const rows = s.statement.all({ ...s.params, offset: s.offset }) as { id: string; score: number; key: number }[];
+      for (const r of rows) if (scale * r.score >= SCORE_CUT) found.push({ id: r.id, score: scale * r.score });
+      s.offset += rows.length;
+      if (rows.length < page) s.done = true;
+      else s.lastKey = rows[rows.length - 1].key;
+    }
+  }
+  found.sort(byScore);
+  return { top: found.slice(0, limit), complete: found.length <= limit && streams.every((s) => s.done) };
+}
+
+/**
+ * Rank the candidates of `opts.roles`: the best `want.limit` (all without one), and every candidate
+ * id when `want.ids` (the basis of a summary, which needs a full pass).
+ */
+export function rankScores(db: Database, project: string, opts: RankOptions, want: { limit?: number; ids?: boolean } = {}): Ranking {
+  if (opts.roles.length === 0) return { top: [], complete: true, ids: want.ids ? '' : undefined };
+  if (opts.relevance) return rankAll(db, project, opts, 'map', want);
+  const q = opts.query === undefined ? undefined : bm25Query(db, project, opts.roles, opts.query);
+  if (q) loadRelevance(db, project, opts.roles, q);
+  const blend = q ? 'table' : null;
+  if (want.ids || want.limit === undefined || !rankIndexUsable(opts.ctx)) return rankAll(db, project, opts, blend, want);
+  if (!q) return rankByKey(db, project, opts, want.limit, 1, false, []);
+  // The matching patterns by their exact blended score (one query, limited; CROSS JOIN reads the matches
+  // first, where SQLite would walk the project's patterns); the others by the indexes.
+  const base = baseScoreSql(opts.ctx);
+  const params: Record<string, unknown> = { ...base.params, project, cut: SCORE_CUT, limit: want.limit + 1 };
+  const matched = db
+    .prepare(
+      `SELECT id, 0.6 * relevance + 0.4 * ${base.sql} AS score FROM temp.cairn_relevance CROSS JOIN patterns ON project = @project AND id = pid
+       WHERE role IN (${roleParams(opts.roles, params)}) AND lifecycle != 'deprecated' ${dismissedClause(opts, params)}
+         AND 0.6 * relevance + 0.4 * ${base.sql} >= @cut
+       ORDER BY score DESC, id LIMIT @limit`,
+    )
+    .all(params) as Scored[];
+  const ranking = rankByKey(db, project, opts, want.limit, 0.4, true, matched.slice(0, want.limit));
+  return { top: ranking.top, complete: ranking.complete && matched.length <= want.limit };
+}
+
+/** Full rows for the given scores, in their order, with every factor spelled out. */
+export function loadRanked(db: Database, project: string, scores: Scored[], opts: Pick<RankOptions, 'ctx' | 'relevance'>): Ranked[] {
+  if (scores.length === 0) return [];
+  const rows = db
+    .prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id IN (${scores.map(() => '?').join(', ')})`)
+    .all(project, ...scores.map((s) => s.id)) as PatternRecord[];
+  const byId = new Map(rows.map((r) => [r.id, toPattern(r)]));
+  return scores.map(({ id, score }) => {
+    const pattern = byId.get(id)!;
+    const relevance = opts.relevance ? (opts.relevance.get(id) ?? 0) : undefined;
+    return { pattern, factors: scorePattern(pattern, opts.ctx), relevance, score };
+  });
+}
+
+/** The best `limit` candidates (all of them without a limit), ranked. */
+export function rankPatterns(db: Database, project: string, opts: RankOptions & { limit?: number }): Ranked[] {
+  return loadRanked(db, project, rankScores(db, project, opts, { limit: opts.limit }).top, opts);
+}

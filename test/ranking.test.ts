@@ -1,0 +1,166 @@
+import { describe, it, expect } from 'vitest';
+import { openTestStore, seededRandom, tempProject } from './helpers.js';
+import { rankScores, type RankOptions } from '../lib/patterns/ranking.js';
+import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, rankKey, type ScoreContext } from '../lib/patterns/scoring.js';
+import { bm25Relevance } from '../lib/patterns/relevance.js';
+import { indexTerms } from '../lib/core/text.js';
+import { DAY_MS } from '../lib/core/clock.js';
+import { patternDb } from '../lib/events/log.js';
+import type { Database } from '../lib/store/db.js';
+
+// Ranking by index (issue 8): the rank indexes and BM25 over the term index must give exactly the
+// block the full scan gives — the same ids, in the same order, with the same scores.
+
+const NOW = Date.parse('2026-02-01T00:00:00Z');
+const ROLES = ['auditor', 'judge', 'sentinel'];
+const WORDS = 'token session migration index rollback refund invoice webhook retry timeout tenant cursor ledger cookie schema flag docs test plan'.split(' ');
+
+/** The query plan of every statement `run` executes on `db`, with the values it was given. */
+export function queryPlans(db: Database, run: () => void): string[] {
+  const used: { sql: string; args: unknown[] }[] = [];
+  const prepare = db.prepare;
+  db.prepare = ((sql: string) => {
+    const statement = prepare.call(db, sql);
+    for (const method of ['all', 'get', 'run', 'iterate'] as const) {
+      const original = statement[method];
+      Object.defineProperty(statement, method, { value: (...args: unknown[]) => (used.push({ sql, args }), original.apply(statement, args)) });
+    }
+    return statement;
+  }) as typeof db.prepare;
+  try {
+    run();
+  } finally {
+    db.prepare = prepare;
+  }
+  return used.flatMap(({ sql, args }) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail));
+}
+
+/** A store of `n` patterns of three roles with varied counters, ages, lifecycles and context, indexed as the reducer does. */
+function randomStore(n: number, seed: number, project = 'p1', root = tempProject()): { db: Database; root: string } {
+  const store = openTestStore(root, project);
+  const db = patternDb(store);
+  const rnd = seededRandom(seed);
+  const pick = <T,>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)];
+  const insert = db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight, reinforcement_count,
+    sightings, lifecycle, first_seen, last_used, labels, files, phases, issues) VALUES (@project, @id, @role, @text, @ntok, @category, @s, @ic, @iw, @r,
+    1, @lifecycle, '2026-01-01', @last, @labels, @files, @phases, '[]')`);
+  const term = db.prepare('INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern) VALUES (?, ?, ?, ?)');
+  db.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const text = Array.from({ length: 3 + Math.floor(rnd() * 8) }, () => pick(WORDS)).join(' ') + ` case ${i}`;
+      const row = {
+        project, id: `p${String(i).padStart(5, '0')}`, role: pick(ROLES), text, ntok: new Set(text.split(' ')).size,
+        category: pick(['rule', 'causal', 'observation']), s: Math.floor(rnd() * 6), ic: Math.floor(rnd() * 4), iw: pick([0, 0, 1.5, 2.5]),
+        r: Math.floor(rnd() * 5), lifecycle: pick(['observed', 'candidate', 'verified', 'verified', 'active', 'deprecated']),
+        last: NOW - Math.floor(rnd() * 40 * DAY_MS) + (rnd() < 0.05 ? 3 * DAY_MS : 0), // a few from "the future" (a clock ahead)
+        labels: JSON.stringify(pick([[], ['cli'], ['api']])), files: JSON.stringify(pick([[], ['src/a.ts']])), phases: JSON.stringify(pick([[], ['plan']])),
+      };
+      insert.run(row);
+      for (const t of indexTerms(text)) term.run(project, row.role, t, row.id);
+    }
+  })();
+  return { db, root };
+}
+
+const contexts: ScoreContext[] = [
+  { now: NOW, role: 'auditor' },
+  { now: NOW, role: 'judge', labels: ['cli'], files: ['src/a.ts'], phase: 'plan' },
+  { now: NOW + 20 * DAY_MS, role: 'sentinel', labels: ['api'] },
+];
+
+describe('ranking by the rank indexes', () => {
+  const store = () => randomStore(600, 11).db;
+
+  it('gives the full scan’s block: same ids, order and scores, for every context and limit', () => {
+    const db = store();
+    for (const ctx of contexts) {
+      for (const limit of [1, 7, 30, 201]) {
+        const opts: RankOptions = { roles: ROLES, ctx };
+        const byIndex = rankScores(db, 'p1', opts, { limit });
+        const full = rankScores(db, 'p1', opts, { limit, ids: true });
+        expect(byIndex.top.map((s) => s.id), `${ctx.role} ${limit}`).toEqual(full.top.map((s) => s.id));
+        byIndex.top.forEach((s, i) => expect(s.score).toBeCloseTo(full.top[i].score, 12));
+        expect(byIndex.complete).toBe(full.complete);
+      }
+    }
+  });
+
+  it('leaves out what was dismissed in the run, as the full scan does', () => {
+    const db = store();
+    const dismiss = db.prepare('INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)');
+    const best = rankScores(db, 'p1', { roles: ROLES, ctx: contexts[0] }, { limit: 5 }).top;
+    for (const s of best.slice(0, 3)) dismiss.run('p1', 'I-1', 'r1', s.id, 'A1');
+    const opts: RankOptions = { roles: ROLES, ctx: contexts[0], excludeDismissed: { issue: 'I-1', run: 'r1' } };
+    const byIndex = rankScores(db, 'p1', opts, { limit: 10 });
+    expect(byIndex.top.map((s) => s.id)).toEqual(rankScores(db, 'p1', opts, { limit: 10, ids: true }).top.map((s) => s.id));
+    expect(byIndex.top.map((s) => s.id)).not.toContain(best[0].id);
+  });
+
+  it('with a query, BM25 and the indexes give the full scan’s block', () => {
+    const db = store();
+    for (const query of ['refund webhook retry', 'session token cookie', 'tenant', 'nothing matches this']) {
+      for (const limit of [5, 40]) {
+        const opts: RankOptions = { roles: ROLES, ctx: contexts[1], query };
+        const byIndex = rankScores(db, 'p1', opts, { limit });
+        const full = rankScores(db, 'p1', opts, { limit, ids: true });
+        expect(byIndex.top.map((s) => s.id), query).toEqual(full.top.map((s) => s.id));
+        byIndex.top.forEach((s, i) => expect(s.score).toBeCloseTo(full.top[i].score, 12));
+      }
+    }
+  });
+
+  it('a configured prior ranks by the full scan (the indexes are built with the default one)', () => {
+    const db = store();
+    const ctx = { ...contexts[0], prior: { success: 3, failure: 1 } };
+    const top = rankScores(db, 'p1', { roles: ROLES, ctx }, { limit: 10 }).top;
+    expect(top).toEqual(rankScores(db, 'p1', { roles: ROLES, ctx }, { limit: 10, ids: true }).top);
+  });
+
+  it('reads each role’s rank index in key order, without sorting the role', () => {
+    const db = store();
+    const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT id FROM patterns WHERE project = 'p1' AND role = 'auditor' AND ${DECAYING_SQL} ORDER BY ${DECAYING_KEY_SQL} DESC LIMIT 10`).all() as { detail: string }[];
+    expect(plan.map((r) => r.detail).join('\n')).toMatch(/USING INDEX patterns_rank_decaying/);
+    expect(plan.map((r) => r.detail).join('\n')).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it('with a query, reads only the postings of the query’s terms and the patterns they name', () => {
+    const { db } = randomStore(300, 17);
+    const plans = queryPlans(db, () => rankScores(db, 'p1', { roles: ROLES, ctx: contexts[1], query: 'refund webhook retry' }, { limit: 10 }));
+    expect(plans.some((p) => /pattern_terms .*term=\?/.test(p))).toBe(true);
+    // A walk of the project's or a role's patterns or postings: what SQLite chose before the CROSS JOINs.
+    console.log(plans.join("\n")); for (const p of plans) expect(p).not.toMatch(/SCAN (patterns|pattern_terms)\b|(patterns|pattern_terms) USING (PRIMARY KEY|INDEX patterns_role) \(project=\?( AND role=\?)?\)$/);
+  });
+
+  it('the rank keys in SQL are the JavaScript rankKey, and the migration indexes those very expressions', () => {
+    const db = store();
+    const rows = db.prepare(`SELECT success_count, ignore_count, ignore_weight, reinforcement_count, lifecycle, category, last_used,
+      ${DECAYING_KEY_SQL} AS decaying, ${IMMUNE_KEY_SQL} AS immune FROM patterns`).all() as (Parameters<typeof rankKey>[0] & { decaying: number; immune: number })[];
+    for (const r of rows) {
+      const { key, immune } = rankKey(r);
+      expect(key).toBeCloseTo(immune ? r.immune : r.decaying, 9);
+    }
+    const sql = (name: string) => (db.prepare('SELECT sql FROM sqlite_master WHERE name = ?').get(name) as { sql: string }).sql;
+    expect(sql('patterns_rank_decaying')).toContain(`(${DECAYING_KEY_SQL})`);
+    expect(sql('patterns_rank_immune')).toContain(`(${IMMUNE_KEY_SQL})`);
+  });
+});
+
+describe('BM25 over the project’s own patterns (issue 7: no side channel in a shared store)', () => {
+  it('another project in the same store moves nothing', () => {
+    const root = tempProject();
+    const { db } = randomStore(200, 5, 'mine', root);
+    const before = bm25Relevance(db, 'mine', ROLES, 'refund webhook ledger');
+    // another project floods the store with "refund": in a shared FTS5 index that would change the IDF
+    randomStore(0, 1, 'theirs', root);
+    const other = openTestStore(root, 'theirs');
+    const term = patternDb(other).prepare('INSERT INTO pattern_terms (project, role, term, pattern) VALUES (?, ?, ?, ?)');
+    const row = patternDb(other).prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, lifecycle, first_seen, last_used)
+      VALUES ('theirs', ?, 'auditor', 'refund refund', 1, 'rule', 'observed', '2026-01-01', 0)`);
+    for (let i = 0; i < 500; i++) {
+      row.run(`q${i}`);
+      term.run('theirs', 'auditor', 'refund', `q${i}`);
+    }
+    expect(before).toBeDefined();
+    expect(bm25Relevance(db, 'mine', ROLES, 'refund webhook ledger')).toEqual(before);
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, it, expect } from 'vitest';
+import { openTestStore, seededRandom, tempProject } from './helpers.js';
+import { TermIndex } from '../lib/patterns/terms.js';
+import { NEAR_DUPLICATE } from '../lib/patterns/deliberation.js';
+import { indexTerms, jaccard, tokenSet } from '../lib/core/text.js';
+import { patternId } from '../lib/core/ids.js';
+import { patternDb } from '../lib/events/log.js';
+import type { Database } from '../lib/store/db.js';
+
+// The term index finds near-duplicates by prefix filtering (issue 8): it must miss none of the
+// patterns a comparison with every pattern of the role finds, whatever the words' frequencies.
+
+// A small vocabulary with words that share a stem (document/documents/documented, retry/retries),
+// stop-words and a few rare words, so that texts overlap heavily as a real role's patterns do.
+const WORDS = (
+  'the a in of to must be document documents documented documentation retry retries retried token tokens session ' +
+  'migration index rollback refund invoice webhook timeout tenant cursor ledger cookie schema flag test plan endpoint ' +
+  'export status cli api merge release'
+).split(' ');
+const RARE = 'openapi pagination idempotency backfill'.split(' ');
+
+function insertPatterns(db: Database, project: string, role: string, texts: string[]): void {
+  const insert = db.prepare(`INSERT OR IGNORE INTO patterns (project, id, role, text, ntok, category, first_seen, last_used)
+    VALUES (?, ?, ?, ?, ?, 'rule', '2026-01-01', 0)`);
+  const term = db.prepare('INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern) VALUES (?, ?, ?, ?)');
+  db.transaction(() => {
+    for (const text of texts) {
+      const id = patternId(project, role, text);
+      insert.run(project, id, role, text, tokenSet(text).size);
+      for (const t of indexTerms(text)) term.run(project, role, t, id);
+    }
+  })();
+}
+
+function randomTexts(count: number, seed: number): string[] {
+  const rnd = seededRandom(seed);
+  const pick = (xs: string[]) => xs[Math.floor(rnd() * xs.length)];
+  return Array.from({ length: count }, () =>
+    Array.from({ length: 2 + Math.floor(rnd() * 14) }, () => (rnd() < 0.05 ? pick(RARE) : pick(WORDS))).join(' '),
+  );
+}
+
+/** A text with one to three of its words swapped, dropped or added: often a near-duplicate, sometimes not. */
+function variant(text: string, rnd: () => number): string {
+  const words = text.split(' ');
+  for (let k = 1 + Math.floor(rnd() * 3); k > 0; k--) {
+    const at = Math.floor(rnd() * words.length);
+    const r = rnd();
+    if (r < 0.33) words.splice(at, 1);
+    else if (r < 0.66) words.splice(at, 0, WORDS[Math.floor(rnd() * WORDS.length)]);
+    else words[at] = WORDS[Math.floor(rnd() * WORDS.length)];
+  }
+  return words.join(' ') || 'token';
+}
+
+describe('TermIndex.nearDuplicates', () => {
+  it('finds every pattern of the role a full comparison finds (Jaccard ≥ 0.8), and none of another role or project', () => {
+    const root = tempProject();
+    const db = patternDb(openTestStore(root, 'p1'));
+    const stored = randomTexts(1500, 5);
+    insertPatterns(db, 'p1', 'auditor', stored);
+    insertPatterns(db, 'p1', 'judge', stored.slice(0, 300));
+    insertPatterns(db, 'p2', 'auditor', stored.slice(0, 300));
+    const rnd = seededRandom(9);
+    const probes = [...stored.slice(0, 400).map((t) => variant(t, rnd)), ...randomTexts(200, 13)];
+    const sets = stored.map((t) => ({ id: patternId('p1', 'auditor', t), tokens: tokenSet(t) }));
+    let expectedTotal = 0;
+    for (const probe of probes) {
+      const tokens = tokenSet(probe);
+      const expected = sets.filter((s) => jaccard(tokens, s.tokens) >= NEAR_DUPLICATE).map((s) => s.id);
+      const found = new Set(new TermIndex(db, 'p1', 'auditor').nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.id));
+      for (const id of expected) expect(found.has(id), `${probe} → ${id}`).toBe(true);
+      const ownIds = new Set(sets.map((s) => s.id));
+      for (const id of found) expect(ownIds.has(id)).toBe(true);
+      expectedTotal += expected.length;
+    }
+    expect(expectedTotal).toBeGreaterThan(100); // the probes do have near-duplicates to find
+  });
+
+  it('finds them whatever its frequency estimates say (they only order the words read)', () => {
+    const root = tempProject();
+    const db = patternDb(openTestStore(root, 'p1'));
+    insertPatterns(db, 'p1', 'auditor', randomTexts(300, 21));
+    const index = new TermIndex(db, 'p1', 'auditor');
+    const probe = 'the openapi schema of the export endpoint must be documented before merge';
+    expect(index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.text)).not.toContain(probe);
+    // the role grows under the same index: its estimates are stale, a rare word is now common
+    insertPatterns(db, 'p1', 'auditor', [probe, ...Array.from({ length: 200 }, (_, i) => `openapi schema export ${i}`)]);
+    expect(index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
+    const reworded = 'the openapi schema of the export endpoint must be documented before the merge';
+    expect(jaccard(tokenSet(reworded), tokenSet(probe))).toBeGreaterThanOrEqual(NEAR_DUPLICATE);
+    expect(index.nearDuplicates(reworded, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
+    expect(new TermIndex(db, 'p1', 'auditor').nearDuplicates(reworded, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
+  });
+});
