@@ -15,7 +15,7 @@ import { stdinText } from './input.js';
 import type { BoundedInput } from '../io/read.js';
 
 // The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
-// file per command (dist/bin/<name>.js) so a hook starts by loading one module, not thirty.
+// file per command (dist/bin/<name>.cjs) so a hook starts by loading one module, not thirty.
 // It parses flags, runs, and maps any error to the fail-open contract in one place (SPEC §2).
 
 export type { FlagSpec } from './flags.js';
