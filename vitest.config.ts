@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import type { Reporter } from 'vitest/reporters';
 
@@ -23,6 +24,9 @@ const closingLine: Reporter = {
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Most files spend their time waiting on the executables they spawn, so two files at a time keep a
+    // two-core machine busy (vitest's default there is one); timing-sensitive tests use generous bounds.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 120_000,
     hookTimeout: 120_000,
     reporters: ['default', closingLine],
