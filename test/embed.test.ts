@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES, openTestStore, run, tempProject, type RunResult } from './helpers.js';
 import { cosine, fromBlob, parseVectors, runProvider, toBlob } from '../lib/patterns/embeddings.js';
@@ -183,12 +183,15 @@ describe('format-patterns --query with embeddings', () => {
     const dir = seed({ provider: PROVIDER });
     embed(dir);
     const bm25 = ranked(seed(), 'progress lines stderr').texts; // the same patterns, no provider at all
+    const pidFile = join(dir, 'provider.pid');
     for (const mode of ['fail', 'hang']) {
-      const { result, texts } = ranked(dir, 'progress lines stderr', { EMBED_FIXTURE_MODE: mode });
+      const { result, texts } = ranked(dir, 'progress lines stderr', { EMBED_FIXTURE_MODE: mode, EMBED_FIXTURE_PIDFILE: pidFile });
       expect(result.stderr).toMatch(/^cairn format-patterns: embeddings provider .*; using BM25 relevance/);
       expect(texts).toEqual(bm25);
       expect(texts[0]).toBe(JSON_MODE);
     }
+    // the hung provider was killed, not left running after the call
+    expect(() => process.kill(Number(readFileSync(pidFile, 'utf8')), 0)).toThrow();
   });
 
   it('uses BM25 for patterns whose vector does not fit the query\'s dimension', () => {

@@ -85,7 +85,9 @@ function mostCommon(values: number[]): number | undefined {
 
 /** Run the provider once over `items`. A provider that fails, hangs or cannot start is an error. */
 export function runProvider(command: string, items: EmbedItem[], timeoutMs: number, dimensions?: number): ParsedVectors {
-  const r = spawnSync(command, {
+  // `exec`: the shell becomes the provider, so the kill at the timeout reaches it; killing only the
+  // shell would leave a hung provider running after every call.
+  const r = spawnSync(`exec ${command}`, {
     shell: true,
     input: items.map((item) => JSON.stringify(item)).join('\n') + '\n',
     encoding: 'utf8',
