@@ -8,6 +8,7 @@ import { bdComments, mayCapture } from '../lib/knowledge/bd-command.js';
 import { commentsFromBdJson } from '../lib/knowledge/bd-json.js';
 import { captureComments, type Comment } from '../lib/knowledge/capture.js';
 import { scheduleSanitize } from '../lib/knowledge/schedule.js';
+import { KNOWLEDGE_TYPES, parseTypedText } from '../lib/knowledge/entry.js';
 
 // Built behind a gate (tools/bundle.js, lib/cli/gate.ts): a hook payload whose command cannot add a
 // comment ends the process before this module is loaded.
@@ -37,6 +38,10 @@ example:
   async run(ctx) {
     const { comments, cwd } = await commentsToCapture(ctx);
     if (comments.length === 0) return; // the hot path: most shell commands add no comment
+    if (comments[0].source === 'cli' && parseTypedText(comments[0].text) === undefined) {
+      // typed by a person: say why nothing was kept instead of exiting in silence
+      throw new CairnError('usage', `--text needs a type prefix to be knowledge (${KNOWLEDGE_TYPES.map((t) => `${t.toUpperCase()}:`).join(' ')} or SKIP:), in capitals; nothing was captured`);
+    }
     const store = ctx.store({ payloadCwd: cwd, create: true });
     const report = captureComments(store, comments);
     const added = report.appended.filter((a) => a.status === 'added');

@@ -134,6 +134,17 @@ describe('--bead / --text', () => {
     expect(JSON.parse(collided.stdout).captured[0]).toEqual({ key: `fact-${'x'.repeat(60)}-2`, type: 'fact', status: 'added' });
     expect(logOf(root)).toHaveLength(4);
   });
+
+  it('a note typed without a type prefix is refused with what to write, not dropped in silence', () => {
+    const root = tempProject();
+    for (const text of ['retries need jitter', 'learned: retries need jitter']) {
+      const r = capture(root, '', ['--bead', 'b-1', '--text', text]);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(/^cairn memory-capture: skipped \(pipeline continues\): --text needs a type prefix to be knowledge \(LEARNED: .* or SKIP:\), in capitals; nothing was captured\n$/);
+    }
+    expect(capture(root, '', ['--bead', 'b-1', '--text', 'SKIP: not worth keeping']).stderr).toBe('');
+    expect(logOf(root)).toEqual([]);
+  });
 });
 
 describe('--from-bd-json', () => {
