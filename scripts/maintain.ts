@@ -15,8 +15,8 @@ fits an uncounted line by its byte length). Safe to repeat.
   --dry-run   list what would be deprecated; write nothing
   --json      {dry_run, deprecated: [{id, role, text, reason}], counted}
 
-example (cron):
-  17 3 * * * cd /path/to/repo && npx cairn maintain --quiet
+example (cron; \`cairn init\` prints this line with the paths your machine needs):
+  17 3 * * * cd /path/to/repo && node_modules/.bin/cairn maintain --quiet
 `,
   flags: { boolean: ['dry-run'] },
   deadlineMs: 0,

@@ -18,8 +18,8 @@ entry is lost or doubled. Also gzips artifacts (full deliberation texts) older t
   --older-than D  compact artifacts last changed more than D days ago (90d)
   --json          {"moved", "kept", "recovered", "artifacts": {"compacted", "bytesBefore", "bytesAfter"}}
 
-example (cron):
-  27 3 * * * cd /path/to/repo && npx --no-install cairn rotate --quiet
+example (cron; \`cairn init\` prints this line with the paths your machine needs):
+  27 3 * * * cd /path/to/repo && node_modules/.bin/cairn rotate --quiet
 `,
   flags: { string: ['older-than'] },
   deadlineMs: 0,

@@ -1,7 +1,7 @@
 import type { Command } from '../lib/cli/runner.js';
 import { nowMs } from '../lib/core/clock.js';
 import { describeError } from '../lib/core/errors.js';
-import { sanitizeKnowledge } from '../lib/knowledge/hygiene.js';
+import { activeCacheFresh, sanitizeKnowledge } from '../lib/knowledge/hygiene.js';
 import { knowledgeDb } from '../lib/knowledge/index.js';
 import { countLineTokens } from '../lib/knowledge/auto-recall.js';
 
@@ -19,23 +19,33 @@ is never changed. auto-recall reads the active cache while it matches the log; m
 this in the background after a capture, and auto-recall when it met lines whose tokens were not yet
 counted (they are counted here, with the tokenizer, for the next session start).
 
-  --json   the summary: {read, active, unreadable, superseded, noise, trimmed, duplicateKey,
-           duplicateContent, stale, needsReview}
+  --json       the summary: {read, active, unreadable, superseded, noise, trimmed, duplicateKey,
+               duplicateContent, stale, needsReview}
+  --catch-up   then wait out the sanitiser's interval (knowledge.sanitizeEveryMs) and build again if
+               captures came meanwhile (how memory-capture starts it: they start no run of their own)
 
 example:
   cairn sanitize && tail -1 .cairn/memory/knowledge.audit.jsonl
 `,
-  flags: {},
+  flags: { boolean: ['catch-up'] },
   deadlineMs: 0,
-  run(ctx) {
+  async run(ctx) {
     const store = ctx.store();
-    const report = sanitizeKnowledge(store, nowMs());
-    try {
-      // index the new cache now, and count the tokens of the lines a session start shows, so it need not
-      const db = knowledgeDb(store, ['log', 'active'], { newest: true });
-      countLineTokens(db, store.config.tokenizer.encoding, ctx.deadline);
-    } catch (err) {
-      ctx.log.warn(`the active cache is written; indexing it and counting its tokens are left to the next reader (${describeError(err)})`);
+    const build = () => {
+      const built = sanitizeKnowledge(store, nowMs());
+      try {
+        // index the new cache now, and count the tokens of the lines a session start shows, so it need not
+        const db = knowledgeDb(store, ['log', 'active'], { newest: true });
+        countLineTokens(db, store.config.tokenizer.encoding, ctx.deadline);
+      } catch (err) {
+        ctx.log.warn(`the active cache is written; indexing it and counting its tokens are left to the next reader (${describeError(err)})`);
+      }
+      return built;
+    };
+    let report = build();
+    if (ctx.args['catch-up']) {
+      await new Promise((resolve) => setTimeout(resolve, store.config.knowledge.sanitizeEveryMs));
+      if (!activeCacheFresh(store)) report = build();
     }
     ctx.log.info(
       `${report.active} active of ${report.read} read: ${report.noise} shell residue, ${report.duplicateKey + report.duplicateContent} duplicates, ` +

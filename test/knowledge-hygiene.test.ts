@@ -1,8 +1,7 @@
 import { describe, it, expect } from 'vitest';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sanitizeKnowledge, anchorChecker } from '../lib/knowledge/hygiene.js';
-import { activeCacheFresh } from '../lib/knowledge/auto-recall.js';
+import { activeCacheFresh, anchorChecker, sanitizeKnowledge } from '../lib/knowledge/hygiene.js';
 import { openTestStore, run, tempProject } from './helpers.js';
 
 // cairn sanitize (SPEC §4.5): the active cache and its audit, built from the shared log, which is
@@ -91,6 +90,8 @@ describe('sanitizeKnowledge', () => {
     expect(statSync(store.activePath).mtimeMs).toBeCloseTo(statSync(log).mtimeMs, 0);
     expect(activeCacheFresh(store)).toBe(true);
     writeFileSync(log, readFileSync(log, 'utf8') + entry('fact-b', 'beta') + '\n');
+    const later = statSync(log).mtimeMs / 1000 + 1; // a capture comes at least a millisecond after the build; here it may not
+    utimesSync(log, later, later);
     expect(activeCacheFresh(store)).toBe(false);
   });
 });
@@ -117,4 +118,24 @@ describe('cairn sanitize', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ read: 2, active: 1, duplicate_content: 1 });
   });
+
+  it('after a burst of captures the background run catches up: the last capture is in the cache too', async () => {
+    const root = tempProject();
+    writeFileSync(join(root, '.cairn', 'config.json'), JSON.stringify({ knowledge: { sanitizeEveryMs: 400 } }));
+    for (const note of ['retries need jitter', 'timeouts need a budget', 'locks need a deadline']) {
+      expect(run('memory-capture', ['--bead', 'b-1', '--text', `LEARNED: ${note}`, '--quiet'], { cwd: root }).code).toBe(0);
+    }
+    // the first capture started the only run; the two after it, within its interval, started none
+    const active = join(root, '.cairn', 'memory', 'knowledge.active.jsonl');
+    const cached = () => {
+      try {
+        return readFileSync(active, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).content as string);
+      } catch {
+        return [];
+      }
+    };
+    for (let waited = 0; cached().length < 3 && waited < 15_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    expect(cached().sort()).toEqual(['locks need a deadline', 'retries need jitter', 'timeouts need a budget']);
+  });
 });
+

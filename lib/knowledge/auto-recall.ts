@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js';
 import { landingPatternLines } from '../landing/search.js';
 import { knowledgeDb, newestEntries, recentKnowledge, recordLineTokens, type KnowledgeHit, type Source } from './index.js';
 import { scheduleSanitize } from './schedule.js';
+import { activeCacheFresh } from './hygiene.js';
 import { contextText, type SessionContext } from './context.js';
 import { contextTopics, searchTopics } from './search.js';
 import { clip, hangingIndent, shownBead, shownContent } from './render.js';
@@ -143,17 +144,6 @@ export function renderBlock(b: { health?: string; lines: string[]; patterns: str
   return [HEADER, ...(b.health ? [b.health] : []), ...parts].join('\n\n') + '\n';
 }
 
-/**
- * The active cache (SPEC §4.5) is fresh when `cairn sanitize` built it from the log as it is now: the
- * sanitiser gives it the log's modification time, and any later capture moves the log's on.
- */
-export function activeCacheFresh(store: Store): boolean {
-  try {
-    return Math.abs(statSync(store.activePath).mtimeMs - statSync(store.knowledgePath).mtimeMs) < 1;
-  } catch {
-    return false;
-  }
-}
 
 /** `cairn: memory degraded since <time>: <reason> — run cairn doctor`, while a recorded error is recent (SPEC §2). */
 export function healthLine(storeDir: string, now: number): string | undefined {

@@ -200,3 +200,15 @@ function statOf(path: string) {
     return undefined;
   }
 }
+
+/**
+ * The active cache (SPEC §4.5) is fresh when `cairn sanitize` built it from the log as it is now: the
+ * sanitiser gives it the log's modification time, and any later capture moves the log's on.
+ */
+export function activeCacheFresh(store: Store): boolean {
+  try {
+    return Math.abs(statSync(store.activePath).mtimeMs - statSync(store.knowledgePath).mtimeMs) < 1;
+  } catch {
+    return false;
+  }
+}

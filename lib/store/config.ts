@@ -19,7 +19,7 @@ export interface Config {
   tokenizer: { encoding: string; margin: number };
   embeddings: { command?: string };
   /** SPEC §4.1, §4.4: words added to the tag vocabulary; auto-recall's token budget and how long it waits for bd. */
-  knowledge: { tags: string[]; budget: number; bdTimeoutMs: number };
+  knowledge: { tags: string[]; budget: number; bdTimeoutMs: number; sanitizeEveryMs: number };
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -32,7 +32,7 @@ export const DEFAULT_CONFIG: Config = {
   prior: { success: 1, failure: 1 },
   tokenizer: { encoding: 'cl100k_base', margin: 1 },
   embeddings: {},
-  knowledge: { tags: [], budget: 1000, bdTimeoutMs: 400 },
+  knowledge: { tags: [], budget: 1000, bdTimeoutMs: 400, sanitizeEveryMs: 60_000 },
 };
 
 /** config.json is a small settings file; anything larger is not read. */
@@ -83,6 +83,7 @@ export function mergeConfig(user: Record<string, any>): Config {
       tags: strings(user.knowledge?.tags, d.knowledge.tags),
       budget: num(user.knowledge?.budget, d.knowledge.budget),
       bdTimeoutMs: num(user.knowledge?.bdTimeoutMs, d.knowledge.bdTimeoutMs),
+      sanitizeEveryMs: num(user.knowledge?.sanitizeEveryMs, d.knowledge.sanitizeEveryMs),
     },
   };
 }
