@@ -3,7 +3,7 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, rmSync, 
 import { join } from 'node:path';
 import { hookChecks, hostPath, resolveProgram } from '../lib/hosts/check.js';
 import { libraryCheck } from '../lib/landing/library.js';
-import { CONFIG_SETTINGS, configCheck, databaseChecks, healthCheck, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
+import { CONFIG_SETTINGS, configCheck, configProblems, databaseChecks, healthCheck, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
 import { DEFAULT_CONFIG, mergeConfig } from '../lib/store/config.js';
 import { locate } from '../lib/store/root.js';
 import { recordFailure } from '../lib/store/health.js';
@@ -142,6 +142,12 @@ describe('each broken state', () => {
     expect(statusOf(checks, 'database')).toBe('ok');
     expect(checks.find((c) => c.name === 'events index')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^\d+ of \d+ bytes of events\.jsonl applied so far: the next pipeline command applies the rest$/) });
     expect(checks.find((c) => c.name === 'knowledge-log index')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^\d+ of \d+ bytes of memory\/knowledge\.jsonl applied so far: the next session start/) });
+  });
+
+  it('config.json with every setting the loader reads is clean: doctor knows them all', () => {
+    const { byRole: _byRole, ...budgets } = DEFAULT_CONFIG.budgets;
+    const everything = { ...DEFAULT_CONFIG, project: 'p1', budgets: { ...budgets, judge: 1000 }, embeddings: { command: 'node provider.js' } };
+    expect(configProblems(everything)).toEqual([]);
   });
 
   it('config.json that reads but holds a misspelt setting or a value of the wrong type: warn, naming each', () => {

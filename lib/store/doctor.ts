@@ -44,7 +44,7 @@ export const CONFIG_SETTINGS: Record<string, Setting> = {
   prior: { success: 'number', failure: 'number' },
   tokenizer: { encoding: 'string', margin: 'number' },
   embeddings: { command: 'string' },
-  knowledge: { tags: 'strings', budget: 'number', bdTimeoutMs: 'number' },
+  knowledge: { tags: 'strings', budget: 'number', bdTimeoutMs: 'number', sanitizeEveryMs: 'number' },
 };
 
 const isCount = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
