@@ -10,6 +10,7 @@
 //   node bench/run.js --only rebuild,clone          the 100k-event rebuild and the fresh-clone convergence
 //   node bench/run.js --profile                     also CPU-profile every case that misses its target
 //   node bench/run.js --keep                        keep the temporary projects (their paths go to stderr)
+//   node bench/run.js --without-extra-certs         children without NODE_EXTRA_CA_CERTS (see the report)
 
 import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,8 @@ const { values: opts } = parseArgs({
     only: { type: 'string', default: 'patterns,rebuild,clone' },
     profile: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    // NODE_EXTRA_CA_CERTS makes every node process, `node -e 0` too, parse a certificate bundle at start
+    'without-extra-certs': { type: 'boolean', default: false },
   },
 });
 const RUNS = Number(opts.runs);
@@ -44,7 +47,10 @@ if (!existsSync(join(REPO, 'dist', 'lib', 'cli', 'runner.js'))) fail('dist/ is m
 // same in every run; the stores' events lie in the 30 days before it.
 const NOW = '2025-06-01T12:00:00.000Z';
 process.env.CAIRN_NOW = NOW;
-const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_'))), CAIRN_NOW: NOW };
+const env = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_') && !(opts['without-extra-certs'] && k === 'NODE_EXTRA_CA_CERTS'))),
+  CAIRN_NOW: NOW,
+};
 
 const temps = [];
 function tempDir(tag) {
@@ -341,6 +347,7 @@ function report() {
   const mc = machine();
   const out = [];
   out.push(`Machine: ${mc.cpu}, ${mc.cores} cores, ${mc.platform}, node ${mc.node}; load average at start ${LOAD_AT_START}, at end ${mc.load}.`);
+  out.push(`NODE_EXTRA_CA_CERTS ${env.NODE_EXTRA_CA_CERTS ? 'set: every node process, \`node -e 0\` too, parses a certificate bundle at start, which lowers every ratio (run with --without-extra-certs to compare)' : 'not set'}.`);
   out.push(`${RUNS} runs per case, each after a \`node -e 0\` run; medians. Wall time is the target figure; CPU time (user + system) is the cross-check for a busy host. Peak RSS of the child (the highest of the runs) via ${MEMORY_METHOD === 'gnu-time' ? '`/usr/bin/time -f %M`' : '`process.resourceUsage().maxRSS` from the preload (GNU time not found)'}.`);
   out.push('');
   out.push('| case | wall ms | `node -e 0` ms | wall ratio | min–max ms | CPU ms | CPU ratio | peak RSS MB | target | verdict |');
