@@ -37,7 +37,7 @@ describe('usage', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(new RegExp(`^usage: (cairn )?${exe.name}`));
-    expect(r.stdout).toMatch(/\nexample(?: \(cron\))?:\n +\S/);
+    expect(r.stdout).toMatch(/\nexample(?: \([^)]*\))?:\n +\S/);
   });
 
   it.each(ALL)('$name: an unknown flag is one line, exit 0; exit 2 under --strict', (exe) => {
@@ -101,6 +101,9 @@ describe('better-sqlite3 not loadable', () => {
 describe('a database file of random bytes', () => {
   it('auto-recall moves it aside with a warning, rebuilds the index from the log and prints the same block', () => {
     const root = withLog();
+    // no background sanitiser between the two runs (it counts tokens, which changes what fits)
+    mkdirSync(join(root, '.cairn', 'cache'), { recursive: true });
+    writeFileSync(join(root, '.cairn', 'cache', 'sanitize.requested'), '');
     const healthy = invoke(AUTO, root, ['--strict']);
     expect(healthy.stdout).toContain('untrusted-knowledge');
     const db = join(root, '.cairn', 'cache', 'state.db');
