@@ -100,7 +100,9 @@ export function runProvider(command: string, items: EmbedItem[], timeoutMs: numb
   if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT') {
     throw new CairnError('input', `embeddings provider timed out after ${Math.round(timeoutMs)} ms (${command})`);
   }
-  if (r.error) throw new CairnError('input', `embeddings provider could not run (${r.error.message})${said}`);
+  // A provider that exits before reading its input breaks the pipe: its exit code says more than EPIPE.
+  const brokePipe = (r.error as NodeJS.ErrnoException | undefined)?.code === 'EPIPE' && typeof r.status === 'number';
+  if (r.error && !brokePipe) throw new CairnError('input', `embeddings provider could not run (${r.error.message})${said}`);
   if (r.status !== 0) {
     const how = r.signal ? `was killed by ${r.signal}` : `exited with code ${r.status}`;
     throw new CairnError('input', `embeddings provider ${how} (${command})${said}`);
