@@ -305,6 +305,26 @@ describe('replay equals live', () => {
     expect(existsSync(dbPath(root))).toBe(true);
   });
 
+  it('a database of the previous schema (a keyed pattern_terms table) keeps its rows when migrated, with its key index', () => {
+    const root = tempProject();
+    const store = smallHistory(root);
+    const live = snapshot(patternDb(store));
+    store.close();
+    const old = new BetterSqlite3(dbPath(root));
+    const version = old.pragma('user_version', { simple: true }) as number;
+    old.exec(`DROP INDEX pattern_terms_key; ALTER TABLE pattern_terms RENAME TO t;
+      CREATE TABLE pattern_terms (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, pattern TEXT NOT NULL,
+        PRIMARY KEY (project, role, term, pattern)) WITHOUT ROWID;
+      INSERT INTO pattern_terms SELECT * FROM t; DROP TABLE t;`);
+    old.pragma(`user_version = ${version - 1}`);
+    old.close();
+    const reopened = openTestStore(root);
+    const db = patternDb(reopened);
+    expect(snapshot(db)).toEqual(live);
+    expect(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'pattern_terms_key'").get()).toBeTruthy();
+    expect(db.pragma('user_version', { simple: true })).toBe(version);
+  });
+
   it('the same log replays to the same state whichever process rebuilt it', () => {
     const root = tempProject();
     const store = smallHistory(root, 11);
@@ -395,6 +415,8 @@ describe('a rebuild racing an appender', () => {
         return false;
       },
       remaining: () => Infinity,
+      check: () => undefined,
+      at: Infinity,
     } as unknown as Deadline;
     const report = rebuildIndex(store.database, eventFollower(store), { deadline: racing, warn: () => undefined });
     expect(appended).toBe(true);

@@ -144,3 +144,65 @@ describe('a replay cut short by the deadline keeps its progress', () => {
     expect(rows(db, 'a').map((r) => r.k)).toEqual(Array.from({ length: 2000 }, (_, i) => String(i).padStart(6, '0')));
   });
 });
+
+describe('a first build sets aside what only readers need (finish)', () => {
+  /** The toy follower with a reader's index: reset drops it, finish builds it (as the event log does). */
+  function indexed(log: string): LogFollower<Item> & { finished: number } {
+    const f = {
+      ...toy('a', log, true),
+      finished: 0,
+      reset: (db: Database) => {
+        db.exec('DROP INDEX IF EXISTS toy_k');
+        db.prepare('DELETE FROM toy WHERE name = ?').run('a');
+      },
+      finish: (db: Database) => {
+        f.finished++;
+        db.exec('CREATE INDEX IF NOT EXISTS toy_k ON toy (k)');
+      },
+    };
+    return f;
+  }
+  const hasIndex = (db: Database) => Boolean(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'toy_k'").get());
+
+  it('a fresh build cut short resumes in file order, and the index is built once, at the end', () => {
+    const { db, log } = setup();
+    db.exec('CREATE INDEX toy_k ON toy (k)');
+    const f = indexed(log);
+    writeFileSync(log, lines(0, 3000));
+    let calls = 0;
+    for (;; calls++) {
+      expect(calls).toBeLessThan(100);
+      try {
+        follow(db, f, { deadline: passesAfter(3), warn: () => undefined, sliceMs: 0 });
+        break;
+      } catch (err) {
+        expect((err as CairnError).kind).toBe('deadline');
+        expect(hasIndex(db)).toBe(false); // set aside while the build runs
+        expect(followerStatus(db, f).rebuilding).toBe(true);
+      }
+    }
+    expect(calls).toBeGreaterThan(2);
+    expect(f.finished).toBe(1);
+    expect(hasIndex(db)).toBe(true);
+    expect(rows(db, 'a').map((r) => r.v)).toEqual(Array.from({ length: 3000 }, (_, i) => `v${i}`));
+    expect(followerStatus(db, f)).toMatchObject({ inSync: true, rebuilding: false });
+    appendFileSync(log, lines(3000, 3005)); // later appends are applied with the index in place
+    expect(follow(db, f, opts)).toMatchObject({ applied: 5, rebuilt: false });
+    expect(f.finished).toBe(1);
+    expect(hasIndex(db)).toBe(true);
+  });
+
+  it('with less than half its deadline left, a run leaves the index to the next run, which builds it', () => {
+    const { db, log } = setup();
+    const f = indexed(log);
+    writeFileSync(log, lines(0, 50));
+    const late = { passed: () => false, remaining: () => 10, check: () => undefined, at: Date.now() + 10, ms: 1000 } as unknown as Deadline;
+    expect(() => follow(db, f, { deadline: late, warn: () => undefined })).toThrow(/deadline of 1000 ms near/);
+    expect(rows(db, 'a')).toHaveLength(50); // what was replayed stays
+    expect(hasIndex(db)).toBe(false);
+    expect(follow(db, f, opts)).toMatchObject({ applied: 0 });
+    expect(f.finished).toBe(1);
+    expect(hasIndex(db)).toBe(true);
+    expect(followerStatus(db, f)).toMatchObject({ inSync: true, rebuilding: false });
+  });
+});

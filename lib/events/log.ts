@@ -4,7 +4,7 @@ import { envelopeProblem, eventKey, payloadProblem, type CairnEvent, type EventP
 import { nextUlid } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
-import { EVENT_LOG_TABLES, type Database } from '../store/db.js';
+import { EVENT_LOG_INDEXES, EVENT_LOG_TABLES, type Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import type { FollowReport, LogFollower } from '../store/follower.js';
 
@@ -19,7 +19,11 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
     parse: parseEvent,
     apply: (db, event) => applyEvent(db, event),
     reset: (db) => {
+      for (const name of Object.keys(EVENT_LOG_INDEXES)) db.exec(`DROP INDEX IF EXISTS ${name}`);
       for (const table of EVENT_LOG_TABLES) db.exec(`DELETE FROM ${table}`);
+    },
+    finish: (db) => {
+      for (const create of Object.values(EVENT_LOG_INDEXES)) db.exec(create.replace(/^CREATE (UNIQUE )?INDEX /, 'CREATE $1INDEX IF NOT EXISTS '));
     },
     orderKey: eventKey,
   };

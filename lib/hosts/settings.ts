@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readSmallFile } from '../io/read.js';
 import { basename, dirname, join, relative } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { asObject, type Json } from '../core/json.js';
@@ -115,15 +116,11 @@ export function mergeHooks(settings: Json, layout: Layout, entries: HookEntry[])
   return { settings: { ...settings, hooks }, added };
 }
 
+const SETTINGS_CAP = 4 * 1024 * 1024;
+
 /** A settings file as an object ({} when absent); a file that is not a JSON object is never overwritten. */
 export function readSettings(path: string): Json {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new CairnError('store', `cannot read ${path}: ${(err as Error).message}`);
-  }
+  const text = readSmallFile(path, SETTINGS_CAP)?.toString('utf8') ?? ''; // a device or a huge file in its place is an error
   if (text.trim() === '') return {};
   let value: unknown;
   try {
@@ -155,7 +152,7 @@ export function installHooks(root: string, hooks: HostHooks, storeDir?: string):
 /** Keep the file's own indentation (two spaces for a new file). */
 function indentOf(path: string): string {
   try {
-    return /\n([ \t]+)"/.exec(readFileSync(path, 'utf8'))?.[1] ?? '  ';
+    return /\n([ \t]+)"/.exec(readSmallFile(path, SETTINGS_CAP)?.toString('utf8') ?? '')?.[1] ?? '  ';
   } catch {
     return '  ';
   }

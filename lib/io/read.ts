@@ -113,6 +113,21 @@ export function readSmallFile(path: string, cap: number, noFollow = false): Buff
   }
 }
 
+/** The last `bytes` bytes of a regular file cairn keeps (a log that only grows); undefined when missing. */
+export function readFileTail(path: string, bytes: number): Buffer | undefined {
+  const fd = openRegularFile(path);
+  if (fd === undefined) return undefined;
+  try {
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, bytes);
+    const buf = Buffer.alloc(length);
+    const n = readSync(fd, buf, 0, length, size - length);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Up to `cap` bytes of a regular file (its size may be 0 and still hold data, as in /proc). */
 function readRegular(fd: number, cap: number): BoundedInput {
   const chunks: Buffer[] = [];

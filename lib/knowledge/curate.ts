@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readSmallFile } from '../io/read.js';
 import stringify from 'fast-json-stable-stringify';
 import { readLines } from '../io/jsonl.js';
 import { writeFileAtomic } from '../io/atomic.js';
@@ -102,6 +102,8 @@ export interface Applied {
   already: number;
 }
 
+const PROPOSAL_CAP = 16 * 1024 * 1024;
+
 /**
  * Append a reviewed proposal. Refused when its lines no longer hash to `confirm` (changed since review),
  * when a line is not a curated entry of this project with a review_reason, or without a confirmation.
@@ -109,7 +111,7 @@ export interface Applied {
 export function applyProposal(store: Store, proposalPath: string, confirm: string): Applied {
   let proposal: Proposal;
   try {
-    proposal = JSON.parse(readFileSync(proposalPath, 'utf8')) as Proposal;
+    proposal = JSON.parse(readSmallFile(proposalPath, PROPOSAL_CAP)?.toString('utf8') ?? '') as Proposal;
   } catch (err) {
     throw new CairnError('input', `cannot read the proposal ${proposalPath}: ${(err as Error).message}`);
   }

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, statSync, utimesSync } from 'node:fs';
 import { isAbsolute, join, normalize, sep } from 'node:path';
 import { readLines } from '../io/jsonl.js';
 import { walkFiles } from '../io/walk.js';
+import { readSmallFile } from '../io/read.js';
 import { normaliseText } from '../core/text.js';
 import type { Store } from '../store/store.js';
 import type { KnowledgeEntry } from './entry.js';
@@ -166,7 +167,7 @@ export function anchorChecker(root: string): (text: string) => Anchors {
             const size = statSync(path).size;
             if (size > MAX_FILE_BYTES || total + size > MAX_TOTAL_BYTES) return;
             total += size;
-            texts.push(readFileSync(path, 'utf8'));
+            texts.push(readSmallFile(path, MAX_FILE_BYTES)?.toString('utf8') ?? ''); // a regular file, at most the cap
           } catch {
             // unreadable: not a place to find a symbol
           }

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readSmallFile } from '../io/read.js';
 import { join } from 'node:path';
 import type { LandingReport } from './report.js';
 import { unique } from './report.js';
@@ -34,18 +35,29 @@ export function projectCommands(root: string): string[] {
 
 function packageScripts(root: string): Set<string> {
   try {
-    const scripts = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))?.scripts;
+    const scripts = JSON.parse(projectFile(root, 'package.json') ?? 'null')?.scripts;
     return new Set(scripts && typeof scripts === 'object' ? Object.keys(scripts).filter((k) => typeof scripts[k] === 'string') : []);
   } catch {
     return new Set();
   }
 }
 
+/** A project's config file, read bounded (it could be anything: a link to a device, a huge file); undefined when absent or unreadable. */
+function projectFile(root: string, name: string): string | undefined {
+  try {
+    return readSmallFile(join(root, name), PROJECT_FILE_CAP)?.toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+const PROJECT_FILE_CAP = 1024 * 1024;
+
 function usesPytest(root: string): boolean {
   if (existsSync(join(root, 'pytest.ini')) || existsSync(join(root, 'conftest.py'))) return true;
   for (const [file, mark] of [['pyproject.toml', /\[tool\.pytest|pytest/], ['setup.cfg', /\[tool:pytest\]/], ['tox.ini', /\[pytest\]/]] as const) {
     try {
-      if (mark.test(readFileSync(join(root, file), 'utf8'))) return true;
+      if (mark.test(projectFile(root, file) ?? '')) return true;
     } catch {
       // no such file
     }

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CairnError, describeError } from '../core/errors.js';
 import { asObject } from '../core/json.js';
 import { normaliseText, shortHash } from '../core/text.js';
+import { readSmallFile } from '../io/read.js';
 import { writeFileAtomic } from '../io/atomic.js';
 import { acquireLock } from '../io/lock.js';
 import type { Deadline } from '../core/deadline.js';
@@ -42,15 +42,13 @@ export function fingerprint(p: Pick<LandingPattern, 'title' | 'tags' | 'sourceRe
   return shortHash(JSON.stringify([normaliseText(p.title), [...p.tags].sort(), p.sourceRepoRoot]));
 }
 
+const LIBRARY_CAP = 32 * 1024 * 1024;
+
 /** The library's entries; a missing file is an empty library, anything unreadable is an input error. */
 export function readLibrary(path: string): LandingPattern[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new CairnError('store', `cannot read ${path}: ${(err as Error).message}`);
-  }
+  const bytes = readSmallFile(path, LIBRARY_CAP); // a missing file is undefined; a link to a device or a huge file is an error
+  if (bytes === undefined) return [];
+  const text = bytes.toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);

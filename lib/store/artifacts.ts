@@ -1,4 +1,8 @@
-import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, unlinkSync } from 'node:fs';
+import { readSmallFile, DEFAULT_INPUT_CAP } from '../io/read.js';
+
+/** Deliberation texts were capped at input (SPEC §2); a larger file here is not one of ours. */
+const ARTIFACT_CAP = DEFAULT_INPUT_CAP;
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { writeFileAtomic } from '../io/atomic.js';
@@ -31,9 +35,11 @@ export function compactArtifacts(artifactsDir: string, before: number): CompactR
     }
     for (const file of files) {
       const path = join(artifactsDir, kind, file);
-      const st = statSync(path);
+      const st = lstatSync(path); // a link planted in the store is not followed, not even to read
       if (!st.isFile() || st.mtimeMs >= before) continue;
-      const packed = gzipSync(readFileSync(path));
+      const text = readSmallFile(path, ARTIFACT_CAP, true);
+      if (text === undefined) continue;
+      const packed = gzipSync(text);
       writeFileAtomic(`${path}.gz`, packed, artifactsDir);
       unlinkSync(path);
       report.compacted++;

@@ -42,6 +42,20 @@ function nativeDriver(): Driver {
   }
 }
 
+/**
+ * The secondary indexes of the event log's tables that only readers use: a full replay drops them
+ * (every insert and update would maintain them, row by row, in random order) and builds them again
+ * once at its end, which is several times faster (lib/events/log.ts, bench/README.md). The rank
+ * indexes' expressions are lib/patterns/scoring.ts DECAYING_KEY_SQL and IMMUNE_KEY_SQL, verbatim.
+ */
+export const EVENT_LOG_INDEXES: Record<string, string> = {
+  pattern_terms_key: 'CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, pattern)',
+  patterns_rank_decaying: `CREATE INDEX patterns_rank_decaying ON patterns (project, role, (ln(((MAX(0, success_count) + 1.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END)) + last_used / 1209600000.0))
+     WHERE lifecycle NOT IN ('deprecated', 'active') AND reinforcement_count < 3`,
+  patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (ln(((MAX(0, success_count) + 1.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END))))
+     WHERE lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= 3)`,
+};
+
 // Schema migrations by user_version: append, never edit a shipped step.
 const MIGRATIONS: string[] = [
   `
@@ -159,6 +173,13 @@ const MIGRATIONS: string[] = [
    CREATE INDEX knowledge_key ON knowledge (key);
    ALTER TABLE knowledge ADD COLUMN recall_key TEXT;
    ALTER TABLE knowledge ADD COLUMN recall_tokens INTEGER;`,
+  // pattern_terms becomes a rowid table with its key as a separate index (EVENT_LOG_INDEXES), which a
+  // full replay sets aside and builds once at its end
+  `ALTER TABLE pattern_terms RENAME TO pattern_terms_keyed;
+   CREATE TABLE pattern_terms (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, pattern TEXT NOT NULL);
+   INSERT INTO pattern_terms SELECT project, role, term, pattern FROM pattern_terms_keyed;
+   DROP TABLE pattern_terms_keyed;
+   ${EVENT_LOG_INDEXES.pattern_terms_key};`,
 ];
 
 /** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */

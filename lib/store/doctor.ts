@@ -1,9 +1,10 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { readSmallFile } from '../io/read.js';
 import { dirname, join, relative } from 'node:path';
 import { Deadline } from '../core/deadline.js';
 import { describeError } from '../core/errors.js';
 import { nearest } from '../core/suggest.js';
-import { loadConfig, type Config } from './config.js';
+import { CONFIG_CAP, loadConfig, type Config } from './config.js';
 import { loadDriver, openDatabase, type Database } from './db.js';
 import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
@@ -78,7 +79,7 @@ export function configCheck(dir: string): Check {
   } catch (err) {
     return { name: 'config.json', status: 'fail', detail: describeError(err) };
   }
-  const parsed: unknown = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+  const parsed: unknown = JSON.parse(readSmallFile(join(dir, 'config.json'), CONFIG_CAP)?.toString('utf8') ?? '{}');
   const problems = isPlainObject(parsed) ? configProblems(parsed) : ['it is not a JSON object'];
   if (problems.length === 0) return { name: 'config.json', status: 'ok', detail: 'reads' };
   return { name: 'config.json', status: 'warn', detail: `${problems.join('; ')}: the default is used instead (README: config.json)` };

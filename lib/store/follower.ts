@@ -23,8 +23,10 @@ export interface LogFollower<T> {
   path: string;
   parse(text: string, offset: number, warn: (message: string) => void): T | undefined;
   apply(db: Database, item: T, offset: number): void;
-  /** Delete this log's derived rows, and only its own. */
+  /** Delete this log's derived rows, and only its own (at the start of a full replay). */
   reset(db: Database): void;
+  /** At the end of a full replay of an ordered log, in its last transaction (rebuild what reset set aside). */
+  finish?(db: Database): void;
   /** For a log replayed in a sort order (the event log: (ts, id)); absent: file order. */
   orderKey?(item: T): string;
 }
@@ -43,7 +45,9 @@ export interface FollowOptions {
 }
 
 const WINDOW = 4096;
-const SLICE_MS = 100;
+// A slice commits its progress; each commit writes the pages it touched, so a slice is long enough
+// to amortise that and short enough that a cut-short run loses little (the deadline ends one early).
+const SLICE_MS = 400;
 
 interface Mark {
   offset: number;
@@ -59,6 +63,8 @@ interface Mark {
    * was started on (a later process resumes only while that prefix is unchanged).
    */
   rebuild?: { epoch: string; through: string; basis: { offset: number; head: string; tail: string } };
+  /** A first build in file order is under way: what `finish` builds is set aside until it reaches the end. */
+  building?: true;
 }
 
 const EMPTY: Mark = { offset: 0, head: '', tail: '', last: '', size: 0, mtimeMs: 0 };
@@ -111,16 +117,25 @@ export function followerStatus(db: Database, f: LogFollower<unknown>): { applied
   const st = statLog(f.path);
   const logBytes = st?.size ?? 0;
   const inSync = !mark.rebuild && mark.offset === logBytes && (logBytes === 0 || prefixIntact(f.path, mark, logBytes));
-  return { appliedBytes: mark.offset, logBytes, inSync, rebuilding: Boolean(mark.rebuild) };
+  return { appliedBytes: mark.offset, logBytes, inSync, rebuilding: Boolean(mark.rebuild || mark.building) };
 }
 
 /** Bring the index up to date with the log. Cheap when nothing changed: one stat, one row. */
 export function follow<T>(db: Database, f: LogFollower<T>, opts: FollowOptions): FollowReport {
   const mark = readMark(db, f);
   const st = statLog(f.path);
-  if (!mark.rebuild && st && st.size === mark.size && st.mtimeMs === mark.mtimeMs && mark.offset <= st.size) return { applied: 0, skipped: 0, rebuilt: false };
+  if (!mark.rebuild && !mark.building && st && st.size === mark.size && st.mtimeMs === mark.mtimeMs && mark.offset <= st.size) return { applied: 0, skipped: 0, rebuilt: false };
   if (!st && mark.offset === 0 && !mark.rebuild) return { applied: 0, skipped: 0, rebuilt: false };
   if (mark.rebuild) return orderedRebuild(db, f, opts, false);
+  // The first build (a fresh clone, a deleted state.db) goes in file order — a log written by appends
+  // is in order, and each run resumes where the last stopped without reading the prefix again — with
+  // what only readers need set aside (reset) and built once at its end (finish).
+  if (f.finish && mark.offset === 0 && st && st.size > 0) {
+    db.transaction(() => {
+      f.reset(db);
+      writeMark(db, f, { ...EMPTY, building: true });
+    }).immediate();
+  }
   return applyTail(db, f, opts, false);
 }
 
@@ -172,11 +187,11 @@ function applyTail<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, rebu
             }
             offset = line.end;
             if (++count % 64 === 0 && (Date.now() >= until || opts.deadline.passed())) {
-              writeMark(db, f, markAt(f.path, offset, last, { size: -1, mtimeMs: -1 }));
+              writeMark(db, f, { ...markAt(f.path, offset, last, { size: -1, mtimeMs: -1 }), ...(mark.building ? { building: true as const } : {}) });
               return 'more';
             }
           }
-          writeMark(db, f, markAt(f.path, offset, last, seen));
+          writeMark(db, f, { ...markAt(f.path, offset, last, seen), ...(mark.building ? { building: true as const } : {}) });
           return 'done';
         })
         .immediate();
@@ -184,7 +199,10 @@ function applyTail<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, rebu
       if (err !== NEEDS_REBUILD) throw err;
       step = 'rebuild'; // the slice was rolled back: nothing it applied stays
     }
-    if (step === 'done') return report;
+    if (step === 'done') {
+      completeBuild(db, f, opts);
+      return report;
+    }
     if (step === 'rebuild') {
       if (readMark(db, f).rebuild) return orderedRebuild(db, f, opts, false); // another process started one
       if (rebuilt) throw new CairnError('store', `${f.path} changed while it was being replayed; run again`);
@@ -196,6 +214,27 @@ function applyTail<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, rebu
 
 /** Thrown inside a slice's transaction to roll it back when the log must be replayed from the start. */
 const NEEDS_REBUILD = Symbol('needs rebuild');
+
+/**
+ * The end of a full replay: build what `reset` set aside (`finish`, one step that cannot be cut
+ * short). A run with less than half its deadline left leaves it to the next run, which starts with
+ * all of its time, so a hook ends within its deadline (issue 7).
+ */
+function completeBuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions): void {
+  if (!readMark(db, f).building) return;
+  const d = opts.deadline;
+  d.check(`indexing ${f.name} (replayed; its indexes are built by the next run)`);
+  if (Number.isFinite(d.at) && d.remaining() < d.ms / 2) {
+    throw new CairnError('deadline', `deadline of ${d.ms} ms near after replaying ${f.name}; its indexes are built by the next run`);
+  }
+  db.transaction(() => {
+    const mark = readMark(db, f);
+    if (!mark.building) return; // another process built them
+    f.finish?.(db);
+    const { building: _done, ...built } = mark;
+    writeMark(db, f, built);
+  }).immediate();
+}
 
 interface Keyed<T> {
   key: string;
@@ -266,11 +305,14 @@ function orderedRebuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions,
             return 'more';
           }
         }
-        writeMark(db, f, markAt(f.path, end, last, seen));
+        writeMark(db, f, { ...markAt(f.path, end, last, seen), ...(f.finish ? { building: true as const } : {}) });
         return 'done';
       })
       .immediate();
-    if (step === 'done') return { applied, skipped, rebuilt: true };
+    if (step === 'done') {
+      completeBuild(db, f, opts);
+      return { applied, skipped, rebuilt: true };
+    }
     if (opts.deadline.passed()) throw deadlineError(f, 0, seen.size);
     if (step === 'restart') return orderedRebuild(db, f, opts, false);
   }

@@ -1,7 +1,7 @@
-import { closeSync, constants, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../io/atomic.js';
-import { readSmallFile } from '../io/read.js';
+import { readFileTail, readSmallFile } from '../io/read.js';
 import { mkdirNoFollow } from '../io/safe.js';
 
 // The health record (SPEC §2): fail-open errors are visible to auto-recall and `cairn doctor`.
@@ -66,10 +66,16 @@ export function clearHealth(storeDir: string): void {
   rmSync(join(storeDir, 'cache', 'health.json'), { force: true });
 }
 
+const ERRORS_TAIL = 64 * 1024;
+
 /** The last `n` lines of cache/errors.log. */
 export function lastErrors(storeDir: string, n: number): string[] {
   try {
-    return readFileSync(join(storeDir, 'cache', 'errors.log'), 'utf8').trimEnd().split('\n').filter(Boolean).slice(-n);
+    // the log only grows: its tail holds the last lines, whatever its size (the tail's first line may be cut)
+    const tail = readFileTail(join(storeDir, 'cache', 'errors.log'), ERRORS_TAIL);
+    if (!tail) return [];
+    const text = tail.toString('utf8');
+    return (tail.length < ERRORS_TAIL ? text : text.slice(text.indexOf('\n') + 1)).trimEnd().split('\n').filter(Boolean).slice(-n);
   } catch {
     return [];
   }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { shortHash } from '../core/text.js';
 import { readSmallFile } from '../io/read.js';
@@ -156,7 +156,7 @@ export function readOriginUrl(root: string): string | undefined {
   if (!configPath) return undefined;
   let text: string;
   try {
-    text = readFileSync(configPath, 'utf8');
+    text = gitFile(configPath);
   } catch {
     return undefined;
   }
@@ -181,7 +181,7 @@ export function gitDirOf(root: string): string | undefined {
   try {
     if (statSync(dotGit).isDirectory()) return dotGit;
     // a worktree or submodule: ".git" is a file "gitdir: <path>"
-    const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+    const m = /^gitdir:\s*(.+)$/m.exec(gitFile(dotGit));
     if (!m) return undefined;
     return isAbsolute(m[1].trim()) ? m[1].trim() : resolve(root, m[1].trim());
   } catch {
@@ -194,19 +194,28 @@ export function currentBranch(root: string): string | undefined {
   const dir = gitDirOf(root);
   if (!dir) return undefined;
   try {
-    const m = /^ref:\s*refs\/heads\/(.+)$/m.exec(readFileSync(join(dir, 'HEAD'), 'utf8'));
+    const m = /^ref:\s*refs\/heads\/(.+)$/m.exec(gitFile(join(dir, 'HEAD')));
     return m ? m[1].trim() : undefined;
   } catch {
     return undefined;
   }
 }
 
+/** A small file of git's, read bounded (every hook reads these; a FIFO or device in its place must not hang it); throws when missing. */
+function gitFile(path: string): string {
+  const bytes = readSmallFile(path, GIT_FILE_CAP);
+  if (bytes === undefined) throw new Error(`${path} is missing`);
+  return bytes.toString('utf8');
+}
+
+const GIT_FILE_CAP = 1024 * 1024;
+
 function gitConfigPath(root: string): string | undefined {
   let gitDir = gitDirOf(root);
   if (!gitDir) return undefined;
   // a linked worktree keeps its config in the common dir
   try {
-    const common = readFileSync(join(gitDir, 'commondir'), 'utf8').trim();
+    const common = gitFile(join(gitDir, 'commondir')).trim();
     if (common) gitDir = isAbsolute(common) ? common : resolve(gitDir, common);
   } catch {
     // not a linked worktree
