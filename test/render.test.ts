@@ -46,7 +46,7 @@ describe('lines and block', () => {
       'Never log raw tokens',
       'Never log raw request bodies: tokens and passwords travel in them',
     ].map((text) => ranked({ text }));
-    expect(withoutRestatements(lines).map((r) => r.pattern.text)).toEqual([lines[0], lines[1], lines[3], lines[4], lines[5], lines[6]].map((r) => r.pattern.text));
+    expect(withoutRestatements(lines).all().map((r) => r.pattern.text)).toEqual([lines[0], lines[1], lines[3], lines[4], lines[5], lines[6]].map((r) => r.pattern.text));
   });
 
   it('frames the lines with header and footer', () => {
@@ -67,7 +67,7 @@ describe('fitBlock', () => {
     const fit: FitInput = {
       role: 'auditor',
       budget,
-      lines: LINES,
+      line: (i) => LINES[i],
       complete: true,
       lineTokens: (i) => (asked.push(`line ${i}`), 10),
       lineBytes: () => 40,
@@ -98,7 +98,7 @@ describe('fitBlock', () => {
 
   it('(b) the summary when the lines do not all fit and the summary does', () => {
     const { fit } = input(30, { summary: { text: ' a short summary \n', tokens: () => 8, matches: () => true } });
-    expect(fitBlock(fit)).toEqual({ path: 'summary', count: 3, tokens: 13, block: renderBlock('auditor', ['a short summary']) });
+    expect(fitBlock(fit)).toEqual({ path: 'summary', count: 0, tokens: 13, block: renderBlock('auditor', ['a short summary']) });
   });
 
   it('(c) the best-first prefix when the summary is missing or too long', () => {
@@ -116,12 +116,20 @@ describe('fitBlock', () => {
     expect(fitBlock(input(1000, { complete: false }).fit)).toMatchObject({ path: 'truncated', count: 3 });
   });
 
+  it('reads lines best first and no further than the first that overflows when more candidates exist', () => {
+    const read: number[] = [];
+    const many = Array.from({ length: 1000 }, (_, i) => `- line ${i}`);
+    const { fit } = input(35, { complete: false, line: (i) => (read.push(i), many[i]) });
+    expect(fitBlock(fit)).toMatchObject({ path: 'truncated', count: 3 });
+    expect(Math.max(...read)).toBe(3);
+  });
+
   it('applies the safety margin before comparing with the budget', () => {
     expect(fitBlock(input(35, { scale: (t) => Math.ceil(t * 1.15) }).fit)).toMatchObject({ path: 'truncated', count: 2, tokens: 29 });
   });
 
   it('is skipped when not even one line fits, or there are no lines', () => {
     expect(fitBlock(input(14).fit)).toEqual({ path: 'skipped', count: 0, tokens: 0, block: '' });
-    expect(fitBlock(input(1000, { lines: [] }).fit).path).toBe('skipped');
+    expect(fitBlock(input(1000, { line: () => undefined }).fit).path).toBe('skipped');
   });
 });

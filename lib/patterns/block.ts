@@ -48,21 +48,35 @@ export function textPiece(text: string, id?: string): string {
  * applies, stored before findings were linked): the stemmed content words of the shorter, at least
  * RESTATEMENT_MIN_TERMS of them, covered at RESTATEMENT_COVERED by the longer, and the two sharing
  * RESTATEMENT_SHARED of their words together (so a short rule is not lost inside a long, different one).
+ * Decided best first and only as far as asked: `at(i)` is the i-th kept item, so a block that shows
+ * 20 of 200 loaded lines reads the words of about 20 (issue 8).
  */
-export function withoutRestatements<T extends { pattern: { text: string } }>(ranked: T[]): T[] {
+export function withoutRestatements<T extends { pattern: { text: string } }>(ranked: T[]): { at(i: number): T | undefined; all(): T[] } {
   const kept: { item: T; terms: Set<string> }[] = [];
-  for (const item of ranked) {
-    const terms = new Set(contentTerms(item.pattern.text).keys());
-    const restates = kept.some((k) => {
+  let next = 0;
+  const restates = (terms: Set<string>) =>
+    kept.some((k) => {
       const [small, large] = terms.size <= k.terms.size ? [terms, k.terms] : [k.terms, terms];
       if (small.size < RESTATEMENT_MIN_TERMS) return false;
       let shared = 0;
       for (const t of small) if (large.has(t)) shared++;
       return shared / small.size >= RESTATEMENT_COVERED && shared / (small.size + large.size - shared) >= RESTATEMENT_SHARED;
     });
-    if (!restates) kept.push({ item, terms });
-  }
-  return kept.map((k) => k.item);
+  const at = (i: number): T | undefined => {
+    while (kept.length <= i && next < ranked.length) {
+      const item = ranked[next++];
+      const terms = new Set(contentTerms(item.pattern.text).keys());
+      if (!restates(terms)) kept.push({ item, terms });
+    }
+    return kept[i]?.item;
+  };
+  return {
+    at,
+    all: () => {
+      at(ranked.length);
+      return kept.map((k) => k.item);
+    },
+  };
 }
 const RESTATEMENT_COVERED = 0.8;
 const RESTATEMENT_SHARED = 0.6;
@@ -76,7 +90,7 @@ export type FitPath = 'full' | 'summary' | 'truncated' | 'skipped';
 
 export interface Fit {
   path: FitPath;
-  /** How many of the ranked lines are in the block (all for a summary). */
+  /** How many of the ranked lines are in the block (0 for a summary, which stands for them all). */
   count: number;
   tokens: number;
   block: string;
@@ -85,9 +99,9 @@ export interface Fit {
 export interface FitInput {
   role: string;
   budget: number;
-  /** Rendered lines, best first. */
-  lines: string[];
-  /** Whether `lines` holds every candidate; when false, more candidates exist beyond them. */
+  /** Rendered line i, best first (undefined past the last); asked for lazily, in order. */
+  line: (i: number) => string | undefined;
+  /** Whether the lines are every candidate; when false, more candidates exist beyond them. */
   complete: boolean;
   /** Token count of line i (pieces summed, plus its newline); called lazily, best first. */
   lineTokens: (i: number) => number;
@@ -106,43 +120,44 @@ export interface FitInput {
 
 /** The first fitting path: (a) every line, (b) the matching summary, (c) the best lines that fit. */
 export function fitBlock(input: FitInput): Fit {
-  const { role, budget, lines } = input;
+  const { role, budget } = input;
   const empty: Fit = { path: 'skipped', count: 0, tokens: 0, block: '' };
-  if (lines.length === 0) return empty;
-  // (a) all lines: first by the byte bound (no tokenizer), then by counting until it overflows.
-  let bytes = input.frameBytes;
-  for (let i = 0; i < lines.length; i++) bytes += input.lineBytes(i);
-  let tokens = -1; // not counted while the byte bound already fits (counting may load the tokenizer)
-  let fitting = 0; // the longest best-first prefix that fits
-  if (input.scale(bytes) <= budget) {
-    fitting = lines.length;
-  } else {
-    tokens = input.frameTokens;
-    while (fitting < lines.length) {
-      const next = tokens + input.lineTokens(fitting);
-      if (input.scale(next) > budget) break;
-      tokens = next;
-      fitting++;
+  if (input.line(0) === undefined) return empty;
+  const lines = (n: number) => Array.from({ length: n }, (_, i) => input.line(i)!);
+  // (a) every line — only when they are every candidate: first by the byte bound (no tokenizer).
+  if (input.complete) {
+    let bytes = input.frameBytes;
+    let n = 0;
+    for (; input.line(n) !== undefined; n++) bytes += input.lineBytes(n);
+    if (input.scale(bytes) <= budget) {
+      return { path: 'full', count: n, tokens: input.exactTokens ? countAll(input, n) : input.scale(bytes), block: renderBlock(role, lines(n)) };
     }
   }
-  if (fitting === lines.length && input.complete) {
-    const block = renderBlock(role, lines);
-    const total = tokens >= 0 ? input.scale(tokens) : input.exactTokens ? countAll(input) : input.scale(bytes);
-    return { path: 'full', count: lines.length, tokens: total, block };
+  // Then by counting, best first, until a line overflows: the longest prefix that fits.
+  let tokens = input.frameTokens;
+  let fitting = 0;
+  while (input.line(fitting) !== undefined) {
+    const next = tokens + input.lineTokens(fitting);
+    if (input.scale(next) > budget) break;
+    tokens = next;
+    fitting++;
+  }
+  if (input.complete && input.line(fitting) === undefined) {
+    return { path: 'full', count: fitting, tokens: input.scale(tokens), block: renderBlock(role, lines(fitting)) };
   }
   // (b) the stored summary, when it was written for exactly these candidates.
   if (input.summary?.matches()) {
     const t = input.scale(input.frameTokens + input.summary.tokens());
-    if (t <= budget) return { path: 'summary', count: lines.length, tokens: t, block: renderBlock(role, [input.summary.text.trim()]) };
+    if (t <= budget) return { path: 'summary', count: 0, tokens: t, block: renderBlock(role, [input.summary.text.trim()]) };
   }
   // (c) the highest-scoring lines that fit.
   if (fitting === 0) return empty;
-  return { path: 'truncated', count: fitting, tokens: input.scale(tokens), block: renderBlock(role, lines.slice(0, fitting)) };
+  return { path: 'truncated', count: fitting, tokens: input.scale(tokens), block: renderBlock(role, lines(fitting)) };
 }
 
 /** The exact figure for a block whose fit the byte bound already proved. */
-function countAll(input: FitInput): number {
+function countAll(input: FitInput, n: number): number {
   let t = input.frameTokens;
-  for (let i = 0; i < input.lines.length; i++) t += input.lineTokens(i);
+  for (let i = 0; i < n; i++) t += input.lineTokens(i);
   return input.scale(t);
 }

@@ -111,8 +111,20 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   // A stored summary is untrusted text too (it may span lines; none can close the block).
   const summary = summaryRow && sanitizeUntrusted(summaryRow.text);
 
-  const pieces = ranked.map((r) => linePieces(r, role, opts.ids));
-  const lines = pieces.map(([a, b]) => a + b);
+  // Lines are rendered as the fit asks for them, best first: a block shows a few of the loaded rows.
+  const pieces: [string, string][] = [];
+  const piecesAt = (i: number): [string, string] | undefined => {
+    if (pieces[i] === undefined) {
+      const r = ranked.at(i);
+      if (r === undefined) return undefined;
+      pieces[i] = linePieces(r, role, opts.ids);
+    }
+    return pieces[i];
+  };
+  const lineAt = (i: number) => {
+    const p = piecesAt(i);
+    return p && p[0] + p[1];
+  };
   const counter = new TokenCounter(patternDb(store), store.config.tokenizer.encoding, store.deadline);
   const margin = store.config.tokenizer.margin;
   const header = blockHeader(role) + '\n';
@@ -125,11 +137,11 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
     const fit = fitBlock({
       role,
       budget,
-      lines,
+      line: lineAt,
       complete: ranking.complete,
       // +1 for the newline that ends each line; a newline may merge with the line's last token, never the reverse
       lineTokens: (i) => tokens(pieces[i][0]) + tokens(pieces[i][1]) + 1,
-      lineBytes: (i) => Buffer.byteLength(lines[i]) + 1,
+      lineBytes: (i) => Buffer.byteLength(lineAt(i)!) + 1,
       get frameTokens() {
         return tokens(header) + tokens(footer);
       },
@@ -138,14 +150,14 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
       scale: (t) => Math.ceil(t * margin),
       exactTokens: opts.exactTokens,
     });
-    const included = fit.path === 'summary' ? ranked : ranked.slice(0, fit.count);
+    const included = fit.path === 'summary' ? ranked.all() : Array.from({ length: fit.count }, (_, i) => ranked.at(i)!);
     return {
       role,
       budget,
       tokens: fit.tokens,
       path: fit.path,
       basis,
-      patterns: fit.path === 'skipped' ? [] : included.map((r, i) => ({ id: r.pattern.id, score: round(r.score), text: r.pattern.text, record: pieces[i][1].slice(2, -1) })),
+      patterns: fit.path === 'skipped' ? [] : included.map((r, i) => ({ id: r.pattern.id, score: round(r.score), text: r.pattern.text, record: piecesAt(i)![1].slice(2, -1) })),
       block: fit.block,
       tokenizerLoaded: counter.loadedTokenizer,
     };
