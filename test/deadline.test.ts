@@ -38,12 +38,18 @@ beforeAll(() => {
 afterAll(() => rmSync(indexed, { recursive: true, force: true }));
 
 describe('past the deadline', () => {
-  it('format-patterns with CAIRN_DEADLINE_MS=50 prints nothing and ends within the deadline plus one step', () => {
+  it('format-patterns with CAIRN_DEADLINE_MS=50 ends within the deadline plus one step: a whole block in time, else nothing', () => {
     const root = bigProject(true);
     const r = timed('format-patterns', ['--role', 'auditor', '--project', PROJECT, '--query', 'invoice totals'], { cwd: root, env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '50' } });
-    expect(r).toMatchObject({ code: 0, stdout: '' });
-    expect(r.stderr).toMatch(/^cairn format-patterns: skipped \(pipeline continues\): deadline of 50 ms passed/);
+    expect(r.code).toBe(0);
     expect(r.ms).toBeLessThan(50 + SLACK_MS);
+    if (r.stdout === '') {
+      expect(r.stderr).toMatch(/^cairn format-patterns: skipped \(pipeline continues\): deadline of 50 ms passed/);
+    } else {
+      // fast enough on this machine: the whole block, and no complaint
+      expect(r.stdout).toMatch(/^=== HISTORICAL PATTERNS \(auditor\) ===\n[\s\S]*\n=== END HISTORICAL PATTERNS ===\n$/);
+      expect(r.stderr).toBe('');
+    }
   });
 
   it('store-deliberation --strict into a fresh clone: exit 1 with nothing recorded, or exit 0 with it recorded, never exit 1 with it recorded', () => {

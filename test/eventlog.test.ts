@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Store } from '../lib/store/store.js';
-import { EVENT_LOG_TABLES, type Database } from '../lib/store/db.js';
+import { EVENT_LOG_INDEXES, EVENT_LOG_TABLES, type Database } from '../lib/store/db.js';
 import { rebuildIndex } from '../lib/store/follower.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { currentBasis, formatPatterns, recordInjection } from '../lib/patterns/format.js';
@@ -394,6 +394,43 @@ describe('incremental catch-up', () => {
     const reopened = openTestStore(root);
     const after = patternDb(reopened).prepare('SELECT reinforcement_count FROM patterns WHERE project = ? AND id = ?').get(reopened.project, target.id) as { reinforcement_count: number };
     expect(after.reinforcement_count).toBe(target.reinforcement_count + 1);
+  });
+});
+
+describe('indexes left to the background (a fresh clone at 100k patterns)', () => {
+  it('format-patterns ranks the same without the rank indexes, and cairn rebuild --continue builds them', () => {
+    const root = tempProject();
+    const store = openTestStore(root, 'background-project'); // a fixed id: the same patterns every run
+    drive([store], 200, 5);
+    store.refresh(eventFollower(store));
+    const { role } = patternDb(store).prepare("SELECT role, COUNT(*) AS n FROM patterns WHERE lifecycle != 'deprecated' GROUP BY role ORDER BY n DESC LIMIT 1").get() as { role: string };
+    store.close();
+    const block = () => {
+      const r = run('format-patterns', ['--role', role, '--project', 'background-project', '--budget', '120', '--strict', '--json'], { cwd: root });
+      expect(r.code, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as { path: string; patterns: { id: string }[] };
+    };
+    const before = block();
+    expect(before.path).toBe('truncated'); // the ranking that reads the rank indexes page by page
+    expect(before.patterns.length).toBeGreaterThan(0);
+
+    // as a fresh clone's last hook leaves the database: every event applied, the indexes set aside
+    const db = new BetterSqlite3(dbPath(root));
+    for (const name of Object.keys(EVENT_LOG_INDEXES)) db.exec(`DROP INDEX ${name}`);
+    const mark = JSON.parse((db.prepare("SELECT value FROM meta WHERE key = 'log:events'").get() as { value: string }).value);
+    db.prepare("UPDATE meta SET value = ? WHERE key = 'log:events'").run(JSON.stringify({ ...mark, building: true }));
+    db.close();
+    expect(block()).toEqual(before);
+
+    const r = run('cairn', ['rebuild', '--continue', '--json', '--strict'], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ applied: 0, skipped: 0, rebuilt: false });
+    const after = new BetterSqlite3(dbPath(root));
+    const names = (after.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]).map((x) => x.name);
+    expect(names).toEqual(expect.arrayContaining(Object.keys(EVENT_LOG_INDEXES)));
+    expect(JSON.parse((after.prepare("SELECT value FROM meta WHERE key = 'log:events'").get() as { value: string }).value).building).toBeUndefined();
+    after.close();
+    expect(block()).toEqual(before);
   });
 });
 

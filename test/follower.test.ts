@@ -206,3 +206,26 @@ describe('a first build sets aside what only readers need (finish)', () => {
     expect(followerStatus(db, f)).toMatchObject({ inSync: true, rebuilding: false });
   });
 });
+
+describe('a finish too long for a hook (finishLater)', () => {
+  it('under a deadline it is handed on, the rows are all there, and a run without one builds it', () => {
+    const { db, log } = setup();
+    let handedOn = 0;
+    let finished = 0;
+    const f: LogFollower<Item> = {
+      ...toy('a', log, true),
+      finish: () => void finished++,
+      finishLater: () => (handedOn++, true),
+    };
+    writeFileSync(log, lines(0, 100));
+    const hook = { deadline: new Deadline(60_000), warn: () => undefined };
+    expect(follow(db, f, hook)).toMatchObject({ applied: 100 });
+    expect(follow(db, f, hook)).toMatchObject({ applied: 0 }); // the next hook takes no write lock and hands it on again
+    expect([handedOn, finished]).toEqual([2, 0]);
+    expect(rows(db, 'a')).toHaveLength(100);
+    expect(followerStatus(db, f)).toMatchObject({ inSync: false, rebuilding: true });
+    follow(db, f, opts); // no deadline: `cairn rebuild --continue`
+    expect([handedOn, finished]).toEqual([2, 1]);
+    expect(followerStatus(db, f)).toMatchObject({ inSync: true, rebuilding: false });
+  });
+});

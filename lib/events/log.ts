@@ -6,10 +6,17 @@ import { nowMs } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import { EVENT_LOG_INDEXES, EVENT_LOG_TABLES, type Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
+import { startInBackground } from '../store/background.js';
+import { join } from 'node:path';
 import type { FollowReport, LogFollower } from '../store/follower.js';
 
 // events.jsonl (SPEC §3.2): appended in (ts, id) order under the lock, replayed by the one reducer
 // through the one follower, in (ts, id) order.
+
+/** Term rows a hook indexes itself at the end of a replay (~0.3 s on a slow machine); above, the background does. */
+const INLINE_FINISH_TERMS = 200_000;
+/** A background build not done after this long is started again (it may have been killed). */
+const FINISH_RETRY_MS = 60_000;
 
 /** How the follower reads the event log: parse and envelope-check a line, apply it, order it. */
 export function eventFollower(store: Store): LogFollower<CairnEvent> {
@@ -25,6 +32,14 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
     finish: (db) => {
       for (const create of Object.values(EVENT_LOG_INDEXES)) db.exec(create.replace(/^CREATE (UNIQUE )?INDEX /, 'CREATE $1INDEX IF NOT EXISTS '));
     },
+    // The term index of 100k patterns (1.7M rows) takes seconds to build, more than a hook has: a
+    // fresh clone's hooks replay the log, and `cairn rebuild --continue` builds it in the background.
+    finishLater: (db) => {
+      const rows = (db.prepare('SELECT MAX(rowid) AS n FROM pattern_terms').get() as { n: number | null }).n ?? 0;
+      if (rows < INLINE_FINISH_TERMS) return false;
+      startInBackground(store, ['rebuild', '--continue'], join(store.dir, 'cache', 'index.requested'), FINISH_RETRY_MS);
+      return true;
+    },
     orderKey: eventKey,
   };
 }
@@ -32,6 +47,11 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
 /** The database with the pattern state up to date with events.jsonl. */
 export function patternDb(store: Store): Database {
   return store.indexed(eventFollower(store));
+}
+
+/** `cairn rebuild --continue`: finish what a replay under a deadline left (a fresh clone's indexes), without a deadline. */
+export function continuePatterns(store: Store): FollowReport {
+  return store.refresh(eventFollower(store));
 }
 
 /** `cairn rebuild`: replay the whole event log into emptied pattern tables. */

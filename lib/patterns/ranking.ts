@@ -147,6 +147,15 @@ function rankByKey(db: Database, project: string, opts: RankOptions, limit: numb
 }
 
 /**
+ * Whether the rank indexes exist: a fresh clone's replay sets them aside and builds them at its end,
+ * maybe in the background (lib/events/log.ts); without them, one scan beats reading pages by key.
+ */
+function rankIndexesBuilt(db: Database): boolean {
+  const n = (db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND name IN ('patterns_rank_decaying', 'patterns_rank_immune')").get() as { n: number }).n;
+  return n === 2;
+}
+
+/**
  * Rank the candidates of `opts.roles`: the best `want.limit` (all without one), and every candidate
  * id when `want.ids` (the basis of a summary, which needs a full pass).
  */
@@ -156,7 +165,7 @@ export function rankScores(db: Database, project: string, opts: RankOptions, wan
   const q = opts.query === undefined ? undefined : bm25Query(db, project, opts.roles, opts.query);
   if (q) loadRelevance(db, project, opts.roles, q);
   const blend = q ? 'table' : null;
-  if (want.ids || want.limit === undefined || !rankIndexUsable(opts.ctx)) return rankAll(db, project, opts, blend, want);
+  if (want.ids || want.limit === undefined || !rankIndexUsable(opts.ctx) || !rankIndexesBuilt(db)) return rankAll(db, project, opts, blend, want);
   if (!q) return rankByKey(db, project, opts, want.limit, 1, false, []);
   // The matching patterns by their exact blended score (one query, limited; CROSS JOIN reads the matches
   // first, where SQLite would walk the project's patterns); the others by the indexes.

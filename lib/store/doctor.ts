@@ -113,7 +113,7 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
       const name = `${f.name} index`;
       const log = relative(dirname(dirname(dbPath)), f.path);
       if (s.inSync) checks.push({ name, status: 'ok', detail: `in sync with ${log} (${s.logBytes} bytes)` });
-      else if (s.rebuilding) checks.push({ name, status: 'warn', detail: 'a rebuild is under way; the next command continues it' });
+      else if (s.rebuilding) checks.push({ name, status: 'warn', detail: 'a rebuild is under way; the next command continues it (or run cairn rebuild --continue)' });
       else checks.push({ name, status: 'ok', detail: `${s.appliedBytes} of ${s.logBytes} bytes of ${log} applied so far: ${catchUp}` });
     }
     return checks;

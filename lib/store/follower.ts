@@ -25,8 +25,14 @@ export interface LogFollower<T> {
   apply(db: Database, item: T, offset: number): void;
   /** Delete this log's derived rows, and only its own (at the start of a full replay). */
   reset(db: Database): void;
-  /** At the end of a full replay of an ordered log, in its last transaction (rebuild what reset set aside). */
+  /** At the end of a full replay, in a transaction of its own: build what reset set aside. */
   finish?(db: Database): void;
+  /**
+   * At the end of a full replay under a deadline, before `finish`: start it elsewhere when it would
+   * take longer than a hook has (true), or leave it to this run (false). Every row is applied either
+   * way; readers work without what `finish` builds until it is built.
+   */
+  finishLater?(db: Database): boolean;
   /** For a log replayed in a sort order (the event log: (ts, id)); absent: file order. */
   orderKey?(item: T): string;
 }
@@ -116,7 +122,7 @@ export function followerStatus(db: Database, f: LogFollower<unknown>): { applied
   const mark = readMark(db, f);
   const st = statLog(f.path);
   const logBytes = st?.size ?? 0;
-  const inSync = !mark.rebuild && mark.offset === logBytes && (logBytes === 0 || prefixIntact(f.path, mark, logBytes));
+  const inSync = !mark.rebuild && !mark.building && mark.offset === logBytes && (logBytes === 0 || prefixIntact(f.path, mark, logBytes));
   return { appliedBytes: mark.offset, logBytes, inSync, rebuilding: Boolean(mark.rebuild || mark.building) };
 }
 
@@ -124,7 +130,10 @@ export function followerStatus(db: Database, f: LogFollower<unknown>): { applied
 export function follow<T>(db: Database, f: LogFollower<T>, opts: FollowOptions): FollowReport {
   const mark = readMark(db, f);
   const st = statLog(f.path);
-  if (!mark.rebuild && !mark.building && st && st.size === mark.size && st.mtimeMs === mark.mtimeMs && mark.offset <= st.size) return { applied: 0, skipped: 0, rebuilt: false };
+  if (!mark.rebuild && st && st.size === mark.size && st.mtimeMs === mark.mtimeMs && mark.offset <= st.size) {
+    if (mark.building) completeBuild(db, f, opts); // every line applied; what finish builds may not be
+    return { applied: 0, skipped: 0, rebuilt: false };
+  }
   if (!st && mark.offset === 0 && !mark.rebuild) return { applied: 0, skipped: 0, rebuilt: false };
   if (mark.rebuild) return orderedRebuild(db, f, opts, false);
   // The first build (a fresh clone, a deleted state.db) goes in file order — a log written by appends
@@ -217,12 +226,14 @@ const NEEDS_REBUILD = Symbol('needs rebuild');
 
 /**
  * The end of a full replay: build what `reset` set aside (`finish`, one step that cannot be cut
- * short). A run with less than half its deadline left leaves it to the next run, which starts with
- * all of its time, so a hook ends within its deadline (issue 7).
+ * short). Under a deadline, a finish too long for any hook is started in the background
+ * (`finishLater`), and a run with less than half its deadline left leaves it to the next run, which
+ * starts with all of its time: a hook ends within its deadline (issue 7).
  */
 function completeBuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions): void {
   if (!readMark(db, f).building) return;
   const d = opts.deadline;
+  if (Number.isFinite(d.at) && f.finishLater?.(db)) return;
   d.check(`indexing ${f.name} (replayed; its indexes are built by the next run)`);
   if (Number.isFinite(d.at) && d.remaining() < d.ms / 2) {
     throw new CairnError('deadline', `deadline of ${d.ms} ms near after replaying ${f.name}; its indexes are built by the next run`);
