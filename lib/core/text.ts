@@ -86,6 +86,20 @@ export function contentTokenSet(text: string): Set<string> {
  * concatenating / concatenation → concaten. Stems of two words are compared, never shown.
  */
 export function stem(word: string): string {
+  let stemmed = stemCache.get(word);
+  if (stemmed === undefined) {
+    stemmed = stemWord(word);
+    if (stemCache.size >= STEMS_CACHED) stemCache.clear();
+    stemCache.set(word, stemmed);
+  }
+  return stemmed;
+}
+
+// A replay stems every word of 100k patterns, and a vocabulary repeats: each word is stemmed once (bounded).
+const STEMS_CACHED = 50_000;
+const stemCache = new Map<string, string>();
+
+function stemWord(word: string): string {
   if (word.length <= 3 || /\d/.test(word)) return word;
   let w = word;
   // plurals and third persons
@@ -112,6 +126,7 @@ const ENDINGS: [string, string][] = [
 // A chunk of text that is code rather than prose: a path, a file name, snake_case, camelCase, a
 // call, a flag, a header name. Its words are identifiers (SPEC §3.9.1: they weigh more).
 const CHUNK = /[\p{L}\p{N}_$@./:#-]*[\p{L}\p{N}]/gu;
+const PLAIN_WORD = /^[a-z0-9]+$/;
 const CODE_LIKE = /[\p{L}\p{N}][_./:#][\p{L}\p{N}]|\p{Ll}\p{Lu}|^--?\p{L}|^[\p{Lu}\p{N}_]{2,}$/u;
 
 /**
@@ -124,8 +139,9 @@ export function contentTerms(text: string): Map<string, boolean> {
   if (known) return known;
   const terms = new Map<string, boolean>();
   const add = (chunk: string, identifier: boolean) => {
-    const split = chunk.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2');
-    for (const w of words(split)) {
+    // most chunks are one plain lower-case word: already what words() would make of them
+    const split = PLAIN_WORD.test(chunk) ? [chunk] : words(chunk.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2'));
+    for (const w of split) {
       if (STOP_WORDS.has(w) || w.length < 2) continue;
       const t = stem(w);
       terms.set(t, (terms.get(t) ?? false) || identifier);

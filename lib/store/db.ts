@@ -43,13 +43,18 @@ function nativeDriver(): Driver {
 }
 
 /**
- * The secondary indexes of the event log's tables that only readers use: a full replay drops them
+ * The secondary indexes of the event log's tables that only readers use (the reducer reads none of
+ * them; it does read sightings_scope and deliberations_text, which stay): a full replay drops them
  * (every insert and update would maintain them, row by row, in random order) and builds them again
  * once at its end, which is several times faster (lib/events/log.ts, bench/README.md). The rank
  * indexes' expressions are lib/patterns/scoring.ts DECAYING_KEY_SQL and IMMUNE_KEY_SQL, verbatim.
  */
 export const EVENT_LOG_INDEXES: Record<string, string> = {
   pattern_terms_key: 'CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, pattern)',
+  patterns_role: 'CREATE INDEX patterns_role ON patterns (project, role, ntok)',
+  deliberations_scope: 'CREATE INDEX deliberations_scope ON deliberations (project, role, issue, run, ts)',
+  injections_scope: 'CREATE INDEX injections_scope ON injections (project, issue, run, role)',
+  links_scope: 'CREATE INDEX links_scope ON links (project, issue, run, role)',
   patterns_rank_decaying: `CREATE INDEX patterns_rank_decaying ON patterns (project, role, (ln(((MAX(0, success_count) + 1.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END)) + last_used / 1209600000.0))
      WHERE lifecycle NOT IN ('deprecated', 'active') AND reinforcement_count < 3`,
   patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (ln(((MAX(0, success_count) + 1.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END))))
