@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { spawnSync } from 'node:child_process';
 import { measure, runNode, machine, cleanupMeasure, MEMORY_METHOD } from './measure.js';
 import { makeProject, writeEventLog, PROJECT } from './stores.js';
 import { deliberationText, patternTexts, validatorText } from './corpus.js';
@@ -76,6 +77,8 @@ const fmt = (n, d = 0) => n.toLocaleString('en', { minimumFractionDigits: d, max
 function restore(from, to) {
   rmSync(join(to, '.cairn'), { recursive: true, force: true });
   cpSync(join(from, '.cairn'), join(to, '.cairn'), { recursive: true, preserveTimestamps: true });
+  // flushed before the run: the kernel writing back a 200 MB copy while the command runs is not the command's time
+  spawnSync('sync');
 }
 
 function runChecked(args, cwd, stdinFile) {
