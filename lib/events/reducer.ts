@@ -13,7 +13,7 @@ const cache = new WeakMap<Database, Statements>();
 
 function prepareStatements(db: Database) {
   return {
-    getPattern: db.prepare('SELECT * FROM patterns WHERE project = ? AND id = ?'),
+    getPattern: db.prepare('SELECT lifecycle, sightings, labels, files, phases, issues FROM patterns WHERE project = ? AND id = ?'),
     insertPattern: db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, sightings, lifecycle,
       first_seen, last_used, labels, files, phases, issues) VALUES (@project, @id, @role, @text, @ntok, @category, 1, 1, 'observed',
       @ts, @last_used, @labels, @files, @phases, @issues)`),
