@@ -141,6 +141,8 @@ export function follow<T>(db: Database, f: LogFollower<T>, opts: FollowOptions):
   // what only readers need set aside (reset) and built once at its end (finish).
   if (f.finish && mark.offset === 0 && st && st.size > 0) {
     db.transaction(() => {
+      const now = readMark(db, f);
+      if (now.offset !== 0 || now.rebuild) return; // another process has started (and committed part of) it
       f.reset(db);
       writeMark(db, f, { ...EMPTY, building: true });
     }).immediate();
