@@ -11,6 +11,7 @@
 //   node bench/run.js --profile                     also CPU-profile every case that misses its target
 //   node bench/run.js --keep                        keep the temporary projects (their paths go to stderr)
 //   node bench/run.js --without-extra-certs         children without NODE_EXTRA_CA_CERTS (see the report)
+//   node bench/run.js --vocabulary real             pattern texts with a project's own names (a realistic vocabulary)
 
 import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,12 +38,16 @@ const { values: opts } = parseArgs({
     keep: { type: 'boolean', default: false },
     // NODE_EXTRA_CA_CERTS makes every node process, `node -e 0` too, parse a certificate bundle at start
     'without-extra-certs': { type: 'boolean', default: false },
+    // the pattern texts' vocabulary: 'small' (the lists of bench/corpus.js) or 'real' (a project's own names too)
+    vocabulary: { type: 'string', default: 'small' },
   },
 });
 const RUNS = Number(opts.runs);
 if (!Number.isInteger(RUNS) || RUNS < 5) fail('--runs must be an integer ≥ 5 (medians over at least 5 runs)');
 const SIZES = opts.sizes.split(',').map(Number);
 const ONLY = new Set(opts.only.split(','));
+const VOCABULARY = opts.vocabulary;
+if (!['small', 'real'].includes(VOCABULARY)) fail('--vocabulary must be small or real');
 if (!existsSync(join(REPO, 'dist', 'lib', 'cli', 'runner.js'))) fail('dist/ is missing: run `npm run build` first');
 
 // "Now" is pinned so scores (and so the rendered lines and their cached token counts) are the
@@ -135,10 +140,10 @@ async function inProcessFormat(dir) {
 /** An auditor deliberation of `bytes` bytes for `scope`: new texts, stored ones, injected ones (echoes), reworded ones. */
 function auditorDeliberation(dir, { bytes, scope, known, injected, seed }) {
   const stored = known.filter((t) => !injected.includes(t));
-  const fresh = patternTexts(60, seed, new Set(known.map((t) => t.toLowerCase())));
+  const fresh = patternTexts(60, seed, new Set(known.map((t) => t.toLowerCase())), VOCABULARY);
   const share = Math.max(1, Math.round(bytes / 6000));
   const items = [...fresh.slice(0, 4 * share), ...stored.slice(0, 2 * share), ...injected.slice(0, share), ...stored.slice(100, 100 + share).map((t) => `${t} in practice`)];
-  const text = deliberationText({ bytes, role: 'auditor', ...scope, items, findingsFromItems: 2 * share, seed: bytes + seed });
+  const text = deliberationText({ bytes, role: 'auditor', ...scope, items, findingsFromItems: 2 * share, seed: bytes + seed, vocabulary: VOCABULARY });
   const file = join(dir, `auditor-${scope.issue}-${bytes}.md`);
   writeFileSync(file, text);
   return file;
@@ -159,7 +164,7 @@ async function prepareStore(size) {
   const inputs = tempDir(`inputs-${size}`);
   const tiny = Math.max(1, Math.round(size / 20));
   progress(`${size}: writing the event log`);
-  const log = writeEventLog(join(dir, '.cairn', 'events.jsonl'), { patterns: { auditor: size, judge: tiny, sentinel: tiny, curator: tiny }, nowMs: Date.parse(NOW), seed: size });
+  const log = writeEventLog(join(dir, '.cairn', 'events.jsonl'), { patterns: { auditor: size, judge: tiny, sentinel: tiny, curator: tiny }, nowMs: Date.parse(NOW), seed: size, vocabulary: VOCABULARY });
   progress(`${size}: ${fmt(log.events)} events; building the database`);
   const build = rebuildOnce(dir, log.events);
   const cold = runNode([bin('format-patterns'), ...FORMAT_ARGS], { cwd: dir, env }); // warms the token cache
@@ -179,7 +184,7 @@ async function prepareStore(size) {
 
   // A teammate's 1,000 events, as a `git pull` brings them: after the log's last event, not yet applied.
   const pulled = join(inputs, 'pulled.jsonl');
-  const tail = writeEventLog(pulled, { patterns: { auditor: 400, judge: 20 }, nowMs: Date.parse(NOW) + 3 * 3_600_000, days: 1 / 12, seed: size + 77, limit: 1000 });
+  const tail = writeEventLog(pulled, { patterns: { auditor: 400, judge: 20 }, nowMs: Date.parse(NOW) + 3 * 3_600_000, days: 1 / 12, seed: size + 77, limit: 1000, vocabulary: VOCABULARY });
   const note = `${fmt(warm.candidates)} candidates, block path ${warm.path} (${warm.lines} lines); store built by rebuild of ${fmt(log.events)} events in ${fmt(build.ms)} ms; the first, cold format-patterns took ${fmt(cold.ms)} ms`;
   return { dir, inputs, known, storedInjected, pulled, pulledEvents: tail.events, note };
 }
@@ -310,6 +315,7 @@ async function rebuildCases() {
     seed: 100,
     limit: 100_000,
     resight: 0.3,
+    vocabulary: VOCABULARY,
   });
   const distinct = Object.values(log.known).reduce((a, l) => a + l.length, 0);
   const mix = Object.entries(log.counts).sort((a, b) => b[1] - a[1]).map(([t, n]) => `${t} ${n}`).join(', ');
@@ -366,6 +372,7 @@ function report() {
   const out = [];
   out.push(`Machine: ${mc.cpu}, ${mc.cores} cores, ${mc.platform}, node ${mc.node}; load average at start ${LOAD_AT_START}, at end ${mc.load}.`);
   out.push(`NODE_EXTRA_CA_CERTS ${env.NODE_EXTRA_CA_CERTS ? 'set: every node process, \`node -e 0\` too, parses a certificate bundle at start, which lowers every ratio (run with --without-extra-certs to compare)' : 'not set'}.`);
+  out.push(`Pattern texts: the ${VOCABULARY === 'real' ? "'real' vocabulary (with a project's own module, file and function names: bench/corpus.js)" : "small vocabulary of bench/corpus.js's lists (the default; --vocabulary real adds a project's own names)"}.`);
   out.push(`${RUNS} runs per case, each after a \`node -e 0\` run; medians. Wall time is the target figure; CPU time (user + system) is the cross-check for a busy host. Peak RSS of the child (the highest of the runs) via ${MEMORY_METHOD === 'gnu-time' ? '`/usr/bin/time -f %M`' : '`process.resourceUsage().maxRSS` from the preload (GNU time not found)'}.`);
   out.push('');
   out.push('| case | wall ms | `node -e 0` ms | wall ratio | min–max ms | CPU ms | CPU ratio | peak RSS MB | target | verdict |');

@@ -30,14 +30,14 @@ export function makeProject(dir) {
  * `days` before `nowMs`. With `limit`, stop after exactly that many events.
  * Returns {events, known: {role: [{id, text, category}]}, counts: {type: n}}.
  */
-export function writeEventLog(path, { patterns, nowMs, days = 30, seed = 1, limit, resight = 0.2 }) {
+export function writeEventLog(path, { patterns, nowMs, days = 30, seed = 1, limit, resight = 0.2, vocabulary = 'small' }) {
   const r = rng(seed);
   const roles = Object.keys(patterns);
   const total = Object.values(patterns).reduce((a, b) => a + b, 0);
   const texts = {};
   let offset = 0;
   for (const role of roles) {
-    texts[role] = patternTexts(patterns[role], seed * 1000 + offset++);
+    texts[role] = patternTexts(patterns[role], seed * 1000 + offset++, new Set(), vocabulary);
   }
   const next = Object.fromEntries(roles.map((role) => [role, 0])); // texts introduced so far per role
   const known = Object.fromEntries(roles.map((role) => [role, []])); // pattern ids per role
