@@ -2,9 +2,8 @@ import { describe, it, expect, afterAll } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
-import { expectFailOpen, fixturePath, fixtureText, run, seededRandom, tempProject, type RunResult } from './helpers.js';
+import { corruptPatternsPage, expectFailOpen, fixturePath, fixtureText, run, seededBytes, tempProject, type RunResult } from './helpers.js';
 
 // The fail-open contract (SPEC §2): every failure is one `cairn <name>:` line on stderr, exit 0
 // and nothing on stdout; --strict or CAIRN_STRICT=1 turns it into a non-zero exit. The detailed
@@ -54,17 +53,11 @@ function eventsOf(root: string): string {
   return existsSync(path) ? readFileSync(path, 'utf8') : '';
 }
 
-/** Deterministic pseudo-random bytes. */
-function randomBytesSeeded(n: number, seed: number): Buffer {
-  const next = seededRandom(seed);
-  return Buffer.from(Array.from({ length: n }, () => Math.floor(next() * 256)));
-}
-
 describe('a database file of random bytes', () => {
   function corrupt(root: string): Buffer {
     const db = join(root, '.cairn', 'cache', 'state.db');
     for (const suffix of ['-wal', '-shm']) rmSync(db + suffix, { force: true });
-    const junk = randomBytesSeeded(64 * 1024, 7);
+    const junk = seededBytes(64 * 1024, 7);
     writeFileSync(db, junk);
     return junk;
   }
@@ -120,23 +113,12 @@ describe('a database file of random bytes', () => {
 });
 
 describe('a database with a corrupt page behind an intact header', () => {
-  /** Overwrite the root page of the patterns table: the open succeeds, the first query on it fails. */
-  function corruptPatternsPage(root: string): Buffer {
-    const path = join(root, '.cairn', 'cache', 'state.db');
-    const db = new BetterSqlite3(path);
-    const pageSize = db.pragma('page_size', { simple: true }) as number;
-    const { rootpage } = db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'patterns'").get() as { rootpage: number };
-    db.close();
-    const bytes = readFileSync(path);
-    randomBytesSeeded(pageSize, 99).copy(bytes, (rootpage - 1) * pageSize);
-    writeFileSync(path, bytes);
-    return bytes;
-  }
+  const corruptStore = (root: string) => corruptPatternsPage(join(root, '.cairn', 'cache', 'state.db'));
 
   it('format-patterns fails open once, moves the file aside, and the next run is rebuilt from the log', () => {
     const root = populated();
     const healthy = invoke(FORMAT, root, ['--strict']);
-    corruptPatternsPage(root);
+    corruptStore(root);
 
     const first = invoke(FORMAT, root);
     expect(first.code).toBe(0);
@@ -148,13 +130,13 @@ describe('a database with a corrupt page behind an intact header', () => {
 
   it('store-deliberation recovers on the next run; cairn rebuild recovers at once', () => {
     const root = populated();
-    corruptPatternsPage(root);
+    corruptStore(root);
     expect(invoke(STORE, root).stdout).toBe('');
     const again = invoke(STORE, root, ['--strict', '--json']);
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout).patterns.length).toBeGreaterThan(0);
 
-    corruptPatternsPage(root);
+    corruptStore(root);
     const rebuilt = invoke(REBUILD, root, ['--json']);
     expect(rebuilt.code, rebuilt.stderr).toBe(0);
     expect(rebuilt.stderr).toMatch(/state\.db is corrupt .*moved it to/);
@@ -165,14 +147,14 @@ describe('a database with a corrupt page behind an intact header', () => {
 
   it.each([STORE, FORMAT, REBUILD])('$name under --strict: exit 1 and the file is left alone', (inv) => {
     const root = populated();
-    const bytes = corruptPatternsPage(root);
+    const bytes = corruptStore(root);
     expectStrict((extra, env) => invoke(inv, root, extra, env), inv.name, /database disk image is malformed/);
     expect(readFileSync(join(root, '.cairn', 'cache', 'state.db'))).toEqual(bytes);
   });
 });
 
 describe('malformed and empty stdin', () => {
-  const garbage = randomBytesSeeded(4096, 42);
+  const garbage = seededBytes(4096, 42);
   garbage[0] = 0xff; // never valid UTF-8, whatever the seed
   const cases: [string, Buffer, RegExp][] = [
     ['binary garbage', garbage, /binary data|not valid UTF-8/],
@@ -356,7 +338,7 @@ describe('visible failures', () => {
 });
 
 function garbageOf(n: number): Buffer {
-  const b = randomBytesSeeded(n, 3);
+  const b = seededBytes(n, 3);
   b[0] = 0xfe;
   return b;
 }

@@ -4,7 +4,7 @@ import { chmodSync, closeSync, constants, cpSync, existsSync, lstatSync, mkdirSy
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { binPath, cleanEnv, FIXTURES, fixtureText, packageWithBrokenModules, seededRandom, type RunResult } from './helpers.js';
+import { binPath, cleanEnv, corruptPatternsPage, FIXTURES, fixtureText, packageWithBrokenModules, seededBytes, type RunResult } from './helpers.js';
 import { Store } from '../lib/store/store.js';
 import { locate } from '../lib/store/root.js';
 import { Deadline } from '../lib/core/deadline.js';
@@ -220,11 +220,6 @@ interface Fault {
   after?(root: string, e: Executable): void;
 }
 
-const randomBytes = (n: number, seed: number) => {
-  const next = seededRandom(seed);
-  return Buffer.from(Array.from({ length: n }, () => Math.floor(next() * 256)));
-};
-
 let brokenSqlite: string;
 /** A live process that "holds" every lock written with its pid. */
 let holder: ChildProcess;
@@ -269,7 +264,7 @@ const FAULTS: Fault[] = [
   {
     name: 'state.db of random bytes',
     only: databaseUsers,
-    setup: (root) => writeFileSync(inStore(root, 'cache', 'state.db'), randomBytes(64 * 1024, 7)),
+    setup: (root) => writeFileSync(inStore(root, 'cache', 'state.db'), seededBytes(64 * 1024, 7)),
     // (under --strict the broken file is the error, and it is left alone)
     expect: (e) =>
       strictly(e) ? { skipped: /state\.db is not a usable database/ } : { ok: true, warning: e.db ? /state\.db was not a usable database; moved it to .*state\.db\.corrupt-\d+ and rebuilt from the log/ : undefined },
@@ -277,16 +272,7 @@ const FAULTS: Fault[] = [
   {
     name: 'state.db with a corrupt page behind an intact header',
     only: databaseUsers,
-    setup: (root) => {
-      const path = inStore(root, 'cache', 'state.db');
-      const db = new BetterSqlite3(path);
-      const pageSize = db.pragma('page_size', { simple: true }) as number;
-      const { rootpage } = db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'patterns'").get() as { rootpage: number };
-      db.close();
-      const bytes = readFileSync(path);
-      randomBytes(pageSize, 99).copy(bytes, (rootpage - 1) * pageSize);
-      writeFileSync(path, bytes);
-    },
+    setup: (root) => void corruptPatternsPage(inStore(root, 'cache', 'state.db')),
     // a command that meets the page fails open once and moves the file aside; the next run rebuilds
     expect: (e) => (e.db ? { okOrSkipped: /database disk image is malformed/ } : { ok: true }),
   },

@@ -3,6 +3,7 @@ import { cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, syml
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, expect } from 'vitest';
 import { Store } from '../lib/store/store.js';
 import { locate } from '../lib/store/root.js';
@@ -127,6 +128,27 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** Deterministic pseudo-random bytes. */
+export function seededBytes(n: number, seed: number): Buffer {
+  const next = seededRandom(seed);
+  return Buffer.from(Array.from({ length: n }, () => Math.floor(next() * 256)));
+}
+
+/**
+ * Overwrite the root page of the patterns table in a store's database: the header stays intact, so
+ * the open succeeds and the first query on the table fails. Returns the damaged file's bytes.
+ */
+export function corruptPatternsPage(dbPath: string): Buffer {
+  const db = new BetterSqlite3(dbPath);
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const { rootpage } = db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'patterns'").get() as { rootpage: number };
+  db.close();
+  const bytes = readFileSync(dbPath);
+  seededBytes(pageSize, 99).copy(bytes, (rootpage - 1) * pageSize);
+  writeFileSync(dbPath, bytes);
+  return bytes;
 }
 
 /**
