@@ -3,13 +3,13 @@ import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Store } from '../lib/store/store.js';
-import { EVENT_LOG_INDEXES, EVENT_LOG_TABLES, type Database } from '../lib/store/db.js';
+import { EVENT_LOG_INDEXES, EVENT_LOG_TABLES, ID_BITS_SQL, type Database } from '../lib/store/db.js';
 import { rebuildIndex } from '../lib/store/follower.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { currentBasis, formatPatterns, recordInjection } from '../lib/patterns/format.js';
 import { runFeedback } from '../lib/patterns/feedback.js';
 import { appendEvents, appendEventLines, patternDb, eventFollower } from '../lib/events/log.js';
-import { nextUlid } from '../lib/core/ids.js';
+import { idBits, nextUlid } from '../lib/core/ids.js';
 import type { EventPayload } from '../lib/events/types.js';
 import { Deadline } from '../lib/core/deadline.js';
 import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, seededRandom, tempProject } from './helpers.js';
@@ -315,14 +315,39 @@ describe('replay equals live', () => {
     old.exec(`DROP INDEX pattern_terms_key; ALTER TABLE pattern_terms RENAME TO t;
       CREATE TABLE pattern_terms (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, pattern TEXT NOT NULL,
         PRIMARY KEY (project, role, term, pattern)) WITHOUT ROWID;
-      INSERT INTO pattern_terms SELECT * FROM t; DROP TABLE t;`);
-    old.pragma(`user_version = ${version - 1}`);
+      INSERT INTO pattern_terms SELECT * FROM t; DROP TABLE t;
+      ALTER TABLE patterns DROP COLUMN id_bits;`);
+    old.pragma(`user_version = ${version - 2}`);
     old.close();
     const reopened = openTestStore(root);
     const db = patternDb(reopened);
     expect(snapshot(db)).toEqual(live);
     expect(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'pattern_terms_key'").get()).toBeTruthy();
     expect(db.pragma('user_version', { simple: true })).toBe(version);
+  });
+
+  it('a database from before id_bits gets each pattern\'s id bits by the migration, as the reducer writes them', () => {
+    const root = tempProject();
+    const store = smallHistory(root);
+    const live = snapshot(patternDb(store));
+    store.close();
+    const old = new BetterSqlite3(dbPath(root));
+    const version = old.pragma('user_version', { simple: true }) as number;
+    old.exec('ALTER TABLE patterns DROP COLUMN id_bits');
+    old.pragma(`user_version = ${version - 1}`);
+    old.close();
+    const db = patternDb(openTestStore(root));
+    expect(snapshot(db)).toEqual(live);
+    expect((db.prepare('SELECT COUNT(*) AS n FROM patterns WHERE id_bits > 0').get() as { n: number }).n).toBeGreaterThan(3);
+  });
+
+  it('id bits are the same arithmetic in JavaScript and in SQL, for any id', () => {
+    const db = new BetterSqlite3(':memory:');
+    const bits = db.prepare(`SELECT ${ID_BITS_SQL} AS n FROM (SELECT ? AS id)`);
+    for (const id of ['p3a9243d805bad8b', 'pffffffffffffff', 'p0000000000', 'p12', 'px-not-hex-at-all', '', 'pABCDEF0123']) {
+      expect((bits.get(id) as { n: number }).n, id).toBe(idBits(id));
+    }
+    expect(idBits('p3a9243d805bad8b')).toBe(0x3a9243d805);
   });
 
   it('the same log replays to the same state whichever process rebuilt it', () => {

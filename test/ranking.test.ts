@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { openTestStore, seededRandom, tempProject } from './helpers.js';
-import { rankScores, type RankOptions } from '../lib/patterns/ranking.js';
+import { candidateDigest, rankByScan, rankScores, type RankOptions } from '../lib/patterns/ranking.js';
+import { idBits } from '../lib/core/ids.js';
 import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, rankKey, type ScoreContext } from '../lib/patterns/scoring.js';
 import { bm25Relevance } from '../lib/patterns/relevance.js';
 import { indexTerms } from '../lib/core/text.js';
@@ -41,8 +42,8 @@ function randomStore(n: number, seed: number, project = 'p1', root = tempProject
   const db = patternDb(store);
   const rnd = seededRandom(seed);
   const pick = <T,>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)];
-  const insert = db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight, reinforcement_count,
-    sightings, lifecycle, first_seen, last_used, labels, files, phases, issues) VALUES (@project, @id, @role, @text, @ntok, @category, @s, @ic, @iw, @r,
+  const insert = db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, ignore_count, ignore_weight, reinforcement_count,
+    sightings, lifecycle, first_seen, last_used, labels, files, phases, issues) VALUES (@project, @id, @bits, @role, @text, @ntok, @category, @s, @ic, @iw, @r,
     1, @lifecycle, '2026-01-01', @last, @labels, @files, @phases, '[]')`);
   const term = db.prepare('INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern) VALUES (?, ?, ?, ?)');
   db.transaction(() => {
@@ -55,7 +56,7 @@ function randomStore(n: number, seed: number, project = 'p1', root = tempProject
         last: NOW - Math.floor(rnd() * 40 * DAY_MS) + (rnd() < 0.05 ? 3 * DAY_MS : 0), // a few from "the future" (a clock ahead)
         labels: JSON.stringify(pick([[], ['cli'], ['api']])), files: JSON.stringify(pick([[], ['src/a.ts']])), phases: JSON.stringify(pick([[], ['plan']])),
       };
-      insert.run(row);
+      insert.run({ ...row, bits: idBits(row.id) });
       for (const t of indexTerms(text)) term.run(project, row.role, t, row.id);
     }
   })();
@@ -77,10 +78,40 @@ describe('ranking by the rank indexes', () => {
       for (const limit of [1, 7, 30, 201]) {
         const opts: RankOptions = { roles: ROLES, ctx };
         const byIndex = rankScores(db, 'p1', opts, { limit });
-        const full = rankScores(db, 'p1', opts, { limit, ids: true });
+        const full = rankByScan(db, 'p1', opts, limit);
         expect(byIndex.top.map((s) => s.id), `${ctx.role} ${limit}`).toEqual(full.top.map((s) => s.id));
         byIndex.top.forEach((s, i) => expect(s.score).toBeCloseTo(full.top[i].score, 12));
         expect(byIndex.complete).toBe(full.complete);
+      }
+    }
+  });
+
+  it('a limit that falls inside a group of tied scores keeps the lowest ids, as the full scan does', () => {
+    // Tied patterns score the same in SQL, while the bound that ends reading an index is computed in
+    // JavaScript: a few ulps below the tie, it stopped before the lower ids of the group were read.
+    const { db } = randomStore(0, 1);
+    const insert = db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, sightings, lifecycle, first_seen, last_used,
+      labels, files, phases, issues) VALUES ('p1', ?, 'auditor', ?, 3, ?, ?, 1, 'observed', '2026-01-01', ?, '[]', '[]', '[]', '[]')`);
+    const rnd = seededRandom(5);
+    for (let i = 0; i < 90; i++) {
+      const [category, success] = i < 60 ? ['rule', 1] : [['causal', 'observation'][i % 2], Math.floor(rnd() * 3)];
+      insert.run(`p${Math.floor(rnd() * 1e15).toString(16).padStart(15, '0')}`, `tied case ${i}`, category, success, NOW - (i < 60 ? 0 : Math.floor(rnd() * 9 * DAY_MS)));
+    }
+    for (const limit of [3, 8, 20, 37, 59]) {
+      const opts: RankOptions = { roles: ROLES, ctx: contexts[0] };
+      expect(rankScores(db, 'p1', opts, { limit }).top.map((s) => s.id), `limit ${limit}`).toEqual(rankByScan(db, 'p1', opts, limit).top.map((s) => s.id));
+    }
+  });
+
+  it('a summary\'s digest is the count and id-bit sum of exactly the candidates the full scan ranks', () => {
+    const db = store();
+    db.prepare("INSERT INTO dismissals (project, issue, run, pattern, finding) SELECT 'p1', 'I-1', 'r1', id, 'A1' FROM patterns LIMIT 40").run();
+    for (const ctx of contexts) {
+      for (const extra of [{}, { query: 'refund webhook retry' }, { excludeDismissed: { issue: 'I-1', run: 'r1' } }]) {
+        const opts: RankOptions = { roles: ROLES, ctx, ...extra };
+        const ids = rankByScan(db, 'p1', opts).top.map((s) => s.id);
+        expect(ids.length).toBeGreaterThan(20);
+        expect(candidateDigest(db, 'p1', opts)).toBe(`${ids.length}:${ids.reduce((sum, id) => sum + idBits(id), 0)}`);
       }
     }
   });
@@ -92,7 +123,7 @@ describe('ranking by the rank indexes', () => {
     for (const s of best.slice(0, 3)) dismiss.run('p1', 'I-1', 'r1', s.id, 'A1');
     const opts: RankOptions = { roles: ROLES, ctx: contexts[0], excludeDismissed: { issue: 'I-1', run: 'r1' } };
     const byIndex = rankScores(db, 'p1', opts, { limit: 10 });
-    expect(byIndex.top.map((s) => s.id)).toEqual(rankScores(db, 'p1', opts, { limit: 10, ids: true }).top.map((s) => s.id));
+    expect(byIndex.top.map((s) => s.id)).toEqual(rankByScan(db, 'p1', opts, 10).top.map((s) => s.id));
     expect(byIndex.top.map((s) => s.id)).not.toContain(best[0].id);
   });
 
@@ -102,7 +133,7 @@ describe('ranking by the rank indexes', () => {
       for (const limit of [5, 40]) {
         const opts: RankOptions = { roles: ROLES, ctx: contexts[1], query };
         const byIndex = rankScores(db, 'p1', opts, { limit });
-        const full = rankScores(db, 'p1', opts, { limit, ids: true });
+        const full = rankByScan(db, 'p1', opts, limit);
         expect(byIndex.top.map((s) => s.id), query).toEqual(full.top.map((s) => s.id));
         byIndex.top.forEach((s, i) => expect(s.score).toBeCloseTo(full.top[i].score, 12));
       }
@@ -113,7 +144,7 @@ describe('ranking by the rank indexes', () => {
     const db = store();
     const ctx = { ...contexts[0], prior: { success: 3, failure: 1 } };
     const top = rankScores(db, 'p1', { roles: ROLES, ctx }, { limit: 10 }).top;
-    expect(top).toEqual(rankScores(db, 'p1', { roles: ROLES, ctx }, { limit: 10, ids: true }).top);
+    expect(top).toEqual(rankByScan(db, 'p1', { roles: ROLES, ctx }, 10).top);
   });
 
   it('reads each role’s rank index in key order, without sorting the role', () => {

@@ -13,6 +13,7 @@ import { locate, type Location } from '../store/root.js';
 import { parseFlags, type FlagSpec } from './flags.js';
 import { stdinText } from './input.js';
 import type { BoundedInput } from '../io/read.js';
+import { writeStdout } from '../io/stdout.js';
 
 // The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
 // file per command (dist/bin/<name>.cjs) so a hook starts by loading one module, not thirty.
@@ -106,11 +107,11 @@ export async function main(command: Command, argv: string[], passed?: GatePassed
 export async function cairn(argv: string[], runNamed: (name: string, argv: string[]) => Promise<void>): Promise<void> {
   const sub = argv[0];
   if (!sub || sub === '--help' || sub === '-h' || sub === 'help') {
-    process.stdout.write(cairnUsage());
+    writeStdout(cairnUsage());
     return;
   }
   if (sub === '--version') {
-    process.stdout.write(`cairn ${version()}\n`);
+    writeStdout(`cairn ${version()}\n`);
     return;
   }
   const { args } = parseFlags(COMMON, argv.slice(1), true);
@@ -137,11 +138,11 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   const { args, problem } = parseFlags(spec, argv, command.operands ?? false);
   const label = `cairn ${command.name}`;
   if (args.help) {
-    process.stdout.write(command.usage.endsWith('\n') ? command.usage : command.usage + '\n');
+    writeStdout(command.usage.endsWith('\n') ? command.usage : command.usage + '\n');
     return 0;
   }
   if (args.version) {
-    process.stdout.write(`cairn ${version()}\n`);
+    writeStdout(`cairn ${version()}\n`);
     return 0;
   }
   const strict = isStrict(args);
@@ -186,7 +187,7 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     }
     if (store) clearFailure(store.dir, command.name);
     const text = output.join('');
-    if (text) process.stdout.write(text);
+    if (text) writeStdout(text);
     return typeof code === 'number' ? code : 0;
   } catch (err) {
     // A corrupt page met mid-command: fail open now, and let the next run rebuild from the log.
@@ -195,7 +196,7 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
       // The change is in the log; the index catches up on the next run. Reporting a failure would make the caller retry and record it twice.
       log.warn(`${describeError(err)} (after the change was recorded; the next run catches up)`);
       const text = output.join('');
-      if (text) process.stdout.write(text);
+      if (text) writeStdout(text);
       return 0;
     }
     return reportFailure(label, err, args);
@@ -237,7 +238,7 @@ function reportFailure(label: string, err: unknown, args: minimist.ParsedArgs): 
   const code = exitCode(err, { strict: isStrict(args), interactive });
   process.stderr.write(`${label}: ${code === 0 ? 'skipped (pipeline continues): ' : ''}${message}\n`);
   if (!(err instanceof CairnError) && process.env.CAIRN_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
-  if (args.json) process.stdout.write(JSON.stringify({ error: message, kind: errorKind(err), exit_code: code }) + '\n');
+  if (args.json) writeStdout(JSON.stringify({ error: message, kind: errorKind(err), exit_code: code }) + '\n');
   // A usage mistake at a terminal was seen by the person who made it; recorded, it would open every
   // agent session with "memory degraded" until someone cleared it. In a pipeline or hook nobody sees
   // stderr, so there it is recorded for `cairn doctor` and the auto-recall health line (SPEC §2).

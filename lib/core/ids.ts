@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from './crypto.js';
 import { shortHash, normaliseText } from './text.js';
 
 // ULIDs: 48-bit millisecond time + 80 random bits in Crockford base32, so ids sort by time.
@@ -63,4 +63,17 @@ export function nextUlid(now: number, after?: string): string {
 /** Deterministic pattern id: the same text from the same role in the same project is one pattern everywhere. */
 export function patternId(project: string, role: string, text: string): string {
   return 'p' + shortHash(`${project}\u0000${role}\u0000${normaliseText(text)}`).slice(0, 15);
+}
+
+const HEX = '0123456789abcdef';
+
+/**
+ * The 40 bits after a pattern id's `p`, as a number: a summary's basis sums them over the candidates
+ * in SQL (lib/patterns/ranking.ts), so this is the arithmetic of ID_BITS_SQL (lib/store/db.ts), for
+ * any string (a character that is not a hex digit counts −1, a missing one 0).
+ */
+export function idBits(id: string): number {
+  let n = 0;
+  for (let i = 1; i <= 10; i++) n = n * 16 + HEX.indexOf(id.charAt(i));
+  return n;
 }

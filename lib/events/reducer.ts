@@ -2,6 +2,7 @@ import type { Database } from '../store/db.js';
 import type { CairnEvent } from './types.js';
 import { DAY_MS } from '../core/clock.js';
 import { indexTerms, words } from '../core/text.js';
+import { idBits } from '../core/ids.js';
 
 // The one reducer: every pattern event goes through applyEvent, for live writes and for rebuilds
 // alike, so replaying the log reproduces the live state (SPEC §3.2).
@@ -14,8 +15,8 @@ const cache = new WeakMap<Database, Statements>();
 function prepareStatements(db: Database) {
   return {
     getPattern: db.prepare('SELECT lifecycle, sightings, labels, files, phases, issues FROM patterns WHERE project = ? AND id = ?'),
-    insertPattern: db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, sightings, lifecycle,
-      first_seen, last_used, labels, files, phases, issues) VALUES (@project, @id, @role, @text, @ntok, @category, 1, 1, 'observed',
+    insertPattern: db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle,
+      first_seen, last_used, labels, files, phases, issues) VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
       @ts, @last_used, @labels, @files, @phases, @issues)`),
     // a new pattern's terms in one statement (a replay inserts ~17 per pattern: one call each was a third of it)
     insertTerms: db.prepare('INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern) SELECT ?, ?, value, ? FROM json_each(?)'),
@@ -121,7 +122,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       const row = s.getPattern.get(e.project, e.pattern) as PatternRow | undefined;
       if (!row) {
         s.insertPattern.run({
-          project: e.project, id: e.pattern, role: e.role, text: e.text, ntok: new Set(words(e.text)).size, category: e.category,
+          project: e.project, id: e.pattern, id_bits: idBits(e.pattern), role: e.role, text: e.text, ntok: new Set(words(e.text)).size, category: e.category,
           ts: e.ts, last_used: ms, labels: extend('[]', e.labels ?? []), files: extend('[]', e.files ?? []),
           phases: extend('[]', [e.phase]), issues: extend('[]', [e.issue]),
         });

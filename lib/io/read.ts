@@ -1,5 +1,5 @@
 import { closeSync, constants, createReadStream, fstatSync, openSync, readSync, type Stats } from 'node:fs';
-import { Socket } from 'node:net';
+import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import { CairnError } from '../core/errors.js';
 
@@ -25,6 +25,10 @@ export interface BoundedInput {
   /** The writer was still connected when the wait ended. */
   timedOut: boolean;
 }
+
+// node:net (with the stream modules) is loaded only to read a pipe a flag names: a hook that reads no
+// such pipe does not pay for it at start-up.
+const require = createRequire(import.meta.url);
 
 const NONE: BoundedInput = { bytes: Buffer.alloc(0), truncated: false, timedOut: false };
 
@@ -68,7 +72,7 @@ export async function readPathBounded(path: string, limits: InputLimits, what: s
       closeSync(fd);
     }
   }
-  if (st.isFIFO() || st.isSocket()) return collect(new Socket({ fd, readable: true, writable: false }), limits, what);
+  if (st.isFIFO() || st.isSocket()) return collect(new (require('node:net') as typeof import('node:net')).Socket({ fd, readable: true, writable: false }), limits, what);
   if (st.isCharacterDevice()) return collect(createReadStream('', { fd, highWaterMark: 64 * 1024 }), limits, what);
   closeSync(fd);
   throw new CairnError('input', `cannot read ${what}: ${st.isDirectory() ? 'it is a directory' : 'not a file, pipe or device'}`);

@@ -49,11 +49,13 @@ export function textPiece(text: string, id?: string): string {
  * RESTATEMENT_MIN_TERMS of them, covered at RESTATEMENT_COVERED by the longer, and the two sharing
  * RESTATEMENT_SHARED of their words together (so a short rule is not lost inside a long, different one).
  * Decided best first and only as far as asked: `at(i)` is the i-th kept item, so a block that shows
- * 20 of 200 loaded lines reads the words of about 20 (issue 8).
+ * 20 of 200 ranked lines reads the words of about 20, and `ranked(j)` (the j-th ranked item,
+ * undefined past the last) is asked for no further than that (issue 8).
  */
-export function withoutRestatements<T extends { pattern: { text: string } }>(ranked: T[]): { at(i: number): T | undefined; all(): T[] } {
+export function withoutRestatements<T extends { pattern: { text: string } }>(ranked: (j: number) => T | undefined): { at(i: number): T | undefined; all(): T[] } {
   const kept: { item: T; terms: Set<string> }[] = [];
   let next = 0;
+  let exhausted = false;
   const restates = (terms: Set<string>) =>
     kept.some((k) => {
       const [small, large] = terms.size <= k.terms.size ? [terms, k.terms] : [k.terms, terms];
@@ -63,17 +65,20 @@ export function withoutRestatements<T extends { pattern: { text: string } }>(ran
       return shared / small.size >= RESTATEMENT_COVERED && shared / (small.size + large.size - shared) >= RESTATEMENT_SHARED;
     });
   const at = (i: number): T | undefined => {
-    while (kept.length <= i && next < ranked.length) {
-      const item = ranked[next++];
-      const terms = new Set(contentTerms(item.pattern.text).keys());
-      if (!restates(terms)) kept.push({ item, terms });
+    while (kept.length <= i && !exhausted) {
+      const item = ranked(next++);
+      if (item === undefined) exhausted = true;
+      else {
+        const terms = new Set(contentTerms(item.pattern.text).keys());
+        if (!restates(terms)) kept.push({ item, terms });
+      }
     }
     return kept[i]?.item;
   };
   return {
     at,
     all: () => {
-      at(ranked.length);
+      at(Infinity);
       return kept.map((k) => k.item);
     },
   };
@@ -146,9 +151,10 @@ export function fitBlock(input: FitInput): Fit {
     return { path: 'full', count: fitting, tokens: input.scale(tokens), block: renderBlock(role, lines(fitting)) };
   }
   // (b) the stored summary, when it was written for exactly these candidates.
-  if (input.summary?.matches()) {
+  // Its basis is checked last: that walks every candidate.
+  if (input.summary) {
     const t = input.scale(input.frameTokens + input.summary.tokens());
-    if (t <= budget) return { path: 'summary', count: 0, tokens: t, block: renderBlock(role, [input.summary.text.trim()]) };
+    if (t <= budget && input.summary.matches()) return { path: 'summary', count: 0, tokens: t, block: renderBlock(role, [input.summary.text.trim()]) };
   }
   // (c) the highest-scoring lines that fit.
   if (fitting === 0) return empty;

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import type { Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import type { Deadline } from '../core/deadline.js';
@@ -6,6 +6,10 @@ import { CairnError } from '../core/errors.js';
 import { listPatterns } from './queries.js';
 import { sha256 } from '../core/text.js';
 import { patternDb } from '../events/log.js';
+
+// node:child_process (and node:net with it) is loaded only when a provider runs: format-patterns
+// bundles this module, and most of its runs embed nothing.
+const require = createRequire(import.meta.url);
 
 // Optional embeddings (SPEC §6). The provider is an executable named in config.json
 // (`embeddings.command`): JSON lines {"id","text"} on stdin, {"id","vector":[…]} lines on stdout.
@@ -87,6 +91,7 @@ function mostCommon(values: number[]): number | undefined {
 export function runProvider(command: string, items: EmbedItem[], timeoutMs: number, dimensions?: number): ParsedVectors {
   // `exec`: the shell becomes the provider, so the kill at the timeout reaches it; killing only the
   // shell would leave a hung provider running after every call.
+  const { spawnSync } = require('node:child_process') as typeof import('node:child_process');
   const r = spawnSync(`exec ${command}`, {
     shell: true,
     input: items.map((item) => JSON.stringify(item)).join('\n') + '\n',

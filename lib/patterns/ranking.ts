@@ -11,7 +11,8 @@ import { bm25Query, type Bm25Query } from './terms.js';
 //     until no pattern further down any index can beat the best found (lib/patterns/scoring.ts);
 //   - with a query, BM25 over this project's own patterns in the same database (lib/patterns/terms.ts):
 //     the matching patterns ranked by 0.6 · relevance + 0.4 · base, the others by the indexes at 0.4 · base;
-//   - by scoring every candidate (a configured prior, relevance from embeddings, or every id wanted).
+//   - by scoring every candidate (a configured prior, relevance from embeddings, no rank indexes yet).
+// A summary's basis is a digest of the whole candidate set, taken in one aggregate pass (candidateDigest).
 
 export interface RankOptions {
   roles: string[];
@@ -34,9 +35,10 @@ export interface Ranking {
   top: Scored[];
   /** Whether `top` holds every candidate that passes the cut. */
   complete: boolean;
-  /** Every candidate id in id order, one per line (only when asked for: the basis of a summary). */
-  ids?: string;
 }
+
+/** Room for rounding between a bound computed in JavaScript and a score computed in SQL. */
+const BOUND_SLACK = 1 + 1e-9;
 
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
@@ -71,38 +73,67 @@ export function loadRelevance(db: Database, project: string, roles: string[], q:
   ).run(params);
 }
 
-/**
- * Score every candidate, cut below SCORE_CUT, and keep the best `limit` (the way that always
- * works, and the one that can list every candidate id).
- */
-function rankAll(db: Database, project: string, opts: RankOptions, blend: 'map' | 'table' | null, want: { limit?: number; ids?: boolean }): Ranking {
+/** A candidate's score in SQL, with relevance blended in as `blend` says; its parameters go into `params`. */
+function scoreSql(db: Database, opts: RankOptions, blend: Blend, params: Record<string, unknown>): string {
   const base = baseScoreSql(opts.ctx);
-  const params: Record<string, unknown> = { ...base.params, project, cut: SCORE_CUT, limit: want.limit === undefined ? -1 : want.limit + 1 };
-  let score = base.sql;
+  Object.assign(params, base.params);
   if (blend === 'map') {
     const relevance = opts.relevance!;
     db.function('cairn_relevance', { deterministic: true }, (id: unknown) => relevance.get(String(id)) ?? 0);
-    score = `(0.6 * cairn_relevance(id) + 0.4 * ${base.sql})`;
-  } else if (blend === 'table') {
-    score = `(0.6 * COALESCE((SELECT relevance FROM temp.cairn_relevance WHERE pid = patterns.id), 0) + 0.4 * ${base.sql})`;
+    return `(0.6 * cairn_relevance(id) + 0.4 * ${base.sql})`;
   }
-  const rows = db
-    .prepare(
-      // MATERIALIZED: each score is computed once, then read by the top rows and by the summary row.
-      `WITH scored AS MATERIALIZED (
-         SELECT id, ${score} AS score FROM patterns
-         WHERE project = @project AND role IN (${roleParams(opts.roles, params)}) AND lifecycle != 'deprecated' ${dismissedClause(opts, params)}
-       ),
-       passing AS (SELECT id, score FROM scored WHERE score >= @cut)
-       SELECT 'top' AS kind, id, score, NULL AS ids FROM (SELECT id, score FROM passing ORDER BY score DESC, id LIMIT @limit)
-       UNION ALL
-       SELECT 'all', NULL, COUNT(*), ${want.ids ? "group_concat(id, char(10) ORDER BY id)" : 'NULL'} FROM passing`,
-    )
-    .all(params) as { kind: string; id: string; score: number; ids: string | null }[];
-  const top = rows.filter((r) => r.kind === 'top').map(({ id, score }) => ({ id, score }));
-  const all = rows.find((r) => r.kind === 'all')!;
-  const limit = want.limit ?? Infinity;
-  return { top: top.slice(0, limit), complete: all.score <= limit, ids: want.ids ? (all.ids ?? '') : undefined };
+  if (blend === 'table') return `(0.6 * COALESCE((SELECT relevance FROM temp.cairn_relevance WHERE pid = patterns.id), 0) + 0.4 * ${base.sql})`;
+  return base.sql;
+}
+
+/** The rows that may be candidates: this project's patterns of the roles, not deprecated, not dismissed in the run. */
+function candidateRows(opts: RankOptions, params: Record<string, unknown>): string {
+  return `project = @project AND role IN (${roleParams(opts.roles, params)}) AND lifecycle != 'deprecated' ${dismissedClause(opts, params)}`;
+}
+
+/** How relevance enters the score: from `opts.relevance`, from BM25 loaded into temp.cairn_relevance, or not at all. */
+type Blend = 'map' | 'table' | null;
+
+function blendFor(db: Database, project: string, opts: RankOptions): Blend {
+  if (opts.relevance) return 'map';
+  const q = opts.query === undefined ? undefined : bm25Query(db, project, opts.roles, opts.query);
+  if (!q) return null;
+  loadRelevance(db, project, opts.roles, q);
+  return 'table';
+}
+
+/**
+ * Score every candidate, cut below SCORE_CUT, and keep the best `limit`: the way that always works
+ * (a configured prior, relevance from embeddings, no rank indexes yet), and the reference the
+ * indexed ways are tested against.
+ */
+export function rankByScan(db: Database, project: string, opts: RankOptions, limit?: number): Ranking {
+  if (opts.roles.length === 0) return { top: [], complete: true };
+  return rankAll(db, project, opts, blendFor(db, project, opts), limit);
+}
+
+function rankAll(db: Database, project: string, opts: RankOptions, blend: Blend, limit = Infinity): Ranking {
+  const params: Record<string, unknown> = { project, cut: SCORE_CUT, limit: limit === Infinity ? -1 : limit + 1 };
+  const score = scoreSql(db, opts, blend, params);
+  const top = db
+    .prepare(`SELECT id, score FROM (SELECT id, ${score} AS score FROM patterns WHERE ${candidateRows(opts, params)}) WHERE score >= @cut ORDER BY score DESC, id LIMIT @limit`)
+    .all(params) as Scored[];
+  return { top: top.slice(0, limit), complete: top.length <= limit };
+}
+
+/**
+ * What a summary's basis hashes (SPEC §3.5 step 4b): how many candidates pass the cut and the sum of
+ * their id bits — a digest of the candidate set that SQLite takes in one pass, sorting nothing (hashing
+ * the ids in id order cost ~3× as much: issue 8).
+ */
+export function candidateDigest(db: Database, project: string, opts: RankOptions): string {
+  if (opts.roles.length === 0) return '0:0';
+  const params: Record<string, unknown> = { project, cut: SCORE_CUT };
+  const score = scoreSql(db, opts, blendFor(db, project, opts), params);
+  const row = db
+    .prepare(`SELECT COUNT(*) || ':' || COALESCE(SUM(id_bits), 0) AS digest FROM patterns WHERE ${candidateRows(opts, params)} AND ${score} >= @cut`)
+    .get(params) as { digest: string };
+  return row.digest;
 }
 
 /**
@@ -130,9 +161,12 @@ function rankByKey(db: Database, project: string, opts: RankOptions, limit: numb
   for (;;) {
     found.sort(byScore);
     const kth = found.length >= limit ? Math.max(found[limit - 1].score, SCORE_CUT) : SCORE_CUT;
-    // A pattern further down a stream can score at most the bound of the last key read there.
-    for (const s of streams) if (!s.done && s.offset > 0 && scale * rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx) < SCORE_CUT) s.done = true;
-    const open = streams.filter((s) => !s.done && (s.offset === 0 || scale * rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx) >= kth));
+    // A pattern further down a stream can score at most the bound of the last key read there. The bound
+    // is computed in JavaScript, the scores in SQL: a few ulps apart, a tie at the kth score would be
+    // cut off where the ids decide (found by a block of 20 lines among 30 tied patterns).
+    const bound = (s: (typeof streams)[number]) => scale * rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx) * BOUND_SLACK;
+    for (const s of streams) if (!s.done && s.offset > 0 && bound(s) < SCORE_CUT) s.done = true;
+    const open = streams.filter((s) => !s.done && (s.offset === 0 || bound(s) >= kth));
     if (open.length === 0) break;
     for (const s of open) {
       const rows = s.statement.all({ ...s.params, offset: s.offset }) as { id: string; score: number; key: number }[];
@@ -155,17 +189,12 @@ function rankIndexesBuilt(db: Database): boolean {
   return n === 2;
 }
 
-/**
- * Rank the candidates of `opts.roles`: the best `want.limit` (all without one), and every candidate
- * id when `want.ids` (the basis of a summary, which needs a full pass).
- */
-export function rankScores(db: Database, project: string, opts: RankOptions, want: { limit?: number; ids?: boolean } = {}): Ranking {
-  if (opts.roles.length === 0) return { top: [], complete: true, ids: want.ids ? '' : undefined };
-  if (opts.relevance) return rankAll(db, project, opts, 'map', want);
-  const q = opts.query === undefined ? undefined : bm25Query(db, project, opts.roles, opts.query);
-  if (q) loadRelevance(db, project, opts.roles, q);
-  const blend = q ? 'table' : null;
-  if (want.ids || want.limit === undefined || !rankIndexUsable(opts.ctx) || !rankIndexesBuilt(db)) return rankAll(db, project, opts, blend, want);
+/** Rank the candidates of `opts.roles`: the best `want.limit` (all without one). */
+export function rankScores(db: Database, project: string, opts: RankOptions, want: { limit?: number } = {}): Ranking {
+  if (opts.roles.length === 0) return { top: [], complete: true };
+  const blend = blendFor(db, project, opts);
+  if (blend === 'map' || want.limit === undefined || !rankIndexUsable(opts.ctx) || !rankIndexesBuilt(db)) return rankAll(db, project, opts, blend, want.limit);
+  const q = blend === 'table';
   if (!q) return rankByKey(db, project, opts, want.limit, 1, false, []);
   // The matching patterns by their exact blended score (one query, limited; CROSS JOIN reads the matches
   // first, where SQLite would walk the project's patterns); the others by the indexes.

@@ -61,6 +61,9 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
      WHERE lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= 3)`,
 };
 
+/** idBits (lib/core/ids.ts) in SQL. */
+export const ID_BITS_SQL = `(${Array.from({ length: 10 }, (_, k) => `(instr('0123456789abcdef', substr(id, ${k + 2}, 1)) - 1) * ${16 ** (9 - k)}`).join(' + ')})`;
+
 // Schema migrations by user_version: append, never edit a shipped step.
 const MIGRATIONS: string[] = [
   `
@@ -185,6 +188,9 @@ const MIGRATIONS: string[] = [
    INSERT INTO pattern_terms SELECT project, role, term, pattern FROM pattern_terms_keyed;
    DROP TABLE pattern_terms_keyed;
    ${EVENT_LOG_INDEXES.pattern_terms_key};`,
+  // each pattern's idBits, which a summary's basis sums over the candidates (SPEC §3.5 step 4b)
+  `ALTER TABLE patterns ADD COLUMN id_bits INTEGER NOT NULL DEFAULT 0;
+   UPDATE patterns SET id_bits = ${ID_BITS_SQL};`,
 ];
 
 /** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */

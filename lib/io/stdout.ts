@@ -1,0 +1,20 @@
+import { writeSync } from 'node:fs';
+
+// The product goes to fd 1 with a plain write: touching process.stdout builds a stream over the pipe
+// and loads node:net and the stream modules (~5 % of `node -e 0`), on every hook run.
+
+/** Write `text` to stdout whole. A caller that closed its end (EPIPE) gets nothing and no crash. */
+export function writeStdout(text: string): void {
+  let rest = Buffer.from(text);
+  while (rest.length > 0) {
+    try {
+      rest = rest.subarray(writeSync(1, rest));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EPIPE') return;
+      // A non-blocking stdout that is full: the stream queues the rest and drains it before exit.
+      if (code === 'EAGAIN') return void process.stdout.write(rest);
+      throw err;
+    }
+  }
+}
