@@ -86,13 +86,13 @@ describe('the hot path', () => {
     expect(bundle).toMatch(/^\/\/ dist\/lib\/knowledge\/capture\.js$/m);
   });
 
-  it('the gate the hook starts with holds no runner, store or capture code, and requires nothing at start but fs and url', () => {
+  it('the gate the hook starts with holds no runner, store or capture code, and requires nothing at start but fs, url and module (loaded before any script runs)', () => {
     const gate = readFileSync(join(REPO, 'dist', 'bin', 'memory-capture.cjs'), 'utf8');
     const modules = [...gate.matchAll(/^\/\/ (\S+)$/gm)].map((m) => m[1]);
     expect(modules).toContain('dist/lib/cli/gate.js');
     expect(modules.filter((m) => /^dist\/lib\/(cli\/runner|store|knowledge\/(capture|index|reader|rotate))/.test(m) || m.startsWith('node_modules/'))).toEqual([]);
     const atStart = [...gate.matchAll(/^(?:const|var) \S+ = (?:__toESM\()?require\("([^"]+)"\)/gm)].map((m) => m[1]);
-    expect(atStart.sort()).toEqual(['node:fs', 'node:url']);
+    expect(atStart.sort()).toEqual(['node:fs', 'node:module', 'node:url']);
   });
 
   it('a command that adds no comment never loads the capture bundle; one that does, does', () => {

@@ -116,6 +116,16 @@ describe('ranking by the rank indexes', () => {
     }
   });
 
+  it('a query\'s relevance, loaded once for the ranking and the digest, is loaded again after a pattern changes', () => {
+    const db = store();
+    const opts: RankOptions = { roles: ROLES, ctx: contexts[0], query: 'zeppelin' };
+    expect(rankScores(db, 'p1', opts, { limit: 5 }).top.map((s) => s.id)).not.toContain('pzeppelin');
+    db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle, first_seen, last_used, labels, files, phases, issues)
+      VALUES ('p1', 'pzeppelin', 1, 'auditor', 'zeppelin mooring checks', 3, 'rule', 0, 1, 'observed', '2026-01-01', ?, '[]', '[]', '[]', '[]')`).run(NOW);
+    db.prepare("INSERT INTO pattern_terms (project, role, term, pattern) VALUES ('p1', 'auditor', 'zeppelin', 'pzeppelin')").run();
+    expect(rankScores(db, 'p1', opts, { limit: 5 }).top[0].id).toBe('pzeppelin');
+  });
+
   it('leaves out what was dismissed in the run, as the full scan does', () => {
     const db = store();
     const dismiss = db.prepare('INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)');

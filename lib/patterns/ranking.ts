@@ -94,12 +94,23 @@ function candidateRows(opts: RankOptions, params: Record<string, unknown>): stri
 /** How relevance enters the score: from `opts.relevance`, from BM25 loaded into temp.cairn_relevance, or not at all. */
 type Blend = 'map' | 'table' | null;
 
+/** The query whose relevance temp.cairn_relevance holds, per connection, and the state of the database it was taken in. */
+const relevanceLoaded = new WeakMap<Database, { key: string; blend: Blend }>();
+
 function blendFor(db: Database, project: string, opts: RankOptions): Blend {
   if (opts.relevance) return 'map';
-  const q = opts.query === undefined ? undefined : bm25Query(db, project, opts.roles, opts.query);
-  if (!q) return null;
-  loadRelevance(db, project, opts.roles, q);
-  return 'table';
+  if (opts.query === undefined) return null;
+  // A summary's basis after the ranking needs the same relevance: it is loaded once (~100 ms at 100k),
+  // unless a pattern changed meanwhile, in this connection or another.
+  const state = () => `${db.pragma('data_version', { simple: true })}:${(db.prepare('SELECT total_changes() AS n').get() as { n: number }).n}`;
+  const key = JSON.stringify([project, opts.roles, opts.query]);
+  const loaded = relevanceLoaded.get(db);
+  if (loaded && loaded.key === `${key}@${state()}`) return loaded.blend;
+  const q = bm25Query(db, project, opts.roles, opts.query);
+  if (q) loadRelevance(db, project, opts.roles, q);
+  const blend = q ? 'table' : null;
+  relevanceLoaded.set(db, { key: `${key}@${state()}`, blend });
+  return blend;
 }
 
 /**
