@@ -8,7 +8,7 @@ import { readHookInput } from '../lib/hosts/payload.js';
 import { envelopeFor, isEnvelopeFormat, wrapContext, ENVELOPE_FORMATS } from '../lib/hosts/envelope.js';
 import { currentBranch } from '../lib/store/root.js';
 import { autoRecall } from '../lib/knowledge/auto-recall.js';
-import { beadTitles } from '../lib/knowledge/beads.js';
+import { bdTimeout, beadTitles } from '../lib/knowledge/beads.js';
 import { changedFiles } from '../lib/knowledge/context.js';
 
 export const command: Command = {
@@ -40,8 +40,9 @@ example:
     const input = readHookInput(await ctx.stdin());
     const store = ctx.store({ payloadCwd: input.cwd });
     const { root } = store.location;
-    // bd runs while the index is brought up to date; it may take a quarter of the time left at most
-    const beads = beadTitles(root, Math.min(store.config.knowledge.bdTimeoutMs, ctx.deadline.remaining() / 4));
+    // bd runs while the index is brought up to date (started by the gate, as a rule: tools/bundle.js)
+    const early = ctx.gate?.beads;
+    const beads = early?.root === root ? early.titles : beadTitles(root, bdTimeout(store.config, ctx.deadline));
     const recall = await autoRecall(store, { prompt: input.prompt, branch: currentBranch(root), changedFiles: changedFiles(root) }, beads, nowMs());
     if (ctx.args.json) {
       const entries = recall.entries.map((e) => ({ key: e.key, type: e.type, score: e.score }));

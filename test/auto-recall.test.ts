@@ -90,6 +90,27 @@ describe('auto-recall for each host', () => {
     expect(entries.filter((l) => /cursor/i.test(l)).length).toBeGreaterThanOrEqual(2);
   });
 
+  it('bd is started by the hook\'s gate, as the command would start it: the same beads, the project\'s bdTimeoutMs', () => {
+    const { root, recall, env } = project({ branch: 'main' });
+    const payload = hookPayload('claude-session-start.json');
+    // the gate (a payload and store flags only) and the command (--root: the gate leaves it to the runner)
+    const byGate = JSON.parse(recall(payload, ['--json']).stdout);
+    const byCommand = JSON.parse(recall(payload, ['--json', '--root', root]).stdout);
+    expect(byGate.terms).toEqual(expect.arrayContaining(['cursor', 'codex']));
+    expect(byCommand).toEqual(byGate);
+    // a bd slower than the default timeout (400 ms) is waited for when the project allows it (5000 ms)
+    const slow = run('auto-recall', ['--json'], { cwd: root, input: JSON.stringify({ ...payload, cwd: root }), env: { ...env, BD_STUB_DELAY: '0.8' } });
+    expect(JSON.parse(slow.stdout).terms).toContain('codex');
+    // a bd slower than the configured timeout is not waited for, on either path
+    writeFileSync(join(root, '.cairn', 'config.json'), JSON.stringify({ knowledge: { bdTimeoutMs: 100 } }));
+    for (const args of [['--json'], ['--json', '--root', root]]) {
+      const started = Date.now();
+      const r = run('auto-recall', args, { cwd: root, input: JSON.stringify({ ...payload, cwd: root }), env: { ...env, BD_STUB_DELAY: '3' } });
+      expect(Date.now() - started, args.join(' ')).toBeLessThan(2500);
+      expect(JSON.parse(r.stdout).terms, args.join(' ')).not.toContain('codex');
+    }
+  });
+
   it('--format text prints the block itself; --json says what was searched', () => {
     const { recall } = project({ branch: 'fix/kb-search' });
     const text = recall(hookPayload('claude-session-start.json'), ['--format', 'text']);
@@ -140,9 +161,13 @@ describe('the token budget', () => {
     }
   });
 
-  it('the auto-recall bundle holds neither the tokenizer nor the token cache', () => {
-    const bundle = readFileSync(join(REPO, 'dist', 'bin', 'auto-recall.cjs'), 'utf8');
-    expect(bundle).not.toMatch(/tiktoken|^\/\/ dist\/lib\/store\/tokens\.js$/m);
+  it('the auto-recall bundles (its gate, then the command) hold neither the tokenizer nor the token cache', () => {
+    for (const name of ['auto-recall.cjs', 'auto-recall.run.cjs']) {
+      const bundle = readFileSync(join(REPO, 'dist', 'bin', name), 'utf8');
+      expect(bundle).not.toMatch(/tiktoken|^\/\/ dist\/lib\/store\/tokens\.js$/m);
+    }
+    // the gate reads the payload and starts bd, before the runner and SQLite are loaded
+    expect(readFileSync(join(REPO, 'dist', 'bin', 'auto-recall.cjs'), 'utf8')).not.toMatch(/^\/\/ (dist\/lib\/cli\/runner|dist\/lib\/store\/db|node_modules\/)/m);
   });
 });
 

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { COMMANDS, snakeCaseKeys } from '../lib/cli/runner.js';
+import { storeFlags } from '../lib/cli/gate.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { binPath, cleanEnv, fixturePath, REPO, run, tempProject } from './helpers.js';
 
@@ -209,5 +210,16 @@ describe('--version', () => {
     const bins = readdirSync(join(REPO, 'bin')).filter((f) => f.endsWith('.js')).map((f) => f.slice(0, -3));
     for (const bin of bins) expect(run(bin, ['--version'], { cwd: root }), bin).toEqual({ code: 0, stdout: `cairn ${version}\n`, stderr: '' });
     expect(run('cairn', ['rebuild', '--version'], { cwd: root }).stdout).toBe(`cairn ${version}\n`);
+  });
+});
+
+describe('a hook gate\'s flags', () => {
+  it('reads the store flags, in both spellings, and lets no other flag through', () => {
+    expect(storeFlags([])).toEqual({});
+    expect(storeFlags(['--project', 'p1', '--dir=/tmp/s', '--quiet', '--json'])).toEqual({ project: 'p1', dir: '/tmp/s' });
+    expect(storeFlags(['--root', '/r', '--strict'])).toEqual({ root: '/r' });
+    expect(storeFlags(['--format', 'text'])).toBeUndefined();
+    expect(storeFlags(['--project'])).toBeUndefined(); // no value
+    expect(storeFlags(['--json=1'])).toBeUndefined();
   });
 });

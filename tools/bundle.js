@@ -43,6 +43,22 @@ export const run = async (argv) => {
   if (passed) await require(__dirname + '/load.cjs')('memory-capture.run').run(argv, passed);
 };`;
 
+// auto-recall starts a session, and bd (SPEC §4.4) is most of its wait: its gate reads the payload and
+// starts the bd listings before the runner and the index code are loaded.
+entries['auto-recall.run'] = `import { main } from ${dist('lib', 'cli', 'runner.js')};
+import { command } from ${dist('scripts', 'auto-recall.js')};
+export const run = (argv, passed) => main(command, argv, passed);`;
+entries['auto-recall'] = `import { hookGate, storeFlags } from ${dist('lib', 'cli', 'gate.js')};
+import { HOOK_DEADLINE_MS } from ${dist('lib', 'core', 'deadline.js')};
+import { earlyBeadListing } from ${dist('lib', 'knowledge', 'beads.js')};
+export const run = async (argv) => {
+  let input;
+  const passed = await hookGate(argv, HOOK_DEADLINE_MS, (payload) => ((input = payload), true));
+  const flags = storeFlags(argv);
+  if (input && flags) passed.beads = earlyBeadListing(flags, input, passed.deadline);
+  await require(__dirname + '/load.cjs')('auto-recall.run').run(argv, passed);
+};`;
+
 mkdirSync(join(root, 'dist', 'bin'), { recursive: true });
 copyFileSync(join(root, 'tools', 'load.cjs'), join(root, 'dist', 'bin', 'load.cjs'));
 await Promise.all(

@@ -15,20 +15,23 @@ import type { GatePassed } from './runner.js';
 const STORE_FLAGS = new Set(['--root', '--dir', '--project']);
 const QUIET_FLAGS = new Set(['--quiet', '--strict', '--json']);
 
-function onlyStoreFlags(argv: string[]): boolean {
+/** The store flags given (`--root X`, `--dir=Y`), or undefined when `argv` holds any other flag. */
+export function storeFlags(argv: string[]): { root?: string; dir?: string; project?: string } | undefined {
+  const given: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
     const eq = argv[i].indexOf('=');
     const flag = eq > 0 ? argv[i].slice(0, eq) : argv[i];
     if (QUIET_FLAGS.has(flag) && eq < 0) continue;
-    if (!STORE_FLAGS.has(flag) || (eq < 0 && ++i >= argv.length)) return false;
+    if (!STORE_FLAGS.has(flag) || (eq < 0 && i + 1 >= argv.length)) return undefined;
+    given[flag.slice(2)] = eq > 0 ? argv[i].slice(eq + 1) : argv[++i];
   }
-  return true;
+  return given;
 }
 
 /** Undefined: nothing to do, the process may end. Otherwise what the runner takes over. */
 export async function hookGate(argv: string[], deadlineMs: number, wanted: (input: HookInput) => boolean): Promise<GatePassed | undefined> {
   const deadline = deadlineFromEnv(deadlineMs);
-  if (!onlyStoreFlags(argv)) return { deadline };
+  if (!storeFlags(argv)) return { deadline };
   const stdin = readStdinBounded(inputLimits(deadline));
   let text: string;
   try {

@@ -13,6 +13,7 @@ import { locate, type Location } from '../store/root.js';
 import { parseFlags, type FlagSpec } from './flags.js';
 import { stdinText } from './input.js';
 import type { BoundedInput } from '../io/read.js';
+import type { BeadListing } from '../knowledge/beads.js';
 import { writeStdout } from '../io/stdout.js';
 
 // The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
@@ -46,6 +47,8 @@ export interface Context {
   json(value: unknown): void;
   /** Stdin as text (bounded; empty for a TTY). */
   stdin(): Promise<string>;
+  /** What a hook gate started before the runner was loaded (tools/bundle.js). */
+  gate?: GatePassed;
   /** Where the project and its store are (--root, --dir, --project and their defaults). */
   location(): Location;
   /**
@@ -93,6 +96,8 @@ export const COMMANDS: Record<string, string> = {
 export interface GatePassed {
   deadline: Deadline;
   stdin?: Promise<BoundedInput>;
+  /** auto-recall's bd listings, started by its gate. */
+  beads?: BeadListing;
 }
 
 /** An executable: run one command with its arguments; the exit code goes to process.exitCode. */
@@ -160,6 +165,7 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     print: (text) => output.push(text),
     json: (value) => output.push(JSON.stringify(snakeCaseKeys(value)) + '\n'),
     stdin: () => stdinText(ctx, passed?.stdin),
+    gate: passed,
     location: () => (location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
       if (!store) deadline.check('opening the store');

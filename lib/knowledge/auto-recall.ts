@@ -8,11 +8,11 @@ import type { Deadline } from '../core/deadline.js';
 import type { Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { landingPatternLines } from '../landing/search.js';
-import { knowledgeDb, newestEntries, recentKnowledge, recordLineTokens, type KnowledgeHit, type Source } from './index.js';
+import { knowledgeDb, newestEntries, recentKnowledge, recordLineTokens, TermCounts, type KnowledgeHit, type Source } from './index.js';
 import { scheduleSanitize } from './schedule.js';
 import { activeCacheFresh } from './hygiene.js';
 import { contextText, type SessionContext } from './context.js';
-import { contextTopics, searchTopics } from './search.js';
+import { contextTopics, fuseTopics, searchTopic } from './search.js';
 import { clip, hangingIndent, shownBead, shownContent } from './render.js';
 
 // auto-recall (SPEC §4.4): what a session starts with — the entries most relevant to its context,
@@ -51,9 +51,13 @@ export interface AutoRecall {
 export async function autoRecall(store: Store, partial: Omit<SessionContext, 'beadTitles'>, beadTitles: Promise<string[]>, now: number): Promise<AutoRecall> {
   const source: Source = activeCacheFresh(store) ? 'active' : 'log';
   const db = knowledgeDb(store, [source], { newest: true });
-  const context = { ...partial, beadTitles: await beadTitles };
   const q = { project: store.project, sources: [source], newest: true };
-  const found = searchTopics(db, q, contextTopics(context), 3 * MAX_ENTRIES);
+  const counts = new TermCounts(db, true); // topics share words: each is counted once
+  const search = (text: string) => searchTopic(db, q, text, 3 * MAX_ENTRIES, counts);
+  // The prompt and the branch are searched while bd runs; the fusion keeps contextTopics' order.
+  const early = new Map(contextTopics({ ...partial, beadTitles: [] }).map((t) => [t.text, search(t.text)]));
+  const context = { ...partial, beadTitles: await beadTitles };
+  const found = fuseTopics(contextTopics(context).map((t) => ({ ...(early.get(t.text) ?? search(t.text)), weight: t.weight })), 3 * MAX_ENTRIES);
   let hits = found.hits;
   const fallback = hits.length === 0;
   if (fallback) hits = recentKnowledge(db, { ...q, limit: MAX_ENTRIES });

@@ -1,6 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
+import type { Deadline } from '../core/deadline.js';
+import type { HookInput } from '../hosts/payload.js';
+import { DEFAULT_CONFIG, loadConfig, type Config } from '../store/config.js';
+import { locate } from '../store/root.js';
 
 // Titles of the work in progress, from beads (SPEC §4.4): `bd list --status=in_progress --json` and
 // `--status=open`. A session start cannot afford to wait on them, so both are started at once, before
@@ -12,6 +16,34 @@ const require = createRequire(import.meta.url);
 
 /** At most this many titles: in-progress work first, then open beads, as bd lists them. */
 const MAX_TITLES = 20;
+
+/** Listings started for a project root. */
+export interface BeadListing {
+  root: string;
+  titles: Promise<string[]>;
+}
+
+/** How long bd may take: the configured timeout, and a quarter of the time left at most. */
+export function bdTimeout(config: Config, deadline: Deadline): number {
+  return Math.min(config.knowledge.bdTimeoutMs, deadline.remaining() / 4);
+}
+
+/**
+ * Start the listings from auto-recall's gate (tools/bundle.js), as soon as the payload names the
+ * project, ~10 ms before the command's own modules would be loaded and the store opened: at a session
+ * start bd is most of the wait. The root is found as the runner finds it; `--root` is left to the runner.
+ */
+export function earlyBeadListing(flags: { root?: string; dir?: string; project?: string }, input: HookInput, deadline: Deadline): BeadListing | undefined {
+  if (flags.root !== undefined) return undefined;
+  const { root, dir } = locate({ dir: flags.dir, project: flags.project, payloadCwd: input.cwd ?? undefined });
+  let config = DEFAULT_CONFIG;
+  try {
+    config = loadConfig(dir);
+  } catch {
+    // the runner reports a broken config.json and runs on the defaults, as here
+  }
+  return { root, titles: beadTitles(root, bdTimeout(config, deadline)) };
+}
 
 /** Start both listings now; the promise holds the titles that arrived in time (never rejects). */
 export function beadTitles(root: string, timeoutMs: number): Promise<string[]> {
