@@ -111,6 +111,22 @@ describe('auto-recall for each host', () => {
     }
   });
 
+  it('the beads of the last session start are searched while bd runs; the block is the one a wait gives', () => {
+    const { root, recall } = project({ branch: 'feat/cursor-hooks' });
+    const payload = hookPayload('claude-session-start.json');
+    const remembered = join(root, '.cairn', 'cache', 'bead-titles.json');
+    const first = recall(payload, ['--json']);
+    const titles = JSON.parse(readFileSync(remembered, 'utf8'));
+    expect(titles).toEqual(expect.arrayContaining(['Cursor IDE support', 'Codex CLI platform support']));
+    // the same beads again; other beads remembered (searched for nothing); none remembered; a broken file
+    for (const before of [JSON.stringify(titles), JSON.stringify(['Zeppelin mooring checks', 'Cursor IDE support']), null, '{"not": "a list"']) {
+      if (before === null) rmSync(remembered);
+      else writeFileSync(remembered, before);
+      expect(recall(payload, ['--json']).stdout, String(before)).toBe(first.stdout);
+      expect(JSON.parse(readFileSync(remembered, 'utf8'))).toEqual(titles);
+    }
+  });
+
   it('--format text prints the block itself; --json says what was searched', () => {
     const { recall } = project({ branch: 'fix/kb-search' });
     const text = recall(hookPayload('claude-session-start.json'), ['--format', 'text']);

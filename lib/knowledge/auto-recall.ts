@@ -1,5 +1,6 @@
 import { closeSync, readSync, statSync } from 'node:fs';
-import { openRegularFile } from '../io/read.js';
+import { openRegularFile, readSmallFile } from '../io/read.js';
+import { writeFileAtomic } from '../io/atomic.js';
 import { TokenCounter } from '../store/tokens.js';
 import { readHealth } from '../store/health.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
@@ -31,6 +32,8 @@ const ENTRY_CHARS = 700;
 const SESSION_STATE_CHARS = 2000;
 const SESSION_STATE_MAX_AGE = DAY_MS;
 const HEALTH_RECENT = DAY_MS;
+/** bd lists 20 titles at most (lib/knowledge/beads.ts). */
+const BEAD_TITLES_CAP = 64 * 1024;
 
 export interface AutoRecall {
   /** The block as the agent reads it; empty when there is nothing to say. */
@@ -54,9 +57,13 @@ export async function autoRecall(store: Store, partial: Omit<SessionContext, 'be
   const q = { project: store.project, sources: [source], newest: true };
   const counts = new TermCounts(db, true); // topics share words: each is counted once
   const search = (text: string) => searchTopic(db, q, text, 3 * MAX_ENTRIES, counts);
-  // The prompt and the branch are searched while bd runs; the fusion keeps contextTopics' order.
-  const early = new Map(contextTopics({ ...partial, beadTitles: [] }).map((t) => [t.text, search(t.text)]));
+  // While bd runs, the topics that do not wait on it are searched — the prompt, the branch, and the
+  // beads the last session start listed, which are the same as a rule (bd is most of the wait: issue 9).
+  // The fusion takes the topics in contextTopics' order, so the block is the one a wait would give.
+  const remembered = rememberedBeadTitles(store);
+  const early = new Map(contextTopics({ ...partial, beadTitles: remembered }).map((t) => [t.text, search(t.text)]));
   const context = { ...partial, beadTitles: await beadTitles };
+  if (context.beadTitles.join('\n') !== remembered.join('\n')) rememberBeadTitles(store, context.beadTitles);
   const found = fuseTopics(contextTopics(context).map((t) => ({ ...(early.get(t.text) ?? search(t.text)), weight: t.weight })), 3 * MAX_ENTRIES);
   let hits = found.hits;
   const fallback = hits.length === 0;
@@ -81,6 +88,24 @@ export async function autoRecall(store: Store, partial: Omit<SessionContext, 'be
 
   const text = renderBlock({ health, lines: chosen.map((c) => c.line), patterns, sessionState: state?.section });
   return { text, entries: chosen.map((c) => c.hit), fallback, terms: found.terms, source, sessionState: state ? store.sessionStatePath : undefined };
+}
+
+/** The bead titles the last session start listed; none when unknown or unreadable (a cache). */
+function rememberedBeadTitles(store: Store): string[] {
+  try {
+    const titles = JSON.parse(readSmallFile(store.beadTitlesPath, BEAD_TITLES_CAP, true)?.toString('utf8') ?? '[]');
+    return Array.isArray(titles) ? titles.filter((t): t is string => typeof t === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function rememberBeadTitles(store: Store, titles: string[]): void {
+  try {
+    writeFileAtomic(store.beadTitlesPath, JSON.stringify(titles), store.dir);
+  } catch {
+    // a cache: the next session start searches its beads after bd answers
+  }
 }
 
 /** `- [TYPE] content (bead X)`, continuation lines indented. */

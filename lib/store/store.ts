@@ -57,6 +57,10 @@ export class Store {
   get sessionStatePath(): string {
     return join(this.dir, 'memory', 'session-state.md');
   }
+  /** The bead titles the last session start listed (lib/knowledge/auto-recall.ts). */
+  get beadTitlesPath(): string {
+    return join(this.dir, 'cache', 'bead-titles.json');
+  }
   /** The knowledge log's line count as rotation last read it (lib/knowledge/rotate.ts). */
   get lineCountPath(): string {
     return join(this.dir, 'cache', 'knowledge-lines.json');
