@@ -273,7 +273,7 @@ function recallCases() {
   runNode([bin('auto-recall'), ...SCOPE], { cwd: dir, env: bdEnv, stdinFile: session });
   progress('auto-recall with bd answering in 20 ms');
   const m3 = measure({ runs: RUNS, args: [bin('auto-recall'), ...SCOPE], cwd: dir, env: bdEnv, stdinFile: session, ...requested, check: checkBlock });
-  add(`auto-recall, ${fmt(ENTRIES)}-entry log, bd stub on PATH answering in 20 ms`, m3, '≤ 2.0×', m3.ratio <= 2.0, 'the six open beads of issues.main-f048edf.jsonl: seven topics searched; both listings run while the index is opened');
+  add(`auto-recall, ${fmt(ENTRIES)}-entry log, bd stub on PATH answering in 20 ms`, m3, '≤ 2.0×', m3.ratio <= 2.0, 'the six open beads of issues.main-f048edf.jsonl: seven topics searched; both listings started by the gate, and the beads the last session start listed searched while they run');
   rmSync(join(dir, '.beads'), { recursive: true });
 }
 

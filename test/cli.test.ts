@@ -155,6 +155,19 @@ function onTerminal(bin: string, args: string[], cwd: string): { code: number | 
   return { code: r.status, output: r.stdout.replace(/\r\n/g, '\n') };
 }
 
+describe('a reader that goes away', () => {
+  it('a closed stdout is not a crash: exit 0, nothing on stderr', async () => {
+    for (const args of [['--help'], ['--version']]) {
+      const child = spawn(process.execPath, [binPath('store-deliberation'), ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.destroy(); // the read end closes before the command writes: its write meets EPIPE
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const code = await new Promise((resolve) => child.on('close', resolve));
+      expect({ code, stderr }, args.join(' ')).toEqual({ code: 0, stderr: '' });
+    }
+  });
+});
+
 describe('usage errors', () => {
   const cases: [string, string, string[], string][] = [
     ['a mistyped flag', 'store-deliberation', ['--role', 'auditor', '--fle', 'x.md'], 'cairn store-deliberation: unknown flag --fle (did you mean --file?); see --help'],
