@@ -305,38 +305,36 @@ describe('replay equals live', () => {
     expect(existsSync(dbPath(root))).toBe(true);
   });
 
-  it('a database of the previous schema (a keyed pattern_terms table) keeps its rows when migrated, with its key index', () => {
+  /** A store's database taken back `steps` migrations by `sql`, then opened again: what it migrated to, and the state it had. */
+  function migratedFrom(steps: number, sql: string): { db: Database; live: Snapshot; version: number } {
     const root = tempProject();
     const store = smallHistory(root);
     const live = snapshot(patternDb(store));
     store.close();
     const old = new BetterSqlite3(dbPath(root));
     const version = old.pragma('user_version', { simple: true }) as number;
-    old.exec(`DROP INDEX pattern_terms_key; ALTER TABLE pattern_terms RENAME TO t;
+    old.exec(sql);
+    old.pragma(`user_version = ${version - steps}`);
+    old.close();
+    return { db: patternDb(openTestStore(root)), live, version };
+  }
+
+  it('a database of the previous schema (a keyed pattern_terms table) keeps its rows when migrated, with its key index', () => {
+    const { db, live, version } = migratedFrom(
+      2,
+      `DROP INDEX pattern_terms_key; ALTER TABLE pattern_terms RENAME TO t;
       CREATE TABLE pattern_terms (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, pattern TEXT NOT NULL,
         PRIMARY KEY (project, role, term, pattern)) WITHOUT ROWID;
       INSERT INTO pattern_terms SELECT * FROM t; DROP TABLE t;
-      ALTER TABLE patterns DROP COLUMN id_bits;`);
-    old.pragma(`user_version = ${version - 2}`);
-    old.close();
-    const reopened = openTestStore(root);
-    const db = patternDb(reopened);
+      ALTER TABLE patterns DROP COLUMN id_bits;`,
+    );
     expect(snapshot(db)).toEqual(live);
     expect(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'pattern_terms_key'").get()).toBeTruthy();
     expect(db.pragma('user_version', { simple: true })).toBe(version);
   });
 
   it('a database from before id_bits gets each pattern\'s id bits by the migration, as the reducer writes them', () => {
-    const root = tempProject();
-    const store = smallHistory(root);
-    const live = snapshot(patternDb(store));
-    store.close();
-    const old = new BetterSqlite3(dbPath(root));
-    const version = old.pragma('user_version', { simple: true }) as number;
-    old.exec('ALTER TABLE patterns DROP COLUMN id_bits');
-    old.pragma(`user_version = ${version - 1}`);
-    old.close();
-    const db = patternDb(openTestStore(root));
+    const { db, live } = migratedFrom(1, 'ALTER TABLE patterns DROP COLUMN id_bits');
     expect(snapshot(db)).toEqual(live);
     expect((db.prepare('SELECT COUNT(*) AS n FROM patterns WHERE id_bits > 0').get() as { n: number }).n).toBeGreaterThan(3);
   });
