@@ -35,14 +35,19 @@ export function bdTimeout(config: Config, deadline: Deadline): number {
  */
 export function earlyBeadListing(flags: { root?: string; dir?: string; project?: string }, input: HookInput, deadline: Deadline): BeadListing | undefined {
   if (flags.root !== undefined) return undefined;
-  const { root, dir } = locate({ dir: flags.dir, project: flags.project, payloadCwd: input.cwd ?? undefined });
-  let config = DEFAULT_CONFIG;
+  // The gate runs before the runner and its fail-open handling: whatever goes wrong here is left to it.
   try {
-    config = loadConfig(dir);
+    const { root, dir } = locate({ dir: flags.dir, project: flags.project, payloadCwd: input.cwd ?? undefined });
+    let config = DEFAULT_CONFIG;
+    try {
+      config = loadConfig(dir);
+    } catch {
+      // the runner reports a broken config.json and runs on the defaults, as here
+    }
+    return { root, titles: beadTitles(root, bdTimeout(config, deadline)) };
   } catch {
-    // the runner reports a broken config.json and runs on the defaults, as here
+    return undefined;
   }
-  return { root, titles: beadTitles(root, bdTimeout(config, deadline)) };
 }
 
 /** Start both listings now; the promise holds the titles that arrived in time (never rejects). */
