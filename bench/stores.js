@@ -48,7 +48,11 @@ export function writeEventLog(path, { patterns, nowMs, days = 30, seed = 1, limi
   const step = (days * DAY - 3_600_000) / expected;
   let n = 0;
   let lastId;
+  let lastTs;
   const counts = {};
+  // the latest first sighting per role, as store-summary records it with a summary (over the roles of its kind)
+  const newestFirstSeen = {};
+  const KIND = { auditor: 'adversarial', judge: 'adversarial', sentinel: 'adversarial', curator: 'validator' };
   const fd = openSync(path, 'w');
   let buffer = [];
   const flush = () => {
@@ -59,8 +63,9 @@ export function writeEventLog(path, { patterns, nowMs, days = 30, seed = 1, limi
     if (limit !== undefined && n >= limit) return false;
     const ms = Math.floor(start + n * step);
     lastId = nextUlid(ms, lastId);
+    lastTs = new Date(ms).toISOString();
     const { type, ...rest } = payload;
-    buffer.push(JSON.stringify({ v: 1, id: lastId, ts: new Date(ms).toISOString(), type, project: PROJECT, ...rest }));
+    buffer.push(JSON.stringify({ v: 1, id: lastId, ts: lastTs, type, project: PROJECT, ...rest }));
     counts[type] = (counts[type] ?? 0) + 1;
     n++;
     if (buffer.length >= 5000) flush();
@@ -96,7 +101,7 @@ export function writeEventLog(path, { patterns, nowMs, days = 30, seed = 1, limi
         seen = { id: patternId(PROJECT, role, text), text, category };
         ids.push(seen);
       } else seen = ids[r.int(ids.length)];
-      emit({ type: 'pattern.observed', pattern: seen.id, role, text: seen.text, category: seen.category, ...scope, phase: PHASES[role] ?? null, labels, files, deliberation });
+      if (emit({ type: 'pattern.observed', pattern: seen.id, role, text: seen.text, category: seen.category, ...scope, phase: PHASES[role] ?? null, labels, files, deliberation }) && fresh) newestFirstSeen[role] = lastTs;
     }
     if (ids.length === 0) continue;
     // The feedback a pipeline produces around a deliberation.
@@ -107,7 +112,10 @@ export function writeEventLog(path, { patterns, nowMs, days = 30, seed = 1, limi
     if (r.chance(0.1)) emit({ type: 'pattern.outcome', ...scope, result: r.pick(['pass', 'pass', 'fail']), patterns: some(ids, 8).map((p) => ({ pattern: p.id, weight: 1 })) });
     if (r.chance(0.01)) emit({ type: 'pattern.promoted', pattern: r.pick(ids).id, by: 'bench', reason: 'benchmark data' });
     if (r.chance(0.01)) emit({ type: 'pattern.deprecated', pattern: r.pick(ids).id, reason: 'benchmark data', auto: r.chance(0.5) });
-    if (r.chance(0.01)) emit({ type: 'summary.stored', role, basis: createHash('sha256').update(String(d)).digest('hex').slice(0, 32), text: `- ${r.pick(ids).text}` });
+    if (r.chance(0.01)) {
+      const newest = roles.filter((other) => KIND[other] === KIND[role] && newestFirstSeen[other]).map((other) => newestFirstSeen[other]).sort().at(-1);
+      emit({ type: 'summary.stored', role, basis: createHash('sha256').update(String(d)).digest('hex').slice(0, 32), text: `- ${r.pick(ids).text}`, newest });
+    }
   }
   flush();
   closeSync(fd);

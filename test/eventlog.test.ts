@@ -305,6 +305,8 @@ describe('replay equals live', () => {
     expect(existsSync(dbPath(root))).toBe(true);
   });
 
+  const UNDO_NEWEST = 'DROP INDEX patterns_first_seen; ALTER TABLE summaries DROP COLUMN newest;';
+
   /** A store's database taken back `steps` migrations by `sql`, then opened again: what it migrated to, and the state it had. */
   function migratedFrom(steps: number, sql: string): { db: Database; live: Snapshot; version: number } {
     const root = tempProject();
@@ -321,8 +323,8 @@ describe('replay equals live', () => {
 
   it('a database of the previous schema (a keyed pattern_terms table) keeps its rows when migrated, with its key index', () => {
     const { db, live, version } = migratedFrom(
-      2,
-      `DROP INDEX pattern_terms_key; ALTER TABLE pattern_terms RENAME TO t;
+      3,
+      `${UNDO_NEWEST} DROP INDEX pattern_terms_key; ALTER TABLE pattern_terms RENAME TO t;
       CREATE TABLE pattern_terms (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, pattern TEXT NOT NULL,
         PRIMARY KEY (project, role, term, pattern)) WITHOUT ROWID;
       INSERT INTO pattern_terms SELECT * FROM t; DROP TABLE t;
@@ -334,9 +336,15 @@ describe('replay equals live', () => {
   });
 
   it('a database from before id_bits gets each pattern\'s id bits by the migration, as the reducer writes them', () => {
-    const { db, live } = migratedFrom(1, 'ALTER TABLE patterns DROP COLUMN id_bits');
+    const { db, live } = migratedFrom(2, `${UNDO_NEWEST} ALTER TABLE patterns DROP COLUMN id_bits`);
     expect(snapshot(db)).toEqual(live);
     expect((db.prepare('SELECT COUNT(*) AS n FROM patterns WHERE id_bits > 0').get() as { n: number }).n).toBeGreaterThan(3);
+  });
+
+  it('a database from before summaries kept their newest first sighting gets the column and the index that reads it', () => {
+    const { db, live } = migratedFrom(1, UNDO_NEWEST);
+    expect(snapshot(db)).toEqual(live);
+    expect(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'patterns_first_seen'").get()).toBeTruthy();
   });
 
   it('id bits are the same arithmetic in JavaScript and in SQL, for any id', () => {

@@ -3,13 +3,13 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
 import { get_encoding } from 'tiktoken';
-import { openTestStore, run, tempProject } from './helpers.js';
+import { openTestStore, run, seededRandom, tempProject } from './helpers.js';
 import { patternId } from '../lib/core/ids.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
-import { fillTokenCounts, formatPatterns, type FormatOptions } from '../lib/patterns/format.js';
+import { fillTokenCounts, formatPatterns, storeSummary, type FormatOptions } from '../lib/patterns/format.js';
 import { DAY_MS } from '../lib/core/clock.js';
 import type { EventPayload } from '../lib/events/types.js';
-import { appendEvents } from '../lib/events/log.js';
+import { appendEvents, patternDb } from '../lib/events/log.js';
 
 // format-patterns (SPEC §3.5): the exact block for a known state, records, cross-role lines, the
 // token budget, the three fitting paths, injection records, and when the tokenizer is loaded.
@@ -227,6 +227,11 @@ describe('fitting the block', () => {
     const stored = run('cairn', ['store-summary', '--role', 'auditor', '--project', PROJECT, '--strict'], { cwd: dir, input: `${SUMMARY}\n`, env: { CAIRN_NOW: NOW } });
     expect(stored.code, stored.stderr).toBe(0);
     expect(stored.stdout).toBe('');
+    // the event keeps the latest first sighting among the candidates' roles (what newer patterns are measured against)
+    const events = readFileSync(join(dir, '.cairn', 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const firstSeen = new Map<string, string>();
+    for (const e of events) if (e.type === 'pattern.observed' && ['auditor', 'judge', 'sentinel'].includes(e.role) && !firstSeen.has(e.pattern)) firstSeen.set(e.pattern, e.ts);
+    expect(events.at(-1)).toMatchObject({ type: 'summary.stored', role: 'auditor', newest: [...firstSeen.values()].sort().at(-1) });
 
     const out = formatJson(dir, ['--role', 'auditor', '--budget', '70']);
     expect(out.path).toBe('summary');
@@ -244,6 +249,53 @@ describe('fitting the block', () => {
     expect(after.path).toBe('truncated');
     expect(after.block).not.toContain(SUMMARY);
     expect(format(dir, ['--role', 'auditor', '--budget', '70']).stdout).not.toContain(SUMMARY);
+  });
+
+  it('(b) a summary that patterns first seen since have overtaken is known stale without a pass over every candidate; every decision is the pass\'s', () => {
+    const dir = tempProject();
+    const store = openTestStore(dir, PROJECT);
+    const db = patternDb(store);
+    const rnd = seededRandom(7);
+    const texts = Array.from({ length: 40 }, (_, i) => `Rule ${i}: every ${['handler', 'job', 'query', 'cookie', 'flag'][i % 5]} in module ${i} needs check ${i * 7}`);
+    // a budget (in UTF-8 bytes: no token counts here) that a summary fits and two lines overflow
+    const options: FormatOptions = { role: 'auditor', issue: null, run: null, labels: [], files: [], phase: null, budget: 150, exactTokens: false };
+    const digests = () => {
+      let n = 0;
+      const prepare = db.prepare;
+      db.prepare = ((sql: string) => ((n += Number(sql.includes('SUM(id_bits)'))), prepare.call(db, sql))) as typeof db.prepare;
+      return { done: () => ((db.prepare = prepare), n) };
+    };
+    const saved = process.env.CAIRN_NOW;
+    let day = 0;
+    const seen = { summary: 0, staleWithoutPass: 0 };
+    try {
+      for (let step = 0; step < 60; step++) {
+        process.env.CAIRN_NOW = new Date(Date.parse(NOW) + day * DAY_MS).toISOString();
+        const action = rnd();
+        if (action < 0.45) {
+          const picked = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => texts[Math.floor(rnd() * Math.min(texts.length, 6 + step))]);
+          storeDeliberation(store, { text: section(...new Set(picked)), role: rnd() < 0.8 ? 'auditor' : 'judge', issue: null, run: null, phase: null, iteration: null, labels: [], files: [] });
+        } else if (action < 0.7) storeSummary(store, 'auditor', `- condensed at step ${step}`, null, { labels: [], files: [], phase: null });
+        else day += rnd() * 12; // time passes: candidates decay below the cut
+
+        const counting = digests();
+        const checked = formatPatterns(store, options);
+        const passes = counting.done();
+        // the same decision with the pass alone: the summary's newest first sighting forgotten
+        const kept = db.prepare('SELECT role, newest FROM summaries').all() as { role: string; newest: string | null }[];
+        db.exec('UPDATE summaries SET newest = NULL');
+        const full = formatPatterns(store, options);
+        for (const k of kept) db.prepare('UPDATE summaries SET newest = ? WHERE role = ?').run(k.newest, k.role);
+        expect({ path: checked.path, block: checked.block }, `step ${step}`).toEqual({ path: full.path, block: full.block });
+        if (checked.path === 'summary') seen.summary++;
+        if (full.path === 'truncated' && kept.length > 0 && passes === 0) seen.staleWithoutPass++;
+      }
+    } finally {
+      if (saved === undefined) delete process.env.CAIRN_NOW;
+      else process.env.CAIRN_NOW = saved;
+    }
+    expect(seen.summary).toBeGreaterThan(0);
+    expect(seen.staleWithoutPass).toBeGreaterThan(0);
   });
 
   it('(b) a summary stored for another basis is not used', () => {

@@ -51,8 +51,8 @@ function prepareStatements(db: Database) {
     duplicateOf: db.prepare('SELECT duplicate_of FROM deliberations WHERE project = ? AND id = ?'),
     insertLink: db.prepare(`INSERT OR IGNORE INTO links (project, deliberation, issue, run, role, finding, pattern, match, summary)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    upsertSummary: db.prepare(`INSERT INTO summaries (project, role, basis, text, ts) VALUES (?, ?, ?, ?, ?)
-      ON CONFLICT (project, role) DO UPDATE SET basis = excluded.basis, text = excluded.text, ts = excluded.ts`),
+    upsertSummary: db.prepare(`INSERT INTO summaries (project, role, basis, text, ts, newest) VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT (project, role) DO UPDATE SET basis = excluded.basis, text = excluded.text, ts = excluded.ts, newest = excluded.newest`),
   };
 }
 
@@ -190,7 +190,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       s.setLifecycle.run('deprecated', null, e.reason, e.project, e.pattern);
       return;
     case 'summary.stored':
-      s.upsertSummary.run(e.project, e.role, e.basis, e.text, e.ts);
+      s.upsertSummary.run(e.project, e.role, e.basis, e.text, e.ts, e.newest ?? null);
       return;
     default:
       // Types this version does not index (landing.captured, future ones) stay in the log untouched.

@@ -34,7 +34,8 @@ export type EventPayload =
   | ({ type: 'pattern.outcome'; result: 'pass' | 'fail'; grading?: string; patterns: { pattern: string; weight: number }[] } & Scope)
   | { type: 'pattern.promoted'; pattern: string; by: string; reason: string }
   | { type: 'pattern.deprecated'; pattern: string; reason: string; auto: boolean }
-  | { type: 'summary.stored'; role: string; basis: string; text: string }
+  // newest: the latest first sighting among the candidates' roles when the basis was taken (lib/patterns/ranking.ts newCandidateSince)
+  | { type: 'summary.stored'; role: string; basis: string; text: string; newest?: string }
   // The library itself is .cairn/landing-patterns.json (SPEC §5); the log only notes the capture.
   | ({ type: 'landing.captured'; landing: string; title: string; report: string | null; merged: boolean } & Scope);
 
@@ -133,7 +134,7 @@ export function payloadProblem(e: Record<string, unknown>): string | undefined {
       );
       break;
     case 'summary.stored':
-      checks.push(text('role', MAX_ROLE_CHARS), text('basis', 64), text('text', MAX_SUMMARY_BYTES));
+      checks.push(text('role', MAX_ROLE_CHARS), text('basis', 64), text('text', MAX_SUMMARY_BYTES), text('newest', 40, true));
       break;
   }
   return checks.find((c) => c !== undefined);

@@ -1,6 +1,6 @@
 import type { Store } from '../store/store.js';
 import { roleBudget, sameKindRoles } from '../store/config.js';
-import { candidateDigest, loadRanked, rankScores, type RankOptions } from './ranking.js';
+import { candidateDigest, loadRanked, newCandidateSince, newestFirstSeen, rankScores, type RankOptions } from './ranking.js';
 import { fitBlock, linePieces, blockHeader, textPiece, withoutRestatements, BLOCK_FOOTER, type FitPath } from './block.js';
 import { TokenCounter } from '../store/tokens.js';
 import { nowMs } from '../core/clock.js';
@@ -97,8 +97,8 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
 
   // No block holds more lines than this, so no more rows are read.
   const limit = Math.floor(budget / (MIN_LINE_TOKENS * store.config.tokenizer.margin)) + 1;
-  const summaryRow = patternDb(store).prepare('SELECT basis, text FROM summaries WHERE project = ? AND role = ?').get(store.project, role) as
-    | { basis: string; text: string }
+  const summaryRow = patternDb(store).prepare('SELECT basis, text, newest FROM summaries WHERE project = ? AND role = ?').get(store.project, role) as
+    | { basis: string; text: string; newest: string | null }
     | undefined;
   const rank = rankOptions(store, opts);
   // The candidates' basis is taken for --json, and for a stored summary only when every line does not
@@ -120,6 +120,8 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   const ranked = withoutRestatements(rankedAt);
   let basis = opts.exactTokens ? basisOf(store, rank) : '';
   const summaryMatches = () => {
+    // a candidate first seen since the summary was stored is not in its basis: no pass needed
+    if (!basis && summaryRow!.newest && newCandidateSince(patternDb(store), store.project, rank, summaryRow!.newest)) return false;
     basis ||= basisOf(store, rank);
     return summaryRow!.basis === basis;
   };
@@ -245,7 +247,9 @@ export function storeSummary(
   if (!text) throw new CairnError('input', 'no summary text on stdin');
   if (Buffer.byteLength(text) > MAX_SUMMARY_BYTES) throw new CairnError('input', `the summary is ${Buffer.byteLength(text)} bytes; at most ${MAX_SUMMARY_BYTES} are stored`);
   const basis = givenBasis ?? currentBasis(store, { role: name, issue: null, run: null, ...context });
-  appendEvents(store, [{ type: 'summary.stored', role: name, basis: basis.slice(0, 64), text }]);
+  // taken after the basis: a later sighting only makes the check of newCandidateSince rarer, never wrong
+  const newest = givenBasis === null ? newestFirstSeen(patternDb(store), store.project, sameKindRoles(store.config, name)) : undefined;
+  appendEvents(store, [{ type: 'summary.stored', role: name, basis: basis.slice(0, 64), text, ...(newest ? { newest } : {}) }]);
   return { basis, text };
 }
 

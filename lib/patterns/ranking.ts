@@ -148,6 +148,27 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
 }
 
 /**
+ * Whether a pattern first seen after `newest` is a candidate now. Such a pattern did not exist when a
+ * summary whose basis was taken with `newest` the latest first sighting among its roles was stored
+ * (a pattern's first sighting is its earliest observation: events apply in (ts, id) order), so it is
+ * not in that basis, and the summary cannot match: SPEC §3.5 step 4b without a pass over every
+ * candidate, for a summary that more patterns have overtaken — the common case in a pipeline.
+ */
+export function newCandidateSince(db: Database, project: string, opts: RankOptions, newest: string): boolean {
+  if (opts.roles.length === 0) return false;
+  const params: Record<string, unknown> = { project, cut: SCORE_CUT, newest };
+  const score = scoreSql(db, opts, blendFor(db, project, opts), params);
+  return db.prepare(`SELECT 1 FROM patterns WHERE ${candidateRows(opts, params)} AND first_seen > @newest AND ${score} >= @cut LIMIT 1`).get(params) !== undefined;
+}
+
+/** The latest first sighting among the patterns of `roles` (what a summary's basis is stored with). */
+export function newestFirstSeen(db: Database, project: string, roles: string[]): string | undefined {
+  const params: Record<string, unknown> = { project };
+  const row = db.prepare(`SELECT MAX(first_seen) AS newest FROM patterns WHERE project = @project AND role IN (${roleParams(roles, params)})`).get(params) as { newest: string | null };
+  return row.newest ?? undefined;
+}
+
+/**
  * The best `limit` candidates by the rank indexes, scaled by `scale` (0.4 beside a query), leaving out
  * the patterns in temp.cairn_relevance when `matched` (they are ranked by their relevance), and
  * competing with `seed` (those ranked already). Each role's two indexes are read a page at a time

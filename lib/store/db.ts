@@ -59,6 +59,8 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
      WHERE lifecycle NOT IN ('deprecated', 'active') AND reinforcement_count < 3`,
   patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (ln(((MAX(0, success_count) + 1.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END))))
      WHERE lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= 3)`,
+  // a summary's newest candidates: the patterns first seen since it was stored (lib/patterns/ranking.ts newCandidateSince)
+  patterns_first_seen: 'CREATE INDEX patterns_first_seen ON patterns (project, role, first_seen)',
 };
 
 /** idBits (lib/core/ids.ts) in SQL. */
@@ -191,6 +193,9 @@ const MIGRATIONS: string[] = [
   // each pattern's idBits, which a summary's basis sums over the candidates (SPEC §3.5 step 4b)
   `ALTER TABLE patterns ADD COLUMN id_bits INTEGER NOT NULL DEFAULT 0;
    UPDATE patterns SET id_bits = ${ID_BITS_SQL};`,
+  // a stored summary's newest first sighting, and the index that finds the patterns first seen since
+  `ALTER TABLE summaries ADD COLUMN newest TEXT;
+   ${EVENT_LOG_INDEXES.patterns_first_seen};`,
 ];
 
 /** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */
