@@ -62,13 +62,15 @@ export function loadRelevance(db: Database, project: string, roles: string[], q:
   const params: Record<string, unknown> = { project, avg: q.avgLength, k1: BM25_K1, b: BM25_B };
   const terms = q.terms.map((t, i) => ((params[`t${i}`] = t.term), (params[`w${i}`] = t.idf), `(@t${i}, @w${i})`)).join(', ');
   db.prepare(
-    // term frequency is 1: a pattern is one sentence and indexes each term once. CROSS JOIN reads the
-    // postings of the query's terms only (SQLite would otherwise walk every posting of the roles).
+    // Term frequency is 1 (a pattern is one sentence and indexes each term once), so a pattern's BM25
+    // is the sum of its matching terms' idf times one factor of its length: the postings are summed
+    // first and each matching pattern is read once, not once per term (CROSS JOIN reads the postings of
+    // the query's terms only; MATERIALIZED computes the scores once for the rows and their maximum).
     `WITH q (term, idf) AS (VALUES ${terms}),
-     bm AS (SELECT t.pattern AS id, SUM(q.idf * (@k1 + 1) / (1 + @k1 * (1 - @b + @b * p.ntok / @avg))) AS score
-            FROM q CROSS JOIN pattern_terms t ON t.term = q.term CROSS JOIN patterns p ON p.project = t.project AND p.id = t.pattern
-            WHERE t.project = @project AND t.role IN (${roleParams(roles, params)}) AND p.lifecycle != 'deprecated'
-            GROUP BY t.pattern)
+     m AS (SELECT t.pattern AS id, SUM(q.idf) AS idf FROM q CROSS JOIN pattern_terms t ON t.term = q.term
+           WHERE t.project = @project AND t.role IN (${roleParams(roles, params)}) GROUP BY t.pattern),
+     bm AS MATERIALIZED (SELECT m.id, m.idf * (@k1 + 1) / (1 + @k1 * (1 - @b + @b * p.ntok / @avg)) AS score
+           FROM m CROSS JOIN patterns p ON p.project = @project AND p.id = m.id WHERE p.lifecycle != 'deprecated')
      INSERT INTO cairn_relevance (pid, relevance) SELECT id, score / (SELECT MAX(score) FROM bm) FROM bm WHERE score > 0`,
   ).run(params);
 }
