@@ -76,6 +76,8 @@ const BASE = {
   outcomeModel: 'block',
   tracked: null,
   trackedMissedRuns: [],
+  citeRate: 0,
+  wrongCiteRate: 0,
 };
 
 const combined = (wording, raise, hours) => ({
@@ -99,6 +101,14 @@ const SCENARIOS = [
   combined('held-out', 0.25, 24),
   combined('held-out', 0.5, 4),
   combined('held-out', 0.5, 24),
+  // What if the pipeline asks for citations (format-patterns --ids)? Not a target scenario: the
+  // targets are for auditors that word findings their own way; this measures the fix path.
+  ...[0.25, 0.5].map((cite) => ({
+    key: `cited-b-${Math.round(cite * 100)}`,
+    label: `what if (not a target): combined, held-out wording, 25 % raised, 1 day apart, with \`--ids\`: ${Math.round(cite * 100)} % of the findings about a line of the block cite its id, 1 in 20 of those the next line's`,
+    params: { ...combined('held-out', 0.25, 24).params, citeRate: cite, wrongCiteRate: 0.05 },
+    whatIf: true,
+  })),
 ];
 /** The scenario shown run by run, plotted, repeated for determinism and run through the executables. */
 const MAIN = 'combined-b-25-4h';
@@ -162,6 +172,7 @@ for (const s of selected) {
   results.push({
     key: s.key,
     label: s.label,
+    whatIf: Boolean(s.whatIf),
     params: s.params,
     full: spread(full.map((r) => r.after.precision)),
     off: spread(off.map((r) => r.after.precision)),
@@ -234,6 +245,8 @@ if (opts.processes) {
 const leftInTime = (t) => t.entered === null || (t.left !== null && t.left <= TARGET_LEAVE_RUN && t.staysOut);
 const leaving = (list) =>
   list.every((t) => t.entered === null) ? 'never in the block' : list.every((t) => t.entered === null || t.staysOut) ? `by run ${Math.max(...list.map((t) => t.left ?? 0))}` : 'stays';
+// The what-if scenarios are reported beside the others, never judged.
+const targeted = results.filter((r) => !r.whatIf);
 const verdictOf = (r) => ({
   precision: r.full.min >= TARGET_PRECISION,
   gap: r.gap.mean >= TARGET_GAP,
@@ -242,18 +255,18 @@ const verdictOf = (r) => ({
 const targets = [
   {
     name: `every scenario: block precision ≥ ${pct(TARGET_PRECISION)} after ${RUNS} runs at ${pct(BASE.errorRate)} curator error, in every seed (1–${SEEDS})`,
-    measured: results.map((r) => `${r.key} ${pct(r.full.min)}`).join(', '),
-    pass: results.every((r) => verdictOf(r).precision),
+    measured: targeted.map((r) => `${r.key} ${pct(r.full.min)}`).join(', '),
+    pass: targeted.every((r) => verdictOf(r).precision),
   },
   {
     name: `every scenario: ≥ ${TARGET_GAP} above correction off (mean over the seeds)`,
-    measured: results.map((r) => `${r.key} ${signed(r.gap.mean)}`).join(', '),
-    pass: results.every((r) => verdictOf(r).gap),
+    measured: targeted.map((r) => `${r.key} ${signed(r.gap.mean)}`).join(', '),
+    pass: targeted.every((r) => verdictOf(r).gap),
   },
   {
     name: `every scenario: a paraphrased false alarm raised and dismissed in every run leaves the block within ${TARGET_LEAVE_RUN} runs (every seed) and stays out`,
-    measured: results.map((r) => `${r.key} ${leaving(r.tracked)}`).join(', '),
-    pass: results.every((r) => verdictOf(r).leaves),
+    measured: targeted.map((r) => `${r.key} ${leaving(r.tracked)}`).join(', '),
+    pass: targeted.every((r) => verdictOf(r).leaves),
   },
   {
     name: `the same seed gives the same curve (${main.key}, seed 1)`,

@@ -57,9 +57,9 @@ export function libraryDriver(root) {
   const store = openStore(root);
   const at = (now) => (process.env.CAIRN_NOW = now);
   return {
-    format({ now, issue, run, budget }) {
+    format({ now, issue, run, budget, ids }) {
       at(now);
-      const result = format.formatPatterns(store, { role: ADVERSARY, issue, run, labels: [], files: [], phase: null, budget, exactTokens: true });
+      const result = format.formatPatterns(store, { role: ADVERSARY, issue, run, labels: [], files: [], phase: null, budget, exactTokens: true, ids });
       format.recordInjection(store, result, issue, run);
       return { path: result.path, tokens: result.tokens, patterns: result.patterns.map((p) => ({ id: p.id, text: p.text })) };
     },
@@ -101,8 +101,8 @@ export function processDriver(root) {
     return path;
   };
   return {
-    format({ now, issue, run, budget }) {
-      const r = JSON.parse(exec('format-patterns', ['--role', ADVERSARY, ...scoped(issue, run), '--budget', String(budget), '--json'], now));
+    format({ now, issue, run, budget, ids }) {
+      const r = JSON.parse(exec('format-patterns', ['--role', ADVERSARY, ...scoped(issue, run), '--budget', String(budget), ...(ids ? ['--ids'] : []), '--json'], now));
       return { path: r.path, tokens: r.tokens, patterns: r.patterns.map((p) => ({ id: p.id, text: p.text })) };
     },
     store({ now, role, issue, run, text }) {

@@ -70,7 +70,7 @@ export function simulate(driver, p, variant) {
     const draw = (what, key = '') => uniform(p.seed, k, what, key);
 
     const before = driver.inspect(at(0));
-    const block = driver.format({ now: at(0), issue, run, budget: p.budget });
+    const block = driver.format({ now: at(0), issue, run, budget: p.budget, ids: Boolean(p.citeRate) });
     const shown = block.patterns.map((x) => kindOf(x.text));
     if (shown.some((c) => !c)) throw new Error(`an injected pattern is not one of the simulated checks: ${block.patterns.map((x) => x.text).join(' | ')}`);
 
@@ -78,6 +78,15 @@ export function simulate(driver, p, variant) {
     // alarms it lists as findings (each with alarmRaiseRate; the tracked one always), and — when the
     // change really breaks a check — that check.
     const inBlock = new Set(shown.map((c) => c.key));
+    // With --ids the block shows each line's short id, and the pipeline asks the auditor to cite the
+    // line a finding applies: it does so for a share of the findings about a line it was shown
+    // (citeRate), and a share of those cite the line next to it by mistake (wrongCiteRate).
+    const cited = (c, wording) => {
+      const at = shown.indexOf(c);
+      if (!p.citeRate || at < 0 || draw('cite', c.key) >= p.citeRate) return wording;
+      const line = draw('wrong-cite', c.key) < p.wrongCiteRate && shown.length > 1 ? (at + 1) % shown.length : at;
+      return { ...wording, summary: `${wording.summary} [${block.patterns[line].id.slice(0, 7)}]` };
+    };
     const echoed = shown.filter((c) => c === tracked || draw('echo', c.key) < p.echoRate);
     const fresh = checks.filter((c) => !inBlock.has(c.key) && c !== tracked).sort((a, b) => draw('notice', a.key) - draw('notice', b.key));
     const noticed = [...fresh.filter((c) => !c.alarm).slice(0, p.noticeTrue), ...fresh.filter((c) => c.alarm).slice(0, p.noticeFalse)];
@@ -86,7 +95,7 @@ export function simulate(driver, p, variant) {
     const raised = included.filter((c) => c.alarm && (c === tracked || draw('raise', c.key) < p.alarmRaiseRate));
     const candidatesForDefect = included.filter((c) => !c.alarm).sort((a, b) => draw('defect-pick', a.key) - draw('defect-pick', b.key));
     if (candidatesForDefect.length && draw('defect') < p.defectRate) raised.push(candidatesForDefect[0]);
-    const findings = raised.map((c, i) => ({ id: `A${i + 1}`, ...wordingOf(c, p.wording), kind: c.alarm ? 'alarm' : 'defect', check: c }));
+    const findings = raised.map((c, i) => ({ id: `A${i + 1}`, ...cited(c, wordingOf(c, p.wording)), kind: c.alarm ? 'alarm' : 'defect', check: c }));
     const evidence = p.evidence ?? pickEvidence(draw('evidence'), p);
     const adversarialText = auditorText({
       issue, run, patterns: included.map((c) => c.text), findings, evidence, sourceLine: sourceLineFor(Math.floor(draw('source') * 1000)),
@@ -148,7 +157,7 @@ export function simulate(driver, p, variant) {
       landed: fb.penalties.map((x) => {
         const f = findings.find((g) => g.id === x.finding);
         const norm = normaliseText(x.text);
-        const kind = !f ? 'wrong' : norm === normaliseText(f.check.text) ? 'rule' : norm === normaliseText(f.summary) ? 'summary' : 'wrong';
+        const kind = !f ? 'wrong' : norm === normaliseText(f.check.text) ? 'rule' : norm === normaliseText(f.summary.replace(/ \[p[0-9a-f]{7}\]$/, '')) ? 'summary' : 'wrong';
         return kind;
       }),
       outcome: variant.outcome ? result : 'off',
