@@ -128,8 +128,12 @@ export function rankByScan(db: Database, project: string, opts: RankOptions, lim
 function rankAll(db: Database, project: string, opts: RankOptions, blend: Blend, limit = Infinity): Ranking {
   const params: Record<string, unknown> = { project, cut: SCORE_CUT, limit: limit === Infinity ? -1 : limit + 1 };
   const score = scoreSql(db, opts, blend, params);
+  // MATERIALIZED: each score is computed once (a flattened subquery computes it for the cut and again for the order)
   const top = db
-    .prepare(`SELECT id, score FROM (SELECT id, ${score} AS score FROM patterns WHERE ${candidateRows(opts, params)}) WHERE score >= @cut ORDER BY score DESC, id LIMIT @limit`)
+    .prepare(
+      `WITH scored AS MATERIALIZED (SELECT id, ${score} AS score FROM patterns WHERE ${candidateRows(opts, params)})
+       SELECT id, score FROM scored WHERE score >= @cut ORDER BY score DESC, id LIMIT @limit`,
+    )
     .all(params) as Scored[];
   return { top: top.slice(0, limit), complete: top.length <= limit };
 }
