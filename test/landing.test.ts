@@ -78,7 +78,10 @@ describe('capture from a landing report', () => {
   it('two landings of different work are two entries', () => {
     const root = nodeProject();
     const store = openTestStore(root);
+    // one after the other (the library lists entries by creation time; within one millisecond, by id)
+    process.env.CAIRN_NOW = '2026-04-02T00:06:00.000Z';
     captureLanding(store, parseLandingReport(reportText(), root));
+    process.env.CAIRN_NOW = '2026-04-02T00:07:00.000Z';
     captureLanding(store, readLandingReport({ goal: 'Add OAuth login to the API', changedByAgent: [{ agent: 'codex', paths: ['apps/api/src/auth/oauth.ts'] }], validationCommand: 'npm test' }, root));
     expect(readLibrary(libraryPath(store.dir)).map((e) => e.title)).toEqual(['Build a clinic command center', 'Add OAuth login to the API']);
   });
