@@ -41,6 +41,22 @@ describe('reducer', () => {
     expect(getPattern(patternDb(store), store.project, 'pdef')!.ignore_weight).toBe(0.75);
   });
 
+  it("adds a new pattern's terms after every term row already indexed, live and on replay (issue 8: appends, not inserts at random)", () => {
+    const store = openTestStore(tempProject());
+    const texts = ['Every migration must be reversible', 'Every migration must name its rollback', 'Reversible migrations ship with a test'];
+    appendEvents(store, texts.map((text, i) => ({ ...observe('r1'), pattern: `p${i}`, text })));
+    const seqs = () =>
+      patternDb(store).prepare('SELECT pattern, MIN(seq) AS low, MAX(seq) AS high, MIN(rowid) AS first FROM pattern_terms GROUP BY pattern ORDER BY pattern').all() as
+        { pattern: string; low: number; high: number; first: number }[];
+    const live = seqs();
+    expect(live.map((r) => r.pattern)).toEqual(['p0', 'p1', 'p2']);
+    for (const r of live) expect([r.low, r.high]).toEqual([r.first, r.first]); // one number per pattern: its first row
+    expect(live[0].high).toBeLessThan(live[1].low);
+    expect(live[1].high).toBeLessThan(live[2].low);
+    rebuildPatterns(store);
+    expect(seqs()).toEqual(live);
+  });
+
   it('moves lifecycle up only, and never past verified', () => {
     expect(nextLifecycle('observed', 1, 1)).toBe('observed');
     expect(nextLifecycle('observed', 2, 1)).toBe('candidate');

@@ -18,8 +18,10 @@ function prepareStatements(db: Database) {
     insertPattern: db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle,
       first_seen, last_used, labels, files, phases, issues) VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
       @ts, @last_used, @labels, @files, @phases, @issues)`),
-    // a new pattern's terms in one statement (a replay inserts ~17 per pattern: one call each was a third of it)
-    insertTerms: db.prepare('INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern) SELECT ?, ?, value, ? FROM json_each(?)'),
+    // a new pattern's terms in one statement (a replay inserts ~17 per pattern: one call each was a third of it),
+    // numbered after every term row already there (seq, the order of the term index: lib/store/db.ts)
+    insertTerms: db.prepare('INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern, seq) SELECT ?, ?, value, ?, ? FROM json_each(?)'),
+    nextTermSeq: db.prepare('SELECT IFNULL(MAX(rowid), 0) + 1 AS seq FROM pattern_terms'),
     seenAgain: db.prepare(`UPDATE patterns SET success_count = success_count + 1, sightings = sightings + 1, last_used = @last_used,
       lifecycle = @lifecycle, labels = @labels, files = @files, phases = @phases, issues = @issues WHERE project = @project AND id = @id`),
     touch: db.prepare('UPDATE patterns SET last_used = ? WHERE project = ? AND id = ?'),
@@ -63,6 +65,13 @@ function statements(db: Database): Statements {
     cache.set(db, s);
   }
   return s;
+}
+
+/** A new pattern's index terms, after every pattern indexed before it (the one writer of pattern_terms). */
+export function addTerms(db: Database, project: string, role: string, pattern: string, terms: string[]): void {
+  const s = statements(db);
+  const { seq } = s.nextTermSeq.get() as { seq: number };
+  s.insertTerms.run(project, role, pattern, seq, JSON.stringify(terms));
 }
 
 interface PatternRow {
@@ -126,7 +135,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
           ts: e.ts, last_used: ms, labels: extend('[]', e.labels ?? []), files: extend('[]', e.files ?? []),
           phases: extend('[]', [e.phase]), issues: extend('[]', [e.issue]),
         });
-        s.insertTerms.run(e.project, e.role, e.pattern, JSON.stringify(indexTerms(e.text)));
+        addTerms(db, e.project, e.role, e.pattern, indexTerms(e.text));
         s.insertSighting.run(e.project, issue, run, e.role, e.pattern, e.deliberation, 1);
         return;
       }

@@ -2,7 +2,8 @@ import type { Statement } from 'better-sqlite3';
 import type { Database } from '../store/db.js';
 import { contentTerms, stem, tokenSet } from '../core/text.js';
 
-// The term index (pattern_terms: project, role, term → pattern; terms from core/text indexTerms):
+// The term index (pattern_terms: project, role, term → pattern, in the order the patterns were added,
+// seq: one number per pattern; terms from core/text indexTerms, written by events/reducer addTerms):
 // what lets a writer find the few patterns a text could be a near-duplicate of, or could apply,
 // and format-patterns rank by BM25 over this project's own patterns — without loading the role.
 
@@ -14,10 +15,11 @@ const SHARING_TERMS = 6;
 type Row = { id: string; text: string };
 
 // How common each term is decides only which of a text's words are read first (prefix filtering holds
-// for any order), so an estimate serves: pattern ids are hashes ('p' + hex), so the ids that start
-// with 'p0', 'p00', … are a 1/16, 1/256, … sample of the role. A common term is counted in the
-// smallest sample it still fills, so that no term costs more than a few hundred index entries.
-const SAMPLES = [['', '\uffff'], ['p0', 'p1'], ['p00', 'p01'], ['p000', 'p001']] as const;
+// for any order), so an estimate serves: the index keeps each term's rows in the order they were added
+// (seq), so the rows added last, the last 1/16, 1/256, … of all term rows, are a sample of the role
+// that one index range reads. A common term is counted in the smallest sample it still fills, so that
+// no term costs more than a few hundred index entries.
+const SAMPLE_LEVELS = 4;
 
 const inList = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
@@ -38,6 +40,8 @@ function statement(db: Database, sql: string): Statement<unknown[]> {
  */
 export class TermIndex {
   private readonly estimates = new Map<string, number>();
+  /** Where each sample starts (seq), from the whole sequence down to its last 1/4096. */
+  private samples?: number[];
 
   constructor(
     private readonly db: Database,
@@ -47,14 +51,18 @@ export class TermIndex {
 
   /** An estimate of how many of the role's patterns hold each term (0: none does). */
   private rarity(terms: string[]): Map<string, number> {
-    const count = statement(this.db, 'SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND pattern >= ? AND pattern < ? LIMIT ?)');
+    const count = statement(this.db, 'SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq >= ? LIMIT ?)');
+    if (!this.samples) {
+      const last = (statement(this.db, 'SELECT IFNULL(MAX(rowid), 0) AS n FROM pattern_terms').get() as { n: number }).n;
+      this.samples = Array.from({ length: SAMPLE_LEVELS }, (_, level) => (level === 0 ? 0 : Math.floor(last - last / 16 ** level) + 1));
+    }
     const out = new Map<string, number>();
     for (const term of terms) {
       let n = this.estimates.get(term);
       if (n === undefined) {
         n = 0;
-        for (let level = 0; level < SAMPLES.length; level++) {
-          const c = (count.get(this.project, this.role, term, ...SAMPLES[level], COUNTED) as { n: number }).n;
+        for (let level = 0; level < SAMPLE_LEVELS; level++) {
+          const c = (count.get(this.project, this.role, term, this.samples[level], COUNTED) as { n: number }).n;
           n = Math.max(c * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1));
           if (c < COUNTED) break;
         }
@@ -72,7 +80,8 @@ export class TermIndex {
    * filtering: of the text's stems in any order, the first p = n' − k' + 1 hold at least one shared
    * stem, and the first p + j at least j + 1 — the rarest first, and three more than the prefix, so
    * that few postings are read and few candidates come back. Sizes are within a factor t too.
-   * (CROSS JOIN keeps the candidates first: left to itself SQLite walks every pattern of the project.)
+   * (Postings are grouped by seq, the order the index holds each term's in, which sorts far faster than
+   * by id; CROSS JOIN keeps the candidates first: left to itself SQLite walks every pattern of the project.)
    */
   nearDuplicates(text: string, threshold: number): Row[] {
     const { db, project, role } = this;
@@ -93,7 +102,7 @@ export class TermIndex {
     return statement(
       db,
       `SELECT p.id, p.text FROM (SELECT pattern FROM pattern_terms WHERE project = ? AND role = ? AND term IN (${inList(window.length)})
-         GROUP BY pattern HAVING COUNT(*) >= ?) c CROSS JOIN patterns p ON p.project = ? AND p.id = c.pattern
+         GROUP BY seq HAVING COUNT(*) >= ?) c CROSS JOIN patterns p ON p.project = ? AND p.id = c.pattern
        WHERE p.ntok BETWEEN ? AND ? ORDER BY p.id`,
     ).all(project, role, ...window, window.length - prefix + 1, project, ...sizes) as Row[];
   }
@@ -107,7 +116,7 @@ export class TermIndex {
     return statement(
       this.db,
       `SELECT p.id, p.text FROM (SELECT pattern, COUNT(*) AS shared FROM pattern_terms WHERE project = ? AND role = ? AND term IN (${inList(rarest.length)})
-         GROUP BY pattern ORDER BY shared DESC, pattern LIMIT ?) s CROSS JOIN patterns p ON p.project = ? AND p.id = s.pattern ORDER BY s.shared DESC, p.id`,
+         GROUP BY seq ORDER BY shared DESC, pattern LIMIT ?) s CROSS JOIN patterns p ON p.project = ? AND p.id = s.pattern ORDER BY s.shared DESC, p.id`,
     ).all(this.project, this.role, ...rarest, limit, this.project) as Row[];
   }
 }

@@ -50,7 +50,10 @@ function nativeDriver(): Driver {
  * indexes' expressions are lib/patterns/scoring.ts DECAYING_KEY_SQL and IMMUNE_KEY_SQL, verbatim.
  */
 export const EVENT_LOG_INDEXES: Record<string, string> = {
-  pattern_terms_key: 'CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, pattern)',
+  // each term's postings in the order their patterns were added (seq): a new pattern's terms go at the
+  // end of their terms' ranges, not at random places of the whole index (issue 8, the migration below),
+  // and readers group a term's postings by seq, in the order the index gives them
+  pattern_terms_key: 'CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, seq, pattern)',
   patterns_role: 'CREATE INDEX patterns_role ON patterns (project, role, ntok)',
   deliberations_scope: 'CREATE INDEX deliberations_scope ON deliberations (project, role, issue, run, ts)',
   injections_scope: 'CREATE INDEX injections_scope ON injections (project, issue, run, role)',
@@ -189,13 +192,24 @@ const MIGRATIONS: string[] = [
    CREATE TABLE pattern_terms (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, pattern TEXT NOT NULL);
    INSERT INTO pattern_terms SELECT project, role, term, pattern FROM pattern_terms_keyed;
    DROP TABLE pattern_terms_keyed;
-   ${EVENT_LOG_INDEXES.pattern_terms_key};`,
+   CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, pattern);`,
   // each pattern's idBits, which a summary's basis sums over the candidates (SPEC §3.5 step 4b)
   `ALTER TABLE patterns ADD COLUMN id_bits INTEGER NOT NULL DEFAULT 0;
    UPDATE patterns SET id_bits = ${ID_BITS_SQL};`,
   // a stored summary's newest first sighting, and the index that finds the patterns first seen since
   `ALTER TABLE summaries ADD COLUMN newest TEXT;
    ${EVENT_LOG_INDEXES.patterns_first_seen};`,
+  // the term index keeps each term's postings in the order their patterns were added (seq: the first
+  // rowid of the pattern's terms, one number per pattern). Keyed by pattern id, a hash, each new
+  // pattern's ~17 rows landed on ~17 random pages of the index: 27 µs a row and a commit rewriting most
+  // of what it touched (a pull of 1,000 events at 100k patterns: 0.3 s of its 0.65). seq is only in
+  // the log's order, so the pattern tables are emptied and replayed, as for the term index itself.
+  `DROP INDEX IF EXISTS pattern_terms_key;
+   ALTER TABLE pattern_terms ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+   DELETE FROM patterns; DELETE FROM deliberations; DELETE FROM sightings; DELETE FROM injections; DELETE FROM dismissals;
+   DELETE FROM outcomes; DELETE FROM summaries; DELETE FROM run_marks; DELETE FROM links; DELETE FROM pattern_terms;
+   DELETE FROM meta WHERE key = 'log:events';
+   ${EVENT_LOG_INDEXES.pattern_terms_key};`,
 ];
 
 /** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */
