@@ -19,7 +19,20 @@ function memory(root: string) {
   mkdirSync(dir, { recursive: true });
   return { log: join(dir, 'knowledge.jsonl'), archive: join(dir, 'knowledge.archive.jsonl'), within: join(root, '.cairn') };
 }
-const ids = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => Number(JSON.parse(l).key.slice('fact-n'.length))) : []);
+/** The entries of a log, in order. A kill inside an append may leave one torn line (SPEC §2): it is no entry, and is counted apart. */
+function entries(path: string): { ids: number[]; torn: number } {
+  const out = { ids: [] as number[], torn: 0 };
+  if (!existsSync(path)) return out;
+  for (const l of readFileSync(path, 'utf8').split('\n').filter(Boolean)) {
+    try {
+      out.ids.push(Number(JSON.parse(l).key.slice('fact-n'.length)));
+    } catch {
+      out.torn++;
+    }
+  }
+  return out;
+}
+const ids = (path: string) => entries(path).ids;
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
 describe('rotate', () => {
@@ -87,6 +100,18 @@ describe('rotate', () => {
     expect(existsSync(journalPath(log))).toBe(false);
   });
 
+  it('killed inside the append to the archive: the part appended is cut off and the move made once, with no torn line left', () => {
+    const { log, archive, within } = memory(tempProject());
+    writeFileSync(archive, line(100) + '\n');
+    writeFileSync(log, range(0, 10).map((i) => line(i) + '\n').join(''));
+    const moved = range(0, 6).map((i) => line(i) + '\n').join('');
+    writeFileSync(journalPath(log), `${JSON.stringify({ inode: statSync(log).ino, archiveSize: statSync(archive).size })}\n${moved}`);
+    appendFileSync(archive, moved.slice(0, moved.indexOf(line(3)) + 17)); // three lines and the start of a fourth
+    expect(rotate(log, archive, { deadline: NO_DEADLINE, within, above: 100 }).recovered).toBe(6);
+    expect(entries(archive)).toEqual({ ids: [100, ...range(0, 6)], torn: 0 });
+    expect(ids(log)).toEqual(range(6, 10));
+  });
+
   it('killed at random moments, a handful of times, never loses or doubles an entry', async () => {
     const root = tempProject();
     const { log, archive, within } = memory(root);
@@ -100,7 +125,7 @@ describe('rotate', () => {
       const [log, archive, within] = process.argv.slice(1);
       const d = new Deadline(0);
       const opts = { deadline: d, within };
-      const count = (p) => existsSync(p) ? readFileSync(p, 'utf8').split('\\n').filter(Boolean).length : 0;
+      const count = (p) => existsSync(p) ? readFileSync(p, 'utf8').split('\\n').filter((l) => { try { return JSON.parse(l); } catch { return false; } }).length : 0;
       let next = count(log) + count(archive);
       const line = ${line.toString()};
       process.stdout.write('ready\\n');
@@ -122,9 +147,11 @@ describe('rotate', () => {
       await new Promise((resolve) => proc.once('exit', resolve));
       // the dead child's lock is broken, and whatever it cut short is finished
       recovered += rotate(log, archive, { deadline: NO_DEADLINE, within, above: 1000, keep: 300 }).recovered;
-      const seen = [...ids(archive), ...ids(log)];
+      const [archived, kept] = [entries(archive), entries(log)];
+      const seen = [...archived.ids, ...kept.ids];
       expect(seen.length).toBeGreaterThan(round * 200);
       expect(seen).toEqual(range(0, seen.length)); // contiguous, in order: nothing lost, nothing doubled
+      expect(archived.torn + kept.torn).toBeLessThanOrEqual(round + 1); // at most one torn line per kill
     }
     expect(recovered).toBeGreaterThan(0); // some kill did land inside a rotation
   });

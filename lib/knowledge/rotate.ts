@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, readSync, fstatSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, ftruncateSync, openSync, readFileSync, readSync, fstatSync, statSync, unlinkSync } from 'node:fs';
 import { appendLines } from '../io/jsonl.js';
 import { acquireLock } from '../io/lock.js';
 import { writeFileAtomic } from '../io/atomic.js';
@@ -8,13 +8,15 @@ import type { Deadline } from '../core/deadline.js';
 
 // Rotation (SPEC §4.5): when knowledge.jsonl holds more than 5000 lines, the oldest move to
 // knowledge.archive.jsonl so that the newest 2500 stay. Two files change, so the move is journalled:
-//   1. the lines to move are written to a journal beside the log (with the log's inode),
+//   1. the lines to move are written to a journal beside the log (with the log's inode and the
+//      archive's size),
 //   2. appended to the archive,
 //   3. the log is rewritten without them (temp file + rename: a new inode),
 //   4. the journal is removed.
 // Killed at any point, the next rotation (or capture) finishes the move from the journal: step 2 is
-// skipped if the archive already ends with the lines, step 3 if the log's inode has changed. So no
-// entry is ever lost or doubled. All of it runs under the log's lock, so no capture appends meanwhile.
+// skipped if the archive already ends with the lines, and an append cut short (the archive holds
+// part of it) is cut off first; step 3 is skipped if the log's inode has changed. So no entry is ever
+// lost or doubled. All of it runs under the log's lock, so no capture appends meanwhile.
 
 export const ROTATE_ABOVE = 5000;
 export const KEEP_NEWEST = 2500;
@@ -128,7 +130,8 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
     }
     const cut = ends[ends.length - keep - 1]; // byte just past the last line that moves
     const moved = log.subarray(0, cut);
-    writeFileAtomic(journalPath(logPath), Buffer.concat([Buffer.from(`${JSON.stringify({ inode })}\n`), moved]), opts.within);
+    const header = { inode, archiveSize: sizeOf(archivePath) };
+    writeFileAtomic(journalPath(logPath), Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), moved]), opts.within);
     appendToArchive(archivePath, moved, opts);
     writeFileAtomic(logPath, log.subarray(cut), opts.within); // a torn last line stays with the log
     unlinkSync(journalPath(logPath));
@@ -149,10 +152,14 @@ function finishJournal(logPath: string, archivePath: string, opts: RotateOptions
   }
   // written whole (temp file + rename): a header line, then the lines being moved
   const headerEnd = journal.indexOf(0x0a);
-  const { inode } = JSON.parse(journal.toString('utf8', 0, headerEnd)) as { inode: number };
+  const { inode, archiveSize } = JSON.parse(journal.toString('utf8', 0, headerEnd)) as { inode: number; archiveSize?: number };
   const moved = journal.subarray(headerEnd + 1);
   // compared as appended: the one JSONL writer takes text, so bytes that are not UTF-8 went in as U+FFFD
-  if (!endsWith(archivePath, Buffer.from(moved.toString('utf8')))) appendToArchive(archivePath, moved, opts);
+  const appended = Buffer.from(moved.toString('utf8'));
+  if (!endsWith(archivePath, appended)) {
+    if (archiveSize !== undefined) cutPartialAppend(archivePath, archiveSize, appended);
+    appendToArchive(archivePath, moved, opts);
+  }
   let current: number | undefined;
   try {
     current = statSync(logPath).ino;
@@ -170,6 +177,38 @@ function finishJournal(logPath: string, archivePath: string, opts: RotateOptions
 function appendToArchive(archivePath: string, lines: Buffer, opts: RotateOptions): void {
   const text = lines.toString('utf8').replace(/\n$/, '');
   if (text) appendLines(archivePath, () => text.split('\n'), opts);
+}
+
+/**
+ * An append to the archive killed part-way left the archive as it was plus the start of the lines
+ * (a newline first when it had none): cut that start off, so that appending them again doubles none.
+ * Anything else after `size` (the archive changed in another way since) is left alone.
+ */
+function cutPartialAppend(archivePath: string, size: number, lines: Buffer): void {
+  let fd: number;
+  try {
+    fd = openSync(archivePath, constants.O_RDWR | constants.O_NOFOLLOW);
+  } catch {
+    return; // missing (nothing was appended), or a link cairn never writes through (the append refuses it)
+  }
+  try {
+    const now = fstatSync(fd).size;
+    if (now <= size || now - size > lines.length + 1) return;
+    const tail = Buffer.alloc(now - size);
+    readSync(fd, tail, 0, tail.length, size);
+    const start = tail[0] === 0x0a && !lines.subarray(0, tail.length).equals(tail) ? tail.subarray(1) : tail;
+    if (lines.subarray(0, start.length).equals(start)) ftruncateSync(fd, size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 /** Does the file end with exactly these bytes? */
