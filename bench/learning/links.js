@@ -10,7 +10,7 @@ import { TRUE_CHECKS, FALSE_ALARMS } from './pools.js';
 import { uniform } from './sim.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const { bestCandidate } = await import(join(REPO, 'dist', 'lib', 'patterns', 'link.js'));
+const { bestCandidate, weightsAmong } = await import(join(REPO, 'dist', 'lib', 'patterns', 'link.js'));
 
 const FIRST_TIER = 25;
 const TRIALS = 20;
@@ -24,8 +24,10 @@ export function linkAccuracy(set, seed = 1) {
     const finding = { id: 'A1', ...set[check.key] };
     for (let t = 0; t < TRIALS; t++) {
       const others = checks.filter((c) => c !== check).sort((a, b) => uniform(seed, t, check.key, a.key) - uniform(seed, t, check.key, b.key));
-      const candidates = [check, ...others].map((c, i) => ({ id: c.key, text: c.text, tier: i < FIRST_TIER ? 1 : 2 }));
-      const best = bestCandidate(finding, candidates);
+      const candidates = [check, ...others].map((c) => ({ id: c.key, text: c.text }));
+      // the role's patterns are the checks: each word weighs by how many of them hold it
+      const weight = weightsAmong(checks.map((c) => c.text));
+      const best = bestCandidate(finding, candidates.slice(0, FIRST_TIER), weight) ?? bestCandidate(finding, candidates.slice(FIRST_TIER), weight);
       if (!best) counts.none++;
       else if (best.id === check.key) counts.right++;
       else {

@@ -157,6 +157,7 @@ export function linkContext(store: Store, terms: TermIndex, first: { id: string;
     first,
     byPrefix: (prefix) => roleIdsByPrefix(patternDb(store), store.project, terms.role, prefix),
     others: (text) => terms.sharing(text, LINK_CANDIDATES),
+    weight: terms.weights(first.map((c) => c.text)),
   };
 }
 

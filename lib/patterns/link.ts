@@ -5,9 +5,9 @@ import type { Finding } from './verdict.js';
 // ("The export endpoint is missing from docs/openapi.yaml"), the rule behind it in general words
 // ("Every new HTTP endpoint must be documented in docs/openapi.yaml before merge"), so the link is
 // found by what the finding cites (pattern ids), else by how much of the rule the finding covers:
-// stemmed content words, weighted by how rare they are among the candidates, the rule's identifiers
-// (paths, file and code names) twice. Pure: the caller records the links in the event log, so a
-// replay never runs this again.
+// stemmed content words, weighted by how rare they are among the role's patterns, the rule's
+// identifiers (paths, file and code names) twice. Pure: the caller records the links in the event
+// log, so a replay never runs this again.
 //
 // The constants were chosen on the tuning half of bench/learning/paraphrases.js (one wording per
 // check) and are reported on the held-out half in bench/README.md: a single shared word (`time`,
@@ -26,8 +26,16 @@ export const MAX_CITED = 5;
 export interface LinkCandidate {
   id: string;
   text: string;
-  /** 1: the deliberation's own Accumulated Patterns items and the patterns injected for this run (looked at first); 2: the role's other patterns. */
-  tier: 1 | 2;
+}
+
+/** A term's weight: how rare it is among the role's patterns (the more patterns hold it, the less it says). */
+export type TermWeight = (term: string) => number;
+
+/** Weights from how many of `texts` hold each term (`ln(1 + texts / holding)`): the role, when its patterns are at hand. */
+export function weightsAmong(texts: string[]): TermWeight {
+  const df = new Map<string, number>();
+  for (const text of texts) for (const t of contentTerms(text).keys()) df.set(t, (df.get(t) ?? 0) + 1);
+  return (t) => Math.log(1 + texts.length / (df.get(t) ?? 1));
 }
 
 export type LinkMatch = 'explicit' | 'text' | 'embedding' | 'self';
@@ -61,12 +69,12 @@ export function findingText(finding: Finding): string {
 type Terms = Map<string, boolean>;
 
 /** How much of the rule the finding covers, weighted (0..1), and how many terms they share. */
-export function coverage(finding: Terms, rule: Terms, idf: (term: string) => number): { score: number; shared: number } {
+export function coverage(finding: Terms, rule: Terms, weight: TermWeight): { score: number; shared: number } {
   let total = 0;
   let covered = 0;
   let shared = 0;
   for (const [term, identifier] of rule) {
-    const w = idf(term) * (identifier ? IDENTIFIER_BOOST : 1);
+    const w = weight(term) * (identifier ? IDENTIFIER_BOOST : 1);
     total += w;
     if (finding.has(term)) {
       covered += w;
@@ -76,29 +84,16 @@ export function coverage(finding: Terms, rule: Terms, idf: (term: string) => num
   return { score: total > 0 ? covered / total : 0, shared };
 }
 
-/**
- * The candidate a finding applies, or undefined: the best coverage of at least LINK_MIN_COVERAGE,
- * looked for in tier 1 first, then tier 2. Ties go to the lower id, so the same inputs link alike.
- */
-export function bestCandidate(finding: Finding, candidates: LinkCandidate[]): { id: string; score: number } | undefined {
-  if (candidates.length === 0) return undefined;
+/** The candidate the finding covers best (at least LINK_MIN_COVERAGE and LINK_MIN_SHARED terms), or undefined; ties go to the lower id. */
+export function bestCandidate(finding: Finding, candidates: LinkCandidate[], weight: TermWeight): { id: string; score: number } | undefined {
   const wanted = contentTerms(findingText(finding));
-  const termsOf = candidates.map((c) => contentTerms(c.text));
-  const df = new Map<string, number>();
-  for (const terms of termsOf) for (const t of terms.keys()) df.set(t, (df.get(t) ?? 0) + 1);
-  const n = candidates.length;
-  const idf = (t: string) => Math.log(1 + n / (df.get(t) ?? 1));
-  for (const tier of [1, 2] as const) {
-    let best: { id: string; score: number } | undefined;
-    candidates.forEach((c, i) => {
-      if (c.tier !== tier) return;
-      const { score, shared } = coverage(wanted, termsOf[i], idf);
-      if (score < LINK_MIN_COVERAGE || shared < LINK_MIN_SHARED) return;
-      if (!best || score > best.score || (score === best.score && c.id < best.id)) best = { id: c.id, score };
-    });
-    if (best) return best;
+  let best: { id: string; score: number } | undefined;
+  for (const c of candidates) {
+    const { score, shared } = coverage(wanted, contentTerms(c.text), weight);
+    if (score < LINK_MIN_COVERAGE || shared < LINK_MIN_SHARED) continue;
+    if (!best || score > best.score || (score === best.score && c.id < best.id)) best = { id: c.id, score };
   }
-  return undefined;
+  return best;
 }
 
 export interface LinkContext {
@@ -107,13 +102,16 @@ export interface LinkContext {
   first: { id: string; text: string }[];
   /** Patterns whose id starts with a cited prefix (resolved once per finding). */
   byPrefix: (prefix: string) => string[];
-  /** Tier 2: the role's patterns that share words with the finding. */
+  /** Tier 2: the role's patterns that share words with the finding (asked only when tier 1 has no match). */
   others: (findingText: string) => { id: string; text: string }[];
+  /** How rare each term is among the role's patterns. */
+  weight: TermWeight;
 }
 
 /**
  * Link one finding (SPEC §3.9.1): the patterns it cites (resolved among tier 1 first, else among
- * the role's patterns by unique prefix), else the pattern it covers best; undefined when neither.
+ * the role's patterns by unique prefix), else the pattern it covers best, looked for in tier 1 first,
+ * then tier 2; undefined when neither.
  */
 export function linkFinding(finding: Finding, ctx: LinkContext): { patterns: string[]; match: 'explicit' | 'text' } | undefined {
   const cited: string[] = [];
@@ -123,12 +121,11 @@ export function linkFinding(finding: Finding, ctx: LinkContext): { patterns: str
     if (ids.length === 1 && !cited.includes(ids[0])) cited.push(ids[0]);
   }
   if (cited.length) return { patterns: cited, match: 'explicit' };
-  const firstIds = new Set(ctx.first.map((c) => c.id));
-  const candidates: LinkCandidate[] = [
-    ...uniqueById(ctx.first).map((c) => ({ ...c, tier: 1 as const })),
-    ...ctx.others(findingText(finding)).filter((c) => !firstIds.has(c.id)).map((c) => ({ ...c, tier: 2 as const })),
-  ];
-  const best = bestCandidate(finding, candidates);
+  const first = uniqueById(ctx.first);
+  const firstIds = new Set(first.map((c) => c.id));
+  const best =
+    bestCandidate(finding, first, ctx.weight) ??
+    bestCandidate(finding, ctx.others(findingText(finding)).filter((c) => !firstIds.has(c.id)), ctx.weight);
   return best && { patterns: [best.id], match: 'text' };
 }
 

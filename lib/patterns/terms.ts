@@ -1,24 +1,24 @@
 import type { Statement } from 'better-sqlite3';
 import type { Database } from '../store/db.js';
 import { contentTerms, stem, tokenSet } from '../core/text.js';
+import type { TermWeight } from './link.js';
 
 // The term index (pattern_terms: project, role, term → pattern, in the order the patterns were added,
 // seq: one number per pattern; terms from core/text indexTerms, written by events/reducer addTerms):
 // what lets a writer find the few patterns a text could be a near-duplicate of, or could apply,
 // and format-patterns rank by BM25 over this project's own patterns — without loading the role.
 
-/** At most this many of a term's postings are counted in one range of pattern ids. */
+/** A sample of the term index holding this many of a term's rows estimates its frequency well enough. */
 const COUNTED = 64;
 /** At most this many of a text's rarest content terms look for the patterns it shares words with. */
 const SHARING_TERMS = 6;
 
 type Row = { id: string; text: string };
 
-// How common each term is decides only which of a text's words are read first (prefix filtering holds
-// for any order), so an estimate serves: the index keeps each term's rows in the order they were added
-// (seq), so the rows added last, the last 1/16, 1/256, … of all term rows, are a sample of the role
-// that one index range reads. A common term is counted in the smallest sample it still fills, so that
-// no term costs more than a few hundred index entries.
+// How common each term is decides which of a text's words are read first (prefix filtering holds for
+// any order) and how much a word of a finding weighs, so an estimate serves: the index keeps each
+// term's rows in the order they were added (seq), so the rows added last, the last 1/16, 1/256, … of
+// all term rows, are a sample of the role that one index range reads.
 const SAMPLE_LEVELS = 4;
 
 const inList = (n: number) => Array.from({ length: n }, () => '?').join(', ');
@@ -51,26 +51,37 @@ export class TermIndex {
 
   /** An estimate of how many of the role's patterns hold each term (0: none does). */
   private rarity(terms: string[]): Map<string, number> {
-    const count = statement(this.db, 'SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq >= ? LIMIT ?)');
+    const unknown = [...new Set(terms)].filter((t) => !this.estimates.has(t));
+    if (unknown.length) this.estimate(unknown);
+    return new Map(terms.map((t) => [t, this.estimates.get(t)!]));
+  }
+
+  /**
+   * Count each term up to COUNTED rows, in the whole index, then in the last 1/16 of it, …: a term
+   * with fewer rows than that is counted exactly, a common one in the largest sample it still fills,
+   * so that no term costs more than a few hundred index entries. One statement per sample for every
+   * term still unsettled.
+   */
+  private estimate(terms: string[]): void {
     if (!this.samples) {
       const last = (statement(this.db, 'SELECT IFNULL(MAX(rowid), 0) AS n FROM pattern_terms').get() as { n: number }).n;
       this.samples = Array.from({ length: SAMPLE_LEVELS }, (_, level) => (level === 0 ? 0 : Math.floor(last - last / 16 ** level) + 1));
     }
-    const out = new Map<string, number>();
-    for (const term of terms) {
-      let n = this.estimates.get(term);
-      if (n === undefined) {
-        n = 0;
-        for (let level = 0; level < SAMPLE_LEVELS; level++) {
-          const c = (count.get(this.project, this.role, term, this.samples[level], COUNTED) as { n: number }).n;
-          n = Math.max(c * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1));
-          if (c < COUNTED) break;
-        }
-        this.estimates.set(term, n);
+    const count = statement(
+      this.db,
+      `SELECT value AS term, (SELECT COUNT(*) FROM (SELECT 1 FROM pattern_terms WHERE project = @project AND role = @role AND term = value AND seq >= @since LIMIT ${COUNTED})) AS n
+       FROM json_each(@terms)`,
+    );
+    let left = terms;
+    for (let level = 0; level < SAMPLE_LEVELS && left.length; level++) {
+      const rows = count.all({ project: this.project, role: this.role, since: this.samples[level], terms: JSON.stringify(left) }) as { term: string; n: number }[];
+      left = [];
+      for (const { term, n } of rows) {
+        // a term that fills the last sample is at least that common
+        if (n < COUNTED || level === SAMPLE_LEVELS - 1) this.estimates.set(term, Math.max(n * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1)));
+        else left.push(term);
       }
-      out.set(term, n);
     }
-    return out;
   }
 
   /**
@@ -105,6 +116,23 @@ export class TermIndex {
          GROUP BY seq HAVING COUNT(*) >= ?) c CROSS JOIN patterns p ON p.project = ? AND p.id = c.pattern
        WHERE p.ntok BETWEEN ? AND ? ORDER BY p.id`,
     ).all(project, role, ...window, window.length - prefix + 1, project, ...sizes) as Row[];
+  }
+
+  /**
+   * How rare each term is among the role's patterns, as link.ts weighs a finding's words:
+   * `ln(1 + patterns / holding)`; the terms of `texts` (the candidates looked at first) estimated at once.
+   */
+  weights(texts: string[]): TermWeight {
+    let patterns: number | undefined;
+    let warm = false;
+    return (term) => {
+      if (!warm) {
+        warm = true;
+        this.rarity(texts.flatMap((t) => [...contentTerms(t).keys()]));
+      }
+      patterns ??= (statement(this.db, 'SELECT COUNT(*) AS n FROM patterns WHERE project = ? AND role = ?').get(this.project, this.role) as { n: number }).n;
+      return Math.log(1 + Math.max(1, patterns) / Math.max(1, this.rarity([term]).get(term)!));
+    };
   }
 
   /** The role's patterns that share the most of a text's rarest content words, best first: link candidates (SPEC §3.9.1). */
