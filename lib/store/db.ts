@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CairnError } from '../core/errors.js';
 import { mkdirNoFollow } from '../io/safe.js';
-import type { Deadline } from '../core/deadline.js';
+import { sleepSync, type Deadline } from '../core/deadline.js';
 
 export type Database = BetterSqlite3.Database;
 
@@ -255,8 +255,9 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
 function prepare(db: Database, opts: Pick<OpenOptions, 'deadline'>): Database {
   try {
     // busy_timeout first, so that switching to WAL already waits for a concurrent opener.
-    db.pragma(`busy_timeout = ${Math.max(50, Math.min(opts.deadline.remaining(), 10_000))}`);
-    db.pragma('journal_mode = WAL');
+    const patience = Math.max(50, Math.min(opts.deadline.remaining(), 10_000));
+    db.pragma(`busy_timeout = ${patience}`);
+    switchToWal(db, Date.now() + patience);
     // No fsync: this file is an index that is rebuilt from the log whenever it is damaged or behind, and an
     // fsync at every commit and checkpoint would cost a hook more than all its queries.
     db.pragma('synchronous = OFF');
@@ -265,6 +266,23 @@ function prepare(db: Database, opts: Pick<OpenOptions, 'deadline'>): Database {
   } catch (err) {
     db.close();
     throw err;
+  }
+}
+
+/**
+ * Two processes opening a new database at once can each hold a shared lock while wanting the exclusive
+ * one the switch to WAL takes; SQLite answers SQLITE_BUSY to one of them at once rather than let the two
+ * wait on each other, so busy_timeout does not help. Try again until the other has switched it.
+ */
+export function switchToWal(db: Database, until: number): void {
+  for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() + wait > until) throw err;
+      sleepSync(wait);
+    }
   }
 }
 
