@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { openTestStore, seededRandom, tempProject } from './helpers.js';
-import { candidateDigest, rankByScan, rankScores, type RankOptions } from '../lib/patterns/ranking.js';
+import { candidateDigest, newCandidateSince, rankByScan, rankScores, type RankOptions } from '../lib/patterns/ranking.js';
 import { idBits } from '../lib/core/ids.js';
 import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, rankKey, type ScoreContext } from '../lib/patterns/scoring.js';
 import { bm25Relevance } from '../lib/patterns/relevance.js';
@@ -162,6 +162,16 @@ describe('ranking by the rank indexes', () => {
     const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT id FROM patterns WHERE project = 'p1' AND role = 'auditor' AND ${DECAYING_SQL} ORDER BY ${DECAYING_KEY_SQL} DESC LIMIT 10`).all() as { detail: string }[];
     expect(plan.map((r) => r.detail).join('\n')).toMatch(/USING INDEX patterns_rank_decaying/);
     expect(plan.map((r) => r.detail).join('\n')).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it('a summary overtaken or not, whether a pattern first seen since is a candidate is read from the first-sighting index, never by a walk of the project', () => {
+    const { db } = randomStore(300, 23);
+    const opts: RankOptions = { roles: ROLES, ctx: contexts[0], excludeDismissed: { issue: 'I-1', run: 'r1' } };
+    for (const [newest, expected] of [['2025-12-31', true], ['2099-01-01', false]] as const) {
+      const plans = queryPlans(db, () => expect(newCandidateSince(db, 'p1', opts, newest)).toBe(expected));
+      expect(plans.some((p) => /patterns USING (COVERING )?INDEX patterns_first_seen/.test(p))).toBe(true);
+      for (const p of plans) expect(p).not.toMatch(/SCAN patterns\b|patterns USING PRIMARY KEY \(project=\?\)$/);
+    }
   });
 
   it('with a query, reads only the postings of the query’s terms and the patterns they name', () => {

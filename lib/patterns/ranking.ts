@@ -162,9 +162,15 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
  */
 export function newCandidateSince(db: Database, project: string, opts: RankOptions, newest: string): boolean {
   if (opts.roles.length === 0) return false;
-  const params: Record<string, unknown> = { project, cut: SCORE_CUT, newest };
-  const score = scoreSql(db, opts, blendFor(db, project, opts), params);
-  return db.prepare(`SELECT 1 FROM patterns WHERE ${candidateRows(opts, params)} AND first_seen > @newest AND ${score} >= @cut LIMIT 1`).get(params) !== undefined;
+  // One role at a time: with a list of roles SQLite walks the whole project rather than the
+  // first-sighting index (110 ms at 100k patterns when none is newer); with one, it reads the index
+  // from `newest` on and stops at the first candidate.
+  return opts.roles.some((role) => {
+    const params: Record<string, unknown> = { project, cut: SCORE_CUT, newest };
+    const score = scoreSql(db, opts, blendFor(db, project, opts), params);
+    const rows = candidateRows({ ...opts, roles: [role] }, params);
+    return db.prepare(`SELECT 1 FROM patterns WHERE ${rows} AND first_seen > @newest AND ${score} >= @cut LIMIT 1`).get(params) !== undefined;
+  });
 }
 
 /** The latest first sighting among the patterns of `roles` (what a summary's basis is stored with). */
