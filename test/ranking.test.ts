@@ -150,6 +150,38 @@ describe('ranking by the rank indexes', () => {
     }
   });
 
+  it('with a query that more patterns match than a first sum of the postings holds, the threshold walk gives the full scan’s block', () => {
+    const { db } = randomStore(6000, 31);
+    db.prepare("INSERT INTO dismissals (project, issue, run, pattern, finding) SELECT 'p1', 'I-1', 'r1', id, 'A1' FROM patterns WHERE id LIKE '%7'").run();
+    const query = 'refund webhook retry ledger';
+    expect(bm25Relevance(db, 'p1', ROLES, query)!.size).toBeGreaterThan(3000); // a block of 2,500 reads past the first 2,048
+    for (const ctx of contexts) {
+      for (const extra of [{}, { excludeDismissed: { issue: 'I-1', run: 'r1' } }]) {
+        for (const limit of [3, 25, 120, 2500]) {
+          const opts: RankOptions = { roles: ROLES, ctx, query, ...extra };
+          const byIndex = rankScores(db, 'p1', opts, { limit });
+          const full = rankByScan(db, 'p1', opts, limit);
+          expect(byIndex.top.map((s) => s.id), `${ctx.role} ${limit}`).toEqual(full.top.map((s) => s.id));
+          byIndex.top.forEach((s, i) => expect(s.score).toBe(full.top[i].score));
+          expect(byIndex.complete).toBe(full.complete);
+        }
+      }
+    }
+  });
+
+  it('a query whose best match is deprecated scales relevance by the best candidate, as the full scan does', () => {
+    const { db } = randomStore(600, 37);
+    const query = 'refund webhook retry';
+    const best = [...bm25Relevance(db, 'p1', ROLES, query)!].sort((a, b) => b[1] - a[1])[0][0];
+    db.prepare("UPDATE patterns SET lifecycle = 'deprecated' WHERE id = ?").run(best);
+    for (const limit of [1, 10, 60]) {
+      const opts: RankOptions = { roles: ROLES, ctx: contexts[2], query };
+      const byIndex = rankScores(db, 'p1', opts, { limit });
+      expect(byIndex.top.map((s) => s.id)).not.toContain(best);
+      expect(byIndex.top).toEqual(rankByScan(db, 'p1', opts, limit).top);
+    }
+  });
+
   it('a configured prior ranks by the full scan (the indexes are built with the default one)', () => {
     const db = store();
     const ctx = { ...contexts[0], prior: { success: 3, failure: 1 } };
@@ -171,6 +203,22 @@ describe('ranking by the rank indexes', () => {
       const plans = queryPlans(db, () => expect(newCandidateSince(db, 'p1', opts, newest)).toBe(expected));
       expect(plans.some((p) => /patterns USING (COVERING )?INDEX patterns_first_seen/.test(p))).toBe(true);
       for (const p of plans) expect(p).not.toMatch(/SCAN patterns\b|patterns USING PRIMARY KEY \(project=\?\)$/);
+    }
+  });
+
+  it('with a query, whether a pattern first seen since is a candidate weighs its relevance as the full scan does', () => {
+    const { db } = randomStore(600, 41);
+    const query = 'refund webhook retry';
+    // 400 days on, a decaying pattern's base is ~0: its relevance alone decides whether it passes the cut
+    const opts: RankOptions = { roles: ROLES, ctx: { now: NOW + 400 * DAY_MS, role: 'auditor' }, query };
+    const relevance = [...bm25Relevance(db, 'p1', ROLES, query)!];
+    const decaying = new Set(db.prepare(`SELECT id FROM patterns WHERE ${DECAYING_SQL}`).pluck().all() as string[]);
+    const matching = relevance.find(([id, r]) => decaying.has(id) && r > 0.2 && r < 0.3)![0]; // 0.6 · relevance passes the cut of 0.1
+    const unmatched = [...decaying].find((id) => !relevance.some(([other]) => other === id))!;
+    for (const [id, expected] of [[matching, true], [unmatched, false]] as const) {
+      db.prepare("UPDATE patterns SET first_seen = CASE WHEN id = ? THEN '2026-02-01' ELSE '2026-01-01' END").run(id);
+      expect(newCandidateSince(db, 'p1', opts, '2026-01-15')).toBe(expected);
+      expect(rankByScan(db, 'p1', opts).top.some((s) => s.id === id)).toBe(expected);
     }
   });
 

@@ -92,3 +92,22 @@ describe('TermIndex.nearDuplicates', () => {
     expect(new TermIndex(db, 'p1', 'auditor').nearDuplicates(reworded, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
   });
 });
+
+describe('TermIndex.size', () => {
+  it('counts a role exactly up to 16,384 patterns, and estimates a larger one from a sample of ids within a few per cent', () => {
+    const root = tempProject();
+    const db = patternDb(openTestStore(root, 'p1'));
+    const texts = Array.from({ length: 20_000 }, (_, i) => `${randomTexts(1, i)[0]} case ${i}`);
+    insertPatterns(db, 'p1', 'auditor', texts);
+    insertPatterns(db, 'p1', 'judge', texts.slice(0, 700));
+    const exact = (role: string) => db.prepare('SELECT COUNT(*) AS n, AVG(ntok) AS mean FROM patterns WHERE project = ? AND role = ?').get('p1', role) as { n: number; mean: number };
+    const judge = new TermIndex(db, 'p1', 'judge').size();
+    expect(judge.patterns).toBe(700);
+    expect(judge.meanLength).toBeCloseTo(exact('judge').mean, 9);
+    const auditor = new TermIndex(db, 'p1', 'auditor').size();
+    const truth = exact('auditor');
+    expect(truth.n).toBeGreaterThan(16_384);
+    expect(Math.abs(auditor.patterns / truth.n - 1)).toBeLessThan(0.1);
+    expect(Math.abs(auditor.meanLength / truth.mean - 1)).toBeLessThan(0.05);
+  });
+});

@@ -19,8 +19,11 @@ function prepareStatements(db: Database) {
       first_seen, last_used, labels, files, phases, issues) VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
       @ts, @last_used, @labels, @files, @phases, @issues)`),
     // a new pattern's terms in one statement (a replay inserts ~17 per pattern: one call each was a third of it),
-    // numbered after every term row already there (seq, the order of the term index: lib/store/db.ts)
-    insertTerms: db.prepare('INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern, seq) SELECT ?, ?, value, ?, ? FROM json_each(?)'),
+    // numbered after every term row already there (seq, the order of the term index: lib/store/db.ts), each
+    // with the pattern's length; the pattern row learns where its terms start
+    insertTerms: db.prepare(`INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern, seq, ntok)
+      SELECT @project, @role, value, @pattern, @seq, (SELECT ntok FROM patterns WHERE project = @project AND id = @pattern) FROM json_each(@terms)`),
+    setTermSeq: db.prepare('UPDATE patterns SET term_seq = ? WHERE project = ? AND id = ?'),
     nextTermSeq: db.prepare('SELECT IFNULL(MAX(rowid), 0) + 1 AS seq FROM pattern_terms'),
     seenAgain: db.prepare(`UPDATE patterns SET success_count = success_count + 1, sightings = sightings + 1, last_used = @last_used,
       lifecycle = @lifecycle, labels = @labels, files = @files, phases = @phases, issues = @issues WHERE project = @project AND id = @id`),
@@ -71,7 +74,8 @@ function statements(db: Database): Statements {
 export function addTerms(db: Database, project: string, role: string, pattern: string, terms: string[]): void {
   const s = statements(db);
   const { seq } = s.nextTermSeq.get() as { seq: number };
-  s.insertTerms.run(project, role, pattern, seq, JSON.stringify(terms));
+  s.setTermSeq.run(seq, project, pattern);
+  s.insertTerms.run({ project, role, pattern, seq, terms: JSON.stringify(terms) });
 }
 
 interface PatternRow {

@@ -1,16 +1,20 @@
+import type { Statement } from 'better-sqlite3';
 import type { Database } from '../store/db.js';
 import { COLUMNS, toPattern, type PatternRecord, type Ranked } from './queries.js';
 import {
   baseScoreSql, DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_SQL, rankIndexUsable, rankKeyBound, scorePattern, SCORE_CUT, type ScoreContext,
 } from './scoring.js';
-import { bm25Query, type Bm25Query } from './terms.js';
+import { bm25Query, matchesSql, patternBm25Sql, queryTermsSql, type Bm25Query } from './terms.js';
 
 // Ranking a role's candidates (SPEC §3.4, §3.5) inside SQLite, best first, ties by id: only the rows
 // a block can hold cross into JavaScript. Three ways, one order:
 //   - by the rank indexes (issue 8): each role's patterns read in rank-key order, a page at a time,
 //     until no pattern further down any index can beat the best found (lib/patterns/scoring.ts);
-//   - with a query, BM25 over this project's own patterns in the same database (lib/patterns/terms.ts):
-//     the matching patterns ranked by 0.6 · relevance + 0.4 · base, the others by the indexes at 0.4 · base;
+//   - with a query, the same walk beside a fourth list, the patterns that match it in BM25 order (over
+//     this project's own patterns, from the term index: lib/patterns/terms.ts), every pattern read
+//     scored by 0.6 · relevance + 0.4 · base, until no pattern unread in all the lists can reach the
+//     best found (a threshold walk: unread, a pattern's relevance is at most the last read in BM25
+//     order, and its base at most its index's bound);
 //   - by scoring every candidate (a configured prior, relevance from embeddings, no rank indexes yet).
 // A summary's basis is a digest of the whole candidate set, taken in one aggregate pass (candidateDigest).
 
@@ -40,8 +44,9 @@ export interface Ranking {
 /** Room for rounding between a bound computed in JavaScript and a score computed in SQL. */
 const BOUND_SLACK = 1 + 1e-9;
 
-const BM25_K1 = 1.2;
-const BM25_B = 0.75;
+/** How many of the best matches of a query a threshold walk sums first (then four times as many, …), and reads at a time. */
+const FIRST_MATCHES = 2048;
+const MATCH_PAGE = 128;
 
 const byScore = (a: Scored, b: Scored) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -55,64 +60,113 @@ function dismissedClause(opts: RankOptions, params: Record<string, unknown>): st
   return 'AND id NOT IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)';
 }
 
+/**
+ * A query matched against the candidates: its weights and the best match's BM25, by which every
+ * relevance is divided (SPEC §3.4: 0..1 within the candidate set).
+ */
+interface QueryMatch {
+  q: Bm25Query;
+  max: number;
+}
+
 /** The query's normalised BM25 relevance of each matching pattern, in a temporary table (`cairn_relevance`). */
 export function loadRelevance(db: Database, project: string, roles: string[], q: Bm25Query): void {
   db.exec('CREATE TEMP TABLE IF NOT EXISTS cairn_relevance (pid TEXT PRIMARY KEY, relevance REAL NOT NULL) WITHOUT ROWID');
   db.exec('DELETE FROM cairn_relevance');
-  const params: Record<string, unknown> = { project, avg: q.avgLength, k1: BM25_K1, b: BM25_B };
-  const terms = q.terms.map((t, i) => ((params[`t${i}`] = t.term), (params[`w${i}`] = t.idf), `(@t${i}, @w${i})`)).join(', ');
+  const params: Record<string, unknown> = {};
+  // MATERIALIZED: the scores are computed once, for the rows and for their maximum
   db.prepare(
-    // Term frequency is 1 (a pattern is one sentence and indexes each term once), so a pattern's BM25
-    // is the sum of its matching terms' idf times one factor of its length: the postings are summed
-    // first and each matching pattern is read once, not once per term (CROSS JOIN reads the postings of
-    // the query's terms only; MATERIALIZED computes the scores once for the rows and their maximum).
-    `WITH q (term, idf) AS (VALUES ${terms}),
-     m AS (SELECT t.pattern AS id, SUM(q.idf) AS idf FROM q CROSS JOIN pattern_terms t ON t.term = q.term
-           WHERE t.project = @project AND t.role IN (${roleParams(roles, params)}) GROUP BY t.pattern),
-     bm AS MATERIALIZED (SELECT m.id, m.idf * (@k1 + 1) / (1 + @k1 * (1 - @b + @b * p.ntok / @avg)) AS score
-           FROM m CROSS JOIN patterns p ON p.project = @project AND p.id = m.id WHERE p.lifecycle != 'deprecated')
-     INSERT INTO cairn_relevance (pid, relevance) SELECT id, score / (SELECT MAX(score) FROM bm) FROM bm WHERE score > 0`,
+    `WITH ${queryTermsSql(q, params)}, bm AS MATERIALIZED (SELECT id, bm FROM (${matchesSql(project, roles, params)}) WHERE ${notDeprecated(roles, params)})
+     INSERT INTO cairn_relevance (pid, relevance) SELECT id, bm / (SELECT MAX(bm) FROM bm) FROM bm`,
   ).run(params);
 }
 
-/** A candidate's score in SQL, with relevance blended in as `blend` says; its parameters go into `params`. */
-function scoreSql(db: Database, opts: RankOptions, blend: Blend, params: Record<string, unknown>): string {
+/** Of the rows of `id`s, those of patterns not deprecated (the partial index patterns_deprecated). */
+function notDeprecated(roles: string[], params: Record<string, unknown>): string {
+  return `id NOT IN (SELECT id FROM patterns WHERE project = @project AND role IN (${roleParams(roles, params)}) AND lifecycle = 'deprecated')`;
+}
+
+/** How many of a query's best matches are read first for its best candidate, before all of them are. */
+const BEST_OF = 64;
+
+/** The highest BM25 among the candidates that match the query; undefined when none does. */
+function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query): number | undefined {
+  const params: Record<string, unknown> = { bestOf: BEST_OF };
+  const terms = queryTermsSql(q, params);
+  const matches = matchesSql(project, roles, params);
+  const best = db
+    .prepare(`WITH ${terms}, top AS MATERIALIZED (${matches} ORDER BY bm DESC LIMIT @bestOf) SELECT MAX(bm) AS max FROM top WHERE ${notDeprecated(roles, params)}`)
+    .get(params) as { max: number | null };
+  if (best.max !== null) return best.max;
+  // the best BEST_OF all deprecated (or fewer matches than that): every match then
+  const all = db.prepare(`WITH ${terms} SELECT MAX(bm) AS max FROM (${matches}) WHERE ${notDeprecated(roles, params)}`).get(params) as { max: number | null };
+  return all.max ?? undefined;
+}
+
+/** A candidate's score in SQL, with relevance blended in as `blend` says; its CTEs and parameters go into `with` and `params`. */
+function scoreSql(db: Database, opts: RankOptions, blend: Blend, params: Record<string, unknown>, withs: string[]): string {
   const base = baseScoreSql(opts.ctx);
   Object.assign(params, base.params);
-  if (blend === 'map') {
+  if (blend === null) return base.sql;
+  if (blend.kind === 'map') {
     const relevance = opts.relevance!;
     db.function('cairn_relevance', { deterministic: true }, (id: unknown) => relevance.get(String(id)) ?? 0);
     return `(0.6 * cairn_relevance(id) + 0.4 * ${base.sql})`;
   }
-  if (blend === 'table') return `(0.6 * COALESCE((SELECT relevance FROM temp.cairn_relevance WHERE pid = patterns.id), 0) + 0.4 * ${base.sql})`;
-  return base.sql;
+  if (blend.kind === 'table') return `(0.6 * COALESCE((SELECT relevance FROM temp.cairn_relevance WHERE pid = patterns.id), 0) + 0.4 * ${base.sql})`;
+  withs.push(queryTermsSql(blend.match.q, params));
+  params.max = blend.match.max;
+  return `(0.6 * COALESCE(${patternBm25Sql()} / @max, 0) + 0.4 * ${base.sql})`;
 }
+
+const withClause = (withs: string[]) => (withs.length ? `WITH ${withs.join(', ')} ` : '');
 
 /** The rows that may be candidates: this project's patterns of the roles, not deprecated, not dismissed in the run. */
 function candidateRows(opts: RankOptions, params: Record<string, unknown>): string {
   return `project = @project AND role IN (${roleParams(opts.roles, params)}) AND lifecycle != 'deprecated' ${dismissedClause(opts, params)}`;
 }
 
-/** How relevance enters the score: from `opts.relevance`, from BM25 loaded into temp.cairn_relevance, or not at all. */
-type Blend = 'map' | 'table' | null;
+/**
+ * How relevance enters the score: from `opts.relevance` (map), from the query's BM25 loaded into
+ * temp.cairn_relevance for a pass over every candidate (table), from each pattern's own postings for
+ * the few patterns a walk reads (terms), or not at all — also when the query matches no candidate.
+ */
+type Blend = { kind: 'map' } | { kind: 'table' | 'terms'; match: QueryMatch } | null;
 
-/** The query whose relevance temp.cairn_relevance holds, per connection, and the state of the database it was taken in. */
-const relevanceLoaded = new WeakMap<Database, { key: string; blend: Blend }>();
+/**
+ * The query's weights per connection, with the state of the database they were taken in, its best
+ * match once known, and whether temp.cairn_relevance holds its relevance.
+ */
+interface QueryState {
+  key: string;
+  q: Bm25Query | undefined;
+  /** The best candidate's BM25; null when no candidate matches; undefined until known. */
+  max?: number | null;
+  table: boolean;
+}
+const queryMatches = new WeakMap<Database, QueryState>();
 
-function blendFor(db: Database, project: string, opts: RankOptions): Blend {
-  if (opts.relevance) return 'map';
+/** The query's entry for the database as it is now. A summary's basis after the ranking needs the same relevance: each is taken once, unless a pattern changed meanwhile, in this connection or another. */
+function queryState(db: Database, project: string, opts: RankOptions & { query: string }): QueryState {
+  const state = `${db.pragma('data_version', { simple: true })}:${(db.prepare('SELECT total_changes() AS n').get() as { n: number }).n}`;
+  const key = `${JSON.stringify([project, opts.roles, opts.query])}@${state}`;
+  let known = queryMatches.get(db);
+  if (!known || known.key !== key) queryMatches.set(db, (known = { key, q: bm25Query(db, project, opts.roles, opts.query), table: false }));
+  return known;
+}
+
+function blendFor(db: Database, project: string, opts: RankOptions, pass: 'table' | 'terms'): Blend {
+  if (opts.relevance) return { kind: 'map' };
   if (opts.query === undefined) return null;
-  // A summary's basis after the ranking needs the same relevance: it is loaded once (~100 ms at 100k),
-  // unless a pattern changed meanwhile, in this connection or another.
-  const state = () => `${db.pragma('data_version', { simple: true })}:${(db.prepare('SELECT total_changes() AS n').get() as { n: number }).n}`;
-  const key = JSON.stringify([project, opts.roles, opts.query]);
-  const loaded = relevanceLoaded.get(db);
-  if (loaded && loaded.key === `${key}@${state()}`) return loaded.blend;
-  const q = bm25Query(db, project, opts.roles, opts.query);
-  if (q) loadRelevance(db, project, opts.roles, q);
-  const blend = q ? 'table' : null;
-  relevanceLoaded.set(db, { key: `${key}@${state()}`, blend });
-  return blend;
+  const known = queryState(db, project, { ...opts, query: opts.query });
+  if (!known.q) return null;
+  if (known.max === undefined) known.max = bestMatch(db, project, opts.roles, known.q) ?? null;
+  if (known.max === null) return null;
+  if (pass === 'table' && !known.table) {
+    loadRelevance(db, project, opts.roles, known.q); // ~60 ms at 100k patterns
+    known.table = true;
+  }
+  return { kind: pass, match: { q: known.q, max: known.max } };
 }
 
 /**
@@ -122,19 +176,16 @@ function blendFor(db: Database, project: string, opts: RankOptions): Blend {
  */
 export function rankByScan(db: Database, project: string, opts: RankOptions, limit?: number): Ranking {
   if (opts.roles.length === 0) return { top: [], complete: true };
-  return rankAll(db, project, opts, blendFor(db, project, opts), limit);
+  return rankAll(db, project, opts, blendFor(db, project, opts, 'table'), limit);
 }
 
 function rankAll(db: Database, project: string, opts: RankOptions, blend: Blend, limit = Infinity): Ranking {
   const params: Record<string, unknown> = { project, cut: SCORE_CUT, limit: limit === Infinity ? -1 : limit + 1 };
-  const score = scoreSql(db, opts, blend, params);
+  const withs: string[] = [];
+  const score = scoreSql(db, opts, blend, params, withs);
   // MATERIALIZED: each score is computed once (a flattened subquery computes it for the cut and again for the order)
-  const top = db
-    .prepare(
-      `WITH scored AS MATERIALIZED (SELECT id, ${score} AS score FROM patterns WHERE ${candidateRows(opts, params)})
-       SELECT id, score FROM scored WHERE score >= @cut ORDER BY score DESC, id LIMIT @limit`,
-    )
-    .all(params) as Scored[];
+  withs.push(`scored AS MATERIALIZED (SELECT id, ${score} AS score FROM patterns WHERE ${candidateRows(opts, params)})`);
+  const top = db.prepare(`${withClause(withs)}SELECT id, score FROM scored WHERE score >= @cut ORDER BY score DESC, id LIMIT @limit`).all(params) as Scored[];
   return { top: top.slice(0, limit), complete: top.length <= limit };
 }
 
@@ -146,9 +197,10 @@ function rankAll(db: Database, project: string, opts: RankOptions, blend: Blend,
 export function candidateDigest(db: Database, project: string, opts: RankOptions): string {
   if (opts.roles.length === 0) return '0:0';
   const params: Record<string, unknown> = { project, cut: SCORE_CUT };
-  const score = scoreSql(db, opts, blendFor(db, project, opts), params);
+  const withs: string[] = [];
+  const score = scoreSql(db, opts, blendFor(db, project, opts, 'table'), params, withs);
   const row = db
-    .prepare(`SELECT COUNT(*) || ':' || COALESCE(SUM(id_bits), 0) AS digest FROM patterns WHERE ${candidateRows(opts, params)} AND ${score} >= @cut`)
+    .prepare(`${withClause(withs)}SELECT COUNT(*) || ':' || COALESCE(SUM(id_bits), 0) AS digest FROM patterns WHERE ${candidateRows(opts, params)} AND ${score} >= @cut`)
     .get(params) as { digest: string };
   return row.digest;
 }
@@ -167,9 +219,10 @@ export function newCandidateSince(db: Database, project: string, opts: RankOptio
   // from `newest` on and stops at the first candidate.
   return opts.roles.some((role) => {
     const params: Record<string, unknown> = { project, cut: SCORE_CUT, newest };
-    const score = scoreSql(db, opts, blendFor(db, project, opts), params);
+    const withs: string[] = [];
+    const score = scoreSql(db, opts, blendFor(db, project, opts, 'terms'), params, withs);
     const rows = candidateRows({ ...opts, roles: [role] }, params);
-    return db.prepare(`SELECT 1 FROM patterns WHERE ${rows} AND first_seen > @newest AND ${score} >= @cut LIMIT 1`).get(params) !== undefined;
+    return db.prepare(`${withClause(withs)}SELECT 1 FROM patterns WHERE ${rows} AND first_seen > @newest AND ${score} >= @cut LIMIT 1`).get(params) !== undefined;
   });
 }
 
@@ -181,47 +234,143 @@ export function newestFirstSeen(db: Database, project: string, roles: string[]):
 }
 
 /**
- * The best `limit` candidates by the rank indexes, scaled by `scale` (0.4 beside a query), leaving out
- * the patterns in temp.cairn_relevance when `matched` (they are ranked by their relevance), and
- * competing with `seed` (those ranked already). Each role's two indexes are read a page at a time
- * while the bound of the next row (rankKeyBound × scale) could still reach the best `limit`.
+ * The best `limit` candidates by the rank indexes, and by a query's matches when `query` is given.
+ * Each role's two indexes are read a page at a time while the bound of the next row could still reach
+ * the best `limit`: its base is at most rankKeyBound of the last key read, and its relevance at most
+ * that of the last match read (0 once every match is read). Every pattern read is scored exactly, in
+ * SQL, as the full scan scores it.
  */
-function rankByKey(db: Database, project: string, opts: RankOptions, limit: number, scale: number, matched: boolean, seed: Scored[]): Ranking {
+function rankByKey(db: Database, project: string, opts: RankOptions, limit: number, query: QueryState | null): Ranking {
+  const found = new Map<string, number>();
+  const add = (rows: Scored[]) => {
+    for (const r of rows) if (r.score >= SCORE_CUT) found.set(r.id, r.score);
+  };
+  // Whether a row left unscored could pass the cut (then the ranking cannot say it holds every candidate).
+  let unscored = false;
+  let matches = query && query.max !== null ? bestMatches(db, project, opts, query) : null;
+  if (matches) {
+    do add(matches.next());
+    while (query!.max === undefined && !matches.done);
+    query!.max ??= null;
+    if (query!.max === null) matches = null; // no candidate matches: no relevance signal
+  }
+  const match = matches && { q: query!.q!, max: query!.max! };
   const base = baseScoreSql(opts.ctx);
   const page = limit + 8;
-  const found = [...seed];
   const streams = opts.roles.flatMap((role) =>
     ([[DECAYING_KEY_SQL, DECAYING_SQL, false], [IMMUNE_KEY_SQL, IMMUNE_SQL, true]] as const).map(([key, where, immune]) => {
       const params: Record<string, unknown> = { ...base.params, project, streamRole: role, page };
+      const withs: string[] = [];
+      let score = scoreSql(db, opts, match && { kind: 'terms', match }, params, withs);
+      if (match) {
+        // A row that cannot reach the best found even with the highest relevance left to read is not
+        // weighed against the query (eight index lookups): its score is NULL. One read among the
+        // matches already has its exact score.
+        const upper = `(0.6 * @relevanceBound + 0.4 * ${base.sql})`;
+        score = `CASE WHEN ${upper} < @kth THEN NULL ELSE ${score} END AS score, ${upper} >= @cut AS passes`;
+        params.cut = SCORE_CUT;
+      } else score = `${score} AS score, 0 AS passes`;
       const statement = db.prepare(
-        `SELECT id, ${base.sql} AS score, ${key} AS key FROM patterns
-         WHERE project = @project AND role = @streamRole AND ${where} ${dismissedClause(opts, params)}
-           ${matched ? 'AND id NOT IN (SELECT pid FROM temp.cairn_relevance)' : ''}
-         ORDER BY ${key} DESC LIMIT @page OFFSET @offset`,
+        `${withClause(withs)}SELECT id, ${score}, ${key} AS key FROM patterns
+         WHERE project = @project AND role = @streamRole AND ${where} ${dismissedClause(opts, params)} AND ${key} <= @lastKey
+         ORDER BY ${key} DESC LIMIT @page OFFSET @ties`,
       );
-      return { role, immune, params, statement, offset: 0, lastKey: Infinity, done: false };
+      return { role, immune, params, statement, read: 0, lastKey: Infinity, ties: 0, done: false };
     }),
   );
+  let rowsRead = 0;
   for (;;) {
-    found.sort(byScore);
-    const kth = found.length >= limit ? Math.max(found[limit - 1].score, SCORE_CUT) : SCORE_CUT;
-    // A pattern further down a stream can score at most the bound of the last key read there. The bound
-    // is computed in JavaScript, the scores in SQL: a few ulps apart, a tie at the kth score would be
-    // cut off where the ids decide (found by a block of 20 lines among 30 tied patterns).
-    const bound = (s: (typeof streams)[number]) => scale * rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx) * BOUND_SLACK;
-    for (const s of streams) if (!s.done && s.offset > 0 && bound(s) < SCORE_CUT) s.done = true;
-    const open = streams.filter((s) => !s.done && (s.offset === 0 || bound(s) >= kth));
-    if (open.length === 0) break;
+    const ranked = [...found].map(([id, score]) => ({ id, score })).sort(byScore);
+    const kth = ranked.length >= limit ? Math.max(ranked[limit - 1].score, SCORE_CUT) : SCORE_CUT;
+    // The bounds are computed in JavaScript, the scores in SQL: a few ulps apart, a tie at the kth score
+    // would be cut off where the ids decide (found by a block of 20 lines among 30 tied patterns).
+    const relevance = matches ? matches.bound() : 0;
+    const baseBound = (s: (typeof streams)[number]) => (s.read === 0 ? Infinity : rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx));
+    const bound = (s: (typeof streams)[number]) => (0.6 * relevance + (match ? 0.4 : 1) * baseBound(s)) * BOUND_SLACK;
+    for (const s of streams) if (!s.done && bound(s) < SCORE_CUT) s.done = true;
+    const open = streams.filter((s) => !s.done && bound(s) >= kth);
+    // Every candidate is in one of the indexes: once each index is read as far as its bound allows,
+    // every candidate that could reach the best `limit` is read. Reading the matches deeper lowers
+    // those bounds: a page of them is read whenever the indexes have read as many rows as the matches.
+    if (open.length === 0) return { top: ranked.slice(0, limit), complete: ranked.length <= limit && streams.every((s) => s.done) && !unscored };
+    if (matches && !matches.done && rowsRead >= matches.read) {
+      add(matches.next());
+      continue;
+    }
     for (const s of open) {
-      const rows = s.statement.all({ ...s.params, offset: s.offset }) as { id: string; score: number; key: number }[];
-      for (const r of rows) if (scale * r.score >= SCORE_CUT) found.push({ id: r.id, score: scale * r.score });
-      s.offset += rows.length;
+      // from the last key read on (the rows that share it and were read are skipped), not from an
+      // offset, which SQLite reaches by walking every row before it
+      const rows = s.statement.all({ ...s.params, lastKey: s.lastKey, ties: s.ties, ...(match && { relevanceBound: relevance, kth }) }) as {
+        id: string;
+        score: number | null;
+        passes: number;
+        key: number;
+      }[];
+      for (const r of rows) {
+        if (r.score !== null) add([{ id: r.id, score: r.score }]);
+        else if (r.passes && !found.has(r.id)) unscored = true;
+      }
+      rowsRead += rows.length;
+      s.read += rows.length;
       if (rows.length < page) s.done = true;
-      else s.lastKey = rows[rows.length - 1].key;
+      else {
+        const last = rows[rows.length - 1].key;
+        s.ties = (last === s.lastKey ? s.ties : 0) + rows.filter((r) => r.key === last).length;
+        s.lastKey = last;
+      }
     }
   }
-  found.sort(byScore);
-  return { top: found.slice(0, limit), complete: found.length <= limit && streams.every((s) => s.done) };
+}
+
+/**
+ * A query's matches in BM25 order, MATCH_PAGE at a time at each `next()`, each scored as the full scan
+ * scores it — the deprecated and dismissed ones are read, for the bound, and left out. The matches'
+ * BM25 is summed once for the best FIRST_MATCHES (again for four times as many if they run out: each
+ * sum reads every posting of the query's terms), and a page of them is joined to its patterns with its
+ * BM25 as a parameter. The first page finds the best candidate's BM25 too, when `query.max` is not
+ * known yet; `bound()` is the relevance no match further down exceeds.
+ */
+function bestMatches(db: Database, project: string, opts: RankOptions, query: QueryState) {
+  const base = baseScoreSql(opts.ctx);
+  const params: Record<string, unknown> = { ...base.params, project };
+  const best = db.prepare(`WITH ${queryTermsSql(query.q!, params)} ${matchesSql(project, opts.roles, params)} ORDER BY bm DESC, id LIMIT @depth`).raw();
+  const deprecated = new Set(db.prepare(`SELECT id FROM patterns WHERE project = @project AND role IN (${roleParams(opts.roles, params)}) AND lifecycle = 'deprecated'`).pluck().all(params) as string[]);
+  if (opts.excludeDismissed) Object.assign(params, opts.excludeDismissed);
+  const dismissed = opts.excludeDismissed ? 'id IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)' : '0';
+  const pages = new Map<number, Statement<unknown[]>>();
+  const score = (rows: [string, number][]): Scored[] => {
+    let statement = pages.get(rows.length);
+    if (!statement) {
+      const values = rows.map((_, i) => `(@m${i}, @b${i})`).join(', ');
+      statement = db.prepare(
+        `WITH page (pid, bm) AS (VALUES ${values}) SELECT pid AS id, 0.6 * (bm / @max) + 0.4 * ${base.sql} AS score, ${dismissed} AS skip
+         FROM page CROSS JOIN patterns ON project = @project AND id = pid`,
+      );
+      pages.set(rows.length, statement);
+    }
+    const values: Record<string, unknown> = { ...params, max: query.max };
+    rows.forEach(([id, bm], i) => ((values[`m${i}`] = id), (values[`b${i}`] = bm)));
+    return (statement.all(values) as (Scored & { skip: number })[]).filter((r) => !r.skip);
+  };
+  let summed: [string, number][] = [];
+  let depth = 0;
+  const stream = {
+    read: 0,
+    done: false,
+    bound: () => (stream.done ? 0 : Math.min(1, (summed[stream.read - 1]?.[1] ?? Infinity) / query.max!)),
+    next(): Scored[] {
+      if (stream.read === summed.length && summed.length === depth) {
+        depth = depth === 0 ? FIRST_MATCHES : depth * 4;
+        summed = best.all({ ...params, depth }) as [string, number][];
+      }
+      const page = summed.slice(stream.read, stream.read + MATCH_PAGE).filter(([id]) => !deprecated.has(id));
+      if (query.max === undefined) query.max = page[0]?.[1]; // the best not deprecated, once one is read
+      stream.read = Math.min(summed.length, stream.read + MATCH_PAGE);
+      stream.done = stream.read === summed.length && summed.length < depth;
+      return query.max === undefined || page.length === 0 ? [] : score(page);
+    },
+  };
+  return stream;
 }
 
 /**
@@ -236,24 +385,11 @@ function rankIndexesBuilt(db: Database): boolean {
 /** Rank the candidates of `opts.roles`: the best `want.limit` (all without one). */
 export function rankScores(db: Database, project: string, opts: RankOptions, want: { limit?: number } = {}): Ranking {
   if (opts.roles.length === 0) return { top: [], complete: true };
-  const blend = blendFor(db, project, opts);
-  if (blend === 'map' || want.limit === undefined || !rankIndexUsable(opts.ctx) || !rankIndexesBuilt(db)) return rankAll(db, project, opts, blend, want.limit);
-  const q = blend === 'table';
-  if (!q) return rankByKey(db, project, opts, want.limit, 1, false, []);
-  // The matching patterns by their exact blended score (one query, limited; CROSS JOIN reads the matches
-  // first, where SQLite would walk the project's patterns); the others by the indexes.
-  const base = baseScoreSql(opts.ctx);
-  const params: Record<string, unknown> = { ...base.params, project, cut: SCORE_CUT, limit: want.limit + 1 };
-  const matched = db
-    .prepare(
-      `SELECT id, 0.6 * relevance + 0.4 * ${base.sql} AS score FROM temp.cairn_relevance CROSS JOIN patterns ON project = @project AND id = pid
-       WHERE role IN (${roleParams(opts.roles, params)}) AND lifecycle != 'deprecated' ${dismissedClause(opts, params)}
-         AND 0.6 * relevance + 0.4 * ${base.sql} >= @cut
-       ORDER BY score DESC, id LIMIT @limit`,
-    )
-    .all(params) as Scored[];
-  const ranking = rankByKey(db, project, opts, want.limit, 0.4, true, matched.slice(0, want.limit));
-  return { top: ranking.top, complete: ranking.complete && matched.length <= want.limit };
+  if (opts.relevance || want.limit === undefined || !rankIndexUsable(opts.ctx) || !rankIndexesBuilt(db)) {
+    return rankAll(db, project, opts, blendFor(db, project, opts, 'table'), want.limit);
+  }
+  const query = opts.query === undefined ? null : queryState(db, project, { ...opts, query: opts.query });
+  return rankByKey(db, project, opts, want.limit, query?.q ? query : null);
 }
 
 /** Full rows for the given scores, in their order, with every factor spelled out. */

@@ -51,9 +51,10 @@ function nativeDriver(): Driver {
  */
 export const EVENT_LOG_INDEXES: Record<string, string> = {
   // each term's postings in the order their patterns were added (seq): a new pattern's terms go at the
-  // end of their terms' ranges, not at random places of the whole index (issue 8, the migration below),
-  // and readers group a term's postings by seq, in the order the index gives them
-  pattern_terms_key: 'CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, seq, pattern)',
+  // end of their terms' ranges, not at random places of the whole index (issue 8, the migrations below),
+  // and readers group a term's postings by seq, in the order the index gives them; with the pattern's
+  // length (ntok), so that BM25 and the near-duplicates' size filter read the index alone
+  pattern_terms_key: 'CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, seq, pattern, ntok)',
   patterns_role: 'CREATE INDEX patterns_role ON patterns (project, role, ntok)',
   deliberations_scope: 'CREATE INDEX deliberations_scope ON deliberations (project, role, issue, run, ts)',
   injections_scope: 'CREATE INDEX injections_scope ON injections (project, issue, run, role)',
@@ -64,6 +65,8 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
      WHERE lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= 3)`,
   // a summary's newest candidates: the patterns first seen since it was stored (lib/patterns/ranking.ts newCandidateSince)
   patterns_first_seen: 'CREATE INDEX patterns_first_seen ON patterns (project, role, first_seen)',
+  // the few deprecated patterns, which BM25 over the term index leaves out (lib/patterns/ranking.ts)
+  patterns_deprecated: "CREATE INDEX patterns_deprecated ON patterns (project, role, id) WHERE lifecycle = 'deprecated'",
 };
 
 /** idBits (lib/core/ids.ts) in SQL. */
@@ -209,7 +212,19 @@ const MIGRATIONS: string[] = [
    DELETE FROM patterns; DELETE FROM deliberations; DELETE FROM sightings; DELETE FROM injections; DELETE FROM dismissals;
    DELETE FROM outcomes; DELETE FROM summaries; DELETE FROM run_marks; DELETE FROM links; DELETE FROM pattern_terms;
    DELETE FROM meta WHERE key = 'log:events';
-   ${EVENT_LOG_INDEXES.pattern_terms_key};`,
+   CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, seq, pattern);`,
+  // BM25 from the term index alone (issue 8): each posting holds its pattern's length, and each pattern
+  // where its postings start (term_seq), so a ranking by the rank indexes can weigh a pattern's match
+  // to a query in a few index lookups; the deprecated patterns are indexed apart. Both numbers are only
+  // known from the log: the pattern tables are emptied and replayed.
+  `DROP INDEX IF EXISTS pattern_terms_key;
+   ALTER TABLE pattern_terms ADD COLUMN ntok INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE patterns ADD COLUMN term_seq INTEGER NOT NULL DEFAULT 0;
+   DELETE FROM patterns; DELETE FROM deliberations; DELETE FROM sightings; DELETE FROM injections; DELETE FROM dismissals;
+   DELETE FROM outcomes; DELETE FROM summaries; DELETE FROM run_marks; DELETE FROM links; DELETE FROM pattern_terms;
+   DELETE FROM meta WHERE key = 'log:events';
+   ${EVENT_LOG_INDEXES.pattern_terms_key};
+   ${EVENT_LOG_INDEXES.patterns_deprecated};`,
 ];
 
 /** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */
