@@ -2,6 +2,7 @@ import { describe, it, expect, afterAll } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
 import { corruptPatternsPage, expectFailOpen, fixturePath, fixtureText, run, seededBytes, tempProject, type RunResult } from './helpers.js';
 
@@ -150,6 +151,34 @@ describe('a database with a corrupt page behind an intact header', () => {
     const bytes = corruptStore(root);
     expectStrict((extra, env) => invoke(inv, root, extra, env), inv.name, /database disk image is malformed/);
     expect(readFileSync(join(root, '.cairn', 'cache', 'state.db'))).toEqual(bytes);
+  });
+});
+
+describe('the term index not built yet (a fresh clone at 100k builds it in the background after the replay)', () => {
+  function withoutTermIndex(): string {
+    const root = populated();
+    const db = new BetterSqlite3(join(root, '.cairn', 'cache', 'state.db'));
+    db.exec('DROP INDEX pattern_terms_key');
+    db.close();
+    return root;
+  }
+
+  it('store-deliberation fails open at once, stores nothing, and says why', () => {
+    // without the index every lookup would read all of pattern_terms: 7–9 s a text at 100k patterns
+    const root = withoutTermIndex();
+    const before = eventsOf(root);
+    const notBuilt = /the term index is not built yet .*cairn rebuild/;
+    expectFailOpen(invoke(STORE, root), 'store-deliberation', notBuilt);
+    expectStrict((extra, env) => invoke(STORE, root, extra, env), 'store-deliberation', notBuilt);
+    expect(eventsOf(root)).toBe(before);
+  });
+
+  it('format-patterns --query prints the block ranked without relevance, as if no query were given', () => {
+    const root = withoutTermIndex();
+    const query = invoke({ ...FORMAT, args: [...FORMAT.args, '--query', 'idempotency keys for retried payment webhooks'] }, root, ['--strict']);
+    expect(query.code, query.stderr).toBe(0);
+    expect(query.stdout).toContain('HISTORICAL PATTERNS');
+    expect(query.stdout).toBe(invoke(FORMAT, root, ['--strict']).stdout);
   });
 });
 

@@ -70,7 +70,7 @@ function statements(db: Database): Statements {
   return s;
 }
 
-/** A new pattern's index terms, after every pattern indexed before it (the one writer of pattern_terms). */
+/** A new pattern's index terms, after every pattern indexed before it (the one writer of pattern_terms); its row, inserted first, learns where they start. */
 export function addTerms(db: Database, project: string, role: string, pattern: string, terms: string[]): void {
   const s = statements(db);
   const { seq } = s.nextTermSeq.get() as { seq: number };

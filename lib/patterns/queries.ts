@@ -1,7 +1,7 @@
 import type { Database } from '../store/db.js';
 import { CairnError } from '../core/errors.js';
 import { patternId } from '../core/ids.js';
-import { TermIndex } from './terms.js';
+import { TermIndex, termIndexReady } from './terms.js';
 import type { Category } from '../events/types.js';
 import type { ScoreFactors, ScoredState } from './scoring.js';
 
@@ -179,6 +179,6 @@ export function resolvePattern(db: Database, project: string, ref: string): Patt
   const same = roles.flatMap((role) => getPattern(db, project, patternId(project, role, ref)) ?? []);
   if (same.length === 1) return same[0];
   if (same.length > 1) throw new CairnError('usage', `'${ref.slice(0, 80)}' is the text of ${same.length} patterns, nothing changed; name one by id: ${describe(same)}`);
-  const near = roles.flatMap((role) => new TermIndex(db, project, role).sharing(ref, 3)).slice(0, 3);
+  const near = termIndexReady(db) ? roles.flatMap((role) => new TermIndex(db, project, role).sharing(ref, 3)).slice(0, 3) : [];
   throw new CairnError('not-found', `no pattern matches '${ref.slice(0, 80)}' by id or exact text, nothing changed${near.length ? ` (closest: ${near.map((p) => `${p.id}: ${p.text.slice(0, 60)}`).join('; ')})` : ''}`);
 }

@@ -103,7 +103,7 @@ function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query)
   return all.max ?? undefined;
 }
 
-/** A candidate's score in SQL, with relevance blended in as `blend` says; its CTEs and parameters go into `with` and `params`. */
+/** A candidate's score in SQL, with relevance blended in as `blend` says; the CTEs it needs go into `withs`, its parameters into `params`. */
 function scoreSql(db: Database, opts: RankOptions, blend: Blend, params: Record<string, unknown>, withs: string[]): string {
   const base = baseScoreSql(opts.ctx);
   Object.assign(params, base.params);

@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { Database } from '../store/db.js';
+import { CairnError } from '../core/errors.js';
 import { contentTerms, stem, tokenSet } from '../core/text.js';
 import type { TermWeight } from './link.js';
 
@@ -44,7 +45,17 @@ function statement(db: Database, sql: string): Statement<unknown[]> {
 }
 
 /**
- * One role's term index, for one command's lookups. The texts of a deliberation share most of their
+ * Whether the term index can be read. A fresh clone's hooks replay the log with it set aside, and the
+ * run that applies the last line builds it — in the background at 100k patterns (lib/events/log.ts),
+ * a few seconds during which every lookup would read all of pattern_terms (7–9 s each at 100k).
+ */
+export function termIndexReady(db: Database): boolean {
+  return statement(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'pattern_terms_key'").get() !== undefined;
+}
+
+/**
+ * One role's term index, for one command's lookups; a command that needs it before it is built fails
+ * open at once (SPEC §2), as the hooks of a fresh clone do while they replay. The texts of a deliberation share most of their
  * words: each word's frequency is estimated once. The estimates live no longer than this object, so
  * what a lookup returns depends only on the database, never on what the process did before.
  */
@@ -57,7 +68,11 @@ export class TermIndex {
     private readonly db: Database,
     private readonly project: string,
     readonly role: string,
-  ) {}
+  ) {
+    if (!termIndexReady(db)) {
+      throw new CairnError('database', 'the term index is not built yet (after a fresh clone it is built in the background within seconds; if this persists, run cairn rebuild)');
+    }
+  }
 
   /** An estimate of how many of the role's patterns hold each term (0: none does). */
   rarity(terms: string[]): Map<string, number> {
@@ -205,11 +220,12 @@ const QUERY_TERMS = 32;
  * length and term frequencies — another project in a shared store moves nothing), from the term
  * index's estimates: exact in a role of up to 1,024 patterns, within a few per cent above, and read
  * in a few hundred index entries where counting cost 17 ms at 100k patterns (issue 8). Undefined
- * when no term of the query is in them: no relevance signal.
+ * when no term of the query is in them, or the term index is not built yet: no relevance signal.
  */
 export function bm25Query(db: Database, project: string, roles: string[], query: string): Bm25Query | undefined {
   const terms = [...contentTerms(query).keys()].slice(0, 128);
-  if (terms.length === 0 || roles.length === 0) return undefined;
+  // before the term index is built, a block ranks without relevance rather than wait for it
+  if (terms.length === 0 || roles.length === 0 || !termIndexReady(db)) return undefined;
   const indexes = roles.map((role) => new TermIndex(db, project, role));
   const sizes = indexes.map((index) => index.size());
   const n = sizes.reduce((sum, s) => sum + s.patterns, 0);
