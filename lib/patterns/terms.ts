@@ -55,9 +55,10 @@ export function termIndexReady(db: Database): boolean {
 
 /**
  * One role's term index, for one command's lookups; a command that needs it before it is built fails
- * open at once (SPEC §2), as the hooks of a fresh clone do while they replay. The texts of a deliberation share most of their
- * words: each word's frequency is estimated once. The estimates live no longer than this object, so
- * what a lookup returns depends only on the database, never on what the process did before.
+ * open at once (SPEC §2), as the hooks of a fresh clone do while they replay. The texts of a
+ * deliberation share most of their words: each word's frequency is estimated once. The estimates live
+ * no longer than this object, so what a lookup returns depends only on the database, never on what
+ * the process did before.
  */
 export class TermIndex {
   private readonly estimates = new Map<string, number>();
@@ -207,7 +208,7 @@ export interface Bm25Query {
   avgLength: number;
 }
 
-export const BM25_UNIT = 2 ** -20;
+const BM25_UNIT = 2 ** -20;
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
 
