@@ -7,7 +7,7 @@ import { CONFIG_SETTINGS, configCheck, configProblems, databaseChecks, healthChe
 import { DEFAULT_CONFIG, mergeConfig } from '../lib/store/config.js';
 import { locate } from '../lib/store/root.js';
 import { recordFailure } from '../lib/store/health.js';
-import { eventFollower } from '../lib/events/log.js';
+import { eventFollower, patternDb } from '../lib/events/log.js';
 import { knowledgeFollowers } from '../lib/knowledge/index.js';
 import { fixturePath, openTestStore, packageWithBrokenModules, run, tempProject } from './helpers.js';
 
@@ -120,6 +120,22 @@ describe('each broken state', () => {
     const [check] = databaseChecks(store.dbPath, [{ follower: eventFollower(store), catchUp: '' }]);
     expect(check).toMatchObject({ name: 'database', status: 'fail', detail: expect.stringMatching(/not a usable database.* — cairn rebuild moves it aside and rebuilds it from the logs$/) });
     expect(readdirSync(join(store.dir, 'cache'))).toEqual(['state.db']);
+  });
+
+  it('an index of the event log missing with no build under way: fail, naming it and what builds it; cairn rebuild does', () => {
+    const root = populated();
+    const store = openTestStore(root);
+    const followers = [{ follower: eventFollower(store), catchUp: '' }];
+    expect(databaseChecks(store.dbPath, followers).every((c) => c.status === 'ok')).toBe(true);
+    patternDb(store).exec('DROP INDEX pattern_terms_key');
+    store.close();
+    expect(databaseChecks(store.dbPath, followers).find((c) => c.status === 'fail')).toEqual({
+      name: 'events index',
+      status: 'fail',
+      detail: 'missing pattern_terms_key — cairn rebuild builds them',
+    });
+    expect(run('cairn', ['rebuild', '--strict'], { cwd: root }).code).toBe(0);
+    expect(databaseChecks(store.dbPath, followers).every((c) => c.status === 'ok')).toBe(true);
   });
 
   it('a log the index is behind (a git pull appended to it), either log: ok, saying what applies the rest', () => {

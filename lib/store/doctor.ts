@@ -5,7 +5,7 @@ import { Deadline } from '../core/deadline.js';
 import { describeError } from '../core/errors.js';
 import { nearest } from '../core/suggest.js';
 import { CONFIG_CAP, loadConfig, type Config } from './config.js';
-import { loadDriver, openDatabase, type Database } from './db.js';
+import { EVENT_LOG_INDEXES, loadDriver, openDatabase, type Database } from './db.js';
 import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
 import { encoderFor } from './tokens.js';
@@ -115,6 +115,15 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
       if (s.inSync) checks.push({ name, status: 'ok', detail: `in sync with ${log} (${s.logBytes} bytes)` });
       else if (s.rebuilding) checks.push({ name, status: 'warn', detail: 'a rebuild is under way; the next command continues it (or run cairn rebuild --continue)' });
       else checks.push({ name, status: 'ok', detail: `${s.appliedBytes} of ${s.logBytes} bytes of ${log} applied so far: ${catchUp}` });
+    }
+    // The readers' indexes of the event log are set aside during a replay and built at its end; one
+    // missing with no build under way would make every lookup read a whole table (seconds at 100k
+    // patterns; store-deliberation fails open without the term index).
+    const events = logs.find((l) => l.follower.name === 'events');
+    if (events && !followerStatus(db, events.follower).rebuilding) {
+      const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?");
+      const missing = Object.keys(EVENT_LOG_INDEXES).filter((name) => exists.get(name) === undefined);
+      if (missing.length) checks.push({ name: 'events index', status: 'fail', detail: `missing ${missing.join(', ')} — cairn rebuild builds them` });
     }
     return checks;
   } catch (err) {
