@@ -57,7 +57,7 @@ function randomStore(n: number, seed: number, project = 'p1', root = tempProject
         labels: JSON.stringify(pick([[], ['cli'], ['api']])), files: JSON.stringify(pick([[], ['src/a.ts']])), phases: JSON.stringify(pick([[], ['plan']])),
       };
       insert.run({ ...row, bits: idBits(row.id) });
-      addTerms(db, project, row.role, row.id, indexTerms(text));
+      addTerms(db, project, row.role, row.id, indexTerms(text).terms);
     }
   })();
   return { db, root };

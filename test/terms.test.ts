@@ -26,7 +26,7 @@ function insertPatterns(db: Database, project: string, role: string, texts: stri
   db.transaction(() => {
     for (const text of texts) {
       const id = patternId(project, role, text);
-      if (insert.run(project, id, role, text, tokenSet(text).size).changes) addTerms(db, project, role, id, indexTerms(text));
+      if (insert.run(project, id, role, text, tokenSet(text).size).changes) addTerms(db, project, role, id, indexTerms(text).terms);
     }
   })();
 }

@@ -178,10 +178,14 @@ export function capUtf8(text: string, maxBytes: number): string {
 /**
  * The terms a pattern is indexed under: the stems of its words (stop-words included: a
  * near-duplicate is judged on every word) and of its content terms (identifiers split into their
- * words). A text that shares a word, or a content term, with another shares one of these.
+ * words). A text that shares a word, or a content term, with another shares one of these. With them
+ * its length, the number of distinct words (what near-duplicate sizes and BM25 count), from the
+ * same split of the text.
  */
-export function indexTerms(text: string): string[] {
-  const terms = new Set(words(text).map(stem));
+export function indexTerms(text: string): { terms: string[]; length: number } {
+  const distinct = new Set(words(text));
+  const terms = new Set<string>();
+  for (const w of distinct) terms.add(stem(w));
   for (const t of contentTerms(text).keys()) terms.add(t);
-  return [...terms];
+  return { terms: [...terms], length: distinct.size };
 }

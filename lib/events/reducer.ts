@@ -1,7 +1,7 @@
 import type { Database } from '../store/db.js';
 import type { CairnEvent } from './types.js';
 import { DAY_MS } from '../core/clock.js';
-import { indexTerms, words } from '../core/text.js';
+import { indexTerms } from '../core/text.js';
 import { idBits } from '../core/ids.js';
 
 // The one reducer: every pattern event goes through applyEvent, for live writes and for rebuilds
@@ -102,10 +102,17 @@ export function nextLifecycle(current: string, sightings: number, distinctIssues
   return current;
 }
 
+/** The deliberation last asked about: its events follow one another (a replay of 100k events asks 73k times). */
+const lastAsked = new WeakMap<Statements, { project: string; deliberation: string; duplicate: boolean }>();
+
 /** Whether a deliberation was a repeat of one already stored for its issue/run (its events then change nothing). */
 function isDuplicate(s: Statements, project: string, deliberation: string): boolean {
+  const last = lastAsked.get(s);
+  if (last && last.deliberation === deliberation && last.project === project) return last.duplicate;
   const row = s.duplicateOf.get(project, deliberation) as { duplicate_of: string | null } | undefined;
-  return !!row?.duplicate_of;
+  const duplicate = !!row?.duplicate_of;
+  lastAsked.set(s, { project, deliberation, duplicate });
+  return duplicate;
 }
 
 export function applyEvent(db: Database, e: CairnEvent): void {
@@ -115,6 +122,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
   const run = 'run' in e ? (e.run ?? '') : '';
   switch (e.type) {
     case 'deliberation.stored': {
+      lastAsked.delete(s); // its row is written now
       // A retry is not evidence (SPEC §3.9.4): the same text for the same role and issue/run counts
       // once. Writers check before appending; two racing writers (or a merged log) can still hold
       // both, and then the first one in replay order counts.
@@ -134,12 +142,13 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       if (isDuplicate(s, e.project, e.deliberation)) return;
       const row = s.getPattern.get(e.project, e.pattern) as PatternRow | undefined;
       if (!row) {
+        const { terms, length } = indexTerms(e.text);
         s.insertPattern.run({
-          project: e.project, id: e.pattern, id_bits: idBits(e.pattern), role: e.role, text: e.text, ntok: new Set(words(e.text)).size, category: e.category,
+          project: e.project, id: e.pattern, id_bits: idBits(e.pattern), role: e.role, text: e.text, ntok: length, category: e.category,
           ts: e.ts, last_used: ms, labels: extend('[]', e.labels ?? []), files: extend('[]', e.files ?? []),
           phases: extend('[]', [e.phase]), issues: extend('[]', [e.issue]),
         });
-        addTerms(db, e.project, e.role, e.pattern, indexTerms(e.text));
+        addTerms(db, e.project, e.role, e.pattern, terms);
         s.insertSighting.run(e.project, issue, run, e.role, e.pattern, e.deliberation, 1);
         return;
       }
