@@ -64,13 +64,16 @@ describe('TermIndex.nearDuplicates', () => {
     const probes = [...stored.slice(0, 400).map((t) => variant(t, rnd)), ...randomTexts(200, 13)];
     const sets = stored.map((t) => ({ id: patternId('p1', 'auditor', t), tokens: tokenSet(t) }));
     let expectedTotal = 0;
+    const ownIds = new Set(sets.map((s) => s.id));
+    const reused = new TermIndex(db, 'p1', 'auditor'); // one command's lookups share the posting lists they read
     for (const probe of probes) {
       const tokens = tokenSet(probe);
       const expected = sets.filter((s) => jaccard(tokens, s.tokens) >= NEAR_DUPLICATE).map((s) => s.id);
-      const found = new Set(new TermIndex(db, 'p1', 'auditor').nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.id));
-      for (const id of expected) expect(found.has(id), `${probe} → ${id}`).toBe(true);
-      const ownIds = new Set(sets.map((s) => s.id));
-      for (const id of found) expect(ownIds.has(id)).toBe(true);
+      for (const index of [new TermIndex(db, 'p1', 'auditor'), reused]) {
+        const found = new Set(index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.id));
+        for (const id of expected) expect(found.has(id), `${probe} → ${id}`).toBe(true);
+        for (const id of found) expect(ownIds.has(id)).toBe(true);
+      }
       expectedTotal += expected.length;
     }
     expect(expectedTotal).toBeGreaterThan(100); // the probes do have near-duplicates to find

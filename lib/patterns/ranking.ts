@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import type { Database } from '../store/db.js';
+import { databaseVersion, type Database } from '../store/db.js';
 import { COLUMNS, toPattern, type PatternRecord, type Ranked } from './queries.js';
 import {
   baseScoreSql, DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_SQL, rankIndexUsable, rankKeyBound, scorePattern, SCORE_CUT, type ScoreContext,
@@ -148,8 +148,7 @@ const queryMatches = new WeakMap<Database, QueryState>();
 
 /** The query's entry for the database as it is now. A summary's basis after the ranking needs the same relevance: each is taken once, unless a pattern changed meanwhile, in this connection or another. */
 function queryState(db: Database, project: string, opts: RankOptions & { query: string }): QueryState {
-  const state = `${db.pragma('data_version', { simple: true })}:${(db.prepare('SELECT total_changes() AS n').get() as { n: number }).n}`;
-  const key = `${JSON.stringify([project, opts.roles, opts.query])}@${state}`;
+  const key = `${JSON.stringify([project, opts.roles, opts.query])}@${databaseVersion(db)}`;
   let known = queryMatches.get(db);
   if (!known || known.key !== key) queryMatches.set(db, (known = { key, q: bm25Query(db, project, opts.roles, opts.query), table: false }));
   return known;

@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import type { Database } from '../store/db.js';
+import { databaseVersion, type Database } from '../store/db.js';
 import { CairnError } from '../core/errors.js';
 import { contentTerms, stem, tokenSet } from '../core/text.js';
 import type { TermWeight } from './link.js';
@@ -17,10 +17,19 @@ const ROLE_EXACT = 16_384;
 const ROLE_COUNTED = 1024;
 /**
  * How many stems beyond the prefix a near-duplicate lookup reads: each adds a posting list and cuts
- * the candidates it must check (on the bench's 100k store, in-process, 5 KB / 64 KB deliberations:
- * +2 79 / 729 ms, +3 50 / 623, +4 48 / 587, +5 65 / 637, +6 74 / 751, +8 147 / 1,204).
+ * the candidates it returns (the bench's 100k store, store-deliberation as a process, 5 KB / 64 KB
+ * deliberations, medians of 7: +2 157 / 589 ms, +3 158 / 542, +4 166 / 589).
  */
-const WINDOW_BEYOND_PREFIX = 4;
+const WINDOW_BEYOND_PREFIX = 3;
+/**
+ * A posting packs its pattern's seq and size (distinct words; a larger size is counted as the
+ * largest, which only lets more candidates through), and a stem's place in a window of at most
+ * WINDOW_MAX stems: below 2^53 up to 2^33 term rows.
+ */
+const SIZE_PACKING = 4096;
+const WINDOW_MAX = 256;
+/** Postings a TermIndex keeps read at most (8 bytes each): beyond, it forgets those it holds. */
+const POSTINGS_HELD = 1_000_000;
 /** At most this many of a text's rarest content terms look for the patterns it shares words with. */
 const SHARING_TERMS = 6;
 
@@ -62,6 +71,10 @@ export function termIndexReady(db: Database): boolean {
  */
 export class TermIndex {
   private readonly estimates = new Map<string, number>();
+  private readonly postingLists = new Map<string, Float64Array>();
+  private postingsHeld = 0;
+  /** The database's version the postings were read at (a command may write between its lookups). */
+  private postingsVersion = '';
   /** Where each sample starts (seq), from the whole sequence down to its last 1/4096. */
   private samples?: number[];
 
@@ -111,16 +124,12 @@ export class TermIndex {
   }
 
   /**
-   * Every pattern of the role that the text could be a near-duplicate of (word-set Jaccard ≥
-   * `threshold`), and a few others. Two such sets share at least k = ⌈t·n⌉ of the text's n words,
-   * so at least k' = k − (n − n') of its n' distinct stems (two words may share a stem). Prefix
-   * filtering: of the text's stems in any order, the first p = n' − k' + 1 hold at least one shared
-   * stem, and the first p + j at least j + 1 — the rarest first, and four more than the prefix, so
-   * that few postings are read and few candidates come back. Sizes are within a factor t too (each
-   * posting holds its pattern's size: the others are left out before the grouping).
-   * (Postings are grouped by seq, the order the index holds each term's in: grouped by id they sort
-   * slower, 9.9 against 6.5 ms for 28,700 postings. CROSS JOIN keeps the candidates first: left to
-   * itself SQLite walks every pattern of the project.)
+   * Every pattern of the role that the text could be a near-duplicate of (word-set Jaccard ≥ t),
+   * and a few others: the caller compares their words. A pattern of m words (m within a factor t of
+   * the text's n) shares at least k = ⌈t·(n + m)/(1 + t)⌉ of them, so at least k − (n − n') of the
+   * text's n' distinct stems (two words may share a stem), and at least k − n + w of any w of those
+   * stems. Prefix filtering: the stems are read rarest first, as many as make that at least one for
+   * every m (the prefix) and three more, so that few postings are read and few candidates come back.
    */
   nearDuplicates(text: string, threshold: number): Row[] {
     const { db, project, role } = this;
@@ -129,20 +138,70 @@ export class TermIndex {
     if (n === 0) return [];
     const stems = [...new Set(words.map(stem))];
     const shared = Math.ceil(threshold * n - 1e-9) - (n - stems.length);
-    const sizes = [Math.ceil(threshold * n - 1e-9), Math.floor(n / threshold + 1e-9)];
-    if (shared < 1) {
-      // too many words share a stem to filter by stems: every pattern of a near size (rare)
-      return statement(db, 'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id').all(project, role, ...sizes) as Row[];
+    const [least, most] = [Math.ceil(threshold * n - 1e-9), Math.floor(n / threshold + 1e-9)];
+    const prefix = stems.length - shared + 1;
+    if (shared < 1 || prefix > WINDOW_MAX) {
+      // too many words share a stem to filter by stems, or a text far longer than an item: every pattern of a near size
+      return statement(db, 'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id').all(project, role, least, most) as Row[];
     }
     const counts = this.rarity(stems);
     stems.sort((a, b) => counts.get(a)! - counts.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
-    const prefix = stems.length - shared + 1;
-    const window = stems.slice(0, Math.min(stems.length, prefix + WINDOW_BEYOND_PREFIX));
+    const window = stems.slice(0, Math.min(stems.length, prefix + WINDOW_BEYOND_PREFIX, WINDOW_MAX));
+    // how many of the window's stems a pattern of each near size must hold
+    const needed = Int32Array.from({ length: most - least + 1 }, (_, i) => Math.ceil((threshold * (n + least + i)) / (1 + threshold) - 1e-9) - n + window.length);
+    const version = databaseVersion(db);
+    if (version !== this.postingsVersion) this.forgetPostings(version);
+    const lists = window.map((term) => this.postings(term));
+    let total = 0;
+    for (const list of lists) total += list.length;
+    // each posting of a near size, tagged with its stem's place in the window: sorted, a pattern's are adjacent
+    const near = new Float64Array(total);
+    let held = 0;
+    lists.forEach((list, place) => {
+      for (let i = 0; i < list.length; i++) {
+        const size = list[i] % SIZE_PACKING;
+        if (size >= least && size <= most) near[held++] = list[i] * WINDOW_MAX + place;
+      }
+    });
+    const sorted = near.subarray(0, held).sort();
+    const candidates: [string, number][] = [];
+    for (let i = 0; i < sorted.length; ) {
+      const posting = Math.floor(sorted[i] / WINDOW_MAX);
+      let j = i + 1;
+      while (j < sorted.length && Math.floor(sorted[j] / WINDOW_MAX) === posting) j++;
+      if (j - i >= needed[(posting % SIZE_PACKING) - least]) candidates.push([window[sorted[i] % WINDOW_MAX], Math.floor(posting / SIZE_PACKING)]);
+      i = j;
+    }
+    if (candidates.length === 0) return [];
+    // each candidate by one of its postings (term, seq); CROSS JOIN keeps that order
     return statement(
       db,
-      `SELECT p.id, p.text FROM (SELECT pattern FROM pattern_terms WHERE project = ? AND role = ? AND term IN (${inList(window.length)})
-         AND ntok BETWEEN ? AND ? GROUP BY seq HAVING COUNT(*) >= ?) c CROSS JOIN patterns p ON p.project = ? AND p.id = c.pattern ORDER BY p.id`,
-    ).all(project, role, ...window, ...sizes, window.length - prefix + 1, project) as Row[];
+      `SELECT p.id, p.text FROM json_each(?) c CROSS JOIN pattern_terms t ON t.project = ? AND t.role = ? AND t.term = c.value ->> 0 AND t.seq = c.value ->> 1
+         CROSS JOIN patterns p ON p.project = t.project AND p.id = t.pattern ORDER BY p.id`,
+    ).all(JSON.stringify(candidates), project, role) as Row[];
+  }
+
+  /**
+   * A term's postings in the role, in the order they were added, each its pattern's seq and size
+   * packed in one number (seq · SIZE_PACKING + size). The texts of a deliberation share many of their
+   * rarer words: each list is read once per command, within a bound (a 64 KB deliberation at 100k
+   * patterns reads 438 lists, 220 of them distinct).
+   */
+  private postings(term: string): Float64Array {
+    let list = this.postingLists.get(term);
+    if (list) return list;
+    const read = statement(this.db, `SELECT seq * ${SIZE_PACKING} + MIN(ntok, ${SIZE_PACKING - 1}) FROM pattern_terms WHERE project = ? AND role = ? AND term = ?`).pluck();
+    list = Float64Array.from(read.all(this.project, this.role, term) as number[]);
+    if (this.postingsHeld + list.length > POSTINGS_HELD) this.forgetPostings(this.postingsVersion);
+    this.postingLists.set(term, list);
+    this.postingsHeld += list.length;
+    return list;
+  }
+
+  private forgetPostings(version: string): void {
+    this.postingLists.clear();
+    this.postingsHeld = 0;
+    this.postingsVersion = version;
   }
 
   /**

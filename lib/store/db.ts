@@ -227,6 +227,11 @@ const MIGRATIONS: string[] = [
    ${EVENT_LOG_INDEXES.patterns_deprecated};`,
 ];
 
+/** A value that changes whenever the database does, by this connection or another: what a cache of its rows is keyed by. */
+export function databaseVersion(db: Database): string {
+  return `${db.pragma('data_version', { simple: true })}:${(db.prepare('SELECT total_changes() AS n').get() as { n: number }).n}`;
+}
+
 /** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */
 export const EVENT_LOG_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'links', 'pattern_terms'];
 
