@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { contentTerms, indexTerms, tokenSet } from '../lib/core/text.js';
+
+// The terms links and the term index are built from (SPEC §3.9.1): a change here moves every link
+// and every near-duplicate, so what each kind of chunk yields is pinned down.
+describe('contentTerms', () => {
+  const terms = (text: string) => Object.fromEntries(contentTerms(text));
+
+  it('flags the words of code as identifiers: a call, camelCase, snake_case, a path, a flag, a constant, backticks', () => {
+    expect(terms('exportCsv() reads every customer row')).toEqual({ export: true, csv: true, read: false, every: false, custom: false, row: false });
+    expect(terms('call retry() before merging')).toMatchObject({ retry: true, cal: false });
+    expect(terms('missing_tenant_scope on GET /invoices/:id')).toMatchObject({ miss: true, tenant: true, scop: true });
+    expect(terms('see src/api/refunds.ts:30')).toMatchObject({ src: true, api: true, refund: true, ts: true, see: false });
+    expect(terms('TAX_API_URL and --dry-run')).toMatchObject({ tax: true, api: true, url: true, dry: true, run: true });
+    expect(terms('document it in `openapi yaml`')).toMatchObject({ document: false, openapy: true, yaml: true });
+  });
+
+  it('a word followed by anything but a call is prose, and stop-words and one-letter words are dropped', () => {
+    expect(terms('retry (twice) before the merge')).toEqual({ retry: false, twic: false, merg: false });
+    expect(terms('a b of the')).toEqual({});
+  });
+});
+
+describe('indexTerms', () => {
+  it('indexes every word stemmed (stop-words too) and the content terms, and counts the distinct words', () => {
+    const { terms, length } = indexTerms('exportCsv() reads the rows, the rows');
+    expect(new Set(terms)).toEqual(new Set(['exportcsv', 'read', 'the', 'row', 'export', 'csv']));
+    expect(length).toBe(tokenSet('exportCsv() reads the rows, the rows').size);
+    expect(length).toBe(4);
+  });
+});
