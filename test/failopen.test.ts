@@ -155,17 +155,22 @@ describe('a database with a corrupt page behind an intact header', () => {
 });
 
 describe('the term index not built yet (a fresh clone at 100k builds it in the background after the replay)', () => {
-  function withoutTermIndex(): string {
+  /** The store without its term index; `rows` term rows of another project stand for a large store. */
+  function withoutTermIndex(rows = 0): string {
     const root = populated();
     const db = new BetterSqlite3(join(root, '.cairn', 'cache', 'state.db'));
     db.exec('DROP INDEX pattern_terms_key');
+    db.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+       INSERT INTO pattern_terms (project, role, term, pattern, seq, ntok) SELECT 'elsewhere', 'auditor', 'word' || i, 'p' || i, i, 10 FROM n`,
+    ).run(rows);
     db.close();
     return root;
   }
 
-  it('store-deliberation fails open at once, stores nothing, and says why', () => {
+  it('store-deliberation fails open at once in a large store, stores nothing, and says why', () => {
     // without the index every lookup would read all of pattern_terms: 7–9 s a text at 100k patterns
-    const root = withoutTermIndex();
+    const root = withoutTermIndex(50_000);
     const before = eventsOf(root);
     const notBuilt = /the term index is not built yet .*cairn rebuild/;
     expectFailOpen(invoke(STORE, root), 'store-deliberation', notBuilt);
@@ -173,12 +178,23 @@ describe('the term index not built yet (a fresh clone at 100k builds it in the b
     expect(eventsOf(root)).toBe(before);
   });
 
-  it('format-patterns --query prints the block ranked without relevance, as if no query were given', () => {
-    const root = withoutTermIndex();
+  it('format-patterns --query in a large store prints the block ranked without relevance, as if no query were given', () => {
+    const root = withoutTermIndex(50_000);
     const query = invoke({ ...FORMAT, args: [...FORMAT.args, '--query', 'idempotency keys for retried payment webhooks'] }, root, ['--strict']);
     expect(query.code, query.stderr).toBe(0);
     expect(query.stdout).toContain('HISTORICAL PATTERNS');
     expect(query.stdout).toBe(invoke(FORMAT, root, ['--strict']).stdout);
+  });
+
+  it('a small store reads its terms whole: the first writers of a new project, racing a first replay, store and rank as usual', () => {
+    const root = withoutTermIndex();
+    const stored = invoke({ ...STORE, args: [...STORE.args, '--json'] }, root, ['--strict']);
+    expect(stored.code, stored.stderr).toBe(0);
+    const out = JSON.parse(stored.stdout) as { patterns: { status: string }[] };
+    expect(out.patterns.some((p) => p.status !== 'new')).toBe(true); // the first store's patterns were found
+    const query = invoke({ ...FORMAT, args: [...FORMAT.args, '--query', 'idempotency keys for retried payment webhooks'] }, root, ['--strict']);
+    expect(query.code, query.stderr).toBe(0);
+    expect(query.stdout).not.toBe(invoke(FORMAT, root, ['--strict']).stdout); // ranked with relevance
   });
 });
 

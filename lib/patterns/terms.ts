@@ -9,6 +9,8 @@ import type { TermWeight } from './link.js';
 // what lets a writer find the few patterns a text could be a near-duplicate of, or could apply,
 // and format-patterns rank by BM25 over this project's own patterns — without loading the role.
 
+/** Term rows a lookup reads whole in a few milliseconds when the index is set aside (~1,000 patterns). */
+const READ_WHOLE_TERMS = 20_000;
 /** A sample of the term index holding this many of a term's rows estimates its frequency well enough. */
 const COUNTED = 64;
 /** A role of up to this many patterns is counted exactly (on patterns_role: a few hundred pages at most). */
@@ -54,12 +56,15 @@ function statement(db: Database, sql: string): Statement<unknown[]> {
 }
 
 /**
- * Whether the term index can be read. A fresh clone's hooks replay the log with it set aside, and the
- * run that applies the last line builds it — in the background at 100k patterns (lib/events/log.ts),
- * a few seconds during which every lookup would read all of pattern_terms (7–9 s each at 100k).
+ * Whether the term index can be read: it is built, or the terms are few enough to read whole. A first
+ * replay of the log sets the index aside and the run that applies the last line builds it — in the
+ * background at 100k patterns (lib/events/log.ts), a few seconds during which every lookup would read
+ * all of pattern_terms (7–9 s each at 100k). A new project's first writers race the same way for a
+ * moment (one replays the first lines while another looks up), over a handful of rows.
  */
 export function termIndexReady(db: Database): boolean {
-  return statement(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'pattern_terms_key'").get() !== undefined;
+  if (statement(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'pattern_terms_key'").get()) return true;
+  return (statement(db, 'SELECT IFNULL(MAX(rowid), 0) AS n FROM pattern_terms').get() as { n: number }).n <= READ_WHOLE_TERMS;
 }
 
 /**
