@@ -7,7 +7,7 @@ import { bm25Relevance } from '../lib/patterns/relevance.js';
 import { indexTerms } from '../lib/core/text.js';
 import { DAY_MS } from '../lib/core/clock.js';
 import { patternDb } from '../lib/events/log.js';
-import { addTerms } from '../lib/events/reducer.js';
+import { addTerms, nextTermSeq } from '../lib/events/reducer.js';
 import type { Database } from '../lib/store/db.js';
 
 // Ranking by index (issue 8): the rank indexes and BM25 over the term index must give exactly the
@@ -44,8 +44,8 @@ function randomStore(n: number, seed: number, project = 'p1', root = tempProject
   const rnd = seededRandom(seed);
   const pick = <T,>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)];
   const insert = db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, ignore_count, ignore_weight, reinforcement_count,
-    sightings, lifecycle, first_seen, last_used, labels, files, phases, issues) VALUES (@project, @id, @bits, @role, @text, @ntok, @category, @s, @ic, @iw, @r,
-    1, @lifecycle, '2026-01-01', @last, @labels, @files, @phases, '[]')`);
+    sightings, lifecycle, first_seen, last_used, labels, files, phases, issues, term_seq) VALUES (@project, @id, @bits, @role, @text, @ntok, @category, @s, @ic, @iw, @r,
+    1, @lifecycle, '2026-01-01', @last, @labels, @files, @phases, '[]', @seq)`);
   db.transaction(() => {
     for (let i = 0; i < n; i++) {
       const text = Array.from({ length: 3 + Math.floor(rnd() * 8) }, () => pick(WORDS)).join(' ') + ` case ${i}`;
@@ -56,8 +56,9 @@ function randomStore(n: number, seed: number, project = 'p1', root = tempProject
         last: NOW - Math.floor(rnd() * 40 * DAY_MS) + (rnd() < 0.05 ? 3 * DAY_MS : 0), // a few from "the future" (a clock ahead)
         labels: JSON.stringify(pick([[], ['cli'], ['api']])), files: JSON.stringify(pick([[], ['src/a.ts']])), phases: JSON.stringify(pick([[], ['plan']])),
       };
-      insert.run({ ...row, bits: idBits(row.id) });
-      addTerms(db, project, row.role, row.id, indexTerms(text).terms);
+      const seq = nextTermSeq(db);
+      insert.run({ ...row, bits: idBits(row.id), seq });
+      addTerms(db, project, row.role, row.id, seq, indexTerms(text).terms);
     }
   })();
   return { db, root };
@@ -120,9 +121,10 @@ describe('ranking by the rank indexes', () => {
     const db = store();
     const opts: RankOptions = { roles: ROLES, ctx: contexts[0], query: 'zeppelin' };
     expect(rankScores(db, 'p1', opts, { limit: 5 }).top.map((s) => s.id)).not.toContain('pzeppelin');
-    db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle, first_seen, last_used, labels, files, phases, issues)
-      VALUES ('p1', 'pzeppelin', 1, 'auditor', 'zeppelin mooring checks', 3, 'rule', 0, 1, 'observed', '2026-01-01', ?, '[]', '[]', '[]', '[]')`).run(NOW);
-    addTerms(db, 'p1', 'auditor', 'pzeppelin', ['zeppelin']);
+    const seq = nextTermSeq(db);
+    db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle, first_seen, last_used, labels, files, phases, issues, term_seq)
+      VALUES ('p1', 'pzeppelin', 1, 'auditor', 'zeppelin mooring checks', 3, 'rule', 0, 1, 'observed', '2026-01-01', ?, '[]', '[]', '[]', '[]', ?)`).run(NOW, seq);
+    addTerms(db, 'p1', 'auditor', 'pzeppelin', seq, ['zeppelin']);
     expect(rankScores(db, 'p1', opts, { limit: 5 }).top[0].id).toBe('pzeppelin');
   });
 
@@ -252,11 +254,12 @@ describe('BM25 over the project’s own patterns (issue 7: no side channel in a 
     // another project floods the store with "refund": in a shared FTS5 index that would change the IDF
     randomStore(0, 1, 'theirs', root);
     const other = openTestStore(root, 'theirs');
-    const row = patternDb(other).prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, lifecycle, first_seen, last_used)
-      VALUES ('theirs', ?, 'auditor', 'refund refund', 1, 'rule', 'observed', '2026-01-01', 0)`);
+    const row = patternDb(other).prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, lifecycle, first_seen, last_used, term_seq)
+      VALUES ('theirs', ?, 'auditor', 'refund refund', 1, 'rule', 'observed', '2026-01-01', 0, ?)`);
     for (let i = 0; i < 500; i++) {
-      row.run(`q${i}`);
-      addTerms(patternDb(other), 'theirs', 'auditor', `q${i}`, ['refund']);
+      const seq = nextTermSeq(patternDb(other));
+      row.run(`q${i}`, seq);
+      addTerms(patternDb(other), 'theirs', 'auditor', `q${i}`, seq, ['refund']);
     }
     expect(before).toBeDefined();
     expect(bm25Relevance(db, 'mine', ROLES, 'refund webhook ledger')).toEqual(before);

@@ -5,7 +5,7 @@ import { NEAR_DUPLICATE } from '../lib/patterns/deliberation.js';
 import { indexTerms, jaccard, tokenSet } from '../lib/core/text.js';
 import { patternId } from '../lib/core/ids.js';
 import { patternDb } from '../lib/events/log.js';
-import { addTerms } from '../lib/events/reducer.js';
+import { addTerms, nextTermSeq } from '../lib/events/reducer.js';
 import type { Database } from '../lib/store/db.js';
 
 // The term index finds near-duplicates by prefix filtering (issue 8): it must miss none of the
@@ -21,12 +21,13 @@ const WORDS = (
 const RARE = 'openapi pagination idempotency backfill'.split(' ');
 
 function insertPatterns(db: Database, project: string, role: string, texts: string[]): void {
-  const insert = db.prepare(`INSERT OR IGNORE INTO patterns (project, id, role, text, ntok, category, first_seen, last_used)
-    VALUES (?, ?, ?, ?, ?, 'rule', '2026-01-01', 0)`);
+  const insert = db.prepare(`INSERT OR IGNORE INTO patterns (project, id, role, text, ntok, category, first_seen, last_used, term_seq)
+    VALUES (?, ?, ?, ?, ?, 'rule', '2026-01-01', 0, ?)`);
   db.transaction(() => {
     for (const text of texts) {
       const id = patternId(project, role, text);
-      if (insert.run(project, id, role, text, tokenSet(text).size).changes) addTerms(db, project, role, id, indexTerms(text).terms);
+      const seq = nextTermSeq(db);
+      if (insert.run(project, id, role, text, tokenSet(text).size, seq).changes) addTerms(db, project, role, id, seq, indexTerms(text).terms);
     }
   })();
 }

@@ -16,14 +16,13 @@ function prepareStatements(db: Database) {
   return {
     getPattern: db.prepare('SELECT lifecycle, sightings, labels, files, phases, issues FROM patterns WHERE project = ? AND id = ?'),
     insertPattern: db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle,
-      first_seen, last_used, labels, files, phases, issues) VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
-      @ts, @last_used, @labels, @files, @phases, @issues)`),
+      first_seen, last_used, labels, files, phases, issues, term_seq) VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
+      @ts, @last_used, @labels, @files, @phases, @issues, @term_seq)`),
     // a new pattern's terms in one statement (a replay inserts ~17 per pattern: one call each was a third of it),
     // numbered after every term row already there (seq, the order of the term index: lib/store/db.ts), each
-    // with the pattern's length; the pattern row learns where its terms start
+    // with the pattern's length; the pattern row holds where its terms start (term_seq)
     insertTerms: db.prepare(`INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern, seq, ntok)
       SELECT @project, @role, value, @pattern, @seq, (SELECT ntok FROM patterns WHERE project = @project AND id = @pattern) FROM json_each(@terms)`),
-    setTermSeq: db.prepare('UPDATE patterns SET term_seq = ? WHERE project = ? AND id = ?'),
     nextTermSeq: db.prepare('SELECT IFNULL(MAX(rowid), 0) + 1 AS seq FROM pattern_terms'),
     seenAgain: db.prepare(`UPDATE patterns SET success_count = success_count + 1, sightings = sightings + 1, last_used = @last_used,
       lifecycle = @lifecycle, labels = @labels, files = @files, phases = @phases, issues = @issues WHERE project = @project AND id = @id`),
@@ -70,12 +69,14 @@ function statements(db: Database): Statements {
   return s;
 }
 
-/** A new pattern's index terms, after every pattern indexed before it (the one writer of pattern_terms); its row, inserted first, learns where they start. */
-export function addTerms(db: Database, project: string, role: string, pattern: string, terms: string[]): void {
-  const s = statements(db);
-  const { seq } = s.nextTermSeq.get() as { seq: number };
-  s.setTermSeq.run(seq, project, pattern);
-  s.insertTerms.run({ project, role, pattern, seq, terms: JSON.stringify(terms) });
+/** Where the next pattern's terms start in the term index (its row's term_seq), after every pattern indexed before it. */
+export function nextTermSeq(db: Database): number {
+  return (statements(db).nextTermSeq.get() as { seq: number }).seq;
+}
+
+/** A new pattern's index terms (the one writer of pattern_terms), from `seq` = nextTermSeq(), which its row, inserted first, holds. */
+export function addTerms(db: Database, project: string, role: string, pattern: string, seq: number, terms: string[]): void {
+  statements(db).insertTerms.run({ project, role, pattern, seq, terms: JSON.stringify(terms) });
 }
 
 interface PatternRow {
@@ -143,12 +144,13 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       const row = s.getPattern.get(e.project, e.pattern) as PatternRow | undefined;
       if (!row) {
         const { terms, length } = indexTerms(e.text);
+        const seq = nextTermSeq(db);
         s.insertPattern.run({
           project: e.project, id: e.pattern, id_bits: idBits(e.pattern), role: e.role, text: e.text, ntok: length, category: e.category,
           ts: e.ts, last_used: ms, labels: extend('[]', e.labels ?? []), files: extend('[]', e.files ?? []),
-          phases: extend('[]', [e.phase]), issues: extend('[]', [e.issue]),
+          phases: extend('[]', [e.phase]), issues: extend('[]', [e.issue]), term_seq: seq,
         });
-        addTerms(db, e.project, e.role, e.pattern, terms);
+        addTerms(db, e.project, e.role, e.pattern, seq, terms);
         s.insertSighting.run(e.project, issue, run, e.role, e.pattern, e.deliberation, 1);
         return;
       }
