@@ -25,11 +25,11 @@ const ROLE_COUNTED = 1024;
 const WINDOW_BEYOND_PREFIX = 3;
 /**
  * A posting packs its pattern's seq and size (distinct words; a larger size is counted as the
- * largest, which only lets more candidates through), and a stem's place in a window of at most
- * WINDOW_MAX stems: below 2^53 up to 2^33 term rows.
+ * largest, which only lets more candidates through): exact below 2^53, up to 2^41 term rows.
  */
 const SIZE_PACKING = 4096;
-const WINDOW_MAX = 256;
+/** A near-duplicate lookup counts a pattern's stems in a byte: at most this many (an item of 500 characters has fewer words). */
+const COUNTED_STEMS = 255;
 /** Postings a TermIndex keeps read at most (8 bytes each): beyond, it forgets those it holds. */
 const POSTINGS_HELD = 1_000_000;
 /** At most this many of a text's rarest content terms look for the patterns it shares words with. */
@@ -80,6 +80,7 @@ export class TermIndex {
   private postingsHeld = 0;
   /** The database's version the postings were read at (a command may write between its lookups). */
   private postingsVersion = '';
+  private counts?: Uint8Array;
   /** Where each sample starts (seq), from the whole sequence down to its last 1/4096. */
   private samples?: number[];
 
@@ -145,38 +146,34 @@ export class TermIndex {
     const shared = Math.ceil(threshold * n - 1e-9) - (n - stems.length);
     const [least, most] = [Math.ceil(threshold * n - 1e-9), Math.floor(n / threshold + 1e-9)];
     const prefix = stems.length - shared + 1;
-    if (shared < 1 || prefix > WINDOW_MAX) {
-      // too many words share a stem to filter by stems, or a text far longer than an item: every pattern of a near size
+    if (shared < 1 || prefix > COUNTED_STEMS) {
+      // too many words share a stem to filter by stems, or a text far longer than an item: every pattern of a near size (rare)
       return statement(db, 'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id').all(project, role, least, most) as Row[];
     }
-    const counts = this.rarity(stems);
-    stems.sort((a, b) => counts.get(a)! - counts.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
-    const window = stems.slice(0, Math.min(stems.length, prefix + WINDOW_BEYOND_PREFIX, WINDOW_MAX));
-    // how many of the window's stems a pattern of each near size must hold
-    const needed = Int32Array.from({ length: most - least + 1 }, (_, i) => Math.ceil((threshold * (n + least + i)) / (1 + threshold) - 1e-9) - n + window.length);
+    const holding = this.rarity(stems);
+    stems.sort((a, b) => holding.get(a)! - holding.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
+    const window = stems.slice(0, Math.min(stems.length, prefix + WINDOW_BEYOND_PREFIX, COUNTED_STEMS));
+    // how many of the window's stems a pattern of each near size must hold (at least one: the prefix)
+    const needed = Int32Array.from({ length: most - least + 1 }, (_, i) => Math.max(1, Math.ceil((threshold * (n + least + i)) / (1 + threshold) - 1e-9) - n + window.length));
     const version = databaseVersion(db);
     if (version !== this.postingsVersion) this.forgetPostings(version);
     const lists = window.map((term) => this.postings(term));
-    let total = 0;
-    for (const list of lists) total += list.length;
-    // each posting of a near size, tagged with its stem's place in the window: sorted, a pattern's are adjacent
-    const near = new Float64Array(total);
-    let held = 0;
+    // Count each pattern's postings of a near size by its seq; it is a candidate when its count
+    // reaches what its size needs (found by the term whose posting made it so). The counts are zeroed
+    // again before returning, so the array serves every lookup of the command.
+    let top = 0;
+    for (const list of lists) if (list.length) top = Math.max(top, list[list.length - 1]);
+    const counts = this.seqCounts(Math.floor(top / SIZE_PACKING) + 1);
+    const candidates: [string, number][] = [];
     lists.forEach((list, place) => {
       for (let i = 0; i < list.length; i++) {
         const size = list[i] % SIZE_PACKING;
-        if (size >= least && size <= most) near[held++] = list[i] * WINDOW_MAX + place;
+        if (size < least || size > most) continue;
+        const seq = (list[i] - size) / SIZE_PACKING;
+        if (++counts[seq] === needed[size - least]) candidates.push([window[place], seq]);
       }
     });
-    const sorted = near.subarray(0, held).sort();
-    const candidates: [string, number][] = [];
-    for (let i = 0; i < sorted.length; ) {
-      const posting = Math.floor(sorted[i] / WINDOW_MAX);
-      let j = i + 1;
-      while (j < sorted.length && Math.floor(sorted[j] / WINDOW_MAX) === posting) j++;
-      if (j - i >= needed[(posting % SIZE_PACKING) - least]) candidates.push([window[sorted[i] % WINDOW_MAX], Math.floor(posting / SIZE_PACKING)]);
-      i = j;
-    }
+    for (const list of lists) for (let i = 0; i < list.length; i++) counts[Math.floor(list[i] / SIZE_PACKING)] = 0;
     if (candidates.length === 0) return [];
     // each candidate by one of its postings (term, seq); CROSS JOIN keeps that order
     return statement(
@@ -201,6 +198,15 @@ export class TermIndex {
     this.postingLists.set(term, list);
     this.postingsHeld += list.length;
     return list;
+  }
+
+  /** A zeroed count per seq up to `size`, kept for the command's next lookups (a byte a term row: 1.7 MB at 100k patterns). */
+  private seqCounts(size: number): Uint8Array {
+    if (!this.counts || this.counts.length < size) {
+      const rows = (statement(this.db, 'SELECT IFNULL(MAX(rowid), 0) AS n FROM pattern_terms').get() as { n: number }).n;
+      this.counts = new Uint8Array(Math.max(size, rows + 1));
+    }
+    return this.counts;
   }
 
   private forgetPostings(version: string): void {
