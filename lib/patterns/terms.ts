@@ -9,8 +9,8 @@ import type { TermWeight } from './link.js';
 // what lets a writer find the few patterns a text could be a near-duplicate of, or could apply,
 // and format-patterns rank by BM25 over this project's own patterns — without loading the role.
 
-/** Term rows a lookup reads whole in a few milliseconds when the index is set aside (~1,000 patterns). */
-const READ_WHOLE_TERMS = 20_000;
+/** Term rows a lookup reads whole in a few milliseconds when the index is set aside (~300 patterns). */
+const READ_WHOLE_TERMS = 5_000;
 /** A sample of the term index holding this many of a term's rows estimates its frequency well enough. */
 const COUNTED = 64;
 /** A role of up to this many patterns is counted exactly (on patterns_role: a few hundred pages at most). */
