@@ -5,7 +5,7 @@ import { knowledgeFollowers } from '../lib/knowledge/index.js';
 import { hookChecks } from '../lib/hosts/check.js';
 import { libraryCheck } from '../lib/landing/library.js';
 import { DEFAULT_CONFIG, loadConfig } from '../lib/store/config.js';
-import { configCheck, databaseChecks, healthCheck, moduleChecks, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
+import { configCheck, databaseChecks, deferredCheck, healthCheck, moduleChecks, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
 import { storedRoles } from '../lib/patterns/roles.js';
 import { clearHealth, readHealth, type Check } from '../lib/store/health.js';
 
@@ -50,7 +50,7 @@ example:
       if (['better-sqlite3', 'database'].every((name) => checks.find((c) => c.name === name)?.status === 'ok')) {
         checks.push(roleCheck(store.config, () => storedRoles(patternDb(store), store.project)));
       }
-      checks.push(libraryCheck(loc.dir));
+      checks.push(deferredCheck(loc.dir), libraryCheck(loc.dir));
       const health = ctx.args.clear ? readHealth(loc.dir) : null;
       if (health) {
         clearHealth(loc.dir);

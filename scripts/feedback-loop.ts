@@ -29,6 +29,7 @@ example:
 `,
   flags: { string: ['adversarial-role', 'validator-role', 'issue', 'run', 'adversarial-file', 'validator-file'], list: ['files'], boolean: ['dry-run'] },
   deadlineMs: 2000,
+  deferrable: true,
   async run(ctx) {
     const adversarialRole = requiredString(ctx.args, 'adversarial-role');
     const validatorRole = requiredString(ctx.args, 'validator-role');

@@ -22,6 +22,7 @@ example:
 `,
   flags: { string: ['issue', 'run', 'result', 'report'], boolean: ['dry-run'] },
   deadlineMs: 2000,
+  deferrable: true,
   async run(ctx) {
     const issue = requiredString(ctx.args, 'issue');
     const run = optionalString(ctx.args, 'run');

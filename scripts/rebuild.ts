@@ -1,5 +1,6 @@
 import type { Command } from '../lib/cli/runner.js';
 import { continuePatterns, rebuildPatterns } from '../lib/events/log.js';
+import { runDeferred } from '../lib/store/deferred.js';
 
 export const command: Command = {
   name: 'rebuild',
@@ -12,6 +13,9 @@ truth; the database can always be rebuilt from it. Malformed lines are reported 
               the log a slice at a time and start this in the background for the indexes they
               have no time to build); brings an index that is behind up to date
 
+Either way it then applies, in the order they came, the writes that store-deliberation,
+feedback-loop and outcome-score kept for later while the index was catching up.
+
 example:
   git pull && cairn rebuild
 `,
@@ -19,9 +23,12 @@ example:
   deadlineMs: 0,
   run(ctx) {
     const started = Date.now();
-    const report = ctx.args.continue ? continuePatterns(ctx.store()) : rebuildPatterns(ctx.store());
+    const store = ctx.store();
+    const report = ctx.args.continue ? continuePatterns(store) : rebuildPatterns(store);
     const skipped = report.skipped ? `, skipped ${report.skipped} unreadable lines` : '';
     ctx.log.info(`${ctx.args.continue ? 'applied' : 'replayed'} ${report.applied} events${skipped} in ${Date.now() - started} ms; the index is up to date`);
-    if (ctx.args.json) ctx.json(report);
+    const deferred = runDeferred(store);
+    if (deferred) ctx.log.info(`applied ${deferred} write(s) kept while the index was catching up`);
+    if (ctx.args.json) ctx.json({ ...report, deferred });
   },
 };

@@ -20,6 +20,7 @@ example:
 `,
   flags: { string: ['role', 'issue', 'run', 'phase', 'iteration', 'file'], list: ['labels', 'files'] },
   deadlineMs: 2000,
+  deferrable: true,
   async run(ctx) {
     const role = requiredString(ctx.args, 'role');
     const iteration = optionalInt(ctx.args, 'iteration', 0) ?? null;

@@ -52,7 +52,7 @@ describe('past the deadline', () => {
     }
   });
 
-  it('store-deliberation --strict into a fresh clone: exit 1 with nothing recorded, or exit 0 with it recorded, never exit 1 with it recorded', () => {
+  it('store-deliberation --strict into a fresh clone: within the deadline plus one step, recorded or kept for later, never lost', () => {
     const root = bigProject(false);
     const log = () => readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8');
     const before = log();
@@ -62,12 +62,10 @@ describe('past the deadline', () => {
       env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
     });
     expect(r.ms).toBeLessThan(300 + SLACK_MS);
-    if (r.code === 1) {
-      expect(r.stderr).toMatch(/^cairn store-deliberation: deadline (of 300 ms )?passed/m);
-      expect(log()).toBe(before);
-    } else {
-      expect(r.code, r.stderr).toBe(0);
-      expect(log().length).toBeGreaterThan(before.length);
-    }
+    expect(r.code, r.stderr).toBe(0);
+    if (log() === before) {
+      // not caught up in time: kept, and applied by the background cairn rebuild --continue (test/deferred.test.ts)
+      expect(r.stderr).toMatch(/^cairn store-deliberation: deadline passed while indexing events .*: this run is kept/m);
+    } else expect(log().length).toBeGreaterThan(before.length);
   });
 });

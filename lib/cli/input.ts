@@ -46,10 +46,11 @@ const STDIN_NAMES = new Set(['-', '/dev/stdin', '/dev/fd/0', '/proc/self/fd/0'])
 
 /** A text file, pipe or device named by `--<flag>`: bounded like stdin; binary content is an input error. */
 export async function readTextFile(ctx: Context, flag: string, path: string): Promise<string> {
+  if (ctx.replayed) return (ctx.inputs[flag] = ctx.replayed[flag] ?? '');
   const what = `--${flag} ${path}`;
   const l = limits(ctx);
   const input = STDIN_NAMES.has(path) ? await readStdinBounded(l) : await readPathBounded(commandLinePath(path, ctx.location().root, what), l, what);
-  return decode(ctx, input, what, l);
+  return (ctx.inputs[flag] = decode(ctx, input, what, l));
 }
 
 /**

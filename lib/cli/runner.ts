@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type minimist from 'minimist';
-import { CairnError, describeError, errorKind, exitCode } from '../core/errors.js';
+import { CairnError, describeError, errorKind, exitCode, IndexCatchingUp } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { nearest } from '../core/suggest.js';
 import { clearFailure, recordFailure } from '../store/health.js';
@@ -15,6 +15,7 @@ import { stdinText } from './input.js';
 import type { BoundedInput } from '../io/read.js';
 import type { BeadListing } from '../knowledge/beads.js';
 import { writeStdout } from '../io/stdout.js';
+import { DEFERRED_AGAIN, DEFERRED_ENV, deferRequest, readRequest, type DeferredRequest } from '../store/deferred.js';
 
 // The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
 // file per command (dist/bin/<name>.cjs) so a hook starts by loading one module, not thirty.
@@ -31,6 +32,11 @@ export interface Command {
   operands?: boolean;
   /** Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by default. */
   deadlineMs: number;
+  /**
+   * A writer of the pattern loop: while the index catches up with its log, a run is kept and applied
+   * later, in order, instead of failing open and losing what it was given (lib/store/deferred.ts).
+   */
+  deferrable?: boolean;
   /** A number returned is the exit code (`cairn doctor` exits 1 when a check fails); errors still fail open. */
   run(ctx: Context): Promise<void | number> | void | number;
 }
@@ -47,6 +53,10 @@ export interface Context {
   json(value: unknown): void;
   /** Stdin as text (bounded; empty for a TTY). */
   stdin(): Promise<string>;
+  /** The texts this run read, by flag (`stdin` for stdin): what a deferred run is given again. */
+  inputs: Record<string, string>;
+  /** A deferred run's texts, read from its request instead of stdin and files. */
+  replayed?: Record<string, string>;
   /** What a hook gate started before the runner was loaded (tools/bundle.js). */
   gate?: GatePassed;
   /** Where the project and its store are (--root, --dir, --project and their defaults). */
@@ -156,6 +166,8 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   const output: string[] = [];
   let store: Store | undefined;
   let location: Location | undefined;
+  // a deferred run, started by `cairn rebuild` to apply it (lib/store/deferred.ts)
+  const replay = command.deferrable && process.env[DEFERRED_ENV] ? readRequest(process.env[DEFERRED_ENV]) : undefined;
   const ctx: Context = {
     name: command.name,
     args,
@@ -164,12 +176,15 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     log,
     print: (text) => output.push(text),
     json: (value) => output.push(JSON.stringify(snakeCaseKeys(value)) + '\n'),
-    stdin: () => stdinText(ctx, passed?.stdin),
+    stdin: async () => (ctx.inputs.stdin = ctx.replayed ? (ctx.replayed.stdin ?? '') : await stdinText(ctx, passed?.stdin)),
+    inputs: {},
+    replayed: replay?.inputs,
     gate: passed,
     location: () => (location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
       if (!store) deadline.check('opening the store');
-      return (store ??= openStore({ ...locationFlags(args), payloadCwd: opts.payloadCwd ?? undefined }, deadline, log, strict, opts.create));
+      const inOrder = Boolean(command.deferrable && !replay);
+      return (store ??= openStore({ ...locationFlags(args), payloadCwd: opts.payloadCwd ?? undefined }, deadline, log, strict, opts.create, inOrder));
     },
   };
   // A deadline that passes while waiting on I/O ends the run; synchronous work checks it at each phase.
@@ -198,6 +213,18 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   } catch (err) {
     // A corrupt page met mid-command: fail open now, and let the next run rebuild from the log.
     if (store && !strict && isCorruption(err)) store.quarantine(err);
+    if (err instanceof IndexCatchingUp && command.deferrable && store && !store.committed) {
+      if (replay) {
+        // still behind when run again: the request stays for the next run of `cairn rebuild`
+        process.stderr.write(`${label}: ${describeError(err)}\n`);
+        return DEFERRED_AGAIN;
+      }
+      const kept = keepForLater(store, { command: command.name, argv, cwd: process.cwd(), inputs: ctx.inputs }, err, log);
+      if (kept) {
+        if (args.json) writeStdout(JSON.stringify({ deferred: kept }) + '\n');
+        return 0;
+      }
+    }
     if (store?.committed) {
       // The change is in the log; the index catches up on the next run. Reporting a failure would make the caller retry and record it twice.
       log.warn(`${describeError(err)} (after the change was recorded; the next run catches up)`);
@@ -209,6 +236,18 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   } finally {
     if (timer) clearTimeout(timer);
     store?.close();
+  }
+}
+
+/** Keep a writer's run for later (lib/store/deferred.ts); the request's name, or undefined when it cannot be kept (then the run fails open). */
+function keepForLater(store: Store, request: DeferredRequest, err: IndexCatchingUp, log: Logger): string | undefined {
+  try {
+    const name = deferRequest(store, request);
+    log.warn(`${describeError(err)}: this run is kept (cache/deferred/${name}) and applied in order once the index is current, by cairn rebuild --continue (started in the background)`);
+    return name;
+  } catch (keepErr) {
+    log.warn(`could not keep this run for later (${describeError(keepErr)})`);
+    return undefined;
   }
 }
 

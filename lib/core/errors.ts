@@ -18,6 +18,12 @@ export class CairnError extends Error {
   }
 }
 
+/**
+ * The index is still catching up with its log (a fresh clone's replay, its indexes being built): not
+ * a fault, only not yet. A writer keeps its run for later instead of failing (lib/store/deferred.ts).
+ */
+export class IndexCatchingUp extends CairnError {}
+
 /** The kind of any thrown value; an unexpected exception is 'internal'. */
 export function errorKind(err: unknown): ErrorKind | 'internal' {
   return err instanceof CairnError ? err.kind : 'internal';

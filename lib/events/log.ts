@@ -3,7 +3,8 @@ import { applyEvent } from './reducer.js';
 import { envelopeProblem, eventKey, payloadProblem, type CairnEvent, type EventPayload } from './types.js';
 import { nextUlid } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
-import { describeError } from '../core/errors.js';
+import { describeError, IndexCatchingUp } from '../core/errors.js';
+import { deferredCount } from '../store/deferred.js';
 import { EVENT_LOG_INDEXES, EVENT_LOG_TABLES, type Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { startInBackground } from '../store/background.js';
@@ -59,8 +60,19 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
   };
 }
 
-/** The database with the pattern state up to date with events.jsonl. */
+/** Stores whose writer was checked for deferred writes waiting before it (once per run). */
+const inOrder = new WeakSet<Store>();
+
+/**
+ * The database with the pattern state up to date with events.jsonl. A writer whose runs apply in order
+ * does not run ahead of writes deferred before it (lib/store/deferred.ts): it is kept behind them.
+ */
 export function patternDb(store: Store): Database {
+  if (store.writesInOrder && !inOrder.has(store)) {
+    inOrder.add(store);
+    const waiting = deferredCount(store.dir);
+    if (waiting) throw new IndexCatchingUp('store', `${waiting} earlier write(s), kept while the index caught up, are not applied yet`);
+  }
   return store.indexed(eventFollower(store));
 }
 

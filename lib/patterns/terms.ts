@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { databaseVersion, type Database } from '../store/db.js';
-import { CairnError } from '../core/errors.js';
+import { IndexCatchingUp } from '../core/errors.js';
 import { contentTerms, stem, tokenSet } from '../core/text.js';
 import type { TermWeight } from './link.js';
 
@@ -90,7 +90,7 @@ export class TermIndex {
     readonly role: string,
   ) {
     if (!termIndexReady(db)) {
-      throw new CairnError('database', 'the term index is not built yet (after a fresh clone it is built in the background within seconds; if this persists, run cairn rebuild)');
+      throw new IndexCatchingUp('database', 'the term index is not built yet (after a fresh clone it is built in the background within seconds; if this persists, run cairn rebuild)');
     }
   }
 

@@ -9,14 +9,23 @@ import type { Store } from './store.js';
 
 const require = createRequire(import.meta.url);
 
+/** The `cairn` entry beside the one running (bin/memory-capture.js → bin/cairn.js), if there is one. */
+export function cairnEntry(): string | undefined {
+  try {
+    const cairn = join(dirname(realpathSync(process.argv[1])), 'cairn.js');
+    return existsSync(cairn) ? cairn : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Start `cairn <args>` for this store in the background, unless `stamp` says it was within `everyMs`. Best effort: whether it started. */
 export function startInBackground(store: Store, args: string[], stamp: string, everyMs: number): boolean {
   try {
     // file times are real times: compared with the real clock, not a pinned CAIRN_NOW
     if (existsSync(stamp) && Date.now() - statSync(stamp).mtimeMs < everyMs) return false;
-    // the `cairn` entry beside the one running (bin/memory-capture.js → bin/cairn.js)
-    const cairn = join(dirname(realpathSync(process.argv[1])), 'cairn.js');
-    if (!existsSync(cairn)) return false;
+    const cairn = cairnEntry();
+    if (!cairn) return false;
     store.writeFile(stamp, '');
     const { spawn } = require('node:child_process') as typeof import('node:child_process');
     // without the hook's deadline: this work is here because it does not fit in one

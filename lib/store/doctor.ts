@@ -10,6 +10,7 @@ import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
 import { encoderFor } from './tokens.js';
 import { projectIdStatus, type Location } from './root.js';
+import { deferredCount, oldestDeferred, STALE_TAKEN_MS } from './deferred.js';
 
 // `cairn doctor`, the store's side (SPEC §2): the modules load, the settings read, the database is
 // sound, each log is applied to its index, and no fail-open error is waiting to be looked at.
@@ -131,6 +132,19 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
   } finally {
     db.close();
   }
+}
+
+/**
+ * Writes kept while the index caught up (lib/store/deferred.ts): a background `cairn rebuild
+ * --continue` applies them within seconds; any still waiting long after were not applied.
+ */
+export function deferredCheck(dir: string): Check {
+  const count = deferredCount(dir);
+  const oldest = oldestDeferred(dir);
+  if (count === 0 || oldest === undefined) return { name: 'deferred writes', status: 'ok', detail: 'none waiting' };
+  const since = new Date(oldest).toISOString();
+  if (Date.now() - oldest < STALE_TAKEN_MS) return { name: 'deferred writes', status: 'ok', detail: `${count} waiting since ${since}: a background cairn rebuild --continue applies them` };
+  return { name: 'deferred writes', status: 'warn', detail: `${count} waiting since ${since}: run cairn rebuild --continue to apply them` };
 }
 
 /**

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { randomBytes } from '../core/crypto.js';
 import { readBytes, readLines } from '../io/jsonl.js';
 import { sha256 } from '../core/text.js';
-import { CairnError } from '../core/errors.js';
+import { CairnError, IndexCatchingUp } from '../core/errors.js';
 import type { Deadline } from '../core/deadline.js';
 import type { Database } from './db.js';
 
@@ -114,7 +114,7 @@ function prefixIntact(path: string, mark: Mark, size: number): boolean {
 }
 
 function deadlineError(f: LogFollower<unknown>, done: number, of: number): CairnError {
-  return new CairnError('deadline', `deadline passed while indexing ${f.name} (${done} of ${of} bytes applied; the next run continues)`);
+  return new IndexCatchingUp('deadline', `deadline passed while indexing ${f.name} (${done} of ${of} bytes applied; the next run continues)`);
 }
 
 /** How far the index is behind its log (for `cairn doctor`). */
@@ -236,9 +236,8 @@ function completeBuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions):
   if (!readMark(db, f).building) return;
   const d = opts.deadline;
   if (Number.isFinite(d.at) && f.finishLater?.(db)) return;
-  d.check(`indexing ${f.name} (replayed; its indexes are built by the next run)`);
   if (Number.isFinite(d.at) && d.remaining() < d.ms / 2) {
-    throw new CairnError('deadline', `deadline of ${d.ms} ms near after replaying ${f.name}; its indexes are built by the next run`);
+    throw new IndexCatchingUp('deadline', `deadline of ${d.ms} ms near after replaying ${f.name}; its indexes are built by the next run`);
   }
   db.transaction(() => {
     const mark = readMark(db, f);

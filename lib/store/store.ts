@@ -25,6 +25,8 @@ export class Store {
     readonly deadline: Deadline,
     readonly log: Logger,
     readonly strict: boolean,
+    /** A writer whose runs apply in the order they came: it queues behind writes deferred before it (lib/store/deferred.ts). */
+    readonly writesInOrder = false,
   ) {
     this.config = readConfig(location.dir, log, strict);
   }
@@ -220,6 +222,8 @@ export interface StoreOptions {
   payloadCwd?: string | null;
   /** First write creates the store (SPEC §1.2): a writer in a git work tree without one creates it as `cairn init` would. */
   create?: boolean;
+  /** See Store.writesInOrder (set by the runner for the commands that defer). */
+  writesInOrder?: boolean;
 }
 
 /**
@@ -228,7 +232,7 @@ export interface StoreOptions {
  * as `cairn init` would, project id recorded, so a pipeline's first run loses nothing (SPEC §1.2).
  * Readers never create it, and neither does a writer for a --dir store that is not there.
  */
-export function openStore(opts: LocationOptions, deadline: Deadline, log: Logger, strict: boolean, create = false): Store {
+export function openStore(opts: LocationOptions, deadline: Deadline, log: Logger, strict: boolean, create = false, writesInOrder = false): Store {
   const location = locate(opts);
   if (location.projectFrom === 'unreadable') {
     // Reading or writing under the derived id would silently split the project's memory (SPEC §1.2).
@@ -242,7 +246,7 @@ export function openStore(opts: LocationOptions, deadline: Deadline, log: Logger
     recordProjectId(location);
     log.info(`created the store ${location.dir} (commit it: git add ${relative(location.root, location.dir)})`);
   }
-  return new Store(location, deadline, log, strict);
+  return new Store(location, deadline, log, strict, writesInOrder);
 }
 
 function isDirectory(path: string): boolean {
