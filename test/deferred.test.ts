@@ -140,4 +140,24 @@ describe('writes while a fresh clone catches up', () => {
     expect(waiting(root)).toEqual([expect.stringMatching(/-00000000\.unreadable$/)]);
     expect(logLines(root).filter((l) => l.includes('"type":"deliberation.stored"'))).toHaveLength(1);
   });
+
+  it('a preview (--dry-run) is never kept: it fails open as before, and leaves nothing to apply', () => {
+    const clone = bigProject(false);
+    mkdirSync(join(clone, '.cairn', 'cache'), { recursive: true });
+    drainerJustStarted(clone);
+    const r = run('outcome-score', ['--result', 'pass', ...scope, '--dry-run'], { cwd: clone, env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' } });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^cairn outcome-score: skipped \(pipeline continues\): deadline passed while indexing events/);
+    expect(waiting(clone)).toEqual([]);
+  });
+
+  it('only a writer runs a kept request: another command given one refuses, and does nothing', () => {
+    const root = tempProject();
+    const path = join(root, 'request.json');
+    writeFileSync(path, JSON.stringify({ command: 'deprecate', argv: [], cwd: root, inputs: {} }));
+    const r = run('cairn', ['deprecate', 'p0123456789abcdef', '--strict'], { cwd: root, env: { CAIRN_NOW: NOW, CAIRN_DEFERRED: path } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/deprecate is not a command whose runs are kept for later/);
+    expect(existsSync(join(root, '.cairn', 'events.jsonl'))).toBe(false);
+  });
 });

@@ -15,7 +15,8 @@ import { stdinText } from './input.js';
 import type { BoundedInput } from '../io/read.js';
 import type { BeadListing } from '../knowledge/beads.js';
 import { writeStdout } from '../io/stdout.js';
-import { DEFERRED_AGAIN, DEFERRED_ENV, deferRequest, readRequest, type DeferredRequest } from '../store/deferred.js';
+import { DEFERRED_AGAIN, deferRequest, readRequest, type DeferredRequest } from '../store/deferred.js';
+import { DEFERRED_ENV } from '../store/background.js';
 
 // The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
 // file per command (dist/bin/<name>.cjs) so a hook starts by loading one module, not thirty.
@@ -166,8 +167,9 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   const output: string[] = [];
   let store: Store | undefined;
   let location: Location | undefined;
-  // a deferred run, started by `cairn rebuild` to apply it (lib/store/deferred.ts)
-  const replay = command.deferrable && process.env[DEFERRED_ENV] ? readRequest(process.env[DEFERRED_ENV]) : undefined;
+  // a deferred run, started by `cairn rebuild` to apply it (lib/store/deferred.ts); a preview is never kept
+  const deferrable = Boolean(command.deferrable && !args['dry-run']);
+  let replay: DeferredRequest | undefined;
   const ctx: Context = {
     name: command.name,
     args,
@@ -178,12 +180,11 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     json: (value) => output.push(JSON.stringify(snakeCaseKeys(value)) + '\n'),
     stdin: async () => (ctx.inputs.stdin = ctx.replayed ? (ctx.replayed.stdin ?? '') : await stdinText(ctx, passed?.stdin)),
     inputs: {},
-    replayed: replay?.inputs,
     gate: passed,
     location: () => (location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
       if (!store) deadline.check('opening the store');
-      const inOrder = Boolean(command.deferrable && !replay);
+      const inOrder = deferrable && !replay;
       return (store ??= openStore({ ...locationFlags(args), payloadCwd: opts.payloadCwd ?? undefined }, deadline, log, strict, opts.create, inOrder));
     },
   };
@@ -201,6 +202,11 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   timer?.unref();
   try {
     if (problem) throw new CairnError('usage', problem);
+    if (process.env[DEFERRED_ENV]) {
+      // only a writer's own kept run is run this way: a request names its command, and the file could be anyone's
+      if (!deferrable) throw new CairnError('usage', `${command.name} is not a command whose runs are kept for later (${DEFERRED_ENV} is set)`);
+      ctx.replayed = (replay = readRequest(process.env[DEFERRED_ENV])).inputs;
+    }
     const code = await command.run(ctx);
     if (deadline.passed()) {
       if (!store?.committed) throw new CairnError('deadline', `deadline of ${deadline.ms} ms passed`);
@@ -213,7 +219,7 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   } catch (err) {
     // A corrupt page met mid-command: fail open now, and let the next run rebuild from the log.
     if (store && !strict && isCorruption(err)) store.quarantine(err);
-    if (err instanceof IndexCatchingUp && command.deferrable && store && !store.committed) {
+    if (err instanceof IndexCatchingUp && deferrable && store && !store.committed) {
       if (replay) {
         // still behind when run again: the request stays for the next run of `cairn rebuild`
         process.stderr.write(`${label}: ${describeError(err)}\n`);

@@ -9,6 +9,9 @@ import type { Store } from './store.js';
 
 const require = createRequire(import.meta.url);
 
+/** How a process started to apply a kept run learns where its request is (lib/store/deferred.ts); never passed on. */
+export const DEFERRED_ENV = 'CAIRN_DEFERRED';
+
 /** The `cairn` entry beside the one running (bin/memory-capture.js → bin/cairn.js), if there is one. */
 export function cairnEntry(): string | undefined {
   try {
@@ -29,7 +32,7 @@ export function startInBackground(store: Store, args: string[], stamp: string, e
     store.writeFile(stamp, '');
     const { spawn } = require('node:child_process') as typeof import('node:child_process');
     // without the hook's deadline: this work is here because it does not fit in one
-    const { CAIRN_DEADLINE_MS: _hooks, ...env } = process.env;
+    const { CAIRN_DEADLINE_MS: _hooks, [DEFERRED_ENV]: _kept, ...env } = process.env;
     const argv = [cairn, ...args, '--quiet', '--root', store.location.root, '--dir', store.dir, '--project', store.project];
     spawn(process.execPath, argv, { detached: true, stdio: 'ignore', env }).unref();
     return true;

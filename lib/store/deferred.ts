@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { randomBytes } from '../core/crypto.js';
-import { cairnEntry, startInBackground } from './background.js';
+import { cairnEntry, DEFERRED_ENV, startInBackground } from './background.js';
 import type { Store } from './store.js';
 
 // Writes deferred while the index catches up with its log (SPEC §2: never lose a line of memory).
@@ -23,8 +23,6 @@ export interface DeferredRequest {
   inputs: Record<string, string>;
 }
 
-/** How the runner tells a replayed request's command where its inputs are. */
-export const DEFERRED_ENV = 'CAIRN_DEFERRED';
 /** The exit code of a replayed run that found the index behind again (EX_TEMPFAIL): its request waits for the next run. */
 export const DEFERRED_AGAIN = 75;
 /** A request taken by a run that died is offered again after this long (the writers are idempotent per issue/run: SPEC §3.9.4). */

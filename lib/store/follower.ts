@@ -236,6 +236,7 @@ function completeBuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions):
   if (!readMark(db, f).building) return;
   const d = opts.deadline;
   if (Number.isFinite(d.at) && f.finishLater?.(db)) return;
+  if (d.passed()) throw new IndexCatchingUp('deadline', `deadline of ${d.ms} ms passed during indexing ${f.name} (replayed; its indexes are built by the next run)`);
   if (Number.isFinite(d.at) && d.remaining() < d.ms / 2) {
     throw new IndexCatchingUp('deadline', `deadline of ${d.ms} ms near after replaying ${f.name}; its indexes are built by the next run`);
   }
