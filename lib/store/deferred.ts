@@ -27,8 +27,12 @@ export interface DeferredRequest {
 export const DEFERRED_AGAIN = 75;
 /** A request taken by a run that died is offered again after this long (the writers are idempotent per issue/run: SPEC §3.9.4). */
 export const STALE_TAKEN_MS = 10 * 60_000;
-/** A deferring writer starts the background run again unless one was started this recently. */
-const DRAIN_RETRY_MS = 5_000;
+/**
+ * A deferring writer starts the background run unless one was started this recently: that one runs
+ * every request kept while it lives (it takes them one at a time until none is left), and two would
+ * replay a large log side by side. One started longer ago has finished, or died.
+ */
+const DRAIN_RETRY_MS = 60_000;
 
 const WAITING = '.json';
 const TAKEN = '.taken';
