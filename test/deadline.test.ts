@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initStore } from '../lib/store/init.js';
@@ -56,6 +56,9 @@ describe('past the deadline', () => {
     const root = bigProject(false);
     const log = () => readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8');
     const before = log();
+    // a background run that applies kept runs started a moment ago (its stamp): none starts in this test's project
+    mkdirSync(join(root, '.cairn', 'cache'), { recursive: true });
+    writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
     const r = timed('store-deliberation', ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--project', PROJECT, '--strict'], {
       cwd: root,
       input: fixtureText('led-101-r1-plan-auditor.md'),

@@ -30,7 +30,8 @@ export function tempProject(opts: { init?: boolean } = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-test-'));
   mkdirSync(join(dir, '.git'));
   if (opts.init !== false) initStore(join(dir, '.cairn'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  // retried: a background cairn a command started (a sanitiser, a kept run's replay) may still be writing there
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
   return dir;
 }
 
