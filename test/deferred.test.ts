@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initStore } from '../lib/store/init.js';
-import { fixturePath, fixtureText, run, tempProject } from './helpers.js';
+import { fixturePath, fixtureText, run, runAsync, tempProject } from './helpers.js';
 // @ts-expect-error: the benchmark's store writer is plain JavaScript (it writes cairn's event format directly)
 import { PROJECT, writeEventLog } from '../bench/stores.js';
 
@@ -159,5 +159,30 @@ describe('writes while a fresh clone catches up', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/deprecate is not a command whose runs are kept for later/);
     expect(existsSync(join(root, '.cairn', 'events.jsonl'))).toBe(false);
+  });
+
+  it('runs kept by writers at once are applied exactly once, by two cairn rebuild --continue at once', async () => {
+    const clone = bigProject(false);
+    mkdirSync(join(clone, '.cairn', 'cache'), { recursive: true });
+    drainerJustStarted(clone);
+    const before = logLines(clone).length;
+    const issues = ['LED-201', 'LED-202', 'LED-203', 'LED-204'];
+    const kept = await Promise.all(
+      issues.map((issue) =>
+        runAsync('store-deliberation', ['--role', 'auditor', '--issue', issue, '--run', 'r1', '--project', PROJECT, '--strict'], {
+          cwd: clone,
+          input: fixtureText('led-101-r1-plan-auditor.md'),
+          env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
+        }),
+      ),
+    );
+    for (const r of kept) expect(r.code, r.stderr).toBe(0);
+    const drains = await Promise.all([0, 1].map(() => runAsync('cairn', ['rebuild', '--continue', '--project', PROJECT, '--strict', '--json'], { cwd: clone, env: { CAIRN_NOW: NOW } })));
+    for (const d of drains) expect(d.code, d.stderr).toBe(0);
+    const ran = drains.reduce((sum, d) => sum + (JSON.parse(d.stdout) as { deferred: number }).deferred, 0);
+    const stored = logLines(clone).slice(before).filter((l) => l.includes('"type":"deliberation.stored"'));
+    expect(stored.map((l) => (JSON.parse(l) as { issue: string }).issue).sort()).toEqual(issues); // each once
+    expect(ran).toBe(kept.filter((r) => /this run is kept/.test(r.stderr)).length);
+    expect(waiting(clone)).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { lstatSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { CairnError } from '../core/errors.js';
+import { CairnError, IndexCatchingUp } from '../core/errors.js';
 import { mkdirNoFollow } from '../io/safe.js';
 import { sleepSync, type Deadline } from '../core/deadline.js';
 
@@ -354,6 +354,11 @@ export function openMemoryDatabase(opts: Omit<OpenOptions, 'within'>): Database 
   return prepare(new (loadDriver())(':memory:'), opts);
 }
 
+/** SQLite gave up waiting for another connection's lock (busy_timeout). */
+export function isBusy(err: unknown): boolean {
+  return ((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY');
+}
+
 export function isCorruption(err: unknown): boolean {
   const code = (err as { code?: string }).code ?? '';
   return code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT');
@@ -362,5 +367,7 @@ export function isCorruption(err: unknown): boolean {
 function asDatabaseError(err: unknown, path: string): CairnError {
   if (err instanceof CairnError) return err;
   const code = (err as { code?: string }).code;
+  // another process holds it (a fresh clone's first replay creates and fills it): not a fault, only not yet
+  if (isBusy(err)) return new IndexCatchingUp('lock', `${path}: ${(err as Error).message} (${code}): another process is bringing the index up to date`);
   return new CairnError('database', `${path}: ${(err as Error).message}${code ? ` (${code})` : ''}`);
 }

@@ -1,9 +1,9 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { CairnError } from '../core/errors.js';
+import { CairnError, IndexCatchingUp } from '../core/errors.js';
 import { loadConfig, DEFAULT_CONFIG, type Config } from './config.js';
 import { locate, type Location, type LocationOptions } from './root.js';
-import { isCorruption, moveAside, openDatabase, openMemoryDatabase, type Database } from './db.js';
+import { isBusy, isCorruption, moveAside, openDatabase, openMemoryDatabase, type Database } from './db.js';
 import { initStore, recordProjectId } from './init.js';
 import { clearFailure, recordFailure } from './health.js';
 import { follow, rebuildIndex, type FollowReport, type LogFollower } from './follower.js';
@@ -108,7 +108,13 @@ export class Store {
     // Every read of a domain starts here, so this is where a run past its deadline stops (SPEC §2).
     this.deadline.check(`reading the ${follower.name} index`);
     if (!this.followed.has(follower.name)) {
-      this.healing(() => follow(this.database, follower, this.followOptions()));
+      try {
+        this.healing(() => follow(this.database, follower, this.followOptions()));
+      } catch (err) {
+        // another process holds the index for as long as this run could wait: it is catching up (a fresh clone's replay)
+        if (isBusy(err)) throw new IndexCatchingUp('lock', `the index is being brought up to date by another process (${(err as Error).message})`);
+        throw err;
+      }
       this.followed.add(follower.name);
     }
     return this.database;
