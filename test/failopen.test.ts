@@ -182,6 +182,12 @@ describe('the term index not built yet (a fresh clone at 100k builds it in the b
       expect(r.stderr).toMatch(new RegExp(`^cairn store-deliberation: ${why.source}: this run is kept \\(cache/deferred/.*\\.json\\)`));
     }
     expect(eventsOf(root)).toBe(before);
+    // run again while the index is still missing: they stay kept, and why is recorded for cairn doctor
+    const again = invoke({ ...REBUILD, args: ['--continue', '--json'] }, root, ['--strict']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout).deferred).toBe(0);
+    expect(readdirSync(join(root, '.cairn', 'cache', 'deferred')).filter((n) => n.endsWith('.json'))).toHaveLength(2);
+    expect(readFileSync(join(root, '.cairn', 'cache', 'errors.log'), 'utf8')).toMatch(/store-deliberation.*a kept run is not applied yet: the term index is not built yet/);
     expect(invoke(REBUILD, root, ['--strict']).code).toBe(0);
     const stored = eventsOf(root).slice(before.length).split('\n').filter((l) => l.includes('"type":"deliberation.stored"'));
     expect(stored).toHaveLength(1); // kept twice, stored once: the same text for the same issue/run (SPEC §3.9.4)
@@ -287,7 +293,7 @@ describe('the event log lock', () => {
     });
   }
 
-  it('held by a live process past the deadline: fail open, nothing stored, the holder named', async () => {
+  it('held by a live process past the deadline: nothing stored, the holder named; a writer keeps its run for later', async () => {
     const root = populated();
     const lock = join(root, '.cairn', 'events.jsonl.lock');
     const holder = await holdLock(lock);
@@ -295,8 +301,17 @@ describe('the event log lock', () => {
     const env = { CAIRN_DEADLINE_MS: '300' };
     const heldBy = new RegExp(`lock .*events\\.jsonl\\.lock is held by another process \\(pid ${holder.pid} on ${hostname()}\\)`);
 
-    expectFailOpen(invoke(STORE, root, [], env), 'store-deliberation', heldBy);
-    expectStrict((extra, e) => invoke(STORE, root, extra, { ...env, ...e }), 'store-deliberation', heldBy);
+    // a background run that applies kept runs started a moment ago (its stamp): none starts here
+    writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
+    // the first for the lock, the second behind the first (under --strict too: nothing failed)
+    for (const [extra, why] of [[[], heldBy], [['--strict'], /1 earlier write\(s\)/]] as const) {
+      const r = invoke(STORE, root, [...extra], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(why);
+      expect(r.stderr).toMatch(/: this run is kept \(cache\/deferred\/.*\.json\)/);
+    }
+    expect(readdirSync(join(root, '.cairn', 'cache', 'deferred')).filter((n) => n.endsWith('.json'))).toHaveLength(2);
     // format-patterns computes its block but must record the injection; it cannot, so it prints nothing
     const withRun: Invocation = { name: 'format-patterns', args: ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r2'] };
     // (a deadline long enough that the block is built before the lock wait runs out)

@@ -47,6 +47,8 @@ interface Executable {
   cache?: boolean;
   /** Writes or reads the deliberation texts in artifacts/. */
   artifacts?: boolean;
+  /** A writer of the pattern loop: on a transient failure (a lock, the deadline) it keeps its run for later (lib/store/deferred.ts). */
+  keeps?: boolean;
 }
 
 const OWN_BINS = new Set(['store-deliberation', 'format-patterns', 'feedback-loop', 'outcome-score', 'memory-capture', 'auto-recall']);
@@ -54,11 +56,11 @@ const SESSION_START = JSON.stringify({ ...JSON.parse(readFileSync(join(FIXTURES,
 let PATTERN = ''; // an auditor pattern of the template, known once it is built
 
 const EXECUTABLES: Executable[] = [
-  { command: 'store-deliberation', args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'], input: fixtureText('led-102-r1-plan-auditor.md'), db: true, writes: true, locks: true, creates: true, artifacts: true },
+  { command: 'store-deliberation', args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'], input: fixtureText('led-102-r1-plan-auditor.md'), db: true, writes: true, locks: true, creates: true, artifacts: true, keeps: true },
   { command: 'format-patterns', args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'], db: true, writes: true, locks: true, creates: false },
   { command: 'format-patterns', args: ['--role', 'auditor', '--strict'], db: true, writes: false, locks: false, creates: false },
-  { command: 'feedback-loop', args: ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-101', '--run', 'r1'], db: true, writes: true, locks: true, creates: false, artifacts: true },
-  { command: 'outcome-score', args: ['--issue', 'LED-101', '--run', 'r1', '--result', 'fail'], db: true, writes: true, locks: true, creates: false },
+  { command: 'feedback-loop', args: ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-101', '--run', 'r1'], db: true, writes: true, locks: true, creates: false, artifacts: true, keeps: true },
+  { command: 'outcome-score', args: ['--issue', 'LED-101', '--run', 'r1', '--result', 'fail'], db: true, writes: true, locks: true, creates: false, keeps: true },
   { command: 'memory-capture', args: ['--bead', 'bd-7', '--text', 'LEARNED: retries against the primary need jitter'], db: false, writes: true, locks: true, creates: true },
   { command: 'store-summary', args: ['--role', 'auditor'], input: 'Plans name their tests; flags are documented.\n', db: true, writes: true, locks: true, creates: false },
   { command: 'rebuild', args: [], db: true, writes: false, locks: false, creates: false },
@@ -172,6 +174,9 @@ function project(): string {
   const root = mkdtempSync(join(tmpdir(), 'cairn-fault-'));
   made.push(root);
   cpSync(template, root, { recursive: true });
+  // as if a background run applying kept runs had just started: a writer that keeps its run starts none here
+  mkdirSync(inStore(root, 'cache'), { recursive: true });
+  writeFileSync(inStore(root, 'cache', 'deferred.requested'), '');
   return root;
 }
 
@@ -205,7 +210,7 @@ afterAll(() => {
 });
 
 /** What an executable must do under a fault: its normal work (warnings allowed), or fail open with a reason. */
-type Expect = { ok: true; warning?: RegExp } | { skipped: RegExp } | { okOrSkipped: RegExp };
+type Expect = { ok: true; warning?: RegExp } | { skipped: RegExp } | { okOrSkipped: RegExp } | { kept: RegExp } | { keptOrSkipped: RegExp };
 
 interface Fault {
   name: string;
@@ -234,8 +239,14 @@ const lockers = (e: Executable) => e.locks;
 /** A fault in cache/state.db reaches only the commands that open it (and doctor, which checks it). */
 const databaseUsers = (e: Executable) => e.db || e.command === 'doctor';
 const strictly = (e: Executable) => e.args.includes('--strict');
-/** Lock faults: the writer gives up at its deadline (or meets the deadline first), having recorded nothing. */
-const lockedOut = (what: string) => ({ skipped: new RegExp(`lock .*\\.lock ${what}|deadline of ${DEADLINE_MS} ms passed`) });
+/**
+ * Lock faults: the writer gives up at its deadline (or meets the deadline first), having recorded
+ * nothing; a writer of the pattern loop keeps its run for later instead (the store then holds it).
+ */
+const lockedOut = (what: string) => (e: Executable): Expect => {
+  const reason = new RegExp(`lock .*\\.lock ${what}|deadline of ${DEADLINE_MS} ms passed`);
+  return e.keeps ? { kept: reason } : { skipped: reason };
+};
 
 const FAULTS: Fault[] = [
   {
@@ -387,7 +398,7 @@ const FAULTS: Fault[] = [
       for (const lock of LOCKS) holdLock(inStore(root, lock));
       return withDeadline;
     },
-    expect: () => lockedOut('is held by another process \\(pid \\d+ on '),
+    expect: lockedOut('is held by another process \\(pid \\d+ on '),
     after: (root) => {
       for (const lock of LOCKS) expect(readFileSync(inStore(root, lock), 'utf8')).toMatch(new RegExp(`^${holder.pid} `)); // never stolen from a live holder
     },
@@ -408,7 +419,7 @@ const FAULTS: Fault[] = [
       for (const lock of LOCKS) mkdirSync(inStore(root, lock));
       return withDeadline;
     },
-    expect: () => lockedOut('is a directory, not a cairn lock'),
+    expect: lockedOut('is a directory, not a cairn lock'),
   },
   {
     name: 'the lock path is a dangling link',
@@ -417,13 +428,14 @@ const FAULTS: Fault[] = [
       for (const lock of LOCKS) symlinkSync(join(root, 'nowhere'), inStore(root, lock));
       return withDeadline;
     },
-    expect: () => lockedOut('is a symbolic link, not a cairn lock'),
+    expect: lockedOut('is a symbolic link, not a cairn lock'),
     after: (root) => expect(existsSync(join(root, 'nowhere'))).toBe(false),
   },
   {
     name: 'a deadline of 1 ms',
     setup: () => ({ env: { CAIRN_DEADLINE_MS: '1' } }),
-    expect: () => ({ skipped: /deadline of 1 ms passed/ }),
+    // a writer that passed it after opening the store keeps its run; before, there is no store to keep it in
+    expect: (e) => (e.keeps ? { keptOrSkipped: /deadline of 1 ms passed/ } : { skipped: /deadline of 1 ms passed/ }),
   },
 ];
 
@@ -499,6 +511,17 @@ function expectOutcome(e: Executable, o: Outcome, expected: Expect): void {
   const lines = o.stderr.trimEnd().split('\n').filter(Boolean);
   for (const line of lines) expect(line.startsWith(`${name}: `), about).toBe(true);
   const failed = strict ? o.code !== 0 : lines.some((l) => l.startsWith(`${name}: skipped (pipeline continues): `));
+  const kept = lines.at(-1)?.includes(': this run is kept (cache/deferred/') ?? false;
+  if ('kept' in expected || ('keptOrSkipped' in expected && kept)) {
+    const reason = 'kept' in expected ? expected.kept : expected.keptOrSkipped;
+    expect(o.code, about).toBe(0); // not a failure, under --strict too: applied later
+    expect(kept, about).toBe(true);
+    expect(lines.at(-1), about).toMatch(reason);
+    if (e.args.includes('--json')) expect(JSON.parse(o.stdout), about).toEqual({ deferred: expect.any(String) });
+    else expect(o.stdout, about).toBe('');
+    return;
+  }
+  if ('keptOrSkipped' in expected) expected = { skipped: expected.keptOrSkipped };
   if ('skipped' in expected || ('okOrSkipped' in expected && failed)) {
     const reason = 'skipped' in expected ? expected.skipped : (expected as { okOrSkipped: RegExp }).okOrSkipped;
     expect(o.code, about).toBe(strict ? 1 : 0);

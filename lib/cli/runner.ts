@@ -219,10 +219,13 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   } catch (err) {
     // A corrupt page met mid-command: fail open now, and let the next run rebuild from the log.
     if (store && !strict && isCorruption(err)) store.quarantine(err);
-    if (err instanceof IndexCatchingUp && deferrable && store && !store.committed) {
+    if (deferrable && store && !store.committed && isTransient(err)) {
       if (replay) {
-        // still behind when run again: the request stays for the next run of `cairn rebuild`
-        process.stderr.write(`${label}: ${describeError(err)}\n`);
+        // still not possible when run again (a lock nobody releases, say): the request stays for the
+        // next run of `cairn rebuild`, and the reason is recorded for cairn doctor
+        const message = `a kept run is not applied yet: ${describeError(err)}`;
+        process.stderr.write(`${label}: ${message}\n`);
+        recordFailure(store.dir, command.name, message);
         return DEFERRED_AGAIN;
       }
       const kept = keepForLater(store, { command: command.name, argv, cwd: process.cwd(), inputs: ctx.inputs }, err, log);
@@ -245,8 +248,17 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   }
 }
 
+/**
+ * A failure that a later run without a deadline would not meet: the index catching up, the deadline,
+ * a lock held past it. A writer keeps its run for later on these; bad input, a broken store or a bug
+ * would fail again, and fail open now.
+ */
+function isTransient(err: unknown): boolean {
+  return err instanceof IndexCatchingUp || errorKind(err) === 'deadline' || errorKind(err) === 'lock';
+}
+
 /** Keep a writer's run for later (lib/store/deferred.ts); the request's name, or undefined when it cannot be kept (then the run fails open). */
-function keepForLater(store: Store, request: DeferredRequest, err: IndexCatchingUp, log: Logger): string | undefined {
+function keepForLater(store: Store, request: DeferredRequest, err: unknown, log: Logger): string | undefined {
   try {
     const name = deferRequest(store, request);
     log.warn(`${describeError(err)}: this run is kept (cache/deferred/${name}) and applied in order once the index is current, by cairn rebuild --continue (started in the background)`);
