@@ -6,14 +6,15 @@ import { randomBytes } from '../core/crypto.js';
 import { cairnEntry, DEFERRED_ENV, startInBackground } from './background.js';
 import type { Store } from './store.js';
 
-// Writes deferred while the index catches up with its log (SPEC §2: never lose a line of memory).
-// A writer decides on the current state — a deliberation's near-duplicates and links, a verdict's
-// findings — so while the index is behind (a fresh clone's first hooks at 100k patterns replay the log
-// a slice per run) it cannot decide within its deadline; failing open there would drop the
-// deliberation. Instead the run is kept as a request (its arguments and the text it read) in
-// cache/deferred/, and `cairn rebuild --continue`, started in the background, runs the requests in the
-// order they came once the index is current. A writer that finds requests waiting queues behind them,
-// so a pipeline's steps apply in their order (the stores before the feedback that reads them).
+// Runs of the pattern loop's writers kept for later (SPEC §2: never lose a line of memory). A writer
+// decides on the current state — a deliberation's near-duplicates and links, a verdict's findings — so
+// while the index is behind its log (a fresh clone's first runs at 100k patterns replay it a slice at
+// a time), or a lock is held past the deadline, it cannot finish in time; failing open there would
+// drop the deliberation or the verdict. Instead the run is kept as a request (its arguments and the
+// texts it read) in cache/deferred/, and `cairn rebuild --continue`, started in the background, runs
+// the requests in the order they came, without a deadline, once the index is current. A writer that
+// finds requests waiting queues behind them, so a pipeline's steps apply in their order (the stores
+// before the feedback that reads them).
 
 /** A writer's run, kept to be run again: its command, arguments, working directory and the texts it read (stdin, `--*-file`). */
 export interface DeferredRequest {
@@ -23,7 +24,7 @@ export interface DeferredRequest {
   inputs: Record<string, string>;
 }
 
-/** The exit code of a replayed run that found the index behind again (EX_TEMPFAIL): its request waits for the next run. */
+/** The exit code of a replayed run that met a passing failure again (EX_TEMPFAIL): its request waits for the next run. */
 export const DEFERRED_AGAIN = 75;
 /** A request taken by a run that died is offered again after this long (the writers are idempotent per issue/run: SPEC §3.9.4). */
 export const STALE_TAKEN_MS = 10 * 60_000;
@@ -142,7 +143,7 @@ export function runDeferred(store: Store): number {
     if (child.error || child.status === DEFERRED_AGAIN) {
       renameSync(path, path.replace(TAKEN_OR_WAITING, WAITING)); // offered again to the next run
       if (child.error) throw new CairnError('store', `cannot run the deferred ${request.command} (${child.error.message})`);
-      store.log.warn(`the deferred ${request.command} found the index behind again; it waits for the next cairn rebuild --continue`);
+      store.log.warn(`the kept ${request.command} could not apply yet; it waits for the next cairn rebuild --continue`);
       return ran;
     }
     rmSync(path, { force: true });
