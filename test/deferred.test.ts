@@ -68,7 +68,7 @@ describe('writes while a fresh clone catches up', () => {
       const r = run(step.name, [...step.args, '--json', '--strict'], { cwd: clone, input: step.input, env });
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toEqual({ deferred: expect.stringMatching(/^\d{15}-[0-9a-f]{8}\.json$/) });
-      expect(r.stderr).toMatch(i === 0 ? /deadline passed while indexing events .*this run is kept/ : /earlier write\(s\).*not applied yet: this run is kept/);
+      expect(r.stderr).toMatch(i === 0 ? /deadline passed while indexing events .*this run is kept/ : /earlier run\(s\) kept for later are not applied yet: this run is kept/);
       expect(waiting(clone)).toHaveLength(i + 1);
     }
     expect(logLines(clone)).toEqual(before); // nothing applied yet, nothing lost

@@ -175,7 +175,7 @@ describe('the term index not built yet (a fresh clone at 100k builds it in the b
     // a background run started a moment ago (its stamp): the test applies the kept run itself
     writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
     // the first for want of the index, the second behind the first
-    for (const [extra, why] of [[[], /the term index is not built yet .*/], [['--strict'], /1 earlier write\(s\).* not applied yet/]] as const) {
+    for (const [extra, why] of [[[], /the term index is not built yet .*/], [['--strict'], /1 earlier run\(s\) kept for later are not applied yet/]] as const) {
       const r = invoke(STORE, root, [...extra]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe('');
@@ -304,7 +304,7 @@ describe('the event log lock', () => {
     // a background run that applies kept runs started a moment ago (its stamp): none starts here
     writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
     // the first for the lock, the second behind the first (under --strict too: nothing failed)
-    for (const [extra, why] of [[[], heldBy], [['--strict'], /1 earlier write\(s\)/]] as const) {
+    for (const [extra, why] of [[[], heldBy], [['--strict'], /1 earlier run\(s\) kept for later/]] as const) {
       const r = invoke(STORE, root, [...extra], env);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe('');

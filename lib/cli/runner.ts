@@ -34,8 +34,9 @@ export interface Command {
   /** Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by default. */
   deadlineMs: number;
   /**
-   * A writer of the pattern loop: while the index catches up with its log, a run is kept and applied
-   * later, in order, instead of failing open and losing what it was given (lib/store/deferred.ts).
+   * A writer of the pattern loop: on a passing failure (the index catching up with its log, a lock or
+   * the deadline) its run is kept and applied later, in order, instead of failing open and losing what
+   * it was given (lib/store/deferred.ts).
    */
   deferrable?: boolean;
   /** A number returned is the exit code (`cairn doctor` exits 1 when a check fails); errors still fail open. */
@@ -261,7 +262,7 @@ function isTransient(err: unknown): boolean {
 function keepForLater(store: Store, request: DeferredRequest, err: unknown, log: Logger): string | undefined {
   try {
     const name = deferRequest(store, request);
-    log.warn(`${describeError(err)}: this run is kept (cache/deferred/${name}) and applied in order once the index is current, by cairn rebuild --continue (started in the background)`);
+    log.warn(`${describeError(err)}: this run is kept (cache/deferred/${name}) and applied in order, without a deadline, by cairn rebuild --continue (started in the background)`);
     return name;
   } catch (keepErr) {
     log.warn(`could not keep this run for later (${describeError(keepErr)})`);

@@ -60,18 +60,18 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
   };
 }
 
-/** Stores whose writer was checked for deferred writes waiting before it (once per run). */
+/** Stores whose writer was checked for kept runs waiting before it (once per run). */
 const inOrder = new WeakSet<Store>();
 
 /**
  * The database with the pattern state up to date with events.jsonl. A writer whose runs apply in order
- * does not run ahead of writes deferred before it (lib/store/deferred.ts): it is kept behind them.
+ * does not run ahead of runs kept before it (lib/store/deferred.ts): it is kept behind them.
  */
 export function patternDb(store: Store): Database {
   if (store.writesInOrder && !inOrder.has(store)) {
     inOrder.add(store);
     const waiting = deferredCount(store.dir);
-    if (waiting) throw new IndexCatchingUp('store', `${waiting} earlier write(s), kept while the index caught up, are not applied yet`);
+    if (waiting) throw new IndexCatchingUp('store', `${waiting} earlier run(s) kept for later are not applied yet`);
   }
   return store.indexed(eventFollower(store));
 }
