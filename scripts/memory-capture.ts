@@ -35,6 +35,7 @@ example:
 `,
   flags: { string: ['bead', 'text'], boolean: ['from-bd-json'] },
   deadlineMs: HOOK_DEADLINE_MS,
+  deferrable: true,
   async run(ctx) {
     const { comments, cwd } = await commentsToCapture(ctx);
     if (comments.length === 0) return; // the hot path: most shell commands add no comment

@@ -47,7 +47,7 @@ interface Executable {
   cache?: boolean;
   /** Writes or reads the deliberation texts in artifacts/. */
   artifacts?: boolean;
-  /** A writer of the pattern loop: on a transient failure (a lock, the deadline) it keeps its run for later (lib/store/deferred.ts). */
+  /** A writer of memory: on a passing failure (a lock, the deadline) it keeps its run for later (lib/store/deferred.ts). */
   keeps?: boolean;
 }
 
@@ -61,7 +61,7 @@ const EXECUTABLES: Executable[] = [
   { command: 'format-patterns', args: ['--role', 'auditor', '--strict'], db: true, writes: false, locks: false, creates: false },
   { command: 'feedback-loop', args: ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-101', '--run', 'r1'], db: true, writes: true, locks: true, creates: false, artifacts: true, keeps: true },
   { command: 'outcome-score', args: ['--issue', 'LED-101', '--run', 'r1', '--result', 'fail'], db: true, writes: true, locks: true, creates: false, keeps: true },
-  { command: 'memory-capture', args: ['--bead', 'bd-7', '--text', 'LEARNED: retries against the primary need jitter'], db: false, writes: true, locks: true, creates: true },
+  { command: 'memory-capture', args: ['--bead', 'bd-7', '--text', 'LEARNED: retries against the primary need jitter'], db: false, writes: true, locks: true, creates: true, keeps: true },
   { command: 'store-summary', args: ['--role', 'auditor'], input: 'Plans name their tests; flags are documented.\n', db: true, writes: true, locks: true, creates: false },
   { command: 'rebuild', args: [], db: true, writes: false, locks: false, creates: false },
   { command: 'list', args: ['--json'], db: true, writes: false, locks: false, creates: false },
@@ -241,7 +241,7 @@ const databaseUsers = (e: Executable) => e.db || e.command === 'doctor';
 const strictly = (e: Executable) => e.args.includes('--strict');
 /**
  * Lock faults: the writer gives up at its deadline (or meets the deadline first), having recorded
- * nothing; a writer of the pattern loop keeps its run for later instead (the store then holds it).
+ * nothing; a writer of memory keeps its run for later instead (the store then holds it).
  */
 const lockedOut = (what: string) => (e: Executable): Expect => {
   const reason = new RegExp(`lock .*\\.lock ${what}|deadline of ${DEADLINE_MS} ms passed`);

@@ -123,7 +123,7 @@ describe('the knowledge log lock', () => {
     for (const c of children) if (c.exitCode === null) c.kill();
   });
 
-  it('held by a live process past the deadline: capture and rotate fail open, nothing is written, the holder is named', async () => {
+  it('held by a live process past the deadline: nothing is written, the holder is named; the capture is kept for later, rotate fails open', async () => {
     const root = withLog();
     const log = join(root, '.cairn', 'memory', 'knowledge.jsonl');
     const script = `require('fs').writeFileSync(process.argv[1], process.pid + ' ' + require('os').hostname() + ' ' + Date.now() + '\\n', { flag: 'wx' }); process.stdout.write('ready\\n'); setTimeout(() => {}, 60000);`;
@@ -132,10 +132,24 @@ describe('the knowledge log lock', () => {
     await new Promise((resolve) => holder.stdout!.once('data', resolve));
     const before = readFileSync(log, 'utf8');
     const heldBy = new RegExp(`lock .*knowledge\\.jsonl\\.lock is held by another process \\(pid ${holder.pid} on ${hostname()}\\)`);
-    expectFailOpen(invoke(CAPTURE, root, [], { CAIRN_DEADLINE_MS: '300' }), 'memory-capture', heldBy);
+    // a background run that applies kept runs started a moment ago (its stamp): none starts here
+    mkdirSync(join(root, '.cairn', 'cache'), { recursive: true });
+    writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
+    const captured = invoke(CAPTURE, root, [], { CAIRN_DEADLINE_MS: '300' });
+    expect(captured.code, captured.stderr).toBe(0);
+    expect(captured.stdout).toBe('');
+    expect(captured.stderr).toMatch(heldBy);
+    expect(captured.stderr).toMatch(/: this run is kept \(cache\/deferred\/.*\.json\)/);
     const rotate = spawnSync(process.execPath, [binPath('cairn'), 'rotate'], { cwd: root, env: cleanEnv({ CAIRN_DEADLINE_MS: '300' }), encoding: 'utf8' });
     expectFailOpen({ code: rotate.status, stdout: rotate.stdout, stderr: rotate.stderr }, 'rotate', heldBy);
     expect(readFileSync(log, 'utf8')).toBe(before);
     holder.kill();
+    await new Promise((resolve) => holder.once('exit', resolve));
+    // the lock released, the kept capture is applied: the comment is in the log once
+    const drained = spawnSync(process.execPath, [binPath('cairn'), 'rebuild', '--continue', '--json', '--strict'], { cwd: root, env: cleanEnv({}), encoding: 'utf8' });
+    expect(drained.status, drained.stderr).toBe(0);
+    expect(JSON.parse(drained.stdout).deferred).toBe(1);
+    const added = readFileSync(log, 'utf8').slice(before.length).split('\n').filter(Boolean);
+    expect(added).toHaveLength(1);
   });
 });

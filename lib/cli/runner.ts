@@ -34,7 +34,7 @@ export interface Command {
   /** Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by default. */
   deadlineMs: number;
   /**
-   * A writer of the pattern loop: on a passing failure (the index catching up with its log, a lock or
+   * A writer of memory (the pattern loop's, memory-capture): on a passing failure (the index catching up with its log, a lock or
    * the deadline) its run is kept and applied later, in order, instead of failing open and losing what
    * it was given (lib/store/deferred.ts).
    */

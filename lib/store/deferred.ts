@@ -6,7 +6,7 @@ import { randomBytes } from '../core/crypto.js';
 import { cairnEntry, DEFERRED_ENV, startInBackground } from './background.js';
 import type { Store } from './store.js';
 
-// Runs of the pattern loop's writers kept for later (SPEC §2: never lose a line of memory). A writer
+// Writers' runs kept for later (SPEC §2: never lose a line of memory). A pattern-loop writer
 // decides on the current state — a deliberation's near-duplicates and links, a verdict's findings — so
 // while the index is behind its log (a fresh clone's first runs at 100k patterns replay it a slice at
 // a time), or a lock is held past the deadline, it cannot finish in time; failing open there would
@@ -14,7 +14,8 @@ import type { Store } from './store.js';
 // texts it read) in cache/deferred/, and `cairn rebuild --continue`, started in the background, runs
 // the requests in the order they came, without a deadline, once the index is current. A writer that
 // finds requests waiting queues behind them, so a pipeline's steps apply in their order (the stores
-// before the feedback that reads them).
+// before the feedback that reads them). memory-capture keeps a capture that met a held lock the same
+// way (captures need no order: a duplicate is never appended twice).
 
 /** A writer's run, kept to be run again: its command, arguments, working directory and the texts it read (stdin, `--*-file`). */
 export interface DeferredRequest {
