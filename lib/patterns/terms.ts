@@ -102,10 +102,10 @@ export class TermIndex {
   }
 
   /**
-   * Count each term up to COUNTED rows, in the whole index, then in the last 1/16 of it, …: a term
-   * with fewer rows than that is counted exactly, a common one in the largest sample it still fills,
-   * so that no term costs more than a few hundred index entries. One statement per sample for every
-   * term still unsettled.
+   * Count each term up to COUNTED rows in the last 1/4096 of the index, 1/256, 1/16 and the whole: a
+   * term with fewer rows than that is counted exactly, a common one from the largest sample it does
+   * not fill, so that no term costs more than a few hundred index entries. One statement per sample
+   * for every term still unsettled.
    */
   private estimate(terms: string[]): void {
     if (!this.samples) {
@@ -117,14 +117,23 @@ export class TermIndex {
       `SELECT value AS term, (SELECT COUNT(*) FROM (SELECT 1 FROM pattern_terms WHERE project = @project AND role = @role AND term = value AND seq >= @since LIMIT ${COUNTED})) AS n
        FROM json_each(@terms)`,
     );
+    // From the smallest sample up: a term's estimate comes from the largest sample it does not fill,
+    // which is the one below the first it fills (the samples are nested), so that a common term is
+    // read in the small samples only (~85 rows where reading the whole index first took ~150)
+    const scaled = (n: number, level: number) => Math.max(n * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1));
+    const below = new Map<string, number>();
     let left = terms;
-    for (let level = 0; level < SAMPLE_LEVELS && left.length; level++) {
+    for (let level = SAMPLE_LEVELS - 1; level >= 0 && left.length; level--) {
       const rows = count.all({ project: this.project, role: this.role, since: this.samples[level], terms: JSON.stringify(left) }) as { term: string; n: number }[];
       left = [];
       for (const { term, n } of rows) {
-        // a term that fills the last sample is at least that common
-        if (n < COUNTED || level === SAMPLE_LEVELS - 1) this.estimates.set(term, Math.max(n * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1)));
-        else left.push(term);
+        // a term that fills the smallest sample is at least that common
+        if (n >= COUNTED) this.estimates.set(term, level === SAMPLE_LEVELS - 1 ? scaled(n, level) : scaled(below.get(term)!, level + 1));
+        else if (level === 0) this.estimates.set(term, n);
+        else {
+          below.set(term, n);
+          left.push(term);
+        }
       }
     }
   }
