@@ -138,6 +138,8 @@ describe('writes while a fresh clone catches up', () => {
     expect(JSON.parse(r.stdout).deferred).toBe(1);
     expect(r.stderr).toMatch(/cannot read the deferred request .*-00000000\.\d+\.taken/);
     expect(waiting(root)).toEqual([expect.stringMatching(/-00000000\.unreadable$/)]);
+    const doctor = JSON.parse(run('cairn', ['doctor', '--json'], { cwd: root, env: { CAIRN_NOW: NOW } }).stdout) as { checks: { name: string; status: string; detail: string }[] };
+    expect(doctor.checks.find((c) => c.name === 'deferred writes')).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^1 kept run\(s\) could not be read and were set aside/) });
     expect(logLines(root).filter((l) => l.includes('"type":"deliberation.stored"'))).toHaveLength(1);
   });
 

@@ -38,6 +38,7 @@ const DRAIN_RETRY_MS = 60_000;
 
 const WAITING = '.json';
 const TAKEN = '.taken';
+const UNREADABLE = '.unreadable';
 
 export const deferredDir = (storeDir: string) => join(storeDir, 'cache', 'deferred');
 
@@ -54,6 +55,11 @@ const pending = (storeDir: string) => names(deferredDir(storeDir)).filter((n) =>
 /** How many requests wait or are being run (one directory read; none when nothing was ever deferred). */
 export function deferredCount(storeDir: string): number {
   return pending(storeDir).length;
+}
+
+/** Requests set aside because they could not be read (never run: for a person to look at). */
+export function unreadableDeferred(storeDir: string): string[] {
+  return names(deferredDir(storeDir)).filter((n) => n.endsWith(UNREADABLE));
 }
 
 /** When the oldest request still waiting was kept (its name starts with the time), or undefined when none waits. */
@@ -131,7 +137,7 @@ export function runDeferred(store: Store): number {
     try {
       request = readRequest(path);
     } catch (err) {
-      renameSync(path, path.replace(TAKEN_OR_WAITING, '.unreadable')); // kept for a person to look at, never run
+      renameSync(path, path.replace(TAKEN_OR_WAITING, UNREADABLE)); // kept for a person to look at, never run
       store.log.warn((err as Error).message);
       continue;
     }

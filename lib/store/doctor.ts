@@ -10,7 +10,7 @@ import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
 import { encoderFor } from './tokens.js';
 import { projectIdStatus, type Location } from './root.js';
-import { deferredCount, oldestDeferred, STALE_TAKEN_MS } from './deferred.js';
+import { deferredCount, oldestDeferred, STALE_TAKEN_MS, unreadableDeferred } from './deferred.js';
 
 // `cairn doctor`, the store's side (SPEC §2): the modules load, the settings read, the database is
 // sound, each log is applied to its index, and no fail-open error is waiting to be looked at.
@@ -139,6 +139,10 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
  * --continue` applies them within seconds; any still waiting long after were not applied.
  */
 export function deferredCheck(dir: string): Check {
+  const unreadable = unreadableDeferred(dir);
+  if (unreadable.length) {
+    return { name: 'deferred writes', status: 'warn', detail: `${unreadable.length} kept run(s) could not be read and were set aside, never applied: cache/deferred/${unreadable[0]}${unreadable.length > 1 ? ', …' : ''} (delete them once looked at)` };
+  }
   const count = deferredCount(dir);
   const oldest = oldestDeferred(dir);
   if (count === 0 || oldest === undefined) return { name: 'deferred writes', status: 'ok', detail: 'none waiting' };
