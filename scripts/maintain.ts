@@ -1,6 +1,8 @@
 import type { Command } from '../lib/cli/runner.js';
 import { maintain } from '../lib/patterns/lifecycle.js';
 import { fillTokenCounts } from '../lib/patterns/format.js';
+import { keepPostingLists } from '../lib/patterns/terms.js';
+import { patternDb } from '../lib/events/log.js';
 
 export const command: Command = {
   name: 'maintain',
@@ -10,10 +12,11 @@ Deprecates every pattern that is not active and either is stale (score < 0.05 an
 30 days or more) or keeps being dismissed (ignored 3 times or more with an observed success rate
 under 0.2). Prints one line per deprecated pattern with the rule and its numbers. Then counts
 the tokens of every pattern line not counted yet (format-patterns never loads the tokenizer: it
-fits an uncounted line by its byte length). Safe to repeat.
+fits an uncounted line by its byte length), and keeps the term index's long posting lists packed
+(store-deliberation then reads each as one blob). Safe to repeat.
 
   --dry-run   list what would be deprecated; write nothing
-  --json      {dry_run, deprecated: [{id, role, text, reason}], counted}
+  --json      {dry_run, deprecated: [{id, role, text, reason}], counted, packed}
 
 example (cron; \`cairn init\` prints this line with the paths your machine needs):
   17 3 * * * cd /path/to/repo && node_modules/.bin/cairn maintain --quiet
@@ -25,13 +28,15 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
     const store = ctx.store();
     const due = maintain(store, dryRun);
     const counted = dryRun ? 0 : fillTokenCounts(store);
+    const packed = dryRun ? 0 : keepPostingLists(patternDb(store), store.project);
     const verb = dryRun ? 'would deprecate' : 'deprecated';
     if (ctx.args.json) {
       const deprecated = due.map((d) => ({ id: d.pattern.id, role: d.pattern.role, text: d.pattern.text, reason: d.reason }));
-      ctx.json({ dryRun, deprecated, counted });
+      ctx.json({ dryRun, deprecated, counted, packed });
     } else {
       for (const d of due) ctx.print(`${verb} ${d.pattern.id} (${d.pattern.role}) — ${d.reason} — ${d.pattern.text}\n`);
     }
-    ctx.log.info(`${verb} ${due.length} pattern${due.length === 1 ? '' : 's'}${dryRun ? '' : `; counted the tokens of ${counted} line${counted === 1 ? '' : 's'}`}`);
+    const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+    ctx.log.info(`${verb} ${plural(due.length, 'pattern')}${dryRun ? '' : `; counted the tokens of ${plural(counted, 'line')}; packed ${plural(packed, 'posting list')}`}`);
   },
 };

@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
 import { openTestStore, run, tempProject, type RunResult } from './helpers.js';
 import { autoDeprecationReason } from '../lib/patterns/lifecycle.js';
@@ -254,6 +255,47 @@ describe('cairn maintain', () => {
     expect(r.stdout).toContain(ids.dismissed);
     expect(readFileSync(log).equals(before)).toBe(true);
     expect(listJson(dir, ['--state', 'deprecated'], NOW)).toEqual([]);
+  });
+
+  it('packs the term index\'s long posting lists once; a writer still finds near-duplicates through them; cairn rebuild drops them', () => {
+    const dir = tempProject();
+    const store = openTestStore(dir, PROJECT);
+    // 300 patterns that all hold "endpoint" and "document": lists long enough to pack
+    const texts = Array.from({ length: 300 }, (_, i) => `Every endpoint of service ${i} must document its error codes in runbook ${i * 7}`);
+    try {
+      process.env.CAIRN_NOW = iso(0);
+      appendEvents(store, texts.map((text) => ({
+        type: 'pattern.observed' as const, pattern: patternId(PROJECT, 'auditor', text), role: 'auditor', text, category: 'rule' as const,
+        phase: 'plan', labels: [], files: [], deliberation: 'd1', issue: 'LED-1', run: 'r1',
+      })));
+    } finally {
+      delete process.env.CAIRN_NOW;
+      store.close();
+    }
+    const packed = () => {
+      const db = new BetterSqlite3(join(dir, '.cairn', 'cache', 'state.db'), { readonly: true });
+      try {
+        return (db.prepare('SELECT COUNT(*) AS n FROM pattern_postings').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    const first = cairn(dir, ['maintain', '--json', '--strict'], NOW);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout).packed).toBeGreaterThanOrEqual(2);
+    expect(packed()).toBe(JSON.parse(first.stdout).packed);
+    expect(JSON.parse(cairn(dir, ['maintain', '--json', '--strict'], NOW).stdout).packed).toBe(0);
+
+    const near = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-2', '--run', 'r1', '--project', PROJECT, '--strict', '--json'], {
+      cwd: dir,
+      input: deliberation(['Every endpoint of service 17 must document its error codes in runbook 119 too']),
+      env: NOW,
+    });
+    expect(near.code, near.stderr).toBe(0);
+    expect(JSON.parse(near.stdout).patterns).toEqual([expect.objectContaining({ id: patternId(PROJECT, 'auditor', texts[17]), status: 'merged' })]);
+
+    expect(cairn(dir, ['rebuild', '--strict']).code).toBe(0);
+    expect(packed()).toBe(0);
   });
 
   it('prints nothing on stdout when nothing is due', () => {

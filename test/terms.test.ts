@@ -1,6 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import { openTestStore, seededRandom, tempProject } from './helpers.js';
-import { TermIndex } from '../lib/patterns/terms.js';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { TermIndex, keepPostingLists } from '../lib/patterns/terms.js';
 import { NEAR_DUPLICATE } from '../lib/patterns/deliberation.js';
 import { indexTerms, jaccard, tokenSet } from '../lib/core/text.js';
 import { patternId } from '../lib/core/ids.js';
@@ -113,5 +115,99 @@ describe('TermIndex.size', () => {
     expect(truth.n).toBeGreaterThan(16_384);
     expect(Math.abs(auditor.patterns / truth.n - 1)).toBeLessThan(0.1);
     expect(Math.abs(auditor.meanLength / truth.mean - 1)).toBeLessThan(0.05);
+  });
+});
+
+describe('packed posting lists (pattern_postings)', () => {
+  const PROBES = (stored: string[], seed: number) => {
+    const rnd = seededRandom(seed);
+    return [...stored.slice(0, 150).map((t) => variant(t, rnd)), ...randomTexts(50, seed + 1)];
+  };
+  const lookups = (index: TermIndex, probes: string[]) => probes.map((p) => index.nearDuplicates(p, NEAR_DUPLICATE).map((r) => r.id));
+  const packedCount = (db: Database) => (db.prepare('SELECT COUNT(*) AS n FROM pattern_postings').get() as { n: number }).n;
+  /** The lookups as the index alone answers them: no list packed. */
+  function fromRows(db: Database, probes: string[]): string[][] {
+    db.exec('SAVEPOINT rows_only; DELETE FROM pattern_postings');
+    try {
+      return lookups(new TermIndex(db, 'p1', 'auditor'), probes);
+    } finally {
+      db.exec('ROLLBACK TO rows_only; RELEASE rows_only');
+    }
+  }
+
+  it('gives every lookup the same candidates packed, packed and grown since, or read from the index', () => {
+    const root = tempProject();
+    const db = patternDb(openTestStore(root, 'p1'));
+    const stored = randomTexts(1500, 31);
+    insertPatterns(db, 'p1', 'auditor', stored);
+    const probes = PROBES(stored, 33);
+    const expected = fromRows(db, probes);
+    expect(expected.flat().length).toBeGreaterThan(100);
+
+    const writer = new TermIndex(db, 'p1', 'auditor');
+    expect(lookups(writer, probes)).toEqual(expected);
+    writer.keepPostings(); // what a writer does after recording its run
+    expect(packedCount(db)).toBeGreaterThan(5);
+    expect(lookups(new TermIndex(db, 'p1', 'auditor'), probes)).toEqual(expected);
+
+    // patterns added since: the packed lists plus the postings added after them
+    const through = () => new Map((db.prepare('SELECT term, through FROM pattern_postings').all() as { term: string; through: number }[]).map((r) => [r.term, r.through]));
+    const before = through();
+    insertPatterns(db, 'p1', 'auditor', randomTexts(40, 35));
+    expect(lookups(new TermIndex(db, 'p1', 'auditor'), probes)).toEqual(fromRows(db, probes));
+    // many more: the lists grown by more than a quarter are packed again by the next writer
+    insertPatterns(db, 'p1', 'auditor', randomTexts(1500, 37));
+    const grown = fromRows(db, probes);
+    const next = new TermIndex(db, 'p1', 'auditor');
+    expect(lookups(next, probes)).toEqual(grown);
+    next.keepPostings();
+    const after = through();
+    expect([...before].some(([term, seq]) => after.get(term)! > seq)).toBe(true);
+    expect(lookups(new TermIndex(db, 'p1', 'auditor'), probes)).toEqual(grown);
+  });
+
+  it('ignores a packed list whose last posting the index no longer holds as it was (a replay numbered them anew)', () => {
+    const root = tempProject();
+    const db = patternDb(openTestStore(root, 'p1'));
+    const stored = randomTexts(1500, 41);
+    insertPatterns(db, 'p1', 'auditor', stored);
+    const probes = PROBES(stored, 43);
+    const expected = fromRows(db, probes);
+    const writer = new TermIndex(db, 'p1', 'auditor');
+    lookups(writer, probes);
+    writer.keepPostings();
+    expect(packedCount(db)).toBeGreaterThan(5);
+    // every packed list now claims no pattern at all
+    db.prepare("UPDATE pattern_postings SET last = 'p-replayed-away', postings = zeroblob(length(postings))").run();
+    expect(lookups(new TermIndex(db, 'p1', 'auditor'), probes)).toEqual(expected);
+  });
+
+  it('cairn maintain packs every long list once (keepPostingLists), and a writer never waits for the lock to pack', () => {
+    const root = tempProject();
+    const db = patternDb(openTestStore(root, 'p1'));
+    insertPatterns(db, 'p1', 'auditor', randomTexts(1500, 51));
+    insertPatterns(db, 'p1', 'judge', randomTexts(100, 53)); // lists too short to pack
+    const long = (db.prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = 'p1' GROUP BY role, term HAVING COUNT(*) >= 256)").get() as { n: number }).n;
+    expect(long).toBeGreaterThan(5);
+    expect(keepPostingLists(db, 'p1')).toBe(long);
+    expect(packedCount(db)).toBe(long);
+    expect(keepPostingLists(db, 'p1')).toBe(0); // nothing stale
+
+    db.exec('DELETE FROM pattern_postings');
+    const other = new BetterSqlite3(join(root, '.cairn', 'cache', 'state.db'));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const writer = new TermIndex(db, 'p1', 'auditor');
+      lookups(writer, randomTexts(20, 55));
+      const patience = db.pragma('busy_timeout', { simple: true });
+      const started = Date.now();
+      writer.keepPostings();
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(db.pragma('busy_timeout', { simple: true })).toBe(patience);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(packedCount(db)).toBe(0);
   });
 });

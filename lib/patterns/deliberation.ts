@@ -8,7 +8,7 @@ import { extractPatterns, type Extracted } from './extract.js';
 import { jaccard, sha256, tokenSet } from '../core/text.js';
 import { nextUlid, patternId } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
-import { CairnError } from '../core/errors.js';
+import { CairnError, describeError } from '../core/errors.js';
 import { injectedPatternIds, patternTexts, roleIdsByPrefix } from './queries.js';
 import { TermIndex } from './terms.js';
 import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
@@ -230,6 +230,11 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
   } catch (err) {
     rmSync(path, { force: true }); // not recorded, so not kept: no orphan artifact
     throw err;
+  }
+  try {
+    terms.keepPostings();
+  } catch (err) {
+    store.log.warn(`recorded; the term index's long lists were not kept packed (${describeError(err)})`);
   }
   // Another process stored the same text meanwhile and came first in the log: ours changes nothing.
   const first = scoped ? sameDeliberation(store, role, input.issue, input.run, hash) : deliberation;

@@ -225,6 +225,11 @@ const MIGRATIONS: string[] = [
    DELETE FROM meta WHERE key = 'log:events';
    ${EVENT_LOG_INDEXES.pattern_terms_key};
    ${EVENT_LOG_INDEXES.patterns_deprecated};`,
+  // long posting lists of the term index kept packed, one blob a term (lib/patterns/terms.ts): a cache
+  // of pattern_terms that store-deliberation writes after reading a list from the index, and each
+  // reader checks against it; emptied with the pattern tables
+  `CREATE TABLE pattern_postings (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, through INTEGER NOT NULL,
+     last TEXT NOT NULL, postings BLOB NOT NULL, PRIMARY KEY (project, role, term));`,
 ];
 
 /** A value that changes whenever the database does, by this connection or another: what a cache of its rows is keyed by. */
