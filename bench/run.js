@@ -127,36 +127,34 @@ function checkBlock(res) {
   if (res.stderr.trim()) throw new Error(`format-patterns warned: ${res.stderr}`);
 }
 
-/** formatPatterns in-process: which fit path, how many lines, and whether tiktoken loaded. */
-async function inProcessFormat(dir) {
+/** Run `work(store, patternDb)` on the bench's project in this process (the built library), then close it. */
+async function inProcess(dir, work) {
   const { openStore } = await import('../dist/lib/store/store.js');
-  const { formatPatterns } = await import('../dist/lib/patterns/format.js');
   const { Deadline } = await import('../dist/lib/core/deadline.js');
   const { createLogger } = await import('../dist/lib/core/logger.js');
   const { patternDb } = await import('../dist/lib/events/log.js');
   const store = openStore({ root: dir, project: PROJECT }, new Deadline(0), createLogger('bench'), true);
   try {
-    const r = formatPatterns(store, { role: 'auditor', issue: null, run: null, labels: ['cli'], files: ['src/cli/status.ts'], phase: 'plan', exactTokens: false });
-    const candidates = patternDb(store).prepare(`SELECT count(*) AS n FROM patterns WHERE project = ? AND role IN ('auditor','judge','sentinel') AND lifecycle != 'deprecated'`).get(PROJECT).n;
-    return { path: r.path, lines: r.patterns.length, tokenizerLoaded: r.tokenizerLoaded, candidates };
+    return work(store, patternDb);
   } finally {
     store.close();
   }
 }
 
+/** formatPatterns in-process: which fit path, how many lines, and whether tiktoken loaded. */
+async function inProcessFormat(dir) {
+  const { formatPatterns } = await import('../dist/lib/patterns/format.js');
+  return inProcess(dir, (store, patternDb) => {
+    const r = formatPatterns(store, { role: 'auditor', issue: null, run: null, labels: ['cli'], files: ['src/cli/status.ts'], phase: 'plan', exactTokens: false });
+    const candidates = patternDb(store).prepare(`SELECT count(*) AS n FROM patterns WHERE project = ? AND role IN ('auditor','judge','sentinel') AND lifecycle != 'deprecated'`).get(PROJECT).n;
+    return { path: r.path, lines: r.patterns.length, tokenizerLoaded: r.tokenizerLoaded, candidates };
+  });
+}
+
 /** Pack the long posting lists of the bench's project as `cairn maintain` does; how many. */
 async function keepPostingListsOf(dir) {
-  const { openStore } = await import('../dist/lib/store/store.js');
   const { keepPostingLists } = await import('../dist/lib/patterns/terms.js');
-  const { Deadline } = await import('../dist/lib/core/deadline.js');
-  const { createLogger } = await import('../dist/lib/core/logger.js');
-  const { patternDb } = await import('../dist/lib/events/log.js');
-  const store = openStore({ root: dir, project: PROJECT }, new Deadline(0), createLogger('bench'), true);
-  try {
-    return keepPostingLists(patternDb(store), PROJECT);
-  } finally {
-    store.close();
-  }
+  return inProcess(dir, (store, patternDb) => keepPostingLists(patternDb(store), PROJECT));
 }
 
 /** An auditor deliberation of `bytes` bytes for `scope`: new texts, stored ones, injected ones (echoes), reworded ones. */

@@ -135,18 +135,23 @@ describe('packed posting lists (pattern_postings)', () => {
     }
   }
 
-  it('gives every lookup the same candidates packed, packed and grown since, or read from the index', () => {
-    const root = tempProject();
-    const db = patternDb(openTestStore(root, 'p1'));
-    const stored = randomTexts(1500, 31);
+  /** 1,500 patterns, and a writer's lookups that packed the lists they read (as store-deliberation does after recording its run). */
+  function packedByAWriter(seed: number) {
+    const db = patternDb(openTestStore(tempProject(), 'p1'));
+    const stored = randomTexts(1500, seed);
     insertPatterns(db, 'p1', 'auditor', stored);
-    const probes = PROBES(stored, 33);
+    const probes = PROBES(stored, seed + 2);
     const expected = fromRows(db, probes);
-    expect(expected.flat().length).toBeGreaterThan(100);
-
     const writer = new TermIndex(db, 'p1', 'auditor');
-    expect(lookups(writer, probes)).toEqual(expected);
-    writer.keepPostings(); // what a writer does after recording its run
+    const found = lookups(writer, probes);
+    writer.keepPostings();
+    return { db, probes, expected, found };
+  }
+
+  it('gives every lookup the same candidates packed, packed and grown since, or read from the index', () => {
+    const { db, probes, expected, found } = packedByAWriter(31);
+    expect(expected.flat().length).toBeGreaterThan(100);
+    expect(found).toEqual(expected);
     expect(packedCount(db)).toBeGreaterThan(5);
     expect(lookups(new TermIndex(db, 'p1', 'auditor'), probes)).toEqual(expected);
 
@@ -167,15 +172,7 @@ describe('packed posting lists (pattern_postings)', () => {
   });
 
   it('ignores a packed list whose last posting the index no longer holds as it was (a replay numbered them anew)', () => {
-    const root = tempProject();
-    const db = patternDb(openTestStore(root, 'p1'));
-    const stored = randomTexts(1500, 41);
-    insertPatterns(db, 'p1', 'auditor', stored);
-    const probes = PROBES(stored, 43);
-    const expected = fromRows(db, probes);
-    const writer = new TermIndex(db, 'p1', 'auditor');
-    lookups(writer, probes);
-    writer.keepPostings();
+    const { db, probes, expected } = packedByAWriter(41);
     expect(packedCount(db)).toBeGreaterThan(5);
     // every packed list now claims no pattern at all
     db.prepare("UPDATE pattern_postings SET last = 'p-replayed-away', postings = zeroblob(length(postings))").run();
