@@ -58,7 +58,7 @@ function randomStore(n: number, seed: number, project = 'p1', root = tempProject
       };
       const seq = nextTermSeq(db);
       insert.run({ ...row, bits: idBits(row.id), seq });
-      addTerms(db, project, row.role, row.id, seq, indexTerms(text).terms);
+      addTerms(db, project, row.role, row.id, seq, indexTerms(text).terms, row.ntok);
     }
   })();
   return { db, root };
@@ -124,7 +124,7 @@ describe('ranking by the rank indexes', () => {
     const seq = nextTermSeq(db);
     db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle, first_seen, last_used, labels, files, phases, issues, term_seq)
       VALUES ('p1', 'pzeppelin', 1, 'auditor', 'zeppelin mooring checks', 3, 'rule', 0, 1, 'observed', '2026-01-01', ?, '[]', '[]', '[]', '[]', ?)`).run(NOW, seq);
-    addTerms(db, 'p1', 'auditor', 'pzeppelin', seq, ['zeppelin']);
+    addTerms(db, 'p1', 'auditor', 'pzeppelin', seq, ['zeppelin'], 3);
     expect(rankScores(db, 'p1', opts, { limit: 5 }).top[0].id).toBe('pzeppelin');
   });
 
@@ -259,7 +259,7 @@ describe('BM25 over the project’s own patterns (issue 7: no side channel in a 
     for (let i = 0; i < 500; i++) {
       const seq = nextTermSeq(patternDb(other));
       row.run(`q${i}`, seq);
-      addTerms(patternDb(other), 'theirs', 'auditor', `q${i}`, seq, ['refund']);
+      addTerms(patternDb(other), 'theirs', 'auditor', `q${i}`, seq, ['refund'], 1);
     }
     expect(before).toBeDefined();
     expect(bm25Relevance(db, 'mine', ROLES, 'refund webhook ledger')).toEqual(before);

@@ -29,7 +29,8 @@ function insertPatterns(db: Database, project: string, role: string, texts: stri
     for (const text of texts) {
       const id = patternId(project, role, text);
       const seq = nextTermSeq(db);
-      if (insert.run(project, id, role, text, tokenSet(text).size, seq).changes) addTerms(db, project, role, id, seq, indexTerms(text).terms);
+      const { terms, length } = indexTerms(text);
+      if (insert.run(project, id, role, text, length, seq).changes) addTerms(db, project, role, id, seq, terms, length);
     }
   })();
 }

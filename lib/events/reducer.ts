@@ -22,7 +22,7 @@ function prepareStatements(db: Database) {
     // numbered after every term row already there (seq, the order of the term index: lib/store/db.ts), each
     // with the pattern's length; the pattern row holds where its terms start (term_seq)
     insertTerms: db.prepare(`INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern, seq, ntok)
-      SELECT @project, @role, value, @pattern, @seq, (SELECT ntok FROM patterns WHERE project = @project AND id = @pattern) FROM json_each(@terms)`),
+      SELECT @project, @role, value, @pattern, @seq, @ntok FROM json_each(@terms)`),
     nextTermSeq: db.prepare('SELECT IFNULL(MAX(rowid), 0) + 1 AS seq FROM pattern_terms'),
     seenAgain: db.prepare(`UPDATE patterns SET success_count = success_count + 1, sightings = sightings + 1, last_used = @last_used,
       lifecycle = @lifecycle, labels = @labels, files = @files, phases = @phases, issues = @issues WHERE project = @project AND id = @id`),
@@ -74,9 +74,12 @@ export function nextTermSeq(db: Database): number {
   return (statements(db).nextTermSeq.get() as { seq: number }).seq;
 }
 
-/** A new pattern's index terms (the one writer of pattern_terms), from `seq` = nextTermSeq(), which its row, inserted first, holds. */
-export function addTerms(db: Database, project: string, role: string, pattern: string, seq: number, terms: string[]): void {
-  statements(db).insertTerms.run({ project, role, pattern, seq, terms: JSON.stringify(terms) });
+/**
+ * A new pattern's index terms (the one writer of pattern_terms), from `seq` = nextTermSeq(), which its
+ * row holds, each with the pattern's length (`ntok`, as in its row).
+ */
+export function addTerms(db: Database, project: string, role: string, pattern: string, seq: number, terms: string[], ntok: number): void {
+  statements(db).insertTerms.run({ project, role, pattern, seq, ntok, terms: JSON.stringify(terms) });
 }
 
 interface PatternRow {
@@ -150,7 +153,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
           ts: e.ts, last_used: ms, labels: extend('[]', e.labels ?? []), files: extend('[]', e.files ?? []),
           phases: extend('[]', [e.phase]), issues: extend('[]', [e.issue]), term_seq: seq,
         });
-        addTerms(db, e.project, e.role, e.pattern, seq, terms);
+        addTerms(db, e.project, e.role, e.pattern, seq, terms, length);
         s.insertSighting.run(e.project, issue, run, e.role, e.pattern, e.deliberation, 1);
         return;
       }
