@@ -24,13 +24,18 @@ const ROLE_COUNTED = 1024;
  */
 const WINDOW_BEYOND_PREFIX = 3;
 /**
- * A posting packs its pattern's seq and size (distinct words; a larger size is counted as the
- * largest, which only lets more candidates through): exact below 2^53, up to 2^41 term rows.
+ * A posting holds its pattern's seq (up to 2^31 term rows) and size (its distinct words, counted up
+ * to this: a larger size counted as this only lets more candidates through).
  */
-const SIZE_PACKING = 4096;
+const SIZE_CAP = 65_535;
+/** A term's postings in the order they were added, as two arrays: counting them is integer arithmetic. */
+interface Postings {
+  seqs: Int32Array;
+  sizes: Uint16Array;
+}
 /** A near-duplicate lookup counts a pattern's stems in a byte: at most this many (an item of 500 characters has fewer words). */
 const COUNTED_STEMS = 255;
-/** Postings a TermIndex keeps read at most (8 bytes each): beyond, it forgets those it holds. */
+/** Postings a TermIndex keeps read at most (6 bytes each): beyond, it forgets those it holds. */
 const POSTINGS_HELD = 1_000_000;
 /**
  * A posting list this long is kept packed (pattern_postings) once a command has read it from the index,
@@ -82,10 +87,10 @@ export function termIndexReady(db: Database): boolean {
  */
 export class TermIndex {
   private readonly estimates = new Map<string, number>();
-  private readonly postingLists = new Map<string, Float64Array>();
+  private readonly postingLists = new Map<string, Postings>();
   private postingsHeld = 0;
   /** Lists read from the index that pattern_postings lacks, or holds too short: keepPostings writes them. */
-  private readonly toKeep = new Map<string, { list: Float64Array; through: number; last: string }>();
+  private readonly toKeep = new Map<string, { list: Postings; through: number; last: string }>();
   /** The database's version the postings were read at (a command may write between its lookups). */
   private postingsVersion = '';
   private counts?: Uint8Array;
@@ -179,18 +184,17 @@ export class TermIndex {
     // reaches what its size needs (found by the term whose posting made it so). The counts are zeroed
     // again before returning, so the array serves every lookup of the command.
     let top = 0;
-    for (const list of lists) if (list.length) top = Math.max(top, list[list.length - 1]);
-    const counts = this.seqCounts(Math.floor(top / SIZE_PACKING) + 1);
+    for (const { seqs } of lists) if (seqs.length) top = Math.max(top, seqs[seqs.length - 1]);
+    const counts = this.seqCounts(top + 1);
     const candidates: [string, number][] = [];
-    lists.forEach((list, place) => {
-      for (let i = 0; i < list.length; i++) {
-        const size = list[i] % SIZE_PACKING;
+    lists.forEach(({ seqs, sizes }, place) => {
+      for (let i = 0; i < seqs.length; i++) {
+        const size = sizes[i];
         if (size < least || size > most) continue;
-        const seq = (list[i] - size) / SIZE_PACKING;
-        if (++counts[seq] === needed[size - least]) candidates.push([window[place], seq]);
+        if (++counts[seqs[i]] === needed[size - least]) candidates.push([window[place], seqs[i]]);
       }
     });
-    counts.fill(0, 0, Math.floor(top / SIZE_PACKING) + 1); // a memset: cheaper than zeroing posting by posting (64 KB at 100k: 136 -> 114 ms of lookups)
+    counts.fill(0, 0, top + 1); // a memset: cheaper than zeroing posting by posting (64 KB at 100k: 136 -> 114 ms of lookups)
     if (candidates.length === 0) return [];
     // each candidate by one of its postings (term, seq); CROSS JOIN keeps that order
     return statement(
@@ -201,19 +205,19 @@ export class TermIndex {
   }
 
   /**
-   * A term's postings in the role, in the order they were added, each its pattern's seq and size
-   * packed in one number (seq · SIZE_PACKING + size). The texts of a deliberation share many of their
+   * A term's postings in the role, in the order they were added, each its pattern's seq and size.
+   * The texts of a deliberation share many of their
    * rarer words: each list is read once per command, within a bound (a 64 KB deliberation at 100k
    * patterns reads 438 lists, 220 of them distinct).
    */
-  private postings(term: string): Float64Array {
+  private postings(term: string): Postings {
     let list = this.postingLists.get(term);
     if (list) return list;
     // the kept list and the postings added since in one snapshot
     list = this.db.inTransaction ? this.readPostings(term) : this.db.transaction(() => this.readPostings(term))();
-    if (this.postingsHeld + list.length > POSTINGS_HELD) this.forgetPostings(this.postingsVersion);
+    if (this.postingsHeld + list.seqs.length > POSTINGS_HELD) this.forgetPostings(this.postingsVersion);
     this.postingLists.set(term, list);
-    this.postingsHeld += list.length;
+    this.postingsHeld += list.seqs.length;
     return list;
   }
 
@@ -224,22 +228,33 @@ export class TermIndex {
    * rows are only ever added after every row there (seq grows) or all removed (a replay), so the
    * postings up to that seq are the ones kept.
    */
-  private readPostings(term: string): Float64Array {
+  private readPostings(term: string): Postings {
     const { db, project, role } = this;
     const kept = statement(db, 'SELECT through, last, postings FROM pattern_postings WHERE project = ? AND role = ? AND term = ?').get(project, role, term) as
       | { through: number; last: string; postings: Buffer }
       | undefined;
     const head =
-      kept && statement(db, 'SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ? AND pattern = ?').get(project, role, term, kept.through, kept.last)
+      kept &&
+      kept.postings.length % POSTING_BYTES === 0 &&
+      statement(db, 'SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ? AND pattern = ?').get(project, role, term, kept.through, kept.last)
         ? unpack(kept.postings)
         : undefined;
-    const since = statement(db, `SELECT seq * ${SIZE_PACKING} + MIN(ntok, ${SIZE_PACKING - 1}) FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq > ?`).pluck();
+    // seq and size in one number per row (one column reads fastest)
+    const since = statement(db, `SELECT seq * ${SIZE_CAP + 1} + MIN(ntok, ${SIZE_CAP}) FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq > ?`).pluck();
     const added = since.all(project, role, term, head ? kept!.through : 0) as number[];
-    const list = new Float64Array((head?.length ?? 0) + added.length);
-    if (head) list.set(head);
-    list.set(added, head?.length ?? 0);
-    if (added.length >= Math.max(KEPT_POSTINGS_MIN, (head?.length ?? 0) / 4)) {
-      const through = Math.floor(list[list.length - 1] / SIZE_PACKING);
+    const from = head?.seqs.length ?? 0;
+    const list = { seqs: new Int32Array(from + added.length), sizes: new Uint16Array(from + added.length) };
+    if (head) {
+      list.seqs.set(head.seqs);
+      list.sizes.set(head.sizes);
+    }
+    for (let i = 0; i < added.length; i++) {
+      const size = added[i] % (SIZE_CAP + 1);
+      list.sizes[from + i] = size;
+      list.seqs[from + i] = (added[i] - size) / (SIZE_CAP + 1);
+    }
+    if (added.length >= Math.max(KEPT_POSTINGS_MIN, from / 4)) {
+      const through = list.seqs[list.seqs.length - 1];
       const last = statement(db, 'SELECT pattern FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ?').pluck().get(project, role, term, through) as string;
       this.toKeep.set(term, { list, through, last });
     }
@@ -272,7 +287,7 @@ export class TermIndex {
     for (const term of terms) {
       const before = this.toKeep.size;
       this.db.transaction(() => this.readPostings(term))();
-      if (this.toKeep.size > before) held += this.toKeep.get(term)!.list.length;
+      if (this.toKeep.size > before) held += this.toKeep.get(term)!.list.seqs.length;
       if (held > POSTINGS_HELD) {
         written += this.writeKept();
         held = 0;
@@ -285,7 +300,7 @@ export class TermIndex {
     const { db, project, role, toKeep } = this;
     const write = statement(db, 'INSERT OR REPLACE INTO pattern_postings (project, role, term, through, last, postings) VALUES (?, ?, ?, ?, ?, ?)');
     db.transaction(() => {
-      for (const [term, { list, through, last }] of toKeep) write.run(project, role, term, through, last, Buffer.from(list.buffer, list.byteOffset, list.byteLength));
+      for (const [term, { list, through, last }] of toKeep) write.run(project, role, term, through, last, pack(list));
     }).immediate();
     const written = toKeep.size;
     toKeep.clear();
@@ -383,10 +398,21 @@ export function keepPostingLists(db: Database, project: string): number {
   return written;
 }
 
-/** A kept list's postings (8-byte floats in this machine's byte order: the database is this machine's cache). */
-function unpack(blob: Buffer): Float64Array {
-  const bytes = blob.byteOffset % Float64Array.BYTES_PER_ELEMENT === 0 ? blob : new Uint8Array(blob); // a view needs aligned bytes
-  return new Float64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / Float64Array.BYTES_PER_ELEMENT);
+// A kept list is its seqs (4 bytes each), then its sizes (2 bytes each), in this machine's byte order:
+// the database is this machine's cache.
+function pack({ seqs, sizes }: Postings): Buffer {
+  const bytes = Buffer.allocUnsafe(seqs.byteLength + sizes.byteLength);
+  bytes.set(new Uint8Array(seqs.buffer, seqs.byteOffset, seqs.byteLength), 0);
+  bytes.set(new Uint8Array(sizes.buffer, sizes.byteOffset, sizes.byteLength), seqs.byteLength);
+  return bytes;
+}
+
+const POSTING_BYTES = Int32Array.BYTES_PER_ELEMENT + Uint16Array.BYTES_PER_ELEMENT;
+
+function unpack(blob: Buffer): Postings {
+  const bytes = blob.byteOffset % Int32Array.BYTES_PER_ELEMENT === 0 ? blob : new Uint8Array(blob); // a view needs aligned bytes
+  const n = bytes.byteLength / POSTING_BYTES;
+  return { seqs: new Int32Array(bytes.buffer, bytes.byteOffset, n), sizes: new Uint16Array(bytes.buffer, bytes.byteOffset + n * Int32Array.BYTES_PER_ELEMENT, n) };
 }
 
 /**
