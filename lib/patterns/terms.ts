@@ -206,9 +206,8 @@ export class TermIndex {
 
   /**
    * A term's postings in the role, in the order they were added, each its pattern's seq and size.
-   * The texts of a deliberation share many of their
-   * rarer words: each list is read once per command, within a bound (a 64 KB deliberation at 100k
-   * patterns reads 438 lists, 220 of them distinct).
+   * The texts of a deliberation share many of their rarer words: each list is read once per command,
+   * within a bound (a 64 KB deliberation at 100k patterns reads 438 lists, 220 of them distinct).
    */
   private postings(term: string): Postings {
     let list = this.postingLists.get(term);
