@@ -2,7 +2,9 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deliberationFixtures, fixturePath, openTestStore, runAsync, tempProject, type RunResult } from './helpers.js';
-import { patternDb, eventFollower } from '../lib/events/log.js';
+import BetterSqlite3 from 'better-sqlite3';
+import { appendEvents, patternDb, eventFollower } from '../lib/events/log.js';
+import { patternId } from '../lib/core/ids.js';
 
 // Many hooks run at once (SPEC §2): appends are whole lines under the lock, and no update is lost,
 // neither in the log nor in the database derived from it.
@@ -82,6 +84,50 @@ describe('concurrent writers', () => {
     expect(new Map(rows.map((r) => [r.id, r.sightings]))).toEqual(perPattern);
     for (const r of rows) expect(r.success_count).toBe(r.sightings); // no echoes or feedback here
     expect([...perPattern.values()].some((n) => n >= 2)).toBe(true); // the race on shared patterns happened
+  });
+
+  it('writers that pack the same posting lists at once: each merges its near-duplicate, and every packed list is the index\'s', async () => {
+    const root = tempProject();
+    const store = openTestStore(root, 'ledgerly');
+    // 400 patterns that share most of their words: their terms' lists are long enough to pack
+    const texts = Array.from({ length: 400 }, (_, i) => `Every endpoint of service ${i} must document its error codes in runbook ${i * 7}`);
+    appendEvents(store, texts.map((text) => ({
+      type: 'pattern.observed' as const, pattern: patternId('ledgerly', 'auditor', text), role: 'auditor', text, category: 'rule' as const,
+      phase: 'plan', labels: [], files: [], deliberation: 'd0', issue: 'LED-0', run: 'r1',
+    })));
+    store.close();
+    const writers = [3, 50, 101, 202, 303, 399];
+    const results = await Promise.all(
+      writers.map((i) =>
+        runAsync('store-deliberation', ['--role', 'auditor', '--issue', `LED-${i}`, '--run', 'r1', '--project', 'ledgerly', '--json', '--strict'], {
+          cwd: root,
+          env: ENV,
+          input: `## Review\nLooks fine.\n\n## Accumulated Patterns\n- ${texts[i]} as well\n`,
+        }),
+      ),
+    );
+    results.forEach((r, k) => {
+      expect(JSON.parse(ok(r).stdout).patterns).toEqual([expect.objectContaining({ id: patternId('ledgerly', 'auditor', texts[writers[k]]), status: 'merged' })]);
+      expect(r.stderr).not.toMatch(/packed/);
+    });
+
+    const db = new BetterSqlite3(join(root, '.cairn', 'cache', 'state.db'), { readonly: true });
+    try {
+      const packed = db.prepare('SELECT role, term, through, postings FROM pattern_postings').all() as { role: string; term: string; through: number; postings: Buffer }[];
+      expect(packed.length).toBeGreaterThan(0);
+      const rows = db.prepare("SELECT seq, ntok FROM pattern_terms WHERE project = 'ledgerly' AND role = ? AND term = ? AND seq <= ? ORDER BY seq");
+      for (const { role, term, through, postings } of packed) {
+        const bytes = new Uint8Array(postings); // seqs (4 bytes each), then sizes (2 bytes each)
+        const n = bytes.byteLength / 6;
+        const seqs = [...new Int32Array(bytes.buffer, 0, n)];
+        const sizes = [...new Uint16Array(bytes.buffer, 4 * n, n)];
+        const index = rows.all(role, term, through) as { seq: number; ntok: number }[];
+        expect(seqs).toEqual(index.map((r) => r.seq));
+        expect(sizes).toEqual(index.map((r) => r.ntok));
+      }
+    } finally {
+      db.close();
+    }
   });
 
   it('writers and injecting readers at once: every injection is recorded', async () => {
