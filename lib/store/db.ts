@@ -226,8 +226,8 @@ const MIGRATIONS: string[] = [
    ${EVENT_LOG_INDEXES.pattern_terms_key};
    ${EVENT_LOG_INDEXES.patterns_deprecated};`,
   // long posting lists of the term index kept packed, one blob a term (lib/patterns/terms.ts): a cache
-  // of pattern_terms that store-deliberation writes after reading a list from the index, and each
-  // reader checks against it; emptied with the pattern tables
+  // of pattern_terms that store-deliberation and cairn maintain write, and each reader checks against
+  // the index; emptied with the pattern tables (a later migration that empties them empties it too)
   `CREATE TABLE pattern_postings (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, through INTEGER NOT NULL,
      last TEXT NOT NULL, postings BLOB NOT NULL, PRIMARY KEY (project, role, term));`,
 ];
