@@ -5,7 +5,7 @@ import { knowledgeFollowers } from '../lib/knowledge/index.js';
 import { hookChecks } from '../lib/hosts/check.js';
 import { libraryCheck } from '../lib/landing/library.js';
 import { DEFAULT_CONFIG, loadConfig } from '../lib/store/config.js';
-import { configCheck, databaseChecks, deferredCheck, healthCheck, moduleChecks, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
+import { configCheck, databaseChecks, deferredCheck, healthCheck, maintenanceCheck, moduleChecks, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
 import { storedRoles } from '../lib/patterns/roles.js';
 import { clearHealth, readHealth, type Check } from '../lib/store/health.js';
 
@@ -15,8 +15,9 @@ export const command: Command = {
 
 Checks that cairn works here: the store and its settings, better-sqlite3 and tiktoken load,
 the database is sound and each log is applied to it, no fail-open error was recorded since
-the last clear, the landing-pattern library reads, and which agent hosts run cairn's hooks
-(and whether their commands are found). Exits 1 when something is wrong.
+the last clear, the nightly cairn maintain runs, the landing-pattern library reads, and which
+agent hosts run cairn's hooks (and whether their commands are found). Exits 1 when something is
+wrong (a warning is not).
 
   --clear   forget the recorded errors (after fixing their cause); errors.log keeps them
   --json    {ok, checks:[{name, status: ok|warn|fail|off, detail}]}
@@ -50,7 +51,7 @@ example:
       if (['better-sqlite3', 'database'].every((name) => checks.find((c) => c.name === name)?.status === 'ok')) {
         checks.push(roleCheck(store.config, () => storedRoles(patternDb(store), store.project)));
       }
-      checks.push(deferredCheck(loc.dir), libraryCheck(loc.dir));
+      checks.push(deferredCheck(loc.dir), maintenanceCheck(loc.dir, store.eventsPath), libraryCheck(loc.dir));
       const health = ctx.args.clear ? readHealth(loc.dir) : null;
       if (health) {
         clearHealth(loc.dir);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hookChecks, hostPath, resolveProgram } from '../lib/hosts/check.js';
 import { libraryCheck } from '../lib/landing/library.js';
-import { CONFIG_SETTINGS, configCheck, configProblems, databaseChecks, healthCheck, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
+import { CONFIG_SETTINGS, configCheck, configProblems, databaseChecks, healthCheck, MAINTAINED_STAMP, maintenanceCheck, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
 import { DEFAULT_CONFIG, mergeConfig } from '../lib/store/config.js';
 import { locate } from '../lib/store/root.js';
 import { recordFailure } from '../lib/store/health.js';
@@ -49,9 +49,33 @@ describe('cairn doctor as a process', () => {
     expect(json.ok).toBe(true);
     expect(json.checks.map((c: { name: string }) => c.name)).toEqual([
       'store', 'config.json', 'project id', 'better-sqlite3', 'tiktoken', 'database', 'events index', 'knowledge-log index', 'knowledge-archive index', 'knowledge-active index',
-      'roles', 'deferred writes', 'landing-patterns.json', 'health',
+      'roles', 'deferred writes', 'maintenance', 'landing-patterns.json', 'health',
       'hooks: claude', 'hooks: codex', 'hooks: gemini', 'hooks: cursor',
     ]);
+  });
+
+  it('the nightly cairn maintain: not run yet on a young store, warned once the log is older than a night or the last run is; ok after a run', () => {
+    const root = populated();
+    const dir = join(root, '.cairn');
+    const events = join(dir, 'events.jsonl');
+    expect(maintenanceCheck(dir, events)).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^cairn maintain has not run on this machine yet/) });
+    // the same store whose log goes back three days (a clone of a project in use)
+    const old = join(root, 'old-events.jsonl');
+    writeFileSync(old, `${JSON.stringify({ v: 1, id: 'e1', ts: new Date(Date.now() - 3 * 86_400_000).toISOString() })}\n`);
+    expect(maintenanceCheck(dir, old)).toMatchObject({ status: 'warn', detail: expect.stringMatching(/never run on this machine, and the pattern log goes back 3 day\(s\): add the nightly cron line/) });
+
+    const r = run('cairn', ['maintain', '--json', '--strict'], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    expect(maintenanceCheck(dir, old)).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^cairn maintain last ran \d{4}-/) });
+    const doctor = JSON.parse(run('cairn', ['doctor', '--json'], { cwd: root }).stdout);
+    expect(doctor.checks.find((c: { name: string }) => c.name === 'maintenance')).toMatchObject({ status: 'ok' });
+    // two nights without a run
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000);
+    utimesSync(join(dir, 'cache', MAINTAINED_STAMP), twoDaysAgo, twoDaysAgo);
+    expect(maintenanceCheck(dir, events)).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^cairn maintain last ran .*, not nightly: add the nightly cron line/) });
+    // a preview is not a run
+    expect(run('cairn', ['maintain', '--dry-run', '--strict'], { cwd: root }).code).toBe(0);
+    expect(maintenanceCheck(dir, events).status).toBe('warn');
   });
 
   it('a role misspelt in one step of a pipeline: warned by the step only once, by doctor while it lasts', () => {

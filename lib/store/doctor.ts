@@ -11,6 +11,7 @@ import { lastErrors, readHealth, type Check } from './health.js';
 import { encoderFor } from './tokens.js';
 import { projectIdStatus, type Location } from './root.js';
 import { deferredCount, oldestDeferred, STALE_TAKEN_MS, unreadableDeferred } from './deferred.js';
+import { parseJsonLine, readBytes } from '../io/jsonl.js';
 
 // `cairn doctor`, the store's side (SPEC §2): the modules load, the settings read, the database is
 // sound, each log is applied to its index, and no fail-open error is waiting to be looked at.
@@ -149,6 +150,38 @@ export function deferredCheck(dir: string): Check {
   const since = new Date(oldest).toISOString();
   if (Date.now() - oldest < STALE_TAKEN_MS) return { name: 'deferred writes', status: 'ok', detail: `${count} waiting since ${since}: a background cairn rebuild --continue applies them` };
   return { name: 'deferred writes', status: 'warn', detail: `${count} waiting since ${since}: run cairn rebuild --continue to apply them` };
+}
+
+/** The file `cairn maintain` rewrites after each run, in cache/: the cron line that runs it is this machine's. */
+export const MAINTAINED_STAMP = 'maintained';
+/** Nightly, with a few hours of slack. */
+const MAINTAIN_EVERY_MS = 36 * 3_600_000;
+
+/**
+ * Whether the nightly `cairn maintain` runs (README: Nightly maintenance). Without it nothing that
+ * decayed away is deprecated, blocks fit uncounted lines by their byte length and only writers pack
+ * the lists they read: nothing fails, the blocks get worse. A store whose pattern log is younger than
+ * a night has missed none yet.
+ */
+export function maintenanceCheck(dir: string, eventsPath: string): Check {
+  const name = 'maintenance';
+  const cron = 'add the nightly cron line that cairn init prints (hooks/cron.txt)';
+  let ranAt: number | undefined;
+  try {
+    ranAt = statSync(join(dir, 'cache', MAINTAINED_STAMP)).mtimeMs;
+  } catch {
+    ranAt = undefined; // never ran here
+  }
+  // file times are real times: compared with the real clock, not a pinned CAIRN_NOW
+  if (ranAt !== undefined) {
+    const when = `cairn maintain last ran ${new Date(ranAt).toISOString()}`;
+    return Date.now() - ranAt <= MAINTAIN_EVERY_MS ? { name, status: 'ok', detail: when } : { name, status: 'warn', detail: `${when}, not nightly: ${cron}` };
+  }
+  const first = parseJsonLine<{ ts?: unknown }>(readBytes(eventsPath, 0, 4096).toString('utf8').split('\n')[0]);
+  const since = first.ok ? Date.parse(String(first.value.ts)) : NaN;
+  if (!Number.isFinite(since) || Date.now() - since <= MAINTAIN_EVERY_MS) return { name, status: 'ok', detail: `cairn maintain has not run on this machine yet (${cron})` };
+  const days = Math.floor((Date.now() - since) / 86_400_000);
+  return { name, status: 'warn', detail: `cairn maintain has never run on this machine, and the pattern log goes back ${days} day(s): ${cron}` };
 }
 
 /**
