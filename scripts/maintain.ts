@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Command } from '../lib/cli/runner.js';
+import type { Store } from '../lib/store/store.js';
 import { maintain } from '../lib/patterns/lifecycle.js';
 import { fillTokenCounts } from '../lib/patterns/format.js';
 import { keepPostingLists } from '../lib/patterns/terms.js';
@@ -31,7 +32,7 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
     const due = maintain(store, dryRun);
     const counted = dryRun ? 0 : fillTokenCounts(store);
     const packed = dryRun ? 0 : keepPostingLists(patternDb(store), store.project);
-    if (!dryRun) store.writeFile(join(store.dir, 'cache', MAINTAINED_STAMP), ''); // for cairn doctor: the cron line runs
+    if (!dryRun) recordRun(store);
     const verb = dryRun ? 'would deprecate' : 'deprecated';
     if (ctx.args.json) {
       const deprecated = due.map((d) => ({ id: d.pattern.id, role: d.pattern.role, text: d.pattern.text, reason: d.reason }));
@@ -43,3 +44,12 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
     ctx.log.info(`${verb} ${plural(due.length, 'pattern')}${dryRun ? '' : `; counted the tokens of ${plural(counted, 'line')}; packed ${plural(packed, 'posting list')}`}`);
   },
 };
+
+/** For cairn doctor: the cron line runs. Best effort: a store that cannot be written keeps no record (doctor then says so). */
+function recordRun(store: Store): void {
+  try {
+    store.writeFile(join(store.dir, 'cache', MAINTAINED_STAMP), '');
+  } catch {
+    // not writable: nothing to record
+  }
+}

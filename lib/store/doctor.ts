@@ -177,11 +177,20 @@ export function maintenanceCheck(dir: string, eventsPath: string): Check {
     const when = `cairn maintain last ran ${new Date(ranAt).toISOString()}`;
     return Date.now() - ranAt <= MAINTAIN_EVERY_MS ? { name, status: 'ok', detail: when } : { name, status: 'warn', detail: `${when}, not nightly: ${cron}` };
   }
-  const first = parseJsonLine<{ ts?: unknown }>(readBytes(eventsPath, 0, 4096).toString('utf8').split('\n')[0]);
-  const since = first.ok ? Date.parse(String(first.value.ts)) : NaN;
+  const since = firstEventTime(eventsPath);
   if (!Number.isFinite(since) || Date.now() - since <= MAINTAIN_EVERY_MS) return { name, status: 'ok', detail: `cairn maintain has not run on this machine yet (${cron})` };
   const days = Math.floor((Date.now() - since) / 86_400_000);
   return { name, status: 'warn', detail: `cairn maintain has never run on this machine, and the pattern log goes back ${days} day(s): ${cron}` };
+}
+
+/** When the pattern log's first line was written; NaN when it cannot be told (the database checks report a log that does not read). */
+function firstEventTime(eventsPath: string): number {
+  try {
+    const first = parseJsonLine<{ ts?: unknown }>(readBytes(eventsPath, 0, 4096).toString('utf8').split('\n')[0]);
+    return first.ok ? Date.parse(String(first.value.ts)) : NaN;
+  } catch {
+    return NaN;
+  }
 }
 
 /**
