@@ -1,11 +1,9 @@
-import { join } from 'node:path';
 import type { Command } from '../lib/cli/runner.js';
-import type { Store } from '../lib/store/store.js';
 import { maintain } from '../lib/patterns/lifecycle.js';
 import { fillTokenCounts } from '../lib/patterns/format.js';
 import { keepPostingLists } from '../lib/patterns/terms.js';
 import { patternDb } from '../lib/events/log.js';
-import { MAINTAINED_STAMP } from '../lib/store/doctor.js';
+import { recordMaintained } from '../lib/store/doctor.js';
 
 export const command: Command = {
   name: 'maintain',
@@ -32,7 +30,7 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
     const due = maintain(store, dryRun);
     const counted = dryRun ? 0 : fillTokenCounts(store);
     const packed = dryRun ? 0 : keepPostingLists(patternDb(store), store.project);
-    if (!dryRun) recordRun(store);
+    if (!dryRun) recordMaintained(store);
     const verb = dryRun ? 'would deprecate' : 'deprecated';
     if (ctx.args.json) {
       const deprecated = due.map((d) => ({ id: d.pattern.id, role: d.pattern.role, text: d.pattern.text, reason: d.reason }));
@@ -45,11 +43,3 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
   },
 };
 
-/** For cairn doctor: the cron line runs. Best effort: a store that cannot be written keeps no record (doctor then says so). */
-function recordRun(store: Store): void {
-  try {
-    store.writeFile(join(store.dir, 'cache', MAINTAINED_STAMP), '');
-  } catch {
-    // not writable: nothing to record
-  }
-}

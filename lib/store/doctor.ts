@@ -12,6 +12,7 @@ import { encoderFor } from './tokens.js';
 import { projectIdStatus, type Location } from './root.js';
 import { deferredCount, oldestDeferred, STALE_TAKEN_MS, unreadableDeferred } from './deferred.js';
 import { parseJsonLine, readBytes } from '../io/jsonl.js';
+import type { Store } from './store.js';
 
 // `cairn doctor`, the store's side (SPEC §2): the modules load, the settings read, the database is
 // sound, each log is applied to its index, and no fail-open error is waiting to be looked at.
@@ -154,6 +155,15 @@ export function deferredCheck(dir: string): Check {
 
 /** The file `cairn maintain` rewrites after each run, in cache/: the cron line that runs it is this machine's. */
 export const MAINTAINED_STAMP = 'maintained';
+/** After each `cairn maintain` (not a preview). Best effort: a store that cannot be written keeps no record (doctor then says so). */
+export function recordMaintained(store: Store): void {
+  try {
+    store.writeFile(join(store.dir, 'cache', MAINTAINED_STAMP), '');
+  } catch {
+    // not writable: nothing to record
+  }
+}
+
 /** Nightly, with a few hours of slack. */
 const MAINTAIN_EVERY_MS = 36 * 3_600_000;
 
