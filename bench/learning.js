@@ -78,6 +78,7 @@ const BASE = {
   trackedMissedRuns: [],
   citeRate: 0,
   wrongCiteRate: 0,
+  terseCurator: false,
 };
 
 const combined = (wording, raise, hours) => ({
@@ -107,6 +108,14 @@ const SCENARIOS = [
     key: `cited-b-${Math.round(cite * 100)}`,
     label: `what if (not a target): combined, held-out wording, 25 % raised, 1 day apart, with \`--ids\`: ${Math.round(cite * 100)} % of the findings about a line of the block cite its id, 1 in 20 of those the next line's`,
     params: { ...combined('held-out', 0.25, 24).params, citeRate: cite, wrongCiteRate: 0.05 },
+    whatIf: true,
+  })),
+  // What if the curator gives no reason ("A2 — false positive." and nothing else)? A dismissal is then
+  // linked by the finding's words alone: what the held-out wording costs without the reason.
+  ...[0.25, 0.5].map((raise) => ({
+    key: `terse-b-${Math.round(raise * 100)}`,
+    label: `what if (not a target): combined, held-out wording, ${Math.round(raise * 100)} % raised, 1 day apart, the curator gives no reason for a dismissal`,
+    params: { ...combined('held-out', raise, 24).params, terseCurator: true },
     whatIf: true,
   })),
 ];
@@ -152,7 +161,12 @@ const isTrueCheck = (text) => checks.some((c) => !c.alarm && c.text === text);
 // The held-out wording is measured only when a held-out scenario runs (never while tuning on set a).
 const heldOutSelected = selected.some((s) => s.params.wording === 'held-out');
 progress(`link accuracy on the tuning${heldOutSelected ? ' and held-out' : ''} wording`);
-const links = { tuning: linkAccuracy(TUNING), ...(heldOutSelected ? { heldOut: linkAccuracy(HELD_OUT) } : {}) };
+const linksOf = (set) => ({
+  ...linkAccuracy(set),
+  alarms: linkAccuracy(set, { alarms: true }),
+  withReason: linkAccuracy(set, { alarms: true, reason: true }),
+});
+const links = { tuning: linksOf(TUNING), ...(heldOutSelected ? { heldOut: linksOf(HELD_OUT) } : {}) };
 
 // ---------------------------------------------------------------------------------------------
 // Every scenario: tight budget, 10 % curator error, full loop and correction off over the seeds;
@@ -309,6 +323,18 @@ for (const [k, v] of Object.entries({ 'tuning (set a)': links.tuning, 'held-out 
 }
 line();
 line(`Most frequent wrong links — tuning: ${fmtWrong(links.tuning)}${links.heldOut ? `; held-out: ${fmtWrong(links.heldOut)}` : ''}.`);
+line();
+line("The false alarms' findings alone, as a curator dismisses them: by the finding's words (as stored), and read with the curator's reason (as feedback-loop reads a dismissal):");
+line();
+line('| wording | finding alone: right / wrong / none | with the reason: right / wrong / none | trials |');
+line('|:---|---:|---:|---:|');
+for (const [k, v] of Object.entries({ 'tuning (set a)': links.tuning, 'held-out (set b)': links.heldOut })) {
+  if (!v) continue;
+  const three = (a) => `${pct1(a.right)} / ${pct1(a.wrong)} / ${pct1(a.none)}`;
+  line(`| ${k} | ${three(v.alarms)} | ${three(v.withReason)} | ${v.alarms.trials} |`);
+}
+line();
+line(`Wrong links left with the reason — tuning: ${fmtWrong(links.tuning.withReason)}${links.heldOut ? `; held-out: ${fmtWrong(links.heldOut.withReason)}` : ''}.`);
 line();
 line(`### Scenarios (block after ${RUNS} runs; min and mean over seeds 1–${SEEDS})`);
 line();

@@ -305,7 +305,8 @@ describe('replay equals live', () => {
     expect(existsSync(dbPath(root))).toBe(true);
   });
 
-  const UNDO_LENGTHS = `DROP TABLE pattern_postings; DROP INDEX pattern_terms_key; DROP INDEX patterns_deprecated; ALTER TABLE pattern_terms DROP COLUMN ntok;
+  const UNDO_UNTESTED = 'ALTER TABLE patterns DROP COLUMN untested;';
+  const UNDO_LENGTHS = `${UNDO_UNTESTED} DROP TABLE pattern_postings; DROP INDEX pattern_terms_key; DROP INDEX patterns_deprecated; ALTER TABLE pattern_terms DROP COLUMN ntok;
     ALTER TABLE patterns DROP COLUMN term_seq; CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, seq, pattern);`;
   const UNDO_SEQ = `${UNDO_LENGTHS} DROP INDEX pattern_terms_key; ALTER TABLE pattern_terms DROP COLUMN seq;
     CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, pattern);`;
@@ -327,7 +328,7 @@ describe('replay equals live', () => {
 
   it('a database of the previous schema (a keyed pattern_terms table) keeps its rows when migrated, with its key index', () => {
     const { db, live, version } = migratedFrom(
-      6,
+      7,
       `${UNDO_NEWEST} DROP INDEX pattern_terms_key; ALTER TABLE pattern_terms RENAME TO t;
       CREATE TABLE pattern_terms (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, pattern TEXT NOT NULL,
         PRIMARY KEY (project, role, term, pattern)) WITHOUT ROWID;
@@ -340,19 +341,19 @@ describe('replay equals live', () => {
   });
 
   it('a database from before id_bits gets each pattern\'s id bits by the migration, as the reducer writes them', () => {
-    const { db, live } = migratedFrom(5, `${UNDO_NEWEST} ALTER TABLE patterns DROP COLUMN id_bits`);
+    const { db, live } = migratedFrom(6, `${UNDO_NEWEST} ALTER TABLE patterns DROP COLUMN id_bits`);
     expect(snapshot(db)).toEqual(live);
     expect((db.prepare('SELECT COUNT(*) AS n FROM patterns WHERE id_bits > 0').get() as { n: number }).n).toBeGreaterThan(3);
   });
 
   it('a database from before summaries kept their newest first sighting gets the column and the index that reads it', () => {
-    const { db, live } = migratedFrom(4, UNDO_NEWEST);
+    const { db, live } = migratedFrom(5, UNDO_NEWEST);
     expect(snapshot(db)).toEqual(live);
     expect(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'patterns_first_seen'").get()).toBeTruthy();
   });
 
   it('a database from before the term index kept the order patterns were added replays into it: one seq per pattern, the index keyed by it', () => {
-    const { db, live } = migratedFrom(3, UNDO_SEQ);
+    const { db, live } = migratedFrom(4, UNDO_SEQ);
     expect(snapshot(db)).toEqual(live);
     const rows = db.prepare('SELECT pattern, MIN(seq) AS low, MAX(seq) AS high, MIN(rowid) AS first FROM pattern_terms GROUP BY pattern').all() as
       { low: number; high: number; first: number }[];
@@ -363,13 +364,19 @@ describe('replay equals live', () => {
   });
 
   it('a database from before each posting held its pattern\'s length replays into it: the length in every posting, where its postings start in every pattern', () => {
-    const { db, live } = migratedFrom(2, UNDO_LENGTHS);
+    const { db, live } = migratedFrom(3, UNDO_LENGTHS);
     expect(snapshot(db)).toEqual(live);
     const wrong = db.prepare(`SELECT COUNT(*) AS n FROM pattern_terms t JOIN patterns p ON p.project = t.project AND p.id = t.pattern
       WHERE t.ntok != p.ntok OR p.term_seq != t.seq`).get() as { n: number };
     expect(wrong.n).toBe(0);
     expect((db.prepare('SELECT COUNT(*) AS n FROM pattern_terms').get() as { n: number }).n).toBeGreaterThan(10);
     expect(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'patterns_deprecated'").get()).toBeTruthy();
+  });
+
+  it('a database from before the untested credit was kept replays into it: the same state as live, the credit of each pattern from the log', () => {
+    const { db, live } = migratedFrom(1, UNDO_UNTESTED);
+    expect(snapshot(db)).toEqual(live);
+    expect((db.prepare('SELECT COUNT(*) AS n FROM patterns WHERE untested > 0').get() as { n: number }).n).toBeGreaterThan(0);
   });
 
   it('id bits are the same arithmetic in JavaScript and in SQL, for any id', () => {

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { tempProject, openTestStore, run, fixtureText, fixturePath } from './helpers.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
-import { runFeedback, findingNamedByLine, type FeedbackInput, type FeedbackReport } from '../lib/patterns/feedback.js';
+import { runFeedback, findingNamedByLine, validatorReason, type FeedbackInput, type FeedbackReport } from '../lib/patterns/feedback.js';
+import { scoreOutcome } from '../lib/patterns/outcome.js';
 import { getPattern, listPatterns, type Pattern } from '../lib/patterns/queries.js';
 import { patternId } from '../lib/core/ids.js';
 import type { Store } from '../lib/store/store.js';
@@ -819,5 +820,154 @@ describe('a stored deliberation named by the shared log', () => {
     const s = openTestStore(tempProject());
     appendEvents(s, [stored('../../../etc/passwd', 'artifacts/deliberations/x.md')]);
     expect(() => runFeedback(s, input)).toThrow(/malformed id/);
+  });
+});
+
+describe('a dismissal takes back the credit gained untested since the pattern was last tested (SPEC §3.9.2, as amended in bench/README.md)', () => {
+  /**
+   * TOKENS learned in LED-1 (success 1); then in each of `passes` runs it is injected, echoed by an
+   * L1 auditor text and the run passes: a PASS reinforcement and a passing outcome, both untested.
+   */
+  function riddenAlong(passes: number) {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [TOKENS] }), 'auditor', 'LED-1', 'r1');
+    for (let day = 1; day <= passes; day++) {
+      now(day);
+      const issue = `LED-${day + 1}`;
+      inject(s, 'auditor', issue, 'r1');
+      store(s, adversarial({ evidence: 'L1', items: [TOKENS] }), 'auditor', issue, 'r1');
+      feedback(s, { issue, validatorText: validator({ verdict: 'PASS' }) });
+      scoreOutcome(s, issue, 'r1', 'pass');
+    }
+    return s;
+  }
+  /** The auditor raises A1 about the debug log in LED-99 (it applies TOKENS); `call` is the curator's. */
+  function raisedIn(s: Store, day: number, issue: string, call: 'dismiss' | 'keep') {
+    now(day);
+    inject(s, 'auditor', issue, 'r1');
+    store(s, adversarial({ evidence: 'L1', items: [TOKENS], findings: [{ id: 'A1', summary: 'src/auth.ts writes the raw session token to the debug log' }] }), 'auditor', issue, 'r1');
+    return feedback(s, { issue, validatorText: call === 'dismiss' ? dismissing('A1') : validator({ verdict: 'FAIL', must_fix: ['A1'] }) });
+  }
+
+  it('three passes it rode along in (6 untested successes) are taken back by its first dismissal', () => {
+    const s = riddenAlong(3);
+    expect(pat(s, TOKENS)).toMatchObject({ success_count: 7, reinforcement_count: 3, untested: 6 });
+    const report = raisedIn(s, 4, 'LED-99', 'dismiss');
+    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, TOKENS), retracted: false })]);
+    expect(pat(s, TOKENS)).toMatchObject({ success_count: 1, ignore_count: 1, untested: 0, reinforcement_count: 3 });
+  });
+
+  it('a finding the validator keeps vouches for what came before: a later dismissal takes back only the credit gained after it', () => {
+    const s = riddenAlong(2);
+    raisedIn(s, 3, 'LED-50', 'keep');
+    expect(pat(s, TOKENS)).toMatchObject({ success_count: 6, untested: 0 }); // 1 + 4 untested, vouched for, + the confirmation
+    now(4);
+    inject(s, 'auditor', 'LED-51', 'r1');
+    store(s, adversarial({ evidence: 'L1', items: [TOKENS] }), 'auditor', 'LED-51', 'r1');
+    scoreOutcome(s, 'LED-51', 'r1', 'pass');
+    expect(pat(s, TOKENS)).toMatchObject({ success_count: 7, untested: 1 });
+    raisedIn(s, 5, 'LED-52', 'dismiss');
+    expect(pat(s, TOKENS)).toMatchObject({ success_count: 6, ignore_count: 1, untested: 0 });
+  });
+
+  it('a pattern never dismissed keeps all its credit, tested or not', () => {
+    const s = riddenAlong(3);
+    raisedIn(s, 4, 'LED-99', 'keep');
+    expect(pat(s, TOKENS)).toMatchObject({ success_count: 8, ignore_count: 0, untested: 0 });
+  });
+
+  it('a replay of the log gives every pattern the same credit as the live writes did', () => {
+    const s = riddenAlong(3);
+    raisedIn(s, 4, 'LED-99', 'dismiss');
+    const live = pat(s, TOKENS);
+    const root = s.location.root;
+    s.close();
+    expect(run('cairn', ['rebuild', '--strict'], { cwd: root }).code).toBe(0);
+    const rebuilt = openTestStore(root);
+    expect(getPattern(patternDb(rebuilt), rebuilt.project, live.id)).toEqual(live);
+  });
+});
+
+describe("a dismissal read with the validator's reason", () => {
+  // Two rules of the auditor's: a false alarm for this project (no man page) and a true check.
+  const MAN_PAGE = 'Every new CLI flag must be documented in the man page before merge';
+  const STATUS_JSON = 'The status command must keep its JSON output stable for scripts';
+  // About the concrete change: its words are the true check's (status, JSON), not the man page rule's.
+  const FINDING = { id: 'A1', summary: 'status --json gained a --verbose flag that nothing describes', location: 'src/cli/status.ts:14', fix_hint: 'Describe --verbose' };
+  const withReason = (reason: string) =>
+    `# curator check\n\n**A1 — false positive.** ${reason}\n\n<!-- jkz:verdict-json ${JSON.stringify({ verdict: 'FAIL', issues: [], must_fix: ['X9'], false_positives: ['A1'] })} -->\n`;
+
+  function raised(finding: FindingSpec = FINDING) {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [MAN_PAGE, STATUS_JSON] }), 'auditor', 'LED-8', 'r1');
+    now(1);
+    const stored = store(s, adversarial({ items: [MAN_PAGE, STATUS_JSON], findings: [finding] }));
+    return { s, stored };
+  }
+
+  it('lands on the rule the reason names when the finding\'s own words led to another', () => {
+    const { s, stored } = raised();
+    expect(stored.links).toEqual([expect.objectContaining({ finding: 'A1', patterns: [pid(s, STATUS_JSON)], match: 'text' })]);
+    const report = feedback(s, { validatorText: withReason('This does not apply here: ledgerly ships no man page; flags are documented in the help text.') });
+    expect(report.penalised).toEqual([expect.objectContaining({ finding: 'A1', pattern: pid(s, MAN_PAGE), match: 'reason' })]);
+    expect(pat(s, STATUS_JSON).ignore_count).toBe(0);
+    expect(events(s.location.root, 'pattern.ignored')).toEqual([
+      expect.objectContaining({ pattern: pid(s, MAN_PAGE), finding: 'A1', reason: 'false positive. This does not apply here: ledgerly ships no man page; flags are documented in the help text.' }),
+    ]);
+  });
+
+  it('a reason that names no rule leaves the dismissal where the finding\'s words led', () => {
+    const { s } = raised();
+    const report = feedback(s, { validatorText: withReason('Not an issue for this change.') });
+    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, STATUS_JSON), match: 'text' })]);
+    expect(events(s.location.root, 'pattern.ignored')[0]).not.toHaveProperty('reason');
+  });
+
+  it('a finding that cites its pattern keeps that link, whatever the reason says', () => {
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [MAN_PAGE, STATUS_JSON] }), 'auditor', 'LED-8', 'r1');
+    now(1);
+    store(s, adversarial({ findings: [{ ...FINDING, summary: `${FINDING.summary} [${pid(s, STATUS_JSON).slice(0, 8)}]` }] }));
+    const report = feedback(s, { validatorText: withReason('ledgerly ships no man page; flags are documented in the help text.') });
+    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, STATUS_JSON), match: 'explicit' })]);
+  });
+
+  it('a finding that was its own pattern is penalised beside the rule the reason reaches', () => {
+    const { s, stored } = raised({ id: 'A1', summary: 'Nothing tells users about --verbose' });
+    expect(stored.links).toEqual([expect.objectContaining({ match: 'self' })]);
+    const report = feedback(s, { validatorText: withReason('ledgerly ships no man page; CLI flags are documented in the help text.') });
+    expect(report.penalised.map((p) => [p.pattern, p.match])).toEqual([
+      [pid(s, 'Nothing tells users about --verbose'), 'self'],
+      [pid(s, MAN_PAGE), 'reason'],
+    ]);
+  });
+
+  it('the reason is the prose naming the id: not the verdict block, not a line about A10', () => {
+    const text = [
+      '# check',
+      '- A10: the man page point is fair; must fix.',
+      '- **A1** — false positive: there is no GraphQL schema in this service.',
+      '<!-- jkz:verdict-json {"verdict":"FAIL","issues":[],"must_fix":["A10"],"false_positives":["A1"],',
+      '"note":"A1 mentions the man page"} -->',
+      'A1 again: REST only.',
+    ].join('\n');
+    expect(validatorReason('A1', text)).toBe('false positive: there is no GraphQL schema in this service. again: REST only.');
+    expect(validatorReason('A7', text)).toBe('');
+  });
+
+  it('explain shows the reason that led the dismissal to the rule (processes)', () => {
+    const { s } = raised();
+    const root = s.location.root;
+    s.close();
+    const r = run('feedback-loop', [...FEEDBACK_ARGS, '--json', '--strict'], { cwd: root, input: withReason('ledgerly ships no man page.'), env: { CAIRN_NOW: iso(1) } });
+    expect(r.code, r.stderr).toBe(0);
+    const manPage = patternId(openTestStore(root).project, 'auditor', MAN_PAGE);
+    expect(JSON.parse(r.stdout).penalised).toEqual([expect.objectContaining({ pattern: manPage, match: 'reason' })]);
+    const explain = run('cairn', ['explain', manPage, '--strict'], { cwd: root, env: { CAIRN_NOW: iso(1) } });
+    // the finding's link (to the other rule) is not in this pattern's history: the reason says how the dismissal got here
+    expect(explain.stdout).toContain("dismissed in LED-9/r1 via finding A1, reached through the validator's reason 'false positive. ledgerly ships no man page.' (weight 1");
   });
 });

@@ -15,13 +15,21 @@ const { bestCandidate, weightsAmong } = await import(join(REPO, 'dist', 'lib', '
 const FIRST_TIER = 25;
 const TRIALS = 20;
 
-/** {right, wrong, none} shares over every check's finding of `set`, and the wrong links seen, check → linked check. */
-export function linkAccuracy(set, seed = 1) {
-  const checks = [...TRUE_CHECKS.map((text, i) => ({ key: `T${i + 1}`, text })), ...FALSE_ALARMS.map((f, i) => ({ key: `F${i + 1}`, text: f.text }))];
+const CHECKS = [...TRUE_CHECKS.map((text, i) => ({ key: `T${i + 1}`, text })), ...FALSE_ALARMS.map((f, i) => ({ key: `F${i + 1}`, text: f.text, why: f.why }))];
+
+/**
+ * {right, wrong, none} shares over every check's finding of `set`, and the wrong links seen, check →
+ * linked check. `alarms`: over the false alarms' findings only — the ones a curator dismisses —
+ * and `reason`: each read as feedback-loop reads a dismissal, the summary and then the curator's
+ * line about it (sim.js, texts.js curatorText).
+ */
+export function linkAccuracy(set, { seed = 1, alarms = false, reason = false } = {}) {
+  const checks = CHECKS;
   const counts = { right: 0, wrong: 0, none: 0 };
   const wrong = new Map();
-  for (const check of checks) {
-    const finding = { id: 'A1', ...set[check.key] };
+  for (const check of alarms ? checks.filter((c) => c.why) : checks) {
+    const own = set[check.key];
+    const finding = { id: 'A1', ...own, ...(reason ? { summary: `${own.summary}\nfalse positive. This does not apply here: ${check.why}.` } : {}) };
     for (let t = 0; t < TRIALS; t++) {
       const others = checks.filter((c) => c !== check).sort((a, b) => uniform(seed, t, check.key, a.key) - uniform(seed, t, check.key, b.key));
       const candidates = [check, ...others].map((c) => ({ id: c.key, text: c.text }));

@@ -109,9 +109,9 @@ export function simulate(driver, p, variant) {
       const c = f.check;
       if (c.alarm) {
         const missed = c === tracked ? p.trackedMissedRuns.includes(k) : draw('miss', c.key) < p.errorRate;
-        return missed ? { id: f.id, call: 'confirm' } : { id: f.id, call: 'dismiss', why: c.why };
+        return missed ? { id: f.id, call: 'confirm' } : { id: f.id, call: 'dismiss', why: p.terseCurator ? null : c.why };
       }
-      return draw('wrong-dismissal', c.key) < p.trueDismissRate ? { id: f.id, call: 'dismiss', why: WRONG_DISMISSAL } : { id: f.id, call: 'confirm' };
+      return draw('wrong-dismissal', c.key) < p.trueDismissRate ? { id: f.id, call: 'dismiss', why: p.terseCurator ? null : WRONG_DISMISSAL } : { id: f.id, call: 'confirm' };
     });
     const validatorText = curatorText({ issue, run, reviews });
     driver.store({ now: at(2), role: VALIDATOR, ...storedScope, text: validatorText });

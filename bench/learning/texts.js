@@ -60,7 +60,9 @@ export function curatorText({ issue, run, reviews }) {
     lines.push(
       r.call === 'confirm'
         ? `**${r.id} — confirmed.** The plan does not meet this check. Must fix.`
-        : `**${r.id} — false positive.** This does not apply here: ${r.why}.`,
+        : r.why
+          ? `**${r.id} — false positive.** This does not apply here: ${r.why}.`
+          : `**${r.id} — false positive.**`,
       '',
     );
   }

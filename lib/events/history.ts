@@ -94,7 +94,7 @@ export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): stri
       what = `injected into ${e.role}${where ? ` for ${where}` : ''}`;
       break;
     case 'pattern.ignored':
-      what = `dismissed${inScope} via ${finding(e.finding)} (weight ${e.weight}${e.retract ? ', its sighting taken back' : ''})`;
+      what = `dismissed${inScope} via ${finding(e.finding)}${e.reason ? `, reached through the validator's reason ${quote(e.reason)}` : ''} (weight ${e.weight}${e.retract ? ', its sighting taken back' : ''})`;
       break;
     case 'pattern.regressed':
       what = `regressed${inScope}: validated before, dismissed via finding ${e.finding}`;

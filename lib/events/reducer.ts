@@ -33,17 +33,22 @@ function prepareStatements(db: Database) {
       WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1)`),
     insertInjection: db.prepare('INSERT INTO injections (project, issue, run, role, pattern, event, ts) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     // A retracted sighting was no success, and does not count towards the lifecycle either (SPEC §3.7, §3.9).
+    // A dismissal also takes back the credit the pattern gained untested since a validator last tested
+    // it: the passes it rode along in said nothing about it, and the first test says it does not hold.
     ignore: db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = ignore_weight + @weight,
-      success_count = MAX(0, success_count - @retract), sightings = MAX(0, sightings - @retract) WHERE project = @project AND id = @id`),
+      success_count = MAX(0, success_count - @retract - untested), untested = 0, sightings = MAX(0, sightings - @retract)
+      WHERE project = @project AND id = @id`),
     insertDismissal: db.prepare('INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)'),
     markRun: db.prepare('INSERT OR IGNORE INTO run_marks (project, issue, run, pattern, kind) VALUES (?, ?, ?, ?, ?)'),
     outcomeGrading: db.prepare('SELECT grading FROM outcomes WHERE project = ? AND issue = ? AND run = ?'),
     regress: db.prepare('UPDATE patterns SET regressed = 1 WHERE project = ? AND id = ?'),
+    // A finding the validator kept tests the pattern, and vouches for the credit it gained untested; a
+    // PASS it was applied in is untested credit (SPEC §3.9.2).
     reinforce: db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
-      was_validated = 1, last_used = ? WHERE project = ? AND id = ?`),
+      was_validated = 1, last_used = @last_used, untested = CASE WHEN @tested THEN 0 ELSE untested + 1 END WHERE project = @project AND id = @id`),
     age: db.prepare(`UPDATE patterns SET last_used = last_used - ${DAY_MS}
       WHERE project = ? AND id = ? AND reinforcement_count < 3 AND lifecycle != 'active'`),
-    outcomePass: db.prepare('UPDATE patterns SET success_count = success_count + 1 WHERE project = ? AND id = ?'),
+    outcomePass: db.prepare('UPDATE patterns SET success_count = success_count + 1, untested = untested + 1 WHERE project = ? AND id = ?'),
     outcomeFail: db.prepare('UPDATE patterns SET ignore_weight = ignore_weight + ? WHERE project = ? AND id = ?'),
     insertOutcome: db.prepare('INSERT OR IGNORE INTO outcomes (project, issue, run, result, ts, grading) VALUES (?, ?, ?, ?, ?, ?)'),
     setLifecycle: db.prepare('UPDATE patterns SET lifecycle = ?, promoted_by = ?, reason = ? WHERE project = ? AND id = ?'),
@@ -191,7 +196,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
     case 'pattern.reinforced':
       // One validation per run: a re-run of the same feedback, or a merged copy, does not count again.
       if ((issue || run) && s.markRun.run(e.project, issue, run, e.pattern, 'reinforced').changes === 0) return;
-      s.reinforce.run(ms, e.project, e.pattern);
+      s.reinforce.run({ last_used: ms, project: e.project, id: e.pattern, tested: e.finding ? 1 : 0 });
       return;
     case 'pattern.aged':
       if ((issue || run) && s.markRun.run(e.project, issue, run, e.pattern, 'aged').changes === 0) return;

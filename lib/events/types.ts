@@ -25,7 +25,8 @@ export type EventPayload =
   | ({ type: 'pattern.injected'; role: string; patterns: string[]; path: string; tokens: number } & Scope)
   // A finding of a stored deliberation and the patterns it applies (SPEC §3.9.1): recorded, so replay never re-runs the matcher.
   | ({ type: 'finding.linked'; deliberation: string; role: string; finding: string; summary: string; patterns: string[]; match: 'explicit' | 'text' | 'embedding' | 'self' } & Scope)
-  | ({ type: 'pattern.ignored'; pattern: string; role: string; weight: number; finding: string; retract: boolean } & Scope)
+  // reason: the validator's words that led the dismissal here, when the finding's own words led elsewhere (lib/patterns/feedback.ts)
+  | ({ type: 'pattern.ignored'; pattern: string; role: string; weight: number; finding: string; retract: boolean; reason?: string } & Scope)
   | ({ type: 'pattern.regressed'; pattern: string; finding: string } & Scope)
   // With `finding`: a finding the validator kept (SPEC §3.9.2); without: an evidence-backed PASS.
   | ({ type: 'pattern.reinforced'; pattern: string; finding?: string } & Scope)
@@ -113,7 +114,7 @@ export function payloadProblem(e: Record<string, unknown>): string | undefined {
       checks.push(text('deliberation', MAX_SCOPE_CHARS), text('role', MAX_ROLE_CHARS), text('finding', MAX_SCOPE_CHARS), text('summary', MAX_FINDING_SUMMARY_CHARS), ids('patterns'));
       break;
     case 'pattern.ignored':
-      checks.push(text('pattern', 32), text('role', MAX_ROLE_CHARS), text('finding', MAX_SCOPE_CHARS), typeof e.weight === 'number' && Number.isFinite(e.weight) && e.weight >= 0 && e.weight <= 100 ? undefined : 'weight is not a number in 0..100');
+      checks.push(text('pattern', 32), text('role', MAX_ROLE_CHARS), text('finding', MAX_SCOPE_CHARS), text('reason', MAX_FINDING_SUMMARY_CHARS, true), typeof e.weight === 'number' && Number.isFinite(e.weight) && e.weight >= 0 && e.weight <= 100 ? undefined : 'weight is not a number in 0..100');
       break;
     case 'pattern.regressed':
     case 'pattern.aged':

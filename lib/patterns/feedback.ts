@@ -1,7 +1,7 @@
 import { DEFAULT_INPUT_CAP, readSmallFile } from '../io/read.js';
 import type { Store } from '../store/store.js';
 import type { EventPayload } from '../events/types.js';
-import { parseVerdict, findingById, type Finding } from './verdict.js';
+import { parseVerdict, findingById, withoutVerdictBlocks, type Finding } from './verdict.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
 import { roleWeight } from '../store/config.js';
 import { stripMarkdown } from '../core/text.js';
@@ -41,7 +41,7 @@ export interface Penalty {
   finding: string;
   pattern: string;
   text: string;
-  /** How the finding was linked to the pattern (SPEC §3.9.1). */
+  /** How the finding was linked to the pattern (SPEC §3.9.1), or 'reason': through the validator's reason. */
   match: string;
   weight: number;
   retracted: boolean;
@@ -98,14 +98,49 @@ export function latestDeliberationText(store: Store, role: string, issue: string
   }
 }
 
+const escapeRegExp = (id: string) => id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** A line that names the id as a whole word (A1, not A10). */
+function namesId(id: string): RegExp {
+  return new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(id)}([^A-Za-z0-9_]|$)`, 'i');
+}
+
+/** A line without the id, its markdown and its leading list marks. */
+function withoutId(line: string, id: string): string {
+  return stripMarkdown(line).replace(new RegExp(escapeRegExp(id), 'gi'), ' ').replace(/^[\s\-*+>#:|.)(\d—–]+/, '').trim();
+}
+
 /** A dismissed or kept id that names no finding: the line of the adversarial text that names it, as a finding. */
 export function findingNamedByLine(id: string, adversarialText: string): Finding | undefined {
-  const escaped = id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const names = new RegExp(`(^|[^A-Za-z0-9_])${escaped}([^A-Za-z0-9_]|$)`, 'i');
+  const names = namesId(id);
   const line = adversarialText.split('\n').find((l) => names.test(l) && !/verdict-json/.test(l));
   if (!line) return undefined;
-  const withoutId = stripMarkdown(line).replace(new RegExp(escaped, 'gi'), ' ').replace(/^[\s\-*+>#:|.)(\d—–]+/, '').trim();
-  return withoutId ? { id, summary: withoutId } : undefined;
+  const summary = withoutId(line, id);
+  return summary ? { id, summary } : undefined;
+}
+
+/** At most this much of a validator's reason is read (a few sentences) and this much recorded in the event. */
+const REASON_CHARS = 600;
+const REASON_RECORDED = 160;
+
+/**
+ * Why the validator dismissed a finding: its lines naming the id outside its verdict-json blocks,
+ * without the id. A validator explains a false positive by what the project lacks or does instead
+ * ("ledgerly ships no man page"), which often names the rule the finding applied in the rule's own
+ * words where the finding named only the concrete file (SPEC §3.9.2, bench/README.md "the
+ * validator's reason").
+ */
+export function validatorReason(id: string, validatorText: string): string {
+  const names = namesId(id);
+  const lines = withoutVerdictBlocks(validatorText).split('\n').filter((l) => names.test(l));
+  return summaryWithoutCitations(lines.map((l) => withoutId(l, id)).join(' ')).slice(0, REASON_CHARS); // summaryWithoutCitations collapses whitespace too
+}
+
+interface FindingLinks {
+  /** The finding's link: recorded when its deliberation was stored, else found now. */
+  of(id: string): StoredLink | undefined;
+  /** The pattern(s) the finding applies, read with the validator's reason for dismissing it: linked now, among the same candidates. */
+  withReason(id: string, reason: string): string[] | undefined;
 }
 
 /**
@@ -113,7 +148,7 @@ export function findingNamedByLine(id: string, adversarialText: string): Finding
  * text given as a file is linked now, the same way, against the role's patterns (a finding that
  * linked to nothing when stored is its own pattern, found by its id).
  */
-function findingLinks(store: Store, role: string, scope: { issue: string; run: string } | undefined, stored: string | undefined, text: string): (id: string) => StoredLink | undefined {
+function findingLinks(store: Store, role: string, scope: { issue: string; run: string } | undefined, stored: string | undefined, text: string): FindingLinks {
   const recorded = stored ? deliberationLinks(patternDb(store), store.project, stored) : new Map<string, StoredLink>();
   const verdict = parseVerdict(text).verdict;
   let ctx: ReturnType<typeof linkContext> | undefined;
@@ -125,18 +160,45 @@ function findingLinks(store: Store, role: string, scope: { issue: string; run: s
     }
     return ctx;
   };
-  return (id) => {
-    const link = recorded.get(id) ?? [...recorded].find(([f]) => f.toLowerCase() === id.toLowerCase())?.[1];
-    if (link) return link;
-    if (stored && findingById(verdict, id)) return undefined; // it was stored and linked to nothing
-    const finding = findingById(verdict, id) ?? findingNamedByLine(id, text);
-    if (!finding) return undefined;
-    const summary = summaryWithoutCitations(finding.summary ?? '');
-    const live = linkFinding(finding, context());
-    if (live) return { ...live, summary };
-    const self = getPattern(patternDb(store), store.project, patternId(store.project, role, summary));
-    return self && self.role === role ? { patterns: [self.id], match: 'self', summary } : undefined;
+  const findingOf = (id: string) => findingById(verdict, id) ?? findingNamedByLine(id, text);
+  return {
+    of(id) {
+      const link = recorded.get(id) ?? [...recorded].find(([f]) => f.toLowerCase() === id.toLowerCase())?.[1];
+      if (link) return link;
+      if (stored && findingById(verdict, id)) return undefined; // it was stored and linked to nothing
+      const finding = findingOf(id);
+      if (!finding) return undefined;
+      const summary = summaryWithoutCitations(finding.summary ?? '');
+      const live = linkFinding(finding, context());
+      if (live) return { ...live, summary };
+      const self = getPattern(patternDb(store), store.project, patternId(store.project, role, summary));
+      return self && self.role === role ? { patterns: [self.id], match: 'self', summary } : undefined;
+    },
+    withReason(id, reason) {
+      const finding = findingOf(id);
+      if (!finding) return undefined;
+      // the reason is more of the finding's text: the finding's own citations, if any, were resolved when it was linked
+      const read = { ...finding, summary: `${summaryWithoutCitations(finding.summary ?? '')}\n${reason}`, patterns: undefined };
+      return linkFinding(read, context())?.patterns;
+    },
   };
+}
+
+/**
+ * The patterns a dismissal penalises, and how each was reached. A finding linked by its words is read
+ * again with the validator's reason, and the dismissal lands where that reading leads: a reason that
+ * names the rule's premise ("there is no man page") mends a link the finding's concrete words got
+ * wrong. A finding that was its own pattern stays penalised beside the rule the reason reaches. A
+ * citation or an embedding link stands as recorded.
+ */
+function dismissalTargets(links: FindingLinks, id: string, reason: string): { pattern: string; match: string }[] {
+  const link = links.of(id);
+  const recorded = (link?.patterns ?? []).map((pattern) => ({ pattern, match: link!.match }));
+  if (!reason || (link && link.match !== 'text' && link.match !== 'self')) return recorded;
+  const read = links.withReason(id, reason)?.filter((p) => !link?.patterns.includes(p)) ?? [];
+  if (read.length === 0) return recorded;
+  const kept = link?.match === 'self' ? recorded : [];
+  return [...kept, ...read.map((pattern) => ({ pattern, match: 'reason' }))];
 }
 
 /** What this issue/run already reinforced and aged: each happens once per run. */
@@ -188,7 +250,7 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   };
   if (!parsed.verdict) return report;
   const verdict = parsed.verdict;
-  const linksOf = findingLinks(store, advRole, scoped ? { issue, run } : undefined, storedAdversarial?.id, adversarial);
+  const links = findingLinks(store, advRole, scoped ? { issue, run } : undefined, storedAdversarial?.id, adversarial);
   const grounded = report.evidence === 'L1' || report.evidence === 'L2';
   const injected = scoped ? injectedPatternIds(patternDb(store), store.project, issue, run, advRole) : [];
   // Dismissed earlier in this run (a re-run, an earlier iteration): not penalised twice, never reinforced.
@@ -204,8 +266,9 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
 
   const dismissed = new Set(verdict.false_positives.map((id) => id.toLowerCase()));
   for (const id of verdict.false_positives) {
-    const link = linksOf(id);
-    if (!link) {
+    const reason = validatorReason(id, validator);
+    const targets = dismissalTargets(links, id, reason);
+    if (targets.length === 0) {
       const named = findingById(parseVerdict(adversarial).verdict, id) || findingNamedByLine(id, adversarial);
       report.unmatched.push({
         finding: id,
@@ -213,7 +276,7 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
       });
       continue;
     }
-    for (const pid of link.patterns) {
+    for (const { pattern: pid, match } of targets) {
       const p = patternOf(pid);
       if (!p || penalisedIds.has(pid) || report.alreadyDismissed.includes(pid)) continue; // two ids naming one pattern: one dismissal
       if (dismissedBefore.has(pid)) {
@@ -223,14 +286,15 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
       penalisedIds.add(pid);
       const retracted = scoped && sightingAddedSuccess(store, issue, run, pid);
       const regressed = p.was_validated === 1;
-      events.push({ type: 'pattern.ignored', pattern: pid, role: p.role, weight, issue: input.issue, run: input.run, finding: id, retract: retracted });
+      const why = match === 'reason' ? { reason: reason.slice(0, REASON_RECORDED) } : {};
+      events.push({ type: 'pattern.ignored', pattern: pid, role: p.role, weight, issue: input.issue, run: input.run, finding: id, retract: retracted, ...why });
       if (regressed) events.push({ type: 'pattern.regressed', pattern: pid, issue: input.issue, run: input.run, finding: id });
-      report.penalised.push({ finding: id, pattern: pid, text: p.text, match: link.match, weight, retracted, regressed });
+      report.penalised.push({ finding: id, pattern: pid, text: p.text, match, weight, retracted, regressed });
       // `cairn maintain`'s rules, applied at once to the pattern as this dismissal leaves it.
-      const after = { ...p, ignore_count: p.ignore_count + 1, ignore_weight: p.ignore_weight + weight, success_count: Math.max(0, p.success_count - (retracted ? 1 : 0)) };
-      const reason = autoDeprecationReason(after, nowMs(), store.config.prior);
-      if (reason) {
-        events.push({ type: 'pattern.deprecated', pattern: pid, reason, auto: true });
+      const after = { ...p, ignore_count: p.ignore_count + 1, ignore_weight: p.ignore_weight + weight, success_count: Math.max(0, p.success_count - (retracted ? 1 : 0) - p.untested) };
+      const reasonToDeprecate = autoDeprecationReason(after, nowMs(), store.config.prior);
+      if (reasonToDeprecate) {
+        events.push({ type: 'pattern.deprecated', pattern: pid, reason: reasonToDeprecate, auto: true });
         report.deprecated.push(pid);
       }
     }
@@ -247,7 +311,7 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   // A finding the validator keeps held up: its patterns are reinforced, behind the evidence gate.
   const kept = [...new Set([...verdict.must_fix, ...verdict.issues.map((f) => f.id)])].filter((id) => !dismissed.has(id.toLowerCase()));
   for (const id of kept) {
-    const link = linksOf(id);
+    const link = links.of(id);
     if (!link) continue;
     report.confirmed.push({ finding: id, patterns: link.patterns, reinforced: grounded });
     if (grounded) for (const pid of link.patterns) reinforce(pid, id);
@@ -259,7 +323,7 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
     report.gate = 'reinforced';
     // What the adversary applied: echoed in its deliberation (scoped), or linked to a finding it raised.
     const raised = (parseVerdict(adversarial).verdict?.issues ?? []).filter((f) => !dismissed.has(f.id.toLowerCase()));
-    const applied = new Set([...(scoped ? appliedPatternIds(patternDb(store), store.project, issue, run, advRole) : []), ...raised.flatMap((f) => linksOf(f.id)?.patterns ?? [])]);
+    const applied = new Set([...(scoped ? appliedPatternIds(patternDb(store), store.project, issue, run, advRole) : []), ...raised.flatMap((f) => links.of(f.id)?.patterns ?? [])]);
     const files = new Set(input.files);
     for (const id of [...applied].sort()) if (files.size === 0 || (patternOf(id)?.files ?? []).some((f) => files.has(f))) reinforce(id);
     report.aged = injected.filter((id) => !applied.has(id) && eligible(id) && !marked.aged.has(id));

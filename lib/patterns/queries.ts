@@ -19,6 +19,8 @@ export interface Pattern extends ScoredState {
   issues: string[];
   promoted_by: string | null;
   reason: string | null;
+  /** Credit gained untested since a validator last tested it, which a dismissal takes back (lib/events/reducer.ts). */
+  untested: number;
 }
 
 export interface Ranked {
@@ -37,7 +39,7 @@ export interface PatternRecord extends Omit<Pattern, 'labels' | 'files' | 'phase
 }
 
 export const COLUMNS = `project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight, reinforcement_count, sightings,
-  was_validated, regressed, lifecycle, first_seen, last_used, labels, files, phases, issues, promoted_by, reason`;
+  was_validated, regressed, lifecycle, first_seen, last_used, labels, files, phases, issues, promoted_by, reason, untested`;
 
 export function toPattern(r: PatternRecord): Pattern {
   return {

@@ -51,6 +51,7 @@ const TEXT_FIELDS = ['severity', 'summary', 'location', 'root_cause', 'fix_hint'
 interface FoundBlock {
   line: number; // 1-based line of the opener, for messages
   body: string | null; // the JSON text, or null when the block is never closed
+  span: [number, number]; // the whole block, opener to closer (to the end of the text when never closed)
 }
 
 export function parseVerdict(text: string): VerdictParse {
@@ -70,6 +71,17 @@ export function findingById(v: Verdict | null, id: string): Finding | undefined 
   const wanted = id.trim().toLowerCase();
   if (wanted === '') return undefined;
   return v.issues.find((finding) => finding.id.toLowerCase() === wanted);
+}
+
+/** The text with its verdict-json blocks left out: the prose, where a validator says why (SPEC §3.9.2). */
+export function withoutVerdictBlocks(text: string): string {
+  let prose = '';
+  let from = 0;
+  for (const { span } of findBlocks(text)) {
+    prose += text.slice(from, span[0]) + '\n';
+    from = span[1];
+  }
+  return prose + text.slice(from);
 }
 
 /** All verdict-json blocks, in text order. */
@@ -95,11 +107,11 @@ function findBlocks(text: string): FoundBlock[] {
       const line = lineOf(windowStart + commentAt);
       const close = text.indexOf('-->', afterMarker);
       if (close < 0) {
-        found.push({ line, body: null });
+        found.push({ line, body: null, span: [windowStart + commentAt, text.length] });
         commentsCanClose = false;
         continue;
       }
-      found.push({ line, body: text.slice(afterMarker, close) });
+      found.push({ line, body: text.slice(afterMarker, close), span: [windowStart + commentAt, close + 3] });
       from = close + 3;
       continue;
     }
@@ -114,10 +126,10 @@ function findBlocks(text: string): FoundBlock[] {
     const close = bodyStart > 0 ? closingFence(text, bodyStart, fence[1]) : null;
     if (!close) {
       // An unclosed fence runs to the end of the text, so nothing after it is a block.
-      found.push({ line, body: null });
+      found.push({ line, body: null, span: [at - linePrefix.length, text.length] });
       break;
     }
-    found.push({ line, body: text.slice(bodyStart, close.start) });
+    found.push({ line, body: text.slice(bodyStart, close.start), span: [at - linePrefix.length, close.end] });
     from = close.end;
   }
   return found;

@@ -230,6 +230,13 @@ const MIGRATIONS: string[] = [
   // the index; emptied with the pattern tables (a later migration that empties them empties it too)
   `CREATE TABLE pattern_postings (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, through INTEGER NOT NULL,
      last TEXT NOT NULL, postings BLOB NOT NULL, PRIMARY KEY (project, role, term));`,
+  // the credit a pattern gained untested since a validator last tested it (passing outcomes and PASSes
+  // it was applied in), which a dismissal takes back (lib/events/reducer.ts): only the log knows it, so
+  // the pattern tables are emptied and replayed
+  `ALTER TABLE patterns ADD COLUMN untested REAL NOT NULL DEFAULT 0;
+   DELETE FROM patterns; DELETE FROM deliberations; DELETE FROM sightings; DELETE FROM injections; DELETE FROM dismissals;
+   DELETE FROM outcomes; DELETE FROM summaries; DELETE FROM run_marks; DELETE FROM links; DELETE FROM pattern_terms;
+   DELETE FROM pattern_postings; DELETE FROM meta WHERE key = 'log:events';`,
 ];
 
 /** A value that changes whenever the database does, by this connection or another: what a cache of its rows is keyed by. */
