@@ -41,7 +41,7 @@ example:
     const lines = [
       shown(`pattern ${p.id} — ${p.role}, ${p.category}, ${p.lifecycle}${p.regressed ? ', REGRESSED' : ''}`),
       `text: ${shown(p.text)}`,
-      `record: ${fmt(p.success_count)} successes, ${p.ignore_count} ignored (weight ${fmt(p.ignore_weight)}), ${p.reinforcement_count} reinforced, ` +
+      `record: ${fmt(p.success_count)} successes (${fmt(p.untested)} untested since last tested), ${p.ignore_count} ignored (weight ${fmt(p.ignore_weight)}), ${p.reinforcement_count} reinforced, ` +
         `${p.sightings} sightings in ${p.issues.length} issue(s)${p.was_validated ? ', validated' : ''}`,
       shown(`context: labels [${p.labels.join(', ')}] files [${p.files.join(', ')}] phases [${p.phases.join(', ')}]`),
       ...(p.promoted_by ? [shown(`promoted by ${p.promoted_by}: ${p.reason ?? ''}`)] : p.reason ? [`reason: ${shown(p.reason)}`] : []),

@@ -871,6 +871,15 @@ describe('a dismissal takes back the credit gained untested since the pattern wa
     expect(pat(s, TOKENS)).toMatchObject({ success_count: 6, ignore_count: 1, untested: 0 });
   });
 
+  it('cairn explain shows the untested credit a dismissal would take back (process)', () => {
+    const s = riddenAlong(3);
+    const root = s.location.root;
+    const id = pid(s, TOKENS);
+    s.close();
+    const explain = run('cairn', ['explain', id, '--strict'], { cwd: root, env: { CAIRN_NOW: iso(3) } });
+    expect(explain.stdout).toContain('record: 7 successes (6 untested since last tested), 0 ignored');
+  });
+
   it('a pattern never dismissed keeps all its credit, tested or not', () => {
     const s = riddenAlong(3);
     raisedIn(s, 4, 'LED-99', 'keep');
