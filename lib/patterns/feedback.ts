@@ -124,16 +124,56 @@ const REASON_CHARS = 600;
 const REASON_RECORDED = 160;
 
 /**
- * Why the validator dismissed a finding: its lines naming the id outside its verdict-json blocks,
- * without the id. A validator explains a false positive by what the project lacks or does instead
- * ("ledgerly ships no man page"), which often names the rule the finding applied in the rule's own
- * words where the finding named only the concrete file (SPEC §3.9.2, bench/README.md "the
- * validator's reason").
+ * Why the validator dismissed a finding: its words about it, outside its verdict-json blocks — the
+ * paragraph that names the id, or the section under a heading that does (`## J2 — false positive`);
+ * of a paragraph that names other findings too, only the sentences naming this one. A validator
+ * explains a false positive by what the project lacks or does instead ("ledgerly ships no man
+ * page"), which often names the rule the finding applied in the rule's own words where the finding
+ * named only the concrete file (bench/README.md, "the held-out wording, and what closed it").
  */
-export function validatorReason(id: string, validatorText: string): string {
+export function validatorReason(id: string, validatorText: string, otherIds: string[] = []): string {
   const names = namesId(id);
-  const lines = withoutVerdictBlocks(validatorText).split('\n').filter((l) => names.test(l));
-  return summaryWithoutCitations(lines.map((l) => withoutId(l, id)).join(' ')).slice(0, REASON_CHARS); // summaryWithoutCitations collapses whitespace too
+  const others = otherIds.filter((o) => o.toLowerCase() !== id.toLowerCase()).map(namesId);
+  const paragraphs = proseParagraphs(withoutVerdictBlocks(validatorText));
+  const words: string[] = [];
+  paragraphs.forEach((paragraph, i) => {
+    if (!names.test(paragraph)) return;
+    if (HEADING.test(paragraph)) {
+      // the section under the heading, up to the next one
+      const end = paragraphs.findIndex((p, j) => j > i && HEADING.test(p));
+      words.push(...paragraphs.slice(i, end < 0 ? undefined : end).map((p) => withoutId(p.replace(/\s+/g, ' '), id)));
+      return;
+    }
+    const about = others.some((o) => o.test(paragraph)) ? paragraph.split(/(?<=[.!?;])\s+/).filter((sentence) => names.test(sentence)) : [paragraph];
+    words.push(...about.map((text) => withoutId(text.replace(/\s+/g, ' '), id)));
+  });
+  return summaryWithoutCitations(words.join(' ')).slice(0, REASON_CHARS); // summaryWithoutCitations collapses whitespace too
+}
+
+const HEADING = /^ {0,3}#{1,6}\s/;
+
+const LIST_ITEM = /^ {0,3}([-*+]|\d{1,3}[.)])\s/;
+
+/** A text's paragraphs (lines between blank lines); a heading line is one of its own, and so is each list item. */
+function proseParagraphs(text: string): string[] {
+  const paragraphs: string[] = [];
+  let current: string[] = [];
+  const close = () => {
+    if (current.length) paragraphs.push(current.join('\n'));
+    current = [];
+  };
+  for (const line of text.split('\n')) {
+    if (!line.trim()) close();
+    else if (HEADING.test(line)) {
+      close();
+      paragraphs.push(line);
+    } else {
+      if (LIST_ITEM.test(line)) close();
+      current.push(line);
+    }
+  }
+  close();
+  return paragraphs;
 }
 
 interface FindingLinks {
@@ -265,8 +305,10 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   };
 
   const dismissed = new Set(verdict.false_positives.map((id) => id.toLowerCase()));
+  // the ids a validator's paragraph may name beside the one it explains
+  const findingIds = [...new Set([...verdict.false_positives, ...verdict.must_fix, ...verdict.issues.map((f) => f.id), ...(parseVerdict(adversarial).verdict?.issues.map((f) => f.id) ?? [])])];
   for (const id of verdict.false_positives) {
-    const reason = validatorReason(id, validator);
+    const reason = validatorReason(id, validator, findingIds);
     const targets = dismissalTargets(links, id, reason);
     if (targets.length === 0) {
       const named = findingById(parseVerdict(adversarial).verdict, id) || findingNamedByLine(id, adversarial);
