@@ -14,9 +14,10 @@ import type { Database } from '../lib/store/db.js';
 // patterns a comparison with every pattern of the role finds, whatever the words' frequencies.
 
 // A small vocabulary with words that share a stem (document/documents/documented, retry/retries),
-// stop-words and a few rare words, so that texts overlap heavily as a real role's patterns do.
+// stop-words (which the index leaves out), a word that stems as a stop-word does (others → oth, as
+// other), and a few rare words, so that texts overlap heavily as a real role's patterns do.
 const WORDS = (
-  'the a in of to must be document documents documented documentation retry retries retried token tokens session ' +
+  'the a in of to must be before other others after during document documents documented documentation retry retries retried token tokens session ' +
   'migration index rollback refund invoice webhook timeout tenant cursor ledger cookie schema flag test plan endpoint ' +
   'export status cli api merge release'
 ).split(' ');
@@ -81,6 +82,21 @@ describe('TermIndex.nearDuplicates', () => {
       expectedTotal += expected.length;
     }
     expect(expectedTotal).toBeGreaterThan(100); // the probes do have near-duplicates to find
+  });
+
+  it('finds them for texts made mostly of stop-words, which the index does not hold', () => {
+    const root = tempProject();
+    const db = patternDb(openTestStore(root, 'p1'));
+    const stored = ['it must be in the plan before the merge', 'others must be in the plan before merge', 'it is not in the plan after all', 'all of them are in it'];
+    insertPatterns(db, 'p1', 'auditor', [...stored, ...randomTexts(300, 31)]);
+    const index = new TermIndex(db, 'p1', 'auditor');
+    for (const probe of ['it must be in the plan before the merge', 'it must be in the plan before merge', 'all of them are in it', 'it is not in the plan after it all']) {
+      const expected = stored.filter((t) => jaccard(tokenSet(t), tokenSet(probe)) >= NEAR_DUPLICATE);
+      expect(expected.length, probe).toBeGreaterThan(0);
+      expect(index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.text), probe).toEqual(expect.arrayContaining(expected));
+    }
+    expect(indexTerms('all of them are in it').terms).toEqual([]); // stop-words only: nothing indexed, found by its size
+    expect(indexTerms('others must be in the plan before merge').terms.sort()).toEqual(['merg', 'must', 'oth', 'plan']);
   });
 
   it('finds them whatever its frequency estimates say (they only order the words read)', () => {

@@ -176,16 +176,28 @@ export function capUtf8(text: string, maxBytes: number): string {
 }
 
 /**
- * The terms a pattern is indexed under: the stems of its words (stop-words included: a
- * near-duplicate is judged on every word) and of its content terms (identifiers split into their
- * words). A text that shares a word, or a content term, with another shares one of these. With them
- * its length, the number of distinct words (what near-duplicate sizes and BM25 count), from the
- * same split of the text.
+ * The terms a pattern is indexed under: the stems of its words but the stop-words, and of its
+ * content terms (identifiers split into their words). A text that shares a word other than a
+ * stop-word, or a content term, with another shares one of these. With them its length, the number
+ * of distinct words, stop-words included (what near-duplicate sizes and BM25 count), from the same
+ * split of the text. Stop-words were 27 % of the index's rows and no lookup reads them: a
+ * near-duplicate lookup reads a text's rarest stems and never one a stop-word stems to
+ * (isStopStem), BM25 and links read content terms.
  */
 export function indexTerms(text: string): { terms: string[]; length: number } {
   const distinct = new Set(words(text));
   const terms = new Set<string>();
-  for (const w of distinct) terms.add(stem(w));
+  for (const w of distinct) if (!STOP_WORDS.has(w)) terms.add(stem(w));
   for (const t of contentTerms(text).keys()) terms.add(t);
   return { terms: [...terms], length: distinct.size };
 }
+
+/**
+ * Whether a stop-word stems to this (`before` → `befor`): a pattern holding it may hold it through
+ * that stop-word, which is not indexed, so a near-duplicate lookup cannot count it.
+ */
+export function isStopStem(stemmed: string): boolean {
+  stopStems ??= new Set([...STOP_WORDS].map(stem));
+  return stopStems.has(stemmed);
+}
+let stopStems: Set<string> | undefined;

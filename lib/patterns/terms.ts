@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import { databaseVersion, isBusy, type Database } from '../store/db.js';
 import { IndexCatchingUp } from '../core/errors.js';
-import { contentTerms, stem, tokenSet } from '../core/text.js';
+import { contentTerms, isStopStem, stem, tokenSet } from '../core/text.js';
 import type { TermWeight } from './link.js';
 
 // The term index (pattern_terms: project, role, term → pattern, in the order the patterns were added,
@@ -160,21 +160,21 @@ export class TermIndex {
    * and a few others: the caller compares their words. A pattern of m words (m within a factor t of
    * the text's n) shares at least k = ⌈t·(n + m)/(1 + t)⌉ of them, so at least k − (n − n') of the
    * text's n' distinct stems (two words may share a stem), and at least k − n + w of any w of those
-   * stems. Prefix filtering: the stems are read rarest first, as many as make that at least one for
-   * every m (the prefix) and three more, and of the next three those whose lists cost next to nothing
-   * to read, so that few postings are read and few candidates come back.
+   * stems. Only stems no stop-word stems to are counted (stop-words are not indexed: isStopStem).
+   * Prefix filtering: those stems are read rarest first, as many as make that at least one for
+   * every m (the prefix, n − ⌈t·n⌉ + 1) and three more, and of the next three those whose lists
+   * cost next to nothing to read, so that few postings are read and few candidates come back.
    */
   nearDuplicates(text: string, threshold: number): Row[] {
     const { db, project, role } = this;
     const words = [...tokenSet(text)];
     const n = words.length;
     if (n === 0) return [];
-    const stems = [...new Set(words.map(stem))];
-    const shared = Math.ceil(threshold * n - 1e-9) - (n - stems.length);
+    const stems = [...new Set(words.map(stem))].filter((s) => !isStopStem(s));
     const [least, most] = [Math.ceil(threshold * n - 1e-9), Math.floor(n / threshold + 1e-9)];
-    const prefix = stems.length - shared + 1;
-    if (shared < 1 || prefix > COUNTED_STEMS) {
-      // too many words share a stem to filter by stems, or a text far longer than an item: every pattern of a near size (rare)
+    const prefix = n - least + 1;
+    if (prefix > stems.length || prefix > COUNTED_STEMS) {
+      // too many stop-words, or words sharing a stem, to filter by stems, or a text far longer than an item: every pattern of a near size (rare)
       return statement(db, 'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id').all(project, role, least, most) as Row[];
     }
     const holding = this.rarity(stems);
