@@ -14,8 +14,12 @@ import type { FollowReport, LogFollower } from '../store/follower.js';
 // events.jsonl (SPEC §3.2): appended in (ts, id) order under the lock, replayed by the one reducer
 // through the one follower, in (ts, id) order.
 
-/** Term rows a hook indexes itself at the end of a replay (~0.3 s on a slow machine); above, the background does. */
-const INLINE_FINISH_TERMS = 200_000;
+/**
+ * Term rows a hook indexes itself at the end of a replay; above, the background does. The indexes
+ * take ~2.7 µs a term row in a hook (10k patterns, 140k rows without stop-words: 0.38 s), and a hook
+ * that replayed a log that size has ~0.8 s of its 2 s left, less than the half it needs to start them.
+ */
+const INLINE_FINISH_TERMS = 100_000;
 /** A background build not done after this long is started again (it may have been killed). */
 const FINISH_RETRY_MS = 60_000;
 /**
@@ -49,7 +53,7 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
       db.pragma(`cache_size = -${DEFAULT_CACHE_KB}`);
       for (const create of Object.values(EVENT_LOG_INDEXES)) db.exec(create.replace(/^CREATE (UNIQUE )?INDEX /, 'CREATE $1INDEX IF NOT EXISTS '));
     },
-    // The term index of 100k patterns (1.7M rows) takes seconds to build, more than a hook has: a
+    // The term index of 100k patterns (1.4M rows) takes seconds to build, more than a hook has: a
     // fresh clone's hooks replay the log, and `cairn rebuild --continue` builds it in the background.
     finishLater: (db) => {
       const rows = (db.prepare('SELECT MAX(rowid) AS n FROM pattern_terms').get() as { n: number | null }).n ?? 0;
