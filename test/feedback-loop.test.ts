@@ -963,6 +963,7 @@ describe("a dismissal read with the validator's reason", () => {
     expect(r.code, r.stderr).toBe(0);
     const manPage = patternId(openTestStore(root).project, 'auditor', MAN_PAGE);
     expect(JSON.parse(r.stdout).penalised).toEqual([expect.objectContaining({ pattern: manPage, match: 'reason' })]);
+    expect(r.stderr).toContain(`1 penalised (A1→${manPage.slice(0, 7)} by the reason)`);
     const explain = run('cairn', ['explain', manPage, '--strict'], { cwd: root, env: { CAIRN_NOW: iso(1) } });
     // the finding's link (to the other rule) is not in this pattern's history: the reason says how the dismissal got here
     expect(explain.stdout).toContain("dismissed in LED-9/r1 via finding A1, reached through the validator's reason 'false positive. ledgerly ships no man page.' (weight 1");

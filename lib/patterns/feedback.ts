@@ -314,7 +314,7 @@ export function feedbackSummary(r: FeedbackReport): string {
   const confirmed = r.confirmed.map((c) => `${c.finding}→${c.patterns.map(shortId).join('+')}${c.reinforced ? '' : ' (evidence too weak)'}`);
   return [
     `${gate}:`,
-    `${r.penalised.length} ${would}penalised${r.penalised.length ? ` (${r.penalised.map((p) => `${p.finding}→${shortId(p.pattern)}`).join(' ')})` : ''},`,
+    `${r.penalised.length} ${would}penalised${r.penalised.length ? ` (${r.penalised.map((p) => `${p.finding}→${shortId(p.pattern)}${p.match === 'reason' ? ' by the reason' : ''}`).join(' ')})` : ''},`,
     `${r.confirmed.length} confirmed${confirmed.length ? ` (${confirmed.join(' ')})` : ''},`,
     `${r.reinforced.length} ${would}reinforced${ids(r.reinforced)},`,
     `${r.aged.length} ${would}aged${ids(r.aged)},`,
