@@ -315,25 +315,20 @@ line(`${RUNS} runs per stream, seeds 1–${SEEDS}; ${BASE.trueChecks} true check
 line();
 line('### Links: does a paraphrased finding reach its rule?');
 line();
-line('| wording | right rule | another rule (wrong) | no link (own pattern) | trials |');
-line('|:---|---:|---:|---:|---:|');
-for (const [k, v] of Object.entries({ 'tuning (set a)': links.tuning, 'held-out (set b)': links.heldOut })) {
-  if (!v) continue;
-  line(`| ${k} | ${pct1(v.right)} | ${pct1(v.wrong)} | ${pct1(v.none)} | ${v.trials} |`);
-}
-line();
+/** A table of link accuracy, a row per wording measured: `cells` gives a row's cells after the wording. */
+const linkTable = (header, cells) => {
+  line(`| wording | ${header.join(' | ')} |`);
+  line(`|:---|${header.map(() => '---:').join('|')}|`);
+  for (const [k, v] of Object.entries({ 'tuning (set a)': links.tuning, 'held-out (set b)': links.heldOut })) if (v) line(`| ${k} | ${cells(v).join(' | ')} |`);
+  line();
+};
+linkTable(['right rule', 'another rule (wrong)', 'no link (own pattern)', 'trials'], (v) => [pct1(v.right), pct1(v.wrong), pct1(v.none), v.trials]);
 line(`Most frequent wrong links — tuning: ${fmtWrong(links.tuning)}${links.heldOut ? `; held-out: ${fmtWrong(links.heldOut)}` : ''}.`);
 line();
 line("The false alarms' findings alone, as a curator dismisses them: by the finding's words (as stored), and read with the curator's reason (as feedback-loop reads a dismissal):");
 line();
-line('| wording | finding alone: right / wrong / none | with the reason: right / wrong / none | trials |');
-line('|:---|---:|---:|---:|');
-for (const [k, v] of Object.entries({ 'tuning (set a)': links.tuning, 'held-out (set b)': links.heldOut })) {
-  if (!v) continue;
-  const three = (a) => `${pct1(a.right)} / ${pct1(a.wrong)} / ${pct1(a.none)}`;
-  line(`| ${k} | ${three(v.alarms)} | ${three(v.withReason)} | ${v.alarms.trials} |`);
-}
-line();
+const three = (a) => `${pct1(a.right)} / ${pct1(a.wrong)} / ${pct1(a.none)}`;
+linkTable(['finding alone: right / wrong / none', 'with the reason: right / wrong / none', 'trials'], (v) => [three(v.alarms), three(v.withReason), v.alarms.trials]);
 line(`Wrong links left with the reason — tuning: ${fmtWrong(links.tuning.withReason)}${links.heldOut ? `; held-out: ${fmtWrong(links.heldOut.withReason)}` : ''}.`);
 line();
 line(`### Scenarios (block after ${RUNS} runs; min and mean over seeds 1–${SEEDS})`);
