@@ -171,6 +171,33 @@ describe('ranking by the rank indexes', () => {
     }
   });
 
+  it('a ranking asked for more lines on the same connection goes on from the last walk and gives the full scan’s block', () => {
+    const { db } = randomStore(3000, 43);
+    for (const query of [undefined, 'refund webhook retry ledger']) {
+      for (const ctx of contexts) {
+        const opts: RankOptions = { roles: ROLES, ctx, query };
+        const first = rankScores(db, 'p1', opts, { limit: 7 });
+        expect(first.top).toEqual(rankByScan(db, 'p1', opts, 7).top);
+        for (const limit of [40, 7, 300]) {
+          const more = rankScores(db, 'p1', opts, { limit });
+          const full = rankByScan(db, 'p1', opts, limit);
+          expect(more.top, `${query} ${ctx.role} ${limit}`).toEqual(full.top);
+          expect(more.complete).toBe(full.complete);
+        }
+      }
+    }
+  });
+
+  it('a walk is not reused once a pattern changed: the next ranking sees the change', () => {
+    const { db } = randomStore(800, 47);
+    const opts: RankOptions = { roles: ROLES, ctx: contexts[0], query: 'refund webhook retry' };
+    const before = rankScores(db, 'p1', opts, { limit: 5 }).top;
+    db.prepare("UPDATE patterns SET lifecycle = 'deprecated' WHERE project = 'p1' AND id = ?").run(before[0].id);
+    const after = rankScores(db, 'p1', opts, { limit: 20 }).top;
+    expect(after.map((s) => s.id)).not.toContain(before[0].id);
+    expect(after).toEqual(rankByScan(db, 'p1', opts, 20).top);
+  });
+
   it('a query whose best match is deprecated scales relevance by the best candidate, as the full scan does', () => {
     const { db } = randomStore(600, 37);
     const query = 'refund webhook retry';

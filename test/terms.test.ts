@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { openTestStore, seededRandom, tempProject } from './helpers.js';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { TermIndex, keepPostingLists } from '../lib/patterns/terms.js';
+import { TermIndex, bm25Query, keepPostingLists, matchesSql, queryMatches, queryTermsSql } from '../lib/patterns/terms.js';
 import { NEAR_DUPLICATE } from '../lib/patterns/deliberation.js';
 import { indexTerms, jaccard, tokenSet } from '../lib/core/text.js';
 import { patternId } from '../lib/core/ids.js';
@@ -226,5 +226,36 @@ describe('packed posting lists (pattern_postings)', () => {
       other.close();
     }
     expect(packedCount(db)).toBe(0);
+  });
+});
+
+describe('queryMatches (a query’s matches summed from the posting lists)', () => {
+  /** Each match's BM25 by pattern id, as the walk's lists give it and as matchesSql computes it. */
+  function bothWays(db: Database, roles: string[], query: string) {
+    const q = bm25Query(db, 'p1', roles, query)!;
+    const matches = queryMatches(db, 'p1', roles, q);
+    const idOf = db.prepare('SELECT pattern FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ?').pluck();
+    const fromLists = new Map<string, number>();
+    matches.seqs.forEach((seq, i) => {
+      fromLists.set(idOf.get('p1', roles[matches.role[i]], q.terms[matches.term[i]].term, seq) as string, matches.bm[i]);
+      expect(matches.place.get(seq)).toBe(i);
+    });
+    const params: Record<string, unknown> = {};
+    const rows = db.prepare(`WITH ${queryTermsSql(q, params)} ${matchesSql('p1', roles, params)}`).all(params) as { id: string; bm: number }[];
+    return { fromLists, fromSql: new Map(rows.map((r) => [r.id, r.bm])) };
+  }
+
+  it('gives every match the very BM25 SQL computes, with its lists packed or read from the index, over several roles', () => {
+    const db = patternDb(openTestStore(tempProject(), 'p1'));
+    insertPatterns(db, 'p1', 'auditor', randomTexts(1200, 7));
+    insertPatterns(db, 'p1', 'judge', randomTexts(300, 8));
+    for (const packed of [false, true]) {
+      if (packed) expect(keepPostingLists(db, 'p1')).toBeGreaterThan(0);
+      for (const query of ['refund webhook retry', 'document the retries of a tenant cursor', 'openapi pagination']) {
+        const { fromLists, fromSql } = bothWays(db, ['auditor', 'judge'], query);
+        expect(fromLists.size, query).toBeGreaterThan(0);
+        expect(fromLists, `${query}, packed: ${packed}`).toEqual(fromSql); // exact numbers: toEqual compares with Object.is
+      }
+    }
   });
 });

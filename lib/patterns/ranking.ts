@@ -2,19 +2,19 @@ import type { Statement } from 'better-sqlite3';
 import { databaseVersion, type Database } from '../store/db.js';
 import { COLUMNS, toPattern, type PatternRecord, type Ranked } from './queries.js';
 import {
-  baseScoreSql, DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_SQL, rankIndexUsable, rankKeyBound, scorePattern, SCORE_CUT, type ScoreContext,
+  baseScoreSql, DECAYING_KEY_SQL, DECAYING_SQL, finalScore, IMMUNE_KEY_SQL, IMMUNE_SQL, rankIndexUsable, rankKeyBound, scorePattern, SCORE_CUT, type ScoreContext,
 } from './scoring.js';
-import { bm25Query, matchesSql, patternBm25Sql, queryTermsSql, type Bm25Query } from './terms.js';
+import { bm25Query, matchesSql, patternBm25Sql, queryMatches, queryTermsSql, type Bm25Query, type QueryMatches } from './terms.js';
 
 // Ranking a role's candidates (SPEC §3.4, §3.5) inside SQLite, best first, ties by id: only the rows
 // a block can hold cross into JavaScript. Three ways, one order:
 //   - by the rank indexes (issue 8): each role's patterns read in rank-key order, a page at a time,
 //     until no pattern further down any index can beat the best found (lib/patterns/scoring.ts);
 //   - with a query, the same walk beside a fourth list, the patterns that match it in BM25 order (over
-//     this project's own patterns, from the term index: lib/patterns/terms.ts), every pattern read
-//     scored by 0.6 · relevance + 0.4 · base, until no pattern unread in all the lists can reach the
-//     best found (a threshold walk: unread, a pattern's relevance is at most the last read in BM25
-//     order, and its base at most its index's bound);
+//     this project's own patterns, summed from the term index's posting lists: lib/patterns/terms.ts
+//     queryMatches), every pattern read scored by 0.6 · relevance + 0.4 · base, until no pattern
+//     unread in all the lists can reach the best found (a threshold walk: unread, a pattern's
+//     relevance is at most the last read in BM25 order, and its base at most its index's bound);
 //   - by scoring every candidate (a configured prior, relevance from embeddings, no rank indexes yet).
 // A summary's basis is a digest of the whole candidate set, taken in one aggregate pass (candidateDigest).
 
@@ -143,14 +143,16 @@ interface QueryState {
   /** The best candidate's BM25; null when no candidate matches; undefined until known. */
   max?: number | null;
   table: boolean;
+  /** Every match, once a walk summed them. */
+  matches?: QueryMatches;
 }
-const queryMatches = new WeakMap<Database, QueryState>();
+const queryStates = new WeakMap<Database, QueryState>();
 
 /** The query's entry for the database as it is now. A summary's basis after the ranking needs the same relevance: each is taken once, unless a pattern changed meanwhile, in this connection or another. */
 function queryState(db: Database, project: string, opts: RankOptions & { query: string }): QueryState {
   const key = `${JSON.stringify([project, opts.roles, opts.query])}@${databaseVersion(db)}`;
-  let known = queryMatches.get(db);
-  if (!known || known.key !== key) queryMatches.set(db, (known = { key, q: bm25Query(db, project, opts.roles, opts.query), table: false }));
+  let known = queryStates.get(db);
+  if (!known || known.key !== key) queryStates.set(db, (known = { key, q: bm25Query(db, project, opts.roles, opts.query), table: false }));
   return known;
 }
 
@@ -236,158 +238,209 @@ export function newestFirstSeen(db: Database, project: string, roles: string[]):
  * The best `limit` candidates by the rank indexes, and by a query's matches when `query` is given.
  * Each role's two indexes are read a page at a time while the bound of the next row could still reach
  * the best `limit`: its base is at most rankKeyBound of the last key read, and its relevance at most
- * that of the last match read (0 once every match is read). Every pattern read is scored exactly, in
- * SQL, as the full scan scores it.
+ * that of the last match read (0 once every match is read). Every pattern read is scored exactly, as
+ * the full scan scores it. The walk is kept for the connection: a ranking asked for more (a block
+ * whose first page falls short) goes on from where the last one stopped, until a pattern changes.
  */
 function rankByKey(db: Database, project: string, opts: RankOptions, limit: number, query: QueryState | null): Ranking {
-  const found = new Map<string, number>();
+  const key = `${JSON.stringify([project, opts.roles, opts.ctx, opts.query, opts.excludeDismissed])}@${databaseVersion(db)}`;
+  let walk = walks.get(db);
+  if (!walk || walk.key !== key) walks.set(db, (walk = new RankWalk(db, project, opts, query, key)));
+  return walk.rank(limit);
+}
+
+const walks = new WeakMap<Database, RankWalk>();
+
+class RankWalk {
+  /** The exact score of every candidate read that passes the cut. */
+  private readonly found = new Map<string, number>();
+  private readonly matches: ReturnType<typeof bestMatches> | null = null;
+  private readonly relevanceOf?: (seq: number) => number;
+  private readonly streams;
+  private rowsRead = 0;
   // the best `limit` scores found, highest first (the kth is the last of them): kept as rows are
   // added, where sorting every row found at each page cost ~8 ms of a 100k-pattern `--query`
-  let best: number[] = [];
-  const add = (rows: Scored[]) => {
+  private best: number[] = [];
+  private limit = 0;
+
+  constructor(
+    db: Database,
+    project: string,
+    private readonly opts: RankOptions,
+    query: QueryState | null,
+    readonly key: string,
+  ) {
+    let matches = query && query.max !== null ? bestMatches(db, project, opts, query) : null;
+    if (matches) {
+      do this.add(matches.next());
+      while (query!.max === undefined && !matches.done);
+      query!.max ??= null;
+      if (query!.max === null) matches = null; // no candidate matches: no relevance signal
+    }
+    this.matches = matches;
+    // A row's relevance is its match's BM25 over the best match's (0 when it matches no term): looked up
+    // among the matches summed already, where weighing each row against the query in SQL took eight
+    // index lookups a row. Its score is the full scan's arithmetic (finalScore), on the same numbers.
+    if (matches) {
+      const { bm, place } = query!.matches!;
+      this.relevanceOf = (seq) => {
+        const at = place.get(seq);
+        return at === undefined ? 0 : bm[at] / query!.max!;
+      };
+    }
+    const base = baseScoreSql(opts.ctx);
+    this.streams = opts.roles.flatMap((role) =>
+      ([[DECAYING_KEY_SQL, DECAYING_SQL, false], [IMMUNE_KEY_SQL, IMMUNE_SQL, true]] as const).map(([key, where, immune]) => {
+        const params: Record<string, unknown> = { ...base.params, project, streamRole: role };
+        const statement = db.prepare(
+          `SELECT id, term_seq AS seq, ${base.sql} AS base, ${key} AS key FROM patterns
+           WHERE project = @project AND role = @streamRole AND ${where} ${dismissedClause(opts, params)} AND ${key} <= @lastKey
+           ORDER BY ${key} DESC LIMIT @page OFFSET @ties`,
+        );
+        return { role, immune, params, statement, read: 0, lastKey: Infinity, ties: 0, done: false };
+      }),
+    );
+  }
+
+  private add(rows: Scored[]): void {
+    const { found, limit } = this;
     for (const r of rows) {
       if (r.score < SCORE_CUT) continue;
       const before = found.get(r.id);
       found.set(r.id, r.score);
       if (before === r.score) continue;
       if (before !== undefined) {
-        best = [...found.values()].sort((a, b) => b - a).slice(0, limit); // scored twice, differently: count again
+        this.best = [...found.values()].sort((a, b) => b - a).slice(0, limit); // scored twice, differently: count again
         continue;
       }
+      const best = this.best;
       let at = best.length;
       while (at > 0 && best[at - 1] < r.score) at--;
       if (at < limit) best.splice(at, 0, r.score);
       if (best.length > limit) best.pop();
     }
-  };
-  // Whether a row left unscored could pass the cut (then the ranking cannot say it holds every candidate).
-  let unscored = false;
-  let matches = query && query.max !== null ? bestMatches(db, project, opts, query) : null;
-  if (matches) {
-    do add(matches.next());
-    while (query!.max === undefined && !matches.done);
-    query!.max ??= null;
-    if (query!.max === null) matches = null; // no candidate matches: no relevance signal
   }
-  const match = matches && { q: query!.q!, max: query!.max! };
-  const base = baseScoreSql(opts.ctx);
-  const page = limit + 8;
-  const streams = opts.roles.flatMap((role) =>
-    ([[DECAYING_KEY_SQL, DECAYING_SQL, false], [IMMUNE_KEY_SQL, IMMUNE_SQL, true]] as const).map(([key, where, immune]) => {
-      const params: Record<string, unknown> = { ...base.params, project, streamRole: role, page };
-      const withs: string[] = [];
-      let score = scoreSql(db, opts, match && { kind: 'terms', match }, params, withs);
-      if (match) {
-        // A row that cannot reach the best found even with the highest relevance left to read is not
-        // weighed against the query (eight index lookups): its score is NULL. One read among the
-        // matches already has its exact score.
-        const upper = `(0.6 * @relevanceBound + 0.4 * ${base.sql})`;
-        score = `CASE WHEN ${upper} < @kth THEN NULL ELSE ${score} END AS score, ${upper} >= @cut AS passes`;
-        params.cut = SCORE_CUT;
-      } else score = `${score} AS score, 0 AS passes`;
-      const statement = db.prepare(
-        `${withClause(withs)}SELECT id, ${score}, ${key} AS key FROM patterns
-         WHERE project = @project AND role = @streamRole AND ${where} ${dismissedClause(opts, params)} AND ${key} <= @lastKey
-         ORDER BY ${key} DESC LIMIT @page OFFSET @ties`,
-      );
-      return { role, immune, params, statement, read: 0, lastKey: Infinity, ties: 0, done: false };
-    }),
-  );
-  let rowsRead = 0;
-  for (;;) {
-    const kth = best.length >= limit ? Math.max(best[limit - 1], SCORE_CUT) : SCORE_CUT;
-    // The bounds are computed in JavaScript, the scores in SQL: a few ulps apart, a tie at the kth score
-    // would be cut off where the ids decide (found by a block of 20 lines among 30 tied patterns).
-    const relevance = matches ? matches.bound() : 0;
-    const baseBound = (s: (typeof streams)[number]) => (s.read === 0 ? Infinity : rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx));
-    const bound = (s: (typeof streams)[number]) => (0.6 * relevance + (match ? 0.4 : 1) * baseBound(s)) * BOUND_SLACK;
-    for (const s of streams) if (!s.done && bound(s) < SCORE_CUT) s.done = true;
-    const open = streams.filter((s) => !s.done && bound(s) >= kth);
-    // Every candidate is in one of the indexes: once each index is read as far as its bound allows,
-    // every candidate that could reach the best `limit` is read. Reading the matches deeper lowers
-    // those bounds: a page of them is read whenever the indexes have read as many rows as the matches.
-    if (open.length === 0) {
-      const ranked = [...found].map(([id, score]) => ({ id, score })).sort(byScore);
-      return { top: ranked.slice(0, limit), complete: ranked.length <= limit && streams.every((s) => s.done) && !unscored };
+
+  rank(limit: number): Ranking {
+    if (limit !== this.limit) {
+      this.limit = limit;
+      this.best = [...this.found.values()].sort((a, b) => b - a).slice(0, limit);
     }
-    if (matches && !matches.done && rowsRead >= matches.read) {
-      add(matches.next());
-      continue;
-    }
-    for (const s of open) {
-      // from the last key read on (the rows that share it and were read are skipped), not from an
-      // offset, which SQLite reaches by walking every row before it
-      const rows = s.statement.all({ ...s.params, lastKey: s.lastKey, ties: s.ties, ...(match && { relevanceBound: relevance, kth }) }) as {
-        id: string;
-        score: number | null;
-        passes: number;
-        key: number;
-      }[];
-      for (const r of rows) {
-        if (r.score !== null) add([{ id: r.id, score: r.score }]);
-        else if (r.passes && !found.has(r.id)) unscored = true;
+    const { streams, matches, opts } = this;
+    const page = limit + 8;
+    for (;;) {
+      const best = this.best;
+      const kth = best.length >= limit ? Math.max(best[limit - 1], SCORE_CUT) : SCORE_CUT;
+      // The bounds come from the rank keys, the scores from each row's base as SQL computes it: a few ulps
+      // apart, a tie at the kth score would be cut off where the ids decide (found by a block of 20 lines
+      // among 30 tied patterns).
+      const relevance = matches ? matches.bound() : 0;
+      const baseBound = (s: (typeof streams)[number]) => (s.read === 0 ? Infinity : rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx));
+      const bound = (s: (typeof streams)[number]) => (0.6 * relevance + (matches ? 0.4 : 1) * baseBound(s)) * BOUND_SLACK;
+      for (const s of streams) if (!s.done && bound(s) < SCORE_CUT) s.done = true;
+      const open = streams.filter((s) => !s.done && bound(s) >= kth);
+      // Every candidate is in one of the indexes: once each index is read as far as its bound allows,
+      // every candidate that could reach the best `limit` is read. Reading the matches deeper lowers
+      // those bounds: a page of them is read whenever the indexes have read as many rows as the matches.
+      if (open.length === 0) {
+        const ranked = [...this.found].map(([id, score]) => ({ id, score })).sort(byScore);
+        return { top: ranked.slice(0, limit), complete: ranked.length <= limit && streams.every((s) => s.done) };
       }
-      rowsRead += rows.length;
-      s.read += rows.length;
-      if (rows.length < page) s.done = true;
-      else {
-        const last = rows[rows.length - 1].key;
-        s.ties = (last === s.lastKey ? s.ties : 0) + rows.filter((r) => r.key === last).length;
-        s.lastKey = last;
+      if (matches && !matches.done && this.rowsRead >= matches.read) {
+        this.add(matches.next());
+        continue;
+      }
+      for (const s of open) {
+        // from the last key read on (the rows that share it and were read are skipped), not from an
+        // offset, which SQLite reaches by walking every row before it
+        const rows = s.statement.all({ ...s.params, page, lastKey: s.lastKey, ties: s.ties }) as { id: string; seq: number; base: number; key: number }[];
+        this.add(rows.map((r) => ({ id: r.id, score: finalScore(r.base, this.relevanceOf?.(r.seq)) })));
+        this.rowsRead += rows.length;
+        s.read += rows.length;
+        if (rows.length < page) s.done = true;
+        else {
+          const last = rows[rows.length - 1].key;
+          s.ties = (last === s.lastKey ? s.ties : 0) + rows.filter((r) => r.key === last).length;
+          s.lastKey = last;
+        }
       }
     }
   }
 }
 
 /**
- * A query's matches in BM25 order, MATCH_PAGE at a time at each `next()`, each scored as the full scan
- * scores it — the deprecated and dismissed ones are read, for the bound, and left out. The matches'
- * BM25 is summed once for the best FIRST_MATCHES (again for four times as many if they run out: each
- * sum reads every posting of the query's terms), and a page of them is joined to its patterns with its
- * BM25 as a parameter. The first page finds the best candidate's BM25 too, when `query.max` is not
- * known yet; `bound()` is the relevance no match further down exceeds.
+ * A query's matches in BM25 order (ties by their place among the matches), MATCH_PAGE at a time at each `next()`, each scored as
+ * the full scan scores it — the deprecated and dismissed ones are read, for the bound, and left out.
+ * The matches are summed once (queryMatches); the best FIRST_MATCHES are put in order first (again
+ * four times as many if they run out), and a page of them is joined to its patterns through one
+ * posting each. The first page finds the best candidate's BM25 too, when `query.max` is not known
+ * yet; `bound()` is the relevance no match further down exceeds.
  */
 function bestMatches(db: Database, project: string, opts: RankOptions, query: QueryState) {
+  const all = (query.matches ??= queryMatches(db, project, opts.roles, query.q!));
   const base = baseScoreSql(opts.ctx);
   const params: Record<string, unknown> = { ...base.params, project };
-  const best = db.prepare(`WITH ${queryTermsSql(query.q!, params)} ${matchesSql(project, opts.roles, params)} ORDER BY bm DESC, id LIMIT @depth`).raw();
-  const deprecated = new Set(db.prepare(`SELECT id FROM patterns WHERE project = @project AND role IN (${roleParams(opts.roles, params)}) AND lifecycle = 'deprecated'`).pluck().all(params) as string[]);
+  // the deprecated by their seqs; their ids first, from the partial index patterns_deprecated
+  const deprecated = new Set(
+    db
+      .prepare(
+        `WITH d AS MATERIALIZED (SELECT id FROM patterns WHERE project = @project AND role IN (${roleParams(opts.roles, params)}) AND lifecycle = 'deprecated')
+         SELECT p.term_seq FROM d CROSS JOIN patterns p ON p.project = @project AND p.id = d.id`,
+      )
+      .pluck()
+      .all(params) as number[],
+  );
   if (opts.excludeDismissed) Object.assign(params, opts.excludeDismissed);
   const dismissed = opts.excludeDismissed ? 'id IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)' : '0';
   const pages = new Map<number, Statement<unknown[]>>();
-  const score = (rows: [string, number][]): Scored[] => {
-    let statement = pages.get(rows.length);
+  const score = (page: number[]): Scored[] => {
+    let statement = pages.get(page.length);
     if (!statement) {
-      const values = rows.map((_, i) => `(@m${i}, @b${i})`).join(', ');
+      const values = page.map((_, i) => `(@r${i}, @t${i}, @s${i}, @b${i})`).join(', ');
       statement = db.prepare(
-        `WITH page (pid, bm) AS (VALUES ${values}) SELECT pid AS id, 0.6 * (bm / @max) + 0.4 * ${base.sql} AS score, ${dismissed} AS skip
-         FROM page CROSS JOIN patterns ON project = @project AND id = pid`,
+        `WITH page (prole, pterm, pseq, bm) AS (VALUES ${values}),
+         named (pid, bm) AS (SELECT t.pattern, page.bm FROM page CROSS JOIN pattern_terms t ON t.project = @project AND t.role = prole AND t.term = pterm AND t.seq = pseq)
+         SELECT pid AS id, bm, ${base.sql} AS base, ${dismissed} AS skip FROM named CROSS JOIN patterns ON project = @project AND id = pid`,
       );
-      pages.set(rows.length, statement);
+      pages.set(page.length, statement);
     }
-    const values: Record<string, unknown> = { ...params, max: query.max };
-    rows.forEach(([id, bm], i) => ((values[`m${i}`] = id), (values[`b${i}`] = bm)));
-    return (statement.all(values) as (Scored & { skip: number })[]).filter((r) => !r.skip);
+    const values: Record<string, unknown> = { ...params };
+    page.forEach((m, i) => {
+      values[`r${i}`] = opts.roles[all.role[m]];
+      values[`t${i}`] = query.q!.terms[all.term[m]].term;
+      values[`s${i}`] = all.seqs[m];
+      values[`b${i}`] = all.bm[m];
+    });
+    const rows = statement.all(values) as { id: string; bm: number; base: number; skip: number }[];
+    return rows.filter((r) => !r.skip).map((r) => ({ id: r.id, score: finalScore(r.base, r.bm / query.max!) }));
   };
-  let summed: [string, number][] = [];
+  let order: number[] = [];
   let depth = 0;
   const stream = {
     read: 0,
     done: false,
-    bound: () => (stream.done ? 0 : Math.min(1, (summed[stream.read - 1]?.[1] ?? Infinity) / query.max!)),
+    bound: () => (stream.done ? 0 : Math.min(1, (stream.read ? all.bm[order[stream.read - 1]] : Infinity) / query.max!)),
     next(): Scored[] {
-      if (stream.read === summed.length && summed.length === depth) {
+      if (stream.read === order.length && order.length === depth) {
         depth = depth === 0 ? FIRST_MATCHES : depth * 4;
-        summed = best.all({ ...params, depth }) as [string, number][];
+        order = bestFirst(all.bm, depth);
       }
-      const page = summed.slice(stream.read, stream.read + MATCH_PAGE).filter(([id]) => !deprecated.has(id));
-      if (query.max === undefined) query.max = page[0]?.[1]; // the best not deprecated, once one is read
-      stream.read = Math.min(summed.length, stream.read + MATCH_PAGE);
-      stream.done = stream.read === summed.length && summed.length < depth;
+      const page = order.slice(stream.read, stream.read + MATCH_PAGE).filter((m) => !deprecated.has(all.seqs[m]));
+      if (query.max === undefined && page.length) query.max = all.bm[page[0]]; // the best not deprecated, once one is read
+      stream.read = Math.min(order.length, stream.read + MATCH_PAGE);
+      stream.done = stream.read === order.length && order.length < depth;
       return query.max === undefined || page.length === 0 ? [] : score(page);
     },
   };
   return stream;
+}
+
+/** The places of the `depth` highest values, highest first (ties by place): the depth-th highest found by a numeric sort of a copy, the few above it sorted. */
+function bestFirst(values: Float64Array, depth: number): number[] {
+  const cut = depth < values.length ? Float64Array.from(values).sort()[values.length - depth] : -Infinity;
+  const places: number[] = [];
+  for (let i = 0; i < values.length; i++) if (values[i] >= cut) places.push(i);
+  return places.sort((a, b) => values[b] - values[a] || a - b).slice(0, depth);
 }
 
 /**
