@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { contentTerms, indexTerms, isStopStem, tokenSet } from '../lib/core/text.js';
+import { contentTerms, indexTerms, isStopStem, isStopWord, stem, tokenSet, words } from '../lib/core/text.js';
+import { seededRandom } from './helpers.js';
 
 // The terms links and the term index are built from (SPEC §3.9.1): a change here moves every link
 // and every near-duplicate, so what each kind of chunk yields is pinned down.
@@ -15,6 +16,14 @@ describe('contentTerms', () => {
     expect(terms('document it in `openapi yaml`')).toMatchObject({ document: false, openapy: true, yaml: true });
   });
 
+  it('a capitalised word is the same word in lower case; one in capitals is an identifier; camelCase splits', () => {
+    expect(terms('The Retries Before Merging')).toEqual({ retry: false, merg: false });
+    expect(terms('HTTPs Rollbacks')).toEqual({ http: false, rollback: false });
+    expect(terms('SQL query')).toEqual({ sql: true, query: false });
+    expect(terms('Check X86 and ÉTÉ')).toEqual({ check: false, x86: true, été: true });
+    expect(terms('iPhone McDonald')).toEqual({ phon: true, mc: true, donald: true });
+  });
+
   it('a word followed by anything but a call is prose, and stop-words and one-letter words are dropped', () => {
     expect(terms('retry (twice) before the merge')).toEqual({ retry: false, twic: false, merg: false });
     expect(terms('a b of the')).toEqual({});
@@ -27,6 +36,20 @@ describe('indexTerms', () => {
     expect(new Set(terms)).toEqual(new Set(['exportcsv', 'read', 'row', 'export', 'csv']));
     expect(length).toBe(tokenSet('exportCsv() reads the rows, the rows').size);
     expect(length).toBe(4);
+  });
+
+  it('is, for any text, the stems of its words but the stop-words and its content terms (ASCII prose takes a shorter way)', () => {
+    const rnd = seededRandom(11);
+    const pieces = ['the', 'a', 'b', 'Retries', 'SQL', 'exportCsv()', 'missing_tenant_scope', 'src/api/refunds.ts:30', '`openapi yaml`', '--dry-run',
+      'TAX_API_URL', 'iPhone', 'x86', 'ÉTÉ', 'café', 'ΟΔΟΣ', 'ﬁle', 'naïve', 'GET /invoices/:id', 'before', '(twice)', 'merged.', 'HTTPs'];
+    for (let i = 0; i < 2000; i++) {
+      const text = Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => pieces[Math.floor(rnd() * pieces.length)]).join(rnd() < 0.2 ? '' : ' ');
+      const expected = new Set([...new Set(words(text))].filter((w) => !isStopWord(w)).map(stem));
+      for (const t of contentTerms(text).keys()) expected.add(t);
+      const { terms, length } = indexTerms(text);
+      expect(new Set(terms), text).toEqual(expected);
+      expect(length).toBe(tokenSet(text).size);
+    }
   });
 
   it('knows the stems a stop-word may stand behind, which a near-duplicate lookup cannot count', () => {

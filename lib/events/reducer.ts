@@ -99,8 +99,9 @@ interface PatternRow {
 /** Union of a learned-context list with new values, oldest kept first, capped. */
 function extend(json: string, add: (string | null | undefined)[]): string {
   const list: string[] = JSON.parse(json);
+  const before = list.length;
   for (const v of add) if (v && !list.includes(v) && list.length < CONTEXT_CAP) list.push(v);
-  return JSON.stringify(list);
+  return list.length === before ? json : JSON.stringify(list); // a re-sighting mostly adds nothing
 }
 
 /** Automatic lifecycle moves only go up, and never past verified (SPEC §3.3). */
