@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { DAY_MS } from '../lib/core/clock.js';
-import { contextBoost, decayFactor, finalScore, scorePattern, shownScore, successRate, SCORE_CUT, type ScoredState } from '../lib/patterns/scoring.js';
+import { basePassesSql, baseScoreSql, contextBoost, decayFactor, finalScore, scorePattern, shownScore, successRate, SCORE_CUT, type ScoredState } from '../lib/patterns/scoring.js';
 import type { Pattern } from '../lib/patterns/queries.js';
 import { rankPatterns } from '../lib/patterns/ranking.js';
 import { openTestStore, tempProject } from './helpers.js';
@@ -225,6 +225,50 @@ describe('the 0.1 cut (rankPatterns)', () => {
       expect(ranked.length).toBeGreaterThan(100);
       expect(ranked.map((r) => r.pattern.id)).toEqual(expected.map((x) => x.id));
       ranked.forEach((r, i) => expect(r.score).toBeCloseTo(expected[i].score, 12));
+    }
+  });
+
+  it('decides whether a base reaches a cut as the full expression does, at the cut, one ulp either side, and near the context bound', () => {
+    let seed = 11;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const pick = <T,>(xs: T[]) => xs[Math.floor(random() * xs.length)];
+    const patterns = Array.from({ length: 200 }, (_, i) =>
+      pattern(`p${String(i).padStart(3, '0')}`, {
+        role: pick(['auditor', 'judge']),
+        category: pick(['rule', 'causal', 'observation'] as const),
+        success_count: Math.floor(random() * 6),
+        ignore_count: Math.floor(random() * 4),
+        ignore_weight: pick([0, 1.5, 2.5]),
+        reinforcement_count: Math.floor(random() * 5),
+        lifecycle: pick(['observed', 'verified', 'active']),
+        last_used: NOW - Math.floor(random() * 60 * DAY_MS),
+        labels: pick([[], ['cli']]),
+        files: pick([[], ['src/a.ts']]),
+        phases: pick([[], ['plan']]),
+      }),
+    );
+    const db = storeWith(patterns);
+    const ulp = (x: number, step: 1 | -1) => {
+      const view = new DataView(new ArrayBuffer(8));
+      view.setFloat64(0, x);
+      view.setBigUint64(0, view.getBigUint64(0) + BigInt(step));
+      return view.getFloat64(0);
+    };
+    for (const context of [ctx, { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' }, { ...ctx, role: 'judge', prior: { success: 2, failure: 0.5 } }]) {
+      const base = baseScoreSql(context);
+      const passes = basePassesSql(context);
+      const scores = db.prepare(`SELECT ${base.sql} AS s FROM patterns`).pluck().all(base.params) as number[];
+      const both = db.prepare(`SELECT id, ${passes.sql} AS fast, ${base.sql} >= @cut AS full FROM patterns`);
+      let compared = 0;
+      for (const s of scores.filter((x) => x > 0).slice(0, 60)) {
+        for (const cut of [s, ulp(s, 1), ulp(s, -1), s / 1.35, ulp(s / 1.35, 1), s * 1.35, s / 1.15, 0.1]) {
+          for (const row of both.all({ ...passes.params, cut }) as { id: string; fast: number; full: number }[]) {
+            expect(row.fast, `${row.id} at ${cut}`).toBe(row.full);
+            compared++;
+          }
+        }
+      }
+      expect(compared).toBeGreaterThan(50_000);
     }
   });
 

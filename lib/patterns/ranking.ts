@@ -2,7 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { databaseVersion, type Database } from '../store/db.js';
 import { COLUMNS, toPattern, type PatternRecord, type Ranked } from './queries.js';
 import {
-  baseScoreSql, DECAYING_KEY_SQL, DECAYING_SQL, finalScore, IMMUNE_KEY_SQL, IMMUNE_SQL, rankIndexUsable, rankKeyBound, scorePattern, SCORE_CUT, type ScoreContext,
+  basePassesSql, baseScoreSql, DECAYING_KEY_SQL, DECAYING_SQL, finalScore, IMMUNE_KEY_SQL, IMMUNE_SQL, rankIndexUsable, rankKeyBound, scorePattern, SCORE_CUT, type ScoreContext,
 } from './scoring.js';
 import { bm25Query, matchesSql, patternBm25Sql, queryMatches, queryTermsSql, type Bm25Query, type QueryMatches } from './terms.js';
 
@@ -199,9 +199,15 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
   if (opts.roles.length === 0) return '0:0';
   const params: Record<string, unknown> = { project, cut: SCORE_CUT };
   const withs: string[] = [];
-  const score = scoreSql(db, opts, blendFor(db, project, opts, 'table'), params, withs);
+  const blend = blendFor(db, project, opts, 'table');
+  let passes: string;
+  if (blend === null) {
+    const base = basePassesSql(opts.ctx);
+    Object.assign(params, base.params);
+    passes = base.sql;
+  } else passes = `${scoreSql(db, opts, blend, params, withs)} >= @cut`;
   const row = db
-    .prepare(`${withClause(withs)}SELECT COUNT(*) || ':' || COALESCE(SUM(id_bits), 0) AS digest FROM patterns WHERE ${candidateRows(opts, params)} AND ${score} >= @cut`)
+    .prepare(`${withClause(withs)}SELECT COUNT(*) || ':' || COALESCE(SUM(id_bits), 0) AS digest FROM patterns WHERE ${candidateRows(opts, params)} AND ${passes}`)
     .get(params) as { digest: string };
   return row.digest;
 }
