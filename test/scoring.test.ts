@@ -49,6 +49,28 @@ function pattern(id: string, over: Partial<ScoredState> = {}): Pattern {
 
 const ctx = { now: NOW, role: 'auditor' };
 
+/** `count` patterns in many random states (a seeded generator: the same ones in every run). */
+function randomPatterns(count: number, seed: number): Pattern[] {
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const pick = <T,>(xs: T[]) => xs[Math.floor(random() * xs.length)];
+  return Array.from({ length: count }, (_, i) =>
+    pattern(`p${String(i).padStart(3, '0')}`, {
+      role: pick(['auditor', 'judge']),
+      category: pick(['rule', 'causal', 'observation'] as const),
+      success_count: Math.floor(random() * 6),
+      ignore_count: Math.floor(random() * 4),
+      ignore_weight: pick([0, 0, 1.5, 2.5, 4]),
+      reinforcement_count: Math.floor(random() * 5),
+      lifecycle: pick(['observed', 'candidate', 'verified', 'active']),
+      last_used: NOW - Math.floor(random() * 40 * DAY_MS),
+      labels: pick([[], ['cli'], ['api', 'cli-tools']]),
+      files: pick([[], ['src/a.ts'], ['src/b.ts']]),
+      phases: pick([[], ['plan'], ['review', 'plan']]),
+    }),
+  );
+}
+
+
 describe('time decay', () => {
   it('falls to exp(-1) ≈ 0.368 after 14 days unused', () => {
     const f = scorePattern(state({ last_used: NOW - 14 * DAY_MS }), ctx);
@@ -196,24 +218,7 @@ describe('the 0.1 cut (rankPatterns)', () => {
   });
 
   it('ranks in SQL by the same score as scorePattern, over many random states and two priors', () => {
-    let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const pick = <T,>(xs: T[]) => xs[Math.floor(random() * xs.length)];
-    const patterns = Array.from({ length: 300 }, (_, i) =>
-      pattern(`p${String(i).padStart(3, '0')}`, {
-        role: pick(['auditor', 'judge']),
-        category: pick(['rule', 'causal', 'observation'] as const),
-        success_count: Math.floor(random() * 6),
-        ignore_count: Math.floor(random() * 4),
-        ignore_weight: pick([0, 0, 1.5, 2.5, 4]),
-        reinforcement_count: Math.floor(random() * 5),
-        lifecycle: pick(['observed', 'candidate', 'verified', 'active']),
-        last_used: NOW - Math.floor(random() * 40 * DAY_MS),
-        labels: pick([[], ['cli'], ['api', 'cli-tools']]),
-        files: pick([[], ['src/a.ts'], ['src/b.ts']]),
-        phases: pick([[], ['plan'], ['review', 'plan']]),
-      }),
-    );
+    const patterns = randomPatterns(300, 7);
     const db = storeWith(patterns);
     for (const prior of [undefined, { success: 2, failure: 0.5 }]) {
       const query = { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan', prior };
@@ -229,24 +234,7 @@ describe('the 0.1 cut (rankPatterns)', () => {
   });
 
   it('decides whether a base reaches a cut as the full expression does, at the cut, one ulp either side, and near the context bound', () => {
-    let seed = 11;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const pick = <T,>(xs: T[]) => xs[Math.floor(random() * xs.length)];
-    const patterns = Array.from({ length: 200 }, (_, i) =>
-      pattern(`p${String(i).padStart(3, '0')}`, {
-        role: pick(['auditor', 'judge']),
-        category: pick(['rule', 'causal', 'observation'] as const),
-        success_count: Math.floor(random() * 6),
-        ignore_count: Math.floor(random() * 4),
-        ignore_weight: pick([0, 1.5, 2.5]),
-        reinforcement_count: Math.floor(random() * 5),
-        lifecycle: pick(['observed', 'verified', 'active']),
-        last_used: NOW - Math.floor(random() * 60 * DAY_MS),
-        labels: pick([[], ['cli']]),
-        files: pick([[], ['src/a.ts']]),
-        phases: pick([[], ['plan']]),
-      }),
-    );
+    const patterns = randomPatterns(200, 11);
     const db = storeWith(patterns);
     const ulp = (x: number, step: 1 | -1) => {
       const view = new DataView(new ArrayBuffer(8));
