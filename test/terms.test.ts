@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { openTestStore, seededRandom, tempProject } from './helpers.js';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { TermIndex, bm25Query, keepPostingLists, matchesSql, queryMatches, queryTermsSql } from '../lib/patterns/terms.js';
+import { TermIndex, bm25Query, keepPostingLists, matchesSql, matchIn, queryMatches, queryTermsSql } from '../lib/patterns/terms.js';
 import { NEAR_DUPLICATE } from '../lib/patterns/deliberation.js';
 import { indexTerms, jaccard, tokenSet } from '../lib/core/text.js';
 import { patternId } from '../lib/core/ids.js';
@@ -238,8 +238,9 @@ describe('queryMatches (a query’s matches summed from the posting lists)', () 
     const fromLists = new Map<string, number>();
     matches.seqs.forEach((seq, i) => {
       fromLists.set(idOf.get('p1', roles[matches.role[i]], q.terms[matches.term[i]].term, seq) as string, matches.bm[i]);
-      expect(matches.place.get(seq)).toBe(i);
+      expect(matchIn(matches, matches.role[i], seq)).toBe(i);
     });
+    expect(matchIn(matches, 0, Math.max(...matches.seqs) + 1)).toBe(-1); // no pattern there
     const params: Record<string, unknown> = {};
     const rows = db.prepare(`WITH ${queryTermsSql(q, params)} ${matchesSql('p1', roles, params)}`).all(params) as { id: string; bm: number }[];
     return { fromLists, fromSql: new Map(rows.map((r) => [r.id, r.bm])) };

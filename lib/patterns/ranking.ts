@@ -4,7 +4,7 @@ import { COLUMNS, toPattern, type PatternRecord, type Ranked } from './queries.j
 import {
   basePassesSql, baseScoreSql, DECAYING_KEY_SQL, DECAYING_SQL, finalScore, IMMUNE_KEY_SQL, IMMUNE_SQL, rankIndexUsable, rankKeyBound, scorePattern, SCORE_CUT, type ScoreContext,
 } from './scoring.js';
-import { bm25Query, matchesSql, patternBm25Sql, queryMatches, queryTermsSql, type Bm25Query, type QueryMatches } from './terms.js';
+import { bm25Query, matchesSql, matchIn, patternBm25Sql, queryMatches, queryTermsSql, type Bm25Query, type QueryMatches } from './terms.js';
 
 // Ranking a role's candidates (SPEC §3.4, §3.5) inside SQLite, best first, ties by id: only the rows
 // a block can hold cross into JavaScript. Three ways, one order:
@@ -261,7 +261,7 @@ class RankWalk {
   /** The exact score of every candidate read that passes the cut. */
   private readonly found = new Map<string, number>();
   private readonly matches: ReturnType<typeof bestMatches> | null = null;
-  private readonly relevanceOf?: (seq: number) => number;
+  private readonly relevanceOf?: (role: number, seq: number) => number;
   private readonly streams;
   private rowsRead = 0;
   // the best `limit` scores found, highest first (the kth is the last of them): kept as rows are
@@ -288,14 +288,14 @@ class RankWalk {
     // among the matches summed already, where weighing each row against the query in SQL took eight
     // index lookups a row. Its score is the full scan's arithmetic (finalScore), on the same numbers.
     if (matches) {
-      const { bm, place } = query!.matches!;
-      this.relevanceOf = (seq) => {
-        const at = place.get(seq);
-        return at === undefined ? 0 : bm[at] / query!.max!;
+      const found = query!.matches!;
+      this.relevanceOf = (r, seq) => {
+        const at = matchIn(found, r, seq);
+        return at < 0 ? 0 : found.bm[at] / query!.max!;
       };
     }
     const base = baseScoreSql(opts.ctx);
-    this.streams = opts.roles.flatMap((role) =>
+    this.streams = opts.roles.flatMap((role, r) =>
       ([[DECAYING_KEY_SQL, DECAYING_SQL, false], [IMMUNE_KEY_SQL, IMMUNE_SQL, true]] as const).map(([key, where, immune]) => {
         const params: Record<string, unknown> = { ...base.params, project, streamRole: role };
         const statement = db.prepare(
@@ -303,7 +303,7 @@ class RankWalk {
            WHERE project = @project AND role = @streamRole AND ${where} ${dismissedClause(opts, params)} AND ${key} <= @lastKey
            ORDER BY ${key} DESC LIMIT @page OFFSET @ties`,
         );
-        return { role, immune, params, statement, read: 0, lastKey: Infinity, ties: 0, done: false };
+        return { role, r, immune, params, statement, read: 0, lastKey: Infinity, ties: 0, done: false };
       }),
     );
   }
@@ -360,7 +360,7 @@ class RankWalk {
         // from the last key read on (the rows that share it and were read are skipped), not from an
         // offset, which SQLite reaches by walking every row before it
         const rows = s.statement.all({ ...s.params, page, lastKey: s.lastKey, ties: s.ties }) as { id: string; seq: number; base: number; key: number }[];
-        this.add(rows.map((r) => ({ id: r.id, score: finalScore(r.base, this.relevanceOf?.(r.seq)) })));
+        this.add(rows.map((row) => ({ id: row.id, score: finalScore(row.base, this.relevanceOf?.(s.r, row.seq)) })));
         this.rowsRead += rows.length;
         s.read += rows.length;
         if (rows.length < page) s.done = true;

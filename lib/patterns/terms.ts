@@ -483,48 +483,66 @@ export function bm25(weights: number, length: number, avgLength: number): number
 
 /**
  * Every pattern of `roles` that matches the query, deprecated or not, with its seq, its BM25 (as
- * matchesSql computes it) and, to find its id, the role and the query term of one of its postings;
- * `place` finds a seq among them. Summed in JavaScript over the posting lists the writers keep
- * packed: SQLite's GROUP BY over the same 37,000 postings took ~30 ms at 100k patterns (issue 8).
+ * matchesSql computes it) and, to find its id, the role and the query term of one of its postings:
+ * each role's matches in seq order, from `starts[r]` to `starts[r + 1]` (matchIn finds one). Summed
+ * in JavaScript over the posting lists the writers keep packed: SQLite's GROUP BY over the same
+ * 37,000 postings took ~30 ms at 100k patterns (issue 8).
  */
 export interface QueryMatches {
   seqs: Int32Array;
   bm: Float64Array;
   role: Uint16Array;
   term: Uint8Array;
-  place: Map<number, number>;
+  starts: Int32Array;
 }
 
+// A posting as one number that sorts by seq, then term: (seq · QUERY_TERMS + term) · 2^16 + size,
+// below 2^53 (seq < 2^31), so exact.
+const SIZE_SPAN = SIZE_CAP + 1;
+
 export function queryMatches(db: Database, project: string, roles: string[], q: Bm25Query): QueryMatches {
-  const lists = roles.flatMap((role, r) => {
+  const keys = roles.map((role) => {
     const index = new TermIndex(db, project, role);
-    return q.terms.map(({ term, weight }, t) => ({ postings: index.postings(term), weight, r, t }));
+    const lists = q.terms.map(({ term }) => index.postings(term));
+    const sorted = new Float64Array(lists.reduce((sum, l) => sum + l.seqs.length, 0));
+    let k = 0;
+    lists.forEach(({ seqs, sizes }, t) => {
+      for (let i = 0; i < seqs.length; i++) sorted[k++] = (seqs[i] * QUERY_TERMS + t) * SIZE_SPAN + sizes[i];
+    });
+    return sorted.sort();
   });
-  const total = lists.reduce((sum, l) => sum + l.postings.seqs.length, 0);
-  const seqs = new Int32Array(total);
-  const sizes = new Uint16Array(total);
-  const weights = new Float64Array(total); // whole numbers (BM25_UNIT): exact in any order
-  const role = new Uint16Array(total);
-  const term = new Uint8Array(total);
-  const place = new Map<number, number>();
+  const total = keys.reduce((sum, k) => sum + k.length, 0);
+  const out = { seqs: new Int32Array(total), bm: new Float64Array(total), role: new Uint16Array(total), term: new Uint8Array(total), starts: new Int32Array(roles.length + 1) };
   let n = 0;
-  for (const { postings, weight, r, t } of lists) {
-    for (let i = 0; i < postings.seqs.length; i++) {
-      const seq = postings.seqs[i];
-      let at = place.get(seq);
-      if (at === undefined) {
-        place.set(seq, (at = n++));
-        seqs[at] = seq;
-        sizes[at] = postings.sizes[i];
-        role[at] = r;
-        term[at] = t;
-      }
-      weights[at] += weight;
+  const seqOf = (key: number) => Math.floor(key / SIZE_SPAN / QUERY_TERMS);
+  const termOf = (key: number) => Math.floor(key / SIZE_SPAN) % QUERY_TERMS;
+  keys.forEach((sorted, r) => {
+    out.starts[r] = n;
+    for (let i = 0; i < sorted.length; ) {
+      const seq = seqOf(sorted[i]);
+      out.seqs[n] = seq;
+      out.term[n] = termOf(sorted[i]); // the first of its terms: a seq's postings sort by term
+      out.role[n] = r;
+      const size = sorted[i] % SIZE_SPAN;
+      let weights = 0; // whole numbers (BM25_UNIT): exact in any order
+      for (; i < sorted.length && seqOf(sorted[i]) === seq; i++) weights += q.terms[termOf(sorted[i])].weight;
+      out.bm[n++] = bm25(weights, size, q.avgLength);
     }
+  });
+  out.starts[roles.length] = n;
+  return { seqs: out.seqs.slice(0, n), bm: out.bm.slice(0, n), role: out.role.slice(0, n), term: out.term.slice(0, n), starts: out.starts };
+}
+
+/** Where the match with this seq among role `r`'s is in `m`, or -1 when the pattern matches no term of the query. */
+export function matchIn(m: QueryMatches, r: number, seq: number): number {
+  let lo = m.starts[r];
+  let hi = m.starts[r + 1];
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (m.seqs[mid] < seq) lo = mid + 1;
+    else hi = mid;
   }
-  const bm = new Float64Array(n);
-  for (let i = 0; i < n; i++) bm[i] = bm25(weights[i], sizes[i], q.avgLength);
-  return { seqs: seqs.subarray(0, n), bm, role: role.subarray(0, n), term: term.subarray(0, n), place };
+  return lo < m.starts[r + 1] && m.seqs[lo] === seq ? lo : -1;
 }
 
 /**
