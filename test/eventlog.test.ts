@@ -305,7 +305,12 @@ describe('replay equals live', () => {
     expect(existsSync(dbPath(root))).toBe(true);
   });
 
-  const UNDO_UNTESTED = 'ALTER TABLE patterns DROP COLUMN untested;';
+  // the rank indexes as they were, without the columns a ranking reads; no patterns_seq; a pattern of
+  // stop-words only holding where the next pattern's terms start
+  const OLD_RANK_KEYS = [EVENT_LOG_INDEXES.patterns_rank_decaying, EVENT_LOG_INDEXES.patterns_rank_immune].map((sql) => sql.replace(/, term_seq, success_count[^)]*\)/, ')'));
+  const UNDO_COVERED = `DROP INDEX patterns_seq; DROP INDEX patterns_rank_decaying; DROP INDEX patterns_rank_immune; ${OLD_RANK_KEYS.join('; ')};
+    UPDATE patterns SET term_seq = (SELECT MAX(rowid) + 1 FROM pattern_terms) WHERE term_seq = 0;`;
+  const UNDO_UNTESTED = `${UNDO_COVERED} ALTER TABLE patterns DROP COLUMN untested;`;
   const UNDO_LENGTHS = `${UNDO_UNTESTED} DROP TABLE pattern_postings; DROP INDEX pattern_terms_key; DROP INDEX patterns_deprecated; ALTER TABLE pattern_terms DROP COLUMN ntok;
     ALTER TABLE patterns DROP COLUMN term_seq; CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, seq, pattern);`;
   const UNDO_SEQ = `${UNDO_LENGTHS} DROP INDEX pattern_terms_key; ALTER TABLE pattern_terms DROP COLUMN seq;
@@ -313,9 +318,10 @@ describe('replay equals live', () => {
   const UNDO_NEWEST = `${UNDO_SEQ} DROP INDEX patterns_first_seen; ALTER TABLE summaries DROP COLUMN newest;`;
 
   /** A store's database taken back `steps` migrations by `sql`, then opened again: what it migrated to, and the state it had. */
-  function migratedFrom(steps: number, sql: string): { db: Database; live: Snapshot; version: number } {
+  function migratedFrom(steps: number, sql: string, events: EventPayload[] = []): { db: Database; live: Snapshot; version: number } {
     const root = tempProject();
     const store = smallHistory(root);
+    appendEvents(store, events);
     const live = snapshot(patternDb(store));
     store.close();
     const old = new BetterSqlite3(dbPath(root));
@@ -328,7 +334,7 @@ describe('replay equals live', () => {
 
   it('a database of the previous schema (a keyed pattern_terms table) keeps its rows when migrated, with its key index', () => {
     const { db, live, version } = migratedFrom(
-      7,
+      8,
       `${UNDO_NEWEST} DROP INDEX pattern_terms_key; ALTER TABLE pattern_terms RENAME TO t;
       CREATE TABLE pattern_terms (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, pattern TEXT NOT NULL,
         PRIMARY KEY (project, role, term, pattern)) WITHOUT ROWID;
@@ -341,19 +347,19 @@ describe('replay equals live', () => {
   });
 
   it('a database from before id_bits gets each pattern\'s id bits by the migration, as the reducer writes them', () => {
-    const { db, live } = migratedFrom(6, `${UNDO_NEWEST} ALTER TABLE patterns DROP COLUMN id_bits`);
+    const { db, live } = migratedFrom(7, `${UNDO_NEWEST} ALTER TABLE patterns DROP COLUMN id_bits`);
     expect(snapshot(db)).toEqual(live);
     expect((db.prepare('SELECT COUNT(*) AS n FROM patterns WHERE id_bits > 0').get() as { n: number }).n).toBeGreaterThan(3);
   });
 
   it('a database from before summaries kept their newest first sighting gets the column and the index that reads it', () => {
-    const { db, live } = migratedFrom(5, UNDO_NEWEST);
+    const { db, live } = migratedFrom(6, UNDO_NEWEST);
     expect(snapshot(db)).toEqual(live);
     expect(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'patterns_first_seen'").get()).toBeTruthy();
   });
 
   it('a database from before the term index kept the order patterns were added replays into it: one seq per pattern, the index keyed by it', () => {
-    const { db, live } = migratedFrom(4, UNDO_SEQ);
+    const { db, live } = migratedFrom(5, UNDO_SEQ);
     expect(snapshot(db)).toEqual(live);
     const rows = db.prepare('SELECT pattern, MIN(seq) AS low, MAX(seq) AS high, MIN(rowid) AS first FROM pattern_terms GROUP BY pattern').all() as
       { low: number; high: number; first: number }[];
@@ -364,7 +370,7 @@ describe('replay equals live', () => {
   });
 
   it('a database from before each posting held its pattern\'s length replays into it: the length in every posting, where its postings start in every pattern', () => {
-    const { db, live } = migratedFrom(3, UNDO_LENGTHS);
+    const { db, live } = migratedFrom(4, UNDO_LENGTHS);
     expect(snapshot(db)).toEqual(live);
     const wrong = db.prepare(`SELECT COUNT(*) AS n FROM pattern_terms t JOIN patterns p ON p.project = t.project AND p.id = t.pattern
       WHERE t.ntok != p.ntok OR p.term_seq != t.seq`).get() as { n: number };
@@ -373,8 +379,19 @@ describe('replay equals live', () => {
     expect(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'patterns_deprecated'").get()).toBeTruthy();
   });
 
+  it('a database from before the indexes held what a ranking reads gets them, and its patterns of stop-words only hold no other pattern’s terms', () => {
+    const stopWords: EventPayload = {
+      type: 'pattern.observed', pattern: 'pstopwords', role: 'auditor', text: 'We should not do this.', category: 'rule', issue: 'I-9', run: 'r1', labels: [], files: [], deliberation: 'd-stop',
+    };
+    const { db, live } = migratedFrom(1, UNDO_COVERED, [stopWords]);
+    expect(snapshot(db)).toEqual(live);
+    expect(db.prepare("SELECT term_seq FROM patterns WHERE id = 'pstopwords'").pluck().get()).toBe(0);
+    const sql = (name: string) => db.prepare('SELECT sql FROM sqlite_master WHERE name = ?').pluck().get(name) as string;
+    for (const name of ['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq']) expect(sql(name)).toBe(EVENT_LOG_INDEXES[name]);
+  });
+
   it('a database from before the untested credit was kept replays into it: the same state as live, the credit of each pattern from the log', () => {
-    const { db, live } = migratedFrom(1, UNDO_UNTESTED);
+    const { db, live } = migratedFrom(2, UNDO_UNTESTED);
     expect(snapshot(db)).toEqual(live);
     expect((db.prepare('SELECT COUNT(*) AS n FROM patterns WHERE untested > 0').get() as { n: number }).n).toBeGreaterThan(0);
   });

@@ -6,8 +6,9 @@ import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, rankKey, type ScoreCont
 import { bm25Relevance } from '../lib/patterns/relevance.js';
 import { indexTerms } from '../lib/core/text.js';
 import { DAY_MS } from '../lib/core/clock.js';
-import { patternDb } from '../lib/events/log.js';
-import { addTerms, nextTermSeq } from '../lib/events/reducer.js';
+import { appendEvents, patternDb } from '../lib/events/log.js';
+import type { EventPayload } from '../lib/events/types.js';
+import { addTerms } from '../lib/events/reducer.js';
 import type { Database } from '../lib/store/db.js';
 
 // Ranking by index (issue 8): the rank indexes and BM25 over the term index must give exactly the
@@ -56,9 +57,7 @@ function randomStore(n: number, seed: number, project = 'p1', root = tempProject
         last: NOW - Math.floor(rnd() * 40 * DAY_MS) + (rnd() < 0.05 ? 3 * DAY_MS : 0), // a few from "the future" (a clock ahead)
         labels: JSON.stringify(pick([[], ['cli'], ['api']])), files: JSON.stringify(pick([[], ['src/a.ts']])), phases: JSON.stringify(pick([[], ['plan']])),
       };
-      const seq = nextTermSeq(db);
-      insert.run({ ...row, bits: idBits(row.id), seq });
-      addTerms(db, project, row.role, row.id, seq, indexTerms(text).terms, row.ntok);
+      insert.run({ ...row, bits: idBits(row.id), seq: addTerms(db, project, row.role, row.id, indexTerms(text).terms, row.ntok) });
     }
   })();
   return { db, root };
@@ -121,10 +120,9 @@ describe('ranking by the rank indexes', () => {
     const db = store();
     const opts: RankOptions = { roles: ROLES, ctx: contexts[0], query: 'zeppelin' };
     expect(rankScores(db, 'p1', opts, { limit: 5 }).top.map((s) => s.id)).not.toContain('pzeppelin');
-    const seq = nextTermSeq(db);
+    const seq = addTerms(db, 'p1', 'auditor', 'pzeppelin', ['zeppelin'], 3);
     db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle, first_seen, last_used, labels, files, phases, issues, term_seq)
       VALUES ('p1', 'pzeppelin', 1, 'auditor', 'zeppelin mooring checks', 3, 'rule', 0, 1, 'observed', '2026-01-01', ?, '[]', '[]', '[]', '[]', ?)`).run(NOW, seq);
-    addTerms(db, 'p1', 'auditor', 'pzeppelin', seq, ['zeppelin'], 3);
     expect(rankScores(db, 'p1', opts, { limit: 5 }).top[0].id).toBe('pzeppelin');
   });
 
@@ -218,13 +216,30 @@ describe('ranking by the rank indexes', () => {
     expect(top).toEqual(rankByScan(db, 'p1', { roles: ROLES, ctx }, 10).top);
   });
 
-  it('reads each role’s rank indexes in key order, alone: no sort of the role, no row of the table', () => {
+  it('a pattern of stop-words only (no index term) takes no other pattern’s relevance: the walk and the scan agree', () => {
+    // Its postings would start where the next pattern's do; holding none, it must match no query.
+    const store = openTestStore(tempProject(), 'p1');
+    const observe = (pattern: string, text: string): EventPayload => ({
+      type: 'pattern.observed', pattern, role: 'auditor', text, category: 'rule', issue: 'I-1', run: 'r1', phase: 'plan', labels: [], files: [], deliberation: 'd-1',
+    });
+    appendEvents(store, [observe('pstop', 'We should not do this.'), observe('prefund', 'Refund webhooks retry on timeout'), observe('pother', 'Cursor pagination in the ledger')]);
+    const db = patternDb(store);
+    expect(db.prepare("SELECT term_seq FROM patterns WHERE id = 'pstop'").pluck().get()).toBe(0);
+    const opts: RankOptions = { roles: ['auditor'], ctx: contexts[0], query: 'refund webhook retry' };
+    const walk = rankScores(db, 'p1', opts, { limit: 3 }).top;
+    expect(walk).toEqual(rankByScan(db, 'p1', opts, 3).top);
+    expect(walk[0].id).toBe('prefund');
+    expect(walk.find((s) => s.id === 'pstop')!.score).toBeLessThan(walk.find((s) => s.id === 'pother')!.score + 1e-12);
+  });
+
+  it('reads each role’s rank indexes in key order, and a query’s matches by where their postings start, from indexes alone: no sort of the role, no row of the table', () => {
     const db = store();
     for (const extra of [{}, { query: 'refund webhook retry' }, { excludeDismissed: { issue: 'I-1', run: 'r1' } }]) {
       const plans = queryPlans(db, () => rankScores(db, 'p1', { roles: ROLES, ctx: contexts[0], ...extra }, { limit: 10 })).join('\n');
       expect(plans).toMatch(/USING COVERING INDEX patterns_rank_decaying/);
       expect(plans).toMatch(/USING COVERING INDEX patterns_rank_immune/);
-      expect(plans).not.toMatch(/SCAN patterns|USING INDEX patterns_rank|TEMP B-TREE/);
+      if ('query' in extra) expect(plans).toMatch(/USING COVERING INDEX patterns_seq/); // a page of matches
+      expect(plans).not.toMatch(/SCAN patterns|USING INDEX patterns_(rank|seq)|TEMP B-TREE/);
     }
   });
 
@@ -287,9 +302,7 @@ describe('BM25 over the project’s own patterns (issue 7: no side channel in a 
     const row = patternDb(other).prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, lifecycle, first_seen, last_used, term_seq)
       VALUES ('theirs', ?, 'auditor', 'refund refund', 1, 'rule', 'observed', '2026-01-01', 0, ?)`);
     for (let i = 0; i < 500; i++) {
-      const seq = nextTermSeq(patternDb(other));
-      row.run(`q${i}`, seq);
-      addTerms(patternDb(other), 'theirs', 'auditor', `q${i}`, seq, ['refund'], 1);
+      row.run(`q${i}`, addTerms(patternDb(other), 'theirs', 'auditor', `q${i}`, ['refund'], 1));
     }
     expect(before).toBeDefined();
     expect(bm25Relevance(db, 'mine', ROLES, 'refund webhook ledger')).toEqual(before);

@@ -7,7 +7,7 @@ import { NEAR_DUPLICATE } from '../lib/patterns/deliberation.js';
 import { indexTerms, jaccard, tokenSet } from '../lib/core/text.js';
 import { patternId } from '../lib/core/ids.js';
 import { patternDb } from '../lib/events/log.js';
-import { addTerms, nextTermSeq } from '../lib/events/reducer.js';
+import { addTerms } from '../lib/events/reducer.js';
 import type { Database } from '../lib/store/db.js';
 
 // The term index finds near-duplicates by prefix filtering (issue 8): it must miss none of the
@@ -24,14 +24,15 @@ const WORDS = (
 const RARE = 'openapi pagination idempotency backfill'.split(' ');
 
 function insertPatterns(db: Database, project: string, role: string, texts: string[]): void {
-  const insert = db.prepare(`INSERT OR IGNORE INTO patterns (project, id, role, text, ntok, category, first_seen, last_used, term_seq)
+  const exists = db.prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
+  const insert = db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, first_seen, last_used, term_seq)
     VALUES (?, ?, ?, ?, ?, 'rule', '2026-01-01', 0, ?)`);
   db.transaction(() => {
     for (const text of texts) {
       const id = patternId(project, role, text);
-      const seq = nextTermSeq(db);
+      if (exists.get(project, id)) continue;
       const { terms, length } = indexTerms(text);
-      if (insert.run(project, id, role, text, length, seq).changes) addTerms(db, project, role, id, seq, terms, length);
+      insert.run(project, id, role, text, length, addTerms(db, project, role, id, terms, length));
     }
   })();
 }
@@ -234,11 +235,13 @@ describe('queryMatches (a query’s matches summed from the posting lists)', () 
   function bothWays(db: Database, roles: string[], query: string) {
     const q = bm25Query(db, 'p1', roles, query)!;
     const matches = queryMatches(db, 'p1', roles, q);
-    const idOf = db.prepare('SELECT pattern FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ?').pluck();
+    // a match's pattern is the one whose postings start at its seq
+    const idOf = db.prepare('SELECT id FROM patterns WHERE project = ? AND role = ? AND term_seq = ?').pluck();
     const fromLists = new Map<string, number>();
     matches.seqs.forEach((seq, i) => {
-      fromLists.set(idOf.get('p1', roles[matches.role[i]], q.terms[matches.term[i]].term, seq) as string, matches.bm[i]);
-      expect(matchIn(matches, matches.role[i], seq)).toBe(i);
+      const r = roles.findIndex((_, k) => i < matches.starts[k + 1]);
+      fromLists.set(idOf.get('p1', roles[r], seq) as string, matches.bm[i]);
+      expect(matchIn(matches, r, seq)).toBe(i);
     });
     expect(matchIn(matches, 0, Math.max(...matches.seqs) + 1)).toBe(-1); // no pattern there
     const params: Record<string, unknown> = {};

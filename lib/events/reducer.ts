@@ -74,17 +74,18 @@ function statements(db: Database): Statements {
   return s;
 }
 
-/** Where the next pattern's terms start in the term index (its row's term_seq), after every pattern indexed before it. */
-export function nextTermSeq(db: Database): number {
-  return (statements(db).nextTermSeq.get() as { seq: number }).seq;
-}
-
 /**
- * A new pattern's index terms (the one writer of pattern_terms), from `seq` = nextTermSeq(), which its
- * row holds, each with the pattern's length (`ntok`, as in its row).
+ * A new pattern's index terms (the one writer of pattern_terms), each with the pattern's length
+ * (`ntok`, as in its row), numbered after every pattern indexed before it: where they start (seq),
+ * which its row holds (term_seq). A text of stop-words only has no terms, and 0: the next pattern's
+ * terms start where its would have, and readers find a pattern's postings by where they start.
  */
-export function addTerms(db: Database, project: string, role: string, pattern: string, seq: number, terms: string[], ntok: number): void {
-  statements(db).insertTerms.run({ project, role, pattern, seq, ntok, terms: JSON.stringify(terms) });
+export function addTerms(db: Database, project: string, role: string, pattern: string, terms: string[], ntok: number): number {
+  if (terms.length === 0) return 0;
+  const s = statements(db);
+  const seq = (s.nextTermSeq.get() as { seq: number }).seq;
+  s.insertTerms.run({ project, role, pattern, seq, ntok, terms: JSON.stringify(terms) });
+  return seq;
 }
 
 interface PatternRow {
@@ -153,13 +154,12 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       const row = s.getPattern.get(e.project, e.pattern) as PatternRow | undefined;
       if (!row) {
         const { terms, length } = indexTerms(e.text);
-        const seq = nextTermSeq(db);
+        const seq = addTerms(db, e.project, e.role, e.pattern, terms, length);
         s.insertPattern.run({
           project: e.project, id: e.pattern, id_bits: idBits(e.pattern), role: e.role, text: e.text, ntok: length, category: e.category,
           ts: e.ts, last_used: ms, labels: extend('[]', e.labels ?? []), files: extend('[]', e.files ?? []),
           phases: extend('[]', [e.phase]), issues: extend('[]', [e.issue]), term_seq: seq,
         });
-        addTerms(db, e.project, e.role, e.pattern, seq, terms, length);
         s.insertSighting.run(e.project, issue, run, e.role, e.pattern, e.deliberation, 1);
         return;
       }

@@ -1,4 +1,3 @@
-import type { Statement } from 'better-sqlite3';
 import { databaseVersion, type Database } from '../store/db.js';
 import { COLUMNS, toPattern, type PatternRecord, type Ranked } from './queries.js';
 import {
@@ -382,12 +381,12 @@ class RankWalk {
 }
 
 /**
- * A query's matches in BM25 order (ties by their place among the matches), MATCH_PAGE at a time at each `next()`, each scored as
- * the full scan scores it — the deprecated and dismissed ones are read, for the bound, and left out.
- * The matches are summed once (queryMatches); the best FIRST_MATCHES are put in order first (again
- * four times as many if they run out), and a page of them is joined to its patterns through one
- * posting each. The first page finds the best candidate's BM25 too, when `query.max` is not known
- * yet; `bound()` is the relevance no match further down exceeds.
+ * A query's matches in BM25 order (ties by their place among the matches), MATCH_PAGE at a time at
+ * each `next()`, each scored as the full scan scores it — the deprecated and dismissed ones are read,
+ * for the bound, and left out. The matches are summed once (queryMatches); the best FIRST_MATCHES are
+ * put in order first (again four times as many if they run out), and a page of them is read by where
+ * each one's postings start. The first page finds the best candidate's BM25 too, when `query.max` is
+ * not known yet; `bound()` is the relevance no match further down exceeds.
  */
 function bestMatches(db: Database, project: string, opts: RankOptions, query: QueryState) {
   const all = (query.matches ??= queryMatches(db, project, opts.roles, query.q!));
@@ -405,27 +404,15 @@ function bestMatches(db: Database, project: string, opts: RankOptions, query: Qu
   );
   if (opts.excludeDismissed) Object.assign(params, opts.excludeDismissed);
   const dismissed = opts.excludeDismissed ? 'id IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)' : '0';
-  const pages = new Map<number, Statement<unknown[]>>();
-  const score = (page: number[]): Scored[] => {
-    let statement = pages.get(page.length);
-    if (!statement) {
-      const values = page.map((_, i) => `(@r${i}, @t${i}, @s${i}, @b${i})`).join(', ');
-      statement = db.prepare(
-        `WITH page (prole, pterm, pseq, bm) AS (VALUES ${values}),
-         named (pid, bm) AS (SELECT t.pattern, page.bm FROM page CROSS JOIN pattern_terms t ON t.project = @project AND t.role = prole AND t.term = pterm AND t.seq = pseq)
-         SELECT pid AS id, bm, ${base.sql} AS base, ${dismissed} AS skip FROM named CROSS JOIN patterns ON project = @project AND id = pid`,
-      );
-      pages.set(page.length, statement);
-    }
-    const values: Record<string, unknown> = { ...params };
-    page.forEach((m, i) => {
-      values[`r${i}`] = opts.roles[all.role[m]];
-      values[`t${i}`] = query.q!.terms[all.term[m]].term;
-      values[`s${i}`] = all.seqs[m];
-      values[`b${i}`] = all.bm[m];
-    });
-    const rows = statement.all(values) as { id: string; bm: number; base: number; skip: number }[];
-    return rows.filter((r) => !r.skip).map((r) => ({ id: r.id, score: finalScore(r.base, r.bm / query.max!) }));
+  // a page of matches, each by where its postings start (patterns_seq: one entry of an index that
+  // holds what its score reads)
+  const pageRows = db.prepare(
+    `SELECT id, term_seq AS seq, ${base.sql} AS base, ${dismissed} AS skip FROM patterns WHERE project = @project AND term_seq IN (SELECT value FROM json_each(@seqs))`,
+  );
+  const score = (matches: number[]): Scored[] => {
+    const bm = new Map(matches.map((m) => [all.seqs[m], all.bm[m]]));
+    const rows = pageRows.all({ ...params, seqs: JSON.stringify([...bm.keys()]) }) as { id: string; seq: number; base: number; skip: number }[];
+    return rows.filter((r) => !r.skip).map((r) => ({ id: r.id, score: finalScore(r.base, bm.get(r.seq)! / query.max!) }));
   };
   let order: number[] = [];
   let depth = 0;

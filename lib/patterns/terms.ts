@@ -489,10 +489,10 @@ export function bm25(weights: number, length: number, avgLength: number): number
  * 37,000 postings took ~30 ms at 100k patterns (issue 8).
  */
 export interface QueryMatches {
+  /** Each matching pattern's seq (where its postings start: its row's term_seq), by role, ascending. */
   seqs: Int32Array;
   bm: Float64Array;
-  role: Uint16Array;
-  term: Uint8Array;
+  /** Where each role's matches start in `seqs` (one more entry: where they end). */
   starts: Int32Array;
 }
 
@@ -512,7 +512,7 @@ export function queryMatches(db: Database, project: string, roles: string[], q: 
     return sorted.sort();
   });
   const total = keys.reduce((sum, k) => sum + k.length, 0);
-  const out = { seqs: new Int32Array(total), bm: new Float64Array(total), role: new Uint16Array(total), term: new Uint8Array(total), starts: new Int32Array(roles.length + 1) };
+  const out = { seqs: new Int32Array(total), bm: new Float64Array(total), starts: new Int32Array(roles.length + 1) };
   let n = 0;
   const seqOf = (key: number) => Math.floor(key / SIZE_SPAN / QUERY_TERMS);
   const termOf = (key: number) => Math.floor(key / SIZE_SPAN) % QUERY_TERMS;
@@ -521,8 +521,6 @@ export function queryMatches(db: Database, project: string, roles: string[], q: 
     for (let i = 0; i < sorted.length; ) {
       const seq = seqOf(sorted[i]);
       out.seqs[n] = seq;
-      out.term[n] = termOf(sorted[i]); // the first of its terms: a seq's postings sort by term
-      out.role[n] = r;
       const size = sorted[i] % SIZE_SPAN;
       let weights = 0; // whole numbers (BM25_UNIT): exact in any order
       for (; i < sorted.length && seqOf(sorted[i]) === seq; i++) weights += q.terms[termOf(sorted[i])].weight;
@@ -530,7 +528,7 @@ export function queryMatches(db: Database, project: string, roles: string[], q: 
     }
   });
   out.starts[roles.length] = n;
-  return { seqs: out.seqs.slice(0, n), bm: out.bm.slice(0, n), role: out.role.slice(0, n), term: out.term.slice(0, n), starts: out.starts };
+  return { seqs: out.seqs.slice(0, n), bm: out.bm.slice(0, n), starts: out.starts };
 }
 
 /** Where the match with this seq among role `r`'s is in `m`, or -1 when the pattern matches no term of the query. */

@@ -50,11 +50,12 @@ function nativeDriver(): Driver {
  * indexes' expressions are lib/patterns/scoring.ts DECAYING_KEY_SQL and IMMUNE_KEY_SQL, verbatim.
  */
 /**
- * Every column a ranking by the rank indexes reads of a pattern (its base score, baseScoreSql, and
- * where its postings start): a walk reads the index alone, where each row read from the table was a
- * page of its own (1,475 rows at 100k patterns: 16–24 ms through the table, 8–9 ms from the index).
+ * The columns a pattern's base score reads (lib/patterns/scoring.ts baseScoreSql, with role and id in
+ * every index of patterns): the indexes a ranking reads hold them, so that it reads no row of the
+ * table, each of which was a page of its own (1,475 rows of a rank index at 100k patterns: 16–24 ms
+ * through the table, 8–9 ms from the index alone; 1,280 of a query's matches: 16–21 ms, 6–9 ms).
  */
-const RANK_COVERED = 'term_seq, success_count, ignore_count, ignore_weight, reinforcement_count, lifecycle, category, last_used, labels, files, phases';
+const BASE_COLUMNS = 'success_count, ignore_count, ignore_weight, reinforcement_count, lifecycle, category, last_used, labels, files, phases';
 
 export const EVENT_LOG_INDEXES: Record<string, string> = {
   // each term's postings in the order their patterns were added (seq): a new pattern's terms go at the
@@ -66,10 +67,12 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
   deliberations_scope: 'CREATE INDEX deliberations_scope ON deliberations (project, role, issue, run, ts)',
   injections_scope: 'CREATE INDEX injections_scope ON injections (project, issue, run, role)',
   links_scope: 'CREATE INDEX links_scope ON links (project, issue, run, role)',
-  patterns_rank_decaying: `CREATE INDEX patterns_rank_decaying ON patterns (project, role, (ln(((MAX(0, success_count) + 1.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END)) + last_used / 1209600000.0), ${RANK_COVERED})
+  patterns_rank_decaying: `CREATE INDEX patterns_rank_decaying ON patterns (project, role, (ln(((MAX(0, success_count) + 1.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END)) + last_used / 1209600000.0), term_seq, ${BASE_COLUMNS})
      WHERE lifecycle NOT IN ('deprecated', 'active') AND reinforcement_count < 3`,
-  patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (ln(((MAX(0, success_count) + 1.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END))), ${RANK_COVERED})
+  patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (ln(((MAX(0, success_count) + 1.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END))), term_seq, ${BASE_COLUMNS})
      WHERE lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= 3)`,
+  // a query's matches' patterns by where their postings start (lib/patterns/ranking.ts bestMatches)
+  patterns_seq: `CREATE INDEX patterns_seq ON patterns (project, term_seq, role, ${BASE_COLUMNS})`,
   // a summary's newest candidates: the patterns first seen since it was stored (lib/patterns/ranking.ts newCandidateSince)
   patterns_first_seen: 'CREATE INDEX patterns_first_seen ON patterns (project, role, first_seen)',
   // the few deprecated patterns, which BM25 over the term index leaves out (lib/patterns/ranking.ts)
@@ -244,11 +247,17 @@ const MIGRATIONS: string[] = [
    DELETE FROM patterns; DELETE FROM deliberations; DELETE FROM sightings; DELETE FROM injections; DELETE FROM dismissals;
    DELETE FROM outcomes; DELETE FROM summaries; DELETE FROM run_marks; DELETE FROM links; DELETE FROM pattern_terms;
    DELETE FROM pattern_postings; DELETE FROM meta WHERE key = 'log:events';`,
-  // the rank indexes hold every column a ranking reads (RANK_COVERED): ~0.4 s at 100k patterns, once
-  `DROP INDEX IF EXISTS patterns_rank_decaying;
+  // the indexes a ranking reads hold every column it reads (BASE_COLUMNS), and a query's matches are
+  // found by where their postings start (term_seq): a pattern of stop-words only has none, and now
+  // says so (0, lib/events/reducer.ts), where it held the next pattern's start (its first term row's
+  // rowid) and was ranked with that pattern's match. ~0.8 s at 100k patterns, once.
+  `UPDATE patterns SET term_seq = 0 WHERE term_seq != 0
+     AND NOT EXISTS (SELECT 1 FROM pattern_terms t WHERE t.rowid = patterns.term_seq AND t.project = patterns.project AND t.pattern = patterns.id);
+   DROP INDEX IF EXISTS patterns_rank_decaying;
    DROP INDEX IF EXISTS patterns_rank_immune;
    ${EVENT_LOG_INDEXES.patterns_rank_decaying};
-   ${EVENT_LOG_INDEXES.patterns_rank_immune};`,
+   ${EVENT_LOG_INDEXES.patterns_rank_immune};
+   ${EVENT_LOG_INDEXES.patterns_seq};`,
 ];
 
 /** A value that changes whenever the database does, by this connection or another: what a cache of its rows is keyed by. */
