@@ -381,7 +381,7 @@ describe('replay equals live', () => {
 
   it('a database from before the indexes held what a ranking reads gets them, and its patterns of stop-words only hold no other pattern’s terms', () => {
     const stopWords: EventPayload = {
-      type: 'pattern.observed', pattern: 'pstopwords', role: 'auditor', text: 'We should not do this.', category: 'rule', issue: 'I-9', run: 'r1', labels: [], files: [], deliberation: 'd-stop',
+      type: 'pattern.observed', pattern: 'pstopwords', role: 'auditor', text: 'We should not do this.', category: 'rule', issue: 'I-9', run: 'r1', phase: 'plan', labels: [], files: [], deliberation: 'd-stop',
     };
     const { db, live } = migratedFrom(1, UNDO_COVERED, [stopWords]);
     expect(snapshot(db)).toEqual(live);
