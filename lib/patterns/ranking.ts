@@ -46,13 +46,6 @@ const BOUND_SLACK = 1 + 1e-9;
 /** How many of the best matches of a query a threshold walk sums first (then four times as many, …), and reads at a time. */
 const FIRST_MATCHES = 2048;
 const MATCH_PAGE = 128;
-/**
- * What reading a match costs, in rank-index rows: a match is found through the term index and its
- * pattern's row (~10 µs), a rank row in the covering rank index alone (~5 µs; the bench's 100k store).
- * The walk reads each list in proportion to what its rows cost: at 1:1, a 51-line ranking read
- * 1,972 rank rows and 2,048 matches; at 2:1, 2,492 and 1,280 (format-patterns --query −10 %).
- */
-const MATCH_ROW_COST = 2;
 
 const byScore = (a: Scored, b: Scored) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -353,12 +346,13 @@ class RankWalk {
       const open = streams.filter((s) => !s.done && bound(s) >= kth);
       // Every candidate is in one of the indexes: once each index is read as far as its bound allows,
       // every candidate that could reach the best `limit` is read. Reading the matches deeper lowers
-      // those bounds: a page of them is read whenever the indexes have read as much, by cost, as the matches.
+      // those bounds: a page of them is read whenever the indexes have read as many rows as the matches
+      // (each list's rows cost about the same, ~5–9 µs at 100k patterns, both read from an index alone).
       if (open.length === 0) {
         const ranked = [...this.found].map(([id, score]) => ({ id, score })).sort(byScore);
         return { top: ranked.slice(0, limit), complete: ranked.length <= limit && streams.every((s) => s.done) };
       }
-      if (matches && !matches.done && this.rowsRead >= MATCH_ROW_COST * matches.read) {
+      if (matches && !matches.done && this.rowsRead >= matches.read) {
         this.add(matches.next());
         continue;
       }
