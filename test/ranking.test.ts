@@ -216,6 +216,18 @@ describe('ranking by the rank indexes', () => {
     expect(top).toEqual(rankByScan(db, 'p1', { roles: ROLES, ctx }, 10).top);
   });
 
+  it('with an index a walk reads set aside (a replay builds them at its end), ranks by the full scan, never by a walk of the table', () => {
+    for (const missing of ['patterns_seq', 'patterns_rank_immune']) {
+      const db = store();
+      db.exec(`DROP INDEX ${missing}`);
+      const opts: RankOptions = { roles: ROLES, ctx: contexts[1], query: 'refund webhook retry' };
+      let top: unknown;
+      const plans = queryPlans(db, () => (top = rankScores(db, 'p1', opts, { limit: 10 }).top)).join('\n');
+      expect(plans, missing).not.toMatch(/patterns_rank_\w+ \(project=\? AND role=\? AND <expr>|patterns_seq \(project=\? AND term_seq=\?\)/); // no walk
+      expect(top, missing).toEqual(rankByScan(db, 'p1', opts, 10).top);
+    }
+  });
+
   it('a pattern of stop-words only (no index term) takes no other pattern’s relevance: the walk and the scan agree', () => {
     // Its postings would start where the next pattern's do; holding none, it must match no query.
     const store = openTestStore(tempProject(), 'p1');

@@ -438,12 +438,14 @@ function bestFirst(values: Float64Array, depth: number): number[] {
 }
 
 /**
- * Whether the rank indexes exist: a fresh clone's replay sets them aside and builds them at its end,
- * maybe in the background (lib/events/log.ts); without them, one scan beats reading pages by key.
+ * Whether the indexes a walk reads exist (the rank indexes, and patterns_seq for a query's matches): a
+ * fresh clone's replay sets them aside and builds them at its end, maybe in the background
+ * (lib/events/log.ts); without them, one scan beats reading pages by key.
  */
 function rankIndexesBuilt(db: Database): boolean {
-  const n = (db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND name IN ('patterns_rank_decaying', 'patterns_rank_immune')").get() as { n: number }).n;
-  return n === 2;
+  const names = ['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq'];
+  const n = (db.prepare(`SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND name IN (${names.map((name) => `'${name}'`).join(', ')})`).get() as { n: number }).n;
+  return n === names.length;
 }
 
 /** Rank the candidates of `opts.roles`: the best `want.limit` (all without one). */
