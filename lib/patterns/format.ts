@@ -103,15 +103,19 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   const rank = rankOptions(store, opts);
   // The candidates' basis is taken for --json, and for a stored summary only when every line does not
   // fit and the summary does (it passes over every candidate: SPEC §3.5 step 4b).
-  // A first page holds the lines of a block of lines of 16 tokens or more; a block of shorter lines
-  // ranks the rest when the fit reaches them (a full page of 4-token lines costs ~4 ms at 10k, issue 8).
-  let ranking = rankScores(patternDb(store), store.project, rank, { limit: Math.ceil(limit / 4) });
+  // The ranking is read a page at a time as the fit reaches further, each page four times the last:
+  // the walk goes on from where it stopped (lib/patterns/ranking.ts), and the fewer rows a page asks
+  // for, the fewer it reads. The first holds a block of lines of 64 tokens or more: on a hook's path a
+  // line without a cached count counts its UTF-8 bytes (~100 for a pattern of 15 words).
+  let asked = Math.ceil(limit / 16);
+  let ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
   if (ranking.top.length === 0) return skipped();
   const loaded = loadRanked(patternDb(store), store.project, ranking.top, rank);
   const rankedAt = (j: number) => {
-    if (j >= loaded.length && !ranking.complete && loaded.length < limit) {
-      ranking = rankScores(patternDb(store), store.project, rank, { limit });
-      // (a writer may have moved a pattern between the two reads: none is shown twice)
+    while (j >= loaded.length && !ranking.complete && asked < limit) {
+      asked = Math.min(limit, asked * 4);
+      ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
+      // (a writer may have moved a pattern between two reads: none is shown twice)
       const shown = new Set(loaded.map((r) => r.pattern.id));
       loaded.push(...loadRanked(patternDb(store), store.project, ranking.top.filter((s) => !shown.has(s.id)), rank));
     }
