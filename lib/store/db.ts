@@ -71,8 +71,9 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
      WHERE lifecycle NOT IN ('deprecated', 'active') AND reinforcement_count < 3`,
   patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (ln(((MAX(0, success_count) + 1.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END))), term_seq, ${BASE_COLUMNS})
      WHERE lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= 3)`,
-  // a query's matches' patterns by where their postings start (lib/patterns/ranking.ts bestMatches)
-  patterns_seq: `CREATE INDEX patterns_seq ON patterns (project, term_seq, role, ${BASE_COLUMNS})`,
+  // a query's matches' patterns by where their postings start (lib/patterns/ranking.ts bestMatches); with
+  // id_bits, a summary's basis (candidateDigest) reads it alone, not the table (118 → 99 ms at 100k)
+  patterns_seq: `CREATE INDEX patterns_seq ON patterns (project, term_seq, role, ${BASE_COLUMNS}, id_bits)`,
   // a summary's newest candidates: the patterns first seen since it was stored (lib/patterns/ranking.ts newCandidateSince)
   patterns_first_seen: 'CREATE INDEX patterns_first_seen ON patterns (project, role, first_seen)',
   // the few deprecated patterns, which BM25 over the term index leaves out (lib/patterns/ranking.ts)
