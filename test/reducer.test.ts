@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
-import { openTestStore, tempProject } from './helpers.js';
+import { openTestStore, seededRandom, tempProject } from './helpers.js';
 import { getPattern } from '../lib/patterns/queries.js';
-import { nextLifecycle } from '../lib/events/reducer.js';
+import { listed, nextLifecycle } from '../lib/events/reducer.js';
 import type { EventPayload } from '../lib/events/types.js';
 import { appendEvents, patternDb, rebuildPatterns } from '../lib/events/log.js';
 
@@ -126,5 +126,26 @@ describe('what the reducer accepts on replay (SPEC §3.2, §3.3)', () => {
     expect(warnings.join('\n')).toMatch(/text longer than 500 characters/);
     expect(warnings.join('\n')).toMatch(/role longer than 64 characters/);
     expect(warnings.join('\n')).toMatch(/run longer than 128 characters/);
+  });
+});
+
+describe('a learned-context list read without parsing it', () => {
+  it('says a value is listed only when it is an element, and for every plain value exactly when it is', () => {
+    const rnd = seededRandom(29);
+    const alphabet = ['a', 'b', 'cli', ',', ']', '[', '"', '\\', '\n', '\u0001', 'é', '日', ' ', '\ud800'];
+    const word = () => Array.from({ length: Math.floor(rnd() * 4) }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join('');
+    let plain = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const list = Array.from({ length: Math.floor(rnd() * 5) }, word);
+      const value = rnd() < 0.4 && list.length ? list[Math.floor(rnd() * list.length)] : word();
+      const json = JSON.stringify(list);
+      const found = listed(json, value);
+      if (found) expect(list, `${json} ${JSON.stringify(value)}`).toContain(value);
+      if (!/["\\\u0000-\u001f\ud800-\udfff]|^[,\]]/.test(value) && !json.includes('\\')) {
+        plain++;
+        expect(found, `${json} ${JSON.stringify(value)}`).toBe(list.includes(value));
+      }
+    }
+    expect(plain).toBeGreaterThan(5_000);
   });
 });
