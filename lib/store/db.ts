@@ -43,13 +43,6 @@ function nativeDriver(): Driver {
 }
 
 /**
- * The secondary indexes of the event log's tables that only readers use (the reducer reads none of
- * them; it does read sightings_scope and deliberations_text, which stay): a full replay drops them
- * (every insert and update would maintain them, row by row, in random order) and builds them again
- * once at its end, which is several times faster (lib/events/log.ts, bench/README.md). The rank
- * indexes' expressions are lib/patterns/scoring.ts DECAYING_KEY_SQL and IMMUNE_KEY_SQL, verbatim.
- */
-/**
  * The columns a pattern's base score reads (lib/patterns/scoring.ts baseScoreSql, with role and id in
  * every index of patterns): the indexes a ranking reads hold them, so that it reads no row of the
  * table, each of which was a page of its own (1,475 rows of a rank index at 100k patterns: 16–24 ms
@@ -57,6 +50,13 @@ function nativeDriver(): Driver {
  */
 const BASE_COLUMNS = 'success_count, ignore_count, ignore_weight, reinforcement_count, lifecycle, category, last_used, labels, files, phases';
 
+/**
+ * The secondary indexes of the event log's tables that only readers use (the reducer reads none of
+ * them; it does read sightings_scope and deliberations_text, which stay): a full replay drops them
+ * (every insert and update would maintain them, row by row, in random order) and builds them again
+ * once at its end, which is several times faster (lib/events/log.ts, bench/README.md). The rank
+ * indexes' expressions are lib/patterns/scoring.ts DECAYING_KEY_SQL and IMMUNE_KEY_SQL, verbatim.
+ */
 export const EVENT_LOG_INDEXES: Record<string, string> = {
   // each term's postings in the order their patterns were added (seq): a new pattern's terms go at the
   // end of their terms' ranges, not at random places of the whole index (issue 8, the migrations below),
@@ -251,7 +251,7 @@ const MIGRATIONS: string[] = [
   // the indexes a ranking reads hold every column it reads (BASE_COLUMNS), and a query's matches are
   // found by where their postings start (term_seq): a pattern of stop-words only has none, and now
   // says so (0, lib/events/reducer.ts), where it held the next pattern's start (its first term row's
-  // rowid) and was ranked with that pattern's match. ~0.8 s at 100k patterns, once.
+  // rowid) and was ranked with that pattern's match. ~1 s at 100k patterns, once.
   `UPDATE patterns SET term_seq = 0 WHERE term_seq != 0
      AND NOT EXISTS (SELECT 1 FROM pattern_terms t WHERE t.rowid = patterns.term_seq AND t.project = patterns.project AND t.pattern = patterns.id);
    DROP INDEX IF EXISTS patterns_rank_decaying;
