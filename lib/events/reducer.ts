@@ -31,7 +31,11 @@ function prepareStatements(db: Database) {
       VALUES (?, ?, ?, ?, ?, ?, ?)`),
     retractSighting: db.prepare(`UPDATE sightings SET retracted = 1 WHERE rowid = (SELECT rowid FROM sightings
       WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1)`),
-    insertInjection: db.prepare('INSERT INTO injections (project, issue, run, role, pattern, event, ts) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    // an injection's rows (~17 patterns) in one statement, not one per pattern (a 100k-event replay's
+    // 5,600 injections: 203 → 88 ms); its touches stay one per pattern, which an UPDATE … IN
+    // (json_each) was slower than (556 → 769 ms)
+    insertInjections: db.prepare(`INSERT INTO injections (project, issue, run, role, pattern, event, ts)
+      SELECT @project, @issue, @run, @role, value, @event, @ts FROM json_each(@patterns)`),
     // A retracted sighting was no success, and does not count towards the lifecycle either (SPEC §3.7, §3.9).
     // A dismissal also takes back the credit the pattern gained untested since a validator last tested
     // it: the passes it rode along in said nothing about it, and the first test says it does not hold.
@@ -192,10 +196,8 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       return;
     }
     case 'pattern.injected':
-      for (const id of e.patterns) {
-        s.touch.run(ms, e.project, id);
-        s.insertInjection.run(e.project, issue, run, e.role, id, e.id, e.ts);
-      }
+      for (const id of e.patterns) s.touch.run(ms, e.project, id);
+      s.insertInjections.run({ project: e.project, issue, run, role: e.role, event: e.id, ts: e.ts, patterns: JSON.stringify(e.patterns) });
       return;
     case 'pattern.ignored':
       // Writers check for an earlier dismissal in this run before appending; two racing writers, or a
