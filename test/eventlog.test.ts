@@ -518,7 +518,6 @@ describe('a rebuild racing an appender', () => {
   it('a line appended while the replay runs is applied by the next sync', () => {
     const root = tempProject();
     const store = openTestStore(root);
-    const path = eventsPath(root);
     // enough events that the replay checks its deadline part-way (every 64 applied), after reading the log
     const filler: EventPayload[] = Array.from({ length: 5000 }, (_, i) => ({ type: 'pattern.aged', pattern: `p${i}`, issue: null, run: null }));
     appendEventLines(store, filler);

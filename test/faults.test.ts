@@ -329,7 +329,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'artifacts/ is a link out of the project',
-    only: (e) => e.artifacts,
+    only: (e) => !!e.artifacts,
     setup: (root) => {
       cpSync(inStore(root, 'artifacts'), join(root, 'outside'), { recursive: true });
       rmSync(inStore(root, 'artifacts'), { recursive: true });
@@ -367,7 +367,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'a stored deliberation replaced by a link to /dev/zero',
-    only: (e) => e.artifacts,
+    only: (e) => !!e.artifacts,
     setup: (root) => {
       for (const file of readdirSync(inStore(root, 'artifacts', 'deliberations'))) {
         rmSync(inStore(root, 'artifacts', 'deliberations', file));

@@ -25,7 +25,7 @@ export function queryPlans(db: Database, run: () => void): string[] {
   db.prepare = ((sql: string) => {
     const statement = prepare.call(db, sql);
     for (const method of ['all', 'get', 'run', 'iterate'] as const) {
-      const original = statement[method];
+      const original = statement[method] as (...args: unknown[]) => unknown;
       Object.defineProperty(statement, method, { value: (...args: unknown[]) => (used.push({ sql, args }), original.apply(statement, args)) });
     }
     return statement;

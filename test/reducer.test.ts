@@ -8,7 +8,8 @@ import { appendEvents, patternDb, rebuildPatterns } from '../lib/events/log.js';
 // The reducer applies every event, live and on replay. Two writers racing, or a log merged from
 // two machines, can hold the same dismissal or outcome twice; it must count once.
 
-const observe = (run: string): EventPayload => ({
+type Observed = Extract<EventPayload, { type: 'pattern.observed' }>;
+const observe = (run: string): Observed => ({
   type: 'pattern.observed', pattern: 'pabc', role: 'auditor', text: 'Every migration must be reversible', category: 'rule',
   issue: 'I-1', run, phase: 'plan', labels: [], files: [], deliberation: `d-${run}`,
 });

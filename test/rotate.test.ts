@@ -160,7 +160,7 @@ describe('rotate', () => {
 describe('cairn rotate', () => {
   it('rotates a log of 5001 lines to 2500 and gzips artifacts older than --older-than', () => {
     const root = tempProject();
-    const { log, archive, within } = memory(root);
+    const { log, archive } = memory(root);
     writeFileSync(log, range(0, 5001).map((i) => line(i) + '\n').join(''));
     const artifacts = join(root, '.cairn', 'artifacts', 'deliberations');
     mkdirSync(artifacts, { recursive: true });

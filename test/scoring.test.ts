@@ -44,6 +44,7 @@ function pattern(id: string, over: Partial<ScoredState> = {}): Pattern {
     issues: [],
     promoted_by: null,
     reason: null,
+    untested: 0,
   };
 }
 
