@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Store } from '../lib/store/store.js';
-import { EVENT_LOG_INDEXES, EVENT_LOG_TABLES, ID_BITS_SQL, type Database } from '../lib/store/db.js';
+import { EVENT_LOG_INDEXES, EVENT_LOG_TABLES, ID_BITS_SQL, openDatabase, type Database } from '../lib/store/db.js';
 import { rebuildIndex } from '../lib/store/follower.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { currentBasis, formatPatterns, recordInjection } from '../lib/patterns/format.js';
@@ -388,6 +388,27 @@ describe('replay equals live', () => {
     expect(db.prepare("SELECT term_seq FROM patterns WHERE id = 'pstopwords'").pluck().get()).toBe(0);
     const sql = (name: string) => db.prepare('SELECT sql FROM sqlite_master WHERE name = ?').pluck().get(name) as string;
     for (const name of ['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq']) expect(sql(name)).toBe(EVENT_LOG_INDEXES[name]);
+  });
+
+  it('that migration leaves the indexes to the follower, which builds them within a deadline (in the background for a large store); an empty database gets them at once', () => {
+    const root = tempProject();
+    smallHistory(root).close();
+    const old = new BetterSqlite3(dbPath(root));
+    old.exec(UNDO_COVERED);
+    old.pragma(`user_version = ${(old.pragma('user_version', { simple: true }) as number) - 1}`);
+    old.close();
+    const indexes = (db: Database) => db.prepare("SELECT name FROM sqlite_master WHERE name IN ('patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq')").pluck().all();
+    const options = (dir: string) => ({ deadline: new Deadline(2000), strict: true, warn: () => undefined, within: dir });
+    const migrated = openDatabase(dbPath(root), options(join(root, '.cairn')));
+    expect(indexes(migrated)).toEqual([]); // the migration itself built nothing
+    expect(JSON.parse(migrated.prepare("SELECT value FROM meta WHERE key = 'log:events'").pluck().get() as string)).toMatchObject({ building: true });
+    migrated.close();
+    expect(indexes(patternDb(openTestStore(root))).sort()).toEqual(['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq']);
+
+    const fresh = tempProject();
+    const empty = openDatabase(join(fresh, 'state.db'), options(fresh));
+    expect(indexes(empty).sort()).toEqual(['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq']);
+    empty.close();
   });
 
   it('a database from before the untested credit was kept replays into it: the same state as live, the credit of each pattern from the log', () => {

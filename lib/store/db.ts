@@ -83,8 +83,9 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
 /** idBits (lib/core/ids.ts) in SQL. */
 export const ID_BITS_SQL = `(${Array.from({ length: 10 }, (_, k) => `(instr('0123456789abcdef', substr(id, ${k + 2}, 1)) - 1) * ${16 ** (9 - k)}`).join(' + ')})`;
 
-// Schema migrations by user_version: append, never edit a shipped step.
-const MIGRATIONS: string[] = [
+// Schema migrations by user_version: append, never edit a shipped step. A step is SQL, or a function
+// where what it does depends on the database's state.
+const MIGRATIONS: (string | ((db: Database) => void))[] = [
   `
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE patterns (
@@ -251,14 +252,18 @@ const MIGRATIONS: string[] = [
   // the indexes a ranking reads hold every column it reads (BASE_COLUMNS), and a query's matches are
   // found by where their postings start (term_seq): a pattern of stop-words only has none, and now
   // says so (0, lib/events/reducer.ts), where it held the next pattern's start (its first term row's
-  // rowid) and was ranked with that pattern's match. ~1 s at 100k patterns, once.
-  `UPDATE patterns SET term_seq = 0 WHERE term_seq != 0
-     AND NOT EXISTS (SELECT 1 FROM pattern_terms t WHERE t.rowid = patterns.term_seq AND t.project = patterns.project AND t.pattern = patterns.id);
-   DROP INDEX IF EXISTS patterns_rank_decaying;
-   DROP INDEX IF EXISTS patterns_rank_immune;
-   ${EVENT_LOG_INDEXES.patterns_rank_decaying};
-   ${EVENT_LOG_INDEXES.patterns_rank_immune};
-   ${EVENT_LOG_INDEXES.patterns_seq};`,
+  // rowid) and was ranked with that pattern's match. Building the indexes takes ~1 s at 100k
+  // patterns: a store whose event log is indexed has its log's index marked as building, and the
+  // follower builds what is missing within a command's deadline, or in the background for a large
+  // store (lib/store/follower.ts completeBuild); any other store builds them now (it has no rows).
+  (db) => {
+    db.exec(`UPDATE patterns SET term_seq = 0 WHERE term_seq != 0
+       AND NOT EXISTS (SELECT 1 FROM pattern_terms t WHERE t.rowid = patterns.term_seq AND t.project = patterns.project AND t.pattern = patterns.id);
+     DROP INDEX IF EXISTS patterns_rank_decaying;
+     DROP INDEX IF EXISTS patterns_rank_immune;`);
+    const followed = db.prepare("UPDATE meta SET value = json_set(value, '$.building', json('true')) WHERE key = 'log:events'").run().changes > 0;
+    if (!followed) for (const name of ['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq']) db.exec(EVENT_LOG_INDEXES[name]);
+  },
 ];
 
 /** A value that changes whenever the database does, by this connection or another: what a cache of its rows is keyed by. */
@@ -346,7 +351,11 @@ function migrate(db: Database): void {
   db.transaction(() => {
     // Re-read inside the write lock: a concurrent process may have migrated meanwhile.
     const current = db.pragma('user_version', { simple: true }) as number;
-    for (let v = current; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]);
+    for (let v = current; v < MIGRATIONS.length; v++) {
+      const step = MIGRATIONS[v];
+      if (typeof step === 'string') db.exec(step);
+      else step(db);
+    }
     db.pragma(`user_version = ${MIGRATIONS.length}`);
   }).immediate();
 }
