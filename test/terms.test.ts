@@ -1,14 +1,16 @@
 import { describe, it, expect } from 'vitest';
-import { openTestStore, seededRandom, tempProject } from './helpers.js';
+import { openTestStore, run, seededRandom, tempProject } from './helpers.js';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { TermIndex, bm25Query, keepPostingLists, matchesSql, matchIn, queryMatches, queryTermsSql } from '../lib/patterns/terms.js';
 import { NEAR_DUPLICATE } from '../lib/patterns/deliberation.js';
 import { indexTerms, jaccard, tokenSet } from '../lib/core/text.js';
 import { patternId } from '../lib/core/ids.js';
-import { patternDb } from '../lib/events/log.js';
+import { appendEvents, patternDb } from '../lib/events/log.js';
 import { addTerms } from '../lib/events/reducer.js';
 import type { Database } from '../lib/store/db.js';
+import type { EventPayload } from '../lib/events/types.js';
+import { rmSync } from 'node:fs';
 
 // The term index finds near-duplicates by prefix filtering (issue 8): it must miss none of the
 // patterns a comparison with every pattern of the role finds, whatever the words' frequencies.
@@ -155,6 +157,28 @@ describe('packed posting lists (pattern_postings)', () => {
       db.exec('ROLLBACK TO rows_only; RELEASE rows_only');
     }
   }
+
+  it('`cairn rebuild --continue` (a fresh clone\'s background finisher) packs the long lists, once', () => {
+    const root = tempProject();
+    const store = openTestStore(root, 'p1');
+    const texts = [...new Set(randomTexts(700, 41).map((t) => `refund ${t}`))];
+    appendEvents(store, texts.map((text, i): EventPayload => ({
+      type: 'pattern.observed', pattern: patternId('p1', 'auditor', text), role: 'auditor', text, category: 'rule', issue: 'I-1', run: `r${i}`, phase: null, labels: [], files: [], deliberation: `d${i}`,
+    })));
+    store.close();
+    const db = join(root, '.cairn', 'cache', 'state.db');
+    for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true }); // a fresh clone: the log alone
+    const finish = () => run('cairn', ['rebuild', '--continue', '--project', 'p1', '--json', '--strict'], { cwd: root });
+    const first = finish();
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ applied: texts.length, packed: expect.any(Number) });
+    const packed = JSON.parse(first.stdout).packed as number;
+    expect(packed).toBeGreaterThan(0); // 'refund' at least: every pattern holds it
+    const file = new BetterSqlite3(db, { readonly: true });
+    expect(packedCount(file)).toBe(packed);
+    file.close();
+    expect(JSON.parse(finish().stdout)).toMatchObject({ applied: 0, packed: 0 }); // kept already
+  });
 
   /** 1,500 patterns, and a writer's lookups that packed the lists they read (as store-deliberation does after recording its run). */
   function packedByAWriter(seed: number) {
