@@ -138,6 +138,27 @@ describe('TermIndex.size', () => {
   });
 });
 
+describe('TermIndex.weights', () => {
+  it("weighs a term ln(1 + the role's patterns / those holding it), the same however often and in whatever order it is asked", () => {
+    const root = tempProject();
+    const db = patternDb(openTestStore(root, 'p1'));
+    const texts = randomTexts(400, 7);
+    insertPatterns(db, 'p1', 'auditor', texts);
+    const index = new TermIndex(db, 'p1', 'auditor');
+    const terms = [...new Set(texts.flatMap((t) => indexTerms(t).terms))];
+    const patterns = index.size().patterns;
+    const expected = new Map(terms.map((t) => [t, Math.log(1 + patterns / Math.max(1, index.rarity([t]).get(t)!))]));
+    const first = index.weights(texts.slice(0, 5));
+    const asked = [...terms, ...[...terms].reverse(), ...terms];
+    for (const t of asked) expect(first(t)).toBe(expected.get(t));
+    const second = new TermIndex(db, 'p1', 'auditor').weights([]);
+    for (const t of [...terms].reverse()) expect(second(t)).toBe(expected.get(t));
+    // a rare word says more than a common one
+    expect(first('openapi')).toBeGreaterThan(first('token'));
+    rmSync(root, { recursive: true, force: true });
+  });
+});
+
 describe('packed posting lists (pattern_postings)', () => {
   const PROBES = (stored: string[], seed: number) => {
     const rnd = seededRandom(seed);

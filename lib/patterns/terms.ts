@@ -342,13 +342,18 @@ export class TermIndex {
   weights(texts: string[]): TermWeight {
     let patterns: number | undefined;
     let warm = false;
+    const weights = new Map<string, number>(); // a link weighs each term of each candidate, many times over
     return (term) => {
+      let weight = weights.get(term);
+      if (weight !== undefined) return weight;
       if (!warm) {
         warm = true;
         this.rarity(texts.flatMap((t) => [...contentTerms(t).keys()]));
       }
       patterns ??= this.size().patterns;
-      return Math.log(1 + Math.max(1, patterns) / Math.max(1, this.rarity([term]).get(term)!));
+      weight = Math.log(1 + Math.max(1, patterns) / Math.max(1, this.rarity([term]).get(term)!));
+      weights.set(term, weight);
+      return weight;
     };
   }
 
