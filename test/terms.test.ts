@@ -25,6 +25,12 @@ const WORDS = (
 ).split(' ');
 const RARE = 'openapi pagination idempotency backfill'.split(' ');
 
+/** A new project's pattern database (project p1), and where it lives. */
+function projectDb(): { root: string; db: Database } {
+  const root = tempProject();
+  return { root, db: patternDb(openTestStore(root, 'p1')) };
+}
+
 function insertPatterns(db: Database, project: string, role: string, texts: string[]): void {
   const exists = db.prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
   const insert = db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, first_seen, last_used, term_seq)
@@ -62,8 +68,7 @@ function variant(text: string, rnd: () => number): string {
 
 describe('TermIndex.nearDuplicates', () => {
   it('finds every pattern of the role a full comparison finds (Jaccard ≥ 0.8), and none of another role or project', () => {
-    const root = tempProject();
-    const db = patternDb(openTestStore(root, 'p1'));
+    const { db } = projectDb();
     const stored = randomTexts(1500, 5);
     insertPatterns(db, 'p1', 'auditor', stored);
     insertPatterns(db, 'p1', 'judge', stored.slice(0, 300));
@@ -88,8 +93,7 @@ describe('TermIndex.nearDuplicates', () => {
   });
 
   it('finds them for texts made mostly of stop-words, which the index does not hold', () => {
-    const root = tempProject();
-    const db = patternDb(openTestStore(root, 'p1'));
+    const { db } = projectDb();
     const stored = ['it must be in the plan before the merge', 'others must be in the plan before merge', 'it is not in the plan after all', 'all of them are in it'];
     insertPatterns(db, 'p1', 'auditor', [...stored, ...randomTexts(300, 31)]);
     const index = new TermIndex(db, 'p1', 'auditor');
@@ -103,8 +107,7 @@ describe('TermIndex.nearDuplicates', () => {
   });
 
   it('finds them whatever its frequency estimates say (they only order the words read)', () => {
-    const root = tempProject();
-    const db = patternDb(openTestStore(root, 'p1'));
+    const { db } = projectDb();
     insertPatterns(db, 'p1', 'auditor', randomTexts(300, 21));
     const index = new TermIndex(db, 'p1', 'auditor');
     const probe = 'the openapi schema of the export endpoint must be documented before merge';
@@ -121,8 +124,7 @@ describe('TermIndex.nearDuplicates', () => {
 
 describe('TermIndex.size', () => {
   it('counts a role exactly up to 16,384 patterns, and estimates a larger one from a sample of ids within a few per cent', () => {
-    const root = tempProject();
-    const db = patternDb(openTestStore(root, 'p1'));
+    const { db } = projectDb();
     const texts = Array.from({ length: 20_000 }, (_, i) => `${randomTexts(1, i)[0]} case ${i}`);
     insertPatterns(db, 'p1', 'auditor', texts);
     insertPatterns(db, 'p1', 'judge', texts.slice(0, 700));
@@ -140,8 +142,7 @@ describe('TermIndex.size', () => {
 
 describe('TermIndex.weights', () => {
   it("weighs a term ln(1 + the role's patterns / those holding it), the same however often and in whatever order it is asked", () => {
-    const root = tempProject();
-    const db = patternDb(openTestStore(root, 'p1'));
+    const { root, db } = projectDb();
     const texts = randomTexts(400, 7);
     insertPatterns(db, 'p1', 'auditor', texts);
     const index = new TermIndex(db, 'p1', 'auditor');
@@ -246,8 +247,7 @@ describe('packed posting lists (pattern_postings)', () => {
   });
 
   it('cairn maintain packs every long list once (keepPostingLists), and a writer never waits for the lock to pack', () => {
-    const root = tempProject();
-    const db = patternDb(openTestStore(root, 'p1'));
+    const { root, db } = projectDb();
     insertPatterns(db, 'p1', 'auditor', randomTexts(1500, 51));
     insertPatterns(db, 'p1', 'judge', randomTexts(100, 53)); // lists too short to pack
     const long = (db.prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = 'p1' GROUP BY role, term HAVING COUNT(*) >= 256)").get() as { n: number }).n;
