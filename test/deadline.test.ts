@@ -1,11 +1,13 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initStore } from '../lib/store/init.js';
 import { fixtureText, run, tempProject } from './helpers.js';
 // @ts-expect-error: the benchmark's store writer is plain JavaScript (it writes cairn's event format directly)
 import { PROJECT, writeEventLog } from '../bench/stores.js';
+// @ts-expect-error: the benchmark's text generator is plain JavaScript
+import { deliberationText, patternTexts, validatorText } from '../bench/corpus.js';
 
 // The deadline on a store big enough that the work does not fit it (SPEC §2): a hook ends within its
 // deadline plus one step, prints nothing it did not finish, and is never reported as failed with its
@@ -37,7 +39,54 @@ beforeAll(() => {
 
 afterAll(() => rmSync(indexed, { recursive: true, force: true }));
 
+/** A copy of the big project where a background run applying kept runs started a moment ago (its stamp): none starts in the test. */
+function bigProjectKeepingRuns(): string {
+  const root = bigProject(true);
+  writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
+  return root;
+}
+
+/** An auditor's deliberation of about 4 MB: ~4,000 texts to match and ~1,700 findings to link. */
+function longDeliberation(): string {
+  const bytes = 4_000_000;
+  return deliberationText({ bytes, role: 'auditor', issue: 'LED-9', run: 'r1', items: patternTexts(bytes / 800, 7), findingsFromItems: 100, seed: 3 });
+}
+
+/** What a writer that ran out of time on a long text must have done: nothing recorded, the run kept, within the deadline plus one step. */
+function expectKeptInTime(root: string, before: string, r: ReturnType<typeof timed>, command: string): void {
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.ms, r.stderr).toBeLessThan(300 + SLACK_MS);
+  expect(r.stderr).toMatch(new RegExp(`^cairn ${command}: deadline of 300 ms passed during .*: this run is kept`, 'm'));
+  expect(readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8')).toBe(before);
+  expect(readdirSync(join(root, '.cairn', 'cache', 'deferred'))).toHaveLength(1);
+}
+
 describe('past the deadline', () => {
+  it('store-deliberation of a 4 MB text stops matching and linking at the deadline: kept for later, nothing recorded', () => {
+    const root = bigProjectKeepingRuns();
+    writeFileSync(join(root, 'long.md'), longDeliberation());
+    const before = readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8');
+    const r = timed('store-deliberation', ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--file', 'long.md', '--project', PROJECT], {
+      cwd: root,
+      env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
+    });
+    expectKeptInTime(root, before, r, 'store-deliberation');
+  });
+
+  it('feedback-loop over a 4 MB adversarial text: within the deadline plus one step, kept for later, nothing recorded', () => {
+    const root = bigProjectKeepingRuns();
+    const adversarial = longDeliberation();
+    writeFileSync(join(root, 'adversarial.md'), adversarial);
+    const dismissed = [...adversarial.matchAll(/^\*\*(A\d+) — /gm)].map((m) => m[1]);
+    expect(dismissed.length).toBeGreaterThan(1000);
+    writeFileSync(join(root, 'validator.md'), validatorText({ role: 'judge', issue: 'LED-9', run: 'r1', dismiss: dismissed, keep: [] }));
+    const before = readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8');
+    const args = ['--adversarial-role', 'auditor', '--validator-role', 'judge', '--issue', 'LED-9', '--run', 'r1', '--adversarial-file', 'adversarial.md', '--validator-file', 'validator.md'];
+    const r = timed('feedback-loop', [...args, '--project', PROJECT], { cwd: root, env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' } });
+    expectKeptInTime(root, before, r, 'feedback-loop');
+  });
+
+
   it('format-patterns with CAIRN_DEADLINE_MS=50 ends within the deadline plus one step: a whole block in time, else nothing', () => {
     const root = bigProject(true);
     const r = timed('format-patterns', ['--role', 'auditor', '--project', PROJECT, '--query', 'invoice totals'], { cwd: root, env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '50' } });

@@ -92,6 +92,8 @@ class Resolver {
 
   /** The id the text lands on (observed, unless this deliberation already observed that id). */
   resolve(e: Extracted): string {
+    // a deliberation of megabytes has thousands of texts: the run stops at its deadline, before it records anything (SPEC §2)
+    this.store.deadline.check("matching the deliberation's texts to patterns");
     const tokens = tokenSet(e.text);
     const echoOf = bestMatch(tokens, this.injected);
     let id: string;
@@ -195,7 +197,11 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
   const own = items.map((e) => ({ id: resolver.resolve(e), text: e.text }));
   const tierOne = [...own, ...injected.map(({ id, text }) => ({ id, text }))];
   const ctx = linkContext(store, terms, tierOne);
-  const found = new Map(findings.map((f) => [f.finding, linkFinding(f.detail, ctx)]));
+  const found = new Map<string, ReturnType<typeof linkFinding>>();
+  for (const f of findings) {
+    store.deadline.check('linking the findings to patterns');
+    found.set(f.finding, linkFinding(f.detail, ctx));
+  }
   const unlinked = findings.filter((f) => !found.get(f.finding));
   const byMeaning = linkByEmbedding(store, unlinked.map((f) => ({ id: f.finding, text: findingText(f.detail) })), tierOne);
   const links: FindingLink[] = [];

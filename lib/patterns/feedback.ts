@@ -134,6 +134,7 @@ function findingLinks(store: Store, role: string, scope: { issue: string; run: s
       const finding = findingOf(id);
       if (!finding) return undefined;
       const summary = summaryWithoutCitations(finding.summary ?? '');
+      store.deadline.check('linking the findings to patterns'); // a long text links for long: stop before anything is recorded (SPEC §2)
       const live = linkFinding(finding, context());
       if (live) return { ...live, summary };
       const self = getPattern(patternDb(store), store.project, patternId(store.project, role, summary));
@@ -144,6 +145,7 @@ function findingLinks(store: Store, role: string, scope: { issue: string; run: s
       if (!finding) return undefined;
       // the reason is more of the finding's text: the finding's own citations, if any, were resolved when it was linked
       const read = { ...finding, summary: `${summaryWithoutCitations(finding.summary ?? '')}\n${reason}`, patterns: undefined };
+      store.deadline.check('linking the findings to patterns');
       return linkFinding(read, context())?.patterns;
     },
   };
