@@ -2,10 +2,12 @@ import { describe, it, expect } from 'vitest';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, runAsync, tempProject, type RunResult } from './helpers.js';
+import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, runAsync, seededRandom, tempProject, type RunResult } from './helpers.js';
 import { getPattern, listPatterns, type Pattern } from '../lib/patterns/queries.js';
 import { patternId } from '../lib/core/ids.js';
-import { storeDeliberation } from '../lib/patterns/deliberation.js';
+import { NEAR_DUPLICATE, storeDeliberation } from '../lib/patterns/deliberation.js';
+import { jaccard, tokenSet } from '../lib/core/text.js';
+import { extractPatterns } from '../lib/patterns/extract.js';
 import { patternDb } from '../lib/events/log.js';
 
 // store-deliberation as a process (SPEC §3.3): stored text, recorded event, observed patterns,
@@ -211,6 +213,35 @@ describe('lifecycle of a recurring pattern', () => {
 });
 
 describe('near-duplicates', () => {
+  it('creates a pattern for a text only when no earlier new text of the deliberation is its near-duplicate, as comparing it with each decides (700 texts)', () => {
+    const rnd = seededRandom(17);
+    const vocabulary = ('plan test flag merge schema export invoice ledger retry token cache index migration review status command output page ' +
+      'queue worker deploy config secret header timeout locale currency tenant audit report backup session cookie parser router handler').split(' ');
+    const pick = (avoid: string[]) => {
+      const left = vocabulary.filter((w) => !avoid.includes(w));
+      return left[Math.floor(rnd() * left.length)];
+    };
+    const base = Array.from({ length: 350 }, () => {
+      const text: string[] = [];
+      for (let n = 8 + Math.floor(rnd() * 7); text.length < n; ) text.push(pick(text));
+      return text;
+    });
+    // each text followed by a variant with a word or two changed: often a near-duplicate of it, sometimes of another
+    const texts = base.flatMap((w) => [w, w.map((x) => (rnd() < 0.1 ? pick(w) : x))]).map((w) => w.join(' '));
+    const text = `## Accumulated Patterns\n${texts.map((t) => `- ${t}`).join('\n')}\n`;
+    const out = storeDeliberation(openTestStore(tempProject(), PROJECT), { text, role: 'auditor', issue: null, run: null, phase: null, iteration: null, labels: [], files: [] });
+    // the rule itself, over the texts in order: a text creates a pattern unless it is a near-duplicate of one created before it
+    const created: { id: string; tokens: Set<string> }[] = [];
+    const items = extractPatterns(text, null).items;
+    for (const item of items) {
+      const tokens = tokenSet(item.text);
+      if (!created.some((c) => jaccard(tokens, c.tokens) >= NEAR_DUPLICATE)) created.push({ id: patternId(PROJECT, 'auditor', item.text), tokens });
+    }
+    // a text that lands on a pattern this deliberation created is not listed again
+    expect(out.patterns.map((p) => [p.id, p.status])).toEqual(created.map((c) => [c.id, 'new']));
+    expect(items.length - created.length).toBeGreaterThan(100); // the rule was put to the test
+  });
+
   it('a text with token-set Jaccard ≥ 0.8 to a pattern of the same role counts as that pattern', () => {
     const dir = tempProject();
     storeFixture(dir, 'led-101-r1-plan-auditor.md');

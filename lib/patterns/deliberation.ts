@@ -76,7 +76,7 @@ interface Known {
 class Resolver {
   private readonly exists;
   /** Patterns this deliberation creates: not in the index yet, but near-duplicates of its later texts. */
-  private readonly created: Known[] = [];
+  private readonly created: CreatedPatterns;
   private readonly seen = new Set<string>();
   /** Word sets of the candidates read so far (texts of one deliberation share many). */
   private readonly tokens = new Map<string, Set<string>>();
@@ -86,8 +86,10 @@ class Resolver {
     private readonly store: Store,
     private readonly terms: TermIndex,
     private readonly injected: Known[],
+    texts: string[],
   ) {
     this.exists = patternDb(store).prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
+    this.created = new CreatedPatterns(texts);
   }
 
   /** The id the text lands on (observed, unless this deliberation already observed that id). */
@@ -105,7 +107,7 @@ class Resolver {
       id = patternId(this.store.project, this.terms.role, e.text);
       if (this.exists.get(this.store.project, id)) status = 'seen';
       else {
-        const near = bestMatch(tokens, [...this.indexed(e.text), ...this.created]);
+        const near = bestMatch(tokens, [...this.indexed(e.text), ...this.created.candidates(tokens)]);
         if (near) {
           id = near.id;
           status = 'merged';
@@ -114,7 +116,7 @@ class Resolver {
     }
     if (this.seen.has(id)) return id;
     this.seen.add(id);
-    if (status === 'new') this.created.push({ id, text: e.text, tokens });
+    if (status === 'new') this.created.add({ id, text: e.text, tokens });
     this.observed.push({ id, text: e.text, category: e.category, source: e.source, status });
     return id;
   }
@@ -126,6 +128,45 @@ class Resolver {
       if (!tokens) this.tokens.set(r.id, (tokens = tokenSet(r.text)));
       return { ...r, tokens };
     });
+  }
+}
+
+/**
+ * The patterns a deliberation creates, found by the words a near-duplicate must share with them:
+ * two word sets with Jaccard ≥ t share one of the first |x| − ⌈t·|x|⌉ + 1 words of each, in any one
+ * fixed order of words (prefix filtering). The order is rarest first among the deliberation's texts
+ * (counted once, so it never changes; a word of a later text is rarest), so those words hold few
+ * texts each: a deliberation of thousands of texts compared each with every one it created before.
+ */
+class CreatedPatterns {
+  private readonly holding = new Map<string, number>();
+  private readonly byWord = new Map<string, Known[]>();
+  /** Texts without a word (Jaccard 1 with each other, and no prefix to find them by). */
+  private readonly wordless: Known[] = [];
+
+  constructor(texts: string[]) {
+    for (const text of texts) for (const word of tokenSet(text)) this.holding.set(word, (this.holding.get(word) ?? 0) + 1);
+  }
+
+  add(k: Known): void {
+    if (k.tokens.size === 0) this.wordless.push(k);
+    for (const word of this.prefix(k.tokens)) {
+      const list = this.byWord.get(word);
+      if (list) list.push(k);
+      else this.byWord.set(word, [k]);
+    }
+  }
+
+  /** Every created pattern the words could be a near-duplicate of, and a few others. */
+  candidates(tokens: Set<string>): Known[] {
+    if (tokens.size === 0) return this.wordless;
+    return [...new Set(this.prefix(tokens).flatMap((word) => this.byWord.get(word) ?? []))];
+  }
+
+  private prefix(tokens: Set<string>): string[] {
+    const rarity = (word: string) => this.holding.get(word) ?? 0;
+    const ordered = [...tokens].sort((a, b) => rarity(a) - rarity(b) || (a < b ? -1 : a > b ? 1 : 0));
+    return ordered.slice(0, tokens.size - Math.ceil(NEAR_DUPLICATE * tokens.size - 1e-9) + 1);
   }
 }
 
@@ -193,7 +234,7 @@ export function storeDeliberation(store: Store, input: DeliberationInput): Store
   const { items, findings } = extractPatterns(input.text, parsed.verdict);
   const injected = injectedInto(store, role, input.issue, input.run);
   const terms = new TermIndex(patternDb(store), store.project, role);
-  const resolver = new Resolver(store, terms, injected);
+  const resolver = new Resolver(store, terms, injected, items.map((e) => e.text));
   const own = items.map((e) => ({ id: resolver.resolve(e), text: e.text }));
   const tierOne = [...own, ...injected.map(({ id, text }) => ({ id, text }))];
   const ctx = linkContext(store, terms, tierOne);
