@@ -1,9 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initStore } from '../lib/store/init.js';
-import { fixtureText, run, tempProject } from './helpers.js';
+import { FIXTURES, fixtureText, run, tempProject } from './helpers.js';
 // @ts-expect-error: the benchmark's store writer is plain JavaScript (it writes cairn's event format directly)
 import { PROJECT, writeEventLog } from '../bench/stores.js';
 // @ts-expect-error: the benchmark's text generator is plain JavaScript
@@ -71,6 +71,21 @@ describe('past the deadline', () => {
       env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
     });
     expectKeptInTime(root, before, r, 'store-deliberation');
+  });
+
+  it("memory-capture of a hook payload that adds 40,000 comments: past the hook gate's deadline the capture is kept for later, never lost", () => {
+    const root = tempProject();
+    mkdirSync(join(root, '.cairn', 'cache'), { recursive: true });
+    writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
+    const payload = JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8'));
+    payload.cwd = '.';
+    payload.tool_input.command = Array.from({ length: 40_000 }, (_, i) => `bd comments add led-${i} "LEARNED: retry budget ${i} is bounded by the caller's deadline"`).join(' && ');
+    const r = timed('memory-capture', [], { cwd: root, input: JSON.stringify(payload), env: { CAIRN_DEADLINE_MS: '300' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.ms, r.stderr).toBeLessThan(300 + SLACK_MS);
+    expect(r.stderr).toMatch(/^cairn memory-capture: deadline of 300 ms passed during .*: this run is kept/m);
+    expect(existsSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'))).toBe(false);
+    expect(readdirSync(join(root, '.cairn', 'cache', 'deferred'))).toHaveLength(1);
   });
 
   it('feedback-loop over a 4 MB adversarial text: within the deadline plus one step, kept for later, nothing recorded', () => {

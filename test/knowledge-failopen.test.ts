@@ -11,6 +11,13 @@ import { binPath, cleanEnv, expectFailOpen, FIXTURES, packageWithBrokenModules, 
 type Exe = { name: string; bin: string; args: string[]; input?: string };
 const SESSION = JSON.stringify({ hook_event_name: 'SessionStart', session_id: 's', source: 'startup' });
 const CAPTURE: Exe = { name: 'memory-capture', bin: 'memory-capture', args: ['--bead', 'b-1', '--text', 'LEARNED: retries need jitter'] };
+/** The same capture as an agent's hook runs it: a PostToolUse payload on stdin (its cwd, the project the hook runs in). */
+const HOOK_CAPTURE: Exe = {
+  name: 'memory-capture',
+  bin: 'memory-capture',
+  args: [],
+  input: JSON.stringify({ ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8')), cwd: '.' }),
+};
 const AUTO: Exe = { name: 'auto-recall', bin: 'auto-recall', args: [], input: SESSION };
 const RECALL: Exe = { name: 'recall', bin: 'cairn', args: ['recall', 'cursor'] };
 const ROTATE: Exe = { name: 'rotate', bin: 'cairn', args: ['rotate'] };
@@ -123,7 +130,10 @@ describe('the knowledge log lock', () => {
     for (const c of children) if (c.exitCode === null) c.kill();
   });
 
-  it('held by a live process past the deadline: nothing is written, the holder is named; the capture is kept for later, rotate fails open', async () => {
+  it.each([
+    ['--bead and --text', CAPTURE],
+    ['a hook payload', HOOK_CAPTURE],
+  ])('held by a live process past the deadline: nothing is written, the holder is named; the capture (%s) is kept for later, rotate fails open', async (_how, capture) => {
     const root = withLog();
     const log = join(root, '.cairn', 'memory', 'knowledge.jsonl');
     const script = `require('fs').writeFileSync(process.argv[1], process.pid + ' ' + require('os').hostname() + ' ' + Date.now() + '\\n', { flag: 'wx' }); process.stdout.write('ready\\n'); setTimeout(() => {}, 60000);`;
@@ -135,7 +145,7 @@ describe('the knowledge log lock', () => {
     // a background run that applies kept runs started a moment ago (its stamp): none starts here
     mkdirSync(join(root, '.cairn', 'cache'), { recursive: true });
     writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
-    const captured = invoke(CAPTURE, root, [], { CAIRN_DEADLINE_MS: '300' });
+    const captured = invoke(capture, root, [], { CAIRN_DEADLINE_MS: '300' });
     expect(captured.code, captured.stderr).toBe(0);
     expect(captured.stdout).toBe('');
     expect(captured.stderr).toMatch(heldBy);

@@ -1,4 +1,5 @@
 import { deadlineFromEnv } from '../core/deadline.js';
+import { DEFERRED_ENV } from '../core/deferred-env.js';
 import { decodeUtf8Prefix, readStdinBounded } from '../io/read.js';
 import { readHookInput, type HookInput } from '../hosts/payload.js';
 import { inputLimits } from './input.js';
@@ -31,7 +32,8 @@ export function storeFlags(argv: string[]): { root?: string; dir?: string; proje
 /** Undefined: nothing to do, the process may end. Otherwise what the runner takes over. */
 export async function hookGate(argv: string[], deadlineMs: number, wanted: (input: HookInput) => boolean): Promise<GatePassed | undefined> {
   const deadline = deadlineFromEnv(deadlineMs);
-  if (!storeFlags(argv)) return { deadline };
+  // a kept run being applied reads its payload from its request, not stdin (lib/store/deferred.ts)
+  if (!storeFlags(argv) || process.env[DEFERRED_ENV]) return { deadline };
   const stdin = readStdinBounded(inputLimits(deadline));
   let text: string;
   try {

@@ -6,7 +6,7 @@ import { CairnError, describeError, errorKind, exitCode, IndexCatchingUp } from 
 import { createLogger, type Logger } from '../core/logger.js';
 import { nearest } from '../core/suggest.js';
 import { clearFailure, recordFailure } from '../store/health.js';
-import { deadlineFromEnv, type Deadline } from '../core/deadline.js';
+import { Deadline, deadlineFromEnv } from '../core/deadline.js';
 import { openStore, type Store, type StoreOptions } from '../store/store.js';
 import { isCorruption } from '../store/db.js';
 import { locate, type Location } from '../store/root.js';
@@ -16,7 +16,7 @@ import type { BoundedInput } from '../io/read.js';
 import type { BeadListing } from '../knowledge/beads.js';
 import { writeStdout } from '../io/stdout.js';
 import { DEFERRED_AGAIN, deferRequest, readRequest, type DeferredRequest } from '../store/deferred.js';
-import { DEFERRED_ENV } from '../store/background.js';
+import { DEFERRED_ENV } from '../core/deferred-env.js';
 
 // The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
 // file per command (dist/bin/<name>.cjs) so a hook starts by loading one module, not thirty.
@@ -164,7 +164,9 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   }
   const strict = isStrict(args);
   const log = createLogger(command.name, Boolean(args.quiet));
-  const deadline = passed?.deadline ?? deadlineFromEnv(command.deadlineMs);
+  // the gate's deadline, carried over: the gate is another bundle, and its Deadline would throw its own copy of
+  // CairnError, which this bundle's errorKind does not know (a deadline there was a failure, not a run to keep)
+  const deadline = passed ? new Deadline(passed.deadline.ms, passed.deadline.at) : deadlineFromEnv(command.deadlineMs);
   const output: string[] = [];
   let store: Store | undefined;
   let location: Location | undefined;
@@ -184,7 +186,8 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     gate: passed,
     location: () => (location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
-      if (!store) deadline.check('opening the store');
+      // a writer past its deadline still opens the store, to keep its run rather than lose it: its next check stops it (SPEC §2)
+      if (!store && !deferrable) deadline.check('opening the store');
       const inOrder = deferrable && !replay;
       return (store ??= openStore({ ...locationFlags(args), payloadCwd: opts.payloadCwd ?? undefined }, deadline, log, strict, opts.create, inOrder));
     },

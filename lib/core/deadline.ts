@@ -5,10 +5,11 @@ import { CairnError } from './errors.js';
 /** A hook's deadline unless CAIRN_DEADLINE_MS says otherwise (SPEC §2). */
 export const HOOK_DEADLINE_MS = 2000;
 export class Deadline {
-  readonly at: number;
-  constructor(readonly ms: number) {
-    this.at = ms > 0 ? Date.now() + ms : Infinity;
-  }
+  constructor(
+    readonly ms: number,
+    /** When it passes: `ms` from now, unless it was started earlier (a hook's gate: lib/cli/gate.ts). */
+    readonly at = ms > 0 ? Date.now() + ms : Infinity,
+  ) {}
   remaining(): number {
     return Math.max(0, this.at - Date.now());
   }

@@ -2,6 +2,7 @@ import { existsSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Store } from './store.js';
+import { DEFERRED_ENV } from '../core/deferred-env.js';
 
 // Work too long for a hook's deadline (the sanitiser after captures, the indexes a fresh clone's
 // replay leaves) runs in a detached `cairn` process that outlives the hook, never waited for.
@@ -9,8 +10,6 @@ import type { Store } from './store.js';
 
 const require = createRequire(import.meta.url);
 
-/** How a process started to apply a kept run learns where its request is (lib/store/deferred.ts); never passed on. */
-export const DEFERRED_ENV = 'CAIRN_DEFERRED';
 
 /** The `cairn` entry beside the one running (bin/memory-capture.js → bin/cairn.js), if there is one. */
 export function cairnEntry(): string | undefined {

@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { randomBytes } from '../core/crypto.js';
-import { cairnEntry, DEFERRED_ENV, startInBackground } from './background.js';
+import { cairnEntry, startInBackground } from './background.js';
+import { DEFERRED_ENV } from '../core/deferred-env.js';
 import type { Store } from './store.js';
 
 // Writers' runs kept for later (SPEC §2: never lose a line of memory). A pattern-loop writer
