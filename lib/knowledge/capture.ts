@@ -208,6 +208,7 @@ export function captureComments(store: Store, comments: Comment[]): CaptureRepor
   const entries: KnowledgeEntry[] = [];
   let ignored = 0;
   for (const c of comments) {
+    store.deadline.check('preparing the captures'); // thousands of comments in one payload: stop before anything is recorded (SPEC §2)
     const e = entryFromComment(c, ctx);
     if (e === undefined || e === 'skip') ignored++;
     else entries.push(e);
