@@ -134,9 +134,10 @@ class Resolver {
 /**
  * The patterns a deliberation creates, found by the words a near-duplicate must share with them:
  * two word sets with Jaccard ≥ t share one of the first |x| − ⌈t·|x|⌉ + 1 words of each, in any one
- * fixed order of words (prefix filtering). The order is rarest first among the deliberation's texts
- * (counted once, so it never changes; a word of a later text is rarest), so those words hold few
- * texts each: a deliberation of thousands of texts compared each with every one it created before.
+ * fixed order of words (prefix filtering). The order is rarest first among the deliberation's texts,
+ * counted once so that it never changes (a word no text held counts as rarest), so that those first
+ * words are each held by few texts. Comparing each text with every pattern created before it took
+ * 13 of the 22 s of an 8 MB deliberation.
  */
 class CreatedPatterns {
   private readonly holding = new Map<string, number>();
