@@ -228,6 +228,7 @@ describe('near-duplicates', () => {
     });
     // each text followed by a variant with a word or two changed: often a near-duplicate of it, sometimes of another
     const texts = base.flatMap((w) => [w, w.map((x) => (rnd() < 0.1 ? pick(w) : x))]).map((w) => w.join(' '));
+    texts.splice(300, 0, '——— !!! ——— ——— !!!', '🙂🙂🙂🙂 🚀🚀🚀🚀 🙂🙂🙂'); // no word at all: near-duplicates of each other
     const text = `## Accumulated Patterns\n${texts.map((t) => `- ${t}`).join('\n')}\n`;
     const out = storeDeliberation(openTestStore(tempProject(), PROJECT), { text, role: 'auditor', issue: null, run: null, phase: null, iteration: null, labels: [], files: [] });
     // the rule itself, over the texts in order: a text creates a pattern unless it is a near-duplicate of one created before it
