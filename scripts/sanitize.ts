@@ -1,4 +1,5 @@
 import type { Command } from '../lib/cli/runner.js';
+import { existsSync } from 'node:fs';
 import { nowMs } from '../lib/core/clock.js';
 import { describeError } from '../lib/core/errors.js';
 import { activeCacheFresh, sanitizeKnowledge } from '../lib/knowledge/hygiene.js';
@@ -45,6 +46,8 @@ example:
     let report = build();
     if (ctx.args['catch-up']) {
       await new Promise((resolve) => setTimeout(resolve, store.config.knowledge.sanitizeEveryMs));
+      // a project removed meanwhile (a worktree deleted, a throwaway demo) is not written again
+      if (!existsSync(store.dir)) return;
       if (!activeCacheFresh(store)) report = build();
     }
     ctx.log.info(

@@ -1,9 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initStore } from '../lib/store/init.js';
-import { FIXTURES, fixtureText, run, tempProject } from './helpers.js';
+import { FIXTURES, fixtureText, removeProject, run, tempProject } from './helpers.js';
 // @ts-expect-error: the benchmark's store writer is plain JavaScript (it writes cairn's event format directly)
 import { PROJECT, writeEventLog } from '../bench/stores.js';
 // @ts-expect-error: the benchmark's text generator is plain JavaScript
@@ -37,7 +37,7 @@ beforeAll(() => {
   expect(run('cairn', ['rebuild', '--project', PROJECT, '--strict'], { cwd: indexed, env: { CAIRN_NOW: NOW } }).code).toBe(0);
 });
 
-afterAll(() => rmSync(indexed, { recursive: true, force: true }));
+afterAll(() => removeProject(indexed));
 
 /** A copy of the big project where a background run applying kept runs started a moment ago (its stamp): none starts in the test. */
 function bigProjectKeepingRuns(): string {

@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initStore } from '../lib/store/init.js';
-import { fixturePath, fixtureText, run, runAsync, tempProject } from './helpers.js';
+import { fixturePath, fixtureText, removeProject, run, runAsync, tempProject } from './helpers.js';
 // @ts-expect-error: the benchmark's store writer is plain JavaScript (it writes cairn's event format directly)
 import { PROJECT, writeEventLog } from '../bench/stores.js';
 
@@ -22,7 +22,7 @@ beforeAll(() => {
   expect(run('cairn', ['rebuild', '--project', PROJECT, '--strict'], { cwd: indexed, env: { CAIRN_NOW: NOW } }).code).toBe(0);
 });
 
-afterAll(() => rmSync(indexed, { recursive: true, force: true }));
+afterAll(() => removeProject(indexed));
 
 /** A copy of the big project; without its index it is a fresh clone. */
 function bigProject(withIndex: boolean): string {

@@ -1,9 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { run, fixturePath, deliberationFixtures, type RunResult } from './helpers.js';
+import { run, fixturePath, deliberationFixtures, removeProject, type RunResult } from './helpers.js';
 import { initStore } from '../lib/store/init.js';
 
 // The correction loop end to end, as processes, over the ledgerly fixtures (fixtures/deliberations):
@@ -213,7 +213,7 @@ beforeAll(() => {
   mkdirSync(join(root, '.git'));
   initStore(join(root, '.cairn'));
 });
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => removeProject(root));
 
 const R1_NEW: Key[] = ['TEST_FILE', 'MAN', 'SCHEMA', 'MACHINE', 'STATUS'];
 const R2_INJECTED: Key[] = ['TEST_FILE', 'MACHINE', 'STATUS', 'SCHEMA', 'MAN'];

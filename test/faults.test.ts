@@ -4,7 +4,7 @@ import { chmodSync, closeSync, constants, cpSync, existsSync, lstatSync, mkdirSy
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { binPath, cleanEnv, corruptPatternsPage, FIXTURES, fixtureText, packageWithBrokenModules, seededBytes, type RunResult } from './helpers.js';
+import { binPath, cleanEnv, corruptPatternsPage, FIXTURES, fixtureText, packageWithBrokenModules, removeProject, seededBytes, type RunResult } from './helpers.js';
 import { Store } from '../lib/store/store.js';
 import { locate } from '../lib/store/root.js';
 import { Deadline } from '../lib/core/deadline.js';
@@ -205,7 +205,7 @@ afterAll(() => {
   delete process.env.CAIRN_NOW;
   for (const dir of [template, ...made]) {
     chmodSync(dir, 0o700);
-    rmSync(dir, { recursive: true, force: true });
+    removeProject(dir);
   }
 });
 

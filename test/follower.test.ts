@@ -1,11 +1,11 @@
 import { describe, it, expect } from 'vitest';
-import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, type Database } from '../lib/store/db.js';
 import { follow, followerStatus, rebuildIndex, type LogFollower } from '../lib/store/follower.js';
 import { Deadline } from '../lib/core/deadline.js';
 import { CairnError } from '../lib/core/errors.js';
+import { tempDir } from './helpers.js';
 
 // The one log→index follower: incremental, rebuilt on a changed prefix, and committed in slices so a
 // replay cut short by a deadline is resumed — never restarted, never applied twice.
@@ -16,7 +16,7 @@ interface Item {
 }
 
 function setup(): { dir: string; db: Database; log: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-follower-'));
+  const dir = tempDir('cairn-follower-');
   const db = openDatabase(join(dir, 'state.db'), { deadline: new Deadline(0), strict: true, warn: () => undefined, within: dir });
   db.exec('CREATE TABLE toy (name TEXT, k TEXT, v TEXT, seq INTEGER PRIMARY KEY)');
   return { dir, db, log: join(dir, 'log.jsonl') };

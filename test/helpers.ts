@@ -25,14 +25,65 @@ afterEach(() => {
   while (cleanups.length) cleanups.pop()!();
 });
 
+/** A temporary directory, removed after the test. */
+export function tempDir(prefix = 'cairn-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cleanups.push(() => removeProject(dir));
+  return dir;
+}
+
 /** A temporary project directory (with `.git/` so it is a root), removed after the test. */
 export function tempProject(opts: { init?: boolean } = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-test-'));
+  const dir = tempDir();
   mkdirSync(join(dir, '.git'));
   if (opts.init !== false) initStore(join(dir, '.cairn'));
-  // retried: a background cairn a command started (a sanitiser, a kept run's replay) may still be writing there
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
   return dir;
+}
+
+/** The pids of the processes whose arguments name `dir` or a path inside it (Linux's /proc; none elsewhere). */
+export function processesIn(dir: string): number[] {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
+  } catch {
+    return [];
+  }
+  const inside = (arg: string) => arg === dir || arg.startsWith(dir + '/');
+  return pids.map(Number).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some(inside);
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+}
+
+/** Whether a process still runs (a zombie waiting for its parent to reap it does not). */
+const running = (pid: number) => {
+  try {
+    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Remove a test project. A command may have left a detached cairn working there (a sanitiser waiting
+ * out its interval, a kept run's replay) that would recreate files while they are removed: it is
+ * ended first, then the directory removed (retried, for one that starts meanwhile).
+ */
+export function removeProject(dir: string): void {
+  const pids = processesIn(dir);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  const until = Date.now() + 5000;
+  while (pids.some(running) && Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+  rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
 
 export interface RunResult {

@@ -96,9 +96,10 @@ describe('cairn init --claude', () => {
     expect(JSON.parse(again.stdout).hooks[0]).toMatchObject({ host: 'claude', added: [], error: null, warning: null });
   });
 
-  it('a store outside the project (--dir): the hooks and the cron lines name it, and a session uses it', () => {
+  it('a store outside the project (--dir, in a directory made for it): the hooks and the cron lines name it, and a session uses it', () => {
     const root = tempProject({ init: false });
-    const shared = join(root, '..', `${basename(root)}-shared store`);
+    const stores = join(root, '..', `${basename(root)}-shared stores`);
+    const shared = join(stores, 'one');
     try {
       const r = run('cairn', ['init', '--dir', shared, '--claude', '--cursor'], { cwd: root });
       expect(r.code, r.stderr).toBe(0);
@@ -117,7 +118,7 @@ describe('cairn init --claude', () => {
       expect(readFileSync(join(shared, 'memory', 'knowledge.jsonl'), 'utf8')).toContain('OAuth redirect URI');
       expect(existsSync(join(root, '.cairn'))).toBe(false);
     } finally {
-      rmSync(shared, { recursive: true, force: true });
+      rmSync(stores, { recursive: true, force: true });
     }
   });
 

@@ -1,8 +1,8 @@
 import { describe, it, expect } from 'vitest';
-import { mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { activeCacheFresh, anchorChecker, sanitizeKnowledge } from '../lib/knowledge/hygiene.js';
-import { openTestStore, run, tempProject } from './helpers.js';
+import { openTestStore, processesIn, run, tempProject } from './helpers.js';
 
 // cairn sanitize (SPEC §4.5): the active cache and its audit, built from the shared log, which is
 // left exactly as it was.
@@ -136,6 +136,18 @@ describe('cairn sanitize', () => {
     };
     for (let waited = 0; cached().length < 3 && waited < 15_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
     expect(cached().sort()).toEqual(['locks need a deadline', 'retries need jitter', 'timeouts need a budget']);
+  });
+
+  it('a project removed while the background run waits out its interval is not made again', async () => {
+    const root = tempProject();
+    writeFileSync(join(root, '.cairn', 'config.json'), JSON.stringify({ knowledge: { sanitizeEveryMs: 400 } }));
+    expect(run('memory-capture', ['--bead', 'b-1', '--text', 'LEARNED: worktrees are removed after landing', '--quiet'], { cwd: root }).code).toBe(0);
+    const active = join(root, '.cairn', 'memory', 'knowledge.active.jsonl');
+    for (let waited = 0; !existsSync(active) && waited < 15_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    rmSync(root, { recursive: true, force: true, maxRetries: 10 }); // as `git worktree remove` does, the run still working or waiting
+    for (let waited = 0; processesIn(root).length > 0 && waited < 15_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    expect(processesIn(root)).toEqual([]);
+    expect(existsSync(root)).toBe(false);
   });
 });
 

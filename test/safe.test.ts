@@ -23,6 +23,13 @@ describe('mkdirNoFollow', () => {
     mkdirNoFollow(dir, join(dir, 'artifacts', 'deliberations')); // again: nothing to do
   });
 
+  it('never makes the parents of the one it stays inside: a project removed meanwhile stays removed', () => {
+    const { root } = store();
+    const gone = join(root, 'worktree', '.cairn');
+    expect(() => mkdirNoFollow(gone, join(gone, 'cache'))).toThrow(/cannot create .*worktree\/\.cairn/);
+    expect(readdirSync(root)).toEqual(['.git']);
+  });
+
   it('refuses a link at any level, the store directory itself included, and creates nothing beyond it', () => {
     const { root, dir } = store();
     const outside = join(root, 'outside');

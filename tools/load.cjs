@@ -31,7 +31,11 @@ module.exports = function load(name) {
 /** Write the cache after the run, when it holds every function the run compiled; best effort. */
 function keep(script, cacheFile) {
   try {
-    mkdirSync(join(cacheFile, '..'), { recursive: true });
+    try {
+      mkdirSync(join(cacheFile, '..')); // not its parents: a package removed meanwhile is not made again
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+    }
     const temp = `${cacheFile}.${process.pid}.tmp`;
     writeFileSync(temp, script.createCachedData());
     renameSync(temp, cacheFile);

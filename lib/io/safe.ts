@@ -10,7 +10,8 @@ import { CairnError } from '../core/errors.js';
 
 /**
  * Make sure `dir` exists as a real directory inside `within` (creating what is missing, `within`
- * included): neither `within` nor any directory below it on the way may be a symbolic link.
+ * included but not its parents: a project removed meanwhile is not made again by a run still
+ * writing to it): neither `within` nor any directory below it on the way may be a symbolic link.
  */
 export function mkdirNoFollow(within: string, dir: string): void {
   const rel = relative(within, dir);
@@ -21,7 +22,7 @@ export function mkdirNoFollow(within: string, dir: string): void {
     let isDir = realDirectory(current);
     if (isDir === undefined) {
       try {
-        mkdirSync(current, { recursive: part === '' }); // only `within` itself may need its parents made
+        mkdirSync(current);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new CairnError('store', `cannot create ${current}: ${(err as Error).message}`);
       }

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { writeFileAtomic } from '../io/atomic.js';
 import { readSmallFile } from '../io/read.js';
@@ -32,6 +32,7 @@ export function ensureLines(path: string, wanted: string[], within: string): str
 
 export function initStore(dir: string): { created: boolean; added: string[] } {
   const created = !existsSync(dir);
+  if (created) mkdirSync(dirname(dir), { recursive: true }); // a --dir store may name a directory whose parents are new too
   mkdirNoFollow(dir, join(dir, 'cache'));
   const added = [
     ...ensureLines(join(dir, '.gitignore'), GITIGNORE_LINES, dir).map((l) => `.gitignore: ${l}`),
