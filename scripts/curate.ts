@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from '../lib/cli/runner.js';
@@ -22,7 +23,7 @@ with --confirm: a hook (no terminal, no confirmation) can never apply. The log i
 lines whose entry already has that status are skipped.
 
   --dry-run       propose; prints the lines and the hash (--json: {"lines":[…],"hash","path"})
-  --out FILE      where to write the proposal
+  --out FILE      where to write the proposal (directories that are not there are made)
   --apply FILE    append a reviewed proposal
   --confirm HASH  the hash printed by --dry-run, after review
 
@@ -39,6 +40,7 @@ example:
       const proposal = proposeCuration(store);
       const out = optionalString(ctx.args, 'out');
       const path = out === null ? join(store.dir, 'cache', 'curation-proposal.json') : resolve(out);
+      if (out !== null) mkdirSync(dirname(path), { recursive: true }); // the user's path: its directories are made as asked
       writeProposal(path, proposal, out === null ? store.dir : dirname(path));
       if (ctx.args.json) ctx.json({ ...proposal, path });
       else ctx.print(proposal.lines.map((l) => l + '\n').join('') + `hash ${proposal.hash}\n`);

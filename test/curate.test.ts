@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyProposal, proposalHash, proposeCuration } from '../lib/knowledge/curate.js';
 import { openTestStore, run, tempProject } from './helpers.js';
@@ -96,5 +96,14 @@ describe('applying a proposal', () => {
     expect(readFileSync(log, 'utf8')).toBe(before);
     const applied = run('cairn', ['curate', '--apply', path, '--confirm', hash, '--json', '--strict', '--project', P], { cwd: root });
     expect(JSON.parse(applied.stdout)).toEqual({ appended: 4, already: 0 });
+  });
+
+  it('--out writes the proposal where asked, making the directories that are not there yet', () => {
+    const { root } = project();
+    const dry = run('cairn', ['curate', '--dry-run', '--json', '--strict', '--project', P, '--out', join('review', 'today', 'proposal.json')], { cwd: root });
+    expect(dry.code, dry.stderr).toBe(0);
+    const { path, hash } = JSON.parse(dry.stdout);
+    expect(path).toBe(join(realpathSync(root), 'review', 'today', 'proposal.json'));
+    expect(proposalHash(JSON.parse(readFileSync(path, 'utf8')).lines)).toBe(hash);
   });
 });
