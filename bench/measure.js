@@ -73,17 +73,32 @@ export function median(values) {
  * machine load hits both alike). `before` runs untimed before each measured run (e.g. restore a
  * pristine store); `check` validates each measured result and throws on a wrong product.
  */
-export function measure({ runs, args, cwd, env, stdinFile, before, check }) {
-  const base = [];
-  const cmd = [];
+export function measure({ runs, ...one }) {
+  return measureTogether(runs, [one])[0];
+}
+
+/**
+ * Several commands measured in the same rounds: each round runs each of them once, each after its
+ * own `node -e 0` baseline. Two commands compared with each other (one workload on a store of 10k
+ * and of 100k patterns) then meet the same drift in the machine's speed, where measured minutes
+ * apart they did not (this VM's `node -e 0` moves 20–30 % between phases).
+ */
+export function measureTogether(runs, cases) {
+  const rounds = cases.map(() => ({ base: [], cmd: [] }));
   for (let i = 0; i < runs; i++) {
-    base.push(runNode(['-e', '0'], { cwd, env }));
-    before?.();
-    const res = runNode(args, { cwd, env, stdinFile });
-    if (res.code !== 0) throw new Error(`exit ${res.code}: node ${args.join(' ')}\n${res.stderr}`);
-    check?.(res);
-    cmd.push(res);
+    cases.forEach(({ args, cwd, env, stdinFile, before, check }, c) => {
+      rounds[c].base.push(runNode(['-e', '0'], { cwd, env }));
+      before?.();
+      const res = runNode(args, { cwd, env, stdinFile });
+      if (res.code !== 0) throw new Error(`exit ${res.code}: node ${args.join(' ')}\n${res.stderr}`);
+      check?.(res);
+      rounds[c].cmd.push(res);
+    });
   }
+  return rounds.map(({ base, cmd }) => summarise(base, cmd));
+}
+
+function summarise(base, cmd) {
   const of = (list, key) => list.map((r) => r[key]);
   const ms = median(of(cmd, 'ms'));
   const baseMs = median(of(base, 'ms'));

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // cairn's speed-and-memory benchmark: every executable as the pipeline runs it, on stores of 1k, 10k
 // and 100k patterns, as a ratio to `node -e 0` measured in the same run (interleaved), medians over
-// --runs runs, the child's CPU time and its peak RSS; a scaling line per workload. Prints a markdown
+// --runs runs, the child's CPU time and its peak RSS; a scaling line per workload (10k and 100k measured
+// in the same rounds, so that their ratio meets one machine speed). Prints a markdown
 // report on stdout (paste it into bench/README.md); progress goes to stderr. Exits 1 when a command
 // fails or prints a wrong product (an empty block would measure nothing).
 //
@@ -19,7 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
-import { measure, runNode, machine, cleanupMeasure, MEMORY_METHOD } from './measure.js';
+import { measure, measureTogether, runNode, machine, cleanupMeasure, MEMORY_METHOD } from './measure.js';
 import { makeProject, writeEventLog, PROJECT } from './stores.js';
 import { deliberationText, patternTexts, validatorText } from './corpus.js';
 import { topSelfTime } from './profile.js';
@@ -214,7 +215,8 @@ async function prepareStore(size) {
   return { dir, inputs, known, storedInjected, pulled, pulledEvents: tail.events, note };
 }
 
-async function patternCases(size) {
+/** A size's store and the workloads measured on it. */
+async function patternWorkloads(size) {
   const s = await prepareStore(size);
   const work = makeProject(tempDir(`work-${size}`));
   const fresh = () => restore(s.dir, work);
@@ -263,22 +265,40 @@ async function patternCases(size) {
       check: checkBlock,
     },
   ];
-  for (const w of workloads) {
-    const cwd = w.cwd ?? work;
-    progress(`${size}: ${w.name} (${RUNS} runs)`);
-    const m = measure({ runs: RUNS, args: w.args, cwd, env, before: w.before, check: w.check });
-    let note = w.workload === 'format' ? s.note : w.before ? 'each run on a fresh copy of the store' : '';
-    let tokenizer;
-    if (w.workload === 'format-after-store') {
-      w.before();
-      tokenizer = (await inProcessFormat(work)).tokenizerLoaded;
-      note += `; tiktoken loaded: ${tokenizer ? 'yes' : 'no'} (checked in-process after the same store)`;
+  return { size, s, work, workloads };
+}
+
+/** The sizes whose growth is a target (10k → 100k): each workload on both is measured in the same rounds. */
+const GROWTH_SIZES = [10_000, 100_000];
+
+async function patternCases(sizes) {
+  const prepared = [];
+  for (const size of sizes) prepared.push(await patternWorkloads(size));
+  const together = prepared.filter((p) => GROWTH_SIZES.includes(p.size));
+  const groups = [...prepared.filter((p) => !together.includes(p)).map((p) => [p]), ...(together.length ? [together] : [])];
+  for (const group of groups) {
+    for (let i = 0; i < group[0].workloads.length; i++) {
+      progress(`${group.map((p) => p.size).join(' and ')}: ${group[0].workloads[i].name} (${RUNS} rounds)`);
+      const cases = group.map(({ work, workloads }) => ({ ...workloads[i], cwd: workloads[i].cwd ?? work, env }));
+      const measured = measureTogether(RUNS, cases);
+      for (let k = 0; k < group.length; k++) await recordPatternCase(group[k], group[k].workloads[i], measured[k]);
     }
-    if (w.workload === 'format-after-pull') note += `; ${fmt(s.pulledEvents)} events appended unapplied before each run`;
-    const target = patternTarget(w.workload, size, m, tokenizer);
-    results.push({ group: 'patterns', size, workload: w.workload, name: `${w.name}, ${fmt(size)} patterns`, m, ...target, note, args: w.args, cwd, before: w.before });
   }
-  return s;
+  return prepared;
+}
+
+async function recordPatternCase({ size, s, work }, w, m) {
+  const cwd = w.cwd ?? work;
+  let note = w.workload === 'format' ? s.note : w.before ? 'each run on a fresh copy of the store' : '';
+  let tokenizer;
+  if (w.workload === 'format-after-store') {
+    w.before();
+    tokenizer = (await inProcessFormat(work)).tokenizerLoaded;
+    note += `; tiktoken loaded: ${tokenizer ? 'yes' : 'no'} (checked in-process after the same store)`;
+  }
+  if (w.workload === 'format-after-pull') note += `; ${fmt(s.pulledEvents)} events appended unapplied before each run`;
+  const target = patternTarget(w.workload, size, m, tokenizer);
+  results.push({ group: 'patterns', size, workload: w.workload, name: `${w.name}, ${fmt(size)} patterns`, m, ...target, note, args: w.args, cwd, before: w.before });
 }
 
 /** The targets of issue 8 (ratios to `node -e 0`, medians, peak RSS). */
@@ -396,7 +416,7 @@ function profileMissed() {
   }
 }
 
-/** Growth from 10k to 100k (wall ms ratio) per workload: no executable may slow by more than 1.3×. */
+/** Growth from 10k to 100k (wall ms ratio, both measured in the same rounds) per workload: no executable may slow by more than 1.3×. */
 function scalingLines() {
   const byWorkload = new Map();
   for (const r of results.filter((x) => x.group === 'patterns')) {
@@ -424,7 +444,10 @@ function report() {
   out.push('| case | wall ms | `node -e 0` ms | wall ratio | min–max ms | CPU ms | CPU ratio | peak RSS MB | target | verdict |');
   out.push('|---|---:|---:|---:|---:|---:|---:|---:|---|---|');
   const verdict = (met) => (met === undefined ? '—' : met ? 'met' : '**missed**');
-  for (const r of results) {
+  // by size (10k and 100k were measured in alternating rounds), a size's fresh clone after its cases, the rebuild last
+  const place = (r) => (r.group === 'rebuild' ? Infinity : r.size + (r.group === 'clone' ? 0.5 : 0));
+  const ordered = results.map((r, i) => ({ r, i })).sort((a, b) => place(a.r) - place(b.r) || a.i - b.i).map(({ r }) => r);
+  for (const r of ordered) {
     const m = r.m;
     if (!m) out.push(`| ${r.name} | | | | | | | | ${r.target} | ${verdict(r.met)} |`);
     else out.push(`| ${r.name} | ${fmt(m.ms)} | ${fmt(m.baseMs)} | ${fmt(m.ratio, 2)}× | ${fmt(m.minMs)}–${fmt(m.maxMs)} | ${fmt(m.cpuMs)} | ${fmt(m.cpuRatio, 2)}× | ${fmt(m.peakRssMb, 1)} | ${r.target} | ${verdict(r.met)} |`);
@@ -434,7 +457,7 @@ function report() {
   const scaling = scalingLines();
   if (scaling.length) {
     const sizes = SIZES.filter((n) => scaling.some((s) => s.bySize.has(n)));
-    out.push('', '### Scaling (wall ratio to `node -e 0`; growth = wall ms at 100k / at 10k, target ≤ 1.3×)', '');
+    out.push('', '### Scaling (wall ratio to `node -e 0`; growth = wall ms at 100k / at 10k, the two measured in the same rounds; target ≤ 1.3×)', '');
     out.push(`| workload | ${sizes.map((n) => fmt(n)).join(' | ')} | growth 10k → 100k | verdict |`);
     out.push(`|---|${sizes.map(() => '---:').join('|')}|---:|---|`);
     for (const s of scaling) {
@@ -442,7 +465,7 @@ function report() {
     }
   }
   out.push('');
-  for (const r of results) if (r.note) out.push(`- ${r.name}: ${r.note}`);
+  for (const r of ordered) if (r.note) out.push(`- ${r.name}: ${r.note}`);
   for (const p of profiles) {
     out.push('', `CPU profile, ${p.name} (one run, ${fmt(p.ms)} ms wall with the profiler), top self time:`, '', '| self ms | % | function | where |', '|---:|---:|---|---|');
     for (const f of p.top) out.push(`| ${fmt(f.ms, 1)} | ${fmt(f.pct, 1)} | ${f.name} | ${f.where} |`);
@@ -451,10 +474,9 @@ function report() {
 }
 
 try {
-  for (const size of SIZES) {
-    let store;
-    if (ONLY.has('patterns')) store = await patternCases(size);
-    if (ONLY.has('clone') && size >= 10_000) cloneCase(size, store?.dir ?? (await prepareStore(size)).dir);
+  const prepared = ONLY.has('patterns') ? await patternCases(SIZES) : [];
+  if (ONLY.has('clone')) {
+    for (const size of SIZES.filter((n) => n >= 10_000)) cloneCase(size, prepared.find((p) => p.size === size)?.s.dir ?? (await prepareStore(size)).dir);
   }
   if (ONLY.has('rebuild')) await rebuildCases();
   if (opts.profile) profileMissed();
