@@ -2,7 +2,9 @@ import { describe, it, expect } from 'vitest';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, runAsync, seededRandom, tempProject, type RunResult } from './helpers.js';
+import { binPath, cleanEnv, deliberationFixtures, fixturePath, fixtureText, openTestStore, run, runAsync, seededRandom, tempProject, type RunResult } from './helpers.js';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { getPattern, listPatterns, type Pattern } from '../lib/patterns/queries.js';
 import { patternId } from '../lib/core/ids.js';
 import { NEAR_DUPLICATE, storeDeliberation } from '../lib/patterns/deliberation.js';
@@ -241,6 +243,23 @@ describe('near-duplicates', () => {
     // a text that lands on a pattern this deliberation created is not listed again
     expect(out.patterns.map((p) => [p.id, p.status])).toEqual(created.map((c) => [c.id, 'new']));
     expect(items.length - created.length).toBeGreaterThan(100); // the rule was put to the test
+  });
+
+  it('merges the same where an address-space limit (ulimit -v) leaves WebAssembly no memory: the lookups count in JavaScript', () => {
+    const limited = (args: string[], cwd: string) =>
+      spawnSync('/bin/sh', ['-c', 'ulimit -v 6000000 && exec "$0" "$@"', process.execPath, ...args], { cwd, env: cleanEnv(), encoding: 'utf8' });
+    // V8 reserves ~10 GB of address space for a WebAssembly memory: under this limit it gets none
+    expect(limited(['-e', 'new WebAssembly.Memory({ initial: 1 })'], tmpdir()).stderr).toMatch(/RangeError/);
+    const [plain, capped] = [tempProject(), tempProject()];
+    for (const dir of [plain, capped]) storeFixture(dir, 'led-101-r1-plan-auditor.md');
+    const expected = storeFixture(plain, 'led-103-r1-plan-auditor.md');
+    const file = 'led-103-r1-plan-auditor.md';
+    const r = limited([binPath('store-deliberation'), ...fixtureArgs(file), '--file', fixturePath(file), '--project', PROJECT, '--json', '--strict'], capped);
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as Stored;
+    expect(out.patterns).toEqual(expected.patterns);
+    expect(out.links).toEqual(expected.links);
+    expect(out.patterns.find((p) => p.text === TEST_FILE_NEAR)).toMatchObject({ id: auditorId(TEST_FILE), status: 'merged' });
   });
 
   it('a text with token-set Jaccard ≥ 0.8 to a pattern of the same role counts as that pattern', () => {

@@ -3,6 +3,7 @@ import { databaseVersion, isBusy, type Database } from '../store/db.js';
 import { IndexCatchingUp } from '../core/errors.js';
 import { contentTerms, isStopStem, stem, tokenSet } from '../core/text.js';
 import type { TermWeight } from './link.js';
+import { postingCounter, type PostingCounter, type Postings } from './posting-count.js';
 
 // The term index (pattern_terms: project, role, term → pattern, in the order the patterns were added,
 // seq: one number per pattern; terms from core/text indexTerms, written by events/reducer addTerms):
@@ -32,11 +33,6 @@ const CHEAP_BEYOND_WINDOW = 3;
  * to this: a larger size counted as this only lets more candidates through).
  */
 const SIZE_CAP = 65_535;
-/** A term's postings in the order they were added, as two arrays: counting them is integer arithmetic. */
-export interface Postings {
-  seqs: Int32Array;
-  sizes: Uint16Array;
-}
 /** A near-duplicate lookup counts a pattern's stems in a byte: at most this many (an item of 500 characters has fewer words). */
 const COUNTED_STEMS = 255;
 /** Postings a TermIndex keeps read at most (6 bytes each): beyond, it forgets those it holds. */
@@ -97,7 +93,8 @@ export class TermIndex {
   private readonly toKeep = new Map<string, { list: Postings; through: number; last: string }>();
   /** The database's version the postings were read at (a command may write between its lookups). */
   private postingsVersion = '';
-  private counts?: Uint8Array;
+  /** Counts a lookup's postings (made at the first lookup, kept for the command's next ones). */
+  private counter?: PostingCounter;
   /** Where each sample starts (seq), from the whole sequence down to its last 1/4096. */
   private samples?: number[];
 
@@ -191,22 +188,11 @@ export class TermIndex {
     for (let m = least; m <= Math.min(most, SIZE_CAP); m++) needed[m] = Math.max(1, Math.ceil((threshold * (n + m)) / (1 + threshold) - 1e-9) - n + window.length);
     const lists = window.map((term) => this.postings(term));
     // Count each pattern's postings by its seq; it is a candidate when its count reaches what its size
-    // needs (found by the term whose posting made it so). The counts are zeroed again before
-    // returning, so the array serves every lookup of the command.
-    let top = 0;
-    let longest = 0;
-    for (const { seqs } of lists) {
-      if (seqs.length) top = Math.max(top, seqs[seqs.length - 1]);
-      longest = Math.max(longest, seqs.length);
-    }
-    const counts = this.seqCounts(top + 1);
-    const found = new Int32Array(longest);
+    // needs (found by the term whose posting made it so).
     const candidates: [string, number][] = [];
-    lists.forEach(({ seqs, sizes }, place) => {
-      const reached = countPostings(seqs, sizes, counts, needed, found);
-      for (let i = 0; i < reached; i++) candidates.push([window[place], found[i]]);
+    (this.counter ??= postingCounter()).reached(lists, needed).forEach((found, place) => {
+      for (const seq of found) candidates.push([window[place], seq]);
     });
-    counts.fill(0, 0, top + 1); // a memset: cheaper than zeroing posting by posting (64 KB at 100k: 136 -> 114 ms of lookups)
     if (candidates.length === 0) return [];
     // each candidate by one of its postings (term, seq); CROSS JOIN keeps that order
     return statement(
@@ -324,15 +310,6 @@ export class TermIndex {
     return statement(this.db, 'SELECT 1 FROM pattern_postings WHERE project = ? AND role = ? AND term = ?').get(this.project, this.role, term) !== undefined;
   }
 
-  /** A zeroed count per seq up to `size`, kept for the command's next lookups (a byte a term row: 1.7 MB at 100k patterns). */
-  private seqCounts(size: number): Uint8Array {
-    if (!this.counts || this.counts.length < size) {
-      const rows = (statement(this.db, 'SELECT IFNULL(MAX(rowid), 0) AS n FROM pattern_terms').get() as { n: number }).n;
-      this.counts = new Uint8Array(Math.max(size, rows + 1));
-    }
-    return this.counts;
-  }
-
   private forgetPostings(version: string): void {
     this.postingLists.clear();
     this.postingsHeld = 0;
@@ -401,22 +378,6 @@ export class TermIndex {
          GROUP BY seq ORDER BY shared DESC, pattern LIMIT ?) s CROSS JOIN patterns p ON p.project = ? AND p.id = s.pattern ORDER BY s.shared DESC, p.id`,
     ).all(this.project, this.role, ...rarest, limit, this.project) as Row[];
   }
-}
-
-/**
- * Count each posting's pattern (by seq), and put in `found` the seqs whose count this list brought to
- * what their size needs; how many it put. The hot loop of a near-duplicate lookup (3.6M postings
- * for the bench's 64 KB deliberation at 100k patterns): a plain function with one table look-up for
- * the size, where a closure tested a range and pushed pairs (timed inside the process: 34–56 → 28–36
- * ms of counting).
- */
-function countPostings(seqs: Int32Array, sizes: Uint16Array, counts: Uint8Array, needed: Uint8Array, found: Int32Array): number {
-  let reached = 0;
-  for (let i = 0; i < seqs.length; i++) {
-    const seq = seqs[i];
-    if (++counts[seq] === needed[sizes[i]]) found[reached++] = seq;
-  }
-  return reached;
 }
 
 /**
