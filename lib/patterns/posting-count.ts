@@ -68,11 +68,12 @@ export interface PostingCounter {
 }
 
 /**
- * The WebAssembly count where its memory can be had: V8 reserves ~10 GB of address space for it, so a
- * limit on that (`ulimit -v`) makes it fail, and the count runs in JavaScript instead (the same
- * results, the slower start).
+ * The WebAssembly count where WebAssembly can run, else the count in JavaScript (the same results,
+ * the slower start): `node --jitless` has no WebAssembly, and V8 reserves ~10 GB of address space
+ * for a WebAssembly memory, which a limit on that (`ulimit -v`) refuses.
  */
 export function postingCounter(): PostingCounter {
+  if (typeof WebAssembly === 'undefined') return new JavaScriptCounter();
   try {
     return new WebAssemblyCounter();
   } catch (err) {
