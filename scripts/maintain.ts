@@ -4,6 +4,7 @@ import { fillTokenCounts } from '../lib/patterns/format.js';
 import { keepPostingLists } from '../lib/patterns/terms.js';
 import { patternDb } from '../lib/events/log.js';
 import { recordMaintained } from '../lib/store/doctor.js';
+import { describeError } from '../lib/core/errors.js';
 
 export const command: Command = {
   name: 'maintain',
@@ -28,9 +29,19 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
     const dryRun = Boolean(ctx.args['dry-run']);
     const store = ctx.store();
     const due = maintain(store, dryRun);
-    const counted = dryRun ? 0 : fillTokenCounts(store);
-    const packed = dryRun ? 0 : keepPostingLists(patternDb(store), store.project);
-    if (!dryRun) recordMaintained(store);
+    let counted = 0;
+    let packed = 0;
+    if (!dryRun) {
+      try {
+        counted = fillTokenCounts(store);
+      } catch (err) {
+        // a cache (format-patterns fits an uncounted line by its bytes): where the tokenizer cannot load
+        // (it is WebAssembly: not under node --jitless or a ulimit -v), maintenance goes on without it
+        ctx.log.warn(`no line's tokens counted: ${describeError(err)}; format-patterns fits uncounted lines by their byte length`);
+      }
+      packed = keepPostingLists(patternDb(store), store.project);
+      recordMaintained(store);
+    }
     const verb = dryRun ? 'would deprecate' : 'deprecated';
     if (ctx.args.json) {
       const deprecated = due.map((d) => ({ id: d.pattern.id, role: d.pattern.role, text: d.pattern.text, reason: d.reason }));

@@ -1,8 +1,8 @@
 import { describe, it, expect } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
-import { openTestStore, run, tempProject, type RunResult } from './helpers.js';
+import { openTestStore, packageWithBrokenModules, run, tempProject, type RunResult } from './helpers.js';
 import { autoDeprecationReason } from '../lib/patterns/lifecycle.js';
 import { patternId } from '../lib/core/ids.js';
 import { DAY_MS } from '../lib/core/clock.js';
@@ -240,6 +240,24 @@ describe('cairn maintain', () => {
     const again = cairn(dir, ['maintain', '--json', '--strict'], NOW);
     expect(JSON.parse(again.stdout).deprecated).toEqual([]);
     expect(eventTypes(dir).length).toBe(before);
+  });
+
+  it('deprecates and is recorded as run where the tokenizer cannot load (node --jitless, ulimit -v), saying the token counts were left', () => {
+    const { dir, ids } = seed();
+    const pkg = packageWithBrokenModules(['tiktoken']);
+    try {
+      const r = run('cairn', ['maintain', '--json', '--strict', '--project', PROJECT], { cwd: dir, env: NOW, entry: join(pkg, 'bin', 'cairn.js') });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/^cairn maintain: no line's tokens counted: tiktoken is not loadable .*; format-patterns fits uncounted lines by their byte length$/m);
+      const out = JSON.parse(r.stdout) as { deprecated: { id: string }[]; counted: number };
+      expect(out.deprecated.map((d) => d.id).sort()).toEqual([ids.stale, ids.dismissed].sort());
+      expect(out.counted).toBe(0);
+    } finally {
+      rmSync(pkg, { recursive: true, force: true });
+    }
+    // doctor sees the nightly run done
+    const doctor = JSON.parse(run('cairn', ['doctor', '--json', '--project', PROJECT], { cwd: dir, env: NOW }).stdout);
+    expect(doctor.checks.find((c: { name: string }) => c.name === 'maintenance')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^cairn maintain last ran \d{4}-/) });
   });
 
   it('--dry-run lists the same patterns and writes nothing', () => {
