@@ -226,6 +226,7 @@ interface Fault {
 }
 
 let brokenSqlite: string;
+let brokenTokenizer: string;
 /** A live process that "holds" every lock written with its pid. */
 let holder: ChildProcess;
 const holdLock = (path: string) => writeFileSync(path, `${holder.pid} ${hostname()} ${Date.now()}\n`, { flag: 'wx' });
@@ -271,6 +272,13 @@ const FAULTS: Fault[] = [
     name: 'better-sqlite3 not loadable',
     setup: () => ({ entryDir: brokenSqlite }),
     expect: (e) => (e.db ? { skipped: /better-sqlite3 is not loadable \(Could not locate the bindings file/ } : { ok: true }),
+  },
+  {
+    // tiktoken is WebAssembly: node --jitless and a ulimit -v under ~10 GB leave it unloadable too.
+    // No hook loads it; maintain counts tokens for the cache and goes on without them.
+    name: 'tiktoken not loadable',
+    setup: () => ({ entryDir: brokenTokenizer }),
+    expect: (e) => ({ ok: true, warning: e.command === 'maintain' ? /no line's tokens counted: tiktoken is not loadable/ : undefined }),
   },
   {
     name: 'state.db of random bytes',
@@ -540,7 +548,8 @@ function expectOutcome(e: Executable, o: Outcome, expected: Expect): void {
 describe('every executable under every fault', () => {
   beforeAll(async () => {
     brokenSqlite = packageWithBrokenModules(['better-sqlite3']);
-    made.push(brokenSqlite);
+    brokenTokenizer = packageWithBrokenModules(['tiktoken']);
+    made.push(brokenSqlite, brokenTokenizer);
     holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 300000)'], { stdio: 'ignore' });
     const dead = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
     deadPid = await new Promise((resolve) => dead.on('exit', () => resolve(dead.pid!)));
