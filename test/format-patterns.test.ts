@@ -1,9 +1,9 @@
 import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
 import { get_encoding } from 'tiktoken';
-import { openTestStore, run, seededRandom, tempProject } from './helpers.js';
+import { openTestStore, packageWithBrokenModules, run, seededRandom, tempProject } from './helpers.js';
 import { patternId } from '../lib/core/ids.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { fillTokenCounts, formatPatterns, storeSummary, type FormatOptions } from '../lib/patterns/format.js';
@@ -172,6 +172,33 @@ describe('--json', () => {
     // counted per line (newlines as a token each): never below the real count, and close to it
     expect(out.tokens).toBeGreaterThanOrEqual(real);
     expect(out.tokens).toBeLessThanOrEqual(real + out.patterns.length + 1);
+  });
+
+  // tiktoken is WebAssembly: node --jitless and a ulimit -v under ~10 GB leave it unloadable
+  it('where the tokenizer cannot load: the block a hook prints, its byte bound as the tokens, and a warning', () => {
+    const pkg = packageWithBrokenModules(['tiktoken']);
+    try {
+      const enc = get_encoding('cl100k_base');
+      // 800: every line fits by bytes; 150: only the best lines do (the hook's fit, by the same bound)
+      for (const [budget, path] of [['800', 'full'], ['150', 'truncated']]) {
+        const dir = knownState();
+        const args = ['--role', 'auditor', '--budget', budget, '--project', PROJECT, '--strict'];
+        const r = run('format-patterns', [...args, '--json'], { cwd: dir, env: { CAIRN_NOW: NOW }, entry: join(pkg, 'bin', 'format-patterns.js') });
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toMatch(/^cairn format-patterns: tiktoken is not loadable \(.*\): the block is fitted, and its tokens reported, by the UTF-8 byte bound\n$/);
+        const out = JSON.parse(r.stdout) as FormatJson;
+        expect(out.path).toBe(path);
+        expect(out.block).toBe(format(dir, ['--role', 'auditor', '--budget', budget]).stdout.replace(/\n$/, ''));
+        expect(out.tokens).toBeGreaterThanOrEqual(Buffer.byteLength(out.block));
+        expect(out.tokens).toBeLessThanOrEqual(Number(budget));
+        expect(enc.encode(out.block).length).toBeLessThan(out.tokens);
+        // nothing counted is cached: the bound is not a count
+        expect(new BetterSqlite3(join(dir, '.cairn', 'cache', 'state.db'), { readonly: true }).prepare('SELECT COUNT(*) AS n FROM token_counts').get()).toEqual({ n: 0 });
+      }
+      enc.free();
+    } finally {
+      rmSync(pkg, { recursive: true, force: true });
+    }
   });
 });
 

@@ -2,7 +2,7 @@ import type { Store } from '../store/store.js';
 import { roleBudget, sameKindRoles } from '../store/config.js';
 import { candidateDigest, loadRanked, newCandidateSince, newestFirstSeen, rankScores, type RankOptions } from './ranking.js';
 import { fitBlock, linePieces, blockHeader, textPiece, withoutRestatements, BLOCK_FOOTER, type FitPath } from './block.js';
-import { TokenCounter } from '../store/tokens.js';
+import { TokenCounter, TokenizerUnavailable } from '../store/tokens.js';
 import { nowMs } from '../core/clock.js';
 import { sha256 } from '../core/text.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
@@ -152,8 +152,20 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   const footer = BLOCK_FOOTER;
   // No tokenizer on the hook path (issue 8): a piece without a cached count counts as its UTF-8
   // length, which no token count exceeds (SPEC §3.5), so the budget holds for the exact count too.
-  // `cairn maintain` fills the counts; --json counts exactly.
-  const tokens = (text: string) => (opts.exactTokens ? counter.count(text) : (counter.known(text) ?? Buffer.byteLength(text)));
+  // `cairn maintain` fills the counts; --json counts exactly, where the tokenizer loads.
+  let exact = opts.exactTokens;
+  const tokens = (text: string) => {
+    if (exact) {
+      try {
+        return counter.count(text);
+      } catch (err) {
+        if (!(err instanceof TokenizerUnavailable)) throw err;
+        exact = false;
+        store.log.warn(`${err.message}: the block is fitted, and its tokens reported, by the UTF-8 byte bound`);
+      }
+    }
+    return counter.known(text) ?? Buffer.byteLength(text);
+  };
   try {
     const fit = fitBlock({
       role,

@@ -17,6 +17,17 @@ interface Encoder {
 // One encoder per encoding per process: long-lived callers (the learning bench, tests) load it once.
 const encoders = new Map<string, Encoder>();
 
+/**
+ * tiktoken cannot be loaded here. It is WebAssembly, so node --jitless and a ulimit -v under ~10 GB
+ * leave it unloadable as a broken install does: callers that only cache or report counts go on
+ * with the UTF-8 byte bound (SPEC §3.5), which no token count exceeds.
+ */
+export class TokenizerUnavailable extends CairnError {
+  constructor(reason: string) {
+    super('database', `tiktoken is not loadable (${reason})`);
+  }
+}
+
 /** The tokenizer for an encoding, loaded once per process (`cairn doctor` checks it loads). */
 export function encoderFor(encoding: string): Encoder {
   let encoder = encoders.get(encoding);
@@ -25,7 +36,7 @@ export function encoderFor(encoding: string): Encoder {
     try {
       tiktoken = require('tiktoken');
     } catch (err) {
-      throw new CairnError('database', `tiktoken is not loadable (${(err as Error).message.split('\n')[0]})`);
+      throw new TokenizerUnavailable((err as Error).message.split('\n')[0]);
     }
     try {
       encoder = tiktoken.get_encoding(encoding);
