@@ -105,6 +105,7 @@ function rebuildOnce(dir, expectApplied) {
   const res = runChecked([bin('cairn'), 'rebuild', '--project', PROJECT, '--json', '--strict'], dir);
   const report = JSON.parse(res.stdout);
   if (report.applied !== expectApplied || report.skipped !== 0) throw new Error(`cairn rebuild replayed ${res.stdout.trim()}, expected ${expectApplied} events`);
+  waitForBackground(dir); // a large index's posting lists are packed in the background
   return res;
 }
 
@@ -362,11 +363,22 @@ function waitForIndexes(dir) {
     else if (Date.now() - started > 60_000) throw new Error('fresh clone: the indexes left to the background were not built within 60 s');
     else pause();
   }
-  while (spawnSync('pgrep', ['-f', `rebuild --continue --quiet --root ${dir}`]).status === 0) {
-    if (Date.now() - started > 60_000) throw new Error('fresh clone: the background cairn rebuild --continue did not exit within 60 s');
-    pause();
-  }
+  waitForBackground(dir);
   return built;
+}
+
+/**
+ * Wait (≤ 60 s) until no background `cairn rebuild --continue` of the project runs (a fresh clone's
+ * hooks and a large rebuild start one: lib/events/log.ts), so that it runs beside no measured case;
+ * how long that took.
+ */
+function waitForBackground(dir) {
+  const started = Date.now();
+  while (spawnSync('pgrep', ['-f', `rebuild --continue --quiet --root ${dir}`]).status === 0) {
+    if (Date.now() - started > 60_000) throw new Error(`the background cairn rebuild --continue in ${dir} did not exit within 60 s`);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  }
+  return Date.now() - started;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -391,15 +403,21 @@ async function rebuildCases() {
     const report = JSON.parse(res.stdout);
     if (report.applied !== log.events || report.skipped !== 0 || !report.rebuilt) throw new Error(`rebuild replayed ${res.stdout}`);
   };
+  // each run starts a background cairn rebuild --continue that packs the posting lists: waited for
+  // before the next run, and once more afterwards to say how long the packing takes
+  const settled = () => void waitForBackground(dir);
   progress(`rebuild: measuring over the existing database (${RUNS} runs)`);
-  const m = measure({ runs: RUNS, args, cwd: dir, env, check });
-  const note = `${fmt(distinct)} distinct patterns; ${mix}`;
-  results.push({ group: 'rebuild', name: 'cairn rebuild, 100k-event log, over the existing database', m, target: '≤ 5 s', met: m.ms <= 5000, note, args, cwd: dir });
+  const m = measure({ runs: RUNS, args, cwd: dir, env, before: settled, check });
+  const packing = waitForBackground(dir);
+  const note = `${fmt(distinct)} distinct patterns; ${mix}; the posting lists were packed in the background ${fmt(packing)} ms after the last run returned`;
+  results.push({ group: 'rebuild', name: 'cairn rebuild, 100k-event log, over the existing database', m, target: '≤ 5 s', met: m.ms <= 5000, note, args, cwd: dir, before: settled });
   const noDb = () => {
+    settled();
     for (const suffix of ['', '-wal', '-shm']) rmSync(join(dir, '.cairn', 'cache', `state.db${suffix}`), { force: true });
   };
   progress(`rebuild: measuring from no database (${RUNS} runs)`);
   const mf = measure({ runs: RUNS, args, cwd: dir, env, before: noDb, check });
+  settled();
   results.push({ group: 'rebuild', name: 'cairn rebuild, 100k-event log, no database yet', m: mf, target: '≤ 5 s', met: mf.ms <= 5000, note: 'database file removed before each run', args, cwd: dir, before: noDb });
 }
 

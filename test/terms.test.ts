@@ -11,6 +11,7 @@ import { addTerms } from '../lib/events/reducer.js';
 import type { Database } from '../lib/store/db.js';
 import type { EventPayload } from '../lib/events/types.js';
 import { rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 
 // The term index finds near-duplicates by prefix filtering (issue 8): it must miss none of the
 // patterns a comparison with every pattern of the role finds, whatever the words' frequencies.
@@ -202,6 +203,63 @@ describe('packed posting lists (pattern_postings)', () => {
     file.close();
     expect(JSON.parse(finish().stdout)).toMatchObject({ applied: 0, packed: 0 }); // kept already
   });
+
+  /** A project whose log holds `count` patterns of `words` distinct words each (a term row per word), of `vocabulary` made-up words. */
+  function loggedPatterns(count: number, words: number, vocabularySize: number, seed: number): string {
+    const root = tempProject();
+    const rnd = seededRandom(seed);
+    const syllables = 'ka ze mo ri tu pe lo vi na sor bel dim'.split(' ');
+    const vocabulary = [...new Set(Array.from({ length: 4 * vocabularySize }, () => Array.from({ length: 3 }, () => syllables[Math.floor(rnd() * syllables.length)]).join('')))].slice(0, vocabularySize);
+    const texts = Array.from({ length: count }, () => {
+      const chosen = new Set<string>();
+      while (chosen.size < words) chosen.add(vocabulary[Math.floor(rnd() * vocabulary.length)]);
+      return [...chosen].join(' ');
+    });
+    const store = openTestStore(root, 'p1');
+    appendEvents(store, texts.map((text, i): EventPayload => ({
+      type: 'pattern.observed', pattern: patternId('p1', 'auditor', text), role: 'auditor', text, category: 'rule', issue: 'I-1', run: `r${i}`, phase: null, labels: [], files: [], deliberation: `d${i}`,
+    })));
+    store.close();
+    return root;
+  }
+  const rebuild = (root: string) => {
+    const r = run('cairn', ['rebuild', '--project', 'p1', '--json', '--strict'], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    return JSON.parse(r.stdout) as { applied: number; packed: number };
+  };
+  const packedIn = (root: string) => {
+    const file = new BetterSqlite3(join(root, '.cairn', 'cache', 'state.db'), { readonly: true });
+    try {
+      return packedCount(file);
+    } finally {
+      file.close();
+    }
+  };
+
+  it('`cairn rebuild` empties them and packs them again at once, for a small index', () => {
+    const root = loggedPatterns(700, 12, 24, 51); // 8,400 term rows, ~350 a word
+    const first = rebuild(root);
+    expect(first).toMatchObject({ applied: 700, packed: expect.any(Number) });
+    expect(first.packed).toBeGreaterThan(0);
+    expect(packedIn(root)).toBe(first.packed);
+    expect(rebuild(root).packed).toBe(first.packed); // emptied by the replay, packed again
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('`cairn rebuild` of a large index leaves the packing to a cairn rebuild --continue in the background', async () => {
+    const root = loggedPatterns(3_500, 30, 150, 52); // 105,000 term rows (past what a hook's replay finishes itself), ~700 a word
+    expect(rebuild(root)).toMatchObject({ applied: 3_500, packed: 0 });
+    const background = () => spawnSync('pgrep', ['-f', `rebuild --continue --quiet --root ${root}`]).status === 0;
+    for (const started = Date.now(); background() && Date.now() - started < 60_000; ) await new Promise((r) => setTimeout(r, 100));
+    expect(background()).toBe(false);
+    // what `cairn maintain` would pack: every long list, each the index's own
+    const packed = packedIn(root);
+    expect(packed).toBe(150);
+    const maintain = run('cairn', ['maintain', '--project', 'p1', '--json', '--strict'], { cwd: root });
+    expect(maintain.code, maintain.stderr).toBe(0);
+    expect(JSON.parse(maintain.stdout).packed).toBe(0);
+    rmSync(root, { recursive: true, force: true });
+  }, 90_000);
 
   /** 1,500 patterns, and a writer's lookups that packed the lists they read (as store-deliberation does after recording its run). */
   function packedByAWriter(seed: number) {
