@@ -86,13 +86,14 @@ export function measure({ runs, ...one }) {
 export function measureTogether(runs, cases) {
   const rounds = cases.map(() => ({ base: [], cmd: [] }));
   for (let i = 0; i < runs; i++) {
-    cases.forEach(({ args, cwd, env, stdinFile, before, check }, c) => {
+    cases.forEach(({ args, cwd, env, stdinFile, before, check, after }, c) => {
       rounds[c].base.push(runNode(['-e', '0'], { cwd, env }));
       before?.();
       const res = runNode(args, { cwd, env, stdinFile });
       if (res.code !== 0) throw new Error(`exit ${res.code}: node ${args.join(' ')}\n${res.stderr}`);
       check?.(res);
       rounds[c].cmd.push(res);
+      after?.(); // (what the command left running is waited for before the next baseline)
     });
   }
   return rounds.map(({ base, cmd }) => summarise(base, cmd));
