@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { appendLines, parseJsonLine, readBytes, readLines } from '../lib/io/jsonl.js';
-import { Deadline } from '../lib/core/deadline.js';
+import { Deadline, sleepSync } from '../lib/core/deadline.js';
 import { CairnError } from '../lib/core/errors.js';
 import { tempProject } from './helpers.js';
 
@@ -67,6 +67,20 @@ describe('appendLines', () => {
     expect(existsSync(`${path}.lock`)).toBe(false);
     appendLines(path, () => ['{"n":2}'], opts(path, 50));
     expect(readFileSync(path, 'utf8')).toBe('{"n":1}\n{"n":2}\n');
+  });
+
+  it('writes nothing when its builder runs past the deadline (the write is the commit point), and releases the lock', () => {
+    const path = logIn();
+    writeFileSync(path, '{"n":1}\n');
+    const deadline = new Deadline(30);
+    expect(() =>
+      appendLines(path, () => {
+        sleepSync(60); // work under the lock: tens of thousands of captured comments compared with the log
+        return ['{"n":2}'];
+      }, { deadline, within: dirname(path) }),
+    ).toThrow(/deadline of 30 ms passed during recording the change/);
+    expect(readFileSync(path, 'utf8')).toBe('{"n":1}\n');
+    expect(existsSync(`${path}.lock`)).toBe(false);
   });
 
   it('does not follow a symlink at the target path', () => {

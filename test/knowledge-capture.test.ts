@@ -1,9 +1,13 @@
 import { describe, it, expect } from 'vitest';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendEntries, captureComments, cleanContent, importLavraLog } from '../lib/knowledge/capture.js';
 import { makeEntry } from '../lib/knowledge/entry.js';
 import { FIXTURES, openTestStore, tempProject } from './helpers.js';
+import { Deadline } from '../lib/core/deadline.js';
+import { Store } from '../lib/store/store.js';
+import { locate } from '../lib/store/root.js';
+import { createLogger } from '../lib/core/logger.js';
 
 // Capture in-process (SPEC §4.1, §4.2): the key family across log and archive, projects kept apart,
 // the content cap, and the Lavra import.
@@ -35,6 +39,28 @@ describe('appendEntries', () => {
     expect(r.filter((a) => a.status === 'duplicate')).toHaveLength(20);
     expect(appendEntries(store, batch.slice(0, 20)).every((a) => a.status === 'duplicate')).toBe(true);
     expect(lines(store.knowledgePath)).toHaveLength(20);
+  });
+
+  it('a deadline that passes while a large batch is compared under the lock stops it there: nothing written, the lock released', () => {
+    /** A deadline that passes at its `looks`-th look. */
+    class PassingAt extends Deadline {
+      looks = 0;
+      constructor(private readonly at_: number) {
+        super(60_000);
+      }
+      passed(): boolean {
+        return ++this.looks >= this.at_;
+      }
+    }
+    const root = tempProject();
+    const deadline = new PassingAt(3); // the look before the lock, then the comparisons' first two
+    const store = new Store(locate({ root, project: P }), deadline, createLogger('test', true), true);
+    const batch = Array.from({ length: 2_000 }, (_, i) => entry(`batch note number ${i}`));
+    expect(() => appendEntries(store, batch)).toThrow(/deadline of 60000 ms passed during recording the change/);
+    expect(deadline.looks).toBe(3); // within the comparisons, not after all 2,000
+    expect(readFileSync(store.knowledgePath, 'utf8')).toBe(''); // opened for the append, nothing written
+    expect(existsSync(`${store.knowledgePath}.lock`)).toBe(false);
+    store.close();
   });
 });
 

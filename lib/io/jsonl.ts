@@ -19,7 +19,8 @@ export interface AppendOptions {
 
 /**
  * Append lines to a JSONL file. `build` runs under the lock and sees the last complete line, so
- * callers can derive ordered ids from it. Returns the lines written.
+ * callers can derive ordered ids from it; it may check the deadline itself (nothing is written when
+ * it throws). Returns the lines written.
  */
 export function appendLines(path: string, build: (lastLine: string | undefined) => string[], { deadline, within }: AppendOptions): string[] {
   mkdirNoFollow(within, dirname(path));
@@ -36,6 +37,9 @@ export function appendLines(path: string, build: (lastLine: string | undefined) 
       const { lastLine, endsWithNewline } = readTail(fd);
       const lines = build(lastLine);
       if (lines.length === 0) return lines;
+      // The write is the commit point (SPEC §2): a build that ran past the deadline under the lock
+      // records nothing, and the caller keeps its run for later.
+      deadline.check('recording the change');
       for (const line of lines) {
         if (line.includes('\n')) throw new CairnError('input', 'a JSONL record may not contain a newline');
       }

@@ -55,6 +55,9 @@ export interface Appended {
   status: 'added' | 'duplicate';
 }
 
+/** Entries compared with their families between two looks at the deadline (~1 ms of work). */
+const DEADLINE_EVERY = 256;
+
 /**
  * Append entries to the log under its lock. Each is compared with the entries of its key family
  * (`k`, `k-2`, `k-3`, … in the log and the archive, of this project or of none): the same
@@ -68,7 +71,9 @@ export function appendEntries(store: Store, entries: KnowledgeEntry[]): Appended
     () => {
       const families = storedFamilies(store, new Set(entries.map((e) => e.key)), entries[0].project);
       const lines: string[] = [];
-      for (const candidate of entries) {
+      for (const [i, candidate] of entries.entries()) {
+        // tens of thousands of comments in one command: the lock is not held past the deadline
+        if (i % DEADLINE_EVERY === 0) store.deadline.check('recording the change');
         const family = families.get(candidate.key) ?? { keys: new Set<string>(), contents: new Map<string, string>() };
         families.set(candidate.key, family);
         const norm = normaliseText(candidate.content);
