@@ -8,6 +8,7 @@ import { Deadline } from '../lib/core/deadline.js';
 import { Store } from '../lib/store/store.js';
 import { locate } from '../lib/store/root.js';
 import { createLogger } from '../lib/core/logger.js';
+import { knowledgeDb } from '../lib/knowledge/index.js';
 
 // Capture in-process (SPEC §4.1, §4.2): the key family across log and archive, projects kept apart,
 // the content cap, and the Lavra import.
@@ -52,15 +53,27 @@ describe('appendEntries', () => {
         return ++this.looks >= this.at_;
       }
     }
-    const root = tempProject();
-    const deadline = new PassingAt(3); // the look before the lock, then the comparisons' first two
-    const store = new Store(locate({ root, project: P }), deadline, createLogger('test', true), true);
     const batch = Array.from({ length: 2_000 }, (_, i) => entry(`batch note number ${i}`));
-    expect(() => appendEntries(store, batch)).toThrow(/deadline of 60000 ms passed during recording the change/);
-    expect(deadline.looks).toBe(3); // within the comparisons, not after all 2,000
-    expect(readFileSync(store.knowledgePath, 'utf8')).toBe(''); // opened for the append, nothing written
-    expect(existsSync(`${store.knowledgePath}.lock`)).toBe(false);
-    store.close();
+    // the batch meets: no log yet; a log read as a file (no index); a log and its index
+    for (const stored of ['none', 'file', 'index'] as const) {
+      const root = tempProject();
+      if (stored !== 'none') {
+        const before = openTestStore(root, P);
+        appendEntries(before, Array.from({ length: 300 }, (_, i) => entry(`stored note number ${i}`)));
+        if (stored === 'index') knowledgeDb(before, ['log', 'archive']);
+        before.close();
+      }
+      const log = join(root, '.cairn', 'memory', 'knowledge.jsonl');
+      const logBefore = existsSync(log) ? readFileSync(log, 'utf8') : '';
+      const deadline = new PassingAt(3); // the look before the lock, then the comparisons' first two
+      const store = new Store(locate({ root, project: P }), deadline, createLogger('test', true), true);
+      const during = stored === 'none' ? 'recording the change' : 'reading the stored entries';
+      expect(() => appendEntries(store, batch), stored).toThrow(`deadline of 60000 ms passed during ${during}`);
+      expect(deadline.looks, stored).toBe(3); // within the comparisons, not after 2,000 of them (nor again in the files)
+      expect(readFileSync(log, 'utf8'), stored).toBe(logBefore); // nothing written
+      expect(existsSync(`${log}.lock`), stored).toBe(false);
+      store.close();
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readSmallFile } from '../io/read.js';
-import { describeError } from '../core/errors.js';
+import { describeError, errorKind } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { redactSecrets } from '../core/secrets.js';
@@ -55,9 +55,6 @@ export interface Appended {
   status: 'added' | 'duplicate';
 }
 
-/** Entries compared with their families between two looks at the deadline (~1 ms of work). */
-const DEADLINE_EVERY = 256;
-
 /**
  * Append entries to the log under its lock. Each is compared with the entries of its key family
  * (`k`, `k-2`, `k-3`, … in the log and the archive, of this project or of none): the same
@@ -71,9 +68,8 @@ export function appendEntries(store: Store, entries: KnowledgeEntry[]): Appended
     () => {
       const families = storedFamilies(store, new Set(entries.map((e) => e.key)), entries[0].project);
       const lines: string[] = [];
-      for (const [i, candidate] of entries.entries()) {
-        // tens of thousands of comments in one command: the lock is not held past the deadline
-        if (i % DEADLINE_EVERY === 0) store.deadline.check('recording the change');
+      for (const candidate of entries) {
+        store.deadline.check('recording the change'); // thousands of comments: the lock is not held past the deadline (SPEC §2)
         const family = families.get(candidate.key) ?? { keys: new Set<string>(), contents: new Map<string, string>() };
         families.set(candidate.key, family);
         const norm = normaliseText(candidate.content);
@@ -113,10 +109,11 @@ function storedFamilies(store: Store, baseKeys: Set<string>, project: string | u
     try {
       return familiesFromIndex(store, baseKeys, project);
     } catch (err) {
+      if (errorKind(err) === 'deadline') throw err;
       store.log.warn(`looking for duplicates in the files rather than the index (${describeError(err)})`);
     }
   }
-  return keyFamilies([store.archivePath, store.knowledgePath], baseKeys, project);
+  return keyFamilies([store.archivePath, store.knowledgePath], baseKeys, project, store.deadline);
 }
 
 /** How long a capture lets the index catch up before it reads the files instead (about what reading 60 MB takes). */
@@ -131,6 +128,7 @@ function familiesFromIndex(store: Store, baseKeys: Set<string>, project: string 
   follow(db, followers.log, catchUp);
   const families = new Map<string, Family>();
   for (const base of baseKeys) {
+    store.deadline.check('reading the stored entries');
     for (const line of keyFamilyLines(db, base)) {
       if (line.project !== '' && project !== undefined && line.project !== project) continue;
       if (baseOf(line.key, baseKeys) !== base) continue;
@@ -154,13 +152,14 @@ const SEARCHED_KEYS = 16;
 const LOG_CAP = 64 * 1024 * 1024;
 
 /** The stored versions of each base key's family, from the files given (missing files hold none). */
-function keyFamilies(paths: string[], baseKeys: Set<string>, project: string | undefined): Map<string, Family> {
+function keyFamilies(paths: string[], baseKeys: Set<string>, project: string | undefined, deadline: Deadline): Map<string, Family> {
   const families = new Map<string, Family>();
   for (const path of paths) {
     // a regular file only (a log committed as a link to /dev/zero is refused, not read without end)
     const buf = readSmallFile(path, LOG_CAP);
     if (buf === undefined) continue;
     for (const start of candidateLines(buf, baseKeys)) {
+      deadline.check('reading the stored entries');
       const end = buf.indexOf(0x0a, start);
       const parsed = parseEntryLine(buf.toString('utf8', start, end < 0 ? buf.length : end));
       if (!parsed.ok) continue;
