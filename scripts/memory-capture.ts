@@ -67,5 +67,12 @@ async function commentsToCapture(ctx: Context): Promise<{ comments: Comment[]; c
   if (ctx.args['from-bd-json']) return { comments: commentsFromBdJson(stdin, now), cwd: null };
   const input = readHookInput(stdin);
   if (!mayCapture(input)) return { comments: [], cwd: input.cwd };
-  return { comments: bdComments(input.command).map((c) => ({ ...c, ts: now, source: 'hook' })), cwd: input.cwd };
+  // A command of tens of thousands of comments takes a while to read. Past the deadline the run is
+  // kept for later in the store it would write to, opened first so that the runner can keep it (SPEC §2).
+  const checkpoint = () => {
+    if (!ctx.deadline.passed()) return;
+    ctx.store({ payloadCwd: input.cwd, create: true });
+    ctx.deadline.check('reading the shell command');
+  };
+  return { comments: bdComments(input.command, checkpoint).map((c) => ({ ...c, ts: now, source: 'hook' })), cwd: input.cwd };
 }

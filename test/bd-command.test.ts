@@ -118,6 +118,17 @@ describe('bdComments', () => {
     }
   });
 
+  it('looks at its checkpoint (a deadline) as it reads a long command, and stops when it throws', () => {
+    const long = Array.from({ length: 5_000 }, (_, i) => `bd comments add led-${i} "LEARNED: note ${i}"`).join(' && ');
+    let left = 100;
+    expect(() =>
+      bdComments(long, () => {
+        if (--left === 0) throw new Error('deadline passed');
+      }),
+    ).toThrow('deadline passed');
+    expect(bdComments(long, () => undefined)).toHaveLength(5_000);
+  });
+
   it('the hot-path pre-check passes every capture and rejects ordinary commands', () => {
     for (const [, command, expected] of cases) if (expected.length) expect(mayAddComment(command)).toBe(true);
     for (const command of ['npm test', 'git commit -m "add comments"', 'ls -la', 'bd list --status=open']) expect(mayAddComment(command)).toBe(false);
@@ -125,6 +136,19 @@ describe('bdComments', () => {
 });
 
 describe('simpleCommands', () => {
+  it('runs its checkpoint after each command it reads, those inside `$( )` too, and stops when it throws', () => {
+    const script = Array.from({ length: 1_000 }, (_, i) => `echo ${i} $(date +%s)`).join(' && ');
+    let looks = 0;
+    expect(simpleCommands(script, () => void looks++)).toHaveLength(2_000);
+    expect(looks).toBeGreaterThanOrEqual(2_000);
+    let left = 10;
+    expect(() =>
+      simpleCommands(script, () => {
+        if (--left === 0) throw new Error('deadline passed');
+      }),
+    ).toThrow('deadline passed');
+  });
+
   it('drops redirections and their targets, keeps the words', () => {
     expect(simpleCommands('npm test 2>&1 >out.log < in.txt | tail -5').map((c) => c.words)).toEqual([
       ['npm', 'test'],

@@ -16,9 +16,13 @@ const RESERVED = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', 
 const WRAPPERS = new Set(['env', 'command', 'exec', 'nohup']);
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
-/** Every simple command in `script`, in order; those inside `$( )` and backticks follow the commands around them. */
-export function simpleCommands(script: string): SimpleCommand[] {
-  return new Lexer(script, false).run().commands;
+/**
+ * Every simple command in `script`, in order; those inside `$( )` and backticks follow the commands
+ * around them. `checkpoint` runs after each command is read: a script of megabytes (tens of thousands
+ * of commands) takes a while, and a caller with a deadline looks at it there.
+ */
+export function simpleCommands(script: string, checkpoint?: () => void): SimpleCommand[] {
+  return new Lexer(script, false, 0, checkpoint).run().commands;
 }
 
 interface PendingHeredoc {
@@ -48,6 +52,7 @@ class Lexer {
     /** Inside `$( )`: stop at the unmatched `)`. */
     private readonly nested: boolean,
     start = 0,
+    private readonly checkpoint?: () => void,
   ) {
     this.i = start;
   }
@@ -128,6 +133,7 @@ class Lexer {
     this.nextWordRole = 'word';
     if (this.command.words.length || this.command.heredoc !== undefined) this.done.push(this.command);
     this.command = { words: [] };
+    this.checkpoint?.();
   }
 
   /** Control and redirection operators at the cursor; true when one was consumed. */
@@ -276,7 +282,7 @@ class Lexer {
    * else the text as written.
    */
   private substitution(start: number): string {
-    const inner = new Lexer(this.src, true, start).run();
+    const inner = new Lexer(this.src, true, start, this.checkpoint).run();
     const written = this.src.slice(start - 2, inner.end);
     this.i = inner.end;
     return this.valueOf(inner.commands, written);
@@ -287,7 +293,7 @@ class Lexer {
     let j = this.i + 1;
     while (j < src.length && src[j] !== '`') j += src[j] === '\\' ? 2 : 1;
     const written = src.slice(this.i, j + 1);
-    const inner = new Lexer(src.slice(this.i + 1, j).replace(/\\([`$\\])/g, '$1'), false).run();
+    const inner = new Lexer(src.slice(this.i + 1, j).replace(/\\([`$\\])/g, '$1'), false, 0, this.checkpoint).run();
     this.i = j + 1;
     return this.valueOf(inner.commands, written);
   }

@@ -24,11 +24,12 @@ export function mayCapture(input: HookInput): input is HookInput & { command: st
   return input.command !== null && !input.toolFailed && mayAddComment(input.command);
 }
 
-/** Every comment the command adds, in order. */
-export function bdComments(command: string): BdComment[] {
+/** Every comment the command adds, in order; `checkpoint` runs after each command read (see simpleCommands). */
+export function bdComments(command: string, checkpoint?: () => void): BdComment[] {
   if (!mayAddComment(command)) return [];
   const out: BdComment[] = [];
-  for (const cmd of simpleCommands(command)) {
+  for (const cmd of simpleCommands(command, checkpoint)) {
+    checkpoint?.();
     const comment = asComment(cmd);
     if (comment) out.push(comment);
   }
