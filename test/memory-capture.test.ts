@@ -148,6 +148,16 @@ describe('--bead / --text', () => {
 });
 
 describe('--from-bd-json', () => {
+  it('names the first 20 captures on stderr, one line each, and counts the rest in one line', () => {
+    const comments = Array.from({ length: 45 }, (_, i) => ({ issue_id: `led-${i}`, text: `LEARNED: retry budget ${i % 30} is bounded by the caller's deadline`, created_at: NOW }));
+    const r = capture(tempProject(), JSON.stringify(comments), ['--from-bd-json']);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(21);
+    expect(lines.slice(0, 20).every((l) => /^cairn memory-capture: captured learned-retry-budget-\d+-is-bounded-by-the-caller-s-deadline \(bead led-\d+\)$/.test(l))).toBe(true);
+    expect(lines[20]).toBe('cairn memory-capture: and 10 more captured, 15 more already known');
+  });
+
   it('imports all 538 real comments: nothing lost, nothing mangled, FIX:/BUG: ignored, a slug collision suffixed', () => {
     const rows = ['comments.newest-73fd2a9.jsonl', 'comments.largest-d298489.jsonl'].flatMap((f) =>
       readFileSync(join(FIXTURES, 'knowledge', f), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { issue_id: string; text: string; created_at: string }),
