@@ -1,6 +1,7 @@
 import type { Command } from '../lib/cli/runner.js';
 import { list, optionalString } from '../lib/cli/flags.js';
-import { resolvePattern } from '../lib/patterns/queries.js';
+import { evidenceLedger, resolvePattern } from '../lib/patterns/queries.js';
+import { agedLedger, untestedCredit } from '../lib/events/credit.js';
 import { scorePattern, SCORE_CUT } from '../lib/patterns/scoring.js';
 import { describePatternEvent, readEvents } from '../lib/events/history.js';
 import { nowMs } from '../lib/core/clock.js';
@@ -29,10 +30,11 @@ example:
     const role = (optionalString(ctx.args, 'role') ?? p.role).toLowerCase();
     const f = scorePattern(p, { now: nowMs(), role, prior: store.config.prior, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') ?? undefined });
     const events = readEvents(store.eventsPath, { project: store.project, pattern: p.id }, (m) => ctx.log.warn(m));
+    const ledger = agedLedger(evidenceLedger(patternDb(store), store.project, p.id));
     if (ctx.args.json) {
       // timestamps as ISO and flags as booleans, like every other command's JSON
       const pattern = { ...p, last_used: new Date(p.last_used).toISOString(), was_validated: Boolean(p.was_validated), regressed: Boolean(p.regressed) };
-      ctx.json({ pattern, factors: f, events });
+      ctx.json({ pattern, factors: f, evidence: ledger, events });
       return;
     }
     // Everything here came from the log: shown on one line each, without control characters (issue 7).
@@ -41,14 +43,20 @@ example:
     const lines = [
       shown(`pattern ${p.id} — ${p.role}, ${p.category}, ${p.lifecycle}${p.regressed ? ', REGRESSED' : ''}`),
       `text: ${shown(p.text)}`,
-      `record: ${fmt(p.success_count)} successes (${fmt(p.untested)} untested since last tested), ${p.ignore_count} ignored (weight ${fmt(p.ignore_weight)}), ${p.reinforcement_count} reinforced, ` +
+      `record: ${fmt(p.success_count)} successes, ${p.ignore_count} ignored, ${p.reinforcement_count} reinforced, ` +
         `${p.sightings} sightings in ${p.issues.length} issue(s)${p.was_validated ? ', validated' : ''}`,
+      `evidence: held up ${fmt(p.held)}, against ${fmt(p.ignore_weight)} (tested, recent verdicts weigh more; half-life ${store.config.evidence.halfLife} verdicts), ` +
+        `untested ${fmt(p.untested)} (counts ${fmt(untestedCredit(p.untested))})`,
       shown(`context: labels [${p.labels.join(', ')}] files [${p.files.join(', ')}] phases [${p.phases.join(', ')}]`),
       ...(p.promoted_by ? [shown(`promoted by ${p.promoted_by}: ${p.reason ?? ''}`)] : p.reason ? [`reason: ${shown(p.reason)}`] : []),
       `score for ${role}: ${f.base.toFixed(4)} = rate ${f.rate.toFixed(3)} × decay ${f.decay.toFixed(3)} (${f.days.toFixed(1)} days since use) ` +
         `× category ${f.category} × context ${f.context.toFixed(2)} × role ${f.role} — ${status}`,
       `history (${events.length} events):`,
-      ...events.map((e) => `  ${shown(describePatternEvent(e, events))}`),
+      ...events.map((e) => {
+        const tested = ledger.find((x) => x.event === e.id);
+        const weight = tested && `; weighs ${fmt(tested.held || -tested.against)}, now ${fmt((tested.held || -tested.against) * tested.factor)}`;
+        return `  ${shown(describePatternEvent(e, events) + (weight ?? ''))}`;
+      }),
     ];
     ctx.print(lines.join('\n') + '\n');
   },

@@ -1,5 +1,6 @@
-import { contentTerms } from '../core/text.js';
+import { contentTerms, identifiers } from '../core/text.js';
 import type { Finding } from './verdict.js';
+import { conflicts, sharedIdentifiers } from './identity.js';
 
 // Which patterns a finding applies (SPEC §3.9.1). A finding is worded about the concrete change
 // ("The export endpoint is missing from docs/openapi.yaml"), the rule behind it in general words
@@ -85,10 +86,17 @@ export function coverage(finding: Terms, rule: Terms, weight: TermWeight): { sco
 }
 
 /**
- * Each candidate's terms, for as long as the candidate lives: a deliberation's findings are each
- * weighed against the same tier-1 candidates (a 64 KB deliberation: 26 findings × ~100 candidates).
+ * Each candidate's terms and identifiers, for as long as the candidate lives: a deliberation's findings
+ * are each weighed against the same tier-1 candidates (a 64 KB deliberation: 26 findings × ~100 candidates).
  */
 const candidateTerms = new WeakMap<LinkCandidate, Terms>();
+const candidateIdentifiers = new WeakMap<LinkCandidate, Set<string>>();
+
+function identifiersOf(c: LinkCandidate): Set<string> {
+  let ids = candidateIdentifiers.get(c);
+  if (!ids) candidateIdentifiers.set(c, (ids = identifiers(c.text)));
+  return ids;
+}
 
 /** The candidate the finding covers best (at least LINK_MIN_COVERAGE and LINK_MIN_SHARED terms), or undefined; ties go to the lower id. */
 export function bestCandidate(finding: Finding, candidates: LinkCandidate[], weight: TermWeight): { id: string; score: number } | undefined {
@@ -117,9 +125,12 @@ export interface LinkContext {
 }
 
 /**
- * Link one finding (SPEC §3.9.1): the patterns it cites (resolved among tier 1 first, else among
- * the role's patterns by unique prefix), else the pattern it covers best, looked for in tier 1 first,
- * then tier 2; undefined when neither.
+ * Link one finding (SPEC §3.9.1, §3.10.5): the patterns it cites (resolved among tier 1 first, else
+ * among the role's patterns by unique prefix); else, among the patterns the adversary applied (tier 1),
+ * the one naming the finding's identifiers when exactly one does, else the one it covers best among
+ * those naming them, else among all of tier 1; then tier 2. A pattern naming a near miss of one of the
+ * finding's identifiers (`helper3` for a finding about `helper18`) is never its link. Undefined when
+ * nothing fits.
  */
 export function linkFinding(finding: Finding, ctx: LinkContext): { patterns: string[]; match: 'explicit' | 'text' } | undefined {
   const cited: string[] = [];
@@ -129,11 +140,17 @@ export function linkFinding(finding: Finding, ctx: LinkContext): { patterns: str
     if (ids.length === 1 && !cited.includes(ids[0])) cited.push(ids[0]);
   }
   if (cited.length) return { patterns: cited, match: 'explicit' };
-  const first = uniqueById(ctx.first);
-  const firstIds = new Set(first.map((c) => c.id));
+  const text = findingText(finding);
+  const named = identifiers(text);
+  const fits = (c: LinkCandidate) => !conflicts(named, identifiersOf(c));
+  const first = uniqueById(ctx.first).filter(fits);
+  const naming = first.filter((c) => sharedIdentifiers(text, named, c.text, identifiersOf(c)) > 0);
+  if (naming.length === 1) return { patterns: [naming[0].id], match: 'text' };
+  const firstIds = new Set(ctx.first.map((c) => c.id));
   const best =
+    (naming.length > 1 ? bestCandidate(finding, naming, ctx.weight) : undefined) ??
     bestCandidate(finding, first, ctx.weight) ??
-    bestCandidate(finding, ctx.others(findingText(finding)).filter((c) => !firstIds.has(c.id)), ctx.weight);
+    bestCandidate(finding, ctx.others(text).filter((c) => !firstIds.has(c.id) && fits(c)), ctx.weight);
   return best && { patterns: [best.id], match: 'text' };
 }
 

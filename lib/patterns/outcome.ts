@@ -2,13 +2,16 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.js';
 import { roleWeight } from '../store/config.js';
 import { CairnError } from '../core/errors.js';
-import { appliedPatternIds, patternRoles } from './queries.js';
+import { appliedPatternIds, findingPatternIds, patternRoles } from './queries.js';
+import type { Database } from '../store/db.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
-// outcome-score (SPEC §3.8, §3.9.2): when the pipeline ends, every pattern applied in the issue/run
-// (echoed by the role it was injected into, or linked to a finding) is graded once by the final
-// result: pass → a success; fail → ignore weight + 0.5 × its role's weight. A pattern that was only
-// injected shaped nothing, and one dismissed as a false positive was not vindicated by a pass.
+// outcome-score (SPEC §3.8, §3.9.2, §3.10.1): when the pipeline ends, every pattern applied in the
+// issue/run (echoed by the role it was injected into, or linked to a finding) is graded once by the
+// final result. A fail weighs 0.5 × its role's weight against each. A pass is tested credit for the
+// patterns applied in a finding, as much as outcomes in this project tell (outcomeCredit), and
+// untested credit for those only echoed. A pattern that was only injected shaped nothing, and one
+// dismissed as a false positive was not vindicated by a pass.
 
 const PATTERNS_PER_EVENT = 60;
 
@@ -32,14 +35,30 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
     | undefined;
   if (prior) return { issue, run, result, applied: false, previous: prior.result, patterns: [] };
   const applied = patternRoles(db, store.project, appliedPatternIds(db, store.project, issue, run ?? ''));
-  const patterns = applied.map((r) => ({ pattern: r.id, weight: roleWeight(store.config, r.role) }));
+  const inFinding = new Set(findingPatternIds(db, store.project, issue, run ?? ''));
+  const credit = result === 'pass' ? outcomeCredit(db, store.project) : 0;
+  const patterns = applied.map((r) => ({ pattern: r.id, weight: roleWeight(store.config, r.role), ...(credit > 0 && inFinding.has(r.id) ? { credit } : {}) }));
   if (!dryRun) {
     // A long list is split over several events of one grading, so every event line stays small.
     const grading = randomBytes(8).toString('hex');
     const parts = patterns.length ? chunks(patterns, PATTERNS_PER_EVENT) : [[]];
-    appendEvents(store, parts.map((part) => ({ type: 'pattern.outcome' as const, issue, run, result, grading, patterns: part })));
+    const { halfLife } = store.config.evidence;
+    appendEvents(store, parts.map((part) => ({ type: 'pattern.outcome' as const, issue, run, result, grading, patterns: part, halfLife })));
   }
   return { issue, run, result, applied: !dryRun, patterns };
+}
+
+/**
+ * What a pass tells about a pattern applied in the run: in a project whose work always ships a pass
+ * tells nothing; where half the runs fail it is as good as a verdict. Twice the project's failure
+ * rate so far (Laplace-smoothed), capped at 1, rounded so that the event carries a short number.
+ */
+export function outcomeCredit(db: Database, project: string): number {
+  const { total, failed } = db.prepare("SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE result = 'fail') AS failed FROM outcomes WHERE project = ?").get(project) as {
+    total: number;
+    failed: number;
+  };
+  return Math.round(Math.min(1, (2 * (failed + 1)) / (total + 2)) * 1000) / 1000;
 }
 
 function chunks<T>(list: T[], size: number): T[][] {
