@@ -12,7 +12,9 @@ import { appendEvents, appendEventLines, patternDb, eventFollower } from '../lib
 import { nextUlid } from '../lib/core/ids.js';
 import type { EventPayload } from '../lib/events/types.js';
 import { Deadline } from '../lib/core/deadline.js';
-import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, seededRandom, tempProject } from './helpers.js';
+import { deliberationFixtures, FIXTURES, fixturePath, fixtureText, openTestStore, run, seededRandom, tempProject } from './helpers.js';
+import { listPatterns } from '../lib/patterns/queries.js';
+import { scorePattern } from '../lib/patterns/scoring.js';
 
 // events.jsonl is the truth and the database its index (SPEC §3.2): the live state must equal a
 // replay, whatever happened to the log (torn tails, merged or duplicated lines, other writers).
@@ -333,6 +335,32 @@ describe('replay equals live', () => {
     const db = patternDb(openTestStore(root));
     expect(db.prepare("SELECT value FROM meta WHERE key = 'probe'").pluck().get()).toBe('kept');
     expect(db.prepare("SELECT name, sql FROM sqlite_master ORDER BY name").all()).toEqual(tables);
+  });
+
+  it('a log written before evidence aged (an older cairn’s demo) replays to a sane state: its PASSes untested, its dismissals aged, every rate in 0..1', () => {
+    const root = tempProject();
+    const log = readFileSync(join(FIXTURES, 'events', 'written-before-evidence-aging.jsonl'), 'utf8');
+    const project = JSON.parse(log.split('\n')[0]).project;
+    writeFileSync(eventsPath(root), log);
+    const store = openTestStore(root, project);
+    const patterns = listPatterns(patternDb(store), project, { includeDeprecated: true });
+    expect(patterns.length).toBeGreaterThan(10);
+    const now = Date.parse('2026-11-05T00:00:00Z');
+    for (const p of patterns) {
+      const f = scorePattern(p, { now, role: p.role });
+      expect(f.rate, p.text).toBeGreaterThan(0);
+      expect(f.rate, p.text).toBeLessThan(1);
+      expect(Number.isFinite(f.base)).toBe(true);
+    }
+    // its PASS reinforcements named no finding: untested credit, nothing validated by them
+    const reinforced = log.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.type === 'pattern.reinforced' && !e.finding);
+    expect(reinforced.length).toBeGreaterThan(0);
+    for (const e of reinforced) expect(patterns.find((p) => p.id === e.pattern)).toMatchObject({ reinforcement_count: 0, was_validated: 0, held: 0 });
+    expect(run('format-patterns', ['--role', 'auditor', '--project', project, '--strict'], { cwd: root, env: { CAIRN_NOW: '2026-11-05T00:00:00Z' } }).stdout).toMatch(/^=== HISTORICAL PATTERNS \(auditor\) ===/);
+    const live = snapshot(patternDb(store));
+    store.close();
+    rebuildByProcess(root);
+    expect(snapshotFile(root)).toEqual(live);
   });
 
   it('the same log replays to the same state whichever process rebuilt it', () => {
