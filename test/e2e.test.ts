@@ -294,7 +294,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // outcome 09:20 (fail) — nothing was injected, but the patterns the kept findings applied
     // (SCHEMA, TEST_FILE) shaped the run: ignore weight + 0.5 × 1.0 each. MAN was dismissed: left out.
     expect(outcome('LED-101', 'r1', at('03', '09:20'))).toEqual({
-      issue: 'LED-101', run: 'r1', result: 'fail', applied: true, patterns: sortedIds(['SCHEMA', 'TEST_FILE']).map((pattern) => ({ pattern, weight: 1 })),
+      issue: 'LED-101', run: 'r1', result: 'fail', applied: true, patterns: sortedIds(['SCHEMA', 'TEST_FILE']).map((pattern) => ({ pattern, weight: 1, tested: true })),
     });
     expect(newEvents()).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-101', run: 'r1', result: 'fail' })]);
     change(['SCHEMA', 'TEST_FILE'], () => ({ weight: 0.5 }));
@@ -374,7 +374,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // outcome before failed: a pass tells as much as a verdict here (credit min(1, 2 × 2/3) = 1).
     // One more success; held 1·γ + 1.
     const o = outcome('LED-101', 'r2', at('04', '09:20'));
-    expect(o).toEqual({ issue: 'LED-101', run: 'r2', result: 'pass', applied: true, patterns: [{ pattern: id('MAPPER'), weight: 1, credit: 1 }] });
+    expect(o).toEqual({ issue: 'LED-101', run: 'r2', result: 'pass', applied: true, patterns: [{ pattern: id('MAPPER'), weight: 1, tested: true, credit: 1 }] });
     expect(newEvents()).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-101', run: 'r2', result: 'pass' })]);
     change(['MAPPER'], () => ({ success: 3, held: r9(aging() + 1) }));
     expect(table()).toEqual(expected);
@@ -456,13 +456,15 @@ describe('the correction loop over the ledgerly plan phase', () => {
     change(['MAN'], () => ({ ignores: 3, weight: r9((aging() + 1) * aging() + 1), lifecycle: 'deprecated' }));
     expect(table()).toEqual(expected);
 
-    // outcome 09:20 (fail) — applied and not dismissed: TEST_FILE (echoed), NOT_NULL and DATES
-    // (linked): ignore weight aged by γ^0.5, + 0.5 × 1.0. The six other injected patterns were ignored: not graded.
+    // outcome 09:20 (fail) — applied and not dismissed: TEST_FILE (only echoed: its untested credit one
+    // down), NOT_NULL and DATES (linked: ignore weight aged by γ^0.5, + 0.5 × 1.0). The six other injected
+    // patterns were ignored: not graded.
     const o = outcome('LED-102', 'r1', at('06', '09:20'));
-    expect(o.patterns).toEqual(sortedIds(['TEST_FILE', 'NOT_NULL', 'DATES']).map((pattern) => ({ pattern, weight: 1 })));
+    expect(o.patterns).toEqual(sortedIds(['TEST_FILE', 'NOT_NULL', 'DATES']).map((pattern) => ({ pattern, weight: 1, tested: pattern !== id('TEST_FILE') })));
     ev = newEvents();
     expect(ev).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-102', run: 'r1', result: 'fail' })]);
-    change(['TEST_FILE', 'NOT_NULL', 'DATES'], (r) => ({ weight: r9(r.weight * aging(0.5) + 0.5) }));
+    change(['TEST_FILE'], (r) => ({ untested: r.untested - 1 }));
+    change(['NOT_NULL', 'DATES'], (r) => ({ weight: r9(r.weight * aging(0.5) + 0.5) }));
     expect(table()).toEqual(expected);
   });
 
@@ -475,7 +477,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
     //   DATES rule, W 0.5, 1.1/2.6:      0.423077 × 0.606681 × 1.3 × 1.05 = 0.3504; shown 0.26
     //   SERIALIZER observation:          0.523810 × 0.606681 × 1.05 = 0.3337; shown 0.32
     //   REDACTION, STATUS:               0.523810 × 0.606531 × 1.05 = 0.3336; shown 0.32
-    //   TEST_FILE rule, W 0.945449:      0.361195 × 0.606681 × 1.3 × 1.05 = 0.2991; shown 0.22
+    //   TEST_FILE rule, S 0, W 0.5:      0.4 × 0.606681 × 1.3 × 1.05 = 0.3312; shown 0.24
     //   NOT_NULL causal, W 0.5:          0.423077 × 0.606681 × 1.1 × 1.05 = 0.2965; shown 0.26
     //   SCHEMA causal, W 0.5:            0.423077 × 0.606531 × 1.1 × 1.05 = 0.2964; shown 0.26
     const f = format('LED-103', 'r1', at('13', '09:00'));
@@ -487,7 +489,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
       ['SERIALIZER', 0.3337, 'score:0.32'],
       ['REDACTION', 0.3336, 'score:0.32'],
       ['STATUS', 0.3336, 'score:0.32'],
-      ['TEST_FILE', 0.2991, 'score:0.22'],
+      ['TEST_FILE', 0.3312, 'score:0.24'],
       ['NOT_NULL', 0.2965, 'score:0.26'],
       ['SCHEMA', 0.2964, 'score:0.26'],
     ]);
@@ -534,20 +536,22 @@ describe('the correction loop over the ledgerly plan phase', () => {
     change(ignored, () => ({ lastUsed: at('12', '09:00') }));
     expect(table()).toEqual(expected);
 
-    // outcome 09:20 (fail) — the two applied patterns: what they had aged by γ^0.5, ignore weight + 0.5 each.
+    // outcome 09:20 (fail) — the two applied patterns: TEST_FILE only echoed (untested credit one down),
+    // A1_103 applied in its finding (what it had aged by γ^0.5, ignore weight + 0.5).
     const o = outcome('LED-103', 'r1', at('13', '09:20'));
-    expect(o.patterns).toEqual(sortedIds(['TEST_FILE', 'A1_103']).map((pattern) => ({ pattern, weight: 1 })));
+    expect(o.patterns).toEqual(sortedIds(['TEST_FILE', 'A1_103']).map((pattern) => ({ pattern, weight: 1, tested: pattern === id('A1_103') })));
     ev = newEvents();
     expect(ev).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-103', run: 'r1', result: 'fail' })]);
-    change(['TEST_FILE', 'A1_103'], (r) => ({ weight: r9(r.weight * aging(0.5) + 0.5), held: r9(r.held * aging(0.5)) }));
+    change(['TEST_FILE'], (r) => ({ untested: r.untested - 1 }));
+    change(['A1_103'], (r) => ({ weight: r9(r.weight * aging(0.5) + 0.5), held: r9(r.held * aging(0.5)) }));
     expect(table()).toEqual(expected);
 
     // The end of the story, written out: the recurring true pattern and the recurring false alarm.
     expect(expected.TEST_FILE).toEqual({
-      // 1 first sight + 1 PASS it was echoed in (both untested); its other sightings were echoes; three
-      // failed outcomes, 0.5 each, the earlier aged by the later: it shaped runs that failed, and no
-      // validator ever tested it
-      category: 'rule', success: 2, ignores: 0, weight: r9((0.5 * aging(0.5) + 0.5) * aging(0.5) + 0.5), held: 0, untested: 2, reinforced: 0,
+      // 1 first sight + 1 PASS it was echoed in (both untested); its other sightings were echoes. The
+      // failed outcome of LED-101 r1, whose kept finding applied it, weighs 0.5; the two failed runs it
+      // was only echoed in took back its untested credit, one each. No validator ever tested it.
+      category: 'rule', success: 2, ignores: 0, weight: 0.5, held: 0, untested: 0, reinforced: 0,
       sightings: 1, lifecycle: 'observed', validated: 0, regressed: 0, lastUsed: at('13', '09:15'),
     });
     expect(expected.MAN).toEqual({

@@ -973,7 +973,7 @@ describe("a dismissal read with the validator's reason", () => {
   const MAN_PAGE = 'Every new CLI flag must be documented in the man page before merge';
   const STATUS_JSON = 'The status command must keep its JSON output stable for scripts';
   // About the concrete change: its words are the true check's (status, JSON), not the man page rule's.
-  const FINDING = { id: 'A1', summary: 'the status command --json output gained a --verbose flag that nothing describes', location: 'src/cli/status.ts:14', fix_hint: 'Describe --verbose' };
+  const FINDING = { id: 'A1', summary: 'status --json gained a --verbose flag that nothing describes', location: 'src/status.ts:14', fix_hint: 'Describe --verbose' };
   const withReason = (reason: string) =>
     `# curator check\n\n**A1 — false positive.** ${reason}\n\n<!-- jkz:verdict-json ${JSON.stringify({ verdict: 'FAIL', issues: [], must_fix: ['X9'], false_positives: ['A1'] })} -->\n`;
 

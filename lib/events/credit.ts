@@ -7,9 +7,10 @@ import { DEFAULT_CONFIG } from '../store/config.js';
 //            it was applied in a finding of (behind the L1/L2 gate), informative passing outcomes
 //   ignore_weight
 //            tested evidence that it does not: dismissals (× the adversarial role's weight), failing outcomes
-//   untested re-sightings, PASSes it was only echoed in, outcomes of runs where it shaped no finding:
-//            a bounded prior (UNTESTED_UNIT each, at most UNTESTED_UNITS of them), so an untested pattern
-//            never outranks one that held up once, nor climbs by riding along (§3.10.1)
+//   untested re-sightings and PASSes it was only echoed in count one up, outcomes of runs where it
+//            shaped no finding one up or down: a bounded prior (UNTESTED_UNIT each, at most
+//            UNTESTED_UNITS of them), so an untested pattern never outranks one that held up once,
+//            nor climbs by riding along (§3.10.1)
 // Each piece of tested evidence first ages what came before it by 2^(−strength / half-life): a
 // validator's verdict has strength 1, an outcome its weight. Recent verdicts outweigh old ones, so a
 // rule dismissed in every run since it stopped being true loses its standing (§3.10.2), and no single

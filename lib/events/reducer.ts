@@ -57,7 +57,7 @@ function prepareStatements(db: Database) {
       WHERE project = @project AND id = @id`),
     age: db.prepare(`UPDATE patterns SET last_used = last_used - ${DAY_MS}
       WHERE project = ? AND id = ? AND reinforcement_count < 3 AND lifecycle != 'active'`),
-    outcomeUntested: db.prepare('UPDATE patterns SET success_count = success_count + 1, untested = untested + 1 WHERE project = ? AND id = ?'),
+    outcomeUntested: db.prepare('UPDATE patterns SET success_count = success_count + @success, untested = MAX(0, untested + @step) WHERE project = @project AND id = @id'),
     outcomeTested: db.prepare(`UPDATE patterns SET success_count = success_count + @success, held = @held, ignore_weight = @ignore_weight
       WHERE project = @project AND id = @id`),
     insertOutcome: db.prepare('INSERT OR IGNORE INTO outcomes (project, issue, run, result, ts, grading) VALUES (?, ?, ?, ?, ?, ?)'),
@@ -248,7 +248,8 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       if (prior && prior.grading !== grading) return;
       if (!prior) s.insertOutcome.run(e.project, issue, run, e.result, e.ts, grading);
       for (const p of e.patterns) {
-        if (e.result === 'pass' && !p.credit) s.outcomeUntested.run(e.project, p.pattern);
+        const pass = e.result === 'pass';
+        if (pass ? !p.credit : p.tested === false) s.outcomeUntested.run({ project: e.project, id: p.pattern, success: pass ? 1 : 0, step: pass ? 1 : -1 });
         else {
           // a pass counts as much as outcomes in the project tell (its credit); a fail weighs half the role's weight (SPEC §3.8)
           const t = e.result === 'pass' ? { held: p.credit, strength: p.credit! } : { against: 0.5 * p.weight, strength: 0.5 };

@@ -33,9 +33,10 @@ export type EventPayload =
   // in that finding of; without: a PASS it was only echoed in, untested credit (SPEC §3.10.1).
   | ({ type: 'pattern.reinforced'; pattern: string; finding?: string; halfLife?: number } & Scope)
   | ({ type: 'pattern.aged'; pattern: string } & Scope)
-  // One grading may span several events (`grading` names it) so that each line stays small. credit: a
-  // pass's tested credit to a pattern applied in a finding (how informative outcomes are); absent, untested.
-  | ({ type: 'pattern.outcome'; result: 'pass' | 'fail'; grading?: string; patterns: { pattern: string; weight: number; credit?: number }[]; halfLife?: number } & Scope)
+  // One grading may span several events (`grading` names it) so that each line stays small. tested: the
+  // pattern was applied in a finding (absent in logs of older versions: a fail then counts as tested);
+  // credit: what a pass is worth to it (how informative outcomes are in the project).
+  | ({ type: 'pattern.outcome'; result: 'pass' | 'fail'; grading?: string; patterns: { pattern: string; weight: number; tested?: boolean; credit?: number }[]; halfLife?: number } & Scope)
   | { type: 'pattern.promoted'; pattern: string; by: string; reason: string }
   | { type: 'pattern.deprecated'; pattern: string; reason: string; auto: boolean }
   // newest: the latest first sighting among the candidates' roles when the basis was taken (lib/patterns/ranking.ts newCandidateSince)
@@ -134,9 +135,9 @@ export function payloadProblem(e: Record<string, unknown>): string | undefined {
         e.result === 'pass' || e.result === 'fail' ? undefined : 'result is neither pass nor fail',
         Array.isArray(e.patterns) && e.patterns.length <= MAX_LIST_ITEMS &&
           e.patterns.every((p) => p && typeof p === 'object' && typeof p.pattern === 'string' && p.pattern.length <= 32 && typeof p.weight === 'number' && Number.isFinite(p.weight) &&
-            (p.credit === undefined || (typeof p.credit === 'number' && p.credit >= 0 && p.credit <= 1)))
+            (p.credit === undefined || (typeof p.credit === 'number' && p.credit >= 0 && p.credit <= 1)) && (p.tested === undefined || typeof p.tested === 'boolean'))
           ? undefined
-          : 'patterns is not a short list of {pattern, weight, credit?}',
+          : 'patterns is not a short list of {pattern, weight, tested?, credit?}',
       );
       break;
     case 'summary.stored':

@@ -8,10 +8,11 @@ import { appendEvents, patternDb } from '../events/log.js';
 
 // outcome-score (SPEC §3.8, §3.9.2, §3.10.1): when the pipeline ends, every pattern applied in the
 // issue/run (echoed by the role it was injected into, or linked to a finding) is graded once by the
-// final result. A fail weighs 0.5 × its role's weight against each. A pass is tested credit for the
-// patterns applied in a finding, as much as outcomes in this project tell (outcomeCredit), and
-// untested credit for those only echoed. A pattern that was only injected shaped nothing, and one
-// dismissed as a false positive was not vindicated by a pass.
+// final result. A pattern applied in a finding shaped the run: a fail weighs 0.5 × its role's weight
+// against it, a pass credits it as much as outcomes in this project tell (outcomeCredit). One only
+// echoed shaped nothing the outcome can speak for: a pass or a fail moves its untested credit by one.
+// A pattern that was only injected is not graded, and one dismissed as a false positive was not
+// vindicated by a pass.
 
 const PATTERNS_PER_EVENT = 60;
 
@@ -22,7 +23,7 @@ export interface OutcomeReport {
   /** False when this issue/run was already graded: a repeat changes nothing. */
   applied: boolean;
   previous?: 'pass' | 'fail';
-  patterns: { pattern: string; weight: number }[];
+  patterns: { pattern: string; weight: number; tested: boolean; credit?: number }[];
 }
 
 export function scoreOutcome(store: Store, issue: string | null, run: string | null, resultText: string, dryRun = false): OutcomeReport {
@@ -37,7 +38,10 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
   const applied = patternRoles(db, store.project, appliedPatternIds(db, store.project, issue, run ?? ''));
   const inFinding = new Set(findingPatternIds(db, store.project, issue, run ?? ''));
   const credit = result === 'pass' ? outcomeCredit(db, store.project) : 0;
-  const patterns = applied.map((r) => ({ pattern: r.id, weight: roleWeight(store.config, r.role), ...(credit > 0 && inFinding.has(r.id) ? { credit } : {}) }));
+  const patterns = applied.map((r) => {
+    const tested = inFinding.has(r.id);
+    return { pattern: r.id, weight: roleWeight(store.config, r.role), tested, ...(tested && credit > 0 ? { credit } : {}) };
+  });
   if (!dryRun) {
     // A long list is split over several events of one grading, so every event line stays small.
     const grading = randomBytes(8).toString('hex');
