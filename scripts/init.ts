@@ -60,7 +60,7 @@ example:
     const storeDir = loc.ownStore ? undefined : loc.dir;
     const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => setUpHost(loc.root, host, storeDir));
     for (const h of hosts) if (h.error) ctx.log.warn(`${h.host}: ${h.error}`);
-    const imported: ImportReport | null = lavraPath === null ? null : importLavraLog(ctx.store(), lavraPath);
+    const imported: ImportReport | null = lavraPath === null ? null : importLavraLog(ctx.store(), lavraPath, ctx.progress('importing entries'));
     const inRoot = (path: string) => {
       const rel = relative(loc.root, path);
       return rel === '' || rel.startsWith('..') ? null : rel;

@@ -10,6 +10,7 @@ import { versionOf } from './index.js';
 import { isCommandLike, stripShellResidue } from './noise.js';
 import { parseEntryLine } from './reader.js';
 import { cleanContent } from './capture.js';
+import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
 // `cairn sanitize` (SPEC §4.5): the local working set. From the shared log it builds
 // knowledge.active.jsonl — readable, no shell residue, no duplicates, no stale entries, the latest
@@ -45,7 +46,7 @@ export interface Anchors {
 }
 
 /** Build the active cache and the audit from the store's log. */
-export function sanitizeKnowledge(store: Store, now: number): SanitizeReport {
+export function sanitizeKnowledge(store: Store, now: number, progress: Progress = NO_PROGRESS): SanitizeReport {
   const ts = Math.floor(now / 1000);
   const logStat = statOf(store.knowledgePath); // before reading: a capture meanwhile leaves the cache stale, as it should
   const audit: AuditRecord[] = [];
@@ -69,8 +70,12 @@ export function sanitizeKnowledge(store: Store, now: number): SanitizeReport {
     latest.set(version, parsed.value);
   }
 
+  // progress: each entry is cleaned, then its anchors are checked (two steps of the same weight)
+  const steps = 2 * latest.size;
+  let step = 0;
   const kept: KnowledgeEntry[] = [];
   for (const entry of latest.values()) {
+    if (++step % 256 === 0) progress(step, steps);
     if (entry.status === 'superseded') {
       report.superseded++;
       audit.push({ ts, action: 'drop_superseded', key: entry.key, reason: entry.superseded_by ? `superseded by ${entry.superseded_by}` : 'superseded' });
@@ -92,7 +97,8 @@ export function sanitizeKnowledge(store: Store, now: number): SanitizeReport {
   const unique = newestUnique(kept, ts, audit, report);
   const anchorsOf = anchorChecker(store.location.root);
   const active: KnowledgeEntry[] = [];
-  for (const entry of unique) {
+  for (const [i, entry] of unique.entries()) {
+    if (i % 256 === 0) progress(latest.size + Math.round(((i + 1) * latest.size) / unique.length), steps);
     const anchors = anchorsOf(entry.content);
     if (anchors.files.length > 0 && anchors.missingFiles.length === anchors.files.length) {
       report.stale++;

@@ -4,6 +4,7 @@ import { readBytes, readLines } from '../io/jsonl.js';
 import { sha256 } from '../core/text.js';
 import { CairnError, IndexCatchingUp } from '../core/errors.js';
 import type { Deadline } from '../core/deadline.js';
+import type { Progress } from '../core/progress.js';
 import type { Database } from './db.js';
 
 // The one log→index follower (ARCHITECTURE seam 5, SPEC §3.2, §4.3). A JSONL log is the truth; SQLite
@@ -48,6 +49,8 @@ export interface FollowOptions {
   warn: (message: string) => void;
   /** Longest a batch holds the write lock before committing its progress (ms). */
   sliceMs?: number;
+  /** Told how far a replay has come: bytes of the log in file order, events in an ordered replay. */
+  progress?: Progress;
 }
 
 const WINDOW = 4096;
@@ -197,7 +200,8 @@ function applyTail<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, rebu
               report.applied++;
             }
             offset = line.end;
-            if (++count % 64 === 0 && (Date.now() >= until || opts.deadline.passed())) {
+            if (++count % 64 === 0) opts.progress?.(offset, seen.size);
+            if (count % 64 === 0 && (Date.now() >= until || opts.deadline.passed())) {
               writeMark(db, f, { ...markAt(f.path, offset, last, { size: -1, mtimeMs: -1 }), ...(mark.building ? { building: true as const } : {}) });
               return 'more';
             }
@@ -313,6 +317,7 @@ function orderedRebuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions,
           f.apply(db, items[i].item, items[i].offset);
           last = items[i].key;
           applied++;
+          if (applied % 64 === 0) opts.progress?.(i + 1, items.length);
           if (applied % 64 === 0 && (Date.now() >= until || opts.deadline.passed())) {
             writeMark(db, f, { ...mark, rebuild: { ...mark.rebuild, through: last } });
             return 'more';
