@@ -111,6 +111,8 @@ export const COMMANDS: Record<string, string> = {
   curate: 'propose or apply reviewed curation lines for the knowledge log',
   patterns: 'list, search or capture landing patterns',
   doctor: 'check that cairn works here: modules, database, logs, errors, hooks',
+  mcp: 'serve the memory to an agent over MCP (stdio): recall, remember, patterns, explain, landings',
+  report: 'write an HTML page of what cairn learned here',
 };
 
 /** What a hook gate (gate.ts) hands on: the deadline it started, and stdin when it has read it. */
@@ -306,7 +308,8 @@ function isStrict(args: minimist.ParsedArgs): boolean {
   return Boolean(args.strict) || process.env.CAIRN_STRICT === '1';
 }
 
-function locationFlags(args: minimist.ParsedArgs) {
+/** --root, --dir and --project as given (absent when empty): where `locate` starts. */
+export function locationFlags(args: minimist.ParsedArgs) {
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   return { root: str(args.root), dir: str(args.dir), project: str(args.project) };
 }
@@ -339,7 +342,7 @@ function reportFailure(label: string, err: unknown, args: minimist.ParsedArgs): 
 }
 
 /** The package's version, from the package.json above this module (the bundle and the tsc output sit at different depths). */
-function version(): string {
+export function version(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let up = 0; up < 5; up++, dir = dirname(dir)) {
     try {

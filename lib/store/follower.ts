@@ -98,7 +98,8 @@ function statLog(path: string): { size: number; mtimeMs: number } | undefined {
   }
 }
 
-function windowHashes(path: string, offset: number): { head: string; tail: string } {
+/** Hashes of the first and the last 4 KiB of a log's first `offset` bytes: what a prefix is recognised by. */
+export function windowHashes(path: string, offset: number): { head: string; tail: string } {
   if (offset === 0) return { head: '', tail: '' };
   const tailStart = Math.max(0, offset - WINDOW);
   return { head: sha256(readBytes(path, 0, Math.min(offset, WINDOW))), tail: sha256(readBytes(path, tailStart, offset - tailStart)) };
@@ -110,7 +111,7 @@ function markAt(path: string, offset: number, last: string, seen: { size: number
 }
 
 /** Does the applied prefix still read as it did? (A merge or rotation rewrites it.) */
-function prefixIntact(path: string, mark: Mark, size: number): boolean {
+export function prefixIntact(path: string, mark: Pick<Mark, 'offset' | 'head' | 'tail'>, size: number): boolean {
   if (size < mark.offset) return false;
   const { head, tail } = windowHashes(path, mark.offset);
   return head === mark.head && tail === mark.tail;
