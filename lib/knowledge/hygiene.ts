@@ -1,6 +1,6 @@
 import { existsSync, statSync, utimesSync } from 'node:fs';
 import { isAbsolute, join, normalize, sep } from 'node:path';
-import { readLines } from '../io/jsonl.js';
+import { parseJsonLine, readLines } from '../io/jsonl.js';
 import { walkFiles } from '../io/walk.js';
 import { readSmallFile } from '../io/read.js';
 import { normaliseText } from '../core/text.js';
@@ -43,6 +43,35 @@ export interface Anchors {
   symbols: string[];
   missingFiles: string[];
   missingSymbols: string[];
+}
+
+export interface AuditDigest {
+  /** The summary the last `cairn sanitize` closed its audit with, and when; undefined before the first run. */
+  summary?: SanitizeReport;
+  ts?: number;
+  /** How many records of each action (the summary aside). */
+  byAction: Record<string, number>;
+  /** The last `last` records that are not the summary, as written. */
+  recent: AuditRecord[];
+}
+
+/** What the last `cairn sanitize` left out or flagged (knowledge.audit.jsonl, rewritten by each run), read in one pass. */
+export function readAudit(store: Store, last = 20): AuditDigest {
+  const digest: AuditDigest = { byAction: {}, recent: [] };
+  for (const line of readLines(store.auditPath)) {
+    const parsed = parseJsonLine<AuditRecord>(line.text);
+    if (!parsed.ok || typeof parsed.value.action !== 'string') continue;
+    const r = parsed.value;
+    if (r.action === 'summary') {
+      digest.summary = r.summary as SanitizeReport;
+      digest.ts = r.ts;
+      continue;
+    }
+    digest.byAction[r.action] = (digest.byAction[r.action] ?? 0) + 1;
+    digest.recent.push(r);
+    if (digest.recent.length > last) digest.recent.shift();
+  }
+  return digest;
 }
 
 /** Build the active cache and the audit from the store's log. */

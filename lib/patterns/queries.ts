@@ -104,6 +104,18 @@ export function patternTexts(db: Database, project: string, ids: string[]): { id
     .all(project, ...ids) as { id: string; text: string }[];
 }
 
+/** The given patterns that exist (any role, deprecated too), in id order; any number of ids. */
+export function patternsByIds(db: Database, project: string, ids: string[]): Pattern[] {
+  const out: Pattern[] = [];
+  const sorted = [...new Set(ids)].sort();
+  for (let i = 0; i < sorted.length; i += 500) {
+    const chunk = sorted.slice(i, i + 500);
+    const rows = db.prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id IN (${chunk.map(() => '?').join(', ')}) ORDER BY id`).all(project, ...chunk);
+    out.push(...(rows as PatternRecord[]).map(toPattern));
+  }
+  return out;
+}
+
 /** Id and role of the given patterns that exist, in id order. */
 export function patternRoles(db: Database, project: string, ids: string[]): { id: string; role: string }[] {
   if (ids.length === 0) return [];
