@@ -121,7 +121,7 @@ function roleSection(r: RoleReport): string {
     ];
     const label = `Lines given to ${role}, kept and dismissed, over ${count(r.runs.length)} runs`;
     curve = `${lineChart(series, label, 'run 1', `run ${count(r.runs.length)}`)}
-<p class="legend"><span><i style="background:var(--given)"></i>lines given</span><span><i style="background:var(--kept)"></i>kept by the validator</span><span><i style="background:var(--dismissed)"></i>dismissed</span>${given.per > 1 ? `<span>each point: the mean of ${given.per} runs</span>` : ''}</p>
+<p class="legend"><span><i style="background:var(--given)"></i>lines given</span><span><i style="background:var(--kept)"></i>kept by the validator</span><span><i style="background:var(--dismissed)"></i>dismissed</span><span>runs in which it was given a block</span>${given.per > 1 ? `<span>each point: the mean of ${given.per} runs</span>` : ''}</p>
 <p>${trend(r)}</p>`;
   }
   const reasons = (Object.entries(r.leftByReason) as [LeftReason, number][]).filter(([, n]) => n > 0);
