@@ -111,6 +111,15 @@ describe('cairn init --mcp', () => {
     expect(run('cairn', ['init', '--mcp', '--claude', '--strict'], { cwd: root }).code).toBe(1);
   });
 
+  it("OpenCode's opencode.jsonc (comments) is not edited: init says what to add", () => {
+    const root = tempProject({ init: false });
+    writeFileSync(join(root, 'opencode.jsonc'), '{\n  // mine\n  "theme": "opencode"\n}\n');
+    const r = run('cairn', ['init', '--mcp', '--opencode'], { cwd: root });
+    expect(r.stderr).toContain('opencode (mcp): opencode.jsonc holds this project\'s settings (JSON with comments: cairn does not edit it); add "cairn": {"type":"local","command":["cairn","mcp"],"enabled":true} to its "mcp" by hand');
+    expect(readFileSync(join(root, 'opencode.jsonc'), 'utf8')).toContain('// mine');
+    expect(() => readFileSync(join(root, 'opencode.json'))).toThrow();
+  });
+
   it('a cairn entry the user wrote is theirs: left as it is', () => {
     const root = tempProject({ init: false });
     const own = { mcpServers: { cairn: { command: '/opt/cairn/bin/cairn', args: ['mcp', '--dir', '/srv/memory'] } } };

@@ -28,6 +28,8 @@ interface McpConfig {
   file: string;
   /** What the user must still do on the host's side, if anything. */
   note?: string;
+  /** A file the host reads in its place that cairn does not edit (JSON with comments). */
+  instead?: string;
   /** What in a project shows that it uses the host (`cairn init --mcp` with no host named). */
   markers: string[];
   /** A JSON file's key holding the servers (TOML: the `mcp_servers` table). */
@@ -77,6 +79,7 @@ export const MCP_CONFIGS: Record<McpHost, McpConfig> = {
   },
   opencode: {
     file: 'opencode.json',
+    instead: 'opencode.jsonc',
     markers: ['opencode.json', 'opencode.jsonc', '.opencode'],
     key: 'mcp',
     base: { $schema: 'https://opencode.ai/config.json' },
@@ -112,6 +115,9 @@ export function serverCommand(root: string, storeDir?: string): ServerCommand {
 export function registerMcp(root: string, host: McpHost, storeDir?: string): { path: string; added: boolean } {
   const config = MCP_CONFIGS[host];
   const entry = config.entry(serverCommand(root, storeDir));
+  if (config.instead && existsSync(join(root, config.instead)) && !existsSync(join(root, config.file))) {
+    throw new CairnError('input', `${config.instead} holds this project's settings (JSON with comments: cairn does not edit it); add "cairn": ${JSON.stringify(entry)} to its "${config.key}" by hand`);
+  }
   if (host === 'codex') return registerToml(root, config.file, entry as unknown as ServerCommand);
   let added = false;
   const path = updateSettings(root, config.file, config.base, (settings) => {
