@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { machine, measure, median } from './measure.js';
+import { cleanupMeasure, machine, measure, median } from './measure.js';
 import { makeProject, writeEventLog, writeKnowledgeLog, PROJECT } from './stores.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -48,6 +48,7 @@ const progress = (m) => process.stderr.write(`bench: ${m}\n`);
 const fmt = (n, d = 0) => n.toLocaleString('en', { minimumFractionDigits: d, maximumFractionDigits: d });
 
 function fail(message) {
+  cleanupMeasure();
   process.stderr.write(`bench: ${message}\n`);
   process.exit(1);
 }
@@ -188,6 +189,7 @@ try {
   console.log('| case | measured | target | verdict | notes |\n|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.name} | ${r.value} | ${r.target} | ${r.verdict} | ${r.note} |`);
 } finally {
+  cleanupMeasure();
   if (opts.keep) progress(`kept: ${temps.join(' ')}`);
   else for (const dir of temps) rmSync(dir, { recursive: true, force: true });
 }

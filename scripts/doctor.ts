@@ -77,13 +77,19 @@ example:
  * register the same); a single line when none does.
  */
 async function mcpChecks(root: string): Promise<Check[]> {
-  const registered = MCP_HOSTS.map((host) => ({ host, check: mcpCheck(root, host), server: registeredServer(root, host) })).filter((r) => r.check.status !== 'off');
-  if (registered.length === 0) return [{ name: 'mcp', status: 'off', detail: 'no host registers cairn mcp (cairn init --mcp)' }];
+  const registered = MCP_HOSTS.map((host) => ({ check: mcpCheck(root, host), server: registeredServer(root, host) }));
+  const found = registered.filter((r) => r.check.status !== 'off');
+  const none: Check = { name: 'mcp', status: 'off', detail: 'no host registers cairn mcp (cairn init --mcp)' };
+  if (found.length === 0) return [none];
   const commands = new Map<string, ServerCommand>();
-  for (const r of registered) if (r.check.status === 'ok' && typeof r.server === 'object' && !('problem' in r.server)) commands.set(JSON.stringify(r.server), r.server);
-  const checks = registered.map((r) => r.check);
+  for (const { check, server } of found) {
+    const usable = check.status === 'ok' && typeof server === 'object' && !('problem' in server);
+    if (usable) commands.set(JSON.stringify(server), server);
+  }
+  const checks = found.map((r) => r.check);
   if (commands.size === 0) return checks;
-  const { probeServer } = await import('../lib/hosts/mcp-probe.js'); // the SDK's client, only when there is a server to start
+  // the SDK's client, loaded only when there is a server to start
+  const { probeServer } = await import('../lib/hosts/mcp-probe.js');
   for (const server of commands.values()) checks.push(await probeServer(root, server));
   return checks;
 }

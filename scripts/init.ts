@@ -66,7 +66,8 @@ example:
     const lavraPath = lavra === null ? null : commandLinePath(lavra, loc.root, `--import-lavra ${lavra}`);
     if (lavraPath !== null && !existsSync(lavraPath)) throw new CairnError('input', `--import-lavra ${lavra}: no such file (the Lavra log is usually .beads/memory/knowledge.jsonl); nothing was set up`);
     if (ctx.args.opencode && !ctx.args.mcp) {
-      throw new CairnError('usage', 'OpenCode takes cairn as a plugin (hooks/opencode/cairn.js) and as an MCP server: cairn init --opencode --mcp');
+      const how = 'as a plugin (hooks/opencode/cairn.js) and as an MCP server: cairn init --opencode --mcp';
+      throw new CairnError('usage', `OpenCode takes cairn ${how}`);
     }
     const store = initStore(loc.dir);
     recordProjectId(loc);
@@ -78,16 +79,22 @@ example:
     for (const h of hosts) if (h.error) ctx.log.warn(`${h.host}: ${h.error}`);
     const named = MCP_HOSTS.filter((h) => ctx.args[h]);
     const mcpHosts = !ctx.args.mcp ? [] : named.length > 0 ? named : mcpHostsFound(loc.root);
-    if (ctx.args.mcp && mcpHosts.length === 0) ctx.log.warn(`no agent host found here to register cairn mcp with; name one: cairn init --mcp --claude (or ${MCP_HOSTS.slice(1).map((h) => `--${h}`).join(', ')})`);
+    if (ctx.args.mcp && mcpHosts.length === 0) {
+      const others = MCP_HOSTS.slice(1).map((h) => `--${h}`).join(', ');
+      const name = `name one: cairn init --mcp --claude (or ${others})`;
+      ctx.log.warn(`no agent host found here to register cairn mcp with; ${name}`);
+    }
     const servers = mcpHosts.map((host) => setUpMcp(loc.root, host, storeDir));
     for (const m of servers) if (m.error) ctx.log.warn(`${m.host} (mcp): ${m.error}`);
-    const imported: ImportReport | null = lavraPath === null ? null : importLavraLog(ctx.store(), lavraPath, ctx.progress('importing entries'));
+    const importing = (path: string) => importLavraLog(ctx.store(), path, ctx.progress('importing entries'));
+    const imported: ImportReport | null = lavraPath === null ? null : importing(lavraPath);
     const inRoot = (path: string) => {
       const rel = relative(loc.root, path);
       return rel === '' || rel.startsWith('..') ? null : rel;
     };
     const git = gitTopLevel(loc.root) !== null;
-    const toCommit = [...new Set([inRoot(loc.dir), ...[...hosts, ...servers].filter((h) => !h.error).map((h) => inRoot(h.path))])].filter((p): p is string => p !== null);
+    const written = [...hosts, ...servers].filter((h) => !h.error).map((h) => inRoot(h.path));
+    const toCommit = [...new Set([inRoot(loc.dir), ...written])].filter((p): p is string => p !== null);
     const commit = git && toCommit.length > 0 ? `git add ${toCommit.join(' ')} && git commit -m "Set up cairn"` : null;
     const cron = cronLines(loc.root, { storeDir });
     // fail open like every command (SPEC §2): a host left as it was is a warning, exit 1 only under --strict
@@ -123,9 +130,10 @@ example:
     }
     for (const m of servers) {
       const file = inRoot(m.path) ?? m.path;
-      if (m.error) lines.push(`  ${'mcp'.padEnd(7)} ${m.host}: not registered: ${m.error}; fix it, then cairn init --${m.host} --mcp again`);
+      const again = `fix it, then cairn init --${m.host} --mcp again`;
+      if (m.error) lines.push(`  mcp     ${m.host}: not registered: ${m.error}; ${again}`);
       else {
-        lines.push(`  ${'mcp'.padEnd(7)} ${file}: ${m.added ? 'cairn mcp registered' : 'already registered'}`);
+        lines.push(`  mcp     ${file}: ${m.added ? 'cairn mcp registered' : 'already registered'}`);
         if (MCP_CONFIGS[m.host].note) lines.push(`          ${MCP_CONFIGS[m.host].note}`);
       }
     }
@@ -143,7 +151,7 @@ example:
       ready.length > 0
         ? `Next: start a ${ready.map((h) => h.host).join(' / ')} session here; auto-recall brings in what the project has learned.`
         : serving.length > 0
-          ? `Next: start a ${serving.map((m) => m.host).join(' / ')} session here; its agent can recall and remember through cairn's MCP tools.`
+          ? `Next: start a ${serving.map((m) => m.host).join(' / ')} session here; its agent can recall and remember (cairn mcp).`
           : 'Next: cairn init --claude (or --codex, --gemini, --cursor) to give an agent host this memory, or run a pipeline (README: The loop in a pipeline).',
     );
     ctx.print(lines.join('\n') + '\n');
@@ -151,7 +159,7 @@ example:
   },
 };
 
-/** Register cairn mcp in one host's MCP configuration; a file that does not read is left as it is (the other hosts are still set up). */
+/** Register cairn mcp in one host's MCP file; a file that does not read is left as it is (the others are still set up). */
 function setUpMcp(root: string, host: McpHost, storeDir: string | undefined): McpResult {
   try {
     return { host, ...registerMcp(root, host, storeDir), error: null };

@@ -32,24 +32,29 @@ example:
     const started = Date.now();
     const store = ctx.store();
     const out = optionalString(ctx.args, 'out');
-    const path = out === null ? join(store.dir, 'cache', 'report.html') : commandLinePath(out, store.location.root, `--out ${out}`);
+    const inStore = join(store.dir, 'cache', 'report.html');
+    const path = out === null ? inStore : commandLinePath(out, store.location.root, `--out ${out}`);
     const data = gatherReport(store, ctx.progress('reading events', { bytes: true }));
     const html = renderReport(data);
     // into the store (never through a link in it), or where --out names
     writeFileAtomic(path, html, out === null ? store.dir : dirname(path));
     if (ctx.args.open) await openInBrowser(path, (m) => ctx.log.warn(m));
-    if (ctx.args.json) ctx.json({ path, bytes: Buffer.byteLength(html), events: data.events, roles: data.roles.map((r) => r.role), ms: Date.now() - started });
+    const roles = data.roles.map((r) => r.role);
+    const bytes = Buffer.byteLength(html);
+    if (ctx.args.json) ctx.json({ path, bytes, events: data.events, roles, ms: Date.now() - started });
     else ctx.print(path + '\n');
   },
 };
 
 /** Open the page with the platform's opener, detached; a system without one gets a warning, not an error. */
 function openInBrowser(path: string, warn: (m: string) => void): Promise<void> {
-  const [command, ...args] = process.platform === 'darwin' ? ['open', path] : process.platform === 'win32' ? ['cmd', '/c', 'start', '""', path] : ['xdg-open', path];
+  const openers: Record<string, string[]> = { darwin: ['open', path], win32: ['cmd', '/c', 'start', '""', path] };
+  const [command, ...args] = openers[process.platform] ?? ['xdg-open', path];
   return new Promise((resolve) => {
     const child = spawn(command, args, { detached: true, stdio: 'ignore' });
     child.once('error', (err) => {
-      warn(`cannot open the page (${command}: ${(err as NodeJS.ErrnoException).code ?? err.message}); open ${path} in a browser`);
+      const why = (err as NodeJS.ErrnoException).code ?? err.message;
+      warn(`cannot open the page (${command}: ${why}); open ${path} in a browser`);
       resolve();
     });
     child.once('spawn', () => {

@@ -27,11 +27,13 @@ export interface ProgressLine {
   end(): void;
 }
 
-const count = (n: number, bytes: boolean) => (bytes ? `${(n / 1e6).toFixed(1)} MB` : Math.round(n).toLocaleString('en'));
+const count = (n: number, bytes: boolean) =>
+  (bytes ? `${(n / 1e6).toFixed(1)} MB` : Math.round(n).toLocaleString('en'));
 
 /** `<label> 12,345 / 100,000 (12%) · 8,400/s · 10 s left`: count, total, rate and time left. */
 export function progressText(label: string, done: number, total: number, elapsedMs: number, bytes = false): string {
-  const parts = [`${label} ${count(done, bytes)} / ${count(total, bytes)}${total > 0 ? ` (${Math.floor((100 * Math.min(done, total)) / total)}%)` : ''}`];
+  const share = total > 0 ? ` (${Math.floor((100 * Math.min(done, total)) / total)}%)` : '';
+  const parts = [`${label} ${count(done, bytes)} / ${count(total, bytes)}${share}`];
   const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
   if (rate > 0) {
     parts.push(`${count(rate, bytes)}/s`);
@@ -43,7 +45,8 @@ export function progressText(label: string, done: number, total: number, elapsed
 function formatDuration(seconds: number): string {
   if (seconds < 60) return `${Math.ceil(seconds)} s`;
   const minutes = Math.floor(seconds / 60);
-  return minutes < 60 ? `${minutes} min ${Math.ceil(seconds % 60)} s` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+  if (minutes < 60) return `${minutes} min ${Math.ceil(seconds % 60)} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
 /** A progress line labelled `label` (e.g. `cairn rebuild: replaying events`); inert unless the stream is a terminal. */

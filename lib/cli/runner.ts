@@ -35,7 +35,7 @@ export interface Command {
   operands?: boolean;
   /** Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by default. */
   deadlineMs: number;
-  /** A server (`cairn mcp`): it runs until its client leaves; CAIRN_DEADLINE_MS bounds each request, not the process. */
+  /** A server (`cairn mcp`) runs until its client leaves: CAIRN_DEADLINE_MS bounds each request, not the process. */
   server?: boolean;
   /**
    * A writer of memory (the pattern loop's, memory-capture): on a passing failure (the index catching up with its log, a lock or
@@ -177,7 +177,11 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   const log = createLogger(command.name, Boolean(args.quiet));
   // the gate's deadline, carried over: the gate is another bundle, and its Deadline would throw its own copy of
   // CairnError, which this bundle's errorKind does not know (a deadline there was a failure, not a run to keep)
-  const deadline = passed ? new Deadline(passed.deadline.ms, passed.deadline.at) : command.server ? new Deadline(0) : deadlineFromEnv(command.deadlineMs);
+  const deadline = passed
+    ? new Deadline(passed.deadline.ms, passed.deadline.at)
+    : command.server
+      ? new Deadline(0)
+      : deadlineFromEnv(command.deadlineMs);
   const output: string[] = [];
   let line: ProgressLine | undefined;
   const endProgress = () => line?.end();

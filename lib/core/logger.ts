@@ -12,7 +12,10 @@ export interface Logger {
 export function createLogger(name: string, quiet = false): Logger {
   const warnings: string[] = [];
   // On a terminal a line first clears the one it starts on, which may hold a progress line (lib/cli/progress.ts).
-  const line = (message: string) => `${process.stderr.isTTY ? CLEAR_LINE : ''}cairn ${name}: ${message.replace(/\s*\n\s*/g, ' ')}\n`;
+  const line = (message: string) => {
+    const clear = process.stderr.isTTY ? CLEAR_LINE : '';
+    return `${clear}cairn ${name}: ${message.replace(/\s*\n\s*/g, ' ')}\n`;
+  };
   return {
     warnings,
     warn(message) {

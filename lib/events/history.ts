@@ -29,7 +29,8 @@ export function mentionsPattern(e: CairnEvent, id: string): boolean {
 function eventOf(text: string): { event: CairnEvent } | { problem: string } {
   const parsed = parseJsonLine(text);
   const problem = parsed.ok ? envelopeProblem(parsed.value) : parsed.reason;
-  return problem || !parsed.ok ? { problem: problem ?? 'unreadable' } : { event: parsed.value as unknown as CairnEvent };
+  if (problem || !parsed.ok) return { problem: problem ?? 'unreadable' };
+  return { event: parsed.value as unknown as CairnEvent };
 }
 
 /**
@@ -62,14 +63,16 @@ export function readEvents(path: string, filter: EventFilter, warn: (m: string) 
   return out.sort(byTsThenId);
 }
 
-/** The pattern ids an event line names (its `pattern`, and those of its `patterns` list), as mentionsPattern reads them. */
+/** The pattern ids an event line names (its `pattern`, those of its `patterns` list), as mentionsPattern reads them. */
 function namedPatterns(value: Record<string, unknown>): Set<string> {
   const ids = new Set<string>();
   if (typeof value.pattern === 'string') ids.add(value.pattern);
   if (Array.isArray(value.patterns)) {
     for (const p of value.patterns) {
       if (typeof p === 'string') ids.add(p);
-      else if (p && typeof p === 'object' && typeof (p as { pattern?: unknown }).pattern === 'string') ids.add((p as { pattern: string }).pattern);
+      else if (typeof (p as { pattern?: unknown } | null)?.pattern === 'string') {
+        ids.add((p as { pattern: string }).pattern);
+      }
     }
   }
   return ids;
@@ -88,7 +91,7 @@ export class PatternHistory {
 
   constructor(readonly path: string) {}
 
-  /** The events of `project` that touch pattern `id`, in (ts, id) order: readEvents with a pattern filter, read from the ranges. */
+  /** The events of `project` that touch pattern `id`, in (ts, id) order (readEvents with a pattern filter). */
   events(project: string, id: string, warn: (m: string) => void, deadline: Deadline): CairnEvent[] {
     this.catchUp(deadline);
     const ranges = this.ranges.get(id) ?? [];
@@ -109,7 +112,7 @@ export class PatternHistory {
     return out.sort(byTsThenId);
   }
 
-  /** Index what was appended since the last call; past the deadline, keep what is indexed and stop (the next call goes on). */
+  /** Index what was appended since the last call; past the deadline, keep what is indexed (the next call goes on). */
   private catchUp(deadline: Deadline): void {
     const size = fileSize(this.path);
     if (!prefixIntact(this.path, this.mark, size)) {

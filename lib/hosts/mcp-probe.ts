@@ -13,11 +13,14 @@ import type { ServerCommand } from './mcp.js';
 /** How long the server has to start and answer both (a cold start is well under a second). */
 export const PROBE_MS = 10_000;
 
-export async function probeServer(root: string, server: ServerCommand, env: NodeJS.ProcessEnv = process.env, deadlineMs = PROBE_MS): Promise<Check> {
+export async function probeServer(root: string, server: ServerCommand, env = process.env, deadlineMs = PROBE_MS) {
   const name = 'mcp: server';
+  const result = (status: Check['status'], detail: string): Check => ({ name, status, detail });
   const started = Date.now();
-  const childEnv = Object.fromEntries(Object.entries({ ...env, PATH: hostPath(env) }).filter((e): e is [string, string] => e[1] !== undefined));
-  const transport = new StdioClientTransport({ command: server.command, args: server.args, cwd: root, env: childEnv, stderr: 'pipe' });
+  const entries = Object.entries({ ...env, PATH: hostPath(env) });
+  const defined = entries.filter((e): e is [string, string] => e[1] !== undefined);
+  const childEnv = Object.fromEntries(defined);
+  const transport = new StdioClientTransport({ ...server, cwd: root, env: childEnv, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
   const client = new Client({ name: 'cairn-doctor', version: '1' });
@@ -28,10 +31,13 @@ export async function probeServer(root: string, server: ServerCommand, env: Node
   try {
     const { tools } = await Promise.race([client.connect(transport).then(() => client.listTools()), deadline]);
     const ms = Date.now() - started;
-    return { name, status: 'ok', detail: `answers initialize and tools/list (${tools.map((t) => t.name).join(', ')}) in ${ms} ms` };
+    const names = tools.map((t) => t.name).join(', ');
+    return result('ok', `answers initialize and tools/list (${names}) in ${ms} ms`);
   } catch (err) {
     const said = stderr.trim().split('\n').pop();
-    return { name, status: 'fail', detail: `${[server.command, ...server.args].join(' ')}: ${describeError(err)}${said ? ` (it said: ${said.slice(0, 200)})` : ''}` };
+    const line = [server.command, ...server.args].join(' ');
+    const heard = said ? ` (it said: ${said.slice(0, 200)})` : '';
+    return result('fail', `${line}: ${describeError(err)}${heard}`);
   } finally {
     clearTimeout(timer);
     await client.close().catch(() => undefined); // ends the server: its stdin closes

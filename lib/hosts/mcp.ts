@@ -42,8 +42,12 @@ interface McpConfig {
   command(entry: Json): ServerCommand | undefined;
 }
 
-const strings = (v: unknown) => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined);
-const commandAndArgs = (entry: Json) => (typeof entry.command === 'string' ? { command: entry.command, args: strings(entry.args) ?? [] } : undefined);
+const strings = (v: unknown) =>
+  (Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined);
+const commandAndArgs = (entry: Json) => {
+  if (typeof entry.command !== 'string') return undefined;
+  return { command: entry.command, args: strings(entry.args) ?? [] };
+};
 
 export const MCP_CONFIGS: Record<McpHost, McpConfig> = {
   claude: {
@@ -107,7 +111,8 @@ export function mcpHostsFound(root: string): McpHost[] {
  */
 export function serverCommand(root: string, storeDir?: string): ServerCommand {
   const program = executableCommand(root, { projectDir: GIT_TOP_LEVEL }, 'cairn');
-  if (program === 'cairn') return { command: 'cairn', args: ['mcp', ...(storeDir === undefined ? [] : ['--dir', storeDir])] };
+  const dir = storeDir === undefined ? [] : ['--dir', storeDir];
+  if (program === 'cairn') return { command: 'cairn', args: ['mcp', ...dir] };
   return { command: 'sh', args: ['-c', `exec ${program} mcp${dirFlag(storeDir)}`] };
 }
 
@@ -116,13 +121,17 @@ export function registerMcp(root: string, host: McpHost, storeDir?: string): { p
   const config = MCP_CONFIGS[host];
   const entry = config.entry(serverCommand(root, storeDir));
   if (config.instead && existsSync(join(root, config.instead)) && !existsSync(join(root, config.file))) {
-    throw new CairnError('input', `${config.instead} holds this project's settings (JSON with comments: cairn does not edit it); add "cairn": ${JSON.stringify(entry)} to its "${config.key}" by hand`);
+    const by = `add "cairn": ${JSON.stringify(entry)} to its "${config.key}" by hand`;
+    const whose = `${config.instead} holds this project's settings (JSON with comments: cairn does not edit it)`;
+    throw new CairnError('input', `${whose}; ${by}`);
   }
   if (host === 'codex') return registerToml(root, config.file, entry as unknown as ServerCommand);
   let added = false;
   const path = updateSettings(root, config.file, config.base, (settings) => {
     const servers = settings[config.key];
-    if (servers !== undefined && asObject(servers) === null) throw new CairnError('input', `${join(root, config.file)}: "${config.key}" is not an object; left as it is`);
+    if (servers !== undefined && asObject(servers) === null) {
+      throw new CairnError('input', `${join(root, config.file)}: "${config.key}" is not an object; left as it is`);
+    }
     if (asObject(servers)?.[SERVER_NAME] !== undefined) return undefined;
     added = true;
     return { ...settings, [config.key]: { ...asObject(servers), [SERVER_NAME]: entry } };
@@ -143,7 +152,8 @@ function registerToml(root: string, file: string, c: ServerCommand): { path: str
   }
   if (state === 'present') return { path, added: false };
   if (state === 'blocked') {
-    throw new CairnError('input', `${path}: mcp_servers is an inline table or an array of tables there, which a [mcp_servers.cairn] table cannot extend; left as it is`);
+    const why = 'mcp_servers is an inline table or an array of tables there, which [mcp_servers.cairn] cannot extend';
+    throw new CairnError('input', `${path}: ${why}; left as it is`);
   }
   writeFileAtomic(path, appendTomlTable(text, TOML_PATH, { command: c.command, args: c.args }), root);
   return { path, added: true };
@@ -158,12 +168,15 @@ export function registeredServer(root: string, host: McpHost): ServerCommand | '
     if (host === 'codex') {
       const text = readSmallFile(path, TOML_CAP)?.toString('utf8') ?? '';
       const table = readTomlTable(text, TOML_PATH);
-      if (table) return commandAndArgs(table as Json) ?? { problem: `${config.file}: [mcp_servers.cairn] has no command` };
-      return tomlTableState(text, TOML_PATH) === 'present' ? { problem: `${config.file}: cairn's server is written in a form cairn does not read back` } : 'absent';
+      if (table) return commandAndArgs(table as Json) ??
+        { problem: `${config.file}: [mcp_servers.cairn] names no command` };
+      if (tomlTableState(text, TOML_PATH) === 'absent') return 'absent';
+      return { problem: `${config.file}: cairn's server is written in a form cairn does not read back` };
     }
     const entry = asObject(readSettings(path)[config.key])?.[SERVER_NAME];
     if (entry === undefined) return 'absent';
-    return (asObject(entry) && config.command(asObject(entry)!)) || { problem: `${config.file}: the cairn server names no command` };
+    const command = asObject(entry) && config.command(asObject(entry)!);
+    return command || { problem: `${config.file}: the cairn server names no command` };
   } catch (err) {
     return { problem: describeError(err) };
   }
@@ -174,7 +187,8 @@ export function registeredServer(root: string, host: McpHost): ServerCommand | '
  * 'exec PROGRAM …'` the program the shell line starts.
  */
 export function serverProgram(c: ServerCommand): string {
-  if (basename(c.command) === 'sh' && c.args[0] === '-c' && c.args[1]) return commandProgram(c.args[1].replace(/^\s*exec\s+/, ''));
+  const shell = basename(c.command) === 'sh' && c.args[0] === '-c' && c.args[1];
+  if (shell) return commandProgram(shell.replace(/^\s*exec\s+/, ''));
   return c.command;
 }
 
@@ -183,11 +197,12 @@ export function mcpCheck(root: string, host: McpHost, env: NodeJS.ProcessEnv = p
   const name = `mcp: ${host}`;
   const file = MCP_CONFIGS[host].file;
   const server = registeredServer(root, host);
-  if (server === 'absent') return { name, status: 'off', detail: `${file} does not register cairn mcp (cairn init --${host} --mcp)` };
+  if (server === 'absent') return { name, status: 'off', detail: `${file}: no cairn mcp (cairn init --${host} --mcp)` };
   if ('problem' in server) return { name, status: 'fail', detail: server.problem };
   const program = serverProgram(server);
   if (resolveProgram(program, root, { ...env, PATH: hostPath(env) }) === null) {
-    return { name, status: 'fail', detail: `${file}: '${program}' is not found (${program.includes('/node_modules/.bin/') ? 'npm install here' : 'install cairn'})` };
+    const remedy = program.includes('/node_modules/.bin/') ? 'npm install here' : 'install cairn';
+    return { name, status: 'fail', detail: `${file}: '${program}' is not found (${remedy})` };
   }
   return { name, status: 'ok', detail: `${file}: ${[server.command, ...server.args].join(' ')}` };
 }

@@ -142,7 +142,8 @@ export function readSettings(path: string): Json {
 export function installHooks(root: string, hooks: HostHooks, storeDir?: string): { path: string; added: HookEntry[] } {
   let added: HookEntry[] = [];
   const path = updateSettings(root, hooks.file, hooks.base, (current) => {
-    const merged = mergeHooks(current, hooks.layout, hooks.entries((name) => executableCommand(root, hooks, name) + dirFlag(storeDir)));
+    const entries = hooks.entries((name) => executableCommand(root, hooks, name) + dirFlag(storeDir));
+    const merged = mergeHooks(current, hooks.layout, entries);
     added = merged.added;
     return added.length > 0 ? merged.settings : undefined;
   });
@@ -159,7 +160,12 @@ export function dirFlag(storeDir: string | undefined): string {
  * as it is), `merge` returns the new settings or undefined when nothing is to be added, and the file
  * is rewritten whole (temp file, rename), in its own indentation. A new file starts from `base`.
  */
-export function updateSettings(root: string, file: string, base: Json | undefined, merge: (settings: Json) => Json | undefined): string {
+export function updateSettings(
+  root: string,
+  file: string,
+  base: Json | undefined,
+  merge: (settings: Json) => Json | undefined,
+): string {
   const path = join(root, file);
   const current = readSettings(path);
   const next = merge(Object.keys(current).length === 0 ? { ...base } : current);

@@ -139,7 +139,8 @@ export function tomlTableState(text: string, path: string[]): 'present' | 'absen
   for (const s of statements(text)) {
     if (startsWith(s.path, path)) return 'present';
     const above = path.slice(0, -1);
-    if (s.path.length <= above.length && startsWith(above, s.path) && (s.kind === 'key' || s.kind === 'array-table')) state = 'blocked';
+    const isAbove = s.path.length <= above.length && startsWith(above, s.path);
+    if (isAbove && (s.kind === 'key' || s.kind === 'array-table')) state = 'blocked';
   }
   return state;
 }
@@ -152,12 +153,13 @@ export function tomlString(value: string): string {
 /** The document with the table appended at its end (the caller checked that it is absent). */
 export function appendTomlTable(text: string, path: string[], values: Record<string, TomlValue>): string {
   const header = `[${path.map((p) => (/^[A-Za-z0-9_-]+$/.test(p) ? p : tomlString(p))).join('.')}]`;
-  const lines = Object.entries(values).map(([k, v]) => `${k} = ${Array.isArray(v) ? `[${v.map(tomlString).join(', ')}]` : tomlString(v)}`);
+  const value = (v: TomlValue) => (Array.isArray(v) ? `[${v.map(tomlString).join(', ')}]` : tomlString(v));
+  const lines = Object.entries(values).map(([k, v]) => `${k} = ${value(v)}`);
   const lead = text === '' ? '' : text.endsWith('\n') ? '\n' : '\n\n';
   return `${text}${lead}${[header, ...lines].join('\n')}\n`;
 }
 
-/** The string and string-list values of the table at `path` written as a `[path]` table; undefined when there is none. */
+/** The string and string-list values of the `[path]` table; undefined when the document has none. */
 export function readTomlTable(text: string, path: string[]): Record<string, TomlValue> | undefined {
   let found = false;
   const values: Record<string, TomlValue> = {};

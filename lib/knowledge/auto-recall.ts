@@ -90,9 +90,10 @@ export async function autoRecall(store: Store, partial: Omit<SessionContext, 'be
   return { text, entries: chosen.map((c) => c.hit), fallback, terms: found.terms, source, sessionState: state ? store.sessionStatePath : undefined };
 }
 
-/** The characters of a block's frame (header, health line, fence, landing lines, session state): its entries get the rest of MAX_CHARS. */
+/** The characters of a block's frame (header, health line, fence, landing lines, session state). */
 export function frameChars(b: { health?: string; patterns: string[]; sessionState?: string }): number {
-  return [HEADER, b.health ?? '', FENCE_OPEN, FENCE_INTRO, ...b.patterns, FENCE_CLOSE, b.sessionState ?? ''].join('\n').length + 16;
+  const frame = [HEADER, b.health ?? '', FENCE_OPEN, FENCE_INTRO, ...b.patterns, FENCE_CLOSE, b.sessionState ?? ''];
+  return frame.join('\n').length + 16;
 }
 
 /** The bead titles the last session start listed; none when unknown or unreadable (a cache). */

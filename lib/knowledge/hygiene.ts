@@ -55,7 +55,7 @@ export interface AuditDigest {
   recent: AuditRecord[];
 }
 
-/** What the last `cairn sanitize` left out or flagged (knowledge.audit.jsonl, rewritten by each run), read in one pass. */
+/** What the last `cairn sanitize` left out or flagged (knowledge.audit.jsonl, rewritten by each run), in one pass. */
 export function readAudit(store: Store, last = 20): AuditDigest {
   const digest: AuditDigest = { byAction: {}, recent: [] };
   for (const line of readLines(store.auditPath)) {

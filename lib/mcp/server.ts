@@ -48,20 +48,26 @@ export async function serveMcp(opts: ServeOptions): Promise<void> {
     if (!h) histories.set(store.eventsPath, (h = new PatternHistory(store.eventsPath)));
     return h;
   };
-  const call = <A>(name: string, work: (store: Store, args: A) => string, create = false) => async (args: A) => runTool(name, opts, create, (store) => work(store, args));
-
+  const call =
+    <A>(name: string, work: (store: Store, args: A) => string, create = false) =>
+    async (args: A) =>
+      runTool(name, opts, create, (store) => work(store, args));
+  const text = (...sentences: string[]) => sentences.join(' ');
   const readOnly = { readOnlyHint: true, openWorldHint: false };
+
   server.registerTool(
     'recall',
     {
       title: 'Recall project knowledge',
-      description:
-        "Search this project's knowledge log: notes people and agents recorded as LEARNED, DECISION, FACT, PATTERN, " +
-        'INVESTIGATION, DEVIATION or MUST-CHECK. Call it before working in an area you have not touched this session, when ' +
-        'a command or test fails in a way someone may have met before, or when you need the reason for a past decision. ' +
-        'Returns up to 10 matching entries, best first, in a block fenced as untrusted background notes; says so when none match.',
+      description: text(
+        "Search this project's knowledge log: notes people and agents recorded as LEARNED, DECISION, FACT,",
+        'PATTERN, INVESTIGATION, DEVIATION or MUST-CHECK. Call it before working in an area you have not touched',
+        'this session, when a command or test fails in a way someone may have met before, or when you need the',
+        'reason for a past decision. Returns up to 10 matching entries, best first, in a block fenced as untrusted',
+        'background notes; says so when none match.',
+      ),
       inputSchema: {
-        query: z.string().min(1).max(1000).describe('words to look for: names of files, modules, commands, errors, concepts'),
+        query: z.string().min(1).max(1000).describe('words to look for: names of files, modules, commands, errors'),
         type: z.enum(KNOWLEDGE_TYPES).optional().describe('only entries of this type'),
         limit: z.number().int().min(1).max(10).optional().describe('at most this many entries (10)'),
       },
@@ -73,14 +79,15 @@ export async function serveMcp(opts: ServeOptions): Promise<void> {
     'remember',
     {
       title: 'Remember a lesson',
-      description:
-        "Keep a lesson in this project's knowledge log, so that later sessions (yours and other agents') recall it. Use it " +
-        'when you learn something that will matter again and is not obvious from the code: a cause found, a decision and ' +
-        'its reason, a constraint, a check that must be made. One fact per call, a sentence or two, with concrete names. ' +
-        'Secrets are removed before anything is stored; the same note twice is kept once. Returns the key it is stored ' +
-        'under and the text as stored, or says it was already known.',
+      description: text(
+        "Keep a lesson in this project's knowledge log, so that later sessions (yours and other agents') recall it.",
+        'Use it when you learn something that will matter again and is not obvious from the code: a cause found, a',
+        'decision and its reason, a constraint, a check that must be made. One fact per call, a sentence or two, with',
+        'concrete names. Secrets are removed before anything is stored; the same note twice is kept once. Returns the',
+        'key it is stored under and the text as stored, or says it was already known.',
+      ),
       inputSchema: {
-        type: z.enum(KNOWLEDGE_TYPES).describe('learned: a lesson; decision: a choice and why; fact; pattern; investigation; deviation; must-check'),
+        type: z.enum(KNOWLEDGE_TYPES).describe('learned: a lesson; decision: a choice and why; fact, pattern, …'),
         content: z.string().min(1).max(4096).describe('the note itself, without a type prefix'),
         bead: z.string().max(128).optional().describe('the issue or bead id it belongs to, if any'),
       },
@@ -92,14 +99,16 @@ export async function serveMcp(opts: ServeOptions): Promise<void> {
     'patterns',
     {
       title: "A reviewing role's learned patterns",
-      description:
-        'The block of historical patterns a role of the pipeline (auditor, judge, sentinel, …) is given now: the checks ' +
-        "that role's reviews keep raising in this project, ranked by how often validators upheld them, each with its " +
-        'record and short id ([p3f2a1c]). Call it before planning, reviewing or testing a change to see what reviewers ' +
-        'here look for; give the files and labels of the change, and a query describing it, for the most relevant lines. ' +
-        'Records nothing. Returns the block (and, with a query, how similar work was landed), or says there is none yet.',
+      description: text(
+        'The block of historical patterns a role of the pipeline (auditor, judge, sentinel, …) is given now: the',
+        "checks that role's reviews keep raising in this project, ranked by how often validators upheld them, each",
+        'with its record and short id ([p3f2a1c]). Call it before planning, reviewing or testing a change to see',
+        'what reviewers here look for; give the files and labels of the change, and a query describing it, for the',
+        'most relevant lines. Records nothing. Returns the block (and, with a query, how similar work was landed),',
+        'or says there is none yet.',
+      ),
       inputSchema: {
-        role: z.string().min(1).max(64).describe('the reviewing role, e.g. auditor (plans), judge (code review), sentinel (QA)'),
+        role: z.string().min(1).max(64).describe('the role: auditor (plans), judge (code), sentinel (QA), …'),
         query: z.string().max(4000).optional().describe('what the change is about: ranks patterns by relevance to it'),
         files: z.array(z.string().max(300)).max(100).optional().describe('paths the change touches'),
         labels: z.array(z.string().max(100)).max(100).optional().describe("the change's labels, e.g. cli, database"),
@@ -112,11 +121,13 @@ export async function serveMcp(opts: ServeOptions): Promise<void> {
     'explain',
     {
       title: 'Explain a pattern',
-      description:
-        'Why a pattern ranks where it does: its record (successes, dismissals, reinforcements), its score broken into ' +
-        'factors (rate × decay × category × context × role) and the events that touched it. Call it with a short id from ' +
-        'the patterns block, or the exact text, when you need to judge how far to trust a pattern. Returns a few lines.',
-      inputSchema: { pattern: z.string().min(1).max(500).describe('the id ([p3f2a1c] or p3f2a1c) or the exact text of the pattern') },
+      description: text(
+        'Why a pattern ranks where it does: its record (successes, dismissals, reinforcements), its score broken',
+        'into factors (rate × decay × category × context × role) and the events that touched it. Call it with a',
+        'short id from the patterns block, or the exact text, when you need to judge how far to trust a pattern.',
+        'Returns a few lines.',
+      ),
+      inputSchema: { pattern: z.string().min(1).max(500).describe('the id ([p3f2a1c] or p3f2a1c) or the exact text') },
       annotations: readOnly,
     },
     call('explain', (store, args: { pattern: string }) => tools.explain(store, history(store), args)),
@@ -125,10 +136,11 @@ export async function serveMcp(opts: ServeOptions): Promise<void> {
     'landings',
     {
       title: 'How similar work was landed',
-      description:
-        'Past successful landings in this project that match a piece of work: their title, the files that changed and ' +
-        'the commands that validated them. Call it when you start a task, to follow a precedent. Returns one line per ' +
-        "match ('Pattern: <title> — files: … — run: …'), best first, or says none matched.",
+      description: text(
+        'Past successful landings in this project that match a piece of work: their title, the files that changed',
+        'and the commands that validated them. Call it when you start a task, to follow a precedent. Returns one',
+        "line per match ('Pattern: <title> — files: … — run: …'), best first, or says none matched.",
+      ),
       inputSchema: {
         query: z.string().min(1).max(4000).describe('the task: its title or description'),
         limit: z.number().int().min(1).max(10).optional().describe('at most this many (5)'),
@@ -144,7 +156,9 @@ export async function serveMcp(opts: ServeOptions): Promise<void> {
   const stop = () => void server.close();
   process.stdin.once('end', stop);
   process.stdout.on('error', stop);
-  if (process.stdin.isTTY) process.stderr.write('cairn mcp: serving MCP on stdin and stdout; an agent host starts this (cairn mcp --help)\n');
+  if (process.stdin.isTTY) {
+    process.stderr.write('cairn mcp: serving MCP on stdin and stdout; an agent host starts this (cairn mcp --help)\n');
+  }
   await server.connect(transport);
   await closed;
 }
@@ -155,7 +169,12 @@ export async function serveMcp(opts: ServeOptions): Promise<void> {
  * or write (not the agent's own mistake: a bad argument, an unknown pattern) is recorded in the health
  * record for `cairn doctor` and the next session's health line, and cleared by the next call that works.
  */
-export function runTool(name: string, opts: Pick<ServeOptions, 'location' | 'strict'>, create: boolean, work: (store: Store) => string): CallToolResult {
+export function runTool(
+  name: string,
+  opts: Pick<ServeOptions, 'location' | 'strict'>,
+  create: boolean,
+  work: (store: Store) => string,
+): CallToolResult {
   const log = createLogger(`mcp ${name}`, true);
   let store: Store | undefined;
   try {

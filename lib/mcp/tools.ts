@@ -31,10 +31,14 @@ const quoted = (text: string) => `'${clip(text.replace(/\s+/g, ' ').trim(), 80)}
 /** `cairn recall`'s knowledge search, rendered and fenced as auto-recall renders its block. */
 export function recall(store: Store, args: { query: string; type?: KnowledgeType; limit?: number }): string {
   const terms = recallTerms(args.query);
-  if (terms.length === 0) return `Nothing to search for in ${quoted(args.query)}: only short or common words. Name files, modules, commands or concepts.`;
+  if (terms.length === 0) {
+    return `Nothing to search for in ${quoted(args.query)}: only short or common words. Name files or commands.`;
+  }
   const q = { project: store.project, sources: ['log' as const], type: args.type, withSuperseded: false };
   const hits = searchKnowledge(knowledgeDb(store, q.sources), { ...q, terms, limit: args.limit ?? 10 });
-  if (hits.length === 0) return `No knowledge entry matches ${quoted(args.query)}${args.type ? ` (type ${args.type})` : ''}.`;
+  if (hits.length === 0) {
+    return `No knowledge entry matches ${quoted(args.query)}${args.type ? ` (type ${args.type})` : ''}.`;
+  }
   const health = healthLine(store.dir, nowMs());
   // no token budget: the agent asked for these; the character cap keeps the answer within the hosts' limits
   const chosen = fitEntries(hits, () => 0, Infinity, MAX_CHARS - frameChars({ health, patterns: [] }));
@@ -46,24 +50,37 @@ export function recall(store: Store, args: { query: string; type?: KnowledgeType
  * captures it: the same entry, the same log line (sanitised, secrets redacted, deduplicated, under the lock).
  */
 export function remember(store: Store, args: { type: KnowledgeType; content: string; bead?: string }): string {
-  const comment = { bead: args.bead ?? '', text: `${args.type.toUpperCase()}: ${args.content}`, ts: Math.floor(nowMs() / 1000), source: 'cli' };
+  const text = `${args.type.toUpperCase()}: ${args.content}`;
+  const comment = { bead: args.bead ?? '', text, ts: Math.floor(nowMs() / 1000), source: 'cli' };
   const { appended } = captureComments(store, [comment]);
   const kept = appended[0];
   if (!kept) return 'Nothing was stored: no text is left once control characters and injection markers are removed.';
   if (kept.status === 'duplicate') return `Already known as ${kept.entry.key}; nothing added.`;
   scheduleSanitize(store);
-  return `Stored as ${kept.entry.key} [${kept.entry.type.toUpperCase()}]${kept.entry.bead ? ` (bead ${kept.entry.bead})` : ''}: ${kept.entry.content}`;
+  const { key, type, bead, content } = kept.entry;
+  return `Stored as ${key} [${type.toUpperCase()}]${bead ? ` (bead ${bead})` : ''}: ${content}`;
 }
 
 /** The block format-patterns would print with --ids (and its landing lines with a query), recording nothing. */
-export function patterns(store: Store, args: { role: string; query?: string; files?: string[]; labels?: string[] }): string {
+export interface PatternsArgs {
+  role: string;
+  query?: string;
+  files?: string[];
+  labels?: string[];
+}
+
+export function patterns(store: Store, args: PatternsArgs): string {
   const role = args.role.toLowerCase();
   warnUnknownRoles(store, role);
   const query = args.query?.trim() || undefined;
-  const relevance = query === undefined ? undefined : embeddingRelevanceFor(store, query, sameKindRoles(store.config, role));
-  const result = formatPatterns(store, { role, issue: null, run: null, labels: args.labels ?? [], files: args.files ?? [], phase: null, query, relevance, exactTokens: false, ids: true });
+  const roles = sameKindRoles(store.config, role);
+  const relevance = query === undefined ? undefined : embeddingRelevanceFor(store, query, roles);
+  const context = { issue: null, run: null, labels: args.labels ?? [], files: args.files ?? [], phase: null };
+  const result = formatPatterns(store, { role, ...context, query, relevance, exactTokens: false, ids: true });
   const landing = query === undefined ? [] : landingPatternLines(store.location.root, store.dir, query);
-  if (!result.block && landing.length === 0) return `No pattern of role ${quoted(role)} or its kind scores above the cut yet (patterns come from stored deliberations).`;
+  if (!result.block && landing.length === 0) {
+    return `No pattern of role ${quoted(role)} or its kind scores above the cut yet (they come from deliberations).`;
+  }
   return [result.block, ...landing].filter(Boolean).join('\n');
 }
 
@@ -80,6 +97,9 @@ export function explain(store: Store, history: PatternHistory, args: { pattern: 
 /** The landing patterns that match the query, best first. */
 export function landings(store: Store, args: { query: string; limit?: number }): string {
   const lines = landingPatternLines(store.location.root, store.dir, args.query, args.limit ?? 5);
-  if (lines.length === 0) return `No landing pattern matches ${quoted(args.query)} (they are kept from past successful landings).`;
-  return ['How similar work was landed in this project (from .cairn/landing-patterns.json), best match first:', ...lines].join('\n');
+  if (lines.length === 0) {
+    return `No landing pattern matches ${quoted(args.query)} (they are kept from past successful landings).`;
+  }
+  const title = 'How similar work was landed in this project (from .cairn/landing-patterns.json), best match first:';
+  return [title, ...lines].join('\n');
 }

@@ -4,12 +4,13 @@ import { logEvents } from '../events/history.js';
 import { patternDb } from '../events/log.js';
 import type { CairnEvent } from '../events/types.js';
 import { readAudit, type AuditDigest } from '../knowledge/hygiene.js';
-import { knowledgeDb, knowledgeStats, recentKnowledge, type KnowledgeHit, type KnowledgeStats } from '../knowledge/index.js';
+import { knowledgeDb, knowledgeStats, recentKnowledge } from '../knowledge/index.js';
+import type { KnowledgeHit, KnowledgeStats } from '../knowledge/index.js';
 import { compareRecent, projectPatterns } from '../landing/search.js';
 import type { LandingPattern } from '../landing/library.js';
 import { trackRecord } from '../patterns/block.js';
 import { formatPatterns } from '../patterns/format.js';
-import { patternsByIds, type Pattern } from '../patterns/queries.js';
+import { lifecycleCounts, patternsByIds, type Pattern } from '../patterns/queries.js';
 import { rankPatterns } from '../patterns/ranking.js';
 import { storedRoles } from '../patterns/roles.js';
 import { scorePattern } from '../patterns/scoring.js';
@@ -28,6 +29,8 @@ export interface RunPoint {
 }
 
 export type LeftReason = 'deprecated' | 'obsolete' | 'dismissed' | 'decayed' | 'outranked';
+const REASONS: LeftReason[] = ['deprecated', 'obsolete', 'dismissed', 'decayed', 'outranked'];
+const NO_REASONS = () => Object.fromEntries(REASONS.map((r) => [r, 0])) as Record<LeftReason, number>;
 
 export interface LeftPattern {
   pattern: Pattern;
@@ -51,7 +54,7 @@ export interface TopPattern {
   pattern: Pattern;
   score: number;
   record: string;
-  /** Net tested evidence after each piece of it, oldest first (confirmations +1, dismissals − their weight, outcomes ± theirs). */
+  /** Net tested evidence after each piece, oldest first: confirmed +1, dismissed − its weight, outcomes ± theirs. */
   evidence: number[];
 }
 
@@ -85,18 +88,24 @@ export function gatherReport(store: Store, progress: Progress = NO_PROGRESS): Re
   // the blocks first: which patterns each role holds now, and the top patterns, whose evidence the pass collects
   const blocks = new Map(
     adversarial.map((role) => {
-      const r = formatPatterns(store, { role, issue: null, run: null, labels: [], files: [], phase: null, exactTokens: false });
+      const none = { issue: null, run: null, labels: [], files: [], phase: null };
+      const r = formatPatterns(store, { role, ...none, exactTokens: false });
       return [role, { block: r.block, ids: new Set(r.patterns.map((p) => p.id)) }];
     }),
   );
+  const ranked = (role: string) => {
+    const ctx = { now, role, prior: store.config.prior };
+    return rankPatterns(db, project, { roles: [role], ctx, limit: TOP });
+  };
   const top = [...known]
-    .flatMap((role) => rankPatterns(db, project, { roles: [role], ctx: { now, role, prior: store.config.prior }, limit: TOP }))
+    .flatMap(ranked)
     .sort((a, b) => b.score - a.score || (a.pattern.id < b.pattern.id ? -1 : 1))
     .slice(0, TOP);
   const evidence = new Map(top.map((t) => [t.pattern.id, [0]]));
 
   // one pass over the log
-  const runs = new Map<string, Map<string, { ts: string; injected: Set<string> }>>(adversarial.map((r) => [r, new Map()]));
+  type Run = { ts: string; injected: Set<string> };
+  const runs = new Map<string, Map<string, Run>>(adversarial.map((r) => [r, new Map()]));
   const lastInjected = new Map<string, Map<string, string>>(adversarial.map((r) => [r, new Map()]));
   const dismissed = new Map<string, Set<string>>();
   const kept = new Map<string, Set<string>>();
@@ -153,8 +162,8 @@ export function gatherReport(store: Store, progress: Progress = NO_PROGRESS): Re
     });
     points.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : a.scope < b.scope ? -1 : 1));
     const inBlock = blocks.get(role)!;
-    const given = [...lastInjected.get(role)!].filter(([id]) => !inBlock.ids.has(id)).sort((a, b) => (a[1] < b[1] ? 1 : a[1] > b[1] ? -1 : a[0] < b[0] ? -1 : 1));
-    const leftByReason: Record<LeftReason, number> = { deprecated: 0, obsolete: 0, dismissed: 0, decayed: 0, outranked: 0 };
+    const given = [...lastInjected.get(role)!].filter(([id]) => !inBlock.ids.has(id));
+    const leftByReason = NO_REASONS();
     const when = new Map(given);
     const left: LeftPattern[] = [];
     for (const p of patternsByIds(db, project, given.map(([id]) => id))) {
@@ -162,19 +171,20 @@ export function gatherReport(store: Store, progress: Progress = NO_PROGRESS): Re
       leftByReason[why.reason]++;
       left.push({ pattern: p, ...why, lastInjected: when.get(p.id)! });
     }
-    left.sort((a, b) => (a.lastInjected < b.lastInjected ? 1 : a.lastInjected > b.lastInjected ? -1 : a.pattern.id < b.pattern.id ? -1 : 1));
-    roles.push({ role, block: inBlock.block, runs: points, left: left.slice(0, LEFT_SHOWN), leftTotal: left.length, leftByReason });
+    // the most recently given first (ties by id)
+    left.sort((a, b) => b.lastInjected.localeCompare(a.lastInjected) || a.pattern.id.localeCompare(b.pattern.id));
+    const shown = left.slice(0, LEFT_SHOWN);
+    roles.push({ role, block: inBlock.block, runs: points, left: shown, leftTotal: left.length, leftByReason });
   }
 
-  const states = db.prepare('SELECT lifecycle, COUNT(*) AS n FROM patterns WHERE project = ? GROUP BY lifecycle').all(project) as { lifecycle: string; n: number }[];
   const kdb = knowledgeDb(store, ['log', 'archive']);
   return {
     project,
     generatedAt: new Date(now).toISOString(),
     events,
-    patternsByState: Object.fromEntries(states.map((s) => [s.lifecycle, s.n])),
+    patternsByState: lifecycleCounts(db, project),
     roles,
-    top: top.map((t) => ({ pattern: t.pattern, score: t.score, record: trackRecord(t), evidence: evidence.get(t.pattern.id)! })),
+    top: top.map((t) => ({ ...t, record: trackRecord(t), evidence: evidence.get(t.pattern.id)! })),
     knowledge: {
       stats: knowledgeStats(kdb, project),
       newest: recentKnowledge(kdb, { project, sources: ['log'], limit: NEWEST }),
@@ -187,14 +197,17 @@ export function gatherReport(store: Store, progress: Progress = NO_PROGRESS): Re
 /** Why a pattern given to a role before is not in its block now. */
 function leftReason(p: Pattern, now: number, store: Store): { reason: LeftReason; detail: string } {
   if (p.lifecycle === 'deprecated') return { reason: 'deprecated', detail: p.reason ?? 'deprecated' };
-  if (p.regressed) return { reason: 'obsolete', detail: `validated before, then dismissed (${p.ignore_count}× in all)` };
-  if (p.ignore_count > 0) return { reason: 'dismissed', detail: `dismissed ${p.ignore_count}× (${Math.round(p.success_count - p.ignore_count)} net)` };
+  const net = Math.round(p.success_count - p.ignore_count);
+  if (p.regressed) return { reason: 'obsolete', detail: `validated, then dismissed (${p.ignore_count}× in all)` };
+  if (p.ignore_count > 0) return { reason: 'dismissed', detail: `dismissed ${p.ignore_count}× (${net} net)` };
   const f = scorePattern(p, { now, role: p.role, prior: store.config.prior });
-  if (f.decay < DECAYED) return { reason: 'decayed', detail: `unused for ${Math.floor(f.days)} days (decay ${f.decay.toFixed(2)})` };
+  if (f.decay < DECAYED) {
+    return { reason: 'decayed', detail: `unused for ${Math.floor(f.days)} days (decay ${f.decay.toFixed(2)})` };
+  }
   return { reason: 'outranked', detail: `score ${f.base.toFixed(2)}: others rank above it within the budget` };
 }
 
-/** This project's landing patterns, the most recently updated first; none when the library does not read (doctor says why). */
+/** This project's landing patterns, the newest first; none when the library does not read (cairn doctor says why). */
 function landingList(store: Store): LandingPattern[] {
   try {
     return [...projectPatterns(store.location.root, store.dir)].sort(compareRecent).slice(0, LANDINGS);

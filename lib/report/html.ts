@@ -38,35 +38,69 @@ const REASONS: Record<LeftReason, string> = {
 };
 
 const STYLE = `
-:root { --ink: #1d2330; --muted: #5b6475; --line: #d9dee7; --bg: #fbfcfe; --kept: #1f8a4c; --dismissed: #c23a2b;
-  --given: #8a93a6; --accent: #1f5fb5; }
+:root { --ink: #1d2330; --muted: #5b6475; --line: #d9dee7; --bg: #fbfcfe; --kept: #1f8a4c;
+  --dismissed: #c23a2b; --given: #8a93a6; --accent: #1f5fb5; }
 * { box-sizing: border-box; }
-body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); background: var(--bg); }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink);
+  background: var(--bg); }
 header, section, footer { max-width: 980px; margin: 0 auto; padding: 0 24px; }
 header { padding-top: 28px; }
-h1 { font-size: 26px; margin: 0 0 4px; } h2 { font-size: 20px; margin: 36px 0 8px; border-bottom: 1px solid var(--line); }
-h3 { font-size: 17px; margin: 22px 0 6px; } h4 { font-size: 14px; margin: 16px 0 6px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
-p.meta, .muted { color: var(--muted); } nav a { color: var(--accent); margin-right: 14px; text-decoration: none; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h2 { font-size: 20px; margin: 36px 0 8px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 17px; margin: 22px 0 6px; }
+h4 { font-size: 14px; margin: 16px 0 6px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
+p.meta, .muted { color: var(--muted); }
+nav a { color: var(--accent); margin-right: 14px; text-decoration: none; }
 .facts { display: flex; flex-wrap: wrap; gap: 10px; margin: 14px 0; padding: 0; list-style: none; }
 .facts li { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 8px 12px; }
 .facts b { display: block; font-size: 20px; }
-article.role { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 4px 18px 14px; margin: 14px 0; }
-pre.block { white-space: pre-wrap; background: #f3f5f9; border-radius: 6px; padding: 10px 12px; font-size: 13px; margin: 0; }
-table { border-collapse: collapse; width: 100%; font-size: 14px; } td, th { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
-th { color: var(--muted); font-weight: 600; } td.num, th.num { text-align: right; white-space: nowrap; }
+article.role { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 4px 18px 14px;
+  margin: 14px 0; }
+pre.block { white-space: pre-wrap; background: #f3f5f9; border-radius: 6px; padding: 10px 12px; font-size: 13px;
+  margin: 0; }
+table { border-collapse: collapse; width: 100%; font-size: 14px; }
+td, th { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { color: var(--muted); font-weight: 600; }
+td.num, th.num { text-align: right; white-space: nowrap; }
 svg.chart { width: 100%; height: auto; max-width: 760px; }
-.chart .axis { stroke: var(--ink); stroke-width: 1; } .chart .grid { stroke: var(--line); stroke-width: 1; }
+.chart .axis { stroke: var(--ink); stroke-width: 1; }
+.chart .grid { stroke: var(--line); stroke-width: 1; }
 .chart .tick { font-size: 11px; fill: var(--muted); }
-.curve { stroke-width: 2.5; stroke-linejoin: round; } .curve.kept { stroke: var(--kept); } .curve.dismissed { stroke: var(--dismissed); }
+.curve { stroke-width: 2.5; stroke-linejoin: round; }
+.curve.kept { stroke: var(--kept); }
+.curve.dismissed { stroke: var(--dismissed); }
 .curve.given { stroke: var(--given); stroke-dasharray: 4 3; stroke-width: 1.5; }
-.spark .spark-line { stroke: var(--accent); stroke-width: 1.5; } .spark .spark-end { fill: var(--accent); }
-.legend { font-size: 13px; color: var(--muted); } .legend span { margin-right: 14px; }
+.spark .spark-line { stroke: var(--accent); stroke-width: 1.5; }
+.spark .spark-end { fill: var(--accent); }
+.legend { font-size: 13px; color: var(--muted); }
+.legend span { margin-right: 14px; }
 .legend i { display: inline-block; width: 18px; height: 3px; vertical-align: middle; margin-right: 5px; }
-.chip { display: inline-block; border: 1px solid var(--line); border-radius: 999px; padding: 1px 10px; margin: 0 6px 6px 0; font-size: 13px; background: #fff; }
-.bars td.bar { width: 60%; } .bars .fill { height: 10px; background: var(--accent); border-radius: 3px; }
-ul.entries { padding-left: 18px; } ul.entries li { margin: 4px 0; } code { font-size: 13px; }
+.chip { display: inline-block; border: 1px solid var(--line); border-radius: 999px; padding: 1px 10px;
+  margin: 0 6px 6px 0; font-size: 13px; background: #fff; }
+.bars td.bar { width: 60%; }
+.bars .fill { height: 10px; background: var(--accent); border-radius: 3px; }
+ul.entries { padding-left: 18px; }
+ul.entries li { margin: 4px 0; }
+code { font-size: 13px; }
 footer { margin: 40px auto 30px; color: var(--muted); font-size: 13px; }
 `;
+
+/** A table of rows of cells (already HTML); `classes` gives columns a class (`num`: right-aligned). */
+function table(head: string[], rows: string[][], classes: Record<number, string> = {}, className = ''): string {
+  const cell = (tag: string, i: number, html: string) => {
+    const attribute = classes[i] ? ` class="${classes[i]}"` : '';
+    return `<${tag}${attribute}>${html}</${tag}>`;
+  };
+  return [
+    `<table${className ? ` class="${className}"` : ''}>`,
+    head.length ? `<tr>${head.map((h, i) => cell('th', i, h)).join('')}</tr>` : '',
+    ...rows.map((r) => `<tr>${r.map((c, i) => cell('td', i, c)).join('')}</tr>`),
+    '</table>',
+  ].join('\n');
+}
+
+const chip = (html: string) => `<span class="chip">${html}</span>`;
+const muted = (html: string) => `<p class="muted">${html}</p>`;
 
 export function renderReport(d: ReportData): string {
   const states = Object.entries(d.patternsByState).sort((a, b) => b[1] - a[1]);
@@ -76,6 +110,12 @@ export function renderReport(d: ReportData): string {
     [count(patterns), `patterns (${states.map(([s, n]) => `${count(n)} ${shown(s)}`).join(', ') || 'none yet'})`],
     [count(d.knowledge.stats.total), `knowledge entries (${count(d.knowledge.stats.archived)} archived)`],
     [count(d.landings.length), 'landing patterns'],
+  ];
+  const nav = [
+    ['roles', 'Reviewing roles'],
+    ['top', 'Top patterns'],
+    ['knowledge', 'Knowledge'],
+    ['landings', 'Landings'],
   ];
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -87,11 +127,11 @@ export function renderReport(d: ReportData): string {
 <header><h1>What cairn learned</h1>
 <p class="meta">project ${shown(d.project)} · ${day(d.generatedAt)} ${escapeHtml(d.generatedAt.slice(11, 16))} UTC</p>
 <ul class="facts">${facts.map(([n, what]) => `<li><b>${n}</b>${what}</li>`).join('')}</ul>
-<nav><a href="#roles">Reviewing roles</a><a href="#top">Top patterns</a><a href="#knowledge">Knowledge</a><a href="#landings">Landings</a></nav>
+<nav>${nav.map(([id, title]) => `<a href="#${id}">${title}</a>`).join('')}</nav>
 </header>
 <section id="roles"><h2>Reviewing roles</h2>
-<p class="muted">Before each run a reviewing role is given its best patterns; the validator then keeps or dismisses what it
-raised. A memory that learns gives fewer lines that get dismissed, run after run.</p>
+<p class="muted">Before each run a reviewing role is given its best patterns; the validator then keeps or dismisses
+what it raised. A memory that learns gives fewer lines that get dismissed, run after run.</p>
 ${d.roles.length ? d.roles.map(roleSection).join('\n') : '<p>No reviewing role has patterns yet.</p>'}
 </section>
 <section id="top"><h2>Top patterns</h2>
@@ -103,107 +143,140 @@ ${knowledgeSection(d)}
 <section id="landings"><h2>Landing patterns</h2>
 ${landingSection(d)}
 </section>
-<footer>Written by <code>cairn report</code> from <code>.cairn/</code>. Every text on this page comes from the project's logs and is shown as text.</footer>
+<footer>Written by <code>cairn report</code> from <code>.cairn/</code>. Every text on this page comes from the
+project's logs and is shown as text.</footer>
 </body></html>
 `;
 }
 
 function roleSection(r: RoleReport): string {
   const role = shown(r.role);
-  let curve = '<p class="muted">Not given a block in any run yet.</p>';
-  if (r.runs.length) {
-    const pick = (k: 'injected' | 'dismissed' | 'kept') => bucketed(r.runs.map((p) => p[k]), POINTS);
-    const given = pick('injected');
-    const series = [
-      { name: 'given', className: 'given', values: given.values },
-      { name: 'kept', className: 'kept', values: pick('kept').values },
-      { name: 'dismissed', className: 'dismissed', values: pick('dismissed').values },
-    ];
-    const label = `Lines given to ${role}, kept and dismissed, over ${count(r.runs.length)} runs`;
-    curve = `${lineChart(series, label, 'run 1', `run ${count(r.runs.length)}`)}
-<p class="legend"><span><i style="background:var(--given)"></i>lines given</span><span><i style="background:var(--kept)"></i>kept by the validator</span><span><i style="background:var(--dismissed)"></i>dismissed</span><span>runs in which it was given a block</span>${given.per > 1 ? `<span>each point: the mean of ${given.per} runs</span>` : ''}</p>
-<p>${trend(r)}</p>`;
-  }
   const reasons = (Object.entries(r.leftByReason) as [LeftReason, number][]).filter(([, n]) => n > 0);
+  const leftRows = r.left.map((l) => [shown(l.pattern.text), `${l.reason}: ${shown(l.detail)}`, day(l.lastInjected)]);
   const left = r.leftTotal
-    ? `<p>${reasons.map(([why, n]) => `<span class="chip">${count(n)} ${REASONS[why]}</span>`).join('')}</p>
-<table><tr><th>pattern</th><th>why</th><th class="num">last given</th></tr>
-${r.left.map((l) => `<tr><td>${shown(l.pattern.text)}</td><td>${escapeHtml(l.reason)}: ${shown(l.detail)}</td><td class="num">${day(l.lastInjected)}</td></tr>`).join('\n')}
-</table>${r.leftTotal > r.left.length ? `<p class="muted">and ${count(r.leftTotal - r.left.length)} more.</p>` : ''}`
-    : '<p class="muted">Nothing has left the block.</p>';
+    ? [
+        `<p>${reasons.map(([why, n]) => chip(`${count(n)} ${REASONS[why]}`)).join('')}</p>`,
+        table(['pattern', 'why', 'last given'], leftRows, { 2: 'num' }),
+        r.leftTotal > r.left.length ? muted(`and ${count(r.leftTotal - r.left.length)} more.`) : '',
+      ].join('\n')
+    : muted('Nothing has left the block.');
+  const empty = muted('Empty: none passes the cut.');
+  const block = r.block ? `<pre class="block">${blockText(r.block, r.role)}</pre>` : empty;
   return `<article class="role" id="role-${escapeHtml(r.role.replace(/[^a-z0-9-]/gi, '-'))}"><h3>${role}</h3>
-${curve}
+${r.runs.length ? curve(r, role) : muted('Not given a block in any run yet.')}
 <h4>The block it gets now</h4>
-${r.block ? `<pre class="block">${blockText(r.block, r.role)}</pre>` : '<p class="muted">Empty: nothing scores above the cut.</p>'}
+${block}
 <h4>Patterns that left the block (${count(r.leftTotal)})</h4>
 ${left}
 </article>`;
 }
 
+/** Lines given, kept and dismissed over the runs in which the role was given a block, and the trend in words. */
+function curve(r: RoleReport, role: string): string {
+  const pick = (k: 'injected' | 'dismissed' | 'kept') => bucketed(r.runs.map((p) => p[k]), POINTS);
+  const given = pick('injected');
+  const series = [
+    { name: 'given', className: 'given', values: given.values },
+    { name: 'kept', className: 'kept', values: pick('kept').values },
+    { name: 'dismissed', className: 'dismissed', values: pick('dismissed').values },
+  ];
+  const label = `Lines given to ${role}, kept and dismissed, over ${count(r.runs.length)} runs`;
+  const key = (colour: string, text: string) => `<span><i style="background:var(--${colour})"></i>${text}</span>`;
+  const legend = [
+    key('given', 'lines given'),
+    key('kept', 'kept by the validator'),
+    key('dismissed', 'dismissed'),
+    '<span>runs in which it was given a block</span>',
+    given.per > 1 ? `<span>each point: the mean of ${given.per} runs</span>` : '',
+  ];
+  return `${lineChart(series, label, 'run 1', `run ${count(r.runs.length)}`)}
+<p class="legend">${legend.join('')}</p>
+<p>${trend(r)}</p>`;
+}
+
 /** A block as format-patterns prints it: its frame is cairn's own (the sanitiser would take it for a forged one). */
 function blockText(block: string, role: string): string {
   const lines = block.split('\n');
-  const framed = lines.length >= 2 && lines[0] === blockHeader(role.toLowerCase()) && lines[lines.length - 1] === BLOCK_FOOTER;
+  const framed = lines.length >= 2 && lines[0] === blockHeader(role.toLowerCase()) && lines.at(-1) === BLOCK_FOOTER;
   if (!framed) return shown(block, true);
-  return [`=== HISTORICAL PATTERNS (${shown(role)}) ===`, shown(lines.slice(1, -1).join('\n'), true), BLOCK_FOOTER].join('\n');
+  const inner = shown(lines.slice(1, -1).join('\n'), true);
+  return [`=== HISTORICAL PATTERNS (${shown(role)}) ===`, inner, BLOCK_FOOTER].join('\n');
 }
 
 /** Dismissed lines per run early on against lately: the learning in one sentence. */
 function trend(r: RoleReport): string {
+  if (r.runs.length < 2) {
+    const [{ dismissed, injected, kept }] = r.runs;
+    return `One run so far: ${count(dismissed)} of ${count(injected)} lines dismissed, ${count(kept)} kept.`;
+  }
   const n = Math.max(1, Math.min(10, Math.floor(r.runs.length / 3)));
-  const mean = (points: typeof r.runs, k: 'dismissed' | 'kept') => points.reduce((s, p) => s + p[k], 0) / points.length;
+  const mean = (points: typeof r.runs, k: 'dismissed' | 'kept') => {
+    const sum = points.reduce((s, p) => s + p[k], 0);
+    return (sum / points.length).toFixed(1);
+  };
   const first = r.runs.slice(0, n);
   const last = r.runs.slice(-n);
-  const x = (v: number) => v.toFixed(1);
-  if (r.runs.length < 2) return `One run so far: ${count(r.runs[0].dismissed)} of ${count(r.runs[0].injected)} lines dismissed, ${count(r.runs[0].kept)} kept.`;
   const runs = n > 1 ? `${n} runs` : 'run';
-  return `Dismissed lines per run: ${x(mean(first, 'dismissed'))} in the first ${runs}, ${x(mean(last, 'dismissed'))} in the last ${runs}; kept: ${x(mean(first, 'kept'))} → ${x(mean(last, 'kept'))}.`;
+  const dismissed = `${mean(first, 'dismissed')} in the first ${runs}, ${mean(last, 'dismissed')} in the last ${runs}`;
+  return `Dismissed lines per run: ${dismissed}; kept: ${mean(first, 'kept')} → ${mean(last, 'kept')}.`;
 }
 
 function topTable(top: TopPattern[]): string {
-  if (!top.length) return '<p class="muted">No patterns yet.</p>';
+  if (!top.length) return muted('No patterns yet.');
   const rows = top.map((t) => {
     const p = t.pattern;
-    const label = `evidence of ${shown(shortId(p.id))}: ${t.evidence.length - 1} tested events, net ${t.evidence[t.evidence.length - 1].toFixed(1)}`;
-    return `<tr><td><code>${shown(shortId(p.id))}</code></td><td>${shown(p.role)}</td><td>${shown(p.text)}</td><td>${shown(t.record)}</td><td class="num">${t.score.toFixed(2)}</td><td>${shown(p.lifecycle)}</td><td>${sparkline(t.evidence, label)}</td></tr>`;
+    const id = shown(shortId(p.id));
+    const net = t.evidence[t.evidence.length - 1].toFixed(1);
+    const label = `evidence of ${id}: ${t.evidence.length - 1} tested events, net ${net}`;
+    const record = [shown(t.record), t.score.toFixed(2), shown(p.lifecycle)];
+    return [`<code>${id}</code>`, shown(p.role), shown(p.text), ...record, sparkline(t.evidence, label)];
   });
-  return `<table><tr><th>id</th><th>role</th><th>pattern</th><th>record</th><th class="num">rank</th><th>state</th><th>evidence over time</th></tr>
-${rows.join('\n')}
-</table>`;
+  return table(['id', 'role', 'pattern', 'record', 'rank', 'state', 'evidence over time'], rows, { 4: 'num' });
 }
 
 function bars(items: [string, number][]): string {
   const max = Math.max(1, ...items.map(([, n]) => n));
-  return `<table class="bars">${items.map(([name, n]) => `<tr><td>${shown(name)}</td><td class="num">${count(n)}</td><td class="bar"><div class="fill" style="width:${((100 * n) / max).toFixed(1)}%"></div></td></tr>`).join('')}</table>`;
+  const bar = (n: number) => `<div class="fill" style="width:${((100 * n) / max).toFixed(1)}%"></div>`;
+  return table([], items.map(([name, n]) => [shown(name), count(n), bar(n)]), { 1: 'num', 2: 'bar' }, 'bars');
 }
 
 function knowledgeSection(d: ReportData): string {
   const { stats, newest, audit } = d.knowledge;
-  if (stats.total === 0 && !audit.summary) return '<p class="muted">No knowledge entries yet.</p>';
+  if (stats.total === 0 && !audit.summary) return muted('No knowledge entries yet.');
   const byType = Object.entries(stats.byType).sort((a, b) => b[1] - a[1]);
   const tags = stats.topTags.map((t) => [t.tag, t.count] as [string, number]);
-  const entries = newest.map((e) => `<li><b>${shown(e.type.toUpperCase())}</b> ${shown(e.content)} <span class="muted">${e.bead ? `· ${shown(e.bead)} ` : ''}· ${unixDay(e.ts)}</span></li>`);
-  const actions = Object.entries(audit.byAction).sort((a, b) => b[1] - a[1]);
-  const auditPart = audit.summary
-    ? `<p>The last <code>cairn sanitize</code> (${unixDay(audit.ts ?? 0)}) kept ${count(audit.summary.active)} of ${count(audit.summary.read)} entries.</p>
-${actions.length ? `<p>${actions.map(([a, n]) => `<span class="chip">${count(n)} ${shown(a.replace(/_/g, ' '))}</span>`).join('')}</p>
-<table><tr><th>entry</th><th>what</th><th>why</th></tr>
-${audit.recent.map((r) => `<tr><td>${shown(r.key ?? (r.line !== undefined ? `line ${r.line}` : ''))}</td><td>${shown(r.action.replace(/_/g, ' '))}</td><td>${shown(r.reason ?? '')}</td></tr>`).join('\n')}
-</table>` : '<p class="muted">It removed nothing.</p>'}`
-    : '<p class="muted"><code>cairn sanitize</code> has not run here yet.</p>';
+  const entries = newest.map((e) => {
+    const meta = `${e.bead ? `· ${shown(e.bead)} ` : ''}· ${unixDay(e.ts)}`;
+    return `<li><b>${shown(e.type.toUpperCase())}</b> ${shown(e.content)} <span class="muted">${meta}</span></li>`;
+  });
   return `<h3>By type</h3>${bars(byType)}
-<h3>Top tags</h3>${tags.length ? bars(tags) : '<p class="muted">None.</p>'}
+<h3>Top tags</h3>${tags.length ? bars(tags) : muted('None.')}
 <h3>Newest entries</h3><ul class="entries">${entries.join('\n')}</ul>
-<h3>What the sanitiser removed</h3>${auditPart}`;
+<h3>What the sanitiser removed</h3>${auditPart(d.knowledge.audit)}`;
+}
+
+function auditPart(audit: ReportData['knowledge']['audit']): string {
+  if (!audit.summary) return muted('<code>cairn sanitize</code> has not run here yet.');
+  const actions = Object.entries(audit.byAction).sort((a, b) => b[1] - a[1]);
+  const { active, read } = audit.summary;
+  const when = unixDay(audit.ts ?? 0);
+  const kept = `<p>The last <code>cairn sanitize</code> (${when}) kept ${count(active)} of ${count(read)} entries.</p>`;
+  if (!actions.length) return `${kept}\n${muted('It removed nothing.')}`;
+  const what = (action: string) => shown(action.replace(/_/g, ' '));
+  const entry = (r: (typeof audit.recent)[number]) => shown(r.key ?? (r.line !== undefined ? `line ${r.line}` : ''));
+  const rows = audit.recent.map((r) => [entry(r), what(r.action), shown(r.reason ?? '')]);
+  const chips = `<p>${actions.map(([a, n]) => chip(`${count(n)} ${what(a)}`)).join('')}</p>`;
+  return [kept, chips, table(['entry', 'what', 'why'], rows)].join('\n');
 }
 
 function landingSection(d: ReportData): string {
-  if (!d.landings.length) return '<p class="muted">None yet: they are kept from the reports of successful landings.</p>';
-  const rows = d.landings.map(
-    (l) =>
-      `<tr><td>${shown(l.title)}</td><td>${shown(l.tags.join(', '))}</td><td>${shown(l.examplePaths.slice(0, 4).join(', '))}${l.examplePaths.length > 4 ? ', …' : ''}</td><td>${shown(l.commands.slice(0, 3).join('; '))}</td><td class="num">${day(l.updatedAt)}</td></tr>`,
-  );
-  return `<table><tr><th>work</th><th>tags</th><th>files</th><th>validated by</th><th class="num">updated</th></tr>
-${rows.join('\n')}
-</table>`;
+  if (!d.landings.length) return muted('None yet: they are kept from the reports of successful landings.');
+  const rows = d.landings.map((l) => [
+    shown(l.title),
+    shown(l.tags.join(', ')),
+    `${shown(l.examplePaths.slice(0, 4).join(', '))}${l.examplePaths.length > 4 ? ', …' : ''}`,
+    shown(l.commands.slice(0, 3).join('; ')),
+    day(l.updatedAt),
+  ]);
+  return table(['work', 'tags', 'files', 'validated by', 'updated'], rows, { 4: 'num' });
 }

@@ -11,11 +11,17 @@ export interface Series {
 
 const f = (n: number) => (Math.round(n * 10) / 10).toString();
 
+/** An `<svg>` start tag: an image of `width` × `height` user units, named by `label` (escaped by the caller). */
+const svgOpen = (className: string, width: number, height: number, label: string) =>
+  `<svg class="${className}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" ` +
+  `role="img" aria-label="${label}">`;
+
 /** `x1,y1 x2,y2 …` for values over an area `width` × `height` (y grows downwards), scaled to `max`. */
 export function polylinePoints(values: number[], width: number, height: number, max: number, min = 0): string {
   const span = max - min || 1;
   const dx = values.length > 1 ? width / (values.length - 1) : 0;
-  return values.map((v, i) => `${f(values.length > 1 ? i * dx : width / 2)},${f(height - ((v - min) / span) * height)}`).join(' ');
+  const x = (i: number) => (values.length > 1 ? i * dx : width / 2);
+  return values.map((v, i) => `${f(x(i))},${f(height - ((v - min) / span) * height)}`).join(' ');
 }
 
 /**
@@ -33,13 +39,16 @@ export function lineChart(series: Series[], label: string, xFirst: string, xLast
   const max = Math.max(1, ...series.flatMap((s) => s.values));
   const ticks = [0, max / 2, max].map((v) => {
     const y = top + plotH - (v / max) * plotH;
-    return `<line class="grid" x1="${left}" x2="${left + plotW}" y1="${f(y)}" y2="${f(y)}"/><text class="tick" x="${left - 6}" y="${f(y + 4)}" text-anchor="end">${f(v)}</text>`;
+    const grid = `<line class="grid" x1="${left}" x2="${left + plotW}" y1="${f(y)}" y2="${f(y)}"/>`;
+    return `${grid}<text class="tick" x="${left - 6}" y="${f(y + 4)}" text-anchor="end">${f(v)}</text>`;
   });
-  const lines = series.map(
-    (s) => `<polyline class="curve ${s.className}" data-series="${s.name}" fill="none" points="${polylinePoints(s.values, plotW, plotH, max)}" transform="translate(${left},${top})"/>`,
-  );
+  const lines = series.map((s) => {
+    const points = polylinePoints(s.values, plotW, plotH, max);
+    const place = `transform="translate(${left},${top})"`;
+    return `<polyline class="curve ${s.className}" data-series="${s.name}" fill="none" points="${points}" ${place}/>`;
+  });
   return [
-    `<svg class="chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${label}">`,
+    svgOpen('chart', width, height, label),
     ...ticks,
     `<line class="axis" x1="${left}" x2="${left}" y1="${top}" y2="${top + plotH}"/>`,
     `<line class="axis" x1="${left}" x2="${left + plotW}" y1="${top + plotH}" y2="${top + plotH}"/>`,
@@ -59,7 +68,7 @@ export function sparkline(values: number[], label: string): string {
   const points = polylinePoints(values, width - 4, height - 4, max, min);
   const last = points.split(' ').pop()!.split(',');
   return (
-    `<svg class="spark" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${label}">` +
+    svgOpen('spark', width, height, label) +
     `<polyline class="curve spark-line" fill="none" points="${points}" transform="translate(2,2)"/>` +
     `<circle class="spark-end" cx="${f(Number(last[0]) + 2)}" cy="${f(Number(last[1]) + 2)}" r="2"/></svg>`
   );

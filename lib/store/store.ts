@@ -138,7 +138,8 @@ export class Store {
   rebuildIndex<T>(follower: LogFollower<T>, progress?: Progress): FollowReport {
     this.db ??= this.open(); // opening tells whether the index file can be written at all
     if (this.inMemory) throw new CairnError('store', `cannot rebuild ${this.dbPath}: the store is read-only`);
-    const report = this.healing(() => rebuildIndex(this.database, follower, { ...this.followOptions(progress), sliceMs: REBUILD_SLICE_MS }));
+    const options = { ...this.followOptions(progress), sliceMs: REBUILD_SLICE_MS };
+    const report = this.healing(() => rebuildIndex(this.database, follower, options));
     this.followed.add(follower.name);
     return report;
   }
