@@ -42,7 +42,8 @@ const EVENTS = Number(opts.events);
 if (!Number.isInteger(RUNS) || RUNS < 5) fail('--runs must be an integer ≥ 5');
 
 const NOW = '2026-04-20T10:00:00.000Z';
-const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_'))), CAIRN_NOW: NOW };
+const inherited = Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_'));
+const env = { ...Object.fromEntries(inherited), CAIRN_NOW: NOW };
 const temps = [];
 const progress = (m) => process.stderr.write(`bench: ${m}\n`);
 const fmt = (n, d = 0) => n.toLocaleString('en', { minimumFractionDigits: d, maximumFractionDigits: d });
@@ -61,18 +62,21 @@ function tempDir(tag) {
 
 /** `cairn <args>` in a project, checked. */
 function cairn(cwd, args) {
-  const r = spawnSync(process.execPath, [CAIRN, ...args, '--project', PROJECT, '--strict'], { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const argv = [CAIRN, ...args, '--project', PROJECT, '--strict'];
+  const r = spawnSync(process.execPath, argv, { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (r.status !== 0) fail(`cairn ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return r;
 }
 
-/** A project of `patterns` auditor patterns (and a twentieth of that for judge, sentinel, curator) and `entries` knowledge entries, indexed. */
+/** A project of `patterns` auditor patterns (1/20 as many of three other roles), `entries` knowledge entries. */
 function bigStore(patterns, entries) {
   const dir = makeProject(tempDir(`store-${patterns}`));
   const small = Math.max(1, Math.round(patterns / 20));
   progress(`writing ${fmt(patterns)} auditor patterns' events and ${fmt(entries)} knowledge entries`);
-  const log = writeEventLog(join(dir, '.cairn', 'events.jsonl'), { patterns: { auditor: patterns, judge: small, sentinel: small, curator: small }, nowMs: Date.parse(NOW), seed: 31 });
-  writeKnowledgeLog(join(dir, '.cairn', 'memory', 'knowledge.jsonl'), { entries, seed: 31, project: PROJECT, nowMs: Date.parse(NOW) });
+  const roles = { auditor: patterns, judge: small, sentinel: small, curator: small };
+  const log = writeEventLog(join(dir, '.cairn', 'events.jsonl'), { patterns: roles, nowMs: Date.parse(NOW), seed: 31 });
+  const knowledge = join(dir, '.cairn', 'memory', 'knowledge.jsonl');
+  writeKnowledgeLog(knowledge, { entries, seed: 31, project: PROJECT, nowMs: Date.parse(NOW) });
   progress(`indexing ${fmt(log.events)} events and the knowledge log`);
   cairn(dir, ['rebuild']);
   cairn(dir, ['recall', '--stats']);
@@ -90,7 +94,8 @@ function waitForBackground(dir) {
 }
 
 async function connect(cwd) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CAIRN, 'mcp', '--project', PROJECT], cwd, env, stderr: 'pipe' });
+  const args = [CAIRN, 'mcp', '--project', PROJECT];
+  const transport = new StdioClientTransport({ command: process.execPath, args, cwd, env, stderr: 'pipe' });
   const client = new Client({ name: 'cairn-bench', version: '1' });
   const started = process.hrtime.bigint();
   await client.connect(transport);
@@ -101,11 +106,14 @@ async function connect(cwd) {
 function nodeNothing() {
   return new Promise((done) => {
     const started = process.hrtime.bigint();
-    spawn(process.execPath, ['-e', '0'], { env, stdio: 'ignore' }).on('exit', () => done(Number(process.hrtime.bigint() - started) / 1e6));
+    const child = spawn(process.execPath, ['-e', '0'], { env, stdio: 'ignore' });
+    child.on('exit', () => done(Number(process.hrtime.bigint() - started) / 1e6));
   });
 }
 
 const rows = [];
+const QUERIES = ['session token refresh', 'sqlite migration lock', 'bd comments capture hook', 'auto-recall fence'];
+const CHANGE = { role: 'auditor', files: ['src/cli/status.ts'], labels: ['cli'] };
 const add = (name, value, target, verdict, note = '') => rows.push({ name, value, target, verdict, note });
 
 // the server's start: spawn to the answer to initialize, against node -e 0, in the same rounds
@@ -122,7 +130,9 @@ async function startCase(cwd) {
     server.push(ms);
   }
   const ratio = median(server) / median(base);
-  add('cairn mcp: start (spawn → initialize answered)', `${fmt(median(server))} ms (node -e 0: ${fmt(median(base))} ms) = ${fmt(ratio, 2)}×`, '≤ 2×', ratio <= 2 ? 'met' : '**missed**', `min–max ${fmt(Math.min(...server))}–${fmt(Math.max(...server))} ms`);
+  const value = `${fmt(median(server))} ms (node -e 0: ${fmt(median(base))} ms) = ${fmt(ratio, 2)}×`;
+  const spread = `min–max ${fmt(Math.min(...server))}–${fmt(Math.max(...server))} ms`;
+  add('cairn mcp: start (spawn → initialize answered)', value, '≤ 2×', ratio <= 2 ? 'met' : '**missed**', spread);
 }
 
 // each tool once the server is warm: its first call (SQLite, the indexes, the pattern-history index) is apart
@@ -132,11 +142,11 @@ async function callCases(dir) {
   const shortId = /\[(p[0-9a-f]{6})\]/.exec(block.text)?.[1];
   if (!shortId) fail(`the patterns tool printed no block:\n${block.text}`);
   const tools = [
-    ['recall', (i) => ({ query: ['session token refresh', 'sqlite migration lock', 'bd comments capture hook', 'auto-recall fence'][i % 4] })],
-    ['patterns', (i) => ({ role: 'auditor', files: ['src/cli/status.ts'], labels: ['cli'], ...(i % 2 ? { query: 'status command output flags' } : {}) })],
+    ['recall', (i) => ({ query: QUERIES[i % QUERIES.length] })],
+    ['patterns', (i) => ({ ...CHANGE, ...(i % 2 ? { query: 'status command output flags' } : {}) })],
     ['explain', () => ({ pattern: shortId })],
     ['landings', () => ({ query: 'status command' })],
-    ['remember', (i) => ({ type: 'learned', content: `bench note ${i}: retries against the primary need jitter`, bead: 'bench-1' })],
+    ['remember', (i) => ({ type: 'learned', content: `bench note ${i}: retries need jitter`, bead: 'bench-1' })],
   ];
   for (const [name, args] of tools) {
     progress(`${name}: ${CALLS} calls`);
@@ -146,7 +156,8 @@ async function callCases(dir) {
     const sorted = [...times].sort((a, b) => a - b);
     const p95 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))];
     const m = median(times);
-    add(`cairn mcp: ${name}, warm`, `${fmt(m, 1)} ms (p95 ${fmt(p95, 1)} ms)`, '≤ 50 ms', m <= 50 ? 'met' : '**missed**', `first call ${fmt(first.ms)} ms`);
+    const value = `${fmt(m, 1)} ms (p95 ${fmt(p95, 1)} ms)`;
+    add(`cairn mcp: ${name}, warm`, value, '≤ 50 ms', m <= 50 ? 'met' : '**missed**', `first call ${fmt(first.ms)} ms`);
   }
   const rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${transport.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
   add('cairn mcp: server RSS after the calls', `${fmt(rss, 1)} MB`, '—', '—');
@@ -166,15 +177,24 @@ async function call(client, name, args) {
 function reportCases(big) {
   const dir = makeProject(tempDir('report'));
   progress(`writing a ${fmt(EVENTS)}-event log for the report`);
-  writeEventLog(join(dir, '.cairn', 'events.jsonl'), { patterns: { auditor: Math.ceil(EVENTS / 2), judge: Math.ceil(EVENTS / 40), sentinel: Math.ceil(EVENTS / 40), curator: Math.ceil(EVENTS / 40) }, nowMs: Date.parse(NOW), seed: 5, limit: EVENTS });
+  const small = Math.ceil(EVENTS / 40);
+  const roles = { auditor: Math.ceil(EVENTS / 2), judge: small, sentinel: small, curator: small };
+  const eventLog = join(dir, '.cairn', 'events.jsonl');
+  writeEventLog(eventLog, { patterns: roles, nowMs: Date.parse(NOW), seed: 5, limit: EVENTS });
   cairn(dir, ['rebuild']);
   waitForBackground(dir);
-  for (const [label, cwd, events] of [[`${fmt(EVENTS)} events`, dir, EVENTS], [`${fmt(big.events)} events, ${fmt(PATTERNS)} patterns, ${fmt(ENTRIES)} knowledge entries`, big.dir, big.events]]) {
+  const bigLabel = `${fmt(big.events)} events, ${fmt(PATTERNS)} patterns, ${fmt(ENTRIES)} knowledge entries`;
+  for (const [label, cwd, events] of [[`${fmt(EVENTS)} events`, dir, EVENTS], [bigLabel, big.dir, big.events]]) {
     progress(`cairn report: ${label}`);
     const out = join(tempDir('out'), 'report.html');
-    const r = measure({ runs: RUNS, args: [CAIRN, 'report', '--out', out, '--project', PROJECT, '--strict'], cwd, env, check: (res) => res.stdout.trim() === out || fail(`cairn report printed ${res.stdout}`) });
+    const args = [CAIRN, 'report', '--out', out, '--project', PROJECT, '--strict'];
+    const check = (res) => res.stdout.trim() === out || fail(`cairn report printed ${res.stdout}`);
+    const r = measure({ runs: RUNS, args, cwd, env, check });
     const ok = events === EVENTS ? (r.ms <= 2000 ? 'met' : '**missed**') : '—';
-    add(`cairn report, ${label}`, `${fmt(r.ms)} ms`, events === EVENTS ? '≤ 2 s' : '—', ok, `min–max ${fmt(r.minMs)}–${fmt(r.maxMs)} ms, CPU ${fmt(r.cpuMs)} ms, peak RSS ${fmt(r.peakRssMb, 1)} MB, page ${fmt(readFileSync(out).length / 1024)} KB`);
+    const page = `page ${fmt(readFileSync(out).length / 1024)} KB`;
+    const spread = `min–max ${fmt(r.minMs)}–${fmt(r.maxMs)} ms`;
+    const note = `${spread}, CPU ${fmt(r.cpuMs)} ms, peak RSS ${fmt(r.peakRssMb, 1)} MB, ${page}`;
+    add(`cairn report, ${label}`, `${fmt(r.ms)} ms`, events === EVENTS ? '≤ 2 s' : '—', ok, note);
   }
 }
 
@@ -185,7 +205,9 @@ try {
   reportCases(big);
   const m = machine();
   console.log(`### cairn mcp and cairn report (node bench/mcp.js --runs ${RUNS} --calls ${CALLS})\n`);
-  console.log(`${m.cpu}, ${m.cores} cores, ${m.platform}, Node ${m.node}; load average ${LOAD_AT_START} at the start, ${m.load} at the end; NODE_EXTRA_CA_CERTS ${process.env.NODE_EXTRA_CA_CERTS ? 'set' : 'unset'}.\n`);
+  const certs = `NODE_EXTRA_CA_CERTS ${process.env.NODE_EXTRA_CA_CERTS ? 'set' : 'unset'}`;
+  const load = `load average ${LOAD_AT_START} at the start, ${m.load} at the end`;
+  console.log(`${m.cpu}, ${m.cores} cores, ${m.platform}, Node ${m.node}; ${load}; ${certs}.\n`);
   console.log('| case | measured | target | verdict | notes |\n|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.name} | ${r.value} | ${r.target} | ${r.verdict} | ${r.note} |`);
 } finally {
