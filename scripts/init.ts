@@ -151,15 +151,16 @@ example:
       ready.length > 0
         ? `Next: start a ${ready.map((h) => h.host).join(' / ')} session here; auto-recall brings in what the project has learned.`
         : serving.length > 0
-          ? `Next: start a ${serving.map((m) => m.host).join(' / ')} session here; its agent can recall and remember (cairn mcp).`
-          : 'Next: cairn init --claude (or --codex, --gemini, --cursor) to give an agent host this memory, or run a pipeline (README: The loop in a pipeline).',
+          ? `Next: start a ${serving.map((m) => m.host).join(' / ')} session here; its agent can ask cairn mcp.`
+          : 'Next: cairn init --claude (or --codex, --gemini, --cursor) to give an agent host this memory, ' +
+            'or run a pipeline (README: The loop in a pipeline).',
     );
     ctx.print(lines.join('\n') + '\n');
     return code;
   },
 };
 
-/** Register cairn mcp in one host's MCP file; a file that does not read is left as it is (the others are still set up). */
+/** Register cairn mcp in one host's MCP file; one that does not read is left as it is (the others are still set up). */
 function setUpMcp(root: string, host: McpHost, storeDir: string | undefined): McpResult {
   try {
     return { host, ...registerMcp(root, host, storeDir), error: null };
