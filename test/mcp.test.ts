@@ -167,6 +167,14 @@ describe('cairn mcp', () => {
     expect(() => readFileSync(join(root, '.cairn', 'cache', 'health.json'))).toThrow();
   });
 
+  it('a line that is not JSON-RPC is skipped with a line on stderr; the next request is answered', () => {
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const r = run('cairn', ['mcp'], { cwd: root, input: `garbage\n${JSON.stringify(init)}\n`, env: { CAIRN_PROJECT: PROJECT } });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ id: 1, result: { serverInfo: { name: 'cairn' } } });
+    expect(r.stderr).toMatch(/^cairn mcp: .*"garbage" is not valid JSON\n$/);
+  });
+
   it('a store that breaks mid-session fails the call in one line, recorded for cairn doctor; the server stays up and recovers', async () => {
     const project = learnedProject();
     const { client } = await connect(project);

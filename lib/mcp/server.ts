@@ -152,6 +152,8 @@ export async function serveMcp(opts: ServeOptions): Promise<void> {
 
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => (server.server.onclose = resolve));
+  // a message that does not read (not JSON-RPC) is skipped; the host's log of the server's stderr says so
+  server.server.onerror = (err) => void process.stderr.write(`cairn mcp: ${describeError(err)}\n`);
   // the client leaving ends the server: stdin closed, or stdout gone (EPIPE would otherwise throw)
   const stop = () => void server.close();
   process.stdin.once('end', stop);
