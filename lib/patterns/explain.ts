@@ -1,0 +1,39 @@
+import { sanitizeUntrusted } from '../core/sanitize.js';
+import { describePatternEvent } from '../events/history.js';
+import type { CairnEvent } from '../events/types.js';
+import type { Pattern } from './queries.js';
+import { SCORE_CUT, type ScoreFactors } from './scoring.js';
+
+// `cairn explain` (SPEC §3.2, §3.10.6): a pattern's counters, its score broken into factors, and every
+// event that touched it, in words. `cairn mcp`'s explain shows the same text.
+
+/**
+ * The explanation as lines: header, text, record, context, score, then one line per event (the
+ * newest `maxEvents`, with a line for those left out). Everything here came from the log: shown on
+ * one line each, without control characters.
+ */
+export function explainLines(p: Pattern, f: ScoreFactors, role: string, events: CairnEvent[], maxEvents = Infinity) {
+  const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
+  const cut = f.base >= SCORE_CUT ? `injectable (≥ ${SCORE_CUT})` : `below the ${SCORE_CUT} cut`;
+  const status = p.lifecycle === 'deprecated' ? 'deprecated: never injected' : cut;
+  const left = Math.max(0, events.length - maxEvents);
+  const reason = p.reason ? [`reason: ${shown(p.reason)}`] : [];
+  const person = p.promoted_by ? [shown(`promoted by ${p.promoted_by}: ${p.reason ?? ''}`)] : reason;
+  return [
+    shown(`pattern ${p.id} — ${p.role}, ${p.category}, ${p.lifecycle}${p.regressed ? ', REGRESSED' : ''}`),
+    `text: ${shown(p.text)}`,
+    `record: ${fmt(p.success_count)} successes (${fmt(p.untested)} untested since last tested), ` +
+      `${p.ignore_count} ignored (weight ${fmt(p.ignore_weight)}), ${p.reinforcement_count} reinforced, ` +
+      `${p.sightings} sightings in ${p.issues.length} issue(s)${p.was_validated ? ', validated' : ''}`,
+    shown(`context: labels [${p.labels.join(', ')}] files [${p.files.join(', ')}] phases [${p.phases.join(', ')}]`),
+    ...person,
+    `score for ${role}: ${f.base.toFixed(4)} = rate ${f.rate.toFixed(3)} × decay ${f.decay.toFixed(3)} ` +
+      `(${f.days.toFixed(1)} days since use) × category ${f.category} × context ${f.context.toFixed(2)} ` +
+      `× role ${f.role} — ${status}`,
+    `history (${events.length} events${left ? `, the newest ${events.length - left} shown` : ''}):`,
+    ...(left ? [`  … ${left} earlier event(s) not shown`] : []),
+    ...events.slice(left).map((e) => `  ${shown(describePatternEvent(e, events))}`),
+  ];
+}
+
+const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
