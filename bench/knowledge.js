@@ -20,7 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { measure, runNode, machine, cleanupMeasure, MEMORY_METHOD } from './measure.js';
-import { rng } from './corpus.js';
+import { writeKnowledgeLog } from './stores.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FIX = join(REPO, 'fixtures', 'knowledge');
@@ -40,7 +40,7 @@ const { values: opts } = parseArgs({
 const RUNS = Number(opts.runs);
 const ENTRIES = Number(opts.entries);
 if (!Number.isInteger(RUNS) || RUNS < 5) fail('--runs must be an integer ≥ 5');
-const { keyOf, tagsFor } = await import(join(REPO, 'dist', 'lib', 'knowledge', 'entry.js')).catch(() => fail('dist/ is missing: run `npm run build` first'));
+await import(join(REPO, 'dist', 'lib', 'knowledge', 'entry.js')).catch(() => fail('dist/ is missing: run `npm run build` first'));
 
 const NOW = '2026-04-20T10:00:00.000Z';
 const PROJECT = 'benchknowledge';
@@ -64,35 +64,8 @@ function tempDir(tag) {
   return dir;
 }
 
-// ---------------------------------------------------------------------------------------------
-// the generated log
-
-function realData() {
-  const notes = readFileSync(join(FIX, 'knowledge.main-f048edf.jsonl'), 'utf8').trim().split('\n').map((l) => {
-    const o = JSON.parse(l);
-    return typeof o === 'string' ? JSON.parse(o) : o;
-  });
-  const comments = ['comments.newest-73fd2a9.jsonl', 'comments.largest-d298489.jsonl'].flatMap((f) => readFileSync(join(FIX, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l)));
-  const sentences = comments.flatMap((c) => c.text.replace(/^[A-Z-]+:\s*/, '').split(/(?<=[.;])\s+/)).filter((s) => s.length > 20 && s.length < 240);
-  const beads = readFileSync(join(FIX, 'issues.main-f048edf.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).id);
-  return { notes, sentences, beads };
-}
-
-/** A knowledge.jsonl of `n` entries in cairn's format, oldest first. */
-function writeLog(path, n, seed) {
-  const { notes, sentences, beads } = realData();
-  const { pick } = rng(seed);
-  const start = Date.parse(NOW) / 1000 - 400 * 86400;
-  const lines = [];
-  for (let i = 0; i < n; i++) {
-    const note = pick(notes);
-    const content = `${note.content.split('\n')[0].slice(0, 400)} ${pick(sentences)} (detail ${i})`;
-    const entry = { key: keyOf(note.type, `${i} ${content}`), type: note.type, content, source: 'hook', tags: tagsFor(note.type, content), ts: Math.floor(start + (i * 400 * 86400) / n), bead: pick(beads), project: PROJECT };
-    lines.push(JSON.stringify(entry));
-  }
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, lines.join('\n') + '\n');
-}
+/** A knowledge.jsonl of `n` entries (bench/stores.js), of this bench's project. */
+const writeLog = (path, n, seed) => writeKnowledgeLog(path, { entries: n, seed, project: PROJECT, nowMs: Date.parse(NOW) });
 
 /** A git work tree with a store, on branch feat/cursor-hooks. */
 function project(tag) {

@@ -2,12 +2,14 @@
 // and indexed by one `cairn rebuild`. Ids and timestamps increase line by line, as appendEvents
 // writes them, so the log is in replay order.
 
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
 import { nextUlid, patternId } from '../dist/lib/core/ids.js';
 import { classify } from '../dist/lib/patterns/extract.js';
 import { initStore } from '../dist/lib/store/init.js';
+import { keyOf, tagsFor } from '../dist/lib/knowledge/entry.js';
 import { rng, patternTexts } from './corpus.js';
 
 export const PROJECT = 'benchproject0001';
@@ -120,4 +122,38 @@ export function writeEventLog(path, { patterns, nowMs, days = 30, seed = 1, limi
   flush();
   closeSync(fd);
   return { events: n, known, counts };
+}
+
+// ---------------------------------------------------------------------------------------------
+// knowledge logs, generated from the real Lavra data (fixtures/knowledge: 217 entries, 538 comments):
+// each entry takes a real note as its body and varies it (a real comment's sentence spliced in, a
+// numbered detail), so term statistics are those of real notes and every content is distinct.
+
+const FIX = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'knowledge');
+
+function realData() {
+  const notes = readFileSync(join(FIX, 'knowledge.main-f048edf.jsonl'), 'utf8').trim().split('\n').map((l) => {
+    const o = JSON.parse(l);
+    return typeof o === 'string' ? JSON.parse(o) : o;
+  });
+  const comments = ['comments.newest-73fd2a9.jsonl', 'comments.largest-d298489.jsonl'].flatMap((f) => readFileSync(join(FIX, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l)));
+  const sentences = comments.flatMap((c) => c.text.replace(/^[A-Z-]+:\s*/, '').split(/(?<=[.;])\s+/)).filter((s) => s.length > 20 && s.length < 240);
+  const beads = readFileSync(join(FIX, 'issues.main-f048edf.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).id);
+  return { notes, sentences, beads };
+}
+
+/** A knowledge.jsonl of `entries` entries of `project` in cairn's format, oldest first, over the 400 days before `nowMs`. */
+export function writeKnowledgeLog(path, { entries, seed, project, nowMs }) {
+  const { notes, sentences, beads } = realData();
+  const { pick } = rng(seed);
+  const start = nowMs / 1000 - 400 * 86400;
+  const lines = [];
+  for (let i = 0; i < entries; i++) {
+    const note = pick(notes);
+    const content = `${note.content.split('\n')[0].slice(0, 400)} ${pick(sentences)} (detail ${i})`;
+    const entry = { key: keyOf(note.type, `${i} ${content}`), type: note.type, content, source: 'hook', tags: tagsFor(note.type, content), ts: Math.floor(start + (i * 400 * 86400) / entries), bead: pick(beads), project };
+    lines.push(JSON.stringify(entry));
+  }
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, lines.join('\n') + '\n');
 }

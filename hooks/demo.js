@@ -142,7 +142,8 @@ try {
   console.log('cache/state.db is rebuilt from them.');
   if (keep) {
     console.log(`\nThe project is kept in ${project}. Look around: cd there, then`);
-    console.log(`  ${join(repo, 'bin', 'cairn.js')} list          (or explain <id>, events, recall oauth, doctor)`);
+    console.log(`  ${join(repo, 'bin', 'cairn.js')} list          (or explain <id>, events, recall oauth, doctor,`);
+    console.log('  report --open)');
   } else console.log('The throwaway project is deleted now; npm run demo -- --keep keeps it to look around in.');
 } finally {
   if (!keep) rmSync(project, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import type { Command } from '../lib/cli/runner.js';
 import { eventFollower, patternDb } from '../lib/events/log.js';
 import { knowledgeFollowers } from '../lib/knowledge/index.js';
 import { hookChecks } from '../lib/hosts/check.js';
+import { mcpCheck, MCP_HOSTS, registeredServer, type ServerCommand } from '../lib/hosts/mcp.js';
 import { libraryCheck } from '../lib/landing/library.js';
 import { DEFAULT_CONFIG, loadConfig } from '../lib/store/config.js';
 import { configCheck, databaseChecks, deferredCheck, healthCheck, maintenanceCheck, moduleChecks, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
@@ -15,9 +16,10 @@ export const command: Command = {
 
 Checks that cairn works here: the store and its settings, better-sqlite3 and tiktoken load,
 the database is sound and each log is applied to it, no fail-open error was recorded since
-the last clear, the nightly cairn maintain runs, the landing-pattern library reads, and which
-agent hosts run cairn's hooks (and whether their commands are found). Exits 1 when something is
-wrong (a warning is not).
+the last clear, the nightly cairn maintain runs, the landing-pattern library reads, which
+agent hosts run cairn's hooks (and whether their commands are found), and which register
+cairn mcp — whose server it then starts as a host would, to see it answer initialize and
+tools/list within 10 s. Exits 1 when something is wrong (a warning is not).
 
   --clear   forget the recorded errors (after fixing their cause); errors.log keeps them
   --json    {ok, checks:[{name, status: ok|warn|fail|off, detail}]}
@@ -27,7 +29,7 @@ example:
 `,
   flags: { boolean: ['clear'] },
   deadlineMs: 0,
-  run(ctx) {
+  async run(ctx) {
     const loc = ctx.location();
     const exists = isDirectory(loc.dir);
     const checks: Check[] = [
@@ -58,7 +60,7 @@ example:
         checks.push({ name: 'health', status: 'ok', detail: `cleared ${health.errors} error(s) recorded since ${health.degraded_since}` });
       } else checks.push(healthCheck(loc.dir));
     }
-    checks.push(...hookChecks(loc.root));
+    checks.push(...hookChecks(loc.root), ...(await mcpChecks(loc.root)));
     const failed = checks.filter((c) => c.status === 'fail').length;
     if (ctx.args.json) ctx.json({ ok: failed === 0, checks });
     else {
@@ -69,6 +71,28 @@ example:
     return failed === 0 ? 0 : 1;
   },
 };
+
+/**
+ * The hosts that register cairn mcp, and one start of each server command they register (most
+ * register the same); a single line when none does.
+ */
+async function mcpChecks(root: string): Promise<Check[]> {
+  const registered = MCP_HOSTS.map((host) => ({ check: mcpCheck(root, host), server: registeredServer(root, host) }));
+  const found = registered.filter((r) => r.check.status !== 'off');
+  const none: Check = { name: 'mcp', status: 'off', detail: 'no host registers cairn mcp (cairn init --mcp)' };
+  if (found.length === 0) return [none];
+  const commands = new Map<string, ServerCommand>();
+  for (const { check, server } of found) {
+    const usable = check.status === 'ok' && typeof server === 'object' && !('problem' in server);
+    if (usable) commands.set(JSON.stringify(server), server);
+  }
+  const checks = found.map((r) => r.check);
+  if (commands.size === 0) return checks;
+  // the SDK's client, loaded only when there is a server to start
+  const { probeServer } = await import('../lib/hosts/mcp-probe.js');
+  for (const server of commands.values()) checks.push(await probeServer(root, server));
+  return checks;
+}
 
 function isDirectory(path: string): boolean {
   try {

@@ -19,7 +19,7 @@ example:
   flags: {},
   deadlineMs: 0,
   run(ctx) {
-    const report = embedPatterns(ctx.store());
+    const report = embedPatterns(ctx.store(), undefined, ctx.progress('embedding pattern texts'));
     ctx.log.info(
       `embedded ${report.embedded} of ${report.texts} pattern texts (${report.cached} already cached` +
         `${report.failed ? `, ${report.failed} failed` : ''}${report.dimensions ? `, ${report.dimensions} dimensions` : ''})`,

@@ -1,12 +1,12 @@
 import type { Command } from '../lib/cli/runner.js';
 import { list, optionalString } from '../lib/cli/flags.js';
 import { evidenceLedger, resolvePattern } from '../lib/patterns/queries.js';
-import { agedLedger, untestedCredit } from '../lib/events/credit.js';
-import { scorePattern, SCORE_CUT } from '../lib/patterns/scoring.js';
-import { describePatternEvent, readEvents } from '../lib/events/history.js';
+import { agedLedger } from '../lib/events/credit.js';
+import { scorePattern } from '../lib/patterns/scoring.js';
+import { readEvents } from '../lib/events/history.js';
+import { explainLines } from '../lib/patterns/explain.js';
 import { nowMs } from '../lib/core/clock.js';
 import { CairnError } from '../lib/core/errors.js';
-import { sanitizeUntrusted } from '../lib/core/sanitize.js';
 import { patternDb } from '../lib/events/log.js';
 
 export const command: Command = {
@@ -37,29 +37,7 @@ example:
       ctx.json({ pattern, factors: f, evidence: ledger, events });
       return;
     }
-    // Everything here came from the log: shown on one line each, without control characters (issue 7).
-    const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
-    const status = p.lifecycle === 'deprecated' ? 'deprecated: never injected' : f.base >= SCORE_CUT ? `injectable (≥ ${SCORE_CUT})` : `below the ${SCORE_CUT} cut`;
-    const lines = [
-      shown(`pattern ${p.id} — ${p.role}, ${p.category}, ${p.lifecycle}${p.regressed ? ', REGRESSED' : ''}`),
-      `text: ${shown(p.text)}`,
-      `record: ${fmt(p.success_count)} successes, ${p.ignore_count} ignored, ${p.reinforcement_count} reinforced, ` +
-        `${p.sightings} sightings in ${p.issues.length} issue(s)${p.was_validated ? ', validated' : ''}`,
-      `evidence: held up ${fmt(p.held)}, against ${fmt(p.ignore_weight)} (tested, recent verdicts weigh more; half-life ${store.config.evidence.halfLife} verdicts), ` +
-        `untested ${fmt(p.untested)} (counts ${fmt(untestedCredit(p.untested))})`,
-      shown(`context: labels [${p.labels.join(', ')}] files [${p.files.join(', ')}] phases [${p.phases.join(', ')}]`),
-      ...(p.promoted_by ? [shown(`promoted by ${p.promoted_by}: ${p.reason ?? ''}`)] : p.reason ? [`reason: ${shown(p.reason)}`] : []),
-      `score for ${role}: ${f.base.toFixed(4)} = rate ${f.rate.toFixed(3)} × decay ${f.decay.toFixed(3)} (${f.days.toFixed(1)} days since use) ` +
-        `× category ${f.category} × context ${f.context.toFixed(2)} × role ${f.role} — ${status}`,
-      `history (${events.length} events):`,
-      ...events.map((e) => {
-        const tested = ledger.find((x) => x.event === e.id);
-        const weight = tested && `; weighs ${fmt(tested.held || -tested.against)}, now ${fmt((tested.held || -tested.against) * tested.factor)}`;
-        return `  ${shown(describePatternEvent(e, events) + (weight ?? ''))}`;
-      }),
-    ];
+    const lines = explainLines(p, f, role, events, { ledger, halfLife: store.config.evidence.halfLife });
     ctx.print(lines.join('\n') + '\n');
   },
 };
-
-const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));

@@ -11,6 +11,14 @@ import { commandProgram, gitTopLevel, installHooks, type HookEntry } from '../li
 import { importLavraLog, type ImportReport } from '../lib/knowledge/capture.js';
 import { optionalString } from '../lib/cli/flags.js';
 import { commandLinePath } from '../lib/cli/input.js';
+import { MCP_CONFIGS, MCP_HOSTS, mcpHostsFound, registerMcp, type McpHost } from '../lib/hosts/mcp.js';
+
+interface McpResult {
+  host: McpHost;
+  path: string;
+  added: boolean;
+  error: string | null;
+}
 
 interface HostResult {
   host: ConfigurableHost;
@@ -24,7 +32,8 @@ interface HostResult {
 
 export const command: Command = {
   name: 'init',
-  usage: `usage: cairn init [--claude] [--codex] [--gemini] [--cursor] [--import-lavra PATH] [--root DIR] [--dir DIR] [--json]
+  usage: `usage: cairn init [--claude] [--codex] [--gemini] [--cursor] [--mcp [--opencode]] [--import-lavra PATH]
+                  [--root DIR] [--dir DIR] [--json]
 
 Creates the store (.cairn/ at the project root, or --dir) with a .gitignore for derived files
 and a .gitattributes that merges the committed JSONL logs by union. Existing lines are kept.
@@ -34,17 +43,21 @@ and a .gitattributes that merges the committed JSONL logs by union. Existing lin
   --codex    the same in .codex/hooks.json
   --gemini   .gemini/settings.json: SessionStart → auto-recall, AfterTool (run_shell_command) → memory-capture
   --cursor   .cursor/hooks.json: sessionStart → auto-recall, afterShellExecution → memory-capture
+  --mcp      also register the MCP server (cairn mcp) with the hosts named — Claude Code .mcp.json,
+             Codex .codex/config.toml, Gemini CLI .gemini/settings.json, Cursor .cursor/mcp.json,
+             OpenCode opencode.json (--opencode) — or, with no host named, with every host the
+             project shows it uses (.claude/, .codex/, .gemini/, .cursor/, opencode.json, …)
   --import-lavra PATH   add the entries of an existing Lavra knowledge log (.beads/memory/knowledge.jsonl),
                         cleaned as a capture is; entries already in the log are not added again
 
-A host's other hooks and settings are kept; running init again changes nothing. A settings
+A host's other hooks, servers and settings are kept; running init again changes nothing. A settings
 file that does not read is left as it is, and the other hosts are still set up. Prints what
 it did, whether the hooks' programs are found, what to commit, and the cron lines.
 
 example:
   cd my-repo && npx cairn init --claude && git add .cairn .claude/settings.json
 `,
-  flags: { boolean: CONFIGURABLE_HOSTS, string: ['import-lavra'] },
+  flags: { boolean: [...CONFIGURABLE_HOSTS, 'opencode', 'mcp'], string: ['import-lavra'] },
   deadlineMs: 0,
   run(ctx) {
     const loc = ctx.location();
@@ -52,6 +65,10 @@ example:
     const lavra = optionalString(ctx.args, 'import-lavra');
     const lavraPath = lavra === null ? null : commandLinePath(lavra, loc.root, `--import-lavra ${lavra}`);
     if (lavraPath !== null && !existsSync(lavraPath)) throw new CairnError('input', `--import-lavra ${lavra}: no such file (the Lavra log is usually .beads/memory/knowledge.jsonl); nothing was set up`);
+    if (ctx.args.opencode && !ctx.args.mcp) {
+      const how = 'as a plugin (hooks/opencode/cairn.js) and as an MCP server: cairn init --opencode --mcp';
+      throw new CairnError('usage', `OpenCode takes cairn ${how}`);
+    }
     const store = initStore(loc.dir);
     recordProjectId(loc);
     const id = projectIdStatus(loc);
@@ -60,17 +77,28 @@ example:
     const storeDir = loc.ownStore ? undefined : loc.dir;
     const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => setUpHost(loc.root, host, storeDir));
     for (const h of hosts) if (h.error) ctx.log.warn(`${h.host}: ${h.error}`);
-    const imported: ImportReport | null = lavraPath === null ? null : importLavraLog(ctx.store(), lavraPath);
+    const named = MCP_HOSTS.filter((h) => ctx.args[h]);
+    const mcpHosts = !ctx.args.mcp ? [] : named.length > 0 ? named : mcpHostsFound(loc.root);
+    if (ctx.args.mcp && mcpHosts.length === 0) {
+      const others = MCP_HOSTS.slice(1).map((h) => `--${h}`).join(', ');
+      const name = `name one: cairn init --mcp --claude (or ${others})`;
+      ctx.log.warn(`no agent host found here to register cairn mcp with; ${name}`);
+    }
+    const servers = mcpHosts.map((host) => setUpMcp(loc.root, host, storeDir));
+    for (const m of servers) if (m.error) ctx.log.warn(`${m.host} (mcp): ${m.error}`);
+    const importing = (path: string) => importLavraLog(ctx.store(), path, ctx.progress('importing entries'));
+    const imported: ImportReport | null = lavraPath === null ? null : importing(lavraPath);
     const inRoot = (path: string) => {
       const rel = relative(loc.root, path);
       return rel === '' || rel.startsWith('..') ? null : rel;
     };
     const git = gitTopLevel(loc.root) !== null;
-    const toCommit = [inRoot(loc.dir), ...hosts.filter((h) => !h.error).map((h) => inRoot(h.path))].filter((p): p is string => p !== null);
+    const written = [...hosts, ...servers].filter((h) => !h.error).map((h) => inRoot(h.path));
+    const toCommit = [...new Set([inRoot(loc.dir), ...written])].filter((p): p is string => p !== null);
     const commit = git && toCommit.length > 0 ? `git add ${toCommit.join(' ')} && git commit -m "Set up cairn"` : null;
     const cron = cronLines(loc.root, { storeDir });
     // fail open like every command (SPEC §2): a host left as it was is a warning, exit 1 only under --strict
-    const code = ctx.strict && hosts.some((h) => h.error) ? 1 : 0;
+    const code = ctx.strict && [...hosts, ...servers].some((h) => h.error) ? 1 : 0;
     if (ctx.args.json) {
       ctx.json({
         root: loc.root,
@@ -79,6 +107,7 @@ example:
         created: store.created,
         added: store.added,
         hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event), error: h.error, warning: h.warning })),
+        mcp: servers.map((m) => ({ host: m.host, file: m.path, added: m.added, error: m.error })),
         imported,
         commit,
         cron,
@@ -99,6 +128,15 @@ example:
       if (h.warning) lines.push(`          ! ${h.warning}`);
       else if (HOST_HOOKS[h.host].note) lines.push(`          ${HOST_HOOKS[h.host].note}`);
     }
+    for (const m of servers) {
+      const file = inRoot(m.path) ?? m.path;
+      const again = `fix it, then cairn init --${m.host} --mcp again`;
+      if (m.error) lines.push(`  mcp     ${m.host}: not registered: ${m.error}; ${again}`);
+      else {
+        lines.push(`  mcp     ${file}: ${m.added ? 'cairn mcp registered' : 'already registered'}`);
+        if (MCP_CONFIGS[m.host].note) lines.push(`          ${MCP_CONFIGS[m.host].note}`);
+      }
+    }
     if (imported && lavra) {
       const skipped = [imported.duplicates && `${imported.duplicates} already there`, imported.unreadable && `${imported.unreadable} unreadable line(s) skipped`].filter(Boolean);
       lines.push(`  lavra   ${imported.appended} knowledge entries imported from ${lavra}${skipped.length ? ` (${skipped.join(', ')})` : ''}`);
@@ -108,15 +146,28 @@ example:
     else if (!git) lines.push('', 'Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.');
     lines.push('', 'Nightly maintenance (crontab -e):', ...cron.map((l) => `  ${l}`), '');
     const ready = hosts.filter((h) => !h.error);
+    const serving = servers.filter((m) => !m.error);
     lines.push(
       ready.length > 0
         ? `Next: start a ${ready.map((h) => h.host).join(' / ')} session here; auto-recall brings in what the project has learned.`
-        : 'Next: cairn init --claude (or --codex, --gemini, --cursor) to give an agent host this memory, or run a pipeline (README: The loop in a pipeline).',
+        : serving.length > 0
+          ? `Next: start a ${serving.map((m) => m.host).join(' / ')} session here; its agent can ask cairn mcp.`
+          : 'Next: cairn init --claude (or --codex, --gemini, --cursor) to give an agent host this memory, ' +
+            'or run a pipeline (README: The loop in a pipeline).',
     );
     ctx.print(lines.join('\n') + '\n');
     return code;
   },
 };
+
+/** Register cairn mcp in one host's MCP file; one that does not read is left as it is (the others are still set up). */
+function setUpMcp(root: string, host: McpHost, storeDir: string | undefined): McpResult {
+  try {
+    return { host, ...registerMcp(root, host, storeDir), error: null };
+  } catch (err) {
+    return { host, path: join(root, MCP_CONFIGS[host].file), added: false, error: describeError(err) };
+  }
+}
 
 /** Merge cairn's hooks into one host's settings, then check that the host would find their programs. */
 function setUpHost(root: string, host: ConfigurableHost, storeDir: string | undefined): HostResult {

@@ -28,12 +28,12 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
   run(ctx) {
     const dryRun = Boolean(ctx.args['dry-run']);
     const store = ctx.store();
-    const due = maintain(store, dryRun);
+    const due = maintain(store, dryRun, ctx.progress('scoring patterns'));
     let counted = 0;
     let packed = 0;
     if (!dryRun) {
       try {
-        counted = fillTokenCounts(store);
+        counted = fillTokenCounts(store, ctx.progress('counting tokens'));
       } catch (err) {
         // a cache (format-patterns fits an uncounted line by its bytes): where the tokenizer cannot load
         // (it is WebAssembly: not under node --jitless or a ulimit -v), maintenance goes on without it

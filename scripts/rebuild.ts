@@ -30,7 +30,8 @@ example:
   run(ctx) {
     const started = Date.now();
     const store = ctx.store();
-    const report = ctx.args.continue ? continuePatterns(store) : rebuildPatterns(store);
+    const progress = ctx.progress(ctx.args.continue ? 'applying events' : 'replaying events');
+    const report = ctx.args.continue ? continuePatterns(store, progress) : rebuildPatterns(store, progress);
     const skipped = report.skipped ? `, skipped ${report.skipped} unreadable lines` : '';
     ctx.log.info(`${ctx.args.continue ? 'applied' : 'replayed'} ${report.applied} events${skipped} in ${Date.now() - started} ms; the index is up to date`);
     const deferred = runDeferred(store);

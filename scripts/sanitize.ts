@@ -33,7 +33,7 @@ example:
   async run(ctx) {
     const store = ctx.store();
     const build = () => {
-      const built = sanitizeKnowledge(store, nowMs());
+      const built = sanitizeKnowledge(store, nowMs(), ctx.progress('checking entries'));
       try {
         // index the new cache now, and count the tokens of the lines a session start shows, so it need not
         const db = knowledgeDb(store, ['log', 'active'], { newest: true });

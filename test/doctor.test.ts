@@ -50,7 +50,7 @@ describe('cairn doctor as a process', () => {
     expect(json.checks.map((c: { name: string }) => c.name)).toEqual([
       'store', 'config.json', 'project id', 'better-sqlite3', 'tiktoken', 'database', 'events index', 'knowledge-log index', 'knowledge-archive index', 'knowledge-active index',
       'roles', 'deferred writes', 'maintenance', 'landing-patterns.json', 'health',
-      'hooks: claude', 'hooks: codex', 'hooks: gemini', 'hooks: cursor',
+      'hooks: claude', 'hooks: codex', 'hooks: gemini', 'hooks: cursor', 'mcp',
     ]);
   });
 

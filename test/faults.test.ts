@@ -81,13 +81,15 @@ const EXECUTABLES: Executable[] = [
   { command: 'sanitize', args: [], db: false, writes: true, locks: false, creates: false },
   { command: 'curate', args: ['--dry-run'], db: false, writes: true, locks: false, creates: false, cache: true },
   { command: 'patterns', args: ['capture', '--report', join(FIXTURES, 'landing', 'land-report.example.json')], db: false, writes: true, locks: true, creates: true },
+  // writes its page into cache/ (report.html)
+  { command: 'report', args: [], db: true, writes: true, locks: false, creates: false, cache: true },
 ];
 
 /** The commands that read the pattern event log (the others read the knowledge log or no log). */
-const EVENT_LOG_READERS = ['store-deliberation', 'format-patterns', 'feedback-loop', 'outcome-score', 'store-summary', 'rebuild', 'list', 'events', 'explain', 'promote', 'deprecate', 'maintain', 'embed'];
+const EVENT_LOG_READERS = ['store-deliberation', 'format-patterns', 'feedback-loop', 'outcome-score', 'store-summary', 'rebuild', 'list', 'events', 'explain', 'promote', 'deprecate', 'maintain', 'embed', 'report'];
 
 /** The commands that read the knowledge log. */
-const KNOWLEDGE_LOG_READERS = ['memory-capture', 'auto-recall', 'recall', 'rotate', 'sanitize', 'curate'];
+const KNOWLEDGE_LOG_READERS = ['memory-capture', 'auto-recall', 'recall', 'rotate', 'sanitize', 'curate', 'report'];
 
 const label = (e: Executable) => [e.command, ...e.args.filter((a) => !a.startsWith('-') || a === '--strict').slice(0, 2)].join(' ');
 

@@ -17,6 +17,8 @@ import type { BeadListing } from '../knowledge/beads.js';
 import { writeStdout } from '../io/stdout.js';
 import { DEFERRED_AGAIN, deferRequest, readRequest, type DeferredRequest } from '../store/deferred.js';
 import { DEFERRED_ENV } from '../core/deferred-env.js';
+import type { Progress } from '../core/progress.js';
+import { progressLine, type ProgressLine } from './progress.js';
 
 // The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
 // file per command (dist/bin/<name>.cjs) so a hook starts by loading one module, not thirty.
@@ -33,6 +35,8 @@ export interface Command {
   operands?: boolean;
   /** Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by default. */
   deadlineMs: number;
+  /** A server (`cairn mcp`) runs until its client leaves: CAIRN_DEADLINE_MS bounds each request, not the process. */
+  server?: boolean;
   /**
    * A writer of memory (the pattern loop's, memory-capture): on a passing failure (the index catching up with its log, a lock or
    * the deadline) its run is kept and applied later, in order, instead of failing open and losing what
@@ -55,6 +59,11 @@ export interface Context {
   json(value: unknown): void;
   /** Stdin as text (bounded; empty for a TTY). */
   stdin(): Promise<string>;
+  /**
+   * A progress line for a phase of long work (`what` names it), drawn on stderr when it is a terminal
+   * and nothing otherwise (lib/cli/progress.ts); a new phase ends the last one's line.
+   */
+  progress(what: string, opts?: { bytes?: boolean }): Progress;
   /** The texts this run read, by flag (`stdin` for stdin): what a deferred run is given again. */
   inputs: Record<string, string>;
   /** A deferred run's texts, read from its request instead of stdin and files. */
@@ -102,6 +111,8 @@ export const COMMANDS: Record<string, string> = {
   curate: 'propose or apply reviewed curation lines for the knowledge log',
   patterns: 'list, search or capture landing patterns',
   doctor: 'check that cairn works here: modules, database, logs, errors, hooks',
+  mcp: 'serve the memory to an agent over MCP (stdio): recall, remember, patterns, explain, landings',
+  report: 'write an HTML page of what cairn learned here',
 };
 
 /** What a hook gate (gate.ts) hands on: the deadline it started, and stdin when it has read it. */
@@ -166,8 +177,14 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   const log = createLogger(command.name, Boolean(args.quiet));
   // the gate's deadline, carried over: the gate is another bundle, and its Deadline would throw its own copy of
   // CairnError, which this bundle's errorKind does not know (a deadline there was a failure, not a run to keep)
-  const deadline = passed ? new Deadline(passed.deadline.ms, passed.deadline.at) : deadlineFromEnv(command.deadlineMs);
+  const deadline = passed
+    ? new Deadline(passed.deadline.ms, passed.deadline.at)
+    : command.server
+      ? new Deadline(0)
+      : deadlineFromEnv(command.deadlineMs);
   const output: string[] = [];
+  let line: ProgressLine | undefined;
+  const endProgress = () => line?.end();
   let store: Store | undefined;
   let location: Location | undefined;
   // a deferred run, started by `cairn rebuild` to apply it (lib/store/deferred.ts); a preview is never kept
@@ -182,6 +199,11 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     print: (text) => output.push(text),
     json: (value) => output.push(JSON.stringify(snakeCaseKeys(value)) + '\n'),
     stdin: async () => (ctx.inputs.stdin = ctx.replayed ? (ctx.replayed.stdin ?? '') : await stdinText(ctx, passed?.stdin)),
+    progress: (what, opts) => {
+      endProgress();
+      line = args.quiet ? undefined : progressLine(`cairn ${command.name}: ${what}`, opts);
+      return line?.update ?? (() => {});
+    },
     inputs: {},
     gate: passed,
     location: () => (location ??= locate(locationFlags(args))),
@@ -212,6 +234,7 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
       ctx.replayed = (replay = readRequest(process.env[DEFERRED_ENV])).inputs;
     }
     const code = await command.run(ctx);
+    endProgress();
     if (deadline.passed()) {
       if (!store?.committed) throw new CairnError('deadline', `deadline of ${deadline.ms} ms passed`);
       log.warn(`finished past the deadline of ${deadline.ms} ms; the change is recorded`);
@@ -221,6 +244,7 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     if (text) writeStdout(text);
     return typeof code === 'number' ? code : 0;
   } catch (err) {
+    endProgress();
     // A corrupt page met mid-command: fail open now, and let the next run rebuild from the log.
     if (store && !strict && isCorruption(err)) store.quarantine(err);
     if (deferrable && store && !store.committed && isTransient(err)) {
@@ -288,7 +312,8 @@ function isStrict(args: minimist.ParsedArgs): boolean {
   return Boolean(args.strict) || process.env.CAIRN_STRICT === '1';
 }
 
-function locationFlags(args: minimist.ParsedArgs) {
+/** --root, --dir and --project as given (absent when empty): where `locate` starts. */
+export function locationFlags(args: minimist.ParsedArgs) {
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   return { root: str(args.root), dir: str(args.dir), project: str(args.project) };
 }
@@ -321,7 +346,7 @@ function reportFailure(label: string, err: unknown, args: minimist.ParsedArgs): 
 }
 
 /** The package's version, from the package.json above this module (the bundle and the tsc output sit at different depths). */
-function version(): string {
+export function version(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let up = 0; up < 5; up++, dir = dirname(dir)) {
     try {

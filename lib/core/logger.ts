@@ -1,3 +1,5 @@
+import { CLEAR_LINE } from './progress.js';
+
 // Diagnostics go to stderr, one line each, prefixed `cairn <name>:`; stdout carries only the product.
 
 export interface Logger {
@@ -9,7 +11,11 @@ export interface Logger {
 
 export function createLogger(name: string, quiet = false): Logger {
   const warnings: string[] = [];
-  const line = (message: string) => `cairn ${name}: ${message.replace(/\s*\n\s*/g, ' ')}\n`;
+  // On a terminal a line first clears the one it starts on, which may hold a progress line (lib/cli/progress.ts).
+  const line = (message: string) => {
+    const clear = process.stderr.isTTY ? CLEAR_LINE : '';
+    return `${clear}cairn ${name}: ${message.replace(/\s*\n\s*/g, ' ')}\n`;
+  };
   return {
     warnings,
     warn(message) {

@@ -70,9 +70,12 @@ export interface LedgerEntry {
   aging: number;
 }
 
+/** A piece of tested evidence and what aging has left of it: its weight now is its weight × factor. */
+export type AgedEntry = LedgerEntry & { factor: number };
+
 /** What each piece of tested evidence weighs now: its own weight times the aging of every later one. */
-export function agedLedger(entries: LedgerEntry[]): (LedgerEntry & { factor: number })[] {
-  const out: (LedgerEntry & { factor: number })[] = [];
+export function agedLedger(entries: LedgerEntry[]): AgedEntry[] {
+  const out: AgedEntry[] = [];
   let factor = 1;
   for (let i = entries.length - 1; i >= 0; i--) {
     out.unshift({ ...entries[i], factor });

@@ -1,4 +1,9 @@
+import { closeSync, readSync, statSync } from 'node:fs';
 import { parseJsonLine, readLines } from '../io/jsonl.js';
+import { openRegularFile } from '../io/read.js';
+import { prefixIntact, windowHashes } from '../store/follower.js';
+import type { Progress } from '../core/progress.js';
+import type { Deadline } from '../core/deadline.js';
 import { envelopeProblem, type CairnEvent } from './types.js';
 import { CairnError } from '../core/errors.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
@@ -20,24 +25,125 @@ export function mentionsPattern(e: CairnEvent, id: string): boolean {
   return Array.isArray(list) && list.some((p) => p === id || (p && typeof p === 'object' && (p as { pattern?: unknown }).pattern === id));
 }
 
+/** A line of the log as an event, or why it is not one (reported by the caller, never fatal). */
+function eventOf(text: string): { event: CairnEvent } | { problem: string } {
+  const parsed = parseJsonLine(text);
+  const problem = parsed.ok ? envelopeProblem(parsed.value) : parsed.reason;
+  if (problem || !parsed.ok) return { problem: problem ?? 'unreadable' };
+  return { event: parsed.value as unknown as CairnEvent };
+}
+
+/**
+ * Every event of the log that passes the envelope checks, in file order; a line that does not is
+ * reported and skipped. `progress` is told the bytes read.
+ */
+export function* logEvents(path: string, warn: (m: string) => void, progress?: Progress): Generator<CairnEvent> {
+  const size = progress ? fileSize(path) : 0;
+  let count = 0;
+  for (const line of readLines(path)) {
+    if (progress && ++count % 1024 === 0) progress(line.end, size);
+    if (!line.text.trim()) continue;
+    const read = eventOf(line.text);
+    if ('problem' in read) warn(`events.jsonl: skipped the line at byte ${line.offset}: ${read.problem}`);
+    else yield read.event;
+  }
+}
+
+const byTsThenId = (a: CairnEvent, b: CairnEvent) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : a.id < b.id ? -1 : 1);
+
 export function readEvents(path: string, filter: EventFilter, warn: (m: string) => void): CairnEvent[] {
   const out: CairnEvent[] = [];
-  for (const line of readLines(path)) {
-    if (!line.text.trim()) continue;
-    const parsed = parseJsonLine(line.text);
-    const problem = parsed.ok ? envelopeProblem(parsed.value) : parsed.reason;
-    if (problem || !parsed.ok) {
-      warn(`events.jsonl: skipped the line at byte ${line.offset}: ${problem}`);
-      continue;
-    }
-    const e = parsed.value as unknown as CairnEvent;
+  for (const e of logEvents(path, warn)) {
     if (e.project !== filter.project) continue;
     if (filter.type && e.type !== filter.type && !e.type.startsWith(filter.type + '.')) continue;
     if (filter.since !== undefined && Date.parse(e.ts) < filter.since) continue;
     if (filter.pattern && !mentionsPattern(e, filter.pattern)) continue;
     out.push(e);
   }
-  return out.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : a.id < b.id ? -1 : 1));
+  return out.sort(byTsThenId);
+}
+
+/** The pattern ids an event line names (its `pattern`, those of its `patterns` list), as mentionsPattern reads them. */
+function namedPatterns(value: Record<string, unknown>): Set<string> {
+  const ids = new Set<string>();
+  if (typeof value.pattern === 'string') ids.add(value.pattern);
+  if (Array.isArray(value.patterns)) {
+    for (const p of value.patterns) {
+      if (typeof p === 'string') ids.add(p);
+      else if (typeof (p as { pattern?: unknown } | null)?.pattern === 'string') {
+        ids.add((p as { pattern: string }).pattern);
+      }
+    }
+  }
+  return ids;
+}
+
+/**
+ * Where each pattern's events are in the log, for a process that explains pattern after pattern
+ * (`cairn mcp`): readEvents reads the whole log for each, ~90 MB at 100k patterns. One pass on first
+ * use, then only what was appended since; a changed prefix (a merge, a rotation) starts it over. It
+ * keeps byte ranges, not events, and reads a pattern's lines when asked.
+ */
+export class PatternHistory {
+  /** Pattern id → [start, end, start, end, …] of the lines that name it. */
+  private readonly ranges = new Map<string, number[]>();
+  private mark = { offset: 0, head: '', tail: '' };
+
+  constructor(readonly path: string) {}
+
+  /** The events of `project` that touch pattern `id`, in (ts, id) order (readEvents with a pattern filter). */
+  events(project: string, id: string, warn: (m: string) => void, deadline: Deadline): CairnEvent[] {
+    this.catchUp(deadline);
+    const ranges = this.ranges.get(id) ?? [];
+    const out: CairnEvent[] = [];
+    const fd = openRegularFile(this.path);
+    if (fd === undefined) return out;
+    try {
+      for (let i = 0; i < ranges.length; i += 2) {
+        const buf = Buffer.alloc(ranges[i + 1] - ranges[i]);
+        readSync(fd, buf, 0, buf.length, ranges[i]);
+        const read = eventOf(buf.toString('utf8'));
+        if ('problem' in read) warn(`events.jsonl: skipped the line at byte ${ranges[i]}: ${read.problem}`);
+        else if (read.event.project === project && mentionsPattern(read.event, id)) out.push(read.event);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return out.sort(byTsThenId);
+  }
+
+  /** Index what was appended since the last call; past the deadline, keep what is indexed (the next call goes on). */
+  private catchUp(deadline: Deadline): void {
+    const size = fileSize(this.path);
+    if (!prefixIntact(this.path, this.mark, size)) {
+      this.ranges.clear();
+      this.mark = { offset: 0, head: '', tail: '' };
+    }
+    if (size === this.mark.offset) return;
+    let end = this.mark.offset;
+    let count = 0;
+    for (const line of readLines(this.path, this.mark.offset)) {
+      if (++count % 1024 === 0 && deadline.passed()) break;
+      end = line.end;
+      const parsed = parseJsonLine(line.text);
+      if (!parsed.ok) continue; // an unreadable line names no pattern (cairn events and explain report it)
+      for (const id of namedPatterns(parsed.value)) {
+        let list = this.ranges.get(id);
+        if (!list) this.ranges.set(id, (list = []));
+        list.push(line.offset, line.end);
+      }
+    }
+    this.mark = { offset: end, ...windowHashes(this.path, end) };
+    deadline.check('reading the history of patterns');
+  }
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 /** `--since` as an ISO date or a relative age (`7d`, `12h`, `30m`). */

@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js';
 import { startInBackground } from '../store/background.js';
 import { join } from 'node:path';
 import type { FollowReport, LogFollower } from '../store/follower.js';
+import type { Progress } from '../core/progress.js';
 
 // events.jsonl (SPEC §3.2): appended in (ts, id) order under the lock, replayed by the one reducer
 // through the one follower, in (ts, id) order.
@@ -96,15 +97,15 @@ export function patternDb(store: Store): Database {
 }
 
 /** `cairn rebuild --continue`: finish what a replay under a deadline left (a fresh clone's indexes), without a deadline. */
-export function continuePatterns(store: Store): FollowReport {
+export function continuePatterns(store: Store, progress?: Progress): FollowReport {
   store.database.pragma(`cache_size = -${REPLAY_CACHE_KB}`);
-  return store.refresh(eventFollower(store));
+  return store.refresh(eventFollower(store), progress);
 }
 
 /** `cairn rebuild`: replay the whole event log into emptied pattern tables. */
-export function rebuildPatterns(store: Store): FollowReport {
+export function rebuildPatterns(store: Store, progress?: Progress): FollowReport {
   store.database.pragma(`cache_size = -${REPLAY_CACHE_KB}`);
-  return store.rebuildIndex(eventFollower(store));
+  return store.rebuildIndex(eventFollower(store), progress);
 }
 
 /**

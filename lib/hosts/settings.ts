@@ -64,7 +64,7 @@ export function gitTopLevel(root: string): string | null {
  * .cairn/) is reached from there, and a project outside git is named by its path (nothing shares
  * its settings through git).
  */
-export function projectDirExpression(root: string, hooks: HostHooks): string {
+export function projectDirExpression(root: string, hooks: Pick<HostHooks, 'projectDir'>): string {
   if (hooks.projectDir !== GIT_TOP_LEVEL) return hooks.projectDir;
   const top = gitTopLevel(root);
   if (top === null) return shellWord(root);
@@ -77,7 +77,7 @@ export function projectDirExpression(root: string, hooks: HostHooks): string {
  * dependency there (hosts run hooks with a shell, not npm, so node_modules/.bin is not on PATH),
  * else by name from PATH (a global install).
  */
-export function executableCommand(root: string, hooks: HostHooks, name: string): string {
+export function executableCommand(root: string, hooks: Pick<HostHooks, 'projectDir'>, name: string): string {
   return existsSync(join(root, 'node_modules', '.bin', name)) ? `${projectDirExpression(root, hooks)}/node_modules/.bin/${name}` : name;
 }
 
@@ -140,13 +140,37 @@ export function readSettings(path: string): Json {
  * must be told, or their first capture would start a store of the project's own.
  */
 export function installHooks(root: string, hooks: HostHooks, storeDir?: string): { path: string; added: HookEntry[] } {
-  const path = join(root, hooks.file);
-  const current = readSettings(path);
-  const start = Object.keys(current).length === 0 ? { ...hooks.base } : current;
-  const dirFlag = storeDir === undefined ? '' : ` --dir ${shellWord(storeDir)}`;
-  const { settings, added } = mergeHooks(start, hooks.layout, hooks.entries((name) => executableCommand(root, hooks, name) + dirFlag));
-  if (added.length > 0) writeFileAtomic(path, JSON.stringify(settings, null, indentOf(path)) + '\n', root);
+  let added: HookEntry[] = [];
+  const path = updateSettings(root, hooks.file, hooks.base, (current) => {
+    const entries = hooks.entries((name) => executableCommand(root, hooks, name) + dirFlag(storeDir));
+    const merged = mergeHooks(current, hooks.layout, entries);
+    added = merged.added;
+    return added.length > 0 ? merged.settings : undefined;
+  });
   return { path, added };
+}
+
+/** ` --dir <store>` for a store outside the project, else nothing: how a hook or server is told where the store is. */
+export function dirFlag(storeDir: string | undefined): string {
+  return storeDir === undefined ? '' : ` --dir ${shellWord(storeDir)}`;
+}
+
+/**
+ * The one way a host's JSON settings file is changed: read (a file that is not a JSON object is left
+ * as it is), `merge` returns the new settings or undefined when nothing is to be added, and the file
+ * is rewritten whole (temp file, rename), in its own indentation. A new file starts from `base`.
+ */
+export function updateSettings(
+  root: string,
+  file: string,
+  base: Json | undefined,
+  merge: (settings: Json) => Json | undefined,
+): string {
+  const path = join(root, file);
+  const current = readSettings(path);
+  const next = merge(Object.keys(current).length === 0 ? { ...base } : current);
+  if (next !== undefined) writeFileAtomic(path, JSON.stringify(next, null, indentOf(path)) + '\n', root);
+  return path;
 }
 
 /** Keep the file's own indentation (two spaces for a new file). */

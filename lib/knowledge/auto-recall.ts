@@ -72,7 +72,7 @@ export async function autoRecall(store: Store, partial: Omit<SessionContext, 'be
   const patterns = landingPatternLines(store.location.root, store.dir, contextText(context), 3);
   const state = sessionState(store.sessionStatePath, now);
   const health = healthLine(store.dir, now);
-  const fixed = [HEADER, health ?? '', FENCE_OPEN, FENCE_INTRO, ...patterns, FENCE_CLOSE, state?.section ?? ''].join('\n').length + 16;
+  const fixed = frameChars({ health, patterns, sessionState: state?.section });
   // The tokenizer costs a session start ~100 ms to load: a line's count is the one kept with its entry,
   // or else its UTF-8 length, which no count exceeds (SPEC §3.5) — the budget holds either way. Lines
   // met without a count are counted in the background, by the sanitiser (countLineTokens), for next time.
@@ -88,6 +88,12 @@ export async function autoRecall(store: Store, partial: Omit<SessionContext, 'be
 
   const text = renderBlock({ health, lines: chosen.map((c) => c.line), patterns, sessionState: state?.section });
   return { text, entries: chosen.map((c) => c.hit), fallback, terms: found.terms, source, sessionState: state ? store.sessionStatePath : undefined };
+}
+
+/** The characters of a block's frame (header, health line, fence, landing lines, session state). */
+export function frameChars(b: { health?: string; patterns: string[]; sessionState?: string }): number {
+  const frame = [HEADER, b.health ?? '', FENCE_OPEN, FENCE_INTRO, ...b.patterns, FENCE_CLOSE, b.sessionState ?? ''];
+  return frame.join('\n').length + 16;
 }
 
 /** The bead titles the last session start listed; none when unknown or unreadable (a cache). */

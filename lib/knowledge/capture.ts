@@ -11,6 +11,7 @@ import { follow } from '../store/follower.js';
 import { keyFamilyLines, knowledgeFollowers } from './index.js';
 import { parseEntryLine, readEntries } from './reader.js';
 import { rotateIfDue, type RotateReport } from './rotate.js';
+import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
 // Capture (SPEC §4.2): a comment body becomes an entry — sanitised, secrets redacted, capped — and
 // is appended to the log under its lock, unless the log already holds it. A key taken by other
@@ -60,7 +61,7 @@ export interface Appended {
  * (`k`, `k-2`, `k-3`, … in the log and the archive, of this project or of none): the same
  * normalised content is a duplicate; otherwise it takes the first free suffix.
  */
-export function appendEntries(store: Store, entries: KnowledgeEntry[]): Appended[] {
+export function appendEntries(store: Store, entries: KnowledgeEntry[], progress: Progress = NO_PROGRESS): Appended[] {
   const results: Appended[] = [];
   if (entries.length === 0) return results;
   store.appendLines(
@@ -68,8 +69,9 @@ export function appendEntries(store: Store, entries: KnowledgeEntry[]): Appended
     () => {
       const families = storedFamilies(store, new Set(entries.map((e) => e.key)), entries[0].project);
       const lines: string[] = [];
-      for (const candidate of entries) {
+      for (const [i, candidate] of entries.entries()) {
         store.deadline.check('recording the change'); // thousands of comments: the lock is not held past the deadline (SPEC §2)
+        if (i % 256 === 0) progress(i, entries.length);
         const family = families.get(candidate.key) ?? { keys: new Set<string>(), contents: new Map<string, string>() };
         families.set(candidate.key, family);
         const norm = normaliseText(candidate.content);
@@ -249,7 +251,7 @@ export interface ImportReport {
  * capture is (sanitised, secrets redacted, capped; tags recomputed as whole words), keeping its key,
  * type, time, bead and source. Entries the log already holds are not appended again.
  */
-export function importLavraLog(store: Store, path: string): ImportReport {
+export function importLavraLog(store: Store, path: string, progress: Progress = NO_PROGRESS): ImportReport {
   const tagWords = [...DEFAULT_TAG_WORDS, ...store.config.knowledge.tags];
   const entries: KnowledgeEntry[] = [];
   let read = 0;
@@ -272,7 +274,7 @@ export function importLavraLog(store: Store, path: string): ImportReport {
       project: store.project,
     });
   }
-  const appended = appendEntries(store, entries);
+  const appended = appendEntries(store, entries, progress);
   const report: CaptureReport = { appended, ignored: 0 };
   afterAppend(store, report);
   const added = appended.filter((a) => a.status === 'added').length;

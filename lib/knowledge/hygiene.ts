@@ -1,6 +1,6 @@
 import { existsSync, statSync, utimesSync } from 'node:fs';
 import { isAbsolute, join, normalize, sep } from 'node:path';
-import { readLines } from '../io/jsonl.js';
+import { parseJsonLine, readLines } from '../io/jsonl.js';
 import { walkFiles } from '../io/walk.js';
 import { readSmallFile } from '../io/read.js';
 import { normaliseText } from '../core/text.js';
@@ -10,6 +10,7 @@ import { versionOf } from './index.js';
 import { isCommandLike, stripShellResidue } from './noise.js';
 import { parseEntryLine } from './reader.js';
 import { cleanContent } from './capture.js';
+import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
 // `cairn sanitize` (SPEC §4.5): the local working set. From the shared log it builds
 // knowledge.active.jsonl — readable, no shell residue, no duplicates, no stale entries, the latest
@@ -44,8 +45,37 @@ export interface Anchors {
   missingSymbols: string[];
 }
 
+export interface AuditDigest {
+  /** The summary the last `cairn sanitize` closed its audit with, and when; undefined before the first run. */
+  summary?: SanitizeReport;
+  ts?: number;
+  /** How many records of each action (the summary aside). */
+  byAction: Record<string, number>;
+  /** The last `last` records that are not the summary, as written. */
+  recent: AuditRecord[];
+}
+
+/** What the last `cairn sanitize` left out or flagged (knowledge.audit.jsonl, rewritten by each run), in one pass. */
+export function readAudit(store: Store, last = 20): AuditDigest {
+  const digest: AuditDigest = { byAction: {}, recent: [] };
+  for (const line of readLines(store.auditPath)) {
+    const parsed = parseJsonLine<AuditRecord>(line.text);
+    if (!parsed.ok || typeof parsed.value.action !== 'string') continue;
+    const r = parsed.value;
+    if (r.action === 'summary') {
+      digest.summary = r.summary as SanitizeReport;
+      digest.ts = r.ts;
+      continue;
+    }
+    digest.byAction[r.action] = (digest.byAction[r.action] ?? 0) + 1;
+    digest.recent.push(r);
+    if (digest.recent.length > last) digest.recent.shift();
+  }
+  return digest;
+}
+
 /** Build the active cache and the audit from the store's log. */
-export function sanitizeKnowledge(store: Store, now: number): SanitizeReport {
+export function sanitizeKnowledge(store: Store, now: number, progress: Progress = NO_PROGRESS): SanitizeReport {
   const ts = Math.floor(now / 1000);
   const logStat = statOf(store.knowledgePath); // before reading: a capture meanwhile leaves the cache stale, as it should
   const audit: AuditRecord[] = [];
@@ -69,8 +99,12 @@ export function sanitizeKnowledge(store: Store, now: number): SanitizeReport {
     latest.set(version, parsed.value);
   }
 
+  // progress: each entry is cleaned, then its anchors are checked (two steps of the same weight)
+  const steps = 2 * latest.size;
+  let step = 0;
   const kept: KnowledgeEntry[] = [];
   for (const entry of latest.values()) {
+    if (++step % 256 === 0) progress(step, steps);
     if (entry.status === 'superseded') {
       report.superseded++;
       audit.push({ ts, action: 'drop_superseded', key: entry.key, reason: entry.superseded_by ? `superseded by ${entry.superseded_by}` : 'superseded' });
@@ -92,7 +126,8 @@ export function sanitizeKnowledge(store: Store, now: number): SanitizeReport {
   const unique = newestUnique(kept, ts, audit, report);
   const anchorsOf = anchorChecker(store.location.root);
   const active: KnowledgeEntry[] = [];
-  for (const entry of unique) {
+  for (const [i, entry] of unique.entries()) {
+    if (i % 256 === 0) progress(latest.size + Math.round(((i + 1) * latest.size) / unique.length), steps);
     const anchors = anchorsOf(entry.content);
     if (anchors.files.length > 0 && anchors.missingFiles.length === anchors.files.length) {
       report.stale++;

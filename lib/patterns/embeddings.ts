@@ -6,6 +6,7 @@ import { CairnError } from '../core/errors.js';
 import { listPatterns } from './queries.js';
 import { sha256 } from '../core/text.js';
 import { patternDb } from '../events/log.js';
+import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
 // node:child_process (and node:net with it) is loaded only when a provider runs: format-patterns
 // bundles this module, and most of its runs embed nothing.
@@ -171,7 +172,7 @@ export interface EmbedReport {
 }
 
 /** Embed every pattern text of the project that has no cached vector, in batches. */
-export function embedPatterns(store: Store, batchSize = EMBED_BATCH): EmbedReport {
+export function embedPatterns(store: Store, batchSize = EMBED_BATCH, progress: Progress = NO_PROGRESS): EmbedReport {
   const command = providerCommand(store);
   const byKey = new Map<string, string>();
   for (const p of listPatterns(patternDb(store), store.project, { includeDeprecated: true })) byKey.set(embeddingKey(command, p.text), p.text);
@@ -180,6 +181,7 @@ export function embedPatterns(store: Store, batchSize = EMBED_BATCH): EmbedRepor
   let dimensions: number | undefined = cached.values().next().value?.length;
   let embedded = 0;
   for (let i = 0; i < missing.length; i += batchSize) {
+    progress(i, missing.length);
     const batch = missing.slice(i, i + batchSize).map((key) => ({ id: key, text: byKey.get(key)! }));
     let parsed: ParsedVectors;
     try {

@@ -12,6 +12,7 @@ import { checkScope } from './deliberation.js';
 import { appendEvents, patternDb } from '../events/log.js';
 import { listPatterns } from './queries.js';
 import { scorePattern } from './scoring.js';
+import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
 // format-patterns (SPEC §3.5): rank a role's candidates, fit the block into the token budget,
 // and record what was injected for this issue/run.
@@ -220,7 +221,7 @@ export function recordInjection(store: Store, result: FormatResult, issue: strin
  * of each of those blocks — so blocks are fitted by exact counts rather than byte lengths (`cairn
  * maintain`: the tokenizer is loaded here, never on a hook's path). Returns how many were counted.
  */
-export function fillTokenCounts(store: Store): number {
+export function fillTokenCounts(store: Store, progress: Progress = NO_PROGRESS): number {
   const db = patternDb(store);
   const counter = new TokenCounter(db, store.config.tokenizer.encoding, store.deadline);
   const now = nowMs();
@@ -233,8 +234,10 @@ export function fillTokenCounts(store: Store): number {
     }
   }
   let counted = 0;
+  let seen = 0;
   try {
     for (const piece of pieces) {
+      if (++seen % 64 === 0) progress(seen, pieces.size);
       if (counter.known(piece) !== undefined) continue;
       counter.count(piece);
       counted++;

@@ -7,6 +7,7 @@ import { testedRate } from '../events/credit.js';
 import { trackRecord } from './block.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { appendEvents, patternDb } from '../events/log.js';
+import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
 // A pattern's lifecycle beyond what observation does automatically (SPEC §3.3 step 5, §3.4):
 // a person promotes to active or deprecates; `cairn maintain` deprecates what has decayed or
@@ -46,10 +47,12 @@ export interface Deprecation {
 }
 
 /** Deprecate every pattern the automatic rules condemn (all in one append); with dryRun, only report them. */
-export function maintain(store: Store, dryRun = false): Deprecation[] {
+export function maintain(store: Store, dryRun = false, progress: Progress = NO_PROGRESS): Deprecation[] {
   const now = nowMs();
   const due: Deprecation[] = [];
-  for (const pattern of listPatterns(patternDb(store), store.project)) {
+  const patterns = listPatterns(patternDb(store), store.project);
+  for (const [i, pattern] of patterns.entries()) {
+    if (i % 256 === 0) progress(i, patterns.length);
     const reason = autoDeprecationReason(pattern, now, store.config.prior);
     if (reason) due.push({ pattern, reason });
   }

@@ -106,6 +106,27 @@ export function patternTexts(db: Database, project: string, ids: string[]): { id
     .all(project, ...ids) as { id: string; text: string }[];
 }
 
+/** The given patterns that exist (any role, deprecated too), in id order; any number of ids. */
+export function patternsByIds(db: Database, project: string, ids: string[]): Pattern[] {
+  const out: Pattern[] = [];
+  const sorted = [...new Set(ids)].sort();
+  for (let i = 0; i < sorted.length; i += 500) {
+    const chunk = sorted.slice(i, i + 500);
+    const marks = chunk.map(() => '?').join(', ');
+    const sql = `SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id IN (${marks}) ORDER BY id`;
+    const rows = db.prepare(sql).all(project, ...chunk);
+    out.push(...(rows as PatternRecord[]).map(toPattern));
+  }
+  return out;
+}
+
+/** How many of the project's patterns are in each lifecycle state. */
+export function lifecycleCounts(db: Database, project: string): Record<string, number> {
+  const rows = db.prepare('SELECT lifecycle, COUNT(*) AS n FROM patterns WHERE project = ? GROUP BY lifecycle')
+    .all(project);
+  return Object.fromEntries((rows as { lifecycle: string; n: number }[]).map((r) => [r.lifecycle, r.n]));
+}
+
 /** Id and role of the given patterns that exist, in id order. */
 export function patternRoles(db: Database, project: string, ids: string[]): { id: string; role: string }[] {
   if (ids.length === 0) return [];

@@ -4,6 +4,7 @@ import { readBytes, readLines } from '../io/jsonl.js';
 import { sha256 } from '../core/text.js';
 import { CairnError, IndexCatchingUp } from '../core/errors.js';
 import type { Deadline } from '../core/deadline.js';
+import type { Progress } from '../core/progress.js';
 import type { Database } from './db.js';
 
 // The one log→index follower (ARCHITECTURE seam 5, SPEC §3.2, §4.3). A JSONL log is the truth; SQLite
@@ -48,6 +49,8 @@ export interface FollowOptions {
   warn: (message: string) => void;
   /** Longest a batch holds the write lock before committing its progress (ms). */
   sliceMs?: number;
+  /** Told how far a replay has come: bytes of the log in file order, events in an ordered replay. */
+  progress?: Progress;
 }
 
 const WINDOW = 4096;
@@ -95,7 +98,8 @@ function statLog(path: string): { size: number; mtimeMs: number } | undefined {
   }
 }
 
-function windowHashes(path: string, offset: number): { head: string; tail: string } {
+/** Hashes of the first and the last 4 KiB of a log's first `offset` bytes: what a prefix is recognised by. */
+export function windowHashes(path: string, offset: number): { head: string; tail: string } {
   if (offset === 0) return { head: '', tail: '' };
   const tailStart = Math.max(0, offset - WINDOW);
   return { head: sha256(readBytes(path, 0, Math.min(offset, WINDOW))), tail: sha256(readBytes(path, tailStart, offset - tailStart)) };
@@ -107,7 +111,7 @@ function markAt(path: string, offset: number, last: string, seen: { size: number
 }
 
 /** Does the applied prefix still read as it did? (A merge or rotation rewrites it.) */
-function prefixIntact(path: string, mark: Mark, size: number): boolean {
+export function prefixIntact(path: string, mark: Pick<Mark, 'offset' | 'head' | 'tail'>, size: number): boolean {
   if (size < mark.offset) return false;
   const { head, tail } = windowHashes(path, mark.offset);
   return head === mark.head && tail === mark.tail;
@@ -197,7 +201,8 @@ function applyTail<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, rebu
               report.applied++;
             }
             offset = line.end;
-            if (++count % 64 === 0 && (Date.now() >= until || opts.deadline.passed())) {
+            if (++count % 64 === 0) opts.progress?.(offset, seen.size);
+            if (count % 64 === 0 && (Date.now() >= until || opts.deadline.passed())) {
               writeMark(db, f, { ...markAt(f.path, offset, last, { size: -1, mtimeMs: -1 }), ...(mark.building ? { building: true as const } : {}) });
               return 'more';
             }
@@ -313,6 +318,7 @@ function orderedRebuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions,
           f.apply(db, items[i].item, items[i].offset);
           last = items[i].key;
           applied++;
+          if (applied % 64 === 0) opts.progress?.(i + 1, items.length);
           if (applied % 64 === 0 && (Date.now() >= until || opts.deadline.passed())) {
             writeMark(db, f, { ...mark, rebuild: { ...mark.rebuild, through: last } });
             return 'more';

@@ -11,6 +11,7 @@ import { appendLines } from '../io/jsonl.js';
 import { writeFileAtomic } from '../io/atomic.js';
 import type { Deadline } from '../core/deadline.js';
 import type { Logger } from '../core/logger.js';
+import type { Progress } from '../core/progress.js';
 
 /**
  * How long `cairn rebuild` holds the write lock per committed slice (a hook's slice is 400 ms,
@@ -130,20 +131,21 @@ export class Store {
   }
 
   /** Bring a log's index up to date again (after this process appended to it). */
-  refresh<T>(follower: LogFollower<T>): FollowReport {
-    return this.healing(() => follow(this.database, follower, this.followOptions()));
+  refresh<T>(follower: LogFollower<T>, progress?: Progress): FollowReport {
+    return this.healing(() => follow(this.database, follower, this.followOptions(progress)));
   }
 
-  rebuildIndex<T>(follower: LogFollower<T>): FollowReport {
+  rebuildIndex<T>(follower: LogFollower<T>, progress?: Progress): FollowReport {
     this.db ??= this.open(); // opening tells whether the index file can be written at all
     if (this.inMemory) throw new CairnError('store', `cannot rebuild ${this.dbPath}: the store is read-only`);
-    const report = this.healing(() => rebuildIndex(this.database, follower, { ...this.followOptions(), sliceMs: REBUILD_SLICE_MS }));
+    const options = { ...this.followOptions(progress), sliceMs: REBUILD_SLICE_MS };
+    const report = this.healing(() => rebuildIndex(this.database, follower, options));
     this.followed.add(follower.name);
     return report;
   }
 
-  private followOptions() {
-    return { deadline: this.deadline, warn: (m: string) => this.log.warn(m) };
+  private followOptions(progress?: Progress) {
+    return { deadline: this.deadline, warn: (m: string) => this.log.warn(m), progress };
   }
 
   /** Move a database with a corrupt page aside (the log still holds everything); the next open rebuilds it. Best effort. */

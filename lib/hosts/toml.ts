@@ -1,0 +1,191 @@
+import { CairnError } from '../core/errors.js';
+
+// The smallest TOML cairn needs: to find whether a document defines one table (Codex's
+// `[mcp_servers.cairn]` in .codex/config.toml), to append it when it does not, and to read back its
+// string and string-list values. The scanner knows the syntax that can hide a table or a key —
+// comments, the four kinds of strings (multi-line too), arrays and inline tables over several lines,
+// quoted and dotted keys — and nothing else; the user's text is never rewritten, only appended to.
+// (A TOML library would parse and re-serialise the user's file, losing its comments and layout.)
+
+export type TomlValue = string | string[];
+
+/** A key or header path as written (`mcp_servers . "cairn"` → ['mcp_servers', 'cairn']). */
+function keyPath(text: string): string[] | undefined {
+  const parts: string[] = [];
+  const re = /\s*(?:([A-Za-z0-9_-]+)|"((?:[^"\\]|\\.)*)"|'([^']*)')\s*(\.|$)/y;
+  let at = 0;
+  while (at < text.length) {
+    re.lastIndex = at;
+    const m = re.exec(text);
+    if (!m) return undefined;
+    parts.push(m[1] ?? (m[2] !== undefined ? unescapeBasic(m[2]) : m[3]));
+    at = re.lastIndex;
+    if (m[4] === '') break;
+  }
+  return parts.length ? parts : undefined;
+}
+
+const ESCAPES: Record<string, string> = { b: '\b', t: '\t', n: '\n', f: '\f', r: '\r', '"': '"', '\\': '\\' };
+
+function unescapeBasic(body: string): string {
+  return body.replace(/\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)/g, (_, e: string) =>
+    e.length > 1 ? String.fromCodePoint(parseInt(e.slice(1), 16)) : (ESCAPES[e] ?? e),
+  );
+}
+
+interface Statement {
+  kind: 'table' | 'array-table' | 'key';
+  /** The full path: a header's, or the current table's plus the key's. */
+  path: string[];
+  /** For a key: its value's source text. */
+  value?: string;
+}
+
+/**
+ * The statements of a document — table headers and key/value pairs with their values' text — with
+ * comments, strings, and arrays or inline tables spanning lines skipped correctly.
+ */
+function statements(text: string): Statement[] {
+  const out: Statement[] = [];
+  let table: string[] = [];
+  let i = 0;
+  const n = text.length;
+  const skipBlank = () => {
+    for (;;) {
+      while (i < n && /[ \t\r\n]/.test(text[i])) i++;
+      if (text[i] !== '#') return;
+      while (i < n && text[i] !== '\n') i++;
+    }
+  };
+  const unterminated = () => new CairnError('input', 'not valid TOML: a string, array or table is not closed');
+  /** Skip a value (string, array, inline table, or bare word) from i; returns its text. */
+  const value = (): string => {
+    const start = i;
+    let depth = 0;
+    while (i < n) {
+      const c = text[i];
+      if (c === '"' || c === "'") {
+        const triple = text.startsWith(c.repeat(3), i);
+        const close = triple ? c.repeat(3) : c;
+        i += close.length;
+        for (;;) {
+          if (i >= n || (!triple && text[i] === '\n')) throw unterminated();
+          if (c === '"' && text[i] === '\\') i += 2;
+          else if (text.startsWith(close, i)) {
+            i += close.length;
+            while (triple && text[i] === c) i++; // up to two quotes may end a multi-line string's content
+            break;
+          } else i++;
+        }
+        continue;
+      }
+      if (c === '[' || c === '{') depth++;
+      else if (c === ']' || c === '}') depth--;
+      else if (depth === 0 && (c === '\n' || c === '#')) break;
+      else if (depth > 0 && c === '#') {
+        while (i < n && text[i] !== '\n') i++;
+        continue;
+      }
+      i++;
+      if (depth === 0 && (c === ']' || c === '}')) break;
+    }
+    if (depth > 0) throw unterminated();
+    return text.slice(start, i).trim();
+  };
+  for (skipBlank(); i < n; skipBlank()) {
+    const lineEnd = text.indexOf('\n', i) < 0 ? n : text.indexOf('\n', i);
+    const line = text.slice(i, lineEnd).trim().slice(0, 60);
+    if (text[i] === '[') {
+      const array = text[i + 1] === '[';
+      const open = i + (array ? 2 : 1);
+      const close = outsideQuotes(text, open, lineEnd, array ? ']]' : ']');
+      const path = close < 0 ? undefined : keyPath(text.slice(open, close));
+      if (!path) throw new CairnError('input', `not valid TOML: a table header cannot be read (${line})`);
+      out.push({ kind: array ? 'array-table' : 'table', path });
+      table = path;
+      i = close + (array ? 2 : 1); // a comment may follow
+      continue;
+    }
+    const eq = outsideQuotes(text, i, lineEnd, '=');
+    const path = eq < 0 ? undefined : keyPath(text.slice(i, eq));
+    if (!path) throw new CairnError('input', `not valid TOML: a line is neither a table nor a key = value (${line})`);
+    i = eq + 1;
+    while (text[i] === ' ' || text[i] === '\t') i++;
+    out.push({ kind: 'key', path: [...table, ...path], value: value() });
+  }
+  return out;
+}
+
+/** Where `target` first occurs in text[from, end) outside a quoted key; -1 if it does not. */
+function outsideQuotes(text: string, from: number, end: number, target: string): number {
+  for (let i = from; i < end; i++) {
+    const c = text[i];
+    if (c === '"' || c === "'") {
+      for (i++; i < end && text[i] !== c; i++) if (c === '"' && text[i] === '\\') i++;
+    } else if (text.startsWith(target, i)) return i;
+  }
+  return -1;
+}
+
+const startsWith = (path: string[], prefix: string[]) => prefix.every((p, k) => path[k] === p);
+
+/**
+ * Whether the document defines the table at `path` (its header, a key inside it, or it as a key's
+ * value): 'present'; 'absent'; or 'blocked' when a table above it is an inline table or an array of
+ * tables, which a `[path]` header appended below may not extend.
+ */
+export function tomlTableState(text: string, path: string[]): 'present' | 'absent' | 'blocked' {
+  let state: 'present' | 'absent' | 'blocked' = 'absent';
+  for (const s of statements(text)) {
+    if (startsWith(s.path, path)) return 'present';
+    const above = path.slice(0, -1);
+    const isAbove = s.path.length <= above.length && startsWith(above, s.path);
+    if (isAbove && (s.kind === 'key' || s.kind === 'array-table')) state = 'blocked';
+  }
+  return state;
+}
+
+/** A TOML basic string: JSON's escapes are TOML's, and DEL, which JSON leaves as it is, is escaped too. */
+export function tomlString(value: string): string {
+  return JSON.stringify(value).replace(/\x7f/g, '\\u007f');
+}
+
+/** The document with the table appended at its end (the caller checked that it is absent). */
+export function appendTomlTable(text: string, path: string[], values: Record<string, TomlValue>): string {
+  const header = `[${path.map((p) => (/^[A-Za-z0-9_-]+$/.test(p) ? p : tomlString(p))).join('.')}]`;
+  const value = (v: TomlValue) => (Array.isArray(v) ? `[${v.map(tomlString).join(', ')}]` : tomlString(v));
+  const lines = Object.entries(values).map(([k, v]) => `${k} = ${value(v)}`);
+  const lead = text === '' ? '' : text.endsWith('\n') ? '\n' : '\n\n';
+  return `${text}${lead}${[header, ...lines].join('\n')}\n`;
+}
+
+/** The string and string-list values of the `[path]` table; undefined when the document has none. */
+export function readTomlTable(text: string, path: string[]): Record<string, TomlValue> | undefined {
+  let found = false;
+  const values: Record<string, TomlValue> = {};
+  for (const s of statements(text)) {
+    if (s.kind === 'table' && s.path.length === path.length && startsWith(s.path, path)) found = true;
+    if (s.kind !== 'key' || s.path.length !== path.length + 1 || !startsWith(s.path, path)) continue;
+    const parsed = stringOrList(s.value!);
+    if (parsed !== undefined) values[s.path[path.length]] = parsed;
+  }
+  return found ? values : undefined;
+}
+
+/** A one-line string or list of strings (what cairn writes); undefined for anything else. */
+function stringOrList(source: string): TomlValue | undefined {
+  const str = /^(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)')$/;
+  const one = (s: string) => {
+    const m = str.exec(s.trim());
+    return m ? (m[1] !== undefined ? unescapeBasic(m[1]) : m[2]) : undefined;
+  };
+  if (!source.startsWith('[')) return one(source);
+  const items: string[] = [];
+  const re = /\s*(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)')\s*(,|\]$)/y;
+  re.lastIndex = 1;
+  for (let m = re.exec(source); m; m = re.exec(source)) {
+    items.push(m[1] !== undefined ? unescapeBasic(m[1]) : m[2]);
+    if (m[3] === ']') return items;
+  }
+  return /^\[\s*\]$/.test(source) ? [] : undefined;
+}
