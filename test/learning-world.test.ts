@@ -50,7 +50,13 @@ function oracleStream(runs: number) {
   const stored: { role: string; text: string }[] = [];
   const spy = { ...driver, store: (a: { role: string; text: string }) => (stored.push(a), driver.store(a)) };
   const result = simulate(spy, worldLexicon(runs), {
-    seed: 1, runs, budget: MODEL.budget, switches: combined.switches, set: SETS['held-out'], variant: VARIANTS.oracle, tracked: null,
+    seed: 1,
+    runs,
+    budget: MODEL.budget,
+    switches: combined.switches,
+    set: SETS['held-out'],
+    variant: VARIANTS.oracle,
+    tracked: null,
   });
   const patterns = driver.inspect('2026-03-02T20:00:00Z').patterns as { id: string; role: string; text: string }[];
   driver.close();
@@ -59,13 +65,22 @@ function oracleStream(runs: number) {
 
 /** The findings of a stored adversarial text's verdict-json (an HTML comment or a fenced block). */
 function findingsOf(text: string): { id: string; summary: string; patterns?: string[] }[] {
-  const json = text.match(/<!-- jkz:verdict-json\n([\s\S]*?)\n-->/)?.[1] ?? text.match(/```verdict-json\n([\s\S]*?)\n```/)?.[1];
+  const json =
+    text.match(/<!-- jkz:verdict-json\n([\s\S]*?)\n-->/)?.[1] ?? text.match(/```verdict-json\n([\s\S]*?)\n```/)?.[1];
   return json ? JSON.parse(json).issues : [];
 }
 
 describe('the harder world of bench:learning', () => {
   it('gives the same records for the same seed, and other records for another seed', () => {
-    const job = { row: 'combined', set: 'held-out', variant: 'on', seed: 1, runs: RUNS, budget: MODEL.budget, keep: true };
+    const job = {
+      row: 'combined',
+      set: 'held-out',
+      variant: 'on',
+      seed: 1,
+      runs: RUNS,
+      budget: MODEL.budget,
+      keep: true,
+    };
     const a = runStream(job);
     const b = runStream(job);
     expect(b.records).toEqual(a.records);
@@ -74,7 +89,15 @@ describe('the harder world of bench:learning', () => {
   });
 
   it("words every block line in texts it wrote itself, so each line's truth is known", () => {
-    const r = runStream({ row: 'combined', set: 'tuning', variant: 'off', seed: 3, runs: RUNS, budget: MODEL.budget, keep: true });
+    const r = runStream({
+      row: 'combined',
+      set: 'tuning',
+      variant: 'off',
+      seed: 3,
+      runs: RUNS,
+      budget: MODEL.budget,
+      keep: true,
+    });
     expect(r.lines).toBeGreaterThan(10);
     expect(r.unknown).toBe(0);
   });
@@ -100,8 +123,17 @@ describe('the harder world of bench:learning', () => {
 
   it('words the held-out set apart from the tuning set: no finding, rewording, reason or frame in common', () => {
     const texts = (set: WordingSet) => {
-      const rules = Object.values(set.rules).flatMap((w) => [...w.findings, ...(w.reword ? [w.reword] : []), ...(w.why ?? [])]);
-      const frames = [...set.reasonFrames.map((f) => f('A1', 'x')), set.bareDismissal('A1'), ...set.wrongDismissals, ...set.categories];
+      const rules = Object.values(set.rules).flatMap((w) => [
+        ...w.findings,
+        ...(w.reword ? [w.reword] : []),
+        ...(w.why ?? []),
+      ]);
+      const frames = [
+        ...set.reasonFrames.map((f) => f('A1', 'x')),
+        set.bareDismissal('A1'),
+        ...set.wrongDismissals,
+        ...set.categories,
+      ];
       return new Set([...rules, ...frames].map(normalise));
     };
     const tuning = texts(SETS.tuning);
@@ -112,7 +144,8 @@ describe('the harder world of bench:learning', () => {
         const w = set.rules[rule.key];
         expect(w?.findings.length, `${set.name} ${rule.key}`).toBeGreaterThan(0);
         // a rule the validator dismisses (false, or obsolete after the drift) has reasons to give
-        if (!rule.truth || rule.group === 'drift-old') expect(w.why?.length, `${set.name} ${rule.key}`).toBeGreaterThan(0);
+        if (!rule.truth || rule.group === 'drift-old')
+          expect(w.why?.length, `${set.name} ${rule.key}`).toBeGreaterThan(0);
       }
     }
   });

@@ -9,8 +9,18 @@
 // caller's deterministic draw of an index in [0, n).
 
 const SEVERITIES = ['HIGH', 'MEDIUM', 'LOW'];
-const DEFAULT_AREAS = ['api/routes/trips.ts', 'services/alerts/server.ts', 'workers/ingest/consumer.py', 'web/src/pages/Fleet.tsx'];
-const DEFAULT_CODE = ['return next(err)', 'const page = await repo.list(q)', 'batch = fetch_batch(cursor)', 'useEffect(() => load(), [])'];
+const DEFAULT_AREAS = [
+  'api/routes/trips.ts',
+  'services/alerts/server.ts',
+  'workers/ingest/consumer.py',
+  'web/src/pages/Fleet.tsx',
+];
+const DEFAULT_CODE = [
+  'return next(err)',
+  'const page = await repo.list(q)',
+  'batch = fetch_batch(cursor)',
+  'useEffect(() => load(), [])',
+];
 const L3_SECTIONS = ['plan §Changes', 'plan §Rollout', 'plan §Testing', 'plan §Risks'];
 
 /** `area:LINE` and a code fragment for a finding (a rule without an area gets a plausible one). */
@@ -31,7 +41,11 @@ const TEST_OUTPUT = [
     `Tests:       ${failed ? `${failed} failed, ` : ''}${n} passed, ${n + failed} total`,
     'Time:        6.81 s',
   ],
-  (n, failed) => ['$ pytest -q workers/', `${'.'.repeat(Math.min(n, 40))}${'F'.repeat(failed)}`, `${n} passed${failed ? `, ${failed} failed` : ''} in 3.42s`],
+  (n, failed) => [
+    '$ pytest -q workers/',
+    `${'.'.repeat(Math.min(n, 40))}${'F'.repeat(failed)}`,
+    `${n} passed${failed ? `, ${failed} failed` : ''} in 3.42s`,
+  ],
   (n, failed) => ['$ make check', `go test ./...`, `ok  \tquayside/gateway\t0.41s`, `exit code ${failed ? 1 : 0}`],
 ];
 
@@ -71,7 +85,8 @@ function emphasise(text, how) {
  */
 export function adversaryText({ role, issue, phase, findings, items, evidence, style, set, pick }) {
   const out = [];
-  const where = (f) => (evidence === 'L3' ? L3_SECTIONS[pick(`sec-${f.id}`, L3_SECTIONS.length)] : `${f.place.area}:${f.place.line}`);
+  const where = (f) =>
+    evidence === 'L3' ? L3_SECTIONS[pick(`sec-${f.id}`, L3_SECTIONS.length)] : `${f.place.area}:${f.place.line}`;
   const json = {
     verdict: findings.length ? 'FAIL' : 'PASS',
     issues: findings.map((f) => ({
@@ -85,7 +100,11 @@ export function adversaryText({ role, issue, phase, findings, items, evidence, s
     must_fix: findings.map((f) => f.id),
     false_positives: [],
   };
-  const cited = findings.find((f) => /\.\w+$/.test(f.place.area))?.place ?? { area: DEFAULT_AREAS[0], line: 40 + pick('cite-line', 90), code: DEFAULT_CODE[0] };
+  const cited = findings.find((f) => /\.\w+$/.test(f.place.area))?.place ?? {
+    area: DEFAULT_AREAS[0],
+    line: 40 + pick('cite-line', 90),
+    code: DEFAULT_CODE[0],
+  };
   const output = TEST_OUTPUT[pick('runner', TEST_OUTPUT.length)](20 + pick('passed', 60), findings.length ? 1 : 0);
 
   if (style === 'plain') {
@@ -103,21 +122,34 @@ export function adversaryText({ role, issue, phase, findings, items, evidence, s
   }
 
   // markdown as agents write it
-  const titles = [`# ${role} — ${issue} ${phase} review (run r1, iteration 1)`, `## ${cap(role)}: ${issue}`, `# ${issue} · ${phase} challenge`];
+  const titles = [
+    `# ${role} — ${issue} ${phase} review (run r1, iteration 1)`,
+    `## ${cap(role)}: ${issue}`,
+    `# ${issue} · ${phase} challenge`,
+  ];
   out.push(titles[pick('title', titles.length)], '', set.intros[pick('intro', set.intros.length)](issue), '');
   if (evidence === 'L1') out.push('## Checks run', '', '```', ...output, '```', '');
   const findingStyle = pick('finding-style', 3);
   if (findings.length) out.push(findingStyle === 1 ? '## Findings' : '### Findings', '');
   else out.push('Nothing blocking this time.', '');
   findings.forEach((f, i) => {
-    const cite = evidence === 'L3' ? `This is in ${where(f)}.` : set.citeFrames[pick(`cite-${f.id}`, set.citeFrames.length)](`${f.place.area}:${f.place.line}`, f.place.code);
+    const cite =
+      evidence === 'L3'
+        ? `This is in ${where(f)}.`
+        : set.citeFrames[pick(`cite-${f.id}`, set.citeFrames.length)](`${f.place.area}:${f.place.line}`, f.place.code);
     if (findingStyle === 0) out.push(`**${f.id} — ${f.severity}.** ${f.summary}. ${cite}`, '');
     else if (findingStyle === 1) out.push(`### ${f.id} · ${f.severity}`, '', `${f.summary}.`, '', cite, '');
     else out.push(...wrapItem(`${i + 1}.`, `**${f.id}** (${f.severity}) — ${f.summary}. ${cite}`), '');
     if (evidence === 'L2' && i === 0) out.push('```' + langOf(f.place.area), f.place.code, '```', '');
   });
-  if (evidence === 'L2' && !findings.length) out.push(`Checked ${cited.area}:${cited.line}: \`${cited.code}\` is fine.`, '');
-  const headings = ['## Accumulated Patterns', '### Accumulated Patterns', '**Accumulated Patterns**', 'Accumulated Patterns:'];
+  if (evidence === 'L2' && !findings.length)
+    out.push(`Checked ${cited.area}:${cited.line}: \`${cited.code}\` is fine.`, '');
+  const headings = [
+    '## Accumulated Patterns',
+    '### Accumulated Patterns',
+    '**Accumulated Patterns**',
+    'Accumulated Patterns:',
+  ];
   out.push(headings[pick('ap-heading', headings.length)], '');
   const numbered = pick('ap-numbered', 3) === 0;
   const bold = pick('ap-bold', 4);
@@ -135,7 +167,13 @@ export function adversaryText({ role, issue, phase, findings, items, evidence, s
     out.push(...wrapItem(marker, text));
     if (it.provenance) out.push(`${nested}  - ${it.provenance}`);
   }
-  out.push('', '## Verdict', '', findings.length ? `FAIL: ${findings.map((f) => f.id).join(', ')} need a change.` : 'PASS.', '');
+  out.push(
+    '',
+    '## Verdict',
+    '',
+    findings.length ? `FAIL: ${findings.map((f) => f.id).join(', ')} need a change.` : 'PASS.',
+    '',
+  );
   out.push(verdictBlock(json, style, pick('fence', 2) === 0));
   return out.join('\n') + '\n';
 }
@@ -146,8 +184,14 @@ export function adversaryText({ role, issue, phase, findings, items, evidence, s
  */
 export function validatorText({ role, adversary, issue, verdicts, style, set, pick }) {
   const mustFix = verdicts.filter((v) => v.kept).map((v) => v.id);
-  const json = { verdict: mustFix.length ? 'FAIL' : 'PASS', issues: [], must_fix: mustFix, false_positives: verdicts.filter((v) => !v.kept).map((v) => v.id) };
-  const keep = (v) => set.keepFrames[pick(`keep-${v.id}`, set.keepFrames.length)](v.id, v.summary, `${v.place.area}:${v.place.line}`);
+  const json = {
+    verdict: mustFix.length ? 'FAIL' : 'PASS',
+    issues: [],
+    must_fix: mustFix,
+    false_positives: verdicts.filter((v) => !v.kept).map((v) => v.id),
+  };
+  const keep = (v) =>
+    set.keepFrames[pick(`keep-${v.id}`, set.keepFrames.length)](v.id, v.summary, `${v.place.area}:${v.place.line}`);
   const verdictLine = mustFix.length ? `FAIL on ${mustFix.join(', ')}.` : 'PASS.';
   const out = [];
   if (style === 'plain') {
@@ -157,7 +201,12 @@ export function validatorText({ role, adversary, issue, verdicts, style, set, pi
     out.push('## Verdict', '', verdictLine, '', verdictBlock(json, style, false));
     return out.join('\n') + '\n';
   }
-  out.push(`# ${role} — ${issue}`, '', set.validatorIntros[pick('v-intro', set.validatorIntros.length)](issue, verdicts.length), '');
+  out.push(
+    `# ${role} — ${issue}`,
+    '',
+    set.validatorIntros[pick('v-intro', set.validatorIntros.length)](issue, verdicts.length),
+    '',
+  );
   const layout = pick('v-layout', 4);
   if (layout === 0 && verdicts.length > 1) {
     // several findings discussed in one paragraph, as validators often write

@@ -8,13 +8,19 @@
 import { RULES } from './rules.js';
 
 export function normalise(text) {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim();
 }
 
 /** The function-word rewordings every agent makes (each/every, so that/so, because/since). */
 export function functionWordVariants(text) {
   const out = [text];
-  const swapped = text.replace(/\b(Each|each|Every|every)\b/, (w) => ({ Each: 'Every', each: 'every', Every: 'Each', every: 'each' })[w]);
+  const swapped = text.replace(
+    /\b(Each|each|Every|every)\b/,
+    (w) => ({ Each: 'Every', each: 'every', Every: 'Each', every: 'each' })[w],
+  );
   if (swapped !== text) out.push(swapped);
   for (const t of [...out]) {
     if (t.includes(', so that ')) out.push(t.replace(', so that ', ', so '));
@@ -25,7 +31,7 @@ export function functionWordVariants(text) {
   return [...new Set(out)];
 }
 
-/** Every wording of a rule an adversary lists from memory: its text and the set's rewording, each with the function-word variants. */
+/** Every wording of a rule an adversary lists from memory: its text and the set's rewording, with their variants. */
 export function listWordings(rule, set) {
   const reword = set.rules[rule.key]?.reword;
   return [...new Set([rule.text, ...(reword ? [reword] : [])].flatMap(functionWordVariants))];

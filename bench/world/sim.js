@@ -15,8 +15,9 @@
 // with p = 1 − (1 − q)^missed, missed = real defects of the run not raised and kept.
 //
 // Randomness is common random numbers (uniform() of ../learning/sim.js, a hash of its keys): every
-// draw is a function of (seed, run, role, what, which rule), so the variants and the two wording sets
-// see the same defects, temptations and validator errors, and differ only where cairn's blocks do.
+// draw is a function of (seed, run, role, what, which rule — or which block line, for echoes), so the
+// variants and the two wording sets see the same defects, temptations and validator errors, and differ
+// only where cairn's blocks do.
 
 import { uniform } from '../learning/sim.js';
 import { adversaryText, validatorText, placeOf, severityOf } from './agents.js';
@@ -32,7 +33,14 @@ export const MODEL = {
   hoursApart: 4,
   budget: 300,
   echo: 0.7,
-  list: { head: [0.3, 0.25], twins: [0.3, 0.3], vocab: [0.3, 0.3], tail: [0.3, 0.3], 'drift-old': [0.25, 0.25], 'drift-new': [0.25, 0.25] },
+  list: {
+    head: [0.3, 0.25],
+    twins: [0.3, 0.3],
+    vocab: [0.3, 0.3],
+    tail: [0.3, 0.3],
+    'drift-old': [0.25, 0.25],
+    'drift-new': [0.25, 0.25],
+  },
   // [false rule, true rule]: how often the rule's situation arises in a run
   arises: { head: [0.3, 0.2], twins: [0.3, 0.2], vocab: [0.3, 0.2], 'drift-old': [0.4, 0.4], 'drift-new': [0.4, 0.4] },
   tailArises: 0.25, // divided by the rule's rank: a Zipf tail
@@ -73,13 +81,28 @@ export const HARDSHIPS = [
   { key: 'markdown', label: 'markdown as agents write it', switches: { markdown: true } },
   { key: 'vocab', label: 'a vocabulary gap between rule, findings and reasons', switches: { vocab: true } },
   { key: 'two-pairs', label: 'two adversarial/validator pairs in one store', switches: { twoPairs: true } },
-  { key: 'drift', label: `drift at run ${DRIFT_RUN}: a true rule turns false, a new one appears`, switches: { drift: true } },
+  {
+    key: 'drift',
+    label: `drift at run ${DRIFT_RUN}: a true rule turns false, a new one appears`,
+    switches: { drift: true },
+  },
   { key: 'noise', label: '10 % wrong verdicts', switches: { noise: true } },
   { key: 'passing', label: 'outcomes mostly passing', switches: { passing: true } },
   {
     key: 'combined',
     label: 'all combined (reasons half the time)',
-    switches: { reasons: 'sometimes', twins: true, rewordings: true, tail: true, markdown: true, vocab: true, twoPairs: true, drift: true, noise: true, passing: true },
+    switches: {
+      reasons: 'sometimes',
+      twins: true,
+      rewordings: true,
+      tail: true,
+      markdown: true,
+      vocab: true,
+      twoPairs: true,
+      drift: true,
+      noise: true,
+      passing: true,
+    },
   },
 ];
 
@@ -91,7 +114,9 @@ export const VARIANTS = {
 
 function inWorld(rule, sw) {
   if (rule.role === 'sentinel' && !sw.twoPairs) return false;
-  return { head: true, twins: sw.twins, vocab: sw.vocab, tail: sw.tail, 'drift-old': sw.drift, 'drift-new': sw.drift }[rule.group];
+  return { head: true, twins: sw.twins, vocab: sw.vocab, tail: sw.tail, 'drift-old': sw.drift, 'drift-new': sw.drift }[
+    rule.group
+  ];
 }
 
 /** How often a rule's situation arises in a run. */
@@ -100,7 +125,7 @@ function arises(rule) {
   return MODEL.arises[rule.group][rule.truth ? 1 : 0];
 }
 
-/** A rule raised and dismissed in every run by construction: the tracked alarm, and the obsolete rule after the drift. */
+/** Raised and dismissed in every run by construction: the tracked alarm, and the obsolete rule after the drift. */
 function alwaysDismissed(rule, run, tracked) {
   return rule.key === tracked || (rule.group === 'drift-old' && run >= DRIFT_RUN);
 }
@@ -137,14 +162,21 @@ export function simulate(driver, lexicon, o) {
       }
       for (const r of own) {
         if (inBlock.has(r.key) || draw('list', r.key) >= MODEL.list[r.group][r.truth ? 1 : 0]) continue;
-        items.push({ text: sw.rewordings && draw('reword', r.key) < MODEL.rewordMemory ? wordingOf(r, o.set, draw) : r.text, rule: r.key });
+        items.push({
+          text: sw.rewordings && draw('reword', r.key) < MODEL.rewordMemory ? wordingOf(r, o.set, draw) : r.text,
+          rule: r.key,
+        });
       }
       const listed = new Set(items.map((it) => it.rule));
       const findings = [];
       for (const r of own) {
         const forced = alwaysDismissed(r, run, o.tracked);
         if (!forced && draw('arises', r.key) >= arises(r)) continue;
-        const p = inBlock.has(r.key) ? MODEL.raise.block : listed.has(r.key) ? MODEL.raise.listed : MODEL.raise.unlisted;
+        const p = inBlock.has(r.key)
+          ? MODEL.raise.block
+          : listed.has(r.key)
+            ? MODEL.raise.listed
+            : MODEL.raise.unlisted;
         const real = trueAt(r, run);
         if (!forced && draw('raise', r.key) >= p) {
           if (real) record.missed++;
@@ -166,7 +198,17 @@ export function simulate(driver, lexicon, o) {
       const u = draw('evidence');
       const evidence = u < MODEL.evidence.L1 ? 'L1' : u < MODEL.evidence.L1 + MODEL.evidence.L2 ? 'L2' : 'L3';
       const style = sw.markdown ? 'markdown' : 'plain';
-      const text = adversaryText({ role: pair.adversary, issue, phase: pair.phase, findings, items: decorate(items, sw, o.set, run, draw), evidence, style, set: o.set, pick });
+      const text = adversaryText({
+        role: pair.adversary,
+        issue,
+        phase: pair.phase,
+        findings,
+        items: decorate(items, sw, o.set, run, draw),
+        evidence,
+        style,
+        set: o.set,
+        pick,
+      });
       driver.store({ now, role: pair.adversary, issue, run: 'r1', text });
 
       // The validator.
@@ -176,16 +218,32 @@ export function simulate(driver, lexicon, o) {
         return { ...f, kept, wrong, reason: kept ? null : reasonFor(f, sw, o.set, draw) };
       });
       for (const v of verdicts) if (v.real && !v.kept) record.missed++;
-      const vtext = validatorText({ role: pair.validator, adversary: pair.adversary, issue, verdicts, style, set: o.set, pick });
+      const vtext = validatorText({
+        role: pair.validator,
+        adversary: pair.adversary,
+        issue,
+        verdicts,
+        style,
+        set: o.set,
+        pick,
+      });
       driver.store({ now, role: pair.validator, issue, run: 'r1', text: vtext });
 
-      const fb = o.variant.correction ? driver.feedback({ now, issue, run: 'r1', adversarialRole: pair.adversary, validatorRole: pair.validator }) : null;
+      const fb = o.variant.correction
+        ? driver.feedback({ now, issue, run: 'r1', adversarialRole: pair.adversary, validatorRole: pair.validator })
+        : null;
       record.roles[pair.adversary] = {
         lines: lines.map(({ id, rule, kind, holds }) => ({ id, rule, kind, holds })),
         evidence,
         findings: verdicts.map(({ id, rule, real, kept, wrong }) => ({ id, rule, real, kept, wrong })),
         cited: findings.filter((f) => f.patterns?.length).length,
-        penalties: fb ? fb.penalties.map((x) => ({ finding: x.finding, rule: verdicts.find((v) => v.id === x.finding)?.rule, landed: lexicon.lookup(x.text) ?? null })) : [],
+        penalties: fb
+          ? fb.penalties.map((x) => ({
+              finding: x.finding,
+              rule: verdicts.find((v) => v.id === x.finding)?.rule,
+              landed: lexicon.lookup(x.text) ?? null,
+            }))
+          : [],
       };
     }
     if (o.variant.correction) {
@@ -196,8 +254,18 @@ export function simulate(driver, lexicon, o) {
     records.push(summarise(record));
   }
   const end = new Date(START + (o.runs - 1) * MODEL.hoursApart * HOUR_MS).toISOString();
-  const patterns = driver.inspect(end).patterns.map((p) => ({ id: p.id, role: p.role, text: p.text, lifecycle: p.lifecycle, ...judge(lexicon, p.text, o.runs) }));
-  const deprecatedTrue = [...new Set(patterns.filter((p) => p.lifecycle === 'deprecated' && p.holds).map((p) => p.rule))];
+  const patterns = driver
+    .inspect(end)
+    .patterns.map((p) => ({
+      id: p.id,
+      role: p.role,
+      text: p.text,
+      lifecycle: p.lifecycle,
+      ...judge(lexicon, p.text, o.runs),
+    }));
+  const deprecatedTrue = [
+    ...new Set(patterns.filter((p) => p.lifecycle === 'deprecated' && p.holds).map((p) => p.rule)),
+  ];
   return { records, final: { deprecatedTrue, patterns: patterns.length } };
 }
 
@@ -237,18 +305,25 @@ function reasonFor(f, sw, set, draw) {
   return frame(f.id, facts[fixed ? 0 : Math.floor(draw('reason-fact', f.rule) * facts.length)]);
 }
 
-/** Shuffle the items as an agent lists them; with markdown, group some lists under headings and add provenance notes. */
+/** Items in the order an agent lists them; with markdown, some lists grouped under headings, provenance notes. */
 function decorate(items, sw, set, run, draw) {
-  const sorted = items.map((it, i) => ({ ...it, order: draw('order', `${i}:${it.text}`) })).sort((a, b) => a.order - b.order);
+  const sorted = items
+    .map((it, i) => ({ ...it, order: draw('order', `${i}:${it.text}`) }))
+    .sort((a, b) => a.order - b.order);
   if (!sw.markdown) return sorted;
   const grouped = draw('grouped') < MODEL.grouped;
   const out = sorted.map((it) => ({
     text: it.text,
     // an agent files a rule under the same heading every time
-    category: grouped ? set.categories[Math.floor(uniform('category', it.rule ?? it.text) * set.categories.length)] : undefined,
-    provenance: run > 1 && draw('provenance', it.text) < MODEL.provenance
-      ? set.provenance[Math.floor(draw('provenance-kind', it.text) * set.provenance.length)](issueOf(Math.max(1, run - 1 - Math.floor(draw('provenance-run', it.text) * 5))))
+    category: grouped
+      ? set.categories[Math.floor(uniform('category', it.rule ?? it.text) * set.categories.length)]
       : undefined,
+    provenance:
+      run > 1 && draw('provenance', it.text) < MODEL.provenance
+        ? set.provenance[Math.floor(draw('provenance-kind', it.text) * set.provenance.length)](
+            issueOf(Math.max(1, run - 1 - Math.floor(draw('provenance-run', it.text) * 5))),
+          )
+        : undefined,
   }));
   return grouped ? out.sort((a, b) => set.categories.indexOf(a.category) - set.categories.indexOf(b.category)) : out;
 }

@@ -45,7 +45,10 @@ export function runStream(job) {
 
 /** The measures of one stream (bench/README.md, "Learning: the harder world", defines each). */
 export function measure(job, { records, final }) {
-  const last = records.slice(-LAST).map((r) => r.precision).filter((p) => p !== null);
+  const last = records
+    .slice(-LAST)
+    .map((r) => r.precision)
+    .filter((p) => p !== null);
   const landed = { rule: 0, own: 0, other: 0, unknown: 0 };
   for (const r of records) {
     for (const role of Object.values(r.roles)) {
@@ -72,7 +75,7 @@ export function measure(job, { records, final }) {
   };
 }
 
-/** When a line leaves the block for good: {entered, left} as runs (left null: still in at the end; entered null: never in). */
+/** When a line leaves the block for good: {entered, left} (left null: still in at the end; entered null: never in). */
 export function departure(inBlock, from = 1) {
   const runs = inBlock.map((v, i) => [i + 1, v]).filter(([run]) => run >= from);
   const entered = runs.find(([, v]) => v)?.[0] ?? null;
@@ -83,7 +86,17 @@ export function departure(inBlock, from = 1) {
 
 function driftOf(records) {
   if (!records.some((r) => r.driftOldIn || r.driftNewIn || r.run >= DRIFT_RUN)) return null;
-  const old = departure(records.map((r) => r.driftOldIn), DRIFT_RUN);
-  const fresh = departure(records.map((r) => r.driftNewIn), DRIFT_RUN);
-  return { oldInBefore: records.find((r) => r.run === DRIFT_RUN - 1)?.driftOldIn ?? false, oldLeft: old.left, newEntered: fresh.entered };
+  const old = departure(
+    records.map((r) => r.driftOldIn),
+    DRIFT_RUN,
+  );
+  const fresh = departure(
+    records.map((r) => r.driftNewIn),
+    DRIFT_RUN,
+  );
+  return {
+    oldInBefore: records.find((r) => r.run === DRIFT_RUN - 1)?.driftOldIn ?? false,
+    oldLeft: old.left,
+    newEntered: fresh.entered,
+  };
 }

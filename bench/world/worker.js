@@ -8,6 +8,9 @@ parentPort.on('message', (job) => {
   try {
     parentPort.postMessage({ ok: true, result: runStream(job) });
   } catch (err) {
-    parentPort.postMessage({ ok: false, error: `${job.row}/${job.set}/${job.variant}/seed ${job.seed}: ${err.stack ?? err}` });
+    parentPort.postMessage({
+      ok: false,
+      error: `${job.row}/${job.set}/${job.variant}/seed ${job.seed}: ${err.stack ?? err}`,
+    });
   }
 });
