@@ -7,10 +7,15 @@
 // report on stdout (progress on stderr) and writes bench/learning-results/ curve.png, curve.csv and
 // results.json. See the "Learning loop" section of bench/README.md.
 //
-//   npm run bench:learning                         every scenario, 10 seeds, library calls
-//   node bench/learning.js --processes             also run the combined scenario through bin/*.js and compare
-//   node bench/learning.js --seeds 3 --only combined --check
+// `--world new` runs the harder world instead (bench/world/bench.js, "Learning: the harder world" in
+// bench/README.md), `--world all` (the default) both, this one first.
+//
+//   npm run bench:learning                         every scenario, 10 seeds, library calls; then the harder world
+//   node bench/learning.js --world old --processes also run the combined scenario through bin/*.js and compare
+//   node bench/learning.js --world old --seeds 3 --only combined --check
+//   node bench/learning.js --world new --only combined --seeds 3   (any option of bench/world/bench.js)
 
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -19,6 +24,9 @@ import { parseArgs } from 'node:util';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 if (!existsSync(join(REPO, 'dist', 'lib', 'patterns', 'feedback.js'))) fail('dist/ is missing: run `npm run build` first');
+const WORLD = takeWorldOption();
+const HARDER_WORLD = join(REPO, 'bench', 'world', 'bench.js');
+if (WORLD === 'new') process.exit(spawnSync(process.execPath, [HARDER_WORLD, ...process.argv.slice(2)], { stdio: 'inherit' }).status ?? 2);
 const { libraryDriver, processDriver } = await import('./learning/drivers.js');
 const { simulate, checkPool } = await import('./learning/sim.js');
 const { plotPanels, COLORS } = await import('./learning/plot.js');
@@ -122,10 +130,12 @@ const SCENARIOS = [
 /** The scenario shown run by run, plotted, repeated for determinism and run through the executables. */
 const MAIN = 'combined-b-25-4h';
 if (opts.help) {
-  process.stdout.write(`usage: node bench/learning.js [--runs 30] [--seeds 10] [--error-rate 0.1] [--budget 450] [--room-budget 100000]
-                          [--only KEY[,KEY]] [--repeats 10] [--processes [--process-runs 10]] [--check] [--out DIR]
+  process.stdout.write(`usage: node bench/learning.js [--world old|new|all] [--runs 30] [--seeds 10] [--error-rate 0.1] [--budget 450]
+                          [--room-budget 100000] [--only KEY[,KEY]] [--repeats 10] [--processes [--process-runs 10]] [--check] [--out DIR]
 scenarios (--only): ${SCENARIOS.map((s) => s.key).join(', ')}
 --check exits 1 when a target is missed.
+--world new takes the options of the harder world instead (node bench/world/bench.js --help); --world all (the default)
+runs this world, then the harder one with the same --seeds, --processes and --check.
 `);
   process.exit(0);
 }
@@ -419,7 +429,13 @@ const png = plotPanels(`CAIRN LEARNING LOOP - ${main.key.toUpperCase()}, SEED 1`
 writeFileSync(join(opts.out, 'curve.png'), png);
 progress(`wrote ${join(opts.out, 'curve.png')}, curve.csv, results.json`);
 for (const t of targets) progress(`${t.pass ? 'PASS' : 'MISS'}: ${t.name} — ${t.measured}`);
+let harderWorldStatus = 0;
+if (WORLD === 'all') {
+  const shared = [...(opts.seeds ? ['--seeds', opts.seeds] : []), ...(opts.processes ? ['--processes'] : []), ...(opts.check ? ['--check'] : [])];
+  harderWorldStatus = spawnSync(process.execPath, [HARDER_WORLD, ...shared], { stdio: 'inherit' }).status ?? 2;
+}
 if (opts.check && targets.some((t) => !t.pass)) process.exit(1);
+if (harderWorldStatus !== 0) process.exit(harderWorldStatus);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -458,4 +474,14 @@ function parseOptions(options) {
 function fail(message) {
   process.stderr.write(`bench:learning: ${message}\n`);
   process.exit(2);
+}
+/** `--world old|new|all` (default all), taken out of process.argv before the options of this world are read. */
+function takeWorldOption() {
+  const at = process.argv.findIndex((a) => a === '--world' || a.startsWith('--world='));
+  if (at < 0) return 'all';
+  const [flag, inline] = process.argv[at].split('=');
+  const value = inline ?? process.argv[at + 1];
+  process.argv.splice(at, inline === undefined ? 2 : 1);
+  if (!['old', 'new', 'all'].includes(value)) fail(`${flag} must be old, new or all, got '${value}'`);
+  return value;
 }
