@@ -1024,17 +1024,31 @@ describe("a dismissal read with the validator's reason", () => {
     ]);
   });
 
+  it('a reason that names the rule that replaced the one applied does not move the dismissal off the pattern naming the finding’s identifiers (SPEC §3.10.5)', () => {
+    const OLD = 'New routes must be registered in gateway/routes.yaml so the edge proxy forwards them';
+    const NEW = 'Every new route must carry an @route annotation naming its owning team';
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [OLD, NEW] }), 'auditor', 'LED-8', 'r1');
+    now(1);
+    const finding = { id: 'A1', summary: 'The new geofence route is not registered in gateway/routes.yaml, so the edge proxy will not forward it' };
+    store(s, adversarial({ items: [NEW], findings: [finding] }));
+    const report = feedback(s, { validatorText: withReason('gateway/routes.yaml was deleted when routing moved to annotations; the proxy discovers routes itself now.') });
+    expect(report.penalised).toEqual([expect.objectContaining({ finding: 'A1', pattern: pid(s, OLD), match: 'text' })]);
+    expect(pat(s, NEW).ignore_count).toBe(0);
+  });
+
   it('explain shows the reason that led the dismissal to the rule (processes)', () => {
     const { s } = raised();
     const root = s.location.root;
     s.close();
-    const r = run('feedback-loop', [...FEEDBACK_ARGS, '--json', '--strict'], { cwd: root, input: withReason('ledgerly ships no man page.'), env: { CAIRN_NOW: iso(1) } });
+    const r = run('feedback-loop', [...FEEDBACK_ARGS, '--json', '--strict'], { cwd: root, input: withReason('ledgerly ships no man page: flags are documented in --help.'), env: { CAIRN_NOW: iso(1) } });
     expect(r.code, r.stderr).toBe(0);
     const manPage = patternId(openTestStore(root).project, 'auditor', MAN_PAGE);
     expect(JSON.parse(r.stdout).penalised).toEqual([expect.objectContaining({ pattern: manPage, match: 'reason' })]);
     expect(r.stderr).toContain(`1 penalised (A1→${manPage.slice(0, 7)} by the reason)`);
     const explain = run('cairn', ['explain', manPage, '--strict'], { cwd: root, env: { CAIRN_NOW: iso(1) } });
     // the finding's link (to the other rule) is not in this pattern's history: the reason says how the dismissal got here
-    expect(explain.stdout).toContain("dismissed in LED-9/r1 via finding A1, reached through the validator's reason 'false positive. ledgerly ships no man page.' (weight 1");
+    expect(explain.stdout).toContain("dismissed in LED-9/r1 via finding A1, reached through the validator's reason 'false positive. ledgerly ships no man page: flags are documented in --help.' (weight 1");
   });
 });

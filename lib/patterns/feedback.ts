@@ -15,7 +15,7 @@ import { autoDeprecationReason } from './lifecycle.js';
 import { extractPatterns } from './extract.js';
 import { linkContext } from './deliberation.js';
 import { TermIndex } from './terms.js';
-import { linkFinding, summaryWithoutCitations } from './link.js';
+import { linkFinding, namesIdentifierOf, summaryWithoutCitations } from './link.js';
 import { shortId } from './block.js';
 import { appendEvents, patternDb } from '../events/log.js';
 import { withTested } from '../events/credit.js';
@@ -107,8 +107,11 @@ const REASON_RECORDED = 160;
 interface FindingLinks {
   /** The finding's link: recorded when its deliberation was stored, else found now. */
   of(id: string): StoredLink | undefined;
-  /** The pattern(s) the finding applies, read with the validator's reason for dismissing it: linked now, among the same candidates. */
-  withReason(id: string, reason: string): string[] | undefined;
+  /**
+   * The pattern(s) the finding applies, read with the validator's reason for dismissing it: linked now,
+   * among the same candidates — unless the finding names an identifier of a pattern it is linked to.
+   */
+  withReason(id: string, reason: string, linked: string[]): string[] | undefined;
 }
 
 /**
@@ -143,13 +146,15 @@ function findingLinks(store: Store, role: string, scope: { issue: string; run: s
       const self = getPattern(patternDb(store), store.project, patternId(store.project, role, summary));
       return self && self.role === role ? { patterns: [self.id], match: 'self', summary } : undefined;
     },
-    withReason(id, reason) {
+    withReason(id, reason, linked) {
       const finding = findingOf(id);
       if (!finding) return undefined;
-      // the reason is more of the finding's text: the finding's own citations, if any, were resolved when it was linked
-      const read = { ...finding, summary: `${summaryWithoutCitations(finding.summary ?? '')}\n${reason}`, patterns: undefined };
+      // what the finding names outweighs what the reason says (it often names the rule that replaced this one)
+      if (patternTexts(patternDb(store), store.project, linked).some((p) => namesIdentifierOf(finding, p.text))) return undefined;
+      // the finding's own citations, if any, were resolved when it was linked
+      const read = { ...finding, summary: summaryWithoutCitations(finding.summary ?? ''), patterns: undefined };
       store.deadline.check('linking the findings to patterns');
-      return linkFinding(read, context())?.patterns;
+      return linkFinding(read, context(), reason)?.patterns;
     },
   };
 }
@@ -165,7 +170,7 @@ function dismissalTargets(links: FindingLinks, id: string, reason: string): { pa
   const link = links.of(id);
   const recorded = (link?.patterns ?? []).map((pattern) => ({ pattern, match: link!.match }));
   if (!reason || (link && link.match !== 'text' && link.match !== 'self')) return recorded;
-  const read = links.withReason(id, reason)?.filter((p) => !link?.patterns.includes(p)) ?? [];
+  const read = links.withReason(id, reason, link?.match === 'text' ? link.patterns : [])?.filter((p) => !link?.patterns.includes(p)) ?? [];
   if (read.length === 0) return recorded;
   const kept = link?.match === 'self' ? recorded : [];
   return [...kept, ...read.map((pattern) => ({ pattern, match: 'reason' }))];

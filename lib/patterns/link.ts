@@ -92,6 +92,18 @@ export function coverage(finding: Terms, rule: Terms, weight: TermWeight): { sco
 const candidateTerms = new WeakMap<LinkCandidate, Terms>();
 const candidateIdentifiers = new WeakMap<LinkCandidate, Set<string>>();
 
+function termsOf(c: LinkCandidate): Terms {
+  let terms = candidateTerms.get(c);
+  if (!terms) candidateTerms.set(c, (terms = contentTerms(c.text)));
+  return terms;
+}
+
+/** Whether the finding names an identifier of the pattern's text (as linkFinding counts it). */
+export function namesIdentifierOf(finding: Finding, patternText: string): boolean {
+  const text = findingText(finding);
+  return sharedIdentifiers(text, identifiers(text), patternText, identifiers(patternText)) > 0;
+}
+
 function identifiersOf(c: LinkCandidate): Set<string> {
   let ids = candidateIdentifiers.get(c);
   if (!ids) candidateIdentifiers.set(c, (ids = identifiers(c.text)));
@@ -103,9 +115,7 @@ export function bestCandidate(finding: Finding, candidates: LinkCandidate[], wei
   const wanted = contentTerms(findingText(finding));
   let best: { id: string; score: number } | undefined;
   for (const c of candidates) {
-    let terms = candidateTerms.get(c);
-    if (!terms) candidateTerms.set(c, (terms = contentTerms(c.text)));
-    const { score, shared } = coverage(wanted, terms, weight);
+    const { score, shared } = coverage(wanted, termsOf(c), weight);
     if (score < LINK_MIN_COVERAGE || shared < LINK_MIN_SHARED) continue;
     if (!best || score > best.score || (score === best.score && c.id < best.id)) best = { id: c.id, score };
   }
@@ -129,10 +139,11 @@ export interface LinkContext {
  * among the role's patterns by unique prefix); else, among the patterns the adversary applied (tier 1),
  * the one naming the finding's identifiers when exactly one does, else the one it covers best among
  * those naming them, else among all of tier 1; then tier 2. A pattern naming a near miss of one of the
- * finding's identifiers (`helper3` for a finding about `helper18`) is never its link. Undefined when
- * nothing fits.
+ * finding's identifiers (`helper3` for a finding about `helper18`) is never its link. With the
+ * validator's `reason` for dismissing it, the reason's words count too (but not its identifiers).
+ * Undefined when nothing fits.
  */
-export function linkFinding(finding: Finding, ctx: LinkContext): { patterns: string[]; match: 'explicit' | 'text' } | undefined {
+export function linkFinding(finding: Finding, ctx: LinkContext, reason?: string): { patterns: string[]; match: 'explicit' | 'text' } | undefined {
   const cited: string[] = [];
   for (const prefix of citedIds(finding)) {
     const near = ctx.first.filter((c) => c.id.startsWith(prefix)).map((c) => c.id);
@@ -146,11 +157,12 @@ export function linkFinding(finding: Finding, ctx: LinkContext): { patterns: str
   const first = uniqueById(ctx.first).filter(fits);
   const naming = first.filter((c) => sharedIdentifiers(text, named, c.text, identifiersOf(c)) > 0);
   if (naming.length === 1) return { patterns: [naming[0].id], match: 'text' };
+  const read = reason ? { ...finding, summary: `${finding.summary ?? ''}\n${reason}` } : finding;
   const firstIds = new Set(ctx.first.map((c) => c.id));
   const best =
-    (naming.length > 1 ? bestCandidate(finding, naming, ctx.weight) : undefined) ??
-    bestCandidate(finding, first, ctx.weight) ??
-    bestCandidate(finding, ctx.others(text).filter((c) => !firstIds.has(c.id) && fits(c)), ctx.weight);
+    (naming.length > 1 ? bestCandidate(read, naming, ctx.weight) : undefined) ??
+    bestCandidate(read, first, ctx.weight) ??
+    bestCandidate(read, ctx.others(findingText(read)).filter((c) => !firstIds.has(c.id) && fits(c)), ctx.weight);
   return best && { patterns: [best.id], match: 'text' };
 }
 
