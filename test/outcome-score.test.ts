@@ -206,6 +206,18 @@ describe('grading the patterns applied in an issue/run', () => {
     expect(getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', TEXT.auditor))).toMatchObject({ success_count: 2, untested: 0, held: 0, ignore_weight: 0 });
   });
 
+  it('leaves a pattern a validator judged in the run to that verdict: a run fails for what it missed, not for the defect its kept finding caught', () => {
+    const { root, ids } = project();
+    const s = openTestStore(root);
+    process.env.CAIRN_NOW = iso(1.5);
+    appendEvents(s, [{ type: 'pattern.reinforced', pattern: ids.auditor, issue: 'LED-7', run: 'r1', finding: 'F1' }]); // kept, behind the gate
+    s.close();
+    const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'fail', '--json']).stdout);
+    expect(report.patterns.map((p: { pattern: string }) => p.pattern)).not.toContain(ids.auditor);
+    expect(report.patterns).toHaveLength(3);
+    expect(state(root).auditor).toEqual({ success_count: 2, ignore_count: 0, ignore_weight: 0 });
+  });
+
   it('a pass counts as much as outcomes in the project tell: where every run ships, less and less', () => {
     const root = tempProject();
     const s = openTestStore(root);

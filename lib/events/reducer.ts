@@ -231,6 +231,8 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       if ((issue || run) && s.markRun.run(e.project, issue, run, e.pattern, 'reinforced').changes === 0) return;
       if (!e.finding) s.reinforceUntested.run({ last_used: ms, project: e.project, id: e.pattern });
       else {
+        // a validator judged it in this run: the run's outcome leaves it to that verdict (lib/patterns/outcome.ts)
+        if (issue || run) s.markRun.run(e.project, issue, run, e.pattern, 'judged');
         testEvidence(s, e, e.pattern, { held: 1, strength: 1, halfLife: e.halfLife }, (after) =>
           s.reinforceTested.run({ last_used: ms, project: e.project, id: e.pattern, ...after }),
         );

@@ -2,17 +2,18 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.js';
 import { roleWeight } from '../store/config.js';
 import { CairnError } from '../core/errors.js';
-import { appliedPatternIds, findingPatternIds, patternRoles } from './queries.js';
+import { appliedPatternIds, findingPatternIds, judgedPatternIds, patternRoles } from './queries.js';
 import type { Database } from '../store/db.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
 // outcome-score (SPEC §3.8, §3.9.2, §3.10.1): when the pipeline ends, every pattern applied in the
-// issue/run (echoed by the role it was injected into, or linked to a finding) is graded once by the
-// final result. A pattern applied in a finding shaped the run: a fail weighs 0.5 × its role's weight
-// against it, a pass credits it as much as outcomes in this project tell (outcomeCredit). One only
-// echoed shaped nothing the outcome can speak for: a pass or a fail moves its untested credit by one.
-// A pattern that was only injected is not graded, and one dismissed as a false positive was not
-// vindicated by a pass.
+// issue/run (echoed by the role it was injected into, or linked to a finding) that no validator
+// judged in it is graded once by the final result. A pattern applied in a finding shaped the run: a
+// fail weighs 0.5 × its role's weight against it, a pass credits it as much as outcomes in this
+// project tell (outcomeCredit). One only echoed shaped nothing the outcome can speak for: a pass or a
+// fail moves its untested credit by one. A validator's verdict on a finding it applied (kept, or
+// dismissed) is the more specific evidence: a run fails for what it missed, not for the defect its
+// kept finding caught. A pattern that was only injected is not graded.
 
 const PATTERNS_PER_EVENT = 60;
 
@@ -35,7 +36,8 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
     | { result: 'pass' | 'fail' }
     | undefined;
   if (prior) return { issue, run, result, applied: false, previous: prior.result, patterns: [] };
-  const applied = patternRoles(db, store.project, appliedPatternIds(db, store.project, issue, run ?? ''));
+  const judged = new Set(judgedPatternIds(db, store.project, issue, run ?? ''));
+  const applied = patternRoles(db, store.project, appliedPatternIds(db, store.project, issue, run ?? '').filter((id) => !judged.has(id)));
   const inFinding = new Set(findingPatternIds(db, store.project, issue, run ?? ''));
   const credit = result === 'pass' ? outcomeCredit(db, store.project) : 0;
   const patterns = applied.map((r) => {

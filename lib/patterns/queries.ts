@@ -176,6 +176,12 @@ export function evidenceLedger(db: Database, project: string, pattern: string): 
   return db.prepare('SELECT event, held, against, aging FROM evidence WHERE project = ? AND pattern = ? ORDER BY seq').all(project, pattern) as LedgerEntry[];
 }
 
+/** The patterns a validator confirmed through a finding in the issue/run (a dismissal takes it out of appliedPatternIds). */
+export function judgedPatternIds(db: Database, project: string, issue: string, run: string): string[] {
+  const rows = db.prepare("SELECT pattern FROM run_marks WHERE project = ? AND issue = ? AND run = ? AND kind = 'judged' ORDER BY pattern").all(project, issue, run);
+  return (rows as { pattern: string }[]).map((r) => r.pattern);
+}
+
 export interface StoredLink {
   patterns: string[];
   summary: string;
