@@ -89,6 +89,13 @@ describe('links that reach the rule (SPEC §3.10.5)', () => {
     expect(second.links).toEqual([expect.objectContaining({ finding: 'A1', match: 'self' })]);
   });
 
+  it('a finding’s location path links it to no rule that only names another file of the same folder and type', () => {
+    const s = openTestStore(tempProject());
+    const RULE = 'Every breaking API change must bump the major version and be announced in docs/changelog.md';
+    const stored = storeRun(s, 'r1', [RULE], [{ id: 'A1', summary: 'The plan adds GET /v2/alerts without a load test', location: 'docs/plans/current.md:109' }]);
+    expect(stored.links).toEqual([expect.objectContaining({ finding: 'A1', match: 'self' })]);
+  });
+
   it('bridges a vocabulary gap by an acronym: IE11 in the finding reaches the rule about Internet Explorer 11 it was applied with', () => {
     const s = openTestStore(tempProject());
     const RULE = 'Customer dashboards must keep working in Internet Explorer 11';

@@ -62,9 +62,25 @@ export function citedIds(finding: Finding): string[] {
   return [...new Set(ids.map((id) => id.toLowerCase()).filter((id) => /^p[0-9a-f]{4,15}$/.test(id)))].slice(0, MAX_CITED);
 }
 
-/** The text of a finding that speaks about the rule: summary, fix hint, root cause, location. */
+/** The text of a finding that speaks about the rule: summary, fix hint, root cause. */
 export function findingText(finding: Finding): string {
-  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' '), finding.location].filter((t) => t && t.trim()).join('\n');
+  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' ')].filter((t) => t && t.trim()).join('\n');
+}
+
+/**
+ * The terms a finding covers a rule with: its text's, and the words of its location (`plan §Changes`)
+ * but not the pieces of a path there (`docs/plans/current.md:109`: `docs` and `md` would meet any rule
+ * naming a file in docs/; the path itself is an identifier, findingIdentifiers).
+ */
+function findingTerms(finding: Finding): Terms {
+  const terms = new Map(contentTerms(findingText(finding)));
+  for (const [t, identifier] of contentTerms(finding.location ?? '')) if (!identifier && !terms.has(t)) terms.set(t, false);
+  return terms;
+}
+
+/** The identifiers a finding names, its location's among them (a rule naming that file is named by it). */
+function findingIdentifiers(finding: Finding): Set<string> {
+  return identifiers([findingText(finding), finding.location ?? ''].join('\n'));
 }
 
 type Terms = Map<string, boolean>;
@@ -100,8 +116,7 @@ function termsOf(c: LinkCandidate): Terms {
 
 /** Whether the finding names an identifier of the pattern's text (as linkFinding counts it). */
 export function namesIdentifierOf(finding: Finding, patternText: string): boolean {
-  const text = findingText(finding);
-  return sharedIdentifiers(text, identifiers(text), patternText, identifiers(patternText)) > 0;
+  return sharedIdentifiers(findingText(finding), findingIdentifiers(finding), patternText, identifiers(patternText)) > 0;
 }
 
 function identifiersOf(c: LinkCandidate): Set<string> {
@@ -112,7 +127,7 @@ function identifiersOf(c: LinkCandidate): Set<string> {
 
 /** The candidate the finding covers best (at least LINK_MIN_COVERAGE and LINK_MIN_SHARED terms), or undefined; ties go to the lower id. */
 export function bestCandidate(finding: Finding, candidates: LinkCandidate[], weight: TermWeight): { id: string; score: number } | undefined {
-  const wanted = contentTerms(findingText(finding));
+  const wanted = findingTerms(finding);
   let best: { id: string; score: number } | undefined;
   for (const c of candidates) {
     const { score, shared } = coverage(wanted, termsOf(c), weight);
@@ -152,7 +167,7 @@ export function linkFinding(finding: Finding, ctx: LinkContext, reason?: string)
   }
   if (cited.length) return { patterns: cited, match: 'explicit' };
   const text = findingText(finding);
-  const named = identifiers(text);
+  const named = findingIdentifiers(finding);
   const fits = (c: LinkCandidate) => !conflicts(named, identifiersOf(c));
   const first = uniqueById(ctx.first).filter(fits);
   const naming = first.filter((c) => sharedIdentifiers(text, named, c.text, identifiersOf(c)) > 0);
