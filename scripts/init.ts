@@ -16,6 +16,8 @@ interface HostResult {
   host: ConfigurableHost;
   path: string;
   added: HookEntry[];
+  /** cairn's outdated handlers replaced by `added` ones, with why. */
+  replaced: { event: string; reason: string }[];
   /** Why the settings file was left as it is (the other hosts are still set up). */
   error: string | null;
   /** The hooks are in place but a host would not find their program (e.g. init ran through npx). */
@@ -30,7 +32,7 @@ Creates the store (.cairn/ at the project root, or --dir) with a .gitignore for 
 and a .gitattributes that merges the committed JSONL logs by union. Existing lines are kept.
 
   --claude   hooks in .claude/settings.json: SessionStart → auto-recall,
-             PostToolUse (Bash) → memory-capture (async)
+             PostToolUse (Bash, for commands that run bd) → memory-capture
   --codex    the same in .codex/hooks.json
   --gemini   .gemini/settings.json: SessionStart → auto-recall, AfterTool (run_shell_command) → memory-capture
   --cursor   .cursor/hooks.json: sessionStart → auto-recall, afterShellExecution → memory-capture
@@ -78,7 +80,7 @@ example:
         project: loc.project,
         created: store.created,
         added: store.added,
-        hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event), error: h.error, warning: h.warning })),
+        hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event), replaced: h.replaced, error: h.error, warning: h.warning })),
         imported,
         commit,
         cron,
@@ -94,8 +96,9 @@ example:
         lines.push(`  ${h.host.padEnd(7)} not set up: ${h.error}; fix it, then cairn init --${h.host} again`);
         continue;
       }
-      const what = h.added.length > 0 ? h.added.map((e) => `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${basename(commandProgram(e.handler.command))}`).join(', ') : 'already set up';
-      lines.push(`  ${h.host.padEnd(7)} ${file}: ${what}`);
+      const added = [...new Set(h.added.map((e) => `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${basename(commandProgram(e.handler.command))}`))];
+      lines.push(`  ${h.host.padEnd(7)} ${file}: ${added.length > 0 ? added.join(', ') : 'already set up'}`);
+      for (const r of h.replaced) lines.push(`          replaced the ${r.event} hook an earlier cairn wrote: it ${r.reason}`);
       if (h.warning) lines.push(`          ! ${h.warning}`);
       else if (HOST_HOOKS[h.host].note) lines.push(`          ${HOST_HOOKS[h.host].note}`);
     }
@@ -122,10 +125,10 @@ example:
 function setUpHost(root: string, host: ConfigurableHost, storeDir: string | undefined): HostResult {
   const hooks = HOST_HOOKS[host];
   try {
-    const { path, added } = installHooks(root, hooks, storeDir);
+    const { path, added, replaced } = installHooks(root, hooks, storeDir);
     const check = hookCheck(root, host);
-    return { host, path, added, error: null, warning: check.status === 'fail' ? check.detail.replace(`${hooks.file}: `, '') : null };
+    return { host, path, added, replaced, error: null, warning: check.status === 'fail' ? check.detail.replace(`${hooks.file}: `, '') : null };
   } catch (err) {
-    return { host, path: join(root, hooks.file), added: [], error: describeError(err), warning: null };
+    return { host, path: join(root, hooks.file), added: [], replaced: [], error: describeError(err), warning: null };
   }
 }

@@ -3,7 +3,7 @@ import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 import { describeError } from '../core/errors.js';
 import type { Check } from '../store/health.js';
 import { CONFIGURABLE_HOSTS, HOST_HOOKS, type ConfigurableHost } from './registry.js';
-import { commandProgram, commandsFor, gitTopLevel, HOOK_EXECUTABLES, readSettings } from './settings.js';
+import { commandProgram, commandsFor, gitTopLevel, HOOK_EXECUTABLES, outdatedHandlers, readSettings } from './settings.js';
 
 // `cairn doctor` and `cairn init`, the hosts' side (SPEC §2): which host settings run cairn's hooks,
 // and whether each hook's program would be found when the host runs it.
@@ -63,11 +63,17 @@ export function hookCheck(root: string, host: ConfigurableHost, env: NodeJS.Proc
   if (found.length === 0) return { name, status: 'off', detail: `${hooks.file} runs no cairn hook (cairn init --${host})` };
   const lookup = { ...env, PATH: hostPath(env) };
   const missing = [...new Set(found.filter(({ program }) => resolveProgram(program, root, lookup) === null).map(({ program }) => program))];
-  if (missing.length === 0) return { name, status: 'ok', detail: `${hooks.file}: ${found.map(({ event, program }) => `${event} → ${basename(program)}`).join(', ')}` };
-  const remedy = missing.some((p) => p.includes('/node_modules/.bin/'))
-    ? 'not found: npm install here (the hooks run cairn as a dev dependency)'
-    : 'not found on PATH: install cairn (README: Install cairn)';
-  return { name, status: 'fail', detail: `${hooks.file}: ${missing.map((p) => `'${p}'`).join(', ')} ${remedy}` };
+  if (missing.length > 0) {
+    const remedy = missing.some((p) => p.includes('/node_modules/.bin/'))
+      ? 'not found: npm install here (the hooks run cairn as a dev dependency)'
+      : 'not found on PATH: install cairn (README: Install cairn)';
+    return { name, status: 'fail', detail: `${hooks.file}: ${missing.map((p) => `'${p}'`).join(', ')} ${remedy}` };
+  }
+  const outdated = [...new Set(found.map(({ event }) => event))].flatMap((event) =>
+    outdatedHandlers(settings, hooks, event).map(({ handler, reason }) => `${event} → ${basename(commandProgram(String(handler.command)))} ${reason}`),
+  );
+  if (outdated.length > 0) return { name, status: 'fail', detail: `${hooks.file}: ${outdated.join('; ')} — cairn init --${host} replaces it` };
+  return { name, status: 'ok', detail: `${hooks.file}: ${[...new Set(found.map(({ event, program }) => `${event} → ${basename(program)}`))].join(', ')}` };
 }
 
 /** Every host `cairn init` can configure, in order. */

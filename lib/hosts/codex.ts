@@ -2,7 +2,7 @@ import type { Json } from '../core/json.js';
 import { str } from './fields.js';
 import { claudeEnvelope, readClaudeShaped } from './claude.js';
 import type { HookInput } from './payload.js';
-import { GIT_TOP_LEVEL, type HostHooks } from './settings.js';
+import { commandProgram, GIT_TOP_LEVEL, notInstalledMessage, orElsePrint, type HostHooks } from './settings.js';
 
 // Codex CLI (developers.openai.com/codex/hooks; openai/codex codex-rs/hooks/schema): hooks.json in
 // .codex/ with Claude's layout, payloads in Claude's shape plus turn_id on turn-scoped events, and
@@ -31,7 +31,10 @@ export const codexHooks: HostHooks = {
   projectDir: GIT_TOP_LEVEL,
   note: 'Codex runs a project\'s hooks once you trust them: /hooks in Codex',
   entries: (exe) => [
-    { event: 'SessionStart', handler: { type: 'command', command: `${exe('auto-recall')} --format codex`, timeout: 10 } },
+    {
+      event: 'SessionStart',
+      handler: { type: 'command', command: orElsePrint(`${exe('auto-recall')} --format codex`, codexEnvelope('SessionStart', notInstalledMessage(commandProgram(exe('auto-recall'))))), timeout: 10 },
+    },
     { event: 'PostToolUse', matcher: 'Bash', handler: { type: 'command', command: exe('memory-capture'), timeout: 10 } },
   ],
 };

@@ -1,7 +1,7 @@
 import { asObject, type Json } from '../core/json.js';
 import { failedExitCode, firstStr, str } from './fields.js';
 import type { HookInput } from './payload.js';
-import { GIT_TOP_LEVEL, type HostHooks } from './settings.js';
+import { commandProgram, GIT_TOP_LEVEL, notInstalledMessage, orElsePrint, type HostHooks } from './settings.js';
 
 // Cursor (cursor.com/docs/agent/hooks): .cursor/hooks.json, camelCase event names
 // (sessionStart, beforeSubmitPrompt, afterShellExecution), payloads with conversation_id and
@@ -40,7 +40,7 @@ export const cursorHooks: HostHooks = {
   base: { version: 1 },
   projectDir: GIT_TOP_LEVEL,
   entries: (exe) => [
-    { event: 'sessionStart', handler: { command: `${exe('auto-recall')} --format cursor` } },
+    { event: 'sessionStart', handler: { command: orElsePrint(`${exe('auto-recall')} --format cursor`, cursorEnvelope(notInstalledMessage(commandProgram(exe('auto-recall'))))) } },
     { event: 'afterShellExecution', handler: { command: exe('memory-capture') } },
   ],
 };
