@@ -174,10 +174,13 @@ export function renderBlock(b: { health?: string; lines: string[]; patterns: str
 }
 
 
-/** `cairn: memory degraded since <time>: <reason> — run cairn doctor`, while a recorded error is recent (SPEC §2). */
+/**
+ * `cairn: memory degraded since <time>: <reason> — run cairn doctor`, while a recorded error is recent
+ * and was not repaired where it happened (SPEC §2).
+ */
 export function healthLine(storeDir: string, now: number): string | undefined {
   const h = readHealth(storeDir);
-  if (!h || !(now - Date.parse(h.last_error_at) < HEALTH_RECENT)) return undefined;
+  if (!h || h.last_repaired || !(now - Date.parse(h.last_error_at) < HEALTH_RECENT)) return undefined;
   return sanitizeUntrusted(`cairn: memory degraded since ${h.degraded_since}: ${h.last_error} — run cairn doctor`, { singleLine: true });
 }
 
