@@ -31,6 +31,8 @@ export function readClaudeShaped(p: Json, host: HookInput['host'], shellTools: S
     source: firstStr(p, 'source', 'trigger'),
     command: tool !== null && shellTools.has(tool) ? shellCommand(p.tool_input) : null,
     toolFailed: (event !== null && event.endsWith('Failure')) || responseFailed(p.tool_response),
+    transcriptPath: str(p, 'transcript_path'),
+    toolUseId: str(p, 'tool_use_id'),
   };
 }
 

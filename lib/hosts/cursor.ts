@@ -26,6 +26,8 @@ export function readCursorPayload(p: Json): HookInput {
     source: str(p, 'source'),
     command: shell ? str(p, 'command') : null,
     toolFailed: failedExitCode(p.exit_code ?? p.exitCode) || asObject(p.error) !== null || (typeof p.error === 'string' && p.error !== ''),
+    transcriptPath: null,
+    toolUseId: null,
   };
 }
 

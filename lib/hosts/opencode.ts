@@ -21,5 +21,7 @@ export function readOpenCodePayload(p: Json): HookInput {
     source: null,
     command: str(p, 'tool') === 'bash' ? shellCommand(p.args) : null,
     toolFailed: failedExitCode(metadata?.exit ?? metadata?.exitCode),
+    transcriptPath: null,
+    toolUseId: null,
   };
 }
