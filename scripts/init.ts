@@ -20,8 +20,10 @@ interface HostResult {
   replaced: { event: string; reason: string }[];
   /** Why the settings file was left as it is (the other hosts are still set up). */
   error: string | null;
-  /** The hooks are in place but a host would not find their program (e.g. init ran through npx). */
+  /** The hooks are in place but will not run (the host would not find their program, or does not trust them yet). */
   warning: string | null;
+  /** What the user may still need to do on the host's side (the check's warning). */
+  advice: string | null;
 }
 
 export const command: Command = {
@@ -100,6 +102,7 @@ example:
       lines.push(`  ${h.host.padEnd(7)} ${file}: ${added.length > 0 ? added.join(', ') : 'already set up'}`);
       for (const r of h.replaced) lines.push(`          replaced the ${r.event} hook an earlier cairn wrote: it ${r.reason}`);
       if (h.warning) lines.push(`          ! ${h.warning}`);
+      else if (h.advice) lines.push(`          ${h.advice}`);
       else if (HOST_HOOKS[h.host].note) lines.push(`          ${HOST_HOOKS[h.host].note}`);
     }
     if (imported && lavra) {
@@ -127,8 +130,9 @@ function setUpHost(root: string, host: ConfigurableHost, storeDir: string | unde
   try {
     const { path, added, replaced } = installHooks(root, hooks, storeDir);
     const check = hookCheck(root, host);
-    return { host, path, added, replaced, error: null, warning: check.status === 'fail' ? check.detail.replace(`${hooks.file}: `, '') : null };
+    const detail = check.detail.replace(`${hooks.file}: `, '');
+    return { host, path, added, replaced, error: null, warning: check.status === 'fail' ? detail : null, advice: check.status === 'warn' ? detail : null };
   } catch (err) {
-    return { host, path: join(root, hooks.file), added: [], replaced: [], error: describeError(err), warning: null };
+    return { host, path: join(root, hooks.file), added: [], replaced: [], error: describeError(err), warning: null, advice: null };
   }
 }

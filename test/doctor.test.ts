@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { hookChecks, hostPath, resolveProgram } from '../lib/hosts/check.js';
@@ -10,7 +10,8 @@ import { locate } from '../lib/store/root.js';
 import { recordFailure } from '../lib/store/health.js';
 import { eventFollower, patternDb } from '../lib/events/log.js';
 import { knowledgeFollowers } from '../lib/knowledge/index.js';
-import { binPath, cleanEnv, fixturePath, openTestStore, packageWithBrokenModules, run, tempProject } from './helpers.js';
+import { binPath, cleanEnv, devDependency, fixturePath, openTestStore, packageWithBrokenModules, run, tempProject, trustCodexHooks } from './helpers.js';
+import { readTomlTables } from '../lib/hosts/codex-trust.js';
 
 // `cairn doctor` (SPEC §2): one test per broken state it reports, and exit 0 on a healthy store.
 
@@ -315,7 +316,8 @@ describe('each broken state', () => {
 
   it("hooks: a settings file that does not read, a hook whose program is not found, one from the project's node_modules", () => {
     const root = tempProject();
-    const env = { PATH: '/usr/bin:/bin' };
+    const codexHome = join(root, 'codex-home');
+    const env = { PATH: '/usr/bin:/bin', CODEX_HOME: codexHome };
     run('cairn', ['init', '--claude', '--codex', '--cursor'], { cwd: root });
     writeFileSync(join(root, '.cursor', 'hooks.json'), '{"version": 1, "hooks": ');
     const checks = hookChecks(root, env);
@@ -332,6 +334,7 @@ describe('each broken state', () => {
     rmSync(join(root, '.claude'), { recursive: true });
     rmSync(join(root, '.codex'), { recursive: true });
     run('cairn', ['init', '--claude', '--codex'], { cwd: root });
+    trustCodexHooks(codexHome, root);
     const local = hookChecks(root, env);
     expect(statusOf(local, 'hooks: claude')).toBe('ok');
     expect(statusOf(local, 'hooks: codex')).toBe('ok');
@@ -344,6 +347,53 @@ describe('each broken state', () => {
       status: 'fail',
       detail: `.codex/hooks.json: '$(git rev-parse --show-toplevel)/node_modules/.bin/auto-recall', '$(git rev-parse --show-toplevel)/node_modules/.bin/memory-capture' not found: npm install here (the hooks run cairn as a dev dependency)`,
     });
+  });
+
+  it('hooks: Codex runs a project’s hooks only once it trusts the project and each hook — untrusted, changed or disabled, it skips them without a word: fail, saying what to do', () => {
+    const root = tempProject();
+    devDependency(root);
+    run('cairn', ['init', '--codex'], { cwd: root });
+    const codexHome = join(root, 'codex-home');
+    const codex = () => hookChecks(root, { PATH: '/usr/bin:/bin', CODEX_HOME: codexHome }).find((c) => c.name === 'hooks: codex');
+    expect(codex()).toMatchObject({ status: 'warn', detail: expect.stringContaining('Codex runs them only once you trust the project and then the hooks') });
+    mkdirSync(codexHome);
+    writeFileSync(join(codexHome, 'config.toml'), 'model = "gpt-5-codex"\n');
+    expect(codex()).toMatchObject({ status: 'fail', detail: expect.stringContaining('Codex does not trust this project yet, so it reads no .codex/ here and runs none of its hooks: start codex here and trust the folder') });
+    writeFileSync(join(codexHome, 'config.toml'), `[projects.${JSON.stringify(root)}]\ntrust_level = "trusted"\n`);
+    expect(codex()).toMatchObject({ status: 'fail', detail: ".codex/hooks.json: Codex has not trusted cairn's SessionStart, PostToolUse hook(s) and skips them without a word: start codex here and trust them in /hooks (codex exec needs them trusted too)" });
+    rmSync(join(codexHome, 'config.toml'));
+    trustCodexHooks(codexHome, root);
+    expect(codex()).toMatchObject({ status: 'ok' });
+    // a hook rewritten after it was trusted (another timeout, as a newer cairn init might write it)
+    const file = join(root, '.codex', 'hooks.json');
+    const settings = JSON.parse(readFileSync(file, 'utf8'));
+    settings.hooks.PostToolUse[0].hooks[0].timeout = 20;
+    writeFileSync(file, JSON.stringify(settings));
+    expect(codex()).toMatchObject({ status: 'fail', detail: expect.stringContaining("cairn's PostToolUse hook(s) changed since Codex trusted them") });
+    appendFileSync(join(codexHome, 'config.toml'), `[hooks.state.${JSON.stringify(`${file}:post_tool_use:0:0`)}]\nenabled = false\n`);
+    expect(codex()).toMatchObject({ status: 'fail', detail: expect.stringContaining("cairn's PostToolUse (disabled) hook(s)") });
+  });
+
+  it('reads config.toml as Codex writes it: quoted and dotted keys, escapes, literal strings, comments, booleans', () => {
+    const tables = readTomlTables(
+      [
+        'model = "gpt-5" # the default',
+        '[projects."/home/dev/it\'s \\"here\\""]',
+        "trust_level = 'trusted'",
+        '[hooks.state."/p/.codex/hooks.json:session_start:0:0"]',
+        'trusted_hash = "sha256:ab#cd"',
+        'enabled = false',
+        '[[profiles]]',
+        'name = "not read"',
+        '[ hooks . state . bare-key ]',
+        'timeout = 10',
+        'note = "caf\\u00e9 \\U0001F600"',
+      ].join('\n'),
+    );
+    expect(tables.get('[]')?.get('model')).toBe('gpt-5');
+    expect(tables.get(JSON.stringify(['projects', '/home/dev/it\'s "here"']))?.get('trust_level')).toBe('trusted');
+    expect(Object.fromEntries(tables.get(JSON.stringify(['hooks', 'state', '/p/.codex/hooks.json:session_start:0:0']))!)).toEqual({ trusted_hash: 'sha256:ab#cd', enabled: false });
+    expect(Object.fromEntries(tables.get(JSON.stringify(['hooks', 'state', 'bare-key']))!)).toEqual({ note: 'café 😀' });
   });
 
   it('hooks: a program found only through npm’s own PATH entries (npx cairn doctor) is not found for the host', () => {

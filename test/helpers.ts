@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,8 @@ import { locate } from '../lib/store/root.js';
 import { Deadline } from '../lib/core/deadline.js';
 import { createLogger } from '../lib/core/logger.js';
 import { initStore } from '../lib/store/init.js';
+import { codexEventLabel, codexHookHash } from '../lib/hosts/codex-trust.js';
+import { placedHandlers } from '../lib/hosts/settings.js';
 
 // Shared test helpers: temporary projects, the executables run as processes, fixtures.
 
@@ -168,6 +170,33 @@ export function fixtureText(file: string): string {
 
 export function fixturePath(file: string): string {
   return join(FIXTURES, 'deliberations', file);
+}
+
+/** Stand-ins for cairn as a dev dependency of `root`: each executable in node_modules/.bin says it ran. */
+export function devDependency(root: string): void {
+  const bin = join(root, 'node_modules', '.bin');
+  mkdirSync(bin, { recursive: true });
+  for (const name of ['auto-recall', 'memory-capture', 'cairn']) {
+    writeFileSync(join(bin, name), `#!/bin/sh\necho "ran ${name} $*"\n`);
+    chmodSync(join(bin, name), 0o755);
+  }
+}
+
+/**
+ * Trust a project and cairn's hooks in it as Codex's own trust prompt and /hooks record them, in
+ * `codexHome`'s config.toml (test/hosts/codex.test.ts shows the real Codex runs hooks trusted so).
+ */
+export function trustCodexHooks(codexHome: string, root: string): void {
+  const settings = JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8'));
+  const lines = [`[projects.${JSON.stringify(root)}]`, 'trust_level = "trusted"', ''];
+  for (const event of Object.keys(settings.hooks)) {
+    for (const { matcher, handler, group, index } of placedHandlers(settings, event)) {
+      lines.push(`[hooks.state.${JSON.stringify(`${join(root, '.codex', 'hooks.json')}:${codexEventLabel(event)}:${group}:${index}`)}]`);
+      lines.push(`trusted_hash = "${codexHookHash(event, matcher, handler)}"`, '');
+    }
+  }
+  mkdirSync(codexHome, { recursive: true });
+  appendFileSync(join(codexHome, 'config.toml'), lines.join('\n'));
 }
 
 /** A seeded pseudo-random generator (mulberry32): the same seed gives the same test data. */

@@ -9,7 +9,7 @@ import { codexHooks } from '../lib/hosts/codex.js';
 import { cursorHooks } from '../lib/hosts/cursor.js';
 import { geminiHooks } from '../lib/hosts/gemini.js';
 import { commandProgram, commandsFor, executableCommand, installHooks, mergeHooks } from '../lib/hosts/settings.js';
-import { binPath, cleanEnv, FIXTURES, run, tempProject } from './helpers.js';
+import { binPath, cleanEnv, devDependency, FIXTURES, run, tempProject, trustCodexHooks } from './helpers.js';
 
 // `cairn init` (SPEC §7): the store with its git settings, and hook entries merged into each
 // host's settings file without touching the user's own.
@@ -150,15 +150,6 @@ describe('cairn init --claude', () => {
 });
 
 /** A stand-in for cairn as a dev dependency: node_modules/.bin executables that say how they were run. */
-function devDependency(root: string): void {
-  const bin = join(root, 'node_modules', '.bin');
-  mkdirSync(bin, { recursive: true });
-  for (const name of ['auto-recall', 'memory-capture', 'cairn']) {
-    writeFileSync(join(bin, name), `#!/bin/sh\necho "ran ${name} $*"\n`);
-    chmodSync(join(bin, name), 0o755);
-  }
-}
-
 describe('the cron lines', () => {
   it('name cairn by a path cron can run: the dev dependency, else the global install; node’s directory on PATH when cron lacks it', () => {
     const root = tempProject({ init: false });
@@ -290,6 +281,20 @@ describe('hook settings per host', () => {
     const out = JSON.parse(hook.stdout);
     const context: string = host === 'cursor' ? out.additional_context : out.hookSpecificOutput.additionalContext;
     expect(context).toBe('cairn: auto-recall could not run here, so the memory of this project is neither recalled nor captured: run npm install at the project root, then run cairn doctor.');
+  });
+
+  it('--codex says what Codex still needs: trust the project, then the hooks (until then it skips them without a word); nothing once they are trusted', () => {
+    const root = tempProject({ init: false });
+    devDependency(root);
+    const codexHome = join(root, 'codex-home');
+    const init = () => run('cairn', ['init', '--codex'], { cwd: root, env: { CODEX_HOME: codexHome } }).stdout;
+    expect(init()).toContain('          Codex runs them only once you trust the project and then the hooks: start codex here, /hooks (codex exec too;');
+    mkdirSync(codexHome);
+    writeFileSync(join(codexHome, 'config.toml'), `[projects.${JSON.stringify(root)}]\ntrust_level = "trusted"\n`);
+    expect(init()).toContain("          ! Codex has not trusted cairn's SessionStart, PostToolUse hook(s) and skips them without a word: start codex here and trust them in /hooks");
+    rmSync(join(codexHome, 'config.toml'));
+    trustCodexHooks(codexHome, root);
+    expect(init()).not.toMatch(/!|trust/);
   });
 
   it('refuses a settings file whose "hooks" is not an object', () => {

@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 import { describeError } from '../core/errors.js';
 import type { Check } from '../store/health.js';
+import { codexTrustProblem } from './codex-trust.js';
 import { CONFIGURABLE_HOSTS, HOST_HOOKS, type ConfigurableHost } from './registry.js';
 import { commandProgram, commandsFor, gitTopLevel, HOOK_EXECUTABLES, outdatedHandlers, readSettings } from './settings.js';
 
@@ -73,6 +74,9 @@ export function hookCheck(root: string, host: ConfigurableHost, env: NodeJS.Proc
     outdatedHandlers(settings, hooks, event).map(({ handler, reason }) => `${event} → ${basename(commandProgram(String(handler.command)))} ${reason}`),
   );
   if (outdated.length > 0) return { name, status: 'fail', detail: `${hooks.file}: ${outdated.join('; ')} — cairn init --${host} replaces it` };
+  const events = [...new Set(found.map(({ event }) => event))];
+  const untrusted = host === 'codex' ? codexTrustProblem(root, settings, events, env) : null;
+  if (untrusted) return { name, status: untrusted.fatal ? 'fail' : 'warn', detail: `${hooks.file}: ${untrusted.detail}` };
   return { name, status: 'ok', detail: `${hooks.file}: ${[...new Set(found.map(({ event, program }) => `${event} → ${basename(program)}`))].join(', ')}` };
 }
 

@@ -68,7 +68,6 @@ export const codexHooks: HostHooks = {
   file: '.codex/hooks.json',
   layout: 'nested',
   projectDir: GIT_TOP_LEVEL,
-  note: 'Codex runs a project\'s hooks once you trust them: /hooks in Codex',
   entries: (exe) => [
     {
       event: 'SessionStart',

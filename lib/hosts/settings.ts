@@ -113,6 +113,20 @@ export function commandsFor(settings: Json, layout: Layout, event: string): stri
   return handlersOf(settings, layout, event).map((h) => h.command).filter((c): c is string => typeof c === 'string');
 }
 
+/** cairn's handlers of `event` in the nested layout, each with its group's matcher and its place in the file. */
+export function placedHandlers(settings: Json, event: string): { matcher?: string; handler: Json; group: number; index: number }[] {
+  return eventList(settings, event).flatMap((g, group) => {
+    const obj = asObject(g);
+    const matcher = typeof obj?.matcher === 'string' ? obj.matcher : undefined;
+    const handlers = Array.isArray(obj?.hooks) ? obj!.hooks : [];
+    return handlers.flatMap((h, index) => {
+      const handler = asObject(h);
+      const ours = typeof handler?.command === 'string' && HOOK_EXECUTABLES.includes(basename(commandProgram(handler.command)));
+      return ours ? [{ ...(matcher === undefined ? {} : { matcher }), handler: handler!, group, index }] : [];
+    });
+  });
+}
+
 /** cairn's handlers of `event` that `outdated` rejects, with the reason. */
 export function outdatedHandlers(settings: Json, hooks: Pick<HostHooks, 'layout' | 'outdated'>, event: string): { handler: Json; reason: string }[] {
   const { outdated } = hooks;
