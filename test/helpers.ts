@@ -183,20 +183,25 @@ export function devDependency(root: string): void {
 }
 
 /**
- * Trust a project and cairn's hooks in it as Codex's own trust prompt and /hooks record them, in
- * `codexHome`'s config.toml (test/hosts/codex.test.ts shows the real Codex runs hooks trusted so).
+ * The lines of Codex's config.toml that trust cairn's hooks of the project at `root` as /hooks
+ * records them (test/hosts/codex.test.ts shows the real Codex runs hooks trusted so).
  */
-export function trustCodexHooks(codexHome: string, root: string): void {
+export function codexHookTrust(root: string): string {
   const settings = JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8'));
-  const lines = [`[projects.${JSON.stringify(root)}]`, 'trust_level = "trusted"', ''];
+  const lines: string[] = [];
   for (const event of Object.keys(settings.hooks)) {
     for (const { matcher, handler, group, index } of placedHandlers(settings, event)) {
       lines.push(`[hooks.state.${JSON.stringify(`${join(root, '.codex', 'hooks.json')}:${codexEventLabel(event)}:${group}:${index}`)}]`);
       lines.push(`trusted_hash = "${codexHookHash(event, matcher, handler)}"`, '');
     }
   }
+  return lines.join('\n');
+}
+
+/** Trust a project and cairn's hooks in it, in `codexHome`'s config.toml, as Codex's own prompts do. */
+export function trustCodexHooks(codexHome: string, root: string): void {
   mkdirSync(codexHome, { recursive: true });
-  appendFileSync(join(codexHome, 'config.toml'), lines.join('\n'));
+  appendFileSync(join(codexHome, 'config.toml'), `[projects.${JSON.stringify(root)}]\ntrust_level = "trusted"\n\n${codexHookTrust(root)}`);
 }
 
 /** A seeded pseudo-random generator (mulberry32): the same seed gives the same test data. */

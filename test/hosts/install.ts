@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,13 +46,17 @@ export function installHosts(): string {
   writeFileSync(join(staging, '.installed'), '');
   rmSync(dir, { recursive: true, force: true });
   renameSync(staging, dir);
+  removeOthers('hosts-', dir);
   return bin;
 }
 
-/** `npm pack` of this checkout (its prepack builds it), into a fresh directory: the tarball's path. */
+/**
+ * `npm pack` of this checkout, into a fresh directory: the tarball's path. Its build (prepare) is not
+ * run again: like every process-level test, test:hosts runs what `npm run build` last built.
+ */
 export function packCairn(): string {
   const into = mkdtempSync(join(tmpdir(), 'cairn-pack-'));
-  timed('packed cairn', () => npm(['pack', '--pack-destination', into], REPO));
+  timed('packed cairn', () => npm(['pack', '--ignore-scripts', '--pack-destination', into], REPO));
   const version = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
   return join(into, `cairn-${version}.tgz`);
 }
@@ -68,5 +72,14 @@ export function installCairnProject(tarball: string): string {
   mkdirSync(dir, { recursive: true });
   if (!existsSync(join(dir, 'package.json'))) writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'hosts-project', version: '1.0.0', private: true }, null, 2) + '\n');
   timed('installed cairn into the project', () => npm(['install', '--save-dev', tarball], dir));
+  rmSync(dirname(tarball), { recursive: true, force: true });
+  removeOthers('project-', dir);
   return dir;
+}
+
+/** Installs of earlier pins (hundreds of MB each) go once a new one is in place. */
+function removeOthers(prefix: string, keep: string): void {
+  for (const name of readdirSync(cacheDir())) {
+    if (name.startsWith(prefix) && join(cacheDir(), name) !== keep) rmSync(join(cacheDir(), name), { recursive: true, force: true });
+  }
 }

@@ -97,15 +97,11 @@ export interface DoctorCheck {
 }
 
 /** `cairn doctor --json`, run from the installed cairn (so it works where the project's own is missing). */
-export function doctor(project: Project, opts: { readOnly?: string } = {}): { code: number | null; checks: DoctorCheck[] } {
+export function doctor(project: Project, opts: { readOnly?: string; env?: Record<string, string> } = {}): { code: number | null; checks: DoctorCheck[] } {
   const run = withReadOnly(opts.readOnly, join(inject('hosts').installed, 'node_modules', '.bin', 'cairn'), ['doctor', '--json']);
-  const r = spawnSync(run.command, run.args, { cwd: project.root, env: baseEnv(project), encoding: 'utf8' });
+  const r = spawnSync(run.command, run.args, { cwd: project.root, env: baseEnv(project, opts.env), encoding: 'utf8' });
   run.undo();
   return { code: r.status, checks: (JSON.parse(r.stdout) as { checks: DoctorCheck[] }).checks };
-}
-
-export function check(checks: DoctorCheck[], name: string): DoctorCheck | undefined {
-  return checks.find((c) => c.name === name);
 }
 
 export interface KnowledgeLine {
@@ -175,8 +171,10 @@ export function runClaude(project: Project, mock: ModelMock, opts: SessionOption
 }
 
 export interface CodexOptions extends SessionOptions {
-  /** How the project's hooks are trusted: not at all, or `--dangerously-bypass-hook-trust` (the default). */
-  hookTrust?: 'none' | 'bypass';
+  /** The project trusted in config.toml (the default), as Codex's first-run prompt records it. */
+  trustProject?: boolean;
+  /** `--dangerously-bypass-hook-trust` (the default), or the hooks' own trust as config.toml holds it. */
+  bypassHookTrust?: boolean;
 }
 
 /** $CODEX_HOME for the project's sessions. */
@@ -188,7 +186,7 @@ export function codexHome(project: Project): string {
  * config.toml: the mock as a custom model provider, the project trusted (else Codex reads none of
  * its .codex/), then what the test added (hook trust, as Codex's /hooks records it).
  */
-function codexConfig(project: Project, mock: ModelMock): string {
+function codexConfig(project: Project, mock: ModelMock, trustProject: boolean): string {
   const extra = join(codexHome(project), 'extra.toml');
   return [
     'model = "mock-model"',
@@ -206,9 +204,7 @@ function codexConfig(project: Project, mock: ModelMock): string {
     'wire_api = "responses"',
     'env_key = "CAIRN_TEST_MODEL_KEY"',
     '',
-    `[projects.${JSON.stringify(project.root)}]`,
-    'trust_level = "trusted"',
-    '',
+    ...(trustProject ? [`[projects.${JSON.stringify(project.root)}]`, 'trust_level = "trusted"', ''] : []),
     existsSync(extra) ? readFileSync(extra, 'utf8') : '',
   ].join('\n');
 }
@@ -223,9 +219,9 @@ export function addCodexConfig(project: Project, text: string): void {
 export function runCodex(project: Project, mock: ModelMock, opts: CodexOptions = {}): Promise<Session> {
   const home = codexHome(project);
   mkdirSync(home, { recursive: true });
-  writeFileSync(join(home, 'config.toml'), codexConfig(project, mock));
+  writeFileSync(join(home, 'config.toml'), codexConfig(project, mock, opts.trustProject ?? true));
   const env = baseEnv(project, { CODEX_HOME: home, CAIRN_TEST_MODEL_KEY: 'not-a-key' });
-  const trust = (opts.hookTrust ?? 'bypass') === 'bypass' ? ['--dangerously-bypass-hook-trust'] : [];
+  const trust = opts.bypassHookTrust ?? true ? ['--dangerously-bypass-hook-trust'] : [];
   return runHost(join(inject('hosts').bin, 'codex'), ['exec', '--json', ...trust, ...(opts.args ?? []), PROMPT], project.root, env, opts.readOnly);
 }
 
