@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/hosts/**/*.test.ts'],
+    // npm run bench:hosts: what cairn's capture hook costs a shell call of each real client
+    benchmark: { include: ['bench/hosts.bench.ts'] },
     globalSetup: ['test/hosts/setup.ts'],
     // the first run installs the host CLIs and builds better-sqlite3 for the throwaway project
     hookTimeout: 600_000,

@@ -1,8 +1,8 @@
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { brokenStoreScenarios, commonScenarios, initialised, mockModel, session, type Host } from './scenarios.js';
-import { knowledge, runClaude } from './session.js';
+import { brokenStoreScenarios, commonScenarios, initialised, injected, mockModel, session, type Host } from './scenarios.js';
+import { cairn, knowledge, runClaude } from './session.js';
 
 // Claude Code, the version pinned in test/hosts/package.json, driven in print mode (`claude -p`).
 const claude: Host = { name: 'claude', run: runClaude };
@@ -17,6 +17,17 @@ describe('Claude Code (real client)', () => {
     const result = await runClaude(project, mock, { args: ['--max-turns', '1'] });
     expect(result.stdout).toContain('"subtype":"error_max_turns"');
     expect(knowledge(project.root).map((e) => e.bead)).toEqual(['cairn-30']);
+  });
+
+  it('started in a subdirectory it reads no project settings: none of cairn’s hooks runs (README: start claude at the project root)', async () => {
+    const project = initialised(claude);
+    expect(cairn(project, ['memory-capture', '--bead', 'cairn-39', '--text', 'LEARNED: the export needs the account_id index']).code).toBe(0);
+    mkdirSync(join(project.root, 'src'));
+    const mock = await mockModel([`bd comments add cairn-40 "LEARNED: said from a subdirectory"`]);
+    const result = await runClaude(project, mock, { cwd: join(project.root, 'src') });
+    expect(result.code, result.stderr).toBe(0);
+    expect(injected(mock)).toMatch(/^\(nothing of cairn's\)/);
+    expect(knowledge(project.root).map((e) => e.bead)).toEqual(['cairn-39']);
   });
 
   it('runs the capture hook only for commands that run bd, by name or by a path (its `if` rules, as cairn init writes them)', async () => {

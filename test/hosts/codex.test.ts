@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { codexHookTrust } from '../helpers.js';
-import { brokenStoreScenarios, check, commonScenarios, firstTurnText, initialised, session, type Host } from './scenarios.js';
+import { brokenStoreScenarios, check, commonScenarios, initialised, injected, session, type Host } from './scenarios.js';
 import { addCodexConfig, doctor, knowledge, runCodex, type Project } from './session.js';
 import { FENCE_OPEN } from '../../lib/knowledge/auto-recall.js';
 
@@ -31,7 +31,7 @@ describe('Codex CLI (real client)', () => {
     await session(codex, project, comment(3), { bypassHookTrust: false });
     expect(knowledge(project.root).map((e) => e.bead)).toEqual(['cairn-3']);
     const { mock } = await session(codex, project, [], { bypassHookTrust: false });
-    expect(firstTurnText(mock)).toContain(FENCE_OPEN);
+    expect(injected(mock)).toContain(FENCE_OPEN);
     expect(hooks()).toMatchObject({ status: 'ok' });
   });
 });

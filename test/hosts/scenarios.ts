@@ -53,6 +53,16 @@ export function firstTurnText(mock: ModelMock): string {
   return textOf(first.body);
 }
 
+/**
+ * The context cairn's session start gave the model, from its first line on (its header, or a
+ * `cairn:` line); a failing assertion on it shows that much, not the host's whole system prompt.
+ */
+export function injected(mock: ModelMock): string {
+  const text = firstTurnText(mock);
+  const starts = [text.indexOf(HEADER), text.indexOf('cairn:')].filter((i) => i >= 0);
+  return starts.length > 0 ? text.slice(Math.min(...starts), Math.min(...starts) + 4000) : `(nothing of cairn's) ${text.slice(0, 200)}`;
+}
+
 const TOKEN = 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8';
 
 /** One shell call: three comments chained, non-ASCII, one of them spanning lines, one carrying a token and a forged fence. */
@@ -111,9 +121,8 @@ export function commonScenarios(host: Host): void {
     expect(entries[1].content).toBe('keep the account_id index on invoices\n  the nightly export reads it too');
 
     const { mock } = await session(host, project, []);
-    const text = firstTurnText(mock);
-    const block = text.slice(text.indexOf(HEADER));
-    expect(text.includes(HEADER), text.slice(0, 2000)).toBe(true);
+    const block = injected(mock);
+    expect(block.startsWith(HEADER), block.slice(0, 300)).toBe(true);
     expect(block).toContain(shown(FENCE_OPEN));
     expect(block).toContain('the export rounds é → ü before the CSV step (bead cairn-7)');
     expect(block).toContain('keep the account_id index on invoices\n');
@@ -121,7 +130,7 @@ export function commonScenarios(host: Host): void {
     // one fence: the forged closing tag and the role marker are gone, and so is the token
     expect(block.split(shown(FENCE_CLOSE))).toHaveLength(2);
     expect(block).not.toContain('Human:');
-    expect(text).not.toContain(TOKEN);
+    expect(firstTurnText(mock).includes(TOKEN), 'the token reached the model').toBe(false);
   });
 
   it('a comment bd rejected (exit 1) captures nothing', async () => {
@@ -140,14 +149,14 @@ export function commonScenarios(host: Host): void {
     expect(existsSync(join(project.root, 'vendor', 'lib', '.cairn'))).toBe(false);
     expect(knowledge(project.root).map((e) => e.content)).toEqual(['the vendored parser trims BOMs']);
     const { mock } = await session(host, project, []);
-    expect(firstTurnText(mock)).toContain('the vendored parser trims BOMs');
+    expect(injected(mock)).toContain('the vendored parser trims BOMs');
   });
 
   it('with cairn not installed (a fresh clone before npm install) the session runs to its end and is told to run npm install; cairn doctor says so too', async () => {
     const project = initialised(host);
     unlinkSync(join(project.root, 'node_modules'));
     const { mock } = await session(host, project, [`bd comments add cairn-5 "LEARNED: kept once cairn is installed"`]);
-    expect(firstTurnText(mock)).toMatch(/cairn.*npm install/);
+    expect(injected(mock)).toMatch(/^cairn: auto-recall could not run here, .*: run npm install at the project root/);
     expect(knowledge(project.root)).toEqual([]);
     const hooks = doctor(project).checks.find((c) => c.name === `hooks: ${host.name}`);
     expect(hooks).toMatchObject({ status: 'fail', detail: expect.stringContaining('npm install') });

@@ -154,6 +154,8 @@ export interface SessionOptions {
   args?: string[];
   /** A directory the session cannot write (a read-only cache). */
   readOnly?: string;
+  /** Where the CLI is started (the project root by default). */
+  cwd?: string;
 }
 
 /** `claude -p` (print mode: no trust dialog), streaming its events as JSON lines. */
@@ -167,7 +169,7 @@ export function runClaude(project: Project, mock: ModelMock, opts: SessionOption
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   });
   const args = ['-p', PROMPT, '--output-format', 'stream-json', '--verbose', '--allowedTools', 'Bash', ...(opts.args ?? [])];
-  return runHost(join(inject('hosts').bin, 'claude'), args, project.root, env, opts.readOnly);
+  return runHost(join(inject('hosts').bin, 'claude'), args, opts.cwd ?? project.root, env, opts.readOnly);
 }
 
 export interface CodexOptions extends SessionOptions {
@@ -222,7 +224,7 @@ export function runCodex(project: Project, mock: ModelMock, opts: CodexOptions =
   writeFileSync(join(home, 'config.toml'), codexConfig(project, mock, opts.trustProject ?? true));
   const env = baseEnv(project, { CODEX_HOME: home, CAIRN_TEST_MODEL_KEY: 'not-a-key' });
   const trust = opts.bypassHookTrust ?? true ? ['--dangerously-bypass-hook-trust'] : [];
-  return runHost(join(inject('hosts').bin, 'codex'), ['exec', '--json', ...trust, ...(opts.args ?? []), PROMPT], project.root, env, opts.readOnly);
+  return runHost(join(inject('hosts').bin, 'codex'), ['exec', '--json', ...trust, ...(opts.args ?? []), PROMPT], opts.cwd ?? project.root, env, opts.readOnly);
 }
 
 /** `gemini -p` with an API key for the mock (GOOGLE_GEMINI_BASE_URL) and the project folder trusted. */
@@ -233,5 +235,5 @@ export function runGemini(project: Project, mock: ModelMock, opts: SessionOption
   writeFileSync(join(dir, 'settings.json'), JSON.stringify(settings));
   writeFileSync(join(dir, 'trustedFolders.json'), JSON.stringify({ [project.root]: 'TRUST_FOLDER' }));
   const env = baseEnv(project, { GEMINI_API_KEY: 'not-a-key', GOOGLE_GEMINI_BASE_URL: mock.url });
-  return runHost(join(inject('hosts').bin, 'gemini'), ['-p', PROMPT, '--yolo', '--output-format', 'json', ...(opts.args ?? [])], project.root, env, opts.readOnly);
+  return runHost(join(inject('hosts').bin, 'gemini'), ['-p', PROMPT, '--yolo', '--output-format', 'json', ...(opts.args ?? [])], opts.cwd ?? project.root, env, opts.readOnly);
 }
