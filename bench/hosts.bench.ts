@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, bench, describe } from 'vitest';
+import { removeProject } from '../test/helpers.js';
 import { startModelMock, type ModelMock } from '../test/hosts/mock.js';
 import { cairn, newProject, runClaude, runCodex, type Project, type Session } from '../test/hosts/session.js';
 
@@ -55,6 +56,7 @@ async function measure(name: string, run: (p: Project, m: ModelMock) => Promise<
     gaps.set(name, [...(gaps.get(name) ?? []), ...at.slice(1, -1).map((t, i) => t - at[i])]);
   } finally {
     await mock.close();
+    removeProject(dirname(p.root)); // a benchmark runs no afterEach
   }
 }
 

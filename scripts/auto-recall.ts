@@ -48,7 +48,7 @@ example:
     // the host runs this hook, but maybe not the others (a Codex hook not trusted, an outdated one): say so here, where someone
     // reads it. The host is the one --format names (Codex's SessionStart payload reads as Claude's).
     const host = format ?? input.host;
-    const hooks = isConfigurableHost(host) ? hookCheck(root, host) : null;
+    const hooks = isConfigurableHost(host) ? hookCheck(root, host, process.env, { programs: false }) : null;
     const problem = hooks?.status === 'fail' ? `${hooks.name}: ${hooks.detail}` : undefined;
     const recall = await autoRecall(store, { prompt: input.prompt, branch: currentBranch(root), changedFiles: changedFiles(root) }, beads, nowMs(), problem);
     if (ctx.args.json) {

@@ -46,8 +46,11 @@ function isExecutable(path: string): boolean {
   }
 }
 
-/** One host: not configured (off), every cairn hook resolving (ok), or what is wrong and what to do (fail). */
-export function hookCheck(root: string, host: ConfigurableHost, env: NodeJS.ProcessEnv = process.env): Check {
+/**
+ * One host: not configured (off), every cairn hook resolving (ok), or what is wrong and what to do
+ * (fail). `programs: false` leaves out whether their programs are found (a hook that runs knows).
+ */
+export function hookCheck(root: string, host: ConfigurableHost, env: NodeJS.ProcessEnv = process.env, { programs = true } = {}): Check {
   const hooks = HOST_HOOKS[host];
   const name = `hooks: ${host}`;
   if (!existsSync(join(root, hooks.file))) return { name, status: 'off', detail: `no ${hooks.file} (cairn init --${host})` };
@@ -63,7 +66,7 @@ export function hookCheck(root: string, host: ConfigurableHost, env: NodeJS.Proc
     .filter(({ program }) => HOOK_EXECUTABLES.includes(basename(program)));
   if (found.length === 0) return { name, status: 'off', detail: `${hooks.file} runs no cairn hook (cairn init --${host})` };
   const lookup = { ...env, PATH: hostPath(env) };
-  const missing = [...new Set(found.filter(({ program }) => resolveProgram(program, root, lookup) === null).map(({ program }) => program))];
+  const missing = programs ? [...new Set(found.filter(({ program }) => resolveProgram(program, root, lookup) === null).map(({ program }) => program))] : [];
   if (missing.length > 0) {
     const remedy = missing.some((p) => p.includes('/node_modules/.bin/'))
       ? 'not found: npm install here (the hooks run cairn as a dev dependency)'
