@@ -62,30 +62,33 @@ async function measure(name: string, run: (p: Project, m: ModelMock) => Promise<
 
 const options = { iterations: 3, warmupIterations: 0, time: 0, warmupTime: 0 };
 
+type Case = [name: string, edit: Edit | undefined, commands: string[]];
+
+/** Each configuration's sessions, the project edited before each (the project is removed after). */
+function benchHost(host: 'claude' | 'codex', run: (p: Project, m: ModelMock) => Promise<Session>, cases: Case[]): void {
+  for (const [name, edit, commands] of cases) {
+    bench(`${host}: ${name}`, () => measure(`${host}: ${name}`, run, project(host, edit), commands), options);
+  }
+}
+
 describe('Claude Code: a Bash call with cairn’s capture hook', () => {
-  const cases: [string, Edit | undefined, string[]][] = [
+  benchHost('claude', runClaude, [
     ['no capture hook', noCapture, ordinary],
     ['synchronous, on every call (no if)', everyCall, ordinary],
     ['as cairn init writes it (synchronous, if: Bash(bd *))', undefined, ordinary],
     ['asynchronous, on every call (before)', asynchronous, ordinary],
     ['as cairn init writes it, a bd comments add each call', undefined, capturing],
     ['no capture hook, a bd comments add each call', noCapture, capturing],
-  ];
-  for (const [name, edit, commands] of cases) {
-    bench(`claude: ${name}`, () => measure(`claude: ${name}`, runClaude, project('claude', edit), commands), options);
-  }
+  ]);
 });
 
 describe('Codex CLI: a shell call with cairn’s capture hook', () => {
-  const cases: [string, Edit | undefined, string[]][] = [
+  benchHost('codex', runCodex, [
     ['no capture hook', noCapture, ordinary],
     ['as cairn init writes it (synchronous, every call)', undefined, ordinary],
     ['as cairn init writes it, a bd comments add each call', undefined, capturing],
     ['no capture hook, a bd comments add each call', noCapture, capturing],
-  ];
-  for (const [name, edit, commands] of cases) {
-    bench(`codex: ${name}`, () => measure(`codex: ${name}`, runCodex, project('codex', edit), commands), options);
-  }
+  ]);
 });
 
 afterAll(() => {
