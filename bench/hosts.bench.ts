@@ -13,7 +13,7 @@ import { cairn, newProject, runClaude, runCodex, type Project, type Session } fr
 
 const CALLS = 20;
 const ordinary = Array.from({ length: CALLS }, () => 'true');
-const capturing = Array.from({ length: CALLS }, (_, i) => `bd comments add cairn-${i} "LEARNED: lesson ${i} about the invoice export"`);
+const capturing = Array.from({ length: CALLS }, (_, i) => `bd comments add cairn-${i} "LEARNED: lesson ${i} about the export"`);
 
 type Edit = (settings: { hooks: Record<string, { matcher?: string; hooks: Record<string, unknown>[] }[]> }) => void;
 
@@ -47,7 +47,9 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-async function measure(name: string, run: (p: Project, m: ModelMock) => Promise<Session>, p: Project, commands: string[]): Promise<void> {
+type Run = (p: Project, m: ModelMock) => Promise<Session>;
+
+async function measure(name: string, run: Run, p: Project, commands: string[]): Promise<void> {
   const mock = await startModelMock(commands);
   try {
     const result = await run(p, mock);
@@ -65,7 +67,7 @@ const options = { iterations: 3, warmupIterations: 0, time: 0, warmupTime: 0 };
 type Case = [name: string, edit: Edit | undefined, commands: string[]];
 
 /** Each configuration's sessions, the project edited before each (the project is removed after). */
-function benchHost(host: 'claude' | 'codex', run: (p: Project, m: ModelMock) => Promise<Session>, cases: Case[]): void {
+function benchHost(host: 'claude' | 'codex', run: Run, cases: Case[]): void {
   for (const [name, edit, commands] of cases) {
     bench(`${host}: ${name}`, () => measure(`${host}: ${name}`, run, project(host, edit), commands), options);
   }
@@ -93,5 +95,6 @@ describe('Codex CLI: a shell call with cairn’s capture hook', () => {
 
 afterAll(() => {
   const rows = [...gaps].map(([name, values]) => `  ${String(Math.round(median(values))).padStart(5)} ms  ${name}   (${values.length} calls)`);
-  process.stdout.write(`\nmedian time from a shell call's model request to the next, per hook configuration:\n${rows.join('\n')}\n`);
+  const title = "median time from a shell call's model request to the next, per hook configuration";
+  process.stdout.write(`\n${title}:\n${rows.join('\n')}\n`);
 });

@@ -6,7 +6,8 @@ import { knowledgeFollowers } from '../lib/knowledge/index.js';
 import { hookChecks } from '../lib/hosts/check.js';
 import { libraryCheck } from '../lib/landing/library.js';
 import { DEFAULT_CONFIG, loadConfig } from '../lib/store/config.js';
-import { configCheck, databaseChecks, deferredCheck, healthCheck, maintenanceCheck, moduleChecks, projectIdCheck, roleCheck, storeLayoutChecks } from '../lib/store/doctor.js';
+import { configCheck, databaseChecks, deferredCheck, healthCheck, maintenanceCheck } from '../lib/store/doctor.js';
+import { moduleChecks, projectIdCheck, roleCheck, storeLayoutChecks } from '../lib/store/doctor.js';
 import { storedRoles } from '../lib/patterns/roles.js';
 import { clearHealth, readHealth, type Check } from '../lib/store/health.js';
 
@@ -32,7 +33,9 @@ example:
     const loc = ctx.location();
     const exists = isDirectory(loc.dir);
     const checks: Check[] = [
-      exists ? { name: 'store', status: 'ok', detail: `${loc.dir} (project ${loc.project})` } : { name: 'store', status: 'fail', detail: noStore(loc.dir) },
+      exists
+        ? { name: 'store', status: 'ok', detail: `${loc.dir} (project ${loc.project})` }
+        : { name: 'store', status: 'fail', detail: noStore(loc.dir) },
     ];
     const layout = exists ? storeLayoutChecks(loc.dir) : [];
     if (exists) checks.push(...layout, configCheck(loc.dir), projectIdCheck(loc));

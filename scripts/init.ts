@@ -82,7 +82,14 @@ example:
         project: loc.project,
         created: store.created,
         added: store.added,
-        hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event), replaced: h.replaced, error: h.error, warning: h.warning })),
+        hooks: hosts.map((h) => ({
+          host: h.host,
+          file: h.path,
+          added: h.added.map((e) => e.event),
+          replaced: h.replaced,
+          error: h.error,
+          warning: h.warning,
+        })),
         imported,
         commit,
         cron,
@@ -98,9 +105,15 @@ example:
         lines.push(`  ${h.host.padEnd(7)} not set up: ${h.error}; fix it, then cairn init --${h.host} again`);
         continue;
       }
-      const added = [...new Set(h.added.map((e) => `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${basename(commandProgram(e.handler.command))}`))];
+      const named = h.added.map((e) => {
+        const program = basename(commandProgram(e.handler.command));
+        return `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${program}`;
+      });
+      const added = [...new Set(named)];
       lines.push(`  ${h.host.padEnd(7)} ${file}: ${added.length > 0 ? added.join(', ') : 'already set up'}`);
-      for (const r of h.replaced) lines.push(`          replaced the ${r.event} hook an earlier cairn wrote: it ${r.reason}`);
+      for (const r of h.replaced) {
+        lines.push(`          replaced the ${r.event} hook an earlier cairn wrote: it ${r.reason}`);
+      }
       if (h.warning) lines.push(`          ! ${h.warning}`);
       else if (h.advice) lines.push(`          ${h.advice}`);
       else if (HOST_HOOKS[h.host].note) lines.push(`          ${HOST_HOOKS[h.host].note}`);
@@ -131,8 +144,10 @@ function setUpHost(root: string, host: ConfigurableHost, storeDir: string | unde
     const { path, added, replaced } = installHooks(root, hooks, storeDir);
     const check = hookCheck(root, host);
     const detail = check.detail.replace(`${hooks.file}: `, '');
-    return { host, path, added, replaced, error: null, warning: check.status === 'fail' ? detail : null, advice: check.status === 'warn' ? detail : null };
+    const warning = check.status === 'fail' ? detail : null;
+    return { host, path, added, replaced, error: null, warning, advice: check.status === 'warn' ? detail : null };
   } catch (err) {
-    return { host, path: join(root, hooks.file), added: [], replaced: [], error: describeError(err), warning: null, advice: null };
+    const error = describeError(err);
+    return { host, path: join(root, hooks.file), added: [], replaced: [], error, warning: null, advice: null };
   }
 }

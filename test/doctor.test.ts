@@ -212,7 +212,7 @@ describe('each broken state', () => {
     mkdirSync(join(root, '.cairn', 'events.jsonl.lock', 'held'), { recursive: true });
     mkdirSync(join(root, '.cairn', 'landing-patterns.json.lock'));
     expect(storeLayoutChecks(join(root, '.cairn'))).toEqual([
-      { name: 'events.jsonl.lock', status: 'fail', detail: expect.stringMatching(/^events\.jsonl\.lock is a directory that is not empty: every writer waits for it .* remove it if no cairn command is running$/) },
+      { name: 'events.jsonl.lock', status: 'fail', detail: expect.stringMatching(/^events\.jsonl\.lock is a directory that is not empty: every writer waits for it .* remove it while no cairn runs$/) },
       { name: 'landing-patterns.json.lock', status: 'warn', detail: expect.stringContaining('until the next one removes it') },
     ]);
   });

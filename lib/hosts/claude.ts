@@ -1,7 +1,7 @@
 import { asObject, type Json } from '../core/json.js';
 import { failedExitCode, firstStr, shellCommand, str } from './fields.js';
 import type { HookInput } from './payload.js';
-import { commandProgram, notInstalledMessage, orElsePrint, type HostHooks } from './settings.js';
+import { commandProgram, sessionStartCommand, type HostHooks } from './settings.js';
 
 // Claude Code (hooks reference, code.claude.com/docs/en/hooks; see hooks/README.md): every payload
 // has hook_event_name, session_id and cwd; SessionStart adds source, UserPromptSubmit prompt,
@@ -69,9 +69,17 @@ export const claudeHooks: HostHooks = {
   entries: (exe) => [
     {
       event: 'SessionStart',
-      handler: { type: 'command', command: orElsePrint(`${exe('auto-recall')} --format claude`, claudeEnvelope('SessionStart', notInstalledMessage(commandProgram(exe('auto-recall'))))), timeout: 10 },
+      handler: {
+        type: 'command',
+        command: sessionStartCommand(exe, '--format claude', (text) => claudeEnvelope('SessionStart', text)),
+        timeout: 10,
+      },
     },
-    ...CLAUDE_CAPTURE_IF.map((rule) => ({ event: 'PostToolUse', matcher: 'Bash', handler: { type: 'command', if: rule, command: exe('memory-capture'), timeout: 10 } })),
+    ...CLAUDE_CAPTURE_IF.map((rule) => ({
+      event: 'PostToolUse',
+      matcher: 'Bash',
+      handler: { type: 'command', if: rule, command: exe('memory-capture'), timeout: 10 },
+    })),
   ],
   outdated: (handler) =>
     handler.async === true && commandProgram(String(handler.command)).endsWith('memory-capture')

@@ -80,8 +80,8 @@ function quoted(literal: string): string | null {
   const body = literal.slice(1, -1);
   if (literal[0] === "'") return body;
   try {
-    const long = body.replace(/\\U([0-9A-Fa-f]{8})/g, (_, hex: string) => JSON.stringify(String.fromCodePoint(parseInt(hex, 16))).slice(1, -1));
-    return JSON.parse(`"${long}"`) as string;
+    const char = (hex: string) => JSON.stringify(String.fromCodePoint(parseInt(hex, 16))).slice(1, -1);
+    return JSON.parse(`"${body.replace(/\\U([0-9A-Fa-f]{8})/g, (_, hex: string) => char(hex))}"`) as string;
   } catch {
     return null;
   }
@@ -90,7 +90,10 @@ function quoted(literal: string): string | null {
 function tomlValue(text: string): TomlValue | undefined {
   const value = text.trim();
   const length = quotedLength(value);
-  if (length !== null) return /^\s*(#.*)?$/.test(value.slice(length)) ? (quoted(value.slice(0, length)) ?? undefined) : undefined;
+  if (length !== null) {
+    const rest = value.slice(length);
+    return /^\s*(#.*)?$/.test(rest) ? (quoted(value.slice(0, length)) ?? undefined) : undefined;
+  }
   const word = value.replace(/\s*#.*$/, '');
   return word === 'true' ? true : word === 'false' ? false : undefined;
 }
@@ -118,7 +121,12 @@ export function codexHookHash(event: string, matcher: string | undefined, handle
  * Whether Codex runs cairn's hooks of the project at `root` (its .codex/hooks.json read as
  * `settings`): null, or the problem and what to do — fatal when hooks are lost because of it.
  */
-export function codexTrustProblem(root: string, settings: Json, events: string[], env: NodeJS.ProcessEnv = process.env): { fatal: boolean; detail: string } | null {
+export function codexTrustProblem(
+  root: string,
+  settings: Json,
+  events: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { fatal: boolean; detail: string } | null {
   const hooks = events.flatMap((event) => placedHandlers(settings, event).map((placed) => ({ event, ...placed })));
   const home = codexHome(env);
   let text: string | undefined;
@@ -128,7 +136,8 @@ export function codexTrustProblem(root: string, settings: Json, events: string[]
     text = undefined;
   }
   if (text === undefined) {
-    return { fatal: false, detail: `Codex runs them only once you trust the project and then the hooks: start codex here, /hooks (codex exec too; no ${join(home, 'config.toml')} yet)` };
+    const what = 'Codex runs them only once you trust the project and then the hooks: start codex here, /hooks';
+    return { fatal: false, detail: `${what} (codex exec too; no ${join(home, 'config.toml')} yet)` };
   }
   const tables = readTomlTables(text);
   const table = (...keys: string[]) => tables.get(JSON.stringify(keys));
@@ -136,25 +145,28 @@ export function codexTrustProblem(root: string, settings: Json, events: string[]
   const levels = places.map((dir) => table('projects', dir)?.get('trust_level'));
   if (!levels.includes('trusted')) {
     const why = levels.includes('untrusted') ? 'Codex is told not to trust this project' : 'Codex does not trust this project yet';
-    return { fatal: true, detail: `${why}, so it reads no .codex/ here and runs none of its hooks: start codex here and trust the folder (codex exec --trust)` };
+    const what = 'start codex here and trust the folder (codex exec --trust)';
+    return { fatal: true, detail: `${why}, so it reads no .codex/ here and runs none of its hooks: ${what}` };
   }
   const untrusted: string[] = [];
   const changed: string[] = [];
   for (const hook of hooks) {
-    const states = places.map((dir) => table('hooks', 'state', `${join(dir, '.codex', 'hooks.json')}:${codexEventLabel(hook.event)}:${hook.group}:${hook.index}`));
-    const state = states.find((s) => s !== undefined);
+    const place = `${codexEventLabel(hook.event)}:${hook.group}:${hook.index}`;
+    const key = (dir: string) => `${join(dir, '.codex', 'hooks.json')}:${place}`;
+    const state = places.map((dir) => table('hooks', 'state', key(dir))).find((s) => s !== undefined);
     if (state?.get('enabled') === false) untrusted.push(`${hook.event} (disabled)`);
     else if (typeof state?.get('trusted_hash') !== 'string') untrusted.push(hook.event);
-    else if (state.get('trusted_hash') !== codexHookHash(hook.event, hook.matcher, hook.handler)) changed.push(hook.event);
+    else if (state.get('trusted_hash') !== codexHookHash(hook.event, hook.matcher, hook.handler)) {
+      changed.push(hook.event);
+    }
   }
   if (untrusted.length > 0) {
-    return {
-      fatal: true,
-      detail: `Codex has not trusted cairn's ${untrusted.join(', ')} hook(s) and skips them without a word: start codex here and trust them in /hooks (codex exec needs them trusted too)`,
-    };
+    const what = 'start codex here and trust them in /hooks (codex exec needs them trusted too)';
+    return { fatal: true, detail: `Codex has not trusted cairn's ${untrusted.join(', ')} hook(s) and skips them without a word: ${what}` };
   }
   if (changed.length > 0) {
-    return { fatal: true, detail: `cairn's ${changed.join(', ')} hook(s) changed since Codex trusted them (cairn init rewrote them), so Codex skips them: trust them again in /hooks` };
+    const what = 'changed since Codex trusted them (cairn init rewrote them), so Codex skips them';
+    return { fatal: true, detail: `cairn's ${changed.join(', ')} hook(s) ${what}: trust them again in /hooks` };
   }
   return null;
 }

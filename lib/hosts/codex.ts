@@ -3,7 +3,7 @@ import { readFileTail } from '../io/read.js';
 import { str } from './fields.js';
 import { claudeEnvelope, readClaudeShaped } from './claude.js';
 import type { HookInput } from './payload.js';
-import { commandProgram, GIT_TOP_LEVEL, notInstalledMessage, orElsePrint, type HostHooks } from './settings.js';
+import { GIT_TOP_LEVEL, sessionStartCommand, type HostHooks } from './settings.js';
 
 // Codex CLI (developers.openai.com/codex/hooks; openai/codex codex-rs/hooks/schema): hooks.json in
 // .codex/ with Claude's layout, payloads in Claude's shape plus turn_id on turn-scoped events, and
@@ -52,7 +52,7 @@ export function transcriptExitCode(transcriptPath: string, callId: string): numb
   return null;
 }
 
-/** A Codex shell call whose transcript says it failed (its payload cannot say: SPEC §4.2, a failed run captures nothing). */
+/** A Codex shell call whose transcript says it failed (SPEC §4.2: a failed run captures nothing). */
 export function codexCallFailed(input: HookInput): boolean {
   if (input.host !== 'codex' || input.transcriptPath === null || input.toolUseId === null) return false;
   const code = transcriptExitCode(input.transcriptPath, input.toolUseId);
@@ -71,7 +71,11 @@ export const codexHooks: HostHooks = {
   entries: (exe) => [
     {
       event: 'SessionStart',
-      handler: { type: 'command', command: orElsePrint(`${exe('auto-recall')} --format codex`, codexEnvelope('SessionStart', notInstalledMessage(commandProgram(exe('auto-recall'))))), timeout: 10 },
+      handler: {
+        type: 'command',
+        command: sessionStartCommand(exe, '--format codex', (text) => codexEnvelope('SessionStart', text)),
+        timeout: 10,
+      },
     },
     { event: 'PostToolUse', matcher: 'Bash', handler: { type: 'command', command: exe('memory-capture'), timeout: 10 } },
   ],

@@ -2,7 +2,7 @@ import { asObject, type Json } from '../core/json.js';
 import { str } from './fields.js';
 import { claudeEnvelope, readClaudeShaped } from './claude.js';
 import type { HookInput } from './payload.js';
-import { commandProgram, notInstalledMessage, orElsePrint, type HostHooks } from './settings.js';
+import { sessionStartCommand, type HostHooks } from './settings.js';
 
 // Gemini CLI (google-gemini/gemini-cli docs/hooks): hooks in .gemini/settings.json (or an
 // extension's hooks/hooks.json); payloads in Claude's shape with a timestamp and Gemini's own event
@@ -48,7 +48,7 @@ export const geminiHooks: HostHooks = {
       handler: {
         name: 'cairn-auto-recall',
         type: 'command',
-        command: orElsePrint(`${exe('auto-recall')} --format gemini`, geminiEnvelope('SessionStart', notInstalledMessage(commandProgram(exe('auto-recall'))))),
+        command: sessionStartCommand(exe, '--format gemini', (text) => geminiEnvelope('SessionStart', text)),
         timeout: 10000,
       },
     },

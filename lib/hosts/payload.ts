@@ -1,4 +1,5 @@
 import { asObject } from '../core/json.js';
+import { NO_CALL } from './fields.js';
 import { isClaudePayload, readClaudePayload } from './claude.js';
 import { isCodexPayload, readCodexPayload } from './codex.js';
 import { isCursorPayload, readCursorPayload } from './cursor.js';
@@ -51,5 +52,6 @@ export function readHookInput(json: unknown): HookInput {
   }
   const p = asObject(value);
   if (p) for (const [matches, read] of READERS) if (matches(p)) return read(p);
-  return { host: 'unknown', event: null, cwd: null, sessionId: null, prompt: null, source: null, command: null, toolFailed: false, transcriptPath: null, toolUseId: null };
+  const nothing = { event: null, cwd: null, sessionId: null, prompt: null, source: null, command: null, toolFailed: false };
+  return { host: 'unknown', ...nothing, ...NO_CALL };
 }

@@ -104,7 +104,9 @@ function eventList(settings: Json, event: string): unknown[] {
 
 /** The handler objects of an event, in either layout. */
 function handlersOf(settings: Json, layout: Layout, event: string): Json[] {
-  const handlers = layout === 'flat' ? eventList(settings, event) : eventList(settings, event).flatMap((g) => (Array.isArray(asObject(g)?.hooks) ? (asObject(g)!.hooks as unknown[]) : []));
+  const groups = eventList(settings, event);
+  const nested = (g: unknown) => (Array.isArray(asObject(g)?.hooks) ? (asObject(g)!.hooks as unknown[]) : []);
+  const handlers = layout === 'flat' ? groups : groups.flatMap(nested);
   return handlers.map((h) => asObject(h)).filter((h): h is Json => h !== null);
 }
 
@@ -113,26 +115,42 @@ export function commandsFor(settings: Json, layout: Layout, event: string): stri
   return handlersOf(settings, layout, event).map((h) => h.command).filter((c): c is string => typeof c === 'string');
 }
 
+export interface PlacedHandler {
+  matcher?: string;
+  handler: Json;
+  /** Its place in the file: its group's index in the event's list, its own in the group. */
+  group: number;
+  index: number;
+}
+
+/** Whether a handler runs one of cairn's executables. */
+function isCairns(handler: Json | null): handler is Json & { command: string } {
+  return typeof handler?.command === 'string' && HOOK_EXECUTABLES.includes(basename(commandProgram(handler.command)));
+}
+
 /** cairn's handlers of `event` in the nested layout, each with its group's matcher and its place in the file. */
-export function placedHandlers(settings: Json, event: string): { matcher?: string; handler: Json; group: number; index: number }[] {
+export function placedHandlers(settings: Json, event: string): PlacedHandler[] {
   return eventList(settings, event).flatMap((g, group) => {
     const obj = asObject(g);
     const matcher = typeof obj?.matcher === 'string' ? obj.matcher : undefined;
     const handlers = Array.isArray(obj?.hooks) ? obj!.hooks : [];
     return handlers.flatMap((h, index) => {
       const handler = asObject(h);
-      const ours = typeof handler?.command === 'string' && HOOK_EXECUTABLES.includes(basename(commandProgram(handler.command)));
-      return ours ? [{ ...(matcher === undefined ? {} : { matcher }), handler: handler!, group, index }] : [];
+      return isCairns(handler) ? [{ ...(matcher === undefined ? {} : { matcher }), handler, group, index }] : [];
     });
   });
 }
 
 /** cairn's handlers of `event` that `outdated` rejects, with the reason. */
-export function outdatedHandlers(settings: Json, hooks: Pick<HostHooks, 'layout' | 'outdated'>, event: string): { handler: Json; reason: string }[] {
+export function outdatedHandlers(
+  settings: Json,
+  hooks: Pick<HostHooks, 'layout' | 'outdated'>,
+  event: string,
+): { handler: Json; reason: string }[] {
   const { outdated } = hooks;
   if (!outdated) return [];
   return handlersOf(settings, hooks.layout, event).flatMap((handler) => {
-    const reason = typeof handler.command === 'string' && HOOK_EXECUTABLES.includes(basename(commandProgram(handler.command))) ? outdated(handler) : null;
+    const reason = isCairns(handler) ? outdated(handler) : null;
     return reason === null ? [] : [{ handler, reason }];
   });
 }
@@ -198,17 +216,21 @@ export function mergeHooks(settings: Json, hooks: Pick<HostHooks, 'layout' | 'ou
 }
 
 /**
- * A SessionStart command that, when its program cannot run at all (not installed here: the shell's
- * exit 127), prints `output` instead — the host's context envelope, telling the agent what to do.
+ * The SessionStart command: auto-recall with `args`, or — when its program cannot run at all (not
+ * installed here: the shell's exit 127) — the message of notInstalledMessage in the host's context
+ * envelope (`envelope`), telling the agent what to do.
  */
-export function orElsePrint(command: string, output: string): string {
-  return `${command} || echo ${shellWord(output.trimEnd())}`;
+export function sessionStartCommand(exe: (name: string) => string, args: string, envelope: (text: string) => string): string {
+  const program = exe('auto-recall');
+  return `${program} ${args} || echo ${shellWord(envelope(notInstalledMessage(commandProgram(program))).trimEnd())}`;
 }
 
 /** What a session is told when auto-recall is not installed where its hook looks (SPEC §2: never silent). */
 export function notInstalledMessage(program: string): string {
-  const remedy = program.includes('/node_modules/.bin/') ? 'run npm install at the project root' : 'install cairn (README: Install cairn in your project)';
-  return `cairn: ${basename(program)} could not run here, so the memory of this project is neither recalled nor captured: ${remedy}, then run cairn doctor.`;
+  const dependency = program.includes('/node_modules/.bin/');
+  const remedy = dependency ? 'run npm install at the project root' : 'install cairn (README: Install cairn in your project)';
+  const lost = 'so the memory of this project is neither recalled nor captured';
+  return `cairn: ${basename(program)} could not run here, ${lost}: ${remedy}, then run cairn doctor.`;
 }
 
 const SETTINGS_CAP = 4 * 1024 * 1024;
@@ -240,7 +262,9 @@ export function installHooks(root: string, hooks: HostHooks, storeDir?: string):
   const start = Object.keys(current).length === 0 ? { ...hooks.base } : current;
   const dirFlag = storeDir === undefined ? '' : ` --dir ${shellWord(storeDir)}`;
   const merged = mergeHooks(start, hooks, hooks.entries((name) => executableCommand(root, hooks, name) + dirFlag));
-  if (merged.added.length > 0) writeFileAtomic(path, JSON.stringify(merged.settings, null, indentOf(path)) + '\n', root);
+  if (merged.added.length > 0) {
+    writeFileAtomic(path, JSON.stringify(merged.settings, null, indentOf(path)) + '\n', root);
+  }
   return { path, ...merged };
 }
 

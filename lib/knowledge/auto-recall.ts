@@ -78,7 +78,8 @@ export async function autoRecall(
 
   const patterns = landingPatternLines(store.location.root, store.dir, contextText(context), 3);
   const state = sessionState(store.sessionStatePath, now);
-  const health = [healthLine(store.dir, now), hooksProblem && hooksLine(hooksProblem)].filter(Boolean).join('\n') || undefined;
+  const notices = [healthLine(store.dir, now), hooksProblem && hooksLine(hooksProblem)].filter(Boolean);
+  const health = notices.length > 0 ? notices.join('\n') : undefined;
   const fixed = [HEADER, health ?? '', FENCE_OPEN, FENCE_INTRO, ...patterns, FENCE_CLOSE, state?.section ?? ''].join('\n').length + 16;
   // The tokenizer costs a session start ~100 ms to load: a line's count is the one kept with its entry,
   // or else its UTF-8 length, which no count exceeds (SPEC §3.5) — the budget holds either way. Lines

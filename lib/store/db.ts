@@ -301,7 +301,8 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
   } catch (err) {
     if (!isCorruption(err)) throw asDatabaseError(err, path);
     if (opts.strict) throw new CairnError('database', `${path} is not a usable database (${(err as Error).message})`);
-    setAside(path, opts.within, (aside) => `${path} was not a usable database; moved it to ${aside} and rebuilt from the log`, opts.warn);
+    const said = (aside: string) => `${path} was not a usable database; moved it to ${aside} and rebuilt from the log`;
+    setAside(path, opts.within, said, opts.warn);
     try {
       return prepare(new Driver(path), opts);
     } catch (again) {
@@ -395,7 +396,7 @@ export function moveAside(path: string): string {
  * Move a broken index aside (the logs rebuild it), say so, and record it in the health record: a
  * hook's warning reaches nobody, and cairn doctor must show that the file was damaged (SPEC §2).
  */
-export function setAside(path: string, storeDir: string, message: (aside: string) => string, warn: (message: string) => void): string {
+export function setAside(path: string, storeDir: string, message: (aside: string) => string, warn: (text: string) => void) {
   const aside = moveAside(path);
   warn(message(aside));
   recordFailure(storeDir, SET_ASIDE, message(aside), new Date(), { repaired: true });

@@ -105,7 +105,11 @@ const RESTORE = (path: string) => `move it away, then restore the log from git (
  * them — so nothing else would ever say it.
  */
 const STORE_ENTRIES: { path: string; kind: 'directory' | 'file'; remedy: string }[] = [
-  { path: 'cache', kind: 'directory', remedy: 'remove it: it holds only what cairn derives from the logs, and the next command makes it again' },
+  {
+    path: 'cache',
+    kind: 'directory',
+    remedy: 'remove it: it holds only what cairn derives from the logs, and the next command makes it again',
+  },
   { path: 'memory', kind: 'directory', remedy: 'move it away: it holds the knowledge log' },
   { path: 'artifacts', kind: 'directory', remedy: 'move it away: it holds the deliberation texts' },
   { path: 'events.jsonl', kind: 'file', remedy: RESTORE('events.jsonl') },
@@ -114,7 +118,8 @@ const STORE_ENTRIES: { path: string; kind: 'directory' | 'file'; remedy: string 
 ];
 
 /** The advisory locks of the store's logs (lib/io/lock.ts). */
-const LOCKS = ['events.jsonl.lock', 'memory/knowledge.jsonl.lock', 'memory/knowledge.archive.jsonl.lock', 'landing-patterns.json.lock'];
+const LOCKED = ['events.jsonl', 'memory/knowledge.jsonl', 'memory/knowledge.archive.jsonl', 'landing-patterns.json'];
+const LOCKS = LOCKED.map((log) => `${log}.lock`);
 
 function lstatOrNull(path: string): Stats | null {
   try {
@@ -133,25 +138,26 @@ export function storeLayoutChecks(dir: string): Check[] {
   for (const entry of STORE_ENTRIES) {
     const stats = lstatOrNull(join(dir, entry.path));
     const ok = stats === null || (entry.kind === 'directory' ? stats.isDirectory() : stats.isFile());
-    if (!ok) checks.push({ name: entry.path, status: 'fail', detail: `${entry.path} is ${kindOf(stats!)}, not a ${entry.kind}: ${entry.remedy}` });
+    if (ok) continue;
+    const detail = `${entry.path} is ${kindOf(stats!)}, not a ${entry.kind}: ${entry.remedy}`;
+    checks.push({ name: entry.path, status: 'fail', detail });
   }
   for (const lock of LOCKS) {
     const stats = lstatOrNull(join(dir, lock));
     if (stats === null || stats.isFile()) continue; // a lock file is held or broken by the next writer
-    const stuck = stats.isDirectory() && readdirSync(join(dir, lock)).length > 0;
-    checks.push(
-      stuck
-        ? { name: lock, status: 'fail', detail: `${lock} is a directory that is not empty: every writer waits for it until its deadline and gives up — remove it if no cairn command is running` }
-        : { name: lock, status: 'warn', detail: `${lock} is ${kindOf(stats)}: writers wait for it until the next one removes it, five minutes after it appeared` },
-    );
+    if (stats.isDirectory() && readdirSync(join(dir, lock)).length > 0) {
+      const what = 'every writer waits for it until its deadline and gives up — remove it while no cairn runs';
+      checks.push({ name: lock, status: 'fail', detail: `${lock} is a directory that is not empty: ${what}` });
+    } else {
+      const what = 'writers wait for it until the next one removes it, five minutes after it appeared';
+      checks.push({ name: lock, status: 'warn', detail: `${lock} is ${kindOf(stats)}: ${what}` });
+    }
   }
   const cache = lstatOrNull(join(dir, 'cache'));
   if ((cache === null || cache.isDirectory()) && !indexWritable(join(dir, 'cache', 'state.db'), dir)) {
-    checks.push({
-      name: 'cache',
-      status: 'fail',
-      detail: 'cache/ cannot be written by this user: every command builds the index in memory from the logs again, and state.db never catches up — make .cairn/cache writable for this user',
-    });
+    const why = 'every command builds the index in memory from the logs again, and state.db never catches up';
+    const detail = `cache/ cannot be written by this user: ${why} — make .cairn/cache writable for this user`;
+    checks.push({ name: 'cache', status: 'fail', detail });
   }
   return checks;
 }

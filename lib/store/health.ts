@@ -22,7 +22,13 @@ export interface Health {
  * Record a fail-open error: a line in `cache/errors.log` and the health record that auto-recall and
  * `cairn doctor` read. Best effort: only into a store directory that exists, never throwing.
  */
-export function recordFailure(storeDir: string | undefined, command: string, message: string, at = new Date(), opts: { repaired?: boolean } = {}): void {
+export function recordFailure(
+  storeDir: string | undefined,
+  command: string,
+  message: string,
+  at = new Date(),
+  opts: { repaired?: boolean } = {},
+): void {
   if (!storeDir || !existsSync(storeDir)) return;
   try {
     const cache = join(storeDir, 'cache');

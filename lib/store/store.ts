@@ -150,7 +150,9 @@ export class Store {
   quarantine(err: unknown): void {
     this.close();
     try {
-      setAside(this.dbPath, this.dir, (aside) => `${this.dbPath} is corrupt (${(err as Error).message}); moved it to ${aside} to rebuild it from the log`, (m) => this.log.warn(m));
+      const why = (err as Error).message;
+      const said = (aside: string) => `${this.dbPath} is corrupt (${why}); moved it to ${aside} to rebuild it from the log`;
+      setAside(this.dbPath, this.dir, said, (m) => this.log.warn(m));
     } catch {
       // cannot move it (a read-only store): the error itself is reported by the caller
     }

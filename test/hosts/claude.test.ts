@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { brokenStoreScenarios, commonScenarios, initialised, injected, mockModel, session, type Host } from './scenarios.js';
+import { brokenStoreScenarios, commonScenarios, initialised, injected, mockModel, session } from './scenarios.js';
+import type { Host } from './scenarios.js';
 import { cairn, knowledge, runClaude } from './session.js';
 
 // Claude Code, the version pinned in test/hosts/package.json, driven in print mode (`claude -p`).
@@ -21,7 +22,8 @@ describe('Claude Code (real client)', () => {
 
   it('started in a subdirectory it reads no project settings: none of cairn’s hooks runs (README: start claude at the project root)', async () => {
     const project = initialised(claude);
-    expect(cairn(project, ['memory-capture', '--bead', 'cairn-39', '--text', 'LEARNED: the export needs the account_id index']).code).toBe(0);
+    const seeded = cairn(project, ['memory-capture', '--bead', 'cairn-39', '--text', 'LEARNED: the export needs the account_id index']);
+    expect(seeded.code).toBe(0);
     mkdirSync(join(project.root, 'src'));
     const mock = await mockModel([`bd comments add cairn-40 "LEARNED: said from a subdirectory"`]);
     const result = await runClaude(project, mock, { cwd: join(project.root, 'src') });
@@ -36,7 +38,9 @@ describe('Claude Code (real client)', () => {
     const settings = JSON.parse(readFileSync(settingsPath, 'utf8'));
     const ran = join(project.home, 'capture-hook-runs');
     // the handlers as written, each noting when Claude Code starts it
-    for (const handler of settings.hooks.PostToolUse[0].hooks) handler.command = `echo "${handler.if}" >> '${ran}'; ${handler.command}`;
+    for (const handler of settings.hooks.PostToolUse[0].hooks) {
+      handler.command = `echo "${handler.if}" >> '${ran}'; ${handler.command}`;
+    }
     writeFileSync(settingsPath, JSON.stringify(settings));
     await session(claude, project, [
       'ls -la',

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { codexHookTrust } from '../helpers.js';
-import { brokenStoreScenarios, check, commonScenarios, initialised, injected, session, type Host } from './scenarios.js';
-import { addCodexConfig, doctor, knowledge, runCodex, type Project } from './session.js';
+import { brokenStoreScenarios, check, commonScenarios, initialised, injected, session } from './scenarios.js';
+import type { Host } from './scenarios.js';
+import { addCodexConfig, codexHome, doctor, knowledge, runCodex, type Project } from './session.js';
 import { FENCE_OPEN } from '../../lib/knowledge/auto-recall.js';
 
 // Codex CLI, the version pinned in test/hosts/package.json, driven by `codex exec` with the mock as a
@@ -16,7 +17,7 @@ describe('Codex CLI (real client)', () => {
   it('runs a project’s hooks only once it trusts the project and each hook, skipping them without a word until then; cairn doctor says what to do at each step', async () => {
     const project: Project = initialised(codex);
     const comment = (n: number) => [`bd comments add cairn-${n} "LEARNED: trusted hooks capture number ${n}"`];
-    const hooks = () => check(doctor(project, { env: { CODEX_HOME: `${project.home}/.codex` } }).checks, 'hooks: codex');
+    const hooks = () => check(doctor(project, { env: { CODEX_HOME: codexHome(project) } }).checks, 'hooks: codex');
 
     await session(codex, project, comment(1), { trustProject: false, bypassHookTrust: false });
     expect(knowledge(project.root)).toEqual([]);

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from
+  'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +23,8 @@ export function cacheDir(): string {
 const sha = (...parts: string[]) => createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 16);
 
 function npm(args: string[], cwd: string): void {
-  const r = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } });
+  const env = { ...process.env, npm_config_update_notifier: 'false' };
+  const r = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', env });
   if (r.status !== 0) throw new Error(`npm ${args.join(' ')} in ${cwd} failed (${r.status}):\n${r.stderr}${r.stdout}`);
 }
 
@@ -70,7 +72,8 @@ export function installCairnProject(tarball: string): string {
   const { dependencies } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { dependencies: object };
   const dir = join(cacheDir(), `project-${sha(JSON.stringify(dependencies), process.version, process.platform, process.arch)}`);
   mkdirSync(dir, { recursive: true });
-  if (!existsSync(join(dir, 'package.json'))) writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'hosts-project', version: '1.0.0', private: true }, null, 2) + '\n');
+  const manifest = { name: 'hosts-project', version: '1.0.0', private: true };
+  if (!existsSync(join(dir, 'package.json'))) writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
   timed('installed cairn into the project', () => npm(['install', '--save-dev', tarball], dir));
   rmSync(dirname(tarball), { recursive: true, force: true });
   removeOthers('project-', dir);
@@ -80,6 +83,7 @@ export function installCairnProject(tarball: string): string {
 /** Installs of earlier pins (hundreds of MB each) go once a new one is in place. */
 function removeOthers(prefix: string, keep: string): void {
   for (const name of readdirSync(cacheDir())) {
-    if (name.startsWith(prefix) && join(cacheDir(), name) !== keep) rmSync(join(cacheDir(), name), { recursive: true, force: true });
+    const path = join(cacheDir(), name);
+    if (name.startsWith(prefix) && path !== keep) rmSync(path, { recursive: true, force: true });
   }
 }

@@ -72,16 +72,17 @@ function shellTool(body: unknown): string | null {
     ...list(b.tools).map((t) => obj(t).name),
     ...list(b.tools).flatMap((t) => list(obj(t).functionDeclarations).map((d) => obj(d).name)),
   ];
-  return (['Bash', 'exec_command', 'shell_command', 'shell', 'run_shell_command'] as unknown[]).find((n) => names.includes(n)) as string ?? null;
+  const shells = ['Bash', 'exec_command', 'shell_command', 'shell', 'run_shell_command'];
+  return shells.find((n) => names.includes(n)) ?? null;
 }
 
 /** How many tool results the conversation holds so far: the index of the model's next turn. */
 function toolResults(body: unknown): number {
   const b = obj(body);
-  const anthropic = list(b.messages).flatMap((m) => list(obj(m).content)).filter((c) => obj(c).type === 'tool_result').length;
-  const openai = list(b.input).filter((i) => /_call_output$/.test(String(obj(i).type))).length;
-  const gemini = list(b.contents).flatMap((c) => list(obj(c).parts)).filter((p) => obj(p).functionResponse !== undefined).length;
-  return anthropic + openai + gemini;
+  const anthropic = list(b.messages).flatMap((m) => list(obj(m).content)).filter((c) => obj(c).type === 'tool_result');
+  const openai = list(b.input).filter((i) => /_call_output$/.test(String(obj(i).type)));
+  const gemini = list(b.contents).flatMap((c) => list(obj(c).parts)).filter((p) => obj(p).functionResponse !== undefined);
+  return anthropic.length + openai.length + gemini.length;
 }
 
 function answer(req: IncomingMessage, res: ServerResponse, body: unknown, commands: string[]): void {
@@ -104,17 +105,22 @@ function sse(res: ServerResponse, events: [string | null, Obj][]): void {
 
 /** Messages API: a tool_use block for a Bash call, else a text block; streamed when asked. */
 function anthropic(res: ServerResponse, body: Obj, command: string | null, id: string): void {
-  const block = command === null ? { type: 'text', text: FINAL_TEXT } : { type: 'tool_use', id: `toolu_${id}`, name: 'Bash', input: { command, description: 'Run it' } };
+  const block =
+    command === null
+      ? { type: 'text', text: FINAL_TEXT }
+      : { type: 'tool_use', id: `toolu_${id}`, name: 'Bash', input: { command, description: 'Run it' } };
   const stop = command === null ? 'end_turn' : 'tool_use';
   const usage = { input_tokens: 10, output_tokens: 5 };
-  const message = { id: `msg_${id}`, type: 'message', role: 'assistant', model: body.model ?? 'mock', stop_sequence: null, usage };
+  const model = body.model ?? 'mock';
+  const message = { id: `msg_${id}`, type: 'message', role: 'assistant', model, stop_sequence: null, usage };
   if (!body.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ ...message, content: [block], stop_reason: stop }));
     return;
   }
   const start = block.type === 'text' ? { type: 'text', text: '' } : { ...block, input: {} };
-  const delta = block.type === 'text' ? { type: 'text_delta', text: FINAL_TEXT } : { type: 'input_json_delta', partial_json: JSON.stringify(block.input) };
+  const delta =
+    block.type === 'text' ? { type: 'text_delta', text: FINAL_TEXT } : { type: 'input_json_delta', partial_json: JSON.stringify(block.input) };
   const event = (type: string, data: Obj): [string, Obj] => [type, { type, ...data }];
   sse(res, [
     event('message_start', { message: { ...message, content: [], stop_reason: null } }),
@@ -128,12 +134,19 @@ function anthropic(res: ServerResponse, body: Obj, command: string | null, id: s
 
 /** Responses API: a function call of the shell tool Codex offers, else an assistant message. */
 function openaiResponses(res: ServerResponse, tool: string | null, command: string | null, id: string): void {
-  const args = tool === 'exec_command' ? { cmd: command } : tool === 'shell' ? { command: ['bash', '-lc', command] } : { command };
+  const argv = ['bash', '-lc', command];
+  const args = tool === 'exec_command' ? { cmd: command } : tool === 'shell' ? { command: argv } : { command };
   const item =
     command === null
-      ? { type: 'message', id: `msg_${id}`, role: 'assistant', content: [{ type: 'output_text', text: FINAL_TEXT, annotations: [] }] }
+      ? { type: 'message', id: `msg_${id}`, role: 'assistant', content: [{ type: 'output_text', text: FINAL_TEXT }] }
       : { type: 'function_call', id: `fc_${id}`, call_id: `call_${id}`, name: tool, arguments: JSON.stringify(args) };
-  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+  const usage = {
+    input_tokens: 10,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 5,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 15,
+  };
   const event = (type: string, data: Obj): [string, Obj] => [type, { type, ...data }];
   sse(res, [
     event('response.created', { response: { id: `resp_${id}` } }),
@@ -145,7 +158,8 @@ function openaiResponses(res: ServerResponse, tool: string | null, command: stri
 
 /** Gemini API: a run_shell_command call, else text (a routing request without tools gets the JSON it expects). */
 function gemini(res: ServerResponse, url: string, command: string | null): void {
-  const parts = command === null ? [{ text: FINAL_TEXT }] : [{ functionCall: { name: 'run_shell_command', args: { command, description: 'Run it' } } }];
+  const call = { functionCall: { name: 'run_shell_command', args: { command, description: 'Run it' } } };
+  const parts = command === null ? [{ text: FINAL_TEXT }] : [call];
   const routing = { complexity_reasoning: 'a scripted turn', complexity_score: 1 };
   const text = url.includes(':generateContent') ? [{ text: JSON.stringify(routing) }] : parts;
   const body = {

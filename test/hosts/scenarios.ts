@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { FENCE_CLOSE, FENCE_OPEN, HEADER } from '../../lib/knowledge/auto-recall.js';
 import { startModelMock, textOf, type ModelMock } from './mock.js';
-import { cairn, doctor, fakeBd, git, knowledge, newProject, type CodexOptions, type DoctorCheck, type Project, type Session, type SessionOptions } from './session.js';
+import { cairn, doctor, fakeBd, git, knowledge, newProject } from './session.js';
+import type { CodexOptions, DoctorCheck, Project, Session, SessionOptions } from './session.js';
 
 // What every host is checked for (README: Getting started with an agent host): a session's
 // `bd comments add` lands in the knowledge log, the next session's first model request carries it,
@@ -38,7 +39,12 @@ export function initialised(host: Host, opts: { cairn?: boolean } = {}): Project
 }
 
 /** One model turn that runs `command`, then the answer; the session must have run to its end. */
-export async function session(host: Host, project: Project, commands: string[], opts?: SessionOptions & CodexOptions): Promise<{ mock: ModelMock; result: Session }> {
+export async function session(
+  host: Host,
+  project: Project,
+  commands: string[],
+  opts?: SessionOptions & CodexOptions,
+): Promise<{ mock: ModelMock; result: Session }> {
   const mock = await mockModel(commands);
   const result = await host.run(project, mock, opts);
   expect(result.code, `${result.stderr}\n${result.stdout.slice(-3000)}`).toBe(0);
@@ -60,12 +66,13 @@ export function firstTurnText(mock: ModelMock): string {
 export function injected(mock: ModelMock): string {
   const text = firstTurnText(mock);
   const starts = [text.indexOf(HEADER), text.indexOf('cairn:')].filter((i) => i >= 0);
-  return starts.length > 0 ? text.slice(Math.min(...starts), Math.min(...starts) + 4000) : `(nothing of cairn's) ${text.slice(0, 200)}`;
+  if (starts.length === 0) return `(nothing of cairn's) ${text.slice(0, 200)}`;
+  return text.slice(Math.min(...starts), Math.min(...starts) + 4000);
 }
 
 const TOKEN = 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8';
 
-/** One shell call: three comments chained, non-ASCII, one of them spanning lines, one carrying a token and a forged fence. */
+/** One shell call: three comments chained, non-ASCII, one spanning lines, one with a token and a forged fence. */
 export const CHAINED = [
   `bd comments add cairn-7 "LEARNED: the export rounds é → ü before the CSV step"`,
   `bd comments add cairn-8 "DECISION: keep the account_id index on invoices\n  the nightly export reads it too"`,
@@ -145,7 +152,8 @@ export function commonScenarios(host: Host): void {
     const project = initialised(host);
     mkdirSync(join(project.root, 'vendor', 'lib'), { recursive: true });
     git(join(project.root, 'vendor', 'lib'), 'init', '-q');
-    await session(host, project, [`cd vendor/lib && bd comments add cairn-12 "LEARNED: the vendored parser trims BOMs"`]);
+    const comment = `bd comments add cairn-12 "LEARNED: the vendored parser trims BOMs"`;
+    await session(host, project, [`cd vendor/lib && ${comment}`]);
     expect(existsSync(join(project.root, 'vendor', 'lib', '.cairn'))).toBe(false);
     expect(knowledge(project.root).map((e) => e.content)).toEqual(['the vendored parser trims BOMs']);
     const { mock } = await session(host, project, []);
@@ -178,7 +186,8 @@ export function brokenStoreScenarios(host: Host): void {
 
   it('a read-only cache fails open: the session runs to its end; cairn doctor says the index can never catch up', async () => {
     const project = initialised(host);
-    expect(cairn(project, ['memory-capture', '--bead', 'cairn-3', '--text', 'LEARNED: the export needs the account_id index']).code).toBe(0);
+    const seeded = cairn(project, ['memory-capture', '--bead', 'cairn-3', '--text', 'LEARNED: the export needs the account_id index']);
+    expect(seeded.code).toBe(0);
     expect(cairn(project, ['recall', 'export']).code).toBe(0); // builds the index
     const readOnly = join(project.root, '.cairn', 'cache');
     await session(host, project, [`bd comments add cairn-4 "DECISION: invoices keep their account_id"`], { readOnly });

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync, chmodSync, appendFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { inject } from 'vitest';
 import { tempDir, type RunResult } from '../helpers.js';
@@ -86,8 +86,17 @@ export function baseEnv(project: Project, extra: Record<string, string> = {}): R
 
 /** `npx --no-install cairn …` in the project, as a user runs it (`--no-install`: never the registry's `cairn`). */
 export function cairn(project: Project, args: string[], env: Record<string, string> = {}): RunResult {
-  const r = spawnSync('npx', ['--no-install', 'cairn', ...args], { cwd: project.root, env: baseEnv(project, env), encoding: 'utf8' });
+  const r = spawnSync('npx', ['--no-install', 'cairn', ...args], {
+    cwd: project.root,
+    env: baseEnv(project, env),
+    encoding: 'utf8',
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export interface Doctor {
+  code: number | null;
+  checks: DoctorCheck[];
 }
 
 export interface DoctorCheck {
@@ -97,8 +106,9 @@ export interface DoctorCheck {
 }
 
 /** `cairn doctor --json`, run from the installed cairn (so it works where the project's own is missing). */
-export function doctor(project: Project, opts: { readOnly?: string; env?: Record<string, string> } = {}): { code: number | null; checks: DoctorCheck[] } {
-  const run = withReadOnly(opts.readOnly, join(inject('hosts').installed, 'node_modules', '.bin', 'cairn'), ['doctor', '--json']);
+export function doctor(project: Project, opts: { readOnly?: string; env?: Record<string, string> } = {}): Doctor {
+  const cairnBin = join(inject('hosts').installed, 'node_modules', '.bin', 'cairn');
+  const run = withReadOnly(opts.readOnly, cairnBin, ['doctor', '--json']);
   const r = spawnSync(run.command, run.args, { cwd: project.root, env: baseEnv(project, opts.env), encoding: 'utf8' });
   run.undo();
   return { code: r.status, checks: (JSON.parse(r.stdout) as { checks: DoctorCheck[] }).checks };
@@ -122,20 +132,29 @@ export function knowledge(root: string): KnowledgeLine[] {
  * `command` run with `dir` unwritable. Not as root: by its mode, for the run. As root, whom modes do
  * not stop: under a read-only bind mount of it, in a mount namespace of the run's own (unshare -m).
  */
-function withReadOnly(dir: string | undefined, command: string, args: string[]): { command: string; args: string[]; undo(): void } {
+function withReadOnly(dir: string | undefined, command: string, args: string[]): Spawned {
   if (dir === undefined) return { command, args, undo: () => {} };
   if (process.getuid?.() !== 0) {
     chmodSync(dir, 0o555);
     return { command, args, undo: () => chmodSync(dir, 0o755) };
   }
-  return { command: 'unshare', args: ['-m', 'sh', '-c', 'mount --bind -o ro "$0" "$0" && exec "$@"', dir, command, ...args], undo: () => {} };
+  const script = 'mount --bind -o ro "$0" "$0" && exec "$@"';
+  return { command: 'unshare', args: ['-m', 'sh', '-c', script, dir, command, ...args], undo: () => {} };
 }
 
-function runHost(command: string, args: string[], cwd: string, env: Record<string, string>, readOnly?: string): Promise<Session> {
+interface Spawned {
+  command: string;
+  args: string[];
+  /** What the run changed, undone once it has ended. */
+  undo(): void;
+}
+
+/** One session of a host CLI (its pinned install) in `project`, or in `opts.cwd`. */
+function runHost(host: string, args: string[], env: Record<string, string>, project: Project, opts: SessionOptions): Promise<Session> {
   const started = Date.now();
-  const run = withReadOnly(readOnly, command, args);
+  const run = withReadOnly(opts.readOnly, join(inject('hosts').bin, host), [...args, ...(opts.args ?? [])]);
   return new Promise((resolve) => {
-    const child = spawn(run.command, run.args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(run.command, run.args, { cwd: opts.cwd ?? project.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -168,8 +187,8 @@ export function runClaude(project: Project, mock: ModelMock, opts: SessionOption
     DISABLE_ERROR_REPORTING: '1',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   });
-  const args = ['-p', PROMPT, '--output-format', 'stream-json', '--verbose', '--allowedTools', 'Bash', ...(opts.args ?? [])];
-  return runHost(join(inject('hosts').bin, 'claude'), args, opts.cwd ?? project.root, env, opts.readOnly);
+  const args = ['-p', PROMPT, '--output-format', 'stream-json', '--verbose', '--allowedTools', 'Bash'];
+  return runHost('claude', args, env, project, opts);
 }
 
 export interface CodexOptions extends SessionOptions {
@@ -224,16 +243,20 @@ export function runCodex(project: Project, mock: ModelMock, opts: CodexOptions =
   writeFileSync(join(home, 'config.toml'), codexConfig(project, mock, opts.trustProject ?? true));
   const env = baseEnv(project, { CODEX_HOME: home, CAIRN_TEST_MODEL_KEY: 'not-a-key' });
   const trust = opts.bypassHookTrust ?? true ? ['--dangerously-bypass-hook-trust'] : [];
-  return runHost(join(inject('hosts').bin, 'codex'), ['exec', '--json', ...trust, ...(opts.args ?? []), PROMPT], opts.cwd ?? project.root, env, opts.readOnly);
+  return runHost('codex', ['exec', '--json', ...trust, PROMPT], env, project, opts);
 }
 
 /** `gemini -p` with an API key for the mock (GOOGLE_GEMINI_BASE_URL) and the project folder trusted. */
 export function runGemini(project: Project, mock: ModelMock, opts: SessionOptions = {}): Promise<Session> {
   const dir = join(project.home, '.gemini');
   mkdirSync(dir, { recursive: true });
-  const settings = { security: { auth: { selectedType: 'gemini-api-key' } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false } };
+  const settings = {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+  };
   writeFileSync(join(dir, 'settings.json'), JSON.stringify(settings));
   writeFileSync(join(dir, 'trustedFolders.json'), JSON.stringify({ [project.root]: 'TRUST_FOLDER' }));
   const env = baseEnv(project, { GEMINI_API_KEY: 'not-a-key', GOOGLE_GEMINI_BASE_URL: mock.url });
-  return runHost(join(inject('hosts').bin, 'gemini'), ['-p', PROMPT, '--yolo', '--output-format', 'json', ...(opts.args ?? [])], opts.cwd ?? project.root, env, opts.readOnly);
+  return runHost('gemini', ['-p', PROMPT, '--yolo', '--output-format', 'json'], env, project, opts);
 }
