@@ -35,13 +35,15 @@ and a .gitattributes that merges the committed JSONL logs by union. Existing lin
 
   --claude   hooks in .claude/settings.json: SessionStart → auto-recall,
              PostToolUse (Bash, for commands that run bd) → memory-capture
-  --codex    the same in .codex/hooks.json
+  --codex    .codex/hooks.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture
+             (Codex runs them once you trust the project and the hooks; init says what is missing)
   --gemini   .gemini/settings.json: SessionStart → auto-recall, AfterTool (run_shell_command) → memory-capture
   --cursor   .cursor/hooks.json: sessionStart → auto-recall, afterShellExecution → memory-capture
   --import-lavra PATH   add the entries of an existing Lavra knowledge log (.beads/memory/knowledge.jsonl),
                         cleaned as a capture is; entries already in the log are not added again
 
-A host's other hooks and settings are kept; running init again changes nothing. A settings
+A host's other hooks and settings are kept; running init again changes nothing but a hook of
+cairn's that an earlier cairn wrote and that no longer works (it is replaced). A settings
 file that does not read is left as it is, and the other hosts are still set up. Prints what
 it did, whether the hooks' programs are found, what to commit, and the cron lines.
 
