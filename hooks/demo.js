@@ -118,7 +118,7 @@ try {
 
   heading('Memory across sessions · a Claude Code session, through its hooks');
   const hosts = cairn('cairn', ['init', '--claude'], { json: true }).hooks[0];
-  console.log(`cairn init --claude added ${hosts.added.join(' and ')} hooks to .claude/settings.json. Claude Code runs them:`);
+  console.log(`cairn init --claude added ${[...new Set(hosts.added)].join(' and ')} hooks to .claude/settings.json. Claude Code runs them:`);
   const hookPayload = (fixture, extra) => JSON.stringify({ ...JSON.parse(readFileSync(join(fixtures, 'hooks', fixture), 'utf8')), cwd: project, ...extra });
   const context = (stdout) => (stdout.trim() ? JSON.parse(stdout).hookSpecificOutput.additionalContext.trimEnd() : '(nothing)');
   const indent = (text) => text.split('\n').map((l) => `    ${short(l, 120)}`).join('\n');

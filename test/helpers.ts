@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,8 @@ import { locate } from '../lib/store/root.js';
 import { Deadline } from '../lib/core/deadline.js';
 import { createLogger } from '../lib/core/logger.js';
 import { initStore } from '../lib/store/init.js';
+import { codexEventLabel, codexHookHash } from '../lib/hosts/codex-trust.js';
+import { placedHandlers } from '../lib/hosts/settings.js';
 
 // Shared test helpers: temporary projects, the executables run as processes, fixtures.
 
@@ -168,6 +170,38 @@ export function fixtureText(file: string): string {
 
 export function fixturePath(file: string): string {
   return join(FIXTURES, 'deliberations', file);
+}
+
+/** Stand-ins for cairn as a dev dependency of `root`: each executable in node_modules/.bin says it ran. */
+export function devDependency(root: string): void {
+  const bin = join(root, 'node_modules', '.bin');
+  mkdirSync(bin, { recursive: true });
+  for (const name of ['auto-recall', 'memory-capture', 'cairn']) {
+    writeFileSync(join(bin, name), `#!/bin/sh\necho "ran ${name} $*"\n`);
+    chmodSync(join(bin, name), 0o755);
+  }
+}
+
+/**
+ * The lines of Codex's config.toml that trust cairn's hooks of the project at `root` as /hooks
+ * records them (test/hosts/codex.test.ts shows the real Codex runs hooks trusted so).
+ */
+export function codexHookTrust(root: string): string {
+  const settings = JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8'));
+  const lines: string[] = [];
+  for (const event of Object.keys(settings.hooks)) {
+    for (const { matcher, handler, group, index } of placedHandlers(settings, event)) {
+      lines.push(`[hooks.state.${JSON.stringify(`${join(root, '.codex', 'hooks.json')}:${codexEventLabel(event)}:${group}:${index}`)}]`);
+      lines.push(`trusted_hash = "${codexHookHash(event, matcher, handler)}"`, '');
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Trust a project and cairn's hooks in it, in `codexHome`'s config.toml, as Codex's own prompts do. */
+export function trustCodexHooks(codexHome: string, root: string): void {
+  mkdirSync(codexHome, { recursive: true });
+  appendFileSync(join(codexHome, 'config.toml'), `[projects.${JSON.stringify(root)}]\ntrust_level = "trusted"\n\n${codexHookTrust(root)}`);
 }
 
 /** A seeded pseudo-random generator (mulberry32): the same seed gives the same test data. */

@@ -73,8 +73,8 @@ export interface Context {
   /** Where the project and its store are (--root, --dir, --project and their defaults). */
   location(): Location;
   /**
-   * The project store, opened on first call. A hook passes its payload's cwd (SPEC §1.2: it comes
-   * before $CLAUDE_PROJECT_DIR and the current directory); a writer may create the store.
+   * The project store, opened on first call. A hook passes its payload's cwd (SPEC §1.2: after
+   * $CLAUDE_PROJECT_DIR, before the current directory); a writer may create the store.
    */
   store(opts?: StoreOptions): Store;
 }

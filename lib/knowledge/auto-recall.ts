@@ -51,7 +51,14 @@ export interface AutoRecall {
  * The block for a session. Bead titles arrive as a promise: the listings run while the index is
  * brought up to date, and are awaited only when the query is built.
  */
-export async function autoRecall(store: Store, partial: Omit<SessionContext, 'beadTitles'>, beadTitles: Promise<string[]>, now: number): Promise<AutoRecall> {
+export async function autoRecall(
+  store: Store,
+  partial: Omit<SessionContext, 'beadTitles'>,
+  beadTitles: Promise<string[]>,
+  now: number,
+  /** What keeps this session's host from running cairn's hooks (cairn doctor's check), if anything. */
+  hooksProblem?: string,
+): Promise<AutoRecall> {
   const source: Source = activeCacheFresh(store) ? 'active' : 'log';
   const db = knowledgeDb(store, [source], { newest: true });
   const q = { project: store.project, sources: [source], newest: true };
@@ -71,7 +78,8 @@ export async function autoRecall(store: Store, partial: Omit<SessionContext, 'be
 
   const patterns = landingPatternLines(store.location.root, store.dir, contextText(context), 3);
   const state = sessionState(store.sessionStatePath, now);
-  const health = healthLine(store.dir, now);
+  const notices = [healthLine(store.dir, now), hooksProblem && hooksLine(hooksProblem)].filter(Boolean);
+  const health = notices.length > 0 ? notices.join('\n') : undefined;
   const fixed = frameChars({ health, patterns, sessionState: state?.section });
   // The tokenizer costs a session start ~100 ms to load: a line's count is the one kept with its entry,
   // or else its UTF-8 length, which no count exceeds (SPEC §3.5) — the budget holds either way. Lines
@@ -180,11 +188,19 @@ export function renderBlock(b: { health?: string; lines: string[]; patterns: str
 }
 
 
-/** `cairn: memory degraded since <time>: <reason> — run cairn doctor`, while a recorded error is recent (SPEC §2). */
+/**
+ * `cairn: memory degraded since <time>: <reason> — run cairn doctor`, while a recorded error is recent
+ * and was not repaired where it happened (SPEC §2).
+ */
 export function healthLine(storeDir: string, now: number): string | undefined {
   const h = readHealth(storeDir);
-  if (!h || !(now - Date.parse(h.last_error_at) < HEALTH_RECENT)) return undefined;
+  if (!h || h.last_repaired || !(now - Date.parse(h.last_error_at) < HEALTH_RECENT)) return undefined;
   return sanitizeUntrusted(`cairn: memory degraded since ${h.degraded_since}: ${h.last_error} — run cairn doctor`, { singleLine: true });
+}
+
+/** `cairn: <what keeps the hooks from running> — run cairn doctor` (SPEC §2: never silent). */
+function hooksLine(problem: string): string {
+  return sanitizeUntrusted(`cairn: ${problem} — run cairn doctor`, { singleLine: true });
 }
 
 /** A session-state file younger than a day, as its own fenced section (it is local, but not ours). */

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CairnError, IndexCatchingUp } from '../core/errors.js';
 import { mkdirNoFollow } from '../io/safe.js';
+import { recordFailure } from './health.js';
 import { sleepSync, type Deadline } from '../core/deadline.js';
 
 export type Database = BetterSqlite3.Database;
@@ -293,16 +294,15 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
   if (unusable) {
     // SQLite would write through a link (into another database, say) or fail on a directory at every run.
     if (opts.strict) throw new CairnError('database', `${unusable}, not a database file`);
-    const aside = moveAside(path);
-    opts.warn(`${unusable}; moved it to ${aside} and rebuilt from the log`);
+    setAside(path, opts.within, (aside) => `${unusable}; moved it to ${aside} and rebuilt from the log`, opts.warn);
   }
   try {
     return prepare(new Driver(path), opts);
   } catch (err) {
     if (!isCorruption(err)) throw asDatabaseError(err, path);
     if (opts.strict) throw new CairnError('database', `${path} is not a usable database (${(err as Error).message})`);
-    const aside = moveAside(path);
-    opts.warn(`${path} was not a usable database; moved it to ${aside} and rebuilt from the log`);
+    const said = (aside: string) => `${path} was not a usable database; moved it to ${aside} and rebuilt from the log`;
+    setAside(path, opts.within, said, opts.warn);
     try {
       return prepare(new Driver(path), opts);
     } catch (again) {
@@ -391,6 +391,20 @@ export function moveAside(path: string): string {
   }
   return aside;
 }
+
+/**
+ * Move a broken index aside (the logs rebuild it), say so, and record it in the health record: a
+ * hook's warning reaches nobody, and cairn doctor must show that the file was damaged (SPEC §2).
+ */
+export function setAside(path: string, storeDir: string, message: (aside: string) => string, warn: (text: string) => void) {
+  const aside = moveAside(path);
+  warn(message(aside));
+  recordFailure(storeDir, SET_ASIDE, message(aside), new Date(), { repaired: true });
+  return aside;
+}
+
+/** How a database moved aside is named in the health record. */
+const SET_ASIDE = 'state.db';
 
 /** A database the store cannot write: it still serves pure reads from an index built in memory. */
 export function openMemoryDatabase(opts: Omit<OpenOptions, 'within'>): Database {

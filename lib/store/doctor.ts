@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
 import { readSmallFile } from '../io/read.js';
 import { dirname, join, relative } from 'node:path';
 import { Deadline } from '../core/deadline.js';
@@ -12,7 +12,7 @@ import { encoderFor } from './tokens.js';
 import { projectIdStatus, type Location } from './root.js';
 import { deferredCount, oldestDeferred, STALE_TAKEN_MS, unreadableDeferred } from './deferred.js';
 import { parseJsonLine, readBytes } from '../io/jsonl.js';
-import type { Store } from './store.js';
+import { indexWritable, type Store } from './store.js';
 
 // `cairn doctor`, the store's side (SPEC §2): the modules load, the settings read, the database is
 // sound, each log is applied to its index, and no fail-open error is waiting to be looked at.
@@ -86,6 +86,80 @@ export function configCheck(dir: string): Check {
   const problems = isPlainObject(parsed) ? configProblems(parsed) : ['it is not a JSON object'];
   if (problems.length === 0) return { name: 'config.json', status: 'ok', detail: 'reads' };
   return { name: 'config.json', status: 'warn', detail: `${problems.join('; ')}: the default is used instead (README: config.json)` };
+}
+
+/** What a file system entry is, for a sentence. */
+function kindOf(stats: Stats): string {
+  if (stats.isSymbolicLink()) return 'a symbolic link';
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFile()) return 'a file';
+  if (stats.isFIFO()) return 'a FIFO';
+  return stats.isSocket() ? 'a socket' : 'a device';
+}
+
+const RESTORE = (path: string) => `move it away, then restore the log from git (git checkout -- .cairn/${path})`;
+
+/**
+ * The entries of a store that must be a directory or a regular file (never a link: cairn writes
+ * through none, SPEC §2), and what to do when one is something else. Every command fails open on
+ * them — so nothing else would ever say it.
+ */
+const STORE_ENTRIES: { path: string; kind: 'directory' | 'file'; remedy: string }[] = [
+  {
+    path: 'cache',
+    kind: 'directory',
+    remedy: 'remove it: it holds only what cairn derives from the logs, and the next command makes it again',
+  },
+  { path: 'memory', kind: 'directory', remedy: 'move it away: it holds the knowledge log' },
+  { path: 'artifacts', kind: 'directory', remedy: 'move it away: it holds the deliberation texts' },
+  { path: 'events.jsonl', kind: 'file', remedy: RESTORE('events.jsonl') },
+  { path: 'memory/knowledge.jsonl', kind: 'file', remedy: RESTORE('memory/knowledge.jsonl') },
+  { path: 'memory/knowledge.archive.jsonl', kind: 'file', remedy: RESTORE('memory/knowledge.archive.jsonl') },
+];
+
+/** The advisory locks of the store's logs (lib/io/lock.ts). */
+const LOCKED = ['events.jsonl', 'memory/knowledge.jsonl', 'memory/knowledge.archive.jsonl', 'landing-patterns.json'];
+const LOCKS = LOCKED.map((log) => `${log}.lock`);
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null; // not there (or not reachable: the entry above it is reported)
+  }
+}
+
+/**
+ * The store's entries, its locks and whether its cache can be written: each broken one a failing
+ * check named by its path, with what to do about it.
+ */
+export function storeLayoutChecks(dir: string): Check[] {
+  const checks: Check[] = [];
+  for (const entry of STORE_ENTRIES) {
+    const stats = lstatOrNull(join(dir, entry.path));
+    const ok = stats === null || (entry.kind === 'directory' ? stats.isDirectory() : stats.isFile());
+    if (ok) continue;
+    const detail = `${entry.path} is ${kindOf(stats!)}, not a ${entry.kind}: ${entry.remedy}`;
+    checks.push({ name: entry.path, status: 'fail', detail });
+  }
+  for (const lock of LOCKS) {
+    const stats = lstatOrNull(join(dir, lock));
+    if (stats === null || stats.isFile()) continue; // a lock file is held or broken by the next writer
+    if (stats.isDirectory() && readdirSync(join(dir, lock)).length > 0) {
+      const what = 'every writer waits for it until its deadline and gives up — remove it while no cairn runs';
+      checks.push({ name: lock, status: 'fail', detail: `${lock} is a directory that is not empty: ${what}` });
+    } else {
+      const what = 'writers wait for it until the next one removes it, five minutes after it appeared';
+      checks.push({ name: lock, status: 'warn', detail: `${lock} is ${kindOf(stats)}: ${what}` });
+    }
+  }
+  const cache = lstatOrNull(join(dir, 'cache'));
+  if ((cache === null || cache.isDirectory()) && !indexWritable(join(dir, 'cache', 'state.db'), dir)) {
+    const why = 'every command builds the index in memory from the logs again, and state.db never catches up';
+    const detail = `cache/ cannot be written by this user: ${why} — make .cairn/cache writable for this user`;
+    checks.push({ name: 'cache', status: 'fail', detail });
+  }
+  return checks;
 }
 
 /** A log whose index doctor reports, and what applies the rest of it when the index is behind. */
