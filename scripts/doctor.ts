@@ -15,7 +15,7 @@ export const command: Command = {
 
 Checks that cairn works here: the store and its settings, better-sqlite3 and tiktoken load,
 the database is sound and each log is applied to it, no fail-open error was recorded since
-the last clear, the nightly cairn maintain runs, the landing-pattern library reads, and which
+the last clear, the nightly cairn maintain runs, the landing patterns read, and which
 agent hosts run cairn's hooks (and whether their commands are found). Exits 1 when something is
 wrong (a warning is not).
 

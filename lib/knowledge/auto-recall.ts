@@ -69,7 +69,7 @@ export async function autoRecall(store: Store, partial: Omit<SessionContext, 'be
   const fallback = hits.length === 0;
   if (fallback) hits = recentKnowledge(db, { ...q, limit: MAX_ENTRIES });
 
-  const patterns = landingPatternLines(store.location.root, store.dir, contextText(context), 3);
+  const patterns = landingPatternLines(store.dir, store.project, contextText(context), 3);
   const state = sessionState(store.sessionStatePath, now);
   const health = healthLine(store.dir, now);
   const fixed = [HEADER, health ?? '', FENCE_OPEN, FENCE_INTRO, ...patterns, FENCE_CLOSE, state?.section ?? ''].join('\n').length + 16;
