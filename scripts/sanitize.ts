@@ -45,7 +45,9 @@ example:
     };
     let report = build();
     if (ctx.args['catch-up']) {
-      await new Promise((resolve) => setTimeout(resolve, store.config.knowledge.sanitizeEveryMs));
+      // within its own deadline (a background job's: lib/store/background.ts), with time left to build
+      const wait = Math.min(store.config.knowledge.sanitizeEveryMs, ctx.deadline.remaining() / 2);
+      await new Promise((resolve) => setTimeout(resolve, wait));
       // a project removed meanwhile (a worktree deleted, a throwaway demo) is not written again
       if (!existsSync(store.dir)) return;
       if (!activeCacheFresh(store)) report = build();

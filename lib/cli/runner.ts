@@ -15,7 +15,7 @@ import { stdinText } from './input.js';
 import type { BoundedInput } from '../io/read.js';
 import type { BeadListing } from '../knowledge/beads.js';
 import { writeStdout } from '../io/stdout.js';
-import { DEFERRED_AGAIN, deferRequest, readRequest, type DeferredRequest } from '../store/deferred.js';
+import { DEFERRED_AGAIN, DEFERRED_TOO_LONG, deferRequest, readRequest, type DeferredRequest } from '../store/deferred.js';
 import { DEFERRED_ENV } from '../core/deferred-env.js';
 
 // The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
@@ -57,6 +57,8 @@ export interface Context {
   stdin(): Promise<string>;
   /** The texts this run read, by flag (`stdin` for stdin): what a deferred run is given again. */
   inputs: Record<string, string>;
+  /** A writer whose run is kept for later on a passing failure (its command is deferrable; not a preview). */
+  keepsRuns: boolean;
   /** A deferred run's texts, read from its request instead of stdin and files. */
   replayed?: Record<string, string>;
   /** What a hook gate started before the runner was loaded (tools/bundle.js). */
@@ -181,8 +183,9 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     log,
     print: (text) => output.push(text),
     json: (value) => output.push(JSON.stringify(snakeCaseKeys(value)) + '\n'),
-    stdin: async () => (ctx.inputs.stdin = ctx.replayed ? (ctx.replayed.stdin ?? '') : await stdinText(ctx, passed?.stdin)),
+    stdin: () => stdinText(ctx, passed?.stdin),
     inputs: {},
+    keepsRuns: deferrable,
     gate: passed,
     location: () => (location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
@@ -193,7 +196,9 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     },
   };
   // A deadline that passes while waiting on I/O ends the run; synchronous work checks it at each phase.
-  const timer = Number.isFinite(deadline.at)
+  // A writer's only wait is its input (bounded by the reader): it reads that whole, then keeps its run
+  // at the next check instead of being ended with nothing kept.
+  const timer = Number.isFinite(deadline.at) && !deferrable
     ? setTimeout(() => {
         if (store?.committed) {
           // recorded: the run counts as done (SPEC §2: the append is the commit point); its product is dropped
@@ -225,8 +230,13 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     if (store && !strict && isCorruption(err)) store.quarantine(err);
     if (deferrable && store && !store.committed && isTransient(err)) {
       if (replay) {
-        // still not possible when run again (a lock nobody releases, say): the request stays for the
-        // next run of `cairn rebuild`, and the reason is recorded for cairn doctor
+        // Out of its own deadline: too long to apply in the background, set aside by the run that
+        // started it (which records that). Else still not possible (a lock nobody releases, say): the
+        // request stays for the next run of `cairn rebuild`, and the reason is recorded for cairn doctor.
+        if (errorKind(err) === 'deadline') {
+          process.stderr.write(`${label}: a kept run ran out of its ${deadline.ms} ms: ${describeError(err)}\n`);
+          return DEFERRED_TOO_LONG;
+        }
         const message = `a kept run is not applied yet: ${describeError(err)}`;
         process.stderr.write(`${label}: ${message}\n`);
         recordFailure(store.dir, command.name, message);
@@ -264,8 +274,8 @@ function isTransient(err: unknown): boolean {
 /** Keep a writer's run for later (lib/store/deferred.ts); the request's name, or undefined when it cannot be kept (then the run fails open). */
 function keepForLater(store: Store, request: DeferredRequest, err: unknown, log: Logger): string | undefined {
   try {
-    const name = deferRequest(store, request);
-    log.warn(`${describeError(err)}: this run is kept (cache/deferred/${name}) and applied in order, without a deadline, by cairn rebuild --continue (started in the background)`);
+    const { name, applied } = deferRequest(store, request);
+    log.warn(`${describeError(err)}: this run is kept (cache/deferred/${name}) and applied in order ${applied}`);
     return name;
   } catch (keepErr) {
     log.warn(`could not keep this run for later (${describeError(keepErr)})`);

@@ -31,19 +31,8 @@ export function acquireLock(target: string, deadline: Deadline, maxWaitMs = 10_0
   const giveUpAt = Math.min(deadline.at, started + maxWaitMs);
   let pause = 2;
   for (;;) {
-    try {
-      const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
-      try {
-        writeSync(fd, token);
-      } finally {
-        closeSync(fd);
-      }
-      return { release: () => releaseLock(path, token) };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new CairnError('store', `cannot create lock ${path}: ${(err as Error).message}`);
-      }
-    }
+    const lock = create(path, token);
+    if (lock) return lock;
     const found = inspect(path);
     const broken = found === undefined || (found.stale && breakStale(path, found));
     // Checked on every round, whatever happened: nothing at the lock path can keep a writer here past its deadline.
@@ -52,6 +41,39 @@ export function acquireLock(target: string, deadline: Deadline, maxWaitMs = 10_0
     }
     sleepSync(broken ? 1 : Math.min(pause, Math.max(1, giveUpAt - Date.now())));
     pause = Math.min(pause * 2, 25);
+  }
+}
+
+/** Take the lock if it is free (or its holder is gone): never waits. Undefined while a live holder has it. */
+export function tryLock(target: string): Lock | undefined {
+  const path = `${target}.lock`;
+  const token = `${process.pid} ${hostname()} ${Date.now()}\n`;
+  const lock = create(path, token);
+  if (lock) return lock;
+  const found = inspect(path);
+  const broken = found === undefined || (found.stale && breakStale(path, found));
+  return broken ? create(path, token) : undefined;
+}
+
+/** Who holds the lock (`is held by another process (pid …)`), or undefined when nothing live holds it. */
+export function lockHolder(target: string): string | undefined {
+  const found = inspect(`${target}.lock`);
+  return found === undefined || found.stale ? undefined : found.holder;
+}
+
+/** Create the lock file holding `token`; undefined when something is at the path already. */
+function create(path: string, token: string): Lock | undefined {
+  try {
+    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    try {
+      writeSync(fd, token);
+    } finally {
+      closeSync(fd);
+    }
+    return { release: () => releaseLock(path, token) };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw new CairnError('store', `cannot create lock ${path}: ${(err as Error).message}`);
   }
 }
 
