@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { asIfApplyingKeptRuns, FIXTURES, processesIn, run, tempProject } from './helpers.js';
+import { asIfApplyingKeptRuns, FIXTURES, fixturePath, fixtureText, processesIn, run, tempProject } from './helpers.js';
 // @ts-expect-error: the benchmark's corpus is plain JavaScript
 import { deliberationText, patternTexts } from '../bench/corpus.js';
 
@@ -30,7 +30,33 @@ function waitUntil(done: () => boolean, ms: number): boolean {
   return true;
 }
 
+/** Each writer as a pipeline or hook calls it, with what it reads. */
+const WRITERS: { name: string; args: string[]; input?: string; kept: string }[] = [
+  { name: 'store-deliberation', args: ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1'], input: fixtureText('led-101-r1-plan-auditor.md'), kept: 'stdin' },
+  { name: 'store-deliberation', args: ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--file', fixturePath('led-101-r1-plan-auditor.md')], kept: 'file' },
+  { name: 'feedback-loop', args: ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-1', '--run', 'r1'], input: fixtureText('led-101-r1-plan-curator.md'), kept: 'stdin' },
+  { name: 'outcome-score', args: ['--issue', 'LED-1', '--run', 'r1', '--result', 'pass', '--report', REPORT], kept: 'report' },
+  { name: 'memory-capture', args: ['--bead', 'b-1', '--text', 'LEARNED: the ledger totals are computed in cents'], kept: '' },
+  { name: 'memory-capture', args: [], input: JSON.stringify({ ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8')), cwd: '.' }), kept: 'stdin' },
+];
+
 describe('kept runs', () => {
+  it.each([1, 3, 5])('with a deadline of %i ms every writer keeps its run, with the input it read', (ms) => {
+    const root = tempProject();
+    asIfApplyingKeptRuns(root);
+    for (const w of WRITERS) {
+      const before = kept(root);
+      const r = run(w.name, w.args, { cwd: root, input: w.input, env: { CAIRN_DEADLINE_MS: String(ms) } });
+      const about = `${w.name} ${w.args.join(' ')}: ${r.stderr}`;
+      expect(r.code, about).toBe(0);
+      expect(r.stderr, about).toMatch(new RegExp(`^cairn ${w.name}: .*: this run is kept \\(cache/deferred/`));
+      const added = kept(root).filter((n) => !before.includes(n));
+      expect(added, about).toHaveLength(1);
+      const request = JSON.parse(readFileSync(join(deferred(root), added[0]), 'utf8')) as { inputs: Record<string, string> };
+      if (w.kept) expect(request.inputs[w.kept], about).toBe(w.input ?? readFileSync(w.args.at(-1)!, 'utf8'));
+    }
+  });
+
   it('a run kept right after the background job applied the last one is applied too, by a job its stderr names', () => {
     const root = tempProject();
     const first = keptOutcome(root, 'LED-1');
