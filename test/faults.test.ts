@@ -220,8 +220,8 @@ interface Fault {
   expect(e: Executable): Expect;
   /** Undo the fault before the log and index are checked (as a person would after reading the message). */
   repair?(root: string): void;
-  /** A check of the fault's own victim (the file behind a link is untouched, …). */
-  after?(root: string, e: Executable): void;
+  /** A check of the fault's own victim (the file behind a link is untouched, …) and of what the run printed. */
+  after?(root: string, e: Executable, o: Outcome): void;
 }
 
 let brokenSqlite: string;
@@ -231,6 +231,8 @@ let holder: ChildProcess;
 const holdLock = (path: string) => writeFileSync(path, `${holder.pid} ${hostname()} ${Date.now()}\n`, { flag: 'wx' });
 
 const inStore = (root: string, ...parts: string[]) => join(root, '.cairn', ...parts);
+/** What a file outside the project holds: it must never reach an output or a committed file. */
+const OUTSIDE = 'OUTSIDE-the-project-7f3a';
 /** The locks of the logs and files that writers change. */
 const LOCKS = ['events.jsonl.lock', 'memory/knowledge.jsonl.lock', 'landings.jsonl.lock'];
 let deadPid: number;
@@ -372,6 +374,71 @@ const FAULTS: Fault[] = [
     // a capture's append meets the link first; every reader refuses it at once
     expect: (e) => (KNOWLEDGE_LOG_READERS.includes(e.command) ? { skipped: /knowledge\.jsonl(: it is a symbolic link; cairn never writes through one| is not a regular file)/ } : { ok: true }),
     repair: (root) => rmSync(inStore(root, 'memory', 'knowledge.jsonl')),
+  },
+  {
+    // a clone can bring a committed log as a link to any JSONL file of the machine
+    name: 'events.jsonl committed as a link to a JSONL log outside the project',
+    setup: (root) => {
+      mkdirSync(join(root, 'outside'));
+      const planted = {
+        v: 1, id: '01ZZZZZZZZZZZZZZZZZZZZZZZZ', ts: NOW, type: 'pattern.observed', project: PROJECT, pattern: 'p0ut51de0000001', role: 'auditor',
+        text: `${OUTSIDE}: plans must name their tests`, category: 'rule', issue: 'LED-1', run: 'r1', phase: null, labels: [], files: [], deliberation: 'd0ut51de',
+      };
+      writeFileSync(join(root, 'outside', 'events.jsonl'), readFileSync(inStore(root, 'events.jsonl'), 'utf8') + JSON.stringify(planted) + '\n');
+      rmSync(inStore(root, 'events.jsonl'));
+      symlinkSync(join(root, 'outside', 'events.jsonl'), inStore(root, 'events.jsonl'));
+      rmSync(inStore(root, 'cache'), { recursive: true }); // a fresh clone: the index is built from the log
+      asIfApplyingKeptRuns(root);
+    },
+    // never read through the link: every reader of the event log refuses it and says why
+    expect: (e) =>
+      e.command === 'patterns' && e.args[0] === 'capture'
+        ? { ok: true, warning: /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one \(after the change was recorded/ }
+        : EVENT_LOG_READERS.includes(e.command)
+          ? { skipped: /events\.jsonl is not a regular file but a symbolic link; cairn reads no log through one/ }
+          : { ok: true },
+    repair: (root) => rmSync(inStore(root, 'events.jsonl')),
+    after: (root, e, o) => {
+      expect(o.stdout, label(e)).not.toContain('OUTSIDE');
+      expect(readFileSync(join(root, 'outside', 'events.jsonl'), 'utf8')).toContain(OUTSIDE); // never written either
+    },
+  },
+  {
+    name: 'memory/knowledge.jsonl committed as a link to a JSONL log outside the project',
+    setup: (root) => {
+      mkdirSync(join(root, 'outside'));
+      const planted = { key: 'learned-outside', type: 'learned', content: `${OUTSIDE} the ledger totals`, source: 'user', tags: ['learned'], ts: 1_770_000_000, bead: 'bd-9' };
+      writeFileSync(join(root, 'outside', 'knowledge.jsonl'), readFileSync(inStore(root, 'memory', 'knowledge.jsonl'), 'utf8') + JSON.stringify(planted) + '\n');
+      rmSync(inStore(root, 'memory', 'knowledge.jsonl'));
+      symlinkSync(join(root, 'outside', 'knowledge.jsonl'), inStore(root, 'memory', 'knowledge.jsonl'));
+      rmSync(inStore(root, 'cache'), { recursive: true });
+      asIfApplyingKeptRuns(root);
+    },
+    expect: (e) => (KNOWLEDGE_LOG_READERS.includes(e.command) ? { skipped: /knowledge\.jsonl(: it is a symbolic link; cairn never writes through one| is not a regular file but a symbolic link; cairn reads no log through one)/ } : { ok: true }),
+    repair: (root) => rmSync(inStore(root, 'memory', 'knowledge.jsonl')),
+    after: (root, e, o) => {
+      expect(o.stdout, label(e)).not.toContain('OUTSIDE');
+      expect(readFileSync(join(root, 'outside', 'knowledge.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+    },
+  },
+  {
+    name: "the rotation journal is a link to a file outside the project",
+    only: (e) => ['rotate', 'memory-capture'].includes(e.command),
+    setup: (root) => {
+      mkdirSync(join(root, 'outside'));
+      writeFileSync(join(root, 'outside', 'secrets.jsonl'), `{"inode":1}\n{"key":"x","type":"fact","content":"${OUTSIDE}"}\n`);
+      symlinkSync(join(root, 'outside', 'secrets.jsonl'), inStore(root, 'memory', 'knowledge.jsonl.rotating.tmp'));
+    },
+    // reported, and nothing of the file behind it reaches the committed archive; a capture still captures
+    expect: (e) =>
+      e.command === 'rotate'
+        ? { skipped: /knowledge\.jsonl\.rotating\.tmp is not a regular file but a symbolic link; cairn reads no log through one/ }
+        : { ok: true, warning: /captured; rotation is left to the next run \(.*rotating\.tmp is not a regular file but a symbolic link/ },
+    after: (root) => {
+      const archive = inStore(root, 'memory', 'knowledge.archive.jsonl');
+      expect(existsSync(archive) ? readFileSync(archive, 'utf8') : '').not.toContain(OUTSIDE);
+      expect(readFileSync(join(root, 'outside', 'secrets.jsonl'), 'utf8')).toContain(OUTSIDE);
+    },
   },
   {
     name: 'a stored deliberation replaced by a link to /dev/zero',
@@ -568,7 +635,7 @@ describe('every executable under every fault', () => {
         const deadline = Number(run.env?.CAIRN_DEADLINE_MS);
         if (deadline > 0) expect(outcome.ms, `${label(e)} ran ${outcome.ms} ms`).toBeLessThan(deadline + SLACK_MS);
         expectOutcome(e, outcome, fault.expect(e));
-        fault.after?.(root, e);
+        fault.after?.(root, e, outcome);
         fault.repair?.(root);
         expectStoreIntact(root, before);
       }),

@@ -198,7 +198,7 @@ function sessionState(path: string, now: number): { section: string } | undefine
 
 /** The first `bytes` bytes of a file as text (a partial character at the cut is dropped). */
 function readHead(path: string, bytes: number): string {
-  const fd = openRegularFile(path); // never a FIFO or device put in its place (SPEC §2)
+  const fd = openRegularFile(path, true); // never a FIFO or device put in its place, nor a link (SPEC §2)
   if (fd === undefined) return '';
   try {
     const buf = Buffer.alloc(bytes);
