@@ -4,6 +4,9 @@ import { CairnError } from './errors.js';
 
 /** A hook's deadline unless CAIRN_DEADLINE_MS says otherwise (SPEC §2). */
 export const HOOK_DEADLINE_MS = 2000;
+const MAX_WAIT_MS = 10_000;
+const PERSON_WAIT_MS = 800;
+
 export class Deadline {
   constructor(
     readonly ms: number,
@@ -15,6 +18,14 @@ export class Deadline {
   }
   passed(): boolean {
     return Date.now() >= this.at;
+  }
+  /**
+   * How long one wait for another process (a lock, SQLite's busy wait) may last: what is left of the
+   * deadline, at most 10 s; without a deadline — a command a person runs, who should hear at once
+   * what holds it up rather than watch a silent terminal — a second.
+   */
+  waitLimit(): number {
+    return Number.isFinite(this.at) ? Math.min(this.remaining(), MAX_WAIT_MS) : PERSON_WAIT_MS;
   }
   check(what: string): void {
     if (this.passed()) throw new CairnError('deadline', `deadline of ${this.ms} ms passed during ${what}`);

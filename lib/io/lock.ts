@@ -24,11 +24,11 @@ interface Found {
   stale: boolean;
 }
 
-export function acquireLock(target: string, deadline: Deadline, maxWaitMs = 10_000): Lock {
+export function acquireLock(target: string, deadline: Deadline): Lock {
   const path = `${target}.lock`;
   const token = `${process.pid} ${hostname()} ${Date.now()}\n`;
   const started = Date.now();
-  const giveUpAt = Math.min(deadline.at, started + maxWaitMs);
+  const giveUpAt = started + deadline.waitLimit();
   let pause = 2;
   for (;;) {
     const lock = create(path, token);

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { readSmallFile } from '../io/read.js';
 import { dirname, join, relative } from 'node:path';
 import { Deadline } from '../core/deadline.js';
-import { describeError } from '../core/errors.js';
+import { describeError, IndexCatchingUp } from '../core/errors.js';
 import { nearest } from '../core/suggest.js';
 import { CONFIG_CAP, loadConfig, type Config } from './config.js';
 import { EVENT_LOG_INDEXES, loadDriver, openDatabase, type Database } from './db.js';
@@ -102,6 +102,8 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
   try {
     db = openDatabase(dbPath, { deadline: new Deadline(0), strict: true, warn: () => {}, within: dirname(dirname(dbPath)) });
   } catch (err) {
+    // held by another process: nothing is wrong with it, the person learns what to wait for (or stop)
+    if (err instanceof IndexCatchingUp) return [{ name: 'database', status: 'warn', detail: `${describeError(err)}: checked again once it lets go` }];
     return [{ name: 'database', status: 'fail', detail: `${describeError(err)} — cairn rebuild moves it aside and rebuilds it from the logs` }];
   }
   try {
