@@ -24,6 +24,7 @@ export function writeFileAtomic(path: string, content: string | Uint8Array | ((f
     renameSync(tmp, path);
   } catch (err) {
     rmSync(tmp, { force: true });
+    if (err instanceof CairnError) throw err; // from what `write` read: said as it is
     throw new CairnError('store', `cannot write ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
 }

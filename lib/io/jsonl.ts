@@ -158,21 +158,28 @@ export function* readLines(path: string, from = 0, chunkSize = 1 << 20): Generat
   const fd = openLog(path);
   if (fd === undefined) return;
   try {
-    let pos = from;
-    let carry: Buffer = Buffer.alloc(0);
-    const buf = Buffer.allocUnsafe(chunkSize);
+    // one buffer, reused: the part of a line cut at a chunk's end moves to its start (a longer line grows it)
+    let buf = Buffer.allocUnsafe(chunkSize);
+    let held = 0; // bytes of an unfinished line at the start of buf
+    let pos = from; // file offset just past what buf holds
     for (;;) {
-      const n = readSync(fd, buf, 0, chunkSize, pos);
+      if (held === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, held);
+        buf = bigger;
+      }
+      const n = readSync(fd, buf, held, buf.length - held, pos);
       if (n === 0) break;
-      const data = carry.length ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n);
-      const base = pos - carry.length;
+      pos += n;
+      const end = held + n;
+      const base = pos - end; // file offset of buf[0]
       let start = 0;
-      for (let nl = data.indexOf(0x0a, start); nl >= 0; nl = data.indexOf(0x0a, start)) {
-        yield { offset: base + start, end: base + nl + 1, text: data.toString('utf8', start, nl) };
+      for (let nl = buf.indexOf(0x0a, held); nl >= 0 && nl < end; nl = buf.indexOf(0x0a, nl + 1)) {
+        yield { offset: base + start, end: base + nl + 1, text: buf.toString('utf8', start, nl) };
         start = nl + 1;
       }
-      carry = Buffer.from(data.subarray(start));
-      pos += n;
+      held = end - start;
+      buf.copy(buf, 0, start, end);
     }
   } finally {
     closeSync(fd);

@@ -99,8 +99,8 @@ export class Store {
   }
 
   /** Rewrite a file of the store whole (temp file, then rename), never through a symbolic link in the store. */
-  writeFile(path: string, text: string): void {
-    writeFileAtomic(path, text, this.dir);
+  writeFile(path: string, content: string | ((fd: number) => void)): void {
+    writeFileAtomic(path, content, this.dir);
   }
 
   /** The database, opened on first use; no log is followed (see `indexed`). */
