@@ -18,7 +18,7 @@ truth; the database can always be rebuilt from it. Malformed lines are reported 
 
 Either way it then applies, in the order they came, the writes that store-deliberation,
 feedback-loop, outcome-score and memory-capture kept for later (one process at a time does). Started
-in the background it has a deadline of 3 minutes and gives each kept write 60 s: one that needs more
+in the background it has a deadline of 10 minutes and gives each kept write 60 s: one that needs more
 is set aside (cache/deferred/*.failed, cairn doctor fails on it) and applied, without a bound, by
 the next cairn rebuild --continue run at a terminal.
 

@@ -144,13 +144,13 @@ describe('kept runs', () => {
     expect(events(root, 'deliberation.stored')).toHaveLength(1);
   });
 
-  it('a background job runs with a deadline of its own: the sanitiser a capture starts gets 3 minutes', () => {
+  it('a background job runs with a deadline of its own: the sanitiser a capture starts gets 10 minutes', () => {
     const root = tempProject();
     expect(run('memory-capture', ['--bead', 'b-1', '--text', 'LEARNED: the ledger totals are computed in cents'], { cwd: root }).code).toBe(0);
     let pid: number | undefined;
     waitUntil(() => (pid = processesIn(root).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('sanitize\0--catch-up'))) !== undefined, 10_000);
     expect(pid, 'no background sanitiser').toBeDefined();
     const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    expect(env).toContain('CAIRN_DEADLINE_MS=180000');
+    expect(env).toContain('CAIRN_DEADLINE_MS=600000');
   });
 });

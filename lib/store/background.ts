@@ -12,10 +12,11 @@ const require = createRequire(import.meta.url);
 
 /**
  * The deadline of every job started here: none runs unbounded (a runaway input would otherwise pin a
- * CPU for minutes, unseen). A job that runs out of it fails open like any command — recorded for
+ * CPU for minutes, unseen). Ten minutes: the sanitiser of a knowledge log of a million lines, far
+ * past rotation, needs a few. A job that runs out of it fails open like any command — recorded for
  * `cairn doctor` and the session-start health line — and what it left is picked up by the next one.
  */
-export const BACKGROUND_DEADLINE_MS = 3 * 60_000;
+export const BACKGROUND_DEADLINE_MS = 10 * 60_000;
 
 /** The `cairn` entry beside the one running (bin/memory-capture.js → bin/cairn.js), if there is one. */
 export function cairnEntry(): string | undefined {

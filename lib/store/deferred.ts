@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { randomBytes } from '../core/crypto.js';
 import { lockHolder, tryLock } from '../io/lock.js';
-import { BACKGROUND_DEADLINE_MS, cairnEntry, startInBackground } from './background.js';
+import { cairnEntry, startInBackground } from './background.js';
 import { recordFailure } from './health.js';
 import { DEFERRED_ENV } from '../core/deferred-env.js';
 import type { Store } from './store.js';
@@ -37,13 +37,13 @@ export const DEFERRED_AGAIN = 75;
 /** The exit code of a replayed run that ran out of its deadline: its request is set aside, not run again and again. */
 export const DEFERRED_TOO_LONG = 76;
 /**
- * A job with a deadline (a background one) gives each kept run a third of it — 60 s of 3 min, thirty
- * times a writer's own deadline, with the index current — and starts one only while that much and the
- * kill's margin are left. A run that needs more is set aside for a person; one never started for want
- * of time is left to a successor job.
+ * A job with a deadline (a background one) gives each kept run 60 s — thirty times a writer's own
+ * deadline, with the index current — or a third of its deadline when that is less, and starts one only
+ * while that much and the kill's margin are left. A run that needs more is set aside for a person; one
+ * never started for want of time is left to a successor job.
  */
-const KEPT_RUN_SHARE = 1 / 3;
-export const KEPT_RUN_MS = BACKGROUND_DEADLINE_MS * KEPT_RUN_SHARE;
+export const KEPT_RUN_MS = 60_000;
+const keptRunShare = (jobMs: number) => Math.floor(Math.min(KEPT_RUN_MS, jobMs / 3));
 /** A run that outlives its deadline this many times over (a step that never looks at it) is killed. */
 const KILL_AFTER = 1.25;
 /** A kept run waits this long at most for the background job a writer starts, before doctor calls it stranded. */
@@ -191,7 +191,7 @@ export function runDeferred(store: Store): number {
 function drain(store: Store, cairn: string, bounded: boolean): { ran: number; stop: Stop } {
   const dir = deferredDir(store.dir);
   const { spawnSync } = require('node:child_process') as typeof import('node:child_process');
-  const share = Math.floor(store.deadline.ms * KEPT_RUN_SHARE);
+  const share = keptRunShare(store.deadline.ms);
   const killAt = Math.ceil(share * KILL_AFTER);
   let ran = 0;
   for (let path = takeOldest(dir); path; path = takeOldest(dir)) {
