@@ -576,8 +576,9 @@ function expectStoreIntact(root: string, before: Map<string, string>): void {
 
 /**
  * Exit code, stdout and the stderr line of one run against what the fault expects: a failure is one
- * `cairn <name>: skipped (pipeline continues): <reason>` line, exit 0 and no product (under --json,
- * the error object); under --strict it is `cairn <name>: <reason>` and exit 1.
+ * `cairn <name>: skipped (pipeline continues): <reason>` line — exactly one, whatever was said before
+ * it — exit 0 and no product (under --json, the error object); under --strict it is
+ * `cairn <name>: <reason>` and exit 1. A run kept for later is one line too.
  */
 function expectOutcome(e: Executable, o: Outcome, expected: Expect): void {
   const name = `cairn ${e.command}`;
@@ -591,6 +592,7 @@ function expectOutcome(e: Executable, o: Outcome, expected: Expect): void {
     const reason = 'kept' in expected ? expected.kept : expected.keptOrSkipped;
     expect(o.code, about).toBe(0); // not a failure, under --strict too: applied later
     expect(kept, about).toBe(true);
+    expect(lines, about).toHaveLength(1); // one line, whatever was said before it (SPEC §2)
     expect(lines.at(-1), about).toMatch(reason);
     if (e.args.includes('--json')) expect(JSON.parse(o.stdout), about).toEqual({ deferred: expect.any(String) });
     else expect(o.stdout, about).toBe('');
@@ -600,6 +602,7 @@ function expectOutcome(e: Executable, o: Outcome, expected: Expect): void {
   if ('skipped' in expected || ('okOrSkipped' in expected && failed)) {
     const reason = 'skipped' in expected ? expected.skipped : (expected as { okOrSkipped: RegExp }).okOrSkipped;
     expect(o.code, about).toBe(strict ? 1 : 0);
+    expect(lines, about).toHaveLength(1); // a failure is one line, with the warnings before it folded in (SPEC §2)
     const last = lines.at(-1) ?? '';
     expect(last.startsWith(strict ? `${name}: ` : `${name}: skipped (pipeline continues): `), about).toBe(true);
     expect(last, about).toMatch(reason);
