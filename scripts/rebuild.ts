@@ -43,7 +43,9 @@ example:
     // A replay empties the packed posting lists: the first writers read them packed again once they
     // are packed here (--continue has no deadline: a fresh clone's hooks run it in the background;
     // a small index), or in the background for a large index (packLater).
-    const packed = ctx.args.continue || !packLater(store) ? keepPostingLists(patternDb(store), store.project) : 0;
+    const pack = ctx.args.continue || !packLater(store);
+    if (pack) ctx.deadline.check('packing the posting lists'); // a background job's bound (lib/store/background.ts)
+    const packed = pack ? keepPostingLists(patternDb(store), store.project) : 0;
     if (packed) ctx.log.info(`packed ${packed} posting list(s)`);
     if (ctx.args.json) ctx.json({ ...report, deferred, packed });
   },
