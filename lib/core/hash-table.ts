@@ -24,16 +24,16 @@ export function hash52(text: string): number {
 
 const EMPTY = -1; // no key is negative
 
-/** A map from 52-bit keys (hash52) to whole numbers — or, without values, a set — open addressing; grows as needed. */
+/** A map from 52-bit keys (hash52) to 32-bit whole numbers (indexes, counts) — or, without values, a set — open addressing; grows as needed. */
 export class HashTable {
   private keys: Float64Array;
-  private values: Float64Array | undefined;
+  private values: Int32Array | undefined;
   private count = 0;
 
   constructor(capacity = 1024, withValues = true) {
     const size = 2 ** Math.ceil(Math.log2(Math.max(16, capacity * 2)));
     this.keys = new Float64Array(size).fill(EMPTY);
-    this.values = withValues ? new Float64Array(size) : undefined;
+    this.values = withValues ? new Int32Array(size) : undefined;
   }
 
   get size(): number {
@@ -80,7 +80,7 @@ export class HashTable {
   private grow(): void {
     const [keys, values] = [this.keys, this.values];
     this.keys = new Float64Array(keys.length * 2).fill(EMPTY);
-    this.values = values && new Float64Array(keys.length * 2);
+    this.values = values && new Int32Array(keys.length * 2);
     this.count = 0;
     for (let i = 0; i < keys.length; i++) if (keys[i] !== EMPTY) this.set(keys[i], values?.[i] ?? 0);
   }
