@@ -206,6 +206,24 @@ describe('search', () => {
   });
 });
 
+describe('shown entries', () => {
+  it('a line written by hand or before redaction is shown redacted and sanitised, in the list and the Pattern: lines', () => {
+    const root = tempProject();
+    const store = openTestStore(root);
+    const token = `ghp_${'R8sVq2'.repeat(6)}`;
+    record(store.dir, {
+      id: 'lp-0000000000000001', sourceRepoRoot: store.project, missionId: null, reportId: null, title: `Rotate the API token ${token}\u001b[31m`, summary: `password=${'Wia9xQ'.repeat(3)}`,
+      prompt: null, tags: ['api'], examplePaths: ['src/api/token.ts'], commands: ['npm test'], createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z',
+    });
+    const listed = run('cairn', ['patterns', '--json'], { cwd: root }).stdout;
+    expect(listed).not.toContain(token);
+    expect(listed).not.toContain('Wia9xQ');
+    expect(listed).not.toContain('\\u001b');
+    const [line] = landingPatternLines(store.dir, store.project, 'api token');
+    expect(line).toMatch(/^Pattern: Rotate the API token \[REDACTED[^\]]*\] — files: src\/api\/token\.ts — run: npm test$/);
+  });
+});
+
 describe('as processes', () => {
   it('cairn patterns lists, searches and answers --json; outcome-score --result pass --report captures, a fail does not', () => {
     const root = nodeProject();

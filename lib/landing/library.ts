@@ -9,6 +9,8 @@ import { MAX_COMMANDS } from './commands.js';
 import { unique } from './report.js';
 import type { Check } from '../store/health.js';
 import { readGitattributes } from '../store/init.js';
+import { redactSecrets } from '../core/secrets.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
 
 // The landing library (SPEC §5) is kept like every other memory: `.cairn/landings.jsonl`, one capture
 // a line, append-only and merged by union, so a clone sees every landing and a merge never conflicts;
@@ -179,10 +181,26 @@ export function readLandings(storeDir: string, warn: (message: string) => void =
   return foldLandings([...readLibrary(libraryPath(storeDir)), ...readLandingLog(storeDir, warn)]);
 }
 
-/** This project's entries: scoped by the project id the store records (SPEC §1.2), never by where the checkout is. */
+/**
+ * This project's entries, as shown to a person or an agent: scoped by the project id the store records
+ * (SPEC §1.2), never by where the checkout is; their texts redacted and sanitised (SPEC §4.6: a line
+ * written before that rule, or by hand, may hold a secret or a forged line).
+ */
 export function projectLandings(storeDir: string, project: string, warn?: (message: string) => void): LandingPattern[] {
-  return readLandings(storeDir, warn).filter((p) => p.sourceRepoRoot === project);
+  return readLandings(storeDir, warn)
+    .filter((p) => p.sourceRepoRoot === project)
+    .map((p) => ({
+      ...p,
+      title: shown(p.title),
+      summary: shown(p.summary),
+      prompt: p.prompt === null ? null : shown(p.prompt),
+      tags: p.tags.map(shown),
+      examplePaths: p.examplePaths.map(shown),
+      commands: p.commands.map(shown),
+    }));
 }
+
+const shown = (text: string) => sanitizeUntrusted(redactSecrets(text).text);
 
 /** For `cairn doctor`: the landings read (an earlier library that does not read blocks every capture), and merge by union. */
 export function libraryCheck(storeDir: string): Check {
