@@ -33,6 +33,12 @@ example:
   async run(ctx) {
     const store = ctx.store();
     const build = () => {
+      try {
+        // the log's index first (built afresh, it is most of the run): not while the sanitiser holds its tables
+        knowledgeDb(store, ['log'], { newest: true });
+      } catch {
+        // said below, where the index is needed again
+      }
       const built = sanitizeKnowledge(store, nowMs());
       try {
         // index the new cache now, and count the tokens of the lines a session start shows, so it need not
