@@ -27,6 +27,7 @@ example:
 `,
   flags: { boolean: ['clear'] },
   deadlineMs: 0,
+  person: true,
   run(ctx) {
     const loc = ctx.location();
     const exists = isDirectory(loc.dir);

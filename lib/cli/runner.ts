@@ -33,6 +33,8 @@ export interface Command {
   operands?: boolean;
   /** Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by default. */
   deadlineMs: number;
+  /** A command a person runs: without a deadline, it waits for a lock under a second, then names the holder (Deadline.waitLimit). */
+  person?: boolean;
   /**
    * A writer of memory (the pattern loop's, memory-capture): on a passing failure (the index catching up with its log, a lock or
    * the deadline) its run is kept and applied later, in order, instead of failing open and losing what
@@ -168,7 +170,7 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
   const log = createLogger(command.name, Boolean(args.quiet), true); // held until the outcome is known: one line for a failure
   // the gate's deadline, carried over: the gate is another bundle, and its Deadline would throw its own copy of
   // CairnError, which this bundle's errorKind does not know (a deadline there was a failure, not a run to keep)
-  const deadline = passed ? new Deadline(passed.deadline.ms, passed.deadline.at) : deadlineFromEnv(command.deadlineMs);
+  const deadline = passed ? new Deadline(passed.deadline.ms, passed.deadline.at) : deadlineFromEnv(command.deadlineMs, command.person);
   const output: string[] = [];
   let store: Store | undefined;
   let location: Location | undefined;

@@ -12,6 +12,8 @@ export class Deadline {
     readonly ms: number,
     /** When it passes: `ms` from now, unless it was started earlier (a hook's gate: lib/cli/gate.ts). */
     readonly at = ms > 0 ? Date.now() + ms : Infinity,
+    /** Of a command a person runs (`list`, `promote`, …): see waitLimit. */
+    readonly person = false,
   ) {}
   remaining(): number {
     return Math.max(0, this.at - Date.now());
@@ -21,11 +23,13 @@ export class Deadline {
   }
   /**
    * How long one wait for another process (a lock, SQLite's busy wait) may last: what is left of the
-   * deadline, at most 10 s; without a deadline — a command a person runs, who should hear at once
-   * what holds it up rather than watch a silent terminal — a second.
+   * deadline, at most 10 s. A command a person runs without a deadline waits under a second, then its
+   * one line says what holds the lock: the person hears it at once, rather than watch a silent
+   * terminal. Maintenance (cron, background jobs) waits the 10 s.
    */
   waitLimit(): number {
-    return Number.isFinite(this.at) ? Math.min(this.remaining(), MAX_WAIT_MS) : PERSON_WAIT_MS;
+    if (Number.isFinite(this.at)) return Math.min(this.remaining(), MAX_WAIT_MS);
+    return this.person ? PERSON_WAIT_MS : MAX_WAIT_MS;
   }
   check(what: string): void {
     if (this.passed()) throw new CairnError('deadline', `deadline of ${this.ms} ms passed during ${what}`);
@@ -33,10 +37,10 @@ export class Deadline {
 }
 
 /** CAIRN_DEADLINE_MS when set (0 = none), else the command's own default. */
-export function deadlineFromEnv(defaultMs: number): Deadline {
+export function deadlineFromEnv(defaultMs: number, person = false): Deadline {
   const raw = process.env.CAIRN_DEADLINE_MS;
   const parsed = raw === undefined || raw === '' ? NaN : Number(raw);
-  return new Deadline(Number.isFinite(parsed) && parsed >= 0 ? parsed : defaultMs);
+  return new Deadline(Number.isFinite(parsed) && parsed >= 0 ? parsed : defaultMs, undefined, person);
 }
 
 /** Block the thread briefly without spinning (lock waits are synchronous by design). */

@@ -22,6 +22,8 @@ interface Found {
   /** What holds the lock, for the message when we give up. */
   holder: string;
   stale: boolean;
+  /** When an empty lock turns stale (its holder died while taking it): worth waiting for. */
+  staleAt?: number;
 }
 
 export function acquireLock(target: string, deadline: Deadline): Lock {
@@ -36,10 +38,11 @@ export function acquireLock(target: string, deadline: Deadline): Lock {
     const found = inspect(path);
     const broken = found === undefined || (found.stale && breakStale(path, found));
     // Checked on every round, whatever happened: nothing at the lock path can keep a writer here past its deadline.
-    if (Date.now() >= giveUpAt) {
+    const until = found?.staleAt === undefined ? giveUpAt : Math.max(giveUpAt, Math.min(found.staleAt + 10, deadline.at));
+    if (Date.now() >= until) {
       throw new CairnError('lock', `lock ${path} ${found?.holder ?? 'kept changing hands'}; gave up after ${Date.now() - started} ms`);
     }
-    sleepSync(broken ? 1 : Math.min(pause, Math.max(1, giveUpAt - Date.now())));
+    sleepSync(broken ? 1 : Math.min(pause, Math.max(1, until - Date.now())));
     pause = Math.min(pause * 2, 25);
   }
 }
@@ -117,7 +120,7 @@ function inspect(path: string): Found | undefined {
   const token = /^(\d+) (\S+) (\d+)\n?$/.exec(content);
   if (!token) {
     const shown = JSON.stringify(content.slice(0, 40));
-    if (content === '') return { stats, holder: 'is empty (its holder died while taking it?)', stale: age > TORN_MS };
+    if (content === '') return { stats, holder: 'is empty (its holder died while taking it?)', stale: age > TORN_MS, staleAt: stats.mtimeMs + TORN_MS };
     return { stats, holder: `holds ${shown}, not a cairn lock`, stale: age > STALE_MS };
   }
   const [, pidText, host, timeText] = token;

@@ -100,7 +100,8 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
   if (!existsSync(dbPath)) return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
   let db: Database;
   try {
-    db = openDatabase(dbPath, { deadline: new Deadline(0), strict: true, warn: () => {}, within: dirname(dirname(dbPath)) });
+    // a person's check: a database held by another process is named at once, not waited for
+    db = openDatabase(dbPath, { deadline: new Deadline(0, undefined, true), strict: true, warn: () => {}, within: dirname(dirname(dbPath)) });
   } catch (err) {
     // held by another process: nothing is wrong with it, the person learns what to wait for (or stop)
     if (err instanceof IndexCatchingUp) return [{ name: 'database', status: 'warn', detail: `${describeError(err)}: checked again once it lets go` }];
