@@ -138,7 +138,7 @@ try {
 
   heading('Done');
   console.log(`${runs.length} pipeline runs, a landing and two sessions in ${((Date.now() - started) / 1000).toFixed(1)} s. Everything cairn kept is in .cairn/:`);
-  console.log('events.jsonl, memory/knowledge.jsonl and landing-patterns.json are what a team commits;');
+  console.log('events.jsonl, memory/knowledge.jsonl and landings.jsonl are what a team commits;');
   console.log('cache/state.db is rebuilt from them.');
   if (keep) {
     console.log(`\nThe project is kept in ${project}. Look around: cd there, then`);

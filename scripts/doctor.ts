@@ -18,10 +18,10 @@ export const command: Command = {
 
 Checks that cairn works here: the store and its settings, better-sqlite3 and tiktoken load,
 the database is sound and each log is applied to it, no fail-open error was recorded since
-the last clear, the nightly cairn maintain runs, the landing-pattern library reads, which
-agent hosts run cairn's hooks (and whether their commands are found), and which register
-cairn mcp — whose server it then starts as a host would, to see it answer initialize and
-tools/list within 10 s. Exits 1 when something is wrong (a warning is not).
+the last clear, the nightly cairn maintain runs, the landing patterns read, which agent
+hosts run cairn's hooks (and whether their commands are found), and which register cairn mcp
+— whose server it then starts as a host would, to see it answer initialize and tools/list
+within 10 s. Exits 1 when something is wrong (a warning is not).
 
   --clear   forget the recorded errors (after fixing their cause); errors.log keeps them
   --json    {ok, checks:[{name, status: ok|warn|fail|off, detail}]}
@@ -31,6 +31,7 @@ example:
 `,
   flags: { boolean: ['clear'] },
   deadlineMs: 0,
+  person: true,
   async run(ctx) {
     const loc = ctx.location();
     const exists = isDirectory(loc.dir);

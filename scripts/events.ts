@@ -15,6 +15,7 @@ example:
 `,
   flags: { string: ['type', 'since', 'pattern'] },
   deadlineMs: 0,
+  person: true,
   run(ctx) {
     const store = ctx.store();
     const since = optionalString(ctx.args, 'since');

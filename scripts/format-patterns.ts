@@ -61,7 +61,7 @@ example:
     });
     // With a query, the top landing patterns follow the block (SPEC §5), unless there was no room at all.
     const noRoom = remainingTokens !== undefined && result.path === 'skipped';
-    const landing = query === null || noRoom ? [] : landingPatternLines(store.location.root, store.dir, query);
+    const landing = query === null || noRoom ? [] : landingPatternLines(store.dir, store.project, query);
     // Decide, record, then print: once recorded the block is printed (the append is the commit
     // point); whatever fails before the append records nothing.
     if (!ctx.args['dry-run']) recordInjection(store, result, issue, run);

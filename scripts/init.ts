@@ -65,6 +65,7 @@ example:
 `,
   flags: { boolean: [...CONFIGURABLE_HOSTS, 'opencode', 'mcp'], string: ['import-lavra'] },
   deadlineMs: 0,
+  person: true,
   run(ctx) {
     const loc = ctx.location();
     // a log to import that is not there is a mistake in the command, said before anything is set up (the reader takes a missing log as empty)

@@ -32,6 +32,7 @@ example:
   flags: { string: ['type', 'limit', 'recent'], boolean: ['all', 'stats'] },
   operands: true,
   deadlineMs: 0,
+  person: true,
   run(ctx) {
     const store = ctx.store();
     const all = Boolean(ctx.args.all);

@@ -51,7 +51,7 @@ describe('cairn doctor as a process', () => {
     expect(json.ok).toBe(true);
     expect(json.checks.map((c: { name: string }) => c.name)).toEqual([
       'store', 'config.json', 'project id', 'better-sqlite3', 'tiktoken', 'database', 'events index', 'knowledge-log index', 'knowledge-archive index', 'knowledge-active index',
-      'roles', 'deferred writes', 'maintenance', 'landing-patterns.json', 'health',
+      'roles', 'deferred writes', 'maintenance', 'landing patterns', 'health',
       'hooks: claude', 'hooks: codex', 'hooks: gemini', 'hooks: cursor', 'mcp',
     ]);
   });

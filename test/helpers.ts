@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, chmodSync, cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
@@ -260,6 +260,18 @@ export function packageWithBrokenModules(names: string[]): string {
     );
   }
   return pkg;
+}
+
+/**
+ * As if a background `cairn rebuild --continue` were applying kept runs (lib/store/deferred.ts): the
+ * lock it holds, in the name of this live test process, so that a writer that keeps its run starts
+ * none and the test applies the kept runs itself, when it chooses. Returns what lets it go.
+ */
+export function asIfApplyingKeptRuns(root: string): () => void {
+  const lock = join(root, '.cairn', 'cache', 'deferred.lock');
+  mkdirSync(dirname(lock), { recursive: true });
+  writeFileSync(lock, `${process.pid} ${hostname()} ${Date.now()}\n`);
+  return () => rmSync(lock, { force: true });
 }
 
 /** Exit 0, empty stdout, exactly one stderr line `cairn <name>: …` matching `message` (SPEC §2). */

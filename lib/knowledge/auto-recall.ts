@@ -76,7 +76,7 @@ export async function autoRecall(
   const fallback = hits.length === 0;
   if (fallback) hits = recentKnowledge(db, { ...q, limit: MAX_ENTRIES });
 
-  const patterns = landingPatternLines(store.location.root, store.dir, contextText(context), 3);
+  const patterns = landingPatternLines(store.dir, store.project, contextText(context), 3);
   const state = sessionState(store.sessionStatePath, now);
   const notices = [healthLine(store.dir, now), hooksProblem && hooksLine(hooksProblem)].filter(Boolean);
   const health = notices.length > 0 ? notices.join('\n') : undefined;
@@ -220,7 +220,7 @@ function sessionState(path: string, now: number): { section: string } | undefine
 
 /** The first `bytes` bytes of a file as text (a partial character at the cut is dropped). */
 function readHead(path: string, bytes: number): string {
-  const fd = openRegularFile(path); // never a FIFO or device put in its place (SPEC §2)
+  const fd = openRegularFile(path, true); // never a FIFO or device put in its place, nor a link (SPEC §2)
   if (fd === undefined) return '';
   try {
     const buf = Buffer.alloc(bytes);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readSmallFile } from '../io/read.js';
+import { readSmallLog } from '../io/read.js';
 import { describeError, errorKind } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
@@ -157,8 +157,8 @@ const LOG_CAP = 64 * 1024 * 1024;
 function keyFamilies(paths: string[], baseKeys: Set<string>, project: string | undefined, deadline: Deadline): Map<string, Family> {
   const families = new Map<string, Family>();
   for (const path of paths) {
-    // a regular file only (a log committed as a link to /dev/zero is refused, not read without end)
-    const buf = readSmallFile(path, LOG_CAP);
+    // a regular file only, never through a link (a log committed as a link to /dev/zero is refused, not read without end)
+    const buf = readSmallLog(path, LOG_CAP);
     if (buf === undefined) continue;
     for (const start of candidateLines(buf, baseKeys)) {
       deadline.check('reading the stored entries');

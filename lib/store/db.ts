@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { lstatSync, renameSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CairnError, IndexCatchingUp } from '../core/errors.js';
@@ -314,7 +314,7 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
 function prepare(db: Database, opts: Pick<OpenOptions, 'deadline'>): Database {
   try {
     // busy_timeout first, so that switching to WAL already waits for a concurrent opener.
-    const patience = Math.max(50, Math.min(opts.deadline.remaining(), 10_000));
+    const patience = Math.max(50, opts.deadline.waitLimit());
     db.pragma(`busy_timeout = ${patience}`);
     switchToWal(db, Date.now() + patience);
     // No fsync: this file is an index that is rebuilt from the log whenever it is damaged or behind, and an
@@ -411,6 +411,37 @@ export function openMemoryDatabase(opts: Omit<OpenOptions, 'within'>): Database 
   return prepare(new (loadDriver())(':memory:'), opts);
 }
 
+/**
+ * What holds SQLite's locks on the database (Linux's /proc/locks lists each lock's pid and inode), so a
+ * person learns what to wait for or stop; `another process` where that cannot be told.
+ */
+export function lockHolders(path: string): string {
+  try {
+    const inodes = new Set(COMPANIONS.filter((suffix) => existsSync(path + suffix)).map((suffix) => statSync(path + suffix).ino));
+    const pids = new Set<number>();
+    for (const line of readFileSync('/proc/locks', 'utf8').split('\n')) {
+      const m = /^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(\d+)\s+[0-9a-f]+:[0-9a-f]+:(\d+)\s/.exec(line);
+      if (m && inodes.has(Number(m[2])) && Number(m[1]) !== process.pid) pids.add(Number(m[1]));
+    }
+    if (pids.size === 0) return 'another process';
+    const named = [...pids].slice(0, 3).map((pid) => `pid ${pid}${commandOf(pid)}`);
+    return `another process (${named.join(', ')})`;
+  } catch {
+    return 'another process';
+  }
+}
+
+/** ` (node bin/cairn.js rebuild)`: a process's command line, shortened; '' when it cannot be read. */
+function commandOf(pid: number): string {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    const text = argv.map((a) => (a.includes('/') ? a.slice(a.lastIndexOf('/') + 1) : a)).join(' ');
+    return text ? `: ${text.length > 60 ? `${text.slice(0, 59)}…` : text}` : '';
+  } catch {
+    return '';
+  }
+}
+
 /** SQLite gave up waiting for another connection's lock (busy_timeout). */
 export function isBusy(err: unknown): boolean {
   return ((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY');
@@ -425,6 +456,6 @@ function asDatabaseError(err: unknown, path: string): CairnError {
   if (err instanceof CairnError) return err;
   const code = (err as { code?: string }).code;
   // another process holds it (a fresh clone's first replay creates and fills it): not a fault, only not yet
-  if (isBusy(err)) return new IndexCatchingUp('lock', `${path}: ${(err as Error).message} (${code}): another process is bringing the index up to date`);
+  if (isBusy(err)) return new IndexCatchingUp('lock', `${path}: ${(err as Error).message} (${code}): held by ${lockHolders(path)}`);
   return new CairnError('database', `${path}: ${(err as Error).message}${code ? ` (${code})` : ''}`);
 }

@@ -2,7 +2,7 @@ import { existsSync, lstatSync, readdirSync, statSync, type Stats } from 'node:f
 import { readSmallFile } from '../io/read.js';
 import { dirname, join, relative } from 'node:path';
 import { Deadline } from '../core/deadline.js';
-import { describeError } from '../core/errors.js';
+import { describeError, IndexCatchingUp } from '../core/errors.js';
 import { nearest } from '../core/suggest.js';
 import { CONFIG_CAP, loadConfig, type Config } from './config.js';
 import { EVENT_LOG_INDEXES, loadDriver, openDatabase, type Database } from './db.js';
@@ -10,7 +10,7 @@ import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
 import { encoderFor } from './tokens.js';
 import { projectIdStatus, type Location } from './root.js';
-import { deferredCount, oldestDeferred, STALE_TAKEN_MS, unreadableDeferred } from './deferred.js';
+import { applier, deferredCount, KEPT_RUN_MS, oldestDeferred, START_GRACE_MS, tooLongDeferred, unreadableDeferred } from './deferred.js';
 import { parseJsonLine, readBytes } from '../io/jsonl.js';
 import { indexWritable, type Store } from './store.js';
 
@@ -174,8 +174,11 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
   if (!existsSync(dbPath)) return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
   let db: Database;
   try {
-    db = openDatabase(dbPath, { deadline: new Deadline(0), strict: true, warn: () => {}, within: dirname(dirname(dbPath)) });
+    // a person's check: a database held by another process is named at once, not waited for
+    db = openDatabase(dbPath, { deadline: new Deadline(0, undefined, true), strict: true, warn: () => {}, within: dirname(dirname(dbPath)) });
   } catch (err) {
+    // held by another process: nothing is wrong with it, the person learns what to wait for (or stop)
+    if (err instanceof IndexCatchingUp) return [{ name: 'database', status: 'warn', detail: `${describeError(err)}: checked again once it lets go` }];
     return [{ name: 'database', status: 'fail', detail: `${describeError(err)} — cairn rebuild moves it aside and rebuilds it from the logs` }];
   }
   try {
@@ -212,19 +215,29 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
 
 /**
  * Writes kept while the index caught up (lib/store/deferred.ts): a background `cairn rebuild
- * --continue` applies them within seconds; any still waiting long after were not applied.
+ * --continue` applies them within seconds. One waiting with nothing applying it, or set aside as too
+ * long for the background, is memory not yet recorded: a failing check, with what to run.
  */
 export function deferredCheck(dir: string): Check {
+  const name = 'deferred writes';
+  const tooLong = tooLongDeferred(dir);
+  if (tooLong.length) {
+    const which = `cache/deferred/${tooLong[0]}${tooLong.length > 1 ? ', …' : ''}`;
+    return { name, status: 'fail', detail: `${tooLong.length} kept run(s) took longer than the ${KEPT_RUN_MS / 1000} s a background job gives one and were set aside (${which}): run cairn rebuild --continue at a terminal (no bound there), or delete them` };
+  }
   const unreadable = unreadableDeferred(dir);
   if (unreadable.length) {
-    return { name: 'deferred writes', status: 'warn', detail: `${unreadable.length} kept run(s) could not be read and were set aside, never applied: cache/deferred/${unreadable[0]}${unreadable.length > 1 ? ', …' : ''} (delete them once looked at)` };
+    return { name, status: 'warn', detail: `${unreadable.length} kept run(s) could not be read and were set aside, never applied: cache/deferred/${unreadable[0]}${unreadable.length > 1 ? ', …' : ''} (delete them once looked at)` };
   }
   const count = deferredCount(dir);
   const oldest = oldestDeferred(dir);
-  if (count === 0 || oldest === undefined) return { name: 'deferred writes', status: 'ok', detail: 'none waiting' };
+  if (count === 0 || oldest === undefined) return { name, status: 'ok', detail: 'none waiting' };
   const since = new Date(oldest).toISOString();
-  if (Date.now() - oldest < STALE_TAKEN_MS) return { name: 'deferred writes', status: 'ok', detail: `${count} waiting since ${since}: a background cairn rebuild --continue applies them` };
-  return { name: 'deferred writes', status: 'warn', detail: `${count} waiting since ${since}: run cairn rebuild --continue to apply them` };
+  const holder = applier(dir);
+  if (holder) return { name, status: 'ok', detail: `${count} waiting since ${since}: a background cairn rebuild --continue applies them` };
+  // file names hold real times: compared with the real clock, not a pinned CAIRN_NOW
+  if (Date.now() - oldest < START_GRACE_MS) return { name, status: 'ok', detail: `${count} waiting since ${since}: a background cairn rebuild --continue is starting for them` };
+  return { name, status: 'fail', detail: `${count} waiting since ${since} and nothing is applying them: run cairn rebuild --continue (cairn doctor's health check shows why the last one stopped, if it did)` };
 }
 
 /** The file `cairn maintain` rewrites after each run, in cache/: the cron line that runs it is this machine's. */

@@ -11,7 +11,12 @@ import type { Location } from './root.js';
 // everything derived stays out of git (SPEC §1.2).
 
 export const GITIGNORE_LINES = ['cache/', 'artifacts/', 'memory/knowledge.active.jsonl', 'memory/knowledge.audit.jsonl', 'memory/session-state.md', '*.lock', '*.tmp'];
-export const GITATTRIBUTES_LINES = ['events.jsonl merge=union', 'memory/knowledge.jsonl merge=union', 'memory/knowledge.archive.jsonl merge=union'];
+export const GITATTRIBUTES_LINES = [
+  'events.jsonl merge=union',
+  'memory/knowledge.jsonl merge=union',
+  'memory/knowledge.archive.jsonl merge=union',
+  'landings.jsonl merge=union',
+];
 
 /** A settings file cairn edits is at most this big (a larger one is not ours to rewrite). */
 const SETTINGS_CAP = 1024 * 1024;
@@ -28,6 +33,15 @@ export function ensureLines(path: string, wanted: string[], within: string): str
   const prefix = current === '' || current.endsWith('\n') ? current : current + '\n';
   writeFileAtomic(path, prefix + missing.join('\n') + '\n', within);
   return missing;
+}
+
+/** The lines of the store's .gitattributes (none when it is missing or cannot be read). */
+export function readGitattributes(dir: string): string[] {
+  try {
+    return (readSmallFile(join(dir, '.gitattributes'), SETTINGS_CAP, true)?.toString('utf8') ?? '').split(/\r?\n/).map((l) => l.trim());
+  } catch {
+    return [];
+  }
 }
 
 export function initStore(dir: string): { created: boolean; added: string[] } {

@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { CairnError, IndexCatchingUp } from '../core/errors.js';
 import { loadConfig, DEFAULT_CONFIG, type Config } from './config.js';
 import { locate, type Location, type LocationOptions } from './root.js';
-import { isBusy, isCorruption, openDatabase, openMemoryDatabase, setAside, type Database } from './db.js';
+import { isBusy, isCorruption, lockHolders, openDatabase, openMemoryDatabase, setAside, type Database } from './db.js';
 import { initStore, recordProjectId } from './init.js';
 import { clearFailure, recordFailure } from './health.js';
 import { follow, rebuildIndex, type FollowReport, type LogFollower } from './follower.js';
@@ -100,8 +100,8 @@ export class Store {
   }
 
   /** Rewrite a file of the store whole (temp file, then rename), never through a symbolic link in the store. */
-  writeFile(path: string, text: string): void {
-    writeFileAtomic(path, text, this.dir);
+  writeFile(path: string, content: string | ((fd: number) => void)): void {
+    writeFileAtomic(path, content, this.dir);
   }
 
   /** The database, opened on first use; no log is followed (see `indexed`). */
@@ -122,7 +122,7 @@ export class Store {
         this.healing(() => follow(this.database, follower, this.followOptions()));
       } catch (err) {
         // another process holds the index for as long as this run could wait: it is catching up (a fresh clone's replay)
-        if (isBusy(err)) throw new IndexCatchingUp('lock', `the index is being brought up to date by another process (${(err as Error).message})`);
+        if (isBusy(err)) throw new IndexCatchingUp('lock', `${this.dbPath} is held by ${lockHolders(this.dbPath)} (${(err as Error).message}); it may be bringing the index up to date`);
         throw err;
       }
       this.followed.add(follower.name);
