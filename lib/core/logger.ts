@@ -1,4 +1,4 @@
-import { CLEAR_LINE } from './progress.js';
+import { CLEAR_LINE, progressShown } from './progress.js';
 
 // Diagnostics go to stderr, one line each, prefixed `cairn <name>:`; stdout carries only the product.
 // A run that fails says so in one line (SPEC §2): the runner's logger holds its lines until the run's
@@ -22,9 +22,9 @@ const FOLDED = 3;
 export function createLogger(name: string, quiet = false, hold = false): Logger {
   const warnings: string[] = [];
   let held: string[] = [];
-  // On a terminal a line first clears the one it starts on, which may hold a progress line (lib/cli/progress.ts).
+  // A line first clears the progress line it would start on (lib/cli/progress.ts), if one is drawn.
   const line = (message: string) => {
-    const clear = process.stderr.isTTY ? CLEAR_LINE : '';
+    const clear = progressShown.now ? CLEAR_LINE : '';
     return `${clear}cairn ${name}: ${message.replace(/\s*\n\s*/g, ' ')}\n`;
   };
   const write = (text: string) => {
