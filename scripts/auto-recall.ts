@@ -10,6 +10,7 @@ import { currentBranch } from '../lib/store/root.js';
 import { autoRecall } from '../lib/knowledge/auto-recall.js';
 import { bdTimeout, beadTitles } from '../lib/knowledge/beads.js';
 import { changedFiles } from '../lib/knowledge/context.js';
+import { shownKey, shownType } from '../lib/knowledge/render.js';
 
 export const command: Command = {
   name: 'auto-recall',
@@ -45,7 +46,7 @@ example:
     const beads = early?.root === root ? early.titles : beadTitles(root, bdTimeout(store.config, ctx.deadline));
     const recall = await autoRecall(store, { prompt: input.prompt, branch: currentBranch(root), changedFiles: changedFiles(root) }, beads, nowMs());
     if (ctx.args.json) {
-      const entries = recall.entries.map((e) => ({ key: e.key, type: e.type, score: e.score }));
+      const entries = recall.entries.map((e) => ({ key: shownKey(e.key), type: shownType(e.type), score: e.score }));
       ctx.json({ text: recall.text, entries, fallback: recall.fallback, terms: recall.terms, source: recall.source });
     } else {
       ctx.print(wrapContext(format ?? envelopeFor(input), input.event ?? 'SessionStart', recall.text));
