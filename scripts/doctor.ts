@@ -3,7 +3,8 @@ import type { Command } from '../lib/cli/runner.js';
 import { eventFollower, patternDb } from '../lib/events/log.js';
 import { knowledgeFollowers } from '../lib/knowledge/index.js';
 import { hookChecks } from '../lib/hosts/check.js';
-import { libraryCheck } from '../lib/landing/library.js';
+import { libraryCheck, libraryPath } from '../lib/landing/library.js';
+import { committedLogs, secretsCheck } from '../lib/store/scrub.js';
 import { DEFAULT_CONFIG, loadConfig } from '../lib/store/config.js';
 import { configCheck, databaseChecks, deferredCheck, healthCheck, maintenanceCheck, moduleChecks, projectIdCheck, roleCheck } from '../lib/store/doctor.js';
 import { storedRoles } from '../lib/patterns/roles.js';
@@ -15,9 +16,9 @@ export const command: Command = {
 
 Checks that cairn works here: the store and its settings, better-sqlite3 and tiktoken load,
 the database is sound and each log is applied to it, no fail-open error was recorded since
-the last clear, the nightly cairn maintain runs, the landing-pattern library reads, and which
-agent hosts run cairn's hooks (and whether their commands are found). Exits 1 when something is
-wrong (a warning is not).
+the last clear, the nightly cairn maintain runs, the landing-pattern library reads, how many lines
+of the committed logs hold secrets (cairn scrub redacts them), and which agent hosts run cairn's
+hooks (and whether their commands are found). Exits 1 when something is wrong (a warning is not).
 
   --clear   forget the recorded errors (after fixing their cause); errors.log keeps them
   --json    {ok, checks:[{name, status: ok|warn|fail|off, detail}]}
@@ -52,6 +53,7 @@ example:
         checks.push(roleCheck(store.config, () => storedRoles(patternDb(store), store.project)));
       }
       checks.push(deferredCheck(loc.dir), maintenanceCheck(loc.dir, store.eventsPath), libraryCheck(loc.dir));
+      checks.push(secretsCheck(committedLogs(store, libraryPath(loc.dir)), loc.dir));
       const health = ctx.args.clear ? readHealth(loc.dir) : null;
       if (health) {
         clearHealth(loc.dir);

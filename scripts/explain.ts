@@ -45,7 +45,7 @@ example:
         `${p.sightings} sightings in ${p.issues.length} issue(s)${p.was_validated ? ', validated' : ''}`,
       shown(`context: labels [${p.labels.join(', ')}] files [${p.files.join(', ')}] phases [${p.phases.join(', ')}]`),
       ...(p.promoted_by ? [shown(`promoted by ${p.promoted_by}: ${p.reason ?? ''}`)] : p.reason ? [`reason: ${shown(p.reason)}`] : []),
-      `score for ${role}: ${f.base.toFixed(4)} = rate ${f.rate.toFixed(3)} × decay ${f.decay.toFixed(3)} (${f.days.toFixed(1)} days since use) ` +
+      `score for ${shown(role)}: ${f.base.toFixed(4)} = rate ${f.rate.toFixed(3)} × decay ${f.decay.toFixed(3)} (${f.days.toFixed(1)} days since use) ` +
         `× category ${f.category} × context ${f.context.toFixed(2)} × role ${f.role} — ${status}`,
       `history (${events.length} events):`,
       ...events.map((e) => `  ${shown(describePatternEvent(e, events))}`),

@@ -16,7 +16,9 @@ export const command: Command = {
 Searches the knowledge log (SPEC §4.5): FTS5 with porter stemming, BM25 with positive weights
 (content, tags, type, key), shell residue and needs_review entries ranked lower, canonical ones
 first in a near-tie, superseded ones hidden. Each hit prints as [TYPE] content, then
-"  bead: X | tags"; lines of multi-line content are indented by four spaces.
+"  bead: X | tags"; lines of multi-line content are indented by four spaces. The log is a committed
+file anyone may edit: content is sanitised and its secrets redacted, a type outside the seven shows
+as OTHER, and only tags that are words are shown.
 
   --type T     only entries of type T (learned, decision, fact, pattern, investigation, deviation,
                must-check), filtered inside the search

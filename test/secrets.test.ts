@@ -1,8 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { redactSecrets } from '../lib/core/secrets.js';
-import { FIXTURES } from './helpers.js';
+import { secretShapes, telltales } from './helpers.js';
 
 // Secret redaction (SPEC §4.6): each kind of credential goes, the words around it stay.
 
@@ -57,26 +55,6 @@ describe('redactSecrets', () => {
     expect(redactSecrets(benign)).toEqual({ text: benign, kinds: [] });
   });
 });
-
-/** The corpus of secret shapes (fixtures/secrets/shapes.json): each text with its secret, and the secret alone. */
-export interface SecretShape {
-  name: string;
-  secret: string;
-  text: string;
-}
-
-export function secretShapes(): SecretShape[] {
-  const { shapes } = JSON.parse(readFileSync(join(FIXTURES, 'secrets', 'shapes.json'), 'utf8')) as { shapes: { name: string; secret: string[]; text: string[] }[] };
-  return shapes.map((s) => {
-    const secret = s.secret.join('');
-    return { name: s.name, secret, text: s.text.map((piece) => (piece === '{secret}' ? secret : piece)).join('') };
-  });
-}
-
-/** The parts of a secret that must not be seen anywhere: the secret, and each long line of a multi-line one. */
-export function telltales(secret: string): string[] {
-  return [secret, ...secret.split(/\s+/).filter((part) => part.length >= 12 && part !== secret)];
-}
 
 describe('the corpus of secret shapes', () => {
   const shapes = secretShapes();

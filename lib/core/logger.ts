@@ -1,4 +1,8 @@
-// Diagnostics go to stderr, one line each, prefixed `cairn <name>:`; stdout carries only the product.
+import { sanitizeUntrusted } from './sanitize.js';
+
+// Diagnostics go to stderr, one line each, prefixed `cairn <name>:`; stdout carries only the product. A
+// line may quote what the command read (a pattern, a title, a path): it is sanitised and its secrets
+// redacted like any text cairn shows (SPEC §4.6).
 
 export interface Logger {
   warn(message: string): void;
@@ -9,7 +13,7 @@ export interface Logger {
 
 export function createLogger(name: string, quiet = false): Logger {
   const warnings: string[] = [];
-  const line = (message: string) => `cairn ${name}: ${message.replace(/\s*\n\s*/g, ' ')}\n`;
+  const line = (message: string) => `cairn ${name}: ${sanitizeUntrusted(message, { singleLine: true })}\n`;
   return {
     warnings,
     warn(message) {

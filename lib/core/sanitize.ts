@@ -1,10 +1,15 @@
-// The one sanitiser for untrusted text that reaches an agent (SPEC §4.6, ARCHITECTURE seam 7):
-// knowledge entries, pattern lines, stored summaries, landing patterns. Anyone with commit access can
-// write what every later session reads, so what cannot be seen, what imitates a chat role, and what
-// could close the fence around it is taken out. Everything else, non-ASCII text included, is kept as
-// written: removal works on code points, and NFKC is used only to *detect* disguised markers.
+import { redactSecrets } from './secrets.js';
 
-export type Removal = 'bidi' | 'invisible' | 'control' | 'escape-sequence' | 'role-marker' | 'fence';
+// The one sanitiser for untrusted text (SPEC §4.6, ARCHITECTURE seam 7): every text cairn keeps in a
+// committed file or shows — knowledge entries, pattern texts, finding summaries, stored summaries,
+// reasons, landing reports — passes it on the way in, and again where it is rendered on the way out
+// (a log written before, or by another version, may hold anything). Anyone with commit access can
+// write what every later session reads, so what cannot be seen, what imitates a chat role, and what
+// could close the fence around it is taken out, and the one redactor (secrets.ts) takes out secrets.
+// Everything else, non-ASCII text included, is kept as written: removal works on code points, and
+// NFKC is used only to *detect* disguised markers.
+
+export type Removal = 'bidi' | 'invisible' | 'control' | 'escape-sequence' | 'role-marker' | 'fence' | 'secret';
 
 export interface SanitizeOptions {
   /** One line: line breaks and tabs become spaces, runs of spaces collapse (pattern lines, titles). */
@@ -121,7 +126,7 @@ function removeMarkers(text: string, removed: Set<Removal>): string {
   return kept.join('');
 }
 
-const ORDER: Removal[] = ['bidi', 'invisible', 'escape-sequence', 'control', 'role-marker', 'fence'];
+const ORDER: Removal[] = ['bidi', 'invisible', 'escape-sequence', 'control', 'role-marker', 'fence', 'secret'];
 
 /** Sanitise untrusted text and say what was removed. Idempotent: a second pass changes nothing. */
 export function sanitizeReport(input: string, opts: SanitizeOptions = {}): Sanitized {
@@ -145,10 +150,13 @@ export function sanitizeReport(input: string, opts: SanitizeOptions = {}): Sanit
   }
   // trailing blanks of each line, matched from where their run starts (from inside it, a long run would be scanned again)
   text = opts.singleLine ? text.replace(/\s+/g, ' ').trim() : text.replace(/(?<![ \t])[ \t]+$/gm, '').trim();
-  return { text, removed: ORDER.filter((k) => removed.has(k)) };
+  // last: the secret a marker or an invisible character split is whole again
+  const redacted = redactSecrets(text);
+  if (redacted.kinds.length > 0) removed.add('secret');
+  return { text: redacted.text, removed: ORDER.filter((k) => removed.has(k)) };
 }
 
-/** Untrusted text made safe to show an agent (SPEC §4.6). */
+/** Untrusted text made safe to keep in a committed file or show to an agent or a person (SPEC §4.6). */
 export function sanitizeUntrusted(text: string, opts: SanitizeOptions = {}): string {
   return sanitizeReport(text, opts).text;
 }

@@ -23,6 +23,9 @@ const marker = (kind: string) => `[REDACTED:${kind}]`;
 // `{{ secret }}`, `%s`, `%(pw)s`, `%PASSWORD%`, `***`, `xxxx`, `...`, or a placeholder word. A value
 // that merely starts with `$` or `%` (`%Wia8…`) is a password.
 const PLACEHOLDER = /^(?:\$(?:\{.*|[A-Z_][A-Z0-9_]*)|[<{].*|%(?:[sdif]|\(.*|\w+%)|\*+|[xX]+|\.+)$/;
+// A member reference or a call, unquoted after a colon: code that names a value, not the value.
+const CODE_REFERENCE = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(.*)?$/;
+const WORDS_IN_CAMEL_CASE = /^[A-Za-z][a-z]*(?:[A-Z][a-z]{2,})*$/;
 const PLACEHOLDER_WORD = /^(?:null|none|nil|true|false|empty|redacted|required|optional|changeme|undefined)$/i;
 
 /**
@@ -32,19 +35,31 @@ const PLACEHOLDER_WORD = /^(?:null|none|nil|true|false|empty|redacted|required|o
 function credentialValue(value: string, separator: string, quoted: boolean): boolean {
   if (value === '' || value.startsWith('[REDACTED') || PLACEHOLDER.test(value) || PLACEHOLDER_WORD.test(value)) return false;
   if (quoted || /^:?=$/.test(separator)) return value.length >= 4;
+  if (CODE_REFERENCE.test(value)) return false; // `refreshToken: next.refreshToken`, `token: expect.any(String)`: code quoted in prose
   // after a colon, or `= ` with a space, an unquoted value must look machine-made: long, with a digit
-  // or symbol, or with a capital inside it (`RYayXcQvLmWp`, not `Required`)
-  return value.length >= 16 || (value.length >= 6 && /[\d\W_]/.test(value)) || (value.length >= 8 && /[a-z]/.test(value) && /[A-Z]/.test(value.slice(1)));
+  // or symbol, or with capitals inside that are not words in camelCase (`RYayXcQvLmWp`, not
+  // `refreshToken` or `Required`)
+  return value.length >= 16 || (value.length >= 6 && /[\d\W_]/.test(value)) || (value.length >= 8 && /[a-z]/.test(value) && /[A-Z]/.test(value.slice(1)) && !WORDS_IN_CAMEL_CASE.test(value));
 }
 
 const ASSIGNED_NAMES =
-  'password|passwd|passphrase|pwd|pass|secret|credentials?|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|token';
+  'password|passwd|passphrase|pwd|pass|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|token';
+
+const PEM_LABEL = '(?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?';
+const PEM_LINE = '[A-Za-z0-9+/]{16,}={0,2}|[A-Za-z0-9+/]{0,15}={1,2}|Proc-Type:[ \\t]*[\\w,-]+|DEK-Info:[ \\t]*[\\w,-]+';
 
 const RULES: Rule[] = [
   {
     kind: 'private-key',
-    // a whole PEM block; a block cut off before its END line is redacted to the end of the text
-    pattern: /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----|$)/g,
+    // a PEM block: its body and its END line. The body is base64 lines (a short last one ends in `=`),
+    // and the `Proc-Type`/`DEK-Info` headers of an old encrypted key, each after a line break (`\n`
+    // too, inside a JSON string, or a space once the text was put on one line). A block cut off
+    // before its END loses all the body there is, and what follows it stays: prose, a next item, the
+    // quote that closes a JSON string.
+    pattern: new RegExp(
+      `-----BEGIN ${PEM_LABEL}-----(?:(?:\\s|\\\\[nr])+(?:${PEM_LINE}))*(?:(?:\\s|\\\\[nr])*-----END ${PEM_LABEL}-----)?`,
+      'g',
+    ),
   },
   { kind: 'aws-access-key', pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b/g },
   { kind: 'google-api-key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
@@ -79,22 +94,25 @@ const RULES: Rule[] = [
     kind: 'assignment',
     // `password=hunter2`, `PASSWORD=%Wia…`, `smtp password: RYay…`, `DB_PASSWORD: "s3cr3t"`, `"api_key": "…"`;
     // `--token abc…` is not covered (no separator)
+    // (a name and value quoted inside a JSON string, `{\"api_key\": \"…\"}`, too)
     pattern: new RegExp(
-      `(\\b[A-Za-z0-9_]*(?:${ASSIGNED_NAMES})["']?)(\\s*(?:=|:=|:)\\s*)("[^"\\n]*"|'[^'\\n]*'|[^\\s"',;)}\\]]+)`,
+      `(\\b[A-Za-z0-9_]*(?:${ASSIGNED_NAMES})(?:\\\\?["'])?)(\\s*(?:=|:=|:)\\s*)(\\\\?"[^"\\n]*?\\\\?"|'[^'\\n]*'|[^\\s"',;)}\\]]+)`,
       'gi',
     ),
     replace: (match, name, separator, value) => {
-      const quote = /^["']/.test(value) ? value[0] : '';
-      const inner = quote ? value.slice(1, -1) : value;
+      const quote = /^\\?["']/.exec(value)?.[0] ?? '';
+      const inner = quote ? value.slice(quote.length, value.endsWith(quote) ? -quote.length : -1) : value;
       if (!credentialValue(inner, separator, quote !== '')) return match;
       return `${name}${separator}${quote}${marker('secret')}${quote}`;
     },
   },
 ];
 
-// Every rule's match holds one of these (case aside): a text without any is spared the rules — most
-// texts, since the block and the session start show dozens at each call.
-const MAY_HOLD_SECRET = /-----BEGIN|A[KSGIRNP][A-Z]A|AIza|gh[pousr]_|github_pat|glpat-|xox|_live_|_test_|npm_|sk-|eyJ|bearer|basic|:\/\/|pass|pwd|secret|credential|key|token/i;
+// Every rule's match holds one of these (case aside; an assignment's name is followed by its
+// separator): a text without any is spared the rules — most texts, since the block and the session
+// start show dozens at each call, and prose speaks of tokens and keys without assigning them.
+const MAY_HOLD_SECRET =
+  /-----BEGIN|A[KSGIRNP][A-Z]A|AIza|gh[pousr]_|github_pat|glpat-|xox|_live_|_test_|npm_|sk-|eyJ|bearer|basic|:\/\/|(?:pass|pwd|secret|key|token)\w{0,40}\\?["']?\s*[:=]/i;
 
 /** Replace every secret in `text`; the rest of the text is kept exactly as written. */
 export function redactSecrets(text: string): Redaction {
@@ -112,7 +130,18 @@ export function redactSecrets(text: string): Redaction {
   return { text: out, kinds };
 }
 
-/** Whether a text holds a secret the redactor would remove (`cairn doctor`'s count of lines to scrub). */
-export function holdsSecret(text: string): boolean {
-  return redactSecrets(text).kinds.length > 0;
+/**
+ * Every string in a JSON value redacted (a command's `--json` product, a log line being scrubbed: what
+ * was read may predate the rules). The value itself when nothing changed, so a caller can tell.
+ */
+export function redactStrings(value: unknown): unknown {
+  if (typeof value === 'string') return redactSecrets(value).text;
+  if (Array.isArray(value)) {
+    const out = value.map(redactStrings);
+    return out.some((v, i) => v !== value[i]) ? out : value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value);
+  const out = entries.map(([k, v]) => [k, redactStrings(v)] as const);
+  return out.some(([, v], i) => v !== entries[i][1]) ? Object.fromEntries(out) : value;
 }
