@@ -111,7 +111,12 @@ const PROPOSAL_CAP = 16 * 1024 * 1024;
  */
 export function applyProposal(store: Store, proposalPath: string, confirm: string): Applied {
   let proposal: Proposal;
-  const text = readSmallFile(proposalPath, PROPOSAL_CAP)?.toString('utf8') ?? '';
+  let text: string;
+  try {
+    text = readSmallFile(proposalPath, PROPOSAL_CAP)?.toString('utf8') ?? '';
+  } catch (err) {
+    throw new CairnError('input', `cannot read the proposal ${proposalPath}: ${(err as Error).message}`);
+  }
   proposal = parseJson(text, `the proposal ${proposalPath}`) as Proposal;
   if (!Array.isArray(proposal.lines) || !proposal.lines.every((l) => typeof l === 'string')) throw new CairnError('input', `${proposalPath} is not a curation proposal`);
   const hash = proposalHash(proposal.lines);
