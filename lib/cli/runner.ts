@@ -183,7 +183,8 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     deadline,
     log,
     print: (text) => output.push(text),
-    // JSON escapes what a terminal would act on; a secret in a value read from an old log is redacted here, for every command
+    // JSON escapes what a terminal would act on; a secret in a value read from an old log is redacted
+    // here, for every command
     json: (value) => output.push(JSON.stringify(snakeCaseKeys(redactStrings(value))) + '\n'),
     stdin: async () => (ctx.inputs.stdin = ctx.replayed ? (ctx.replayed.stdin ?? '') : await stdinText(ctx, passed?.stdin)),
     inputs: {},

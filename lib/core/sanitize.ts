@@ -148,7 +148,8 @@ export function sanitizeReport(input: string, opts: SanitizeOptions = {}): Sanit
     if (next === text) break;
     text = next;
   }
-  // trailing blanks of each line, matched from where their run starts (from inside it, a long run would be scanned again)
+  // trailing blanks of each line, matched from where their run starts (from inside it, a long run
+  // would be scanned again)
   text = opts.singleLine ? text.replace(/\s+/g, ' ').trim() : text.replace(/(?<![ \t])[ \t]+$/gm, '').trim();
   // last: the secret a marker or an invisible character split is whole again
   const redacted = redactSecrets(text);

@@ -33,20 +33,23 @@ const PLACEHOLDER_WORD = /^(?:null|none|nil|true|false|empty|redacted|required|o
  * `password = "x1"` are, `secret: rotate it` and `?token= param` are not.
  */
 function credentialValue(value: string, separator: string, quoted: boolean): boolean {
-  if (value === '' || value.startsWith('[REDACTED') || PLACEHOLDER.test(value) || PLACEHOLDER_WORD.test(value)) return false;
+  if (value === '' || value.startsWith('[REDACTED')) return false;
+  if (PLACEHOLDER.test(value) || PLACEHOLDER_WORD.test(value)) return false;
   if (quoted || /^:?=$/.test(separator)) return value.length >= 4;
-  if (CODE_REFERENCE.test(value)) return false; // `refreshToken: next.refreshToken`, `token: expect.any(String)`: code quoted in prose
+  // `refreshToken: next.refreshToken`, `token: expect.any(String)`: code quoted in prose
+  if (CODE_REFERENCE.test(value)) return false;
   // after a colon, or `= ` with a space, an unquoted value must look machine-made: long, with a digit
   // or symbol, or with capitals inside that are not words in camelCase (`RYayXcQvLmWp`, not
   // `refreshToken` or `Required`)
-  return value.length >= 16 || (value.length >= 6 && /[\d\W_]/.test(value)) || (value.length >= 8 && /[a-z]/.test(value) && /[A-Z]/.test(value.slice(1)) && !WORDS_IN_CAMEL_CASE.test(value));
+  if (value.length >= 16 || (value.length >= 6 && /[\d\W_]/.test(value))) return true;
+  return value.length >= 8 && /[a-z]/.test(value) && /[A-Z]/.test(value.slice(1)) && !WORDS_IN_CAMEL_CASE.test(value);
 }
 
 const ASSIGNED_NAMES =
   'password|passwd|passphrase|pwd|pass|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|token';
 
 const PEM_LABEL = '(?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?';
-const PEM_LINE = '[A-Za-z0-9+/]{16,}={0,2}|[A-Za-z0-9+/]{0,15}={1,2}|Proc-Type:[ \\t]*[\\w,-]+|DEK-Info:[ \\t]*[\\w,-]+';
+const PEM_LINE = ['[A-Za-z0-9+/]{16,}={0,2}', '[A-Za-z0-9+/]{0,15}={1,2}', 'Proc-Type:[ \\t]*[\\w,-]+', 'DEK-Info:[ \\t]*[\\w,-]+'].join('|');
 
 const RULES: Rule[] = [
   {
@@ -81,7 +84,8 @@ const RULES: Rule[] = [
     kind: 'bearer-token',
     pattern: /\b(Bearer|Basic)\s+([A-Za-z0-9._~+/=-]{16,})/gi,
     // a token is machine-made (a digit, base64 padding or a capital inside); prose after "basic" is not
-    replace: (match, scheme, token) => (/[\d+/=]/.test(token) || /[A-Z]/.test(token.slice(1)) ? `${scheme} ${marker('bearer-token')}` : match),
+    replace: (match, scheme, token) =>
+      /[\d+/=]/.test(token) || /[A-Z]/.test(token.slice(1)) ? `${scheme} ${marker('bearer-token')}` : match,
   },
   {
     // scheme://user:password@host and scheme://:password@host — the user and host stay, the password goes.
@@ -111,8 +115,13 @@ const RULES: Rule[] = [
 // Every rule's match holds one of these (case aside; an assignment's name is followed by its
 // separator): a text without any is spared the rules — most texts, since the block and the session
 // start show dozens at each call, and prose speaks of tokens and keys without assigning them.
-const MAY_HOLD_SECRET =
-  /-----BEGIN|A[KSGIRNP][A-Z]A|AIza|gh[pousr]_|github_pat|glpat-|xox|_live_|_test_|npm_|sk-|eyJ|bearer|basic|:\/\/|(?:pass|pwd|secret|key|token)\w{0,40}\\?["']?\s*[:=]/i;
+const MAY_HOLD_SECRET = new RegExp(
+  [
+    '-----BEGIN', 'A[KSGIRNP][A-Z]A', 'AIza', 'gh[pousr]_', 'github_pat', 'glpat-', 'xox', '_live_', '_test_', 'npm_',
+    'sk-', 'eyJ', 'bearer', 'basic', '://', `(?:pass|pwd|secret|key|token)\\w{0,40}\\\\?["']?\\s*[:=]`,
+  ].join('|'),
+  'i',
+);
 
 /** Replace every secret in `text`; the rest of the text is kept exactly as written. */
 export function redactSecrets(text: string): Redaction {

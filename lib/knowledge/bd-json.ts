@@ -21,7 +21,9 @@ export function commentsFromBdJson(text: string, now: number): Comment[] {
       try {
         return JSON.parse(line) as unknown;
       } catch (err) {
-        throw new CairnError('input', `--from-bd-json: stdin is neither a JSON array nor JSON lines (its line ${i + 1} of JSON: ${jsonErrorPlace(line, err).replace(/^line 1, /, '')})`);
+        const place = jsonErrorPlace(line, err).replace(/^line 1, /, '');
+        const what = '--from-bd-json: stdin is neither a JSON array nor JSON lines';
+        throw new CairnError('input', `${what} (its line ${i + 1} of JSON: ${place})`);
       }
     });
   }

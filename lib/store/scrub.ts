@@ -43,7 +43,7 @@ export function committedLogs(store: Store, landingLibrary: string): ScrubTarget
   ];
 }
 
-/** A log line with every string in it redacted; the line as written when nothing changes. A line that is not JSON is redacted as text. */
+/** A log line with every string in it redacted; the line as written when nothing changes (not JSON: as text). */
 export function scrubLine(line: string): string {
   let value: unknown;
   try {
@@ -67,7 +67,14 @@ export function countSecrets(target: ScrubTarget): number {
  * Rewrite the file with its secrets redacted, under its lock, after a copy of the original in
  * `backupDir` (only a file that changes is copied and rewritten). Returns how many lines changed.
  */
-export function scrubFile(target: ScrubTarget, opts: { deadline: Deadline; within: string; backupDir: string }): number {
+export interface ScrubOptions {
+  deadline: Deadline;
+  /** The store: nothing outside it is written, no link in it followed. */
+  within: string;
+  backupDir: string;
+}
+
+export function scrubFile(target: ScrubTarget, opts: ScrubOptions): number {
   const lock = acquireLock(target.path, opts.deadline);
   try {
     const original = readWhole(target.path);
@@ -79,7 +86,8 @@ export function scrubFile(target: ScrubTarget, opts: { deadline: Deadline; withi
       changed = scrubbed.changed;
       text = `${JSON.stringify(scrubbed.entries, null, 2)}\n`; // the library's own layout (lib/landing/library.ts)
     } else {
-      const lines = original.split('\n'); // the last piece is '' after a final newline, or a torn line: scrubbed as text too
+      // the last piece is '' after a final newline, or a torn line: scrubbed too
+      const lines = original.split('\n');
       const out = lines.map((line) => (line.trim() ? scrubLine(line) : line));
       changed = out.filter((line, i) => line !== lines[i]).length;
       text = out.join('\n');
@@ -117,7 +125,9 @@ export function secretsCheck(targets: ScrubTarget[], storeDir: string): Check {
   return {
     name: 'secrets',
     status: 'fail',
-    detail: `${total} line(s) of the committed logs hold secrets (${where}): run cairn scrub, rotate those credentials, and purge them from the git history (cairn scrub --help)`,
+    detail:
+      `${total} line(s) of the committed logs hold secrets (${where}): run cairn scrub, rotate those credentials, ` +
+      'and purge them from the git history (cairn scrub --help)',
   };
 }
 
