@@ -12,6 +12,7 @@ import { hookCheck } from '../lib/hosts/check.js';
 import { isConfigurableHost } from '../lib/hosts/registry.js';
 import { bdTimeout, beadTitles } from '../lib/knowledge/beads.js';
 import { changedFiles } from '../lib/knowledge/context.js';
+import { shownKey, shownType } from '../lib/knowledge/render.js';
 
 export const command: Command = {
   name: 'auto-recall',
@@ -53,7 +54,7 @@ example:
     const context = { prompt: input.prompt, branch: currentBranch(root), changedFiles: changedFiles(root) };
     const recall = await autoRecall(store, context, beads, nowMs(), problem);
     if (ctx.args.json) {
-      const entries = recall.entries.map((e) => ({ key: e.key, type: e.type, score: e.score }));
+      const entries = recall.entries.map((e) => ({ key: shownKey(e.key), type: shownType(e.type), score: e.score }));
       ctx.json({ text: recall.text, entries, fallback: recall.fallback, terms: recall.terms, source: recall.source });
     } else {
       ctx.print(wrapContext(format ?? envelopeFor(input), input.event ?? 'SessionStart', recall.text));

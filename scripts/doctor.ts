@@ -5,7 +5,8 @@ import { eventFollower, patternDb } from '../lib/events/log.js';
 import { knowledgeFollowers } from '../lib/knowledge/index.js';
 import { hookChecks } from '../lib/hosts/check.js';
 import { mcpCheck, MCP_HOSTS, registeredServer, type ServerCommand } from '../lib/hosts/mcp.js';
-import { libraryCheck } from '../lib/landing/library.js';
+import { landingLogPath, libraryCheck, libraryPath } from '../lib/landing/library.js';
+import { committedLogs, secretsCheck } from '../lib/store/scrub.js';
 import { DEFAULT_CONFIG, loadConfig } from '../lib/store/config.js';
 import { configCheck, databaseChecks, deferredCheck, healthCheck, maintenanceCheck } from '../lib/store/doctor.js';
 import { moduleChecks, projectIdCheck, roleCheck, storeLayoutChecks } from '../lib/store/doctor.js';
@@ -18,10 +19,11 @@ export const command: Command = {
 
 Checks that cairn works here: the store and its settings, better-sqlite3 and tiktoken load,
 the database is sound and each log is applied to it, no fail-open error was recorded since
-the last clear, the nightly cairn maintain runs, the landing patterns read, which agent
-hosts run cairn's hooks (and whether their commands are found), and which register cairn mcp
-— whose server it then starts as a host would, to see it answer initialize and tools/list
-within 10 s. Exits 1 when something is wrong (a warning is not).
+the last clear, the nightly cairn maintain runs, the landing patterns read, how many lines of
+the committed logs hold secrets (cairn scrub redacts them), which agent hosts run cairn's hooks
+(and whether their commands are found), and which register cairn mcp — whose server it then
+starts as a host would, to see it answer initialize and tools/list within 10 s. Exits 1 when
+something is wrong (a warning is not).
 
   --clear   forget the recorded errors (after fixing their cause); errors.log keeps them
   --json    {ok, checks:[{name, status: ok|warn|fail|off, detail}]}
@@ -61,6 +63,7 @@ example:
         checks.push(roleCheck(store.config, () => storedRoles(patternDb(store), store.project)));
       }
       checks.push(deferredCheck(loc.dir), maintenanceCheck(loc.dir, store.eventsPath), libraryCheck(loc.dir));
+      checks.push(secretsCheck(committedLogs(store, { log: landingLogPath(loc.dir), library: libraryPath(loc.dir) }), loc.dir));
       const health = ctx.args.clear ? readHealth(loc.dir) : null;
       if (health) {
         clearHealth(loc.dir);

@@ -27,7 +27,8 @@ which patterns were injected, for feedback-loop and outcome-score.
                          the top 3 matching landing patterns (cairn patterns) follow the block
   --query-file F         the query text from a file (e.g. the issue description)
   --remaining-tokens N   room left in the prompt: budget = min(budget, N - 2000); under 150, skip
-  --json                 {role, budget, tokens, path, patterns, block, basis}, and landing with a query
+  --json                 {role, budget, tokens, path, patterns, block, basis}, and landing with a query;
+                         each pattern's text as the block shows it (sanitised, secrets redacted)
 
 example:
   format-patterns --role auditor --issue LED-101 --run r1 --labels cli --files src/cli/status.ts \\

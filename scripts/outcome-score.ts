@@ -1,6 +1,6 @@
 import type { Command, Context } from '../lib/cli/runner.js';
 import { optionalString, requiredString } from '../lib/cli/flags.js';
-import { textFromFileOrStdin } from '../lib/cli/input.js';
+import { inputName, textFromFileOrStdin } from '../lib/cli/input.js';
 import { scoreOutcome } from '../lib/patterns/outcome.js';
 import { captureLanding, type Capture } from '../lib/landing/capture.js';
 import { parseLandingReport, type LandingReport } from '../lib/landing/report.js';
@@ -47,5 +47,5 @@ example:
 /** The landing report from --report F, else stdin; null when there is none (SPEC §3.8). */
 async function landingReport(ctx: Context, root: string): Promise<LandingReport | null> {
   const text = await textFromFileOrStdin(ctx, 'report');
-  return text.trim() === '' ? null : parseLandingReport(text, root);
+  return text.trim() === '' ? null : parseLandingReport(text, root, `the landing report (${inputName(ctx, 'report')})`);
 }

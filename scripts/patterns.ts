@@ -1,6 +1,6 @@
 import type { Command, Context } from '../lib/cli/runner.js';
 import { optionalInt, optionalString } from '../lib/cli/flags.js';
-import { textFromFileOrStdin } from '../lib/cli/input.js';
+import { inputName, textFromFileOrStdin } from '../lib/cli/input.js';
 import { CairnError } from '../lib/core/errors.js';
 import { nearest } from '../lib/core/suggest.js';
 import { sanitizeUntrusted } from '../lib/core/sanitize.js';
@@ -55,7 +55,7 @@ async function capture(ctx: Context): Promise<void> {
   const text = await textFromFileOrStdin(ctx, 'report');
   if (text.trim() === '') throw new CairnError('input', 'no landing report: give --report F, or pipe the report on stdin');
   const store = ctx.store({ create: true });
-  const report = parseLandingReport(text, store.location.root);
+  const report = parseLandingReport(text, store.location.root, `the landing report (${inputName(ctx, 'report')})`);
   const { entry, merged, repeated } = captureLanding(store, report);
   ctx.log.info(`${repeated ? 'already captured' : merged ? 'merged into' : 'captured'} ${entry.id}: ${entry.title}`);
   if (ctx.args.json) ctx.json({ entry, merged, repeated });

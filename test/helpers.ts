@@ -283,3 +283,34 @@ export function expectFailOpen(r: RunResult, name: string, message: RegExp): voi
   expect(lines[0].startsWith(`cairn ${name}: `)).toBe(true);
   expect(lines[0]).toMatch(message);
 }
+
+/** A secret of the corpus (fixtures/secrets/shapes.json): its text with the secret in it, and the secret alone. */
+export interface SecretShape {
+  name: string;
+  secret: string;
+  text: string;
+}
+
+/** The corpus of some thirty secret shapes, its pieces joined. */
+export function secretShapes(): SecretShape[] {
+  const { shapes } = JSON.parse(readFileSync(join(FIXTURES, 'secrets', 'shapes.json'), 'utf8')) as { shapes: { name: string; secret: string[]; text: string[] }[] };
+  return shapes.map((s) => {
+    const secret = s.secret.join('');
+    return { name: s.name, secret, text: s.text.map((piece) => (piece === '{secret}' ? secret : piece)).join('') };
+  });
+}
+
+/**
+ * What must never be seen of a secret: the secret, each long line of a multi-line one, and its first
+ * and last twelve characters (a secret cut by a length cap still leaks its start).
+ */
+export function telltales(secret: string): string[] {
+  const parts = [secret, ...secret.split(/\s+/).filter((part) => part.length >= 12)];
+  if (secret.length > 12) parts.push(secret.slice(0, 12), secret.slice(-12));
+  return [...new Set(parts)];
+}
+
+/** The names of the shapes whose secret shows in `text` (none, as a rule). */
+export function leakedSecrets(text: string, shapes: SecretShape[]): string[] {
+  return shapes.filter((s) => telltales(s.secret).some((part) => text.includes(part))).map((s) => s.name);
+}

@@ -164,7 +164,7 @@ describe('tags, commands, paths', () => {
     const report = readLandingReport({ title: 't', changedPaths: [join(root, 'src/a.ts'), '/etc/passwd', '../outside.ts', './b/c.ts', 'b/c.ts'] }, root);
     expect(report.paths).toEqual(['src/a.ts', 'b/c.ts']);
     expect(() => readLandingReport({ validationCommand: 'npm test' }, root)).toThrow(/no title, goal or summary/);
-    expect(() => parseLandingReport('not json', root)).toThrow(/not JSON/);
+    expect(() => parseLandingReport('not json', root)).toThrow(/^the landing report is not valid JSON \(line 1, column 2\)$/);
   });
 });
 
@@ -243,7 +243,7 @@ describe('as processes', () => {
     expect(found).toMatchObject({ query: 'web shell', patterns: [{ id: landing.id, score: expect.any(Number) }] });
     const bad = run('outcome-score', ['--issue', 'LED-9', '--result', 'pass'], { cwd: root, input: '{ not json' });
     expect(bad.code).toBe(0);
-    expect(bad.stderr).toMatch(/landing report is not JSON/);
+    expect(bad.stderr).toMatch(/landing report \(stdin\) is not valid JSON \(line 1, column \d+\)/);
     const events = run('cairn', ['events', '--type', 'pattern.outcome', '--json'], { cwd: root }).stdout;
     expect(events).not.toContain('LED-9'); // a report that cannot be read changes nothing
   });

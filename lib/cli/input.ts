@@ -54,6 +54,12 @@ export async function textFromFileOrStdin(ctx: Context, flag: string): Promise<s
   return path === null ? ctx.stdin() : readTextFile(ctx, flag, path);
 }
 
+/** How an error names what textFromFileOrStdin read: `--report F`, or stdin. */
+export function inputName(ctx: Context, flag: string): string {
+  const path = optionalString(ctx.args, flag);
+  return path === null ? 'stdin' : `--${flag} ${path}`;
+}
+
 /** Names of this process's own stdin: read as stdin (reopening it fails for a socket, and a pipe is already open). */
 const STDIN_NAMES = new Set(['-', '/dev/stdin', '/dev/fd/0', '/proc/self/fd/0']);
 

@@ -15,6 +15,8 @@ import { stdinText } from './input.js';
 import type { BoundedInput } from '../io/read.js';
 import type { BeadListing } from '../knowledge/beads.js';
 import { writeStdout } from '../io/stdout.js';
+import { redactStrings } from '../core/secrets.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
 import { DEFERRED_AGAIN, DEFERRED_TOO_LONG, deferRequest, readRequest, type DeferredRequest, type Kept } from '../store/deferred.js';
 import { DEFERRED_ENV } from '../core/deferred-env.js';
 import type { Progress } from '../core/progress.js';
@@ -114,7 +116,8 @@ export const COMMANDS: Record<string, string> = {
   sanitize: 'build the active knowledge cache and its audit',
   curate: 'propose or apply reviewed curation lines for the knowledge log',
   patterns: 'list, search or capture landing patterns',
-  doctor: 'check that cairn works here: modules, database, logs, errors, hooks',
+  scrub: 'rewrite the committed logs with their secrets redacted',
+  doctor: 'check that cairn works here: modules, database, logs, errors, hooks, secrets',
   mcp: 'serve the memory to an agent over MCP (stdio): recall, remember, patterns, explain, landings',
   report: 'write an HTML page of what cairn learned here',
 };
@@ -201,7 +204,9 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     deadline,
     log,
     print: (text) => output.push(text),
-    json: (value) => output.push(JSON.stringify(snakeCaseKeys(value)) + '\n'),
+    // JSON escapes what a terminal would act on; a secret in a value read from an old log is redacted
+    // here, for every command
+    json: (value) => output.push(JSON.stringify(snakeCaseKeys(redactStrings(value))) + '\n'),
     stdin: () => stdinText(ctx, passed?.stdin),
     progress: (what, opts) => {
       endProgress();
@@ -339,7 +344,8 @@ export function locationFlags(args: minimist.ParsedArgs) {
  * the store's health record so `cairn doctor` and auto-recall show it — usage errors included.
  */
 function reportFailure(label: string, err: unknown, args: minimist.ParsedArgs, log?: Logger): number {
-  const message = describeError(err);
+  // the message may quote what the command read: it reaches stderr, errors.log and the session start (SPEC §4.6)
+  const message = sanitizeUntrusted(describeError(err), { singleLine: true });
   // stderr is written to just below; asking its stream spares every run loading tty at start-up
   const interactive = Boolean(process.stderr.isTTY);
   const code = exitCode(err, { strict: isStrict(args), interactive });

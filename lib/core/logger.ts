@@ -1,10 +1,12 @@
 import { CLEAR_LINE, progressShown } from './progress.js';
+import { sanitizeUntrusted } from './sanitize.js';
 
-// Diagnostics go to stderr, one line each, prefixed `cairn <name>:`; stdout carries only the product.
-// A run that fails says so in one line (SPEC §2): the runner's logger holds its lines until the run's
-// outcome is known, then prints them all (it succeeded) or only the line that ends it, with the
-// warnings that came before folded into it (it failed, or kept its run for later).
-
+// Diagnostics go to stderr, one line each, prefixed `cairn <name>:`; stdout carries only the product. A
+// line may quote what the command read (a pattern, a title, a path): it is sanitised and its secrets
+// redacted like any text cairn shows (SPEC §4.6). A run that fails says so in one line (SPEC §2): the
+// runner's logger holds its lines until the run's outcome is known, then prints them all (it
+// succeeded) or only the line that ends it, with the warnings that came before folded into it (it
+// failed, or kept its run for later).
 export interface Logger {
   warn(message: string): void;
   info(message: string): void;
@@ -25,7 +27,7 @@ export function createLogger(name: string, quiet = false, hold = false): Logger 
   // A line first clears the progress line it would start on (lib/cli/progress.ts), if one is drawn.
   const line = (message: string) => {
     const clear = progressShown.now ? CLEAR_LINE : '';
-    return `${clear}cairn ${name}: ${message.replace(/\s*\n\s*/g, ' ')}\n`;
+    return `${clear}cairn ${name}: ${sanitizeUntrusted(message, { singleLine: true })}\n`;
   };
   const write = (text: string) => {
     if (hold) held.push(text);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readSmallFile } from '../io/read.js';
 import { basename, dirname, join, relative } from 'node:path';
 import { CairnError } from '../core/errors.js';
-import { asObject, type Json } from '../core/json.js';
+import { asObject, type Json, jsonErrorPlace } from '../core/json.js';
 import { writeFileAtomic } from '../io/atomic.js';
 
 // A host's hook settings file, merged in place (SPEC §7): cairn's entries are added beside the user's
@@ -243,7 +243,7 @@ export function readSettings(path: string): Json {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new CairnError('input', `${path} is not valid JSON (${(err as Error).message}); left as it is`);
+    throw new CairnError('input', `${path} is not valid JSON (${jsonErrorPlace(text, err)}); left as it is`);
   }
   const obj = asObject(value);
   if (!obj) throw new CairnError('input', `${path} is not a JSON object; left as it is`);

@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { jsonErrorPlace } from '../core/json.js';
 import { CairnError } from '../core/errors.js';
 import { dirname } from 'node:path';
 import { acquireLock } from './lock.js';
@@ -210,6 +211,6 @@ export function parseJsonLine<T = Record<string, unknown>>(text: string): Parsed
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'not a JSON object' };
     return { ok: true, value: value as T };
   } catch (err) {
-    return { ok: false, reason: `invalid JSON (${(err as Error).message.slice(0, 80)})` };
+    return { ok: false, reason: `invalid JSON (${jsonErrorPlace(trimmed, err)})` };
   }
 }

@@ -14,7 +14,7 @@ import { scheduleSanitize } from './schedule.js';
 import { activeCacheFresh } from './hygiene.js';
 import { contextText, type SessionContext } from './context.js';
 import { contextTopics, fuseTopics, searchTopic } from './search.js';
-import { clip, hangingIndent, shownBead, shownContent } from './render.js';
+import { clip, hangingIndent, shownBead, shownContent, shownType } from './render.js';
 
 // auto-recall (SPEC §4.4): what a session starts with — the entries most relevant to its context,
 // fenced as untrusted background, within a token budget and under Claude Code's 10,000-character cut.
@@ -125,7 +125,7 @@ function rememberBeadTitles(store: Store, titles: string[]): void {
 /** `- [TYPE] content (bead X)`, continuation lines indented. */
 export function entryLines(hit: KnowledgeHit): string {
   const bead = shownBead(hit.bead);
-  return hangingIndent(`- [${hit.type.toUpperCase()}] `, clip(shownContent(hit.content), ENTRY_CHARS), '  ').join('\n') + (bead ? ` (bead ${bead})` : '');
+  return hangingIndent(`- [${shownType(hit.type).toUpperCase()}] `, clip(shownContent(hit.content), ENTRY_CHARS), '  ').join('\n') + (bead ? ` (bead ${bead})` : '');
 }
 
 /** Best first, the entries whose lines fit the token budget and the character budget; at most 10. */

@@ -3,7 +3,6 @@ import { readSmallLog } from '../io/read.js';
 import { describeError, errorKind } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
-import { redactSecrets } from '../core/secrets.js';
 import { capUtf8, normaliseText } from '../core/text.js';
 import { DEFAULT_TAG_WORDS, makeEntry, MAX_CONTENT_BYTES, parseTypedText, suffixedKey, tagsFor, type KnowledgeEntry } from './entry.js';
 import { Deadline } from '../core/deadline.js';
@@ -32,9 +31,9 @@ export interface CaptureContext {
 
 const MAX_BEAD_CHARS = 128;
 
-/** Untrusted text as stored content: sanitised by code point (SPEC §4.6), then secrets redacted, then capped. */
+/** Untrusted text as stored content: sanitised by code point and its secrets redacted (SPEC §4.6), then capped. */
 export function cleanContent(text: string): string {
-  return capUtf8(redactSecrets(sanitizeUntrusted(text)).text, MAX_CONTENT_BYTES).trim();
+  return capUtf8(sanitizeUntrusted(text), MAX_CONTENT_BYTES).trim();
 }
 
 export function cleanBead(bead: string): string {

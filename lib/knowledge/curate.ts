@@ -1,4 +1,5 @@
 import { readSmallFile } from '../io/read.js';
+import { parseJson } from '../core/json.js';
 import stringify from 'fast-json-stable-stringify';
 import { readLines } from '../io/jsonl.js';
 import { writeFileAtomic } from '../io/atomic.js';
@@ -131,16 +132,18 @@ const PROPOSAL_CAP = 16 * 1024 * 1024;
  */
 export function applyProposal(store: Store, proposalPath: string, confirm: string): Applied {
   let proposal: Proposal;
+  let text: string;
   try {
-    proposal = JSON.parse(readSmallFile(proposalPath, PROPOSAL_CAP)?.toString('utf8') ?? '') as Proposal;
+    text = readSmallFile(proposalPath, PROPOSAL_CAP)?.toString('utf8') ?? '';
   } catch (err) {
     throw new CairnError('input', `cannot read the proposal ${proposalPath}: ${(err as Error).message}`);
   }
+  proposal = parseJson(text, `the proposal ${proposalPath}`) as Proposal;
   if (!Array.isArray(proposal.lines) || !proposal.lines.every((l) => typeof l === 'string')) throw new CairnError('input', `${proposalPath} is not a curation proposal`);
   const hash = proposalHash(proposal.lines);
   if (hash !== confirm) throw new CairnError('input', `the proposal changed since review: its lines hash to ${hash}, not ${confirm}; run cairn curate --dry-run again`);
   const entries = proposal.lines.map((line, i) => {
-    const parsed = toEntry(JSON.parse(line));
+    const parsed = toEntry(parseJson(line, `line ${i + 1} of the proposal`));
     if (!parsed.ok || !parsed.value.status || !parsed.value.review_reason) throw new CairnError('input', `line ${i + 1} of the proposal is not a curated entry with a status and a review_reason`);
     if (parsed.value.project !== undefined && parsed.value.project !== store.project) throw new CairnError('input', `line ${i + 1} of the proposal belongs to another project`);
     if (line.includes('\n')) throw new CairnError('input', `line ${i + 1} of the proposal holds a newline`);

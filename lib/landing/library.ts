@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { CairnError, describeError } from '../core/errors.js';
-import { asObject } from '../core/json.js';
+import { asObject, jsonErrorPlace } from '../core/json.js';
 import { normaliseText, shortHash } from '../core/text.js';
 import { readSmallFile } from '../io/read.js';
 import { parseJsonLine, readLines } from '../io/jsonl.js';
@@ -69,7 +69,7 @@ export function readLibrary(path: string): LandingPattern[] {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new CairnError('input', `${path} is not valid JSON (${(err as Error).message}); left as it is`);
+    throw new CairnError('input', `${path} is not valid JSON (${jsonErrorPlace(text, err)}); left as it is`);
   }
   if (!Array.isArray(value)) throw new CairnError('input', `${path} is not a list of landing patterns; left as it is`);
   const bad = value.findIndex((e) => !isLandingPattern(e));

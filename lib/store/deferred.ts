@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { CairnError } from '../core/errors.js';
+import { CairnError, describeError } from '../core/errors.js';
 import { randomBytes } from '../core/crypto.js';
 import { lockHolder, tryLock } from '../io/lock.js';
 import { cairnEntry, startInBackground } from './background.js';
@@ -122,7 +122,7 @@ export function readRequest(path: string): DeferredRequest {
     if (typeof value.command !== 'string' || !Array.isArray(value.argv) || typeof value.inputs !== 'object') throw new Error('not a request');
     return value;
   } catch (err) {
-    throw new CairnError('store', `cannot read the deferred request ${path} (${(err as Error).message})`);
+    throw new CairnError('store', `cannot read the deferred request ${path} (${describeError(err)})`);
   }
 }
 

@@ -3,6 +3,7 @@ import { readSmallFile } from '../io/read.js';
 import { dirname, join, relative } from 'node:path';
 import { Deadline } from '../core/deadline.js';
 import { describeError, IndexCatchingUp } from '../core/errors.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
 import { nearest } from '../core/suggest.js';
 import { CONFIG_CAP, loadConfig, type Config } from './config.js';
 import { EVENT_LOG_INDEXES, loadDriver, openDatabase, type Database } from './db.js';
@@ -308,8 +309,10 @@ export function roleCheck(config: Config, readStored: () => string[]): Check {
     .filter((role) => !configured.includes(role))
     .map((role) => ({ role, like: nearest(role, [...new Set([...configured, ...stored])].filter((r) => r !== role)) }))
     .filter((s): s is { role: string; like: string } => s.like !== undefined);
-  if (suspects.length === 0) return { name: 'roles', status: 'ok', detail: stored.length > 0 ? [...stored].sort().join(', ') : 'none stored yet' };
-  const named = suspects.map((s) => `'${s.role}' looks like a misspelling of '${s.like}'`).join('; ');
+  // a role is whatever a log line says: shown on one line, sanitised (SPEC §4.6)
+  const shown = (role: string) => sanitizeUntrusted(role, { singleLine: true });
+  if (suspects.length === 0) return { name: 'roles', status: 'ok', detail: stored.length > 0 ? [...stored].sort().map(shown).join(', ') : 'none stored yet' };
+  const named = suspects.map((s) => `'${shown(s.role)}' looks like a misspelling of '${shown(s.like)}'`).join('; ');
   return { name: 'roles', status: 'warn', detail: `${named}: fix the pipeline's --role (a role of its own: name it in config.json roles)` };
 }
 
@@ -317,11 +320,13 @@ export function roleCheck(config: Config, readStored: () => string[]): Check {
 export function healthCheck(dir: string): Check {
   const health = readHealth(dir);
   if (!health) return { name: 'health', status: 'ok', detail: 'no errors recorded' };
-  const last = lastErrors(dir, 3).map((l) => `\n    ${l}`).join('');
+  // recorded messages may quote what a command read, and a version before this one did not clean them
+  const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
+  const last = lastErrors(dir, 3).map((l) => `\n    ${shown(l)}`).join('');
   return {
     name: 'health',
     status: 'fail',
-    detail: `degraded since ${health.degraded_since}: ${health.errors} error(s), the last: ${health.last_error}${last} (fix it, then cairn doctor --clear)`,
+    detail: `degraded since ${health.degraded_since}: ${health.errors} error(s), the last: ${shown(health.last_error)}${last} (fix it, then cairn doctor --clear)`,
   };
 }
 

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { jsonErrorPlace } from '../core/json.js';
 import { dirname, join } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { writeFileAtomic } from '../io/atomic.js';
@@ -71,7 +72,7 @@ export function recordProjectId(location: Location): string | null {
     try {
       parsed = JSON.parse(raw);
     } catch (err) {
-      throw new CairnError('input', `${path} is not valid JSON (${(err as Error).message}); the project id was not recorded`);
+      throw new CairnError('input', `${path} is not valid JSON (${jsonErrorPlace(raw, err)}); the project id was not recorded`);
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CairnError('input', `${path} is not a JSON object; the project id was not recorded`);
     config = parsed as Record<string, unknown>;
