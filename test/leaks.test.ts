@@ -181,10 +181,10 @@ describe('every path that keeps a text, given every secret of the corpus', () =>
     expect(events).toContain('summary.stored');
     expect(events).toContain('pattern.promoted');
     expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(shapes.length);
-    expect(JSON.parse(readFileSync(join(root, '.cairn', 'landing-patterns.json'), 'utf8'))).toHaveLength(2);
+    expect(readFileSync(join(root, '.cairn', 'landings.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
   });
 
-  it('no committed file holds a secret: events.jsonl, the knowledge log, landing-patterns.json, the artifacts', () => {
+  it('no committed file holds a secret: events.jsonl, the knowledge log, landings.jsonl, the artifacts', () => {
     expect(existsSync(join(root, '.cairn', 'artifacts', 'deliberations'))).toBe(true);
     expect(leaksInFiles(root)).toEqual({});
   });
@@ -231,6 +231,8 @@ function plantOldLogs(root: string): string[] {
     tags: ['deploy'], examplePaths: ['src/deploy/vault.ts'], commands: [oneLine(s.text)], createdAt: '2026-02-01T00:00:00.000Z', updatedAt: '2026-02-01T00:00:00.000Z',
   }));
   writeFileSync(join(root, '.cairn', 'landing-patterns.json'), JSON.stringify(library, null, 2) + '\n');
+  // the landing log a later cairn writes, one capture a line
+  writeFileSync(join(root, '.cairn', 'landings.jsonl'), library.slice(0, 2).map((e) => JSON.stringify({ ...e, id: `${e.id}-log` })).join('\n') + '\n');
   return ids;
 }
 
@@ -257,9 +259,9 @@ describe('a log written before these rules, or by an older cairn, holding every 
     const doctor = JSON.parse(cli(root, 'cairn', ['doctor', '--json']).stdout) as { checks: { name: string; status: string; detail: string }[] };
     const check = doctor.checks.find((c) => c.name === 'secrets')!;
     expect(check.status).toBe('fail');
-    // 33 texts, 33 summaries, the promotion, the deprecation, the stored summary; 33 knowledge lines; 3 archived; 5 landing entries
-    expect(check.detail).toContain(`${2 * shapes.length + 3 + shapes.length + 3 + 5} line(s) of the committed logs hold secrets`);
-    expect(check.detail).toMatch(/events\.jsonl 69, memory\/knowledge\.jsonl 33, memory\/knowledge\.archive\.jsonl 3, landing-patterns\.json 5/);
+    // 33 texts, 33 summaries, the promotion, the deprecation, the stored summary; 33 knowledge lines; 3 archived; 2 logged landings; 5 landing entries of the old library
+    expect(check.detail).toContain(`${2 * shapes.length + 3 + shapes.length + 3 + 2 + 5} line(s) of the committed logs hold secrets`);
+    expect(check.detail).toMatch(/events\.jsonl 69, memory\/knowledge\.jsonl 33, memory\/knowledge\.archive\.jsonl 3, landings\.jsonl 2, landing-patterns\.json 5/);
   });
 
   it('cairn scrub --dry-run counts them and changes nothing', () => {
@@ -273,6 +275,7 @@ describe('a log written before these rules, or by an older cairn, holding every 
         { file: 'events.jsonl', lines: 69 },
         { file: 'memory/knowledge.jsonl', lines: 33 },
         { file: 'memory/knowledge.archive.jsonl', lines: 3 },
+        { file: 'landings.jsonl', lines: 2 },
         { file: 'landing-patterns.json', lines: 5 },
       ],
     });
@@ -285,7 +288,7 @@ describe('a log written before these rules, or by an older cairn, holding every 
     const eventsBefore = readFileSync(join(project, '.cairn', 'events.jsonl'), 'utf8').split('\n');
     const r = cli(project, 'cairn', ['scrub']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('redacted the secrets of 110 line(s)');
+    expect(r.stdout).toContain('redacted the secrets of 112 line(s)');
     expect(r.stdout).toMatch(/git history still holds the originals/);
     expect(r.stdout).toMatch(/rotate it first/);
     expect(r.stdout).toMatch(/git filter-repo --replace-text/);
@@ -330,7 +333,7 @@ describe('a log written before these rules, or by an older cairn, holding every 
     const scrubbed = tempDir();
     cpSync(root, scrubbed, { recursive: true });
     expect(cli(scrubbed, 'cairn', ['scrub']).code).toBe(0);
-    for (const file of ['events.jsonl', 'memory/knowledge.jsonl', 'memory/knowledge.archive.jsonl', 'landing-patterns.json']) {
+    for (const file of ['events.jsonl', 'memory/knowledge.jsonl', 'memory/knowledge.archive.jsonl', 'landings.jsonl', 'landing-patterns.json']) {
       cpSync(join(scrubbed, '.cairn', file), join(clone, '.cairn', file)); // the pull
     }
     expect(cli(clone, 'cairn', ['list']).code).toBe(0);

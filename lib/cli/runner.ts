@@ -181,7 +181,8 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     return 0;
   }
   const strict = isStrict(args);
-  const log = createLogger(command.name, Boolean(args.quiet), true); // held until the outcome is known: one line for a failure
+  // held until the outcome is known, for one line on a failure; a server's run has no one outcome and prints as it goes
+  const log = createLogger(command.name, Boolean(args.quiet), !command.server);
   // the gate's deadline, carried over: the gate is another bundle, and its Deadline would throw its own copy of
   // CairnError, which this bundle's errorKind does not know (a deadline there was a failure, not a run to keep)
   const deadline = passed
