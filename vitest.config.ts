@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import type { Reporter } from 'vitest/reporters';
 
 /** One plain closing line (`vitest: N passed, N failed`) that CI logs can be read by, after the usual report. */
@@ -24,6 +24,8 @@ const closingLine: Reporter = {
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // the real host CLIs run in `npm run test:hosts` (vitest.hosts.config.ts)
+    exclude: [...configDefaults.exclude, 'test/hosts/**'],
     // Most files spend their time waiting on the executables they spawn, so two files at a time keep a
     // two-core machine busy (vitest's default there is one); timing-sensitive tests use generous bounds.
     maxWorkers: Math.max(2, availableParallelism() - 1),

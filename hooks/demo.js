@@ -118,7 +118,7 @@ try {
 
   heading('Memory across sessions · a Claude Code session, through its hooks');
   const hosts = cairn('cairn', ['init', '--claude'], { json: true }).hooks[0];
-  console.log(`cairn init --claude added ${hosts.added.join(' and ')} hooks to .claude/settings.json. Claude Code runs them:`);
+  console.log(`cairn init --claude added ${[...new Set(hosts.added)].join(' and ')} hooks to .claude/settings.json. Claude Code runs them:`);
   const hookPayload = (fixture, extra) => JSON.stringify({ ...JSON.parse(readFileSync(join(fixtures, 'hooks', fixture), 'utf8')), cwd: project, ...extra });
   const context = (stdout) => (stdout.trim() ? JSON.parse(stdout).hookSpecificOutput.additionalContext.trimEnd() : '(nothing)');
   const indent = (text) => text.split('\n').map((l) => `    ${short(l, 120)}`).join('\n');
@@ -138,7 +138,7 @@ try {
 
   heading('Done');
   console.log(`${runs.length} pipeline runs, a landing and two sessions in ${((Date.now() - started) / 1000).toFixed(1)} s. Everything cairn kept is in .cairn/:`);
-  console.log('events.jsonl, memory/knowledge.jsonl and landing-patterns.json are what a team commits;');
+  console.log('events.jsonl, memory/knowledge.jsonl and landings.jsonl are what a team commits;');
   console.log('cache/state.db is rebuilt from them.');
   if (keep) {
     console.log(`\nThe project is kept in ${project}. Look around: cd there, then`);

@@ -8,8 +8,11 @@ import { readHookInput } from '../lib/hosts/payload.js';
 import { envelopeFor, isEnvelopeFormat, wrapContext, ENVELOPE_FORMATS } from '../lib/hosts/envelope.js';
 import { currentBranch } from '../lib/store/root.js';
 import { autoRecall } from '../lib/knowledge/auto-recall.js';
+import { hookCheck } from '../lib/hosts/check.js';
+import { isConfigurableHost } from '../lib/hosts/registry.js';
 import { bdTimeout, beadTitles } from '../lib/knowledge/beads.js';
 import { changedFiles } from '../lib/knowledge/context.js';
+import { shownKey, shownType } from '../lib/knowledge/render.js';
 
 export const command: Command = {
   name: 'auto-recall',
@@ -43,9 +46,15 @@ example:
     // bd runs while the index is brought up to date (started by the gate, as a rule: tools/bundle.js)
     const early = ctx.gate?.beads;
     const beads = early?.root === root ? early.titles : beadTitles(root, bdTimeout(store.config, ctx.deadline));
-    const recall = await autoRecall(store, { prompt: input.prompt, branch: currentBranch(root), changedFiles: changedFiles(root) }, beads, nowMs());
+    // the host runs this hook, but maybe not the others (a Codex hook not trusted, an outdated one): say so
+    // here, where someone reads it. The host is the one --format names (Codex's SessionStart reads as Claude's).
+    const host = format ?? input.host;
+    const hooks = isConfigurableHost(host) ? hookCheck(root, host, process.env, { programs: false }) : null;
+    const problem = hooks?.status === 'fail' ? `${hooks.name}: ${hooks.detail}` : undefined;
+    const context = { prompt: input.prompt, branch: currentBranch(root), changedFiles: changedFiles(root) };
+    const recall = await autoRecall(store, context, beads, nowMs(), problem);
     if (ctx.args.json) {
-      const entries = recall.entries.map((e) => ({ key: e.key, type: e.type, score: e.score }));
+      const entries = recall.entries.map((e) => ({ key: shownKey(e.key), type: shownType(e.type), score: e.score }));
       ctx.json({ text: recall.text, entries, fallback: recall.fallback, terms: recall.terms, source: recall.source });
     } else {
       ctx.print(wrapContext(format ?? envelopeFor(input), input.event ?? 'SessionStart', recall.text));

@@ -16,6 +16,7 @@ example:
   flags: { string: ['reason'] },
   operands: true,
   deadlineMs: 0,
+  person: true,
   run(ctx) {
     const ref = ctx.args._.map(String).join(' ').trim();
     if (!ref) throw new CairnError('usage', 'name a pattern: cairn deprecate <id|text> --reason TEXT');

@@ -15,6 +15,7 @@ example:
 `,
   flags: { string: ['type', 'since', 'pattern'] },
   deadlineMs: 0,
+  person: true,
   run(ctx) {
     const store = ctx.store();
     const since = optionalString(ctx.args, 'since');
@@ -28,6 +29,9 @@ example:
       },
       (m) => ctx.log.warn(m),
     );
-    for (const e of events) ctx.print((ctx.args.json ? JSON.stringify(e) : describeEvent(e)) + '\n');
+    for (const e of events) {
+      if (ctx.args.json) ctx.json(e);
+      else ctx.print(describeEvent(e) + '\n');
+    }
   },
 };

@@ -22,6 +22,7 @@ example:
   flags: { string: ['role', 'phase'], list: ['labels', 'files'] },
   operands: true,
   deadlineMs: 0,
+  person: true,
   run(ctx) {
     const ref = ctx.args._.map(String).join(' ').trim();
     if (!ref) throw new CairnError('usage', 'name a pattern: cairn explain <id|text>');

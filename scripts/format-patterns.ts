@@ -27,7 +27,8 @@ which patterns were injected, for feedback-loop and outcome-score.
                          the top 3 matching landing patterns (cairn patterns) follow the block
   --query-file F         the query text from a file (e.g. the issue description)
   --remaining-tokens N   room left in the prompt: budget = min(budget, N - 2000); under 150, skip
-  --json                 {role, budget, tokens, path, patterns, block, basis}, and landing with a query
+  --json                 {role, budget, tokens, path, patterns, block, basis}, and landing with a query;
+                         each pattern's text as the block shows it (sanitised, secrets redacted)
 
 example:
   format-patterns --role auditor --issue LED-101 --run r1 --labels cli --files src/cli/status.ts \\
@@ -61,7 +62,7 @@ example:
     });
     // With a query, the top landing patterns follow the block (SPEC §5), unless there was no room at all.
     const noRoom = remainingTokens !== undefined && result.path === 'skipped';
-    const landing = query === null || noRoom ? [] : landingPatternLines(store.location.root, store.dir, query);
+    const landing = query === null || noRoom ? [] : landingPatternLines(store.dir, store.project, query);
     // Decide, record, then print: once recorded the block is printed (the append is the commit
     // point); whatever fails before the append records nothing.
     if (!ctx.args['dry-run']) recordInjection(store, result, issue, run);

@@ -24,10 +24,14 @@ interface HostResult {
   host: ConfigurableHost;
   path: string;
   added: HookEntry[];
+  /** cairn's outdated handlers replaced by `added` ones, with why. */
+  replaced: { event: string; reason: string }[];
   /** Why the settings file was left as it is (the other hosts are still set up). */
   error: string | null;
-  /** The hooks are in place but a host would not find their program (e.g. init ran through npx). */
+  /** The hooks are in place but will not run (the host would not find their program, or does not trust them yet). */
   warning: string | null;
+  /** What the user may still need to do on the host's side (the check's warning). */
+  advice: string | null;
 }
 
 export const command: Command = {
@@ -39,8 +43,9 @@ Creates the store (.cairn/ at the project root, or --dir) with a .gitignore for 
 and a .gitattributes that merges the committed JSONL logs by union. Existing lines are kept.
 
   --claude   hooks in .claude/settings.json: SessionStart → auto-recall,
-             PostToolUse (Bash) → memory-capture (async)
-  --codex    the same in .codex/hooks.json
+             PostToolUse (Bash, for commands that run bd) → memory-capture
+  --codex    .codex/hooks.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture
+             (Codex runs them once you trust the project and the hooks; init says what is missing)
   --gemini   .gemini/settings.json: SessionStart → auto-recall, AfterTool (run_shell_command) → memory-capture
   --cursor   .cursor/hooks.json: sessionStart → auto-recall, afterShellExecution → memory-capture
   --mcp      also register the MCP server (cairn mcp) with the hosts named — Claude Code .mcp.json,
@@ -50,7 +55,8 @@ and a .gitattributes that merges the committed JSONL logs by union. Existing lin
   --import-lavra PATH   add the entries of an existing Lavra knowledge log (.beads/memory/knowledge.jsonl),
                         cleaned as a capture is; entries already in the log are not added again
 
-A host's other hooks, servers and settings are kept; running init again changes nothing. A settings
+A host's other hooks, servers and settings are kept; running init again changes nothing but a hook
+of cairn's that an earlier cairn wrote and that no longer works (it is replaced). A settings
 file that does not read is left as it is, and the other hosts are still set up. Prints what
 it did, whether the hooks' programs are found, what to commit, and the cron lines.
 
@@ -59,6 +65,7 @@ example:
 `,
   flags: { boolean: [...CONFIGURABLE_HOSTS, 'opencode', 'mcp'], string: ['import-lavra'] },
   deadlineMs: 0,
+  person: true,
   run(ctx) {
     const loc = ctx.location();
     // a log to import that is not there is a mistake in the command, said before anything is set up (the reader takes a missing log as empty)
@@ -106,7 +113,14 @@ example:
         project: loc.project,
         created: store.created,
         added: store.added,
-        hooks: hosts.map((h) => ({ host: h.host, file: h.path, added: h.added.map((e) => e.event), error: h.error, warning: h.warning })),
+        hooks: hosts.map((h) => ({
+          host: h.host,
+          file: h.path,
+          added: h.added.map((e) => e.event),
+          replaced: h.replaced,
+          error: h.error,
+          warning: h.warning,
+        })),
         mcp: servers.map((m) => ({ host: m.host, file: m.path, added: m.added, error: m.error })),
         imported,
         commit,
@@ -123,9 +137,17 @@ example:
         lines.push(`  ${h.host.padEnd(7)} not set up: ${h.error}; fix it, then cairn init --${h.host} again`);
         continue;
       }
-      const what = h.added.length > 0 ? h.added.map((e) => `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${basename(commandProgram(e.handler.command))}`).join(', ') : 'already set up';
-      lines.push(`  ${h.host.padEnd(7)} ${file}: ${what}`);
+      const named = h.added.map((e) => {
+        const program = basename(commandProgram(e.handler.command));
+        return `${e.event}${e.matcher ? ` (${e.matcher})` : ''} → ${program}`;
+      });
+      const added = [...new Set(named)];
+      lines.push(`  ${h.host.padEnd(7)} ${file}: ${added.length > 0 ? added.join(', ') : 'already set up'}`);
+      for (const r of h.replaced) {
+        lines.push(`          replaced the ${r.event} hook an earlier cairn wrote: it ${r.reason}`);
+      }
       if (h.warning) lines.push(`          ! ${h.warning}`);
+      else if (h.advice) lines.push(`          ${h.advice}`);
       else if (HOST_HOOKS[h.host].note) lines.push(`          ${HOST_HOOKS[h.host].note}`);
     }
     for (const m of servers) {
@@ -173,10 +195,13 @@ function setUpMcp(root: string, host: McpHost, storeDir: string | undefined): Mc
 function setUpHost(root: string, host: ConfigurableHost, storeDir: string | undefined): HostResult {
   const hooks = HOST_HOOKS[host];
   try {
-    const { path, added } = installHooks(root, hooks, storeDir);
+    const { path, added, replaced } = installHooks(root, hooks, storeDir);
     const check = hookCheck(root, host);
-    return { host, path, added, error: null, warning: check.status === 'fail' ? check.detail.replace(`${hooks.file}: `, '') : null };
+    const detail = check.detail.replace(`${hooks.file}: `, '');
+    const warning = check.status === 'fail' ? detail : null;
+    return { host, path, added, replaced, error: null, warning, advice: check.status === 'warn' ? detail : null };
   } catch (err) {
-    return { host, path: join(root, hooks.file), added: [], error: describeError(err), warning: null };
+    const error = describeError(err);
+    return { host, path: join(root, hooks.file), added: [], replaced: [], error, warning: null, advice: null };
   }
 }

@@ -20,6 +20,7 @@ example:
 `,
   flags: { list: ['role', 'state'], boolean: ['regressions'] },
   deadlineMs: 0,
+  person: true,
   run(ctx) {
     const rows = listScored(ctx.store(), {
       roles: list(ctx.args, 'role').map((r) => r.toLowerCase()),

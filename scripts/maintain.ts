@@ -1,4 +1,5 @@
 import type { Command } from '../lib/cli/runner.js';
+import { sanitizeUntrusted } from '../lib/core/sanitize.js';
 import { maintain } from '../lib/patterns/lifecycle.js';
 import { fillTokenCounts } from '../lib/patterns/format.js';
 import { keepPostingLists } from '../lib/patterns/terms.js';
@@ -47,7 +48,7 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
       const deprecated = due.map((d) => ({ id: d.pattern.id, role: d.pattern.role, text: d.pattern.text, reason: d.reason }));
       ctx.json({ dryRun, deprecated, counted, packed });
     } else {
-      for (const d of due) ctx.print(`${verb} ${d.pattern.id} (${d.pattern.role}) — ${d.reason} — ${d.pattern.text}\n`);
+      for (const d of due) ctx.print(sanitizeUntrusted(`${verb} ${d.pattern.id} (${d.pattern.role}) — ${d.reason} — ${d.pattern.text}`, { singleLine: true }) + '\n');
     }
     const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
     ctx.log.info(`${verb} ${plural(due.length, 'pattern')}${dryRun ? '' : `; counted the tokens of ${plural(counted, 'line')}; packed ${plural(packed, 'posting list')}`}`);

@@ -1,6 +1,6 @@
 import type { Command, Context } from '../lib/cli/runner.js';
 import { optionalString, requiredString } from '../lib/cli/flags.js';
-import { textFromFileOrStdin } from '../lib/cli/input.js';
+import { inputName, textFromFileOrStdin } from '../lib/cli/input.js';
 import { scoreOutcome } from '../lib/patterns/outcome.js';
 import { captureLanding, type Capture } from '../lib/landing/capture.js';
 import { parseLandingReport, type LandingReport } from '../lib/landing/report.js';
@@ -38,7 +38,7 @@ example:
     let captured: Capture | null = null;
     if (landing && !dryRun) {
       captured = captureLanding(store, landing, { issue: report.issue, run: report.run });
-      ctx.log.info(`landing pattern ${captured.merged ? 'merged into' : 'captured as'} ${captured.entry.id}`);
+      ctx.log.info(`landing pattern ${captured.repeated ? 'already captured as' : captured.merged ? 'merged into' : 'captured as'} ${captured.entry.id}`);
     }
     if (ctx.args.json) ctx.json(captured ? { ...report, landing: { id: captured.entry.id, merged: captured.merged } } : report);
   },
@@ -47,5 +47,5 @@ example:
 /** The landing report from --report F, else stdin; null when there is none (SPEC §3.8). */
 async function landingReport(ctx: Context, root: string): Promise<LandingReport | null> {
   const text = await textFromFileOrStdin(ctx, 'report');
-  return text.trim() === '' ? null : parseLandingReport(text, root);
+  return text.trim() === '' ? null : parseLandingReport(text, root, `the landing report (${inputName(ctx, 'report')})`);
 }

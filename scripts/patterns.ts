@@ -1,13 +1,13 @@
 import type { Command, Context } from '../lib/cli/runner.js';
 import { optionalInt, optionalString } from '../lib/cli/flags.js';
-import { textFromFileOrStdin } from '../lib/cli/input.js';
+import { inputName, textFromFileOrStdin } from '../lib/cli/input.js';
 import { CairnError } from '../lib/core/errors.js';
 import { nearest } from '../lib/core/suggest.js';
 import { sanitizeUntrusted } from '../lib/core/sanitize.js';
 import { captureLanding } from '../lib/landing/capture.js';
 import { parseLandingReport } from '../lib/landing/report.js';
-import type { LandingPattern } from '../lib/landing/library.js';
-import { compareRecent, projectPatterns, searchPatterns } from '../lib/landing/search.js';
+import { projectLandings, type LandingPattern } from '../lib/landing/library.js';
+import { compareRecent, searchPatterns } from '../lib/landing/search.js';
 
 export const command: Command = {
   name: 'patterns',
@@ -15,7 +15,7 @@ export const command: Command = {
        cairn patterns capture [--report landing.json]
 
 Landing patterns: how past work in this project was landed — its files, tags and the
-commands that validated it (.cairn/landing-patterns.json, committed).
+commands that validated it (.cairn/landings.jsonl: committed, merged by union).
 
   QUERY            rank by relevance to these words (default --limit 3); without one, list all,
                    most recently updated first
@@ -38,7 +38,7 @@ example:
     }
     const query = ctx.args._.map(String).join(' ').trim();
     const store = ctx.store();
-    const entries = projectPatterns(store.location.root, store.dir);
+    const entries = projectLandings(store.dir, store.project, (m) => ctx.log.warn(m));
     const limit = optionalInt(ctx.args, 'limit', 1);
     const found = query
       ? searchPatterns(entries, query, limit ?? 3).map((r) => ({ ...r.pattern, score: Number(r.score.toFixed(4)) }))
@@ -55,10 +55,10 @@ async function capture(ctx: Context): Promise<void> {
   const text = await textFromFileOrStdin(ctx, 'report');
   if (text.trim() === '') throw new CairnError('input', 'no landing report: give --report F, or pipe the report on stdin');
   const store = ctx.store({ create: true });
-  const report = parseLandingReport(text, store.location.root);
-  const { entry, merged } = captureLanding(store, report);
-  ctx.log.info(`${merged ? 'merged into' : 'captured'} ${entry.id}: ${entry.title}`);
-  if (ctx.args.json) ctx.json({ entry, merged });
+  const report = parseLandingReport(text, store.location.root, `the landing report (${inputName(ctx, 'report')})`);
+  const { entry, merged, repeated } = captureLanding(store, report);
+  ctx.log.info(`${repeated ? 'already captured' : merged ? 'merged into' : 'captured'} ${entry.id}: ${entry.title}`);
+  if (ctx.args.json) ctx.json({ entry, merged, repeated });
 }
 
 /** A pattern for a person's terminal (sanitised: the file is shared through git). */

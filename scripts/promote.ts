@@ -17,6 +17,7 @@ example:
   flags: { string: ['by', 'reason'] },
   operands: true,
   deadlineMs: 0,
+  person: true,
   run(ctx) {
     const ref = ctx.args._.map(String).join(' ').trim();
     if (!ref) throw new CairnError('usage', 'name a pattern: cairn promote <id|text> --by NAME --reason TEXT');

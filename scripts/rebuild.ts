@@ -1,7 +1,7 @@
 import type { Command } from '../lib/cli/runner.js';
 import { continuePatterns, packLater, patternDb, rebuildPatterns } from '../lib/events/log.js';
 import { keepPostingLists } from '../lib/patterns/terms.js';
-import { runDeferred } from '../lib/store/deferred.js';
+import { applier, deferredCount, runDeferred } from '../lib/store/deferred.js';
 
 export const command: Command = {
   name: 'rebuild',
@@ -17,7 +17,10 @@ truth; the database can always be rebuilt from it. Malformed lines are reported 
               read them as one blob each
 
 Either way it then applies, in the order they came, the writes that store-deliberation,
-feedback-loop and outcome-score kept for later while the index was catching up.
+feedback-loop, outcome-score and memory-capture kept for later (one process at a time does). Started
+in the background it has a deadline of 10 minutes and gives each kept write 60 s: one that needs more
+is set aside (cache/deferred/*.failed, cairn doctor fails on it) and applied, without a bound, by
+the next cairn rebuild --continue run at a terminal.
 
 A full rebuild empties the packed lists and packs them again: at once for a small index, in the
 background (cairn rebuild --continue) for a large one (about half a second at 100k patterns).
@@ -36,10 +39,14 @@ example:
     ctx.log.info(`${ctx.args.continue ? 'applied' : 'replayed'} ${report.applied} events${skipped} in ${Date.now() - started} ms; the index is up to date`);
     const deferred = runDeferred(store);
     if (deferred) ctx.log.info(`applied ${deferred} write(s) kept while the index was catching up`);
+    const holder = deferredCount(store.dir) ? applier(store.dir) : undefined;
+    if (holder) ctx.log.info(`the kept writes still waiting are applied by another process (cache/deferred.lock ${holder})`);
     // A replay empties the packed posting lists: the first writers read them packed again once they
     // are packed here (--continue has no deadline: a fresh clone's hooks run it in the background;
     // a small index), or in the background for a large index (packLater).
-    const packed = ctx.args.continue || !packLater(store) ? keepPostingLists(patternDb(store), store.project) : 0;
+    const pack = ctx.args.continue || !packLater(store);
+    if (pack) ctx.deadline.check('packing the posting lists'); // a background job's bound (lib/store/background.ts)
+    const packed = pack ? keepPostingLists(patternDb(store), store.project) : 0;
     if (packed) ctx.log.info(`packed ${packed} posting list(s)`);
     if (ctx.args.json) ctx.json({ ...report, deferred, packed });
   },

@@ -5,7 +5,7 @@ import { KNOWLEDGE_TYPES } from '../lib/knowledge/entry.js';
 import { knowledgeDb, knowledgeStats, recentKnowledge, searchKnowledge, type Source } from '../lib/knowledge/index.js';
 import { recallTerms } from '../lib/knowledge/search.js';
 import { formatHits, formatStats } from '../lib/knowledge/recall.js';
-import { shownContent } from '../lib/knowledge/render.js';
+import { shownBead, shownContent, shownKey, shownTags, shownType } from '../lib/knowledge/render.js';
 
 export const command: Command = {
   name: 'recall',
@@ -16,7 +16,9 @@ export const command: Command = {
 Searches the knowledge log (SPEC §4.5): FTS5 with porter stemming, BM25 with positive weights
 (content, tags, type, key), shell residue and needs_review entries ranked lower, canonical ones
 first in a near-tie, superseded ones hidden. Each hit prints as [TYPE] content, then
-"  bead: X | tags"; lines of multi-line content are indented by four spaces.
+"  bead: X | tags"; lines of multi-line content are indented by four spaces. The log is a committed
+file anyone may edit: content is sanitised and its secrets redacted, a type outside the seven shows
+as OTHER, and only tags that are words are shown.
 
   --type T     only entries of type T (learned, decision, fact, pattern, investigation, deviation,
                must-check), filtered inside the search
@@ -32,6 +34,7 @@ example:
   flags: { string: ['type', 'limit', 'recent'], boolean: ['all', 'stats'] },
   operands: true,
   deadlineMs: 0,
+  person: true,
   run(ctx) {
     const store = ctx.store();
     const all = Boolean(ctx.args.all);
@@ -56,7 +59,10 @@ example:
       if (!hits.length) ctx.log.info(terms.length || recent !== undefined ? 'no entries found' : `nothing to search for in '${query}' (only short or common words)`);
       return;
     }
-    const shown = hits.map((h) => ({ key: h.key, type: h.type, content: shownContent(h.content), bead: h.bead, tags: h.tags, ts: new Date(h.ts * 1000).toISOString(), status: h.status, archived: h.archived, score: h.score }));
+    const shown = hits.map((h) => ({
+      key: shownKey(h.key), type: shownType(h.type), content: shownContent(h.content), bead: shownBead(h.bead) ?? '', tags: shownTags(h.tags),
+      ts: new Date(h.ts * 1000).toISOString(), status: h.status, archived: h.archived, score: h.score,
+    }));
     ctx.json({ terms, hits: shown });
   },
 };

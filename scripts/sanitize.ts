@@ -33,6 +33,12 @@ example:
   async run(ctx) {
     const store = ctx.store();
     const build = () => {
+      try {
+        // the log's index first (built afresh, it is most of the run): not while the sanitiser holds its tables
+        knowledgeDb(store, ['log'], { newest: true });
+      } catch {
+        // said below, where the index is needed again
+      }
       const built = sanitizeKnowledge(store, nowMs(), ctx.progress('checking entries'));
       try {
         // index the new cache now, and count the tokens of the lines a session start shows, so it need not
@@ -45,7 +51,9 @@ example:
     };
     let report = build();
     if (ctx.args['catch-up']) {
-      await new Promise((resolve) => setTimeout(resolve, store.config.knowledge.sanitizeEveryMs));
+      // within its own deadline (a background job's: lib/store/background.ts), with time left to build
+      const wait = Math.min(store.config.knowledge.sanitizeEveryMs, ctx.deadline.remaining() / 2);
+      await new Promise((resolve) => setTimeout(resolve, wait));
       // a project removed meanwhile (a worktree deleted, a throwaway demo) is not written again
       if (!existsSync(store.dir)) return;
       if (!activeCacheFresh(store)) report = build();

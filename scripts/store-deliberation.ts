@@ -10,7 +10,9 @@ export const command: Command = {
                           [--labels a,b] [--files x,y] [--file PATH] [--json]
 
 Stores an agent's deliberation (from --file or stdin) and observes the patterns in its
-"Accumulated Patterns" section and its verdict-json findings.
+"Accumulated Patterns" section and its verdict-json findings. Secrets in the text are redacted
+before anything is kept (the artifact in .cairn/artifacts/deliberations/ too); pattern texts and
+finding summaries are kept sanitised, as format-patterns shows them.
 
   --json      print the stored ids and patterns on stdout
   --strict    exit non-zero on any error instead of failing open

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURES, REPO, openTestStore, packageWithBrokenModules, run, tempProject } from './helpers.js';
+import { devDependency, FIXTURES, REPO, openTestStore, packageWithBrokenModules, run, tempProject, trustCodexHooks } from './helpers.js';
 import { FENCE_CLOSE, FENCE_INTRO, FENCE_OPEN, HEADER, countLineTokens, entryLines, fitEntries, renderBlock } from '../lib/knowledge/auto-recall.js';
 import { branchWords, contextText } from '../lib/knowledge/context.js';
 import { titlesOf } from '../lib/knowledge/beads.js';
@@ -250,6 +250,40 @@ describe('what is shown', () => {
     expect(backfill(JSON.stringify([{ issue_id: 'b-1', text: 'LEARNED: the export job needs the account index' }])).code).toBe(0);
     expect(existsSync(join(root, '.cairn', 'cache', 'health.json'))).toBe(false);
     expect(contextOf(recall(hookPayload('claude-session-start.json')).stdout, 'claude')).not.toContain('degraded');
+  });
+});
+
+describe('hooks the host does not run', () => {
+  it('Codex runs this SessionStart hook but skips memory-capture (changed since trusted): the block says so, and what to do', () => {
+    const { root, recall, env } = project({ log: false });
+    devDependency(root);
+    expect(run('cairn', ['init', '--codex'], { cwd: root }).code).toBe(0);
+    const codexHome = join(root, 'codex-home');
+    trustCodexHooks(codexHome, root);
+    const codex = { ...hookPayload('codex-session-start.json'), cwd: root };
+    const quiet = run('auto-recall', ['--format', 'codex'], { cwd: root, input: JSON.stringify(codex), env: { ...env, CODEX_HOME: codexHome } });
+    expect(quiet.stdout).toBe('');
+    // a newer cairn init rewrote the capture hook: Codex no longer runs it until it is trusted again
+    const file = join(root, '.codex', 'hooks.json');
+    const settings = JSON.parse(readFileSync(file, 'utf8'));
+    settings.hooks.PostToolUse[0].hooks[0].timeout = 20;
+    writeFileSync(file, JSON.stringify(settings));
+    const told = run('auto-recall', ['--format', 'codex'], { cwd: root, input: JSON.stringify(codex), env: { ...env, CODEX_HOME: codexHome } });
+    expect(contextOf(told.stdout, 'codex')).toBe(
+      `${HEADER}\n\ncairn: hooks: codex: .codex/hooks.json: cairn's PostToolUse hook(s) changed since Codex trusted them (cairn init rewrote them), so Codex skips them: trust them again in /hooks — run cairn doctor\n`,
+    );
+    expect(recall(hookPayload('claude-session-start.json')).stdout).toBe(''); // another host's session: its own hooks
+  });
+
+  it('Claude Code with the async capture hook an earlier cairn wrote: the block says captures are lost, and what to do', () => {
+    const { root, recall } = project({ log: false });
+    devDependency(root);
+    mkdirSync(join(root, '.claude'));
+    const hook = { type: 'command', command: '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/memory-capture', async: true, timeout: 10 };
+    writeFileSync(join(root, '.claude', 'settings.json'), JSON.stringify({ hooks: { PostToolUse: [{ matcher: 'Bash', hooks: [hook] }] } }));
+    expect(contextOf(recall(hookPayload('claude-session-start.json')).stdout, 'claude')).toMatch(
+      /^cairn: hooks: claude: \.claude\/settings\.json: PostToolUse → memory-capture runs async: Claude Code cancels it when a session ends right after the command, and the capture is lost — cairn init --claude replaces it — run cairn doctor$/m,
+    );
   });
 });
 

@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initStore } from '../lib/store/init.js';
-import { FIXTURES, fixtureText, removeProject, run, tempProject } from './helpers.js';
+import { asIfApplyingKeptRuns, FIXTURES, fixtureText, removeProject, run, tempProject } from './helpers.js';
 // @ts-expect-error: the benchmark's store writer is plain JavaScript (it writes cairn's event format directly)
 import { PROJECT, writeEventLog } from '../bench/stores.js';
 // @ts-expect-error: the benchmark's text generator is plain JavaScript
@@ -39,10 +39,10 @@ beforeAll(() => {
 
 afterAll(() => removeProject(indexed));
 
-/** A copy of the big project where a background run applying kept runs started a moment ago (its stamp): none starts in the test. */
+/** A copy of the big project where a background run applies kept runs: none starts in the test. */
 function bigProjectKeepingRuns(): string {
   const root = bigProject(true);
-  writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
+  asIfApplyingKeptRuns(root);
   return root;
 }
 
@@ -75,8 +75,7 @@ describe('past the deadline', () => {
 
   it("memory-capture of a hook payload that adds 40,000 comments: past the hook gate's deadline the capture is kept for later, never lost", () => {
     const root = tempProject();
-    mkdirSync(join(root, '.cairn', 'cache'), { recursive: true });
-    writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
+    asIfApplyingKeptRuns(root);
     const payload = JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8'));
     payload.cwd = '.';
     payload.tool_input.command = Array.from({ length: 40_000 }, (_, i) => `bd comments add led-${i} "LEARNED: retry budget ${i} is bounded by the caller's deadline"`).join(' && ');
@@ -120,9 +119,8 @@ describe('past the deadline', () => {
     const root = bigProject(false);
     const log = () => readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8');
     const before = log();
-    // a background run that applies kept runs started a moment ago (its stamp): none starts in this test's project
-    mkdirSync(join(root, '.cairn', 'cache'), { recursive: true });
-    writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
+    // as if a background run applied kept runs: none starts in this test's project
+    asIfApplyingKeptRuns(root);
     const r = timed('store-deliberation', ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--project', PROJECT, '--strict'], {
       cwd: root,
       input: fixtureText('led-101-r1-plan-auditor.md'),

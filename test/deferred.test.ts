@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initStore } from '../lib/store/init.js';
-import { fixturePath, fixtureText, removeProject, run, runAsync, tempProject } from './helpers.js';
+import { asIfApplyingKeptRuns, fixturePath, fixtureText, removeProject, run, runAsync, tempProject } from './helpers.js';
 // @ts-expect-error: the benchmark's store writer is plain JavaScript (it writes cairn's event format directly)
 import { PROJECT, writeEventLog } from '../bench/stores.js';
 
@@ -51,18 +51,18 @@ const effects = (lines: string[]) =>
   });
 
 /**
- * Stands for a background `cairn rebuild --continue` started a moment ago (its stamp), so that the
- * writers start none and this test applies the kept runs itself, at a point it chooses.
+ * Stands for a background `cairn rebuild --continue` applying kept runs, so that the writers start
+ * none and this test applies the kept runs itself, at a point it chooses (after letting it go).
  */
-const drainerJustStarted = (root: string) => writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
+const drainerRunning = (root: string) => asIfApplyingKeptRuns(root);
 
 describe('writes while a fresh clone catches up', () => {
   it('are kept, in order, and applied by cairn rebuild --continue as if they had run on a current index', () => {
     const clone = bigProject(false);
     const before = logLines(clone);
     mkdirSync(join(clone, '.cairn', 'cache'), { recursive: true });
+    const letGo = drainerRunning(clone);
     for (const [i, step] of STEPS.entries()) {
-      drainerJustStarted(clone);
       // the first step has too little time to catch up; the others find it waiting and queue behind it
       const env = { CAIRN_NOW: NOW, ...(i === 0 && { CAIRN_DEADLINE_MS: '300' }) };
       const r = run(step.name, [...step.args, '--json', '--strict'], { cwd: clone, input: step.input, env });
@@ -75,6 +75,7 @@ describe('writes while a fresh clone catches up', () => {
     const doctor = () => (JSON.parse(run('cairn', ['doctor', '--json', '--project', PROJECT], { cwd: clone, env: { CAIRN_NOW: NOW } }).stdout) as { checks: { name: string; status: string; detail: string }[] }).checks.find((c) => c.name === 'deferred writes');
     expect(doctor()).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^4 waiting since .*: a background cairn rebuild --continue applies them$/) });
 
+    letGo();
     const drained = run('cairn', ['rebuild', '--continue', '--project', PROJECT, '--strict', '--json'], { cwd: clone, env: { CAIRN_NOW: NOW } });
     expect(drained.code, drained.stderr).toBe(0);
     expect(JSON.parse(drained.stdout).deferred).toBe(STEPS.length);
@@ -93,13 +94,14 @@ describe('writes while a fresh clone catches up', () => {
   it('a kept run is applied once, also when run again (a writer that retries after a failure)', () => {
     const clone = bigProject(false);
     mkdirSync(join(clone, '.cairn', 'cache'), { recursive: true });
-    drainerJustStarted(clone);
+    const letGo = drainerRunning(clone);
     const step = STEPS[0];
     const stored = () => logLines(clone).filter((l) => l.includes('"type":"deliberation.stored"')).length;
     const storedBefore = stored();
     const r = run(step.name, [...step.args, '--strict'], { cwd: clone, input: step.input, env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' } });
     expect(r.code, r.stderr).toBe(0);
     expect(waiting(clone)).toHaveLength(1);
+    letGo();
     expect(run('cairn', ['rebuild', '--continue', '--project', PROJECT, '--strict'], { cwd: clone, env: { CAIRN_NOW: NOW } }).code).toBe(0);
     expect(stored()).toBe(storedBefore + 1);
     // the same text stored again for the same issue/run changes nothing (SPEC §3.9.4)
@@ -110,12 +112,13 @@ describe('writes while a fresh clone catches up', () => {
   it('the file a run read is kept with it: the run applies even when the file is gone by then', () => {
     const clone = bigProject(false);
     mkdirSync(join(clone, '.cairn', 'cache'), { recursive: true });
-    drainerJustStarted(clone);
+    const letGo = drainerRunning(clone);
     const file = join(clone, 'auditor.md');
     cpSync(fixturePath('led-101-r1-plan-auditor.md'), file);
     const r = run('store-deliberation', ['--role', 'auditor', ...scope, '--file', 'auditor.md', '--strict'], { cwd: clone, env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' } });
     expect(r.code, r.stderr).toBe(0);
     rmSync(file);
+    letGo();
     const drained = run('cairn', ['rebuild', '--continue', '--project', PROJECT, '--strict', '--json'], { cwd: clone, env: { CAIRN_NOW: NOW } });
     expect(JSON.parse(drained.stdout).deferred).toBe(1);
     const artifacts = readdirSync(join(clone, '.cairn', 'artifacts', 'deliberations'));
@@ -146,7 +149,7 @@ describe('writes while a fresh clone catches up', () => {
   it('a preview (--dry-run) is never kept: it fails open as before, and leaves nothing to apply', () => {
     const clone = bigProject(false);
     mkdirSync(join(clone, '.cairn', 'cache'), { recursive: true });
-    drainerJustStarted(clone);
+    drainerRunning(clone);
     const r = run('outcome-score', ['--result', 'pass', ...scope, '--dry-run'], { cwd: clone, env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' } });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/^cairn outcome-score: skipped \(pipeline continues\): deadline passed while indexing events/);
@@ -166,7 +169,7 @@ describe('writes while a fresh clone catches up', () => {
   it('runs kept by writers at once are applied exactly once, by two cairn rebuild --continue at once', async () => {
     const clone = bigProject(false);
     mkdirSync(join(clone, '.cairn', 'cache'), { recursive: true });
-    drainerJustStarted(clone);
+    const letGo = drainerRunning(clone);
     const before = logLines(clone).length;
     const issues = ['LED-201', 'LED-202', 'LED-203', 'LED-204'];
     const kept = await Promise.all(
@@ -179,6 +182,7 @@ describe('writes while a fresh clone catches up', () => {
       ),
     );
     for (const r of kept) expect(r.code, r.stderr).toBe(0);
+    letGo();
     const drains = await Promise.all([0, 1].map(() => runAsync('cairn', ['rebuild', '--continue', '--project', PROJECT, '--strict', '--json'], { cwd: clone, env: { CAIRN_NOW: NOW } })));
     for (const d of drains) expect(d.code, d.stderr).toBe(0);
     const ran = drains.reduce((sum, d) => sum + (JSON.parse(d.stdout) as { deferred: number }).deferred, 0);

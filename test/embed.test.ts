@@ -71,7 +71,7 @@ describe('parseVectors', () => {
     expect([...out.vectors.keys()].sort()).toEqual(['a', 'b']);
     expect([...out.vectors.get('a')!]).toEqual([1, 0]);
     expect(out.problems).toEqual([
-      'provider output line 1 is not JSON: Loading model...',
+      'provider output line 1 is not JSON (line 1, column 1)', // the place, never the output itself
       'provider output line 3 has an unknown id "zzz"',
       'provider output line 4 (id b) has no vector of finite numbers',
       'provider output line 8 has an unknown id undefined',

@@ -4,7 +4,7 @@ import { chmodSync, closeSync, constants, cpSync, existsSync, lstatSync, mkdirSy
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { binPath, cleanEnv, corruptPatternsPage, FIXTURES, fixtureText, packageWithBrokenModules, removeProject, seededBytes, type RunResult } from './helpers.js';
+import { asIfApplyingKeptRuns, binPath, cleanEnv, corruptPatternsPage, FIXTURES, fixtureText, packageWithBrokenModules, removeProject, seededBytes, type RunResult } from './helpers.js';
 import { Store } from '../lib/store/store.js';
 import { locate } from '../lib/store/root.js';
 import { Deadline } from '../lib/core/deadline.js';
@@ -176,9 +176,8 @@ function project(): string {
   const root = mkdtempSync(join(tmpdir(), 'cairn-fault-'));
   made.push(root);
   cpSync(template, root, { recursive: true });
-  // as if a background run applying kept runs had just started: a writer that keeps its run starts none here
-  mkdirSync(inStore(root, 'cache'), { recursive: true });
-  writeFileSync(inStore(root, 'cache', 'deferred.requested'), '');
+  // as if a background run were applying kept runs: a writer that keeps its run starts none here
+  asIfApplyingKeptRuns(root);
   return root;
 }
 
@@ -223,8 +222,8 @@ interface Fault {
   expect(e: Executable): Expect;
   /** Undo the fault before the log and index are checked (as a person would after reading the message). */
   repair?(root: string): void;
-  /** A check of the fault's own victim (the file behind a link is untouched, …). */
-  after?(root: string, e: Executable): void;
+  /** A check of the fault's own victim (the file behind a link is untouched, …) and of what the run printed. */
+  after?(root: string, e: Executable, o: Outcome): void;
 }
 
 let brokenSqlite: string;
@@ -234,8 +233,10 @@ let holder: ChildProcess;
 const holdLock = (path: string) => writeFileSync(path, `${holder.pid} ${hostname()} ${Date.now()}\n`, { flag: 'wx' });
 
 const inStore = (root: string, ...parts: string[]) => join(root, '.cairn', ...parts);
+/** What a file outside the project holds: it must never reach an output or a committed file. */
+const OUTSIDE = 'OUTSIDE-the-project-7f3a';
 /** The locks of the logs and files that writers change. */
-const LOCKS = ['events.jsonl.lock', 'memory/knowledge.jsonl.lock', 'landing-patterns.json.lock'];
+const LOCKS = ['events.jsonl.lock', 'memory/knowledge.jsonl.lock', 'landings.jsonl.lock'];
 let deadPid: number;
 const withDeadline: Run = { env: { CAIRN_DEADLINE_MS: String(DEADLINE_MS) } };
 const lockers = (e: Executable) => e.locks;
@@ -355,10 +356,11 @@ const FAULTS: Fault[] = [
       symlinkSync('/dev/zero', inStore(root, 'events.jsonl'));
       rmSync(inStore(root, 'cache'), { recursive: true }); // a fresh clone: the index is built from the log
     },
-    // every reader of the event log refuses it at once (it would read without end); the knowledge side goes on
+    // every reader of the event log refuses it at once (it would read without end); the knowledge side goes
+    // on; a landing is recorded in its own log, and only its note in the event log is refused
     expect: (e) =>
       e.command === 'patterns' && e.args[0] === 'capture'
-        ? { skipped: /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one/ }
+        ? { ok: true, warning: /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one \(after the change was recorded/ }
         : EVENT_LOG_READERS.includes(e.command)
           ? { skipped: /events\.jsonl is not a regular file/ }
           : { ok: true },
@@ -374,6 +376,71 @@ const FAULTS: Fault[] = [
     // a capture's append meets the link first; every reader refuses it at once
     expect: (e) => (KNOWLEDGE_LOG_READERS.includes(e.command) ? { skipped: /knowledge\.jsonl(: it is a symbolic link; cairn never writes through one| is not a regular file)/ } : { ok: true }),
     repair: (root) => rmSync(inStore(root, 'memory', 'knowledge.jsonl')),
+  },
+  {
+    // a clone can bring a committed log as a link to any JSONL file of the machine
+    name: 'events.jsonl committed as a link to a JSONL log outside the project',
+    setup: (root) => {
+      mkdirSync(join(root, 'outside'));
+      const planted = {
+        v: 1, id: '01ZZZZZZZZZZZZZZZZZZZZZZZZ', ts: NOW, type: 'pattern.observed', project: PROJECT, pattern: 'p0ut51de0000001', role: 'auditor',
+        text: `${OUTSIDE}: plans must name their tests`, category: 'rule', issue: 'LED-1', run: 'r1', phase: null, labels: [], files: [], deliberation: 'd0ut51de',
+      };
+      writeFileSync(join(root, 'outside', 'events.jsonl'), readFileSync(inStore(root, 'events.jsonl'), 'utf8') + JSON.stringify(planted) + '\n');
+      rmSync(inStore(root, 'events.jsonl'));
+      symlinkSync(join(root, 'outside', 'events.jsonl'), inStore(root, 'events.jsonl'));
+      rmSync(inStore(root, 'cache'), { recursive: true }); // a fresh clone: the index is built from the log
+      asIfApplyingKeptRuns(root);
+    },
+    // never read through the link: every reader of the event log refuses it and says why
+    expect: (e) =>
+      e.command === 'patterns' && e.args[0] === 'capture'
+        ? { ok: true, warning: /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one \(after the change was recorded/ }
+        : EVENT_LOG_READERS.includes(e.command)
+          ? { skipped: /events\.jsonl is not a regular file but a symbolic link; cairn reads no log through one/ }
+          : { ok: true },
+    repair: (root) => rmSync(inStore(root, 'events.jsonl')),
+    after: (root, e, o) => {
+      expect(o.stdout, label(e)).not.toContain('OUTSIDE');
+      expect(readFileSync(join(root, 'outside', 'events.jsonl'), 'utf8')).toContain(OUTSIDE); // never written either
+    },
+  },
+  {
+    name: 'memory/knowledge.jsonl committed as a link to a JSONL log outside the project',
+    setup: (root) => {
+      mkdirSync(join(root, 'outside'));
+      const planted = { key: 'learned-outside', type: 'learned', content: `${OUTSIDE} the ledger totals`, source: 'user', tags: ['learned'], ts: 1_770_000_000, bead: 'bd-9' };
+      writeFileSync(join(root, 'outside', 'knowledge.jsonl'), readFileSync(inStore(root, 'memory', 'knowledge.jsonl'), 'utf8') + JSON.stringify(planted) + '\n');
+      rmSync(inStore(root, 'memory', 'knowledge.jsonl'));
+      symlinkSync(join(root, 'outside', 'knowledge.jsonl'), inStore(root, 'memory', 'knowledge.jsonl'));
+      rmSync(inStore(root, 'cache'), { recursive: true });
+      asIfApplyingKeptRuns(root);
+    },
+    expect: (e) => (KNOWLEDGE_LOG_READERS.includes(e.command) ? { skipped: /knowledge\.jsonl(: it is a symbolic link; cairn never writes through one| is not a regular file but a symbolic link; cairn reads no log through one)/ } : { ok: true }),
+    repair: (root) => rmSync(inStore(root, 'memory', 'knowledge.jsonl')),
+    after: (root, e, o) => {
+      expect(o.stdout, label(e)).not.toContain('OUTSIDE');
+      expect(readFileSync(join(root, 'outside', 'knowledge.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+    },
+  },
+  {
+    name: "the rotation journal is a link to a file outside the project",
+    only: (e) => ['rotate', 'memory-capture'].includes(e.command),
+    setup: (root) => {
+      mkdirSync(join(root, 'outside'));
+      writeFileSync(join(root, 'outside', 'secrets.jsonl'), `{"inode":1}\n{"key":"x","type":"fact","content":"${OUTSIDE}"}\n`);
+      symlinkSync(join(root, 'outside', 'secrets.jsonl'), inStore(root, 'memory', 'knowledge.jsonl.rotating.tmp'));
+    },
+    // reported, and nothing of the file behind it reaches the committed archive; a capture still captures
+    expect: (e) =>
+      e.command === 'rotate'
+        ? { skipped: /knowledge\.jsonl\.rotating\.tmp is not a regular file but a symbolic link; cairn reads no log through one/ }
+        : { ok: true, warning: /captured; rotation is left to the next run \(.*rotating\.tmp is not a regular file but a symbolic link/ },
+    after: (root) => {
+      const archive = inStore(root, 'memory', 'knowledge.archive.jsonl');
+      expect(existsSync(archive) ? readFileSync(archive, 'utf8') : '').not.toContain(OUTSIDE);
+      expect(readFileSync(join(root, 'outside', 'secrets.jsonl'), 'utf8')).toContain(OUTSIDE);
+    },
   },
   {
     name: 'a stored deliberation replaced by a link to /dev/zero',
@@ -444,8 +511,8 @@ const FAULTS: Fault[] = [
   {
     name: 'a deadline of 1 ms',
     setup: () => ({ env: { CAIRN_DEADLINE_MS: '1' } }),
-    // a writer that passed it after opening the store keeps its run; before, there is no store to keep it in
-    expect: (e) => (e.keeps ? { keptOrSkipped: /deadline of 1 ms passed/ } : { skipped: /deadline of 1 ms passed/ }),
+    // a writer reads its whole input and keeps its run with it, however short its deadline
+    expect: (e) => (e.keeps ? { kept: /deadline of 1 ms passed/ } : { skipped: /deadline of 1 ms passed/ }),
   },
 ];
 
@@ -511,8 +578,9 @@ function expectStoreIntact(root: string, before: Map<string, string>): void {
 
 /**
  * Exit code, stdout and the stderr line of one run against what the fault expects: a failure is one
- * `cairn <name>: skipped (pipeline continues): <reason>` line, exit 0 and no product (under --json,
- * the error object); under --strict it is `cairn <name>: <reason>` and exit 1.
+ * `cairn <name>: skipped (pipeline continues): <reason>` line — exactly one, whatever was said before
+ * it — exit 0 and no product (under --json, the error object); under --strict it is
+ * `cairn <name>: <reason>` and exit 1. A run kept for later is one line too.
  */
 function expectOutcome(e: Executable, o: Outcome, expected: Expect): void {
   const name = `cairn ${e.command}`;
@@ -526,6 +594,7 @@ function expectOutcome(e: Executable, o: Outcome, expected: Expect): void {
     const reason = 'kept' in expected ? expected.kept : expected.keptOrSkipped;
     expect(o.code, about).toBe(0); // not a failure, under --strict too: applied later
     expect(kept, about).toBe(true);
+    expect(lines, about).toHaveLength(1); // one line, whatever was said before it (SPEC §2)
     expect(lines.at(-1), about).toMatch(reason);
     if (e.args.includes('--json')) expect(JSON.parse(o.stdout), about).toEqual({ deferred: expect.any(String) });
     else expect(o.stdout, about).toBe('');
@@ -535,6 +604,7 @@ function expectOutcome(e: Executable, o: Outcome, expected: Expect): void {
   if ('skipped' in expected || ('okOrSkipped' in expected && failed)) {
     const reason = 'skipped' in expected ? expected.skipped : (expected as { okOrSkipped: RegExp }).okOrSkipped;
     expect(o.code, about).toBe(strict ? 1 : 0);
+    expect(lines, about).toHaveLength(1); // a failure is one line, with the warnings before it folded in (SPEC §2)
     const last = lines.at(-1) ?? '';
     expect(last.startsWith(strict ? `${name}: ` : `${name}: skipped (pipeline continues): `), about).toBe(true);
     expect(last, about).toMatch(reason);
@@ -570,7 +640,7 @@ describe('every executable under every fault', () => {
         const deadline = Number(run.env?.CAIRN_DEADLINE_MS);
         if (deadline > 0) expect(outcome.ms, `${label(e)} ran ${outcome.ms} ms`).toBeLessThan(deadline + SLACK_MS);
         expectOutcome(e, outcome, fault.expect(e));
-        fault.after?.(root, e);
+        fault.after?.(root, e, outcome);
         fault.repair?.(root);
         expectStoreIntact(root, before);
       }),

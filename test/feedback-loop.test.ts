@@ -2,7 +2,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempProject, openTestStore, run, fixtureText, fixturePath } from './helpers.js';
+import { tempProject, openTestStore, run, fixtureText, fixturePath, leakedSecrets, secretShapes } from './helpers.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
 import { runFeedback, type FeedbackInput, type FeedbackReport } from '../lib/patterns/feedback.js';
@@ -1050,5 +1050,16 @@ describe("a dismissal read with the validator's reason", () => {
     const explain = run('cairn', ['explain', manPage, '--strict'], { cwd: root, env: { CAIRN_NOW: iso(1) } });
     // the finding's link (to the other rule) is not in this pattern's history: the reason says how the dismissal got here
     expect(explain.stdout).toContain("dismissed in LED-9/r1 via finding A1, reached through the validator's reason 'false positive. ledgerly ships no man page: flags are documented in --help.' (weight 1");
+  });
+
+  it('keeps the validator\'s reason without its secrets, whatever shape they take', () => {
+    for (const shape of secretShapes()) {
+      const { s } = raised();
+      feedback(s, { validatorText: withReason(`ledgerly ships no man page: ${shape.text.replace(/\s+/g, ' ')}`) });
+      const [ignored] = events(s.location.root, 'pattern.ignored') as { reason?: string }[];
+      expect(ignored.reason, shape.name).toMatch(/^false positive\. ledgerly ships no man page: /);
+      expect(leakedSecrets(readFileSync(join(s.location.root, '.cairn', 'events.jsonl'), 'utf8'), [shape]), shape.name).toEqual([]);
+      s.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, chmodSync, cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
@@ -10,6 +10,8 @@ import { locate } from '../lib/store/root.js';
 import { Deadline } from '../lib/core/deadline.js';
 import { createLogger } from '../lib/core/logger.js';
 import { initStore } from '../lib/store/init.js';
+import { codexEventLabel, codexHookHash } from '../lib/hosts/codex-trust.js';
+import { placedHandlers } from '../lib/hosts/settings.js';
 
 // Shared test helpers: temporary projects, the executables run as processes, fixtures.
 
@@ -170,6 +172,38 @@ export function fixturePath(file: string): string {
   return join(FIXTURES, 'deliberations', file);
 }
 
+/** Stand-ins for cairn as a dev dependency of `root`: each executable in node_modules/.bin says it ran. */
+export function devDependency(root: string): void {
+  const bin = join(root, 'node_modules', '.bin');
+  mkdirSync(bin, { recursive: true });
+  for (const name of ['auto-recall', 'memory-capture', 'cairn']) {
+    writeFileSync(join(bin, name), `#!/bin/sh\necho "ran ${name} $*"\n`);
+    chmodSync(join(bin, name), 0o755);
+  }
+}
+
+/**
+ * The lines of Codex's config.toml that trust cairn's hooks of the project at `root` as /hooks
+ * records them (test/hosts/codex.test.ts shows the real Codex runs hooks trusted so).
+ */
+export function codexHookTrust(root: string): string {
+  const settings = JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8'));
+  const lines: string[] = [];
+  for (const event of Object.keys(settings.hooks)) {
+    for (const { matcher, handler, group, index } of placedHandlers(settings, event)) {
+      lines.push(`[hooks.state.${JSON.stringify(`${join(root, '.codex', 'hooks.json')}:${codexEventLabel(event)}:${group}:${index}`)}]`);
+      lines.push(`trusted_hash = "${codexHookHash(event, matcher, handler)}"`, '');
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Trust a project and cairn's hooks in it, in `codexHome`'s config.toml, as Codex's own prompts do. */
+export function trustCodexHooks(codexHome: string, root: string): void {
+  mkdirSync(codexHome, { recursive: true });
+  appendFileSync(join(codexHome, 'config.toml'), `[projects.${JSON.stringify(root)}]\ntrust_level = "trusted"\n\n${codexHookTrust(root)}`);
+}
+
 /** A seeded pseudo-random generator (mulberry32): the same seed gives the same test data. */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
@@ -228,6 +262,18 @@ export function packageWithBrokenModules(names: string[]): string {
   return pkg;
 }
 
+/**
+ * As if a background `cairn rebuild --continue` were applying kept runs (lib/store/deferred.ts): the
+ * lock it holds, in the name of this live test process, so that a writer that keeps its run starts
+ * none and the test applies the kept runs itself, when it chooses. Returns what lets it go.
+ */
+export function asIfApplyingKeptRuns(root: string): () => void {
+  const lock = join(root, '.cairn', 'cache', 'deferred.lock');
+  mkdirSync(dirname(lock), { recursive: true });
+  writeFileSync(lock, `${process.pid} ${hostname()} ${Date.now()}\n`);
+  return () => rmSync(lock, { force: true });
+}
+
 /** Exit 0, empty stdout, exactly one stderr line `cairn <name>: …` matching `message` (SPEC §2). */
 export function expectFailOpen(r: RunResult, name: string, message: RegExp): void {
   expect(r.code, r.stderr).toBe(0);
@@ -236,4 +282,35 @@ export function expectFailOpen(r: RunResult, name: string, message: RegExp): voi
   expect(lines, r.stderr).toHaveLength(1);
   expect(lines[0].startsWith(`cairn ${name}: `)).toBe(true);
   expect(lines[0]).toMatch(message);
+}
+
+/** A secret of the corpus (fixtures/secrets/shapes.json): its text with the secret in it, and the secret alone. */
+export interface SecretShape {
+  name: string;
+  secret: string;
+  text: string;
+}
+
+/** The corpus of some thirty secret shapes, its pieces joined. */
+export function secretShapes(): SecretShape[] {
+  const { shapes } = JSON.parse(readFileSync(join(FIXTURES, 'secrets', 'shapes.json'), 'utf8')) as { shapes: { name: string; secret: string[]; text: string[] }[] };
+  return shapes.map((s) => {
+    const secret = s.secret.join('');
+    return { name: s.name, secret, text: s.text.map((piece) => (piece === '{secret}' ? secret : piece)).join('') };
+  });
+}
+
+/**
+ * What must never be seen of a secret: the secret, each long line of a multi-line one, and its first
+ * and last twelve characters (a secret cut by a length cap still leaks its start).
+ */
+export function telltales(secret: string): string[] {
+  const parts = [secret, ...secret.split(/\s+/).filter((part) => part.length >= 12)];
+  if (secret.length > 12) parts.push(secret.slice(0, 12), secret.slice(-12));
+  return [...new Set(parts)];
+}
+
+/** The names of the shapes whose secret shows in `text` (none, as a rule). */
+export function leakedSecrets(text: string, shapes: SecretShape[]): string[] {
+  return shapes.filter((s) => telltales(s.secret).some((part) => text.includes(part))).map((s) => s.name);
 }

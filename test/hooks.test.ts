@@ -20,7 +20,7 @@ describe('ready configuration files', () => {
     ['cursor', ['cursor', 'hooks.json']],
   ] as const)('%s: exactly the entries `cairn init` writes (for executables on PATH)', (host, file) => {
     const hooks = HOST_HOOKS[host];
-    expect(hookFile(...file)).toEqual(mergeHooks({ ...hooks.base }, hooks.layout, hooks.entries((name) => name)).settings);
+    expect(hookFile(...file)).toEqual(mergeHooks({ ...hooks.base }, hooks, hooks.entries((name) => name)).settings);
   });
 
   it('the Gemini extension is named like its directory', () => {

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readHookInput, type HookInput } from '../lib/hosts/payload.js';
 import { envelopeFor, wrapContext } from '../lib/hosts/envelope.js';
+import { transcriptExitCode } from '../lib/hosts/codex.js';
+import { mayCapture } from '../lib/knowledge/bd-command.js';
 import { FIXTURES } from './helpers.js';
 
 // Hook payloads in (one normaliser per host shape) and context envelopes out (SPEC §4.2, §4.4, §7).
@@ -57,11 +59,34 @@ describe('readHookInput', () => {
 
   it('takes the payload as text too, and never throws on anything', () => {
     expect(readHookInput(readFileSync(join(FIXTURES, 'hooks', 'claude-session-start.json'), 'utf8'))).toMatchObject({ host: 'claude', source: 'startup' });
-    const empty = { host: 'unknown', event: null, cwd: null, sessionId: null, prompt: null, source: null, command: null, toolFailed: false };
+    const empty = { host: 'unknown', event: null, cwd: null, sessionId: null, prompt: null, source: null, command: null, toolFailed: false, transcriptPath: null, toolUseId: null };
     for (const junk of [null, undefined, 42, 'not json {', [], ['a'], {}, { foo: 'bar' }, true]) expect(readHookInput(junk)).toEqual(empty);
     // fields of the wrong type read as absent
     expect(readHookInput({ hook_event_name: 'SessionStart', cwd: 7, session_id: ['x'], source: {} })).toMatchObject({ host: 'claude', cwd: null, sessionId: null, source: null });
     expect(readHookInput({ hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: null, tool_response: 5 })).toMatchObject({ command: null, toolFailed: false });
+  });
+});
+
+describe('Codex: a shell call’s exit status', () => {
+  // Codex 0.171.0 sends PostToolUse with tool_response the command's output alone (a string), and
+  // records the call's item_completed, with its exit_code, in the transcript before the hook runs
+  // (fixtures/hooks/codex-rollout.jsonl: lines of a real rollout, a bd that succeeded and one that bd rejected).
+  const rollout = join(FIXTURES, 'hooks', 'codex-rollout.jsonl');
+  const call = (toolUseId: string, transcriptPath: string | null = rollout) =>
+    readHookInput({ ...(payload('codex-post-tool-use.json') as object), transcript_path: transcriptPath, tool_use_id: toolUseId, tool_response: 'Error: issue not found\n' });
+
+  it('is read from the transcript: 0, 1, or null when the call or the transcript is not there', () => {
+    expect(transcriptExitCode(rollout, 'call_resp_1795825409635')).toBe(0);
+    expect(transcriptExitCode(rollout, 'call_resp_1795825409787')).toBe(1);
+    expect(transcriptExitCode(rollout, 'call_unknown')).toBeNull();
+    expect(transcriptExitCode(join(FIXTURES, 'hooks', 'no-such-rollout.jsonl'), 'call_resp_1795825409787')).toBeNull();
+  });
+
+  it('a call the transcript says failed may not capture; one it says succeeded, or cannot tell about, may', () => {
+    expect(call('call_resp_1795825409787')).toMatchObject({ host: 'codex', transcriptPath: rollout, toolUseId: 'call_resp_1795825409787', toolFailed: false });
+    expect(mayCapture(call('call_resp_1795825409787'))).toBe(false);
+    expect(mayCapture(call('call_resp_1795825409635'))).toBe(true);
+    expect(mayCapture(call('call_resp_1795825409787', null))).toBe(true); // codex exec --ephemeral keeps no transcript
   });
 });
 

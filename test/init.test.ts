@@ -9,7 +9,7 @@ import { codexHooks } from '../lib/hosts/codex.js';
 import { cursorHooks } from '../lib/hosts/cursor.js';
 import { geminiHooks } from '../lib/hosts/gemini.js';
 import { commandProgram, commandsFor, executableCommand, installHooks, mergeHooks } from '../lib/hosts/settings.js';
-import { binPath, cleanEnv, FIXTURES, run, tempProject } from './helpers.js';
+import { binPath, cleanEnv, devDependency, FIXTURES, run, tempProject, trustCodexHooks } from './helpers.js';
 
 // `cairn init` (SPEC §7): the store with its git settings, and hook entries merged into each
 // host's settings file without touching the user's own.
@@ -23,6 +23,9 @@ const USER_CLAUDE_SETTINGS = {
     Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }],
   },
 };
+
+/** A SessionStart command as cairn writes it: `command`, or what to do when its program cannot run. */
+const orElseSays = (command: string) => expect.stringMatching(new RegExp(`^${command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\|\\| echo '\\{`));
 
 describe('cairn init --claude', () => {
   it("keeps the user's other hooks and settings; running it twice changes nothing", () => {
@@ -38,11 +41,17 @@ describe('cairn init --claude', () => {
     expect(settings.hooks.Stop).toEqual(USER_CLAUDE_SETTINGS.hooks.Stop);
     expect(settings.hooks.PostToolUse).toEqual([
       USER_CLAUDE_SETTINGS.hooks.PostToolUse[0],
-      { matcher: 'Bash', hooks: [{ type: 'command', command: 'memory-capture', async: true, timeout: 10 }] },
+      {
+        matcher: 'Bash',
+        hooks: [
+          { type: 'command', if: 'Bash(bd *)', command: 'memory-capture', timeout: 10 },
+          { type: 'command', if: 'Bash(*/bd *)', command: 'memory-capture', timeout: 10 },
+        ],
+      },
     ]);
     expect(settings.hooks.SessionStart).toEqual([
       USER_CLAUDE_SETTINGS.hooks.SessionStart[0],
-      { hooks: [{ type: 'command', command: 'auto-recall --format claude', timeout: 10 }] },
+      { hooks: [{ type: 'command', command: orElseSays('auto-recall --format claude'), timeout: 10 }] },
     ]);
     expect(readFileSync(settingsPath, 'utf8')).toMatch(/^\{\n {4}"permissions"/); // the file's own indentation
     expect(existsSync(join(root, '.cairn', '.gitignore'))).toBe(true);
@@ -105,7 +114,7 @@ describe('cairn init --claude', () => {
       expect(r.code, r.stderr).toBe(0);
       const settings = JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8'));
       expect(settings.hooks.PostToolUse[0].hooks[0].command).toBe(`memory-capture --dir '${shared}'`);
-      expect(JSON.parse(readFileSync(join(root, '.cursor', 'hooks.json'), 'utf8')).hooks.sessionStart[0].command).toBe(`auto-recall --dir '${shared}' --format cursor`);
+      expect(JSON.parse(readFileSync(join(root, '.cursor', 'hooks.json'), 'utf8')).hooks.sessionStart[0].command).toEqual(orElseSays(`auto-recall --dir '${shared}' --format cursor`));
       expect(r.stdout).toContain(`maintain --dir '${shared}' --quiet`);
       expect(r.stdout).toContain(`Commit the hooks (the store ${shared} is outside this repository: not shared through it):\n  git add .claude/settings.json .cursor/hooks.json`);
       // the capture hook, run as written (bin/ stands in for PATH), lands in the shared store, and no .cairn/ appears
@@ -129,7 +138,7 @@ describe('cairn init --claude', () => {
       const r = run('cairn', ['init', '--codex'], { cwd: root });
       expect(r.code, r.stderr).toBe(0);
       const command = JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command;
-      expect(command).toBe(`'${root}'/node_modules/.bin/auto-recall --format codex`);
+      expect(command).toEqual(orElseSays(`'${root}'/node_modules/.bin/auto-recall --format codex`));
       const ran = spawnSync('sh', ['-c', command], { cwd: join(root, '.codex'), encoding: 'utf8' });
       expect(ran.stdout.trim()).toBe('ran auto-recall --format codex');
       expect(r.stdout).not.toContain('git add');
@@ -141,15 +150,6 @@ describe('cairn init --claude', () => {
 });
 
 /** A stand-in for cairn as a dev dependency: node_modules/.bin executables that say how they were run. */
-function devDependency(root: string): void {
-  const bin = join(root, 'node_modules', '.bin');
-  mkdirSync(bin, { recursive: true });
-  for (const name of ['auto-recall', 'memory-capture', 'cairn']) {
-    writeFileSync(join(bin, name), `#!/bin/sh\necho "ran ${name} $*"\n`);
-    chmodSync(join(bin, name), 0o755);
-  }
-}
-
 describe('the cron lines', () => {
   it('name cairn by a path cron can run: the dev dependency, else the global install; node’s directory on PATH when cron lacks it', () => {
     const root = tempProject({ init: false });
@@ -186,31 +186,31 @@ describe('hook settings per host', () => {
     expect(out.commit).toBe('git add .cairn .codex/hooks.json .gemini/settings.json .cursor/hooks.json && git commit -m "Set up cairn"');
     expect(JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8'))).toEqual({
       hooks: {
-        SessionStart: [{ hooks: [{ type: 'command', command: 'auto-recall --format codex', timeout: 10 }] }],
+        SessionStart: [{ hooks: [{ type: 'command', command: orElseSays('auto-recall --format codex'), timeout: 10 }] }],
         PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'memory-capture', timeout: 10 }] }],
       },
     });
     expect(JSON.parse(readFileSync(join(root, '.gemini', 'settings.json'), 'utf8'))).toEqual({
       hooks: {
-        SessionStart: [{ hooks: [{ name: 'cairn-auto-recall', type: 'command', command: 'auto-recall --format gemini', timeout: 10000 }] }],
+        SessionStart: [{ hooks: [{ name: 'cairn-auto-recall', type: 'command', command: orElseSays('auto-recall --format gemini'), timeout: 10000 }] }],
         AfterTool: [{ matcher: 'run_shell_command', hooks: [{ name: 'cairn-memory-capture', type: 'command', command: 'memory-capture', timeout: 10000 }] }],
       },
     });
     expect(JSON.parse(readFileSync(join(root, '.cursor', 'hooks.json'), 'utf8'))).toEqual({
       version: 1,
-      hooks: { sessionStart: [{ command: 'auto-recall --format cursor' }], afterShellExecution: [{ command: 'memory-capture' }] },
+      hooks: { sessionStart: [{ command: orElseSays('auto-recall --format cursor') }], afterShellExecution: [{ command: 'memory-capture' }] },
     });
   });
 
   it('an entry of cairn already there (another path, other flags) is kept, not doubled; flat layout too', () => {
     const mine = { hooks: { SessionStart: [{ hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude --limit 5' }] }] } };
-    const { settings, added } = mergeHooks(mine, 'nested', claudeHooks.entries((n) => n));
-    expect(added.map((e) => e.event)).toEqual(['PostToolUse']);
+    const { settings, added } = mergeHooks(mine, claudeHooks, claudeHooks.entries((n) => n));
+    expect(added.map((e) => e.event)).toEqual(['PostToolUse', 'PostToolUse']);
     expect(commandsFor(settings, 'nested', 'SessionStart')).toEqual(['"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude --limit 5']);
     const cursor = { version: 1, hooks: { afterShellExecution: [{ command: './audit.sh' }, { command: '/usr/local/bin/memory-capture' }] } };
-    const merged = mergeHooks(cursor, 'flat', cursorHooks.entries((n) => n));
+    const merged = mergeHooks(cursor, cursorHooks, cursorHooks.entries((n) => n));
     expect(merged.added.map((e) => e.event)).toEqual(['sessionStart']);
-    expect(merged.settings.hooks).toEqual({ afterShellExecution: [{ command: './audit.sh' }, { command: '/usr/local/bin/memory-capture' }], sessionStart: [{ command: 'auto-recall --format cursor' }] });
+    expect(merged.settings.hooks).toEqual({ afterShellExecution: [{ command: './audit.sh' }, { command: '/usr/local/bin/memory-capture' }], sessionStart: [{ command: orElseSays('auto-recall --format cursor') }] });
   });
 
   it('a dev dependency is run from the project’s node_modules, named the way each host can resolve it', () => {
@@ -229,9 +229,72 @@ describe('hook settings per host', () => {
     expect(executableCommand(pkg, cursorHooks, 'auto-recall')).toBe(`"$(git rev-parse --show-toplevel)"/'packages/my api'/node_modules/.bin/auto-recall`);
     expect(commandProgram('"$(git rev-parse --show-toplevel)"/node_modules/.bin/auto-recall --format codex')).toBe('$(git rev-parse --show-toplevel)/node_modules/.bin/auto-recall');
     installHooks(root, claudeHooks);
-    expect(JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command).toBe(
-      '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude',
+    expect(JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command).toEqual(
+      orElseSays('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude'),
     );
+  });
+
+  it('an async memory-capture hook an earlier cairn wrote: cairn doctor fails it, cairn init --claude replaces it with the synchronous ones and keeps the rest', () => {
+    const root = tempProject({ init: false });
+    devDependency(root);
+    mkdirSync(join(root, '.claude'));
+    const old = {
+      hooks: {
+        ...USER_CLAUDE_SETTINGS.hooks,
+        PostToolUse: [
+          USER_CLAUDE_SETTINGS.hooks.PostToolUse[0],
+          { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/memory-capture', async: true, timeout: 10 }] },
+        ],
+      },
+    };
+    writeFileSync(join(root, '.claude', 'settings.json'), JSON.stringify(old));
+    const before = run('cairn', ['doctor', '--json'], { cwd: root });
+    expect(JSON.parse(before.stdout).checks.find((c: { name: string }) => c.name === 'hooks: claude')).toEqual({
+      name: 'hooks: claude',
+      status: 'fail',
+      detail: expect.stringMatching(/PostToolUse → memory-capture runs async: Claude Code cancels it when a session ends right after the command.* cairn init --claude replaces it/),
+    });
+    const r = run('cairn', ['init', '--claude'], { cwd: root });
+    expect(r.stdout).toContain('replaced the PostToolUse hook an earlier cairn wrote: it runs async');
+    const settings = JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8'));
+    expect(settings.hooks.PostToolUse).toEqual([
+      USER_CLAUDE_SETTINGS.hooks.PostToolUse[0],
+      {
+        matcher: 'Bash',
+        hooks: ['Bash(bd *)', 'Bash(*/bd *)'].map((rule) => ({ type: 'command', if: rule, command: '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/memory-capture', timeout: 10 })),
+      },
+    ]);
+    expect(settings.hooks.Stop).toEqual(USER_CLAUDE_SETTINGS.hooks.Stop);
+    expect(JSON.parse(run('cairn', ['doctor', '--json'], { cwd: root }).stdout).checks.find((c: { name: string }) => c.name === 'hooks: claude').status).toBe('ok');
+  });
+
+  it.each(['claude', 'codex', 'gemini', 'cursor'] as const)('%s: where cairn is not installed (before npm install), the SessionStart hook tells the session what to do', (host) => {
+    const root = tempProject({ init: false });
+    devDependency(root);
+    expect(run('cairn', ['init', `--${host}`], { cwd: root }).code).toBe(0);
+    rmSync(join(root, 'node_modules'), { recursive: true });
+    const file = JSON.parse(readFileSync(join(root, { claude: '.claude/settings.json', codex: '.codex/hooks.json', gemini: '.gemini/settings.json', cursor: '.cursor/hooks.json' }[host]), 'utf8'));
+    const command: string = host === 'cursor' ? file.hooks.sessionStart[0].command : file.hooks.SessionStart[0].hooks[0].command;
+    const env = { PATH: '/usr/bin:/bin', CLAUDE_PROJECT_DIR: root, GEMINI_PROJECT_DIR: root };
+    const hook = spawnSync('sh', ['-c', command], { cwd: root, env, input: '{}', encoding: 'utf8' });
+    expect(hook.status).toBe(0);
+    const out = JSON.parse(hook.stdout);
+    const context: string = host === 'cursor' ? out.additional_context : out.hookSpecificOutput.additionalContext;
+    expect(context).toBe('cairn: auto-recall could not run here, so the memory of this project is neither recalled nor captured: run npm install at the project root, then run cairn doctor.');
+  });
+
+  it('--codex says what Codex still needs: trust the project, then the hooks (until then it skips them without a word); nothing once they are trusted', () => {
+    const root = tempProject({ init: false });
+    devDependency(root);
+    const codexHome = join(root, 'codex-home');
+    const init = () => run('cairn', ['init', '--codex'], { cwd: root, env: { CODEX_HOME: codexHome } }).stdout;
+    expect(init()).toContain('          Codex runs them only once you trust the project and then the hooks: start codex here, /hooks (codex exec too;');
+    mkdirSync(codexHome);
+    writeFileSync(join(codexHome, 'config.toml'), `[projects.${JSON.stringify(root)}]\ntrust_level = "trusted"\n`);
+    expect(init()).toContain("          ! Codex has not trusted cairn's SessionStart, PostToolUse hook(s) and skips them without a word: start codex here and trust them in /hooks");
+    rmSync(join(codexHome, 'config.toml'));
+    trustCodexHooks(codexHome, root);
+    expect(init()).not.toMatch(/!|trust/);
   });
 
   it('refuses a settings file whose "hooks" is not an object', () => {

@@ -3,7 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { binPath, cleanEnv, expectFailOpen, FIXTURES, packageWithBrokenModules, run, seededRandom, tempProject, type RunResult } from './helpers.js';
+import { asIfApplyingKeptRuns, binPath, cleanEnv, expectFailOpen, FIXTURES, packageWithBrokenModules, run, seededRandom, tempProject, type RunResult } from './helpers.js';
 
 // The fail-open contract (SPEC §2) for the knowledge executables: one `cairn <name>:` line on stderr,
 // exit 0, nothing on stdout; --strict (or CAIRN_STRICT=1) turns it into a non-zero exit.
@@ -142,9 +142,8 @@ describe('the knowledge log lock', () => {
     await new Promise((resolve) => holder.stdout!.once('data', resolve));
     const before = readFileSync(log, 'utf8');
     const heldBy = new RegExp(`lock .*knowledge\\.jsonl\\.lock is held by another process \\(pid ${holder.pid} on ${hostname()}\\)`);
-    // a background run that applies kept runs started a moment ago (its stamp): none starts here
-    mkdirSync(join(root, '.cairn', 'cache'), { recursive: true });
-    writeFileSync(join(root, '.cairn', 'cache', 'deferred.requested'), '');
+    // as if a background run applied kept runs: none starts here
+    const applying = asIfApplyingKeptRuns(root);
     const captured = invoke(capture, root, [], { CAIRN_DEADLINE_MS: '300' });
     expect(captured.code, captured.stderr).toBe(0);
     expect(captured.stdout).toBe('');
@@ -156,6 +155,7 @@ describe('the knowledge log lock', () => {
     holder.kill();
     await new Promise((resolve) => holder.once('exit', resolve));
     // the lock released, the kept capture is applied: the comment is in the log once
+    applying();
     const drained = spawnSync(process.execPath, [binPath('cairn'), 'rebuild', '--continue', '--json', '--strict'], { cwd: root, env: cleanEnv({}), encoding: 'utf8' });
     expect(drained.status, drained.stderr).toBe(0);
     expect(JSON.parse(drained.stdout).deferred).toBe(1);

@@ -34,6 +34,21 @@ const age = (path: string, minutes: number) => {
   utimesSync(path, t, t);
 };
 
+describe('acquireLock for a command a person runs (no deadline)', () => {
+  it('gives up on a live holder within a second, naming it; waits out an empty lock until it is stale, then takes it', () => {
+    const person = () => new Deadline(0, undefined, true);
+    const held = target();
+    writeFileSync(`${held}.lock`, `${process.pid} ${hostname()} ${Date.now()}\n`);
+    const started = Date.now();
+    expect(() => acquireLock(held, person())).toThrow(new RegExp(`is held by another process \\(pid ${process.pid} on .*; gave up after \\d+ ms`));
+    expect(Date.now() - started).toBeLessThan(3000); // 0.8 s of waiting, not the 10 s of maintenance
+    const torn = target();
+    writeFileSync(`${torn}.lock`, ''); // its holder died between creating and writing it
+    acquireLock(torn, person()).release();
+    expect(existsSync(`${torn}.lock`)).toBe(false);
+  });
+});
+
 describe('acquireLock', () => {
   it('takes a free lock and releases it', () => {
     const path = target();

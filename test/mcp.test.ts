@@ -172,7 +172,8 @@ describe('cairn mcp', () => {
     const r = run('cairn', ['mcp'], { cwd: root, input: `garbage\n${JSON.stringify(init)}\n`, env: { CAIRN_PROJECT: PROJECT } });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ id: 1, result: { serverInfo: { name: 'cairn' } } });
-    expect(r.stderr).toMatch(/^cairn mcp: .*"garbage" is not valid JSON\n$/);
+    expect(r.stderr).toMatch(/^cairn mcp: .*invalid JSON.*\n$/);
+    expect(r.stderr).not.toContain('garbage'); // the input is never echoed (SPEC §4.6)
   });
 
   it('a store that breaks mid-session fails the call in one line, recorded for cairn doctor; the server stays up and recovers', async () => {

@@ -55,6 +55,17 @@ describe('from a hook payload', () => {
     expect(logOf(root)).toMatchObject([{ type, bead }]);
   });
 
+  it('a Codex call bd rejected (its transcript says exit 1; the payload cannot) captures nothing; the one that succeeded is captured', () => {
+    const root = tempProject();
+    const transcript = join(root, 'rollout.jsonl');
+    writeFileSync(transcript, readFileSync(join(FIXTURES, 'hooks', 'codex-rollout.jsonl')));
+    const call = (id: string) => JSON.stringify({ ...JSON.parse(payload('codex-post-tool-use.json', root)), transcript_path: transcript, tool_use_id: id });
+    expect(capture(root, call('call_resp_1795825409787'))).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(logOf(root)).toEqual([]);
+    expect(capture(root, call('call_resp_1795825409635')).code).toBe(0);
+    expect(logOf(root)).toMatchObject([{ type: 'decision', bead: 'led-150' }]);
+  });
+
   it.each(['claude-post-tool-use-failure.json', 'gemini-after-tool-shell-failed.json'])('a failed run (%s) captures nothing and creates nothing', (fixture) => {
     const root = tempProject({ init: false });
     const r = capture(root, payload(fixture, root));

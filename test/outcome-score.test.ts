@@ -1,5 +1,6 @@
 import { describe, it, expect, afterEach } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { tempProject, openTestStore, run } from './helpers.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
@@ -320,5 +321,29 @@ describe('a long grading', () => {
     expect(graded.every((n) => n === 2)).toBe(true); // first sight + the pass, once
     after.close();
     expect(score(root, ['--issue', 'LED-9', '--run', 'r1', '--result', 'pass']).stderr).toMatch(/already graded/);
+  });
+});
+
+describe('a file that is not JSON is named with the place it breaks, never quoted (processes)', () => {
+  it('--report naming a password file: stderr, errors.log and the session start\'s degraded line hold none of it', () => {
+    const root = tempProject();
+    const shadow = join(tempProject(), 'shadow');
+    writeFileSync(shadow, 'root:$6$SAltSaLt$Xyzzy0123456789abcdef:19000:0:99999:7:::\n');
+    const r = run('outcome-score', ['--issue', 'LED-1', '--run', 'r1', '--result', 'pass', '--report', shadow], { cwd: root });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`cairn outcome-score: skipped (pipeline continues): the landing report (--report ${shadow}) is not valid JSON (line 1, column 1)\n`);
+    const errors = readFileSync(join(root, '.cairn', 'cache', 'errors.log'), 'utf8');
+    const recall = run('auto-recall', ['--format', 'text'], { cwd: root, input: JSON.stringify({ hook_event_name: 'SessionStart', cwd: root, source: 'startup' }) });
+    expect(recall.stdout).toContain('memory degraded since');
+    for (const out of [r.stderr, errors, recall.stdout]) expect(out).not.toMatch(/root|\$6\$|SAlt|Xyzzy/);
+  });
+
+  it('a broken config.json: the warning and cairn doctor name the place, not what the file says', () => {
+    const root = tempProject();
+    writeFileSync(join(root, '.cairn', 'config.json'), '{"budgets": {"auditor": 900},\n  "embeddings": {"command": "deploy --token=hunter22secret" oops}}\n');
+    const r = run('format-patterns', ['--role', 'auditor', '--project', 'p1'], { cwd: root });
+    const doctor = run('cairn', ['doctor', '--project', 'p1'], { cwd: root });
+    expect(r.stderr).toContain('config.json is not valid JSON (line 2, column 61); using defaults');
+    for (const out of [r.stderr, doctor.stdout, readFileSync(join(root, '.cairn', 'cache', 'errors.log'), 'utf8')]) expect(out).not.toMatch(/hunter22|oops|deploy --token/);
   });
 });

@@ -54,21 +54,22 @@ describe('root discovery', () => {
   });
 });
 
-describe('root precedence: --root, $CAIRN_ROOT, payload cwd, $CLAUDE_PROJECT_DIR, cwd', () => {
+describe('root precedence: --root, $CAIRN_ROOT, $CLAUDE_PROJECT_DIR, payload cwd, cwd', () => {
   function projects(n: number): string[] {
     return Array.from({ length: n }, () => realpathSync(tempProject({ init: false })));
   }
 
   it('takes each source only when the ones before it are absent', () => {
-    const [flag, envRoot, payload, claude, cwd] = projects(5);
+    const [flag, envRoot, claude, payload, cwd] = projects(5);
     const previous = process.cwd();
     process.chdir(cwd);
     try {
       const all = { CAIRN_ROOT: envRoot, CLAUDE_PROJECT_DIR: claude };
       expect(locate({ root: flag, payloadCwd: payload }, all).root).toBe(flag);
       expect(locate({ payloadCwd: payload }, all).root).toBe(envRoot);
-      expect(locate({ payloadCwd: payload }, { CLAUDE_PROJECT_DIR: claude }).root).toBe(payload);
-      expect(locate({}, { CLAUDE_PROJECT_DIR: claude }).root).toBe(claude);
+      // Claude Code's payload cwd follows the agent's `cd`; its project directory is the session's
+      expect(locate({ payloadCwd: payload }, { CLAUDE_PROJECT_DIR: claude }).root).toBe(claude);
+      expect(locate({ payloadCwd: payload }, {}).root).toBe(payload);
       expect(locate({}, {}).root).toBe(cwd);
     } finally {
       process.chdir(previous);

@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { redactSecrets } from '../lib/core/secrets.js';
+import { secretShapes, telltales } from './helpers.js';
 
 // Secret redaction (SPEC §4.6): each kind of credential goes, the words around it stay.
 
@@ -50,6 +51,41 @@ describe('redactSecrets', () => {
     'use scikit-learn (sk-learn) for the model',
     'Bearer tokens expire after an hour',
     'CPF inválido — the → arrow stays',
+  ])('keeps %j', (benign) => {
+    expect(redactSecrets(benign)).toEqual({ text: benign, kinds: [] });
+  });
+});
+
+describe('the corpus of secret shapes', () => {
+  const shapes = secretShapes();
+
+  it('holds some thirty shapes', () => {
+    expect(shapes.length).toBeGreaterThanOrEqual(30);
+  });
+
+  it.each(shapes.map((s) => [s.name, s] as const))('%s is redacted, the words around it kept', (_name, shape) => {
+    const { text, kinds } = redactSecrets(shape.text);
+    for (const part of telltales(shape.secret)) expect(text).not.toContain(part);
+    expect(kinds.length).toBeGreaterThan(0);
+    expect(text).toContain('[REDACTED:');
+    const firstWords = shape.text.split(' ').slice(0, 2).join(' ');
+    expect(text.startsWith(firstWords)).toBe(true);
+  });
+
+  it.each([
+    // the shapes knowledge capture missed
+    ['an upper-case key with a value starting with %', 'export PASSWORD=%Wia8#kP2vQ!x', 'export PASSWORD=[REDACTED:secret]'],
+    ['a key: value whose key holds a space', 'smtp password: RYayXcQvLmWp is in the vault', 'smtp password: [REDACTED:secret] is in the vault'],
+    ['a connection string with a password alone', 'REDIS_URL=redis://:y4QiT7vR2mZx@cache:6379/0', 'REDIS_URL=redis://:[REDACTED:connection-string]@cache:6379/0'],
+    ['an Anthropic key, dashes inside', `ANTHROPIC key sk-ant-api03-${'Ab3_x-'.repeat(15)}QQ ok`, 'ANTHROPIC key [REDACTED:api-key] ok'],
+  ])('%s', (_what, input, expected) => {
+    expect(redactSecrets(input).text).toBe(expected);
+  });
+
+  it.each([
+    'printf-style placeholders: password=%s and token=%(token)s and PASSWORD=%DB_PASSWORD%',
+    'basic internationalization support is enough',
+    'the sk-some-long-feature-branch-name branch',
   ])('keeps %j', (benign) => {
     expect(redactSecrets(benign)).toEqual({ text: benign, kinds: [] });
   });

@@ -39,7 +39,7 @@ entries['memory-capture'] = `import { hookGate } from ${dist('lib', 'cli', 'gate
 import { HOOK_DEADLINE_MS } from ${dist('lib', 'core', 'deadline.js')};
 import { mayCapture } from ${dist('lib', 'knowledge', 'bd-command.js')};
 export const run = async (argv) => {
-  const passed = await hookGate(argv, HOOK_DEADLINE_MS, mayCapture);
+  const passed = await hookGate(argv, HOOK_DEADLINE_MS, mayCapture, true); // a capture is kept with its payload, whatever the deadline
   if (passed) await require(__dirname + '/load.cjs')('memory-capture.run').run(argv, passed);
 };`;
 

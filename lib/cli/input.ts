@@ -12,33 +12,52 @@ import { optionalString } from './flags.js';
 /** Without a deadline (maintenance commands), a pipe left open is still abandoned after this long. */
 const WAIT_WITHOUT_DEADLINE_MS = 5000;
 
+/**
+ * A writer keeps its run for later when its deadline passes (SPEC §2), and a run is kept with its
+ * input: however short the deadline, it waits this long for input still arriving rather than keep a
+ * run without it.
+ */
+const KEEPING_WAIT_MS = 250;
+
 /** The cap and the wait for input read under this deadline (the hook gate reads stdin with them too). */
-export function inputLimits(deadline: Deadline): InputLimits {
+export function inputLimits(deadline: Deadline, keepsRuns = false): InputLimits {
   const cap = Number(process.env.CAIRN_STDIN_CAP) > 0 ? Number(process.env.CAIRN_STDIN_CAP) : DEFAULT_INPUT_CAP;
   // The wait takes at most half of what is left, so the work on what arrived still fits the deadline.
-  const waitMs = Number.isFinite(deadline.at) ? Math.floor(deadline.remaining() / 2) : WAIT_WITHOUT_DEADLINE_MS;
-  return { cap, waitMs };
+  const half = Number.isFinite(deadline.at) ? Math.floor(deadline.remaining() / 2) : WAIT_WITHOUT_DEADLINE_MS;
+  return { cap, waitMs: keepsRuns ? Math.max(half, KEEPING_WAIT_MS) : half };
 }
 
-const limits = (ctx: Context) => inputLimits(ctx.deadline);
+const limits = (ctx: Context) => inputLimits(ctx.deadline, ctx.keepsRuns);
 
-function decode(ctx: Context, input: BoundedInput, what: string, { cap, waitMs }: InputLimits): string {
+/**
+ * The text read, recorded as this run's input (what a kept run is given again); then the deadline:
+ * a writer goes on to its store, where a deadline that passed keeps the run with this input.
+ */
+function decode(ctx: Context, input: BoundedInput, what: string, flag: string, { cap, waitMs }: InputLimits): string {
   if (input.truncated) ctx.log.warn(`${what} exceeded ${cap} bytes; working on the first ${cap}`);
   if (input.timedOut) ctx.log.warn(`${what} was still open after ${waitMs} ms; working on the ${input.bytes.length} bytes read`);
-  ctx.deadline.check(`reading ${what}`);
-  return decodeUtf8Prefix(input.bytes, input.truncated, what);
+  const text = (ctx.inputs[flag] = decodeUtf8Prefix(input.bytes, input.truncated, what));
+  if (!ctx.keepsRuns) ctx.deadline.check(`reading ${what}`);
+  return text;
 }
 
 /** Stdin as text (empty for a terminal); `reading` when a hook gate has started reading it already. */
 export async function stdinText(ctx: Context, reading?: Promise<BoundedInput>): Promise<string> {
+  if (ctx.replayed) return (ctx.inputs.stdin = ctx.replayed.stdin ?? '');
   const l = limits(ctx);
-  return decode(ctx, await (reading ?? readStdinBounded(l)), 'stdin', l);
+  return decode(ctx, await (reading ?? readStdinBounded(l)), 'stdin', 'stdin', l);
 }
 
 /** Text from `--<flag> PATH` when given, else stdin. */
 export async function textFromFileOrStdin(ctx: Context, flag: string): Promise<string> {
   const path = optionalString(ctx.args, flag);
   return path === null ? ctx.stdin() : readTextFile(ctx, flag, path);
+}
+
+/** How an error names what textFromFileOrStdin read: `--report F`, or stdin. */
+export function inputName(ctx: Context, flag: string): string {
+  const path = optionalString(ctx.args, flag);
+  return path === null ? 'stdin' : `--${flag} ${path}`;
 }
 
 /** Names of this process's own stdin: read as stdin (reopening it fails for a socket, and a pipe is already open). */
@@ -50,7 +69,7 @@ export async function readTextFile(ctx: Context, flag: string, path: string): Pr
   const what = `--${flag} ${path}`;
   const l = limits(ctx);
   const input = STDIN_NAMES.has(path) ? await readStdinBounded(l) : await readPathBounded(commandLinePath(path, ctx.location().root, what), l, what);
-  return (ctx.inputs[flag] = decode(ctx, input, what, l));
+  return decode(ctx, input, what, flag, l);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { CLEAR_LINE, NO_PROGRESS, type Progress } from '../core/progress.js';
+import { CLEAR_LINE, NO_PROGRESS, progressShown, type Progress } from '../core/progress.js';
 
 // A progress line for long work (rebuild, maintain, embed, sanitize, an import, report): drawn on
 // stderr, in place, when stderr is a terminal — and nothing at all when it is not (hooks, cron, CI
@@ -74,10 +74,12 @@ export function progressLine(label: string, opts: ProgressOptions = {}): Progres
       const text = progressText(label, done, total, t - started, opts.bytes);
       const width = stream.columns ? stream.columns - 1 : Infinity;
       write(CLEAR_LINE + (text.length > width ? text.slice(0, width) : text));
+      progressShown.now = !stopped;
     },
     end() {
       if (drawnAt > -Infinity && !stopped) write(CLEAR_LINE);
       stopped = true;
+      progressShown.now = false;
     },
   };
 }

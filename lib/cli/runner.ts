@@ -15,7 +15,9 @@ import { stdinText } from './input.js';
 import type { BoundedInput } from '../io/read.js';
 import type { BeadListing } from '../knowledge/beads.js';
 import { writeStdout } from '../io/stdout.js';
-import { DEFERRED_AGAIN, deferRequest, readRequest, type DeferredRequest } from '../store/deferred.js';
+import { redactStrings } from '../core/secrets.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
+import { DEFERRED_AGAIN, DEFERRED_TOO_LONG, deferRequest, readRequest, type DeferredRequest, type Kept } from '../store/deferred.js';
 import { DEFERRED_ENV } from '../core/deferred-env.js';
 import type { Progress } from '../core/progress.js';
 import { progressLine, type ProgressLine } from './progress.js';
@@ -37,6 +39,8 @@ export interface Command {
   deadlineMs: number;
   /** A server (`cairn mcp`) runs until its client leaves: CAIRN_DEADLINE_MS bounds each request, not the process. */
   server?: boolean;
+  /** A command a person runs: without a deadline, it waits for a lock under a second, then names the holder (Deadline.waitLimit). */
+  person?: boolean;
   /**
    * A writer of memory (the pattern loop's, memory-capture): on a passing failure (the index catching up with its log, a lock or
    * the deadline) its run is kept and applied later, in order, instead of failing open and losing what
@@ -66,6 +70,8 @@ export interface Context {
   progress(what: string, opts?: { bytes?: boolean }): Progress;
   /** The texts this run read, by flag (`stdin` for stdin): what a deferred run is given again. */
   inputs: Record<string, string>;
+  /** A writer whose run is kept for later on a passing failure (its command is deferrable; not a preview). */
+  keepsRuns: boolean;
   /** A deferred run's texts, read from its request instead of stdin and files. */
   replayed?: Record<string, string>;
   /** What a hook gate started before the runner was loaded (tools/bundle.js). */
@@ -73,8 +79,8 @@ export interface Context {
   /** Where the project and its store are (--root, --dir, --project and their defaults). */
   location(): Location;
   /**
-   * The project store, opened on first call. A hook passes its payload's cwd (SPEC §1.2: it comes
-   * before $CLAUDE_PROJECT_DIR and the current directory); a writer may create the store.
+   * The project store, opened on first call. A hook passes its payload's cwd (SPEC §1.2: after
+   * $CLAUDE_PROJECT_DIR, before the current directory); a writer may create the store.
    */
   store(opts?: StoreOptions): Store;
 }
@@ -110,7 +116,8 @@ export const COMMANDS: Record<string, string> = {
   sanitize: 'build the active knowledge cache and its audit',
   curate: 'propose or apply reviewed curation lines for the knowledge log',
   patterns: 'list, search or capture landing patterns',
-  doctor: 'check that cairn works here: modules, database, logs, errors, hooks',
+  scrub: 'rewrite the committed logs with their secrets redacted',
+  doctor: 'check that cairn works here: modules, database, logs, errors, hooks, secrets',
   mcp: 'serve the memory to an agent over MCP (stdio): recall, remember, patterns, explain, landings',
   report: 'write an HTML page of what cairn learned here',
 };
@@ -174,14 +181,15 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     return 0;
   }
   const strict = isStrict(args);
-  const log = createLogger(command.name, Boolean(args.quiet));
+  // held until the outcome is known, for one line on a failure; a server's run has no one outcome and prints as it goes
+  const log = createLogger(command.name, Boolean(args.quiet), !command.server);
   // the gate's deadline, carried over: the gate is another bundle, and its Deadline would throw its own copy of
   // CairnError, which this bundle's errorKind does not know (a deadline there was a failure, not a run to keep)
   const deadline = passed
     ? new Deadline(passed.deadline.ms, passed.deadline.at)
     : command.server
       ? new Deadline(0)
-      : deadlineFromEnv(command.deadlineMs);
+      : deadlineFromEnv(command.deadlineMs, command.person);
   const output: string[] = [];
   let line: ProgressLine | undefined;
   const endProgress = () => line?.end();
@@ -197,14 +205,17 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     deadline,
     log,
     print: (text) => output.push(text),
-    json: (value) => output.push(JSON.stringify(snakeCaseKeys(value)) + '\n'),
-    stdin: async () => (ctx.inputs.stdin = ctx.replayed ? (ctx.replayed.stdin ?? '') : await stdinText(ctx, passed?.stdin)),
+    // JSON escapes what a terminal would act on; a secret in a value read from an old log is redacted
+    // here, for every command
+    json: (value) => output.push(JSON.stringify(snakeCaseKeys(redactStrings(value))) + '\n'),
+    stdin: () => stdinText(ctx, passed?.stdin),
     progress: (what, opts) => {
       endProgress();
       line = args.quiet ? undefined : progressLine(`cairn ${command.name}: ${what}`, opts);
       return line?.update ?? (() => {});
     },
     inputs: {},
+    keepsRuns: deferrable,
     gate: passed,
     location: () => (location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
@@ -215,14 +226,17 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     },
   };
   // A deadline that passes while waiting on I/O ends the run; synchronous work checks it at each phase.
-  const timer = Number.isFinite(deadline.at)
+  // A writer's only wait is its input (bounded by the reader): it reads that whole, then keeps its run
+  // at the next check instead of being ended with nothing kept.
+  const timer = Number.isFinite(deadline.at) && !deferrable
     ? setTimeout(() => {
         if (store?.committed) {
           // recorded: the run counts as done (SPEC §2: the append is the commit point); its product is dropped
           log.warn(`deadline of ${deadline.ms} ms passed after the change was recorded; nothing printed`);
+          log.flush();
           process.exit(0);
         }
-        process.exit(reportFailure(label, new CairnError('deadline', `deadline of ${deadline.ms} ms passed`), args));
+        process.exit(reportFailure(label, new CairnError('deadline', `deadline of ${deadline.ms} ms passed`), args, log));
       }, deadline.remaining())
     : undefined;
   timer?.unref();
@@ -240,6 +254,7 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
       log.warn(`finished past the deadline of ${deadline.ms} ms; the change is recorded`);
     }
     if (store) clearFailure(store.dir, command.name);
+    log.flush();
     const text = output.join('');
     if (text) writeStdout(text);
     return typeof code === 'number' ? code : 0;
@@ -249,27 +264,35 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     if (store && !strict && isCorruption(err)) store.quarantine(err);
     if (deferrable && store && !store.committed && isTransient(err)) {
       if (replay) {
-        // still not possible when run again (a lock nobody releases, say): the request stays for the
-        // next run of `cairn rebuild`, and the reason is recorded for cairn doctor
+        // Out of its own deadline: too long to apply in the background, set aside by the run that
+        // started it (which records that). Else still not possible (a lock nobody releases, say): the
+        // request stays for the next run of `cairn rebuild`, and the reason is recorded for cairn doctor.
+        if (errorKind(err) === 'deadline') {
+          log.end(`a kept run ran out of its ${deadline.ms} ms: ${describeError(err)}`);
+          return DEFERRED_TOO_LONG;
+        }
         const message = `a kept run is not applied yet: ${describeError(err)}`;
-        process.stderr.write(`${label}: ${message}\n`);
+        log.end(message);
         recordFailure(store.dir, command.name, message);
         return DEFERRED_AGAIN;
       }
-      const kept = keepForLater(store, { command: command.name, argv, cwd: process.cwd(), inputs: ctx.inputs }, err, log);
+      const kept = keepForLater(store, { command: command.name, argv, cwd: process.cwd(), inputs: ctx.inputs }, log);
       if (kept) {
-        if (args.json) writeStdout(JSON.stringify({ deferred: kept }) + '\n');
+        // the run's one line: kept is not a failure (exit 0, under --strict too), and it is not done either
+        log.end(`${describeError(err)}: this run is kept (cache/deferred/${kept.name}) and applied in order ${kept.applied}`);
+        if (args.json) writeStdout(JSON.stringify({ deferred: kept.name }) + '\n');
         return 0;
       }
     }
     if (store?.committed) {
       // The change is in the log; the index catches up on the next run. Reporting a failure would make the caller retry and record it twice.
       log.warn(`${describeError(err)} (after the change was recorded; the next run catches up)`);
+      log.flush();
       const text = output.join('');
       if (text) writeStdout(text);
       return 0;
     }
-    return reportFailure(label, err, args);
+    return reportFailure(label, err, args, log);
   } finally {
     if (timer) clearTimeout(timer);
     store?.close();
@@ -285,12 +308,10 @@ function isTransient(err: unknown): boolean {
   return err instanceof IndexCatchingUp || errorKind(err) === 'deadline' || errorKind(err) === 'lock';
 }
 
-/** Keep a writer's run for later (lib/store/deferred.ts); the request's name, or undefined when it cannot be kept (then the run fails open). */
-function keepForLater(store: Store, request: DeferredRequest, err: unknown, log: Logger): string | undefined {
+/** Keep a writer's run for later (lib/store/deferred.ts); undefined when it cannot be kept (then the run fails open). */
+function keepForLater(store: Store, request: DeferredRequest, log: Logger): Kept | undefined {
   try {
-    const name = deferRequest(store, request);
-    log.warn(`${describeError(err)}: this run is kept (cache/deferred/${name}) and applied in order, without a deadline, by cairn rebuild --continue (started in the background)`);
-    return name;
+    return deferRequest(store, request);
   } catch (keepErr) {
     log.warn(`could not keep this run for later (${describeError(keepErr)})`);
     return undefined;
@@ -323,12 +344,15 @@ export function locationFlags(args: minimist.ParsedArgs) {
  * the pipeline continues when it does), a JSON error object on stdout under --json, and a line in
  * the store's health record so `cairn doctor` and auto-recall show it — usage errors included.
  */
-function reportFailure(label: string, err: unknown, args: minimist.ParsedArgs): number {
-  const message = describeError(err);
+function reportFailure(label: string, err: unknown, args: minimist.ParsedArgs, log?: Logger): number {
+  // the message may quote what the command read: it reaches stderr, errors.log and the session start (SPEC §4.6)
+  const message = sanitizeUntrusted(describeError(err), { singleLine: true });
   // stderr is written to just below; asking its stream spares every run loading tty at start-up
   const interactive = Boolean(process.stderr.isTTY);
   const code = exitCode(err, { strict: isStrict(args), interactive });
-  process.stderr.write(`${label}: ${code === 0 ? 'skipped (pipeline continues): ' : ''}${message}\n`);
+  const line = `${code === 0 ? 'skipped (pipeline continues): ' : ''}${message}`;
+  if (log) log.end(line); // with the warnings that came before, in the one line (SPEC §2)
+  else process.stderr.write(`${label}: ${line}\n`);
   if (!(err instanceof CairnError) && process.env.CAIRN_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
   if (args.json) writeStdout(JSON.stringify({ error: message, kind: errorKind(err), exit_code: code }) + '\n');
   // A usage mistake at a terminal was seen by the person who made it; recorded, it would open every

@@ -41,6 +41,11 @@ export function exitCode(err: unknown, opts: { strict: boolean; interactive: boo
 
 /** A one-line description of any thrown value, for stderr and errors.log. */
 export function describeError(err: unknown): string {
+  // JSON.parse's message quotes the input it could not read, which may be anything (SPEC §4.6); a
+  // caller that knows the text names the place instead (lib/core/json.ts)
+  if (err instanceof SyntaxError && /JSON/.test(err.message)) {
+    return `invalid JSON${/ at position \d+/.exec(err.message)?.[0] ?? ''}`;
+  }
   const text = err instanceof Error ? err.message : String(err);
   return text.replace(/\s+/g, ' ').trim() || 'unknown error';
 }

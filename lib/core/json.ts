@@ -1,3 +1,5 @@
+import { CairnError } from './errors.js';
+
 // Parsed JSON from outside (hook payloads, reports, settings files) is read through this: a value
 // that is not a plain object reads as absent.
 
@@ -5,4 +7,61 @@ export type Json = Record<string, unknown>;
 
 export function asObject(value: unknown): Json | null {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null;
+}
+
+/**
+ * Where a text stops being JSON, as `line L, column C` — never the text: JSON.parse's own message
+ * quotes the input (`"root:$6$SA"… is not valid JSON`), and the input may be any file a flag names
+ * (SPEC §4.6). `err` is what JSON.parse threw for `text`.
+ */
+export function jsonErrorPlace(text: string, err: unknown): string {
+  const at = jsonErrorOffset(text, err);
+  if (at >= text.length) return 'it ends before its JSON does';
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < at; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return `line ${line}, column ${at - lineStart + 1}`;
+}
+
+/** The offset of the first character that no JSON text could continue with. */
+function jsonErrorOffset(text: string, err: unknown): number {
+  const message = err instanceof Error ? err.message : '';
+  const position = / at position (\d+)/.exec(message);
+  if (position) return Number(position[1]);
+  if (/Unexpected end of JSON input/.test(message)) return text.length;
+  // V8 names an unexpected token without its position: the longest prefix that could still become
+  // JSON is found by halving (only on this error path); the token follows it.
+  let viable = 0;
+  let broken = text.length;
+  while (broken - viable > 1) {
+    const mid = (viable + broken) >>> 1;
+    if (couldBecomeJson(text.slice(0, mid))) viable = mid;
+    else broken = mid;
+  }
+  return viable;
+}
+
+/** Whether more text could make this prefix JSON (it parses, or fails only at its end). */
+function couldBecomeJson(prefix: string): boolean {
+  try {
+    JSON.parse(prefix);
+    return true;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : '';
+    if (/Unexpected end of JSON input/.test(message)) return true;
+    const position = / at position (\d+)/.exec(message);
+    return position !== null && Number(position[1]) >= prefix.length;
+  }
+}
+
+/** JSON.parse of a text read from outside; a failure names `what` and the place, never the text. */
+export function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new CairnError('input', `${what} is not valid JSON (${jsonErrorPlace(text, err)})`);
+  }
 }

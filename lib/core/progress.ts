@@ -9,3 +9,6 @@ export const NO_PROGRESS: Progress = () => {};
 
 /** Back to the start of a terminal's line and clear it: the line is free for the next text. */
 export const CLEAR_LINE = '\r\x1b[K';
+
+/** Whether a progress line stands on the terminal now: a diagnostic then clears it first (lib/core/logger.ts). */
+export const progressShown = { now: false };

@@ -1,10 +1,15 @@
-// The one sanitiser for untrusted text that reaches an agent (SPEC §4.6, ARCHITECTURE seam 7):
-// knowledge entries, pattern lines, stored summaries, landing patterns. Anyone with commit access can
-// write what every later session reads, so what cannot be seen, what imitates a chat role, and what
-// could close the fence around it is taken out. Everything else, non-ASCII text included, is kept as
-// written: removal works on code points, and NFKC is used only to *detect* disguised markers.
+import { redactSecrets } from './secrets.js';
 
-export type Removal = 'bidi' | 'invisible' | 'control' | 'escape-sequence' | 'role-marker' | 'fence';
+// The one sanitiser for untrusted text (SPEC §4.6, ARCHITECTURE seam 7): every text cairn keeps in a
+// committed file or shows — knowledge entries, pattern texts, finding summaries, stored summaries,
+// reasons, landing reports — passes it on the way in, and again where it is rendered on the way out
+// (a log written before, or by another version, may hold anything). Anyone with commit access can
+// write what every later session reads, so what cannot be seen, what imitates a chat role, and what
+// could close the fence around it is taken out, and the one redactor (secrets.ts) takes out secrets.
+// Everything else, non-ASCII text included, is kept as written: removal works on code points, and
+// NFKC is used only to *detect* disguised markers.
+
+export type Removal = 'bidi' | 'invisible' | 'control' | 'escape-sequence' | 'role-marker' | 'fence' | 'secret';
 
 export interface SanitizeOptions {
   /** One line: line breaks and tabs become spaces, runs of spaces collapse (pattern lines, titles). */
@@ -38,14 +43,19 @@ const MARKERS: { kind: Removal; pattern: RegExp }[] = [
   { kind: 'role-marker', pattern: new RegExp(`\\[\\s*(?:${ROLE_WORDS})\\s*\\]|<\\s*\\/?\\s*(?:${ROLE_WORDS})\\s*>`, 'giu') },
   // `SYSTEM:` written in capitals is a marker wherever it stands.
   { kind: 'role-marker', pattern: new RegExp(`(?<![\\p{L}\\p{N}_])(?:${ROLE_WORDS.toUpperCase()})\\s*:`, 'gu') },
-  // `System:` in any case where a speaker label would stand: the start of the text or a line, or after
-  // punctuation that ends a clause. "the file system: ext4" keeps its word.
-  { kind: 'role-marker', pattern: new RegExp(`(?<=^|[\\n.!?;:>)\\]"'\`*#|-]\\s*|^\\s+)(?:${ROLE_WORDS})\\s*:`, 'giu') },
+  // `System:` in any case where a speaker label would stand: the start of the text or a line, after a
+  // bullet, a number, an opening bracket or quote or a dash, or after punctuation that ends a clause.
+  // "the file system: ext4" keeps its word. The word is looked for first and only then what stands
+  // before it (looked behind first, a long run of blanks was read back from each of its positions).
+  {
+    kind: 'role-marker',
+    pattern: new RegExp(`(?=(?:${ROLE_WORDS})\\s*:)(?<=^|[\\n.!?;:>)\\]("'“”‘’«»\`*#|+•·‣◦▪—–-]\\s*|^\\s+)(?:${ROLE_WORDS})\\s*:`, 'giu'),
+  },
   // Prompt-format headings: `### Instruction:`, `### Response:`.
   { kind: 'role-marker', pattern: /#{1,6}\s*(?:instruction|response|system)\s*:/giu },
   // The fences cairn wraps untrusted text in: the knowledge tag (SPEC §4.4) and the pattern block (§3.5).
   { kind: 'fence', pattern: /<\s*\/?\s*untrusted-knowledge\b[^>\n]*>?/giu },
-  { kind: 'fence', pattern: /={2,}\s*(?:end\s+)?historical\s+patterns\b[^=\n]*(?:={2,})?/giu },
+  { kind: 'fence', pattern: /(?<!=)={2,}\s*(?:end\s+)?historical\s+patterns\b[^=\n]*(?:={2,})?/giu },
 ];
 
 const LOOK_ALIKES: Record<string, string> = {
@@ -97,19 +107,26 @@ function removeMarkers(text: string, removed: Set<Removal>): string {
   }
   if (spans.length === 0) return text;
   spans.sort((a, b) => a[0] - b[0]);
-  let out = '';
+  // pieces joined once at the end, and the last kept character remembered: reading it back from a
+  // string built by `+=` flattens that string at every marker (time quadratic in their number)
+  const kept: string[] = [];
+  let last = '';
   let at = 0;
   for (const [from, to] of spans) {
     if (to <= at) continue;
-    out += text.slice(at, Math.max(at, from));
+    if (from > at) {
+      kept.push(text.slice(at, from));
+      last = text[from - 1];
+    }
     at = to;
     // the marker's own trailing space goes too, unless it is the only space between two words
-    if (out === '' || /\s$/.test(out)) while (text[at] === ' ' || text[at] === '\t') at++;
+    if (last === '' || /\s/.test(last)) while (text[at] === ' ' || text[at] === '\t') at++;
   }
-  return out + text.slice(at);
+  kept.push(text.slice(at));
+  return kept.join('');
 }
 
-const ORDER: Removal[] = ['bidi', 'invisible', 'escape-sequence', 'control', 'role-marker', 'fence'];
+const ORDER: Removal[] = ['bidi', 'invisible', 'escape-sequence', 'control', 'role-marker', 'fence', 'secret'];
 
 /** Sanitise untrusted text and say what was removed. Idempotent: a second pass changes nothing. */
 export function sanitizeReport(input: string, opts: SanitizeOptions = {}): Sanitized {
@@ -131,11 +148,16 @@ export function sanitizeReport(input: string, opts: SanitizeOptions = {}): Sanit
     if (next === text) break;
     text = next;
   }
-  text = opts.singleLine ? text.replace(/\s+/g, ' ').trim() : text.replace(/[ \t]+$/gm, '').trim();
-  return { text, removed: ORDER.filter((k) => removed.has(k)) };
+  // trailing blanks of each line, matched from where their run starts (from inside it, a long run
+  // would be scanned again)
+  text = opts.singleLine ? text.replace(/\s+/g, ' ').trim() : text.replace(/(?<![ \t])[ \t]+$/gm, '').trim();
+  // last: the secret a marker or an invisible character split is whole again
+  const redacted = redactSecrets(text);
+  if (redacted.kinds.length > 0) removed.add('secret');
+  return { text: redacted.text, removed: ORDER.filter((k) => removed.has(k)) };
 }
 
-/** Untrusted text made safe to show an agent (SPEC §4.6). */
+/** Untrusted text made safe to keep in a committed file or show to an agent or a person (SPEC §4.6). */
 export function sanitizeUntrusted(text: string, opts: SanitizeOptions = {}): string {
   return sanitizeReport(text, opts).text;
 }

@@ -17,7 +17,9 @@ export function stripMarkdown(text: string): string {
 
 function stripEmphasis(text: string): string {
   return text
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // links and images keep their label
+    // links and images keep their label; neither part holds its own brackets, so a run of `[` or `[x](`
+    // is scanned once, not once from every bracket (SPEC §4.6: linear in the text)
+    .replace(/!?\[([^[\]]*)\]\([^()]*\)/g, '$1')
     .replace(/(\*\*|__)(.+?)\1/g, '$2')
     .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, '$1$2')
     .replace(/~~(.+?)~~/g, '$1');
@@ -31,7 +33,7 @@ export function collapseWhitespace(text: string): string {
 export function normaliseText(text: string): string {
   return collapseWhitespace(stripMarkdown(text.normalize('NFKC')).toLowerCase())
     .replace(/^[\s\-–—:;,.]+/, '')
-    .replace(/[\s.;:,!]+$/, '');
+    .replace(/(?<![\s.;:,!])[\s.;:,!]+$/, ''); // from where the run starts: from inside it, each start scanned it again
 }
 
 const WORD = /[\p{L}\p{N}]+/gu;
@@ -100,8 +102,9 @@ const ENDINGS: [string, string][] = [
 ];
 
 // A chunk of text that is code rather than prose: a path, a file name, snake_case, camelCase, a
-// call, a flag, a header name. Its words are identifiers (SPEC §3.9.1: they weigh more).
-const CHUNK = /[\p{L}\p{N}_$@./:#-]*[\p{L}\p{N}]/gu;
+// call, a flag, a header name. Its words are identifiers (SPEC §3.9.1: they weigh more). A chunk starts
+// where a run of its characters does: a run of punctuation was otherwise scanned from each of its characters.
+const CHUNK = /(?<![\p{L}\p{N}_$@./:#-])[\p{L}\p{N}_$@./:#-]*[\p{L}\p{N}]/gu;
 const PLAIN_WORD = /^[a-z0-9]+$/;
 const CAPITALISED_WORD = /^[A-Z0-9]*[a-z0-9]*$/;
 const CODE_LIKE = /[\p{L}\p{N}][_./:#][\p{L}\p{N}]|\p{Ll}\p{Lu}|^--?\p{L}|^[\p{Lu}\p{N}_]{2,}$/u;

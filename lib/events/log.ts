@@ -58,7 +58,7 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
     // fresh clone's hooks replay the log, and `cairn rebuild --continue` builds it in the background.
     finishLater: (db) => {
       if (termRows(db) < INLINE_FINISH_TERMS) return false;
-      startInBackground(store, ['rebuild', '--continue'], finishStamp(store), FINISH_RETRY_MS);
+      startInBackground(store, ['rebuild', '--continue'], { path: finishStamp(store), everyMs: FINISH_RETRY_MS });
       return true;
     },
     orderKey: eventKey,
@@ -76,7 +76,7 @@ const finishStamp = (store: Store) => join(store.dir, 'cache', 'index.requested'
  */
 export function packLater(store: Store): boolean {
   if (termRows(patternDb(store)) < INLINE_FINISH_TERMS) return false;
-  startInBackground(store, ['rebuild', '--continue'], finishStamp(store), 0);
+  startInBackground(store, ['rebuild', '--continue'], { path: finishStamp(store), everyMs: 0 });
   return true;
 }
 

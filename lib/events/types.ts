@@ -41,7 +41,7 @@ export type EventPayload =
   | { type: 'pattern.deprecated'; pattern: string; reason: string; auto: boolean }
   // newest: the latest first sighting among the candidates' roles when the basis was taken (lib/patterns/ranking.ts newCandidateSince)
   | { type: 'summary.stored'; role: string; basis: string; text: string; newest?: string }
-  // The library itself is .cairn/landing-patterns.json (SPEC §5); the log only notes the capture.
+  // The landing itself is a line of .cairn/landings.jsonl (SPEC §5); this log only notes the capture.
   | ({ type: 'landing.captured'; landing: string; title: string; report: string | null; merged: boolean } & Scope);
 
 export type Category = 'rule' | 'causal' | 'observation';

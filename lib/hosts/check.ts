@@ -2,8 +2,10 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 import { describeError } from '../core/errors.js';
 import type { Check } from '../store/health.js';
+import { codexTrustProblem } from './codex-trust.js';
 import { CONFIGURABLE_HOSTS, HOST_HOOKS, type ConfigurableHost } from './registry.js';
-import { commandProgram, commandsFor, gitTopLevel, HOOK_EXECUTABLES, readSettings } from './settings.js';
+import { commandProgram, commandsFor, gitTopLevel, HOOK_EXECUTABLES, outdatedHandlers, readSettings } from
+  './settings.js';
 
 // `cairn doctor` and `cairn init`, the hosts' side (SPEC §2): which host settings run cairn's hooks,
 // and whether each hook's program would be found when the host runs it.
@@ -45,8 +47,16 @@ function isExecutable(path: string): boolean {
   }
 }
 
-/** One host: not configured (off), every cairn hook resolving (ok), or what is wrong and what to do (fail). */
-export function hookCheck(root: string, host: ConfigurableHost, env: NodeJS.ProcessEnv = process.env): Check {
+/**
+ * One host: not configured (off), every cairn hook resolving (ok), or what is wrong and what to do
+ * (fail). `programs: false` leaves out whether their programs are found (a hook that runs knows).
+ */
+export function hookCheck(
+  root: string,
+  host: ConfigurableHost,
+  env: NodeJS.ProcessEnv = process.env,
+  { programs = true } = {},
+): Check {
   const hooks = HOST_HOOKS[host];
   const name = `hooks: ${host}`;
   if (!existsSync(join(root, hooks.file))) return { name, status: 'off', detail: `no ${hooks.file} (cairn init --${host})` };
@@ -62,12 +72,30 @@ export function hookCheck(root: string, host: ConfigurableHost, env: NodeJS.Proc
     .filter(({ program }) => HOOK_EXECUTABLES.includes(basename(program)));
   if (found.length === 0) return { name, status: 'off', detail: `${hooks.file} runs no cairn hook (cairn init --${host})` };
   const lookup = { ...env, PATH: hostPath(env) };
-  const missing = [...new Set(found.filter(({ program }) => resolveProgram(program, root, lookup) === null).map(({ program }) => program))];
-  if (missing.length === 0) return { name, status: 'ok', detail: `${hooks.file}: ${found.map(({ event, program }) => `${event} → ${basename(program)}`).join(', ')}` };
-  const remedy = missing.some((p) => p.includes('/node_modules/.bin/'))
-    ? 'not found: npm install here (the hooks run cairn as a dev dependency)'
-    : 'not found on PATH: install cairn (README: Install cairn)';
-  return { name, status: 'fail', detail: `${hooks.file}: ${missing.map((p) => `'${p}'`).join(', ')} ${remedy}` };
+  const unresolved = programs ? found.filter(({ program }) => resolveProgram(program, root, lookup) === null) : [];
+  const missing = [...new Set(unresolved.map(({ program }) => program))];
+  if (missing.length > 0) {
+    const remedy = missing.some((p) => p.includes('/node_modules/.bin/'))
+      ? 'not found: npm install here (the hooks run cairn as a dev dependency)'
+      : 'not found on PATH: install cairn (README: Install cairn)';
+    return { name, status: 'fail', detail: `${hooks.file}: ${missing.map((p) => `'${p}'`).join(', ')} ${remedy}` };
+  }
+  const events = [...new Set(found.map(({ event }) => event))];
+  const outdated = events.flatMap((event) =>
+    outdatedHandlers(settings, hooks, event).map(({ handler, reason }) => {
+      const program = basename(commandProgram(String(handler.command)));
+      return `${event} → ${program} ${reason}`;
+    }),
+  );
+  if (outdated.length > 0) {
+    return { name, status: 'fail', detail: `${hooks.file}: ${outdated.join('; ')} — cairn init --${host} replaces it` };
+  }
+  const untrusted = host === 'codex' ? codexTrustProblem(root, settings, events, env) : null;
+  if (untrusted) {
+    return { name, status: untrusted.fatal ? 'fail' : 'warn', detail: `${hooks.file}: ${untrusted.detail}` };
+  }
+  const runs = [...new Set(found.map(({ event, program }) => `${event} → ${basename(program)}`))];
+  return { name, status: 'ok', detail: `${hooks.file}: ${runs.join(', ')}` };
 }
 
 /** Every host `cairn init` can configure, in order. */

@@ -1,7 +1,7 @@
 import { asObject, type Json } from '../core/json.js';
 import { failedExitCode, firstStr, shellCommand, str } from './fields.js';
 import type { HookInput } from './payload.js';
-import type { HostHooks } from './settings.js';
+import { commandProgram, sessionStartCommand, type HostHooks } from './settings.js';
 
 // Claude Code (hooks reference, code.claude.com/docs/en/hooks; see hooks/README.md): every payload
 // has hook_event_name, session_id and cwd; SessionStart adds source, UserPromptSubmit prompt,
@@ -31,6 +31,8 @@ export function readClaudeShaped(p: Json, host: HookInput['host'], shellTools: S
     source: firstStr(p, 'source', 'trigger'),
     command: tool !== null && shellTools.has(tool) ? shellCommand(p.tool_input) : null,
     toolFailed: (event !== null && event.endsWith('Failure')) || responseFailed(p.tool_response),
+    transcriptPath: str(p, 'transcript_path'),
+    toolUseId: str(p, 'tool_use_id'),
   };
 }
 
@@ -49,15 +51,38 @@ export function claudeEnvelope(eventName: string, text: string): string {
 }
 
 /**
- * .claude/settings.json (committed; settings.local.json is the personal one): SessionStart → auto-recall;
- * PostToolUse on Bash → memory-capture, `async` so the agent never waits on it.
+ * Commands a `bd comments add` can be in (Claude Code's `if`, permission-rule syntax, matched against
+ * each command of a compound one): bd by name, or by a path. memory-capture reads no other command.
+ */
+export const CLAUDE_CAPTURE_IF = ['Bash(bd *)', 'Bash(*/bd *)'];
+
+/**
+ * .claude/settings.json (committed; settings.local.json is the personal one): SessionStart →
+ * auto-recall; PostToolUse on Bash → memory-capture, synchronous — Claude Code cancels an async
+ * hook when `claude -p` ends right after the command, and the capture is lost — and only for
+ * commands that run bd (`if`), so an ordinary command starts no process.
  */
 export const claudeHooks: HostHooks = {
   file: '.claude/settings.json',
   layout: 'nested',
   projectDir: '"$CLAUDE_PROJECT_DIR"',
   entries: (exe) => [
-    { event: 'SessionStart', handler: { type: 'command', command: `${exe('auto-recall')} --format claude`, timeout: 10 } },
-    { event: 'PostToolUse', matcher: 'Bash', handler: { type: 'command', command: exe('memory-capture'), async: true, timeout: 10 } },
+    {
+      event: 'SessionStart',
+      handler: {
+        type: 'command',
+        command: sessionStartCommand(exe, '--format claude', (text) => claudeEnvelope('SessionStart', text)),
+        timeout: 10,
+      },
+    },
+    ...CLAUDE_CAPTURE_IF.map((rule) => ({
+      event: 'PostToolUse',
+      matcher: 'Bash',
+      handler: { type: 'command', if: rule, command: exe('memory-capture'), timeout: 10 },
+    })),
   ],
+  outdated: (handler) =>
+    handler.async === true && commandProgram(String(handler.command)).endsWith('memory-capture')
+      ? 'runs async: Claude Code cancels it when a session ends right after the command, and the capture is lost'
+      : null,
 };

@@ -1,8 +1,9 @@
-import type { Json } from '../core/json.js';
+import { asObject, type Json } from '../core/json.js';
+import { readFileTail } from '../io/read.js';
 import { str } from './fields.js';
 import { claudeEnvelope, readClaudeShaped } from './claude.js';
 import type { HookInput } from './payload.js';
-import { GIT_TOP_LEVEL, type HostHooks } from './settings.js';
+import { GIT_TOP_LEVEL, sessionStartCommand, type HostHooks } from './settings.js';
 
 // Codex CLI (developers.openai.com/codex/hooks; openai/codex codex-rs/hooks/schema): hooks.json in
 // .codex/ with Claude's layout, payloads in Claude's shape plus turn_id on turn-scoped events, and
@@ -20,6 +21,44 @@ export function readCodexPayload(p: Json): HookInput {
 
 export const codexEnvelope = claudeEnvelope;
 
+/** How far back a transcript is searched for the command's record (its output is in it). */
+const TRANSCRIPT_TAIL = 8 * 1024 * 1024;
+
+/**
+ * The exit code of a Codex shell call, from the session's transcript: Codex's PostToolUse
+ * `tool_response` is the command's output alone, and the rollout file has recorded the call's
+ * `item_completed` event, with its `exit_code`, before the hook runs. Null when it cannot tell.
+ */
+export function transcriptExitCode(transcriptPath: string, callId: string): number | null {
+  let tail: Buffer | undefined;
+  try {
+    tail = readFileTail(transcriptPath, TRANSCRIPT_TAIL);
+  } catch {
+    return null;
+  }
+  if (tail === undefined) return null;
+  const needle = JSON.stringify(callId);
+  const lines = tail.toString('utf8').split('\n');
+  const first = tail.length < TRANSCRIPT_TAIL ? 0 : 1; // a tail cut mid-line starts with a piece of one
+  for (let i = lines.length - 1; i >= first; i--) {
+    if (!lines[i].includes(needle) || !lines[i].includes('"item_completed"')) continue;
+    try {
+      const item = asObject(asObject(asObject(JSON.parse(lines[i]))?.payload)?.item);
+      if (item?.id === callId && typeof item.exit_code === 'number') return item.exit_code;
+    } catch {
+      // a line being written: not this one
+    }
+  }
+  return null;
+}
+
+/** A Codex shell call whose transcript says it failed (SPEC §4.2: a failed run captures nothing). */
+export function codexCallFailed(input: HookInput): boolean {
+  if (input.host !== 'codex' || input.transcriptPath === null || input.toolUseId === null) return false;
+  const code = transcriptExitCode(input.transcriptPath, input.toolUseId);
+  return code !== null && code !== 0;
+}
+
 /**
  * .codex/hooks.json: SessionStart → auto-recall; PostToolUse on Bash → memory-capture. Synchronous:
  * `async` handlers are recent in Codex and a synchronous one works in every release; memory-capture
@@ -29,9 +68,15 @@ export const codexHooks: HostHooks = {
   file: '.codex/hooks.json',
   layout: 'nested',
   projectDir: GIT_TOP_LEVEL,
-  note: 'Codex runs a project\'s hooks once you trust them: /hooks in Codex',
   entries: (exe) => [
-    { event: 'SessionStart', handler: { type: 'command', command: `${exe('auto-recall')} --format codex`, timeout: 10 } },
+    {
+      event: 'SessionStart',
+      handler: {
+        type: 'command',
+        command: sessionStartCommand(exe, '--format codex', (text) => codexEnvelope('SessionStart', text)),
+        timeout: 10,
+      },
+    },
     { event: 'PostToolUse', matcher: 'Bash', handler: { type: 'command', command: exe('memory-capture'), timeout: 10 } },
   ],
 };

@@ -1,7 +1,7 @@
 import { asObject, type Json } from '../core/json.js';
-import { failedExitCode, firstStr, str } from './fields.js';
+import { failedExitCode, firstStr, NO_CALL, str } from './fields.js';
 import type { HookInput } from './payload.js';
-import { GIT_TOP_LEVEL, type HostHooks } from './settings.js';
+import { GIT_TOP_LEVEL, sessionStartCommand, type HostHooks } from './settings.js';
 
 // Cursor (cursor.com/docs/agent/hooks): .cursor/hooks.json, camelCase event names
 // (sessionStart, beforeSubmitPrompt, afterShellExecution), payloads with conversation_id and
@@ -26,6 +26,7 @@ export function readCursorPayload(p: Json): HookInput {
     source: str(p, 'source'),
     command: shell ? str(p, 'command') : null,
     toolFailed: failedExitCode(p.exit_code ?? p.exitCode) || asObject(p.error) !== null || (typeof p.error === 'string' && p.error !== ''),
+    ...NO_CALL,
   };
 }
 
@@ -40,7 +41,7 @@ export const cursorHooks: HostHooks = {
   base: { version: 1 },
   projectDir: GIT_TOP_LEVEL,
   entries: (exe) => [
-    { event: 'sessionStart', handler: { command: `${exe('auto-recall')} --format cursor` } },
+    { event: 'sessionStart', handler: { command: sessionStartCommand(exe, '--format cursor', cursorEnvelope) } },
     { event: 'afterShellExecution', handler: { command: exe('memory-capture') } },
   ],
 };

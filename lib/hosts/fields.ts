@@ -2,6 +2,9 @@ import { asObject, type Json } from '../core/json.js';
 
 // Reading fields out of a hook payload whose shape nobody promised: wrong types read as absent.
 
+/** The transcript and tool call of a payload whose host gives neither. */
+export const NO_CALL = { transcriptPath: null, toolUseId: null };
+
 /** A non-empty string field, else null. */
 export function str(obj: Json | null, key: string): string | null {
   const v = obj?.[key];

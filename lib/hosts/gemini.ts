@@ -2,7 +2,7 @@ import { asObject, type Json } from '../core/json.js';
 import { str } from './fields.js';
 import { claudeEnvelope, readClaudeShaped } from './claude.js';
 import type { HookInput } from './payload.js';
-import type { HostHooks } from './settings.js';
+import { sessionStartCommand, type HostHooks } from './settings.js';
 
 // Gemini CLI (google-gemini/gemini-cli docs/hooks): hooks in .gemini/settings.json (or an
 // extension's hooks/hooks.json); payloads in Claude's shape with a timestamp and Gemini's own event
@@ -43,7 +43,15 @@ export const geminiHooks: HostHooks = {
   projectDir: '"$GEMINI_PROJECT_DIR"',
   note: 'Gemini CLI runs hooks when its hooks system is enabled: /settings → Advanced → Enable Hooks System',
   entries: (exe) => [
-    { event: 'SessionStart', handler: { name: 'cairn-auto-recall', type: 'command', command: `${exe('auto-recall')} --format gemini`, timeout: 10000 } },
+    {
+      event: 'SessionStart',
+      handler: {
+        name: 'cairn-auto-recall',
+        type: 'command',
+        command: sessionStartCommand(exe, '--format gemini', (text) => geminiEnvelope('SessionStart', text)),
+        timeout: 10000,
+      },
+    },
     { event: 'AfterTool', matcher: 'run_shell_command', handler: { name: 'cairn-memory-capture', type: 'command', command: exe('memory-capture'), timeout: 10000 } },
   ],
 };

@@ -1,5 +1,5 @@
 import { asObject, type Json } from '../core/json.js';
-import { failedExitCode, firstStr, shellCommand, str } from './fields.js';
+import { failedExitCode, firstStr, NO_CALL, shellCommand, str } from './fields.js';
 import type { HookInput } from './payload.js';
 
 // OpenCode has no command hooks: hooks/opencode/cairn.js, a plugin, pipes its own events to the
@@ -21,5 +21,6 @@ export function readOpenCodePayload(p: Json): HookInput {
     source: null,
     command: str(p, 'tool') === 'bash' ? shellCommand(p.args) : null,
     toolFailed: failedExitCode(metadata?.exit ?? metadata?.exitCode),
+    ...NO_CALL,
   };
 }

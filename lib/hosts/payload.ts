@@ -1,4 +1,5 @@
 import { asObject } from '../core/json.js';
+import { NO_CALL } from './fields.js';
 import { isClaudePayload, readClaudePayload } from './claude.js';
 import { isCodexPayload, readCodexPayload } from './codex.js';
 import { isCursorPayload, readCursorPayload } from './cursor.js';
@@ -25,6 +26,10 @@ export interface HookInput {
   command: string | null;
   /** The payload says the tool run failed (exit code ≠ 0, error, success:false…). */
   toolFailed: boolean;
+  /** The session's transcript, where the host keeps one (Codex records a command's exit code there). */
+  transcriptPath: string | null;
+  /** The tool call the payload is about. */
+  toolUseId: string | null;
 }
 
 const READERS: [(p: Record<string, unknown>) => boolean, (p: Record<string, unknown>) => HookInput][] = [
@@ -47,5 +52,6 @@ export function readHookInput(json: unknown): HookInput {
   }
   const p = asObject(value);
   if (p) for (const [matches, read] of READERS) if (matches(p)) return read(p);
-  return { host: 'unknown', event: null, cwd: null, sessionId: null, prompt: null, source: null, command: null, toolFailed: false };
+  const nothing = { event: null, cwd: null, sessionId: null, prompt: null, source: null, command: null, toolFailed: false };
+  return { host: 'unknown', ...nothing, ...NO_CALL };
 }

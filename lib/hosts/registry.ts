@@ -11,3 +11,7 @@ export const HOST_HOOKS = { claude: claudeHooks, codex: codexHooks, gemini: gemi
 export type ConfigurableHost = keyof typeof HOST_HOOKS;
 
 export const CONFIGURABLE_HOSTS = Object.keys(HOST_HOOKS) as ConfigurableHost[];
+
+export function isConfigurableHost(host: string): host is ConfigurableHost {
+  return (CONFIGURABLE_HOSTS as string[]).includes(host);
+}

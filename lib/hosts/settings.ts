@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readSmallFile } from '../io/read.js';
 import { basename, dirname, join, relative } from 'node:path';
 import { CairnError } from '../core/errors.js';
-import { asObject, type Json } from '../core/json.js';
+import { asObject, type Json, jsonErrorPlace } from '../core/json.js';
 import { writeFileAtomic } from '../io/atomic.js';
 
 // A host's hook settings file, merged in place (SPEC §7): cairn's entries are added beside the user's
@@ -37,6 +37,11 @@ export interface HostHooks {
   note?: string;
   /** cairn's entries, with the executables invoked as `exe(name)` gives. */
   entries(exe: (name: string) => string): HookEntry[];
+  /**
+   * Why a handler of cairn's that an earlier cairn wrote no longer works (`cairn init` replaces it,
+   * `cairn doctor` fails it), or null.
+   */
+  outdated?(handler: Json): string | null;
 }
 
 /** The project root for hosts that set no variable for it. */
@@ -97,23 +102,135 @@ function eventList(settings: Json, event: string): unknown[] {
   return Array.isArray(list) ? list : [];
 }
 
-/** Every command configured for `event`, in either layout. */
-export function commandsFor(settings: Json, layout: Layout, event: string): string[] {
-  const handlers = layout === 'flat' ? eventList(settings, event) : eventList(settings, event).flatMap((g) => (Array.isArray(asObject(g)?.hooks) ? (asObject(g)!.hooks as unknown[]) : []));
-  return handlers.map((h) => asObject(h)?.command).filter((c): c is string => typeof c === 'string');
+/** The handler objects of an event, in either layout. */
+function handlersOf(settings: Json, layout: Layout, event: string): Json[] {
+  const groups = eventList(settings, event);
+  const nested = (g: unknown) => (Array.isArray(asObject(g)?.hooks) ? (asObject(g)!.hooks as unknown[]) : []);
+  const handlers = layout === 'flat' ? groups : groups.flatMap(nested);
+  return handlers.map((h) => asObject(h)).filter((h): h is Json => h !== null);
 }
 
-/** Add the entries an event does not have yet; returns the new settings and the entries added. */
-export function mergeHooks(settings: Json, layout: Layout, entries: HookEntry[]): { settings: Json; added: HookEntry[] } {
-  const hooks: Json = { ...(asObject(settings.hooks) ?? {}) };
-  const added: HookEntry[] = [];
-  for (const entry of entries) {
-    if (commandsFor({ hooks }, layout, entry.event).some((c) => runsSameExecutable(c, entry.handler.command))) continue;
-    const group = layout === 'flat' ? entry.handler : { ...(entry.matcher ? { matcher: entry.matcher } : {}), hooks: [entry.handler] };
-    hooks[entry.event] = [...eventList({ hooks }, entry.event), group];
-    added.push(entry);
+/** Every command configured for `event`, in either layout. */
+export function commandsFor(settings: Json, layout: Layout, event: string): string[] {
+  return handlersOf(settings, layout, event).map((h) => h.command).filter((c): c is string => typeof c === 'string');
+}
+
+export interface PlacedHandler {
+  matcher?: string;
+  handler: Json;
+  /** Its place in the file: its group's index in the event's list, its own in the group. */
+  group: number;
+  index: number;
+}
+
+/** Whether a handler runs one of cairn's executables. */
+function isCairns(handler: Json | null): handler is Json & { command: string } {
+  return typeof handler?.command === 'string' && HOOK_EXECUTABLES.includes(basename(commandProgram(handler.command)));
+}
+
+/** cairn's handlers of `event` in the nested layout, each with its group's matcher and its place in the file. */
+export function placedHandlers(settings: Json, event: string): PlacedHandler[] {
+  return eventList(settings, event).flatMap((g, group) => {
+    const obj = asObject(g);
+    const matcher = typeof obj?.matcher === 'string' ? obj.matcher : undefined;
+    const handlers = Array.isArray(obj?.hooks) ? obj!.hooks : [];
+    return handlers.flatMap((h, index) => {
+      const handler = asObject(h);
+      return isCairns(handler) ? [{ ...(matcher === undefined ? {} : { matcher }), handler, group, index }] : [];
+    });
+  });
+}
+
+/** cairn's handlers of `event` that `outdated` rejects, with the reason. */
+export function outdatedHandlers(
+  settings: Json,
+  hooks: Pick<HostHooks, 'layout' | 'outdated'>,
+  event: string,
+): { handler: Json; reason: string }[] {
+  const { outdated } = hooks;
+  if (!outdated) return [];
+  return handlersOf(settings, hooks.layout, event).flatMap((handler) => {
+    const reason = isCairns(handler) ? outdated(handler) : null;
+    return reason === null ? [] : [{ handler, reason }];
+  });
+}
+
+/** The settings without the given handlers (a group left without any goes too). */
+function withoutHandlers(settings: Json, layout: Layout, event: string, drop: Json[]): Json {
+  const kept = eventList(settings, event).flatMap((g) => {
+    const group = asObject(g);
+    if (!group) return [g];
+    if (layout === 'flat') return drop.includes(group) ? [] : [g];
+    if (!Array.isArray(group.hooks)) return [g];
+    const handlers = group.hooks.filter((h) => !drop.includes(h as Json));
+    if (handlers.length === group.hooks.length) return [g];
+    return handlers.length > 0 ? [{ ...group, hooks: handlers }] : [];
+  });
+  const hooks: Json = { ...(asObject(settings.hooks) ?? {}), [event]: kept };
+  if (kept.length === 0) delete hooks[event];
+  return { ...settings, hooks };
+}
+
+export interface Merged {
+  settings: Json;
+  added: HookEntry[];
+  /** cairn's outdated handlers taken out (their current form is among `added`), with why. */
+  replaced: { event: string; reason: string }[];
+}
+
+/**
+ * Add the entries an event does not have yet: an event that already runs the entry's executable (a
+ * handler of cairn's, in any form the user gave it) is left as it is, unless the host calls that
+ * handler outdated, which is replaced. Entries of one event and matcher share one group.
+ */
+export function mergeHooks(settings: Json, hooks: Pick<HostHooks, 'layout' | 'outdated'>, entries: HookEntry[]): Merged {
+  const { layout } = hooks;
+  let current: Json = { ...settings, hooks: { ...(asObject(settings.hooks) ?? {}) } };
+  const replaced: Merged['replaced'] = [];
+  for (const event of new Set(entries.map((e) => e.event))) {
+    const stale = outdatedHandlers(current, hooks, event);
+    if (stale.length === 0) continue;
+    current = withoutHandlers(current, layout, event, stale.map((s) => s.handler));
+    replaced.push(...stale.map(({ reason }) => ({ event, reason })));
   }
-  return { settings: { ...settings, hooks }, added };
+  const before = current;
+  const result: Json = { ...(asObject(current.hooks) ?? {}) };
+  const added: HookEntry[] = [];
+  let lastGroup: { event: string; matcher?: string; group: Json } | null = null;
+  for (const entry of entries) {
+    if (commandsFor(before, layout, entry.event).some((c) => runsSameExecutable(c, entry.handler.command))) continue;
+    added.push(entry);
+    if (layout === 'flat') {
+      result[entry.event] = [...eventList({ hooks: result }, entry.event), entry.handler];
+      continue;
+    }
+    if (lastGroup && lastGroup.event === entry.event && lastGroup.matcher === entry.matcher) {
+      (lastGroup.group.hooks as Json[]).push(entry.handler);
+      continue;
+    }
+    const group: Json = { ...(entry.matcher ? { matcher: entry.matcher } : {}), hooks: [entry.handler] };
+    result[entry.event] = [...eventList({ hooks: result }, entry.event), group];
+    lastGroup = { event: entry.event, matcher: entry.matcher, group };
+  }
+  return { settings: { ...current, hooks: result }, added, replaced };
+}
+
+/**
+ * The SessionStart command: auto-recall with `args`, or — when its program cannot run at all (not
+ * installed here: the shell's exit 127) — the message of notInstalledMessage in the host's context
+ * envelope (`envelope`), telling the agent what to do.
+ */
+export function sessionStartCommand(exe: (name: string) => string, args: string, envelope: (text: string) => string): string {
+  const program = exe('auto-recall');
+  return `${program} ${args} || echo ${shellWord(envelope(notInstalledMessage(commandProgram(program))).trimEnd())}`;
+}
+
+/** What a session is told when auto-recall is not installed where its hook looks (SPEC §2: never silent). */
+export function notInstalledMessage(program: string): string {
+  const dependency = program.includes('/node_modules/.bin/');
+  const remedy = dependency ? 'run npm install at the project root' : 'install cairn (README: Install cairn in your project)';
+  const lost = 'so the memory of this project is neither recalled nor captured';
+  return `cairn: ${basename(program)} could not run here, ${lost}: ${remedy}, then run cairn doctor.`;
 }
 
 const SETTINGS_CAP = 4 * 1024 * 1024;
@@ -126,7 +243,7 @@ export function readSettings(path: string): Json {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new CairnError('input', `${path} is not valid JSON (${(err as Error).message}); left as it is`);
+    throw new CairnError('input', `${path} is not valid JSON (${jsonErrorPlace(text, err)}); left as it is`);
   }
   const obj = asObject(value);
   if (!obj) throw new CairnError('input', `${path} is not a JSON object; left as it is`);
@@ -139,15 +256,13 @@ export function readSettings(path: string): Json {
  * something was added. `storeDir`: a store outside the project (`cairn init --dir`), which the hooks
  * must be told, or their first capture would start a store of the project's own.
  */
-export function installHooks(root: string, hooks: HostHooks, storeDir?: string): { path: string; added: HookEntry[] } {
-  let added: HookEntry[] = [];
+export function installHooks(root: string, hooks: HostHooks, storeDir?: string): Merged & { path: string } {
+  let merged: Merged | undefined;
   const path = updateSettings(root, hooks.file, hooks.base, (current) => {
-    const entries = hooks.entries((name) => executableCommand(root, hooks, name) + dirFlag(storeDir));
-    const merged = mergeHooks(current, hooks.layout, entries);
-    added = merged.added;
-    return added.length > 0 ? merged.settings : undefined;
+    merged = mergeHooks(current, hooks, hooks.entries((name) => executableCommand(root, hooks, name) + dirFlag(storeDir)));
+    return merged.added.length > 0 ? merged.settings : undefined;
   });
-  return { path, added };
+  return { path, ...merged! };
 }
 
 /** ` --dir <store>` for a store outside the project, else nothing: how a hook or server is told where the store is. */

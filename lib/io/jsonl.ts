@@ -1,8 +1,9 @@
 import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { jsonErrorPlace } from '../core/json.js';
 import { CairnError } from '../core/errors.js';
 import { dirname } from 'node:path';
 import { acquireLock } from './lock.js';
-import { openRegularFile } from './read.js';
+import { openLog } from './read.js';
 import { mkdirNoFollow } from './safe.js';
 import type { Deadline } from '../core/deadline.js';
 
@@ -22,7 +23,40 @@ export interface AppendOptions {
  * callers can derive ordered ids from it; it may check the deadline itself (nothing is written when
  * it throws). Returns the lines written.
  */
-export function appendLines(path: string, build: (lastLine: string | undefined) => string[], { deadline, within }: AppendOptions): string[] {
+export function appendLines(path: string, build: (lastLine: string | undefined) => string[], opts: AppendOptions): string[] {
+  let lines: string[] = [];
+  appendUnderLock(path, opts, (fd, { lastLine, endsWithNewline }) => {
+    lines = build(lastLine);
+    if (lines.length === 0) return;
+    // The write is the commit point (SPEC §2): a build that ran past the deadline under the lock
+    // records nothing, and the caller keeps its run for later.
+    opts.deadline.check('recording the change');
+    for (const line of lines) {
+      if (line.includes('\n')) throw new CairnError('input', 'a JSONL record may not contain a newline');
+    }
+    writeAll(fd, Buffer.from((endsWithNewline ? '' : '\n') + lines.join('\n') + '\n', 'utf8'));
+  });
+  return lines;
+}
+
+/** Bytes [start, end) of an open file: whole lines, each ending in a newline. */
+export interface LineRange {
+  fd: number;
+  start: number;
+  end: number;
+}
+
+/** Append whole lines held in another file (a rotation's move), copied in pieces: never whole in memory. */
+export function appendRange(path: string, range: LineRange, opts: AppendOptions): void {
+  appendUnderLock(path, opts, (fd, { endsWithNewline }) => {
+    if (range.end <= range.start) return;
+    opts.deadline.check('recording the change');
+    if (!endsWithNewline) writeAll(fd, Buffer.from('\n'));
+    copyRange(range, fd);
+  });
+}
+
+function appendUnderLock(path: string, { deadline, within }: AppendOptions, write: (fd: number, tail: { lastLine: string | undefined; endsWithNewline: boolean }) => void): void {
   mkdirNoFollow(within, dirname(path));
   const lock = acquireLock(path, deadline);
   try {
@@ -34,18 +68,7 @@ export function appendLines(path: string, build: (lastLine: string | undefined) 
       throw new CairnError('store', `cannot append to ${path}: ${code === 'ELOOP' ? 'it is a symbolic link; cairn never writes through one' : (err as Error).message}`);
     }
     try {
-      const { lastLine, endsWithNewline } = readTail(fd);
-      const lines = build(lastLine);
-      if (lines.length === 0) return lines;
-      // The write is the commit point (SPEC §2): a build that ran past the deadline under the lock
-      // records nothing, and the caller keeps its run for later.
-      deadline.check('recording the change');
-      for (const line of lines) {
-        if (line.includes('\n')) throw new CairnError('input', 'a JSONL record may not contain a newline');
-      }
-      const text = (endsWithNewline ? '' : '\n') + lines.join('\n') + '\n';
-      writeAll(fd, Buffer.from(text, 'utf8'));
-      return lines;
+      write(fd, readTail(fd));
     } finally {
       closeSync(fd);
     }
@@ -57,6 +80,51 @@ export function appendLines(path: string, build: (lastLine: string | undefined) 
 function writeAll(fd: number, buf: Buffer): void {
   let done = 0;
   while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
+}
+
+const PIECE = 1 << 20;
+
+/** Copy bytes [start, end) of an open file to another open file, a piece at a time. */
+export function copyRange({ fd, start, end }: LineRange, to: number): void {
+  const buf = Buffer.allocUnsafe(Math.min(PIECE, Math.max(1, end - start)));
+  for (let pos = start; pos < end; ) {
+    const n = readSync(fd, buf, 0, Math.min(buf.length, end - pos), pos);
+    if (n === 0) throw new CairnError('store', 'a file shrank while it was copied');
+    writeAll(to, buf.subarray(0, n));
+    pos += n;
+  }
+}
+
+/** Whether `length` bytes of one open file at `a` equal those of another at `b` (read a piece at a time). */
+export function sameBytes(fdA: number, a: number, fdB: number, b: number, length: number): boolean {
+  const size = Math.min(PIECE, Math.max(1, length));
+  const [x, y] = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
+  for (let done = 0; done < length; ) {
+    const want = Math.min(size, length - done);
+    const n = readSync(fdA, x, 0, want, a + done);
+    const m = readSync(fdB, y, 0, want, b + done);
+    if (n !== want || m !== want || !x.subarray(0, n).equals(y.subarray(0, m))) return false;
+    done += want;
+  }
+  return true;
+}
+
+/** How many newlines bytes [start, end) of an open file hold; with `keep`, also where each of the last `keep` lines ends. */
+export function countLines(fd: number, start: number, end: number, keep = 0): { lines: number; lastEnds: number[] } {
+  const buf = Buffer.allocUnsafe(Math.min(PIECE, Math.max(1, end - start)));
+  const ring = new Array<number>(keep); // the last `keep` line ends, the oldest at lines % keep
+  let lines = 0;
+  for (let pos = start; pos < end; ) {
+    const n = readSync(fd, buf, 0, Math.min(buf.length, end - pos), pos);
+    if (n === 0) break;
+    for (let nl = buf.indexOf(0x0a); nl >= 0 && nl < n; nl = buf.indexOf(0x0a, nl + 1)) {
+      if (keep > 0) ring[lines % keep] = pos + nl + 1;
+      lines++;
+    }
+    pos += n;
+  }
+  const held = Math.min(lines, keep);
+  return { lines, lastEnds: Array.from({ length: held }, (_, i) => ring[(lines - held + i) % keep]) };
 }
 
 /** The last complete line of an open file, and whether the file ends cleanly. */
@@ -84,27 +152,35 @@ export interface LogLine {
 
 /**
  * Complete lines from `from` to the end of the file, read in chunks. A last line without its
- * newline is not returned (it is torn, or still being written). Returns no lines for a missing file.
+ * newline is not returned (it is torn, or still being written). Returns no lines for a missing file;
+ * a log is never read through a symbolic link (openLog).
  */
 export function* readLines(path: string, from = 0, chunkSize = 1 << 20): Generator<LogLine> {
-  const fd = openRegularFile(path);
+  const fd = openLog(path);
   if (fd === undefined) return;
   try {
-    let pos = from;
-    let carry: Buffer = Buffer.alloc(0);
-    const buf = Buffer.allocUnsafe(chunkSize);
+    // one buffer, reused: the part of a line cut at a chunk's end moves to its start (a longer line grows it)
+    let buf = Buffer.allocUnsafe(chunkSize);
+    let held = 0; // bytes of an unfinished line at the start of buf
+    let pos = from; // file offset just past what buf holds
     for (;;) {
-      const n = readSync(fd, buf, 0, chunkSize, pos);
+      if (held === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, held);
+        buf = bigger;
+      }
+      const n = readSync(fd, buf, held, buf.length - held, pos);
       if (n === 0) break;
-      const data = carry.length ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n);
-      const base = pos - carry.length;
+      pos += n;
+      const end = held + n;
+      const base = pos - end; // file offset of buf[0]
       let start = 0;
-      for (let nl = data.indexOf(0x0a, start); nl >= 0; nl = data.indexOf(0x0a, start)) {
-        yield { offset: base + start, end: base + nl + 1, text: data.toString('utf8', start, nl) };
+      for (let nl = buf.indexOf(0x0a, held); nl >= 0 && nl < end; nl = buf.indexOf(0x0a, nl + 1)) {
+        yield { offset: base + start, end: base + nl + 1, text: buf.toString('utf8', start, nl) };
         start = nl + 1;
       }
-      carry = Buffer.from(data.subarray(start));
-      pos += n;
+      held = end - start;
+      buf.copy(buf, 0, start, end);
     }
   } finally {
     closeSync(fd);
@@ -113,7 +189,7 @@ export function* readLines(path: string, from = 0, chunkSize = 1 << 20): Generat
 
 /** Read `length` bytes at `position` (for prefix checks); short at end of file. */
 export function readBytes(path: string, position: number, length: number): Buffer {
-  const fd = openRegularFile(path);
+  const fd = openLog(path);
   if (fd === undefined) return Buffer.alloc(0);
   try {
     const buf = Buffer.alloc(Math.max(0, length));
@@ -135,6 +211,6 @@ export function parseJsonLine<T = Record<string, unknown>>(text: string): Parsed
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'not a JSON object' };
     return { ok: true, value: value as T };
   } catch (err) {
-    return { ok: false, reason: `invalid JSON (${(err as Error).message.slice(0, 80)})` };
+    return { ok: false, reason: `invalid JSON (${jsonErrorPlace(trimmed, err)})` };
   }
 }

@@ -22,36 +22,63 @@ interface Found {
   /** What holds the lock, for the message when we give up. */
   holder: string;
   stale: boolean;
+  /** When an empty lock turns stale (its holder died while taking it): worth waiting for. */
+  staleAt?: number;
 }
 
-export function acquireLock(target: string, deadline: Deadline, maxWaitMs = 10_000): Lock {
+export function acquireLock(target: string, deadline: Deadline): Lock {
   const path = `${target}.lock`;
   const token = `${process.pid} ${hostname()} ${Date.now()}\n`;
   const started = Date.now();
-  const giveUpAt = Math.min(deadline.at, started + maxWaitMs);
+  const giveUpAt = started + deadline.waitLimit();
   let pause = 2;
   for (;;) {
-    try {
-      const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
-      try {
-        writeSync(fd, token);
-      } finally {
-        closeSync(fd);
-      }
-      return { release: () => releaseLock(path, token) };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new CairnError('store', `cannot create lock ${path}: ${(err as Error).message}`);
-      }
-    }
+    const lock = create(path, token);
+    if (lock) return lock;
     const found = inspect(path);
     const broken = found === undefined || (found.stale && breakStale(path, found));
     // Checked on every round, whatever happened: nothing at the lock path can keep a writer here past its deadline.
-    if (Date.now() >= giveUpAt) {
+    const until = found?.staleAt === undefined ? giveUpAt : Math.max(giveUpAt, Math.min(found.staleAt + 10, deadline.at));
+    if (Date.now() >= until) {
+      const last = broken ? create(path, token) : undefined; // a stale lock broken just now is free: one last try
+      if (last) return last;
       throw new CairnError('lock', `lock ${path} ${found?.holder ?? 'kept changing hands'}; gave up after ${Date.now() - started} ms`);
     }
-    sleepSync(broken ? 1 : Math.min(pause, Math.max(1, giveUpAt - Date.now())));
+    sleepSync(broken ? 1 : Math.min(pause, Math.max(1, until - Date.now())));
     pause = Math.min(pause * 2, 25);
+  }
+}
+
+/** Take the lock if it is free (or its holder is gone): never waits. Undefined while a live holder has it. */
+export function tryLock(target: string): Lock | undefined {
+  const path = `${target}.lock`;
+  const token = `${process.pid} ${hostname()} ${Date.now()}\n`;
+  const lock = create(path, token);
+  if (lock) return lock;
+  const found = inspect(path);
+  const broken = found === undefined || (found.stale && breakStale(path, found));
+  return broken ? create(path, token) : undefined;
+}
+
+/** Who holds the lock (`is held by another process (pid …)`), or undefined when nothing live holds it. */
+export function lockHolder(target: string): string | undefined {
+  const found = inspect(`${target}.lock`);
+  return found === undefined || found.stale ? undefined : found.holder;
+}
+
+/** Create the lock file holding `token`; undefined when something is at the path already. */
+function create(path: string, token: string): Lock | undefined {
+  try {
+    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    try {
+      writeSync(fd, token);
+    } finally {
+      closeSync(fd);
+    }
+    return { release: () => releaseLock(path, token) };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw new CairnError('store', `cannot create lock ${path}: ${(err as Error).message}`);
   }
 }
 
@@ -95,7 +122,7 @@ function inspect(path: string): Found | undefined {
   const token = /^(\d+) (\S+) (\d+)\n?$/.exec(content);
   if (!token) {
     const shown = JSON.stringify(content.slice(0, 40));
-    if (content === '') return { stats, holder: 'is empty (its holder died while taking it?)', stale: age > TORN_MS };
+    if (content === '') return { stats, holder: 'is empty (its holder died while taking it?)', stale: age > TORN_MS, staleAt: stats.mtimeMs + TORN_MS };
     return { stats, holder: `holds ${shown}, not a cairn lock`, stale: age > STALE_MS };
   }
   const [, pidText, host, timeText] = token;

@@ -85,13 +85,27 @@ export async function readPathBounded(path: string, limits: InputLimits, what: s
  * a rewrite must not copy a link's target into the store).
  */
 export function openRegularFile(path: string, noFollow = false): number | undefined {
+  return openRegular(path, noFollow ? `${path} is a symbolic link; cairn never writes through one` : undefined);
+}
+
+/**
+ * Open a log cairn keeps for reading: a regular file, never read through a symbolic link — a log is
+ * committed, and a clone may bring it as a link to any file of the machine, whose lines would then
+ * reach the index, `cairn list` and every session start (SPEC §2). Undefined when it does not exist.
+ */
+export function openLog(path: string): number | undefined {
+  return openRegular(path, `${path} is not a regular file but a symbolic link; cairn reads no log through one`);
+}
+
+/** A regular file opened for reading; `linkRefused` (the message) refuses a symbolic link at the path. */
+function openRegular(path: string, linkRefused: string | undefined): number | undefined {
   let fd: number;
   try {
-    fd = openSync(path, OPEN_FLAGS | (noFollow ? constants.O_NOFOLLOW : 0));
+    fd = openSync(path, OPEN_FLAGS | (linkRefused ? constants.O_NOFOLLOW : 0));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP' && noFollow) throw new CairnError('store', `${path} is a symbolic link; cairn never writes through one`);
+    if (code === 'ELOOP' && linkRefused) throw new CairnError('store', linkRefused);
     throw new CairnError('store', `cannot read ${path}: ${errnoText(err)}`);
   }
   let regular = false;
@@ -106,7 +120,15 @@ export function openRegularFile(path: string, noFollow = false): number | undefi
 
 /** A small file cairn keeps, whole: undefined when missing; at most `cap` bytes (see openRegularFile). */
 export function readSmallFile(path: string, cap: number, noFollow = false): Buffer | undefined {
-  const fd = openRegularFile(path, noFollow);
+  return readWhole(path, openRegularFile(path, noFollow), cap);
+}
+
+/** A log cairn keeps, whole, up to `cap` bytes (see openLog). */
+export function readSmallLog(path: string, cap: number): Buffer | undefined {
+  return readWhole(path, openLog(path), cap);
+}
+
+function readWhole(path: string, fd: number | undefined, cap: number): Buffer | undefined {
   if (fd === undefined) return undefined;
   try {
     const { bytes, truncated } = readRegular(fd, cap);

@@ -14,7 +14,7 @@ import { scheduleSanitize } from './schedule.js';
 import { activeCacheFresh } from './hygiene.js';
 import { contextText, type SessionContext } from './context.js';
 import { contextTopics, fuseTopics, searchTopic } from './search.js';
-import { clip, hangingIndent, shownBead, shownContent } from './render.js';
+import { clip, hangingIndent, shownBead, shownContent, shownType } from './render.js';
 
 // auto-recall (SPEC §4.4): what a session starts with — the entries most relevant to its context,
 // fenced as untrusted background, within a token budget and under Claude Code's 10,000-character cut.
@@ -51,7 +51,14 @@ export interface AutoRecall {
  * The block for a session. Bead titles arrive as a promise: the listings run while the index is
  * brought up to date, and are awaited only when the query is built.
  */
-export async function autoRecall(store: Store, partial: Omit<SessionContext, 'beadTitles'>, beadTitles: Promise<string[]>, now: number): Promise<AutoRecall> {
+export async function autoRecall(
+  store: Store,
+  partial: Omit<SessionContext, 'beadTitles'>,
+  beadTitles: Promise<string[]>,
+  now: number,
+  /** What keeps this session's host from running cairn's hooks (cairn doctor's check), if anything. */
+  hooksProblem?: string,
+): Promise<AutoRecall> {
   const source: Source = activeCacheFresh(store) ? 'active' : 'log';
   const db = knowledgeDb(store, [source], { newest: true });
   const q = { project: store.project, sources: [source], newest: true };
@@ -69,9 +76,10 @@ export async function autoRecall(store: Store, partial: Omit<SessionContext, 'be
   const fallback = hits.length === 0;
   if (fallback) hits = recentKnowledge(db, { ...q, limit: MAX_ENTRIES });
 
-  const patterns = landingPatternLines(store.location.root, store.dir, contextText(context), 3);
+  const patterns = landingPatternLines(store.dir, store.project, contextText(context), 3);
   const state = sessionState(store.sessionStatePath, now);
-  const health = healthLine(store.dir, now);
+  const notices = [healthLine(store.dir, now), hooksProblem && hooksLine(hooksProblem)].filter(Boolean);
+  const health = notices.length > 0 ? notices.join('\n') : undefined;
   const fixed = frameChars({ health, patterns, sessionState: state?.section });
   // The tokenizer costs a session start ~100 ms to load: a line's count is the one kept with its entry,
   // or else its UTF-8 length, which no count exceeds (SPEC §3.5) — the budget holds either way. Lines
@@ -117,7 +125,7 @@ function rememberBeadTitles(store: Store, titles: string[]): void {
 /** `- [TYPE] content (bead X)`, continuation lines indented. */
 export function entryLines(hit: KnowledgeHit): string {
   const bead = shownBead(hit.bead);
-  return hangingIndent(`- [${hit.type.toUpperCase()}] `, clip(shownContent(hit.content), ENTRY_CHARS), '  ').join('\n') + (bead ? ` (bead ${bead})` : '');
+  return hangingIndent(`- [${shownType(hit.type).toUpperCase()}] `, clip(shownContent(hit.content), ENTRY_CHARS), '  ').join('\n') + (bead ? ` (bead ${bead})` : '');
 }
 
 /** Best first, the entries whose lines fit the token budget and the character budget; at most 10. */
@@ -180,11 +188,19 @@ export function renderBlock(b: { health?: string; lines: string[]; patterns: str
 }
 
 
-/** `cairn: memory degraded since <time>: <reason> — run cairn doctor`, while a recorded error is recent (SPEC §2). */
+/**
+ * `cairn: memory degraded since <time>: <reason> — run cairn doctor`, while a recorded error is recent
+ * and was not repaired where it happened (SPEC §2).
+ */
 export function healthLine(storeDir: string, now: number): string | undefined {
   const h = readHealth(storeDir);
-  if (!h || !(now - Date.parse(h.last_error_at) < HEALTH_RECENT)) return undefined;
+  if (!h || h.last_repaired || !(now - Date.parse(h.last_error_at) < HEALTH_RECENT)) return undefined;
   return sanitizeUntrusted(`cairn: memory degraded since ${h.degraded_since}: ${h.last_error} — run cairn doctor`, { singleLine: true });
+}
+
+/** `cairn: <what keeps the hooks from running> — run cairn doctor` (SPEC §2: never silent). */
+function hooksLine(problem: string): string {
+  return sanitizeUntrusted(`cairn: ${problem} — run cairn doctor`, { singleLine: true });
 }
 
 /** A session-state file younger than a day, as its own fenced section (it is local, but not ours). */
@@ -204,7 +220,7 @@ function sessionState(path: string, now: number): { section: string } | undefine
 
 /** The first `bytes` bytes of a file as text (a partial character at the cut is dropped). */
 function readHead(path: string, bytes: number): string {
-  const fd = openRegularFile(path); // never a FIFO or device put in its place (SPEC §2)
+  const fd = openRegularFile(path, true); // never a FIFO or device put in its place, nor a link (SPEC §2)
   if (fd === undefined) return '';
   try {
     const buf = Buffer.alloc(bytes);

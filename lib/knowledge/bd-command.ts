@@ -1,4 +1,5 @@
 import { simpleCommands, type SimpleCommand } from '../core/shell.js';
+import { codexCallFailed } from '../hosts/codex.js';
 import type { HookInput } from '../hosts/payload.js';
 
 // Finding `bd comments add <id> <text>` (or `bd comment add`) in a shell command an agent ran
@@ -19,9 +20,12 @@ export function mayAddComment(command: string): boolean {
   return /\bbd\b/.test(command) && /\bcomments?\W{1,8}add\b/.test(command);
 }
 
-/** Could this hook payload hold a capture? A shell command that ran and may add a bd comment (memory-capture's gate asks after every one). */
+/**
+ * Could this hook payload hold a capture? A shell command that ran, did not fail and may add a bd
+ * comment (memory-capture's gate asks after every one; Codex's transcript is read only for those).
+ */
 export function mayCapture(input: HookInput): input is HookInput & { command: string } {
-  return input.command !== null && !input.toolFailed && mayAddComment(input.command);
+  return input.command !== null && !input.toolFailed && mayAddComment(input.command) && !codexCallFailed(input);
 }
 
 /** Every comment the command adds, in order; `checkpoint` runs after each command read (see simpleCommands). */

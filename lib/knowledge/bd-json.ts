@@ -1,5 +1,5 @@
 import { CairnError } from '../core/errors.js';
-import { asObject } from '../core/json.js';
+import { asObject, jsonErrorPlace } from '../core/json.js';
 import { seconds } from './reader.js';
 import type { Comment } from './capture.js';
 
@@ -16,11 +16,16 @@ export function commentsFromBdJson(text: string, now: number): Comment[] {
     const value = JSON.parse(trimmed) as unknown;
     rows = Array.isArray(value) ? value : [value];
   } catch {
-    try {
-      rows = trimmed.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as unknown);
-    } catch (err) {
-      throw new CairnError('input', `--from-bd-json: stdin is neither a JSON array nor JSON lines (${(err as Error).message.slice(0, 80)})`);
-    }
+    const lines = trimmed.split('\n').filter((l) => l.trim());
+    rows = lines.map((line, i) => {
+      try {
+        return JSON.parse(line) as unknown;
+      } catch (err) {
+        const place = jsonErrorPlace(line, err).replace(/^line 1, /, '');
+        const what = '--from-bd-json: stdin is neither a JSON array nor JSON lines';
+        throw new CairnError('input', `${what} (its line ${i + 1} of JSON: ${place})`);
+      }
+    });
   }
   const comments: Comment[] = [];
   for (const row of rows.flat()) {

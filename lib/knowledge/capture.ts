@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
-import { readSmallFile } from '../io/read.js';
+import { readSmallLog } from '../io/read.js';
 import { describeError, errorKind } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
-import { redactSecrets } from '../core/secrets.js';
 import { capUtf8, normaliseText } from '../core/text.js';
 import { DEFAULT_TAG_WORDS, makeEntry, MAX_CONTENT_BYTES, parseTypedText, suffixedKey, tagsFor, type KnowledgeEntry } from './entry.js';
 import { Deadline } from '../core/deadline.js';
@@ -32,9 +31,9 @@ export interface CaptureContext {
 
 const MAX_BEAD_CHARS = 128;
 
-/** Untrusted text as stored content: sanitised by code point (SPEC §4.6), then secrets redacted, then capped. */
+/** Untrusted text as stored content: sanitised by code point and its secrets redacted (SPEC §4.6), then capped. */
 export function cleanContent(text: string): string {
-  return capUtf8(redactSecrets(sanitizeUntrusted(text)).text, MAX_CONTENT_BYTES).trim();
+  return capUtf8(sanitizeUntrusted(text), MAX_CONTENT_BYTES).trim();
 }
 
 export function cleanBead(bead: string): string {
@@ -157,8 +156,8 @@ const LOG_CAP = 64 * 1024 * 1024;
 function keyFamilies(paths: string[], baseKeys: Set<string>, project: string | undefined, deadline: Deadline): Map<string, Family> {
   const families = new Map<string, Family>();
   for (const path of paths) {
-    // a regular file only (a log committed as a link to /dev/zero is refused, not read without end)
-    const buf = readSmallFile(path, LOG_CAP);
+    // a regular file only, never through a link (a log committed as a link to /dev/zero is refused, not read without end)
+    const buf = readSmallLog(path, LOG_CAP);
     if (buf === undefined) continue;
     for (const start of candidateLines(buf, baseKeys)) {
       deadline.check('reading the stored entries');

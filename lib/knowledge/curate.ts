@@ -1,9 +1,11 @@
 import { readSmallFile } from '../io/read.js';
+import { parseJson } from '../core/json.js';
 import stringify from 'fast-json-stable-stringify';
 import { readLines } from '../io/jsonl.js';
 import { writeFileAtomic } from '../io/atomic.js';
 import { CairnError } from '../core/errors.js';
 import { sha256, normaliseText } from '../core/text.js';
+import { HashTable, hash52, NumberList } from '../core/hash-table.js';
 import type { Store } from '../store/store.js';
 import type { CurationStatus, KnowledgeEntry } from './entry.js';
 import { versionOf } from './index.js';
@@ -27,20 +29,18 @@ export function proposalHash(lines: string[]): string {
   return sha256(stringify(lines.map((l) => JSON.parse(l) as unknown)));
 }
 
-/** The visible entries of this project: the latest line of each version, in log order. */
-function currentEntries(store: Store): KnowledgeEntry[] {
-  const latest = new Map<string, KnowledgeEntry>();
+/** This project's entries in the log, in order (unreadable lines are skipped: `cairn sanitize` audits them). */
+function* projectEntries(store: Store): Generator<KnowledgeEntry> {
+  let n = 0;
   for (const line of readLines(store.knowledgePath)) {
-    const parsed = parseEntryLine(line.text);
-    if (!parsed.ok) continue;
-    const e = parsed.value;
-    if (e.project !== undefined && e.project !== store.project) continue;
-    const version = versionOf(e);
-    latest.delete(version);
-    latest.set(version, e);
+    if (++n % CHECK_EVERY === 0) store.deadline.check('reading the knowledge log');
+    const parsed = line.text.trim() ? parseEntryLine(line.text) : undefined;
+    if (parsed?.ok && (parsed.value.project === undefined || parsed.value.project === store.project)) yield parsed.value;
   }
-  return [...latest.values()];
 }
+
+/** Lines between two looks at the deadline. */
+const CHECK_EVERY = 1024;
 
 /** An existing entry with curation fields set, as the line that records them. */
 function curated(e: KnowledgeEntry, status: CurationStatus, reason: string, extra: Partial<KnowledgeEntry>, project: string): string {
@@ -48,45 +48,67 @@ function curated(e: KnowledgeEntry, status: CurationStatus, reason: string, extr
   return JSON.stringify({ ...base, project: e.project ?? project, status, ...extra, review_source: 'cairn curate', review_reason: reason });
 }
 
-/** Gather candidates and build the proposal (nothing is written to the log). */
+/**
+ * Gather candidates and build the proposal (nothing is written to the log). Two readings of the log,
+ * the first holding a few numbers a line — its version, content and status — to tell which entries are
+ * visible (the latest line of each version, not superseded) and which share a content; the second
+ * keeping only the entries a proposed line is about. A log of a million lines takes tens of megabytes.
+ */
 export function proposeCuration(store: Store): Proposal {
-  const entries = currentEntries(store).filter((e) => e.status !== 'superseded');
+  const versions = new NumberList();
+  const contents = new NumberList();
+  const superseded = new NumberList(); // 1 for a line that marks its entry superseded
+  const latest = new HashTable();
+  const says: { at: number; key: string; supersedes: string[] }[] = []; // the lines that name entries they supersede
+  for (const e of projectEntries(store)) {
+    const version = hash52(`${e.key}\u0000${normaliseText(e.content)}`); // versionOf, as a number
+    if (e.supersedes?.length) says.push({ at: versions.length, key: e.key, supersedes: e.supersedes });
+    latest.set(version, versions.length);
+    versions.push(version);
+    contents.push(hash52(normaliseText(e.content)));
+    superseded.push(e.status === 'superseded' ? 1 : 0);
+  }
+  const visible = (j: number) => latest.get(versions.at(j)) === j && superseded.at(j) === 0;
+  const sameContent = new HashTable();
+  for (let j = 0; j < versions.length; j++) if (visible(j)) sameContent.set(contents.at(j), (sameContent.get(contents.at(j)) ?? 0) + 1);
+  const supersededBy = new Map<string, string>();
+  for (const s of says) if (visible(s.at)) for (const k of s.supersedes) if (k !== s.key) supersededBy.set(k, s.key);
+
+  const groups = new Map<number, KnowledgeEntry[]>(); // duplicates: the same content under several keys (one version per key)
+  const named: KnowledgeEntry[] = []; // entries another one says it supersedes
+  const stale: { e: KnowledgeEntry; missing: string[] }[] = [];
+  const anchorsOf = anchorChecker(store.location.root);
+  let j = -1;
+  for (const e of projectEntries(store)) {
+    if (++j >= versions.length) break; // appended since the first reading
+    if (!visible(j)) continue;
+    if (sameContent.get(contents.at(j))! > 1) groups.set(contents.at(j), [...(groups.get(contents.at(j)) ?? []), e]);
+    if (supersededBy.has(e.key)) named.push(e);
+    if (e.status === 'needs_review') continue;
+    const a = anchorsOf(e.content);
+    if (a.files.length > 0 && a.missingFiles.length === a.files.length) stale.push({ e, missing: a.missingFiles });
+  }
+
   const lines: string[] = [];
   const decided = new Set<string>(); // keys already given a line
-
-  // duplicates: the same normalised content under several keys — the newest becomes canonical
-  const byContent = new Map<string, KnowledgeEntry[]>();
-  for (const e of entries) {
-    const norm = normaliseText(e.content);
-    byContent.set(norm, [...(byContent.get(norm) ?? []), e]);
-  }
-  for (const group of byContent.values()) {
-    const keys = new Set(group.map((e) => e.key));
-    if (keys.size < 2) continue;
-    const [newest, ...older] = [...group].sort((a, b) => b.ts - a.ts); // one version per key: the keys are distinct
+  // duplicates: the newest becomes canonical
+  for (const group of groups.values()) {
+    const [newest, ...older] = [...group].sort((a, b) => b.ts - a.ts);
     const olderKeys = older.map((e) => e.key);
     lines.push(curated(newest, 'canonical', `keeps ${olderKeys.length} duplicate(s) of the same content: ${olderKeys.join(', ')}`, { merged_from: olderKeys, supersedes: olderKeys }, store.project));
     for (const e of older) lines.push(curated(e, 'superseded', `duplicate of ${newest.key}`, { superseded_by: newest.key }, store.project));
     for (const k of [newest.key, ...olderKeys]) decided.add(k);
   }
-
   // superseded: an entry another one says it supersedes, not yet marked
-  const supersededBy = new Map<string, string>();
-  for (const e of entries) for (const k of e.supersedes ?? []) if (k !== e.key) supersededBy.set(k, e.key);
-  for (const e of entries) {
-    const by = supersededBy.get(e.key);
-    if (by === undefined || decided.has(e.key)) continue;
+  for (const e of named) {
+    if (decided.has(e.key)) continue;
+    const by = supersededBy.get(e.key)!;
     lines.push(curated(e, 'superseded', `${by} supersedes it`, { superseded_by: by }, store.project));
     decided.add(e.key);
   }
-
   // stale: every file the entry names is gone from the project — for a person to review, not to drop
-  const anchorsOf = anchorChecker(store.location.root);
-  for (const e of entries) {
-    if (decided.has(e.key) || e.status === 'needs_review') continue;
-    const a = anchorsOf(e.content);
-    if (a.files.length === 0 || a.missingFiles.length < a.files.length) continue;
-    lines.push(curated(e, 'needs_review', `the files it names no longer exist: ${a.missingFiles.join(', ')}`, {}, store.project));
+  for (const { e, missing } of stale) {
+    if (!decided.has(e.key)) lines.push(curated(e, 'needs_review', `the files it names no longer exist: ${missing.join(', ')}`, {}, store.project));
   }
   return { lines, hash: proposalHash(lines) };
 }
@@ -110,22 +132,26 @@ const PROPOSAL_CAP = 16 * 1024 * 1024;
  */
 export function applyProposal(store: Store, proposalPath: string, confirm: string): Applied {
   let proposal: Proposal;
+  let text: string;
   try {
-    proposal = JSON.parse(readSmallFile(proposalPath, PROPOSAL_CAP)?.toString('utf8') ?? '') as Proposal;
+    text = readSmallFile(proposalPath, PROPOSAL_CAP)?.toString('utf8') ?? '';
   } catch (err) {
     throw new CairnError('input', `cannot read the proposal ${proposalPath}: ${(err as Error).message}`);
   }
+  proposal = parseJson(text, `the proposal ${proposalPath}`) as Proposal;
   if (!Array.isArray(proposal.lines) || !proposal.lines.every((l) => typeof l === 'string')) throw new CairnError('input', `${proposalPath} is not a curation proposal`);
   const hash = proposalHash(proposal.lines);
   if (hash !== confirm) throw new CairnError('input', `the proposal changed since review: its lines hash to ${hash}, not ${confirm}; run cairn curate --dry-run again`);
   const entries = proposal.lines.map((line, i) => {
-    const parsed = toEntry(JSON.parse(line));
+    const parsed = toEntry(parseJson(line, `line ${i + 1} of the proposal`));
     if (!parsed.ok || !parsed.value.status || !parsed.value.review_reason) throw new CairnError('input', `line ${i + 1} of the proposal is not a curated entry with a status and a review_reason`);
     if (parsed.value.project !== undefined && parsed.value.project !== store.project) throw new CairnError('input', `line ${i + 1} of the proposal belongs to another project`);
     if (line.includes('\n')) throw new CairnError('input', `line ${i + 1} of the proposal holds a newline`);
     return { line, entry: parsed.value };
   });
-  const status = new Map(currentEntries(store).map((e) => [versionOf(e), e.status]));
+  // the current status of the versions the proposal is about (the latest line of each wins)
+  const status = new Map(entries.map(({ entry }) => [versionOf(entry), undefined as string | undefined]));
+  for (const e of projectEntries(store)) if (status.has(versionOf(e))) status.set(versionOf(e), e.status);
   const fresh = entries.filter(({ entry }) => status.get(versionOf(entry)) !== entry.status);
   store.appendLines(store.knowledgePath, () => fresh.map((f) => f.line));
   return { appended: fresh.length, already: entries.length - fresh.length };

@@ -79,7 +79,9 @@ export const DEFAULT_TAG_WORDS = [
 ];
 
 /** Paths and file names with an extension mentioned in the text (`src/app.tsx`, `main.go`). */
-const FILE_MENTION = /[A-Za-z0-9_./-]*[A-Za-z0-9_]\.([A-Za-z0-9]{1,6})\b/g;
+// A mention starts where a run of path characters does: scanned from inside the run too, a long run
+// without an extension took time quadratic in its length.
+const FILE_MENTION = /(?<![A-Za-z0-9_./-])[A-Za-z0-9_./-]*[A-Za-z0-9_]\.([A-Za-z0-9]{1,6})\b/g;
 
 /**
  * Tags: the type, then vocabulary words found as whole words (plurals allowed, so `hooks` is `hook`

@@ -1,12 +1,14 @@
-import { existsSync, statSync, utimesSync } from 'node:fs';
-import { isAbsolute, join, normalize, sep } from 'node:path';
+import { closeSync, constants, existsSync, openSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
+import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
+import { HashTable, hash52, NumberList } from '../core/hash-table.js';
+import { mkdirNoFollow } from '../io/safe.js';
+import { CairnError } from '../core/errors.js';
 import { parseJsonLine, readLines } from '../io/jsonl.js';
 import { walkFiles } from '../io/walk.js';
 import { readSmallFile } from '../io/read.js';
 import { normaliseText } from '../core/text.js';
 import type { Store } from '../store/store.js';
 import type { KnowledgeEntry } from './entry.js';
-import { versionOf } from './index.js';
 import { isCommandLike, stripShellResidue } from './noise.js';
 import { parseEntryLine } from './reader.js';
 import { cleanContent } from './capture.js';
@@ -74,109 +76,199 @@ export function readAudit(store: Store, last = 20): AuditDigest {
   return digest;
 }
 
-/** Build the active cache and the audit from the store's log. */
+/**
+ * Build the active cache and the audit from the store's log, in three passes that hold a few numbers
+ * an entry, never the entries (a log of a million lines is read a line at a time, in some tens of
+ * megabytes): which line is each version's latest; the latest ones cleaned, into a file of
+ * candidates, with their time, key and content hashed; then, once the newest of duplicates are
+ * known, the candidates into the cache.
+ */
 export function sanitizeKnowledge(store: Store, now: number, progress: Progress = NO_PROGRESS): SanitizeReport {
   const ts = Math.floor(now / 1000);
   const logStat = statOf(store.knowledgePath); // before reading: a capture meanwhile leaves the cache stale, as it should
-  const audit: AuditRecord[] = [];
   const report: SanitizeReport = { read: 0, active: 0, unreadable: 0, superseded: 0, noise: 0, trimmed: 0, duplicateKey: 0, duplicateContent: 0, stale: 0, needsReview: 0 };
-
-  // the latest line of each version (SPEC §4.5: curation appends, later lines win), in log order
-  const latest = new Map<string, KnowledgeEntry>();
-  let lineNo = 0;
-  for (const line of readLines(store.knowledgePath)) {
-    lineNo++;
-    if (!line.text.trim()) continue;
-    const parsed = parseEntryLine(line.text);
-    if (!parsed.ok) {
-      report.unreadable++;
-      audit.push({ ts, action: 'skip_unreadable', line: lineNo, offset: line.offset, reason: parsed.reason });
-      continue;
-    }
-    report.read++;
-    const version = `${parsed.value.project ?? ''}\u0000${versionOf(parsed.value)}`;
-    latest.delete(version); // re-inserted at its latest position
-    latest.set(version, parsed.value);
+  const candidates = `${store.activePath}.candidates-${process.pid}.tmp`;
+  try {
+    store.writeFile(store.auditPath, (auditFd) => {
+      const pass: Pass = { store, ts, report, audit: (r) => writeLine(auditFd, r), progress };
+      const kept = latestCleaned(pass, candidates);
+      if (statOf(store.knowledgePath)?.ino !== logStat?.ino) throw new CairnError('store', 'the knowledge log was rotated while it was read; run cairn sanitize again');
+      writeActive(pass, candidates, newestUnique(kept));
+      pass.audit({ ts, action: 'summary', summary: report });
+    });
+  } finally {
+    rmSync(candidates, { force: true });
   }
-
-  // progress: each entry is cleaned, then its anchors are checked (two steps of the same weight)
-  const steps = 2 * latest.size;
-  let step = 0;
-  const kept: KnowledgeEntry[] = [];
-  for (const entry of latest.values()) {
-    if (++step % 256 === 0) progress(step, steps);
-    if (entry.status === 'superseded') {
-      report.superseded++;
-      audit.push({ ts, action: 'drop_superseded', key: entry.key, reason: entry.superseded_by ? `superseded by ${entry.superseded_by}` : 'superseded' });
-      continue;
-    }
-    if (isCommandLike(entry.content)) {
-      report.noise++;
-      audit.push({ ts, action: 'filter_noise', key: entry.key, reason: 'command_like_content' });
-      continue;
-    }
-    const content = cleanContent(stripShellResidue(entry.content));
-    if (content !== entry.content.trim()) {
-      report.trimmed++;
-      audit.push({ ts, action: 'trim_residue', key: entry.key, reason: 'shell residue or unsafe characters removed' });
-    }
-    kept.push({ ...entry, content });
-  }
-
-  const unique = newestUnique(kept, ts, audit, report);
-  const anchorsOf = anchorChecker(store.location.root);
-  const active: KnowledgeEntry[] = [];
-  for (const [i, entry] of unique.entries()) {
-    if (i % 256 === 0) progress(latest.size + Math.round(((i + 1) * latest.size) / unique.length), steps);
-    const anchors = anchorsOf(entry.content);
-    if (anchors.files.length > 0 && anchors.missingFiles.length === anchors.files.length) {
-      report.stale++;
-      audit.push({ ts, action: 'drop_stale', key: entry.key, reason: 'missing_file_anchor', anchors });
-      continue;
-    }
-    if (anchors.missingFiles.length || anchors.missingSymbols.length) {
-      report.needsReview++;
-      audit.push({ ts, action: 'flag_needs_review', key: entry.key, reason: anchors.missingFiles.length ? 'missing_file_anchor' : 'missing_symbol_anchor', anchors });
-      active.push({ ...entry, status: 'needs_review' });
-      continue;
-    }
-    active.push(entry);
-  }
-  report.active = active.length;
-  audit.push({ ts, action: 'summary', summary: report });
-
-  store.writeFile(store.auditPath, audit.map((r) => JSON.stringify(r) + '\n').join(''));
-  store.writeFile(store.activePath, active.map((e) => JSON.stringify(e) + '\n').join(''));
   // fresh for exactly this state of the log (auto-recall compares the two times)
   if (logStat) utimesSync(store.activePath, logStat.atimeMs / 1000, logStat.mtimeMs / 1000);
   return report;
 }
 
-/** Dedupe by key, then by normalised content, keeping the newest (by time, then log order); output in log order. */
-function newestUnique(entries: KnowledgeEntry[], ts: number, audit: AuditRecord[], report: SanitizeReport): KnowledgeEntry[] {
-  const order = entries.map((e, i) => ({ e, i })).sort((a, b) => b.e.ts - a.e.ts || b.i - a.i); // newest first
-  const keys = new Set<string>();
-  const contents = new Map<string, string>();
-  const keep = new Set<number>();
-  for (const { e, i } of order) {
-    const scope = e.project ?? '';
-    const key = `${scope}\u0000${e.key}`;
-    const content = `${scope}\u0000${normaliseText(e.content)}`;
-    if (keys.has(key)) {
-      report.duplicateKey++;
-      audit.push({ ts, action: 'duplicate_key', key: e.key, reason: 'a newer entry has this key' });
+interface Pass {
+  store: Store;
+  ts: number;
+  report: SanitizeReport;
+  audit: (record: AuditRecord) => void;
+  /** The first two passes' progress, in bytes of the log read. */
+  progress: Progress;
+}
+
+/** What the dedupe needs of each candidate, in candidate order. */
+interface Candidates {
+  ts: NumberList;
+  key: NumberList;
+  content: NumberList;
+}
+
+/**
+ * The latest line of each version (SPEC §4.5: curation appends, later lines win), in the order of
+ * those lines: superseded ones and shell residue out, the rest cleaned and written to `candidates`.
+ */
+function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates: string): Candidates {
+  const versions = new NumberList();
+  const latest = new HashTable();
+  const bytes = statOf(store.knowledgePath)?.size ?? 0; // each of the two passes reads it once
+  let lineNo = 0;
+  for (const line of readLines(store.knowledgePath)) {
+    if (++lineNo % CHECK_EVERY === 0) {
+      store.deadline.check('sanitizing the knowledge log');
+      progress(line.offset, 2 * bytes);
+    }
+    if (!line.text.trim()) continue;
+    const parsed = parseEntryLine(line.text);
+    if (!parsed.ok) {
+      report.unreadable++;
+      audit({ ts, action: 'skip_unreadable', line: lineNo, offset: line.offset, reason: parsed.reason });
       continue;
     }
-    if (contents.has(content)) {
-      report.duplicateContent++;
-      audit.push({ ts, action: 'duplicate_content', key: e.key, reason: `same content as ${contents.get(content)}` });
-      continue;
-    }
-    keys.add(key);
-    contents.set(content, e.key);
-    keep.add(i);
+    report.read++;
+    const e = parsed.value;
+    const version = hash52(`${e.project ?? ''}\u0000${e.key}\u0000${normaliseText(e.content)}`); // versionOf, in the project
+    latest.set(version, versions.length);
+    versions.push(version);
   }
-  return entries.filter((_, i) => keep.has(i));
+  const kept: Candidates = { ts: new NumberList(), key: new NumberList(), content: new NumberList() };
+  writeLines(candidates, store.dir, (out) => {
+    let j = -1;
+    for (const entry of entries(store.knowledgePath)) {
+      if (++j % CHECK_EVERY === 0) {
+        store.deadline.check('sanitizing the knowledge log');
+        progress(bytes + Math.round((bytes * j) / Math.max(1, versions.length)), 2 * bytes);
+      }
+      if (j >= versions.length) break; // appended since the first pass: the cache is stale for them anyway
+      if (latest.get(versions.at(j)) !== j) continue;
+      if (entry.status === 'superseded') {
+        report.superseded++;
+        audit({ ts, action: 'drop_superseded', key: entry.key, reason: entry.superseded_by ? `superseded by ${entry.superseded_by}` : 'superseded' });
+        continue;
+      }
+      if (isCommandLike(entry.content)) {
+        report.noise++;
+        audit({ ts, action: 'filter_noise', key: entry.key, reason: 'command_like_content' });
+        continue;
+      }
+      const content = cleanContent(stripShellResidue(entry.content));
+      if (content !== entry.content.trim()) {
+        report.trimmed++;
+        audit({ ts, action: 'trim_residue', key: entry.key, reason: 'shell residue or unsafe characters removed' });
+      }
+      const scope = entry.project ?? '';
+      kept.ts.push(entry.ts);
+      kept.key.push(hash52(`${scope}\u0000${entry.key}`));
+      kept.content.push(hash52(`${scope}\u0000${normaliseText(content)}`));
+      writeLine(out, { ...entry, content });
+    }
+  });
+  return kept;
+}
+
+/**
+ * Dedupe by key, then by normalised content, keeping the newest (by time, then log order): each
+ * duplicate's candidate index → the kept one's of the same content, or -1 for a newer one of its key.
+ */
+function newestUnique(kept: Candidates): Map<number, number> {
+  const order = Uint32Array.from({ length: kept.ts.length }, (_, i) => i).sort((a, b) => kept.ts.at(b) - kept.ts.at(a) || b - a); // newest first
+  const keys = new HashTable(order.length, false);
+  const contents = new HashTable(order.length);
+  const duplicateOf = new Map<number, number>();
+  for (const i of order) {
+    if (keys.has(kept.key.at(i))) duplicateOf.set(i, -1);
+    else if (contents.has(kept.content.at(i))) duplicateOf.set(i, contents.get(kept.content.at(i))!);
+    else {
+      keys.add(kept.key.at(i));
+      contents.set(kept.content.at(i), i);
+    }
+  }
+  return duplicateOf;
+}
+
+/** The candidates in log order: duplicates audited, anchors checked (SPEC §4.5), the rest into the active cache. */
+function writeActive({ store, ts, report, audit }: Pass, candidates: string, duplicateOf: Map<number, number>): void {
+  const anchorsOf = anchorChecker(store.location.root);
+  const named = new Set(duplicateOf.values());
+  const keyOf = new Map<number, string>(); // of the entries a duplicate names
+  const waiting: { key: string; of: number }[] = []; // duplicates of an entry further down
+  const duplicate = (key: string, of: number) => {
+    if (of < 0) {
+      report.duplicateKey++;
+      audit({ ts, action: 'duplicate_key', key, reason: 'a newer entry has this key' });
+    } else {
+      report.duplicateContent++;
+      audit({ ts, action: 'duplicate_content', key, reason: `same content as ${keyOf.get(of)}` });
+    }
+  };
+  store.writeFile(store.activePath, (activeFd) => {
+    let k = -1;
+    for (const entry of entries(candidates)) {
+      if (++k % CHECK_EVERY === 0) store.deadline.check('sanitizing the knowledge log');
+      if (named.has(k)) keyOf.set(k, entry.key);
+      const of = duplicateOf.get(k);
+      if (of !== undefined) {
+        if (of < 0 || keyOf.has(of)) duplicate(entry.key, of);
+        else waiting.push({ key: entry.key, of });
+        continue;
+      }
+      const anchors = anchorsOf(entry.content);
+      if (anchors.files.length > 0 && anchors.missingFiles.length === anchors.files.length) {
+        report.stale++;
+        audit({ ts, action: 'drop_stale', key: entry.key, reason: 'missing_file_anchor', anchors });
+        continue;
+      }
+      report.active++;
+      if (anchors.missingFiles.length || anchors.missingSymbols.length) {
+        report.needsReview++;
+        audit({ ts, action: 'flag_needs_review', key: entry.key, reason: anchors.missingFiles.length ? 'missing_file_anchor' : 'missing_symbol_anchor', anchors });
+        writeLine(activeFd, { ...entry, status: 'needs_review' });
+      } else writeLine(activeFd, entry);
+    }
+  });
+  for (const w of waiting) duplicate(w.key, w.of);
+}
+
+/** Lines between two looks at the deadline (a background run has one: lib/store/background.ts). */
+const CHECK_EVERY = 1024;
+
+/** The readable entries of a log, in order (the unreadable ones were audited in the first pass). */
+function* entries(path: string): Generator<KnowledgeEntry> {
+  for (const line of readLines(path)) {
+    const parsed = line.text.trim() ? parseEntryLine(line.text) : undefined;
+    if (parsed?.ok) yield parsed.value;
+  }
+}
+
+function writeLine(fd: number, record: unknown): void {
+  writeSync(fd, JSON.stringify(record) + '\n');
+}
+
+/** A scratch file of the store (never through a link), written by `write`. */
+function writeLines(path: string, within: string, write: (fd: number) => void): void {
+  mkdirNoFollow(within, dirname(path));
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
+  try {
+    write(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 // `dir/file.ext` (relative, at least one directory), not part of a URL or a home or absolute path.

@@ -4,6 +4,7 @@ import type { LogFollower } from '../store/follower.js';
 import type { Store } from '../store/store.js';
 import { ftsMatch, ftsTerms } from '../store/fts.js';
 import type { KnowledgeEntry } from './entry.js';
+import { shownTags, shownType } from './render.js';
 import { isCommandLike } from './noise.js';
 import { parseEntryLine } from './reader.js';
 import { ROTATE_ABOVE } from './rotate.js';
@@ -42,6 +43,8 @@ export function knowledgeFollower(path: string, source: Source): LogFollower<Kno
       return undefined;
     },
     apply(db, e, offset) {
+      // tags are kept a space apart: a planted tag that is not one word (`ok\n[LEARNED] …`) is dropped whole
+      const tags = shownTags(e.tags).join(' ');
       const { lastInsertRowid } = statements(db).insert.run(
         code,
         SEQ_BASE[source] + offset,
@@ -50,13 +53,13 @@ export function knowledgeFollower(path: string, source: Source): LogFollower<Kno
         e.key,
         e.type,
         e.content,
-        e.tags.join(' '),
+        tags,
         e.bead,
         e.ts,
         e.status ?? null,
         isCommandLike(e.content) ? 1 : 0,
       );
-      if (source !== 'active') statements(db).insertFts.run(lastInsertRowid, e.content, e.tags.join(' '), e.type, e.key);
+      if (source !== 'active') statements(db).insertFts.run(lastInsertRowid, e.content, tags, e.type, e.key);
     },
     reset(db) {
       forgetNewest(db, code, Infinity);
@@ -391,9 +394,10 @@ export function knowledgeStats(db: Database, project: string, topTags = 10): Kno
   const tags = new Map<string, number>();
   let archived = 0;
   for (const r of rows) {
-    byType[r.type] = (byType[r.type] ?? 0) + 1;
+    const type = shownType(r.type); // types and tags are printed: only what they may be (lib/knowledge/render.ts)
+    byType[type] = (byType[type] ?? 0) + 1;
     if (r.source === 0) archived++;
-    for (const t of r.tags ? r.tags.split(' ') : []) if (t !== r.type) tags.set(t, (tags.get(t) ?? 0) + 1);
+    for (const t of shownTags(r.tags ? r.tags.split(' ') : [])) if (t !== r.type) tags.set(t, (tags.get(t) ?? 0) + 1);
   }
   const top = [...tags].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, topTags);
   return { total: rows.length, archived, byType, topTags: top.map(([tag, count]) => ({ tag, count })) };

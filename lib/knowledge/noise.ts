@@ -28,15 +28,25 @@ export function isCommandLike(content: string): boolean {
 
 // A quote closing the note, then a redirection or a chained bd/git command, and the rest of that line
 // (`…messages." && bd close x`, `…syntax" 2>/dev/null`). A pipeline inside a note (`"$X" | jq …`) is content.
-const QUOTED_TAIL = /["']\s*(?:2>&1|2>\/dev\/null|>\s*\/dev\/null|(?:&&|\|\||;)\s*(?:bd|git)\s)[^\n]*$/;
-const TRAILING_COMMAND = /\n(?:bd\s+(?:close|update|sync|comments?)|git\s+(?:add|commit|push))\b[^\n]*$/;
+const QUOTED_TAIL = /["']\s*(?:2>&1|2>\/dev\/null|>\s*\/dev\/null|(?:&&|\|\||;)\s*(?:bd|git)\s)/;
+const COMMAND_LINE = /^(?:bd\s+(?:close|update|sync|comments?)|git\s+(?:add|commit|push))\b/;
 
-/** A note without the command tail a broken capture glued onto it; the note itself unchanged. */
+/**
+ * A note without the command tail a broken capture glued onto it; the note itself unchanged. Only the
+ * last line is read each time (a tail is always there), so a note of thousands of glued commands is
+ * read once, not once per command.
+ */
 export function stripShellResidue(content: string): string {
   let text = content.trimEnd();
-  for (let before = ''; before !== text; ) {
-    before = text;
-    text = text.replace(TRAILING_COMMAND, '').replace(QUOTED_TAIL, '').trimEnd();
+  for (;;) {
+    const start = text.lastIndexOf('\n') + 1;
+    const last = text.slice(start);
+    if (start > 0 && COMMAND_LINE.test(last)) {
+      text = text.slice(0, start - 1).trimEnd();
+      continue;
+    }
+    const tail = QUOTED_TAIL.exec(last);
+    if (!tail) return text;
+    text = text.slice(0, start + tail.index).trimEnd();
   }
-  return text;
 }

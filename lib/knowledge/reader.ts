@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { jsonErrorPlace } from '../core/json.js';
 import { readLines, type ParsedLine } from '../io/jsonl.js';
 import { CURATION_STATUSES, keyOf, type CurationStatus, type KnowledgeEntry } from './entry.js';
 
@@ -15,7 +16,7 @@ export function parseEntryLine(text: string): ParsedLine<KnowledgeEntry> {
     value = JSON.parse(trimmed);
     if (typeof value === 'string') value = JSON.parse(value);
   } catch (err) {
-    return { ok: false, reason: `invalid JSON (${(err as Error).message.slice(0, 80)})` };
+    return { ok: false, reason: `invalid JSON (${jsonErrorPlace(trimmed, err)})` };
   }
   return toEntry(value);
 }

@@ -1,4 +1,4 @@
-import { clip, hangingIndent, shownBead, shownContent } from './render.js';
+import { clip, hangingIndent, shownBead, shownContent, shownTags, shownType } from './render.js';
 import type { KnowledgeHit, KnowledgeStats } from './index.js';
 
 // `cairn recall` output (SPEC §4.5): each hit as `[TYPE] content`, then `  bead: X | tags`. Lines of
@@ -10,8 +10,8 @@ export function formatHits(hits: KnowledgeHit[]): string {
 }
 
 function formatHit(hit: KnowledgeHit): string {
-  const lines = hangingIndent(`[${hit.type.toUpperCase()}] `, shownContent(hit.content), '    ');
-  const meta = [`bead: ${shownBead(hit.bead) ?? '-'}`, hit.tags.filter((t) => t !== hit.type).join(', ') || '-'];
+  const lines = hangingIndent(`[${shownType(hit.type).toUpperCase()}] `, shownContent(hit.content), '    ');
+  const meta = [`bead: ${shownBead(hit.bead) ?? '-'}`, shownTags(hit.tags.filter((t) => t !== hit.type)).join(', ') || '-'];
   if (hit.status) meta.push(hit.status);
   if (hit.archived) meta.push('archived');
   return [...lines, `  ${meta.join(' | ')}`].join('\n');

@@ -1,8 +1,8 @@
-import { closeSync, constants, ftruncateSync, openSync, readFileSync, readSync, fstatSync, statSync, unlinkSync } from 'node:fs';
-import { appendLines } from '../io/jsonl.js';
+import { closeSync, constants, ftruncateSync, openSync, readFileSync, readSync, fstatSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { appendRange, copyRange, countLines, sameBytes, type LineRange } from '../io/jsonl.js';
 import { acquireLock } from '../io/lock.js';
 import { writeFileAtomic } from '../io/atomic.js';
-import { openRegularFile } from '../io/read.js';
+import { openLog } from '../io/read.js';
 import { CairnError } from '../core/errors.js';
 import type { Deadline } from '../core/deadline.js';
 
@@ -16,7 +16,8 @@ import type { Deadline } from '../core/deadline.js';
 // Killed at any point, the next rotation (or capture) finishes the move from the journal: step 2 is
 // skipped if the archive already ends with the lines, and an append cut short (the archive holds
 // part of it) is cut off first; step 3 is skipped if the log's inode has changed. So no entry is ever
-// lost or doubled. All of it runs under the log's lock, so no capture appends meanwhile.
+// lost or doubled. All of it runs under the log's lock, so no capture appends meanwhile, and a piece at
+// a time: a log of any size is moved in the memory of one piece (lib/io/jsonl.ts).
 
 export const ROTATE_ABOVE = 5000;
 export const KEEP_NEWEST = 2500;
@@ -108,35 +109,34 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
   const lock = acquireLock(logPath, opts.deadline);
   try {
     const recovered = finishJournal(logPath, archivePath, opts);
-    let log: Buffer;
-    let inode: number;
+    // a regular file, never a FIFO or device in its place, nor a link: read a piece at a time, at any size
+    const fd = openLog(logPath);
+    if (fd === undefined) return { moved: 0, kept: 0, recovered };
     try {
-      const fd = openRegularFile(logPath); // a regular file only: never a FIFO or device in its place
-      if (fd === undefined) return { moved: 0, kept: 0, recovered };
-      try {
-        inode = fstatSync(fd).ino;
-        log = readFileSync(fd);
-      } finally {
-        closeSync(fd);
+      const { ino: inode, size } = fstatSync(fd); // the lock is held: nothing is appended meanwhile
+      const { lines, lastEnds } = countLines(fd, 0, size, keep + 1);
+      if (lines <= above) {
+        rememberLineCount(logPath, lines, opts);
+        return { moved: 0, kept: lines, recovered };
       }
-    } catch (err) {
-      if (err instanceof CairnError) throw err;
-      return { moved: 0, kept: 0, recovered };
+      const cut = lastEnds[0]; // byte just past the last line that moves
+      const header = Buffer.from(`${JSON.stringify({ inode, archiveSize: sizeOf(archivePath) })}\n`);
+      writeFileAtomic(
+        journalPath(logPath),
+        (out) => {
+          writeSync(out, header);
+          copyRange({ fd, start: 0, end: cut }, out);
+        },
+        opts.within,
+      );
+      appendRange(archivePath, { fd, start: 0, end: cut }, opts);
+      writeFileAtomic(logPath, (out) => copyRange({ fd, start: cut, end: size }, out), opts.within); // a torn last line stays with the log
+      unlinkSync(journalPath(logPath));
+      rememberLineCount(logPath, keep, opts);
+      return { moved: lines - keep, kept: keep, recovered };
+    } finally {
+      closeSync(fd);
     }
-    const ends = lineEnds(log);
-    if (ends.length <= above) {
-      rememberLineCount(logPath, ends.length, opts); // under the lock: nothing was appended since the reading
-      return { moved: 0, kept: ends.length, recovered };
-    }
-    const cut = ends[ends.length - keep - 1]; // byte just past the last line that moves
-    const moved = log.subarray(0, cut);
-    const header = { inode, archiveSize: sizeOf(archivePath) };
-    writeFileAtomic(journalPath(logPath), Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), moved]), opts.within);
-    appendToArchive(archivePath, moved, opts);
-    writeFileAtomic(logPath, log.subarray(cut), opts.within); // a torn last line stays with the log
-    unlinkSync(journalPath(logPath));
-    rememberLineCount(logPath, keep, opts);
-    return { moved: ends.length - keep, kept: keep, recovered };
   } finally {
     lock.release();
   }
@@ -144,39 +144,39 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
 
 /** Finish a rotation that was cut short (the caller holds the log's lock). Returns the lines it moved. */
 function finishJournal(logPath: string, archivePath: string, opts: RotateOptions): number {
-  let journal: Buffer;
+  // never read through a link: one planted at the journal's place would move its target into the archive
+  const journal = openLog(journalPath(logPath));
+  if (journal === undefined) return 0;
   try {
-    journal = readFileSync(journalPath(logPath));
-  } catch {
-    return 0;
+    // written whole (temp file + rename): a header line, then the lines being moved
+    const size = fstatSync(journal).size;
+    const head = Buffer.alloc(Math.min(size, 4096));
+    readSync(journal, head, 0, head.length, 0);
+    const headerEnd = head.indexOf(0x0a);
+    if (headerEnd < 0) throw new CairnError('store', `${journalPath(logPath)} is not a rotation journal; left as it is`);
+    const { inode, archiveSize } = JSON.parse(head.toString('utf8', 0, headerEnd)) as { inode: number; archiveSize?: number };
+    const moved = { fd: journal, start: headerEnd + 1, end: size };
+    const length = moved.end - moved.start;
+    if (!endsWith(archivePath, moved)) {
+      if (archiveSize !== undefined) cutPartialAppend(archivePath, archiveSize, moved);
+      appendRange(archivePath, moved, opts);
+    }
+    const log = exists(logPath) ? openLog(logPath) : undefined;
+    if (log !== undefined) {
+      try {
+        const { ino, size: logSize } = fstatSync(log);
+        if (ino === inode && logSize >= length && sameBytes(log, 0, journal, moved.start, length)) {
+          writeFileAtomic(logPath, (out) => copyRange({ fd: log, start: length, end: logSize }, out), opts.within);
+        }
+      } finally {
+        closeSync(log);
+      }
+    }
+    unlinkSync(journalPath(logPath));
+    return countLines(journal, moved.start, moved.end).lines;
+  } finally {
+    closeSync(journal);
   }
-  // written whole (temp file + rename): a header line, then the lines being moved
-  const headerEnd = journal.indexOf(0x0a);
-  const { inode, archiveSize } = JSON.parse(journal.toString('utf8', 0, headerEnd)) as { inode: number; archiveSize?: number };
-  const moved = journal.subarray(headerEnd + 1);
-  // compared as appended: the one JSONL writer takes text, so bytes that are not UTF-8 went in as U+FFFD
-  const appended = Buffer.from(moved.toString('utf8'));
-  if (!endsWith(archivePath, appended)) {
-    if (archiveSize !== undefined) cutPartialAppend(archivePath, archiveSize, appended);
-    appendToArchive(archivePath, moved, opts);
-  }
-  let current: number | undefined;
-  try {
-    current = statSync(logPath).ino;
-  } catch {
-    current = undefined;
-  }
-  if (current === inode) {
-    const log = readFileSync(logPath);
-    if (log.subarray(0, moved.length).equals(moved)) writeFileAtomic(logPath, log.subarray(moved.length), opts.within);
-  }
-  unlinkSync(journalPath(logPath));
-  return lineEnds(moved).length;
-}
-
-function appendToArchive(archivePath: string, lines: Buffer, opts: RotateOptions): void {
-  const text = lines.toString('utf8').replace(/\n$/, '');
-  if (text) appendLines(archivePath, () => text.split('\n'), opts);
 }
 
 /**
@@ -184,7 +184,7 @@ function appendToArchive(archivePath: string, lines: Buffer, opts: RotateOptions
  * (a newline first when it had none): cut that start off, so that appending them again doubles none.
  * Anything else after `size` (the archive changed in another way since) is left alone.
  */
-function cutPartialAppend(archivePath: string, size: number, lines: Buffer): void {
+function cutPartialAppend(archivePath: string, size: number, lines: LineRange): void {
   let fd: number;
   try {
     fd = openSync(archivePath, constants.O_RDWR | constants.O_NOFOLLOW);
@@ -193,11 +193,13 @@ function cutPartialAppend(archivePath: string, size: number, lines: Buffer): voi
   }
   try {
     const now = fstatSync(fd).size;
-    if (now <= size || now - size > lines.length + 1) return;
-    const tail = Buffer.alloc(now - size);
-    readSync(fd, tail, 0, tail.length, size);
-    const start = tail[0] === 0x0a && !lines.subarray(0, tail.length).equals(tail) ? tail.subarray(1) : tail;
-    if (lines.subarray(0, start.length).equals(start)) ftruncateSync(fd, size);
+    const length = lines.end - lines.start;
+    if (now <= size || now - size > length + 1) return;
+    const tail = now - size;
+    const prefixOfLines = (at: number, n: number) => sameBytes(fd, at, lines.fd, lines.start, n);
+    const first = Buffer.alloc(1);
+    readSync(fd, first, 0, 1, size);
+    if (prefixOfLines(size, tail) || (first[0] === 0x0a && prefixOfLines(size + 1, tail - 1))) ftruncateSync(fd, size);
   } finally {
     closeSync(fd);
   }
@@ -212,29 +214,16 @@ function sizeOf(path: string): number {
 }
 
 /** Does the file end with exactly these bytes? */
-function endsWith(path: string, bytes: Buffer): boolean {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return bytes.length === 0;
-  }
+function endsWith(path: string, bytes: LineRange): boolean {
+  const length = bytes.end - bytes.start;
+  const fd = exists(path) ? openLog(path) : undefined;
+  if (fd === undefined) return length === 0;
   try {
     const size = fstatSync(fd).size;
-    if (size < bytes.length) return false;
-    const tail = Buffer.alloc(bytes.length);
-    readSync(fd, tail, 0, bytes.length, size - bytes.length);
-    return tail.equals(bytes);
+    return size >= length && sameBytes(fd, size - length, bytes.fd, bytes.start, length);
   } finally {
     closeSync(fd);
   }
-}
-
-/** Offsets just past each complete line. */
-function lineEnds(buf: Buffer): number[] {
-  const ends: number[] = [];
-  for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, nl + 1)) ends.push(nl + 1);
-  return ends;
 }
 
 function exists(path: string): boolean {

@@ -10,5 +10,6 @@ import { startInBackground } from '../store/background.js';
 
 /** Start `cairn sanitize` for this store in a detached process, unless one was started within the minute. Best effort. */
 export function scheduleSanitize(store: Store): boolean {
-  return startInBackground(store, ['sanitize', '--catch-up'], join(store.dir, 'cache', 'sanitize.requested'), store.config.knowledge.sanitizeEveryMs);
+  const stamp = { path: join(store.dir, 'cache', 'sanitize.requested'), everyMs: store.config.knowledge.sanitizeEveryMs };
+  return startInBackground(store, ['sanitize', '--catch-up'], stamp) !== undefined;
 }

@@ -23,7 +23,8 @@ const PROMPT_WEIGHT = 2;
 
 // An identifier joined by `_`, `.` or `-` (kb_search, tool.execute.after, auto-recall): the index splits
 // it into words, so it is searched as a phrase of them — the words next to each other, in order.
-const COMPOUND = /[\p{L}\p{N}]+(?:[_.-][\p{L}\p{N}]+)+/gu;
+// A compound starts where a word does (from inside a long word, each start would scan it again).
+const COMPOUND = /(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:[_.-][\p{L}\p{N}]+)+/gu;
 
 /** The search terms of a text: compound identifiers (each a phrase) and distinct content words, in order of first use. */
 export function recallTerms(text: string): string[] {

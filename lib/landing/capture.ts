@@ -1,21 +1,41 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { nowMs } from '../core/clock.js';
+import { describeError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
+import { ensureLines } from '../store/init.js';
 import { appendEventLines } from '../events/log.js';
 import { landingCommands } from './commands.js';
-import { fingerprint, libraryPath, MAX_PATHS, savePattern, type LandingPattern } from './library.js';
+import { fingerprint, foldLandings, landingLogPath, libraryPath, MAX_PATHS, readLandingLog, readLibrary, type LandingPattern, type LandingRecord } from './library.js';
 import type { LandingReport } from './report.js';
 import { landingTags } from './tags.js';
 
-// A successful landing becomes a pattern of how the work was done (SPEC §5), kept in the library and
-// noted in the event log (`landing.captured`, for `cairn events`).
+// A successful landing becomes a pattern of how the work was done (SPEC §5): a line appended to the
+// landing log, and a note in the event log (`landing.captured`, for `cairn events`).
 
 export interface Capture {
   entry: LandingPattern;
   /** An entry of the same fingerprint existed and took this landing in. */
   merged: boolean;
+  /** This very capture was recorded before (a retried run): nothing was written. */
+  repeated: boolean;
 }
 
-export function captureLanding(store: Store, report: LandingReport, scope: { issue: string | null; run: string | null } = { issue: null, run: null }): Capture {
+type Scope = { issue: string | null; run: string | null };
+
+/**
+ * A capture that was recorded already: the same work, report and pipeline run. A pipeline retries a
+ * step (or a kept run is applied again after its process died), and the landing must count once.
+ */
+function isRepeat(earlier: LandingPattern[], capture: LandingRecord): boolean {
+  if (capture.issue === null && capture.reportId === null) return false; // nothing tells a retry from a new landing
+  return earlier.some((e) => {
+    const r = e as Partial<LandingRecord>;
+    return (r.issue ?? null) === capture.issue && (r.run ?? null) === capture.run && e.reportId === capture.reportId;
+  });
+}
+
+export function captureLanding(store: Store, report: LandingReport, scope: Scope = { issue: null, run: null }): Capture {
   const { root } = store.location;
   const now = new Date(nowMs()).toISOString();
   const fields = {
@@ -31,9 +51,32 @@ export function captureLanding(store: Store, report: LandingReport, scope: { iss
     createdAt: now,
     updatedAt: now,
   };
-  const capture = savePattern(libraryPath(store.dir), { id: `lp-${fingerprint(fields)}`, ...fields }, store.deadline);
-  // Only noted in the log (no pattern state derives from it), so no database is opened for it.
-  const noted = { type: 'landing.captured' as const, landing: capture.entry.id, title: report.title.slice(0, 200), report: report.reportId, merged: capture.merged, ...scope };
-  appendEventLines(store, [noted]);
-  return capture;
+  const record: LandingRecord = { id: `lp-${fingerprint(fields)}`, ...fields, ...scope };
+  const log = landingLogPath(store.dir);
+  const newLog = !existsSync(log);
+  let capture: Capture | undefined;
+  // Under the log's lock: which captures of this work exist decides merged and repeated.
+  store.appendLines(log, () => {
+    const earlier = [...readLibrary(libraryPath(store.dir)), ...readLandingLog(store.dir, () => {})].filter((c) => c.id === record.id);
+    const repeated = isRepeat(earlier, record);
+    const [entry] = foldLandings(repeated ? earlier : [...earlier, record]);
+    capture = { entry, merged: earlier.length > 0, repeated };
+    return repeated ? [] : [JSON.stringify({ v: 1, ...record })];
+  });
+  if (newLog) keepMergedByUnion(store);
+  if (!capture!.repeated) {
+    // Only noted in the log (no pattern state derives from it), so no database is opened for it.
+    const { entry, merged } = capture!;
+    appendEventLines(store, [{ type: 'landing.captured' as const, landing: entry.id, title: report.title.slice(0, 200), report: report.reportId, merged, ...scope }]);
+  }
+  return capture!;
+}
+
+/** A store set up before the landing log existed: its .gitattributes gains the line `cairn init` writes now. */
+function keepMergedByUnion(store: Store): void {
+  try {
+    ensureLines(join(store.dir, '.gitattributes'), ['landings.jsonl merge=union'], store.dir);
+  } catch (err) {
+    store.log.warn(`landings.jsonl is not marked merge=union in .cairn/.gitattributes (${describeError(err)}); add the line, or run cairn init`);
+  }
 }

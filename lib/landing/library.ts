@@ -1,19 +1,23 @@
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { CairnError, describeError } from '../core/errors.js';
-import { asObject } from '../core/json.js';
+import { asObject, jsonErrorPlace } from '../core/json.js';
 import { normaliseText, shortHash } from '../core/text.js';
 import { readSmallFile } from '../io/read.js';
-import { writeFileAtomic } from '../io/atomic.js';
-import { acquireLock } from '../io/lock.js';
-import type { Deadline } from '../core/deadline.js';
+import { parseJsonLine, readLines } from '../io/jsonl.js';
 import { MAX_TAGS } from './tags.js';
 import { MAX_COMMANDS } from './commands.js';
 import { unique } from './report.js';
 import type { Check } from '../store/health.js';
+import { readGitattributes } from '../store/init.js';
+import { redactSecrets } from '../core/secrets.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
 
-// `.cairn/landing-patterns.json`, the committed library of how past work was landed (SPEC §5): a JSON
-// array, rewritten whole — temp file then rename — under the advisory lock, so concurrent captures
-// lose nothing. A file that does not read as a library is reported and never overwritten.
+// The landing library (SPEC §5) is kept like every other memory: `.cairn/landings.jsonl`, one capture
+// a line, append-only and merged by union, so a clone sees every landing and a merge never conflicts;
+// the reader folds the captures of one piece of work (same fingerprint) into one entry. A log of its
+// own, not events.jsonl: every session start reads all landings, and a landing's texts and lists
+// would not fit the event log's small lines. `landing-patterns.json`, the rewritten file cairn kept
+// before, is still read and folded in, and never written again.
 
 export interface LandingPattern {
   id: string;
@@ -31,8 +35,19 @@ export interface LandingPattern {
   updatedAt: string;
 }
 
+/** One line of the landing log: a capture as it was made, and the pipeline run that made it. */
+export interface LandingRecord extends LandingPattern {
+  issue: string | null;
+  run: string | null;
+}
+
 export const MAX_PATHS = 20;
 
+export function landingLogPath(storeDir: string): string {
+  return join(storeDir, 'landings.jsonl');
+}
+
+/** The library file of earlier versions (read, never written). */
 export function libraryPath(storeDir: string): string {
   return join(storeDir, 'landing-patterns.json');
 }
@@ -42,18 +57,19 @@ export function fingerprint(p: Pick<LandingPattern, 'title' | 'tags' | 'sourceRe
   return shortHash(JSON.stringify([normaliseText(p.title), [...p.tags].sort(), p.sourceRepoRoot]));
 }
 
+/** Both files are read whole at every session start: past this they are refused, not read. */
 const LIBRARY_CAP = 32 * 1024 * 1024;
 
-/** The library's entries; a missing file is an empty library, anything unreadable is an input error. */
+/** The earlier library's entries; a missing file is an empty library, anything unreadable is an input error. */
 export function readLibrary(path: string): LandingPattern[] {
-  const bytes = readSmallFile(path, LIBRARY_CAP); // a missing file is undefined; a link to a device or a huge file is an error
+  const bytes = readSmallFile(path, LIBRARY_CAP, true); // a missing file is undefined; a link, a device or a huge file is an error
   if (bytes === undefined) return [];
   const text = bytes.toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new CairnError('input', `${path} is not valid JSON (${(err as Error).message}); left as it is`);
+    throw new CairnError('input', `${path} is not valid JSON (${jsonErrorPlace(text, err)}); left as it is`);
   }
   if (!Array.isArray(value)) throw new CairnError('input', `${path} is not a list of landing patterns; left as it is`);
   const bad = value.findIndex((e) => !isLandingPattern(e));
@@ -75,6 +91,46 @@ function isLandingPattern(value: unknown): boolean {
   );
 }
 
+const textOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** A line of the log as a record (only the fields a capture writes); undefined when it is not one. */
+function toRecord(value: Record<string, unknown>): LandingRecord | undefined {
+  if (!isLandingPattern(value) || typeof value.updatedAt !== 'string' || typeof value.createdAt !== 'string') return undefined;
+  const v = value as unknown as LandingRecord;
+  return {
+    id: v.id,
+    sourceRepoRoot: v.sourceRepoRoot,
+    missionId: textOrNull(v.missionId),
+    reportId: textOrNull(v.reportId),
+    title: v.title,
+    summary: typeof v.summary === 'string' ? v.summary : '',
+    prompt: textOrNull(v.prompt),
+    tags: v.tags,
+    examplePaths: v.examplePaths,
+    commands: v.commands,
+    createdAt: v.createdAt,
+    updatedAt: v.updatedAt,
+    issue: textOrNull(v.issue),
+    run: textOrNull(v.run),
+  };
+}
+
+/** The log's captures in file order; a line that is not one is reported and skipped, never removed (SPEC §2). */
+export function readLandingLog(storeDir: string, warn: (message: string) => void): LandingRecord[] {
+  const records: LandingRecord[] = [];
+  let bytes = 0;
+  for (const line of readLines(landingLogPath(storeDir))) {
+    bytes = line.end;
+    if (bytes > LIBRARY_CAP) throw new CairnError('store', `${landingLogPath(storeDir)} is larger than ${LIBRARY_CAP} bytes; not read`);
+    if (!line.text.trim()) continue;
+    const parsed = parseJsonLine(line.text);
+    const record = parsed.ok ? toRecord(parsed.value) : undefined;
+    if (record) records.push(record);
+    else warn(`landings.jsonl: skipped the line at byte ${line.offset}: ${parsed.ok ? 'not a landing capture' : parsed.reason}`);
+  }
+  return records;
+}
+
 /** Fold a new capture into an entry of the same fingerprint: latest texts and ids, lists unioned (SPEC §5). */
 export function mergePattern(existing: LandingPattern, incoming: LandingPattern): LandingPattern {
   return {
@@ -90,31 +146,76 @@ export function mergePattern(existing: LandingPattern, incoming: LandingPattern)
   };
 }
 
-/** Add or merge one pattern under the lock; returns the stored entry and whether it merged into one. */
-export function savePattern(path: string, pattern: LandingPattern, deadline: Deadline): { entry: LandingPattern; merged: boolean } {
-  const lock = acquireLock(path, deadline);
-  try {
-    const entries = readLibrary(path);
-    const key = fingerprint(pattern);
-    const at = entries.findIndex((e) => fingerprint(e) === key);
-    const entry = at >= 0 ? mergePattern(entries[at], pattern) : pattern;
-    if (at >= 0) entries[at] = entry;
-    else entries.push(entry);
-    // Oldest first, so a capture appends at the end of the file and diffs stay small.
-    entries.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    writeFileAtomic(path, JSON.stringify(entries, null, 2) + '\n', dirname(path)); // the store directory
-    return { entry, merged: at >= 0 };
-  } finally {
-    lock.release();
-  }
+/** A capture without its run (what an entry shows). */
+function patternOf(record: LandingPattern): LandingPattern {
+  const { issue: _issue, run: _run, ...pattern } = record as LandingRecord;
+  return pattern;
 }
 
-/** For `cairn doctor`: the library reads (a corrupt one blocks every capture). */
-export function libraryCheck(storeDir: string): Check {
-  try {
-    const n = readLibrary(libraryPath(storeDir)).length;
-    return { name: 'landing-patterns.json', status: 'ok', detail: n === 0 ? 'none yet' : `${n} pattern(s)` };
-  } catch (err) {
-    return { name: 'landing-patterns.json', status: 'fail', detail: describeError(err) };
+/**
+ * Entries from captures: those of one id (one fingerprint) folded in time order, so the result is the
+ * same whichever order a union merge left the lines in; entries oldest first, then by id.
+ */
+export function foldLandings(captures: LandingPattern[]): LandingPattern[] {
+  const byId = new Map<string, { at: string; key: string; pattern: LandingPattern }[]>();
+  for (const c of captures) {
+    const list = byId.get(c.id) ?? [];
+    list.push({ at: typeof c.updatedAt === 'string' ? c.updatedAt : '', key: JSON.stringify(c), pattern: c });
+    byId.set(c.id, list);
   }
+  const entries = [...byId.values()].map((list) => {
+    list.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return list.slice(1).reduce((entry, next) => mergePattern(entry, patternOf(next.pattern)), patternOf(list[0].pattern));
+  });
+  return entries.sort((a, b) => compareText(a.createdAt, b.createdAt) || compareText(a.id, b.id));
+}
+
+const compareText = (a: unknown, b: unknown) => {
+  const x = String(a ?? '');
+  const y = String(b ?? '');
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/** Every landing entry of the store — the log's and the earlier library's — of every project. */
+export function readLandings(storeDir: string, warn: (message: string) => void = () => {}): LandingPattern[] {
+  return foldLandings([...readLibrary(libraryPath(storeDir)), ...readLandingLog(storeDir, warn)]);
+}
+
+/**
+ * This project's entries, as shown to a person or an agent: scoped by the project id the store records
+ * (SPEC §1.2), never by where the checkout is; their texts redacted and sanitised (SPEC §4.6: a line
+ * written before that rule, or by hand, may hold a secret or a forged line).
+ */
+export function projectLandings(storeDir: string, project: string, warn?: (message: string) => void): LandingPattern[] {
+  return readLandings(storeDir, warn)
+    .filter((p) => p.sourceRepoRoot === project)
+    .map((p) => ({
+      ...p,
+      title: shown(p.title),
+      summary: shown(p.summary),
+      prompt: p.prompt === null ? null : shown(p.prompt),
+      tags: p.tags.map(shown),
+      examplePaths: p.examplePaths.map(shown),
+      commands: p.commands.map(shown),
+    }));
+}
+
+const shown = (text: string) => sanitizeUntrusted(redactSecrets(text).text);
+
+/** For `cairn doctor`: the landings read (an earlier library that does not read blocks every capture), and merge by union. */
+export function libraryCheck(storeDir: string): Check {
+  const name = 'landing patterns';
+  let count: number;
+  const skipped: string[] = [];
+  try {
+    count = readLandings(storeDir, (m) => skipped.push(m)).length;
+  } catch (err) {
+    return { name, status: 'fail', detail: describeError(err) };
+  }
+  if (count === 0 && skipped.length === 0) return { name, status: 'ok', detail: 'none yet' };
+  if (skipped.length > 0) return { name, status: 'warn', detail: `${count} pattern(s); ${skipped.length} line(s) skipped: ${skipped[0]}` };
+  if (!readGitattributes(storeDir).includes('landings.jsonl merge=union')) {
+    return { name, status: 'warn', detail: `${count} pattern(s); .cairn/.gitattributes does not merge landings.jsonl by union: run cairn init, then commit it` };
+  }
+  return { name, status: 'ok', detail: `${count} pattern(s)` };
 }

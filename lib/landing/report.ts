@@ -1,6 +1,7 @@
 import { isAbsolute, relative, sep } from 'node:path';
 import { CairnError } from '../core/errors.js';
-import { asObject } from '../core/json.js';
+import { asObject, parseJson } from '../core/json.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
 
 // A landing report (SPEC §5; e.g. reference-data/kavi/land-report.example.json), read tolerantly:
 // what a landing was for, what it changed, and what was run to validate it.
@@ -17,18 +18,18 @@ export interface LandingReport {
   commandsRun: string[];
 }
 
-const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
+// Every field reaches the committed library and, later, an agent's prompt: read as one line, sanitised,
+// its secrets redacted (SPEC §4.6).
+const text = (v: unknown): string | null => {
+  if (typeof v !== 'string') return null;
+  const clean = sanitizeUntrusted(v, { singleLine: true });
+  return clean === '' ? null : clean;
+};
 const texts = (v: unknown): string[] => (Array.isArray(v) ? v.map(text).filter((s): s is string => s !== null) : []);
 
-/** A report from its JSON text (a file or stdin). */
-export function parseLandingReport(text: string, root: string): LandingReport {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new CairnError('input', `the landing report is not JSON (${(err as Error).message})`);
-  }
-  return readLandingReport(json, root);
+/** A report from its JSON text (a file or stdin); `source` names it in an error (`--report F`, stdin). */
+export function parseLandingReport(text: string, root: string, source = 'the landing report'): LandingReport {
+  return readLandingReport(parseJson(text, source), root);
 }
 
 /** Read a parsed report; a report without a goal, title or summary cannot become a pattern. */

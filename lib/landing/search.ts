@@ -1,12 +1,11 @@
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { words } from '../core/text.js';
 import { queryTerms } from '../store/fts.js';
-import { locate } from '../store/root.js';
-import { libraryPath, readLibrary, type LandingPattern } from './library.js';
+import { projectLandings, type LandingPattern } from './library.js';
 
 // Finding the landing patterns that fit a piece of work (SPEC §5): BM25 over title, tags, summary,
-// prompt and paths, fields weighted as BM25F does. The library is a small committed JSON file, so it
-// is ranked in memory — no database for a hook to open.
+// prompt and paths, fields weighted as BM25F does. The landing log is small, so it is ranked in
+// memory — no database for a hook to open.
 
 const FIELD_WEIGHTS: [(p: LandingPattern) => string, number][] = [
   [(p) => p.title, 3],
@@ -75,22 +74,15 @@ export function patternLine(p: LandingPattern): string {
   return sanitizeUntrusted(parts.filter(Boolean).join(' — '), { singleLine: true });
 }
 
-/** This project's patterns in the library (an unreadable library is for `cairn doctor` to report). */
-export function projectPatterns(root: string, storeDir: string): LandingPattern[] {
-  const library = readLibrary(libraryPath(storeDir));
-  if (library.length === 0) return []; // most stores have none: no project id to work out
-  const { project } = locate({ root, dir: storeDir });
-  return library.filter((p) => p.sourceRepoRoot === project);
-}
-
 /**
- * The top landing patterns for a query as `Pattern: …` lines, for auto-recall and `format-patterns
- * --query` (SPEC §4.4, §5); [] when none match, and when the library cannot be read.
+ * The top landing patterns of this project for a query as `Pattern: …` lines, for auto-recall and
+ * `format-patterns --query` (SPEC §4.4, §5); [] when none match, and when the landings cannot be read
+ * (`cairn doctor` reports that).
  */
-export function landingPatternLines(root: string, storeDir: string, query: string, limit = 3): string[] {
+export function landingPatternLines(storeDir: string, project: string, query: string, limit = 3): string[] {
   let entries: LandingPattern[];
   try {
-    entries = projectPatterns(root, storeDir);
+    entries = projectLandings(storeDir, project);
   } catch {
     return [];
   }

@@ -78,7 +78,7 @@ export function patterns(store: Store, args: PatternsArgs): string {
   const relevance = query === undefined ? undefined : embeddingRelevanceFor(store, query, roles);
   const context = { issue: null, run: null, labels: args.labels ?? [], files: args.files ?? [], phase: null };
   const result = formatPatterns(store, { role, ...context, query, relevance, exactTokens: false, ids: true });
-  const landing = query === undefined ? [] : landingPatternLines(store.location.root, store.dir, query);
+  const landing = query === undefined ? [] : landingPatternLines(store.dir, store.project, query);
   if (!result.block && landing.length === 0) {
     return `No pattern of role ${quoted(role)} or its kind scores above the cut yet (they come from deliberations).`;
   }
@@ -98,7 +98,7 @@ export function explain(store: Store, history: PatternHistory, args: { pattern: 
 
 /** The landing patterns that match the query, best first. */
 export function landings(store: Store, args: { query: string; limit?: number }): string {
-  const lines = landingPatternLines(store.location.root, store.dir, args.query, args.limit ?? 5);
+  const lines = landingPatternLines(store.dir, store.project, args.query, args.limit ?? 5);
   if (lines.length === 0) {
     return `No landing pattern matches ${quoted(args.query)} (they are kept from past successful landings).`;
   }

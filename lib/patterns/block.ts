@@ -6,12 +6,13 @@ import { sanitizeUntrusted } from '../core/sanitize.js';
 // The historical-patterns block (SPEC §3.5 step 3) and how it is fitted into a token budget (step 4).
 
 // Every text in the block is untrusted (a pattern is whatever an agent wrote, a role and a summary
-// come from the log): each goes through the one sanitiser, on one line, so no line of the block can
-// imitate a chat role or be its closing line (SPEC §4.6, issue 7).
-const oneLine = (text: string) => sanitizeUntrusted(text, { singleLine: true });
+// come from the log, which may predate any rule): each goes through the one sanitiser, on one line, so
+// no line of the block can imitate a chat role, be its closing line or show a secret (SPEC §4.6).
+/** A text as the block shows it; `format-patterns --json` carries the same. */
+export const blockText = (text: string) => sanitizeUntrusted(text, { singleLine: true });
 
 export function blockHeader(role: string): string {
-  return `=== HISTORICAL PATTERNS (${oneLine(role)}) ===`;
+  return `=== HISTORICAL PATTERNS (${blockText(role)}) ===`;
 }
 export const BLOCK_FOOTER = '=== END HISTORICAL PATTERNS ===';
 
@@ -34,13 +35,13 @@ export function shortId(id: string): string {
  * tokens(b): the text's count is cached once per pattern and the record's once per distinct record.
  */
 export function linePieces(r: Pick<Ranked, 'pattern' | 'factors'>, role: string, ids = false): [string, string] {
-  const via = r.pattern.role !== role ? `, via:${oneLine(r.pattern.role)}` : '';
+  const via = r.pattern.role !== role ? `, via:${blockText(r.pattern.role)}` : '';
   return [textPiece(r.pattern.text, ids ? r.pattern.id : undefined), ` (${trackRecord(r)}${via})`];
 }
 
 /** The first piece of a line: `- <text>`, or `- [<short id>] <text>` with an id. */
 export function textPiece(text: string, id?: string): string {
-  return `- ${id ? `[${shortId(id)}] ` : ''}${oneLine(text)}`;
+  return `- ${id ? `[${shortId(id)}] ` : ''}${blockText(text)}`;
 }
 
 /**

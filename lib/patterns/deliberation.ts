@@ -10,6 +10,7 @@ import { NEAR_DUPLICATE, ruleKey, similarity, type RuleKey } from './identity.js
 import { nextUlid, patternId } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError, describeError } from '../core/errors.js';
+import { redactSecrets } from '../core/secrets.js';
 import { injectedPatternIds, patternTexts, roleIdsByPrefix } from './queries.js';
 import { TermIndex } from './terms.js';
 import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
@@ -210,8 +211,11 @@ export function checkScope(fields: Record<string, string | null>, limits: Record
   }
 }
 
-export function storeDeliberation(store: Store, input: DeliberationInput): StoredDeliberation {
-  if (!input.text.trim()) throw new CairnError('input', 'the deliberation is empty');
+export function storeDeliberation(store: Store, given: DeliberationInput): StoredDeliberation {
+  if (!given.text.trim()) throw new CairnError('input', 'the deliberation is empty');
+  // Secrets never reach the artifact, the event log or a pattern (SPEC §4.6): the text is redacted
+  // before anything is read from it, so what it is parsed, hashed and kept as is the same text.
+  const input = { ...given, text: redactSecrets(given.text).text };
   const role = input.role.toLowerCase();
   checkScope(
     { role, issue: input.issue, run: input.run, phase: input.phase },

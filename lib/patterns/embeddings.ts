@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { jsonErrorPlace } from '../core/json.js';
 import type { Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import type { Deadline } from '../core/deadline.js';
@@ -55,8 +56,8 @@ export function parseVectors(stdout: string, wanted: Set<string>, dimensions?: n
     let value: unknown;
     try {
       value = JSON.parse(line);
-    } catch {
-      problems.push(`${where} is not JSON: ${line.slice(0, 60)}`);
+    } catch (err) {
+      problems.push(`${where} is not JSON (${jsonErrorPlace(line, err)})`);
       return;
     }
     const { id, vector } = (value ?? {}) as { id?: unknown; vector?: unknown };

@@ -36,7 +36,7 @@ export function explainLines(p: Pattern, f: ScoreFactors, role: string, events: 
       `half-life ${evidence.halfLife} verdicts), untested ${fmt(p.untested)} (counts ${fmt(untestedCredit(p.untested))})`,
     shown(`context: labels [${p.labels.join(', ')}] files [${p.files.join(', ')}] phases [${p.phases.join(', ')}]`),
     ...person,
-    `score for ${role}: ${f.base.toFixed(4)} = rate ${f.rate.toFixed(3)} × decay ${f.decay.toFixed(3)} ` +
+    `score for ${shown(role)}: ${f.base.toFixed(4)} = rate ${f.rate.toFixed(3)} × decay ${f.decay.toFixed(3)} ` +
       `(${f.days.toFixed(1)} days since use) × category ${f.category} × context ${f.context.toFixed(2)} ` +
       `× role ${f.role} — ${status}`,
     `history (${events.length} events${left ? `, the newest ${events.length - left} shown` : ''}):`,

@@ -1,6 +1,7 @@
 import { MAX_PATTERN_CHARS, MAX_SCOPE_CHARS, type Category } from '../events/types.js';
 import type { Finding, Verdict } from './verdict.js';
 import { collapseWhitespace, normaliseText, stripMarkdown } from '../core/text.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
 import { citedIds, summaryWithoutCitations } from './link.js';
 
 // Pattern candidates from a deliberation (SPEC §3.3 step 2): the items of its "Accumulated Patterns"
@@ -120,9 +121,12 @@ export function classify(text: string): { category: Category; text: string } {
 const TRACK_RECORD = /\s*\((?:score:\d+(?:\.\d+)?|\d+x validated|-?\d+ net, \d+x ignored)(?:, via:[\w.-]+)?\)\s*$/;
 const SHORT_ID = /^\[p[0-9a-f]{4,15}\]\s*/i;
 
-/** Markdown, a copied short id and a copied track record stripped, whitespace collapsed. */
+/**
+ * Markdown, a copied short id and a copied track record stripped, on one line, sanitised (SPEC §4.6: a
+ * pattern text is stored as the block shows it — no control, bidi or role marker, no fence, no secret).
+ */
 export function cleanItem(raw: string): string {
-  return collapseWhitespace(stripMarkdown(raw)).replace(SHORT_ID, '').replace(TRACK_RECORD, '');
+  return sanitizeUntrusted(collapseWhitespace(stripMarkdown(raw)), { singleLine: true }).replace(SHORT_ID, '').replace(TRACK_RECORD, '');
 }
 
 /**

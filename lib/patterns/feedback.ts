@@ -1,4 +1,5 @@
 import { DEFAULT_INPUT_CAP, readSmallFile } from '../io/read.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
 import type { Store } from '../store/store.js';
 import type { EventPayload } from '../events/types.js';
 import { parseVerdict, findingById } from './verdict.js';
@@ -265,7 +266,8 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
       penalisedIds.add(pid);
       const retracted = scoped && sightingAddedSuccess(store, issue, run, pid);
       const regressed = p.was_validated === 1;
-      const why = match === 'reason' ? { reason: reason.slice(0, REASON_RECORDED) } : {};
+      // the validator's words are kept in the log: sanitised, secrets redacted (SPEC §4.6)
+      const why = match === 'reason' ? { reason: sanitizeUntrusted(reason, { singleLine: true }).slice(0, REASON_RECORDED) } : {};
       events.push({ type: 'pattern.ignored', pattern: pid, role: p.role, weight, issue: input.issue, run: input.run, finding: id, retract: retracted, ...why, halfLife });
       if (regressed) events.push({ type: 'pattern.regressed', pattern: pid, issue: input.issue, run: input.run, finding: id });
       report.penalised.push({ finding: id, pattern: pid, text: p.text, match, weight, retracted, regressed });

@@ -1,7 +1,7 @@
 import type { Store } from '../store/store.js';
 import { roleBudget, sameKindRoles } from '../store/config.js';
 import { candidateDigest, loadRanked, newCandidateSince, newestFirstSeen, rankScores, type RankOptions } from './ranking.js';
-import { fitBlock, linePieces, blockHeader, textPiece, withoutRestatements, BLOCK_FOOTER, type FitPath } from './block.js';
+import { fitBlock, linePieces, blockHeader, blockText, textPiece, withoutRestatements, BLOCK_FOOTER, type FitPath } from './block.js';
 import { TokenCounter, TokenizerUnavailable } from '../store/tokens.js';
 import { nowMs } from '../core/clock.js';
 import { sha256 } from '../core/text.js';
@@ -193,7 +193,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
       tokens: fit.tokens,
       path: fit.path,
       basis,
-      patterns: fit.path === 'skipped' ? [] : included.map((r, i) => ({ id: r.pattern.id, score: round(r.score), text: r.pattern.text, record: piecesAt(i)![1].slice(2, -1) })),
+      patterns: fit.path === 'skipped' ? [] : included.map((r, i) => ({ id: r.pattern.id, score: round(r.score), text: blockText(r.pattern.text), record: piecesAt(i)![1].slice(2, -1) })),
       block: fit.block,
       tokenizerLoaded: counter.loadedTokenizer,
     };

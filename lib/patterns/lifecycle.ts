@@ -70,8 +70,9 @@ export interface LifecycleChange {
 /** Event lines stay small (SPEC §3.2): a note is a sentence, not a document. */
 const MAX_NOTE = 500;
 
+/** A person's note for the log: one line, sanitised, secrets redacted (SPEC §4.6: the log is committed). */
 function note(value: string, flag: string): string {
-  const text = value.trim();
+  const text = sanitizeUntrusted(value, { singleLine: true });
   if (!text) throw new CairnError('usage', `--${flag} is required`);
   if (text.length > MAX_NOTE) throw new CairnError('usage', `--${flag} is too long (${text.length} characters, at most ${MAX_NOTE})`);
   return text;

@@ -1,3 +1,5 @@
+import { jsonErrorPlace } from '../core/json.js';
+
 // Verdict-json blocks (SPEC §3.6).
 //
 // A validator ends its text with a machine-readable verdict, either as an HTML comment
@@ -155,7 +157,7 @@ function readBlock(body: string): Verdict | string {
     value = JSON.parse(body);
   } catch (error) {
     // JSON.parse throws SyntaxError, or RangeError on absurd nesting; both mean "invalid".
-    return `is not valid JSON (${shortMessage(error)})`;
+    return `is not valid JSON (${error instanceof SyntaxError ? jsonErrorPlace(body, error) : shortMessage(error)})`;
   }
   if (!isObject(value)) return 'is not a JSON object';
 

@@ -6,7 +6,8 @@ import type { CairnEvent } from '../events/types.js';
 import { readAudit, type AuditDigest } from '../knowledge/hygiene.js';
 import { knowledgeDb, knowledgeStats, recentKnowledge } from '../knowledge/index.js';
 import type { KnowledgeHit, KnowledgeStats } from '../knowledge/index.js';
-import { compareRecent, projectPatterns } from '../landing/search.js';
+import { compareRecent } from '../landing/search.js';
+import { projectLandings } from '../landing/library.js';
 import type { LandingPattern } from '../landing/library.js';
 import { trackRecord } from '../patterns/block.js';
 import { formatPatterns } from '../patterns/format.js';
@@ -210,7 +211,7 @@ function leftReason(p: Pattern, now: number, store: Store): { reason: LeftReason
 /** This project's landing patterns, the newest first; none when the library does not read (cairn doctor says why). */
 function landingList(store: Store): LandingPattern[] {
   try {
-    return [...projectPatterns(store.location.root, store.dir)].sort(compareRecent).slice(0, LANDINGS);
+    return [...projectLandings(store.dir, store.project)].sort(compareRecent).slice(0, LANDINGS);
   } catch {
     return [];
   }

@@ -5,11 +5,18 @@ import type { Store } from './store.js';
 import { DEFERRED_ENV } from '../core/deferred-env.js';
 
 // Work too long for a hook's deadline (the sanitiser after captures, the indexes a fresh clone's
-// replay leaves) runs in a detached `cairn` process that outlives the hook, never waited for.
-// child_process is loaded only then: most runs start nothing.
+// replay leaves, the runs writers kept for later) runs in a detached `cairn` process that outlives
+// the hook, never waited for. child_process is loaded only then: most runs start nothing.
 
 const require = createRequire(import.meta.url);
 
+/**
+ * The deadline of every job started here: none runs unbounded (a runaway input would otherwise pin a
+ * CPU for minutes, unseen). Ten minutes: the sanitiser of a knowledge log of a million lines, far
+ * past rotation, needs a few. A job that runs out of it fails open like any command — recorded for
+ * `cairn doctor` and the session-start health line — and what it left is picked up by the next one.
+ */
+export const BACKGROUND_DEADLINE_MS = 10 * 60_000;
 
 /** The `cairn` entry beside the one running (bin/memory-capture.js → bin/cairn.js), if there is one. */
 export function cairnEntry(): string | undefined {
@@ -21,23 +28,33 @@ export function cairnEntry(): string | undefined {
   }
 }
 
-/** Start `cairn <args>` for this store in the background, unless `stamp` says it was within `everyMs`. Best effort: whether it started. */
-export function startInBackground(store: Store, args: string[], stamp: string, everyMs: number): boolean {
-  try {
-    // file times are real times: compared with the real clock, not a pinned CAIRN_NOW
-    if (existsSync(stamp) && Date.now() - statSync(stamp).mtimeMs < everyMs) return false;
-    const cairn = cairnEntry();
-    if (!cairn) return false;
-    store.writeFile(stamp, '');
-    const { spawn } = require('node:child_process') as typeof import('node:child_process');
-    // without the hook's deadline: this work is here because it does not fit in one
-    const { CAIRN_DEADLINE_MS: _hooks, [DEFERRED_ENV]: _kept, ...env } = process.env;
-    const argv = [cairn, ...args, '--quiet', '--root', store.location.root, '--dir', store.dir, '--project', store.project];
-    spawn(process.execPath, argv, { detached: true, stdio: 'ignore', env }).unref();
-    return true;
-  } catch (err) {
-    store.log.warn(`could not start cairn ${args[0]} in the background (${(err as Error).message})`);
-    return false;
-  }
+/** At most one start per `everyMs`, as the time of the file at `path` says. */
+export interface Stamp {
+  path: string;
+  everyMs: number;
 }
 
+/**
+ * Start `cairn <args>` for this store in the background (unless `stamp` says one started within its
+ * interval), with the deadline above. Best effort: the pid of the process started, or undefined.
+ */
+export function startInBackground(store: Store, args: string[], stamp?: Stamp): number | undefined {
+  try {
+    // file times are real times: compared with the real clock, not a pinned CAIRN_NOW
+    if (stamp && existsSync(stamp.path) && Date.now() - statSync(stamp.path).mtimeMs < stamp.everyMs) return undefined;
+    const cairn = cairnEntry();
+    if (!cairn) return undefined;
+    if (stamp) store.writeFile(stamp.path, '');
+    const { spawn } = require('node:child_process') as typeof import('node:child_process');
+    // not the hook's deadline (this work is here because it does not fit in one) but a bound of its own
+    const { [DEFERRED_ENV]: _kept, ...inherited } = process.env;
+    const env = { ...inherited, CAIRN_DEADLINE_MS: String(BACKGROUND_DEADLINE_MS) };
+    const argv = [cairn, ...args, '--quiet', '--root', store.location.root, '--dir', store.dir, '--project', store.project];
+    const child = spawn(process.execPath, argv, { detached: true, stdio: 'ignore', env });
+    child.unref();
+    return child.pid;
+  } catch (err) {
+    store.log.warn(`could not start cairn ${args[0]} in the background (${(err as Error).message})`);
+    return undefined;
+  }
+}

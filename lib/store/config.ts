@@ -1,4 +1,5 @@
 import { readSmallFile } from '../io/read.js';
+import { jsonErrorPlace } from '../core/json.js';
 import { join } from 'node:path';
 import { CairnError } from '../core/errors.js';
 
@@ -49,7 +50,7 @@ export function loadConfig(dir: string): Config {
   try {
     user = JSON.parse(raw);
   } catch (err) {
-    throw new CairnError('input', `config.json is not valid JSON (${(err as Error).message}); using defaults`);
+    throw new CairnError('input', `config.json is not valid JSON (${jsonErrorPlace(raw, err)}); using defaults`);
   }
   return mergeConfig(user);
 }

@@ -1,9 +1,10 @@
 import { createRequire } from 'node:module';
-import { lstatSync, renameSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CairnError, IndexCatchingUp } from '../core/errors.js';
 import { mkdirNoFollow } from '../io/safe.js';
+import { recordFailure } from './health.js';
 import { sleepSync, type Deadline } from '../core/deadline.js';
 import { sha256 } from '../core/crypto.js';
 
@@ -206,16 +207,15 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
   if (unusable) {
     // SQLite would write through a link (into another database, say) or fail on a directory at every run.
     if (opts.strict) throw new CairnError('database', `${unusable}, not a database file`);
-    const aside = moveAside(path);
-    opts.warn(`${unusable}; moved it to ${aside} and rebuilt from the log`);
+    setAside(path, opts.within, (aside) => `${unusable}; moved it to ${aside} and rebuilt from the log`, opts.warn);
   }
   try {
     return prepare(new Driver(path), opts);
   } catch (err) {
     if (!isCorruption(err)) throw asDatabaseError(err, path);
     if (opts.strict) throw new CairnError('database', `${path} is not a usable database (${(err as Error).message})`);
-    const aside = moveAside(path);
-    opts.warn(`${path} was not a usable database; moved it to ${aside} and rebuilt from the log`);
+    const said = (aside: string) => `${path} was not a usable database; moved it to ${aside} and rebuilt from the log`;
+    setAside(path, opts.within, said, opts.warn);
     try {
       return prepare(new Driver(path), opts);
     } catch (again) {
@@ -227,7 +227,7 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
 function prepare(db: Database, opts: Pick<OpenOptions, 'deadline'>): Database {
   try {
     // busy_timeout first, so that switching to WAL already waits for a concurrent opener.
-    const patience = Math.max(50, Math.min(opts.deadline.remaining(), 10_000));
+    const patience = Math.max(50, opts.deadline.waitLimit());
     db.pragma(`busy_timeout = ${patience}`);
     switchToWal(db, Date.now() + patience);
     // No fsync: this file is an index that is rebuilt from the log whenever it is damaged or behind, and an
@@ -313,9 +313,54 @@ export function moveAside(path: string): string {
   return aside;
 }
 
+/**
+ * Move a broken index aside (the logs rebuild it), say so, and record it in the health record: a
+ * hook's warning reaches nobody, and cairn doctor must show that the file was damaged (SPEC §2).
+ */
+export function setAside(path: string, storeDir: string, message: (aside: string) => string, warn: (text: string) => void) {
+  const aside = moveAside(path);
+  warn(message(aside));
+  recordFailure(storeDir, SET_ASIDE, message(aside), new Date(), { repaired: true });
+  return aside;
+}
+
+/** How a database moved aside is named in the health record. */
+const SET_ASIDE = 'state.db';
+
 /** A database the store cannot write: it still serves pure reads from an index built in memory. */
 export function openMemoryDatabase(opts: Omit<OpenOptions, 'within'>): Database {
   return prepare(new (loadDriver())(':memory:'), opts);
+}
+
+/**
+ * What holds SQLite's locks on the database (Linux's /proc/locks lists each lock's pid and inode), so a
+ * person learns what to wait for or stop; `another process` where that cannot be told.
+ */
+export function lockHolders(path: string): string {
+  try {
+    const inodes = new Set(COMPANIONS.filter((suffix) => existsSync(path + suffix)).map((suffix) => statSync(path + suffix).ino));
+    const pids = new Set<number>();
+    for (const line of readFileSync('/proc/locks', 'utf8').split('\n')) {
+      const m = /^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(\d+)\s+[0-9a-f]+:[0-9a-f]+:(\d+)\s/.exec(line);
+      if (m && inodes.has(Number(m[2])) && Number(m[1]) !== process.pid) pids.add(Number(m[1]));
+    }
+    if (pids.size === 0) return 'another process';
+    const named = [...pids].slice(0, 3).map((pid) => `pid ${pid}${commandOf(pid)}`);
+    return `another process (${named.join(', ')})`;
+  } catch {
+    return 'another process';
+  }
+}
+
+/** ` (node bin/cairn.js rebuild)`: a process's command line, shortened; '' when it cannot be read. */
+function commandOf(pid: number): string {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    const text = argv.map((a) => (a.includes('/') ? a.slice(a.lastIndexOf('/') + 1) : a)).join(' ');
+    return text ? `: ${text.length > 60 ? `${text.slice(0, 59)}…` : text}` : '';
+  } catch {
+    return '';
+  }
 }
 
 /** SQLite gave up waiting for another connection's lock (busy_timeout). */
@@ -332,6 +377,6 @@ function asDatabaseError(err: unknown, path: string): CairnError {
   if (err instanceof CairnError) return err;
   const code = (err as { code?: string }).code;
   // another process holds it (a fresh clone's first replay creates and fills it): not a fault, only not yet
-  if (isBusy(err)) return new IndexCatchingUp('lock', `${path}: ${(err as Error).message} (${code}): another process is bringing the index up to date`);
+  if (isBusy(err)) return new IndexCatchingUp('lock', `${path}: ${(err as Error).message} (${code}): held by ${lockHolders(path)}`);
   return new CairnError('database', `${path}: ${(err as Error).message}${code ? ` (${code})` : ''}`);
 }

@@ -1,9 +1,11 @@
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { CairnError } from '../core/errors.js';
+import { CairnError, describeError } from '../core/errors.js';
 import { randomBytes } from '../core/crypto.js';
+import { lockHolder, tryLock } from '../io/lock.js';
 import { cairnEntry, startInBackground } from './background.js';
+import { recordFailure } from './health.js';
 import { DEFERRED_ENV } from '../core/deferred-env.js';
 import type { Store } from './store.js';
 
@@ -13,10 +15,14 @@ import type { Store } from './store.js';
 // a time), or a lock is held past the deadline, it cannot finish in time; failing open there would
 // drop the deliberation or the verdict. Instead the run is kept as a request (its arguments and the
 // texts it read) in cache/deferred/, and `cairn rebuild --continue`, started in the background, runs
-// the requests in the order they came, without a deadline, once the index is current. A writer that
-// finds requests waiting queues behind them, so a pipeline's steps apply in their order (the stores
-// before the feedback that reads them). memory-capture keeps a capture that met a held lock the same
-// way (captures need no order: a duplicate is never appended twice).
+// the requests in the order they came once the index is current. A writer that finds requests waiting
+// queues behind them, so a pipeline's steps apply in their order (the stores before the feedback that
+// reads them). memory-capture keeps a capture that met a held lock the same way (captures need no
+// order: a duplicate is never appended twice).
+//
+// One process at a time applies them, holding `cache/deferred.lock`; it looks for requests once more
+// after letting it go, and a writer that keeps a run starts a new one unless a live process holds the
+// lock — so a kept run never waits for a writer that may never come.
 
 /** A writer's run, kept to be run again: its command, arguments, working directory and the texts it read (stdin, `--*-file`). */
 export interface DeferredRequest {
@@ -28,18 +34,25 @@ export interface DeferredRequest {
 
 /** The exit code of a replayed run that met a passing failure again (EX_TEMPFAIL): its request waits for the next run. */
 export const DEFERRED_AGAIN = 75;
-/** A request taken by a run that died is offered again after this long (the writers are idempotent per issue/run: SPEC §3.9.4). */
-export const STALE_TAKEN_MS = 10 * 60_000;
+/** The exit code of a replayed run that ran out of its deadline: its request is set aside, not run again and again. */
+export const DEFERRED_TOO_LONG = 76;
 /**
- * A deferring writer starts the background run unless one was started this recently: that one runs
- * every request kept while it lives (it takes them one at a time until none is left), and two would
- * replay a large log side by side. One started longer ago has finished, or died.
+ * A job with a deadline (a background one) gives each kept run 60 s — thirty times a writer's own
+ * deadline, with the index current — or a third of its deadline when that is less, and starts one only
+ * while that much and the kill's margin are left. A run that needs more is set aside for a person; one
+ * never started for want of time is left to a successor job.
  */
-const DRAIN_RETRY_MS = 60_000;
+export const KEPT_RUN_MS = 60_000;
+const keptRunShare = (jobMs: number) => Math.floor(Math.min(KEPT_RUN_MS, jobMs / 3));
+/** A run that outlives its deadline this many times over (a step that never looks at it) is killed. */
+const KILL_AFTER = 1.25;
+/** A kept run waits this long at most for the background job a writer starts, before doctor calls it stranded. */
+export const START_GRACE_MS = 15_000;
 
 const WAITING = '.json';
 const TAKEN = '.taken';
 const UNREADABLE = '.unreadable';
+const TOO_LONG = '.failed';
 
 export const deferredDir = (storeDir: string) => join(storeDir, 'cache', 'deferred');
 
@@ -63,18 +76,43 @@ export function unreadableDeferred(storeDir: string): string[] {
   return names(deferredDir(storeDir)).filter((n) => n.endsWith(UNREADABLE));
 }
 
+/** Requests set aside because applying them took longer than a background job may (`cairn rebuild --continue` at a terminal runs them). */
+export function tooLongDeferred(storeDir: string): string[] {
+  return names(deferredDir(storeDir)).filter((n) => n.endsWith(TOO_LONG));
+}
+
 /** When the oldest request still waiting was kept (its name starts with the time), or undefined when none waits. */
 export function oldestDeferred(storeDir: string): number | undefined {
   const oldest = pending(storeDir).sort()[0];
   return oldest === undefined ? undefined : Number(oldest.slice(0, 15));
 }
 
-/** Keep a request, named so that names sort in the order they came; start the background run that applies it. Returns its file name. */
-export function deferRequest(store: Store, request: DeferredRequest): string {
+/** The process applying the kept runs now (`is held by another process (pid …)`), or undefined when none is. */
+export function applier(storeDir: string): string | undefined {
+  return lockHolder(deferredDir(storeDir));
+}
+
+/** A kept request: its file name, and how it will be applied (for the writer's one stderr line). */
+export interface Kept {
+  name: string;
+  applied: string;
+}
+
+/** Keep a request, named so that names sort in the order they came, and see that a background run applies it. */
+export function deferRequest(store: Store, request: DeferredRequest): Kept {
   const name = `${String(Date.now()).padStart(15, '0')}-${randomBytes(4).toString('hex')}${WAITING}`;
   store.writeFile(join(deferredDir(store.dir), name), JSON.stringify(request));
-  startInBackground(store, ['rebuild', '--continue'], join(store.dir, 'cache', 'deferred.requested'), DRAIN_RETRY_MS);
-  return name;
+  return { name, applied: startApplying(store) };
+}
+
+/** Start a background `cairn rebuild --continue` unless one is applying the kept runs: what happens, in words. */
+function startApplying(store: Store): string {
+  // checked after the request is written: a holder that lets go now looks for requests once more
+  const holder = applier(store.dir);
+  if (holder) return `by the cairn rebuild --continue that applies kept runs now (cache/deferred.lock ${holder})`;
+  const pid = startInBackground(store, ['rebuild', '--continue']);
+  if (pid !== undefined) return `by cairn rebuild --continue, started in the background (pid ${pid})`;
+  return 'when cairn rebuild --continue runs (none could be started in the background: run it)';
 }
 
 /** The request a replayed run reads its inputs from. */
@@ -84,45 +122,41 @@ export function readRequest(path: string): DeferredRequest {
     if (typeof value.command !== 'string' || !Array.isArray(value.argv) || typeof value.inputs !== 'object') throw new Error('not a request');
     return value;
   } catch (err) {
-    throw new CairnError('store', `cannot read the deferred request ${path} (${(err as Error).message})`);
+    throw new CairnError('store', `cannot read the deferred request ${path} (${describeError(err)})`);
   }
 }
 
-/** Take the oldest waiting request (or one taken by a run that died): renamed, so that one run takes it. */
+/**
+ * Take the oldest waiting request: renamed, so that one run takes it. The caller holds the lock, so a
+ * request found taken was taken by a holder that died before it was done: it is offered again (the
+ * writers are idempotent per issue/run: SPEC §3.9.4).
+ */
 function takeOldest(dir: string): string | undefined {
-  const now = Date.now();
-  const offered = names(dir)
-    .filter((n) => n.endsWith(WAITING) || (n.endsWith(TAKEN) && now - mtime(join(dir, n)) > STALE_TAKEN_MS))
-    .sort();
+  const offered = names(dir).filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN)).sort();
   for (const name of offered) {
     const taken = join(dir, `${name.replace(TAKEN_OR_WAITING, '')}.${process.pid}${TAKEN}`);
     try {
       renameSync(join(dir, name), taken);
       return taken;
     } catch {
-      // another run took it first
+      // gone meanwhile
     }
   }
   return undefined;
 }
 
-/** A request file's suffix: `.json` while it waits, `.<pid>.taken` while a run has it. */
-const TAKEN_OR_WAITING = /(\.\d+\.taken|\.json)$/;
-
-const mtime = (path: string) => {
-  try {
-    return statSync(path).mtimeMs;
-  } catch {
-    return Infinity;
-  }
-};
+/** A request file's suffix: `.json` while it waits, `.<pid>.taken` while a run has it, `.failed` once set aside. */
+const TAKEN_OR_WAITING = /(\.\d+\.taken|\.json|\.failed)$/;
 
 const require = createRequire(import.meta.url);
+
+type Stop = 'done' | 'again' | 'deadline';
 
 /**
  * Run every deferred request of the store, oldest first, each as the process it would have been (so
  * that its command's own code, flags and fail-open rules apply), with the index current. Returns how
- * many ran; a request whose run fails is reported by that run (errors.log) and not run again.
+ * many ran. A job with a deadline (a background one) gives each run its share of it and sets aside one
+ * that needs more; a run without a deadline (a person's) gives those another go, without a bound.
  */
 export function runDeferred(store: Store): number {
   const dir = deferredDir(store.dir);
@@ -131,31 +165,71 @@ export function runDeferred(store: Store): number {
     if (deferredCount(store.dir)) throw new CairnError('store', 'deferred writes are waiting, but bin/cairn.js is not beside this command to run them');
     return 0;
   }
+  const bounded = Number.isFinite(store.deadline.at);
+  let ran = 0;
+  for (;;) {
+    const lock = tryLock(dir);
+    if (!lock) return ran; // another process applies them, and looks again after letting go
+    let stop: Stop;
+    try {
+      if (!bounded) for (const name of tooLongDeferred(store.dir)) renameSync(join(dir, name), join(dir, name.replace(TAKEN_OR_WAITING, WAITING)));
+      const drained = drain(store, cairn, bounded);
+      ran += drained.ran;
+      stop = drained.stop;
+    } finally {
+      lock.release();
+    }
+    // looked at after letting go: a run kept after the last look, whose writer saw the lock held, is here
+    if (deferredCount(store.dir) === 0 || stop === 'again') return ran;
+    if (stop === 'deadline') {
+      startInBackground(store, ['rebuild', '--continue']); // a successor with a deadline of its own
+      return ran;
+    }
+  }
+}
+
+function drain(store: Store, cairn: string, bounded: boolean): { ran: number; stop: Stop } {
+  const dir = deferredDir(store.dir);
   const { spawnSync } = require('node:child_process') as typeof import('node:child_process');
+  const share = keptRunShare(store.deadline.ms);
+  const killAt = Math.ceil(share * KILL_AFTER);
   let ran = 0;
   for (let path = takeOldest(dir); path; path = takeOldest(dir)) {
+    const backTo = (suffix: string) => renameSync(path!, path!.replace(TAKEN_OR_WAITING, suffix));
+    if (bounded && store.deadline.remaining() < killAt) {
+      backTo(WAITING);
+      return { ran, stop: 'deadline' };
+    }
     let request: DeferredRequest;
     try {
       request = readRequest(path);
     } catch (err) {
-      renameSync(path, path.replace(TAKEN_OR_WAITING, UNREADABLE)); // kept for a person to look at, never run
+      backTo(UNREADABLE); // kept for a person to look at, never run
       store.log.warn((err as Error).message);
       continue;
     }
-    // no deadline: the index is current, and this runs in the background or at a person's request
     const child = spawnSync(process.execPath, [cairn, request.command, ...request.argv], {
       cwd: existsSync(request.cwd) ? request.cwd : store.location.root,
-      env: { ...process.env, [DEFERRED_ENV]: path, CAIRN_DEADLINE_MS: '0' },
+      env: { ...process.env, [DEFERRED_ENV]: path, CAIRN_DEADLINE_MS: String(bounded ? share : 0) },
       stdio: ['ignore', 'ignore', 'inherit'],
+      // the deadline is looked at between steps; a step that never ends (a parser on a hostile text) is killed
+      ...(bounded ? { timeout: killAt, killSignal: 'SIGKILL' as const } : {}),
     });
+    if (child.status === DEFERRED_TOO_LONG || child.signal === 'SIGKILL') {
+      backTo(TOO_LONG);
+      const message = `a kept ${request.command} was not applied within ${share} ms and is set aside (cache/deferred/); cairn rebuild --continue at a terminal applies it without a bound`;
+      store.log.warn(message);
+      recordFailure(store.dir, request.command, message);
+      continue;
+    }
     if (child.error || child.status === DEFERRED_AGAIN) {
-      renameSync(path, path.replace(TAKEN_OR_WAITING, WAITING)); // offered again to the next run
+      backTo(WAITING); // offered again to the next run
       if (child.error) throw new CairnError('store', `cannot run the deferred ${request.command} (${child.error.message})`);
       store.log.warn(`the kept ${request.command} could not apply yet; it waits for the next cairn rebuild --continue`);
-      return ran;
+      return { ran, stop: 'again' };
     }
     rmSync(path, { force: true });
     ran++;
   }
-  return ran;
+  return { ran, stop: 'done' };
 }

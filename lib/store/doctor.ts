@@ -1,8 +1,9 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
 import { readSmallFile } from '../io/read.js';
 import { dirname, join, relative } from 'node:path';
 import { Deadline } from '../core/deadline.js';
-import { describeError } from '../core/errors.js';
+import { describeError, IndexCatchingUp } from '../core/errors.js';
+import { sanitizeUntrusted } from '../core/sanitize.js';
 import { nearest } from '../core/suggest.js';
 import { CONFIG_CAP, loadConfig, type Config } from './config.js';
 import { EVENT_LOG_INDEXES, loadDriver, openDatabase, type Database } from './db.js';
@@ -10,9 +11,9 @@ import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
 import { encoderFor } from './tokens.js';
 import { projectIdStatus, type Location } from './root.js';
-import { deferredCount, oldestDeferred, STALE_TAKEN_MS, unreadableDeferred } from './deferred.js';
+import { applier, deferredCount, KEPT_RUN_MS, oldestDeferred, START_GRACE_MS, tooLongDeferred, unreadableDeferred } from './deferred.js';
 import { parseJsonLine, readBytes } from '../io/jsonl.js';
-import type { Store } from './store.js';
+import { indexWritable, type Store } from './store.js';
 
 // `cairn doctor`, the store's side (SPEC §2): the modules load, the settings read, the database is
 // sound, each log is applied to its index, and no fail-open error is waiting to be looked at.
@@ -89,6 +90,80 @@ export function configCheck(dir: string): Check {
   return { name: 'config.json', status: 'warn', detail: `${problems.join('; ')}: the default is used instead (README: config.json)` };
 }
 
+/** What a file system entry is, for a sentence. */
+function kindOf(stats: Stats): string {
+  if (stats.isSymbolicLink()) return 'a symbolic link';
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFile()) return 'a file';
+  if (stats.isFIFO()) return 'a FIFO';
+  return stats.isSocket() ? 'a socket' : 'a device';
+}
+
+const RESTORE = (path: string) => `move it away, then restore the log from git (git checkout -- .cairn/${path})`;
+
+/**
+ * The entries of a store that must be a directory or a regular file (never a link: cairn writes
+ * through none, SPEC §2), and what to do when one is something else. Every command fails open on
+ * them — so nothing else would ever say it.
+ */
+const STORE_ENTRIES: { path: string; kind: 'directory' | 'file'; remedy: string }[] = [
+  {
+    path: 'cache',
+    kind: 'directory',
+    remedy: 'remove it: it holds only what cairn derives from the logs, and the next command makes it again',
+  },
+  { path: 'memory', kind: 'directory', remedy: 'move it away: it holds the knowledge log' },
+  { path: 'artifacts', kind: 'directory', remedy: 'move it away: it holds the deliberation texts' },
+  { path: 'events.jsonl', kind: 'file', remedy: RESTORE('events.jsonl') },
+  { path: 'memory/knowledge.jsonl', kind: 'file', remedy: RESTORE('memory/knowledge.jsonl') },
+  { path: 'memory/knowledge.archive.jsonl', kind: 'file', remedy: RESTORE('memory/knowledge.archive.jsonl') },
+];
+
+/** The advisory locks of the store's logs (lib/io/lock.ts). */
+const LOCKED = ['events.jsonl', 'memory/knowledge.jsonl', 'memory/knowledge.archive.jsonl', 'landing-patterns.json'];
+const LOCKS = LOCKED.map((log) => `${log}.lock`);
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null; // not there (or not reachable: the entry above it is reported)
+  }
+}
+
+/**
+ * The store's entries, its locks and whether its cache can be written: each broken one a failing
+ * check named by its path, with what to do about it.
+ */
+export function storeLayoutChecks(dir: string): Check[] {
+  const checks: Check[] = [];
+  for (const entry of STORE_ENTRIES) {
+    const stats = lstatOrNull(join(dir, entry.path));
+    const ok = stats === null || (entry.kind === 'directory' ? stats.isDirectory() : stats.isFile());
+    if (ok) continue;
+    const detail = `${entry.path} is ${kindOf(stats!)}, not a ${entry.kind}: ${entry.remedy}`;
+    checks.push({ name: entry.path, status: 'fail', detail });
+  }
+  for (const lock of LOCKS) {
+    const stats = lstatOrNull(join(dir, lock));
+    if (stats === null || stats.isFile()) continue; // a lock file is held or broken by the next writer
+    if (stats.isDirectory() && readdirSync(join(dir, lock)).length > 0) {
+      const what = 'every writer waits for it until its deadline and gives up — remove it while no cairn runs';
+      checks.push({ name: lock, status: 'fail', detail: `${lock} is a directory that is not empty: ${what}` });
+    } else {
+      const what = 'writers wait for it until the next one removes it, five minutes after it appeared';
+      checks.push({ name: lock, status: 'warn', detail: `${lock} is ${kindOf(stats)}: ${what}` });
+    }
+  }
+  const cache = lstatOrNull(join(dir, 'cache'));
+  if ((cache === null || cache.isDirectory()) && !indexWritable(join(dir, 'cache', 'state.db'), dir)) {
+    const why = 'every command builds the index in memory from the logs again, and state.db never catches up';
+    const detail = `cache/ cannot be written by this user: ${why} — make .cairn/cache writable for this user`;
+    checks.push({ name: 'cache', status: 'fail', detail });
+  }
+  return checks;
+}
+
 /** A log whose index doctor reports, and what applies the rest of it when the index is behind. */
 export interface FollowedLog {
   follower: LogFollower<unknown>;
@@ -101,8 +176,11 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
   if (!existsSync(dbPath)) return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
   let db: Database;
   try {
-    db = openDatabase(dbPath, { deadline: new Deadline(0), strict: true, warn: () => {}, within: dirname(dirname(dbPath)) });
+    // a person's check: a database held by another process is named at once, not waited for
+    db = openDatabase(dbPath, { deadline: new Deadline(0, undefined, true), strict: true, warn: () => {}, within: dirname(dirname(dbPath)) });
   } catch (err) {
+    // held by another process: nothing is wrong with it, the person learns what to wait for (or stop)
+    if (err instanceof IndexCatchingUp) return [{ name: 'database', status: 'warn', detail: `${describeError(err)}: checked again once it lets go` }];
     return [{ name: 'database', status: 'fail', detail: `${describeError(err)} — cairn rebuild moves it aside and rebuilds it from the logs` }];
   }
   try {
@@ -139,19 +217,29 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
 
 /**
  * Writes kept while the index caught up (lib/store/deferred.ts): a background `cairn rebuild
- * --continue` applies them within seconds; any still waiting long after were not applied.
+ * --continue` applies them within seconds. One waiting with nothing applying it, or set aside as too
+ * long for the background, is memory not yet recorded: a failing check, with what to run.
  */
 export function deferredCheck(dir: string): Check {
+  const name = 'deferred writes';
+  const tooLong = tooLongDeferred(dir);
+  if (tooLong.length) {
+    const which = `cache/deferred/${tooLong[0]}${tooLong.length > 1 ? ', …' : ''}`;
+    return { name, status: 'fail', detail: `${tooLong.length} kept run(s) took longer than the ${KEPT_RUN_MS / 1000} s a background job gives one and were set aside (${which}): run cairn rebuild --continue at a terminal (no bound there), or delete them` };
+  }
   const unreadable = unreadableDeferred(dir);
   if (unreadable.length) {
-    return { name: 'deferred writes', status: 'warn', detail: `${unreadable.length} kept run(s) could not be read and were set aside, never applied: cache/deferred/${unreadable[0]}${unreadable.length > 1 ? ', …' : ''} (delete them once looked at)` };
+    return { name, status: 'warn', detail: `${unreadable.length} kept run(s) could not be read and were set aside, never applied: cache/deferred/${unreadable[0]}${unreadable.length > 1 ? ', …' : ''} (delete them once looked at)` };
   }
   const count = deferredCount(dir);
   const oldest = oldestDeferred(dir);
-  if (count === 0 || oldest === undefined) return { name: 'deferred writes', status: 'ok', detail: 'none waiting' };
+  if (count === 0 || oldest === undefined) return { name, status: 'ok', detail: 'none waiting' };
   const since = new Date(oldest).toISOString();
-  if (Date.now() - oldest < STALE_TAKEN_MS) return { name: 'deferred writes', status: 'ok', detail: `${count} waiting since ${since}: a background cairn rebuild --continue applies them` };
-  return { name: 'deferred writes', status: 'warn', detail: `${count} waiting since ${since}: run cairn rebuild --continue to apply them` };
+  const holder = applier(dir);
+  if (holder) return { name, status: 'ok', detail: `${count} waiting since ${since}: a background cairn rebuild --continue applies them` };
+  // file names hold real times: compared with the real clock, not a pinned CAIRN_NOW
+  if (Date.now() - oldest < START_GRACE_MS) return { name, status: 'ok', detail: `${count} waiting since ${since}: a background cairn rebuild --continue is starting for them` };
+  return { name, status: 'fail', detail: `${count} waiting since ${since} and nothing is applying them: run cairn rebuild --continue (cairn doctor's health check shows why the last one stopped, if it did)` };
 }
 
 /** The file `cairn maintain` rewrites after each run, in cache/: the cron line that runs it is this machine's. */
@@ -222,8 +310,10 @@ export function roleCheck(config: Config, readStored: () => string[]): Check {
     .filter((role) => !configured.includes(role))
     .map((role) => ({ role, like: nearest(role, [...new Set([...configured, ...stored])].filter((r) => r !== role)) }))
     .filter((s): s is { role: string; like: string } => s.like !== undefined);
-  if (suspects.length === 0) return { name: 'roles', status: 'ok', detail: stored.length > 0 ? [...stored].sort().join(', ') : 'none stored yet' };
-  const named = suspects.map((s) => `'${s.role}' looks like a misspelling of '${s.like}'`).join('; ');
+  // a role is whatever a log line says: shown on one line, sanitised (SPEC §4.6)
+  const shown = (role: string) => sanitizeUntrusted(role, { singleLine: true });
+  if (suspects.length === 0) return { name: 'roles', status: 'ok', detail: stored.length > 0 ? [...stored].sort().map(shown).join(', ') : 'none stored yet' };
+  const named = suspects.map((s) => `'${shown(s.role)}' looks like a misspelling of '${shown(s.like)}'`).join('; ');
   return { name: 'roles', status: 'warn', detail: `${named}: fix the pipeline's --role (a role of its own: name it in config.json roles)` };
 }
 
@@ -231,11 +321,13 @@ export function roleCheck(config: Config, readStored: () => string[]): Check {
 export function healthCheck(dir: string): Check {
   const health = readHealth(dir);
   if (!health) return { name: 'health', status: 'ok', detail: 'no errors recorded' };
-  const last = lastErrors(dir, 3).map((l) => `\n    ${l}`).join('');
+  // recorded messages may quote what a command read, and a version before this one did not clean them
+  const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
+  const last = lastErrors(dir, 3).map((l) => `\n    ${shown(l)}`).join('');
   return {
     name: 'health',
     status: 'fail',
-    detail: `degraded since ${health.degraded_since}: ${health.errors} error(s), the last: ${health.last_error}${last} (fix it, then cairn doctor --clear)`,
+    detail: `degraded since ${health.degraded_since}: ${health.errors} error(s), the last: ${shown(health.last_error)}${last} (fix it, then cairn doctor --clear)`,
   };
 }
 

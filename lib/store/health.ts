@@ -11,13 +11,24 @@ export interface Health {
   last_error: string;
   last_error_at: string;
   errors: number;
+  /**
+   * The last error was repaired where it happened (a damaged index moved aside and rebuilt from the
+   * logs): cairn doctor shows it; a session is not told its memory is degraded.
+   */
+  last_repaired?: true;
 }
 
 /**
  * Record a fail-open error: a line in `cache/errors.log` and the health record that auto-recall and
  * `cairn doctor` read. Best effort: only into a store directory that exists, never throwing.
  */
-export function recordFailure(storeDir: string | undefined, command: string, message: string, at = new Date()): void {
+export function recordFailure(
+  storeDir: string | undefined,
+  command: string,
+  message: string,
+  at = new Date(),
+  opts: { repaired?: boolean } = {},
+): void {
   if (!storeDir || !existsSync(storeDir)) return;
   try {
     const cache = join(storeDir, 'cache');
@@ -36,6 +47,7 @@ export function recordFailure(storeDir: string | undefined, command: string, mes
       last_error: `${command}: ${message}`,
       last_error_at: at.toISOString(),
       errors: (health?.errors ?? 0) + 1,
+      ...(opts.repaired ? { last_repaired: true as const } : {}),
     };
     writeFileAtomic(healthPath, JSON.stringify(next) + '\n', storeDir);
   } catch {

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { jsonErrorPlace } from '../core/json.js';
 import { dirname, join } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { writeFileAtomic } from '../io/atomic.js';
@@ -11,7 +12,12 @@ import type { Location } from './root.js';
 // everything derived stays out of git (SPEC §1.2).
 
 export const GITIGNORE_LINES = ['cache/', 'artifacts/', 'memory/knowledge.active.jsonl', 'memory/knowledge.audit.jsonl', 'memory/session-state.md', '*.lock', '*.tmp'];
-export const GITATTRIBUTES_LINES = ['events.jsonl merge=union', 'memory/knowledge.jsonl merge=union', 'memory/knowledge.archive.jsonl merge=union'];
+export const GITATTRIBUTES_LINES = [
+  'events.jsonl merge=union',
+  'memory/knowledge.jsonl merge=union',
+  'memory/knowledge.archive.jsonl merge=union',
+  'landings.jsonl merge=union',
+];
 
 /** A settings file cairn edits is at most this big (a larger one is not ours to rewrite). */
 const SETTINGS_CAP = 1024 * 1024;
@@ -28,6 +34,15 @@ export function ensureLines(path: string, wanted: string[], within: string): str
   const prefix = current === '' || current.endsWith('\n') ? current : current + '\n';
   writeFileAtomic(path, prefix + missing.join('\n') + '\n', within);
   return missing;
+}
+
+/** The lines of the store's .gitattributes (none when it is missing or cannot be read). */
+export function readGitattributes(dir: string): string[] {
+  try {
+    return (readSmallFile(join(dir, '.gitattributes'), SETTINGS_CAP, true)?.toString('utf8') ?? '').split(/\r?\n/).map((l) => l.trim());
+  } catch {
+    return [];
+  }
 }
 
 export function initStore(dir: string): { created: boolean; added: string[] } {
@@ -57,7 +72,7 @@ export function recordProjectId(location: Location): string | null {
     try {
       parsed = JSON.parse(raw);
     } catch (err) {
-      throw new CairnError('input', `${path} is not valid JSON (${(err as Error).message}); the project id was not recorded`);
+      throw new CairnError('input', `${path} is not valid JSON (${jsonErrorPlace(raw, err)}); the project id was not recorded`);
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CairnError('input', `${path} is not a JSON object; the project id was not recorded`);
     config = parsed as Record<string, unknown>;

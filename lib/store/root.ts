@@ -25,7 +25,7 @@ export interface LocationOptions {
   root?: string;
   dir?: string;
   project?: string;
-  /** A hook payload's cwd, used before $CLAUDE_PROJECT_DIR. */
+  /** A hook payload's cwd, used after $CLAUDE_PROJECT_DIR (see locate). */
   payloadCwd?: string;
 }
 
@@ -35,9 +35,12 @@ export interface LocationOptions {
  * below them refuses links (SPEC §2). The id recorded in the project's own store wins over a
  * derived one, so memory survives moving the directory or adding a remote; a store shared through
  * --dir holds many projects, so there the id is given or derived.
+ *
+ * A host's project directory outranks the payload's cwd: Claude Code's cwd follows the agent's `cd`
+ * (into a nested repository, say), while a session's captures and its recall must find one store.
  */
 export function locate(opts: LocationOptions = {}, env = process.env): Location {
-  const start = opts.root ?? env.CAIRN_ROOT ?? opts.payloadCwd ?? env.CLAUDE_PROJECT_DIR ?? process.cwd();
+  const start = opts.root ?? env.CAIRN_ROOT ?? env.CLAUDE_PROJECT_DIR ?? opts.payloadCwd ?? process.cwd();
   const root = findRoot(realOrResolved(start));
   const dirOpt = opts.dir ?? env.CAIRN_DIR;
   const ownStore = !dirOpt;

@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { CairnError, IndexCatchingUp } from '../core/errors.js';
 import { loadConfig, DEFAULT_CONFIG, type Config } from './config.js';
 import { locate, type Location, type LocationOptions } from './root.js';
-import { isBusy, isCorruption, moveAside, openDatabase, openMemoryDatabase, type Database } from './db.js';
+import { isBusy, isCorruption, lockHolders, openDatabase, openMemoryDatabase, setAside, type Database } from './db.js';
 import { initStore, recordProjectId } from './init.js';
 import { clearFailure, recordFailure } from './health.js';
 import { follow, rebuildIndex, type FollowReport, type LogFollower } from './follower.js';
@@ -100,8 +100,8 @@ export class Store {
   }
 
   /** Rewrite a file of the store whole (temp file, then rename), never through a symbolic link in the store. */
-  writeFile(path: string, text: string): void {
-    writeFileAtomic(path, text, this.dir);
+  writeFile(path: string, content: string | ((fd: number) => void)): void {
+    writeFileAtomic(path, content, this.dir);
   }
 
   /** The database, opened on first use; no log is followed (see `indexed`). */
@@ -122,7 +122,7 @@ export class Store {
         this.healing(() => follow(this.database, follower, this.followOptions()));
       } catch (err) {
         // another process holds the index for as long as this run could wait: it is catching up (a fresh clone's replay)
-        if (isBusy(err)) throw new IndexCatchingUp('lock', `the index is being brought up to date by another process (${(err as Error).message})`);
+        if (isBusy(err)) throw new IndexCatchingUp('lock', `${this.dbPath} is held by ${lockHolders(this.dbPath)} (${(err as Error).message}); it may be bringing the index up to date`);
         throw err;
       }
       this.followed.add(follower.name);
@@ -152,8 +152,9 @@ export class Store {
   quarantine(err: unknown): void {
     this.close();
     try {
-      const aside = moveAside(this.dbPath);
-      this.log.warn(`${this.dbPath} is corrupt (${(err as Error).message}); moved it to ${aside} to rebuild it from the log`);
+      const why = (err as Error).message;
+      const said = (aside: string) => `${this.dbPath} is corrupt (${why}); moved it to ${aside} to rebuild it from the log`;
+      setAside(this.dbPath, this.dir, said, (m) => this.log.warn(m));
     } catch {
       // cannot move it (a read-only store): the error itself is reported by the caller
     }
@@ -166,7 +167,7 @@ export class Store {
    */
   private open(): Database {
     const opts = { deadline: this.deadline, strict: this.strict, warn: (m: string) => this.log.warn(m), within: this.dir };
-    if (!this.indexWritable()) {
+    if (!indexWritable(this.dbPath, this.dir)) {
       this.inMemory = true;
       this.log.warn(`${this.dbPath} cannot be written (a read-only store); reading from an index built in memory from the logs`);
       return openMemoryDatabase(opts);
@@ -174,11 +175,6 @@ export class Store {
     return openDatabase(this.dbPath, opts);
   }
 
-  /** Whether this process may write the index file (or create it, or its directory). */
-  private indexWritable(): boolean {
-    const cache = dirname(this.dbPath);
-    return writable(this.dbPath) && writable(cache) && (existsSync(cache) || writable(this.dir));
-  }
 
   /**
    * Run idempotent work (a sync, a rebuild); if it meets a corrupt page that the open did not see,
@@ -201,6 +197,12 @@ export class Store {
     this.db = undefined;
     this.followed.clear();
   }
+}
+
+/** Whether this process may write a store's index file (or create it, or its directory). */
+export function indexWritable(dbPath: string, storeDir: string): boolean {
+  const cache = dirname(dbPath);
+  return writable(dbPath) && writable(cache) && (existsSync(cache) || writable(storeDir));
 }
 
 /** False only when the file (or directory) exists and this process may not write it. */

@@ -1,0 +1,168 @@
+import { basename, join, relative } from 'node:path';
+import { closeSync, readFileSync } from 'node:fs';
+import { redactSecrets, redactStrings } from '../core/secrets.js';
+import { CairnError } from '../core/errors.js';
+import type { Deadline } from '../core/deadline.js';
+import { acquireLock } from '../io/lock.js';
+import { writeFileAtomic } from '../io/atomic.js';
+import { openRegularFile } from '../io/read.js';
+import { readLines } from '../io/jsonl.js';
+import type { Check } from './health.js';
+import type { Store } from './store.js';
+
+// Secrets already in the committed logs (SPEC §4.6, amended 2026-11-27). A log written before every
+// text passed the redactor — or by a teammate's older cairn — may hold them: `cairn doctor` counts the
+// lines that do, and `cairn scrub` rewrites the logs with every string in them redacted. It is the one
+// sanctioned rewrite of an append-only log: under the log's lock, by the one write-temp-then-rename,
+// after a copy of the original outside the committed tree (cache/, ignored). A line without a secret
+// is kept byte for byte, and a line's rewrite depends on that line alone, so two clones that scrub the
+// same lines write the same lines and still merge by union. Ids stay as written: a pattern whose text
+// was redacted keeps the id its text once hashed to, so every event that names it still does, and a
+// replay gives the state it gave before, without the secret.
+
+export interface ScrubTarget {
+  path: string;
+  /** JSON lines (the logs), or one JSON array (the landing library). */
+  format: 'lines' | 'array';
+}
+
+export interface Scrubbed {
+  /** The file, relative to the store. */
+  file: string;
+  /** Lines (entries of an array) that held a secret. */
+  lines: number;
+}
+
+/**
+ * The committed logs (SPEC §1.2): the pattern log, the knowledge log and its archive, the landing log,
+ * and the landing library an older cairn wrote (their paths are the landing domain's: lib/landing/library.ts).
+ */
+export function committedLogs(store: Store, landings: { log: string; library: string }): ScrubTarget[] {
+  return [
+    { path: store.eventsPath, format: 'lines' },
+    { path: store.knowledgePath, format: 'lines' },
+    { path: store.archivePath, format: 'lines' },
+    { path: landings.log, format: 'lines' },
+    { path: landings.library, format: 'array' },
+  ];
+}
+
+/** A log line with every string in it redacted; the line as written when nothing changes (not JSON: as text). */
+export function scrubLine(line: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return redactSecrets(line).text;
+  }
+  const scrubbed = redactStrings(value);
+  return scrubbed === value ? line : JSON.stringify(scrubbed);
+}
+
+/** How many lines (or entries) of the file hold a secret, read as it is (no lock: a count for doctor). */
+export function countSecrets(target: ScrubTarget): number {
+  if (target.format === 'array') return scrubArray(readArray(target.path)).changed;
+  let count = 0;
+  for (const line of readLines(target.path)) if (line.text.trim() && scrubLine(line.text) !== line.text) count++;
+  return count;
+}
+
+/**
+ * Rewrite the file with its secrets redacted, under its lock, after a copy of the original in
+ * `backupDir` (only a file that changes is copied and rewritten). Returns how many lines changed.
+ */
+export interface ScrubOptions {
+  deadline: Deadline;
+  /** The store: nothing outside it is written, no link in it followed. */
+  within: string;
+  backupDir: string;
+}
+
+export function scrubFile(target: ScrubTarget, opts: ScrubOptions): number {
+  const lock = acquireLock(target.path, opts.deadline);
+  try {
+    const original = readWhole(target.path);
+    if (original === undefined) return 0;
+    let changed: number;
+    let text: string;
+    if (target.format === 'array') {
+      const scrubbed = scrubArray(parseArray(original, target.path));
+      changed = scrubbed.changed;
+      text = `${JSON.stringify(scrubbed.entries, null, 2)}\n`; // the library's own layout (lib/landing/library.ts)
+    } else {
+      // the last piece is '' after a final newline, or a torn line: scrubbed too
+      const lines = original.split('\n');
+      const out = lines.map((line) => (line.trim() ? scrubLine(line) : line));
+      changed = out.filter((line, i) => line !== lines[i]).length;
+      text = out.join('\n');
+    }
+    if (changed === 0) return 0;
+    opts.deadline.check('scrubbing the logs');
+    writeFileAtomic(join(opts.backupDir, relative(opts.within, target.path)), original, opts.within);
+    writeFileAtomic(target.path, text, opts.within);
+    return changed;
+  } finally {
+    lock.release();
+  }
+}
+
+/** The backup directory of a scrub at `now`: in cache/, which is never committed. */
+export function backupDirFor(storeDir: string, now: number): string {
+  return join(storeDir, 'cache', `scrub-backup-${new Date(now).toISOString().replace(/[-:]|\.\d+/g, '')}`);
+}
+
+/** For `cairn doctor`: how many lines of the committed logs hold secrets. */
+export function secretsCheck(targets: ScrubTarget[], storeDir: string): Check {
+  const found: Scrubbed[] = [];
+  for (const target of targets) {
+    try {
+      const lines = countSecrets(target);
+      if (lines > 0) found.push({ file: relative(storeDir, target.path), lines });
+    } catch (err) {
+      if (!(err instanceof CairnError)) throw err;
+      // a file that does not read is another check's report (landing-patterns.json)
+    }
+  }
+  const total = found.reduce((n, f) => n + f.lines, 0);
+  if (total === 0) return { name: 'secrets', status: 'ok', detail: 'none in the committed logs' };
+  const where = found.map((f) => `${f.file} ${f.lines}`).join(', ');
+  return {
+    name: 'secrets',
+    status: 'fail',
+    detail:
+      `${total} line(s) of the committed logs hold secrets (${where}): run cairn scrub, rotate those credentials, ` +
+      'and purge them from the git history (cairn scrub --help)',
+  };
+}
+
+function scrubArray(entries: unknown[]): { entries: unknown[]; changed: number } {
+  const out = entries.map(redactStrings);
+  return { entries: out, changed: out.filter((e, i) => e !== entries[i]).length };
+}
+
+function readArray(path: string): unknown[] {
+  const text = readWhole(path);
+  return text === undefined ? [] : parseArray(text, path);
+}
+
+function parseArray(text: string, path: string): unknown[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new CairnError('input', `${basename(path)} is not valid JSON; left as it is`);
+  }
+  if (!Array.isArray(value)) throw new CairnError('input', `${basename(path)} is not a JSON list; left as it is`);
+  return value;
+}
+
+/** The file's text, read as a regular file and never through a symbolic link; undefined when missing. */
+function readWhole(path: string): string | undefined {
+  const fd = openRegularFile(path, true);
+  if (fd === undefined) return undefined;
+  try {
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
