@@ -7,10 +7,15 @@
 // report on stdout (progress on stderr) and writes bench/learning-results/ curve.png, curve.csv and
 // results.json. See the "Learning loop" section of bench/README.md.
 //
-//   npm run bench:learning                         every scenario, 10 seeds, library calls
-//   node bench/learning.js --processes             also run the combined scenario through bin/*.js and compare
-//   node bench/learning.js --seeds 3 --only combined --check
+// `--world new` runs the harder world instead (bench/world/bench.js, "Learning: the harder world" in
+// bench/README.md), `--world all` (the default) both, this one first.
+//
+//   npm run bench:learning                         every scenario, 10 seeds, library calls; then the harder world
+//   node bench/learning.js --world old --processes also run the combined scenario through bin/*.js and compare
+//   node bench/learning.js --world old --seeds 3 --only combined --check
+//   node bench/learning.js --world new --only combined --seeds 3   (any option of bench/world/bench.js)
 
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -19,6 +24,9 @@ import { parseArgs } from 'node:util';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 if (!existsSync(join(REPO, 'dist', 'lib', 'patterns', 'feedback.js'))) fail('dist/ is missing: run `npm run build` first');
+const WORLD = takeWorldOption();
+const HARDER_WORLD = join(REPO, 'bench', 'world', 'bench.js');
+if (WORLD === 'new') process.exit(spawnSync(process.execPath, [HARDER_WORLD, ...process.argv.slice(2)], { stdio: 'inherit' }).status ?? 2);
 const { libraryDriver, processDriver } = await import('./learning/drivers.js');
 const { simulate, checkPool } = await import('./learning/sim.js');
 const { plotPanels, COLORS } = await import('./learning/plot.js');
@@ -122,10 +130,12 @@ const SCENARIOS = [
 /** The scenario shown run by run, plotted, repeated for determinism and run through the executables. */
 const MAIN = 'combined-b-25-4h';
 if (opts.help) {
-  process.stdout.write(`usage: node bench/learning.js [--runs 30] [--seeds 10] [--error-rate 0.1] [--budget 450] [--room-budget 100000]
-                          [--only KEY[,KEY]] [--repeats 10] [--processes [--process-runs 10]] [--check] [--out DIR]
+  process.stdout.write(`usage: node bench/learning.js [--world old|new|all] [--runs 30] [--seeds 10] [--error-rate 0.1] [--budget 450]
+                          [--room-budget 100000] [--only KEY[,KEY]] [--repeats 10] [--processes [--process-runs 10]] [--check] [--out DIR]
 scenarios (--only): ${SCENARIOS.map((s) => s.key).join(', ')}
 --check exits 1 when a target is missed.
+--world new takes the options of the harder world instead (node bench/world/bench.js --help); --world all (the default)
+runs this world, then the harder one with the same --seeds, --processes and --check.
 `);
   process.exit(0);
 }
@@ -226,8 +236,9 @@ const P3 = { ...mainParams, errorRate: 0, trueDismissRate: 0, defectRate: 0 };
 const l3Stats = Object.fromEntries(
   Object.entries({ l3: run({ ...P3, evidence: 'L3' }, VARIANTS.full), l1: run({ ...P3, evidence: 'L1' }, VARIANTS.full) }).map(([k, r]) => [k, {
     passes: r.records.filter((x) => x.verdict === 'PASS').length,
-    maxReinforced: Math.max(0, ...r.patterns.map((p) => p.reinforcement_count)),
-    reinforcedPatterns: r.patterns.filter((p) => p.reinforcement_count > 0).length,
+    // what feedback-loop credited on those PASSes (tested or not, SPEC §3.10.1): the gate decides whether anything is
+    maxReinforced: Math.max(0, ...r.records.map((x) => x.reinforced)),
+    reinforcedPatterns: r.records.reduce((n, x) => n + x.reinforced, 0),
     patterns: r.patterns.length,
   }]),
 );
@@ -289,7 +300,7 @@ const targets = [
   },
   {
     name: 'an L3-only stream of PASSes reinforces nothing',
-    measured: `max reinforcement_count ${l3Stats.l3.maxReinforced} over ${l3Stats.l3.patterns} patterns (${l3Stats.l3.passes} PASS runs); L1 control: ${l3Stats.l1.reinforcedPatterns} patterns reinforced`,
+    measured: `most patterns credited by one PASS ${l3Stats.l3.maxReinforced} over ${l3Stats.l3.patterns} patterns (${l3Stats.l3.passes} PASS runs); L1 control: ${l3Stats.l1.reinforcedPatterns} credits`,
     pass: l3Stats.l3.maxReinforced === 0 && l3Stats.l1.maxReinforced > 0,
   },
 ];
@@ -353,8 +364,8 @@ line(`| **after ${RUNS}** | **${pct(after('full').precision)}** | ${after('full'
 line();
 line(`Determinism: seed 1 of ${main.key} run ${REPEATS} more times: ${repeats} of ${REPEATS} gave the same records and final block.`);
 line();
-line(`L3 stream (${main.key} with no real defects and no curator errors): L3-only auditor texts, ${l3Stats.l3.passes} PASS runs, highest reinforcement_count **${l3Stats.l3.maxReinforced}**; ` +
-  `the same stream with L1 texts reinforces ${l3Stats.l1.reinforcedPatterns} patterns (highest count ${l3Stats.l1.maxReinforced}).`);
+line(`L3 stream (${main.key} with no real defects and no curator errors): L3-only auditor texts, ${l3Stats.l3.passes} PASS runs, most patterns credited by one PASS **${l3Stats.l3.maxReinforced}**; ` +
+  `the same stream with L1 texts credits ${l3Stats.l1.reinforcedPatterns} times (at most ${l3Stats.l1.maxReinforced} patterns by one PASS).`);
 line();
 if (agreement) {
   line(`Library calls vs executables: ${agreement.runs} runs of ${main.key} through bin/format-patterns, store-deliberation (×2), feedback-loop and outcome-score as processes (${(agreement.seconds / agreement.runs).toFixed(2)} s per run): ` +
@@ -418,7 +429,13 @@ const png = plotPanels(`CAIRN LEARNING LOOP - ${main.key.toUpperCase()}, SEED 1`
 writeFileSync(join(opts.out, 'curve.png'), png);
 progress(`wrote ${join(opts.out, 'curve.png')}, curve.csv, results.json`);
 for (const t of targets) progress(`${t.pass ? 'PASS' : 'MISS'}: ${t.name} — ${t.measured}`);
+let harderWorldStatus = 0;
+if (WORLD === 'all') {
+  const shared = [...(opts.seeds ? ['--seeds', opts.seeds] : []), ...(opts.processes ? ['--processes'] : []), ...(opts.check ? ['--check'] : [])];
+  harderWorldStatus = spawnSync(process.execPath, [HARDER_WORLD, ...shared], { stdio: 'inherit' }).status ?? 2;
+}
 if (opts.check && targets.some((t) => !t.pass)) process.exit(1);
+if (harderWorldStatus !== 0) process.exit(harderWorldStatus);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -457,4 +474,14 @@ function parseOptions(options) {
 function fail(message) {
   process.stderr.write(`bench:learning: ${message}\n`);
   process.exit(2);
+}
+/** `--world old|new|all` (default all), taken out of process.argv before the options of this world are read. */
+function takeWorldOption() {
+  const at = process.argv.findIndex((a) => a === '--world' || a.startsWith('--world='));
+  if (at < 0) return 'all';
+  const [flag, inline] = process.argv[at].split('=');
+  const value = inline ?? process.argv[at + 1];
+  process.argv.splice(at, inline === undefined ? 2 : 1);
+  if (!['old', 'new', 'all'].includes(value)) fail(`${flag} must be old, new or all, got '${value}'`);
+  return value;
 }

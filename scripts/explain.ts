@@ -1,6 +1,7 @@
 import type { Command } from '../lib/cli/runner.js';
 import { list, optionalString } from '../lib/cli/flags.js';
-import { resolvePattern } from '../lib/patterns/queries.js';
+import { evidenceLedger, resolvePattern } from '../lib/patterns/queries.js';
+import { agedLedger } from '../lib/events/credit.js';
 import { scorePattern } from '../lib/patterns/scoring.js';
 import { readEvents } from '../lib/events/history.js';
 import { explainLines } from '../lib/patterns/explain.js';
@@ -30,13 +31,14 @@ example:
     const role = (optionalString(ctx.args, 'role') ?? p.role).toLowerCase();
     const f = scorePattern(p, { now: nowMs(), role, prior: store.config.prior, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') ?? undefined });
     const events = readEvents(store.eventsPath, { project: store.project, pattern: p.id }, (m) => ctx.log.warn(m));
+    const ledger = agedLedger(evidenceLedger(patternDb(store), store.project, p.id));
     if (ctx.args.json) {
       // timestamps as ISO and flags as booleans, like every other command's JSON
       const pattern = { ...p, last_used: new Date(p.last_used).toISOString(), was_validated: Boolean(p.was_validated), regressed: Boolean(p.regressed) };
-      ctx.json({ pattern, factors: f, events });
+      ctx.json({ pattern, factors: f, evidence: ledger, events });
       return;
     }
-    const lines = explainLines(p, f, role, events);
+    const lines = explainLines(p, f, role, events, { ledger, halfLife: store.config.evidence.halfLife });
     ctx.print(lines.join('\n') + '\n');
   },
 };

@@ -13,13 +13,14 @@ Reads the validator's verdict-json (from --validator-file, stdin, or V's latest 
 deliberation for the issue/run) and corrects A's patterns through the links of A's findings
 (recorded when A's deliberation was stored; a text given with --adversarial-file is linked now):
   - each false_positives id penalises the patterns its finding applied, by A's weight (1.5
-    sentinel/inspector, 1.0 others); a pattern that had been validated is flagged as a
-    regression; it is not re-injected in this run; one that now meets cairn maintain's rules
-    (≥ 3 ignores, success rate < 0.2) is deprecated;
+    sentinel/inspector, 1.0 others), earlier evidence aged first; a pattern that had been
+    validated is flagged as a regression (regression:); it is not re-injected in this run; one
+    that now meets cairn maintain's rules (≥ 3 ignores, under 20 % of its recent tested evidence
+    held up) is deprecated (obsolete: when it had held up before);
   - a finding V keeps (must_fix, or V's own issues) reinforces the patterns it applied, and an
-    effective PASS (FAIL with empty must_fix counts) reinforces the patterns A applied in this
-    run (echoed from its prompt, or linked to a finding; narrowed to --files) — both only when
-    A's text shows L1/L2 evidence; on that PASS, injected patterns A ignored are aged a day.
+    effective PASS (FAIL with empty must_fix counts) reinforces the patterns applied in A's
+    findings it let stand — both only when A's text shows L1/L2 evidence; the patterns A only
+    echoed get untested credit; on that PASS, injected patterns A ignored are aged a day.
 
   --dry-run   print what would change, write nothing
   --json      the full account on stdout
@@ -54,6 +55,10 @@ example:
     for (const p of report.problems) ctx.log.warn(p);
     for (const p of report.penalised.filter((x) => x.regressed)) {
       ctx.log.warn(`regression: ${p.pattern} had been validated and was dismissed as a false positive (${p.finding}): ${p.text}`);
+    }
+    for (const id of report.obsolete) {
+      const p = report.penalised.find((x) => x.pattern === id)!;
+      ctx.log.warn(`obsolete: ${id} had held up and is now dismissed more often than not; deprecated, it leaves the block: ${p.text}`);
     }
     for (const u of report.unmatched) ctx.log.warn(`unmatched false positive ${u.finding}: ${u.reason}`);
     ctx.log.info(feedbackSummary(report));

@@ -12,8 +12,8 @@ export const command: Command = {
   usage: `usage: cairn maintain [--dry-run] [--json]
 
 Deprecates every pattern that is not active and either is stale (score < 0.05 and unused for
-30 days or more) or keeps being dismissed (ignored 3 times or more with an observed success rate
-under 0.2). Prints one line per deprecated pattern with the rule and its numbers. Then counts
+30 days or more) or keeps being dismissed (ignored 3 times or more, and under 20 % of its recent
+tested evidence held up). Prints one line per deprecated pattern with the rule and its numbers. Then counts
 the tokens of every pattern line not counted yet (format-patterns never loads the tokenizer: it
 fits an uncounted line by its byte length), and keeps the term index's long posting lists packed
 (store-deliberation then reads each as one blob). Safe to repeat.

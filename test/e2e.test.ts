@@ -11,14 +11,17 @@ import { initStore } from '../lib/store/init.js';
 //   format-patterns (auditor) → store-deliberation auditor → store-deliberation curator
 //   → feedback-loop (auditor checked by curator) → outcome-score.
 // CAIRN_NOW is pinned for every step, so every counter, timestamp and score below is exact. The
-// expected values were worked out by hand from SPEC §3.3–§3.9; the comments say how.
+// expected values were worked out by hand from SPEC §3.3–§3.10; the comments say how.
 //
-// Score reminders (SPEC §3.4, §3.9.3): rate = (s + 1) / (s + W + 2) with W = ignore weight if > 0
-// else ignore count; decay = exp(−days / 14); category rule 1.3 · causal 1.1 · observation 1.0;
-// context 1 + 0.15 labels + 0.15 files + 0.05 phase; own role 1.0. Nothing here is cross-role. The
-// block shows score:rate × decay. Credit (§3.9.2): each finding is linked to the pattern it applies;
-// a PASS and an outcome credit only what the auditor applied (echoed from its block, or linked to a
-// finding); maintain's dismissal rule reads the observed rate s / (s + W).
+// Score reminders (SPEC §3.4, §3.9.3, §3.10): rate = (S + 1) / (S + W + 2) with S = held + 0.1 per
+// untested credit (at most 0.5) and W the ignore weight; decay = exp(−days / 14); category rule 1.3 ·
+// causal 1.1 · observation 1.0; context 1 + 0.15 labels + 0.15 files + 0.05 phase; own role 1.0.
+// Nothing here is cross-role. The block shows score:rate × decay. Credit (§3.9.2, §3.10.1): each
+// finding is linked to the pattern it applies; a sighting, or a PASS the auditor only echoed a pattern
+// in, is untested credit; a kept finding, a PASS that let a finding stand, a passing outcome (as much
+// as outcomes tell: here, after a fail, fully) are tested (held), and each tested piece of evidence
+// first ages the earlier ones by γ = 2^(−1/3) (an outcome's by γ^weight); maintain's dismissal rule
+// reads the tested rate held / (held + W).
 
 const PROJECT = 'ledgerly';
 const ROUND_RESULT: Record<string, 'pass' | 'fail'> = {
@@ -64,6 +67,8 @@ interface Row {
   success: number;
   ignores: number;
   weight: number;
+  held: number;
+  untested: number;
   reinforced: number;
   sightings: number;
   lifecycle: string;
@@ -92,7 +97,7 @@ function table(): Partial<Record<Key, Row>> {
   const rows = db((h) =>
     h
       .prepare(
-        `SELECT id, text, category, success_count, ignore_count, ignore_weight, reinforcement_count, sightings, lifecycle,
+        `SELECT id, text, category, success_count, ignore_count, ignore_weight, held, untested, reinforcement_count, sightings, lifecycle,
          was_validated, regressed, last_used FROM patterns WHERE project = ?`,
       )
       .all(PROJECT),
@@ -106,7 +111,9 @@ function table(): Partial<Record<Key, Row>> {
       category: r.category,
       success: r.success_count,
       ignores: r.ignore_count,
-      weight: r.ignore_weight,
+      weight: Number(r.ignore_weight.toFixed(9)),
+      held: Number(r.held.toFixed(9)),
+      untested: r.untested,
       reinforced: r.reinforcement_count,
       sightings: r.sightings,
       lifecycle: r.lifecycle,
@@ -127,12 +134,16 @@ function learned(key: Key): string[] {
   return db((h) => JSON.parse((h.prepare('SELECT issues FROM patterns WHERE project = ? AND id = ?').get(PROJECT, id(key)) as { issues: string }).issues));
 }
 
-/** Expect these patterns as just seen for the first time: success 1, one sighting, observed. */
+/** Expect these patterns as just seen for the first time: success 1 (untested), one sighting, observed. */
 function firstSight(keys: Key[], category: string[], lastUsed: string): void {
   keys.forEach((k, i) => {
-    expected[k] = { category: category[i], success: 1, ignores: 0, weight: 0, reinforced: 0, sightings: 1, lifecycle: 'observed', validated: 0, regressed: 0, lastUsed };
+    expected[k] = { category: category[i], success: 1, ignores: 0, weight: 0, held: 0, untested: 1, reinforced: 0, sightings: 1, lifecycle: 'observed', validated: 0, regressed: 0, lastUsed };
   });
 }
+/** γ^strength: how much a piece of tested evidence ages the earlier ones (the default half-life, 3 verdicts). */
+const aging = (strength = 1) => 2 ** (-strength / 3);
+/** Rounded as table() reads them, so that sums of aged weights compare exactly. */
+const r9 = (x: number) => Number(x.toFixed(9));
 function change(keys: Key[], update: (r: Row) => Partial<Row>): void {
   for (const k of keys) expected[k] = { ...expected[k]!, ...update(expected[k]!) };
 }
@@ -216,11 +227,11 @@ beforeAll(() => {
 afterAll(() => removeProject(root));
 
 const R1_NEW: Key[] = ['TEST_FILE', 'MAN', 'SCHEMA', 'MACHINE', 'STATUS'];
-const R2_INJECTED: Key[] = ['TEST_FILE', 'MACHINE', 'STATUS', 'SCHEMA', 'MAN'];
+const R2_INJECTED: Key[] = ['MACHINE', 'TEST_FILE', 'STATUS', 'SCHEMA', 'MAN'];
 const R2_NEW: Key[] = ['MAPPER', 'SPREAD', 'REDACTION'];
-const R3_INJECTED: Key[] = ['MAPPER', 'SPREAD', 'TEST_FILE', 'MACHINE', 'REDACTION', 'STATUS', 'SCHEMA', 'MAN'];
+const R3_INJECTED: Key[] = ['MAPPER', 'SPREAD', 'MACHINE', 'REDACTION', 'TEST_FILE', 'STATUS', 'SCHEMA', 'MAN'];
 const R3_NEW: Key[] = ['NOT_NULL', 'SERIALIZER', 'DATES'];
-const R4_INJECTED: Key[] = ['MAPPER', 'DATES', 'MACHINE', 'SPREAD', 'SERIALIZER', 'REDACTION', 'STATUS', 'TEST_FILE', 'NOT_NULL', 'SCHEMA'];
+const R4_INJECTED: Key[] = ['MAPPER', 'MACHINE', 'SPREAD', 'DATES', 'SERIALIZER', 'REDACTION', 'STATUS', 'TEST_FILE', 'NOT_NULL', 'SCHEMA'];
 const R4_NEW: Key[] = ['REFRESH', 'SLIDING', 'POSTGRES', 'A1_103'];
 
 describe('the correction loop over the ledgerly plan phase', () => {
@@ -263,8 +274,8 @@ describe('the correction loop over the ledgerly plan phase', () => {
     expect(table()).toEqual(expected);
 
     // feedback 09:15 — A2 is dismissed: through its link, MAN is penalised: ignore_count 1, ignore
-    // weight + 1.0 (auditor), and the success (and sighting) its first sighting added in this very run
-    // is taken back. It was never validated: no regression. A1 and A3 are kept (must_fix), but the
+    // weight + 1.0 (auditor), and the untested credit (and sighting) its first sighting added in this
+    // very run is taken back. It was never validated: no regression. A1 and A3 are kept (must_fix), but the
     // auditor text is L3: their patterns are not reinforced. FAIL with must_fix: nothing else.
     const fb = feedback('LED-101', 'r1', at('03', '09:15'));
     expect(fb).toMatchObject({
@@ -277,13 +288,13 @@ describe('the correction loop over the ledgerly plan phase', () => {
     });
     ev = newEvents();
     expect(ev).toEqual([expect.objectContaining({ type: 'pattern.ignored', ts: at('03', '09:15'), pattern: id('MAN'), role: 'auditor', weight: 1, finding: 'A2', retract: true, issue: 'LED-101', run: 'r1' })]);
-    change(['MAN'], () => ({ success: 0, ignores: 1, weight: 1, sightings: 0 }));
+    change(['MAN'], () => ({ success: 0, untested: 0, ignores: 1, weight: 1, sightings: 0 }));
     expect(table()).toEqual(expected);
 
     // outcome 09:20 (fail) — nothing was injected, but the patterns the kept findings applied
     // (SCHEMA, TEST_FILE) shaped the run: ignore weight + 0.5 × 1.0 each. MAN was dismissed: left out.
     expect(outcome('LED-101', 'r1', at('03', '09:20'))).toEqual({
-      issue: 'LED-101', run: 'r1', result: 'fail', applied: true, patterns: sortedIds(['SCHEMA', 'TEST_FILE']).map((pattern) => ({ pattern, weight: 1 })),
+      issue: 'LED-101', run: 'r1', result: 'fail', applied: true, patterns: sortedIds(['SCHEMA', 'TEST_FILE']).map((pattern) => ({ pattern, weight: 1, tested: true })),
     });
     expect(newEvents()).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-101', run: 'r1', result: 'fail' })]);
     change(['SCHEMA', 'TEST_FILE'], () => ({ weight: 0.5 }));
@@ -293,18 +304,18 @@ describe('the correction loop over the ledgerly plan phase', () => {
   it('LED-101 r2: the man-page rule is shown, echoed and dismissed again; an L2 PASS reinforces only what was applied', () => {
     // format 09:00, one day later. Context: labels (cli), files and phase (plan) all overlap →
     // ctx 1.35. days = 1 − 5/1440 (last used 09:05 the day before) → decay 0.931293.
-    //   TEST_FILE rule, s 1, W 0.5: rate 2/3.5 → 0.571429 × 0.931293 × 1.3 × 1.35 = 0.9340; shown 0.53
-    //   MACHINE causal, s 1: rate 2/3 → 0.666667 × 0.931293 × 1.1 × 1.35 = 0.9220; shown 0.62
-    //   STATUS observation: 0.666667 × 0.931293 × 1.35 = 0.8382; shown 0.62
-    //   SCHEMA causal, s 1, W 0.5: 0.571429 × 0.931293 × 1.1 × 1.35 = 0.7903; shown 0.53
-    //   MAN rule, s 0, W 1: rate 1/3 → 0.333333 × 0.931293 × 1.3 × 1.35 = 0.5448 — a false alarm,
+    //   MACHINE causal, S 0.1: rate 1.1/2.1 → 0.523810 × 0.931293 × 1.1 × 1.35 = 0.7244; shown 0.49
+    //   TEST_FILE rule, S 0.1, W 0.5: rate 1.1/2.6 → 0.423077 × 0.931293 × 1.3 × 1.35 = 0.6915; shown 0.39
+    //   STATUS observation: 0.523810 × 0.931293 × 1.35 = 0.6586; shown 0.49
+    //   SCHEMA causal, S 0.1, W 0.5: 0.423077 × 0.931293 × 1.1 × 1.35 = 0.5851; shown 0.39
+    //   MAN rule, S 0, W 1: rate 1/3 → 0.333333 × 0.931293 × 1.3 × 1.35 = 0.5448 — a false alarm,
     //   visible in the block: unproven, not yet disproven. Its record: -1 net, 1x ignored.
     const f = format('LED-101', 'r2', at('04', '09:00'));
     expectInjected(f, [
-      ['TEST_FILE', 0.934, 'score:0.53'],
-      ['MACHINE', 0.922, 'score:0.62'],
-      ['STATUS', 0.8382, 'score:0.62'],
-      ['SCHEMA', 0.7903, 'score:0.53'],
+      ['MACHINE', 0.7244, 'score:0.49'],
+      ['TEST_FILE', 0.6915, 'score:0.39'],
+      ['STATUS', 0.6586, 'score:0.49'],
+      ['SCHEMA', 0.5851, 'score:0.39'],
       ['MAN', 0.5448, '-1 net, 1x ignored'],
     ]);
     expect(f.patterns.map((p) => p.id)).toEqual(R2_INJECTED.map(id));
@@ -338,11 +349,12 @@ describe('the correction loop over the ledgerly plan phase', () => {
     ev = newEvents();
     expect(ev).toEqual([expect.objectContaining({ type: 'deliberation.stored', role: 'curator', verdict: { verdict: 'PASS', effective: 'PASS', must_fix: [], false_positives: ['A1'], findings: [] } })]);
 
-    // feedback 09:15 — A1 → MAN again: ignore 2, weight 2; its sighting was an echo, nothing to
-    // retract. The PASS is backed by the auditor's L2 text: it reinforces what the auditor applied —
-    // MAN (echoed, but dismissed) is out; MAPPER (linked to A2, not dismissed) is reinforced
-    // (success + 1, reinforcement + 1, validated, last_used = now). The four injected patterns the
-    // auditor ignored are aged a day (last_used 09:00 → 09:00 the day before).
+    // feedback 09:15 — A1 → MAN again: ignore 2, weight 1·γ + 1 (the first dismissal aged by the
+    // second); its sighting was an echo, nothing to retract. The PASS is backed by the auditor's L2
+    // text: it credits what the auditor applied — MAN (echoed, but dismissed) is out; MAPPER (linked to
+    // A2, which the PASS let stand) is tested (success + 1, reinforcement + 1, validated, held 1,
+    // last_used = now). The four injected patterns the auditor ignored are aged a day (last_used 09:00
+    // → 09:00 the day before).
     const fb = feedback('LED-101', 'r2', at('04', '09:15'));
     expect(fb).toMatchObject({
       verdict: 'PASS', effective: 'PASS', evidence: 'L2', gate: 'reinforced', unmatched: [], confirmed: [], reinforced: [id('MAPPER')],
@@ -352,18 +364,17 @@ describe('the correction loop over the ledgerly plan phase', () => {
     ev = newEvents();
     expect(ev.map((e) => e.type)).toEqual(['pattern.ignored', 'pattern.reinforced', ...Array(4).fill('pattern.aged')]);
     expect(ev[0]).toMatchObject({ pattern: id('MAN'), weight: 1, finding: 'A1', retract: false, issue: 'LED-101', run: 'r2' });
-    expect(ev[1]).toMatchObject({ pattern: id('MAPPER'), issue: 'LED-101', run: 'r2' });
-    expect(ev[1].finding).toBeUndefined(); // a PASS, not a confirmed finding
-    change(['MAN'], () => ({ ignores: 2, weight: 2 }));
-    change(['MAPPER'], () => ({ success: 2, reinforced: 1, validated: 1, lastUsed: at('04', '09:15') }));
+    expect(ev[1]).toMatchObject({ pattern: id('MAPPER'), issue: 'LED-101', run: 'r2', finding: 'A2' }); // the finding the PASS let stand
+    change(['MAN'], () => ({ ignores: 2, weight: r9(aging() + 1) }));
+    change(['MAPPER'], () => ({ success: 2, held: 1, reinforced: 1, validated: 1, lastUsed: at('04', '09:15') }));
     change(['TEST_FILE', 'MACHINE', 'STATUS', 'SCHEMA'], () => ({ lastUsed: at('03', '09:00') }));
     expect(table()).toEqual(expected);
 
-    // outcome 09:20 (pass) — applied and not dismissed: MAPPER only. One more success.
+    // outcome 09:20 (pass) — applied and not dismissed: MAPPER only, and the curator judged it in this
+    // run (its finding stood on the PASS): the outcome leaves it to that verdict. Nothing is graded.
     const o = outcome('LED-101', 'r2', at('04', '09:20'));
-    expect(o).toEqual({ issue: 'LED-101', run: 'r2', result: 'pass', applied: true, patterns: [{ pattern: id('MAPPER'), weight: 1 }] });
+    expect(o).toEqual({ issue: 'LED-101', run: 'r2', result: 'pass', applied: true, patterns: [] });
     expect(newEvents()).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-101', run: 'r2', result: 'pass' })]);
-    change(['MAPPER'], () => ({ success: 3 }));
     expect(table()).toEqual(expected);
   });
 
@@ -371,24 +382,24 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // format 09:00, two days later. Context: only the phase overlaps (labels and files are new) →
     // ctx 1.05. Decay: MAPPER last used 09:15 two days ago (days 2 − 15/1440: 0.867524); the r2
     // newcomers and MAN 09:05 (days 2 − 5/1440: 0.867094); the four aged ones 09:00 three days ago (0.807118).
-    //   MAPPER rule, s 3: rate 4/5 → 0.8 × 0.867524 × 1.3 × 1.05 = 0.9473 (1x validated)
-    //   SPREAD causal, s 1: 0.666667 × 0.867094 × 1.1 × 1.05 = 0.6677; shown 0.58
-    //   TEST_FILE rule, 2/3.5: 0.571429 × 0.807118 × 1.3 × 1.05 = 0.6296; shown 0.46
-    //   MACHINE causal: 0.666667 × 0.807118 × 1.1 × 1.05 = 0.6215; shown 0.54
-    //   REDACTION observation: 0.666667 × 0.867094 × 1.05 = 0.6070; shown 0.58
-    //   STATUS observation: 0.666667 × 0.807118 × 1.05 = 0.5650; shown 0.54
-    //   SCHEMA causal, 2/3.5: 0.571429 × 0.807118 × 1.1 × 1.05 = 0.5327; shown 0.46
-    //   MAN rule, s 0, W 2: rate 1/4 → 0.25 × 0.867094 × 1.3 × 1.05 = 0.2959 (-2 net, 2x ignored)
+    //   MAPPER rule, S 1 + 0.1: rate 2.1/3.1 → 0.677419 × 0.867524 × 1.3 × 1.05 = 0.8022 (1x validated)
+    //   SPREAD causal, S 0.1: 0.523810 × 0.867094 × 1.1 × 1.05 = 0.5246; shown 0.45
+    //   MACHINE causal: 0.523810 × 0.807118 × 1.1 × 1.05 = 0.4883; shown 0.42
+    //   REDACTION observation: 0.523810 × 0.867094 × 1.05 = 0.4769; shown 0.45
+    //   TEST_FILE rule, W 0.5: 0.423077 × 0.807118 × 1.3 × 1.05 = 0.4661; shown 0.34
+    //   STATUS observation: 0.523810 × 0.807118 × 1.05 = 0.4439; shown 0.42
+    //   SCHEMA causal, W 0.5: 0.423077 × 0.807118 × 1.1 × 1.05 = 0.3944; shown 0.34
+    //   MAN rule, S 0, W 1.7937: rate 1/3.7937 → 0.263595 × 0.867094 × 1.3 × 1.05 = 0.3120 (-2 net, 2x ignored)
     const f = format('LED-102', 'r1', at('06', '09:00'));
     expectInjected(f, [
-      ['MAPPER', 0.9473, '1x validated'],
-      ['SPREAD', 0.6677, 'score:0.58'],
-      ['TEST_FILE', 0.6296, 'score:0.46'],
-      ['MACHINE', 0.6215, 'score:0.54'],
-      ['REDACTION', 0.607, 'score:0.58'],
-      ['STATUS', 0.565, 'score:0.54'],
-      ['SCHEMA', 0.5327, 'score:0.46'],
-      ['MAN', 0.2959, '-2 net, 2x ignored'],
+      ['MAPPER', 0.8022, '1x validated'],
+      ['SPREAD', 0.5246, 'score:0.45'],
+      ['MACHINE', 0.4883, 'score:0.42'],
+      ['REDACTION', 0.4769, 'score:0.45'],
+      ['TEST_FILE', 0.4661, 'score:0.34'],
+      ['STATUS', 0.4439, 'score:0.42'],
+      ['SCHEMA', 0.3944, 'score:0.34'],
+      ['MAN', 0.312, '-2 net, 2x ignored'],
     ]);
     expect(f.patterns.map((p) => p.id)).toEqual(R3_INJECTED.map(id));
     let ev = newEvents();
@@ -424,8 +435,8 @@ describe('the correction loop over the ledgerly plan phase', () => {
     expect(c).toMatchObject({ evidence: 'L2', verdict: 'FAIL', patterns: [] });
     expect(newEvents()).toEqual([expect.objectContaining({ type: 'deliberation.stored', role: 'curator', verdict: expect.objectContaining({ false_positives: ['A2'], must_fix: ['A1', 'A3'] }) })]);
 
-    // feedback 09:15 — A2 → MAN a third time: ignore 3, weight 3, nothing to retract (an echo).
-    // Never validated: no regression. 0 successes in 3 dismissals (observed rate 0 < 0.2, ≥ 3
+    // feedback 09:15 — A2 → MAN a third time: ignore 3, weight 1.7937·γ + 1, nothing to retract (an
+    // echo). Never validated: no regression. Nothing held up in 3 dismissals (tested rate 0 < 0.2, ≥ 3
     // ignores) meets maintain's rule, applied at once: deprecated. A1 and A3 are kept, but L3.
     const fb = feedback('LED-102', 'r1', at('06', '09:15'));
     expect(fb).toMatchObject({
@@ -438,18 +449,20 @@ describe('the correction loop over the ledgerly plan phase', () => {
     });
     expect(newEvents()).toEqual([
       expect.objectContaining({ type: 'pattern.ignored', pattern: id('MAN'), finding: 'A2', retract: false, issue: 'LED-102', run: 'r1' }),
-      expect.objectContaining({ type: 'pattern.deprecated', pattern: id('MAN'), auto: true, reason: 'auto: dismissed: ignored 3x (≥ 3) with success rate 0.000 < 0.2' }),
+      expect.objectContaining({ type: 'pattern.deprecated', pattern: id('MAN'), auto: true, reason: 'auto: dismissed: ignored 3x (≥ 3), 0 % of its recent tested evidence held up (< 20 %)' }),
     ]);
-    change(['MAN'], () => ({ ignores: 3, weight: 3, lifecycle: 'deprecated' }));
+    change(['MAN'], () => ({ ignores: 3, weight: r9((aging() + 1) * aging() + 1), lifecycle: 'deprecated' }));
     expect(table()).toEqual(expected);
 
-    // outcome 09:20 (fail) — applied and not dismissed: TEST_FILE (echoed), NOT_NULL and DATES
-    // (linked): ignore weight + 0.5 × 1.0. The six other injected patterns were ignored: not graded.
+    // outcome 09:20 (fail) — applied and not dismissed: TEST_FILE (only echoed: its untested credit one
+    // down), NOT_NULL and DATES (linked: ignore weight aged by γ^0.5, + 0.5 × 1.0). The six other injected
+    // patterns were ignored: not graded.
     const o = outcome('LED-102', 'r1', at('06', '09:20'));
-    expect(o.patterns).toEqual(sortedIds(['TEST_FILE', 'NOT_NULL', 'DATES']).map((pattern) => ({ pattern, weight: 1 })));
+    expect(o.patterns).toEqual(sortedIds(['TEST_FILE', 'NOT_NULL', 'DATES']).map((pattern) => ({ pattern, weight: 1, tested: pattern !== id('TEST_FILE') })));
     ev = newEvents();
     expect(ev).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-102', run: 'r1', result: 'fail' })]);
-    change(['TEST_FILE', 'NOT_NULL', 'DATES'], (r) => ({ weight: r.weight + 0.5 }));
+    change(['TEST_FILE'], (r) => ({ untested: r.untested - 1 }));
+    change(['NOT_NULL', 'DATES'], (r) => ({ weight: r9(r.weight * aging(0.5) + 0.5) }));
     expect(table()).toEqual(expected);
   });
 
@@ -457,26 +470,26 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // format 09:00, seven days later. ctx 1.05 (phase only). decay exp(−7/14) = 0.606531 for the
     // patterns injected 09:00 on the 6th; exp(−(7 − 5/1440)/14) = 0.606681 for those last touched
     // at 09:05 (TEST_FILE by its echo, and the three r3 newcomers). MAN is deprecated: out.
-    //   MAPPER rule, 4/5:            0.8 × 0.606531 × 1.3 × 1.05 = 0.6623
-    //   DATES rule, 2/3.5:           0.571429 × 0.606681 × 1.3 × 1.05 = 0.4732; shown 0.35
-    //   MACHINE, SPREAD causal, 2/3: 0.666667 × 0.606531 × 1.1 × 1.05 = 0.4670; shown 0.40
-    //   SERIALIZER observation, 2/3: 0.666667 × 0.606681 × 1.05 = 0.4247; shown 0.40
-    //   REDACTION, STATUS, 2/3:      0.666667 × 0.606531 × 1.05 = 0.4246; shown 0.40
-    //   TEST_FILE rule, s 1, W 1:    0.5 × 0.606681 × 1.3 × 1.05 = 0.4141; shown 0.30
-    //   NOT_NULL causal, 2/3.5:      0.571429 × 0.606681 × 1.1 × 1.05 = 0.4004; shown 0.35
-    //   SCHEMA causal, 2/3.5:        0.571429 × 0.606531 × 1.1 × 1.05 = 0.4003; shown 0.35
+    //   MAPPER rule, 0.677419:          0.677419 × 0.606531 × 1.3 × 1.05 = 0.5608
+    //   MACHINE, SPREAD causal, 1.1/2.1: 0.523810 × 0.606531 × 1.1 × 1.05 = 0.3670; shown 0.32
+    //   DATES rule, W 0.5, 1.1/2.6:      0.423077 × 0.606681 × 1.3 × 1.05 = 0.3504; shown 0.26
+    //   SERIALIZER observation:          0.523810 × 0.606681 × 1.05 = 0.3337; shown 0.32
+    //   REDACTION, STATUS:               0.523810 × 0.606531 × 1.05 = 0.3336; shown 0.32
+    //   TEST_FILE rule, S 0, W 0.5:      0.4 × 0.606681 × 1.3 × 1.05 = 0.3312; shown 0.24
+    //   NOT_NULL causal, W 0.5:          0.423077 × 0.606681 × 1.1 × 1.05 = 0.2965; shown 0.26
+    //   SCHEMA causal, W 0.5:            0.423077 × 0.606531 × 1.1 × 1.05 = 0.2964; shown 0.26
     const f = format('LED-103', 'r1', at('13', '09:00'));
     expectInjected(f, [
-      ['MAPPER', 0.6623, '1x validated'],
-      ['DATES', 0.4732, 'score:0.35'],
-      ['MACHINE', 0.467, 'score:0.40'],
-      ['SPREAD', 0.467, 'score:0.40'],
-      ['SERIALIZER', 0.4247, 'score:0.40'],
-      ['REDACTION', 0.4246, 'score:0.40'],
-      ['STATUS', 0.4246, 'score:0.40'],
-      ['TEST_FILE', 0.4141, 'score:0.30'],
-      ['NOT_NULL', 0.4004, 'score:0.35'],
-      ['SCHEMA', 0.4003, 'score:0.35'],
+      ['MAPPER', 0.5608, '1x validated'],
+      ['MACHINE', 0.367, 'score:0.32'],
+      ['SPREAD', 0.367, 'score:0.32'],
+      ['DATES', 0.3504, 'score:0.26'],
+      ['SERIALIZER', 0.3337, 'score:0.32'],
+      ['REDACTION', 0.3336, 'score:0.32'],
+      ['STATUS', 0.3336, 'score:0.32'],
+      ['TEST_FILE', 0.3312, 'score:0.24'],
+      ['NOT_NULL', 0.2965, 'score:0.26'],
+      ['SCHEMA', 0.2964, 'score:0.26'],
     ]);
     expect(f.block).not.toContain(T.MAN);
     let ev = newEvents();
@@ -504,9 +517,10 @@ describe('the correction loop over the ledgerly plan phase', () => {
     expect(c).toMatchObject({ evidence: 'L3', verdict: 'PASS', patterns: [] });
     expect(newEvents()).toHaveLength(1);
 
-    // feedback 09:15 — no false positives. PASS after an L1 auditor text: it reinforces what the
-    // auditor applied — TEST_FILE (echoed) and A1_103 (A1's own pattern) — and ages the nine injected
-    // patterns it ignored (09:00 today → 09:00 yesterday). The other three newcomers are untouched.
+    // feedback 09:15 — no false positives. PASS after an L1 auditor text: it credits what the auditor
+    // applied — TEST_FILE (echoed: untested credit) and A1_103 (A1's own pattern, its finding let
+    // stand: tested) — and ages the nine injected patterns it ignored (09:00 today → 09:00 yesterday).
+    // The other three newcomers are untouched.
     const fb = feedback('LED-103', 'r1', at('13', '09:15'));
     expect(fb).toMatchObject({ verdict: 'PASS', effective: 'PASS', evidence: 'L1', gate: 'reinforced', penalised: [], unmatched: [] });
     expect(fb.reinforced).toEqual(sortedIds(['TEST_FILE', 'A1_103']));
@@ -515,29 +529,33 @@ describe('the correction loop over the ledgerly plan phase', () => {
     ev = newEvents();
     expect(ev).toHaveLength(11);
     expect(reinforcedOf(ev)).toEqual(sortedIds(['TEST_FILE', 'A1_103']));
-    change(['TEST_FILE', 'A1_103'], (r) => ({ success: r.success + 1, reinforced: r.reinforced + 1, validated: 1, lastUsed: at('13', '09:15') }));
+    change(['TEST_FILE'], (r) => ({ success: r.success + 1, untested: r.untested + 1, lastUsed: at('13', '09:15') }));
+    change(['A1_103'], (r) => ({ success: r.success + 1, held: 1, reinforced: r.reinforced + 1, validated: 1, lastUsed: at('13', '09:15') }));
     change(ignored, () => ({ lastUsed: at('12', '09:00') }));
     expect(table()).toEqual(expected);
 
-    // outcome 09:20 (fail) — the two applied patterns, ignore weight + 0.5 each.
+    // outcome 09:20 (fail) — of the two applied patterns, A1_103 was judged by the curator in this run
+    // (its finding stood on the PASS): left to that verdict. TEST_FILE, only echoed: untested credit one down.
     const o = outcome('LED-103', 'r1', at('13', '09:20'));
-    expect(o.patterns).toEqual(sortedIds(['TEST_FILE', 'A1_103']).map((pattern) => ({ pattern, weight: 1 })));
+    expect(o.patterns).toEqual([{ pattern: id('TEST_FILE'), weight: 1, tested: false }]);
     ev = newEvents();
     expect(ev).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-103', run: 'r1', result: 'fail' })]);
-    change(['TEST_FILE', 'A1_103'], (r) => ({ weight: r.weight + 0.5 }));
+    change(['TEST_FILE'], (r) => ({ untested: r.untested - 1 }));
     expect(table()).toEqual(expected);
 
     // The end of the story, written out: the recurring true pattern and the recurring false alarm.
     expect(expected.TEST_FILE).toEqual({
-      // 1 first sight + 1 reinforcement in LED-103; its other sightings were echoes; weight 0.5 × 3 from failed outcomes
-      category: 'rule', success: 2, ignores: 0, weight: 1.5, reinforced: 1, sightings: 1, lifecycle: 'observed',
-      validated: 1, regressed: 0, lastUsed: at('13', '09:15'),
+      // 1 first sight + 1 PASS it was echoed in (both untested); its other sightings were echoes. The
+      // failed outcome of LED-101 r1, whose kept finding applied it, weighs 0.5; the two failed runs it
+      // was only echoed in took back its untested credit, one each. No validator ever tested it.
+      category: 'rule', success: 2, ignores: 0, weight: 0.5, held: 0, untested: 0, reinforced: 0,
+      sightings: 1, lifecycle: 'observed', validated: 0, regressed: 0, lastUsed: at('13', '09:15'),
     });
     expect(expected.MAN).toEqual({
       // learned and dismissed in LED-101 r1 (its sighting taken back), shown in two blocks, dismissed
       // there too (echoes), retired at the third dismissal
-      category: 'rule', success: 0, ignores: 3, weight: 3, reinforced: 0, sightings: 0, lifecycle: 'deprecated',
-      validated: 0, regressed: 0, lastUsed: at('06', '09:05'),
+      category: 'rule', success: 0, ignores: 3, weight: r9((aging() + 1) * aging() + 1), held: 0, untested: 0, reinforced: 0, sightings: 0,
+      lifecycle: 'deprecated', validated: 0, regressed: 0, lastUsed: at('06', '09:05'),
     });
   });
 

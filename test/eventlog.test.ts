@@ -3,16 +3,18 @@ import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Store } from '../lib/store/store.js';
-import { EVENT_LOG_INDEXES, EVENT_LOG_TABLES, ID_BITS_SQL, openDatabase, type Database } from '../lib/store/db.js';
+import { EVENT_LOG_INDEXES, EVENT_LOG_TABLES, SCHEMA_VERSION, type Database } from '../lib/store/db.js';
 import { rebuildIndex } from '../lib/store/follower.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { currentBasis, formatPatterns, recordInjection } from '../lib/patterns/format.js';
 import { runFeedback } from '../lib/patterns/feedback.js';
 import { appendEvents, appendEventLines, patternDb, eventFollower } from '../lib/events/log.js';
-import { idBits, nextUlid } from '../lib/core/ids.js';
+import { nextUlid } from '../lib/core/ids.js';
 import type { EventPayload } from '../lib/events/types.js';
 import { Deadline } from '../lib/core/deadline.js';
-import { deliberationFixtures, fixturePath, fixtureText, openTestStore, run, seededRandom, tempProject } from './helpers.js';
+import { deliberationFixtures, FIXTURES, fixturePath, fixtureText, openTestStore, run, seededRandom, tempProject } from './helpers.js';
+import { listPatterns } from '../lib/patterns/queries.js';
+import { scorePattern } from '../lib/patterns/scoring.js';
 
 // events.jsonl is the truth and the database its index (SPEC §3.2): the live state must equal a
 // replay, whatever happened to the log (torn tails, merged or duplicated lines, other writers).
@@ -305,125 +307,60 @@ describe('replay equals live', () => {
     expect(existsSync(dbPath(root))).toBe(true);
   });
 
-  // the rank indexes as they were, without the columns a ranking reads; no patterns_seq; a pattern of
-  // stop-words only holding where the next pattern's terms start
-  const OLD_RANK_KEYS = [EVENT_LOG_INDEXES.patterns_rank_decaying, EVENT_LOG_INDEXES.patterns_rank_immune].map((sql) => sql.replace(/, term_seq, success_count[^)]*\)/, ')'));
-  const UNDO_COVERED = `DROP INDEX patterns_seq; DROP INDEX patterns_rank_decaying; DROP INDEX patterns_rank_immune; ${OLD_RANK_KEYS.join('; ')};
-    UPDATE patterns SET term_seq = (SELECT MAX(rowid) + 1 FROM pattern_terms) WHERE term_seq = 0;`;
-  const UNDO_UNTESTED = `${UNDO_COVERED} ALTER TABLE patterns DROP COLUMN untested;`;
-  const UNDO_LENGTHS = `${UNDO_UNTESTED} DROP TABLE pattern_postings; DROP INDEX pattern_terms_key; DROP INDEX patterns_deprecated; ALTER TABLE pattern_terms DROP COLUMN ntok;
-    ALTER TABLE patterns DROP COLUMN term_seq; CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, seq, pattern);`;
-  const UNDO_SEQ = `${UNDO_LENGTHS} DROP INDEX pattern_terms_key; ALTER TABLE pattern_terms DROP COLUMN seq;
-    CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, pattern);`;
-  const UNDO_NEWEST = `${UNDO_SEQ} DROP INDEX patterns_first_seen; ALTER TABLE summaries DROP COLUMN newest;`;
-
-  /** A store's database taken back `steps` migrations by `sql`, then opened again: what it migrated to, and the state it had. */
-  function migratedFrom(steps: number, sql: string, events: EventPayload[] = []): { db: Database; live: Snapshot; version: number } {
+  it('a database of another schema is emptied and built again from the logs on its next open: the same state, token counts and embeddings kept', () => {
     const root = tempProject();
     const store = smallHistory(root);
-    appendEvents(store, events);
     const live = snapshot(patternDb(store));
     store.close();
     const old = new BetterSqlite3(dbPath(root));
-    const version = old.pragma('user_version', { simple: true }) as number;
-    old.exec(sql);
-    old.pragma(`user_version = ${version - steps}`);
+    old.exec(`INSERT INTO token_counts (key, tokens) VALUES ('k1', 7); INSERT INTO embeddings (key, vector) VALUES ('e1', x'00000000');
+      DROP INDEX patterns_rank_immune; ALTER TABLE patterns ADD COLUMN from_before INTEGER; CREATE TABLE left_over (x); DELETE FROM links;`);
+    old.pragma('user_version = 17'); // a version of an older cairn
     old.close();
-    return { db: patternDb(openTestStore(root)), live, version };
-  }
-
-  it('a database of the previous schema (a keyed pattern_terms table) keeps its rows when migrated, with its key index', () => {
-    const { db, live, version } = migratedFrom(
-      8,
-      `${UNDO_NEWEST} DROP INDEX pattern_terms_key; ALTER TABLE pattern_terms RENAME TO t;
-      CREATE TABLE pattern_terms (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, pattern TEXT NOT NULL,
-        PRIMARY KEY (project, role, term, pattern)) WITHOUT ROWID;
-      INSERT INTO pattern_terms SELECT * FROM t; DROP TABLE t;
-      ALTER TABLE patterns DROP COLUMN id_bits;`,
-    );
+    const db = patternDb(openTestStore(root));
     expect(snapshot(db)).toEqual(live);
-    expect(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'pattern_terms_key'").get()).toBeTruthy();
-    expect(db.pragma('user_version', { simple: true })).toBe(version);
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name IN ('left_over', 'patterns_rank_immune')").pluck().all()).toEqual(['patterns_rank_immune']);
+    expect(db.prepare("SELECT tokens FROM token_counts WHERE key = 'k1'").pluck().get()).toBe(7);
+    expect(db.prepare("SELECT COUNT(*) FROM embeddings").pluck().get()).toBe(1);
   });
 
-  it('a database from before id_bits gets each pattern\'s id bits by the migration, as the reducer writes them', () => {
-    const { db, live } = migratedFrom(7, `${UNDO_NEWEST} ALTER TABLE patterns DROP COLUMN id_bits`);
-    expect(snapshot(db)).toEqual(live);
-    expect((db.prepare('SELECT COUNT(*) AS n FROM patterns WHERE id_bits > 0').get() as { n: number }).n).toBeGreaterThan(3);
-  });
-
-  it('a database from before summaries kept their newest first sighting gets the column and the index that reads it', () => {
-    const { db, live } = migratedFrom(6, UNDO_NEWEST);
-    expect(snapshot(db)).toEqual(live);
-    expect(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'patterns_first_seen'").get()).toBeTruthy();
-  });
-
-  it('a database from before the term index kept the order patterns were added replays into it: one seq per pattern, the index keyed by it', () => {
-    const { db, live } = migratedFrom(5, UNDO_SEQ);
-    expect(snapshot(db)).toEqual(live);
-    const rows = db.prepare('SELECT pattern, MIN(seq) AS low, MAX(seq) AS high, MIN(rowid) AS first FROM pattern_terms GROUP BY pattern').all() as
-      { low: number; high: number; first: number }[];
-    expect(rows.length).toBeGreaterThan(3);
-    for (const r of rows) expect([r.low, r.high]).toEqual([r.first, r.first]);
-    const index = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'pattern_terms_key'").get() as { sql: string };
-    expect(index.sql).toMatch(/\(project, role, term, seq, pattern, ntok\)/);
-  });
-
-  it('a database from before each posting held its pattern\'s length replays into it: the length in every posting, where its postings start in every pattern', () => {
-    const { db, live } = migratedFrom(4, UNDO_LENGTHS);
-    expect(snapshot(db)).toEqual(live);
-    const wrong = db.prepare(`SELECT COUNT(*) AS n FROM pattern_terms t JOIN patterns p ON p.project = t.project AND p.id = t.pattern
-      WHERE t.ntok != p.ntok OR p.term_seq != t.seq`).get() as { n: number };
-    expect(wrong.n).toBe(0);
-    expect((db.prepare('SELECT COUNT(*) AS n FROM pattern_terms').get() as { n: number }).n).toBeGreaterThan(10);
-    expect(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'patterns_deprecated'").get()).toBeTruthy();
-  });
-
-  it('a database from before the indexes held what a ranking reads gets them, and its patterns of stop-words only hold no other pattern’s terms', () => {
-    const stopWords: EventPayload = {
-      type: 'pattern.observed', pattern: 'pstopwords', role: 'auditor', text: 'We should not do this.', category: 'rule', issue: 'I-9', run: 'r1', phase: 'plan', labels: [], files: [], deliberation: 'd-stop',
-    };
-    const { db, live } = migratedFrom(1, UNDO_COVERED, [stopWords]);
-    expect(snapshot(db)).toEqual(live);
-    expect(db.prepare("SELECT term_seq FROM patterns WHERE id = 'pstopwords'").pluck().get()).toBe(0);
-    const sql = (name: string) => db.prepare('SELECT sql FROM sqlite_master WHERE name = ?').pluck().get(name) as string;
-    for (const name of ['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq']) expect(sql(name)).toBe(EVENT_LOG_INDEXES[name]);
-  });
-
-  it('that migration leaves the indexes to the follower, which builds them within a deadline (in the background for a large store); an empty database gets them at once', () => {
+  it('the schema version is the schema: a database of this version is opened as it is', () => {
     const root = tempProject();
     smallHistory(root).close();
-    const old = new BetterSqlite3(dbPath(root));
-    old.exec(UNDO_COVERED);
-    old.pragma(`user_version = ${(old.pragma('user_version', { simple: true }) as number) - 1}`);
-    old.close();
-    const indexes = (db: Database) => db.prepare("SELECT name FROM sqlite_master WHERE name IN ('patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq')").pluck().all();
-    const options = (dir: string) => ({ deadline: new Deadline(2000), strict: true, warn: () => undefined, within: dir });
-    const migrated = openDatabase(dbPath(root), options(join(root, '.cairn')));
-    expect(indexes(migrated)).toEqual([]); // the migration itself built nothing
-    expect(JSON.parse(migrated.prepare("SELECT value FROM meta WHERE key = 'log:events'").pluck().get() as string)).toMatchObject({ building: true });
-    migrated.close();
-    expect(indexes(patternDb(openTestStore(root))).sort()).toEqual(['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq']);
-
-    const fresh = tempProject();
-    const empty = openDatabase(join(fresh, 'state.db'), options(fresh));
-    expect(indexes(empty).sort()).toEqual(['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq']);
-    empty.close();
+    const before = new BetterSqlite3(dbPath(root));
+    const tables = before.prepare("SELECT name, sql FROM sqlite_master ORDER BY name").all();
+    before.exec("INSERT INTO meta (key, value) VALUES ('probe', 'kept')");
+    before.close();
+    const db = patternDb(openTestStore(root));
+    expect(db.prepare("SELECT value FROM meta WHERE key = 'probe'").pluck().get()).toBe('kept');
+    expect(db.prepare("SELECT name, sql FROM sqlite_master ORDER BY name").all()).toEqual(tables);
   });
 
-  it('a database from before the untested credit was kept replays into it: the same state as live, the credit of each pattern from the log', () => {
-    const { db, live } = migratedFrom(2, UNDO_UNTESTED);
-    expect(snapshot(db)).toEqual(live);
-    expect((db.prepare('SELECT COUNT(*) AS n FROM patterns WHERE untested > 0').get() as { n: number }).n).toBeGreaterThan(0);
-  });
-
-  it('id bits are the same arithmetic in JavaScript and in SQL, for any id', () => {
-    const db = new BetterSqlite3(':memory:');
-    const bits = db.prepare(`SELECT ${ID_BITS_SQL} AS n FROM (SELECT ? AS id)`);
-    for (const id of ['p3a9243d805bad8b', 'pffffffffffffff', 'p0000000000', 'p12', 'px-not-hex-at-all', '', 'pABCDEF0123']) {
-      expect((bits.get(id) as { n: number }).n, id).toBe(idBits(id));
+  it('a log written before evidence aged (an older cairn’s demo) replays to a sane state: its PASSes untested, its dismissals aged, every rate in 0..1', () => {
+    const root = tempProject();
+    const log = readFileSync(join(FIXTURES, 'events', 'written-before-evidence-aging.jsonl'), 'utf8');
+    const project = JSON.parse(log.split('\n')[0]).project;
+    writeFileSync(eventsPath(root), log);
+    const store = openTestStore(root, project);
+    const patterns = listPatterns(patternDb(store), project, { includeDeprecated: true });
+    expect(patterns.length).toBeGreaterThan(10);
+    const now = Date.parse('2026-11-05T00:00:00Z');
+    for (const p of patterns) {
+      const f = scorePattern(p, { now, role: p.role });
+      expect(f.rate, p.text).toBeGreaterThan(0);
+      expect(f.rate, p.text).toBeLessThan(1);
+      expect(Number.isFinite(f.base)).toBe(true);
     }
-    expect(idBits('p3a9243d805bad8b')).toBe(0x3a9243d805);
+    // its PASS reinforcements named no finding: untested credit, nothing validated by them
+    const reinforced = log.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.type === 'pattern.reinforced' && !e.finding);
+    expect(reinforced.length).toBeGreaterThan(0);
+    for (const e of reinforced) expect(patterns.find((p) => p.id === e.pattern)).toMatchObject({ reinforcement_count: 0, was_validated: 0, held: 0 });
+    expect(run('format-patterns', ['--role', 'auditor', '--project', project, '--strict'], { cwd: root, env: { CAIRN_NOW: '2026-11-05T00:00:00Z' } }).stdout).toMatch(/^=== HISTORICAL PATTERNS \(auditor\) ===/);
+    const live = snapshot(patternDb(store));
+    store.close();
+    rebuildByProcess(root);
+    expect(snapshotFile(root)).toEqual(live);
   });
 
   it('the same log replays to the same state whichever process rebuilt it', () => {
@@ -486,12 +423,12 @@ describe('incremental catch-up', () => {
     expect(snapshotFile(root)).toEqual(live);
   });
 
-  it('events appended without being applied (a crash between append and apply) are applied on the next open', () => {
+  it('events appended without being applied (a crash between append and apply) are applied on the next open (a tested reinforcement)', () => {
     const root = tempProject();
     const store = smallHistory(root);
     const target = patternDb(store).prepare('SELECT id, reinforcement_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as { id: string; reinforcement_count: number };
     store.close();
-    appendEventLines(store, [{ type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1' }]);
+    appendEventLines(store, [{ type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1', finding: 'A1' }]);
     const reopened = openTestStore(root);
     const after = patternDb(reopened).prepare('SELECT reinforcement_count FROM patterns WHERE project = ? AND id = ?').get(reopened.project, target.id) as { reinforcement_count: number };
     expect(after.reinforcement_count).toBe(target.reinforcement_count + 1);

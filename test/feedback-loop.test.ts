@@ -9,6 +9,7 @@ import { runFeedback, type FeedbackInput, type FeedbackReport } from '../lib/pat
 import { findingNamedByLine } from '../lib/patterns/finding-prose.js';
 import { scoreOutcome } from '../lib/patterns/outcome.js';
 import { getPattern, listPatterns, type Pattern } from '../lib/patterns/queries.js';
+import { scorePattern } from '../lib/patterns/scoring.js';
 import { patternId } from '../lib/core/ids.js';
 import type { Store } from '../lib/store/store.js';
 import { DAY_MS } from '../lib/core/clock.js';
@@ -267,7 +268,8 @@ describe('regression', () => {
     store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-9', 'r0');
     now(1);
     inject(s, 'auditor', 'LED-9', 'r1');
-    store(s, adversarial({ evidence: 'L1', items: [TOKENS] }), 'auditor', 'LED-9', 'r1'); // applied: echoed
+    // applied in a finding that an evidence-backed PASS let stand: tested, validated (SPEC §3.10.1)
+    store(s, adversarial({ evidence: 'L1', items: [TOKENS], verdict: 'PASS', findings: [{ id: 'A1', summary: TOKENS }] }), 'auditor', 'LED-9', 'r1');
     const pass = feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
     expect(pass.gate).toBe('reinforced');
     expect(pat(s, TOKENS).was_validated).toBe(1);
@@ -294,11 +296,11 @@ describe('regression', () => {
   });
 });
 
-describe('the evidence gate on PASS, and what a PASS credits (SPEC §3.9.2)', () => {
+describe('the evidence gate on PASS, and what a PASS credits (SPEC §3.9.2, §3.10.1)', () => {
   /**
    * Four auditor patterns, learned from deliberations about different files, all injected into LED-9 r1:
    * TOKENS and MIGRATION from src/db.ts, CHANGELOG from docs/CHANGES.md, RETRIES from src/net.ts
-   * (decay-immune: reinforced three times before, so success 1 + 3 = 4).
+   * (decay-immune: confirmed by kept findings three times before, so success 1 + 3 = 4).
    */
   const ALL = [TOKENS, MIGRATION, CHANGELOG, RETRIES];
   function injectedFour() {
@@ -307,13 +309,13 @@ describe('the evidence gate on PASS, and what a PASS credits (SPEC §3.9.2)', ()
     store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-8', 'r1', ['src/db.ts']);
     store(s, adversarial({ items: [CHANGELOG] }), 'auditor', 'LED-8', 'r1', ['docs/CHANGES.md']);
     store(s, adversarial({ items: [RETRIES] }), 'auditor', 'LED-8', 'r1', ['src/net.ts']);
-    appendEvents(s, [1, 2, 3].map((n) => ({ type: 'pattern.reinforced' as const, pattern: pid(s, RETRIES), issue: 'LED-7', run: `r${n}` })));
+    appendEvents(s, [1, 2, 3].map((n) => ({ type: 'pattern.reinforced' as const, pattern: pid(s, RETRIES), issue: 'LED-7', run: `r${n}`, finding: 'A1' })));
     now(1);
     const injected = inject(s, 'auditor', 'LED-9', 'r1');
     expect(injected.sort()).toEqual([TOKENS, MIGRATION, CHANGELOG, RETRIES].map((t) => pid(s, t)).sort());
     return s;
   }
-  const counters = (p: Pattern) => ({ s: p.success_count, r: p.reinforcement_count, v: p.was_validated, last: p.last_used });
+  const counters = (p: Pattern) => ({ s: p.success_count, r: p.reinforcement_count, v: p.was_validated, u: p.untested, last: p.last_used });
 
   it('an L3 adversarial text reinforces nothing, however clear the PASS', () => {
     const s = injectedFour();
@@ -324,15 +326,26 @@ describe('the evidence gate on PASS, and what a PASS credits (SPEC §3.9.2)', ()
     expect(readFileSync(s.eventsPath)).toEqual(before);
   });
 
-  it('an L1 PASS reinforces every injected pattern the auditor applied: success + 1, reinforcement + 1, validated, last_used = now', () => {
+  it('an L1 PASS credits every injected pattern the auditor only echoed as untested: success + 1, untested + 1, not validated, last_used = now', () => {
     const s = injectedFour();
     store(s, adversarial({ evidence: 'L1', items: ALL }), 'auditor', 'LED-9', 'r1');
     now(1.5);
     const report = feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
     expect(report).toMatchObject({ gate: 'reinforced', evidence: 'L1', aged: [] });
     expect(report.reinforced.sort()).toEqual([TOKENS, MIGRATION, CHANGELOG, RETRIES].map((t) => pid(s, t)).sort());
-    for (const t of [TOKENS, MIGRATION, CHANGELOG]) expect(counters(pat(s, t))).toEqual({ s: 2, r: 1, v: 1, last: DAY0 + 1.5 * DAY_MS });
-    expect(counters(pat(s, RETRIES))).toEqual({ s: 5, r: 4, v: 1, last: DAY0 + 1.5 * DAY_MS });
+    for (const t of [TOKENS, MIGRATION, CHANGELOG]) expect(counters(pat(s, t))).toEqual({ s: 2, r: 0, v: 0, u: 2, last: DAY0 + 1.5 * DAY_MS });
+    expect(counters(pat(s, RETRIES))).toEqual({ s: 5, r: 3, v: 1, u: 2, last: DAY0 + 1.5 * DAY_MS });
+  });
+
+  it('an L1 PASS that lets a finding stand tests the patterns that finding applied: reinforcement + 1, validated, held up (SPEC §3.10.1)', () => {
+    const s = injectedFour();
+    const text = adversarial({ evidence: 'L1', items: [TOKENS], verdict: 'PASS', findings: [{ id: 'A1', summary: MIGRATION }] });
+    store(s, text, 'auditor', 'LED-9', 'r1');
+    now(1.5);
+    feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
+    expect(counters(pat(s, MIGRATION))).toEqual({ s: 2, r: 1, v: 1, u: 1, last: DAY0 + 1.5 * DAY_MS });
+    expect(pat(s, MIGRATION).held).toBe(1);
+    expect(pat(s, TOKENS)).toMatchObject({ reinforcement_count: 0, held: 0, untested: 2 });
   });
 
   it('reinforces only the patterns the auditor applied (echoed or linked to a finding); the injected ones it ignored are aged a day', () => {
@@ -345,10 +358,10 @@ describe('the evidence gate on PASS, and what a PASS credits (SPEC §3.9.2)', ()
     const report = feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
     expect(report.reinforced.sort()).toEqual([pid(s, TOKENS), pid(s, CHANGELOG)].sort());
     expect(report.aged.sort()).toEqual([pid(s, MIGRATION), pid(s, RETRIES)].sort());
-    expect(counters(pat(s, TOKENS))).toEqual({ s: 2, r: 1, v: 1, last: DAY0 + 1.5 * DAY_MS });
-    expect(counters(pat(s, CHANGELOG))).toEqual({ s: 2, r: 1, v: 1, last: DAY0 + 1.5 * DAY_MS });
+    expect(counters(pat(s, TOKENS))).toEqual({ s: 2, r: 0, v: 0, u: 2, last: DAY0 + 1.5 * DAY_MS }); // echoed: untested
+    expect(counters(pat(s, CHANGELOG))).toEqual({ s: 2, r: 1, v: 1, u: 1, last: DAY0 + 1.5 * DAY_MS }); // its finding stood: tested
     // MIGRATION was last used when injected (day 1): aging moves it one day back, nothing else.
-    expect(counters(pat(s, MIGRATION))).toEqual({ s: 1, r: 0, v: 0, last: DAY0 });
+    expect(counters(pat(s, MIGRATION))).toEqual({ s: 1, r: 0, v: 0, u: 1, last: DAY0 });
   });
 
   it('--files narrows reinforcement to the applied patterns that learned those files', () => {
@@ -359,8 +372,8 @@ describe('the evidence gate on PASS, and what a PASS credits (SPEC §3.9.2)', ()
     expect(report.reinforced.sort()).toEqual([pid(s, TOKENS), pid(s, MIGRATION)].sort());
     // Applied but about other files: neither reinforced nor aged (the auditor did use them).
     expect(report.aged).toEqual([]);
-    expect(counters(pat(s, TOKENS))).toEqual({ s: 2, r: 1, v: 1, last: DAY0 + 1.5 * DAY_MS });
-    expect(counters(pat(s, CHANGELOG))).toEqual({ s: 1, r: 0, v: 0, last: DAY0 + DAY_MS }); // touched by its echo
+    expect(counters(pat(s, TOKENS))).toEqual({ s: 2, r: 0, v: 0, u: 2, last: DAY0 + 1.5 * DAY_MS });
+    expect(counters(pat(s, CHANGELOG))).toEqual({ s: 1, r: 0, v: 0, u: 1, last: DAY0 + DAY_MS }); // touched by its echo
   });
 
   it('a decay-immune pattern (reinforced 3 times, or active) is left alone by aging', () => {
@@ -572,6 +585,7 @@ describe('--dry-run and --json', () => {
       unmatched: [{ finding: 'Z9', reason: 'no finding or line names Z9 in the auditor text' }],
       already_dismissed: [],
       deprecated: [],
+      obsolete: [],
       gate: 'not-a-pass',
       reinforced: [],
       aged: [],
@@ -712,16 +726,16 @@ describe('a false alarm raised and dismissed in every run, worded about the conc
     expect(pat(s, OPENAPI)).toMatchObject({ success_count: 0, ignore_count: 3, lifecycle: 'deprecated' });
   });
 
-  it('with one earlier success, it is retired at its fifth dismissal (the cut alone would take twenty-two) and stays out', () => {
+  it('with one earlier (untested) success, it is retired at its third dismissal (the cut alone would take twenty) and stays out', () => {
     const s = openTestStore(tempProject());
     now(0);
-    store(s, adversarial({ items: [OPENAPI] }), 'auditor', 'LED-5', 'r0'); // learned, not dismissed: success 1
-    // Each day it is injected, echoed (no success) and dismissed (+1 ignore, nothing to retract).
-    // A rule, no context, last used a day before: score = 1.3 × 2 / (3 + n) × exp(−1/14) stays ≥ 0.1
-    // while n ≤ 21. maintain's rule, applied by feedback-loop to what it penalises, retires it when
-    // 1 / (1 + n) < 0.2, at the fifth dismissal: injected on days 1–5, gone on day 6.
-    expect(runDaily(s, 1, 30)).toBe(6);
-    expect(pat(s, OPENAPI)).toMatchObject({ success_count: 1, ignore_count: 5, ignore_weight: 5, lifecycle: 'deprecated' });
+    store(s, adversarial({ items: [OPENAPI] }), 'auditor', 'LED-5', 'r0'); // learned, not dismissed: untested credit
+    // Each day it is injected, echoed (no success) and dismissed (+1 ignore, nothing to retract). The
+    // sighting tested nothing, so of its tested evidence none held up (SPEC §3.10.1): maintain's rule,
+    // applied by feedback-loop to what it penalises, retires it at the third dismissal: injected on days 1–3, gone on day 4.
+    expect(runDaily(s, 1, 30)).toBe(4);
+    expect(pat(s, OPENAPI)).toMatchObject({ success_count: 1, ignore_count: 3, lifecycle: 'deprecated' });
+    expect(pat(s, OPENAPI).ignore_weight).toBeCloseTo(1 + 2 ** (-1 / 3) + 2 ** (-2 / 3), 12);
     // Raised and dismissed every day after that, it never comes back: each listing is a real
     // sighting (not injected) whose success the dismissal takes back.
     for (let day = 6; day <= 16; day++) {
@@ -730,7 +744,7 @@ describe('a false alarm raised and dismissed in every run, worded about the conc
       store(s, raising(day), 'auditor', 'LED-5', `x${day}`);
       feedback(s, { issue: 'LED-5', run: `x${day}`, validatorText: dismissing('A1') });
     }
-    expect(pat(s, OPENAPI)).toMatchObject({ success_count: 1, ignore_count: 16, lifecycle: 'deprecated' });
+    expect(pat(s, OPENAPI)).toMatchObject({ success_count: 1, ignore_count: 14, lifecycle: 'deprecated' });
   });
 });
 
@@ -776,7 +790,7 @@ describe('a re-run of the same feedback', () => {
     expect(feedback(s, { issue: 'LED-10', run: 'r1', validatorText: pass }).reinforced).toHaveLength(2);
     const again = feedback(s, { issue: 'LED-10', run: 'r1', validatorText: pass });
     expect(again).toMatchObject({ gate: 'reinforced', reinforced: [], aged: [] });
-    expect(pat(s, MIGRATION)).toMatchObject({ reinforcement_count: 1 });
+    expect(pat(s, MIGRATION)).toMatchObject({ success_count: 2, untested: 2 }); // its sighting and one echoed PASS
   });
 });
 
@@ -796,7 +810,7 @@ describe('a pattern dismissed in this run is never reinforced in it', () => {
     expect(pass.reinforced).toEqual([pid(s, MIGRATION)]);
     expect(pass.aged).toEqual([]);
     expect(pat(s, TOKENS)).toMatchObject({ success_count: 1, ignore_count: 1, reinforcement_count: 0, was_validated: 0 });
-    expect(pat(s, MIGRATION)).toMatchObject({ success_count: 2, reinforcement_count: 1, was_validated: 1 });
+    expect(pat(s, MIGRATION)).toMatchObject({ success_count: 2, untested: 2, reinforcement_count: 0 }); // echoed: untested credit
   });
 });
 
@@ -824,13 +838,12 @@ describe('a stored deliberation named by the shared log', () => {
   });
 });
 
-describe('a dismissal takes back the credit gained untested since the pattern was last tested (SPEC §3.9.2, as amended in bench/README.md)', () => {
+describe('credit from tested evidence, evidence that ages (SPEC §3.10)', () => {
   /**
-   * TOKENS learned in LED-1 (success 1); then in each of `passes` runs it is injected, echoed by an
-   * L1 auditor text and the run passes: a PASS reinforcement and a passing outcome, both untested.
+   * TOKENS learned in LED-1; then in each of `passes` runs it is injected, echoed by an L1 auditor
+   * text and the run passes: a PASS it was only echoed in and a passing outcome, both untested.
    */
-  function riddenAlong(passes: number) {
-    const s = openTestStore(tempProject());
+  function riddenAlong(passes: number, s = openTestStore(tempProject())) {
     now(0);
     store(s, adversarial({ items: [TOKENS] }), 'auditor', 'LED-1', 'r1');
     for (let day = 1; day <= passes; day++) {
@@ -843,48 +856,104 @@ describe('a dismissal takes back the credit gained untested since the pattern wa
     }
     return s;
   }
-  /** The auditor raises A1 about the debug log in LED-99 (it applies TOKENS); `call` is the curator's. */
+  /** The auditor raises A1 about the debug log (it applies TOKENS) in `issue`; `call` is the curator's. */
   function raisedIn(s: Store, day: number, issue: string, call: 'dismiss' | 'keep') {
     now(day);
     inject(s, 'auditor', issue, 'r1');
     store(s, adversarial({ evidence: 'L1', items: [TOKENS], findings: [{ id: 'A1', summary: 'src/auth.ts writes the raw session token to the debug log' }] }), 'auditor', issue, 'r1');
     return feedback(s, { issue, validatorText: call === 'dismiss' ? dismissing('A1') : validator({ verdict: 'FAIL', must_fix: ['A1'] }) });
   }
+  const rateOf = (s: Store, text: string) => scorePattern(pat(s, text), { now: Date.parse(process.env.CAIRN_NOW!), role: 'auditor' }).rate;
 
-  it('three passes it rode along in (6 untested successes) are taken back by its first dismissal', () => {
-    const s = riddenAlong(3);
-    expect(pat(s, TOKENS)).toMatchObject({ success_count: 7, reinforcement_count: 3, untested: 6 });
-    const report = raisedIn(s, 4, 'LED-99', 'dismiss');
-    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, TOKENS), retracted: false })]);
-    expect(pat(s, TOKENS)).toMatchObject({ success_count: 1, ignore_count: 1, untested: 0, reinforcement_count: 3 });
+  it('riding along in passing runs earns a bounded untested credit: never above a pattern a validator kept once (ridden-along credit)', () => {
+    const s = riddenAlong(10);
+    expect(pat(s, TOKENS)).toMatchObject({ success_count: 21, untested: 21, held: 0, reinforcement_count: 0, was_validated: 0 });
+    now(11);
+    store(s, adversarial({ evidence: 'L1', items: [MIGRATION], findings: [{ id: 'A1', summary: MIGRATION }] }), 'auditor', 'LED-40', 'r1');
+    feedback(s, { issue: 'LED-40', validatorText: validator({ verdict: 'FAIL', must_fix: ['A1'] }) });
+    expect(pat(s, MIGRATION)).toMatchObject({ held: 1, reinforcement_count: 1, was_validated: 1 });
+    expect(rateOf(s, TOKENS)).toBeCloseTo(1.5 / 2.5, 12);
+    expect(rateOf(s, TOKENS)).toBeLessThan(rateOf(s, MIGRATION));
+    // the first test of the ridden-along pattern, a dismissal, takes it below an unproven first sighting
+    raisedIn(s, 12, 'LED-41', 'dismiss');
+    expect(rateOf(s, TOKENS)).toBeLessThan(0.5);
   });
 
-  it('a finding the validator keeps vouches for what came before: a later dismissal takes back only the credit gained after it', () => {
-    const s = riddenAlong(2);
-    raisedIn(s, 3, 'LED-50', 'keep');
-    expect(pat(s, TOKENS)).toMatchObject({ success_count: 6, untested: 0 }); // 1 + 4 untested, vouched for, + the confirmation
-    now(4);
-    inject(s, 'auditor', 'LED-51', 'r1');
-    store(s, adversarial({ evidence: 'L1', items: [TOKENS] }), 'auditor', 'LED-51', 'r1');
-    scoreOutcome(s, 'LED-51', 'r1', 'pass');
-    expect(pat(s, TOKENS)).toMatchObject({ success_count: 7, untested: 1 });
-    raisedIn(s, 5, 'LED-52', 'dismiss');
-    expect(pat(s, TOKENS)).toMatchObject({ success_count: 6, ignore_count: 1, untested: 0 });
+  it('no single verdict protects a pattern: two wrong keeps, then dismissals, and it leaves within five (the wrong keep)', () => {
+    const s = riddenAlong(3);
+    raisedIn(s, 4, 'LED-50', 'keep');
+    raisedIn(s, 5, 'LED-51', 'keep');
+    expect(pat(s, TOKENS)).toMatchObject({ reinforcement_count: 2, was_validated: 1 });
+    let deprecatedAt: number | undefined;
+    for (let n = 1; n <= 5 && deprecatedAt === undefined; n++) {
+      const report = raisedIn(s, 5 + n, `LED-${51 + n}`, 'dismiss');
+      if (report.deprecated.includes(pid(s, TOKENS))) deprecatedAt = n;
+    }
+    expect(deprecatedAt).toBeDefined();
+    expect(deprecatedAt!).toBeLessThanOrEqual(5);
+    expect(pat(s, TOKENS).lifecycle).toBe('deprecated');
   });
 
-  it('cairn explain shows the untested credit a dismissal would take back (process)', () => {
+  it('a proven rule survives an occasional wrong dismissal, and once it stops being true, dismissed every run, it leaves within 10 (the obsolete rule)', () => {
+    const s = riddenAlong(1);
+    for (let k = 0; k < 8; k++) raisedIn(s, 2 + k, `LED-${60 + k}`, 'keep');
+    expect(pat(s, TOKENS)).toMatchObject({ reinforcement_count: 8, was_validated: 1 });
+    const wrong = raisedIn(s, 10, 'LED-70', 'dismiss'); // the validator is wrong one time in ten
+    expect(wrong.deprecated).toEqual([]);
+    expect(rateOf(s, TOKENS)).toBeGreaterThan(0.6);
+    for (let k = 0; k < 3; k++) raisedIn(s, 11 + k, `LED-${71 + k}`, 'keep');
+    // from here on the rule no longer holds: dismissed every run
+    let leftAt: number | undefined;
+    for (let n = 1; n <= 10 && leftAt === undefined; n++) {
+      const report = raisedIn(s, 13 + n, `LED-${80 + n}`, 'dismiss');
+      if (report.deprecated.includes(pid(s, TOKENS))) leftAt = n;
+      expect(report.obsolete).toEqual(leftAt === n ? [pid(s, TOKENS)] : []);
+    }
+    expect(leftAt).toBeDefined();
+    expect(leftAt!).toBeLessThanOrEqual(10);
+  });
+
+  it('feedback-loop says when a proven rule starts being dismissed (regression:) and when it leaves (obsolete:) (process)', () => {
+    const s = riddenAlong(1);
+    for (let k = 0; k < 4; k++) raisedIn(s, 2 + k, `LED-${60 + k}`, 'keep');
+    for (let n = 1; n <= 5; n++) raisedIn(s, 5 + n, `LED-${80 + n}`, 'dismiss');
+    const root = s.location.root;
+    s.close();
+    now(12);
+    const lines: string[] = [];
+    for (let n = 6; n <= 10; n++) {
+      const scope = ['--issue', `LED-${80 + n}`, '--run', 'r1'];
+      const env = { CAIRN_NOW: iso(6 + n) };
+      const auditorText = adversarial({ evidence: 'L1', items: [TOKENS], findings: [{ id: 'A1', summary: 'src/auth.ts writes the raw session token to the debug log' }] });
+      expect(run('store-deliberation', ['--role', 'auditor', ...scope, '--strict'], { cwd: root, input: auditorText, env }).code).toBe(0);
+      const r = run('feedback-loop', ['--adversarial-role', 'auditor', '--validator-role', 'curator', ...scope, '--strict'], { cwd: root, input: dismissing('A1'), env });
+      expect(r.code, r.stderr).toBe(0);
+      lines.push(...r.stderr.split('\n'));
+      if (lines.some((l) => l.includes('obsolete:'))) break;
+    }
+    const id = pid(openTestStore(root), TOKENS);
+    expect(lines).toContainEqual(expect.stringContaining(`cairn feedback-loop: regression: ${id} had been validated and was dismissed as a false positive (A1)`));
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^cairn feedback-loop: obsolete: ${id} had held up and is now dismissed more often than not; deprecated`)));
+  });
+
+  it('cairn explain shows each piece of tested evidence with its weight then and now, and the untested credit (process)', () => {
     const s = riddenAlong(3);
+    raisedIn(s, 4, 'LED-50', 'keep');
+    raisedIn(s, 5, 'LED-51', 'dismiss');
     const root = s.location.root;
     const id = pid(s, TOKENS);
     s.close();
-    const explain = run('cairn', ['explain', id, '--strict'], { cwd: root, env: { CAIRN_NOW: iso(3) } });
-    expect(explain.stdout).toContain('record: 7 successes (6 untested since last tested), 0 ignored');
+    const explain = run('cairn', ['explain', id, '--strict'], { cwd: root, env: { CAIRN_NOW: iso(5) } });
+    const aged = 2 ** (-1 / 3);
+    expect(explain.stdout).toContain(`evidence: held up ${aged.toFixed(2)}, against 1 (tested, recent verdicts weigh more; half-life 3 verdicts), untested 7 (counts 0.50)`);
+    expect(explain.stdout).toMatch(new RegExp(`confirmed in LED-50/r1 via finding A1: .*; weighs 1, now ${aged.toFixed(2)}`));
+    expect(explain.stdout).toMatch(/dismissed in LED-51\/r1 via finding A1: .*; weighs -1, now -1/);
   });
 
-  it('a pattern never dismissed keeps all its credit, tested or not', () => {
+  it('the record still counts every success, tested or not', () => {
     const s = riddenAlong(3);
     raisedIn(s, 4, 'LED-99', 'keep');
-    expect(pat(s, TOKENS)).toMatchObject({ success_count: 8, ignore_count: 0, untested: 0 });
+    expect(pat(s, TOKENS)).toMatchObject({ success_count: 8, ignore_count: 0, untested: 7, held: 1 });
   });
 
   it('a replay of the log gives every pattern the same credit as the live writes did', () => {
@@ -904,7 +973,7 @@ describe("a dismissal read with the validator's reason", () => {
   const MAN_PAGE = 'Every new CLI flag must be documented in the man page before merge';
   const STATUS_JSON = 'The status command must keep its JSON output stable for scripts';
   // About the concrete change: its words are the true check's (status, JSON), not the man page rule's.
-  const FINDING = { id: 'A1', summary: 'status --json gained a --verbose flag that nothing describes', location: 'src/cli/status.ts:14', fix_hint: 'Describe --verbose' };
+  const FINDING = { id: 'A1', summary: 'status --json gained a --verbose flag that nothing describes', location: 'src/status.ts:14', fix_hint: 'Describe --verbose' };
   const withReason = (reason: string) =>
     `# curator check\n\n**A1 — false positive.** ${reason}\n\n<!-- jkz:verdict-json ${JSON.stringify({ verdict: 'FAIL', issues: [], must_fix: ['X9'], false_positives: ['A1'] })} -->\n`;
 
@@ -955,26 +1024,42 @@ describe("a dismissal read with the validator's reason", () => {
     ]);
   });
 
+  it('a reason that names the rule that replaced the one applied does not move the dismissal off the pattern naming the finding’s identifiers (SPEC §3.10.5)', () => {
+    const OLD = 'New routes must be registered in gateway/routes.yaml so the edge proxy forwards them';
+    const NEW = 'Every new route must carry an @route annotation naming its owning team';
+    const s = openTestStore(tempProject());
+    now(0);
+    store(s, adversarial({ items: [OLD, NEW] }), 'auditor', 'LED-8', 'r1');
+    now(1);
+    const finding = { id: 'A1', summary: 'The new geofence route is not registered in gateway/routes.yaml, so the edge proxy will not forward it' };
+    store(s, adversarial({ items: [NEW], findings: [finding] }));
+    const report = feedback(s, { validatorText: withReason('gateway/routes.yaml was deleted when routing moved to annotations; the proxy discovers routes itself now.') });
+    expect(report.penalised).toEqual([expect.objectContaining({ finding: 'A1', pattern: pid(s, OLD), match: 'text' })]);
+    expect(pat(s, NEW).ignore_count).toBe(0);
+  });
+
   it('explain shows the reason that led the dismissal to the rule (processes)', () => {
     const { s } = raised();
     const root = s.location.root;
     s.close();
-    const r = run('feedback-loop', [...FEEDBACK_ARGS, '--json', '--strict'], { cwd: root, input: withReason('ledgerly ships no man page.'), env: { CAIRN_NOW: iso(1) } });
+    const r = run('feedback-loop', [...FEEDBACK_ARGS, '--json', '--strict'], { cwd: root, input: withReason('ledgerly ships no man page: flags are documented in --help.'), env: { CAIRN_NOW: iso(1) } });
     expect(r.code, r.stderr).toBe(0);
     const manPage = patternId(openTestStore(root).project, 'auditor', MAN_PAGE);
     expect(JSON.parse(r.stdout).penalised).toEqual([expect.objectContaining({ pattern: manPage, match: 'reason' })]);
     expect(r.stderr).toContain(`1 penalised (A1→${manPage.slice(0, 7)} by the reason)`);
     const explain = run('cairn', ['explain', manPage, '--strict'], { cwd: root, env: { CAIRN_NOW: iso(1) } });
     // the finding's link (to the other rule) is not in this pattern's history: the reason says how the dismissal got here
-    expect(explain.stdout).toContain("dismissed in LED-9/r1 via finding A1, reached through the validator's reason 'false positive. ledgerly ships no man page.' (weight 1");
+    expect(explain.stdout).toContain("dismissed in LED-9/r1 via finding A1, reached through the validator's reason 'false positive. ledgerly ships no man page: flags are documented in --help.' (weight 1");
   });
 
   it('keeps the validator\'s reason without its secrets, whatever shape they take', () => {
     for (const shape of secretShapes()) {
       const { s } = raised();
-      feedback(s, { validatorText: withReason(`ledgerly ships no man page: ${shape.text.replace(/\s+/g, ' ')}`) });
+      // a reason that reaches the man-page rule whatever words the secret's sentence adds
+      const premise = 'ledgerly ships no man page; new CLI flags are documented in --help before merge';
+      feedback(s, { validatorText: withReason(`${premise}: ${shape.text.replace(/\s+/g, ' ')}`) });
       const [ignored] = events(s.location.root, 'pattern.ignored') as { reason?: string }[];
-      expect(ignored.reason, shape.name).toMatch(/^false positive\. ledgerly ships no man page: /);
+      expect({ shape: shape.name, ...ignored }).toMatchObject({ reason: expect.stringMatching(new RegExp(`^false positive\\. ${premise}: `)) });
       expect(leakedSecrets(readFileSync(join(s.location.root, '.cairn', 'events.jsonl'), 'utf8'), [shape]), shape.name).toEqual([]);
       s.close();
     }

@@ -61,44 +61,46 @@ function eventTypes(dir: string): string[] {
   return readFileSync(join(dir, '.cairn', 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).type);
 }
 
-const state = (over: Partial<ScoredState>): ScoredState => ({
-  role: 'auditor', category: 'observation', success_count: 1, ignore_count: 0, ignore_weight: 0, reinforcement_count: 0,
+const state = (over: Partial<ScoredState & { ignore_count: number }>): ScoredState & { ignore_count: number } => ({
+  role: 'auditor', category: 'observation', held: 1, untested: 0, ignore_count: 0, ignore_weight: 0, reinforcement_count: 0,
   lifecycle: 'observed', last_used: T0, labels: [], files: [], phases: [], ...over,
 });
 
 describe('autoDeprecationReason', () => {
   const now = T0 + 45 * DAY_MS;
-  const reasonFor = (over: Partial<ScoredState>) => autoDeprecationReason(state(over), now, DEFAULT_PRIOR);
+  const reasonFor = (over: Partial<ScoredState & { ignore_count: number }>) => autoDeprecationReason(state(over), now, DEFAULT_PRIOR);
 
   it('deprecates a stale pattern: base under 0.05 and unused for 30 days or more, naming the rule and its numbers', () => {
     expect(reasonFor({})).toMatch(/^auto: stale: score 0\.02\d+ < 0\.05 and unused for 45 days/); // 2/3 × exp(-45/14) ≈ 0.027
   });
 
   it('keeps a pattern that is old but still scores 0.05 or more, or scores low but was used recently', () => {
-    expect(reasonFor({ category: 'rule', success_count: 40 })).toBeUndefined(); // 41/42 × 1.3 × 0.040 ≈ 0.051
+    expect(reasonFor({ category: 'rule', held: 40 })).toBeUndefined(); // 41/42 × 1.3 × 0.040 ≈ 0.051
     expect(reasonFor({ reinforcement_count: 3 })).toBeUndefined(); // decay-immune
     // the rate makes the base tiny, but 29 days is not yet "unused for 30 days"
-    expect(reasonFor({ success_count: 1, ignore_count: 1, ignore_weight: 24, last_used: now - 29 * DAY_MS })).toBeUndefined();
+    expect(reasonFor({ held: 1, ignore_count: 1, ignore_weight: 24, last_used: now - 29 * DAY_MS })).toBeUndefined();
   });
 
-  it('deprecates a pattern ignored 3 times or more with an observed success rate under 0.2, however fresh', () => {
-    expect(reasonFor({ success_count: 0.5, ignore_count: 3, last_used: now })).toBe('auto: dismissed: ignored 3x (≥ 3) with success rate 0.143 < 0.2');
-    // the prior of the ranking plays no part: 0 of 3 is 0, not (0 + 1) / (3 + 2) = 0.2
-    expect(reasonFor({ success_count: 0, ignore_count: 3, last_used: now })).toMatch(/success rate 0\.000 < 0\.2/);
+  it('deprecates a pattern ignored 3 times or more whose tested evidence held up under 0.2 of the time, however fresh', () => {
+    expect(reasonFor({ held: 0.5, ignore_count: 3, ignore_weight: 3, last_used: now })).toBe(
+      'auto: dismissed: ignored 3x (≥ 3), 14 % of its recent tested evidence held up (< 20 %)',
+    );
+    // neither the prior of the ranking nor untested credit plays a part: 0 of 3 is 0, not (0.5 + 1) / (3.5 + 2)
+    expect(reasonFor({ held: 0, untested: 9, ignore_count: 3, ignore_weight: 3, last_used: now })).toMatch(/, 0 % of its recent tested evidence/);
   });
 
   it('keeps a dismissed pattern with too few ignores or a rate of 0.2 or more', () => {
-    expect(reasonFor({ success_count: 0, ignore_count: 2, last_used: now })).toBeUndefined();
-    expect(reasonFor({ success_count: 1, ignore_count: 4, last_used: now })).toBeUndefined(); // rate 0.2
+    expect(reasonFor({ held: 0, ignore_count: 2, ignore_weight: 2, last_used: now })).toBeUndefined();
+    expect(reasonFor({ held: 1, ignore_count: 4, ignore_weight: 4, last_used: now })).toBeUndefined(); // rate 0.2
   });
 
   it('names both rules when both apply', () => {
-    expect(reasonFor({ success_count: 0, ignore_count: 5 })).toMatch(/^auto: stale: .*; dismissed: ignored 5x/);
+    expect(reasonFor({ held: 0, ignore_count: 5, ignore_weight: 5 })).toMatch(/^auto: stale: .*; dismissed: ignored 5x/);
   });
 
   it('never touches an active or an already deprecated pattern', () => {
     for (const lifecycle of ['active', 'deprecated']) {
-      expect(reasonFor({ lifecycle, success_count: 0, ignore_count: 9 })).toBeUndefined();
+      expect(reasonFor({ lifecycle, held: 0, ignore_count: 9, ignore_weight: 9 })).toBeUndefined();
     }
   });
 });
@@ -227,7 +229,7 @@ describe('cairn maintain', () => {
     const byId = Object.fromEntries(deprecated.map((d) => [d.id, d.reason]));
     expect(Object.keys(byId).sort()).toEqual([ids.stale, ids.dismissed].sort());
     expect(byId[ids.stale]).toMatch(/stale: score 0\.0\d+ < 0\.05 and unused for 45 days/);
-    expect(byId[ids.dismissed]).toMatch(/dismissed: ignored 3x .* success rate 0\.000 < 0\.2/);
+    expect(byId[ids.dismissed]).toMatch(/dismissed: ignored 3x \(≥ 3\), 0 % of its recent tested evidence held up/);
 
     const deprecatedNow = listJson(dir, ['--state', 'deprecated'], NOW);
     expect(deprecatedNow.map((p) => p.id).sort()).toEqual([ids.stale, ids.dismissed].sort());

@@ -8,10 +8,12 @@ import { getPattern, type Pattern } from '../lib/patterns/queries.js';
 import { patternId } from '../lib/core/ids.js';
 import type { Store } from '../lib/store/store.js';
 import { appendEvents, patternDb } from '../lib/events/log.js';
+import { scoreOutcome } from '../lib/patterns/outcome.js';
 
-// outcome-score (SPEC §3.8, §3.9.2): when the pipeline ends, every pattern applied during the issue/run
-// (echoed by the role it was injected into, or linked to a finding) is graded once by the result:
-// pass → success + 1; fail → ignore weight + 0.5 × the pattern's role weight.
+// outcome-score (SPEC §3.8, §3.9.2, §3.10.1): when the pipeline ends, every pattern applied during the
+// issue/run (echoed by the role it was injected into, or linked to a finding) is graded once by the
+// result: applied in a finding, pass → success + 1 and tested credit as much as outcomes tell, fail →
+// ignore weight + 0.5 × the pattern's role weight; only echoed, its untested credit one up or down.
 
 const DAY0 = Date.parse('2025-05-01T08:00:00.000Z');
 const iso = (day: number) => new Date(DAY0 + day * 86_400_000).toISOString();
@@ -30,14 +32,17 @@ const TEXT = {
 } as const;
 type Role = keyof typeof TEXT;
 
-/** A role's deliberation in LED-7 that lists (echoes) these texts. */
-function echo(s: Store, role: Role, runId: string, texts: string[]): void {
-  storeDeliberation(s, { text: `## Accumulated Patterns\n${texts.map((t) => `- ${t}`).join('\n')}\n`, role, issue: 'LED-7', run: runId, phase: null, iteration: 1, labels: [], files: [] });
+/** A role's deliberation in LED-7 that lists (echoes) these texts and, unless `raise` is false, raises a finding applying each. */
+function echo(s: Store, role: Role, runId: string, texts: string[], raise = true): void {
+  const findings = raise ? texts.map((summary, i) => ({ id: `F${i + 1}`, summary })) : [];
+  const verdict = findings.length ? `\n<!-- jkz:verdict-json ${JSON.stringify({ verdict: 'FAIL', issues: findings, must_fix: [], false_positives: [] })} -->\n` : '';
+  const text = `## Accumulated Patterns\n${texts.map((t) => `- ${t}`).join('\n')}\n${verdict}`;
+  storeDeliberation(s, { text, role, issue: 'LED-7', run: runId, phase: null, iteration: 1, labels: [], files: [] });
 }
 
 /**
  * One pattern per role, learned on day 0 (optionally deprecated); then, on day 1, injections for
- * LED-7, each block echoed by the role it was injected into.
+ * LED-7, each block echoed by the role it was injected into and applied in a finding.
  */
 function project(opts: { deprecate?: Role[] } = {}): { root: string; ids: Record<Role, string> } {
   const root = tempProject();
@@ -80,7 +85,7 @@ const score = (root: string, args: string[], day = 2) => run('outcome-score', ar
 const fresh = { success_count: 1, ignore_count: 0, ignore_weight: 0 };
 
 describe('grading the patterns applied in an issue/run', () => {
-  it('pass: every pattern applied in the run, of any role, gets one success, once', () => {
+  it('pass: every pattern applied in a finding of the run, of any role, gets one success, once; the first outcome tells fully (credit 1)', () => {
     const { root, ids } = project();
     const r = score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--json']);
     expect(r.code).toBe(0);
@@ -89,10 +94,10 @@ describe('grading the patterns applied in an issue/run', () => {
     expect(report).toMatchObject({ issue: 'LED-7', run: 'r1', result: 'pass', applied: true });
     expect(report.patterns).toEqual(
       expect.arrayContaining([
-        { pattern: ids.auditor, weight: 1 },
-        { pattern: ids.sentinel, weight: 1.5 },
-        { pattern: ids.inspector, weight: 1.5 },
-        { pattern: ids.lens, weight: 1 },
+        { pattern: ids.auditor, weight: 1, tested: true, credit: 1 },
+        { pattern: ids.sentinel, weight: 1.5, tested: true, credit: 1 },
+        { pattern: ids.inspector, weight: 1.5, tested: true, credit: 1 },
+        { pattern: ids.lens, weight: 1, tested: true, credit: 1 },
       ]),
     );
     expect(report.patterns).toHaveLength(4); // the auditor block was injected twice: graded once
@@ -118,7 +123,7 @@ describe('grading the patterns applied in an issue/run', () => {
     s.close();
     const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--json']).stdout);
     const after = openTestStore(root);
-    expect(report.patterns).toEqual([{ pattern: patternId(after.project, 'auditor', TEXT.auditor), weight: 1 }]);
+    expect(report.patterns).toEqual([{ pattern: patternId(after.project, 'auditor', TEXT.auditor), weight: 1, tested: true, credit: 1 }]);
     expect(getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', 'Webhooks must carry an idempotency key'))).toMatchObject({ success_count: 1 });
   });
 
@@ -168,8 +173,8 @@ describe('grading the patterns applied in an issue/run', () => {
     // r2 injected (and the auditor echoed) only the auditor's block: the auditor and the sentinel patterns.
     expect(JSON.parse(r.stdout).patterns).toEqual(
       [
-        { pattern: ids.auditor, weight: 1 },
-        { pattern: ids.sentinel, weight: 1.5 },
+        { pattern: ids.auditor, weight: 1, tested: true },
+        { pattern: ids.sentinel, weight: 1.5, tested: true },
       ].sort((a, b) => (a.pattern < b.pattern ? -1 : 1)),
     );
     expect(state(root)).toEqual({
@@ -183,6 +188,50 @@ describe('grading the patterns applied in an issue/run', () => {
       ['r1', 'pass'],
       ['r2', 'fail'],
     ]);
+  });
+
+  it('a pattern only echoed shaped nothing an outcome can speak for: a pass or a fail moves its untested credit by one (SPEC §3.10.1)', () => {
+    const root = tempProject();
+    const s = openTestStore(root);
+    process.env.CAIRN_NOW = iso(0);
+    echo(s, 'auditor', 'r0', [TEXT.auditor], false);
+    for (const [runId, result] of [['r1', 'pass'], ['r2', 'fail'], ['r3', 'fail']] as const) {
+      recordInjection(s, formatPatterns(s, { role: 'auditor', issue: 'LED-7', run: runId, labels: [], files: [], phase: null, exactTokens: false }), 'LED-7', runId);
+      echo(s, 'auditor', runId, [TEXT.auditor], false);
+      s.close();
+      const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', runId, '--result', result, '--json']).stdout);
+      expect(report.patterns).toEqual([{ pattern: patternId(s.project, 'auditor', TEXT.auditor), weight: 1, tested: false }]);
+    }
+    const after = openTestStore(root);
+    // first sight + the pass, then the two fails take one each back; never tested, never penalised
+    expect(getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', TEXT.auditor))).toMatchObject({ success_count: 2, untested: 0, held: 0, ignore_weight: 0 });
+  });
+
+  it('leaves a pattern a validator judged in the run to that verdict: a run fails for what it missed, not for the defect its kept finding caught', () => {
+    const { root, ids } = project();
+    const s = openTestStore(root);
+    process.env.CAIRN_NOW = iso(1.5);
+    appendEvents(s, [{ type: 'pattern.reinforced', pattern: ids.auditor, issue: 'LED-7', run: 'r1', finding: 'F1' }]); // kept, behind the gate
+    s.close();
+    const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'fail', '--json']).stdout);
+    expect(report.patterns.map((p: { pattern: string }) => p.pattern)).not.toContain(ids.auditor);
+    expect(report.patterns).toHaveLength(3);
+    expect(state(root).auditor).toEqual({ success_count: 2, ignore_count: 0, ignore_weight: 0 });
+  });
+
+  it('a pass counts as much as outcomes in the project tell: where every run ships, less and less', () => {
+    const root = tempProject();
+    const s = openTestStore(root);
+    process.env.CAIRN_NOW = iso(0);
+    echo(s, 'auditor', 'r0', [TEXT.auditor], false);
+    const credits: number[] = [];
+    for (let k = 1; k <= 6; k++) {
+      recordInjection(s, formatPatterns(s, { role: 'auditor', issue: 'LED-7', run: `r${k}`, labels: [], files: [], phase: null, exactTokens: false }), 'LED-7', `r${k}`);
+      echo(s, 'auditor', `r${k}`, [TEXT.auditor]);
+      credits.push(...(scoreOutcome(s, 'LED-7', `r${k}`, 'pass').patterns.map((p) => p.credit ?? 0)));
+    }
+    // twice the smoothed failure rate of the outcomes before: 2·1/2, 2·1/3, 2·1/4, …
+    expect(credits).toEqual([1, 0.667, 0.5, 0.4, 0.333, 0.286]);
   });
 
   it('an issue graded without --run covers the injections made without --run', () => {

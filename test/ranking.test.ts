@@ -44,15 +44,16 @@ function randomStore(n: number, seed: number, project = 'p1', root = tempProject
   const db = patternDb(store);
   const rnd = seededRandom(seed);
   const pick = <T,>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)];
-  const insert = db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, ignore_count, ignore_weight, reinforcement_count,
-    sightings, lifecycle, first_seen, last_used, labels, files, phases, issues, term_seq) VALUES (@project, @id, @bits, @role, @text, @ntok, @category, @s, @ic, @iw, @r,
-    1, @lifecycle, '2026-01-01', @last, @labels, @files, @phases, '[]', @seq)`);
+  const insert = db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, ignore_count, ignore_weight, held, untested,
+    reinforcement_count, sightings, lifecycle, first_seen, last_used, labels, files, phases, issues, term_seq) VALUES (@project, @id, @bits, @role, @text, @ntok,
+    @category, @s, @ic, @iw, @held, @untested, @r, 1, @lifecycle, '2026-01-01', @last, @labels, @files, @phases, '[]', @seq)`);
   db.transaction(() => {
     for (let i = 0; i < n; i++) {
       const text = Array.from({ length: 3 + Math.floor(rnd() * 8) }, () => pick(WORDS)).join(' ') + ` case ${i}`;
       const row = {
-        project, id: `p${String(i).padStart(5, '0')}`, role: pick(ROLES), text, ntok: new Set(text.split(' ')).size,
+        project, id: `p${String(i).padStart(5, '0')}`, role: pick(ROLES), text, ntok: indexTerms(text).length,
         category: pick(['rule', 'causal', 'observation']), s: Math.floor(rnd() * 6), ic: Math.floor(rnd() * 4), iw: pick([0, 0, 1.5, 2.5]),
+        held: pick([0, 0, 1, 1.79, 3.2]), untested: Math.floor(rnd() * 8),
         r: Math.floor(rnd() * 5), lifecycle: pick(['observed', 'candidate', 'verified', 'verified', 'active', 'deprecated']),
         last: NOW - Math.floor(rnd() * 40 * DAY_MS) + (rnd() < 0.05 ? 3 * DAY_MS : 0), // a few from "the future" (a clock ahead)
         labels: JSON.stringify(pick([[], ['cli'], ['api']])), files: JSON.stringify(pick([[], ['src/a.ts']])), phases: JSON.stringify(pick([[], ['plan']])),
@@ -294,7 +295,7 @@ describe('ranking by the rank indexes', () => {
 
   it('the rank keys in SQL are the JavaScript rankKey, and the migration indexes those very expressions', () => {
     const db = store();
-    const rows = db.prepare(`SELECT success_count, ignore_count, ignore_weight, reinforcement_count, lifecycle, category, last_used,
+    const rows = db.prepare(`SELECT held, untested, ignore_weight, reinforcement_count, lifecycle, category, last_used,
       ${DECAYING_KEY_SQL} AS decaying, ${IMMUNE_KEY_SQL} AS immune FROM patterns`).all() as (Parameters<typeof rankKey>[0] & { decaying: number; immune: number })[];
     for (const r of rows) {
       const { key, immune } = rankKey(r);

@@ -15,13 +15,13 @@ const observe = (run: string): Observed => ({
 });
 
 describe('reducer', () => {
-  it('counts a dismissal once per issue/run, however often it was recorded', () => {
+  it('counts a dismissal once per issue/run, however often it was recorded; each ages the one before (SPEC §3.10.2)', () => {
     const store = openTestStore(tempProject());
     const ignored = (run: string): EventPayload => ({ type: 'pattern.ignored', pattern: 'pabc', role: 'auditor', weight: 1.5, finding: 'A1', retract: false, issue: 'I-1', run });
     appendEvents(store, [observe('r1'), ignored('r1'), ignored('r1'), ignored('r2')]);
     const p = getPattern(patternDb(store), store.project, 'pabc')!;
     expect(p.ignore_count).toBe(2);
-    expect(p.ignore_weight).toBe(3);
+    expect(p.ignore_weight).toBeCloseTo(1.5 * 2 ** (-1 / 3) + 1.5, 12); // the default half-life: 3 verdicts
   });
 
   it('grades an issue/run once, even when two outcome events were recorded', () => {
@@ -71,7 +71,7 @@ describe('reducer', () => {
 describe('once per run', () => {
   it('reinforces and ages a pattern at most once per issue/run', () => {
     const store = openTestStore(tempProject());
-    const reinforced = (run: string): EventPayload => ({ type: 'pattern.reinforced', pattern: 'pabc', issue: 'I-1', run });
+    const reinforced = (run: string): EventPayload => ({ type: 'pattern.reinforced', pattern: 'pabc', issue: 'I-1', run, finding: 'A1' });
     appendEvents(store, [observe('r1'), reinforced('r1'), reinforced('r1'), reinforced('r2')]);
     expect(getPattern(patternDb(store), store.project, 'pabc')).toMatchObject({ success_count: 3, reinforcement_count: 2 });
     const before = getPattern(patternDb(store), store.project, 'pabc')!.last_used;

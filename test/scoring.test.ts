@@ -17,8 +17,8 @@ function state(over: Partial<ScoredState> = {}): ScoredState {
   return {
     role: 'auditor',
     category: 'observation',
-    success_count: 1,
-    ignore_count: 0,
+    held: 1,
+    untested: 0,
     ignore_weight: 0,
     reinforcement_count: 0,
     lifecycle: 'observed',
@@ -44,7 +44,8 @@ function pattern(id: string, over: Partial<ScoredState> = {}): Pattern {
     issues: [],
     promoted_by: null,
     reason: null,
-    untested: 0,
+    success_count: over.held ?? 1,
+    ignore_count: over.ignore_weight ? 1 : 0,
   };
 }
 
@@ -58,8 +59,8 @@ function randomPatterns(count: number, seed: number): Pattern[] {
     pattern(`p${String(i).padStart(3, '0')}`, {
       role: pick(['auditor', 'judge']),
       category: pick(['rule', 'causal', 'observation'] as const),
-      success_count: Math.floor(random() * 6),
-      ignore_count: Math.floor(random() * 4),
+      held: pick([0, 0.5, 1, 2.7]) * Math.floor(random() * 3),
+      untested: Math.floor(random() * 8),
       ignore_weight: pick([0, 0, 1.5, 2.5, 4]),
       reinforcement_count: Math.floor(random() * 5),
       lifecycle: pick(['observed', 'candidate', 'verified', 'active']),
@@ -141,37 +142,39 @@ describe('role factor', () => {
 });
 
 describe('success rate (smoothed, SPEC §3.9.3)', () => {
-  it('divides successes plus one by successes plus the ignore weight plus two, when the weight is set', () => {
-    // 3 successes, 2 dismissals by a sentinel-weighted validator (1.5 each): (3 + 1) / (3 + 3 + 2)
-    expect(successRate(3, 2, 3)).toBeCloseTo(0.5, 10);
-    expect(scorePattern(state({ success_count: 3, ignore_count: 2, ignore_weight: 3 }), ctx).rate).toBeCloseTo(0.5, 10);
+  it('divides what held up plus one by that plus the ignore weight plus two', () => {
+    // 3 kept findings, 2 dismissals by a sentinel-weighted validator (1.5 each): (3 + 1) / (3 + 3 + 2)
+    expect(successRate({ held: 3, untested: 0, ignore_weight: 3 })).toBeCloseTo(0.5, 10);
+    expect(scorePattern(state({ held: 3, ignore_weight: 3 }), ctx).rate).toBeCloseTo(0.5, 10);
   });
 
-  it('falls back to the ignore count when the weight is 0', () => {
-    expect(successRate(3, 2, 0)).toBeCloseTo(4 / 7, 10);
-    expect(successRate(4, 0, 0)).toBeCloseTo(5 / 6, 10);
+  it('counts untested credit 0.1 a time up to 0.5: an untested pattern never outranks one that held up once (SPEC §3.10.1)', () => {
+    expect(successRate({ held: 0, untested: 3, ignore_weight: 0 })).toBeCloseTo(1.3 / 2.3, 10);
+    const riddenAlong = successRate({ held: 0, untested: 50, ignore_weight: 0 });
+    expect(riddenAlong).toBeCloseTo(1.5 / 2.5, 10);
+    expect(riddenAlong).toBeLessThan(successRate({ held: 1, untested: 0, ignore_weight: 0 }));
   });
 
-  it('starts from one half, and a pattern with no successes is not yet at 0', () => {
-    expect(successRate(0, 0, 0)).toBe(0.5);
-    expect(successRate(0, 3, 3)).toBeCloseTo(1 / 5, 10);
+  it('starts from one half, and a pattern that never held up is not yet at 0', () => {
+    expect(successRate({ held: 0, untested: 0, ignore_weight: 0 })).toBe(0.5);
+    expect(successRate({ held: 0, untested: 0, ignore_weight: 3 })).toBeCloseTo(1 / 5, 10);
   });
 
   it('ranks a first sighting below a pattern that held up five times (an unproven pattern is not a proven one)', () => {
-    const fresh = scorePattern(state({ category: 'rule', success_count: 1 }), ctx);
-    const proven = scorePattern(state({ category: 'observation', success_count: 6, reinforcement_count: 5 }), ctx);
+    const fresh = scorePattern(state({ category: 'rule', held: 0, untested: 1 }), ctx);
+    const proven = scorePattern(state({ category: 'observation', held: 5, untested: 1, reinforcement_count: 5 }), ctx);
     expect(fresh.base).toBeLessThan(proven.base);
   });
 
   it('takes its prior from the context (config "prior")', () => {
-    expect(successRate(1, 0, 0, { success: 0, failure: 0 })).toBe(1);
+    expect(successRate({ held: 1, untested: 0, ignore_weight: 0 }, { success: 0, failure: 0 })).toBe(1);
     expect(scorePattern(state(), { ...ctx, prior: { success: 2, failure: 3 } }).rate).toBeCloseTo(3 / 6, 12);
   });
 });
 
 describe('the score shown to agents', () => {
   it('is rate × decay, within 0..1 even for a rule in a matching context', () => {
-    const f = scorePattern(state({ category: 'rule', success_count: 40, labels: ['cli'] }), { ...ctx, labels: ['cli'] });
+    const f = scorePattern(state({ category: 'rule', held: 40, labels: ['cli'] }), { ...ctx, labels: ['cli'] });
     expect(f.base).toBeGreaterThan(1);
     expect(shownScore(f)).toBeCloseTo((41 / 42) * 1, 12);
     expect(shownScore(scorePattern(state({ last_used: NOW - 14 * DAY_MS }), ctx))).toBeCloseTo(ONE_SUCCESS * Math.exp(-1), 10);
@@ -180,7 +183,7 @@ describe('the score shown to agents', () => {
 
 describe('all factors together', () => {
   it('multiplies rate, decay, category, context and role into base', () => {
-    const p = state({ role: 'judge', category: 'causal', success_count: 3, ignore_count: 1, ignore_weight: 0, last_used: NOW - 7 * DAY_MS, labels: ['cli'] });
+    const p = state({ role: 'judge', category: 'causal', held: 3, ignore_weight: 1, last_used: NOW - 7 * DAY_MS, labels: ['cli'] });
     const f = scorePattern(p, { ...ctx, labels: ['cli'] });
     expect(f).toMatchObject({ category: 1.1, role: 0.8 });
     expect(f.rate).toBeCloseTo(4 / 6, 12);
@@ -198,8 +201,8 @@ function rank(patterns: Pattern[], relevance?: Map<string, number>) {
 describe('the 0.1 cut (rankPatterns)', () => {
   it('drops a pattern scoring 0.099 and keeps one scoring exactly 0.1', () => {
     expect(SCORE_CUT).toBe(0.1);
-    const below = pattern('p-below', { success_count: 99, ignore_weight: 903 }); // 100 / 1004
-    const at = pattern('p-at', { success_count: 1, ignore_weight: 17 }); // 2 / 20
+    const below = pattern('p-below', { held: 99, ignore_weight: 903 }); // 100 / 1004
+    const at = pattern('p-at', { held: 1, ignore_weight: 17 }); // 2 / 20
     const ranked = rank([below, at]);
     expect(ranked.map((r) => r.pattern.id)).toEqual(['p-at']);
     expect(ranked[0].score).toBe(0.1);
@@ -272,9 +275,9 @@ describe('the 0.1 cut (rankPatterns)', () => {
 function storeWith(patterns: Pattern[]) {
   const store = openTestStore(tempProject(), 'test');
   const insert = patternDb(store).prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight,
-    reinforcement_count, sightings, lifecycle, first_seen, last_used, labels, files, phases, issues)
+    held, untested, reinforcement_count, sightings, lifecycle, first_seen, last_used, labels, files, phases, issues)
     VALUES (@project, @id, @role, @text, @ntok, @category, @success_count, @ignore_count, @ignore_weight,
-    @reinforcement_count, @sightings, @lifecycle, @first_seen, @last_used, @labels, @files, @phases, @issues)`);
+    @held, @untested, @reinforcement_count, @sightings, @lifecycle, @first_seen, @last_used, @labels, @files, @phases, @issues)`);
   for (const p of patterns) {
     insert.run({ ...p, labels: JSON.stringify(p.labels), files: JSON.stringify(p.files), phases: JSON.stringify(p.phases), issues: JSON.stringify(p.issues) });
   }
@@ -289,8 +292,8 @@ describe('relevance blend', () => {
   });
 
   it('applies the cut to the blended score: a pattern the query does not match can fall below it', () => {
-    const matched = pattern('p-matched', { success_count: 1, ignore_weight: 7 }); // base 2 / 10
-    const unmatched = pattern('p-unmatched', { success_count: 1, ignore_weight: 7 }); // base 2 / 10, relevance 0
+    const matched = pattern('p-matched', { held: 1, ignore_weight: 7 }); // base 2 / 10
+    const unmatched = pattern('p-unmatched', { held: 1, ignore_weight: 7 }); // base 2 / 10, relevance 0
     const ranked = rank([matched, unmatched], new Map([['p-matched', 0.5]]));
     expect(ranked).toHaveLength(1);
     expect(ranked[0].pattern.id).toBe('p-matched');

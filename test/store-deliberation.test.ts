@@ -7,8 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { getPattern, listPatterns, type Pattern } from '../lib/patterns/queries.js';
 import { patternId } from '../lib/core/ids.js';
-import { NEAR_DUPLICATE, storeDeliberation } from '../lib/patterns/deliberation.js';
-import { jaccard, tokenSet } from '../lib/core/text.js';
+import { storeDeliberation } from '../lib/patterns/deliberation.js';
+import { ruleKey, sameRule, type RuleKey } from '../lib/patterns/identity.js';
 import { extractPatterns } from '../lib/patterns/extract.js';
 import { patternDb } from '../lib/events/log.js';
 
@@ -230,15 +230,16 @@ describe('near-duplicates', () => {
     });
     // each text followed by a variant with a word or two changed: often a near-duplicate of it, sometimes of another
     const texts = base.flatMap((w) => [w, w.map((x) => (rnd() < 0.1 ? pick(w) : x))]).map((w) => w.join(' '));
-    texts.splice(300, 0, '——— !!! ——— ——— !!!', '🙂🙂🙂🙂 🚀🚀🚀🚀 🙂🙂🙂'); // no word at all: near-duplicates of each other
+    texts.splice(300, 0, '——— !!! ——— ——— !!!', '🙂🙂🙂🙂 🚀🚀🚀🚀 🙂🙂🙂'); // no word at all: only themselves
     const text = `## Accumulated Patterns\n${texts.map((t) => `- ${t}`).join('\n')}\n`;
     const out = storeDeliberation(openTestStore(tempProject(), PROJECT), { text, role: 'auditor', issue: null, run: null, phase: null, iteration: null, labels: [], files: [] });
     // the rule itself, over the texts in order: a text creates a pattern unless it is a near-duplicate of one created before it
-    const created: { id: string; tokens: Set<string> }[] = [];
+    const created: { id: string; key: RuleKey }[] = [];
     const items = extractPatterns(text, null).items;
     for (const item of items) {
-      const tokens = tokenSet(item.text);
-      if (!created.some((c) => jaccard(tokens, c.tokens) >= NEAR_DUPLICATE)) created.push({ id: patternId(PROJECT, 'auditor', item.text), tokens });
+      const key = ruleKey(item.text);
+      const id = patternId(PROJECT, 'auditor', item.text);
+      if (!created.some((c) => c.id === id || sameRule(key, c.key))) created.push({ id, key });
     }
     // a text that lands on a pattern this deliberation created is not listed again
     expect(out.patterns.map((p) => [p.id, p.status])).toEqual(created.map((c) => [c.id, 'new']));

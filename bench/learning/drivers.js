@@ -3,7 +3,9 @@
 //                    test/helpers.ts openTestStore does: fast, for many runs and many seeds;
 //   processDriver  — the real bin/*.js executables, one process per step (spawnSync), as a pipeline
 //                    runs them: slower, to show that the two agree.
-// Every step takes `now` (ISO): the simulated clock, given to cairn as CAIRN_NOW.
+// Every step takes `now` (ISO): the simulated clock, given to cairn as CAIRN_NOW. The roles default to
+// the auditor/curator pair; a world with more pairs names them (`role` of format and inspect,
+// `adversarialRole`/`validatorRole` of feedback).
 
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -41,44 +43,44 @@ function prepareProject(root) {
   initStore(join(root, '.cairn'));
 }
 
-/** What the store holds right now, read in-process whichever driver wrote it. */
-function inspectStore(store, now) {
+/** What the store holds right now, read in-process whichever driver wrote it: `role`'s candidates, every pattern. */
+function inspectStore(store, now, role = ADVERSARY) {
   process.env.CAIRN_NOW = now;
-  const ranked = ranking.rankPatterns(patternDb(store), store.project, { roles: sameKindRoles(store.config, ADVERSARY), ctx: { now: Date.parse(now), role: ADVERSARY } });
+  const ranked = ranking.rankPatterns(patternDb(store), store.project, { roles: sameKindRoles(store.config, role), ctx: { now: Date.parse(now), role } });
   const all = patterns.listPatterns(patternDb(store), store.project, { includeDeprecated: true });
   return {
     candidates: ranked.map((r) => ({ id: r.pattern.id, text: r.pattern.text, score: r.score })),
-    patterns: all.map((p) => ({ ...p, score: scoring.scorePattern(p, { now: Date.parse(now), role: ADVERSARY }).base })),
+    patterns: all.map((p) => ({ ...p, score: scoring.scorePattern(p, { now: Date.parse(now), role }).base })),
   };
 }
+
+const blockOf = (r) => ({ path: r.path, tokens: r.tokens, patterns: r.patterns.map((p) => ({ id: p.id, text: p.text, record: p.record })) });
 
 export function libraryDriver(root) {
   prepareProject(root);
   const store = openStore(root);
   const at = (now) => (process.env.CAIRN_NOW = now);
   return {
-    format({ now, issue, run, budget, ids }) {
+    format({ now, issue, run, budget, ids, role = ADVERSARY }) {
       at(now);
-      const result = format.formatPatterns(store, { role: ADVERSARY, issue, run, labels: [], files: [], phase: null, budget, exactTokens: true, ids });
+      const result = format.formatPatterns(store, { role, issue, run, labels: [], files: [], phase: null, budget, exactTokens: true, ids });
       format.recordInjection(store, result, issue, run);
-      return { path: result.path, tokens: result.tokens, patterns: result.patterns.map((p) => ({ id: p.id, text: p.text })) };
+      return blockOf(result);
     },
     store({ now, role, issue, run, text }) {
       at(now);
       deliberation.storeDeliberation(store, { text, role, issue, run, phase: 'plan', iteration: 1, labels: [], files: [] });
     },
-    feedback({ now, issue, run, adversarialText, validatorText }) {
+    feedback({ now, issue, run, adversarialText, validatorText, adversarialRole = ADVERSARY, validatorRole = VALIDATOR }) {
       at(now);
-      const r = feedback.runFeedback(store, {
-        adversarialRole: ADVERSARY, validatorRole: VALIDATOR, issue, run, files: [], adversarialText, validatorText, dryRun: false,
-      });
+      const r = feedback.runFeedback(store, { adversarialRole, validatorRole, issue, run, files: [], adversarialText, validatorText, dryRun: false });
       return feedbackRecord(r);
     },
     outcome({ now, issue, run, result }) {
       at(now);
       outcome.scoreOutcome(store, issue, run, result);
     },
-    inspect: (now) => inspectStore(store, now),
+    inspect: (now, role) => inspectStore(store, now, role),
     close: () => store.close(),
   };
 }
@@ -101,28 +103,27 @@ export function processDriver(root) {
     return path;
   };
   return {
-    format({ now, issue, run, budget, ids }) {
-      const r = JSON.parse(exec('format-patterns', ['--role', ADVERSARY, ...scoped(issue, run), '--budget', String(budget), ...(ids ? ['--ids'] : []), '--json'], now));
-      return { path: r.path, tokens: r.tokens, patterns: r.patterns.map((p) => ({ id: p.id, text: p.text })) };
+    format({ now, issue, run, budget, ids, role = ADVERSARY }) {
+      return blockOf(JSON.parse(exec('format-patterns', ['--role', role, ...scoped(issue, run), '--budget', String(budget), ...(ids ? ['--ids'] : []), '--json'], now)));
     },
     store({ now, role, issue, run, text }) {
       exec('store-deliberation', ['--role', role, ...scoped(issue, run), '--phase', 'plan', '--iteration', '1'], now, text);
     },
-    feedback({ now, issue, run, adversarialText, validatorText }) {
+    feedback({ now, issue, run, adversarialText, validatorText, adversarialRole = ADVERSARY, validatorRole = VALIDATOR }) {
       const texts = [
         ...(adversarialText === undefined ? [] : ['--adversarial-file', tempFile(adversarialText)]),
         ...(validatorText === undefined ? [] : ['--validator-file', tempFile(validatorText)]),
       ];
-      const r = JSON.parse(exec('feedback-loop', ['--adversarial-role', ADVERSARY, '--validator-role', VALIDATOR, ...scoped(issue, run), ...texts, '--json'], now));
+      const r = JSON.parse(exec('feedback-loop', ['--adversarial-role', adversarialRole, '--validator-role', validatorRole, ...scoped(issue, run), ...texts, '--json'], now));
       return feedbackRecord(r);
     },
     outcome({ now, issue, run, result }) {
       exec('outcome-score', [...scoped(issue, run), '--result', result, '--json'], now);
     },
-    inspect(now) {
+    inspect(now, role) {
       const store = openStore(root);
       try {
-        return inspectStore(store, now);
+        return inspectStore(store, now, role);
       } finally {
         store.close();
       }

@@ -68,9 +68,9 @@ export function patternId(project: string, role: string, text: string): string {
 const HEX = '0123456789abcdef';
 
 /**
- * The 40 bits after a pattern id's `p`, as a number: a summary's basis sums them over the candidates
- * in SQL (lib/patterns/ranking.ts), so this is the arithmetic of ID_BITS_SQL (lib/store/db.ts), for
- * any string (a character that is not a hex digit counts −1, a missing one 0).
+ * The 40 bits after a pattern id's `p`, as a number, which the reducer stores (patterns.id_bits) for a
+ * summary's basis to sum over the candidates in SQL (lib/patterns/ranking.ts); any string gives one
+ * (a character that is not a hex digit counts −1, a missing one 0).
  */
 export function idBits(id: string): number {
   let n = 0;

@@ -43,25 +43,6 @@ export function words(text: string): string[] {
   return text.normalize('NFKC').toLowerCase().match(WORD) ?? [];
 }
 
-export function tokenSet(text: string): Set<string> {
-  return new Set(words(text));
-}
-
-export function jaccard(a: Set<string>, b: Set<string>): number {
-  if (a.size === 0 && b.size === 0) return 1;
-  let shared = 0;
-  for (const t of a) if (b.has(t)) shared++;
-  return shared / (a.size + b.size - shared);
-}
-
-/** |A ∩ B| / min(|A|, |B|): how much of the smaller text the larger one covers. */
-export function overlapCoefficient(a: Set<string>, b: Set<string>): number {
-  if (a.size === 0 || b.size === 0) return 0;
-  let shared = 0;
-  for (const t of a) if (b.has(t)) shared++;
-  return shared / Math.min(a.size, b.size);
-}
-
 // Function words carry no meaning for matching a finding to a pattern.
 const STOP_WORDS = new Set(
   (
@@ -69,17 +50,12 @@ const STOP_WORDS = new Set(
     'is it its itself just me more most my no nor not of off on once only or other our out over own same she so some ' +
     'such than that the their them then there these they this those through to too under until up very was we were ' +
     'what when where which while who whom why will with would you your yours also any each few both all about above ' +
-    'after again against before below between during further here should'
+    'after again against before below between during further here should every must shall may might'
   ).split(' '),
 );
 
 export function isStopWord(word: string): boolean {
   return STOP_WORDS.has(word);
-}
-
-/** Word tokens without stop-words, for fuzzy matching. */
-export function contentTokenSet(text: string): Set<string> {
-  return new Set(words(text).filter((w) => !STOP_WORDS.has(w)));
 }
 
 /**
@@ -185,33 +161,43 @@ export function capUtf8(text: string, maxBytes: number): string {
 }
 
 /**
- * The terms a pattern is indexed under: the stems of its words but the stop-words, and of its
- * content terms (identifiers split into their words). A text that shares a word other than a
- * stop-word, or a content term, with another shares one of these. With them its length, the number
- * of distinct words, stop-words included (what near-duplicate sizes and BM25 count), from the same
- * split of the text. Stop-words were 27 % of the index's rows and no lookup reads them: a
- * near-duplicate lookup reads a text's rarest stems and never one a stop-word stems to
- * (isStopStem), BM25 and links read content terms.
+ * The terms a pattern is indexed under and compared by: the stems of its words but the stop-words,
+ * and its content terms (identifiers split into their words). Two wordings of one rule share most of
+ * them whatever function words they use (SPEC §3.10.4); `length` is how many there are (what
+ * near-duplicate sizes and BM25 count).
  */
 export function indexTerms(text: string): { terms: string[]; length: number } {
-  const distinct = new Set(words(text));
   const terms = new Set<string>();
-  for (const w of distinct) if (!STOP_WORDS.has(w)) terms.add(stem(w));
+  for (const w of new Set(words(text))) if (!STOP_WORDS.has(w)) terms.add(stem(w));
   // In ASCII without camelCase, every content term is the stem of one of those words (a replay of
   // 100k patterns spent a third of this function on contentTerms, which adds nothing there).
   if (!ASCII.test(text) || CAMEL_CASE.test(text)) for (const t of contentTerms(text).keys()) terms.add(t);
-  return { terms: [...terms], length: distinct.size };
+  return { terms: [...terms], length: terms.size };
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
 const CAMEL_CASE = /[a-z][A-Z]/;
 
+// An identifier names one thing: a path or file, a dotted or hyphenated name, a version, a number, a
+// code name with digits, snake_case, camelCase, a flag, anything in backticks. Capitals alone are
+// emphasis (NEVER), not a name.
+const IDENTIFIER_CHUNK = /[\p{L}\p{N}_$@.:#/-]*[\p{L}\p{N}]\/?/gu;
+const NAME_LIKE = /\p{N}|[\p{L}\p{N}][_./:#-][\p{L}\p{N}]|\/$|\p{Ll}\p{Lu}|^--?\p{L}/u;
+
 /**
- * Whether a stop-word stems to this (`before` → `befor`): a pattern holding it may hold it through
- * that stop-word, which is not indexed, so a near-duplicate lookup cannot count it.
+ * The identifiers a text names, lower-cased as written (SPEC §3.10.4): `helper18`, `edge-lan`,
+ * `docs/openapi.yaml`, `v2.3`, `billing/`, `11`. Two texts that name different ones are different
+ * patterns however many words they share.
  */
-export function isStopStem(stemmed: string): boolean {
-  stopStems ??= new Set([...STOP_WORDS].map(stem));
-  return stopStems.has(stemmed);
+export function identifiers(text: string): Set<string> {
+  const out = new Set<string>();
+  const parts = text.normalize('NFKC').split(/`([^`]*)`/);
+  parts.forEach((part, i) => {
+    if (i % 2 === 1) {
+      if (part.trim()) out.add(part.trim().toLowerCase());
+      return;
+    }
+    for (const m of part.matchAll(IDENTIFIER_CHUNK)) if (NAME_LIKE.test(m[0])) out.add(m[0].toLowerCase());
+  });
+  return out;
 }
-let stopStems: Set<string> | undefined;

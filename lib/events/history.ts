@@ -206,7 +206,7 @@ export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): stri
       what = `regressed${inScope}: validated before, dismissed via finding ${e.finding}`;
       break;
     case 'pattern.reinforced':
-      what = e.finding ? `confirmed${inScope} via ${finding(e.finding)}` : `reinforced${inScope} (applied, evidence-backed PASS)`;
+      what = e.finding ? `confirmed${inScope} via ${finding(e.finding)}` : `echoed in an evidence-backed PASS${inScope} (untested credit)`;
       break;
     case 'pattern.aged':
       what = `aged a day${inScope} (injected, not applied)`;

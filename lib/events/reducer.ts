@@ -3,6 +3,7 @@ import type { CairnEvent } from './types.js';
 import { DAY_MS } from '../core/clock.js';
 import { indexTerms } from '../core/text.js';
 import { idBits } from '../core/ids.js';
+import { aging, withTested, type Evidence, type Tested } from './credit.js';
 
 // The one reducer: every pattern event goes through applyEvent, for live writes and for rebuilds
 // alike, so replaying the log reproduces the live state (SPEC §3.2).
@@ -16,15 +17,16 @@ function prepareStatements(db: Database) {
   return {
     getPattern: db.prepare('SELECT lifecycle, sightings, labels, files, phases, issues FROM patterns WHERE project = ? AND id = ?'),
     insertPattern: db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle,
-      first_seen, last_used, labels, files, phases, issues, term_seq) VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
-      @ts, @last_used, @labels, @files, @phases, @issues, @term_seq)`),
+      first_seen, last_used, labels, files, phases, issues, term_seq, untested) VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
+      @ts, @last_used, @labels, @files, @phases, @issues, @term_seq, 1)`),
     // a new pattern's terms in one statement (a replay inserts ~17 per pattern: one call each was a third of it),
     // numbered after every term row already there (seq, the order of the term index: lib/store/db.ts), each
     // with the pattern's length; the pattern row holds where its terms start (term_seq)
     insertTerms: db.prepare(`INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern, seq, ntok)
       SELECT @project, @role, value, @pattern, @seq, @ntok FROM json_each(@terms)`),
     nextTermSeq: db.prepare('SELECT IFNULL(MAX(rowid), 0) + 1 AS seq FROM pattern_terms'),
-    seenAgain: db.prepare(`UPDATE patterns SET success_count = success_count + 1, sightings = sightings + 1, last_used = @last_used,
+    // a sighting is untested credit (SPEC §3.10.1): the bounded prior of lib/events/credit.ts
+    seenAgain: db.prepare(`UPDATE patterns SET success_count = success_count + 1, untested = untested + 1, sightings = sightings + 1, last_used = @last_used,
       lifecycle = @lifecycle, labels = @labels, files = @files, phases = @phases, issues = @issues WHERE project = @project AND id = @id`),
     touch: db.prepare('UPDATE patterns SET last_used = ? WHERE project = ? AND id = ?'),
     insertSighting: db.prepare(`INSERT INTO sightings (project, issue, run, role, pattern, deliberation, added_success)
@@ -36,24 +38,28 @@ function prepareStatements(db: Database) {
     // (json_each) was slower than (556 → 769 ms)
     insertInjections: db.prepare(`INSERT INTO injections (project, issue, run, role, pattern, event, ts)
       SELECT @project, @issue, @run, @role, value, @event, @ts FROM json_each(@patterns)`),
+    evidence: db.prepare('SELECT held, ignore_weight, untested FROM patterns WHERE project = ? AND id = ?'),
+    // each piece of tested evidence as it arrived, which cairn explain ages to show what it weighs now
+    insertEvidence: db.prepare('INSERT INTO evidence (project, pattern, event, held, against, aging) VALUES (?, ?, ?, ?, ?, ?)'),
     // A retracted sighting was no success, and does not count towards the lifecycle either (SPEC §3.7, §3.9).
-    // A dismissal also takes back the credit the pattern gained untested since a validator last tested
-    // it: the passes it rode along in said nothing about it, and the first test says it does not hold.
-    ignore: db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = ignore_weight + @weight,
-      success_count = MAX(0, success_count - @retract - untested), untested = 0, sightings = MAX(0, sightings - @retract)
+    ignore: db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = @ignore_weight, held = @held,
+      success_count = MAX(0, success_count - @retract), untested = MAX(0, untested - @retract), sightings = MAX(0, sightings - @retract)
       WHERE project = @project AND id = @id`),
     insertDismissal: db.prepare('INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)'),
     markRun: db.prepare('INSERT OR IGNORE INTO run_marks (project, issue, run, pattern, kind) VALUES (?, ?, ?, ?, ?)'),
     outcomeGrading: db.prepare('SELECT grading FROM outcomes WHERE project = ? AND issue = ? AND run = ?'),
     regress: db.prepare('UPDATE patterns SET regressed = 1 WHERE project = ? AND id = ?'),
-    // A finding the validator kept tests the pattern, and vouches for the credit it gained untested; a
-    // PASS it was applied in is untested credit (SPEC §3.9.2).
-    reinforce: db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
-      was_validated = 1, last_used = @last_used, untested = CASE WHEN @tested THEN 0 ELSE untested + 1 END WHERE project = @project AND id = @id`),
+    // A finding the validator kept, or a PASS it was applied in a finding of, tested the pattern (SPEC
+    // §3.10.1); a PASS it was only echoed in is untested credit.
+    reinforceTested: db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
+      was_validated = 1, last_used = @last_used, held = @held, ignore_weight = @ignore_weight WHERE project = @project AND id = @id`),
+    reinforceUntested: db.prepare(`UPDATE patterns SET success_count = success_count + 1, untested = untested + 1, last_used = @last_used
+      WHERE project = @project AND id = @id`),
     age: db.prepare(`UPDATE patterns SET last_used = last_used - ${DAY_MS}
       WHERE project = ? AND id = ? AND reinforcement_count < 3 AND lifecycle != 'active'`),
-    outcomePass: db.prepare('UPDATE patterns SET success_count = success_count + 1, untested = untested + 1 WHERE project = ? AND id = ?'),
-    outcomeFail: db.prepare('UPDATE patterns SET ignore_weight = ignore_weight + ? WHERE project = ? AND id = ?'),
+    outcomeUntested: db.prepare('UPDATE patterns SET success_count = success_count + @success, untested = MAX(0, untested + @step) WHERE project = @project AND id = @id'),
+    outcomeTested: db.prepare(`UPDATE patterns SET success_count = success_count + @success, held = @held, ignore_weight = @ignore_weight
+      WHERE project = @project AND id = @id`),
     insertOutcome: db.prepare('INSERT OR IGNORE INTO outcomes (project, issue, run, result, ts, grading) VALUES (?, ?, ?, ?, ?, ?)'),
     setLifecycle: db.prepare('UPDATE patterns SET lifecycle = ?, promoted_by = ?, reason = ? WHERE project = ? AND id = ?'),
     insertDeliberation: db.prepare(`INSERT OR REPLACE INTO deliberations (project, id, ts, role, issue, run, phase, iteration, labels, files,
@@ -143,6 +149,15 @@ function isDuplicate(s: Statements, project: string, deliberation: string): bool
   return duplicate;
 }
 
+/** Apply one piece of tested evidence to a pattern's record (lib/events/credit.ts), if the pattern exists. */
+function testEvidence(s: Statements, e: CairnEvent, pattern: string, t: Tested, write: (after: { held: number; ignore_weight: number }) => void): void {
+  const before = s.evidence.get(e.project, pattern) as Evidence | undefined;
+  if (!before) return;
+  const { held, ignore_weight } = withTested(before, t);
+  write({ held, ignore_weight });
+  s.insertEvidence.run(e.project, pattern, e.id, t.held ?? 0, t.against ?? 0, aging(t.strength, t.halfLife));
+}
+
 export function applyEvent(db: Database, e: CairnEvent): void {
   const s = statements(db);
   const ms = Date.parse(e.ts);
@@ -203,7 +218,9 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       // Writers check for an earlier dismissal in this run before appending; two racing writers, or a
       // log merged from two machines, can still hold both. The first one counts.
       if ((issue || run) && s.insertDismissal.run(e.project, issue, run, e.pattern, e.finding).changes === 0) return;
-      s.ignore.run({ project: e.project, id: e.pattern, weight: e.weight, retract: e.retract ? 1 : 0 });
+      testEvidence(s, e, e.pattern, { against: e.weight, strength: 1, halfLife: e.halfLife }, (after) =>
+        s.ignore.run({ project: e.project, id: e.pattern, ...after, retract: e.retract ? 1 : 0 }),
+      );
       if (e.retract) s.retractSighting.run(e.project, issue, run, e.pattern);
       return;
     case 'pattern.regressed':
@@ -212,7 +229,14 @@ export function applyEvent(db: Database, e: CairnEvent): void {
     case 'pattern.reinforced':
       // One validation per run: a re-run of the same feedback, or a merged copy, does not count again.
       if ((issue || run) && s.markRun.run(e.project, issue, run, e.pattern, 'reinforced').changes === 0) return;
-      s.reinforce.run({ last_used: ms, project: e.project, id: e.pattern, tested: e.finding ? 1 : 0 });
+      if (!e.finding) s.reinforceUntested.run({ last_used: ms, project: e.project, id: e.pattern });
+      else {
+        // a validator judged it in this run: the run's outcome leaves it to that verdict (lib/patterns/outcome.ts)
+        if (issue || run) s.markRun.run(e.project, issue, run, e.pattern, 'judged');
+        testEvidence(s, e, e.pattern, { held: 1, strength: 1, halfLife: e.halfLife }, (after) =>
+          s.reinforceTested.run({ last_used: ms, project: e.project, id: e.pattern, ...after }),
+        );
+      }
       return;
     case 'pattern.aged':
       if ((issue || run) && s.markRun.run(e.project, issue, run, e.pattern, 'aged').changes === 0) return;
@@ -226,8 +250,15 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       if (prior && prior.grading !== grading) return;
       if (!prior) s.insertOutcome.run(e.project, issue, run, e.result, e.ts, grading);
       for (const p of e.patterns) {
-        if (e.result === 'pass') s.outcomePass.run(e.project, p.pattern);
-        else s.outcomeFail.run(0.5 * p.weight, e.project, p.pattern); // SPEC §3.8: half the role's weight
+        const pass = e.result === 'pass';
+        if (pass ? !p.credit : p.tested === false) s.outcomeUntested.run({ project: e.project, id: p.pattern, success: pass ? 1 : 0, step: pass ? 1 : -1 });
+        else {
+          // a pass counts as much as outcomes in the project tell (its credit); a fail weighs half the role's weight (SPEC §3.8)
+          const t = e.result === 'pass' ? { held: p.credit, strength: p.credit! } : { against: 0.5 * p.weight, strength: 0.5 };
+          testEvidence(s, e, p.pattern, { ...t, halfLife: e.halfLife }, (after) =>
+            s.outcomeTested.run({ project: e.project, id: p.pattern, success: e.result === 'pass' ? 1 : 0, ...after }),
+          );
+        }
       }
       return;
     }

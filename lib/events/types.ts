@@ -25,14 +25,18 @@ export type EventPayload =
   | ({ type: 'pattern.injected'; role: string; patterns: string[]; path: string; tokens: number } & Scope)
   // A finding of a stored deliberation and the patterns it applies (SPEC §3.9.1): recorded, so replay never re-runs the matcher.
   | ({ type: 'finding.linked'; deliberation: string; role: string; finding: string; summary: string; patterns: string[]; match: 'explicit' | 'text' | 'embedding' | 'self' } & Scope)
-  // reason: the validator's words that led the dismissal here, when the finding's own words led elsewhere (lib/patterns/feedback.ts)
-  | ({ type: 'pattern.ignored'; pattern: string; role: string; weight: number; finding: string; retract: boolean; reason?: string } & Scope)
+  // reason: the validator's words that led the dismissal here, when the finding's own words led elsewhere (lib/patterns/feedback.ts);
+  // halfLife: how fast the writer's config ages earlier evidence (lib/events/credit.ts), so replay needs no config
+  | ({ type: 'pattern.ignored'; pattern: string; role: string; weight: number; finding: string; retract: boolean; reason?: string; halfLife?: number } & Scope)
   | ({ type: 'pattern.regressed'; pattern: string; finding: string } & Scope)
-  // With `finding`: a finding the validator kept (SPEC §3.9.2); without: an evidence-backed PASS.
-  | ({ type: 'pattern.reinforced'; pattern: string; finding?: string } & Scope)
+  // With `finding`: tested — a finding the validator kept, or an evidence-backed PASS the pattern was applied
+  // in that finding of; without: a PASS it was only echoed in, untested credit (SPEC §3.10.1).
+  | ({ type: 'pattern.reinforced'; pattern: string; finding?: string; halfLife?: number } & Scope)
   | ({ type: 'pattern.aged'; pattern: string } & Scope)
-  // One grading may span several events (`grading` names it) so that each line stays small.
-  | ({ type: 'pattern.outcome'; result: 'pass' | 'fail'; grading?: string; patterns: { pattern: string; weight: number }[] } & Scope)
+  // One grading may span several events (`grading` names it) so that each line stays small. tested: the
+  // pattern was applied in a finding (absent in logs of older versions: a fail then counts as tested);
+  // credit: what a pass is worth to it (how informative outcomes are in the project).
+  | ({ type: 'pattern.outcome'; result: 'pass' | 'fail'; grading?: string; patterns: { pattern: string; weight: number; tested?: boolean; credit?: number }[]; halfLife?: number } & Scope)
   | { type: 'pattern.promoted'; pattern: string; by: string; reason: string }
   | { type: 'pattern.deprecated'; pattern: string; reason: string; auto: boolean }
   // newest: the latest first sighting among the candidates' roles when the basis was taken (lib/patterns/ranking.ts newCandidateSince)
@@ -99,7 +103,8 @@ export function payloadProblem(e: Record<string, unknown>): string | undefined {
     if (v === undefined) return undefined;
     return Array.isArray(v) && v.length <= MAX_LIST_ITEMS && v.every((x) => typeof x === 'string' && x.length <= 300) ? undefined : `${key} is not a short list of strings`;
   };
-  const checks: (string | undefined)[] = [text('issue', MAX_SCOPE_CHARS, true), text('run', MAX_SCOPE_CHARS, true), context('labels'), context('files')];
+  const halfLife = e.halfLife === undefined || (typeof e.halfLife === 'number' && e.halfLife > 0 && e.halfLife <= 1000) ? undefined : 'halfLife is not a number in (0, 1000]';
+  const checks: (string | undefined)[] = [text('issue', MAX_SCOPE_CHARS, true), text('run', MAX_SCOPE_CHARS, true), context('labels'), context('files'), halfLife];
   switch (e.type) {
     case 'deliberation.stored':
       checks.push(text('deliberation', MAX_SCOPE_CHARS), text('role', MAX_ROLE_CHARS), text('hash', 64), text('phase', MAX_SCOPE_CHARS, true));
@@ -129,9 +134,10 @@ export function payloadProblem(e: Record<string, unknown>): string | undefined {
       checks.push(
         e.result === 'pass' || e.result === 'fail' ? undefined : 'result is neither pass nor fail',
         Array.isArray(e.patterns) && e.patterns.length <= MAX_LIST_ITEMS &&
-          e.patterns.every((p) => p && typeof p === 'object' && typeof p.pattern === 'string' && p.pattern.length <= 32 && typeof p.weight === 'number' && Number.isFinite(p.weight))
+          e.patterns.every((p) => p && typeof p === 'object' && typeof p.pattern === 'string' && p.pattern.length <= 32 && typeof p.weight === 'number' && Number.isFinite(p.weight) &&
+            (p.credit === undefined || (typeof p.credit === 'number' && p.credit >= 0 && p.credit <= 1)) && (p.tested === undefined || typeof p.tested === 'boolean'))
           ? undefined
-          : 'patterns is not a short list of {pattern, weight}',
+          : 'patterns is not a short list of {pattern, weight, tested?, credit?}',
       );
       break;
     case 'summary.stored':

@@ -14,7 +14,8 @@ import type { KnowledgeType } from '../knowledge/entry.js';
 import { formatPatterns } from '../patterns/format.js';
 import { embeddingRelevanceFor } from '../patterns/relevance.js';
 import { warnUnknownRoles } from '../patterns/roles.js';
-import { resolvePattern } from '../patterns/queries.js';
+import { evidenceLedger, resolvePattern } from '../patterns/queries.js';
+import { agedLedger } from '../events/credit.js';
 import { scorePattern } from '../patterns/scoring.js';
 import { explainLines } from '../patterns/explain.js';
 import { landingPatternLines } from '../landing/search.js';
@@ -91,7 +92,8 @@ export function explain(store: Store, history: PatternHistory, args: { pattern: 
   const p = resolvePattern(patternDb(store), store.project, ref);
   const factors = scorePattern(p, { now: nowMs(), role: p.role, prior: store.config.prior });
   const events = history.events(store.project, p.id, (m) => store.log.warn(m), store.deadline);
-  return explainLines(p, factors, p.role, events, EXPLAIN_EVENTS).join('\n');
+  const evidence = { ledger: agedLedger(evidenceLedger(patternDb(store), store.project, p.id)), halfLife: store.config.evidence.halfLife };
+  return explainLines(p, factors, p.role, events, evidence, EXPLAIN_EVENTS).join('\n');
 }
 
 /** The landing patterns that match the query, best first. */

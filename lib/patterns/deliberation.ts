@@ -5,7 +5,8 @@ import { MAX_FINDING_SUMMARY_CHARS, MAX_ROLE_CHARS, MAX_SCOPE_CHARS, type EventP
 import { parseVerdict, type Verdict } from './verdict.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
 import { extractPatterns, type Extracted } from './extract.js';
-import { jaccard, sha256, tokenSet } from '../core/text.js';
+import { sha256 } from '../core/text.js';
+import { NEAR_DUPLICATE, ruleKey, similarity, type RuleKey } from './identity.js';
 import { nextUlid, patternId } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError, describeError } from '../core/errors.js';
@@ -18,8 +19,6 @@ import { appendEvents, patternDb } from '../events/log.js';
 
 // store-deliberation (SPEC §3.3, §3.9): keep the text as an artifact, record it, observe its
 // patterns, and link each finding to the patterns it applies.
-
-export const NEAR_DUPLICATE = 0.8;
 
 export interface DeliberationInput {
   text: string;
@@ -66,7 +65,7 @@ export function digestVerdict(v: Verdict | null): VerdictDigest | null {
 interface Known {
   id: string;
   text: string;
-  tokens: Set<string>;
+  key: RuleKey;
 }
 
 /**
@@ -79,8 +78,8 @@ class Resolver {
   /** Patterns this deliberation creates: not in the index yet, but near-duplicates of its later texts. */
   private readonly created: CreatedPatterns;
   private readonly seen = new Set<string>();
-  /** Word sets of the candidates read so far (texts of one deliberation share many). */
-  private readonly tokens = new Map<string, Set<string>>();
+  /** Keys of the candidates read so far (texts of one deliberation share many). */
+  private readonly keys = new Map<string, RuleKey>();
   readonly observed: ObservedPattern[] = [];
 
   constructor(
@@ -97,8 +96,8 @@ class Resolver {
   resolve(e: Extracted): string {
     // a deliberation of megabytes has thousands of texts: the run stops at its deadline, before it records anything (SPEC §2)
     this.store.deadline.check("matching the deliberation's texts to patterns");
-    const tokens = tokenSet(e.text);
-    const echoOf = bestMatch(tokens, this.injected);
+    const key = ruleKey(e.text);
+    const echoOf = bestMatch(key, this.injected);
     let id: string;
     let status: ObservedPattern['status'];
     if (echoOf) {
@@ -108,7 +107,7 @@ class Resolver {
       id = patternId(this.store.project, this.terms.role, e.text);
       if (this.exists.get(this.store.project, id)) status = 'seen';
       else {
-        const near = bestMatch(tokens, [...this.indexed(e.text), ...this.created.candidates(tokens)]);
+        const near = bestMatch(key, [...this.indexed(e.text), ...this.created.candidates(key)]);
         if (near) {
           id = near.id;
           status = 'merged';
@@ -117,7 +116,7 @@ class Resolver {
     }
     if (this.seen.has(id)) return id;
     this.seen.add(id);
-    if (status === 'new') this.created.add({ id, text: e.text, tokens });
+    if (status === 'new') this.created.add({ id, text: e.text, key });
     this.observed.push({ id, text: e.text, category: e.category, source: e.source, status });
     return id;
   }
@@ -125,61 +124,57 @@ class Resolver {
   /** The role's stored patterns the text could be a near-duplicate of, from the term index. */
   private indexed(text: string): Known[] {
     return this.terms.nearDuplicates(text, NEAR_DUPLICATE).map((r) => {
-      let tokens = this.tokens.get(r.id);
-      if (!tokens) this.tokens.set(r.id, (tokens = tokenSet(r.text)));
-      return { ...r, tokens };
+      let key = this.keys.get(r.id);
+      if (!key) this.keys.set(r.id, (key = ruleKey(r.text)));
+      return { ...r, key };
     });
   }
 }
 
 /**
- * The patterns a deliberation creates, found by the words a near-duplicate must share with them:
- * two word sets with Jaccard ≥ t share one of the first |x| − ⌈t·|x|⌉ + 1 words of each, in any one
- * fixed order of words (prefix filtering). The order is rarest first among the deliberation's texts,
- * counted once so that it never changes (a word no text held counts as rarest), so that those first
- * words are each held by few texts. Comparing each text with every pattern created before it took
- * 13 of the 22 s of an 8 MB deliberation.
+ * The patterns a deliberation creates, found by the terms a near-duplicate must share with them:
+ * two term sets with Jaccard ≥ t share one of the first |x| − ⌈t·|x|⌉ + 1 terms of each, in any one
+ * fixed order of terms (prefix filtering). The order is rarest first among the deliberation's texts,
+ * counted once so that it never changes (a term no text held counts as rarest), so that those first
+ * terms are each held by few texts, rather than comparing each text with every pattern created before it.
  */
 class CreatedPatterns {
   private readonly holding = new Map<string, number>();
-  private readonly byWord = new Map<string, Known[]>();
-  /** Texts without a word (Jaccard 1 with each other, and no prefix to find them by). */
-  private readonly wordless: Known[] = [];
+  private readonly byTerm = new Map<string, Known[]>();
 
   constructor(texts: string[]) {
-    for (const text of texts) for (const word of tokenSet(text)) this.holding.set(word, (this.holding.get(word) ?? 0) + 1);
+    for (const text of texts) for (const term of ruleKey(text).terms) this.holding.set(term, (this.holding.get(term) ?? 0) + 1);
   }
 
   add(k: Known): void {
-    if (k.tokens.size === 0) this.wordless.push(k);
-    for (const word of this.prefix(k.tokens)) {
-      const list = this.byWord.get(word);
+    for (const term of this.prefix(k.key.terms)) {
+      const list = this.byTerm.get(term);
       if (list) list.push(k);
-      else this.byWord.set(word, [k]);
+      else this.byTerm.set(term, [k]);
     }
   }
 
-  /** Every created pattern the words could be a near-duplicate of, and a few others. */
-  candidates(tokens: Set<string>): Known[] {
-    if (tokens.size === 0) return this.wordless;
-    return [...new Set(this.prefix(tokens).flatMap((word) => this.byWord.get(word) ?? []))];
+  /** Every created pattern the text could be a near-duplicate of, and a few others. */
+  candidates(key: RuleKey): Known[] {
+    return [...new Set(this.prefix(key.terms).flatMap((term) => this.byTerm.get(term) ?? []))];
   }
 
-  private prefix(tokens: Set<string>): string[] {
-    const rarity = (word: string) => this.holding.get(word) ?? 0;
-    const ordered = [...tokens].sort((a, b) => rarity(a) - rarity(b) || (a < b ? -1 : a > b ? 1 : 0));
-    return ordered.slice(0, tokens.size - Math.ceil(NEAR_DUPLICATE * tokens.size - 1e-9) + 1);
+  private prefix(terms: Set<string>): string[] {
+    const rarity = (term: string) => this.holding.get(term) ?? 0;
+    const ordered = [...terms].sort((a, b) => rarity(a) - rarity(b) || (a < b ? -1 : a > b ? 1 : 0));
+    return ordered.slice(0, terms.size - Math.ceil(NEAR_DUPLICATE * terms.size - 1e-9) + 1);
   }
 }
 
-function bestMatch(tokens: Set<string>, pool: Known[]): Known | undefined {
+/** The pattern of the pool the text is a wording of (the most alike; ties to the lower id), if any. */
+function bestMatch(key: RuleKey, pool: Known[]): Known | undefined {
   let best: Known | undefined;
   let bestScore = NEAR_DUPLICATE;
   for (const k of pool) {
     // Jaccard ≥ 0.8 needs the smaller set to be at least 0.8 of the larger: skip the rest unseen.
-    const [small, large] = k.tokens.size < tokens.size ? [k.tokens.size, tokens.size] : [tokens.size, k.tokens.size];
+    const [small, large] = k.key.terms.size < key.terms.size ? [k.key.terms.size, key.terms.size] : [key.terms.size, k.key.terms.size];
     if (small < large * NEAR_DUPLICATE) continue;
-    const j = jaccard(tokens, k.tokens);
+    const j = similarity(key, k.key);
     if (j >= bestScore && (!best || j > bestScore || k.id < best.id)) {
       best = k;
       bestScore = j;
@@ -192,7 +187,7 @@ function bestMatch(tokens: Set<string>, pool: Known[]): Known | undefined {
 function injectedInto(store: Store, role: string, issue: string | null, run: string | null): Known[] {
   if (issue === null && run === null) return [];
   const ids = injectedPatternIds(patternDb(store), store.project, issue ?? '', run ?? '', role);
-  return patternTexts(patternDb(store), store.project, ids).map((row) => ({ ...row, tokens: tokenSet(row.text) }));
+  return patternTexts(patternDb(store), store.project, ids).map((row) => ({ ...row, key: ruleKey(row.text) }));
 }
 
 /** Candidates for linking a role's findings (SPEC §3.9.1), around the patterns a deliberation observed. */

@@ -3,16 +3,24 @@ import { describePatternEvent } from '../events/history.js';
 import type { CairnEvent } from '../events/types.js';
 import type { Pattern } from './queries.js';
 import { SCORE_CUT, type ScoreFactors } from './scoring.js';
+import { untestedCredit, type AgedEntry } from '../events/credit.js';
+
+/** What explain reads besides the pattern: its tested evidence as it weighs now, and the half-life that ages it. */
+export interface Evidence {
+  ledger: AgedEntry[];
+  halfLife: number;
+}
 
 // `cairn explain` (SPEC §3.2, §3.10.6): a pattern's counters, its score broken into factors, and every
 // event that touched it, in words. `cairn mcp`'s explain shows the same text.
 
 /**
- * The explanation as lines: header, text, record, context, score, then one line per event (the
- * newest `maxEvents`, with a line for those left out). Everything here came from the log: shown on
- * one line each, without control characters.
+ * The explanation as lines: header, text, record, evidence, context, score, then one line per event
+ * (the newest `maxEvents`, with a line for those left out), each piece of tested evidence with its
+ * weight then and now (SPEC §3.10.6). Everything here came from the log: shown on one line each,
+ * without control characters.
  */
-export function explainLines(p: Pattern, f: ScoreFactors, role: string, events: CairnEvent[], maxEvents = Infinity) {
+export function explainLines(p: Pattern, f: ScoreFactors, role: string, events: CairnEvent[], evidence: Evidence, maxEvents = Infinity) {
   const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
   const cut = f.base >= SCORE_CUT ? `injectable (≥ ${SCORE_CUT})` : `below the ${SCORE_CUT} cut`;
   const status = p.lifecycle === 'deprecated' ? 'deprecated: never injected' : cut;
@@ -22,9 +30,10 @@ export function explainLines(p: Pattern, f: ScoreFactors, role: string, events: 
   return [
     shown(`pattern ${p.id} — ${p.role}, ${p.category}, ${p.lifecycle}${p.regressed ? ', REGRESSED' : ''}`),
     `text: ${shown(p.text)}`,
-    `record: ${fmt(p.success_count)} successes (${fmt(p.untested)} untested since last tested), ` +
-      `${p.ignore_count} ignored (weight ${fmt(p.ignore_weight)}), ${p.reinforcement_count} reinforced, ` +
+    `record: ${fmt(p.success_count)} successes, ${p.ignore_count} ignored, ${p.reinforcement_count} reinforced, ` +
       `${p.sightings} sightings in ${p.issues.length} issue(s)${p.was_validated ? ', validated' : ''}`,
+    `evidence: held up ${fmt(p.held)}, against ${fmt(p.ignore_weight)} (tested, recent verdicts weigh more; ` +
+      `half-life ${evidence.halfLife} verdicts), untested ${fmt(p.untested)} (counts ${fmt(untestedCredit(p.untested))})`,
     shown(`context: labels [${p.labels.join(', ')}] files [${p.files.join(', ')}] phases [${p.phases.join(', ')}]`),
     ...person,
     `score for ${shown(role)}: ${f.base.toFixed(4)} = rate ${f.rate.toFixed(3)} × decay ${f.decay.toFixed(3)} ` +
@@ -32,8 +41,16 @@ export function explainLines(p: Pattern, f: ScoreFactors, role: string, events: 
       `× role ${f.role} — ${status}`,
     `history (${events.length} events${left ? `, the newest ${events.length - left} shown` : ''}):`,
     ...(left ? [`  … ${left} earlier event(s) not shown`] : []),
-    ...events.slice(left).map((e) => `  ${shown(describePatternEvent(e, events))}`),
+    ...events.slice(left).map((e) => `  ${shown(describePatternEvent(e, events) + weighs(evidence.ledger, e.id))}`),
   ];
+}
+
+/** `; weighs 1, now 0.63` for a piece of tested evidence (a dismissal weighs against: negative). */
+function weighs(ledger: Evidence['ledger'], event: string): string {
+  const tested = ledger.find((x) => x.event === event);
+  if (!tested) return '';
+  const weight = tested.held || -tested.against;
+  return `; weighs ${fmt(weight)}, now ${fmt(weight * tested.factor)}`;
 }
 
 const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));

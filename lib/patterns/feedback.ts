@@ -16,9 +16,10 @@ import { autoDeprecationReason } from './lifecycle.js';
 import { extractPatterns } from './extract.js';
 import { linkContext } from './deliberation.js';
 import { TermIndex } from './terms.js';
-import { linkFinding, summaryWithoutCitations } from './link.js';
+import { linkFinding, namesIdentifierOf, summaryWithoutCitations } from './link.js';
 import { shortId } from './block.js';
 import { appendEvents, patternDb } from '../events/log.js';
+import { withTested } from '../events/credit.js';
 
 // feedback-loop (SPEC §3.7, §3.9.2): a validator's verdict corrects the adversarial role's patterns
 // through the links of its findings. A dismissed finding penalises the patterns it applied (weighted
@@ -70,6 +71,8 @@ export interface FeedbackReport {
   alreadyDismissed: string[];
   /** Penalised patterns that now meet an automatic deprecation rule (maintain, run opportunistically). */
   deprecated: string[];
+  /** Of those, the ones that had held up before (validated): a rule that stopped being true (SPEC §3.10.6). */
+  obsolete: string[];
   /** What the verdict's PASS did: reinforced the applied patterns, or why not. */
   gate: 'reinforced' | 'evidence-too-weak' | 'not-a-pass' | 'no-verdict';
   /** Every pattern reinforced: by a confirmed finding or by the PASS. */
@@ -105,8 +108,11 @@ const REASON_RECORDED = 160;
 interface FindingLinks {
   /** The finding's link: recorded when its deliberation was stored, else found now. */
   of(id: string): StoredLink | undefined;
-  /** The pattern(s) the finding applies, read with the validator's reason for dismissing it: linked now, among the same candidates. */
-  withReason(id: string, reason: string): string[] | undefined;
+  /**
+   * The pattern(s) the finding applies, read with the validator's reason for dismissing it: linked now,
+   * among the same candidates — unless the finding names an identifier of a pattern it is linked to.
+   */
+  withReason(id: string, reason: string, linked: string[]): string[] | undefined;
 }
 
 /**
@@ -141,13 +147,15 @@ function findingLinks(store: Store, role: string, scope: { issue: string; run: s
       const self = getPattern(patternDb(store), store.project, patternId(store.project, role, summary));
       return self && self.role === role ? { patterns: [self.id], match: 'self', summary } : undefined;
     },
-    withReason(id, reason) {
+    withReason(id, reason, linked) {
       const finding = findingOf(id);
       if (!finding) return undefined;
-      // the reason is more of the finding's text: the finding's own citations, if any, were resolved when it was linked
-      const read = { ...finding, summary: `${summaryWithoutCitations(finding.summary ?? '')}\n${reason}`, patterns: undefined };
+      // what the finding names outweighs what the reason says (it often names the rule that replaced this one)
+      if (patternTexts(patternDb(store), store.project, linked).some((p) => namesIdentifierOf(finding, p.text))) return undefined;
+      // the finding's own citations, if any, were resolved when it was linked
+      const read = { ...finding, summary: summaryWithoutCitations(finding.summary ?? ''), patterns: undefined };
       store.deadline.check('linking the findings to patterns');
-      return linkFinding(read, context())?.patterns;
+      return linkFinding(read, context(), reason)?.patterns;
     },
   };
 }
@@ -163,7 +171,7 @@ function dismissalTargets(links: FindingLinks, id: string, reason: string): { pa
   const link = links.of(id);
   const recorded = (link?.patterns ?? []).map((pattern) => ({ pattern, match: link!.match }));
   if (!reason || (link && link.match !== 'text' && link.match !== 'self')) return recorded;
-  const read = links.withReason(id, reason)?.filter((p) => !link?.patterns.includes(p)) ?? [];
+  const read = links.withReason(id, reason, link?.match === 'text' ? link.patterns : [])?.filter((p) => !link?.patterns.includes(p)) ?? [];
   if (read.length === 0) return recorded;
   const kept = link?.match === 'self' ? recorded : [];
   return [...kept, ...read.map((pattern) => ({ pattern, match: 'reason' }))];
@@ -211,6 +219,7 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
     unmatched: [],
     alreadyDismissed: [],
     deprecated: [],
+    obsolete: [],
     gate: 'no-verdict',
     reinforced: [],
     aged: [],
@@ -224,6 +233,7 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   // Dismissed earlier in this run (a re-run, an earlier iteration): not penalised twice, never reinforced.
   const dismissedBefore = scoped ? dismissedPatternIds(patternDb(store), store.project, issue, run) : new Set<string>();
   const weight = roleWeight(store.config, advRole);
+  const { halfLife } = store.config.evidence;
   const events: EventPayload[] = [];
   const penalisedIds = new Set<string>();
   const patterns = new Map<string, Pattern | undefined>();
@@ -258,25 +268,27 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
       const regressed = p.was_validated === 1;
       // the validator's words are kept in the log: sanitised, secrets redacted (SPEC §4.6)
       const why = match === 'reason' ? { reason: sanitizeUntrusted(reason, { singleLine: true }).slice(0, REASON_RECORDED) } : {};
-      events.push({ type: 'pattern.ignored', pattern: pid, role: p.role, weight, issue: input.issue, run: input.run, finding: id, retract: retracted, ...why });
+      events.push({ type: 'pattern.ignored', pattern: pid, role: p.role, weight, issue: input.issue, run: input.run, finding: id, retract: retracted, ...why, halfLife });
       if (regressed) events.push({ type: 'pattern.regressed', pattern: pid, issue: input.issue, run: input.run, finding: id });
       report.penalised.push({ finding: id, pattern: pid, text: p.text, match, weight, retracted, regressed });
-      // `cairn maintain`'s rules, applied at once to the pattern as this dismissal leaves it.
-      const after = { ...p, ignore_count: p.ignore_count + 1, ignore_weight: p.ignore_weight + weight, success_count: Math.max(0, p.success_count - (retracted ? 1 : 0) - p.untested) };
+      // `cairn maintain`'s rules, applied at once to the pattern as this dismissal leaves it (the reducer's arithmetic).
+      const after = { ...p, ...withTested(p, { against: weight, strength: 1, halfLife }), ignore_count: p.ignore_count + 1, untested: Math.max(0, p.untested - (retracted ? 1 : 0)) };
       const reasonToDeprecate = autoDeprecationReason(after, nowMs(), store.config.prior);
       if (reasonToDeprecate) {
         events.push({ type: 'pattern.deprecated', pattern: pid, reason: reasonToDeprecate, auto: true });
         report.deprecated.push(pid);
+        if (regressed) report.obsolete.push(pid);
       }
     }
   }
 
   const marked = scoped ? runMarks(store, issue, run) : { reinforced: new Set<string>(), aged: new Set<string>() };
   const eligible = (id: string) => !penalisedIds.has(id) && !dismissedBefore.has(id) && !!patternOf(id) && patternOf(id)!.lifecycle !== 'deprecated';
+  // With the finding that tested it (SPEC §3.10.1); without, untested credit.
   const reinforce = (id: string, finding?: string) => {
     if (!eligible(id) || marked.reinforced.has(id) || report.reinforced.includes(id)) return;
     report.reinforced.push(id);
-    events.push({ type: 'pattern.reinforced', pattern: id, issue: input.issue, run: input.run, ...(finding ? { finding } : {}) });
+    events.push({ type: 'pattern.reinforced', pattern: id, issue: input.issue, run: input.run, ...(finding ? { finding, halfLife } : {}) });
   };
 
   // A finding the validator keeps held up: its patterns are reinforced, behind the evidence gate.
@@ -292,11 +304,14 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   else if (!grounded) report.gate = 'evidence-too-weak';
   else {
     report.gate = 'reinforced';
-    // What the adversary applied: echoed in its deliberation (scoped), or linked to a finding it raised.
+    // What the adversary applied: linked to a finding it raised (tested by this PASS), or only echoed in
+    // its deliberation (untested credit).
     const raised = (parseVerdict(adversarial).verdict?.issues ?? []).filter((f) => !dismissed.has(f.id.toLowerCase()));
-    const applied = new Set([...(scoped ? appliedPatternIds(patternDb(store), store.project, issue, run, advRole) : []), ...raised.flatMap((f) => links.of(f.id)?.patterns ?? [])]);
+    const testedBy = new Map<string, string>();
+    for (const f of raised) for (const id of links.of(f.id)?.patterns ?? []) if (!testedBy.has(id)) testedBy.set(id, f.id);
+    const applied = new Set([...(scoped ? appliedPatternIds(patternDb(store), store.project, issue, run, advRole) : []), ...testedBy.keys()]);
     const files = new Set(input.files);
-    for (const id of [...applied].sort()) if (files.size === 0 || (patternOf(id)?.files ?? []).some((f) => files.has(f))) reinforce(id);
+    for (const id of [...applied].sort()) if (files.size === 0 || (patternOf(id)?.files ?? []).some((f) => files.has(f))) reinforce(id, testedBy.get(id));
     report.aged = injected.filter((id) => !applied.has(id) && eligible(id) && !marked.aged.has(id));
     for (const id of report.aged) events.push({ type: 'pattern.aged', pattern: id, issue: input.issue, run: input.run });
   }

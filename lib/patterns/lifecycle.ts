@@ -2,9 +2,8 @@ import type { Store } from '../store/store.js';
 import { CairnError } from '../core/errors.js';
 import { nowMs } from '../core/clock.js';
 import { getPattern, listPatterns, resolvePattern, type Pattern, type PatternFilter } from './queries.js';
-import { scorePattern, successRate, type Prior, type ScoreFactors, type ScoredState } from './scoring.js';
-
-const NO_PRIOR: Prior = { success: 0, failure: 0 };
+import { scorePattern, type Prior, type ScoreFactors, type ScoredState } from './scoring.js';
+import { testedRate } from '../events/credit.js';
 import { trackRecord } from './block.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { appendEvents, patternDb } from '../events/log.js';
@@ -24,20 +23,20 @@ export const DISMISSED_RATE = 0.2;
 
 /**
  * Why `cairn maintain` should deprecate this pattern now, or undefined. Base is scored for its own
- * role, without context. The dismissal rule reads the observed success rate, without the prior of
- * SPEC §3.9.3: the prior keeps an unproven pattern from outranking proven ones, it is no evidence
- * for a pattern the validator has dismissed three times out of three (smoothed, that reads 0.2).
+ * role, without context. The dismissal rule reads the tested evidence alone (SPEC §3.10.1), aged
+ * (§3.10.2): the untested prior keeps an unproven pattern from outranking proven ones, it is no
+ * evidence for a pattern the validators keep dismissing.
  */
-export function autoDeprecationReason(p: ScoredState, now: number, prior: Prior): string | undefined {
+export function autoDeprecationReason(p: ScoredState & { ignore_count: number }, now: number, prior: Prior): string | undefined {
   if (p.lifecycle === 'active' || p.lifecycle === 'deprecated') return undefined;
   const f = scorePattern(p, { now, role: p.role, prior });
-  const observed = successRate(p.success_count, p.ignore_count, p.ignore_weight, NO_PRIOR);
+  const tested = testedRate(p);
   const reasons: string[] = [];
   if (f.base < STALE_BASE && f.days >= STALE_DAYS) {
     reasons.push(`stale: score ${f.base.toFixed(4)} < ${STALE_BASE} and unused for ${Math.floor(f.days)} days (≥ ${STALE_DAYS})`);
   }
-  if (p.ignore_count >= DISMISSED_IGNORES && observed < DISMISSED_RATE) {
-    reasons.push(`dismissed: ignored ${p.ignore_count}x (≥ ${DISMISSED_IGNORES}) with success rate ${observed.toFixed(3)} < ${DISMISSED_RATE}`);
+  if (p.ignore_count >= DISMISSED_IGNORES && tested !== undefined && tested < DISMISSED_RATE) {
+    reasons.push(`dismissed: ignored ${p.ignore_count}x (≥ ${DISMISSED_IGNORES}), ${(tested * 100).toFixed(0)} % of its recent tested evidence held up (< ${DISMISSED_RATE * 100} %)`);
   }
   return reasons.length ? `auto: ${reasons.join('; ')}` : undefined;
 }

@@ -1,5 +1,6 @@
-import { contentTerms } from '../core/text.js';
+import { contentTerms, identifiers } from '../core/text.js';
 import type { Finding } from './verdict.js';
+import { conflicts, sharedIdentifiers } from './identity.js';
 
 // Which patterns a finding applies (SPEC §3.9.1). A finding is worded about the concrete change
 // ("The export endpoint is missing from docs/openapi.yaml"), the rule behind it in general words
@@ -61,9 +62,25 @@ export function citedIds(finding: Finding): string[] {
   return [...new Set(ids.map((id) => id.toLowerCase()).filter((id) => /^p[0-9a-f]{4,15}$/.test(id)))].slice(0, MAX_CITED);
 }
 
-/** The text of a finding that speaks about the rule: summary, fix hint, root cause, location. */
+/** The text of a finding that speaks about the rule: summary, fix hint, root cause. */
 export function findingText(finding: Finding): string {
-  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' '), finding.location].filter((t) => t && t.trim()).join('\n');
+  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' ')].filter((t) => t && t.trim()).join('\n');
+}
+
+/**
+ * The terms a finding covers a rule with: its text's, and the words of its location (`plan §Changes`)
+ * but not the pieces of a path there (`docs/plans/current.md:109`: `docs` and `md` would meet any rule
+ * naming a file in docs/; the path itself is an identifier, findingIdentifiers).
+ */
+function findingTerms(finding: Finding): Terms {
+  const terms = new Map(contentTerms(findingText(finding)));
+  for (const [t, identifier] of contentTerms(finding.location ?? '')) if (!identifier && !terms.has(t)) terms.set(t, false);
+  return terms;
+}
+
+/** The identifiers a finding names, its location's among them (a rule naming that file is named by it). */
+function findingIdentifiers(finding: Finding): Set<string> {
+  return identifiers([findingText(finding), finding.location ?? ''].join('\n'));
 }
 
 type Terms = Map<string, boolean>;
@@ -85,19 +102,35 @@ export function coverage(finding: Terms, rule: Terms, weight: TermWeight): { sco
 }
 
 /**
- * Each candidate's terms, for as long as the candidate lives: a deliberation's findings are each
- * weighed against the same tier-1 candidates (a 64 KB deliberation: 26 findings × ~100 candidates).
+ * Each candidate's terms and identifiers, for as long as the candidate lives: a deliberation's findings
+ * are each weighed against the same tier-1 candidates (a 64 KB deliberation: 26 findings × ~100 candidates).
  */
 const candidateTerms = new WeakMap<LinkCandidate, Terms>();
+const candidateIdentifiers = new WeakMap<LinkCandidate, Set<string>>();
+
+function termsOf(c: LinkCandidate): Terms {
+  let terms = candidateTerms.get(c);
+  if (!terms) candidateTerms.set(c, (terms = contentTerms(c.text)));
+  return terms;
+}
+
+/** Whether the finding names an identifier of the pattern's text (as linkFinding counts it). */
+export function namesIdentifierOf(finding: Finding, patternText: string): boolean {
+  return sharedIdentifiers(findingText(finding), findingIdentifiers(finding), patternText, identifiers(patternText)) > 0;
+}
+
+function identifiersOf(c: LinkCandidate): Set<string> {
+  let ids = candidateIdentifiers.get(c);
+  if (!ids) candidateIdentifiers.set(c, (ids = identifiers(c.text)));
+  return ids;
+}
 
 /** The candidate the finding covers best (at least LINK_MIN_COVERAGE and LINK_MIN_SHARED terms), or undefined; ties go to the lower id. */
 export function bestCandidate(finding: Finding, candidates: LinkCandidate[], weight: TermWeight): { id: string; score: number } | undefined {
-  const wanted = contentTerms(findingText(finding));
+  const wanted = findingTerms(finding);
   let best: { id: string; score: number } | undefined;
   for (const c of candidates) {
-    let terms = candidateTerms.get(c);
-    if (!terms) candidateTerms.set(c, (terms = contentTerms(c.text)));
-    const { score, shared } = coverage(wanted, terms, weight);
+    const { score, shared } = coverage(wanted, termsOf(c), weight);
     if (score < LINK_MIN_COVERAGE || shared < LINK_MIN_SHARED) continue;
     if (!best || score > best.score || (score === best.score && c.id < best.id)) best = { id: c.id, score };
   }
@@ -117,11 +150,15 @@ export interface LinkContext {
 }
 
 /**
- * Link one finding (SPEC §3.9.1): the patterns it cites (resolved among tier 1 first, else among
- * the role's patterns by unique prefix), else the pattern it covers best, looked for in tier 1 first,
- * then tier 2; undefined when neither.
+ * Link one finding (SPEC §3.9.1, §3.10.5): the patterns it cites (resolved among tier 1 first, else
+ * among the role's patterns by unique prefix); else, among the patterns the adversary applied (tier 1),
+ * the one naming the finding's identifiers when exactly one does, else the one it covers best among
+ * those naming them, else among all of tier 1; then tier 2. A pattern naming a near miss of one of the
+ * finding's identifiers (`helper3` for a finding about `helper18`) is never its link. With the
+ * validator's `reason` for dismissing it, the reason's words count too (but not its identifiers).
+ * Undefined when nothing fits.
  */
-export function linkFinding(finding: Finding, ctx: LinkContext): { patterns: string[]; match: 'explicit' | 'text' } | undefined {
+export function linkFinding(finding: Finding, ctx: LinkContext, reason?: string): { patterns: string[]; match: 'explicit' | 'text' } | undefined {
   const cited: string[] = [];
   for (const prefix of citedIds(finding)) {
     const near = ctx.first.filter((c) => c.id.startsWith(prefix)).map((c) => c.id);
@@ -129,11 +166,18 @@ export function linkFinding(finding: Finding, ctx: LinkContext): { patterns: str
     if (ids.length === 1 && !cited.includes(ids[0])) cited.push(ids[0]);
   }
   if (cited.length) return { patterns: cited, match: 'explicit' };
-  const first = uniqueById(ctx.first);
-  const firstIds = new Set(first.map((c) => c.id));
+  const text = findingText(finding);
+  const named = findingIdentifiers(finding);
+  const fits = (c: LinkCandidate) => !conflicts(named, identifiersOf(c));
+  const first = uniqueById(ctx.first).filter(fits);
+  const naming = first.filter((c) => sharedIdentifiers(text, named, c.text, identifiersOf(c)) > 0);
+  if (naming.length === 1) return { patterns: [naming[0].id], match: 'text' };
+  const read = reason ? { ...finding, summary: `${finding.summary ?? ''}\n${reason}` } : finding;
+  const firstIds = new Set(ctx.first.map((c) => c.id));
   const best =
-    bestCandidate(finding, first, ctx.weight) ??
-    bestCandidate(finding, ctx.others(findingText(finding)).filter((c) => !firstIds.has(c.id)), ctx.weight);
+    (naming.length > 1 ? bestCandidate(read, naming, ctx.weight) : undefined) ??
+    bestCandidate(read, first, ctx.weight) ??
+    bestCandidate(read, ctx.others(findingText(read)).filter((c) => !firstIds.has(c.id) && fits(c)), ctx.weight);
   return best && { patterns: [best.id], match: 'text' };
 }
 

@@ -2,13 +2,18 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.js';
 import { roleWeight } from '../store/config.js';
 import { CairnError } from '../core/errors.js';
-import { appliedPatternIds, patternRoles } from './queries.js';
+import { appliedPatternIds, findingPatternIds, judgedPatternIds, patternRoles } from './queries.js';
+import type { Database } from '../store/db.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
-// outcome-score (SPEC §3.8, §3.9.2): when the pipeline ends, every pattern applied in the issue/run
-// (echoed by the role it was injected into, or linked to a finding) is graded once by the final
-// result: pass → a success; fail → ignore weight + 0.5 × its role's weight. A pattern that was only
-// injected shaped nothing, and one dismissed as a false positive was not vindicated by a pass.
+// outcome-score (SPEC §3.8, §3.9.2, §3.10.1): when the pipeline ends, every pattern applied in the
+// issue/run (echoed by the role it was injected into, or linked to a finding) that no validator
+// judged in it is graded once by the final result. A pattern applied in a finding shaped the run: a
+// fail weighs 0.5 × its role's weight against it, a pass credits it as much as outcomes in this
+// project tell (outcomeCredit). One only echoed shaped nothing the outcome can speak for: a pass or a
+// fail moves its untested credit by one. A validator's verdict on a finding it applied (kept, or
+// dismissed) is the more specific evidence: a run fails for what it missed, not for the defect its
+// kept finding caught. A pattern that was only injected is not graded.
 
 const PATTERNS_PER_EVENT = 60;
 
@@ -19,7 +24,7 @@ export interface OutcomeReport {
   /** False when this issue/run was already graded: a repeat changes nothing. */
   applied: boolean;
   previous?: 'pass' | 'fail';
-  patterns: { pattern: string; weight: number }[];
+  patterns: { pattern: string; weight: number; tested: boolean; credit?: number }[];
 }
 
 export function scoreOutcome(store: Store, issue: string | null, run: string | null, resultText: string, dryRun = false): OutcomeReport {
@@ -31,15 +36,35 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
     | { result: 'pass' | 'fail' }
     | undefined;
   if (prior) return { issue, run, result, applied: false, previous: prior.result, patterns: [] };
-  const applied = patternRoles(db, store.project, appliedPatternIds(db, store.project, issue, run ?? ''));
-  const patterns = applied.map((r) => ({ pattern: r.id, weight: roleWeight(store.config, r.role) }));
+  const judged = new Set(judgedPatternIds(db, store.project, issue, run ?? ''));
+  const applied = patternRoles(db, store.project, appliedPatternIds(db, store.project, issue, run ?? '').filter((id) => !judged.has(id)));
+  const inFinding = new Set(findingPatternIds(db, store.project, issue, run ?? ''));
+  const credit = result === 'pass' ? outcomeCredit(db, store.project) : 0;
+  const patterns = applied.map((r) => {
+    const tested = inFinding.has(r.id);
+    return { pattern: r.id, weight: roleWeight(store.config, r.role), tested, ...(tested && credit > 0 ? { credit } : {}) };
+  });
   if (!dryRun) {
     // A long list is split over several events of one grading, so every event line stays small.
     const grading = randomBytes(8).toString('hex');
     const parts = patterns.length ? chunks(patterns, PATTERNS_PER_EVENT) : [[]];
-    appendEvents(store, parts.map((part) => ({ type: 'pattern.outcome' as const, issue, run, result, grading, patterns: part })));
+    const { halfLife } = store.config.evidence;
+    appendEvents(store, parts.map((part) => ({ type: 'pattern.outcome' as const, issue, run, result, grading, patterns: part, halfLife })));
   }
   return { issue, run, result, applied: !dryRun, patterns };
+}
+
+/**
+ * What a pass tells about a pattern applied in the run: in a project whose work always ships a pass
+ * tells nothing; where half the runs fail it is as good as a verdict. Twice the project's failure
+ * rate so far (Laplace-smoothed), capped at 1, rounded so that the event carries a short number.
+ */
+export function outcomeCredit(db: Database, project: string): number {
+  const { total, failed } = db.prepare("SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE result = 'fail') AS failed FROM outcomes WHERE project = ?").get(project) as {
+    total: number;
+    failed: number;
+  };
+  return Math.round(Math.min(1, (2 * (failed + 1)) / (total + 2)) * 1000) / 1000;
 }
 
 function chunks<T>(list: T[], size: number): T[][] {

@@ -4,6 +4,7 @@ import { patternId } from '../core/ids.js';
 import { TermIndex, termIndexReady } from './terms.js';
 import type { Category } from '../events/types.js';
 import type { ScoreFactors, ScoredState } from './scoring.js';
+import type { LedgerEntry } from '../events/credit.js';
 
 // Reading pattern state. Every query names the project: no read can see another project's rows.
 
@@ -19,8 +20,9 @@ export interface Pattern extends ScoredState {
   issues: string[];
   promoted_by: string | null;
   reason: string | null;
-  /** Credit gained untested since a validator last tested it, which a dismissal takes back (lib/events/reducer.ts). */
-  untested: number;
+  /** The record as counted (shown in blocks and lists); the score reads the evidence (lib/events/credit.ts). */
+  success_count: number;
+  ignore_count: number;
 }
 
 export interface Ranked {
@@ -39,7 +41,7 @@ export interface PatternRecord extends Omit<Pattern, 'labels' | 'files' | 'phase
 }
 
 export const COLUMNS = `project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight, reinforcement_count, sightings,
-  was_validated, regressed, lifecycle, first_seen, last_used, labels, files, phases, issues, promoted_by, reason, untested`;
+  was_validated, regressed, lifecycle, first_seen, last_used, labels, files, phases, issues, promoted_by, reason, held, untested`;
 
 export function toPattern(r: PatternRecord): Pattern {
   return {
@@ -156,6 +158,28 @@ export function appliedPatternIds(db: Database, project: string, issue: string, 
     )
     .all({ project, issue, run, ...(role === undefined ? {} : { role }) }) as { pattern: string }[];
   return rows.map((r) => r.pattern);
+}
+
+/** The patterns linked to a finding of the issue/run that was not dismissed: tested there (SPEC §3.10.1). */
+export function findingPatternIds(db: Database, project: string, issue: string, run: string): string[] {
+  const rows = db
+    .prepare(
+      `SELECT pattern FROM links WHERE project = @project AND issue = @issue AND run = @run
+       EXCEPT SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run ORDER BY pattern`,
+    )
+    .all({ project, issue, run }) as { pattern: string }[];
+  return rows.map((r) => r.pattern);
+}
+
+/** The tested evidence a pattern received, oldest first (lib/events/reducer.ts writes it). */
+export function evidenceLedger(db: Database, project: string, pattern: string): LedgerEntry[] {
+  return db.prepare('SELECT event, held, against, aging FROM evidence WHERE project = ? AND pattern = ? ORDER BY seq').all(project, pattern) as LedgerEntry[];
+}
+
+/** The patterns a validator confirmed through a finding in the issue/run (a dismissal takes it out of appliedPatternIds). */
+export function judgedPatternIds(db: Database, project: string, issue: string, run: string): string[] {
+  const rows = db.prepare("SELECT pattern FROM run_marks WHERE project = ? AND issue = ? AND run = ? AND kind = 'judged' ORDER BY pattern").all(project, issue, run);
+  return (rows as { pattern: string }[]).map((r) => r.pattern);
 }
 
 export interface StoredLink {

@@ -1,9 +1,10 @@
 import { DAY_MS } from '../core/clock.js';
 import type { Category } from '../events/types.js';
+import { support, UNTESTED_UNIT, UNTESTED_UNITS, type Evidence } from '../events/credit.js';
 
-// The score of a pattern at query time (SPEC §3.4, §3.9.3), as a pure function with every factor exposed.
-//   rate  = (success + α) / (success + W + α + β), W = ignore weight if > 0 else ignore count: a first
-//           sighting is not yet a proven pattern (α = β = 1 by default, config "prior")
+// The score of a pattern at query time (SPEC §3.4, §3.9.3, §3.10), as a pure function with every factor exposed.
+//   rate  = (support + α) / (support + ignore weight + α + β): support is the tested credit plus a
+//           bounded untested prior, both from lib/events/credit.ts (α = β = 1 by default, config "prior")
 //   decay = 1 when reinforced ≥ 3 times or active, else exp(−days / 14)
 //   cat   = 1.3 rule · 1.1 causal · 1.0 observation
 //   ctx   = 1 + 0.15·labels overlap + 0.15·files overlap + 0.05·same phase
@@ -15,13 +16,12 @@ export const DECAY_DAYS = 14;
 export const DECAY_IMMUNE_REINFORCEMENTS = 3;
 export const CATEGORY_WEIGHT: Record<Category, number> = { rule: 1.3, causal: 1.1, observation: 1.0 };
 export const CROSS_ROLE_FACTOR = 0.8;
+/** support() of lib/events/credit.ts in SQL over the patterns table. */
+const SUPPORT_SQL = `(MAX(0, held) + MIN(MAX(0, untested), ${UNTESTED_UNITS}) * ${UNTESTED_UNIT})`;
 
-export interface ScoredState {
+export interface ScoredState extends Evidence {
   role: string;
   category: Category;
-  success_count: number;
-  ignore_count: number;
-  ignore_weight: number;
   reinforcement_count: number;
   lifecycle: string;
   last_used: number;
@@ -57,10 +57,9 @@ export interface ScoreFactors {
   base: number;
 }
 
-export function successRate(success: number, ignoreCount: number, ignoreWeight: number, prior: Prior = DEFAULT_PRIOR): number {
-  const w = ignoreWeight > 0 ? ignoreWeight : ignoreCount;
-  const s = Math.max(0, success);
-  const total = s + w + prior.success + prior.failure;
+export function successRate(e: Evidence, prior: Prior = DEFAULT_PRIOR): number {
+  const s = support(e);
+  const total = s + Math.max(0, e.ignore_weight) + prior.success + prior.failure;
   return total > 0 ? (s + prior.success) / total : 0;
 }
 
@@ -85,7 +84,7 @@ type ScoredCounters = Omit<ScoredState, 'role' | 'labels' | 'files' | 'phases'>;
 
 /** Every factor, given the context factor and whether the pattern is the requesting role's own. */
 function scoreCounters(p: ScoredCounters, now: number, context: number, ownRole: boolean, prior: Prior | undefined): ScoreFactors {
-  const rate = successRate(p.success_count, p.ignore_count, p.ignore_weight, prior);
+  const rate = successRate(p, prior);
   const days = (now - p.last_used) / DAY_MS;
   const decay = decayFactor(days, p.reinforcement_count, p.lifecycle);
   const category = CATEGORY_WEIGHT[p.category] ?? 1;
@@ -124,8 +123,7 @@ export function baseScoreSql(ctx: ScoreContext): { sql: string; params: Record<s
     });
     return tests.length ? `(${tests.join(' OR ')})` : '0';
   };
-  const w = 'CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END';
-  const rate = `CASE WHEN MAX(0, success_count) + ${w} + @priorTotal > 0 THEN (MAX(0, success_count) + @alpha) / (MAX(0, success_count) + ${w} + @priorTotal) ELSE 0 END`;
+  const rate = `CASE WHEN ${SUPPORT_SQL} + MAX(0, ignore_weight) + @priorTotal > 0 THEN (${SUPPORT_SQL} + @alpha) / (${SUPPORT_SQL} + MAX(0, ignore_weight) + @priorTotal) ELSE 0 END`;
   const decay = `CASE WHEN reinforcement_count >= @immune OR lifecycle = 'active' THEN 1.0 ELSE exp(-MAX(0, (@now - last_used) / @day) / @decayDays) END`;
   const category = `CASE category ${Object.entries(CATEGORY_WEIGHT).map(([c, v]) => `WHEN '${c}' THEN ${v}`).join(' ')} ELSE 1.0 END`;
   const context = `(1 + 0.15 * ${anyOf('labels', ctx.labels, 'label')} + 0.15 * ${anyOf('files', ctx.files, 'file')} + 0.05 * ${anyOf('phases', ctx.phase ? [ctx.phase] : [], 'phase')})`;
@@ -166,7 +164,7 @@ export function finalScore(base: number, relevance: number | undefined): number 
 
 const CATEGORY_SQL = `CASE category ${Object.entries(CATEGORY_WEIGHT).map(([c, v]) => `WHEN '${c}' THEN ${v}`).join(' ')} ELSE 1.0 END`;
 const RATE_CAT_SQL =
-  `((MAX(0, success_count) + ${DEFAULT_PRIOR.success}.0) / (MAX(0, success_count) + CASE WHEN ignore_weight > 0 THEN ignore_weight ELSE ignore_count END + ` +
+  `((${SUPPORT_SQL} + ${DEFAULT_PRIOR.success}.0) / (${SUPPORT_SQL} + MAX(0, ignore_weight) + ` +
   `${DEFAULT_PRIOR.success + DEFAULT_PRIOR.failure}.0) * ${CATEGORY_SQL})`;
 const DECAY_SPAN_MS = DECAY_DAYS * DAY_MS;
 /** The rank key of a decaying pattern, and which patterns decay. */
@@ -179,7 +177,7 @@ export const IMMUNE_SQL = `lifecycle != 'deprecated' AND (lifecycle = 'active' O
 /** The same rank key in JavaScript (the SQL twin is checked against it). */
 export function rankKey(p: ScoredCounters): { key: number; immune: boolean } {
   const immune = p.reinforcement_count >= DECAY_IMMUNE_REINFORCEMENTS || p.lifecycle === 'active';
-  const rateCat = successRate(p.success_count, p.ignore_count, p.ignore_weight) * (CATEGORY_WEIGHT[p.category] ?? 1);
+  const rateCat = successRate(p) * (CATEGORY_WEIGHT[p.category] ?? 1);
   return { key: Math.log(rateCat) + (immune ? 0 : p.last_used / DECAY_SPAN_MS), immune };
 }
 

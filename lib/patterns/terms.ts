@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import { databaseVersion, isBusy, type Database } from '../store/db.js';
 import { IndexCatchingUp } from '../core/errors.js';
-import { contentTerms, isStopStem, stem, tokenSet } from '../core/text.js';
+import { contentTerms, indexTerms } from '../core/text.js';
 import type { TermWeight } from './link.js';
 import { postingCounter, type PostingCounter, type Postings } from './posting-count.js';
 
@@ -153,25 +153,23 @@ export class TermIndex {
   }
 
   /**
-   * Every pattern of the role that the text could be a near-duplicate of (word-set Jaccard ≥ t),
-   * and a few others: the caller compares their words. A pattern of m words (m within a factor t of
-   * the text's n) shares at least k = ⌈t·(n + m)/(1 + t)⌉ of them, so at least k − (n − n') of the
-   * text's n' distinct stems (two words may share a stem), and at least k − n + w of any w of those
-   * stems. Only stems no stop-word stems to are counted (stop-words are not indexed: isStopStem).
-   * Prefix filtering: those stems are read rarest first, as many as make that at least one for
-   * every m (the prefix, n − ⌈t·n⌉ + 1) and three more, and of the next three those whose lists
-   * cost next to nothing to read, so that few postings are read and few candidates come back.
+   * Every pattern of the role that the text could be a near-duplicate of (Jaccard ≥ t of their index
+   * terms, lib/patterns/identity.ts), and a few others: the caller compares them. A pattern of m terms
+   * (m within a factor t of the text's n) shares at least k = ⌈t·(n + m)/(1 + t)⌉ of them, so at least
+   * k − n + w of any w of the text's terms. Prefix filtering: the terms are read rarest first, as many
+   * as make that at least one for every m (the prefix, n − ⌈t·n⌉ + 1) and three more, and of the next
+   * three those whose lists cost next to nothing to read, so that few postings are read and few
+   * candidates come back. A text of function words only has no terms and is no other text's duplicate.
    */
   nearDuplicates(text: string, threshold: number): Row[] {
     const { db, project, role } = this;
-    const words = [...tokenSet(text)];
-    const n = words.length;
+    const stems = indexTerms(text).terms;
+    const n = stems.length;
     if (n === 0) return [];
-    const stems = [...new Set(words.map(stem))].filter((s) => !isStopStem(s));
     const [least, most] = [Math.ceil(threshold * n - 1e-9), Math.floor(n / threshold + 1e-9)];
     const prefix = n - least + 1;
-    if (prefix > stems.length || prefix > COUNTED_STEMS) {
-      // too many stop-words, or words sharing a stem, to filter by stems, or a text far longer than an item: every pattern of a near size (rare)
+    if (prefix > COUNTED_STEMS) {
+      // a text far longer than an item: every pattern of a near size (rare)
       return statement(db, 'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id').all(project, role, least, most) as Row[];
     }
     const holding = this.rarity(stems);

@@ -17,6 +17,8 @@ export interface Config {
   defaultRoleWeight: number;
   /** The success rate's prior (SPEC §3.9.3): rate = (successes + success) / (successes + ignores + success + failure). */
   prior: { success: number; failure: number };
+  /** How fast evidence ages (SPEC §3.10.2): after this many newer verdicts on a pattern, an old one weighs half. */
+  evidence: { halfLife: number };
   tokenizer: { encoding: string; margin: number };
   embeddings: { command?: string };
   /** SPEC §4.1, §4.4: words added to the tag vocabulary; auto-recall's token budget and how long it waits for bd. */
@@ -31,6 +33,7 @@ export const DEFAULT_CONFIG: Config = {
   roleWeights: { sentinel: 1.5, inspector: 1.5 },
   defaultRoleWeight: 1.0,
   prior: { success: 1, failure: 1 },
+  evidence: { halfLife: 3 },
   tokenizer: { encoding: 'cl100k_base', margin: 1 },
   embeddings: {},
   knowledge: { tags: [], budget: 1000, bdTimeoutMs: 400, sanitizeEveryMs: 60_000 },
@@ -75,6 +78,7 @@ export function mergeConfig(user: Record<string, any>): Config {
     roleWeights: { ...d.roleWeights, ...numbers(user.roleWeights) }, // naming one role keeps the other defaults
     defaultRoleWeight: num(user.defaultRoleWeight, d.defaultRoleWeight),
     prior: { success: num(user.prior?.success, d.prior.success), failure: num(user.prior?.failure, d.prior.failure) },
+    evidence: { halfLife: num(user.evidence?.halfLife, d.evidence.halfLife) || d.evidence.halfLife },
     tokenizer: {
       encoding: typeof user.tokenizer?.encoding === 'string' ? user.tokenizer.encoding : d.tokenizer.encoding,
       margin: num(user.tokenizer?.margin, d.tokenizer.margin) || 1,

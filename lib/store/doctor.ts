@@ -47,6 +47,7 @@ export const CONFIG_SETTINGS: Record<string, Setting> = {
   roleWeights: 'role map',
   defaultRoleWeight: 'number',
   prior: { success: 'number', failure: 'number' },
+  evidence: { halfLife: 'number' },
   tokenizer: { encoding: 'string', margin: 'number' },
   embeddings: { command: 'string' },
   knowledge: { tags: 'strings', budget: 'number', bdTimeoutMs: 'number', sanitizeEveryMs: 'number' },

@@ -1,0 +1,85 @@
+import { DEFAULT_CONFIG } from '../store/config.js';
+
+// How evidence moves a pattern's record (SPEC §3.10): the arithmetic the reducer applies, and that
+// feedback-loop (what a dismissal will do), maintain and `cairn explain` read. Pure.
+//
+//   held     tested evidence that the pattern holds up: validator-kept findings and effective PASSes
+//            it was applied in a finding of (behind the L1/L2 gate), informative passing outcomes
+//   ignore_weight
+//            tested evidence that it does not: dismissals (× the adversarial role's weight), failing outcomes
+//   untested re-sightings and PASSes it was only echoed in count one up, outcomes of runs where it
+//            shaped no finding one up or down: a bounded prior (UNTESTED_UNIT each, at most
+//            UNTESTED_UNITS of them), so an untested pattern never outranks one that held up once,
+//            nor climbs by riding along (§3.10.1)
+// Each piece of tested evidence first ages what came before it by 2^(−strength / half-life): a
+// validator's verdict has strength 1, an outcome its weight. Recent verdicts outweigh old ones, so a
+// rule dismissed in every run since it stopped being true loses its standing (§3.10.2), and no single
+// verdict, kept or dismissed, protects a pattern from the ones after it (§3.10.3).
+
+export interface Evidence {
+  held: number;
+  ignore_weight: number;
+  untested: number;
+}
+
+export const UNTESTED_UNIT = 0.1;
+/** At most this many untested units count (0.5 in all: half of one tested success). */
+export const UNTESTED_UNITS = 5;
+
+export function untestedCredit(untested: number): number {
+  return UNTESTED_UNIT * Math.min(Math.max(0, untested), UNTESTED_UNITS);
+}
+
+/** What counts for the pattern in its success rate: tested credit and the bounded untested prior. */
+export function support(e: Evidence): number {
+  return Math.max(0, e.held) + untestedCredit(e.untested);
+}
+
+/** The factor earlier evidence is multiplied by when evidence of this strength arrives. */
+export function aging(strength: number, halfLife = DEFAULT_CONFIG.evidence.halfLife): number {
+  return halfLife > 0 ? 2 ** (-strength / halfLife) : 1;
+}
+
+export interface Tested {
+  /** Credit for the pattern (a kept finding: 1; an outcome: its weight). */
+  held?: number;
+  /** Weight against it (a dismissal: the role's weight; a failing outcome: half of it). */
+  against?: number;
+  /** How much this evidence ages what came before (a verdict: 1). */
+  strength: number;
+  halfLife?: number;
+}
+
+/** The record after one piece of tested evidence. */
+export function withTested(e: Evidence, t: Tested): Evidence {
+  const f = aging(t.strength, t.halfLife);
+  return { held: e.held * f + (t.held ?? 0), ignore_weight: e.ignore_weight * f + (t.against ?? 0), untested: e.untested };
+}
+
+/** The share of tested evidence that says the pattern holds up (undefined: never tested). */
+export function testedRate(e: Pick<Evidence, 'held' | 'ignore_weight'>): number | undefined {
+  const total = e.held + e.ignore_weight;
+  return total > 0 ? e.held / total : undefined;
+}
+
+export interface LedgerEntry {
+  event: string;
+  held: number;
+  against: number;
+  /** How much this evidence aged what came before it. */
+  aging: number;
+}
+
+/** A piece of tested evidence and what aging has left of it: its weight now is its weight × factor. */
+export type AgedEntry = LedgerEntry & { factor: number };
+
+/** What each piece of tested evidence weighs now: its own weight times the aging of every later one. */
+export function agedLedger(entries: LedgerEntry[]): AgedEntry[] {
+  const out: AgedEntry[] = [];
+  let factor = 1;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    out.unshift({ ...entries[i], factor });
+    factor *= entries[i].aging;
+  }
+  return out;
+}
