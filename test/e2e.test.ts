@@ -13,8 +13,8 @@ import { initStore } from '../lib/store/init.js';
 // CAIRN_NOW is pinned for every step, so every counter, timestamp and score below is exact. The
 // expected values were worked out by hand from SPEC §3.3–§3.10; the comments say how.
 //
-// Score reminders (SPEC §3.4, §3.9.3, §3.10): rate = (S + 1) / (S + W + 2) with S = held + 0.1 per
-// untested credit (at most 0.5) and W the ignore weight; decay = exp(−days / 14); category rule 1.3 ·
+// Score reminders (SPEC §3.4, §3.9.3, §3.10): rate = (S + 1) / (S + W + 2) with S = held + 0.01 per
+// untested credit (at most 0.05) and W the ignore weight; decay = exp(−days / 14); category rule 1.3 ·
 // causal 1.1 · observation 1.0; context 1 + 0.15 labels + 0.15 files + 0.05 phase; own role 1.0.
 // Nothing here is cross-role. The block shows score:rate × decay. Credit (§3.9.2, §3.10.1): each
 // finding is linked to the pattern it applies; a sighting, or a PASS the auditor only echoed a pattern
@@ -231,7 +231,7 @@ const R2_INJECTED: Key[] = ['MACHINE', 'TEST_FILE', 'STATUS', 'SCHEMA', 'MAN'];
 const R2_NEW: Key[] = ['MAPPER', 'SPREAD', 'REDACTION'];
 const R3_INJECTED: Key[] = ['MAPPER', 'SPREAD', 'MACHINE', 'REDACTION', 'TEST_FILE', 'STATUS', 'SCHEMA', 'MAN'];
 const R3_NEW: Key[] = ['NOT_NULL', 'SERIALIZER', 'DATES'];
-const R4_INJECTED: Key[] = ['MAPPER', 'MACHINE', 'SPREAD', 'DATES', 'SERIALIZER', 'REDACTION', 'STATUS', 'TEST_FILE', 'NOT_NULL', 'SCHEMA'];
+const R4_INJECTED: Key[] = ['MAPPER', 'MACHINE', 'SPREAD', 'DATES', 'TEST_FILE', 'SERIALIZER', 'REDACTION', 'STATUS', 'NOT_NULL', 'SCHEMA'];
 const R4_NEW: Key[] = ['REFRESH', 'SLIDING', 'POSTGRES', 'A1_103'];
 
 describe('the correction loop over the ledgerly plan phase', () => {
@@ -304,18 +304,18 @@ describe('the correction loop over the ledgerly plan phase', () => {
   it('LED-101 r2: the man-page rule is shown, echoed and dismissed again; an L2 PASS reinforces only what was applied', () => {
     // format 09:00, one day later. Context: labels (cli), files and phase (plan) all overlap →
     // ctx 1.35. days = 1 − 5/1440 (last used 09:05 the day before) → decay 0.931293.
-    //   MACHINE causal, S 0.1: rate 1.1/2.1 → 0.523810 × 0.931293 × 1.1 × 1.35 = 0.7244; shown 0.49
-    //   TEST_FILE rule, S 0.1, W 0.5: rate 1.1/2.6 → 0.423077 × 0.931293 × 1.3 × 1.35 = 0.6915; shown 0.39
-    //   STATUS observation: 0.523810 × 0.931293 × 1.35 = 0.6586; shown 0.49
-    //   SCHEMA causal, S 0.1, W 0.5: 0.423077 × 0.931293 × 1.1 × 1.35 = 0.5851; shown 0.39
+    //   MACHINE causal, S 0.01: rate 1.01/2.01 → 0.502488 × 0.931293 × 1.1 × 1.35 = 0.6949; shown 0.47
+    //   TEST_FILE rule, S 0.01, W 0.5: rate 1.01/2.51 → 0.402390 × 0.931293 × 1.3 × 1.35 = 0.6577; shown 0.37
+    //   STATUS observation: 0.502488 × 0.931293 × 1.35 = 0.6318; shown 0.47
+    //   SCHEMA causal, S 0.01, W 0.5: 0.402390 × 0.931293 × 1.1 × 1.35 = 0.5565; shown 0.37
     //   MAN rule, S 0, W 1: rate 1/3 → 0.333333 × 0.931293 × 1.3 × 1.35 = 0.5448 — a false alarm,
     //   visible in the block: unproven, not yet disproven. Its record: -1 net, 1x ignored.
     const f = format('LED-101', 'r2', at('04', '09:00'));
     expectInjected(f, [
-      ['MACHINE', 0.7244, 'score:0.49'],
-      ['TEST_FILE', 0.6915, 'score:0.39'],
-      ['STATUS', 0.6586, 'score:0.49'],
-      ['SCHEMA', 0.5851, 'score:0.39'],
+      ['MACHINE', 0.6949, 'score:0.47'],
+      ['TEST_FILE', 0.6577, 'score:0.37'],
+      ['STATUS', 0.6318, 'score:0.47'],
+      ['SCHEMA', 0.5565, 'score:0.37'],
       ['MAN', 0.5448, '-1 net, 1x ignored'],
     ]);
     expect(f.patterns.map((p) => p.id)).toEqual(R2_INJECTED.map(id));
@@ -382,23 +382,23 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // format 09:00, two days later. Context: only the phase overlaps (labels and files are new) →
     // ctx 1.05. Decay: MAPPER last used 09:15 two days ago (days 2 − 15/1440: 0.867524); the r2
     // newcomers and MAN 09:05 (days 2 − 5/1440: 0.867094); the four aged ones 09:00 three days ago (0.807118).
-    //   MAPPER rule, S 1 + 0.1: rate 2.1/3.1 → 0.677419 × 0.867524 × 1.3 × 1.05 = 0.8022 (1x validated)
-    //   SPREAD causal, S 0.1: 0.523810 × 0.867094 × 1.1 × 1.05 = 0.5246; shown 0.45
-    //   MACHINE causal: 0.523810 × 0.807118 × 1.1 × 1.05 = 0.4883; shown 0.42
-    //   REDACTION observation: 0.523810 × 0.867094 × 1.05 = 0.4769; shown 0.45
-    //   TEST_FILE rule, W 0.5: 0.423077 × 0.807118 × 1.3 × 1.05 = 0.4661; shown 0.34
-    //   STATUS observation: 0.523810 × 0.807118 × 1.05 = 0.4439; shown 0.42
-    //   SCHEMA causal, W 0.5: 0.423077 × 0.807118 × 1.1 × 1.05 = 0.3944; shown 0.34
+    //   MAPPER rule, S 1 + 0.01: rate 2.01/3.01 → 0.667774 × 0.867524 × 1.3 × 1.05 = 0.7908 (1x validated)
+    //   SPREAD causal, S 0.01: 0.502488 × 0.867094 × 1.1 × 1.05 = 0.5032; shown 0.44
+    //   MACHINE causal: 0.502488 × 0.807118 × 1.1 × 1.05 = 0.4684; shown 0.41
+    //   REDACTION observation: 0.502488 × 0.867094 × 1.05 = 0.4575; shown 0.44
+    //   TEST_FILE rule, W 0.5: 0.402390 × 0.807118 × 1.3 × 1.05 = 0.4433; shown 0.32
+    //   STATUS observation: 0.502488 × 0.807118 × 1.05 = 0.4258; shown 0.41
+    //   SCHEMA causal, W 0.5: 0.402390 × 0.807118 × 1.1 × 1.05 = 0.3751; shown 0.32
     //   MAN rule, S 0, W 1.7937: rate 1/3.7937 → 0.263595 × 0.867094 × 1.3 × 1.05 = 0.3120 (-2 net, 2x ignored)
     const f = format('LED-102', 'r1', at('06', '09:00'));
     expectInjected(f, [
-      ['MAPPER', 0.8022, '1x validated'],
-      ['SPREAD', 0.5246, 'score:0.45'],
-      ['MACHINE', 0.4883, 'score:0.42'],
-      ['REDACTION', 0.4769, 'score:0.45'],
-      ['TEST_FILE', 0.4661, 'score:0.34'],
-      ['STATUS', 0.4439, 'score:0.42'],
-      ['SCHEMA', 0.3944, 'score:0.34'],
+      ['MAPPER', 0.7908, '1x validated'],
+      ['SPREAD', 0.5032, 'score:0.44'],
+      ['MACHINE', 0.4684, 'score:0.41'],
+      ['REDACTION', 0.4575, 'score:0.44'],
+      ['TEST_FILE', 0.4433, 'score:0.32'],
+      ['STATUS', 0.4258, 'score:0.41'],
+      ['SCHEMA', 0.3751, 'score:0.32'],
       ['MAN', 0.312, '-2 net, 2x ignored'],
     ]);
     expect(f.patterns.map((p) => p.id)).toEqual(R3_INJECTED.map(id));
@@ -470,26 +470,26 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // format 09:00, seven days later. ctx 1.05 (phase only). decay exp(−7/14) = 0.606531 for the
     // patterns injected 09:00 on the 6th; exp(−(7 − 5/1440)/14) = 0.606681 for those last touched
     // at 09:05 (TEST_FILE by its echo, and the three r3 newcomers). MAN is deprecated: out.
-    //   MAPPER rule, 0.677419:          0.677419 × 0.606531 × 1.3 × 1.05 = 0.5608
-    //   MACHINE, SPREAD causal, 1.1/2.1: 0.523810 × 0.606531 × 1.1 × 1.05 = 0.3670; shown 0.32
-    //   DATES rule, W 0.5, 1.1/2.6:      0.423077 × 0.606681 × 1.3 × 1.05 = 0.3504; shown 0.26
-    //   SERIALIZER observation:          0.523810 × 0.606681 × 1.05 = 0.3337; shown 0.32
-    //   REDACTION, STATUS:               0.523810 × 0.606531 × 1.05 = 0.3336; shown 0.32
+    //   MAPPER rule, 0.667774:           0.667774 × 0.606531 × 1.3 × 1.05 = 0.5529
+    //   MACHINE, SPREAD causal, 1.01/2.01: 0.502488 × 0.606531 × 1.1 × 1.05 = 0.3520; shown 0.30
+    //   DATES rule, W 0.5, 1.01/2.51:    0.402390 × 0.606681 × 1.3 × 1.05 = 0.3332; shown 0.24
     //   TEST_FILE rule, S 0, W 0.5:      0.4 × 0.606681 × 1.3 × 1.05 = 0.3312; shown 0.24
-    //   NOT_NULL causal, W 0.5:          0.423077 × 0.606681 × 1.1 × 1.05 = 0.2965; shown 0.26
-    //   SCHEMA causal, W 0.5:            0.423077 × 0.606531 × 1.1 × 1.05 = 0.2964; shown 0.26
+    //   SERIALIZER observation:          0.502488 × 0.606681 × 1.05 = 0.3201; shown 0.30
+    //   REDACTION, STATUS:               0.502488 × 0.606531 × 1.05 = 0.3200; shown 0.30
+    //   NOT_NULL causal, W 0.5:          0.402390 × 0.606681 × 1.1 × 1.05 = 0.2820; shown 0.24
+    //   SCHEMA causal, W 0.5:            0.402390 × 0.606531 × 1.1 × 1.05 = 0.2819; shown 0.24
     const f = format('LED-103', 'r1', at('13', '09:00'));
     expectInjected(f, [
-      ['MAPPER', 0.5608, '1x validated'],
-      ['MACHINE', 0.367, 'score:0.32'],
-      ['SPREAD', 0.367, 'score:0.32'],
-      ['DATES', 0.3504, 'score:0.26'],
-      ['SERIALIZER', 0.3337, 'score:0.32'],
-      ['REDACTION', 0.3336, 'score:0.32'],
-      ['STATUS', 0.3336, 'score:0.32'],
+      ['MAPPER', 0.5529, '1x validated'],
+      ['MACHINE', 0.352, 'score:0.30'],
+      ['SPREAD', 0.352, 'score:0.30'],
+      ['DATES', 0.3332, 'score:0.24'],
       ['TEST_FILE', 0.3312, 'score:0.24'],
-      ['NOT_NULL', 0.2965, 'score:0.26'],
-      ['SCHEMA', 0.2964, 'score:0.26'],
+      ['SERIALIZER', 0.3201, 'score:0.30'],
+      ['REDACTION', 0.32, 'score:0.30'],
+      ['STATUS', 0.32, 'score:0.30'],
+      ['NOT_NULL', 0.282, 'score:0.24'],
+      ['SCHEMA', 0.2819, 'score:0.24'],
     ]);
     expect(f.block).not.toContain(T.MAN);
     let ev = newEvents();

@@ -872,7 +872,7 @@ describe('credit from tested evidence, evidence that ages (SPEC §3.10)', () => 
     store(s, adversarial({ evidence: 'L1', items: [MIGRATION], findings: [{ id: 'A1', summary: MIGRATION }] }), 'auditor', 'LED-40', 'r1');
     feedback(s, { issue: 'LED-40', validatorText: validator({ verdict: 'FAIL', must_fix: ['A1'] }) });
     expect(pat(s, MIGRATION)).toMatchObject({ held: 1, reinforcement_count: 1, was_validated: 1 });
-    expect(rateOf(s, TOKENS)).toBeCloseTo(1.5 / 2.5, 12);
+    expect(rateOf(s, TOKENS)).toBeCloseTo(1.05 / 2.05, 12);
     expect(rateOf(s, TOKENS)).toBeLessThan(rateOf(s, MIGRATION));
     // the first test of the ridden-along pattern, a dismissal, takes it below an unproven first sighting
     raisedIn(s, 12, 'LED-41', 'dismiss');
@@ -945,7 +945,7 @@ describe('credit from tested evidence, evidence that ages (SPEC §3.10)', () => 
     s.close();
     const explain = run('cairn', ['explain', id, '--strict'], { cwd: root, env: { CAIRN_NOW: iso(5) } });
     const aged = 2 ** (-1 / 3);
-    expect(explain.stdout).toContain(`evidence: held up ${aged.toFixed(2)}, against 1 (tested, recent verdicts weigh more; half-life 3 verdicts), untested 7 (counts 0.50)`);
+    expect(explain.stdout).toContain(`evidence: held up ${aged.toFixed(2)}, against 1 (tested, recent verdicts weigh more; half-life 3 verdicts), untested 7 (counts 0.05)`);
     expect(explain.stdout).toMatch(new RegExp(`confirmed in LED-50/r1 via finding A1: .*; weighs 1, now ${aged.toFixed(2)}`));
     expect(explain.stdout).toMatch(/dismissed in LED-51\/r1 via finding A1: .*; weighs -1, now -1/);
   });

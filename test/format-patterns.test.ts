@@ -84,10 +84,10 @@ describe('the block for a known state', () => {
       block(
         'auditor',
         // ranked by rate × category × role × decay; shown: rate × decay, in 0..1 (SPEC §3.9.3)
-        `- ${NEVER_LOG} (score:0.52)`, // one untested sighting: rate (0.1 + 1) / (0.1 + 2); a rule, 0.681
-        `- ${JITTER} (score:0.52)`, // causal, 0.576
-        `- ${DEPLOY} (score:0.52)`, // observation, 0.524
-        `- ${CONTRACT} (score:0.28, via:judge)`, // shown 0.524 × e^(−9/14) = 0.275; ranked × 0.8 cross-role = 0.2203
+        `- ${NEVER_LOG} (score:0.50)`, // one untested sighting: rate (0.01 + 1) / (0.01 + 2); a rule, 0.653
+        `- ${JITTER} (score:0.50)`, // causal, 0.553
+        `- ${DEPLOY} (score:0.50)`, // observation, 0.502
+        `- ${CONTRACT} (score:0.26, via:judge)`, // shown 0.502 × e^(−9/14) = 0.264; ranked × 0.8 cross-role = 0.2114
       ),
     );
     expect(r.stderr).toBe('');
@@ -106,10 +106,10 @@ describe('the block for a known state', () => {
     expect(format(dir, ['--role', 'auditor']).stdout).toBe(
       block(
         'auditor',
-        `- ${DEPLOY} (5x validated)`, // held up 5 times (3.33, aged), no decay: rate 0.816
-        `- ${NEVER_LOG} (score:0.52)`, // 0.681
-        `- ${JITTER} (-2 net, 3x ignored)`, // 1 sighting, 3 dismissals (2.42, aged): rate 0.243 × 1.1 = 0.268
-        `- ${CONTRACT} (score:0.28, via:judge)`, // 0.2203
+        `- ${DEPLOY} (5x validated)`, // held up 5 times (3.33, aged), no decay: rate 0.812
+        `- ${NEVER_LOG} (score:0.50)`, // 0.653
+        `- ${JITTER} (-2 net, 3x ignored)`, // 1 sighting, 3 dismissals (2.42, aged): rate 0.228 × 1.1 = 0.251
+        `- ${CONTRACT} (score:0.26, via:judge)`, // 0.2114
       ),
     );
   });
@@ -117,8 +117,8 @@ describe('the block for a known state', () => {
   it('boosts the score by the learned context given on the command line', () => {
     const dir = knownState();
     const out = formatJson(dir, ['--role', 'auditor', '--labels', 'cli,api', '--phase', 'plan']);
-    expect(out.patterns.find((p) => p.text === DEPLOY)).toMatchObject({ score: 0.6286, record: 'score:0.52' }); // 0.524 × (1 + 0.15 + 0.05); the shown score has no boost
-    expect(out.patterns.find((p) => p.text === CONTRACT)?.score).toBe(0.2203); // learned no context, no boost
+    expect(out.patterns.find((p) => p.text === DEPLOY)).toMatchObject({ score: 0.603, record: 'score:0.50' }); // 0.502 × (1 + 0.15 + 0.05); the shown score has no boost
+    expect(out.patterns.find((p) => p.text === CONTRACT)?.score).toBe(0.2114); // learned no context, no boost
   });
 });
 
@@ -128,10 +128,10 @@ describe('cross-role lines', () => {
     expect(format(dir, ['--role', 'judge']).stdout).toBe(
       block(
         'judge',
-        `- ${NEVER_LOG} (score:0.52, via:auditor)`, // ranked 0.8 × 0.681
-        `- ${JITTER} (score:0.52, via:auditor)`,
-        `- ${DEPLOY} (score:0.52, via:auditor)`,
-        `- ${CONTRACT} (score:0.28)`, // 0.524 × e^(−9/14)
+        `- ${NEVER_LOG} (score:0.50, via:auditor)`, // ranked 0.8 × 0.653
+        `- ${JITTER} (score:0.50, via:auditor)`,
+        `- ${DEPLOY} (score:0.50, via:auditor)`,
+        `- ${CONTRACT} (score:0.26)`, // 0.502 × e^(−9/14)
       ),
     );
   });
@@ -145,7 +145,7 @@ describe('cross-role lines', () => {
   it('a role of no kind sees only its own patterns', () => {
     const dir = knownState();
     storeText(dir, 'architect', section('Every plan states its rollback step'));
-    expect(format(dir, ['--role', 'architect']).stdout).toBe(block('architect', '- Every plan states its rollback step (score:0.52)'));
+    expect(format(dir, ['--role', 'architect']).stdout).toBe(block('architect', '- Every plan states its rollback step (score:0.50)'));
   });
 });
 
@@ -159,10 +159,10 @@ describe('--json', () => {
       tokens: expect.any(Number),
       path: 'full',
       patterns: [
-        { id: id('auditor', NEVER_LOG), score: 0.681, text: NEVER_LOG, record: 'score:0.52' },
-        { id: id('auditor', JITTER), score: 0.5762, text: JITTER, record: 'score:0.52' },
-        { id: id('auditor', DEPLOY), score: 0.5238, text: DEPLOY, record: 'score:0.52' },
-        { id: id('judge', CONTRACT), score: 0.2203, text: CONTRACT, record: 'score:0.28, via:judge' },
+        { id: id('auditor', NEVER_LOG), score: 0.6532, text: NEVER_LOG, record: 'score:0.50' },
+        { id: id('auditor', JITTER), score: 0.5527, text: JITTER, record: 'score:0.50' },
+        { id: id('auditor', DEPLOY), score: 0.5025, text: DEPLOY, record: 'score:0.50' },
+        { id: id('judge', CONTRACT), score: 0.2114, text: CONTRACT, record: 'score:0.26, via:judge' },
       ],
       block: format(dir, ['--role', 'auditor']).stdout.replace(/\n$/, ''),
       basis: expect.stringMatching(/^[0-9a-f]{32}$/),
@@ -247,7 +247,7 @@ describe('fitting the block', () => {
     expect(out.patterns.length).toBeGreaterThan(0);
     expect(out.patterns.length).toBeLessThan(all.length);
     expect(out.patterns).toEqual(all.slice(0, out.patterns.length));
-    expect(format(dir, ['--role', 'auditor', '--budget', '70']).stdout).toBe(block('auditor', `- ${NEVER_LOG} (score:0.52)`, `- ${JITTER} (score:0.52)`));
+    expect(format(dir, ['--role', 'auditor', '--budget', '70']).stdout).toBe(block('auditor', `- ${NEVER_LOG} (score:0.50)`, `- ${JITTER} (score:0.50)`));
   });
 
   it('(b) summary: the stored summary replaces the lines while the candidates are the ones it was written for', () => {
@@ -465,7 +465,7 @@ describe('injection records', () => {
     const dir = knownState();
     const args = ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r1'];
     const dry = format(dir, [...args, '--dry-run']);
-    expect(dry.stdout).toContain(`- ${NEVER_LOG} (score:0.52)`);
+    expect(dry.stdout).toContain(`- ${NEVER_LOG} (score:0.50)`);
     expect(events(dir, 'pattern.injected')).toEqual([]);
     expect(format(dir, args).stdout).toBe(dry.stdout);
     expect(events(dir, 'pattern.injected')).toHaveLength(1);
@@ -642,7 +642,7 @@ describe('untrusted text in the block (issue 7, SPEC §4.6)', () => {
     const r = run('format-patterns', ['--role', 'auditor', '--project', PROJECT, '--strict'], { cwd: dir, env: { CAIRN_NOW: NOW } });
     expect(Date.now() - started).toBeLessThan(5000);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe(block('auditor', `- ${NEVER_LOG} (score:0.52)`));
+    expect(r.stdout).toBe(block('auditor', `- ${NEVER_LOG} (score:0.50)`));
     expect(r.stderr).toMatch(/skipped the line at byte \d+: text longer than 500 characters/);
   });
 });

@@ -10,7 +10,7 @@ import { DEFAULT_CONFIG } from '../store/config.js';
 //   untested re-sightings and PASSes it was only echoed in count one up, outcomes of runs where it
 //            shaped no finding one up or down: a bounded prior (UNTESTED_UNIT each, at most
 //            UNTESTED_UNITS of them), so an untested pattern never outranks one that held up once,
-//            nor climbs by riding along (§3.10.1)
+//            whatever their categories, nor climbs by riding along (§3.10.1)
 // Each piece of tested evidence first ages what came before it by 2^(−strength / half-life): a
 // validator's verdict has strength 1, an outcome its weight. Recent verdicts outweigh old ones, so a
 // rule dismissed in every run since it stopped being true loses its standing (§3.10.2), and no single
@@ -22,8 +22,10 @@ export interface Evidence {
   untested: number;
 }
 
-export const UNTESTED_UNIT = 0.1;
-/** At most this many untested units count (0.5 in all: half of one tested success). */
+// At most 0.05 in all: a rule (category 1.3) that was never tested, (0.05 + 1) / (0.05 + 2) × 1.3 = 0.666,
+// stays under an observation (1.0) that held up once, 2/3 — the category weights never turn the order
+// round (SPEC §3.10.1). Among untested patterns, the more often seen ranks first.
+export const UNTESTED_UNIT = 0.01;
 export const UNTESTED_UNITS = 5;
 
 export function untestedCredit(untested: number): number {

@@ -53,7 +53,7 @@ function nativeDriver(): Driver {
 const BASE_COLUMNS = 'held, untested, ignore_weight, success_count, ignore_count, reinforcement_count, lifecycle, category, last_used, labels, files, phases';
 
 /** ln(rate · category) with the default prior: lib/patterns/scoring.ts RATE_CAT_SQL, verbatim (test/ranking.test.ts checks). */
-const RANK_RATE_CAT = `ln((((MAX(0, held) + MIN(MAX(0, untested), 5) * 0.1) + 1.0) / ((MAX(0, held) + MIN(MAX(0, untested), 5) * 0.1) + MAX(0, ignore_weight) + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END))`;
+const RANK_RATE_CAT = `ln((((MAX(0, held) + MIN(MAX(0, untested), 5) * 0.01) + 1.0) / ((MAX(0, held) + MIN(MAX(0, untested), 5) * 0.01) + MAX(0, ignore_weight) + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END))`;
 
 /**
  * The secondary indexes of the event log's tables that only readers use (the reducer reads none of
