@@ -14,12 +14,11 @@
 // detail), so term statistics are those of real notes and every content is distinct.
 
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync, appendFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, cpSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync, appendFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { measure, runNode, machine, cleanupMeasure, MEMORY_METHOD } from './measure.js';
+import { benchSession, measure, runNode, machine, MEMORY_METHOD } from './measure.js';
 import { writeKnowledgeLog } from './stores.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -37,6 +36,7 @@ const { values: opts } = parseArgs({
     'without-extra-certs': { type: 'boolean', default: false },
   },
 });
+const { progress, fmt, tempDir, cleanup, fail } = benchSession('knowledge-', { keep: Boolean(opts.keep) });
 const RUNS = Number(opts.runs);
 const ENTRIES = Number(opts.entries);
 if (!Number.isInteger(RUNS) || RUNS < 5) fail('--runs must be an integer ≥ 5');
@@ -48,21 +48,7 @@ const env = {
   ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_') && !(opts['without-extra-certs'] && k === 'NODE_EXTRA_CA_CERTS'))),
   CAIRN_NOW: NOW,
 };
-const temps = [];
 const results = [];
-const progress = (m) => process.stderr.write(`bench: ${m}\n`);
-const fmt = (n, d = 0) => n.toLocaleString('en', { minimumFractionDigits: d, maximumFractionDigits: d });
-
-function fail(message) {
-  cleanupMeasure();
-  process.stderr.write(`bench: ${message}\n`);
-  process.exit(1);
-}
-function tempDir(tag) {
-  const dir = mkdtempSync(join(tmpdir(), `cairn-bench-knowledge-${tag}-`));
-  temps.push(dir);
-  return dir;
-}
 
 /** A knowledge.jsonl of `n` entries (bench/stores.js), of this bench's project. */
 const writeLog = (path, n, seed) => writeKnowledgeLog(path, { entries: n, seed, project: PROJECT, nowMs: Date.parse(NOW) });
@@ -317,7 +303,5 @@ try {
   process.stderr.write(`bench: ${err.stack ?? err}\n`);
   process.exitCode = 1;
 } finally {
-  if (opts.keep) process.stderr.write(`kept: ${temps.join(' ')}\n`);
-  else for (const dir of temps) rmSync(dir, { recursive: true, force: true });
-  cleanupMeasure();
+  cleanup();
 }

@@ -10,14 +10,13 @@
 //   node bench/mcp.js --keep                       keep the temporary projects
 
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { cleanupMeasure, machine, measure, median } from './measure.js';
+import { benchSession, machine, measure, median } from './measure.js';
 import { makeProject, writeEventLog, writeKnowledgeLog, PROJECT } from './stores.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,6 +33,7 @@ const { values: opts } = parseArgs({
     keep: { type: 'boolean', default: false },
   },
 });
+const { progress, fmt, tempDir, cleanup, fail } = benchSession('mcp-', { keep: Boolean(opts.keep) });
 const RUNS = Number(opts.runs);
 const CALLS = Number(opts.calls);
 const PATTERNS = Number(opts.patterns);
@@ -44,21 +44,6 @@ if (!Number.isInteger(RUNS) || RUNS < 5) fail('--runs must be an integer ≥ 5')
 const NOW = '2026-04-20T10:00:00.000Z';
 const inherited = Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_'));
 const env = { ...Object.fromEntries(inherited), CAIRN_NOW: NOW };
-const temps = [];
-const progress = (m) => process.stderr.write(`bench: ${m}\n`);
-const fmt = (n, d = 0) => n.toLocaleString('en', { minimumFractionDigits: d, maximumFractionDigits: d });
-
-function fail(message) {
-  cleanupMeasure();
-  process.stderr.write(`bench: ${message}\n`);
-  process.exit(1);
-}
-
-function tempDir(tag) {
-  const dir = mkdtempSync(join(tmpdir(), `cairn-bench-mcp-${tag}-`));
-  temps.push(dir);
-  return dir;
-}
 
 /** `cairn <args>` in a project, checked. */
 function cairn(cwd, args) {
@@ -211,7 +196,5 @@ try {
   console.log('| case | measured | target | verdict | notes |\n|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.name} | ${r.value} | ${r.target} | ${r.verdict} | ${r.note} |`);
 } finally {
-  cleanupMeasure();
-  if (opts.keep) progress(`kept: ${temps.join(' ')}`);
-  else for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+  cleanup();
 }

@@ -41,6 +41,34 @@ export function cleanupMeasure() {
 }
 
 /**
+ * What every bench script needs around its measurements: progress lines and numbers for stderr,
+ * temporary directories (kept with --keep, else removed at the end), and a failure that cleans up.
+ */
+export function benchSession(name, { keep = false } = {}) {
+  const temps = [];
+  const progress = (message) => process.stderr.write(`bench: ${message}\n`);
+  return {
+    progress,
+    fmt: (n, d = 0) => n.toLocaleString('en', { minimumFractionDigits: d, maximumFractionDigits: d }),
+    tempDir(tag) {
+      const dir = mkdtempSync(join(tmpdir(), `cairn-bench-${name}${tag}-`));
+      temps.push(dir);
+      return dir;
+    },
+    cleanup() {
+      if (keep) progress(`kept: ${temps.join(' ')}`);
+      else for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+      cleanupMeasure();
+    },
+    fail(message) {
+      cleanupMeasure();
+      progress(message);
+      process.exit(1);
+    },
+  };
+}
+
+/**
  * Run `node <args>` once. Returns {ms, cpuMs, rssKb, code, stdout, stderr}.
  * `stdinFile` is opened as the child's stdin; otherwise stdin is /dev/null (never a TTY).
  */

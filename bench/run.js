@@ -14,13 +14,12 @@
 //   node bench/run.js --without-extra-certs         children without NODE_EXTRA_CA_CERTS (see the report)
 //   node bench/run.js --vocabulary real             pattern texts with a project's own names (a realistic vocabulary)
 
-import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
-import { measure, measureTogether, runNode, machine, cleanupMeasure, MEMORY_METHOD } from './measure.js';
+import { benchSession, measure, measureTogether, runNode, machine, MEMORY_METHOD } from './measure.js';
 import { makeProject, writeEventLog, PROJECT } from './stores.js';
 import { deliberationText, patternTexts, validatorText } from './corpus.js';
 import { topSelfTime } from './profile.js';
@@ -43,6 +42,7 @@ const { values: opts } = parseArgs({
     vocabulary: { type: 'string', default: 'small' },
   },
 });
+const { progress, fmt, tempDir, cleanup, fail } = benchSession('', { keep: Boolean(opts.keep) });
 const RUNS = Number(opts.runs);
 if (!Number.isInteger(RUNS) || RUNS < 5) fail('--runs must be an integer ≥ 5 (medians over at least 5 runs)');
 const SIZES = opts.sizes.split(',').map(Number);
@@ -60,24 +60,6 @@ const env = {
   CAIRN_NOW: NOW,
 };
 
-const temps = [];
-function tempDir(tag) {
-  const dir = mkdtempSync(join(tmpdir(), `cairn-bench-${tag}-`));
-  temps.push(dir);
-  return dir;
-}
-function cleanup() {
-  if (opts.keep) process.stderr.write(`kept: ${temps.join(' ')}\n`);
-  else for (const dir of temps) rmSync(dir, { recursive: true, force: true });
-  cleanupMeasure();
-}
-function fail(message) {
-  cleanupMeasure();
-  process.stderr.write(`bench: ${message}\n`);
-  process.exit(1);
-}
-const progress = (message) => process.stderr.write(`bench: ${message}\n`);
-const fmt = (n, d = 0) => n.toLocaleString('en', { minimumFractionDigits: d, maximumFractionDigits: d });
 
 /** Copy a store so a run that writes starts from the same state as every other run. */
 function restore(from, to) {
