@@ -10,8 +10,8 @@ import { captureComments, type Comment } from '../lib/knowledge/capture.js';
 import { scheduleSanitize } from '../lib/knowledge/schedule.js';
 import { KNOWLEDGE_TYPES, parseTypedText } from '../lib/knowledge/entry.js';
 
-// Built behind a gate (tools/bundle.js, lib/cli/gate.ts): a hook payload whose command cannot add a
-// comment ends the process before this module is loaded.
+// Built behind a gate (memory-capture.gate.ts): a hook payload whose command cannot add a comment ends
+// the process before this module is loaded.
 
 export const command: Command = {
   name: 'memory-capture',

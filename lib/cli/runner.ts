@@ -74,7 +74,7 @@ export interface Context {
   keepsRuns: boolean;
   /** A deferred run's texts, read from its request instead of stdin and files. */
   replayed?: Record<string, string>;
-  /** What a hook gate started before the runner was loaded (tools/bundle.js). */
+  /** What a hook gate started before the runner was loaded (scripts/<name>.gate.ts). */
   gate?: GatePassed;
   /** Where the project and its store are (--root, --dir, --project and their defaults). */
   location(): Location;
