@@ -6,7 +6,7 @@ import { randomBytes } from '../core/crypto.js';
 import { lockHolder, tryLock } from '../io/lock.js';
 import { cairnEntry, startInBackground } from './background.js';
 import { recordFailure } from './health.js';
-import { DEFERRED_ENV } from '../core/deferred-env.js';
+import { DEFERRED_AGAIN, DEFERRED_ENV, DEFERRED_TOO_LONG } from '../core/deferred-env.js';
 import type { Store } from './store.js';
 
 // Writers' runs kept for later (SPEC §2: never lose a line of memory). A pattern-loop writer
@@ -32,10 +32,6 @@ export interface DeferredRequest {
   inputs: Record<string, string>;
 }
 
-/** The exit code of a replayed run that met a passing failure again (EX_TEMPFAIL): its request waits for the next run. */
-export const DEFERRED_AGAIN = 75;
-/** The exit code of a replayed run that ran out of its deadline: its request is set aside, not run again and again. */
-export const DEFERRED_TOO_LONG = 76;
 /**
  * A job with a deadline (a background one) gives each kept run 60 s — thirty times a writer's own
  * deadline, with the index current — or a third of its deadline when that is less, and starts one only
