@@ -1,11 +1,10 @@
 import { existsSync, lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
-import { readSmallFile } from '../io/read.js';
 import { dirname, join, relative } from 'node:path';
 import { Deadline } from '../core/deadline.js';
 import { describeError, IndexCatchingUp } from '../core/errors.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { nearest } from '../core/suggest.js';
-import { CONFIG_CAP, loadConfig, type Config } from './config.js';
+import { readConfigFile, type Config, type ConfigProblem } from './config.js';
 import { EVENT_LOG_INDEXES, loadDriver, openDatabase, type Database } from './db.js';
 import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
@@ -31,63 +30,22 @@ export function moduleChecks(encoding: string): Check[] {
   return [check('better-sqlite3', () => new (loadDriver())(':memory:').close()), check('tiktoken', () => encoderFor(encoding))];
 }
 
-/**
- * What config.json may hold (README, config.json), by type. The loader takes a wrong value as the
- * default without a word, so a typo there (`budget` for `budgets`, a number in quotes) would quietly
- * change nothing; doctor names it. Role maps are open: any role name may be a key.
- */
-type Setting = 'string' | 'number' | 'strings' | 'role map' | { [key: string]: Setting };
-
-export const CONFIG_SETTINGS: Record<string, Setting> = {
-  project: 'string',
-  roles: { adversarial: 'strings', validator: 'strings' },
-  budgets: 'role map',
-  reserve: 'number',
-  minBlock: 'number',
-  roleWeights: 'role map',
-  defaultRoleWeight: 'number',
-  prior: { success: 'number', failure: 'number' },
-  evidence: { halfLife: 'number' },
-  tokenizer: { encoding: 'string', margin: 'number' },
-  embeddings: { command: 'string' },
-  knowledge: { tags: 'strings', budget: 'number', bdTimeoutMs: 'number', sanitizeEveryMs: 'number' },
-};
-
-const isCount = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
-const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/** Each setting that is unknown or of the wrong type, as a phrase naming it (and the nearest known name). */
-export function configProblems(value: Record<string, unknown>, shape: Record<string, Setting> = CONFIG_SETTINGS, prefix = ''): string[] {
-  const problems: string[] = [];
-  for (const [key, v] of Object.entries(value)) {
-    const name = `${prefix}${key}`;
-    const setting = shape[key];
-    if (setting === undefined) {
-      const guess = nearest(key, Object.keys(shape));
-      problems.push(`unknown setting "${name}"${guess ? ` (did you mean "${prefix}${guess}"?)` : ''}`);
-    } else if (typeof setting === 'object') {
-      if (isPlainObject(v)) problems.push(...configProblems(v, setting, `${name}.`));
-      else problems.push(`"${name}" is not an object`);
-    } else if (setting === 'string' && typeof v !== 'string') problems.push(`"${name}" is not a string`);
-    else if (setting === 'number' && !isCount(v)) problems.push(`"${name}" is not a number ≥ 0`);
-    else if (setting === 'strings' && !(Array.isArray(v) && v.every((x) => typeof x === 'string'))) problems.push(`"${name}" is not a list of strings`);
-    else if (setting === 'role map' && !isPlainObject(v)) problems.push(`"${name}" is not an object of numbers by role`);
-    else if (setting === 'role map') problems.push(...Object.entries(v as object).filter(([, x]) => !isCount(x)).map(([role]) => `"${name}.${role}" is not a number ≥ 0`));
-  }
-  return problems;
-}
-
 export function configCheck(dir: string): Check {
-  if (!existsSync(join(dir, 'config.json'))) return { name: 'config.json', status: 'ok', detail: 'none (defaults)' };
+  let parsed: ReturnType<typeof readConfigFile>;
   try {
-    loadConfig(dir);
+    parsed = readConfigFile(dir);
   } catch (err) {
     return { name: 'config.json', status: 'fail', detail: describeError(err) };
   }
-  const parsed: unknown = JSON.parse(readSmallFile(join(dir, 'config.json'), CONFIG_CAP)?.toString('utf8') ?? '{}');
-  const problems = isPlainObject(parsed) ? configProblems(parsed) : ['it is not a JSON object'];
-  if (problems.length === 0) return { name: 'config.json', status: 'ok', detail: 'reads' };
-  return { name: 'config.json', status: 'warn', detail: `${problems.join('; ')}: the default is used instead (README: config.json)` };
+  if (parsed === undefined) return { name: 'config.json', status: 'ok', detail: 'none (defaults)' };
+  if (parsed.problems.length === 0) return { name: 'config.json', status: 'ok', detail: 'reads' };
+  return { name: 'config.json', status: 'warn', detail: `${parsed.problems.map(phrase).join('; ')}: the default is used instead (README: config.json)` };
+}
+
+/** A problem of config.json as doctor says it: an unknown setting with the nearest known name. */
+function phrase(problem: ConfigProblem): string {
+  const guess = problem.known && nearest(problem.setting.slice(problem.prefix.length), problem.known);
+  return guess ? `${problem.text} (did you mean "${problem.prefix}${guess}"?)` : problem.text;
 }
 
 /** What a file system entry is, for a sentence. */
