@@ -2,7 +2,7 @@ import type { Command } from '../lib/cli/runner.js';
 import { existsSync } from 'node:fs';
 import { nowMs } from '../lib/core/clock.js';
 import { describeError } from '../lib/core/errors.js';
-import { activeCacheFresh, sanitizeKnowledge } from '../lib/knowledge/hygiene.js';
+import { activeCacheFresh, sanitizeKnowledge } from '../lib/knowledge/sanitize.js';
 import { knowledgeDb } from '../lib/knowledge/index.js';
 import { countLineTokens } from '../lib/knowledge/auto-recall.js';
 

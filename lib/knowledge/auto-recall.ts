@@ -11,7 +11,7 @@ import type { Store } from '../store/store.js';
 import { landingPatternLines } from '../landing/search.js';
 import { knowledgeDb, newestEntries, recentKnowledge, recordLineTokens, TermCounts, type KnowledgeHit, type Source } from './index.js';
 import { scheduleSanitize } from './schedule.js';
-import { activeCacheFresh } from './hygiene.js';
+import { activeCacheFresh } from './sanitize.js';
 import { contextText, type SessionContext } from './context.js';
 import { contextTopics, fuseTopics, searchTopic } from './search.js';
 import { clip, hangingIndent, shownBead, shownContent, shownType } from './render.js';

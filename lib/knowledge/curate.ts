@@ -10,7 +10,7 @@ import type { Store } from '../store/store.js';
 import type { CurationStatus, KnowledgeEntry } from './entry.js';
 import { versionOf } from './index.js';
 import { parseEntryLine, toEntry } from './reader.js';
-import { anchorChecker } from './hygiene.js';
+import { anchorChecker } from './sanitize.js';
 
 // Shared curation (SPEC §4.5): the review-gated way to improve the committed log without rewriting it.
 // `--dry-run` gathers candidates — duplicates, stale entries, entries another one says it supersedes —

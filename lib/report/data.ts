@@ -3,7 +3,7 @@ import { NO_PROGRESS, type Progress } from '../core/progress.js';
 import { logEvents } from '../events/history.js';
 import { patternDb } from '../events/log.js';
 import type { CairnEvent } from '../events/types.js';
-import { readAudit, type AuditDigest } from '../knowledge/hygiene.js';
+import { readAudit, type AuditDigest } from '../knowledge/sanitize.js';
 import { knowledgeDb, knowledgeStats, recentKnowledge } from '../knowledge/index.js';
 import type { KnowledgeHit, KnowledgeStats } from '../knowledge/index.js';
 import { compareRecent } from '../landing/search.js';
