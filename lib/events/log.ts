@@ -7,7 +7,7 @@ import { describeError, IndexCatchingUp } from '../core/errors.js';
 import { deferredCount } from '../store/deferred.js';
 import { EVENT_LOG_INDEXES, EVENT_LOG_TABLES, type Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
-import { startInBackground } from '../store/background.js';
+import { startJob } from '../store/background.js';
 import { join } from 'node:path';
 import type { FollowReport, LogFollower } from '../store/follower.js';
 import type { Progress } from '../core/progress.js';
@@ -58,7 +58,7 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
     // fresh clone's hooks replay the log, and `cairn rebuild --continue` builds it in the background.
     finishLater: (db) => {
       if (termRows(db) < INLINE_FINISH_TERMS) return false;
-      startInBackground(store, ['rebuild', '--continue'], { path: finishStamp(store), everyMs: FINISH_RETRY_MS });
+      startJob(store, 'finish-index', { path: finishStamp(store), everyMs: FINISH_RETRY_MS });
       return true;
     },
     orderKey: eventKey,
@@ -76,7 +76,7 @@ const finishStamp = (store: Store) => join(store.dir, 'cache', 'index.requested'
  */
 export function packLater(store: Store): boolean {
   if (termRows(patternDb(store)) < INLINE_FINISH_TERMS) return false;
-  startInBackground(store, ['rebuild', '--continue'], { path: finishStamp(store), everyMs: 0 });
+  startJob(store, 'pack-postings', { path: finishStamp(store), everyMs: 0 });
   return true;
 }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CairnError, describeError } from '../core/errors.js';
 import { randomBytes } from '../core/crypto.js';
 import { lockHolder, tryLock } from '../io/lock.js';
-import { cairnEntry, startInBackground } from './background.js';
+import { cairnEntry, startJob } from './background.js';
 import { recordFailure } from './health.js';
 import { DEFERRED_AGAIN, DEFERRED_ENV, DEFERRED_TOO_LONG } from '../core/deferred-env.js';
 import type { Store } from './store.js';
@@ -106,7 +106,7 @@ function startApplying(store: Store): string {
   // checked after the request is written: a holder that lets go now looks for requests once more
   const holder = applier(store.dir);
   if (holder) return `by the cairn rebuild --continue that applies kept runs now (cache/deferred.lock ${holder})`;
-  const pid = startInBackground(store, ['rebuild', '--continue']);
+  const pid = startJob(store, 'apply-kept');
   if (pid !== undefined) return `by cairn rebuild --continue, started in the background (pid ${pid})`;
   return 'when cairn rebuild --continue runs (none could be started in the background: run it)';
 }
@@ -178,7 +178,7 @@ export function runDeferred(store: Store): number {
     // looked at after letting go: a run kept after the last look, whose writer saw the lock held, is here
     if (deferredCount(store.dir) === 0 || stop === 'again') return ran;
     if (stop === 'deadline') {
-      startInBackground(store, ['rebuild', '--continue']); // a successor with a deadline of its own
+      startJob(store, 'apply-kept'); // a successor with a deadline of its own
       return ran;
     }
   }
