@@ -18,7 +18,7 @@ export interface EventFilter {
 }
 
 /** Does this event touch the pattern (directly, or in an injection or outcome list)? */
-export function mentionsPattern(e: CairnEvent, id: string): boolean {
+function mentionsPattern(e: CairnEvent, id: string): boolean {
   const rec = e as unknown as Record<string, unknown>;
   if (rec.pattern === id) return true;
   const list = rec.patterns;

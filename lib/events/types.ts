@@ -45,24 +45,7 @@ export type EventPayload =
   | ({ type: 'landing.captured'; landing: string; title: string; report: string | null; merged: boolean } & Scope);
 
 export type Category = 'rule' | 'causal' | 'observation';
-export type EventType = EventPayload['type'];
 export type CairnEvent = Envelope & EventPayload;
-
-export const EVENT_TYPES: readonly string[] = [
-  'deliberation.stored',
-  'pattern.observed',
-  'pattern.injected',
-  'finding.linked',
-  'pattern.ignored',
-  'pattern.regressed',
-  'pattern.reinforced',
-  'pattern.aged',
-  'pattern.outcome',
-  'pattern.promoted',
-  'pattern.deprecated',
-  'summary.stored',
-  'landing.captured',
-];
 
 /** The envelope checks a line must pass before the reducer sees it. */
 export function envelopeProblem(value: Record<string, unknown>): string | undefined {
@@ -81,7 +64,7 @@ export const MAX_PATTERN_CHARS = 500;
 export const MAX_ROLE_CHARS = 64;
 export const MAX_SCOPE_CHARS = 128; // issue, run, phase, finding ids
 export const MAX_FINDING_SUMMARY_CHARS = 160;
-export const MAX_LIST_ITEMS = 100; // ids in one event's list
+const MAX_LIST_ITEMS = 100; // ids in one event's list
 export const MAX_SUMMARY_BYTES = 3000; // a stored summary (summary.stored)
 
 /** Why an event's payload cannot be applied (a missing or oversized field), or undefined. */

@@ -69,7 +69,7 @@ export function gitTopLevel(root: string): string | null {
  * .cairn/) is reached from there, and a project outside git is named by its path (nothing shares
  * its settings through git).
  */
-export function projectDirExpression(root: string, hooks: Pick<HostHooks, 'projectDir'>): string {
+function projectDirExpression(root: string, hooks: Pick<HostHooks, 'projectDir'>): string {
   if (hooks.projectDir !== GIT_TOP_LEVEL) return hooks.projectDir;
   const top = gitTopLevel(root);
   if (top === null) return shellWord(root);
@@ -226,7 +226,7 @@ export function sessionStartCommand(exe: (name: string) => string, args: string,
 }
 
 /** What a session is told when auto-recall is not installed where its hook looks (SPEC §2: never silent). */
-export function notInstalledMessage(program: string): string {
+function notInstalledMessage(program: string): string {
   const dependency = program.includes('/node_modules/.bin/');
   const remedy = dependency ? 'run npm install at the project root' : 'install cairn (README: Install cairn in your project)';
   const lost = 'so the memory of this project is neither recalled nor captured';

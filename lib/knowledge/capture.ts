@@ -36,12 +36,12 @@ export function cleanContent(text: string): string {
   return capUtf8(sanitizeUntrusted(text), MAX_CONTENT_BYTES).trim();
 }
 
-export function cleanBead(bead: string): string {
+function cleanBead(bead: string): string {
   return Array.from(sanitizeUntrusted(bead, { singleLine: true })).slice(0, MAX_BEAD_CHARS).join('');
 }
 
 /** The entry a comment makes, 'skip' for `SKIP:`, undefined when it is not knowledge (or nothing is left of it). */
-export function entryFromComment(comment: Comment, ctx: CaptureContext): KnowledgeEntry | 'skip' | undefined {
+function entryFromComment(comment: Comment, ctx: CaptureContext): KnowledgeEntry | 'skip' | undefined {
   const typed = parseTypedText(comment.text);
   if (typed === undefined || typed === 'skip') return typed;
   const content = cleanContent(typed.content);

@@ -31,7 +31,7 @@ const SOURCE_CODE: Record<Source, number> = { archive: 0, log: 1, active: 2 };
 const SEQ_BASE: Record<Source, number> = { archive: 0, log: 2 ** 40, active: 0 };
 
 /** How the follower reads one knowledge log into the index. */
-export function knowledgeFollower(path: string, source: Source): LogFollower<KnowledgeEntry> {
+function knowledgeFollower(path: string, source: Source): LogFollower<KnowledgeEntry> {
   const code = SOURCE_CODE[source];
   return {
     name: `knowledge-${source}`,
@@ -138,7 +138,7 @@ export const NEWEST_LINES = ROTATE_ABOVE;
  * above the newest it holds and forgets those that fell below the window. Nothing changed: a few
  * index lookups; one new line: one row in, one out.
  */
-export function syncNewest(db: Database, source: Source): void {
+function syncNewest(db: Database, source: Source): void {
   const code = SOURCE_CODE[source];
   const s = statements(db);
   const plan = () => {

@@ -32,7 +32,7 @@ export function hangingIndent(first: string, text: string, indent: string): stri
 export function shownType(type: string): string {
   return (KNOWLEDGE_TYPES as readonly string[]).includes(type) ? type : OTHER_TYPE;
 }
-export const OTHER_TYPE = 'other';
+const OTHER_TYPE = 'other';
 
 // A tag is a word: letters, digits and `_ . + # / -` (`c++`, `c#`, `ci/cd`), starting with a letter or digit.
 const TAG = /^[\p{L}\p{N}][\p{L}\p{N}_.+#/-]{0,39}$/u;

@@ -13,7 +13,7 @@ import { branchWords, type SessionContext } from './context.js';
 /** Words shorter than this carry no topic ("to", "8", "0"), unless they mix letters and digits ("v4", "e2"). */
 const MIN_WORD = 3;
 /** Terms of one topic at most; a longer one (a long prompt) keeps its most distinctive. */
-export const MAX_TOPIC_TERMS = 12;
+const MAX_TOPIC_TERMS = 12;
 /** Bead titles searched at most (in-progress ones come first). */
 const MAX_BEAD_TOPICS = 8;
 /** RRF's constant: how fast a lower rank's contribution fades (60, as in Cormack et al. 2009). */
@@ -46,7 +46,7 @@ export function recallTerms(text: string): string[] {
  * matches no entry is dropped; among the rest, fewer matching entries wins, then earlier in the list.
  * Counting costs one index lookup per term, so short candidate lists are taken as they are.
  */
-export function distinctiveTerms(counts: TermCounts, candidates: string[], max: number): string[] {
+function distinctiveTerms(counts: TermCounts, candidates: string[], max: number): string[] {
   const terms = [...new Set(candidates)];
   if (terms.length <= max) return terms;
   const counted = terms.map((term, i) => ({ term, i, n: counts.rows(term) }));

@@ -132,7 +132,7 @@ export function readLandingLog(storeDir: string, warn: (message: string) => void
 }
 
 /** Fold a new capture into an entry of the same fingerprint: latest texts and ids, lists unioned (SPEC §5). */
-export function mergePattern(existing: LandingPattern, incoming: LandingPattern): LandingPattern {
+function mergePattern(existing: LandingPattern, incoming: LandingPattern): LandingPattern {
   return {
     ...existing,
     summary: incoming.summary,

@@ -67,7 +67,7 @@ export function compareRecent(a: LandingPattern, b: LandingPattern): number {
 }
 
 /** `Pattern: <title> — files: … — run: …`, one line, sanitised (it is shown to an agent). */
-export function patternLine(p: LandingPattern): string {
+function patternLine(p: LandingPattern): string {
   const title = p.title.length > 160 ? `${p.title.slice(0, 159)}…` : p.title;
   const files = p.examplePaths.length > 4 ? `${p.examplePaths.slice(0, 4).join(', ')}, …` : p.examplePaths.join(', ');
   const parts = [`Pattern: ${title}`, files && `files: ${files}`, p.commands.length > 0 && `run: ${p.commands.slice(0, 3).join('; ')}`];

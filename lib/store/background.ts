@@ -16,7 +16,7 @@ const require = createRequire(import.meta.url);
  * past rotation, needs a few. A job that runs out of it fails open like any command — recorded for
  * `cairn doctor` and the session-start health line — and what it left is picked up by the next one.
  */
-export const BACKGROUND_DEADLINE_MS = 10 * 60_000;
+const BACKGROUND_DEADLINE_MS = 10 * 60_000;
 
 /** The `cairn` entry beside the one running (bin/memory-capture.js → bin/cairn.js), if there is one. */
 export function cairnEntry(): string | undefined {

@@ -11,8 +11,8 @@ import type { Location } from './root.js';
 // `cairn init`: the store directory with its git settings. Committed JSONL logs merge by union;
 // everything derived stays out of git (SPEC §1.2).
 
-export const GITIGNORE_LINES = ['cache/', 'artifacts/', 'memory/knowledge.active.jsonl', 'memory/knowledge.audit.jsonl', 'memory/session-state.md', '*.lock', '*.tmp'];
-export const GITATTRIBUTES_LINES = [
+const GITIGNORE_LINES = ['cache/', 'artifacts/', 'memory/knowledge.active.jsonl', 'memory/knowledge.audit.jsonl', 'memory/session-state.md', '*.lock', '*.tmp'];
+const GITATTRIBUTES_LINES = [
   'events.jsonl merge=union',
   'memory/knowledge.jsonl merge=union',
   'memory/knowledge.archive.jsonl merge=union',

@@ -64,7 +64,7 @@ function realOrResolved(path: string): string {
 const UNREADABLE = Symbol('unreadable config.json');
 
 /** The project id `cairn init` (or the first write) recorded in the store's config.json, if any. */
-export function recordedProjectId(dir: string): string | undefined {
+function recordedProjectId(dir: string): string | undefined {
   const id = readRecordedId(dir);
   return typeof id === 'string' ? id : undefined;
 }
