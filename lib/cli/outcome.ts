@@ -3,11 +3,13 @@ import { DEFERRED_AGAIN, DEFERRED_TOO_LONG } from '../core/deferred-env.js';
 import { isCorruption } from '../store/db.js';
 
 // Fail open (SPEC §2), decided in one place: what a run's end — finished, thrown, or cut by the
-// deadline's timer — does. The deadline is enforced by the work itself (lib/core/deadline.ts says
-// where); this module says what happens past it, and past any other failure:
+// deadline's timer — does. Where the deadline is enforced: `Deadline.check` between steps and
+// `Deadline.waitLimit` on every wait (lib/core/deadline.ts; called by Store.indexed, Store.appendLines
+// and each slice of the follower), and `armDeadlineTimer` in lib/cli/runner.ts for a wait on I/O.
+// Past it, and past any other failure, `decide` below says what happens:
 //
 // - a writer that meets a passing failure (the deadline, a lock, the index catching up) before it
-//   recorded anything keeps its run for later, in order (lib/store/deferred.ts), and exits 0;
+//   recorded anything keeps its run for later, in order (lib/store/deferred.ts applies it), and exits 0;
 // - a run that recorded its change (the append is the commit point) never reports a failure: the
 //   caller would retry and record it twice; the next run catches up;
 // - anything else is one stderr line, recorded in the health record for `cairn doctor` and the
