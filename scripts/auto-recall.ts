@@ -39,7 +39,8 @@ example:
   deadlineMs: HOOK_DEADLINE_MS,
   async run(ctx) {
     const format = optionalString(ctx.args, 'format');
-    if (format !== null && !isEnvelopeFormat(format)) throw new CairnError('usage', `--format must be one of ${ENVELOPE_FORMATS.join(', ')}`);
+    if (format !== null && !isEnvelopeFormat(format))
+      throw new CairnError('usage', `--format must be one of ${ENVELOPE_FORMATS.join(', ')}`);
     const input = readHookInput(await ctx.stdin());
     const store = ctx.store({ payloadCwd: input.cwd });
     const { root } = store.location;

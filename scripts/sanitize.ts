@@ -45,7 +45,9 @@ example:
         const db = knowledgeDb(store, ['log', 'active'], { newest: true });
         countLineTokens(db, store.config.tokenizer.encoding, ctx.deadline);
       } catch (err) {
-        ctx.log.warn(`the active cache is written; indexing it and counting its tokens are left to the next reader (${describeError(err)})`);
+        ctx.log.warn(
+          `the active cache is written; indexing it and counting its tokens are left to the next reader (${describeError(err)})`,
+        );
       }
       return built;
     };

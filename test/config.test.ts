@@ -29,9 +29,26 @@ describe('config', () => {
 
   it('one schema: an empty config.json is the defaults; a value of the wrong type is read as the default and named as a problem', () => {
     expect(parseConfig({})).toEqual({ config: DEFAULT_CONFIG, problems: [] });
-    const { config, problems } = parseConfig({ reserve: '3000', knowledge: { budget: -1, bdTimeoutMs: 900 }, roles: 'auditor', evidence: { halfLife: 0 } });
-    expect(config).toMatchObject({ reserve: 2000, knowledge: { budget: 1000, bdTimeoutMs: 900 }, roles: DEFAULT_CONFIG.roles, evidence: { halfLife: 3 } });
-    expect(problems.map((p) => p.text)).toEqual(['"reserve" is not a number ≥ 0', '"knowledge.budget" is not a number ≥ 0', '"roles" is not an object']);
-    expect(parseConfig(null)).toEqual({ config: DEFAULT_CONFIG, problems: [expect.objectContaining({ text: 'it is not a JSON object' })] });
+    const { config, problems } = parseConfig({
+      reserve: '3000',
+      knowledge: { budget: -1, bdTimeoutMs: 900 },
+      roles: 'auditor',
+      evidence: { halfLife: 0 },
+    });
+    expect(config).toMatchObject({
+      reserve: 2000,
+      knowledge: { budget: 1000, bdTimeoutMs: 900 },
+      roles: DEFAULT_CONFIG.roles,
+      evidence: { halfLife: 3 },
+    });
+    expect(problems.map((p) => p.text)).toEqual([
+      '"reserve" is not a number ≥ 0',
+      '"knowledge.budget" is not a number ≥ 0',
+      '"roles" is not an object',
+    ]);
+    expect(parseConfig(null)).toEqual({
+      config: DEFAULT_CONFIG,
+      problems: [expect.objectContaining({ text: 'it is not a JSON object' })],
+    });
   });
 });

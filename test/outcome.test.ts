@@ -1,5 +1,13 @@
 import { describe, it, expect } from 'vitest';
-import { classify, decide, lineText, type Failure, type Line, type Outcome, type Situation } from '../lib/cli/outcome.js';
+import {
+  classify,
+  decide,
+  lineText,
+  type Failure,
+  type Line,
+  type Outcome,
+  type Situation,
+} from '../lib/cli/outcome.js';
 import { CairnError, IndexCatchingUp } from '../lib/core/errors.js';
 import { DEFERRED_AGAIN, DEFERRED_TOO_LONG } from '../lib/core/deferred-env.js';
 
@@ -21,11 +29,14 @@ function everyThrow(): Threw[] {
           for (const hasStore of BOOL)
             for (const strict of BOOL)
               for (const interactive of BOOL)
-                for (const json of BOOL) all.push({ failure, committed, keepsRuns, replayed, hasStore, strict, interactive, json });
+                for (const json of BOOL)
+                  all.push({ failure, committed, keepsRuns, replayed, hasStore, strict, interactive, json });
   return all;
 }
 
-type Expected = Pick<Outcome, 'exit' | 'keep' | 'health' | 'line'> & { stdout: Outcome['stdout'] | 'deferred if --json' | 'error if --json' };
+type Expected = Pick<Outcome, 'exit' | 'keep' | 'health' | 'line'> & {
+  stdout: Outcome['stdout'] | 'deferred if --json' | 'error if --json';
+};
 
 /** The policy, first matching row wins. */
 const TABLE: { when: string; match: (s: Threw) => boolean; then: Expected }[] = [
@@ -75,7 +86,16 @@ const threw = (s: Threw): Situation => ({ ended: 'threw', ...s });
 
 function expected(s: Threw): Outcome {
   const { then } = TABLE.find((row) => row.match(s))!;
-  const stdout = then.stdout === 'deferred if --json' ? (s.json ? 'deferred' : 'nothing') : then.stdout === 'error if --json' ? (s.json ? 'error' : 'nothing') : then.stdout;
+  const stdout =
+    then.stdout === 'deferred if --json'
+      ? s.json
+        ? 'deferred'
+        : 'nothing'
+      : then.stdout === 'error if --json'
+        ? s.json
+          ? 'error'
+          : 'nothing'
+        : then.stdout;
   // a corrupt index is moved aside whatever else happens, unless --strict makes the corruption the error
   return { ...then, stdout, quarantine: s.failure === 'corrupt' && s.hasStore && !s.strict };
 }
@@ -92,10 +112,17 @@ describe('the fail-open decision (lib/cli/outcome.ts)', () => {
     expect([...used].sort()).toEqual(TABLE.map((r) => r.when).sort()); // no row of the table is dead
   });
 
-  it('a run that finished in time: the command\'s exit code, its product, its lines, the health record cleared', () => {
+  it("a run that finished in time: the command's exit code, its product, its lines, the health record cleared", () => {
     for (const s of everyThrow()) {
       const { failure: _none, ...rest } = s;
-      expect(decide({ ...rest, ended: 'finished', late: false, returned: 1 })).toEqual({ exit: 1, keep: false, quarantine: false, health: 'clear', line: 'done', stdout: 'product' });
+      expect(decide({ ...rest, ended: 'finished', late: false, returned: 1 })).toEqual({
+        exit: 1,
+        keep: false,
+        quarantine: false,
+        health: 'clear',
+        line: 'done',
+        stdout: 'product',
+      });
       expect(decide({ ...rest, ended: 'finished', late: false }).exit).toBe(0);
     }
   });
@@ -104,23 +131,53 @@ describe('the fail-open decision (lib/cli/outcome.ts)', () => {
     for (const s of everyThrow()) {
       const { failure: _none, ...rest } = s;
       const late = decide({ ...rest, ended: 'finished', late: true, returned: 3 });
-      if (s.committed) expect(late).toEqual({ exit: 3, keep: false, quarantine: false, health: 'clear', line: 'late', stdout: 'product' });
+      if (s.committed)
+        expect(late).toEqual({
+          exit: 3,
+          keep: false,
+          quarantine: false,
+          health: 'clear',
+          line: 'late',
+          stdout: 'product',
+        });
       else expect(late, JSON.stringify(s)).toEqual(decide(threw({ ...s, failure: 'deadline' })));
     }
   });
 
-  it('the deadline\'s timer (a wait on I/O): the process ends at once, never keeping its run; once recorded, nothing printed and exit 0', () => {
+  it("the deadline's timer (a wait on I/O): the process ends at once, never keeping its run; once recorded, nothing printed and exit 0", () => {
     for (const s of everyThrow()) {
       const timedOut = decide({ ...s, ended: 'timed-out' });
-      if (s.committed) expect(timedOut).toEqual({ exit: 0, keep: false, quarantine: false, health: 'leave', line: 'timed-out-after-commit', stdout: 'nothing' });
+      if (s.committed)
+        expect(timedOut).toEqual({
+          exit: 0,
+          keep: false,
+          quarantine: false,
+          health: 'leave',
+          line: 'timed-out-after-commit',
+          stdout: 'nothing',
+        });
       else expect(timedOut, JSON.stringify(s)).toEqual(decide(threw({ ...s, failure: 'deadline', keepsRuns: false })));
     }
   });
 
   it('a run that could not be kept is decided again as a run that does not keep: it fails open', () => {
-    const s: Threw = { failure: 'busy', committed: false, keepsRuns: true, replayed: false, hasStore: true, strict: false, interactive: false, json: true };
+    const s: Threw = {
+      failure: 'busy',
+      committed: false,
+      keepsRuns: true,
+      replayed: false,
+      hasStore: true,
+      strict: false,
+      interactive: false,
+      json: true,
+    };
     expect(decide(threw(s)).keep).toBe(true);
-    expect(decide(threw({ ...s, keepsRuns: false }))).toMatchObject({ keep: false, line: 'skipped', health: 'record', stdout: 'error' });
+    expect(decide(threw({ ...s, keepsRuns: false }))).toMatchObject({
+      keep: false,
+      line: 'skipped',
+      health: 'record',
+      stdout: 'error',
+    });
   });
 });
 
@@ -128,11 +185,23 @@ describe('what a thrown value counts as', () => {
   it.each<[string, unknown, Failure]>([
     ['a usage error', new CairnError('usage', 'unknown flag --x'), 'usage'],
     ['the deadline', new CairnError('deadline', 'deadline of 2000 ms passed'), 'deadline'],
-    ['the index out of time catching up', new IndexCatchingUp('deadline', 'deadline passed while indexing events'), 'deadline'],
+    [
+      'the index out of time catching up',
+      new IndexCatchingUp('deadline', 'deadline passed while indexing events'),
+      'deadline',
+    ],
     ['a lock held', new CairnError('lock', 'is held by another process'), 'busy'],
     ['the index held by its replay', new IndexCatchingUp('lock', 'state.db is held'), 'busy'],
-    ['runs kept before this one', new IndexCatchingUp('store', '2 earlier run(s) kept for later are not applied yet'), 'busy'],
-    ['a corrupt page', Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' }), 'corrupt'],
+    [
+      'runs kept before this one',
+      new IndexCatchingUp('store', '2 earlier run(s) kept for later are not applied yet'),
+      'busy',
+    ],
+    [
+      'a corrupt page',
+      Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' }),
+      'corrupt',
+    ],
     ['not a database', Object.assign(new Error('file is not a database'), { code: 'SQLITE_NOTADB' }), 'corrupt'],
     ['bad input', new CairnError('input', 'no verdict'), 'fault'],
     ['a broken store', new CairnError('store', 'no cairn store'), 'fault'],

@@ -10,17 +10,33 @@ import type { EventPayload } from '../lib/events/types.js';
 function freshClone(count: number): string {
   const root = tempProject();
   const store = openTestStore(root, 'p1');
-  appendEvents(store, Array.from({ length: count }, (_, i): EventPayload => {
-    const text = `refund rule ${i} for invoices of kind ${i % 7}`;
-    return { type: 'pattern.observed', pattern: patternId('p1', 'auditor', text), role: 'auditor', text, category: 'rule', issue: 'I-1', run: `r${i}`, phase: null, labels: [], files: [], deliberation: `d${i}` };
-  }));
+  appendEvents(
+    store,
+    Array.from({ length: count }, (_, i): EventPayload => {
+      const text = `refund rule ${i} for invoices of kind ${i % 7}`;
+      return {
+        type: 'pattern.observed',
+        pattern: patternId('p1', 'auditor', text),
+        role: 'auditor',
+        text,
+        category: 'rule',
+        issue: 'I-1',
+        run: `r${i}`,
+        phase: null,
+        labels: [],
+        files: [],
+        deliberation: `d${i}`,
+      };
+    }),
+  );
   store.close();
   const db = join(root, '.cairn', 'cache', 'state.db');
   for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
   return root;
 }
 
-const rebuild = (root: string, ...args: string[]) => run('cairn', ['rebuild', '--project', 'p1', '--strict', ...args], { cwd: root });
+const rebuild = (root: string, ...args: string[]) =>
+  run('cairn', ['rebuild', '--project', 'p1', '--strict', ...args], { cwd: root });
 
 describe('cairn rebuild --continue --job NAME (the background jobs, by name)', () => {
   it('takes only the steps of the named job', () => {
@@ -52,10 +68,16 @@ describe('cairn rebuild --continue --job NAME (the background jobs, by name)', (
 
   it('refuses a job it does not have, or --job without --continue, as a usage error', () => {
     const root = freshClone(3);
-    for (const args of [['--continue', '--job', 'sanitize'], ['--continue', '--job', 'nonsense'], ['--job', 'apply-kept']]) {
+    for (const args of [
+      ['--continue', '--job', 'sanitize'],
+      ['--continue', '--job', 'nonsense'],
+      ['--job', 'apply-kept'],
+    ]) {
       const r = rebuild(root, ...args);
       expect(r.code, args.join(' ')).not.toBe(0);
-      expect(r.stderr).toMatch(/^cairn rebuild: .*--job takes, with --continue, one of finish-index, apply-kept, pack-postings/m);
+      expect(r.stderr).toMatch(
+        /^cairn rebuild: .*--job takes, with --continue, one of finish-index, apply-kept, pack-postings/m,
+      );
     }
     rmSync(root, { recursive: true, force: true });
   });

@@ -29,7 +29,12 @@ export function storeFlags(argv: string[]): { root?: string; dir?: string; proje
 }
 
 /** Undefined: nothing to do, the process may end. Otherwise what the runner takes over. */
-export async function hookGate(argv: string[], deadlineMs: number, wanted: (input: HookInput) => boolean, keepsRuns = false): Promise<GatePassed | undefined> {
+export async function hookGate(
+  argv: string[],
+  deadlineMs: number,
+  wanted: (input: HookInput) => boolean,
+  keepsRuns = false,
+): Promise<GatePassed | undefined> {
   const deadline = deadlineFromEnv(deadlineMs);
   // a kept run being applied reads its payload from its request, not stdin (lib/store/deferred.ts)
   if (!storeFlags(argv) || process.env[DEFERRED_ENV]) return { deadline };

@@ -94,7 +94,14 @@ const passing = (f: Failure | undefined) => f === 'deadline' || f === 'busy';
 export function decide(s: Situation): Outcome {
   const failure = s.ended === 'timed-out' ? 'deadline' : s.failure;
   if (s.ended === 'finished' && !(s.late && !s.committed)) {
-    return { exit: s.returned ?? 0, keep: false, quarantine: false, health: 'clear', line: s.late ? 'late' : 'done', stdout: 'product' };
+    return {
+      exit: s.returned ?? 0,
+      keep: false,
+      quarantine: false,
+      health: 'clear',
+      line: s.late ? 'late' : 'done',
+      stdout: 'product',
+    };
   }
   // a run that returned past its deadline without recording anything failed as if the deadline had stopped it
   const f: Failure = failure ?? 'deadline';
@@ -104,25 +111,51 @@ export function decide(s: Situation): Outcome {
     // A kept run out of its own deadline is too long to apply in the background: the applier sets it
     // aside and records that. Any other passing failure: it waits for the next applier, recorded here.
     if (s.replayed) {
-      if (f === 'deadline') return { exit: DEFERRED_TOO_LONG, keep: false, quarantine, health: 'leave', line: 'replay-too-long', stdout: 'nothing' };
-      return { exit: DEFERRED_AGAIN, keep: false, quarantine, health: 'record', line: 'replay-again', stdout: 'nothing' };
+      if (f === 'deadline')
+        return {
+          exit: DEFERRED_TOO_LONG,
+          keep: false,
+          quarantine,
+          health: 'leave',
+          line: 'replay-too-long',
+          stdout: 'nothing',
+        };
+      return {
+        exit: DEFERRED_AGAIN,
+        keep: false,
+        quarantine,
+        health: 'record',
+        line: 'replay-again',
+        stdout: 'nothing',
+      };
     }
     // kept is not a failure (exit 0, under --strict too), and not done either: the health record stays as it is
     return { exit: 0, keep: true, quarantine, health: 'leave', line: 'kept', stdout: s.json ? 'deferred' : 'nothing' };
   }
   if (s.committed) {
-    if (s.ended === 'timed-out') return { exit: 0, keep: false, quarantine, health: 'leave', line: 'timed-out-after-commit', stdout: 'nothing' };
+    if (s.ended === 'timed-out')
+      return { exit: 0, keep: false, quarantine, health: 'leave', line: 'timed-out-after-commit', stdout: 'nothing' };
     return { exit: 0, keep: false, quarantine, health: 'leave', line: 'after-commit', stdout: 'product' };
   }
   const exit = exitCode(f, s);
   // A usage mistake at a terminal was seen by the person who made it; recorded, it would open every
   // agent session with "memory degraded". In a pipeline or hook nobody sees stderr: it is recorded.
   const health = f === 'usage' && s.interactive ? 'leave' : 'record';
-  return { exit, keep: false, quarantine, health, line: exit === 0 ? 'skipped' : 'failed', stdout: s.json ? 'error' : 'nothing' };
+  return {
+    exit,
+    keep: false,
+    quarantine,
+    health,
+    line: exit === 0 ? 'skipped' : 'failed',
+    stdout: s.json ? 'error' : 'nothing',
+  };
 }
 
 /** The text of a run's last line (the logger prefixes `cairn <name>: `); undefined for 'done'. */
-export function lineText(line: Line, facts: { message: string; deadlineMs: number; kept?: string }): string | undefined {
+export function lineText(
+  line: Line,
+  facts: { message: string; deadlineMs: number; kept?: string },
+): string | undefined {
   const { message, deadlineMs } = facts;
   switch (line) {
     case 'done':

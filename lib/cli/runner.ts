@@ -97,12 +97,12 @@ const COMMON: Required<FlagSpec> = {
 export const COMMANDS: Record<string, string> = {
   'store-deliberation': 'store a deliberation and learn its patterns',
   'format-patterns': 'print the historical-patterns block for a role',
-  'store-summary': 'store a summary of a role\'s patterns for format-patterns',
-  'feedback-loop': 'apply a validator\'s verdict to the adversarial role\'s patterns',
+  'store-summary': "store a summary of a role's patterns for format-patterns",
+  'feedback-loop': "apply a validator's verdict to the adversarial role's patterns",
   'outcome-score': 'grade the patterns injected in an issue/run by its result',
   rebuild: 'rebuild the database from .cairn/events.jsonl',
   events: 'read the event log',
-  explain: 'show a pattern\'s history and score factors',
+  explain: "show a pattern's history and score factors",
   list: 'list patterns with score and record',
   promote: 'promote a pattern to active',
   deprecate: 'deprecate a pattern',
@@ -152,14 +152,21 @@ export async function cairn(argv: string[], runNamed: (name: string, argv: strin
   const { args } = parseFlags(COMMON, argv.slice(1), true);
   if (!(sub in COMMANDS)) {
     const guess = nearest(sub, Object.keys(COMMANDS));
-    const err = new CairnError('usage', `unknown command '${sub}'${guess ? ` (did you mean ${guess}?)` : ''}; see cairn --help`);
+    const err = new CairnError(
+      'usage',
+      `unknown command '${sub}'${guess ? ` (did you mean ${guess}?)` : ''}; see cairn --help`,
+    );
     process.exitCode = failBeforeRun('cairn', err, args);
     return;
   }
   try {
     await runNamed(sub, argv.slice(1));
   } catch (err) {
-    process.exitCode = failBeforeRun(`cairn ${sub}`, new Error(`cannot load the command (${describeError(err)})`), args);
+    process.exitCode = failBeforeRun(
+      `cairn ${sub}`,
+      new Error(`cannot load the command (${describeError(err)})`),
+      args,
+    );
   }
 }
 
@@ -275,7 +282,11 @@ async function execute(run: Run, problem: string | undefined): Promise<End> {
     if (process.env[DEFERRED_ENV]) {
       // only a writer's own kept run is run this way: a request names its command, and the file could be anyone's
       const name = run.command.name;
-      if (!run.deferrable) throw new CairnError('usage', `${name} is not a command whose runs are kept for later (${DEFERRED_ENV} is set)`);
+      if (!run.deferrable)
+        throw new CairnError(
+          'usage',
+          `${name} is not a command whose runs are kept for later (${DEFERRED_ENV} is set)`,
+        );
       run.ctx.replayed = (run.state.replay = readRequest(process.env[DEFERRED_ENV])).inputs;
     }
     const code = await run.command.run(run.ctx);
@@ -293,7 +304,12 @@ function conclude(run: Run, end: End): number {
   const committed = Boolean(store?.committed);
   const late = end.ended === 'finished' && run.deadline.passed();
   const pastDeadline = end.ended === 'timed-out' || (late && !committed);
-  const error = end.ended === 'threw' ? end.error : pastDeadline ? new CairnError('deadline', `deadline of ${run.deadline.ms} ms passed`) : undefined;
+  const error =
+    end.ended === 'threw'
+      ? end.error
+      : pastDeadline
+        ? new CairnError('deadline', `deadline of ${run.deadline.ms} ms passed`)
+        : undefined;
   const situation = facts(run.args, {
     ended: end.ended,
     failure: error === undefined ? undefined : classify(error),
@@ -309,11 +325,24 @@ function conclude(run: Run, end: End): number {
   if (outcome.quarantine) store?.quarantine(error);
   let kept: Kept | undefined;
   if (outcome.keep && store) {
-    kept = keepForLater(store, { command: run.command.name, argv: run.argv, cwd: process.cwd(), inputs: run.ctx.inputs }, run.log);
+    kept = keepForLater(
+      store,
+      { command: run.command.name, argv: run.argv, cwd: process.cwd(), inputs: run.ctx.inputs },
+      run.log,
+    );
     if (!kept) outcome = decide({ ...situation, keepsRuns: false });
   }
   const product = run.output.join('');
-  writeOutcome(outcome, { label: `cairn ${run.command.name}`, args: run.args, error, deadlineMs: run.deadline.ms, kept, log: run.log, product, storeDir: store?.dir });
+  writeOutcome(outcome, {
+    label: `cairn ${run.command.name}`,
+    args: run.args,
+    error,
+    deadlineMs: run.deadline.ms,
+    kept,
+    log: run.log,
+    product,
+    storeDir: store?.dir,
+  });
   return outcome.exit;
 }
 
@@ -367,16 +396,20 @@ function writeOutcome(outcome: Outcome, w: Written): void {
   else if (outcome.line === 'late' || outcome.line === 'after-commit' || outcome.line === 'timed-out-after-commit') {
     w.log?.warn(text);
     w.log?.flush();
-  } else if (w.log) w.log.end(text); // with the warnings that came before, in the one line (SPEC §2)
+  } else if (w.log)
+    w.log.end(text); // with the warnings that came before, in the one line (SPEC §2)
   else process.stderr.write(`${w.label}: ${text}\n`);
-  if (failing && !(w.error instanceof CairnError) && process.env.CAIRN_DEBUG) process.stderr.write(`${(w.error as Error)?.stack ?? ''}\n`);
+  if (failing && !(w.error instanceof CairnError) && process.env.CAIRN_DEBUG)
+    process.stderr.write(`${(w.error as Error)?.stack ?? ''}\n`);
   if (outcome.stdout === 'product' && w.product) writeStdout(w.product);
   if (outcome.stdout === 'deferred') writeStdout(JSON.stringify({ deferred: w.kept?.name }) + '\n');
-  if (outcome.stdout === 'error') writeStdout(JSON.stringify({ error: message, kind: errorKind(w.error), exit_code: outcome.exit }) + '\n');
+  if (outcome.stdout === 'error')
+    writeStdout(JSON.stringify({ error: message, kind: errorKind(w.error), exit_code: outcome.exit }) + '\n');
   const command = w.label.replace(/^cairn ?/, '') || 'cairn';
   if (outcome.health === 'clear' && w.storeDir) clearFailure(w.storeDir, command);
   // a failure is recorded where the flags say the store is (it may not open); a kept run that waits, in its store
-  if (outcome.health === 'record') recordFailure(failing ? flaggedStoreDir(w.args) : w.storeDir, command, failing ? message : text!);
+  if (outcome.health === 'record')
+    recordFailure(failing ? flaggedStoreDir(w.args) : w.storeDir, command, failing ? message : text!);
 }
 
 function flaggedStoreDir(args: minimist.ParsedArgs): string | undefined {
@@ -402,7 +435,8 @@ function failBeforeRun(label: string, error: unknown, args: minimist.ParsedArgs)
 export function snakeCaseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(snakeCaseKeys);
   if (value === null || typeof value !== 'object') return value;
-  const snake = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, (_, before: string, upper: string) => `${before}_${upper.toLowerCase()}`);
+  const snake = (key: string) =>
+    key.replace(/([a-z0-9])([A-Z])/g, (_, before: string, upper: string) => `${before}_${upper.toLowerCase()}`);
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [snake(k), snakeCaseKeys(v)]));
 }
 

@@ -52,7 +52,8 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
       // helper has nothing to merge (the term index at 100k: 1.5 s against 1.0 s with the default).
       db.pragma('threads = 1');
       db.pragma(`cache_size = -${DEFAULT_CACHE_KB}`);
-      for (const create of Object.values(EVENT_LOG_INDEXES)) db.exec(create.replace(/^CREATE (UNIQUE )?INDEX /, 'CREATE $1INDEX IF NOT EXISTS '));
+      for (const create of Object.values(EVENT_LOG_INDEXES))
+        db.exec(create.replace(/^CREATE (UNIQUE )?INDEX /, 'CREATE $1INDEX IF NOT EXISTS '));
     },
     // The term index of 100k patterns (1.4M rows) takes seconds to build, more than a hook has: a
     // fresh clone's hooks replay the log, and `cairn rebuild --continue` builds it in the background.
@@ -65,7 +66,8 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
   };
 }
 
-const termRows = (db: Database) => (db.prepare('SELECT MAX(rowid) AS n FROM pattern_terms').get() as { n: number | null }).n ?? 0;
+const termRows = (db: Database) =>
+  (db.prepare('SELECT MAX(rowid) AS n FROM pattern_terms').get() as { n: number | null }).n ?? 0;
 const finishStamp = (store: Store) => join(store.dir, 'cache', 'index.requested');
 
 /**
@@ -130,22 +132,19 @@ export function appendEvents(store: Store, payloads: EventPayload[]): CairnEvent
 export function appendEventLines(store: Store, payloads: EventPayload[]): CairnEvent[] {
   const written: CairnEvent[] = [];
   const project = store.project;
-  store.appendLines(
-    store.eventsPath,
-    (lastLine) => {
-      const last = lastLine ? parseJsonLine<{ id?: unknown; ts?: unknown }>(lastLine) : undefined;
-      let after = last?.ok && typeof last.value.id === 'string' ? last.value.id : undefined;
-      const lastTs = last?.ok ? Date.parse(String(last.value.ts)) : NaN;
-      const ts = Number.isFinite(lastTs) ? Math.max(nowMs(), lastTs) : nowMs(); // never sort before the log's tail
-      return payloads.map((payload) => {
-        const id = nextUlid(ts, after);
-        after = id;
-        const event = { v: 1, id, ts: new Date(ts).toISOString(), project, ...payload } as CairnEvent;
-        written.push(event);
-        return JSON.stringify(event);
-      });
-    },
-  );
+  store.appendLines(store.eventsPath, (lastLine) => {
+    const last = lastLine ? parseJsonLine<{ id?: unknown; ts?: unknown }>(lastLine) : undefined;
+    let after = last?.ok && typeof last.value.id === 'string' ? last.value.id : undefined;
+    const lastTs = last?.ok ? Date.parse(String(last.value.ts)) : NaN;
+    const ts = Number.isFinite(lastTs) ? Math.max(nowMs(), lastTs) : nowMs(); // never sort before the log's tail
+    return payloads.map((payload) => {
+      const id = nextUlid(ts, after);
+      after = id;
+      const event = { v: 1, id, ts: new Date(ts).toISOString(), project, ...payload } as CairnEvent;
+      written.push(event);
+      return JSON.stringify(event);
+    });
+  });
   return written;
 }
 

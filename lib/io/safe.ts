@@ -24,7 +24,8 @@ export function mkdirNoFollow(within: string, dir: string): void {
       try {
         mkdirSync(current);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new CairnError('store', `cannot create ${current}: ${(err as Error).message}`);
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+          throw new CairnError('store', `cannot create ${current}: ${(err as Error).message}`);
       }
       isDir = realDirectory(current);
     }

@@ -4,7 +4,15 @@ import { describeError, errorKind } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { capUtf8, normaliseText } from '../core/text.js';
-import { DEFAULT_TAG_WORDS, makeEntry, MAX_CONTENT_BYTES, parseTypedText, suffixedKey, tagsFor, type KnowledgeEntry } from './entry.js';
+import {
+  DEFAULT_TAG_WORDS,
+  makeEntry,
+  MAX_CONTENT_BYTES,
+  parseTypedText,
+  suffixedKey,
+  tagsFor,
+  type KnowledgeEntry,
+} from './entry.js';
 import { Deadline } from '../core/deadline.js';
 import { follow } from '../store/follower.js';
 import { keyFamilyLines, knowledgeFollowers } from './index.js';
@@ -37,7 +45,9 @@ export function cleanContent(text: string): string {
 }
 
 function cleanBead(bead: string): string {
-  return Array.from(sanitizeUntrusted(bead, { singleLine: true })).slice(0, MAX_BEAD_CHARS).join('');
+  return Array.from(sanitizeUntrusted(bead, { singleLine: true }))
+    .slice(0, MAX_BEAD_CHARS)
+    .join('');
 }
 
 /** The entry a comment makes, 'skip' for `SKIP:`, undefined when it is not knowledge (or nothing is left of it). */
@@ -46,7 +56,15 @@ function entryFromComment(comment: Comment, ctx: CaptureContext): KnowledgeEntry
   if (typed === undefined || typed === 'skip') return typed;
   const content = cleanContent(typed.content);
   if (!content) return undefined;
-  return makeEntry({ type: typed.type, content, bead: cleanBead(comment.bead), source: comment.source, ts: comment.ts, project: ctx.project, tagWords: ctx.tagWords });
+  return makeEntry({
+    type: typed.type,
+    content,
+    bead: cleanBead(comment.bead),
+    source: comment.source,
+    ts: comment.ts,
+    project: ctx.project,
+    tagWords: ctx.tagWords,
+  });
 }
 
 export interface Appended {
@@ -63,33 +81,30 @@ export interface Appended {
 export function appendEntries(store: Store, entries: KnowledgeEntry[], progress: Progress = NO_PROGRESS): Appended[] {
   const results: Appended[] = [];
   if (entries.length === 0) return results;
-  store.appendLines(
-    store.knowledgePath,
-    () => {
-      const families = storedFamilies(store, new Set(entries.map((e) => e.key)), entries[0].project);
-      const lines: string[] = [];
-      for (const [i, candidate] of entries.entries()) {
-        store.deadline.check('recording the change'); // thousands of comments: the lock is not held past the deadline (SPEC §2)
-        if (i % 256 === 0) progress(i, entries.length);
-        const family = families.get(candidate.key) ?? { keys: new Set<string>(), contents: new Map<string, string>() };
-        families.set(candidate.key, family);
-        const norm = normaliseText(candidate.content);
-        const existing = family.contents.get(norm);
-        if (existing !== undefined) {
-          results.push({ entry: { ...candidate, key: existing }, status: 'duplicate' });
-          continue;
-        }
-        let n = 1;
-        while (family.keys.has(suffixedKey(candidate.key, n))) n++;
-        const entry = { ...candidate, key: suffixedKey(candidate.key, n) };
-        family.keys.add(entry.key);
-        family.contents.set(norm, entry.key);
-        lines.push(JSON.stringify(entry));
-        results.push({ entry, status: 'added' });
+  store.appendLines(store.knowledgePath, () => {
+    const families = storedFamilies(store, new Set(entries.map((e) => e.key)), entries[0].project);
+    const lines: string[] = [];
+    for (const [i, candidate] of entries.entries()) {
+      store.deadline.check('recording the change'); // thousands of comments: the lock is not held past the deadline (SPEC §2)
+      if (i % 256 === 0) progress(i, entries.length);
+      const family = families.get(candidate.key) ?? { keys: new Set<string>(), contents: new Map<string, string>() };
+      families.set(candidate.key, family);
+      const norm = normaliseText(candidate.content);
+      const existing = family.contents.get(norm);
+      if (existing !== undefined) {
+        results.push({ entry: { ...candidate, key: existing }, status: 'duplicate' });
+        continue;
       }
-      return lines;
-    },
-  );
+      let n = 1;
+      while (family.keys.has(suffixedKey(candidate.key, n))) n++;
+      const entry = { ...candidate, key: suffixedKey(candidate.key, n) };
+      family.keys.add(entry.key);
+      family.contents.set(norm, entry.key);
+      lines.push(JSON.stringify(entry));
+      results.push({ entry, status: 'added' });
+    }
+    return lines;
+  });
   return results;
 }
 
@@ -123,7 +138,10 @@ const CATCH_UP_MS = 150;
 function familiesFromIndex(store: Store, baseKeys: Set<string>, project: string | undefined): Map<string, Family> {
   const db = store.database;
   // the one follower, with a budget of its own: what it applies meanwhile is kept for the next reader
-  const catchUp = { deadline: new Deadline(Math.max(1, Math.min(CATCH_UP_MS, store.deadline.remaining() / 4))), warn: (m: string) => store.log.warn(m) };
+  const catchUp = {
+    deadline: new Deadline(Math.max(1, Math.min(CATCH_UP_MS, store.deadline.remaining() / 4))),
+    warn: (m: string) => store.log.warn(m),
+  };
   const followers = knowledgeFollowers(store);
   follow(db, followers.archive, catchUp);
   follow(db, followers.log, catchUp);
@@ -153,7 +171,12 @@ const SEARCHED_KEYS = 16;
 const LOG_CAP = 64 * 1024 * 1024;
 
 /** The stored versions of each base key's family, from the files given (missing files hold none). */
-function keyFamilies(paths: string[], baseKeys: Set<string>, project: string | undefined, deadline: Deadline): Map<string, Family> {
+function keyFamilies(
+  paths: string[],
+  baseKeys: Set<string>,
+  project: string | undefined,
+  deadline: Deadline,
+): Map<string, Family> {
   const families = new Map<string, Family>();
   for (const path of paths) {
     // a regular file only, never through a link (a log committed as a link to /dev/zero is refused, not read without end)
@@ -232,7 +255,11 @@ function afterAppend(store: Store, report: CaptureReport): void {
     store.log.warn(`captured; indexing is left to the next reader (${describeError(err)})`);
   }
   try {
-    report.rotated = rotateIfDue(store.knowledgePath, store.archivePath, { deadline: store.deadline, within: store.dir, countFile: store.lineCountPath });
+    report.rotated = rotateIfDue(store.knowledgePath, store.archivePath, {
+      deadline: store.deadline,
+      within: store.dir,
+      countFile: store.lineCountPath,
+    });
   } catch (err) {
     store.log.warn(`captured; rotation is left to the next run (${describeError(err)})`);
   }

@@ -14,7 +14,12 @@ export function shownContent(content: string): string {
 /** At most `max` characters, cut with an ellipsis. */
 export function clip(text: string, max: number): string {
   const chars = Array.from(text);
-  return chars.length <= max ? text : chars.slice(0, max - 1).join('').trimEnd() + '…';
+  return chars.length <= max
+    ? text
+    : chars
+        .slice(0, max - 1)
+        .join('')
+        .trimEnd() + '…';
 }
 
 /** The first line as given, the others indented by `indent`; blank lines dropped. */

@@ -10,6 +10,9 @@ import { startJob } from '../store/background.js';
 
 /** Start `cairn sanitize` for this store in a detached process, unless one was started within the minute. Best effort. */
 export function scheduleSanitize(store: Store): boolean {
-  const stamp = { path: join(store.dir, 'cache', 'sanitize.requested'), everyMs: store.config.knowledge.sanitizeEveryMs };
+  const stamp = {
+    path: join(store.dir, 'cache', 'sanitize.requested'),
+    everyMs: store.config.knowledge.sanitizeEveryMs,
+  };
   return startJob(store, 'sanitize', stamp) !== undefined;
 }

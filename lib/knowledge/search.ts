@@ -80,13 +80,22 @@ export interface TopicRanking {
 }
 
 /** A topic searched on its own (its most distinctive terms): its best `limit` entries. */
-export function searchTopic(db: Database, q: Omit<KnowledgeQuery, 'limit'>, text: string, limit: number, counts: TermCounts): TopicRanking {
+export function searchTopic(
+  db: Database,
+  q: Omit<KnowledgeQuery, 'limit'>,
+  text: string,
+  limit: number,
+  counts: TermCounts,
+): TopicRanking {
   const terms = distinctiveTerms(counts, recallTerms(text), MAX_TOPIC_TERMS);
   return { hits: searchKnowledge(db, { ...q, terms, limit }, counts), terms };
 }
 
 /** The rankings of the topics fused, in the topics' order (it breaks exact ties); best first. Also returns the terms searched. */
-export function fuseTopics(rankings: (TopicRanking & { weight: number })[], limit: number): { hits: KnowledgeHit[]; terms: string[] } {
+export function fuseTopics(
+  rankings: (TopicRanking & { weight: number })[],
+  limit: number,
+): { hits: KnowledgeHit[]; terms: string[] } {
   const fused = new Map<number, { hit: KnowledgeHit; score: number }>();
   for (const { hits, weight } of rankings) {
     hits.forEach((hit, rank) => {
@@ -95,12 +104,22 @@ export function fuseTopics(rankings: (TopicRanking & { weight: number })[], limi
       fused.set(hit.id, f);
     });
   }
-  const hits = [...fused.values()].sort((a, b) => b.score - a.score || b.hit.score - a.hit.score || b.hit.ts - a.hit.ts).map((f) => f.hit);
+  const hits = [...fused.values()]
+    .sort((a, b) => b.score - a.score || b.hit.score - a.hit.score || b.hit.ts - a.hit.ts)
+    .map((f) => f.hit);
   return { hits: hits.slice(0, limit), terms: [...new Set(rankings.flatMap((r) => r.terms))] };
 }
 
 /** Each topic searched on its own, the rankings fused; best first. Also returns the terms searched. */
-export function searchTopics(db: Database, q: Omit<KnowledgeQuery, 'limit'>, topics: Topic[], limit: number): { hits: KnowledgeHit[]; terms: string[] } {
+export function searchTopics(
+  db: Database,
+  q: Omit<KnowledgeQuery, 'limit'>,
+  topics: Topic[],
+  limit: number,
+): { hits: KnowledgeHit[]; terms: string[] } {
   const counts = new TermCounts(db, q.newest); // topics share words: each is counted once
-  return fuseTopics(topics.map((t) => ({ ...searchTopic(db, q, t.text, limit, counts), weight: t.weight })), limit);
+  return fuseTopics(
+    topics.map((t) => ({ ...searchTopic(db, q, t.text, limit, counts), weight: t.weight })),
+    limit,
+  );
 }

@@ -24,7 +24,13 @@ export function landingCommands(report: LandingReport, root: string): string[] {
 export function projectCommands(root: string): string[] {
   const out: string[] = [];
   const scripts = packageScripts(root);
-  const pm = existsSync(join(root, 'pnpm-lock.yaml')) ? 'pnpm' : existsSync(join(root, 'yarn.lock')) ? 'yarn' : existsSync(join(root, 'bun.lockb')) ? 'bun' : 'npm';
+  const pm = existsSync(join(root, 'pnpm-lock.yaml'))
+    ? 'pnpm'
+    : existsSync(join(root, 'yarn.lock'))
+      ? 'yarn'
+      : existsSync(join(root, 'bun.lockb'))
+        ? 'bun'
+        : 'npm';
   if (scripts.has('test')) out.push(`${pm} test`);
   for (const name of ['build', 'lint']) if (scripts.has(name)) out.push(`${pm} run ${name}`);
   if (existsSync(join(root, 'go.mod'))) out.push('go test ./...');
@@ -36,7 +42,9 @@ export function projectCommands(root: string): string[] {
 function packageScripts(root: string): Set<string> {
   try {
     const scripts = JSON.parse(projectFile(root, 'package.json') ?? 'null')?.scripts;
-    return new Set(scripts && typeof scripts === 'object' ? Object.keys(scripts).filter((k) => typeof scripts[k] === 'string') : []);
+    return new Set(
+      scripts && typeof scripts === 'object' ? Object.keys(scripts).filter((k) => typeof scripts[k] === 'string') : [],
+    );
   } catch {
     return new Set();
   }
@@ -55,7 +63,11 @@ const PROJECT_FILE_CAP = 1024 * 1024;
 
 function usesPytest(root: string): boolean {
   if (existsSync(join(root, 'pytest.ini')) || existsSync(join(root, 'conftest.py'))) return true;
-  for (const [file, mark] of [['pyproject.toml', /\[tool\.pytest|pytest/], ['setup.cfg', /\[tool:pytest\]/], ['tox.ini', /\[pytest\]/]] as const) {
+  for (const [file, mark] of [
+    ['pyproject.toml', /\[tool\.pytest|pytest/],
+    ['setup.cfg', /\[tool:pytest\]/],
+    ['tox.ini', /\[pytest\]/],
+  ] as const) {
     try {
       if (mark.test(projectFile(root, file) ?? '')) return true;
     } catch {

@@ -167,7 +167,11 @@ export function gatherReport(store: Store, progress: Progress = NO_PROGRESS): Re
     const leftByReason = NO_REASONS();
     const when = new Map(given);
     const left: LeftPattern[] = [];
-    for (const p of patternsByIds(db, project, given.map(([id]) => id))) {
+    for (const p of patternsByIds(
+      db,
+      project,
+      given.map(([id]) => id),
+    )) {
       const why = leftReason(p, now, store);
       leftByReason[why.reason]++;
       left.push({ pattern: p, ...why, lastInjected: when.get(p.id)! });

@@ -59,17 +59,25 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isPlainObject = (v: unknown): v is Record<string, unknown> => isObject(v) && !Array.isArray(v);
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 
-const text = <T>(fallback: T): Setting<string | T> => ({ type: 'string', read: (v) => (typeof v === 'string' ? v : fallback) });
+const text = <T>(fallback: T): Setting<string | T> => ({
+  type: 'string',
+  read: (v) => (typeof v === 'string' ? v : fallback),
+});
 /** `zero`: what 0 reads as, for a setting that 0 would break (a half-life, a margin). */
-const count = (fallback: number, zero = 0): Setting<number> => ({ type: 'number', read: (v) => (isCount(v) ? v || zero : fallback) });
+const count = (fallback: number, zero = 0): Setting<number> => ({
+  type: 'number',
+  read: (v) => (isCount(v) ? v || zero : fallback),
+});
 const strings = (fallback: string[]): Setting<string[]> => ({
   type: 'strings',
-  read: (v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.toLowerCase()) : fallback),
+  read: (v) =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.toLowerCase()) : fallback,
 });
 /** Numbers by role name (any role may be a key; names are lower-cased). */
 const byRole = (v: unknown): Record<string, number> => {
   const out: Record<string, number> = {};
-  if (isObject(v)) for (const [k, x] of Object.entries(v)) if (typeof x === 'number' && x >= 0) out[k.toLowerCase()] = x;
+  if (isObject(v))
+    for (const [k, x] of Object.entries(v)) if (typeof x === 'number' && x >= 0) out[k.toLowerCase()] = x;
   return out;
 };
 
@@ -83,13 +91,19 @@ const SCHEMA = {
     // the per-kind budgets and, beside them, budgets by role name
     read: (v: unknown): Config['budgets'] => {
       const { adversarial, other, ...roles } = isObject(v) ? v : {};
-      return { adversarial: count(d.budgets.adversarial).read(adversarial), other: count(d.budgets.other).read(other), byRole: byRole(roles) };
+      return {
+        adversarial: count(d.budgets.adversarial).read(adversarial),
+        other: count(d.budgets.other).read(other),
+        byRole: byRole(roles),
+      };
     },
   } as Setting<Config['budgets']>,
   reserve: count(d.reserve),
   minBlock: count(d.minBlock),
   // naming one role keeps the other defaults
-  roleWeights: { type: 'role map', read: (v: unknown) => ({ ...d.roleWeights, ...byRole(v) }) } as Setting<Record<string, number>>,
+  roleWeights: { type: 'role map', read: (v: unknown) => ({ ...d.roleWeights, ...byRole(v) }) } as Setting<
+    Record<string, number>
+  >,
   defaultRoleWeight: count(d.defaultRoleWeight),
   prior: { success: count(d.prior.success), failure: count(d.prior.failure) },
   evidence: { halfLife: count(d.evidence.halfLife, d.evidence.halfLife) },
@@ -120,7 +134,9 @@ const isSetting = (s: Setting<unknown> | Section): s is Setting<unknown> => type
 /** Read a section: each setting's value, or its default (a section that is not an object reads as empty). */
 function readSection<S extends Section>(section: S, value: unknown): Read<S> {
   const given = isObject(value) ? value : {};
-  return Object.fromEntries(Object.entries(section).map(([k, s]) => [k, isSetting(s) ? s.read(given[k]) : readSection(s, given[k])])) as Read<S>;
+  return Object.fromEntries(
+    Object.entries(section).map(([k, s]) => [k, isSetting(s) ? s.read(given[k]) : readSection(s, given[k])]),
+  ) as Read<S>;
 }
 
 const WRONG_TYPE = {
@@ -136,10 +152,16 @@ function problemsIn(value: Record<string, unknown>, section: Section, prefix: st
     const name = `${prefix}${key}`;
     const s = Object.hasOwn(section, key) ? section[key] : undefined;
     const wrong = (what: string): ConfigProblem => ({ setting: name, text: `"${name}" ${what}`, prefix });
-    if (s === undefined) problems.push({ setting: name, text: `unknown setting "${name}"`, known: Object.keys(section), prefix });
-    else if (!isSetting(s)) problems.push(...(isPlainObject(v) ? problemsIn(v, s, `${name}.`) : [wrong('is not an object')]));
+    if (s === undefined)
+      problems.push({ setting: name, text: `unknown setting "${name}"`, known: Object.keys(section), prefix });
+    else if (!isSetting(s))
+      problems.push(...(isPlainObject(v) ? problemsIn(v, s, `${name}.`) : [wrong('is not an object')]));
     else if (s.type === 'role map' && isPlainObject(v)) {
-      problems.push(...Object.entries(v).filter(([, x]) => !isCount(x)).map(([role]) => ({ setting: `${name}.${role}`, text: `"${name}.${role}" is not a number ≥ 0`, prefix })));
+      problems.push(
+        ...Object.entries(v)
+          .filter(([, x]) => !isCount(x))
+          .map(([role]) => ({ setting: `${name}.${role}`, text: `"${name}.${role}" is not a number ≥ 0`, prefix })),
+      );
     } else if (!fits(s.type, v)) problems.push(wrong(WRONG_TYPE[s.type]));
   }
   return problems;
@@ -156,7 +178,9 @@ function fits(type: Setting<unknown>['type'], v: unknown): boolean {
 export function parseConfig(raw: unknown): { config: Config; problems: ConfigProblem[] } {
   const { project: _recordedId, ...settings } = readSection(SCHEMA, raw);
   const config: Config = settings; // the schema reads every setting of a Config, each of its type
-  const problems = isPlainObject(raw) ? problemsIn(raw, SCHEMA, '') : [{ setting: '', text: 'it is not a JSON object', prefix: '' }];
+  const problems = isPlainObject(raw)
+    ? problemsIn(raw, SCHEMA, '')
+    : [{ setting: '', text: 'it is not a JSON object', prefix: '' }];
   return { config, problems };
 }
 

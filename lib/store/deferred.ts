@@ -60,7 +60,8 @@ const names = (dir: string) => {
   }
 };
 
-const pending = (storeDir: string) => names(deferredDir(storeDir)).filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN));
+const pending = (storeDir: string) =>
+  names(deferredDir(storeDir)).filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN));
 
 /** How many requests wait or are being run (one directory read; none when nothing was ever deferred). */
 export function deferredCount(storeDir: string): number {
@@ -115,7 +116,8 @@ function startApplying(store: Store): string {
 export function readRequest(path: string): DeferredRequest {
   try {
     const value = JSON.parse(readFileSync(path, 'utf8')) as DeferredRequest;
-    if (typeof value.command !== 'string' || !Array.isArray(value.argv) || typeof value.inputs !== 'object') throw new Error('not a request');
+    if (typeof value.command !== 'string' || !Array.isArray(value.argv) || typeof value.inputs !== 'object')
+      throw new Error('not a request');
     return value;
   } catch (err) {
     throw new CairnError('store', `cannot read the deferred request ${path} (${describeError(err)})`);
@@ -128,7 +130,9 @@ export function readRequest(path: string): DeferredRequest {
  * writers are idempotent per issue/run: SPEC §3.9.4).
  */
 function takeOldest(dir: string): string | undefined {
-  const offered = names(dir).filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN)).sort();
+  const offered = names(dir)
+    .filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN))
+    .sort();
   for (const name of offered) {
     const taken = join(dir, `${name.replace(TAKEN_OR_WAITING, '')}.${process.pid}${TAKEN}`);
     try {
@@ -158,7 +162,11 @@ export function runDeferred(store: Store): number {
   const dir = deferredDir(store.dir);
   const cairn = cairnEntry();
   if (!cairn) {
-    if (deferredCount(store.dir)) throw new CairnError('store', 'deferred writes are waiting, but bin/cairn.js is not beside this command to run them');
+    if (deferredCount(store.dir))
+      throw new CairnError(
+        'store',
+        'deferred writes are waiting, but bin/cairn.js is not beside this command to run them',
+      );
     return 0;
   }
   const bounded = Number.isFinite(store.deadline.at);
@@ -168,7 +176,9 @@ export function runDeferred(store: Store): number {
     if (!lock) return ran; // another process applies them, and looks again after letting go
     let stop: Stop;
     try {
-      if (!bounded) for (const name of tooLongDeferred(store.dir)) renameSync(join(dir, name), join(dir, name.replace(TAKEN_OR_WAITING, WAITING)));
+      if (!bounded)
+        for (const name of tooLongDeferred(store.dir))
+          renameSync(join(dir, name), join(dir, name.replace(TAKEN_OR_WAITING, WAITING)));
       const drained = drain(store, cairn, bounded);
       ran += drained.ran;
       stop = drained.stop;
@@ -220,7 +230,8 @@ function drain(store: Store, cairn: string, bounded: boolean): { ran: number; st
     }
     if (child.error || child.status === DEFERRED_AGAIN) {
       backTo(WAITING); // offered again to the next run
-      if (child.error) throw new CairnError('store', `cannot run the deferred ${request.command} (${child.error.message})`);
+      if (child.error)
+        throw new CairnError('store', `cannot run the deferred ${request.command} (${child.error.message})`);
       store.log.warn(`the kept ${request.command} could not apply yet; it waits for the next cairn rebuild --continue`);
       return { ran, stop: 'again' };
     }

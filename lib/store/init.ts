@@ -11,7 +11,15 @@ import type { Location } from './root.js';
 // `cairn init`: the store directory with its git settings. Committed JSONL logs merge by union;
 // everything derived stays out of git (SPEC §1.2).
 
-const GITIGNORE_LINES = ['cache/', 'artifacts/', 'memory/knowledge.active.jsonl', 'memory/knowledge.audit.jsonl', 'memory/session-state.md', '*.lock', '*.tmp'];
+const GITIGNORE_LINES = [
+  'cache/',
+  'artifacts/',
+  'memory/knowledge.active.jsonl',
+  'memory/knowledge.audit.jsonl',
+  'memory/session-state.md',
+  '*.lock',
+  '*.tmp',
+];
 const GITATTRIBUTES_LINES = [
   'events.jsonl merge=union',
   'memory/knowledge.jsonl merge=union',
@@ -39,7 +47,9 @@ export function ensureLines(path: string, wanted: string[], within: string): str
 /** The lines of the store's .gitattributes (none when it is missing or cannot be read). */
 export function readGitattributes(dir: string): string[] {
   try {
-    return (readSmallFile(join(dir, '.gitattributes'), SETTINGS_CAP, true)?.toString('utf8') ?? '').split(/\r?\n/).map((l) => l.trim());
+    return (readSmallFile(join(dir, '.gitattributes'), SETTINGS_CAP, true)?.toString('utf8') ?? '')
+      .split(/\r?\n/)
+      .map((l) => l.trim());
   } catch {
     return [];
   }
@@ -72,9 +82,13 @@ export function recordProjectId(location: Location): string | null {
     try {
       parsed = JSON.parse(raw);
     } catch (err) {
-      throw new CairnError('input', `${path} is not valid JSON (${jsonErrorPlace(raw, err)}); the project id was not recorded`);
+      throw new CairnError(
+        'input',
+        `${path} is not valid JSON (${jsonErrorPlace(raw, err)}); the project id was not recorded`,
+      );
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CairnError('input', `${path} is not a JSON object; the project id was not recorded`);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new CairnError('input', `${path} is not a JSON object; the project id was not recorded`);
     config = parsed as Record<string, unknown>;
   }
   if (typeof config.project === 'string' && config.project !== '') return config.project;

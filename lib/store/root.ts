@@ -49,7 +49,13 @@ export function locate(opts: LocationOptions = {}, env = process.env): Location 
   if (given) return { root, dir, project: given, projectFrom: 'given', ownStore };
   const recorded = ownStore ? readRecordedId(dir) : undefined;
   if (typeof recorded === 'string') return { root, dir, project: recorded, projectFrom: 'recorded', ownStore };
-  return { root, dir, project: projectIdFor(root), projectFrom: recorded === UNREADABLE ? 'unreadable' : 'derived', ownStore };
+  return {
+    root,
+    dir,
+    project: projectIdFor(root),
+    projectFrom: recorded === UNREADABLE ? 'unreadable' : 'derived',
+    ownStore,
+  };
 }
 
 function realOrResolved(path: string): string {
@@ -149,7 +155,10 @@ export function normaliseRemoteUrl(url: string): string {
     path = slash < 0 ? '' : u.slice(slash + 1);
     host = host.replace(/:\d+$/, ''); // the port does not change which repository it is
   }
-  path = path.replace(/\/+$/, '').replace(/\.git$/i, '').replace(/^\/+/, '');
+  path = path
+    .replace(/\/+$/, '')
+    .replace(/\.git$/i, '')
+    .replace(/^\/+/, '');
   return `${host.toLowerCase()}/${path}`;
 }
 

@@ -122,7 +122,11 @@ export class Store {
         this.healing(() => follow(this.database, follower, this.followOptions()));
       } catch (err) {
         // another process holds the index for as long as this run could wait: it is catching up (a fresh clone's replay)
-        if (isBusy(err)) throw new IndexCatchingUp('lock', `${this.dbPath} is held by ${lockHolders(this.dbPath)} (${(err as Error).message}); it may be bringing the index up to date`);
+        if (isBusy(err))
+          throw new IndexCatchingUp(
+            'lock',
+            `${this.dbPath} is held by ${lockHolders(this.dbPath)} (${(err as Error).message}); it may be bringing the index up to date`,
+          );
         throw err;
       }
       this.followed.add(follower.name);
@@ -153,7 +157,8 @@ export class Store {
     this.close();
     try {
       const why = (err as Error).message;
-      const said = (aside: string) => `${this.dbPath} is corrupt (${why}); moved it to ${aside} to rebuild it from the log`;
+      const said = (aside: string) =>
+        `${this.dbPath} is corrupt (${why}); moved it to ${aside} to rebuild it from the log`;
       setAside(this.dbPath, this.dir, said, (m) => this.log.warn(m));
     } catch {
       // cannot move it (a read-only store): the error itself is reported by the caller
@@ -166,15 +171,21 @@ export class Store {
    * writes fail at the append as they must.
    */
   private open(): Database {
-    const opts = { deadline: this.deadline, strict: this.strict, warn: (m: string) => this.log.warn(m), within: this.dir };
+    const opts = {
+      deadline: this.deadline,
+      strict: this.strict,
+      warn: (m: string) => this.log.warn(m),
+      within: this.dir,
+    };
     if (!indexWritable(this.dbPath, this.dir)) {
       this.inMemory = true;
-      this.log.warn(`${this.dbPath} cannot be written (a read-only store); reading from an index built in memory from the logs`);
+      this.log.warn(
+        `${this.dbPath} cannot be written (a read-only store); reading from an index built in memory from the logs`,
+      );
       return openMemoryDatabase(opts);
     }
     return openDatabase(this.dbPath, opts);
   }
-
 
   /**
    * Run idempotent work (a sync, a rebuild); if it meets a corrupt page that the open did not see,
@@ -251,11 +262,21 @@ export interface StoreOptions {
  * as `cairn init` would, project id recorded, so a pipeline's first run loses nothing (SPEC §1.2).
  * Readers never create it, and neither does a writer for a --dir store that is not there.
  */
-export function openStore(opts: LocationOptions, deadline: Deadline, log: Logger, strict: boolean, create = false, writesInOrder = false): Store {
+export function openStore(
+  opts: LocationOptions,
+  deadline: Deadline,
+  log: Logger,
+  strict: boolean,
+  create = false,
+  writesInOrder = false,
+): Store {
   const location = locate(opts);
   if (location.projectFrom === 'unreadable') {
     // Reading or writing under the derived id would silently split the project's memory (SPEC §1.2).
-    throw new CairnError('store', `${join(location.dir, 'config.json')} cannot be read, so the project id recorded in it is unknown; fix the file (cairn doctor)`);
+    throw new CairnError(
+      'store',
+      `${join(location.dir, 'config.json')} cannot be read, so the project id recorded in it is unknown; fix the file (cairn doctor)`,
+    );
   }
   if (!isDirectory(location.dir)) {
     if (!(create && location.ownStore && existsSync(join(location.root, '.git')))) {
