@@ -30,7 +30,7 @@ export function readClaudeShaped(p: Json, host: HookInput['host'], shellTools: S
     prompt: str(p, 'prompt'),
     source: firstStr(p, 'source', 'trigger'),
     command: tool !== null && shellTools.has(tool) ? shellCommand(p.tool_input) : null,
-    toolFailed: (event !== null && event.endsWith('Failure')) || responseFailed(p.tool_response),
+    toolFailed: event?.endsWith('Failure') || responseFailed(p.tool_response),
     transcriptPath: str(p, 'transcript_path'),
     toolUseId: str(p, 'tool_use_id'),
   };

@@ -39,7 +39,7 @@ export function readTomlTables(text: string): TomlTables {
     }
     if (line.startsWith('[')) {
       const parts = keyParts(line.slice(1));
-      const name = parts && parts.rest.trimStart().startsWith(']') ? JSON.stringify(parts.keys) : null;
+      const name = parts?.rest.trimStart().startsWith(']') ? JSON.stringify(parts.keys) : null;
       current = name === null ? null : (tables.get(name) ?? tables.set(name, new Map()).get(name)!);
       continue;
     }
