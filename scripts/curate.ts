@@ -41,7 +41,8 @@ example:
       const proposal = proposeCuration(store);
       const out = optionalString(ctx.args, 'out');
       const path = out === null ? join(store.dir, 'cache', 'curation-proposal.json') : resolve(out);
-      if (out !== null) mkdirSync(dirname(path), { recursive: true }); // the user's path: its directories are made as asked
+      // the user's path: its directories are made as asked
+      if (out !== null) mkdirSync(dirname(path), { recursive: true });
       writeProposal(path, proposal, out === null ? store.dir : dirname(path));
       if (ctx.args.json) ctx.json({ ...proposal, path });
       else ctx.print(proposal.lines.map((l) => l + '\n').join('') + `hash ${proposal.hash}\n`);

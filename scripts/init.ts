@@ -68,7 +68,8 @@ example:
   person: true,
   run(ctx) {
     const loc = ctx.location();
-    // a log to import that is not there is a mistake in the command, said before anything is set up (the reader takes a missing log as empty)
+    // a log to import that is not there is a mistake in the command, said before anything is set up (the reader takes a
+    // missing log as empty)
     const lavra = optionalString(ctx.args, 'import-lavra');
     const lavraPath = lavra === null ? null : commandLinePath(lavra, loc.root, `--import-lavra ${lavra}`);
     if (lavraPath !== null && !existsSync(lavraPath))

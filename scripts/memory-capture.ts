@@ -68,7 +68,7 @@ example:
 
 /**
  * Captures named one line each on stderr; a command of tens of thousands of comments gets one line
- * for the rest (a line each took 150 ms of its deadline for 55,000).
+ * for the rest (a line each would spend the hook's deadline on stderr).
  */
 const NAMED = 20;
 

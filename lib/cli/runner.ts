@@ -35,16 +35,22 @@ export interface Command {
   flags: FlagSpec;
   /** Whether the command takes positional arguments (a pattern id or text); the others refuse them. */
   operands?: boolean;
-  /** Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by default. */
+  /**
+   * Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by
+   * default.
+   */
   deadlineMs: number;
   /** A server (`cairn mcp`) runs until its client leaves: CAIRN_DEADLINE_MS bounds each request, not the process. */
   server?: boolean;
-  /** A command a person runs: without a deadline, it waits for a lock under a second, then names the holder (Deadline.waitLimit). */
+  /**
+   * A command a person runs: without a deadline, it waits for a lock under a second, then names the holder
+   * (Deadline.waitLimit).
+   */
   person?: boolean;
   /**
-   * A writer of memory (the pattern loop's, memory-capture): on a passing failure (the index catching up with its log, a lock or
-   * the deadline) its run is kept and applied later, in order, instead of failing open and losing what
-   * it was given (lib/store/deferred.ts).
+   * A writer of memory (the pattern loop's, memory-capture): on a passing failure (the index catching up with its log,
+   * a lock or the deadline) its run is kept and applied later, in order, instead of failing open and losing what it was
+   * given (lib/store/deferred.ts).
    */
   deferrable?: boolean;
   /** A number returned is the exit code (`cairn doctor` exits 1 when a check fails); errors still fail open. */
@@ -252,7 +258,8 @@ function setUp(command: Command, args: minimist.ParsedArgs, argv: string[], pass
     gate: passed,
     location: () => (state.location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
-      // a writer past its deadline still opens the store, to keep its run rather than lose it: its next check stops it (SPEC §2)
+      // a writer past its deadline still opens the store, to keep its run rather than lose it: its next check stops it
+      // (SPEC §2)
       if (!state.store && !deferrable) deadline.check('opening the store');
       const inOrder = deferrable && !state.replay;
       const where = { ...locationFlags(args), payloadCwd: opts.payloadCwd ?? undefined };
@@ -359,7 +366,9 @@ function facts(args: minimist.ParsedArgs, rest: Omit<Situation, 'strict' | 'inte
   };
 }
 
-/** Keep a writer's run for later (lib/store/deferred.ts); undefined when it cannot be kept (then the run fails open). */
+/**
+ * Keep a writer's run for later (lib/store/deferred.ts); undefined when it cannot be kept (then the run fails open).
+ */
 function keepForLater(store: Store, request: DeferredRequest, log: Logger): Kept | undefined {
   try {
     return deferRequest(store, request);
@@ -429,7 +438,7 @@ function failBeforeRun(label: string, error: unknown, args: minimist.ParsedArgs)
 }
 
 /**
- * Every command's JSON reads alike (issue 10): `dryRun` → `dry_run`, at any depth. Only a camelCase
+ * Every command's JSON reads alike: `dryRun` → `dry_run`, at any depth. Only a camelCase
  * boundary changes a key, so data used as keys (types, roles, finding ids like `A4`) passes as it is.
  */
 export function snakeCaseKeys(value: unknown): unknown {
@@ -450,7 +459,10 @@ export function locationFlags(args: minimist.ParsedArgs) {
   return { root: str(args.root), dir: str(args.dir), project: str(args.project) };
 }
 
-/** The package's version, from the package.json above this module (the bundle and the tsc output sit at different depths). */
+/**
+ * The package's version, from the package.json above this module (the bundle and the tsc output sit at different
+ * depths).
+ */
 export function version(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let up = 0; up < 5; up++, dir = dirname(dir)) {

@@ -7,7 +7,10 @@ export function shortHash(text: string): string {
   return sha256(text).slice(0, 16);
 }
 
-/** Remove inline markdown so `**Never** use \`eval\`` and `Never use eval` are the same text. Code spans keep their content as written. */
+/**
+ * Remove inline markdown so `**Never** use \`eval\`` and `Never use eval` are the same text. Code spans keep their
+ * content as written.
+ */
 export function stripMarkdown(text: string): string {
   return text
     .split(/(`+[^`]*`+)/)

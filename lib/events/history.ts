@@ -159,7 +159,7 @@ export function parseSince(text: string, now: number): number {
   return t;
 }
 
-/** One readable line: time, type, and the payload fields that matter; sanitised, for a terminal (issue 7). */
+/** One readable line: time, type, and the payload fields that matter; sanitised, for a terminal (SPEC §4.6). */
 export function describeEvent(e: CairnEvent): string {
   const { v: _v, id: _id, ts, type, project: _p, ...payload } = e as unknown as Record<string, unknown> & CairnEvent;
   // Each value is sanitised before it is quoted: quoting first would hide a marker behind an escaped line break.

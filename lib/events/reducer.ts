@@ -37,9 +37,8 @@ function prepareStatements(db: Database) {
       VALUES (?, ?, ?, ?, ?, ?, ?)`),
     retractSighting: db.prepare(`UPDATE sightings SET retracted = 1 WHERE rowid = (SELECT rowid FROM sightings
       WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1)`),
-    // an injection's rows (~17 patterns) in one statement, not one per pattern (a 100k-event replay's
-    // 5,600 injections: 203 → 88 ms); its touches stay one per pattern, which an UPDATE … IN
-    // (json_each) was slower than (556 → 769 ms)
+    // an injection's rows in one statement, not one per pattern; its touches stay one per pattern
+    // (an UPDATE … IN (json_each) was slower: docs/decisions.md)
     insertInjections: db.prepare(`INSERT INTO injections (project, issue, run, role, pattern, event, ts)
       SELECT @project, @issue, @run, @role, value, @event, @ts FROM json_each(@patterns)`),
     evidence: db.prepare('SELECT held, ignore_weight, untested FROM patterns WHERE project = ? AND id = ?'),
@@ -329,7 +328,8 @@ export function applyEvent(db: Database, e: CairnEvent): void {
         if (pass ? !p.credit : p.tested === false)
           s.outcomeUntested.run({ project: e.project, id: p.pattern, success: pass ? 1 : 0, step: pass ? 1 : -1 });
         else {
-          // a pass counts as much as outcomes in the project tell (its credit); a fail weighs half the role's weight (SPEC §3.8)
+          // a pass counts as much as outcomes in the project tell (its credit); a fail weighs half the role's weight
+          // (SPEC §3.8)
           const t =
             e.result === 'pass' ? { held: p.credit, strength: p.credit! } : { against: 0.5 * p.weight, strength: 0.5 };
           testEvidence(s, e, p.pattern, { ...t, halfLife: e.halfLife }, (after) =>

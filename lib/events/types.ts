@@ -47,7 +47,8 @@ export type EventPayload =
       echo?: true;
     } & Scope)
   | ({ type: 'pattern.injected'; role: string; patterns: string[]; path: string; tokens: number } & Scope)
-  // A finding of a stored deliberation and the patterns it applies (SPEC §3.9.1): recorded, so replay never re-runs the matcher.
+  // A finding of a stored deliberation and the patterns it applies (SPEC §3.9.1): recorded, so replay never re-runs the
+  // matcher.
   | ({
       type: 'finding.linked';
       deliberation: string;
@@ -57,8 +58,9 @@ export type EventPayload =
       patterns: string[];
       match: 'explicit' | 'text' | 'embedding' | 'self';
     } & Scope)
-  // reason: the validator's words that led the dismissal here, when the finding's own words led elsewhere (lib/patterns/feedback.ts);
-  // halfLife: how fast the writer's config ages earlier evidence (lib/events/credit.ts), so replay needs no config
+  // reason: the validator's words that led the dismissal here, when the finding's own words led elsewhere
+  // (lib/patterns/feedback.ts); halfLife: how fast the writer's config ages earlier evidence (lib/events/credit.ts), so
+  // replay needs no config
   | ({
       type: 'pattern.ignored';
       pattern: string;
@@ -86,7 +88,8 @@ export type EventPayload =
     } & Scope)
   | { type: 'pattern.promoted'; pattern: string; by: string; reason: string }
   | { type: 'pattern.deprecated'; pattern: string; reason: string; auto: boolean }
-  // newest: the latest first sighting among the candidates' roles when the basis was taken (lib/patterns/ranking.ts newCandidateSince)
+  // newest: the latest first sighting among the candidates' roles when the basis was taken (lib/patterns/ranking.ts
+  // newCandidateSince)
   | { type: 'summary.stored'; role: string; basis: string; text: string; newest?: string }
   // The landing itself is a line of .cairn/landings.jsonl (SPEC §5); this log only notes the capture.
   | ({ type: 'landing.captured'; landing: string; title: string; report: string | null; merged: boolean } & Scope);

@@ -40,7 +40,10 @@ export function cursorEnvelope(text: string): string {
   return JSON.stringify({ additional_context: text }) + '\n';
 }
 
-/** .cursor/hooks.json (version 1): sessionStart → auto-recall; afterShellExecution → memory-capture (an observer: Cursor reads nothing back). */
+/**
+ * .cursor/hooks.json (version 1): sessionStart → auto-recall; afterShellExecution → memory-capture (an observer: Cursor
+ * reads nothing back).
+ */
 export const cursorHooks: HostHooks = {
   file: '.cursor/hooks.json',
   layout: 'flat',

@@ -55,7 +55,10 @@ export function shellWord(text: string): string {
   return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The work tree git reports as top level for `root`: the first directory up holding `.git` (a directory, or a file for worktrees and submodules). */
+/**
+ * The work tree git reports as top level for `root`: the first directory up holding `.git` (a directory, or a file for
+ * worktrees and submodules).
+ */
 export function gitTopLevel(root: string): string | null {
   for (let dir = root; ; dir = dirname(dir)) {
     if (existsSync(join(dir, '.git'))) return dir;
@@ -88,7 +91,9 @@ export function executableCommand(root: string, hooks: Pick<HostHooks, 'projectD
     : name;
 }
 
-/** The program a command line runs (first word, quotes removed), e.g. `"$X"/bin/auto-recall -v` → `$X/bin/auto-recall`. */
+/**
+ * The program a command line runs (first word, quotes removed), e.g. `"$X"/bin/auto-recall -v` → `$X/bin/auto-recall`.
+ */
 export function commandProgram(command: string): string {
   const first = /^\s*((?:"[^"]*"|'[^']*'|[^\s"'])+)/.exec(command);
   return first ? first[1].replace(/["']/g, '') : '';
@@ -256,7 +261,8 @@ const SETTINGS_CAP = 4 * 1024 * 1024;
 
 /** A settings file as an object ({} when absent); a file that is not a JSON object is never overwritten. */
 export function readSettings(path: string): Json {
-  const text = readSmallFile(path, SETTINGS_CAP)?.toString('utf8') ?? ''; // a device or a huge file in its place is an error
+  // a device or a huge file in its place is an error
+  const text = readSmallFile(path, SETTINGS_CAP)?.toString('utf8') ?? '';
   if (text.trim() === '') return {};
   let value: unknown;
   try {

@@ -120,7 +120,10 @@ export function sameBytes(fdA: number, a: number, fdB: number, b: number, length
   return true;
 }
 
-/** How many newlines bytes [start, end) of an open file hold; with `keep`, also where each of the last `keep` lines ends. */
+/**
+ * How many newlines bytes [start, end) of an open file hold; with `keep`, also where each of the last `keep` lines
+ * ends.
+ */
 export function countLines(fd: number, start: number, end: number, keep = 0): { lines: number; lastEnds: number[] } {
   const buf = Buffer.allocUnsafe(Math.min(PIECE, Math.max(1, end - start)));
   const ring = new Array<number>(keep); // the last `keep` line ends, the oldest at lines % keep

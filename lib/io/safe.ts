@@ -33,7 +33,9 @@ export function mkdirNoFollow(within: string, dir: string): void {
   }
 }
 
-/** True for a real directory; false for anything else that exists; undefined when missing. Throws on a symbolic link. */
+/**
+ * True for a real directory; false for anything else that exists; undefined when missing. Throws on a symbolic link.
+ */
 function realDirectory(path: string): boolean | undefined {
   let st;
   try {

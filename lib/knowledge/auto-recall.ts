@@ -74,7 +74,7 @@ export async function autoRecall(
   const counts = new TermCounts(db, true); // topics share words: each is counted once
   const search = (text: string) => searchTopic(db, q, text, 3 * MAX_ENTRIES, counts);
   // While bd runs, the topics that do not wait on it are searched — the prompt, the branch, and the
-  // beads the last session start listed, which are the same as a rule (bd is most of the wait: issue 9).
+  // beads the last session start listed, which are the same as a rule (bd is most of the wait).
   // The fusion takes the topics in contextTopics' order, so the block is the one a wait would give.
   const remembered = rememberedBeadTitles(store);
   const early = new Map(contextTopics({ ...partial, beadTitles: remembered }).map((t) => [t.text, search(t.text)]));

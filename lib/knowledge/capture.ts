@@ -85,7 +85,8 @@ export function appendEntries(store: Store, entries: KnowledgeEntry[], progress:
     const families = storedFamilies(store, new Set(entries.map((e) => e.key)), entries[0].project);
     const lines: string[] = [];
     for (const [i, candidate] of entries.entries()) {
-      store.deadline.check('recording the change'); // thousands of comments: the lock is not held past the deadline (SPEC §2)
+      // thousands of comments: the lock is not held past the deadline (SPEC §2)
+      store.deadline.check('recording the change');
       if (i % 256 === 0) progress(i, entries.length);
       const family = families.get(candidate.key) ?? { keys: new Set<string>(), contents: new Map<string, string>() };
       families.set(candidate.key, family);
@@ -179,7 +180,8 @@ function keyFamilies(
 ): Map<string, Family> {
   const families = new Map<string, Family>();
   for (const path of paths) {
-    // a regular file only, never through a link (a log committed as a link to /dev/zero is refused, not read without end)
+    // a regular file only, never through a link (a log committed as a link to /dev/zero is refused, not read without
+    // end)
     const buf = readSmallLog(path, LOG_CAP);
     if (buf === undefined) continue;
     for (const start of candidateLines(buf, baseKeys)) {
@@ -236,7 +238,8 @@ export function captureComments(store: Store, comments: Comment[]): CaptureRepor
   const entries: KnowledgeEntry[] = [];
   let ignored = 0;
   for (const c of comments) {
-    store.deadline.check('preparing the captures'); // thousands of comments in one payload: stop before anything is recorded (SPEC §2)
+    // thousands of comments in one payload: stop before anything is recorded (SPEC §2)
+    store.deadline.check('preparing the captures');
     const e = entryFromComment(c, ctx);
     if (e === undefined || e === 'skip') ignored++;
     else entries.push(e);

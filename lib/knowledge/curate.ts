@@ -97,7 +97,8 @@ export function proposeCuration(store: Store): Proposal {
   const supersededBy = new Map<string, string>();
   for (const s of says) if (visible(s.at)) for (const k of s.supersedes) if (k !== s.key) supersededBy.set(k, s.key);
 
-  const groups = new Map<number, KnowledgeEntry[]>(); // duplicates: the same content under several keys (one version per key)
+  // duplicates: the same content under several keys (one version per key)
+  const groups = new Map<number, KnowledgeEntry[]>();
   const named: KnowledgeEntry[] = []; // entries another one says it supersedes
   const stale: { e: KnowledgeEntry; missing: string[] }[] = [];
   const anchorsOf = anchorChecker(store.location.root);

@@ -173,7 +173,10 @@ function forgetNewest(db: Database, code: number, floor: number): void {
   s.forgetNewest.run(code, floor);
 }
 
-/** Lines of the archive and the log, in that order, whose key is `base` or `base-<anything>` (a capture's key family, SPEC §4.1). */
+/**
+ * Lines of the archive and the log, in that order, whose key is `base` or `base-<anything>` (a capture's key family,
+ * SPEC §4.1).
+ */
 export function keyFamilyLines(db: Database, base: string): { key: string; content: string; project: string }[] {
   return statements(db).keyFamily.all(base, `${base}-`, `${base}.`) as {
     key: string;
@@ -297,7 +300,10 @@ export function recordLineTokens(db: Database, counted: { id: number; key: strin
 
 const ftsTable = (newest: boolean | undefined) => (newest ? 'knowledge_newest_fts' : 'knowledge_fts');
 
-/** How many rows of the searched FTS table hold each term, counted once per search (the index does not change during one). */
+/**
+ * How many rows of the searched FTS table hold each term, counted once per search (the index does not change during
+ * one).
+ */
 export class TermCounts {
   private readonly memo = new Map<string, number>();
   private readonly statement;
@@ -354,7 +360,8 @@ export function searchKnowledge(
     .sort((a, b) => a.rows - b.rows);
   if (rarestFirst.length === 0) return [];
   const n = counts.total();
-  const bound = (rows: number) => (BM25_K1 + 1) * Math.max(1e-6, Math.log((n - rows + 0.5) / (rows + 0.5))); // FTS5's idf
+  // FTS5's idf
+  const bound = (rows: number) => (BM25_K1 + 1) * Math.max(1e-6, Math.log((n - rows + 0.5) / (rows + 0.5)));
   const maxFactor = largestFactor(db);
   const rank = (holding: number) =>
     rankRows(
@@ -382,7 +389,10 @@ export function searchKnowledge(
   return top.map(toHit);
 }
 
-/** The largest factor any entry can have: canonical entries raise their score (a few rows, from the partial index of statuses). */
+/**
+ * The largest factor any entry can have: canonical entries raise their score (a few rows, from the partial index of
+ * statuses).
+ */
 function largestFactor(db: Database): number {
   const statuses = db
     .prepare('SELECT DISTINCT status FROM knowledge WHERE status IS NOT NULL')
@@ -429,7 +439,8 @@ function rankRows(
     if (top.length === q.limit && top[q.limit - 1].score > raw * maxFactor) break;
     const row = visible.get(id, ...f.params) as (Row & { seq: number; noise: number }) | undefined;
     if (!row) continue;
-    row.score = raw * (row.noise === 1 ? NOISE_FACTOR : 1) * (STATUS_FACTORS[row.status ?? ''] ?? 1); // as SQL would: left to right
+    // as SQL would: left to right
+    row.score = raw * (row.noise === 1 ? NOISE_FACTOR : 1) * (STATUS_FACTORS[row.status ?? ''] ?? 1);
     let at = top.length;
     while (at > 0 && ranksBefore(row, top[at - 1])) at--;
     if (at < q.limit) top.splice(at, 0, row);

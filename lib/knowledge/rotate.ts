@@ -116,7 +116,8 @@ function rememberLineCount(logPath: string, lines: number, opts: RotateOptions):
 export function rotate(logPath: string, archivePath: string, opts: RotateOptions): RotateReport {
   const above = opts.above ?? ROTATE_ABOVE;
   const keep = Math.min(opts.keep ?? KEEP_NEWEST, above);
-  if (!exists(logPath) && !exists(journalPath(logPath))) return { moved: 0, kept: 0, recovered: 0 }; // nothing captured yet
+  // nothing captured yet
+  if (!exists(logPath) && !exists(journalPath(logPath))) return { moved: 0, kept: 0, recovered: 0 };
   const lock = acquireLock(logPath, opts.deadline);
   try {
     const recovered = finishJournal(logPath, archivePath, opts);
@@ -141,7 +142,8 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
         opts.within,
       );
       appendRange(archivePath, { fd, start: 0, end: cut }, opts);
-      writeFileAtomic(logPath, (out) => copyRange({ fd, start: cut, end: size }, out), opts.within); // a torn last line stays with the log
+      // a torn last line stays with the log
+      writeFileAtomic(logPath, (out) => copyRange({ fd, start: cut, end: size }, out), opts.within);
       unlinkSync(journalPath(logPath));
       rememberLineCount(logPath, keep, opts);
       return { moved: lines - keep, kept: keep, recovered };

@@ -94,7 +94,8 @@ export function readAudit(store: Store, last = 20): AuditDigest {
  */
 export function sanitizeKnowledge(store: Store, now: number, progress: Progress = NO_PROGRESS): SanitizeReport {
   const ts = Math.floor(now / 1000);
-  const logStat = statOf(store.knowledgePath); // before reading: a capture meanwhile leaves the cache stale, as it should
+  // before reading: a capture meanwhile leaves the cache stale, as it should
+  const logStat = statOf(store.knowledgePath);
   const report: SanitizeReport = {
     read: 0,
     active: 0,
@@ -164,7 +165,8 @@ function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates:
     }
     report.read++;
     const e = parsed.value;
-    const version = hash52(`${e.project ?? ''}\u0000${e.key}\u0000${normaliseText(e.content)}`); // versionOf, in the project
+    // versionOf, in the project
+    const version = hash52(`${e.project ?? ''}\u0000${e.key}\u0000${normaliseText(e.content)}`);
     latest.set(version, versions.length);
     versions.push(version);
   }

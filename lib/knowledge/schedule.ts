@@ -8,7 +8,9 @@ import { startJob } from '../store/background.js';
 // minute and builds once more if captures came meanwhile, so the last of a burst is not left out of
 // the cache.
 
-/** Start `cairn sanitize` for this store in a detached process, unless one was started within the minute. Best effort. */
+/**
+ * Start `cairn sanitize` for this store in a detached process, unless one was started within the minute. Best effort.
+ */
 export function scheduleSanitize(store: Store): boolean {
   const stamp = {
     path: join(store.dir, 'cache', 'sanitize.requested'),

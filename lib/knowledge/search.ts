@@ -26,7 +26,9 @@ const PROMPT_WEIGHT = 2;
 // A compound starts where a word does (from inside a long word, each start would scan it again).
 const COMPOUND = /(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:[_.-][\p{L}\p{N}]+)+/gu;
 
-/** The search terms of a text: compound identifiers (each a phrase) and distinct content words, in order of first use. */
+/**
+ * The search terms of a text: compound identifiers (each a phrase) and distinct content words, in order of first use.
+ */
 export function recallTerms(text: string): string[] {
   const terms: string[] = [];
   let rest = '';
@@ -91,7 +93,10 @@ export function searchTopic(
   return { hits: searchKnowledge(db, { ...q, terms, limit }, counts), terms };
 }
 
-/** The rankings of the topics fused, in the topics' order (it breaks exact ties); best first. Also returns the terms searched. */
+/**
+ * The rankings of the topics fused, in the topics' order (it breaks exact ties); best first. Also returns the terms
+ * searched.
+ */
 export function fuseTopics(
   rankings: (TopicRanking & { weight: number })[],
   limit: number,

@@ -50,7 +50,10 @@ function packageScripts(root: string): Set<string> {
   }
 }
 
-/** A project's config file, read bounded (it could be anything: a link to a device, a huge file); undefined when absent or unreadable. */
+/**
+ * A project's config file, read bounded (it could be anything: a link to a device, a huge file); undefined when absent
+ * or unreadable.
+ */
 function projectFile(root: string, name: string): string | undefined {
   try {
     return readSmallFile(join(root, name), PROJECT_FILE_CAP)?.toString('utf8');

@@ -62,7 +62,8 @@ const LIBRARY_CAP = 32 * 1024 * 1024;
 
 /** The earlier library's entries; a missing file is an empty library, anything unreadable is an input error. */
 export function readLibrary(path: string): LandingPattern[] {
-  const bytes = readSmallFile(path, LIBRARY_CAP, true); // a missing file is undefined; a link, a device or a huge file is an error
+  // a missing file is undefined; a link, a device or a huge file is an error
+  const bytes = readSmallFile(path, LIBRARY_CAP, true);
   if (bytes === undefined) return [];
   const text = bytes.toString('utf8');
   let value: unknown;
@@ -209,7 +210,10 @@ export function projectLandings(storeDir: string, project: string, warn?: (messa
 
 const shown = (text: string) => sanitizeUntrusted(redactSecrets(text).text);
 
-/** For `cairn doctor`: the landings read (an earlier library that does not read blocks every capture), and merge by union. */
+/**
+ * For `cairn doctor`: the landings read (an earlier library that does not read blocks every capture), and merge by
+ * union.
+ */
 export function libraryCheck(storeDir: string): Check {
   const name = 'landing patterns';
   let count: number;

@@ -15,7 +15,9 @@ export interface Config {
   /** Penalty weight of an adversarial role's dismissed pattern (SPEC §3.7). */
   roleWeights: Record<string, number>;
   defaultRoleWeight: number;
-  /** The success rate's prior (SPEC §3.9.3): rate = (successes + success) / (successes + ignores + success + failure). */
+  /**
+   * The success rate's prior (SPEC §3.9.3): rate = (successes + success) / (successes + ignores + success + failure).
+   */
   prior: { success: number; failure: number };
   /** How fast evidence ages (SPEC §3.10.2): after this many newer verdicts on a pattern, an old one weighs half. */
   evidence: { halfLife: number };

@@ -24,7 +24,10 @@ import type { Store } from './store.js';
 // after letting it go, and a writer that keeps a run starts a new one unless a live process holds the
 // lock — so a kept run never waits for a writer that may never come.
 
-/** A writer's run, kept to be run again: its command, arguments, working directory and the texts it read (stdin, `--*-file`). */
+/**
+ * A writer's run, kept to be run again: its command, arguments, working directory and the texts it read (stdin,
+ * `--*-file`).
+ */
 export interface DeferredRequest {
   command: string;
   argv: string[];
@@ -73,7 +76,10 @@ export function unreadableDeferred(storeDir: string): string[] {
   return names(deferredDir(storeDir)).filter((n) => n.endsWith(UNREADABLE));
 }
 
-/** Requests set aside because applying them took longer than a background job may (`cairn rebuild --continue` at a terminal runs them). */
+/**
+ * Requests set aside because applying them took longer than a background job may (`cairn rebuild --continue` at a
+ * terminal runs them).
+ */
 export function tooLongDeferred(storeDir: string): string[] {
   return names(deferredDir(storeDir)).filter((n) => n.endsWith(TOO_LONG));
 }

@@ -140,11 +140,17 @@ export function storeLayoutChecks(dir: string): Check[] {
 /** A log whose index doctor reports, and what applies the rest of it when the index is behind. */
 export interface FollowedLog {
   follower: LogFollower<unknown>;
-  /** For a person reading the report: which run applies the rest (an index behind its log is normal after a capture or a pull). */
+  /**
+   * For a person reading the report: which run applies the rest (an index behind its log is normal after a capture or a
+   * pull).
+   */
   catchUp: string;
 }
 
-/** Integrity of cache/state.db and how far each log is applied to it. The database is opened as is: never moved aside here. */
+/**
+ * Integrity of cache/state.db and how far each log is applied to it. The database is opened as is: never moved aside
+ * here.
+ */
 export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
   if (!existsSync(dbPath))
     return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
@@ -279,7 +285,10 @@ export function deferredCheck(dir: string): Check {
 
 /** The file `cairn maintain` rewrites after each run, in cache/: the cron line that runs it is this machine's. */
 export const MAINTAINED_STAMP = 'maintained';
-/** After each `cairn maintain` (not a preview). Best effort: a store that cannot be written keeps no record (doctor then says so). */
+/**
+ * After each `cairn maintain` (not a preview). Best effort: a store that cannot be written keeps no record (doctor then
+ * says so).
+ */
 export function recordMaintained(store: Store): void {
   try {
     store.writeFile(join(store.dir, 'cache', MAINTAINED_STAMP), '');
@@ -324,7 +333,10 @@ export function maintenanceCheck(dir: string, eventsPath: string): Check {
   };
 }
 
-/** When the pattern log's first line was written; NaN when it cannot be told (the database checks report a log that does not read). */
+/**
+ * When the pattern log's first line was written; NaN when it cannot be told (the database checks report a log that does
+ * not read).
+ */
 function firstEventTime(eventsPath: string): number {
   try {
     const first = parseJsonLine<{ ts?: unknown }>(readBytes(eventsPath, 0, 4096).toString('utf8').split('\n')[0]);

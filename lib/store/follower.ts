@@ -257,7 +257,7 @@ const NEEDS_REBUILD = Symbol('needs rebuild');
  * The end of a full replay: build what `reset` set aside (`finish`, one step that cannot be cut
  * short). Under a deadline, a finish too long for any hook is started in the background
  * (`finishLater`), and a run with less than half its deadline left leaves it to the next run, which
- * starts with all of its time: a hook ends within its deadline (issue 7).
+ * starts with all of its time: a hook ends within its deadline (SPEC §2).
  */
 function completeBuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions): void {
   if (!readMark(db, f).building) return;

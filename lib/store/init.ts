@@ -57,7 +57,8 @@ export function readGitattributes(dir: string): string[] {
 
 export function initStore(dir: string): { created: boolean; added: string[] } {
   const created = !existsSync(dir);
-  if (created) mkdirSync(dirname(dir), { recursive: true }); // a --dir store may name a directory whose parents are new too
+  // a --dir store may name a directory whose parents are new too
+  if (created) mkdirSync(dirname(dir), { recursive: true });
   mkdirNoFollow(dir, join(dir, 'cache'));
   const added = [
     ...ensureLines(join(dir, '.gitignore'), GITIGNORE_LINES, dir).map((l) => `.gitignore: ${l}`),

@@ -108,7 +108,9 @@ export interface ProjectIdStatus {
   mismatch: boolean;
 }
 
-/** For `cairn doctor` (SPEC §1.2): a derived id that differs from the recorded one is reported, never silently followed. */
+/**
+ * For `cairn doctor` (SPEC §1.2): a derived id that differs from the recorded one is reported, never silently followed.
+ */
 export function projectIdStatus(location: Location): ProjectIdStatus {
   const recorded = location.ownStore ? (recordedProjectId(location.dir) ?? null) : null;
   const derived = projectIdFor(location.root);
@@ -213,7 +215,10 @@ export function currentBranch(root: string): string | undefined {
   }
 }
 
-/** A small file of git's, read bounded (every hook reads these; a FIFO or device in its place must not hang it); throws when missing. */
+/**
+ * A small file of git's, read bounded (every hook reads these; a FIFO or device in its place must not hang it); throws
+ * when missing.
+ */
 function gitFile(path: string): string {
   const bytes = readSmallFile(path, GIT_FILE_CAP);
   if (bytes === undefined) throw new Error(`${path} is missing`);

@@ -14,11 +14,10 @@ import type { Logger } from '../core/logger.js';
 import type { Progress } from '../core/progress.js';
 
 /**
- * How long `cairn rebuild` holds the write lock per committed slice (a hook's slice is 400 ms,
- * lib/store/follower.ts): each commit writes every page its slice touched, and a replay touches the
- * same pattern pages in every slice — the 100k-event rebuild 5.4 → 4.7 s wall, 6.2 → 5.5 s CPU (medians
- * of four alternating runs; one transaction gained nothing more). Hooks meanwhile fail open, as they do
- * during any rebuild, after waiting for the lock up to their deadline; a killed rebuild loses one slice.
+ * How long `cairn rebuild` holds the write lock per committed slice (a hook's is shorter,
+ * lib/store/follower.ts): each commit writes every page its slice touched, and a replay touches the same
+ * pattern pages in every slice, so fewer commits are faster. Hooks meanwhile fail open after waiting for
+ * the lock up to their deadline, as during any rebuild; a killed rebuild loses one slice.
  */
 const REBUILD_SLICE_MS = 2_000;
 
@@ -35,7 +34,10 @@ export class Store {
     readonly deadline: Deadline,
     readonly log: Logger,
     readonly strict: boolean,
-    /** A writer whose runs apply in the order they came: it queues behind writes deferred before it (lib/store/deferred.ts). */
+    /**
+     * A writer whose runs apply in the order they came: it queues behind writes deferred before it
+     * (lib/store/deferred.ts).
+     */
     readonly writesInOrder = false,
   ) {
     this.config = readConfig(location.dir, log, strict);
@@ -121,7 +123,8 @@ export class Store {
       try {
         this.healing(() => follow(this.database, follower, this.followOptions()));
       } catch (err) {
-        // another process holds the index for as long as this run could wait: it is catching up (a fresh clone's replay)
+        // another process holds the index for as long as this run could wait: it is catching up (a fresh clone's
+        // replay)
         if (isBusy(err))
           throw new IndexCatchingUp(
             'lock',
@@ -152,7 +155,9 @@ export class Store {
     return { deadline: this.deadline, warn: (m: string) => this.log.warn(m), progress };
   }
 
-  /** Move a database with a corrupt page aside (the log still holds everything); the next open rebuilds it. Best effort. */
+  /**
+   * Move a database with a corrupt page aside (the log still holds everything); the next open rebuilds it. Best effort.
+   */
   quarantine(err: unknown): void {
     this.close();
     try {
@@ -250,7 +255,10 @@ const CONFIG_PROBLEM = 'config.json';
 export interface StoreOptions {
   /** A hook payload's cwd. */
   payloadCwd?: string | null;
-  /** First write creates the store (SPEC §1.2): a writer in a git work tree without one creates it as `cairn init` would. */
+  /**
+   * First write creates the store (SPEC §1.2): a writer in a git work tree without one creates it as `cairn init`
+   * would.
+   */
   create?: boolean;
   /** See Store.writesInOrder (set by the runner for the commands that defer). */
   writesInOrder?: boolean;
