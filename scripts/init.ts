@@ -86,7 +86,8 @@ example:
     const id = projectIdStatus(loc);
     if (id.mismatch)
       ctx.log.warn(
-        `the recorded project id ${id.recorded} differs from the one derived here (${id.derived}: the directory moved or the remote changed); the recorded one is kept`,
+        `the recorded project id ${id.recorded} differs from the one derived here (${id.derived}: the directory moved ` +
+          `or the remote changed); the recorded one is kept`,
       );
     // a store outside the project (--dir) is named in the hooks and cron lines, which would otherwise use .cairn/
     const storeDir = loc.ownStore ? undefined : loc.dir;
@@ -141,7 +142,8 @@ example:
     if (ctx.args.quiet) return code;
     const lines = [`cairn is set up in ${loc.root} (project ${loc.project})`, ''];
     lines.push(
-      `  store   ${inRoot(loc.dir) ?? loc.dir}/ ${store.created ? 'created' : store.added.length > 0 ? `updated (${store.added.join('; ')})` : 'already there'}`,
+      `  store   ${inRoot(loc.dir) ?? loc.dir}/ ` +
+        `${store.created ? 'created' : store.added.length > 0 ? `updated (${store.added.join('; ')})` : 'already there'}`,
     );
     for (const h of hosts) {
       const file = inRoot(h.path) ?? h.path;

@@ -43,7 +43,8 @@ example:
       // typed by a person: say why nothing was kept instead of exiting in silence
       throw new CairnError(
         'usage',
-        `--text needs a type prefix to be knowledge (${KNOWLEDGE_TYPES.map((t) => `${t.toUpperCase()}:`).join(' ')} or SKIP:), in capitals; nothing was captured`,
+        `--text needs a type prefix to be knowledge (${KNOWLEDGE_TYPES.map((t) => `${t.toUpperCase()}:`).join(' ')} ` +
+          `or SKIP:), in capitals; nothing was captured`,
       );
     }
     const store = ctx.store({ payloadCwd: cwd, create: true });
@@ -57,7 +58,8 @@ example:
     const rest = report.appended.slice(NAMED);
     if (rest.length)
       ctx.log.info(
-        `and ${rest.filter((a) => a.status === 'added').length} more captured, ${rest.filter((a) => a.status !== 'added').length} more already known`,
+        `and ${rest.filter((a) => a.status === 'added').length} more captured, ` +
+          `${rest.filter((a) => a.status !== 'added').length} more already known`,
       );
     if (ctx.args.json) {
       const captured = report.appended.map((a) => ({ key: a.entry.key, type: a.entry.type, status: a.status }));

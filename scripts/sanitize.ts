@@ -61,7 +61,8 @@ example:
       if (!activeCacheFresh(store)) report = build();
     }
     ctx.log.info(
-      `${report.active} active of ${report.read} read: ${report.noise} shell residue, ${report.duplicateKey + report.duplicateContent} duplicates, ` +
+      `${report.active} active of ${report.read} read: ${report.noise} shell residue, ` +
+        `${report.duplicateKey + report.duplicateContent} duplicates, ` +
         `${report.stale} stale, ${report.needsReview} to review, ${report.superseded} superseded, ${report.unreadable} unreadable lines`,
     );
     if (ctx.args.json) ctx.json(report);

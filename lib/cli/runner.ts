@@ -479,5 +479,9 @@ export function version(): string {
 function cairnUsage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
   const lines = Object.entries(COMMANDS).map(([c, s]) => `  ${c.padEnd(width)}  ${s}`);
-  return `usage: cairn <command> [flags]   (cairn <command> --help for its flags)\n\n${lines.join('\n')}\n\nEvery command fails open: errors go to stderr and exit 0; --strict or CAIRN_STRICT=1 exits non-zero instead.\nA usage error (unknown flag or command) exits 2 when stderr is a terminal. --version prints the version.\n`;
+  return (
+    `usage: cairn <command> [flags]   (cairn <command> --help for its flags)\n\n${lines.join('\n')}\n\nEvery ` +
+    `command fails open: errors go to stderr and exit 0; --strict or CAIRN_STRICT=1 exits non-zero instead.\nA usage ` +
+    `error (unknown flag or command) exits 2 when stderr is a terminal. --version prints the version.\n`
+  );
 }

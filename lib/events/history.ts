@@ -204,7 +204,9 @@ export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): stri
       what = e.echo ? `echoed${inScope} (it was injected: no new success)` : `seen${inScope}`;
       break;
     case 'finding.linked':
-      what = `applied${inScope} by finding ${e.finding}: ${quote(e.summary)} (${{ explicit: 'it cites the id', text: 'by its words', embedding: 'by its meaning (embeddings)', self: 'the finding is this pattern' }[e.match]})`;
+      what =
+        `applied${inScope} by finding ${e.finding}: ${quote(e.summary)} ` +
+        `(${{ explicit: 'it cites the id', text: 'by its words', embedding: 'by its meaning (embeddings)', self: 'the finding is this pattern' }[e.match]})`;
       break;
     case 'pattern.injected':
       what = `injected into ${e.role}${where ? ` for ${where}` : ''}`;

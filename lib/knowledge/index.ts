@@ -84,7 +84,8 @@ const prepared = new WeakMap<Database, ReturnType<typeof prepareStatements>>();
 function prepareStatements(db: Database) {
   return {
     insert: db.prepare(
-      'INSERT INTO knowledge (source, seq, version, project, key, type, content, tags, bead, ts, status, noise) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO knowledge (source, seq, version, project, key, type, content, tags, bead, ts, status, noise) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     insertFts: db.prepare('INSERT INTO knowledge_fts (rowid, content, tags, type, key) VALUES (?, ?, ?, ?, ?)'),
     // the newest lines' table (syncNewest)
@@ -93,7 +94,8 @@ function prepareStatements(db: Database) {
     sourceAbove: db.prepare('SELECT 1 FROM knowledge WHERE source = ? AND id > ? LIMIT 1'),
     newestBelow: db.prepare('SELECT 1 FROM knowledge_newest WHERE source = ? AND id < ? LIMIT 1'),
     addNewestFts: db.prepare(
-      'INSERT INTO knowledge_newest_fts (rowid, content, tags, type, key, source) SELECT id, content, tags, type, key, source FROM knowledge WHERE source = ? AND id >= ? ORDER BY id',
+      'INSERT INTO knowledge_newest_fts (rowid, content, tags, type, key, source) SELECT id, content, tags, type, ' +
+        'key, source FROM knowledge WHERE source = ? AND id >= ? ORDER BY id',
     ),
     addNewest: db.prepare(
       'INSERT INTO knowledge_newest (id, source) SELECT id, source FROM knowledge WHERE source = ? AND id >= ?',
@@ -232,7 +234,8 @@ function filters(q: KnowledgeQuery): { sql: string; params: unknown[] } {
   const parts = [
     `k.project IN (?, '')`,
     `k.source IN (${codes.map(() => '?').join(', ')})`,
-    `NOT EXISTS (SELECT 1 FROM knowledge later WHERE later.version = k.version AND later.seq > k.seq AND (later.source = 2) = (k.source = 2))`,
+    `NOT EXISTS (SELECT 1 FROM knowledge later WHERE later.version = k.version AND later.seq > k.seq AND ` +
+      `(later.source = 2) = (k.source = 2))`,
   ];
   const params: unknown[] = [q.project, ...codes];
   if (q.type) {
@@ -284,7 +287,8 @@ export function newestEntries(db: Database, sources: Source[]): KnowledgeHit[] {
   const codes = sources.map((s) => SOURCE_CODE[s]);
   const rows = db
     .prepare(
-      `SELECT ${COLUMNS}, 0 AS score FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source IN (${codes.map(() => '?').join(', ')})`,
+      `SELECT ${COLUMNS}, 0 AS score FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source IN ` +
+        `(${codes.map(() => '?').join(', ')})`,
     )
     .all(...codes) as Row[];
   return rows.map(toHit);

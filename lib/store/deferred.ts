@@ -229,7 +229,9 @@ function drain(store: Store, cairn: string, bounded: boolean): { ran: number; st
     });
     if (child.status === DEFERRED_TOO_LONG || child.signal === 'SIGKILL') {
       backTo(TOO_LONG);
-      const message = `a kept ${request.command} was not applied within ${share} ms and is set aside (cache/deferred/); cairn rebuild --continue at a terminal applies it without a bound`;
+      const message =
+        `a kept ${request.command} was not applied within ${share} ms and is set aside ` +
+        `(cache/deferred/); cairn rebuild --continue at a terminal applies it without a bound`;
       store.log.warn(message);
       recordFailure(store.dir, request.command, message);
       continue;

@@ -185,7 +185,9 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
         : {
             name: 'database',
             status: 'fail',
-            detail: `integrity check: ${problems.slice(0, 3).join('; ')} — delete it (it is only an index): the next command rebuilds it from the logs`,
+            detail:
+              `integrity check: ${problems.slice(0, 3).join('; ')} — delete it (it is only an index): the next ` +
+              `command rebuilds it from the logs`,
           },
     ];
     for (const { follower: f, catchUp } of logs) {
@@ -247,7 +249,9 @@ export function deferredCheck(dir: string): Check {
     return {
       name,
       status: 'fail',
-      detail: `${tooLong.length} kept run(s) took longer than the ${KEPT_RUN_MS / 1000} s a background job gives one and were set aside (${which}): run cairn rebuild --continue at a terminal (no bound there), or delete them`,
+      detail:
+        `${tooLong.length} kept run(s) took longer than the ${KEPT_RUN_MS / 1000} s a background job gives one ` +
+        `and were set aside (${which}): run cairn rebuild --continue at a terminal (no bound there), or delete them`,
     };
   }
   const unreadable = unreadableDeferred(dir);
@@ -255,7 +259,9 @@ export function deferredCheck(dir: string): Check {
     return {
       name,
       status: 'warn',
-      detail: `${unreadable.length} kept run(s) could not be read and were set aside, never applied: cache/deferred/${unreadable[0]}${unreadable.length > 1 ? ', …' : ''} (delete them once looked at)`,
+      detail:
+        `${unreadable.length} kept run(s) could not be read and were set aside, never applied: ` +
+        `cache/deferred/${unreadable[0]}${unreadable.length > 1 ? ', …' : ''} (delete them once looked at)`,
     };
   }
   const count = deferredCount(dir);
@@ -279,7 +285,9 @@ export function deferredCheck(dir: string): Check {
   return {
     name,
     status: 'fail',
-    detail: `${count} waiting since ${since} and nothing is applying them: run cairn rebuild --continue (cairn doctor's health check shows why the last one stopped, if it did)`,
+    detail:
+      `${count} waiting since ${since} and nothing is applying them: run cairn rebuild --continue (cairn ` +
+      `doctor's health check shows why the last one stopped, if it did)`,
   };
 }
 
@@ -403,7 +411,9 @@ export function healthCheck(dir: string): Check {
   return {
     name: 'health',
     status: 'fail',
-    detail: `degraded since ${health.degraded_since}: ${health.errors} error(s), the last: ${shown(health.last_error)}${last} (fix it, then cairn doctor --clear)`,
+    detail:
+      `degraded since ${health.degraded_since}: ${health.errors} error(s), the last: ` +
+      `${shown(health.last_error)}${last} (fix it, then cairn doctor --clear)`,
   };
 }
 
@@ -442,7 +452,8 @@ export function projectIdCheck(loc: Location): Check {
     name,
     status: 'warn',
     detail:
-      `${id.recorded} is recorded in config.json, but this checkout derives ${id.derived} (the directory moved or the origin remote changed). ` +
+      `${id.recorded} is recorded in config.json, but this checkout derives ${id.derived} (the directory moved or the ` +
+      `origin remote changed). ` +
       `The recorded id is used; if this store was copied from another project, set "project" in .cairn/config.json to ${id.derived}`,
   };
 }
