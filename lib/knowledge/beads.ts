@@ -30,7 +30,7 @@ export function bdTimeout(config: Config, deadline: Deadline): number {
 
 /**
  * Start the listings from auto-recall's gate (scripts/auto-recall.gate.ts), as soon as the payload names the
- * project, ~10 ms before the command's own modules would be loaded and the store opened: at a session
+ * project, before the command's own modules are loaded and the store opened: at a session
  * start bd is most of the wait. The root is found as the runner finds it; `--root` is left to the runner.
  */
 export function earlyBeadListing(
