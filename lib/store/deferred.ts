@@ -9,20 +9,17 @@ import { recordFailure } from './health.js';
 import { DEFERRED_AGAIN, DEFERRED_ENV, DEFERRED_TOO_LONG } from '../core/deferred-env.js';
 import type { Store } from './store.js';
 
-// Writers' runs kept for later (SPEC §2: never lose a line of memory). A pattern-loop writer
-// decides on the current state — a deliberation's near-duplicates and links, a verdict's findings — so
-// while the index is behind its log (a fresh clone's first runs at 100k patterns replay it a slice at
-// a time), or a lock is held past the deadline, it cannot finish in time; failing open there would
-// drop the deliberation or the verdict. Instead the run is kept as a request (its arguments and the
-// texts it read) in cache/deferred/, and `cairn rebuild --continue`, started in the background, runs
-// the requests in the order they came once the index is current. A writer that finds requests waiting
-// queues behind them, so a pipeline's steps apply in their order (the stores before the feedback that
-// reads them). memory-capture keeps a capture that met a held lock the same way (captures need no
-// order: a duplicate is never appended twice).
+// Writers' runs kept for later (SPEC §2: never lose a line of memory). A pattern-loop writer decides on
+// the current state, so while the index is behind its log, or a lock is held past the deadline, it cannot
+// finish in time; lib/cli/outcome.ts decides to keep its run here rather than drop it. The run is kept as a
+// request (its arguments and the texts it read) in cache/deferred/, and the `apply-kept` background job
+// (lib/store/background.ts) runs the requests in the order they came, on a current index. A writer that
+// finds requests waiting queues behind them, so a pipeline's steps apply in their order. memory-capture
+// keeps a capture that met a held lock the same way.
 //
-// One process at a time applies them, holding `cache/deferred.lock`; it looks for requests once more
-// after letting it go, and a writer that keeps a run starts a new one unless a live process holds the
-// lock — so a kept run never waits for a writer that may never come.
+// One process at a time applies them, holding cache/deferred.lock; it looks for requests once more after
+// letting it go, and a writer that keeps a run starts a new applier unless a live process holds the lock,
+// so a kept run never waits for a writer that may never come.
 
 /**
  * A writer's run, kept to be run again: its command, arguments, working directory and the texts it read (stdin,
@@ -108,7 +105,7 @@ export function deferRequest(store: Store, request: DeferredRequest): Kept {
   return { name, applied: startApplying(store) };
 }
 
-/** Start a background `cairn rebuild --continue` unless one is applying the kept runs: what happens, in words. */
+/** Start the `apply-kept` background job unless a process applies the kept runs: what happens, in words. */
 function startApplying(store: Store): string {
   // checked after the request is written: a holder that lets go now looks for requests once more
   const holder = applier(store.dir);
