@@ -167,14 +167,13 @@ const PROPOSAL_CAP = 16 * 1024 * 1024;
  * when a line is not a curated entry of this project with a review_reason, or without a confirmation.
  */
 export function applyProposal(store: Store, proposalPath: string, confirm: string): Applied {
-  let proposal: Proposal;
   let text: string;
   try {
     text = readSmallFile(proposalPath, PROPOSAL_CAP)?.toString('utf8') ?? '';
   } catch (err) {
     throw new CairnError('input', `cannot read the proposal ${proposalPath}: ${(err as Error).message}`);
   }
-  proposal = parseJson(text, `the proposal ${proposalPath}`) as Proposal;
+  const proposal = parseJson(text, `the proposal ${proposalPath}`) as Proposal;
   if (!Array.isArray(proposal.lines) || !proposal.lines.every((l) => typeof l === 'string'))
     throw new CairnError('input', `${proposalPath} is not a curation proposal`);
   const hash = proposalHash(proposal.lines);
