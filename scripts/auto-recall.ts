@@ -39,11 +39,12 @@ example:
   deadlineMs: HOOK_DEADLINE_MS,
   async run(ctx) {
     const format = optionalString(ctx.args, 'format');
-    if (format !== null && !isEnvelopeFormat(format)) throw new CairnError('usage', `--format must be one of ${ENVELOPE_FORMATS.join(', ')}`);
+    if (format !== null && !isEnvelopeFormat(format))
+      throw new CairnError('usage', `--format must be one of ${ENVELOPE_FORMATS.join(', ')}`);
     const input = readHookInput(await ctx.stdin());
     const store = ctx.store({ payloadCwd: input.cwd });
     const { root } = store.location;
-    // bd runs while the index is brought up to date (started by the gate, as a rule: tools/bundle.js)
+    // bd runs while the index is brought up to date (started by the gate, as a rule: auto-recall.gate.ts)
     const early = ctx.gate?.beads;
     const beads = early?.root === root ? early.titles : beadTitles(root, bdTimeout(store.config, ctx.deadline));
     // the host runs this hook, but maybe not the others (a Codex hook not trusted, an outdated one): say so

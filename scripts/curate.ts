@@ -34,17 +34,21 @@ example:
   deadlineMs: 0,
   run(ctx) {
     const apply = optionalString(ctx.args, 'apply');
-    if (apply === null && !ctx.args['dry-run']) throw new CairnError('usage', 'give --dry-run or --apply FILE --confirm HASH (see --help)');
+    if (apply === null && !ctx.args['dry-run'])
+      throw new CairnError('usage', 'give --dry-run or --apply FILE --confirm HASH (see --help)');
     const store = ctx.store();
     if (apply === null) {
       const proposal = proposeCuration(store);
       const out = optionalString(ctx.args, 'out');
       const path = out === null ? join(store.dir, 'cache', 'curation-proposal.json') : resolve(out);
-      if (out !== null) mkdirSync(dirname(path), { recursive: true }); // the user's path: its directories are made as asked
+      // the user's path: its directories are made as asked
+      if (out !== null) mkdirSync(dirname(path), { recursive: true });
       writeProposal(path, proposal, out === null ? store.dir : dirname(path));
       if (ctx.args.json) ctx.json({ ...proposal, path });
       else ctx.print(proposal.lines.map((l) => l + '\n').join('') + `hash ${proposal.hash}\n`);
-      ctx.log.info(`${proposal.lines.length} line(s) proposed in ${path}; review them, then: cairn curate --apply ${path} --confirm ${proposal.hash}`);
+      ctx.log.info(
+        `${proposal.lines.length} line(s) proposed in ${path}; review them, then: cairn curate --apply ${path} --confirm ${proposal.hash}`,
+      );
       return;
     }
     const confirm = optionalString(ctx.args, 'confirm');
@@ -53,7 +57,9 @@ example:
       throw new CairnError('usage', `--apply needs --confirm HASH (${why}); see cairn curate --dry-run`);
     }
     const applied = applyProposal(store, commandLinePath(apply, store.location.root, `--apply ${apply}`), confirm);
-    ctx.log.info(`appended ${applied.appended} curation line(s)${applied.already ? `; ${applied.already} were already applied` : ''}`);
+    ctx.log.info(
+      `appended ${applied.appended} curation line(s)${applied.already ? `; ${applied.already} were already applied` : ''}`,
+    );
     if (ctx.args.json) ctx.json(applied);
   },
 };

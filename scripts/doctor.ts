@@ -51,10 +51,17 @@ example:
       // what the layout checks failed is not read again here (a directory for a log reads as "0 of 4096 bytes applied")
       const broken = new Set(layout.filter((c) => c.status === 'fail').map((c) => join(loc.dir, c.name)));
       const logs = [
-        { follower: eventFollower(store), catchUp: 'the next pipeline command applies the rest (cairn rebuild replays it all now)' },
+        {
+          follower: eventFollower(store),
+          catchUp: 'the next pipeline command applies the rest (cairn rebuild replays it all now)',
+        },
         { follower: knowledge.log, catchUp: 'the next session start or cairn recall applies the rest' },
         { follower: knowledge.archive, catchUp: 'the next cairn recall --all applies the rest' },
-        { follower: knowledge.active, catchUp: 'auto-recall applies it while the cache matches the log, else reads the log (cairn sanitize refreshes the cache)' },
+        {
+          follower: knowledge.active,
+          catchUp:
+            'auto-recall applies it while the cache matches the log, else reads the log (cairn sanitize refreshes the cache)',
+        },
       ].filter(({ follower }) => !broken.has(follower.path) && !broken.has(dirname(follower.path)));
       if (!broken.has(dirname(store.dbPath))) checks.push(...databaseChecks(store.dbPath, logs));
       // the roles live in the pattern index: read only through a driver that loads, from a database that
@@ -63,11 +70,17 @@ example:
         checks.push(roleCheck(store.config, () => storedRoles(patternDb(store), store.project)));
       }
       checks.push(deferredCheck(loc.dir), maintenanceCheck(loc.dir, store.eventsPath), libraryCheck(loc.dir));
-      checks.push(secretsCheck(committedLogs(store, { log: landingLogPath(loc.dir), library: libraryPath(loc.dir) }), loc.dir));
+      checks.push(
+        secretsCheck(committedLogs(store, { log: landingLogPath(loc.dir), library: libraryPath(loc.dir) }), loc.dir),
+      );
       const health = ctx.args.clear ? readHealth(loc.dir) : null;
       if (health) {
         clearHealth(loc.dir);
-        checks.push({ name: 'health', status: 'ok', detail: `cleared ${health.errors} error(s) recorded since ${health.degraded_since}` });
+        checks.push({
+          name: 'health',
+          status: 'ok',
+          detail: `cleared ${health.errors} error(s) recorded since ${health.degraded_since}`,
+        });
       } else checks.push(healthCheck(loc.dir));
     }
     checks.push(...hookChecks(loc.root), ...(await mcpChecks(loc.root)));

@@ -29,12 +29,24 @@ example:
     const store = ctx.store();
     const p = resolvePattern(patternDb(store), store.project, ref);
     const role = (optionalString(ctx.args, 'role') ?? p.role).toLowerCase();
-    const f = scorePattern(p, { now: nowMs(), role, prior: store.config.prior, labels: list(ctx.args, 'labels'), files: list(ctx.args, 'files'), phase: optionalString(ctx.args, 'phase') ?? undefined });
+    const f = scorePattern(p, {
+      now: nowMs(),
+      role,
+      prior: store.config.prior,
+      labels: list(ctx.args, 'labels'),
+      files: list(ctx.args, 'files'),
+      phase: optionalString(ctx.args, 'phase') ?? undefined,
+    });
     const events = readEvents(store.eventsPath, { project: store.project, pattern: p.id }, (m) => ctx.log.warn(m));
     const ledger = agedLedger(evidenceLedger(patternDb(store), store.project, p.id));
     if (ctx.args.json) {
       // timestamps as ISO and flags as booleans, like every other command's JSON
-      const pattern = { ...p, last_used: new Date(p.last_used).toISOString(), was_validated: Boolean(p.was_validated), regressed: Boolean(p.regressed) };
+      const pattern = {
+        ...p,
+        last_used: new Date(p.last_used).toISOString(),
+        was_validated: Boolean(p.was_validated),
+        regressed: Boolean(p.regressed),
+      };
       ctx.json({ pattern, factors: f, evidence: ledger, events });
       return;
     }

@@ -28,7 +28,11 @@ deliberation for the issue/run) and corrects A's patterns through the links of A
 example:
   feedback-loop --adversarial-role auditor --validator-role curator --issue LED-101 --run r1
 `,
-  flags: { string: ['adversarial-role', 'validator-role', 'issue', 'run', 'adversarial-file', 'validator-file'], list: ['files'], boolean: ['dry-run'] },
+  flags: {
+    string: ['adversarial-role', 'validator-role', 'issue', 'run', 'adversarial-file', 'validator-file'],
+    list: ['files'],
+    boolean: ['dry-run'],
+  },
   deadlineMs: 2000,
   deferrable: true,
   async run(ctx) {
@@ -54,15 +58,18 @@ example:
     });
     for (const p of report.problems) ctx.log.warn(p);
     for (const p of report.penalised.filter((x) => x.regressed)) {
-      ctx.log.warn(`regression: ${p.pattern} had been validated and was dismissed as a false positive (${p.finding}): ${p.text}`);
+      ctx.log.warn(
+        `regression: ${p.pattern} had been validated and was dismissed as a false positive (${p.finding}): ${p.text}`,
+      );
     }
     for (const id of report.obsolete) {
       const p = report.penalised.find((x) => x.pattern === id)!;
-      ctx.log.warn(`obsolete: ${id} had held up and is now dismissed more often than not; deprecated, it leaves the block: ${p.text}`);
+      ctx.log.warn(
+        `obsolete: ${id} had held up and is now dismissed more often than not; deprecated, it leaves the block: ${p.text}`,
+      );
     }
     for (const u of report.unmatched) ctx.log.warn(`unmatched false positive ${u.finding}: ${u.reason}`);
     ctx.log.info(feedbackSummary(report));
     if (ctx.args.json) ctx.json(report);
   },
 };
-

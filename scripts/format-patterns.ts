@@ -34,7 +34,11 @@ example:
   format-patterns --role auditor --issue LED-101 --run r1 --labels cli --files src/cli/status.ts \\
                   --query "add --json to the status command"
 `,
-  flags: { string: ['role', 'issue', 'run', 'phase', 'query', 'query-file', 'budget', 'remaining-tokens'], list: ['labels', 'files'], boolean: ['ids', 'dry-run'] },
+  flags: {
+    string: ['role', 'issue', 'run', 'phase', 'query', 'query-file', 'budget', 'remaining-tokens'],
+    list: ['labels', 'files'],
+    boolean: ['ids', 'dry-run'],
+  },
   deadlineMs: 2000,
   async run(ctx) {
     const role = requiredString(ctx.args, 'role');
@@ -45,7 +49,8 @@ example:
     const query = await queryText(ctx);
     const store = ctx.store();
     warnUnknownRoles(store, role);
-    const relevance = query === null ? undefined : embeddingRelevanceFor(store, query, sameKindRoles(store.config, role.toLowerCase()));
+    const relevance =
+      query === null ? undefined : embeddingRelevanceFor(store, query, sameKindRoles(store.config, role.toLowerCase()));
     const result = formatPatterns(store, {
       role,
       issue,

@@ -68,10 +68,15 @@ example:
   person: true,
   run(ctx) {
     const loc = ctx.location();
-    // a log to import that is not there is a mistake in the command, said before anything is set up (the reader takes a missing log as empty)
+    // a log to import that is not there is a mistake in the command, said before anything is set up (the reader takes a
+    // missing log as empty)
     const lavra = optionalString(ctx.args, 'import-lavra');
     const lavraPath = lavra === null ? null : commandLinePath(lavra, loc.root, `--import-lavra ${lavra}`);
-    if (lavraPath !== null && !existsSync(lavraPath)) throw new CairnError('input', `--import-lavra ${lavra}: no such file (the Lavra log is usually .beads/memory/knowledge.jsonl); nothing was set up`);
+    if (lavraPath !== null && !existsSync(lavraPath))
+      throw new CairnError(
+        'input',
+        `--import-lavra ${lavra}: no such file (the Lavra log is usually .beads/memory/knowledge.jsonl); nothing was set up`,
+      );
     if (ctx.args.opencode && !ctx.args.mcp) {
       const how = 'as a plugin (hooks/opencode/cairn.js) and as an MCP server: cairn init --opencode --mcp';
       throw new CairnError('usage', `OpenCode takes cairn ${how}`);
@@ -79,7 +84,11 @@ example:
     const store = initStore(loc.dir);
     recordProjectId(loc);
     const id = projectIdStatus(loc);
-    if (id.mismatch) ctx.log.warn(`the recorded project id ${id.recorded} differs from the one derived here (${id.derived}: the directory moved or the remote changed); the recorded one is kept`);
+    if (id.mismatch)
+      ctx.log.warn(
+        `the recorded project id ${id.recorded} differs from the one derived here (${id.derived}: the directory moved ` +
+          `or the remote changed); the recorded one is kept`,
+      );
     // a store outside the project (--dir) is named in the hooks and cron lines, which would otherwise use .cairn/
     const storeDir = loc.ownStore ? undefined : loc.dir;
     const hosts = CONFIGURABLE_HOSTS.filter((h) => ctx.args[h]).map((host) => setUpHost(loc.root, host, storeDir));
@@ -87,7 +96,9 @@ example:
     const named = MCP_HOSTS.filter((h) => ctx.args[h]);
     const mcpHosts = !ctx.args.mcp ? [] : named.length > 0 ? named : mcpHostsFound(loc.root);
     if (ctx.args.mcp && mcpHosts.length === 0) {
-      const others = MCP_HOSTS.slice(1).map((h) => `--${h}`).join(', ');
+      const others = MCP_HOSTS.slice(1)
+        .map((h) => `--${h}`)
+        .join(', ');
       const name = `name one: cairn init --mcp --claude (or ${others})`;
       ctx.log.warn(`no agent host found here to register cairn mcp with; ${name}`);
     }
@@ -130,7 +141,10 @@ example:
     }
     if (ctx.args.quiet) return code;
     const lines = [`cairn is set up in ${loc.root} (project ${loc.project})`, ''];
-    lines.push(`  store   ${inRoot(loc.dir) ?? loc.dir}/ ${store.created ? 'created' : store.added.length > 0 ? `updated (${store.added.join('; ')})` : 'already there'}`);
+    lines.push(
+      `  store   ${inRoot(loc.dir) ?? loc.dir}/ ` +
+        `${store.created ? 'created' : store.added.length > 0 ? `updated (${store.added.join('; ')})` : 'already there'}`,
+    );
     for (const h of hosts) {
       const file = inRoot(h.path) ?? h.path;
       if (h.error) {
@@ -160,12 +174,27 @@ example:
       }
     }
     if (imported && lavra) {
-      const skipped = [imported.duplicates && `${imported.duplicates} already there`, imported.unreadable && `${imported.unreadable} unreadable line(s) skipped`].filter(Boolean);
-      lines.push(`  lavra   ${imported.appended} knowledge entries imported from ${lavra}${skipped.length ? ` (${skipped.join(', ')})` : ''}`);
+      const skipped = [
+        imported.duplicates && `${imported.duplicates} already there`,
+        imported.unreadable && `${imported.unreadable} unreadable line(s) skipped`,
+      ].filter(Boolean);
+      lines.push(
+        `  lavra   ${imported.appended} knowledge entries imported from ${lavra}${skipped.length ? ` (${skipped.join(', ')})` : ''}`,
+      );
     }
-    if (commit && inRoot(loc.dir) === null) lines.push('', `Commit the hooks (the store ${loc.dir} is outside this repository: not shared through it):`, `  ${commit}`);
-    else if (commit) lines.push('', 'Commit it (the logs are shared through git; the cache stays local):', `  ${commit}`);
-    else if (!git) lines.push('', 'Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.');
+    if (commit && inRoot(loc.dir) === null)
+      lines.push(
+        '',
+        `Commit the hooks (the store ${loc.dir} is outside this repository: not shared through it):`,
+        `  ${commit}`,
+      );
+    else if (commit)
+      lines.push('', 'Commit it (the logs are shared through git; the cache stays local):', `  ${commit}`);
+    else if (!git)
+      lines.push(
+        '',
+        'Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.',
+      );
     lines.push('', 'Nightly maintenance (crontab -e):', ...cron.map((l) => `  ${l}`), '');
     const ready = hosts.filter((h) => !h.error);
     const serving = servers.filter((m) => !m.error);

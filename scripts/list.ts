@@ -29,9 +29,21 @@ example:
     });
     if (ctx.args.json) {
       const patterns = rows.map(({ pattern: p, score, record }) => ({
-        id: p.id, role: p.role, category: p.category, lifecycle: p.lifecycle, regressed: Boolean(p.regressed), score: Math.round(score * 1e4) / 1e4, record,
-        sightings: p.sightings, success_count: p.success_count, ignore_count: p.ignore_count, ignore_weight: p.ignore_weight,
-        reinforcement_count: p.reinforcement_count, promoted_by: p.promoted_by, reason: p.reason, text: p.text,
+        id: p.id,
+        role: p.role,
+        category: p.category,
+        lifecycle: p.lifecycle,
+        regressed: Boolean(p.regressed),
+        score: Math.round(score * 1e4) / 1e4,
+        record,
+        sightings: p.sightings,
+        success_count: p.success_count,
+        ignore_count: p.ignore_count,
+        ignore_weight: p.ignore_weight,
+        reinforcement_count: p.reinforcement_count,
+        promoted_by: p.promoted_by,
+        reason: p.reason,
+        text: p.text,
       }));
       ctx.json({ patterns });
       return;

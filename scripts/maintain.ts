@@ -38,20 +38,33 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
       } catch (err) {
         // a cache (format-patterns fits an uncounted line by its bytes): where the tokenizer cannot load
         // (it is WebAssembly: not under node --jitless or a ulimit -v), maintenance goes on without it
-        ctx.log.warn(`no line's tokens counted: ${describeError(err)}; format-patterns fits uncounted lines by their byte length`);
+        ctx.log.warn(
+          `no line's tokens counted: ${describeError(err)}; format-patterns fits uncounted lines by their byte length`,
+        );
       }
       packed = keepPostingLists(patternDb(store), store.project);
       recordMaintained(store);
     }
     const verb = dryRun ? 'would deprecate' : 'deprecated';
     if (ctx.args.json) {
-      const deprecated = due.map((d) => ({ id: d.pattern.id, role: d.pattern.role, text: d.pattern.text, reason: d.reason }));
+      const deprecated = due.map((d) => ({
+        id: d.pattern.id,
+        role: d.pattern.role,
+        text: d.pattern.text,
+        reason: d.reason,
+      }));
       ctx.json({ dryRun, deprecated, counted, packed });
     } else {
-      for (const d of due) ctx.print(sanitizeUntrusted(`${verb} ${d.pattern.id} (${d.pattern.role}) — ${d.reason} — ${d.pattern.text}`, { singleLine: true }) + '\n');
+      for (const d of due)
+        ctx.print(
+          sanitizeUntrusted(`${verb} ${d.pattern.id} (${d.pattern.role}) — ${d.reason} — ${d.pattern.text}`, {
+            singleLine: true,
+          }) + '\n',
+        );
     }
     const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-    ctx.log.info(`${verb} ${plural(due.length, 'pattern')}${dryRun ? '' : `; counted the tokens of ${plural(counted, 'line')}; packed ${plural(packed, 'posting list')}`}`);
+    ctx.log.info(
+      `${verb} ${plural(due.length, 'pattern')}${dryRun ? '' : `; counted the tokens of ${plural(counted, 'line')}; packed ${plural(packed, 'posting list')}`}`,
+    );
   },
 };
-

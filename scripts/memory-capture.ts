@@ -10,8 +10,8 @@ import { captureComments, type Comment } from '../lib/knowledge/capture.js';
 import { scheduleSanitize } from '../lib/knowledge/schedule.js';
 import { KNOWLEDGE_TYPES, parseTypedText } from '../lib/knowledge/entry.js';
 
-// Built behind a gate (tools/bundle.js, lib/cli/gate.ts): a hook payload whose command cannot add a
-// comment ends the process before this module is loaded.
+// Built behind a gate (memory-capture.gate.ts): a hook payload whose command cannot add a comment ends
+// the process before this module is loaded.
 
 export const command: Command = {
   name: 'memory-capture',
@@ -41,15 +41,26 @@ example:
     if (comments.length === 0) return; // the hot path: most shell commands add no comment
     if (comments[0].source === 'cli' && parseTypedText(comments[0].text) === undefined) {
       // typed by a person: say why nothing was kept instead of exiting in silence
-      throw new CairnError('usage', `--text needs a type prefix to be knowledge (${KNOWLEDGE_TYPES.map((t) => `${t.toUpperCase()}:`).join(' ')} or SKIP:), in capitals; nothing was captured`);
+      throw new CairnError(
+        'usage',
+        `--text needs a type prefix to be knowledge (${KNOWLEDGE_TYPES.map((t) => `${t.toUpperCase()}:`).join(' ')} ` +
+          `or SKIP:), in capitals; nothing was captured`,
+      );
     }
     const store = ctx.store({ payloadCwd: cwd, create: true });
     const report = captureComments(store, comments);
     const added = report.appended.filter((a) => a.status === 'added');
     if (added.length) scheduleSanitize(store);
-    for (const a of report.appended.slice(0, NAMED)) ctx.log.info(`${a.status === 'added' ? 'captured' : 'already known:'} ${a.entry.key}${a.entry.bead ? ` (bead ${a.entry.bead})` : ''}`);
+    for (const a of report.appended.slice(0, NAMED))
+      ctx.log.info(
+        `${a.status === 'added' ? 'captured' : 'already known:'} ${a.entry.key}${a.entry.bead ? ` (bead ${a.entry.bead})` : ''}`,
+      );
     const rest = report.appended.slice(NAMED);
-    if (rest.length) ctx.log.info(`and ${rest.filter((a) => a.status === 'added').length} more captured, ${rest.filter((a) => a.status !== 'added').length} more already known`);
+    if (rest.length)
+      ctx.log.info(
+        `and ${rest.filter((a) => a.status === 'added').length} more captured, ` +
+          `${rest.filter((a) => a.status !== 'added').length} more already known`,
+      );
     if (ctx.args.json) {
       const captured = report.appended.map((a) => ({ key: a.entry.key, type: a.entry.type, status: a.status }));
       ctx.json({ captured, ignored: report.ignored });
@@ -59,7 +70,7 @@ example:
 
 /**
  * Captures named one line each on stderr; a command of tens of thousands of comments gets one line
- * for the rest (a line each took 150 ms of its deadline for 55,000).
+ * for the rest (a line each would spend the hook's deadline on stderr).
  */
 const NAMED = 20;
 
@@ -82,5 +93,8 @@ async function commentsToCapture(ctx: Context): Promise<{ comments: Comment[]; c
     ctx.store({ payloadCwd: input.cwd, create: true });
     ctx.deadline.check('reading the shell command');
   };
-  return { comments: bdComments(input.command, checkpoint).map((c) => ({ ...c, ts: now, source: 'hook' })), cwd: input.cwd };
+  return {
+    comments: bdComments(input.command, checkpoint).map((c) => ({ ...c, ts: now, source: 'hook' })),
+    cwd: input.cwd,
+  };
 }

@@ -34,13 +34,19 @@ example:
     const report = scoreOutcome(store, issue, run, result, dryRun);
     const scope = `${report.issue}${report.run ? `/${report.run}` : ''}`;
     if (report.previous) ctx.log.warn(`${scope} was already graded '${report.previous}'; nothing changed`);
-    else ctx.log.info(`${scope} ${report.result}: ${report.patterns.length} applied pattern(s) ${report.applied ? 'graded' : 'would be graded'}`);
+    else
+      ctx.log.info(
+        `${scope} ${report.result}: ${report.patterns.length} applied pattern(s) ${report.applied ? 'graded' : 'would be graded'}`,
+      );
     let captured: Capture | null = null;
     if (landing && !dryRun) {
       captured = captureLanding(store, landing, { issue: report.issue, run: report.run });
-      ctx.log.info(`landing pattern ${captured.repeated ? 'already captured as' : captured.merged ? 'merged into' : 'captured as'} ${captured.entry.id}`);
+      ctx.log.info(
+        `landing pattern ${captured.repeated ? 'already captured as' : captured.merged ? 'merged into' : 'captured as'} ${captured.entry.id}`,
+      );
     }
-    if (ctx.args.json) ctx.json(captured ? { ...report, landing: { id: captured.entry.id, merged: captured.merged } } : report);
+    if (ctx.args.json)
+      ctx.json(captured ? { ...report, landing: { id: captured.entry.id, merged: captured.merged } } : report);
   },
 };
 

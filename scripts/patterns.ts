@@ -46,14 +46,19 @@ example:
     if (ctx.args.json) ctx.json({ query: query || null, patterns: found });
     else if (found.length > 0) ctx.print(found.map(describe).join('\n'));
     else if (!query) ctx.log.info('no landing patterns yet (they are captured from landing reports)');
-    else ctx.log.info(`no landing pattern matches '${query}'${nearest(query, ['capture']) ? ' (did you mean cairn patterns capture?)' : ''}`);
+    else
+      ctx.log.info(
+        `no landing pattern matches '${query}'${nearest(query, ['capture']) ? ' (did you mean cairn patterns capture?)' : ''}`,
+      );
   },
 };
 
 async function capture(ctx: Context): Promise<void> {
-  if (ctx.args._.length > 1) throw new CairnError('usage', 'capture takes no words; give the report with --report F or on stdin');
+  if (ctx.args._.length > 1)
+    throw new CairnError('usage', 'capture takes no words; give the report with --report F or on stdin');
   const text = await textFromFileOrStdin(ctx, 'report');
-  if (text.trim() === '') throw new CairnError('input', 'no landing report: give --report F, or pipe the report on stdin');
+  if (text.trim() === '')
+    throw new CairnError('input', 'no landing report: give --report F, or pipe the report on stdin');
   const store = ctx.store({ create: true });
   const report = parseLandingReport(text, store.location.root, `the landing report (${inputName(ctx, 'report')})`);
   const { entry, merged, repeated } = captureLanding(store, report);
@@ -64,12 +69,14 @@ async function capture(ctx: Context): Promise<void> {
 /** A pattern for a person's terminal (sanitised: the file is shared through git). */
 function describe(p: LandingPattern): string {
   const line = (text: string) => sanitizeUntrusted(text, { singleLine: true });
-  return [
-    `${p.id}  ${line(p.title)}  (updated ${p.updatedAt.slice(0, 10)})`,
-    p.tags.length > 0 ? `  tags:  ${line(p.tags.join(', '))}` : '',
-    p.examplePaths.length > 0 ? `  files: ${line(p.examplePaths.join(', '))}` : '',
-    p.commands.length > 0 ? `  run:   ${line(p.commands.join('; '))}` : '',
-  ]
-    .filter(Boolean)
-    .join('\n') + '\n';
+  return (
+    [
+      `${p.id}  ${line(p.title)}  (updated ${p.updatedAt.slice(0, 10)})`,
+      p.tags.length > 0 ? `  tags:  ${line(p.tags.join(', '))}` : '',
+      p.examplePaths.length > 0 ? `  files: ${line(p.examplePaths.join(', '))}` : '',
+      p.commands.length > 0 ? `  run:   ${line(p.commands.join('; '))}` : '',
+    ]
+      .filter(Boolean)
+      .join('\n') + '\n'
+  );
 }

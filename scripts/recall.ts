@@ -46,22 +46,39 @@ example:
       return;
     }
     const type = optionalString(ctx.args, 'type')?.toLowerCase();
-    if (type !== undefined && !(KNOWLEDGE_TYPES as readonly string[]).includes(type)) throw new CairnError('usage', `--type must be one of ${KNOWLEDGE_TYPES.join(', ')}`);
+    if (type !== undefined && !(KNOWLEDGE_TYPES as readonly string[]).includes(type))
+      throw new CairnError('usage', `--type must be one of ${KNOWLEDGE_TYPES.join(', ')}`);
     const recent = optionalInt(ctx.args, 'recent', 1);
     const query = ctx.args._.map(String).join(' ').trim();
-    if (recent === undefined && !query) throw new CairnError('usage', 'give a query, --recent N or --stats (see --help)');
+    if (recent === undefined && !query)
+      throw new CairnError('usage', 'give a query, --recent N or --stats (see --help)');
     const q = { project: store.project, sources, type, withSuperseded: all };
     const db = knowledgeDb(store, sources);
     const terms = recent === undefined ? recallTerms(query) : [];
-    const hits = recent !== undefined ? recentKnowledge(db, { ...q, limit: recent }) : searchKnowledge(db, { ...q, terms, limit: optionalInt(ctx.args, 'limit', 1) ?? 10 });
+    const hits =
+      recent !== undefined
+        ? recentKnowledge(db, { ...q, limit: recent })
+        : searchKnowledge(db, { ...q, terms, limit: optionalInt(ctx.args, 'limit', 1) ?? 10 });
     if (!ctx.args.json) {
       ctx.print(formatHits(hits));
-      if (!hits.length) ctx.log.info(terms.length || recent !== undefined ? 'no entries found' : `nothing to search for in '${query}' (only short or common words)`);
+      if (!hits.length)
+        ctx.log.info(
+          terms.length || recent !== undefined
+            ? 'no entries found'
+            : `nothing to search for in '${query}' (only short or common words)`,
+        );
       return;
     }
     const shown = hits.map((h) => ({
-      key: shownKey(h.key), type: shownType(h.type), content: shownContent(h.content), bead: shownBead(h.bead) ?? '', tags: shownTags(h.tags),
-      ts: new Date(h.ts * 1000).toISOString(), status: h.status, archived: h.archived, score: h.score,
+      key: shownKey(h.key),
+      type: shownType(h.type),
+      content: shownContent(h.content),
+      bead: shownBead(h.bead) ?? '',
+      tags: shownTags(h.tags),
+      ts: new Date(h.ts * 1000).toISOString(),
+      status: h.status,
+      archived: h.archived,
+      score: h.score,
     }));
     ctx.json({ terms, hits: shown });
   },

@@ -27,7 +27,11 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
     const olderThan = parseDays(optionalString(ctx.args, 'older-than') ?? '90d');
     if (olderThan === undefined) throw new CairnError('usage', '--older-than takes a number of days, like 90d');
     const store = ctx.store();
-    const report = rotate(store.knowledgePath, store.archivePath, { deadline: ctx.deadline, within: store.dir, countFile: store.lineCountPath });
+    const report = rotate(store.knowledgePath, store.archivePath, {
+      deadline: ctx.deadline,
+      within: store.dir,
+      countFile: store.lineCountPath,
+    });
     const artifacts = compactArtifacts(join(store.dir, 'artifacts'), nowMs() - olderThan);
     ctx.log.info(
       `${report.moved ? `moved ${report.moved} entries to the archive, kept ${report.kept}` : `nothing to rotate (${report.kept} lines)`}` +

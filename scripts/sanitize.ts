@@ -2,7 +2,7 @@ import type { Command } from '../lib/cli/runner.js';
 import { existsSync } from 'node:fs';
 import { nowMs } from '../lib/core/clock.js';
 import { describeError } from '../lib/core/errors.js';
-import { activeCacheFresh, sanitizeKnowledge } from '../lib/knowledge/hygiene.js';
+import { activeCacheFresh, sanitizeKnowledge } from '../lib/knowledge/sanitize.js';
 import { knowledgeDb } from '../lib/knowledge/index.js';
 import { countLineTokens } from '../lib/knowledge/auto-recall.js';
 
@@ -45,7 +45,9 @@ example:
         const db = knowledgeDb(store, ['log', 'active'], { newest: true });
         countLineTokens(db, store.config.tokenizer.encoding, ctx.deadline);
       } catch (err) {
-        ctx.log.warn(`the active cache is written; indexing it and counting its tokens are left to the next reader (${describeError(err)})`);
+        ctx.log.warn(
+          `the active cache is written; indexing it and counting its tokens are left to the next reader (${describeError(err)})`,
+        );
       }
       return built;
     };
@@ -59,7 +61,8 @@ example:
       if (!activeCacheFresh(store)) report = build();
     }
     ctx.log.info(
-      `${report.active} active of ${report.read} read: ${report.noise} shell residue, ${report.duplicateKey + report.duplicateContent} duplicates, ` +
+      `${report.active} active of ${report.read} read: ${report.noise} shell residue, ` +
+        `${report.duplicateKey + report.duplicateContent} duplicates, ` +
         `${report.stale} stale, ${report.needsReview} to review, ${report.superseded} superseded, ${report.unreadable} unreadable lines`,
     );
     if (ctx.args.json) ctx.json(report);

@@ -46,7 +46,8 @@ example:
       result.alreadyStored
         ? `already stored as ${result.deliberation} for this role and issue/run; nothing changed`
         : `stored ${result.deliberation} (${result.evidence}${result.verdict ? `, ${result.verdict.effective}` : ''}): ` +
-            `${result.patterns.length} patterns — ${count('new')} new, ${count('seen')} seen again, ${count('merged')} merged, ${count('echo')} echoes; ` +
+            `${result.patterns.length} patterns — ${count('new')} new, ${count('seen')} seen again, ` +
+            `${count('merged')} merged, ${count('echo')} echoes; ` +
             `${result.links.length} findings — ${linked} linked to known patterns, ${result.links.length - linked} stated as their own`,
     );
     if (ctx.args.json) {

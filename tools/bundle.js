@@ -15,49 +15,30 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (...parts) => JSON.stringify(join(root, 'dist', ...parts));
-const commands = readdirSync(join(root, 'dist', 'scripts'))
-  .filter((f) => f.endsWith('.js'))
-  .map((f) => f.slice(0, -3));
+const scripts = readdirSync(join(root, 'dist', 'scripts')).filter((f) => f.endsWith('.js'));
+const GATE = '.gate.js';
+const commands = scripts.filter((f) => !f.endsWith(GATE)).map((f) => f.slice(0, -3));
+const gated = new Set(scripts.filter((f) => f.endsWith(GATE)).map((f) => f.slice(0, -GATE.length)));
 
 const entries = {
   // `cairn <name>` loads the named command's own bundle, beside this one, when it is asked for.
   cairn: `import { cairn } from ${dist('lib', 'cli', 'runner.js')};
 export const run = (argv) => cairn(argv, async (name, rest) => require(__dirname + '/load.cjs')(name).run(rest));`,
 };
+// A command with a gate (scripts/<name>.gate.ts: a hook's hot path) is two bundles: <name>, the gate
+// alone, and <name>.run, the runner and the command, a file beside it loaded only when the gate passes.
 for (const name of commands) {
-  entries[name] = `import { main } from ${dist('lib', 'cli', 'runner.js')};
+  const bundle = gated.has(name) ? `${name}.run` : name;
+  entries[bundle] = `import { main } from ${dist('lib', 'cli', 'runner.js')};
 import { command } from ${dist('scripts', `${name}.js`)};
-export const run = (argv) => main(command, argv);`;
+export const run = (argv, passed) => main(command, argv, passed);`;
+  if (!gated.has(name)) continue;
+  entries[name] = `import { gate } from ${dist('scripts', `${name}${GATE}`)};
+export const run = async (argv) => {
+  const passed = await gate(argv);
+  if (passed) await require(__dirname + '/load.cjs')(${JSON.stringify(bundle)}).run(argv, passed);
+};`;
 }
-// memory-capture runs after every shell command an agent makes (SPEC §4.2). Its bundle holds only the
-// gate that reads the payload; the runner and the capture path, a file beside it, are loaded only when
-// the command may add a bd comment.
-entries['memory-capture.run'] = `import { main } from ${dist('lib', 'cli', 'runner.js')};
-import { command } from ${dist('scripts', 'memory-capture.js')};
-export const run = (argv, passed) => main(command, argv, passed);`;
-entries['memory-capture'] = `import { hookGate } from ${dist('lib', 'cli', 'gate.js')};
-import { HOOK_DEADLINE_MS } from ${dist('lib', 'core', 'deadline.js')};
-import { mayCapture } from ${dist('lib', 'knowledge', 'bd-command.js')};
-export const run = async (argv) => {
-  const passed = await hookGate(argv, HOOK_DEADLINE_MS, mayCapture, true); // a capture is kept with its payload, whatever the deadline
-  if (passed) await require(__dirname + '/load.cjs')('memory-capture.run').run(argv, passed);
-};`;
-
-// auto-recall starts a session, and bd (SPEC §4.4) is most of its wait: its gate reads the payload and
-// starts the bd listings before the runner and the index code are loaded.
-entries['auto-recall.run'] = `import { main } from ${dist('lib', 'cli', 'runner.js')};
-import { command } from ${dist('scripts', 'auto-recall.js')};
-export const run = (argv, passed) => main(command, argv, passed);`;
-entries['auto-recall'] = `import { hookGate, storeFlags } from ${dist('lib', 'cli', 'gate.js')};
-import { HOOK_DEADLINE_MS } from ${dist('lib', 'core', 'deadline.js')};
-import { earlyBeadListing } from ${dist('lib', 'knowledge', 'beads.js')};
-export const run = async (argv) => {
-  let input;
-  const passed = await hookGate(argv, HOOK_DEADLINE_MS, (payload) => ((input = payload), true));
-  const flags = storeFlags(argv);
-  if (input && flags) passed.beads = earlyBeadListing(flags, input, passed.deadline);
-  await require(__dirname + '/load.cjs')('auto-recall.run').run(argv, passed);
-};`;
 
 mkdirSync(join(root, 'dist', 'bin'), { recursive: true });
 copyFileSync(join(root, 'tools', 'load.cjs'), join(root, 'dist', 'bin', 'load.cjs'));

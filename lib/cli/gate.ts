@@ -5,12 +5,11 @@ import { readHookInput, type HookInput } from '../hosts/payload.js';
 import { inputLimits } from './input.js';
 import type { GatePassed } from './runner.js';
 
-// A hook's hot path, decided before the runner and the command's own code are loaded (tools/bundle.js
-// builds memory-capture this way). memory-capture runs after every shell command an agent makes, and
-// almost none adds a bd comment (SPEC §4.2). For the hook's own invocation — a payload on stdin and no
-// flag but the store's — the payload is read here; when the command has nothing to do with it, the
-// process ends as the runner would have ended it: exit 0, nothing printed, nothing written. Anything
-// else goes on to the runner, with the deadline already running and stdin as far as it was read.
+// A hook's hot path, decided before the runner and the command's own code are loaded: each
+// scripts/<name>.gate.ts calls this. For the hook's own invocation — a payload on stdin and no flag but
+// the store's — the payload is read here; when the command has nothing to do with it, the process ends
+// as the runner would have ended it: exit 0, nothing printed, nothing written. Anything else goes on to
+// the runner, with the deadline already running and stdin as far as it was read.
 
 /** Flags that change nothing for a payload the command has nothing to do with. */
 const STORE_FLAGS = new Set(['--root', '--dir', '--project']);
@@ -30,7 +29,12 @@ export function storeFlags(argv: string[]): { root?: string; dir?: string; proje
 }
 
 /** Undefined: nothing to do, the process may end. Otherwise what the runner takes over. */
-export async function hookGate(argv: string[], deadlineMs: number, wanted: (input: HookInput) => boolean, keepsRuns = false): Promise<GatePassed | undefined> {
+export async function hookGate(
+  argv: string[],
+  deadlineMs: number,
+  wanted: (input: HookInput) => boolean,
+  keepsRuns = false,
+): Promise<GatePassed | undefined> {
   const deadline = deadlineFromEnv(deadlineMs);
   // a kept run being applied reads its payload from its request, not stdin (lib/store/deferred.ts)
   if (!storeFlags(argv) || process.env[DEFERRED_ENV]) return { deadline };

@@ -1,7 +1,14 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { CairnError } from '../core/errors.js';
-import { DEFAULT_INPUT_CAP, decodeUtf8Prefix, readPathBounded, readStdinBounded, type BoundedInput, type InputLimits } from '../io/read.js';
+import {
+  DEFAULT_INPUT_CAP,
+  decodeUtf8Prefix,
+  readPathBounded,
+  readStdinBounded,
+  type BoundedInput,
+  type InputLimits,
+} from '../io/read.js';
 import type { Deadline } from '../core/deadline.js';
 import type { Context } from './runner.js';
 import { optionalString } from './flags.js';
@@ -35,7 +42,8 @@ const limits = (ctx: Context) => inputLimits(ctx.deadline, ctx.keepsRuns);
  */
 function decode(ctx: Context, input: BoundedInput, what: string, flag: string, { cap, waitMs }: InputLimits): string {
   if (input.truncated) ctx.log.warn(`${what} exceeded ${cap} bytes; working on the first ${cap}`);
-  if (input.timedOut) ctx.log.warn(`${what} was still open after ${waitMs} ms; working on the ${input.bytes.length} bytes read`);
+  if (input.timedOut)
+    ctx.log.warn(`${what} was still open after ${waitMs} ms; working on the ${input.bytes.length} bytes read`);
   const text = (ctx.inputs[flag] = decodeUtf8Prefix(input.bytes, input.truncated, what));
   if (!ctx.keepsRuns) ctx.deadline.check(`reading ${what}`);
   return text;
@@ -68,7 +76,9 @@ export async function readTextFile(ctx: Context, flag: string, path: string): Pr
   if (ctx.replayed) return (ctx.inputs[flag] = ctx.replayed[flag] ?? '');
   const what = `--${flag} ${path}`;
   const l = limits(ctx);
-  const input = STDIN_NAMES.has(path) ? await readStdinBounded(l) : await readPathBounded(commandLinePath(path, ctx.location().root, what), l, what);
+  const input = STDIN_NAMES.has(path)
+    ? await readStdinBounded(l)
+    : await readPathBounded(commandLinePath(path, ctx.location().root, what), l, what);
   return decode(ctx, input, what, flag, l);
 }
 
@@ -91,7 +101,10 @@ export function commandLinePath(path: string, root: string, what: string): strin
   }
   const realRoot = realOrSelf(root);
   if (real !== realRoot && !real.startsWith(realRoot + sep)) {
-    throw new CairnError('input', `${what} leads outside the project root ${root} (a relative path must stay inside it; give an absolute path for a file elsewhere)`);
+    throw new CairnError(
+      'input',
+      `${what} leads outside the project root ${root} (a relative path must stay inside it; give an absolute path for a file elsewhere)`,
+    );
   }
   return real; // exactly what was checked
 }

@@ -28,7 +28,7 @@ export interface ProgressLine {
 }
 
 const count = (n: number, bytes: boolean) =>
-  (bytes ? `${(n / 1e6).toFixed(1)} MB` : Math.round(n).toLocaleString('en'));
+  bytes ? `${(n / 1e6).toFixed(1)} MB` : Math.round(n).toLocaleString('en');
 
 /** `<label> 12,345 / 100,000 (12%) · 8,400/s · 10 s left`: count, total, rate and time left. */
 export function progressText(label: string, done: number, total: number, elapsedMs: number, bytes = false): string {

@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type minimist from 'minimist';
-import { CairnError, describeError, errorKind, exitCode, IndexCatchingUp } from '../core/errors.js';
+import { CairnError, describeError, errorKind } from '../core/errors.js';
+import { classify, decide, lineText, type Outcome, type Situation } from './outcome.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { nearest } from '../core/suggest.js';
 import { clearFailure, recordFailure } from '../store/health.js';
 import { Deadline, deadlineFromEnv } from '../core/deadline.js';
 import { openStore, type Store, type StoreOptions } from '../store/store.js';
-import { isCorruption } from '../store/db.js';
 import { locate, type Location } from '../store/root.js';
 import { parseFlags, type FlagSpec } from './flags.js';
 import { stdinText } from './input.js';
@@ -17,7 +17,7 @@ import type { BeadListing } from '../knowledge/beads.js';
 import { writeStdout } from '../io/stdout.js';
 import { redactStrings } from '../core/secrets.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
-import { DEFERRED_AGAIN, DEFERRED_TOO_LONG, deferRequest, readRequest, type DeferredRequest, type Kept } from '../store/deferred.js';
+import { deferRequest, readRequest, type DeferredRequest, type Kept } from '../store/deferred.js';
 import { DEFERRED_ENV } from '../core/deferred-env.js';
 import type { Progress } from '../core/progress.js';
 import { progressLine, type ProgressLine } from './progress.js';
@@ -35,16 +35,22 @@ export interface Command {
   flags: FlagSpec;
   /** Whether the command takes positional arguments (a pattern id or text); the others refuse them. */
   operands?: boolean;
-  /** Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by default. */
+  /**
+   * Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by
+   * default.
+   */
   deadlineMs: number;
   /** A server (`cairn mcp`) runs until its client leaves: CAIRN_DEADLINE_MS bounds each request, not the process. */
   server?: boolean;
-  /** A command a person runs: without a deadline, it waits for a lock under a second, then names the holder (Deadline.waitLimit). */
+  /**
+   * A command a person runs: without a deadline, it waits for a lock under a second, then names the holder
+   * (Deadline.waitLimit).
+   */
   person?: boolean;
   /**
-   * A writer of memory (the pattern loop's, memory-capture): on a passing failure (the index catching up with its log, a lock or
-   * the deadline) its run is kept and applied later, in order, instead of failing open and losing what
-   * it was given (lib/store/deferred.ts).
+   * A writer of memory (the pattern loop's, memory-capture): on a passing failure (the index catching up with its log,
+   * a lock or the deadline) its run is kept and applied later, in order, instead of failing open and losing what it was
+   * given (lib/store/deferred.ts).
    */
   deferrable?: boolean;
   /** A number returned is the exit code (`cairn doctor` exits 1 when a check fails); errors still fail open. */
@@ -74,7 +80,7 @@ export interface Context {
   keepsRuns: boolean;
   /** A deferred run's texts, read from its request instead of stdin and files. */
   replayed?: Record<string, string>;
-  /** What a hook gate started before the runner was loaded (tools/bundle.js). */
+  /** What a hook gate started before the runner was loaded (scripts/<name>.gate.ts). */
   gate?: GatePassed;
   /** Where the project and its store are (--root, --dir, --project and their defaults). */
   location(): Location;
@@ -97,12 +103,12 @@ const COMMON: Required<FlagSpec> = {
 export const COMMANDS: Record<string, string> = {
   'store-deliberation': 'store a deliberation and learn its patterns',
   'format-patterns': 'print the historical-patterns block for a role',
-  'store-summary': 'store a summary of a role\'s patterns for format-patterns',
-  'feedback-loop': 'apply a validator\'s verdict to the adversarial role\'s patterns',
+  'store-summary': "store a summary of a role's patterns for format-patterns",
+  'feedback-loop': "apply a validator's verdict to the adversarial role's patterns",
   'outcome-score': 'grade the patterns injected in an issue/run by its result',
   rebuild: 'rebuild the database from .cairn/events.jsonl',
   events: 'read the event log',
-  explain: 'show a pattern\'s history and score factors',
+  explain: "show a pattern's history and score factors",
   list: 'list patterns with score and record',
   promote: 'promote a pattern to active',
   deprecate: 'deprecate a pattern',
@@ -152,26 +158,27 @@ export async function cairn(argv: string[], runNamed: (name: string, argv: strin
   const { args } = parseFlags(COMMON, argv.slice(1), true);
   if (!(sub in COMMANDS)) {
     const guess = nearest(sub, Object.keys(COMMANDS));
-    const err = new CairnError('usage', `unknown command '${sub}'${guess ? ` (did you mean ${guess}?)` : ''}; see cairn --help`);
-    process.exitCode = reportFailure('cairn', err, args);
+    const err = new CairnError(
+      'usage',
+      `unknown command '${sub}'${guess ? ` (did you mean ${guess}?)` : ''}; see cairn --help`,
+    );
+    process.exitCode = failBeforeRun('cairn', err, args);
     return;
   }
   try {
     await runNamed(sub, argv.slice(1));
   } catch (err) {
-    process.exitCode = reportFailure(`cairn ${sub}`, new Error(`cannot load the command (${describeError(err)})`), args);
+    process.exitCode = failBeforeRun(
+      `cairn ${sub}`,
+      new Error(`cannot load the command (${describeError(err)})`),
+      args,
+    );
   }
 }
 
+/** Parse, set up, run, decide the outcome (lib/cli/outcome.ts), write it: the exit code. */
 export async function runCommand(command: Command, argv: string[], passed?: GatePassed): Promise<number> {
-  const spec: Required<FlagSpec> = {
-    string: [...COMMON.string, ...(command.flags.string ?? [])],
-    list: [...COMMON.list, ...(command.flags.list ?? [])],
-    boolean: [...COMMON.boolean, ...(command.flags.boolean ?? [])],
-    alias: { ...COMMON.alias, ...(command.flags.alias ?? {}) },
-  };
-  const { args, problem } = parseFlags(spec, argv, command.operands ?? false);
-  const label = `cairn ${command.name}`;
+  const { args, problem } = parseFlags(flagSpec(command), argv, command.operands ?? false);
   if (args.help) {
     writeStdout(command.usage.endsWith('\n') ? command.usage : command.usage + '\n');
     return 0;
@@ -180,6 +187,42 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     writeStdout(`cairn ${version()}\n`);
     return 0;
   }
+  const run = setUp(command, args, argv, passed);
+  const timer = armDeadlineTimer(run);
+  try {
+    return conclude(run, await execute(run, problem));
+  } finally {
+    if (timer) clearTimeout(timer);
+    run.state.store?.close();
+  }
+}
+
+function flagSpec(command: Command): Required<FlagSpec> {
+  return {
+    string: [...COMMON.string, ...(command.flags.string ?? [])],
+    list: [...COMMON.list, ...(command.flags.list ?? [])],
+    boolean: [...COMMON.boolean, ...(command.flags.boolean ?? [])],
+    alias: { ...COMMON.alias, ...(command.flags.alias ?? {}) },
+  };
+}
+
+/** One run of a command, as its phases share it. */
+interface Run {
+  command: Command;
+  args: minimist.ParsedArgs;
+  argv: string[];
+  deadline: Deadline;
+  log: Logger;
+  ctx: Context;
+  /** Product output, held until the outcome is known. */
+  output: string[];
+  /** A writer whose run is kept for later on a passing failure (its command is deferrable; not a preview). */
+  deferrable: boolean;
+  /** What the run opened or read as it went. */
+  state: { store?: Store; location?: Location; replay?: DeferredRequest; progress?: ProgressLine };
+}
+
+function setUp(command: Command, args: minimist.ParsedArgs, argv: string[], passed?: GatePassed): Run {
   const strict = isStrict(args);
   // held until the outcome is known, for one line on a failure; a server's run has no one outcome and prints as it goes
   const log = createLogger(command.name, Boolean(args.quiet), !command.server);
@@ -191,13 +234,9 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
       ? new Deadline(0)
       : deadlineFromEnv(command.deadlineMs, command.person);
   const output: string[] = [];
-  let line: ProgressLine | undefined;
-  const endProgress = () => line?.end();
-  let store: Store | undefined;
-  let location: Location | undefined;
-  // a deferred run, started by `cairn rebuild` to apply it (lib/store/deferred.ts); a preview is never kept
+  const state: Run['state'] = {};
   const deferrable = Boolean(command.deferrable && !args['dry-run']);
-  let replay: DeferredRequest | undefined;
+  const endProgress = () => state.progress?.end();
   const ctx: Context = {
     name: command.name,
     args,
@@ -211,104 +250,125 @@ export async function runCommand(command: Command, argv: string[], passed?: Gate
     stdin: () => stdinText(ctx, passed?.stdin),
     progress: (what, opts) => {
       endProgress();
-      line = args.quiet ? undefined : progressLine(`cairn ${command.name}: ${what}`, opts);
-      return line?.update ?? (() => {});
+      state.progress = args.quiet ? undefined : progressLine(`cairn ${command.name}: ${what}`, opts);
+      return state.progress?.update ?? (() => {});
     },
     inputs: {},
     keepsRuns: deferrable,
     gate: passed,
-    location: () => (location ??= locate(locationFlags(args))),
+    location: () => (state.location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
-      // a writer past its deadline still opens the store, to keep its run rather than lose it: its next check stops it (SPEC §2)
-      if (!store && !deferrable) deadline.check('opening the store');
-      const inOrder = deferrable && !replay;
-      return (store ??= openStore({ ...locationFlags(args), payloadCwd: opts.payloadCwd ?? undefined }, deadline, log, strict, opts.create, inOrder));
+      // a writer past its deadline still opens the store, to keep its run rather than lose it: its next check stops it
+      // (SPEC §2)
+      if (!state.store && !deferrable) deadline.check('opening the store');
+      const inOrder = deferrable && !state.replay;
+      const where = { ...locationFlags(args), payloadCwd: opts.payloadCwd ?? undefined };
+      return (state.store ??= openStore(where, deadline, log, strict, opts.create, inOrder));
     },
   };
-  // A deadline that passes while waiting on I/O ends the run; synchronous work checks it at each phase.
-  // A writer's only wait is its input (bounded by the reader): it reads that whole, then keeps its run
-  // at the next check instead of being ended with nothing kept.
-  const timer = Number.isFinite(deadline.at) && !deferrable
-    ? setTimeout(() => {
-        if (store?.committed) {
-          // recorded: the run counts as done (SPEC §2: the append is the commit point); its product is dropped
-          log.warn(`deadline of ${deadline.ms} ms passed after the change was recorded; nothing printed`);
-          log.flush();
-          process.exit(0);
-        }
-        process.exit(reportFailure(label, new CairnError('deadline', `deadline of ${deadline.ms} ms passed`), args, log));
-      }, deadline.remaining())
-    : undefined;
-  timer?.unref();
+  return { command, args, argv, deadline, log, ctx, output, deferrable, state };
+}
+
+/**
+ * A deadline that passes while waiting on I/O ends the process; synchronous work checks it at each
+ * phase (lib/core/deadline.ts). A writer's only wait is its input (bounded by the reader): it reads
+ * that whole, then keeps its run at the next check instead of being ended with nothing kept.
+ */
+function armDeadlineTimer(run: Run): NodeJS.Timeout | undefined {
+  if (!Number.isFinite(run.deadline.at) || run.deferrable) return undefined;
+  const timer = setTimeout(() => process.exit(conclude(run, { ended: 'timed-out' })), run.deadline.remaining());
+  timer.unref();
+  return timer;
+}
+
+type End = { ended: 'finished'; returned?: number } | { ended: 'threw'; error: unknown } | { ended: 'timed-out' };
+
+async function execute(run: Run, problem: string | undefined): Promise<End> {
   try {
     if (problem) throw new CairnError('usage', problem);
     if (process.env[DEFERRED_ENV]) {
       // only a writer's own kept run is run this way: a request names its command, and the file could be anyone's
-      if (!deferrable) throw new CairnError('usage', `${command.name} is not a command whose runs are kept for later (${DEFERRED_ENV} is set)`);
-      ctx.replayed = (replay = readRequest(process.env[DEFERRED_ENV])).inputs;
+      const name = run.command.name;
+      if (!run.deferrable)
+        throw new CairnError(
+          'usage',
+          `${name} is not a command whose runs are kept for later (${DEFERRED_ENV} is set)`,
+        );
+      run.ctx.replayed = (run.state.replay = readRequest(process.env[DEFERRED_ENV])).inputs;
     }
-    const code = await command.run(ctx);
-    endProgress();
-    if (deadline.passed()) {
-      if (!store?.committed) throw new CairnError('deadline', `deadline of ${deadline.ms} ms passed`);
-      log.warn(`finished past the deadline of ${deadline.ms} ms; the change is recorded`);
-    }
-    if (store) clearFailure(store.dir, command.name);
-    log.flush();
-    const text = output.join('');
-    if (text) writeStdout(text);
-    return typeof code === 'number' ? code : 0;
-  } catch (err) {
-    endProgress();
-    // A corrupt page met mid-command: fail open now, and let the next run rebuild from the log.
-    if (store && !strict && isCorruption(err)) store.quarantine(err);
-    if (deferrable && store && !store.committed && isTransient(err)) {
-      if (replay) {
-        // Out of its own deadline: too long to apply in the background, set aside by the run that
-        // started it (which records that). Else still not possible (a lock nobody releases, say): the
-        // request stays for the next run of `cairn rebuild`, and the reason is recorded for cairn doctor.
-        if (errorKind(err) === 'deadline') {
-          log.end(`a kept run ran out of its ${deadline.ms} ms: ${describeError(err)}`);
-          return DEFERRED_TOO_LONG;
-        }
-        const message = `a kept run is not applied yet: ${describeError(err)}`;
-        log.end(message);
-        recordFailure(store.dir, command.name, message);
-        return DEFERRED_AGAIN;
-      }
-      const kept = keepForLater(store, { command: command.name, argv, cwd: process.cwd(), inputs: ctx.inputs }, log);
-      if (kept) {
-        // the run's one line: kept is not a failure (exit 0, under --strict too), and it is not done either
-        log.end(`${describeError(err)}: this run is kept (cache/deferred/${kept.name}) and applied in order ${kept.applied}`);
-        if (args.json) writeStdout(JSON.stringify({ deferred: kept.name }) + '\n');
-        return 0;
-      }
-    }
-    if (store?.committed) {
-      // The change is in the log; the index catches up on the next run. Reporting a failure would make the caller retry and record it twice.
-      log.warn(`${describeError(err)} (after the change was recorded; the next run catches up)`);
-      log.flush();
-      const text = output.join('');
-      if (text) writeStdout(text);
-      return 0;
-    }
-    return reportFailure(label, err, args, log);
+    const code = await run.command.run(run.ctx);
+    return { ended: 'finished', returned: typeof code === 'number' ? code : undefined };
+  } catch (error) {
+    return { ended: 'threw', error };
   } finally {
-    if (timer) clearTimeout(timer);
-    store?.close();
+    run.state.progress?.end();
   }
 }
 
-/**
- * A failure that a later run without a deadline would not meet: the index catching up, the deadline,
- * a lock held past it. A writer keeps its run for later on these; bad input, a broken store or a bug
- * would fail again, and fail open now.
- */
-function isTransient(err: unknown): boolean {
-  return err instanceof IndexCatchingUp || errorKind(err) === 'deadline' || errorKind(err) === 'lock';
+/** Decide what the run's end does (lib/cli/outcome.ts), do it, and return the exit code. */
+function conclude(run: Run, end: End): number {
+  const { store, replay } = run.state;
+  const committed = Boolean(store?.committed);
+  const late = end.ended === 'finished' && run.deadline.passed();
+  const pastDeadline = end.ended === 'timed-out' || (late && !committed);
+  const error =
+    end.ended === 'threw'
+      ? end.error
+      : pastDeadline
+        ? new CairnError('deadline', `deadline of ${run.deadline.ms} ms passed`)
+        : undefined;
+  const situation = facts(run.args, {
+    ended: end.ended,
+    failure: error === undefined ? undefined : classify(error),
+    late,
+    returned: end.ended === 'finished' ? end.returned : undefined,
+    committed,
+    keepsRuns: run.deferrable && store !== undefined,
+    replayed: replay !== undefined,
+    hasStore: store !== undefined,
+  });
+  let outcome = decide(situation);
+  // a corrupt page met mid-command: fail open now, and let the next run rebuild from the log
+  if (outcome.quarantine) store?.quarantine(error);
+  let kept: Kept | undefined;
+  if (outcome.keep && store) {
+    kept = keepForLater(
+      store,
+      { command: run.command.name, argv: run.argv, cwd: process.cwd(), inputs: run.ctx.inputs },
+      run.log,
+    );
+    if (!kept) outcome = decide({ ...situation, keepsRuns: false });
+  }
+  const product = run.output.join('');
+  writeOutcome(outcome, {
+    label: `cairn ${run.command.name}`,
+    args: run.args,
+    error,
+    deadlineMs: run.deadline.ms,
+    kept,
+    log: run.log,
+    product,
+    storeDir: store?.dir,
+  });
+  return outcome.exit;
 }
 
-/** Keep a writer's run for later (lib/store/deferred.ts); undefined when it cannot be kept (then the run fails open). */
+/** The policy's inputs that come from the flags and the terminal. */
+function facts(args: minimist.ParsedArgs, rest: Omit<Situation, 'strict' | 'interactive' | 'json'>): Situation {
+  return {
+    ...rest,
+    strict: isStrict(args),
+    // read only when a failure asks: touching process.stderr loads tty, which a run that succeeds is spared
+    get interactive() {
+      return Boolean(process.stderr.isTTY);
+    },
+    json: Boolean(args.json),
+  };
+}
+
+/**
+ * Keep a writer's run for later (lib/store/deferred.ts); undefined when it cannot be kept (then the run fails open).
+ */
 function keepForLater(store: Store, request: DeferredRequest, log: Logger): Kept | undefined {
   try {
     return deferRequest(store, request);
@@ -318,14 +378,74 @@ function keepForLater(store: Store, request: DeferredRequest, log: Logger): Kept
   }
 }
 
+interface Written {
+  label: string;
+  args: minimist.ParsedArgs;
+  error: unknown;
+  deadlineMs: number;
+  kept?: Kept;
+  /** The run's logger; a failure before any run (an unknown command) writes its line itself. */
+  log?: Logger;
+  product?: string;
+  storeDir?: string;
+}
+
 /**
- * Every command's JSON reads alike (issue 10): `dryRun` → `dry_run`, at any depth. Only a camelCase
+ * An outcome as output (SPEC §2): one stderr line (or the lines the run held), the product or a JSON
+ * object on stdout, and the health record, so that `cairn doctor` and auto-recall show a failure.
+ */
+function writeOutcome(outcome: Outcome, w: Written): void {
+  const failing = outcome.line === 'skipped' || outcome.line === 'failed';
+  const raw = w.error === undefined ? '' : describeError(w.error);
+  // the message may quote what the command read: it reaches stderr, errors.log and the session start (SPEC §4.6)
+  const message = failing ? sanitizeUntrusted(raw, { singleLine: true }) : raw;
+  const kept = w.kept && `(cache/deferred/${w.kept.name}) and applied in order ${w.kept.applied}`;
+  const text = lineText(outcome.line, { message, deadlineMs: w.deadlineMs, kept });
+  if (text === undefined) w.log?.flush();
+  else if (outcome.line === 'late' || outcome.line === 'after-commit' || outcome.line === 'timed-out-after-commit') {
+    w.log?.warn(text);
+    w.log?.flush();
+  } else if (w.log)
+    w.log.end(text); // with the warnings that came before, in the one line (SPEC §2)
+  else process.stderr.write(`${w.label}: ${text}\n`);
+  if (failing && !(w.error instanceof CairnError) && process.env.CAIRN_DEBUG)
+    process.stderr.write(`${(w.error as Error)?.stack ?? ''}\n`);
+  if (outcome.stdout === 'product' && w.product) writeStdout(w.product);
+  if (outcome.stdout === 'deferred') writeStdout(JSON.stringify({ deferred: w.kept?.name }) + '\n');
+  if (outcome.stdout === 'error')
+    writeStdout(JSON.stringify({ error: message, kind: errorKind(w.error), exit_code: outcome.exit }) + '\n');
+  const command = w.label.replace(/^cairn ?/, '') || 'cairn';
+  if (outcome.health === 'clear' && w.storeDir) clearFailure(w.storeDir, command);
+  // a failure is recorded where the flags say the store is (it may not open); a kept run that waits, in its store
+  if (outcome.health === 'record')
+    recordFailure(failing ? flaggedStoreDir(w.args) : w.storeDir, command, failing ? message : text!);
+}
+
+function flaggedStoreDir(args: minimist.ParsedArgs): string | undefined {
+  try {
+    return locate(locationFlags(args)).dir;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A failure before any command runs (an unknown name, a bundle that will not load), written: the exit code. */
+function failBeforeRun(label: string, error: unknown, args: minimist.ParsedArgs): number {
+  const where = { committed: false, keepsRuns: false, replayed: false, hasStore: false };
+  const outcome = decide(facts(args, { ended: 'threw', failure: classify(error), ...where }));
+  writeOutcome(outcome, { label, args, error, deadlineMs: 0 });
+  return outcome.exit;
+}
+
+/**
+ * Every command's JSON reads alike: `dryRun` → `dry_run`, at any depth. Only a camelCase
  * boundary changes a key, so data used as keys (types, roles, finding ids like `A4`) passes as it is.
  */
 export function snakeCaseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(snakeCaseKeys);
   if (value === null || typeof value !== 'object') return value;
-  const snake = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, (_, before: string, upper: string) => `${before}_${upper.toLowerCase()}`);
+  const snake = (key: string) =>
+    key.replace(/([a-z0-9])([A-Z])/g, (_, before: string, upper: string) => `${before}_${upper.toLowerCase()}`);
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [snake(k), snakeCaseKeys(v)]));
 }
 
@@ -340,36 +460,9 @@ export function locationFlags(args: minimist.ParsedArgs) {
 }
 
 /**
- * The one place a failure becomes output and an exit code (SPEC §2): one stderr line (saying that
- * the pipeline continues when it does), a JSON error object on stdout under --json, and a line in
- * the store's health record so `cairn doctor` and auto-recall show it — usage errors included.
+ * The package's version, from the package.json above this module (the bundle and the tsc output sit at different
+ * depths).
  */
-function reportFailure(label: string, err: unknown, args: minimist.ParsedArgs, log?: Logger): number {
-  // the message may quote what the command read: it reaches stderr, errors.log and the session start (SPEC §4.6)
-  const message = sanitizeUntrusted(describeError(err), { singleLine: true });
-  // stderr is written to just below; asking its stream spares every run loading tty at start-up
-  const interactive = Boolean(process.stderr.isTTY);
-  const code = exitCode(err, { strict: isStrict(args), interactive });
-  const line = `${code === 0 ? 'skipped (pipeline continues): ' : ''}${message}`;
-  if (log) log.end(line); // with the warnings that came before, in the one line (SPEC §2)
-  else process.stderr.write(`${label}: ${line}\n`);
-  if (!(err instanceof CairnError) && process.env.CAIRN_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
-  if (args.json) writeStdout(JSON.stringify({ error: message, kind: errorKind(err), exit_code: code }) + '\n');
-  // A usage mistake at a terminal was seen by the person who made it; recorded, it would open every
-  // agent session with "memory degraded" until someone cleared it. In a pipeline or hook nobody sees
-  // stderr, so there it is recorded for `cairn doctor` and the auto-recall health line (SPEC §2).
-  if (errorKind(err) === 'usage' && interactive) return code;
-  let dir: string | undefined;
-  try {
-    dir = locate(locationFlags(args)).dir;
-  } catch {
-    dir = undefined;
-  }
-  recordFailure(dir, label.replace(/^cairn ?/, '') || 'cairn', message);
-  return code;
-}
-
-/** The package's version, from the package.json above this module (the bundle and the tsc output sit at different depths). */
 export function version(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let up = 0; up < 5; up++, dir = dirname(dir)) {
@@ -386,5 +479,9 @@ export function version(): string {
 function cairnUsage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
   const lines = Object.entries(COMMANDS).map(([c, s]) => `  ${c.padEnd(width)}  ${s}`);
-  return `usage: cairn <command> [flags]   (cairn <command> --help for its flags)\n\n${lines.join('\n')}\n\nEvery command fails open: errors go to stderr and exit 0; --strict or CAIRN_STRICT=1 exits non-zero instead.\nA usage error (unknown flag or command) exits 2 when stderr is a terminal. --version prints the version.\n`;
+  return (
+    `usage: cairn <command> [flags]   (cairn <command> --help for its flags)\n\n${lines.join('\n')}\n\nEvery ` +
+    `command fails open: errors go to stderr and exit 0; --strict or CAIRN_STRICT=1 exits non-zero instead.\nA usage ` +
+    `error (unknown flag or command) exits 2 when stderr is a terminal. --version prints the version.\n`
+  );
 }

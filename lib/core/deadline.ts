@@ -1,6 +1,9 @@
 import { CairnError } from './errors.js';
 
-// Every executable must finish within CAIRN_DEADLINE_MS; long synchronous work checks in between steps.
+// The deadline (SPEC §2): a hook or pipeline step finishes within CAIRN_DEADLINE_MS. It is enforced
+// where the work is: `check` between steps (input read, store opened, each indexing slice, before a
+// change is recorded), `waitLimit` on every wait for another process (locks, SQLite's busy wait), and
+// the runner's timer for a wait on I/O. What happens past it is decided in lib/cli/outcome.ts.
 
 /** A hook's deadline unless CAIRN_DEADLINE_MS says otherwise (SPEC §2). */
 export const HOOK_DEADLINE_MS = 2000;

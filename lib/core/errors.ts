@@ -1,4 +1,5 @@
-// One error type for everything cairn reports on purpose; `exitCode` maps it to an exit code in one place.
+// One error type for everything cairn reports on purpose; lib/cli/outcome.ts decides what each one does
+// (exit code, keep the run, health record) in one place.
 export type ErrorKind =
   | 'usage' // bad flags or arguments: a configuration bug in the caller
   | 'input' // malformed input (stdin, files, verdicts)
@@ -27,16 +28,6 @@ export class IndexCatchingUp extends CairnError {}
 /** The kind of any thrown value; an unexpected exception is 'internal'. */
 export function errorKind(err: unknown): ErrorKind | 'internal' {
   return err instanceof CairnError ? err.kind : 'internal';
-}
-
-/**
- * Fail open (SPEC §2): exit 0 unless --strict, which exits 1 (2 for a usage error). A usage error
- * is a configuration bug, not a runtime fault: a person at a terminal (`interactive`) gets exit 2
- * at once; a pipeline or hook still continues, and the error is recorded for `cairn doctor`.
- */
-export function exitCode(err: unknown, opts: { strict: boolean; interactive: boolean }): number {
-  if (errorKind(err) === 'usage') return opts.strict || opts.interactive ? 2 : 0;
-  return opts.strict ? 1 : 0;
 }
 
 /** A one-line description of any thrown value, for stderr and errors.log. */

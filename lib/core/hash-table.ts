@@ -24,7 +24,10 @@ export function hash52(text: string): number {
 
 const EMPTY = -1; // no key is negative
 
-/** A map from 52-bit keys (hash52) to 32-bit whole numbers (indexes, counts) — or, without values, a set — open addressing; grows as needed. */
+/**
+ * A map from 52-bit keys (hash52) to 32-bit whole numbers (indexes, counts) — or, without values, a set — open
+ * addressing; grows as needed.
+ */
 export class HashTable {
   private keys: Float64Array;
   private values: Int32Array | undefined;

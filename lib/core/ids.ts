@@ -6,7 +6,7 @@ const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const TIME_CHARS = 10;
 const RANDOM_CHARS = 16;
 
-export function ulidTime(id: string): number {
+function ulidTime(id: string): number {
   let t = 0;
   for (const ch of id.slice(0, TIME_CHARS)) {
     const v = ALPHABET.indexOf(ch);

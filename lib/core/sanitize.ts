@@ -38,9 +38,15 @@ const LINE_SEPARATORS = /[\u2028\u2029]/g;
 const ROLE_WORDS = 'system|assistant|user|human|developer';
 const MARKERS: { kind: Removal; pattern: RegExp }[] = [
   // Chat-template tokens, anywhere: <|im_start|>, <|eot_id|>, [INST], [/INST], <s>, </s>, <<SYS>>.
-  { kind: 'role-marker', pattern: /<\|\s*\/?[a-z_][a-z0-9_]{0,31}\s*\|>|\[\s*\/?\s*inst\s*\]|<\s*\/?\s*s\s*>|<<\s*\/?\s*sys\s*>>/giu },
+  {
+    kind: 'role-marker',
+    pattern: /<\|\s*\/?[a-z_][a-z0-9_]{0,31}\s*\|>|\[\s*\/?\s*inst\s*\]|<\s*\/?\s*s\s*>|<<\s*\/?\s*sys\s*>>/giu,
+  },
   // `[SYSTEM]`, `<system>`, `</assistant>` style role tags.
-  { kind: 'role-marker', pattern: new RegExp(`\\[\\s*(?:${ROLE_WORDS})\\s*\\]|<\\s*\\/?\\s*(?:${ROLE_WORDS})\\s*>`, 'giu') },
+  {
+    kind: 'role-marker',
+    pattern: new RegExp(`\\[\\s*(?:${ROLE_WORDS})\\s*\\]|<\\s*\\/?\\s*(?:${ROLE_WORDS})\\s*>`, 'giu'),
+  },
   // `SYSTEM:` written in capitals is a marker wherever it stands.
   { kind: 'role-marker', pattern: new RegExp(`(?<![\\p{L}\\p{N}_])(?:${ROLE_WORDS.toUpperCase()})\\s*:`, 'gu') },
   // `System:` in any case where a speaker label would stand: the start of the text or a line, after a
@@ -49,7 +55,10 @@ const MARKERS: { kind: Removal; pattern: RegExp }[] = [
   // before it (looked behind first, a long run of blanks was read back from each of its positions).
   {
     kind: 'role-marker',
-    pattern: new RegExp(`(?=(?:${ROLE_WORDS})\\s*:)(?<=^|[\\n.!?;:>)\\]("'“”‘’«»\`*#|+•·‣◦▪—–-]\\s*|^\\s+)(?:${ROLE_WORDS})\\s*:`, 'giu'),
+    pattern: new RegExp(
+      `(?=(?:${ROLE_WORDS})\\s*:)(?<=^|[\\n.!?;:>)\\]("'“”‘’«»\`*#|+•·‣◦▪—–-]\\s*|^\\s+)(?:${ROLE_WORDS})\\s*:`,
+      'giu',
+    ),
   },
   // Prompt-format headings: `### Instruction:`, `### Response:`.
   { kind: 'role-marker', pattern: /#{1,6}\s*(?:instruction|response|system)\s*:/giu },
@@ -59,10 +68,64 @@ const MARKERS: { kind: Removal; pattern: RegExp }[] = [
 ];
 
 const LOOK_ALIKES: Record<string, string> = {
-  а: 'a', в: 'b', с: 'c', е: 'e', һ: 'h', і: 'i', ј: 'j', к: 'k', м: 'm', н: 'h', о: 'o', р: 'p', ѕ: 's', т: 't', у: 'y', х: 'x', ԁ: 'd', ӏ: 'l',
-  А: 'A', В: 'B', С: 'C', Е: 'E', Н: 'H', І: 'I', Ј: 'J', К: 'K', М: 'M', О: 'O', Р: 'P', Ѕ: 'S', Т: 'T', Х: 'X', Ү: 'Y', У: 'Y',
-  α: 'a', ε: 'e', ι: 'i', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x',
-  Α: 'A', Β: 'B', Ε: 'E', Ζ: 'Z', Η: 'H', Ι: 'I', Κ: 'K', Μ: 'M', Ν: 'N', Ο: 'O', Ρ: 'P', Τ: 'T', Υ: 'Y', Χ: 'X',
+  а: 'a',
+  в: 'b',
+  с: 'c',
+  е: 'e',
+  һ: 'h',
+  і: 'i',
+  ј: 'j',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  о: 'o',
+  р: 'p',
+  ѕ: 's',
+  т: 't',
+  у: 'y',
+  х: 'x',
+  ԁ: 'd',
+  ӏ: 'l',
+  А: 'A',
+  В: 'B',
+  С: 'C',
+  Е: 'E',
+  Н: 'H',
+  І: 'I',
+  Ј: 'J',
+  К: 'K',
+  М: 'M',
+  О: 'O',
+  Р: 'P',
+  Ѕ: 'S',
+  Т: 'T',
+  Х: 'X',
+  Ү: 'Y',
+  У: 'Y',
+  α: 'a',
+  ε: 'e',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
+  Α: 'A',
+  Β: 'B',
+  Ε: 'E',
+  Ζ: 'Z',
+  Η: 'H',
+  Ι: 'I',
+  Κ: 'K',
+  Μ: 'M',
+  Ν: 'N',
+  Ο: 'O',
+  Ρ: 'P',
+  Τ: 'T',
+  Υ: 'Y',
+  Χ: 'X',
 };
 
 const NON_ASCII = /[^\u0000-\u007f]/;
@@ -87,10 +150,12 @@ function skeleton(text: string): { text: string; start: (at: number) => number; 
   return { text: out, start: (at) => start[at], end: (at) => end[at] };
 }
 
-
 // Every marker above holds one of these (with the same case folding): a skeleton without any holds no
 // marker, and is spared the seven scans — most texts, since a hook shows thirty of them at each start.
-const MAY_HOLD_MARKER = new RegExp(`${ROLE_WORDS}|inst|sys|<\\s*\\/?\\s*s\\s*>|<\\||untrusted-knowledge|historical|instruction|response`, 'iu');
+const MAY_HOLD_MARKER = new RegExp(
+  `${ROLE_WORDS}|inst|sys|<\\s*\\/?\\s*s\\s*>|<\\||untrusted-knowledge|historical|instruction|response`,
+  'iu',
+);
 
 /** Remove every marker span found in the skeleton (and the spaces right after it) from the text. */
 function removeMarkers(text: string, removed: Set<Removal>): string {

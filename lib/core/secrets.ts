@@ -49,7 +49,12 @@ const ASSIGNED_NAMES =
   'password|passwd|passphrase|pwd|pass|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|token';
 
 const PEM_LABEL = '(?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?';
-const PEM_LINE = ['[A-Za-z0-9+/]{16,}={0,2}', '[A-Za-z0-9+/]{0,15}={1,2}', 'Proc-Type:[ \\t]*[\\w,-]+', 'DEK-Info:[ \\t]*[\\w,-]+'].join('|');
+const PEM_LINE = [
+  '[A-Za-z0-9+/]{16,}={0,2}',
+  '[A-Za-z0-9+/]{0,15}={1,2}',
+  'Proc-Type:[ \\t]*[\\w,-]+',
+  'DEK-Info:[ \\t]*[\\w,-]+',
+].join('|');
 
 const RULES: Rule[] = [
   {
@@ -117,8 +122,22 @@ const RULES: Rule[] = [
 // start show dozens at each call, and prose speaks of tokens and keys without assigning them.
 const MAY_HOLD_SECRET = new RegExp(
   [
-    '-----BEGIN', 'A[KSGIRNP][A-Z]A', 'AIza', 'gh[pousr]_', 'github_pat', 'glpat-', 'xox', '_live_', '_test_', 'npm_',
-    'sk-', 'eyJ', 'bearer', 'basic', '://', `(?:pass|pwd|secret|key|token)\\w{0,40}\\\\?["']?\\s*[:=]`,
+    '-----BEGIN',
+    'A[KSGIRNP][A-Z]A',
+    'AIza',
+    'gh[pousr]_',
+    'github_pat',
+    'glpat-',
+    'xox',
+    '_live_',
+    '_test_',
+    'npm_',
+    'sk-',
+    'eyJ',
+    'bearer',
+    'basic',
+    '://',
+    `(?:pass|pwd|secret|key|token)\\w{0,40}\\\\?["']?\\s*[:=]`,
   ].join('|'),
   'i',
 );

@@ -71,7 +71,8 @@ class Lexer {
       } else if (c === '#' && this.word === null) {
         while (this.i < src.length && src[this.i] !== '\n') this.i++;
       } else if (c === '\\') {
-        if (src[this.i + 1] === '\n') this.i += 2; // line continuation
+        if (src[this.i + 1] === '\n')
+          this.i += 2; // line continuation
         else {
           this.append(src[this.i + 1] ?? '');
           this.i += 2;
@@ -208,7 +209,11 @@ class Lexer {
           break;
         }
         // `EOF)` closing a `$(cat <<EOF …` on the delimiter's own line
-        if (this.nested && line.startsWith(doc.delimiter) && line.slice(doc.delimiter.length).trimStart().startsWith(')')) {
+        if (
+          this.nested &&
+          line.startsWith(doc.delimiter) &&
+          line.slice(doc.delimiter.length).trimStart().startsWith(')')
+        ) {
           this.i += src.slice(this.i).indexOf(doc.delimiter) + doc.delimiter.length;
           break;
         }
@@ -251,7 +256,20 @@ class Lexer {
 
   private ansiC(): void {
     const src = this.src;
-    const escapes: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v' };
+    const escapes: Record<string, string> = {
+      n: '\n',
+      t: '\t',
+      r: '\r',
+      '\\': '\\',
+      "'": "'",
+      '"': '"',
+      a: '\x07',
+      b: '\b',
+      e: '\x1b',
+      E: '\x1b',
+      f: '\f',
+      v: '\v',
+    };
     let text = '';
     this.i += 2;
     while (this.i < src.length && src[this.i] !== "'") {

@@ -7,7 +7,10 @@ export function shortHash(text: string): string {
   return sha256(text).slice(0, 16);
 }
 
-/** Remove inline markdown so `**Never** use \`eval\`` and `Never use eval` are the same text. Code spans keep their content as written. */
+/**
+ * Remove inline markdown so `**Never** use \`eval\`` and `Never use eval` are the same text. Code spans keep their
+ * content as written.
+ */
 export function stripMarkdown(text: string): string {
   return text
     .split(/(`+[^`]*`+)/)
@@ -16,13 +19,15 @@ export function stripMarkdown(text: string): string {
 }
 
 function stripEmphasis(text: string): string {
-  return text
-    // links and images keep their label; neither part holds its own brackets, so a run of `[` or `[x](`
-    // is scanned once, not once from every bracket (SPEC §4.6: linear in the text)
-    .replace(/!?\[([^[\]]*)\]\([^()]*\)/g, '$1')
-    .replace(/(\*\*|__)(.+?)\1/g, '$2')
-    .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, '$1$2')
-    .replace(/~~(.+?)~~/g, '$1');
+  return (
+    text
+      // links and images keep their label; neither part holds its own brackets, so a run of `[` or `[x](`
+      // is scanned once, not once from every bracket (SPEC §4.6: linear in the text)
+      .replace(/!?\[([^[\]]*)\]\([^()]*\)/g, '$1')
+      .replace(/(\*\*|__)(.+?)\1/g, '$2')
+      .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, '$1$2')
+      .replace(/~~(.+?)~~/g, '$1')
+  );
 }
 
 export function collapseWhitespace(text: string): string {
@@ -98,7 +103,15 @@ function stemWord(word: string): string {
 }
 
 const ENDINGS: [string, string][] = [
-  ['ational', 'at'], ['ation', 'at'], ['ition', 'it'], ['ion', ''], ['ing', ''], ['ied', 'y'], ['ed', ''], ['er', ''], ['ly', ''],
+  ['ational', 'at'],
+  ['ation', 'at'],
+  ['ition', 'it'],
+  ['ion', ''],
+  ['ing', ''],
+  ['ied', 'y'],
+  ['ed', ''],
+  ['er', ''],
+  ['ly', ''],
 ];
 
 // A chunk of text that is code rather than prose: a path, a file name, snake_case, camelCase, a
@@ -135,7 +148,8 @@ export function contentTerms(text: string): Map<string, boolean> {
   const parts = text.normalize('NFKC').split(/`([^`]*)`/);
   parts.forEach((part, i) => {
     if (i % 2 === 1) return add(part, true);
-    for (const m of part.matchAll(CHUNK)) add(m[0], part.startsWith('()', m.index + m[0].length) || CODE_LIKE.test(m[0]));
+    for (const m of part.matchAll(CHUNK))
+      add(m[0], part.startsWith('()', m.index + m[0].length) || CODE_LIKE.test(m[0]));
   });
   if (termsCache.size >= TERMS_CACHED) termsCache.clear();
   termsCache.set(text, terms);

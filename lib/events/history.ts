@@ -18,11 +18,14 @@ export interface EventFilter {
 }
 
 /** Does this event touch the pattern (directly, or in an injection or outcome list)? */
-export function mentionsPattern(e: CairnEvent, id: string): boolean {
+function mentionsPattern(e: CairnEvent, id: string): boolean {
   const rec = e as unknown as Record<string, unknown>;
   if (rec.pattern === id) return true;
   const list = rec.patterns;
-  return Array.isArray(list) && list.some((p) => p === id || (p && typeof p === 'object' && (p as { pattern?: unknown }).pattern === id));
+  return (
+    Array.isArray(list) &&
+    list.some((p) => p === id || (p && typeof p === 'object' && (p as { pattern?: unknown }).pattern === id))
+  );
 }
 
 /** A line of the log as an event, or why it is not one (reported by the caller, never fatal). */
@@ -149,18 +152,25 @@ function fileSize(path: string): number {
 /** `--since` as an ISO date or a relative age (`7d`, `12h`, `30m`). */
 export function parseSince(text: string, now: number): number {
   const rel = /^(\d+)\s*([dhm])$/i.exec(text.trim());
-  if (rel) return now - Number(rel[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000 }[rel[2].toLowerCase() as 'd' | 'h' | 'm'];
+  if (rel)
+    return now - Number(rel[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000 }[rel[2].toLowerCase() as 'd' | 'h' | 'm'];
   const t = Date.parse(text);
   if (Number.isNaN(t)) throw new CairnError('usage', `--since takes a date or an age like 7d, got '${text}'`);
   return t;
 }
 
-/** One readable line: time, type, and the payload fields that matter; sanitised, for a terminal (issue 7). */
+/** One readable line: time, type, and the payload fields that matter; sanitised, for a terminal (SPEC §4.6). */
 export function describeEvent(e: CairnEvent): string {
   const { v: _v, id: _id, ts, type, project: _p, ...payload } = e as unknown as Record<string, unknown> & CairnEvent;
   // Each value is sanitised before it is quoted: quoting first would hide a marker behind an escaped line break.
   const clean = (v: unknown): unknown =>
-    typeof v === 'string' ? sanitizeUntrusted(v, { singleLine: true }) : Array.isArray(v) ? v.map(clean) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clean(x)])) : v;
+    typeof v === 'string'
+      ? sanitizeUntrusted(v, { singleLine: true })
+      : Array.isArray(v)
+        ? v.map(clean)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clean(x)]))
+          : v;
   const parts = Object.entries(payload)
     .filter(([, v]) => v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0))
     .map(([k, raw]) => {
@@ -194,7 +204,9 @@ export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): stri
       what = e.echo ? `echoed${inScope} (it was injected: no new success)` : `seen${inScope}`;
       break;
     case 'finding.linked':
-      what = `applied${inScope} by finding ${e.finding}: ${quote(e.summary)} (${{ explicit: 'it cites the id', text: 'by its words', embedding: 'by its meaning (embeddings)', self: 'the finding is this pattern' }[e.match]})`;
+      what =
+        `applied${inScope} by finding ${e.finding}: ${quote(e.summary)} ` +
+        `(${{ explicit: 'it cites the id', text: 'by its words', embedding: 'by its meaning (embeddings)', self: 'the finding is this pattern' }[e.match]})`;
       break;
     case 'pattern.injected':
       what = `injected into ${e.role}${where ? ` for ${where}` : ''}`;
@@ -206,7 +218,9 @@ export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): stri
       what = `regressed${inScope}: validated before, dismissed via finding ${e.finding}`;
       break;
     case 'pattern.reinforced':
-      what = e.finding ? `confirmed${inScope} via ${finding(e.finding)}` : `echoed in an evidence-backed PASS${inScope} (untested credit)`;
+      what = e.finding
+        ? `confirmed${inScope} via ${finding(e.finding)}`
+        : `echoed in an evidence-backed PASS${inScope} (untested credit)`;
       break;
     case 'pattern.aged':
       what = `aged a day${inScope} (injected, not applied)`;

@@ -7,7 +7,7 @@ import { describeError, IndexCatchingUp } from '../core/errors.js';
 import { deferredCount } from '../store/deferred.js';
 import { EVENT_LOG_INDEXES, EVENT_LOG_TABLES, type Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
-import { startInBackground } from '../store/background.js';
+import { startJob } from '../store/background.js';
 import { join } from 'node:path';
 import type { FollowReport, LogFollower } from '../store/follower.js';
 import type { Progress } from '../core/progress.js';
@@ -16,18 +16,17 @@ import type { Progress } from '../core/progress.js';
 // through the one follower, in (ts, id) order.
 
 /**
- * Term rows a hook indexes itself at the end of a replay; above, the background does. The indexes
- * take ~2.7 µs a term row in a hook (10k patterns, 140k rows without stop-words: 0.38 s), and a hook
- * that replayed a log that size has ~0.8 s of its 2 s left, less than the half it needs to start them.
+ * Term rows a hook indexes itself at the end of a replay; above, the `finish-index` background job
+ * does: a hook that replayed a log that size has less than the half of its deadline left that
+ * building the indexes needs (bench/README.md, the fresh-clone case).
  */
 const INLINE_FINISH_TERMS = 100_000;
 /** A background build not done after this long is started again (it may have been killed). */
 const FINISH_RETRY_MS = 60_000;
 /**
  * The page cache of a replay without a deadline (`cairn rebuild`), in KiB. Pattern rows are keyed by
- * a hash, so each event updates a random page of a table of some 100 MB at 100k patterns; with
- * SQLite's default 2 MB most of those pages are read and written again at every slice (the 100k-event
- * rebuild: 5.5 → 5.2 s, measured; 60 MB more peak memory, in a command, never in a hook).
+ * a hash, so each event updates a random page of a large table; with SQLite's default cache most of
+ * those pages are read and written again at every slice. More memory: in a command, never in a hook.
  */
 const REPLAY_CACHE_KB = 100_000;
 /** SQLite's default page cache, which the index builds are faster with (see finish). */
@@ -43,40 +42,41 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
     reset: (db) => {
       for (const name of Object.keys(EVENT_LOG_INDEXES)) db.exec(`DROP INDEX IF EXISTS ${name}`);
       for (const table of EVENT_LOG_TABLES) db.exec(`DELETE FROM ${table}`);
-      db.exec('DELETE FROM pattern_postings'); // the term index's packed lists: a cache of pattern_terms (lib/patterns/terms.ts)
+      // the term index's packed lists: a cache of pattern_terms (lib/patterns/terms.ts)
+      db.exec('DELETE FROM pattern_postings');
     },
     finish: (db) => {
-      // One helper thread for SQLite's sorter: building the term index of 100k patterns takes 1.9 s
-      // with it, 2.5 s without (measured on 2 cores; more threads gained nothing there). The sorter
-      // sorts in memory up to the page cache's size: with a large cache it sorts in one run and the
-      // helper has nothing to merge (the term index at 100k: 1.5 s against 1.0 s with the default).
+      // One helper thread for SQLite's sorter (more gained nothing on 2 cores). The sorter sorts in
+      // memory up to the page cache's size: with a large cache it sorts in one run and the helper has
+      // nothing to merge, so the default cache builds faster.
       db.pragma('threads = 1');
       db.pragma(`cache_size = -${DEFAULT_CACHE_KB}`);
-      for (const create of Object.values(EVENT_LOG_INDEXES)) db.exec(create.replace(/^CREATE (UNIQUE )?INDEX /, 'CREATE $1INDEX IF NOT EXISTS '));
+      for (const create of Object.values(EVENT_LOG_INDEXES))
+        db.exec(create.replace(/^CREATE (UNIQUE )?INDEX /, 'CREATE $1INDEX IF NOT EXISTS '));
     },
-    // The term index of 100k patterns (1.4M rows) takes seconds to build, more than a hook has: a
-    // fresh clone's hooks replay the log, and `cairn rebuild --continue` builds it in the background.
+    // A large term index takes seconds to build, more than a hook has: a fresh clone's hooks replay
+    // the log, and the `finish-index` background job builds it.
     finishLater: (db) => {
       if (termRows(db) < INLINE_FINISH_TERMS) return false;
-      startInBackground(store, ['rebuild', '--continue'], { path: finishStamp(store), everyMs: FINISH_RETRY_MS });
+      startJob(store, 'finish-index', { path: finishStamp(store), everyMs: FINISH_RETRY_MS });
       return true;
     },
     orderKey: eventKey,
   };
 }
 
-const termRows = (db: Database) => (db.prepare('SELECT MAX(rowid) AS n FROM pattern_terms').get() as { n: number | null }).n ?? 0;
+const termRows = (db: Database) =>
+  (db.prepare('SELECT MAX(rowid) AS n FROM pattern_terms').get() as { n: number | null }).n ?? 0;
 const finishStamp = (store: Store) => join(store.dir, 'cache', 'index.requested');
 
 /**
  * After `cairn rebuild`, which empties the packed posting lists (a cache of the term index): leave
- * packing them again to `cairn rebuild --continue` in the background, started now, when the index is
- * too large to pack here (~0.6 s at 100k patterns, where the rebuild has a 5 s target, issue 8);
- * false when it is small enough for the caller to pack at once.
+ * packing them again to the `pack-postings` background job, started now, when the index is too large
+ * to pack within the rebuild's target; false when it is small enough for the caller to pack at once.
  */
 export function packLater(store: Store): boolean {
   if (termRows(patternDb(store)) < INLINE_FINISH_TERMS) return false;
-  startInBackground(store, ['rebuild', '--continue'], { path: finishStamp(store), everyMs: 0 });
+  startJob(store, 'pack-postings', { path: finishStamp(store), everyMs: 0 });
   return true;
 }
 
@@ -96,7 +96,9 @@ export function patternDb(store: Store): Database {
   return store.indexed(eventFollower(store));
 }
 
-/** `cairn rebuild --continue`: finish what a replay under a deadline left (a fresh clone's indexes), without a deadline. */
+/**
+ * `cairn rebuild --continue`: finish what a replay under a deadline left (a fresh clone's indexes), without a deadline.
+ */
 export function continuePatterns(store: Store, progress?: Progress): FollowReport {
   store.database.pragma(`cache_size = -${REPLAY_CACHE_KB}`);
   return store.refresh(eventFollower(store), progress);
@@ -130,22 +132,19 @@ export function appendEvents(store: Store, payloads: EventPayload[]): CairnEvent
 export function appendEventLines(store: Store, payloads: EventPayload[]): CairnEvent[] {
   const written: CairnEvent[] = [];
   const project = store.project;
-  store.appendLines(
-    store.eventsPath,
-    (lastLine) => {
-      const last = lastLine ? parseJsonLine<{ id?: unknown; ts?: unknown }>(lastLine) : undefined;
-      let after = last?.ok && typeof last.value.id === 'string' ? last.value.id : undefined;
-      const lastTs = last?.ok ? Date.parse(String(last.value.ts)) : NaN;
-      const ts = Number.isFinite(lastTs) ? Math.max(nowMs(), lastTs) : nowMs(); // never sort before the log's tail
-      return payloads.map((payload) => {
-        const id = nextUlid(ts, after);
-        after = id;
-        const event = { v: 1, id, ts: new Date(ts).toISOString(), project, ...payload } as CairnEvent;
-        written.push(event);
-        return JSON.stringify(event);
-      });
-    },
-  );
+  store.appendLines(store.eventsPath, (lastLine) => {
+    const last = lastLine ? parseJsonLine<{ id?: unknown; ts?: unknown }>(lastLine) : undefined;
+    let after = last?.ok && typeof last.value.id === 'string' ? last.value.id : undefined;
+    const lastTs = last?.ok ? Date.parse(String(last.value.ts)) : NaN;
+    const ts = Number.isFinite(lastTs) ? Math.max(nowMs(), lastTs) : nowMs(); // never sort before the log's tail
+    return payloads.map((payload) => {
+      const id = nextUlid(ts, after);
+      after = id;
+      const event = { v: 1, id, ts: new Date(ts).toISOString(), project, ...payload } as CairnEvent;
+      written.push(event);
+      return JSON.stringify(event);
+    });
+  });
   return written;
 }
 

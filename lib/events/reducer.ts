@@ -15,8 +15,11 @@ const cache = new WeakMap<Database, Statements>();
 
 function prepareStatements(db: Database) {
   return {
-    getPattern: db.prepare('SELECT lifecycle, sightings, labels, files, phases, issues FROM patterns WHERE project = ? AND id = ?'),
-    insertPattern: db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle,
+    getPattern: db.prepare(
+      'SELECT lifecycle, sightings, labels, files, phases, issues FROM patterns WHERE project = ? AND id = ?',
+    ),
+    insertPattern:
+      db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle,
       first_seen, last_used, labels, files, phases, issues, term_seq, untested) VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
       @ts, @last_used, @labels, @files, @phases, @issues, @term_seq, 1)`),
     // a new pattern's terms in one statement (a replay inserts ~17 per pattern: one call each was a third of it),
@@ -26,49 +29,66 @@ function prepareStatements(db: Database) {
       SELECT @project, @role, value, @pattern, @seq, @ntok FROM json_each(@terms)`),
     nextTermSeq: db.prepare('SELECT IFNULL(MAX(rowid), 0) + 1 AS seq FROM pattern_terms'),
     // a sighting is untested credit (SPEC §3.10.1): the bounded prior of lib/events/credit.ts
-    seenAgain: db.prepare(`UPDATE patterns SET success_count = success_count + 1, untested = untested + 1, sightings = sightings + 1, last_used = @last_used,
+    seenAgain:
+      db.prepare(`UPDATE patterns SET success_count = success_count + 1, untested = untested + 1, sightings = sightings + 1, last_used = @last_used,
       lifecycle = @lifecycle, labels = @labels, files = @files, phases = @phases, issues = @issues WHERE project = @project AND id = @id`),
     touch: db.prepare('UPDATE patterns SET last_used = ? WHERE project = ? AND id = ?'),
     insertSighting: db.prepare(`INSERT INTO sightings (project, issue, run, role, pattern, deliberation, added_success)
       VALUES (?, ?, ?, ?, ?, ?, ?)`),
     retractSighting: db.prepare(`UPDATE sightings SET retracted = 1 WHERE rowid = (SELECT rowid FROM sightings
       WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1)`),
-    // an injection's rows (~17 patterns) in one statement, not one per pattern (a 100k-event replay's
-    // 5,600 injections: 203 → 88 ms); its touches stay one per pattern, which an UPDATE … IN
-    // (json_each) was slower than (556 → 769 ms)
+    // an injection's rows in one statement, not one per pattern; its touches stay one per pattern
+    // (an UPDATE … IN (json_each) was slower: docs/decisions.md)
     insertInjections: db.prepare(`INSERT INTO injections (project, issue, run, role, pattern, event, ts)
       SELECT @project, @issue, @run, @role, value, @event, @ts FROM json_each(@patterns)`),
     evidence: db.prepare('SELECT held, ignore_weight, untested FROM patterns WHERE project = ? AND id = ?'),
     // each piece of tested evidence as it arrived, which cairn explain ages to show what it weighs now
-    insertEvidence: db.prepare('INSERT INTO evidence (project, pattern, event, held, against, aging) VALUES (?, ?, ?, ?, ?, ?)'),
+    insertEvidence: db.prepare(
+      'INSERT INTO evidence (project, pattern, event, held, against, aging) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
     // A retracted sighting was no success, and does not count towards the lifecycle either (SPEC §3.7, §3.9).
-    ignore: db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = @ignore_weight, held = @held,
+    ignore:
+      db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = @ignore_weight, held = @held,
       success_count = MAX(0, success_count - @retract), untested = MAX(0, untested - @retract), sightings = MAX(0, sightings - @retract)
       WHERE project = @project AND id = @id`),
-    insertDismissal: db.prepare('INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)'),
+    insertDismissal: db.prepare(
+      'INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)',
+    ),
     markRun: db.prepare('INSERT OR IGNORE INTO run_marks (project, issue, run, pattern, kind) VALUES (?, ?, ?, ?, ?)'),
     outcomeGrading: db.prepare('SELECT grading FROM outcomes WHERE project = ? AND issue = ? AND run = ?'),
     regress: db.prepare('UPDATE patterns SET regressed = 1 WHERE project = ? AND id = ?'),
     // A finding the validator kept, or a PASS it was applied in a finding of, tested the pattern (SPEC
     // §3.10.1); a PASS it was only echoed in is untested credit.
-    reinforceTested: db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
+    reinforceTested:
+      db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
       was_validated = 1, last_used = @last_used, held = @held, ignore_weight = @ignore_weight WHERE project = @project AND id = @id`),
-    reinforceUntested: db.prepare(`UPDATE patterns SET success_count = success_count + 1, untested = untested + 1, last_used = @last_used
+    reinforceUntested:
+      db.prepare(`UPDATE patterns SET success_count = success_count + 1, untested = untested + 1, last_used = @last_used
       WHERE project = @project AND id = @id`),
     age: db.prepare(`UPDATE patterns SET last_used = last_used - ${DAY_MS}
       WHERE project = ? AND id = ? AND reinforcement_count < 3 AND lifecycle != 'active'`),
-    outcomeUntested: db.prepare('UPDATE patterns SET success_count = success_count + @success, untested = MAX(0, untested + @step) WHERE project = @project AND id = @id'),
-    outcomeTested: db.prepare(`UPDATE patterns SET success_count = success_count + @success, held = @held, ignore_weight = @ignore_weight
+    outcomeUntested: db.prepare(
+      'UPDATE patterns SET success_count = success_count + @success, untested = MAX(0, untested + @step) WHERE project = @project AND id = @id',
+    ),
+    outcomeTested:
+      db.prepare(`UPDATE patterns SET success_count = success_count + @success, held = @held, ignore_weight = @ignore_weight
       WHERE project = @project AND id = @id`),
-    insertOutcome: db.prepare('INSERT OR IGNORE INTO outcomes (project, issue, run, result, ts, grading) VALUES (?, ?, ?, ?, ?, ?)'),
-    setLifecycle: db.prepare('UPDATE patterns SET lifecycle = ?, promoted_by = ?, reason = ? WHERE project = ? AND id = ?'),
-    insertDeliberation: db.prepare(`INSERT OR REPLACE INTO deliberations (project, id, ts, role, issue, run, phase, iteration, labels, files,
+    insertOutcome: db.prepare(
+      'INSERT OR IGNORE INTO outcomes (project, issue, run, result, ts, grading) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    setLifecycle: db.prepare(
+      'UPDATE patterns SET lifecycle = ?, promoted_by = ?, reason = ? WHERE project = ? AND id = ?',
+    ),
+    insertDeliberation:
+      db.prepare(`INSERT OR REPLACE INTO deliberations (project, id, ts, role, issue, run, phase, iteration, labels, files,
       verdict, evidence, text_hash, size, path, duplicate_of) VALUES (@project, @id, @ts, @role, @issue, @run, @phase, @iteration, @labels, @files,
       @verdict, @evidence, @hash, @size, @path, @duplicate_of)`),
-    sameText: db.prepare(`SELECT id FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND text_hash = ?
+    sameText:
+      db.prepare(`SELECT id FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND text_hash = ?
       AND duplicate_of IS NULL AND id != ? LIMIT 1`),
     duplicateOf: db.prepare('SELECT duplicate_of FROM deliberations WHERE project = ? AND id = ?'),
-    insertLink: db.prepare(`INSERT OR IGNORE INTO links (project, deliberation, issue, run, role, finding, pattern, match, summary)
+    insertLink:
+      db.prepare(`INSERT OR IGNORE INTO links (project, deliberation, issue, run, role, finding, pattern, match, summary)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     upsertSummary: db.prepare(`INSERT INTO summaries (project, role, basis, text, ts, newest) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT (project, role) DO UPDATE SET basis = excluded.basis, text = excluded.text, ts = excluded.ts, newest = excluded.newest`),
@@ -90,7 +110,14 @@ function statements(db: Database): Statements {
  * which its row holds (term_seq). A text of stop-words only has no terms, and 0: the next pattern's
  * terms start where its would have, and readers find a pattern's postings by where they start.
  */
-export function addTerms(db: Database, project: string, role: string, pattern: string, terms: string[], ntok: number): number {
+export function addTerms(
+  db: Database,
+  project: string,
+  role: string,
+  pattern: string,
+  terms: string[],
+  ntok: number,
+): number {
   if (terms.length === 0) return 0;
   const s = statements(db);
   const seq = (s.nextTermSeq.get() as { seq: number }).seq;
@@ -150,7 +177,13 @@ function isDuplicate(s: Statements, project: string, deliberation: string): bool
 }
 
 /** Apply one piece of tested evidence to a pattern's record (lib/events/credit.ts), if the pattern exists. */
-function testEvidence(s: Statements, e: CairnEvent, pattern: string, t: Tested, write: (after: { held: number; ignore_weight: number }) => void): void {
+function testEvidence(
+  s: Statements,
+  e: CairnEvent,
+  pattern: string,
+  t: Tested,
+  write: (after: { held: number; ignore_weight: number }) => void,
+): void {
   const before = s.evidence.get(e.project, pattern) as Evidence | undefined;
   if (!before) return;
   const { held, ignore_weight } = withTested(before, t);
@@ -169,17 +202,34 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       // A retry is not evidence (SPEC §3.9.4): the same text for the same role and issue/run counts
       // once. Writers check before appending; two racing writers (or a merged log) can still hold
       // both, and then the first one in replay order counts.
-      const first = issue || run ? (s.sameText.get(e.project, e.role, issue, run, e.hash, e.deliberation) as { id: string } | undefined) : undefined;
+      const first =
+        issue || run
+          ? (s.sameText.get(e.project, e.role, issue, run, e.hash, e.deliberation) as { id: string } | undefined)
+          : undefined;
       s.insertDeliberation.run({
-        project: e.project, id: e.deliberation, ts: e.ts, role: e.role, issue, run, phase: e.phase ?? null, iteration: e.iteration ?? null,
-        labels: JSON.stringify(e.labels ?? []), files: JSON.stringify(e.files ?? []), verdict: e.verdict ? JSON.stringify(e.verdict) : null,
-        evidence: e.evidence, hash: e.hash, size: e.size, path: e.path, duplicate_of: first?.id ?? null,
+        project: e.project,
+        id: e.deliberation,
+        ts: e.ts,
+        role: e.role,
+        issue,
+        run,
+        phase: e.phase ?? null,
+        iteration: e.iteration ?? null,
+        labels: JSON.stringify(e.labels ?? []),
+        files: JSON.stringify(e.files ?? []),
+        verdict: e.verdict ? JSON.stringify(e.verdict) : null,
+        evidence: e.evidence,
+        hash: e.hash,
+        size: e.size,
+        path: e.path,
+        duplicate_of: first?.id ?? null,
       });
       return;
     }
     case 'finding.linked':
       if (isDuplicate(s, e.project, e.deliberation)) return;
-      for (const pattern of e.patterns) s.insertLink.run(e.project, e.deliberation, issue, run, e.role, e.finding, pattern, e.match, e.summary);
+      for (const pattern of e.patterns)
+        s.insertLink.run(e.project, e.deliberation, issue, run, e.role, e.finding, pattern, e.match, e.summary);
       return;
     case 'pattern.observed': {
       if (isDuplicate(s, e.project, e.deliberation)) return;
@@ -188,9 +238,20 @@ export function applyEvent(db: Database, e: CairnEvent): void {
         const { terms, length } = indexTerms(e.text);
         const seq = addTerms(db, e.project, e.role, e.pattern, terms, length);
         s.insertPattern.run({
-          project: e.project, id: e.pattern, id_bits: idBits(e.pattern), role: e.role, text: e.text, ntok: length, category: e.category,
-          ts: e.ts, last_used: ms, labels: extend('[]', e.labels ?? []), files: extend('[]', e.files ?? []),
-          phases: extend('[]', [e.phase]), issues: extend('[]', [e.issue]), term_seq: seq,
+          project: e.project,
+          id: e.pattern,
+          id_bits: idBits(e.pattern),
+          role: e.role,
+          text: e.text,
+          ntok: length,
+          category: e.category,
+          ts: e.ts,
+          last_used: ms,
+          labels: extend('[]', e.labels ?? []),
+          files: extend('[]', e.files ?? []),
+          phases: extend('[]', [e.phase]),
+          issues: extend('[]', [e.issue]),
+          term_seq: seq,
         });
         s.insertSighting.run(e.project, issue, run, e.role, e.pattern, e.deliberation, 1);
         return;
@@ -203,16 +264,29 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       }
       const issues = extend(row.issues, [e.issue]);
       s.seenAgain.run({
-        project: e.project, id: e.pattern, last_used: ms,
+        project: e.project,
+        id: e.pattern,
+        last_used: ms,
         lifecycle: nextLifecycle(row.lifecycle, row.sightings + 1, JSON.parse(issues).length),
-        labels: extend(row.labels, e.labels ?? []), files: extend(row.files, e.files ?? []), phases: extend(row.phases, [e.phase]), issues,
+        labels: extend(row.labels, e.labels ?? []),
+        files: extend(row.files, e.files ?? []),
+        phases: extend(row.phases, [e.phase]),
+        issues,
       });
       s.insertSighting.run(e.project, issue, run, e.role, e.pattern, e.deliberation, 1);
       return;
     }
     case 'pattern.injected':
       for (const id of e.patterns) s.touch.run(ms, e.project, id);
-      s.insertInjections.run({ project: e.project, issue, run, role: e.role, event: e.id, ts: e.ts, patterns: JSON.stringify(e.patterns) });
+      s.insertInjections.run({
+        project: e.project,
+        issue,
+        run,
+        role: e.role,
+        event: e.id,
+        ts: e.ts,
+        patterns: JSON.stringify(e.patterns),
+      });
       return;
     case 'pattern.ignored':
       // Writers check for an earlier dismissal in this run before appending; two racing writers, or a
@@ -251,10 +325,13 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       if (!prior) s.insertOutcome.run(e.project, issue, run, e.result, e.ts, grading);
       for (const p of e.patterns) {
         const pass = e.result === 'pass';
-        if (pass ? !p.credit : p.tested === false) s.outcomeUntested.run({ project: e.project, id: p.pattern, success: pass ? 1 : 0, step: pass ? 1 : -1 });
+        if (pass ? !p.credit : p.tested === false)
+          s.outcomeUntested.run({ project: e.project, id: p.pattern, success: pass ? 1 : 0, step: pass ? 1 : -1 });
         else {
-          // a pass counts as much as outcomes in the project tell (its credit); a fail weighs half the role's weight (SPEC §3.8)
-          const t = e.result === 'pass' ? { held: p.credit, strength: p.credit! } : { against: 0.5 * p.weight, strength: 0.5 };
+          // a pass counts as much as outcomes in the project tell (its credit); a fail weighs half the role's weight
+          // (SPEC §3.8)
+          const t =
+            e.result === 'pass' ? { held: p.credit, strength: p.credit! } : { against: 0.5 * p.weight, strength: 0.5 };
           testEvidence(s, e, p.pattern, { ...t, halfLife: e.halfLife }, (after) =>
             s.outcomeTested.run({ project: e.project, id: p.pattern, success: e.result === 'pass' ? 1 : 0, ...after }),
           );

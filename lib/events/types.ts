@@ -20,14 +20,57 @@ export interface VerdictDigest {
 }
 
 export type EventPayload =
-  | ({ type: 'deliberation.stored'; deliberation: string; role: string; phase: string | null; iteration: number | null; labels: string[]; files: string[]; verdict: VerdictDigest | null; evidence: 'L1' | 'L2' | 'L3'; hash: string; size: number; path: string } & Scope)
-  | ({ type: 'pattern.observed'; pattern: string; role: string; text: string; category: Category; phase: string | null; labels: string[]; files: string[]; deliberation: string; echo?: true } & Scope)
+  | ({
+      type: 'deliberation.stored';
+      deliberation: string;
+      role: string;
+      phase: string | null;
+      iteration: number | null;
+      labels: string[];
+      files: string[];
+      verdict: VerdictDigest | null;
+      evidence: 'L1' | 'L2' | 'L3';
+      hash: string;
+      size: number;
+      path: string;
+    } & Scope)
+  | ({
+      type: 'pattern.observed';
+      pattern: string;
+      role: string;
+      text: string;
+      category: Category;
+      phase: string | null;
+      labels: string[];
+      files: string[];
+      deliberation: string;
+      echo?: true;
+    } & Scope)
   | ({ type: 'pattern.injected'; role: string; patterns: string[]; path: string; tokens: number } & Scope)
-  // A finding of a stored deliberation and the patterns it applies (SPEC §3.9.1): recorded, so replay never re-runs the matcher.
-  | ({ type: 'finding.linked'; deliberation: string; role: string; finding: string; summary: string; patterns: string[]; match: 'explicit' | 'text' | 'embedding' | 'self' } & Scope)
-  // reason: the validator's words that led the dismissal here, when the finding's own words led elsewhere (lib/patterns/feedback.ts);
-  // halfLife: how fast the writer's config ages earlier evidence (lib/events/credit.ts), so replay needs no config
-  | ({ type: 'pattern.ignored'; pattern: string; role: string; weight: number; finding: string; retract: boolean; reason?: string; halfLife?: number } & Scope)
+  // A finding of a stored deliberation and the patterns it applies (SPEC §3.9.1): recorded, so replay never re-runs the
+  // matcher.
+  | ({
+      type: 'finding.linked';
+      deliberation: string;
+      role: string;
+      finding: string;
+      summary: string;
+      patterns: string[];
+      match: 'explicit' | 'text' | 'embedding' | 'self';
+    } & Scope)
+  // reason: the validator's words that led the dismissal here, when the finding's own words led elsewhere
+  // (lib/patterns/feedback.ts); halfLife: how fast the writer's config ages earlier evidence (lib/events/credit.ts), so
+  // replay needs no config
+  | ({
+      type: 'pattern.ignored';
+      pattern: string;
+      role: string;
+      weight: number;
+      finding: string;
+      retract: boolean;
+      reason?: string;
+      halfLife?: number;
+    } & Scope)
   | ({ type: 'pattern.regressed'; pattern: string; finding: string } & Scope)
   // With `finding`: tested — a finding the validator kept, or an evidence-backed PASS the pattern was applied
   // in that finding of; without: a PASS it was only echoed in, untested credit (SPEC §3.10.1).
@@ -36,33 +79,23 @@ export type EventPayload =
   // One grading may span several events (`grading` names it) so that each line stays small. tested: the
   // pattern was applied in a finding (absent in logs of older versions: a fail then counts as tested);
   // credit: what a pass is worth to it (how informative outcomes are in the project).
-  | ({ type: 'pattern.outcome'; result: 'pass' | 'fail'; grading?: string; patterns: { pattern: string; weight: number; tested?: boolean; credit?: number }[]; halfLife?: number } & Scope)
+  | ({
+      type: 'pattern.outcome';
+      result: 'pass' | 'fail';
+      grading?: string;
+      patterns: { pattern: string; weight: number; tested?: boolean; credit?: number }[];
+      halfLife?: number;
+    } & Scope)
   | { type: 'pattern.promoted'; pattern: string; by: string; reason: string }
   | { type: 'pattern.deprecated'; pattern: string; reason: string; auto: boolean }
-  // newest: the latest first sighting among the candidates' roles when the basis was taken (lib/patterns/ranking.ts newCandidateSince)
+  // newest: the latest first sighting among the candidates' roles when the basis was taken (lib/patterns/ranking.ts
+  // newCandidateSince)
   | { type: 'summary.stored'; role: string; basis: string; text: string; newest?: string }
   // The landing itself is a line of .cairn/landings.jsonl (SPEC §5); this log only notes the capture.
   | ({ type: 'landing.captured'; landing: string; title: string; report: string | null; merged: boolean } & Scope);
 
 export type Category = 'rule' | 'causal' | 'observation';
-export type EventType = EventPayload['type'];
 export type CairnEvent = Envelope & EventPayload;
-
-export const EVENT_TYPES: readonly string[] = [
-  'deliberation.stored',
-  'pattern.observed',
-  'pattern.injected',
-  'finding.linked',
-  'pattern.ignored',
-  'pattern.regressed',
-  'pattern.reinforced',
-  'pattern.aged',
-  'pattern.outcome',
-  'pattern.promoted',
-  'pattern.deprecated',
-  'summary.stored',
-  'landing.captured',
-];
 
 /** The envelope checks a line must pass before the reducer sees it. */
 export function envelopeProblem(value: Record<string, unknown>): string | undefined {
@@ -81,7 +114,7 @@ export const MAX_PATTERN_CHARS = 500;
 export const MAX_ROLE_CHARS = 64;
 export const MAX_SCOPE_CHARS = 128; // issue, run, phase, finding ids
 export const MAX_FINDING_SUMMARY_CHARS = 160;
-export const MAX_LIST_ITEMS = 100; // ids in one event's list
+const MAX_LIST_ITEMS = 100; // ids in one event's list
 export const MAX_SUMMARY_BYTES = 3000; // a stored summary (summary.stored)
 
 /** Why an event's payload cannot be applied (a missing or oversized field), or undefined. */
@@ -96,30 +129,68 @@ export function payloadProblem(e: Record<string, unknown>): string | undefined {
     const v = e[key];
     if (!Array.isArray(v)) return `${key} is not a list`;
     if (v.length > MAX_LIST_ITEMS) return `${key} has more than ${MAX_LIST_ITEMS} entries`;
-    return v.every((x) => typeof x === 'string' && x.length <= MAX_SCOPE_CHARS) ? undefined : `${key} holds a value that is not a short string`;
+    return v.every((x) => typeof x === 'string' && x.length <= MAX_SCOPE_CHARS)
+      ? undefined
+      : `${key} holds a value that is not a short string`;
   };
   const context = (key: string) => {
     const v = e[key];
     if (v === undefined) return undefined;
-    return Array.isArray(v) && v.length <= MAX_LIST_ITEMS && v.every((x) => typeof x === 'string' && x.length <= 300) ? undefined : `${key} is not a short list of strings`;
+    return Array.isArray(v) && v.length <= MAX_LIST_ITEMS && v.every((x) => typeof x === 'string' && x.length <= 300)
+      ? undefined
+      : `${key} is not a short list of strings`;
   };
-  const halfLife = e.halfLife === undefined || (typeof e.halfLife === 'number' && e.halfLife > 0 && e.halfLife <= 1000) ? undefined : 'halfLife is not a number in (0, 1000]';
-  const checks: (string | undefined)[] = [text('issue', MAX_SCOPE_CHARS, true), text('run', MAX_SCOPE_CHARS, true), context('labels'), context('files'), halfLife];
+  const halfLife =
+    e.halfLife === undefined || (typeof e.halfLife === 'number' && e.halfLife > 0 && e.halfLife <= 1000)
+      ? undefined
+      : 'halfLife is not a number in (0, 1000]';
+  const checks: (string | undefined)[] = [
+    text('issue', MAX_SCOPE_CHARS, true),
+    text('run', MAX_SCOPE_CHARS, true),
+    context('labels'),
+    context('files'),
+    halfLife,
+  ];
   switch (e.type) {
     case 'deliberation.stored':
-      checks.push(text('deliberation', MAX_SCOPE_CHARS), text('role', MAX_ROLE_CHARS), text('hash', 64), text('phase', MAX_SCOPE_CHARS, true));
+      checks.push(
+        text('deliberation', MAX_SCOPE_CHARS),
+        text('role', MAX_ROLE_CHARS),
+        text('hash', 64),
+        text('phase', MAX_SCOPE_CHARS, true),
+      );
       break;
     case 'pattern.observed':
-      checks.push(text('pattern', 32), text('role', MAX_ROLE_CHARS), text('text', MAX_PATTERN_CHARS), text('deliberation', MAX_SCOPE_CHARS), text('phase', MAX_SCOPE_CHARS, true));
+      checks.push(
+        text('pattern', 32),
+        text('role', MAX_ROLE_CHARS),
+        text('text', MAX_PATTERN_CHARS),
+        text('deliberation', MAX_SCOPE_CHARS),
+        text('phase', MAX_SCOPE_CHARS, true),
+      );
       break;
     case 'pattern.injected':
       checks.push(text('role', MAX_ROLE_CHARS), ids('patterns'));
       break;
     case 'finding.linked':
-      checks.push(text('deliberation', MAX_SCOPE_CHARS), text('role', MAX_ROLE_CHARS), text('finding', MAX_SCOPE_CHARS), text('summary', MAX_FINDING_SUMMARY_CHARS), ids('patterns'));
+      checks.push(
+        text('deliberation', MAX_SCOPE_CHARS),
+        text('role', MAX_ROLE_CHARS),
+        text('finding', MAX_SCOPE_CHARS),
+        text('summary', MAX_FINDING_SUMMARY_CHARS),
+        ids('patterns'),
+      );
       break;
     case 'pattern.ignored':
-      checks.push(text('pattern', 32), text('role', MAX_ROLE_CHARS), text('finding', MAX_SCOPE_CHARS), text('reason', MAX_FINDING_SUMMARY_CHARS, true), typeof e.weight === 'number' && Number.isFinite(e.weight) && e.weight >= 0 && e.weight <= 100 ? undefined : 'weight is not a number in 0..100');
+      checks.push(
+        text('pattern', 32),
+        text('role', MAX_ROLE_CHARS),
+        text('finding', MAX_SCOPE_CHARS),
+        text('reason', MAX_FINDING_SUMMARY_CHARS, true),
+        typeof e.weight === 'number' && Number.isFinite(e.weight) && e.weight >= 0 && e.weight <= 100
+          ? undefined
+          : 'weight is not a number in 0..100',
+      );
       break;
     case 'pattern.regressed':
     case 'pattern.aged':
@@ -133,15 +204,30 @@ export function payloadProblem(e: Record<string, unknown>): string | undefined {
     case 'pattern.outcome':
       checks.push(
         e.result === 'pass' || e.result === 'fail' ? undefined : 'result is neither pass nor fail',
-        Array.isArray(e.patterns) && e.patterns.length <= MAX_LIST_ITEMS &&
-          e.patterns.every((p) => p && typeof p === 'object' && typeof p.pattern === 'string' && p.pattern.length <= 32 && typeof p.weight === 'number' && Number.isFinite(p.weight) &&
-            (p.credit === undefined || (typeof p.credit === 'number' && p.credit >= 0 && p.credit <= 1)) && (p.tested === undefined || typeof p.tested === 'boolean'))
+        Array.isArray(e.patterns) &&
+          e.patterns.length <= MAX_LIST_ITEMS &&
+          e.patterns.every(
+            (p) =>
+              p &&
+              typeof p === 'object' &&
+              typeof p.pattern === 'string' &&
+              p.pattern.length <= 32 &&
+              typeof p.weight === 'number' &&
+              Number.isFinite(p.weight) &&
+              (p.credit === undefined || (typeof p.credit === 'number' && p.credit >= 0 && p.credit <= 1)) &&
+              (p.tested === undefined || typeof p.tested === 'boolean'),
+          )
           ? undefined
           : 'patterns is not a short list of {pattern, weight, tested?, credit?}',
       );
       break;
     case 'summary.stored':
-      checks.push(text('role', MAX_ROLE_CHARS), text('basis', 64), text('text', MAX_SUMMARY_BYTES), text('newest', 40, true));
+      checks.push(
+        text('role', MAX_ROLE_CHARS),
+        text('basis', 64),
+        text('text', MAX_SUMMARY_BYTES),
+        text('newest', 40, true),
+      );
       break;
   }
   return checks.find((c) => c !== undefined);

@@ -30,14 +30,14 @@ export function readClaudeShaped(p: Json, host: HookInput['host'], shellTools: S
     prompt: str(p, 'prompt'),
     source: firstStr(p, 'source', 'trigger'),
     command: tool !== null && shellTools.has(tool) ? shellCommand(p.tool_input) : null,
-    toolFailed: (event !== null && event.endsWith('Failure')) || responseFailed(p.tool_response),
+    toolFailed: event?.endsWith('Failure') || responseFailed(p.tool_response),
     transcriptPath: str(p, 'transcript_path'),
     toolUseId: str(p, 'tool_use_id'),
   };
 }
 
 /** A tool response that reports failure: a non-zero exit code, an error, success:false or is_error. */
-export function responseFailed(response: unknown): boolean {
+function responseFailed(response: unknown): boolean {
   const r = asObject(response);
   if (!r) return false;
   if (failedExitCode(r.exit_code ?? r.exitCode ?? r.returncode)) return true;
@@ -54,7 +54,7 @@ export function claudeEnvelope(eventName: string, text: string): string {
  * Commands a `bd comments add` can be in (Claude Code's `if`, permission-rule syntax, matched against
  * each command of a compound one): bd by name, or by a path. memory-capture reads no other command.
  */
-export const CLAUDE_CAPTURE_IF = ['Bash(bd *)', 'Bash(*/bd *)'];
+const CLAUDE_CAPTURE_IF = ['Bash(bd *)', 'Bash(*/bd *)'];
 
 /**
  * .claude/settings.json (committed; settings.local.json is the personal one): SessionStart →

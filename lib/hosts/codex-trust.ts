@@ -39,7 +39,7 @@ export function readTomlTables(text: string): TomlTables {
     }
     if (line.startsWith('[')) {
       const parts = keyParts(line.slice(1));
-      const name = parts && parts.rest.trimStart().startsWith(']') ? JSON.stringify(parts.keys) : null;
+      const name = parts?.rest.trimStart().startsWith(']') ? JSON.stringify(parts.keys) : null;
       current = name === null ? null : (tables.get(name) ?? tables.set(name, new Map()).get(name)!);
       continue;
     }
@@ -144,7 +144,9 @@ export function codexTrustProblem(
   const places = [...new Set([root, gitTopLevel(root) ?? root].flatMap((dir) => [dir, realOrSame(dir)]))];
   const levels = places.map((dir) => table('projects', dir)?.get('trust_level'));
   if (!levels.includes('trusted')) {
-    const why = levels.includes('untrusted') ? 'Codex is told not to trust this project' : 'Codex does not trust this project yet';
+    const why = levels.includes('untrusted')
+      ? 'Codex is told not to trust this project'
+      : 'Codex does not trust this project yet';
     const what = 'start codex here and trust the folder (codex exec --trust)';
     return { fatal: true, detail: `${why}, so it reads no .codex/ here and runs none of its hooks: ${what}` };
   }
@@ -162,7 +164,10 @@ export function codexTrustProblem(
   }
   if (untrusted.length > 0) {
     const what = 'start codex here and trust them in /hooks (codex exec needs them trusted too)';
-    return { fatal: true, detail: `Codex has not trusted cairn's ${untrusted.join(', ')} hook(s) and skips them without a word: ${what}` };
+    return {
+      fatal: true,
+      detail: `Codex has not trusted cairn's ${untrusted.join(', ')} hook(s) and skips them without a word: ${what}`,
+    };
   }
   if (changed.length > 0) {
     const what = 'changed since Codex trusted them (cairn init rewrote them), so Codex skips them';

@@ -77,6 +77,10 @@ export const codexHooks: HostHooks = {
         timeout: 10,
       },
     },
-    { event: 'PostToolUse', matcher: 'Bash', handler: { type: 'command', command: exe('memory-capture'), timeout: 10 } },
+    {
+      event: 'PostToolUse',
+      matcher: 'Bash',
+      handler: { type: 'command', command: exe('memory-capture'), timeout: 10 },
+    },
   ],
 };

@@ -9,13 +9,16 @@ import { GIT_TOP_LEVEL, sessionStartCommand, type HostHooks } from './settings.j
 // `additional_context`.
 
 export function isCursorPayload(p: Json): boolean {
-  if (str(p, 'conversation_id') !== null || Array.isArray(p.workspace_roots) || str(p, 'cursor_version') !== null) return true;
+  if (str(p, 'conversation_id') !== null || Array.isArray(p.workspace_roots) || str(p, 'cursor_version') !== null)
+    return true;
   return /^[a-z][A-Za-z]+$/.test(str(p, 'hook_event_name') ?? '');
 }
 
 export function readCursorPayload(p: Json): HookInput {
   const event = str(p, 'hook_event_name');
-  const roots = Array.isArray(p.workspace_roots) ? p.workspace_roots.filter((r): r is string => typeof r === 'string' && r !== '') : [];
+  const roots = Array.isArray(p.workspace_roots)
+    ? p.workspace_roots.filter((r): r is string => typeof r === 'string' && r !== '')
+    : [];
   const shell = event === 'beforeShellExecution' || event === 'afterShellExecution';
   return {
     host: 'cursor',
@@ -25,7 +28,10 @@ export function readCursorPayload(p: Json): HookInput {
     prompt: str(p, 'prompt'),
     source: str(p, 'source'),
     command: shell ? str(p, 'command') : null,
-    toolFailed: failedExitCode(p.exit_code ?? p.exitCode) || asObject(p.error) !== null || (typeof p.error === 'string' && p.error !== ''),
+    toolFailed:
+      failedExitCode(p.exit_code ?? p.exitCode) ||
+      asObject(p.error) !== null ||
+      (typeof p.error === 'string' && p.error !== ''),
     ...NO_CALL,
   };
 }
@@ -34,7 +40,10 @@ export function cursorEnvelope(text: string): string {
   return JSON.stringify({ additional_context: text }) + '\n';
 }
 
-/** .cursor/hooks.json (version 1): sessionStart → auto-recall; afterShellExecution → memory-capture (an observer: Cursor reads nothing back). */
+/**
+ * .cursor/hooks.json (version 1): sessionStart → auto-recall; afterShellExecution → memory-capture (an observer: Cursor
+ * reads nothing back).
+ */
 export const cursorHooks: HostHooks = {
   file: '.cursor/hooks.json',
   layout: 'flat',

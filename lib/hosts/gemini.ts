@@ -9,7 +9,16 @@ import { sessionStartCommand, type HostHooks } from './settings.js';
 // names (BeforeAgent for a prompt, AfterTool after a tool) and tool names (run_shell_command).
 // stdout must be JSON only; SessionStart, BeforeAgent and AfterTool read hookSpecificOutput.additionalContext.
 
-const EVENTS = new Set(['BeforeAgent', 'AfterAgent', 'BeforeTool', 'AfterTool', 'BeforeModel', 'AfterModel', 'BeforeToolSelection', 'PreCompress']);
+const EVENTS = new Set([
+  'BeforeAgent',
+  'AfterAgent',
+  'BeforeTool',
+  'AfterTool',
+  'BeforeModel',
+  'AfterModel',
+  'BeforeToolSelection',
+  'PreCompress',
+]);
 const SHELL_TOOLS = new Set(['run_shell_command']);
 
 export function isGeminiPayload(p: Json): boolean {
@@ -52,6 +61,10 @@ export const geminiHooks: HostHooks = {
         timeout: 10000,
       },
     },
-    { event: 'AfterTool', matcher: 'run_shell_command', handler: { name: 'cairn-memory-capture', type: 'command', command: exe('memory-capture'), timeout: 10000 } },
+    {
+      event: 'AfterTool',
+      matcher: 'run_shell_command',
+      handler: { name: 'cairn-memory-capture', type: 'command', command: exe('memory-capture'), timeout: 10000 },
+    },
   ],
 };

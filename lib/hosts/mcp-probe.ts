@@ -11,7 +11,7 @@ import type { ServerCommand } from './mcp.js';
 // not part of doctor's start-up otherwise).
 
 /** How long the server has to start and answer both (a cold start is well under a second). */
-export const PROBE_MS = 10_000;
+const PROBE_MS = 10_000;
 
 export async function probeServer(root: string, server: ServerCommand, env = process.env, deadlineMs = PROBE_MS) {
   const name = 'mcp: server';

@@ -6,7 +6,12 @@ import type { HostHooks } from './settings.js';
 
 // The hosts `cairn init --<host>` configures and `cairn doctor` checks, in the order they are shown.
 
-export const HOST_HOOKS = { claude: claudeHooks, codex: codexHooks, gemini: geminiHooks, cursor: cursorHooks } satisfies Record<string, HostHooks>;
+export const HOST_HOOKS = {
+  claude: claudeHooks,
+  codex: codexHooks,
+  gemini: geminiHooks,
+  cursor: cursorHooks,
+} satisfies Record<string, HostHooks>;
 
 export type ConfigurableHost = keyof typeof HOST_HOOKS;
 

@@ -55,7 +55,10 @@ export function shellWord(text: string): string {
   return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The work tree git reports as top level for `root`: the first directory up holding `.git` (a directory, or a file for worktrees and submodules). */
+/**
+ * The work tree git reports as top level for `root`: the first directory up holding `.git` (a directory, or a file for
+ * worktrees and submodules).
+ */
 export function gitTopLevel(root: string): string | null {
   for (let dir = root; ; dir = dirname(dir)) {
     if (existsSync(join(dir, '.git'))) return dir;
@@ -69,7 +72,7 @@ export function gitTopLevel(root: string): string | null {
  * .cairn/) is reached from there, and a project outside git is named by its path (nothing shares
  * its settings through git).
  */
-export function projectDirExpression(root: string, hooks: Pick<HostHooks, 'projectDir'>): string {
+function projectDirExpression(root: string, hooks: Pick<HostHooks, 'projectDir'>): string {
   if (hooks.projectDir !== GIT_TOP_LEVEL) return hooks.projectDir;
   const top = gitTopLevel(root);
   if (top === null) return shellWord(root);
@@ -83,10 +86,14 @@ export function projectDirExpression(root: string, hooks: Pick<HostHooks, 'proje
  * else by name from PATH (a global install).
  */
 export function executableCommand(root: string, hooks: Pick<HostHooks, 'projectDir'>, name: string): string {
-  return existsSync(join(root, 'node_modules', '.bin', name)) ? `${projectDirExpression(root, hooks)}/node_modules/.bin/${name}` : name;
+  return existsSync(join(root, 'node_modules', '.bin', name))
+    ? `${projectDirExpression(root, hooks)}/node_modules/.bin/${name}`
+    : name;
 }
 
-/** The program a command line runs (first word, quotes removed), e.g. `"$X"/bin/auto-recall -v` → `$X/bin/auto-recall`. */
+/**
+ * The program a command line runs (first word, quotes removed), e.g. `"$X"/bin/auto-recall -v` → `$X/bin/auto-recall`.
+ */
 export function commandProgram(command: string): string {
   const first = /^\s*((?:"[^"]*"|'[^']*'|[^\s"'])+)/.exec(command);
   return first ? first[1].replace(/["']/g, '') : '';
@@ -112,7 +119,9 @@ function handlersOf(settings: Json, layout: Layout, event: string): Json[] {
 
 /** Every command configured for `event`, in either layout. */
 export function commandsFor(settings: Json, layout: Layout, event: string): string[] {
-  return handlersOf(settings, layout, event).map((h) => h.command).filter((c): c is string => typeof c === 'string');
+  return handlersOf(settings, layout, event)
+    .map((h) => h.command)
+    .filter((c): c is string => typeof c === 'string');
 }
 
 export interface PlacedHandler {
@@ -183,14 +192,23 @@ export interface Merged {
  * handler of cairn's, in any form the user gave it) is left as it is, unless the host calls that
  * handler outdated, which is replaced. Entries of one event and matcher share one group.
  */
-export function mergeHooks(settings: Json, hooks: Pick<HostHooks, 'layout' | 'outdated'>, entries: HookEntry[]): Merged {
+export function mergeHooks(
+  settings: Json,
+  hooks: Pick<HostHooks, 'layout' | 'outdated'>,
+  entries: HookEntry[],
+): Merged {
   const { layout } = hooks;
   let current: Json = { ...settings, hooks: { ...(asObject(settings.hooks) ?? {}) } };
   const replaced: Merged['replaced'] = [];
   for (const event of new Set(entries.map((e) => e.event))) {
     const stale = outdatedHandlers(current, hooks, event);
     if (stale.length === 0) continue;
-    current = withoutHandlers(current, layout, event, stale.map((s) => s.handler));
+    current = withoutHandlers(
+      current,
+      layout,
+      event,
+      stale.map((s) => s.handler),
+    );
     replaced.push(...stale.map(({ reason }) => ({ event, reason })));
   }
   const before = current;
@@ -220,15 +238,21 @@ export function mergeHooks(settings: Json, hooks: Pick<HostHooks, 'layout' | 'ou
  * installed here: the shell's exit 127) — the message of notInstalledMessage in the host's context
  * envelope (`envelope`), telling the agent what to do.
  */
-export function sessionStartCommand(exe: (name: string) => string, args: string, envelope: (text: string) => string): string {
+export function sessionStartCommand(
+  exe: (name: string) => string,
+  args: string,
+  envelope: (text: string) => string,
+): string {
   const program = exe('auto-recall');
   return `${program} ${args} || echo ${shellWord(envelope(notInstalledMessage(commandProgram(program))).trimEnd())}`;
 }
 
 /** What a session is told when auto-recall is not installed where its hook looks (SPEC §2: never silent). */
-export function notInstalledMessage(program: string): string {
+function notInstalledMessage(program: string): string {
   const dependency = program.includes('/node_modules/.bin/');
-  const remedy = dependency ? 'run npm install at the project root' : 'install cairn (README: Install cairn in your project)';
+  const remedy = dependency
+    ? 'run npm install at the project root'
+    : 'install cairn (README: Install cairn in your project)';
   const lost = 'so the memory of this project is neither recalled nor captured';
   return `cairn: ${basename(program)} could not run here, ${lost}: ${remedy}, then run cairn doctor.`;
 }
@@ -237,7 +261,8 @@ const SETTINGS_CAP = 4 * 1024 * 1024;
 
 /** A settings file as an object ({} when absent); a file that is not a JSON object is never overwritten. */
 export function readSettings(path: string): Json {
-  const text = readSmallFile(path, SETTINGS_CAP)?.toString('utf8') ?? ''; // a device or a huge file in its place is an error
+  // a device or a huge file in its place is an error
+  const text = readSmallFile(path, SETTINGS_CAP)?.toString('utf8') ?? '';
   if (text.trim() === '') return {};
   let value: unknown;
   try {
@@ -247,7 +272,8 @@ export function readSettings(path: string): Json {
   }
   const obj = asObject(value);
   if (!obj) throw new CairnError('input', `${path} is not a JSON object; left as it is`);
-  if (obj.hooks !== undefined && asObject(obj.hooks) === null) throw new CairnError('input', `${path}: "hooks" is not an object; left as it is`);
+  if (obj.hooks !== undefined && asObject(obj.hooks) === null)
+    throw new CairnError('input', `${path}: "hooks" is not an object; left as it is`);
   return obj;
 }
 
@@ -259,7 +285,11 @@ export function readSettings(path: string): Json {
 export function installHooks(root: string, hooks: HostHooks, storeDir?: string): Merged & { path: string } {
   let merged: Merged | undefined;
   const path = updateSettings(root, hooks.file, hooks.base, (current) => {
-    merged = mergeHooks(current, hooks, hooks.entries((name) => executableCommand(root, hooks, name) + dirFlag(storeDir)));
+    merged = mergeHooks(
+      current,
+      hooks,
+      hooks.entries((name) => executableCommand(root, hooks, name) + dirFlag(storeDir)),
+    );
     return merged.added.length > 0 ? merged.settings : undefined;
   });
   return { path, ...merged! };

@@ -10,7 +10,11 @@ import { mkdirNoFollow } from './safe.js';
  * followed (SPEC §2). The content is a text, bytes, or what `write` writes to the open temp file (a
  * large file copied in pieces, never whole in memory).
  */
-export function writeFileAtomic(path: string, content: string | Uint8Array | ((fd: number) => void), within: string): void {
+export function writeFileAtomic(
+  path: string,
+  content: string | Uint8Array | ((fd: number) => void),
+  within: string,
+): void {
   mkdirNoFollow(within, dirname(path));
   const tmp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   try {
@@ -25,6 +29,9 @@ export function writeFileAtomic(path: string, content: string | Uint8Array | ((f
   } catch (err) {
     rmSync(tmp, { force: true });
     if (err instanceof CairnError) throw err; // from what `write` read: said as it is
-    throw new CairnError('store', `cannot write ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new CairnError(
+      'store',
+      `cannot write ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
 }

@@ -23,7 +23,11 @@ export interface AppendOptions {
  * callers can derive ordered ids from it; it may check the deadline itself (nothing is written when
  * it throws). Returns the lines written.
  */
-export function appendLines(path: string, build: (lastLine: string | undefined) => string[], opts: AppendOptions): string[] {
+export function appendLines(
+  path: string,
+  build: (lastLine: string | undefined) => string[],
+  opts: AppendOptions,
+): string[] {
   let lines: string[] = [];
   appendUnderLock(path, opts, (fd, { lastLine, endsWithNewline }) => {
     lines = build(lastLine);
@@ -56,7 +60,11 @@ export function appendRange(path: string, range: LineRange, opts: AppendOptions)
   });
 }
 
-function appendUnderLock(path: string, { deadline, within }: AppendOptions, write: (fd: number, tail: { lastLine: string | undefined; endsWithNewline: boolean }) => void): void {
+function appendUnderLock(
+  path: string,
+  { deadline, within }: AppendOptions,
+  write: (fd: number, tail: { lastLine: string | undefined; endsWithNewline: boolean }) => void,
+): void {
   mkdirNoFollow(within, dirname(path));
   const lock = acquireLock(path, deadline);
   try {
@@ -65,7 +73,10 @@ function appendUnderLock(path: string, { deadline, within }: AppendOptions, writ
       fd = openSync(path, APPEND_FLAGS, 0o644);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new CairnError('store', `cannot append to ${path}: ${code === 'ELOOP' ? 'it is a symbolic link; cairn never writes through one' : (err as Error).message}`);
+      throw new CairnError(
+        'store',
+        `cannot append to ${path}: ${code === 'ELOOP' ? 'it is a symbolic link; cairn never writes through one' : (err as Error).message}`,
+      );
     }
     try {
       write(fd, readTail(fd));
@@ -109,7 +120,10 @@ export function sameBytes(fdA: number, a: number, fdB: number, b: number, length
   return true;
 }
 
-/** How many newlines bytes [start, end) of an open file hold; with `keep`, also where each of the last `keep` lines ends. */
+/**
+ * How many newlines bytes [start, end) of an open file hold; with `keep`, also where each of the last `keep` lines
+ * ends.
+ */
 export function countLines(fd: number, start: number, end: number, keep = 0): { lines: number; lastEnds: number[] } {
   const buf = Buffer.allocUnsafe(Math.min(PIECE, Math.max(1, end - start)));
   const ring = new Array<number>(keep); // the last `keep` line ends, the oldest at lines % keep
@@ -208,7 +222,8 @@ export function parseJsonLine<T = Record<string, unknown>>(text: string): Parsed
   if (trimmed === '') return { ok: false, reason: 'empty line' };
   try {
     const value = JSON.parse(trimmed) as unknown;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'not a JSON object' };
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      return { ok: false, reason: 'not a JSON object' };
     return { ok: true, value: value as T };
   } catch (err) {
     return { ok: false, reason: `invalid JSON (${jsonErrorPlace(trimmed, err)})` };

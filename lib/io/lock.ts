@@ -1,4 +1,16 @@
-import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, renameSync, rmdirSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  linkSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmdirSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { CairnError } from '../core/errors.js';
 import { sleepSync, type Deadline } from '../core/deadline.js';
@@ -38,11 +50,15 @@ export function acquireLock(target: string, deadline: Deadline): Lock {
     const found = inspect(path);
     const broken = found === undefined || (found.stale && breakStale(path, found));
     // Checked on every round, whatever happened: nothing at the lock path can keep a writer here past its deadline.
-    const until = found?.staleAt === undefined ? giveUpAt : Math.max(giveUpAt, Math.min(found.staleAt + 10, deadline.at));
+    const until =
+      found?.staleAt === undefined ? giveUpAt : Math.max(giveUpAt, Math.min(found.staleAt + 10, deadline.at));
     if (Date.now() >= until) {
       const last = broken ? create(path, token) : undefined; // a stale lock broken just now is free: one last try
       if (last) return last;
-      throw new CairnError('lock', `lock ${path} ${found?.holder ?? 'kept changing hands'}; gave up after ${Date.now() - started} ms`);
+      throw new CairnError(
+        'lock',
+        `lock ${path} ${found?.holder ?? 'kept changing hands'}; gave up after ${Date.now() - started} ms`,
+      );
     }
     sleepSync(broken ? 1 : Math.min(pause, Math.max(1, until - Date.now())));
     pause = Math.min(pause * 2, 25);
@@ -100,7 +116,11 @@ function inspect(path: string): Found | undefined {
   }
   const age = Date.now() - stats.mtimeMs;
   if (stats.isSymbolicLink()) {
-    return { stats, holder: 'is a symbolic link, not a cairn lock (remove it if no process uses it)', stale: age > STALE_MS };
+    return {
+      stats,
+      holder: 'is a symbolic link, not a cairn lock (remove it if no process uses it)',
+      stale: age > STALE_MS,
+    };
   }
   if (stats.isDirectory()) {
     let empty = false;
@@ -122,7 +142,13 @@ function inspect(path: string): Found | undefined {
   const token = /^(\d+) (\S+) (\d+)\n?$/.exec(content);
   if (!token) {
     const shown = JSON.stringify(content.slice(0, 40));
-    if (content === '') return { stats, holder: 'is empty (its holder died while taking it?)', stale: age > TORN_MS, staleAt: stats.mtimeMs + TORN_MS };
+    if (content === '')
+      return {
+        stats,
+        holder: 'is empty (its holder died while taking it?)',
+        stale: age > TORN_MS,
+        staleAt: stats.mtimeMs + TORN_MS,
+      };
     return { stats, holder: `holds ${shown}, not a cairn lock`, stale: age > STALE_MS };
   }
   const [, pidText, host, timeText] = token;

@@ -24,7 +24,8 @@ export function mkdirNoFollow(within: string, dir: string): void {
       try {
         mkdirSync(current);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new CairnError('store', `cannot create ${current}: ${(err as Error).message}`);
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+          throw new CairnError('store', `cannot create ${current}: ${(err as Error).message}`);
       }
       isDir = realDirectory(current);
     }
@@ -32,7 +33,9 @@ export function mkdirNoFollow(within: string, dir: string): void {
   }
 }
 
-/** True for a real directory; false for anything else that exists; undefined when missing. Throws on a symbolic link. */
+/**
+ * True for a real directory; false for anything else that exists; undefined when missing. Throws on a symbolic link.
+ */
 function realDirectory(path: string): boolean | undefined {
   let st;
   try {

@@ -29,11 +29,15 @@ export function bdTimeout(config: Config, deadline: Deadline): number {
 }
 
 /**
- * Start the listings from auto-recall's gate (tools/bundle.js), as soon as the payload names the
- * project, ~10 ms before the command's own modules would be loaded and the store opened: at a session
+ * Start the listings from auto-recall's gate (scripts/auto-recall.gate.ts), as soon as the payload names the
+ * project, before the command's own modules are loaded and the store opened: at a session
  * start bd is most of the wait. The root is found as the runner finds it; `--root` is left to the runner.
  */
-export function earlyBeadListing(flags: { root?: string; dir?: string; project?: string }, input: HookInput, deadline: Deadline): BeadListing | undefined {
+export function earlyBeadListing(
+  flags: { root?: string; dir?: string; project?: string },
+  input: HookInput,
+  deadline: Deadline,
+): BeadListing | undefined {
   if (flags.root !== undefined) return undefined;
   // The gate runs before the runner and its fail-open handling: whatever goes wrong here is left to it.
   try {
@@ -58,11 +62,16 @@ export function beadTitles(root: string, timeoutMs: number): Promise<string[]> {
   const { execFile } = require('node:child_process') as typeof import('node:child_process');
   const list = (status: string) =>
     new Promise<string[]>((resolve) => {
-      execFile(bd, ['list', `--status=${status}`, '--json'], { cwd: root, timeout: timeoutMs, maxBuffer: 8 << 20, windowsHide: true }, (err, stdout) =>
-        resolve(err ? [] : titlesOf(stdout, status)),
+      execFile(
+        bd,
+        ['list', `--status=${status}`, '--json'],
+        { cwd: root, timeout: timeoutMs, maxBuffer: 8 << 20, windowsHide: true },
+        (err, stdout) => resolve(err ? [] : titlesOf(stdout, status)),
       );
     });
-  return Promise.all([list('in_progress'), list('open')]).then(([working, open]) => [...new Set([...working, ...open])].slice(0, MAX_TITLES));
+  return Promise.all([list('in_progress'), list('open')]).then(([working, open]) =>
+    [...new Set([...working, ...open])].slice(0, MAX_TITLES),
+  );
 }
 
 /** Titles in `bd list --json` output (an array of issues), keeping only the status asked for when issues carry one. */
@@ -75,7 +84,10 @@ export function titlesOf(stdout: string, status: string): string[] {
   }
   if (!Array.isArray(rows)) return [];
   return rows
-    .filter((r): r is { title: string; status?: unknown } => r !== null && typeof r === 'object' && typeof (r as { title?: unknown }).title === 'string')
+    .filter(
+      (r): r is { title: string; status?: unknown } =>
+        r !== null && typeof r === 'object' && typeof (r as { title?: unknown }).title === 'string',
+    )
     .filter((r) => typeof r.status !== 'string' || r.status === status)
     .map((r) => r.title);
 }

@@ -4,7 +4,15 @@ import { describeError, errorKind } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { capUtf8, normaliseText } from '../core/text.js';
-import { DEFAULT_TAG_WORDS, makeEntry, MAX_CONTENT_BYTES, parseTypedText, suffixedKey, tagsFor, type KnowledgeEntry } from './entry.js';
+import {
+  DEFAULT_TAG_WORDS,
+  makeEntry,
+  MAX_CONTENT_BYTES,
+  parseTypedText,
+  suffixedKey,
+  tagsFor,
+  type KnowledgeEntry,
+} from './entry.js';
 import { Deadline } from '../core/deadline.js';
 import { follow } from '../store/follower.js';
 import { keyFamilyLines, knowledgeFollowers } from './index.js';
@@ -36,17 +44,27 @@ export function cleanContent(text: string): string {
   return capUtf8(sanitizeUntrusted(text), MAX_CONTENT_BYTES).trim();
 }
 
-export function cleanBead(bead: string): string {
-  return Array.from(sanitizeUntrusted(bead, { singleLine: true })).slice(0, MAX_BEAD_CHARS).join('');
+function cleanBead(bead: string): string {
+  return Array.from(sanitizeUntrusted(bead, { singleLine: true }))
+    .slice(0, MAX_BEAD_CHARS)
+    .join('');
 }
 
 /** The entry a comment makes, 'skip' for `SKIP:`, undefined when it is not knowledge (or nothing is left of it). */
-export function entryFromComment(comment: Comment, ctx: CaptureContext): KnowledgeEntry | 'skip' | undefined {
+function entryFromComment(comment: Comment, ctx: CaptureContext): KnowledgeEntry | 'skip' | undefined {
   const typed = parseTypedText(comment.text);
   if (typed === undefined || typed === 'skip') return typed;
   const content = cleanContent(typed.content);
   if (!content) return undefined;
-  return makeEntry({ type: typed.type, content, bead: cleanBead(comment.bead), source: comment.source, ts: comment.ts, project: ctx.project, tagWords: ctx.tagWords });
+  return makeEntry({
+    type: typed.type,
+    content,
+    bead: cleanBead(comment.bead),
+    source: comment.source,
+    ts: comment.ts,
+    project: ctx.project,
+    tagWords: ctx.tagWords,
+  });
 }
 
 export interface Appended {
@@ -63,33 +81,31 @@ export interface Appended {
 export function appendEntries(store: Store, entries: KnowledgeEntry[], progress: Progress = NO_PROGRESS): Appended[] {
   const results: Appended[] = [];
   if (entries.length === 0) return results;
-  store.appendLines(
-    store.knowledgePath,
-    () => {
-      const families = storedFamilies(store, new Set(entries.map((e) => e.key)), entries[0].project);
-      const lines: string[] = [];
-      for (const [i, candidate] of entries.entries()) {
-        store.deadline.check('recording the change'); // thousands of comments: the lock is not held past the deadline (SPEC §2)
-        if (i % 256 === 0) progress(i, entries.length);
-        const family = families.get(candidate.key) ?? { keys: new Set<string>(), contents: new Map<string, string>() };
-        families.set(candidate.key, family);
-        const norm = normaliseText(candidate.content);
-        const existing = family.contents.get(norm);
-        if (existing !== undefined) {
-          results.push({ entry: { ...candidate, key: existing }, status: 'duplicate' });
-          continue;
-        }
-        let n = 1;
-        while (family.keys.has(suffixedKey(candidate.key, n))) n++;
-        const entry = { ...candidate, key: suffixedKey(candidate.key, n) };
-        family.keys.add(entry.key);
-        family.contents.set(norm, entry.key);
-        lines.push(JSON.stringify(entry));
-        results.push({ entry, status: 'added' });
+  store.appendLines(store.knowledgePath, () => {
+    const families = storedFamilies(store, new Set(entries.map((e) => e.key)), entries[0].project);
+    const lines: string[] = [];
+    for (const [i, candidate] of entries.entries()) {
+      // thousands of comments: the lock is not held past the deadline (SPEC §2)
+      store.deadline.check('recording the change');
+      if (i % 256 === 0) progress(i, entries.length);
+      const family = families.get(candidate.key) ?? { keys: new Set<string>(), contents: new Map<string, string>() };
+      families.set(candidate.key, family);
+      const norm = normaliseText(candidate.content);
+      const existing = family.contents.get(norm);
+      if (existing !== undefined) {
+        results.push({ entry: { ...candidate, key: existing }, status: 'duplicate' });
+        continue;
       }
-      return lines;
-    },
-  );
+      let n = 1;
+      while (family.keys.has(suffixedKey(candidate.key, n))) n++;
+      const entry = { ...candidate, key: suffixedKey(candidate.key, n) };
+      family.keys.add(entry.key);
+      family.contents.set(norm, entry.key);
+      lines.push(JSON.stringify(entry));
+      results.push({ entry, status: 'added' });
+    }
+    return lines;
+  });
   return results;
 }
 
@@ -123,7 +139,10 @@ const CATCH_UP_MS = 150;
 function familiesFromIndex(store: Store, baseKeys: Set<string>, project: string | undefined): Map<string, Family> {
   const db = store.database;
   // the one follower, with a budget of its own: what it applies meanwhile is kept for the next reader
-  const catchUp = { deadline: new Deadline(Math.max(1, Math.min(CATCH_UP_MS, store.deadline.remaining() / 4))), warn: (m: string) => store.log.warn(m) };
+  const catchUp = {
+    deadline: new Deadline(Math.max(1, Math.min(CATCH_UP_MS, store.deadline.remaining() / 4))),
+    warn: (m: string) => store.log.warn(m),
+  };
   const followers = knowledgeFollowers(store);
   follow(db, followers.archive, catchUp);
   follow(db, followers.log, catchUp);
@@ -153,10 +172,16 @@ const SEARCHED_KEYS = 16;
 const LOG_CAP = 64 * 1024 * 1024;
 
 /** The stored versions of each base key's family, from the files given (missing files hold none). */
-function keyFamilies(paths: string[], baseKeys: Set<string>, project: string | undefined, deadline: Deadline): Map<string, Family> {
+function keyFamilies(
+  paths: string[],
+  baseKeys: Set<string>,
+  project: string | undefined,
+  deadline: Deadline,
+): Map<string, Family> {
   const families = new Map<string, Family>();
   for (const path of paths) {
-    // a regular file only, never through a link (a log committed as a link to /dev/zero is refused, not read without end)
+    // a regular file only, never through a link (a log committed as a link to /dev/zero is refused, not read without
+    // end)
     const buf = readSmallLog(path, LOG_CAP);
     if (buf === undefined) continue;
     for (const start of candidateLines(buf, baseKeys)) {
@@ -213,7 +238,8 @@ export function captureComments(store: Store, comments: Comment[]): CaptureRepor
   const entries: KnowledgeEntry[] = [];
   let ignored = 0;
   for (const c of comments) {
-    store.deadline.check('preparing the captures'); // thousands of comments in one payload: stop before anything is recorded (SPEC §2)
+    // thousands of comments in one payload: stop before anything is recorded (SPEC §2)
+    store.deadline.check('preparing the captures');
     const e = entryFromComment(c, ctx);
     if (e === undefined || e === 'skip') ignored++;
     else entries.push(e);
@@ -232,7 +258,11 @@ function afterAppend(store: Store, report: CaptureReport): void {
     store.log.warn(`captured; indexing is left to the next reader (${describeError(err)})`);
   }
   try {
-    report.rotated = rotateIfDue(store.knowledgePath, store.archivePath, { deadline: store.deadline, within: store.dir, countFile: store.lineCountPath });
+    report.rotated = rotateIfDue(store.knowledgePath, store.archivePath, {
+      deadline: store.deadline,
+      within: store.dir,
+      countFile: store.lineCountPath,
+    });
   } catch (err) {
     store.log.warn(`captured; rotation is left to the next run (${describeError(err)})`);
   }

@@ -16,11 +16,32 @@ export interface SessionContext {
 
 /** The context as one text, most important first (query terms are taken in this order). */
 export function contextText(c: SessionContext): string {
-  return [c.prompt ?? '', ...c.beadTitles, branchWords(c.branch ?? '').join(' '), ...c.changedFiles].filter(Boolean).join('\n');
+  return [c.prompt ?? '', ...c.beadTitles, branchWords(c.branch ?? '').join(' '), ...c.changedFiles]
+    .filter(Boolean)
+    .join('\n');
 }
 
 // Conventional prefixes and long-lived branch names say nothing about the topic.
-const BRANCH_NOISE = new Set(['feat', 'feature', 'fix', 'bugfix', 'hotfix', 'chore', 'refactor', 'docs', 'doc', 'test', 'tests', 'wip', 'main', 'master', 'develop', 'dev', 'release', 'head']);
+const BRANCH_NOISE = new Set([
+  'feat',
+  'feature',
+  'fix',
+  'bugfix',
+  'hotfix',
+  'chore',
+  'refactor',
+  'docs',
+  'doc',
+  'test',
+  'tests',
+  'wip',
+  'main',
+  'master',
+  'develop',
+  'dev',
+  'release',
+  'head',
+]);
 
 /** `feat/codex-cli_support` → codex, cli, support. */
 export function branchWords(branch: string): string[] {

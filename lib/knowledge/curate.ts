@@ -10,7 +10,7 @@ import type { Store } from '../store/store.js';
 import type { CurationStatus, KnowledgeEntry } from './entry.js';
 import { versionOf } from './index.js';
 import { parseEntryLine, toEntry } from './reader.js';
-import { anchorChecker } from './hygiene.js';
+import { anchorChecker } from './sanitize.js';
 
 // Shared curation (SPEC §4.5): the review-gated way to improve the committed log without rewriting it.
 // `--dry-run` gathers candidates — duplicates, stale entries, entries another one says it supersedes —
@@ -35,7 +35,8 @@ function* projectEntries(store: Store): Generator<KnowledgeEntry> {
   for (const line of readLines(store.knowledgePath)) {
     if (++n % CHECK_EVERY === 0) store.deadline.check('reading the knowledge log');
     const parsed = line.text.trim() ? parseEntryLine(line.text) : undefined;
-    if (parsed?.ok && (parsed.value.project === undefined || parsed.value.project === store.project)) yield parsed.value;
+    if (parsed?.ok && (parsed.value.project === undefined || parsed.value.project === store.project))
+      yield parsed.value;
   }
 }
 
@@ -43,9 +44,30 @@ function* projectEntries(store: Store): Generator<KnowledgeEntry> {
 const CHECK_EVERY = 1024;
 
 /** An existing entry with curation fields set, as the line that records them. */
-function curated(e: KnowledgeEntry, status: CurationStatus, reason: string, extra: Partial<KnowledgeEntry>, project: string): string {
-  const { status: _s, superseded_by: _b, supersedes: _p, merged_from: _m, review_source: _rs, review_reason: _rr, ...base } = e;
-  return JSON.stringify({ ...base, project: e.project ?? project, status, ...extra, review_source: 'cairn curate', review_reason: reason });
+function curated(
+  e: KnowledgeEntry,
+  status: CurationStatus,
+  reason: string,
+  extra: Partial<KnowledgeEntry>,
+  project: string,
+): string {
+  const {
+    status: _s,
+    superseded_by: _b,
+    supersedes: _p,
+    merged_from: _m,
+    review_source: _rs,
+    review_reason: _rr,
+    ...base
+  } = e;
+  return JSON.stringify({
+    ...base,
+    project: e.project ?? project,
+    status,
+    ...extra,
+    review_source: 'cairn curate',
+    review_reason: reason,
+  });
 }
 
 /**
@@ -70,11 +92,13 @@ export function proposeCuration(store: Store): Proposal {
   }
   const visible = (j: number) => latest.get(versions.at(j)) === j && superseded.at(j) === 0;
   const sameContent = new HashTable();
-  for (let j = 0; j < versions.length; j++) if (visible(j)) sameContent.set(contents.at(j), (sameContent.get(contents.at(j)) ?? 0) + 1);
+  for (let j = 0; j < versions.length; j++)
+    if (visible(j)) sameContent.set(contents.at(j), (sameContent.get(contents.at(j)) ?? 0) + 1);
   const supersededBy = new Map<string, string>();
   for (const s of says) if (visible(s.at)) for (const k of s.supersedes) if (k !== s.key) supersededBy.set(k, s.key);
 
-  const groups = new Map<number, KnowledgeEntry[]>(); // duplicates: the same content under several keys (one version per key)
+  // duplicates: the same content under several keys (one version per key)
+  const groups = new Map<number, KnowledgeEntry[]>();
   const named: KnowledgeEntry[] = []; // entries another one says it supersedes
   const stale: { e: KnowledgeEntry; missing: string[] }[] = [];
   const anchorsOf = anchorChecker(store.location.root);
@@ -95,8 +119,17 @@ export function proposeCuration(store: Store): Proposal {
   for (const group of groups.values()) {
     const [newest, ...older] = [...group].sort((a, b) => b.ts - a.ts);
     const olderKeys = older.map((e) => e.key);
-    lines.push(curated(newest, 'canonical', `keeps ${olderKeys.length} duplicate(s) of the same content: ${olderKeys.join(', ')}`, { merged_from: olderKeys, supersedes: olderKeys }, store.project));
-    for (const e of older) lines.push(curated(e, 'superseded', `duplicate of ${newest.key}`, { superseded_by: newest.key }, store.project));
+    lines.push(
+      curated(
+        newest,
+        'canonical',
+        `keeps ${olderKeys.length} duplicate(s) of the same content: ${olderKeys.join(', ')}`,
+        { merged_from: olderKeys, supersedes: olderKeys },
+        store.project,
+      ),
+    );
+    for (const e of older)
+      lines.push(curated(e, 'superseded', `duplicate of ${newest.key}`, { superseded_by: newest.key }, store.project));
     for (const k of [newest.key, ...olderKeys]) decided.add(k);
   }
   // superseded: an entry another one says it supersedes, not yet marked
@@ -108,7 +141,10 @@ export function proposeCuration(store: Store): Proposal {
   }
   // stale: every file the entry names is gone from the project — for a person to review, not to drop
   for (const { e, missing } of stale) {
-    if (!decided.has(e.key)) lines.push(curated(e, 'needs_review', `the files it names no longer exist: ${missing.join(', ')}`, {}, store.project));
+    if (!decided.has(e.key))
+      lines.push(
+        curated(e, 'needs_review', `the files it names no longer exist: ${missing.join(', ')}`, {}, store.project),
+      );
   }
   return { lines, hash: proposalHash(lines) };
 }
@@ -131,21 +167,30 @@ const PROPOSAL_CAP = 16 * 1024 * 1024;
  * when a line is not a curated entry of this project with a review_reason, or without a confirmation.
  */
 export function applyProposal(store: Store, proposalPath: string, confirm: string): Applied {
-  let proposal: Proposal;
   let text: string;
   try {
     text = readSmallFile(proposalPath, PROPOSAL_CAP)?.toString('utf8') ?? '';
   } catch (err) {
     throw new CairnError('input', `cannot read the proposal ${proposalPath}: ${(err as Error).message}`);
   }
-  proposal = parseJson(text, `the proposal ${proposalPath}`) as Proposal;
-  if (!Array.isArray(proposal.lines) || !proposal.lines.every((l) => typeof l === 'string')) throw new CairnError('input', `${proposalPath} is not a curation proposal`);
+  const proposal = parseJson(text, `the proposal ${proposalPath}`) as Proposal;
+  if (!Array.isArray(proposal.lines) || !proposal.lines.every((l) => typeof l === 'string'))
+    throw new CairnError('input', `${proposalPath} is not a curation proposal`);
   const hash = proposalHash(proposal.lines);
-  if (hash !== confirm) throw new CairnError('input', `the proposal changed since review: its lines hash to ${hash}, not ${confirm}; run cairn curate --dry-run again`);
+  if (hash !== confirm)
+    throw new CairnError(
+      'input',
+      `the proposal changed since review: its lines hash to ${hash}, not ${confirm}; run cairn curate --dry-run again`,
+    );
   const entries = proposal.lines.map((line, i) => {
     const parsed = toEntry(parseJson(line, `line ${i + 1} of the proposal`));
-    if (!parsed.ok || !parsed.value.status || !parsed.value.review_reason) throw new CairnError('input', `line ${i + 1} of the proposal is not a curated entry with a status and a review_reason`);
-    if (parsed.value.project !== undefined && parsed.value.project !== store.project) throw new CairnError('input', `line ${i + 1} of the proposal belongs to another project`);
+    if (!parsed.ok || !parsed.value.status || !parsed.value.review_reason)
+      throw new CairnError(
+        'input',
+        `line ${i + 1} of the proposal is not a curated entry with a status and a review_reason`,
+      );
+    if (parsed.value.project !== undefined && parsed.value.project !== store.project)
+      throw new CairnError('input', `line ${i + 1} of the proposal belongs to another project`);
     if (line.includes('\n')) throw new CairnError('input', `line ${i + 1} of the proposal holds a newline`);
     return { line, entry: parsed.value };
   });

@@ -5,7 +5,15 @@ import { shortHash } from '../core/text.js';
 // {"key":…,"type":…,"content":…,"source":…,"tags":[…],"ts":…,"bead":…} plus, when cairn writes it,
 // the project id, and the optional curation fields.
 
-export const KNOWLEDGE_TYPES = ['learned', 'decision', 'fact', 'pattern', 'investigation', 'deviation', 'must-check'] as const;
+export const KNOWLEDGE_TYPES = [
+  'learned',
+  'decision',
+  'fact',
+  'pattern',
+  'investigation',
+  'deviation',
+  'must-check',
+] as const;
 export type KnowledgeType = (typeof KNOWLEDGE_TYPES)[number];
 
 export const CURATION_STATUSES = ['canonical', 'superseded', 'needs_review'] as const;
@@ -54,7 +62,12 @@ export function parseTypedText(body: string): { type: KnowledgeType; content: st
  * its key still says something unique.
  */
 export function slugOf(content: string): string {
-  const slug = Array.from(content).slice(0, SLUG_CHARS).join('').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  const slug = Array.from(content)
+    .slice(0, SLUG_CHARS)
+    .join('')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   return slug || shortHash(content).slice(0, 12);
 }
 
@@ -69,13 +82,76 @@ export function suffixedKey(base: string, n: number): string {
 
 /** The default tag vocabulary (SPEC §4.1); config `knowledge.tags` adds words. */
 export const DEFAULT_TAG_WORDS = [
-  'api', 'auth', 'oauth', 'jwt', 'security', 'permission', 'secret', 'token', 'session',
-  'database', 'sqlite', 'postgres', 'mysql', 'redis', 'sql', 'schema', 'migration', 'query', 'index', 'cache',
-  'config', 'env', 'test', 'ci', 'build', 'deploy', 'release', 'docker', 'kubernetes', 'install', 'dependency', 'version',
-  'hook', 'plugin', 'cli', 'ui', 'css', 'react', 'http', 'network', 'webhook', 'queue', 'job',
-  'performance', 'memory', 'timeout', 'retry', 'concurrency', 'lock', 'async', 'error', 'crash', 'bug', 'logging',
-  'validation', 'parser', 'regex', 'encoding', 'unicode', 'json', 'yaml', 'shell', 'git', 'merge',
-  'agent', 'prompt', 'model', 'search', 'architecture', 'convention',
+  'api',
+  'auth',
+  'oauth',
+  'jwt',
+  'security',
+  'permission',
+  'secret',
+  'token',
+  'session',
+  'database',
+  'sqlite',
+  'postgres',
+  'mysql',
+  'redis',
+  'sql',
+  'schema',
+  'migration',
+  'query',
+  'index',
+  'cache',
+  'config',
+  'env',
+  'test',
+  'ci',
+  'build',
+  'deploy',
+  'release',
+  'docker',
+  'kubernetes',
+  'install',
+  'dependency',
+  'version',
+  'hook',
+  'plugin',
+  'cli',
+  'ui',
+  'css',
+  'react',
+  'http',
+  'network',
+  'webhook',
+  'queue',
+  'job',
+  'performance',
+  'memory',
+  'timeout',
+  'retry',
+  'concurrency',
+  'lock',
+  'async',
+  'error',
+  'crash',
+  'bug',
+  'logging',
+  'validation',
+  'parser',
+  'regex',
+  'encoding',
+  'unicode',
+  'json',
+  'yaml',
+  'shell',
+  'git',
+  'merge',
+  'agent',
+  'prompt',
+  'model',
+  'search',
+  'architecture',
+  'convention',
 ];
 
 /** Paths and file names with an extension mentioned in the text (`src/app.tsx`, `main.go`). */
@@ -115,7 +191,8 @@ function wholeWord(word: string): RegExp {
   let re = wordPatterns.get(word);
   if (!re) {
     const escaped = word.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    const inflected = escaped.endsWith('y') ? `${escaped.slice(0, -1)}(?:y|ies)` : `${escaped}(?:e?s)?`; // retry, retries
+    // retry, retries
+    const inflected = escaped.endsWith('y') ? `${escaped.slice(0, -1)}(?:y|ies)` : `${escaped}(?:e?s)?`;
     re = new RegExp(`(?<![\\p{L}\\p{N}_])${inflected}(?![\\p{L}\\p{N}_])`, 'u');
     wordPatterns.set(word, re);
   }

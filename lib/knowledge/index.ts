@@ -31,7 +31,7 @@ const SOURCE_CODE: Record<Source, number> = { archive: 0, log: 1, active: 2 };
 const SEQ_BASE: Record<Source, number> = { archive: 0, log: 2 ** 40, active: 0 };
 
 /** How the follower reads one knowledge log into the index. */
-export function knowledgeFollower(path: string, source: Source): LogFollower<KnowledgeEntry> {
+function knowledgeFollower(path: string, source: Source): LogFollower<KnowledgeEntry> {
   const code = SOURCE_CODE[source];
   return {
     name: `knowledge-${source}`,
@@ -39,7 +39,9 @@ export function knowledgeFollower(path: string, source: Source): LogFollower<Kno
     parse(text, offset, warn) {
       const parsed = parseEntryLine(text);
       if (parsed.ok) return parsed.value;
-      warn(`${source === 'log' ? 'knowledge.jsonl' : `knowledge ${source}`}: skipped the line at byte ${offset}: ${parsed.reason}`);
+      warn(
+        `${source === 'log' ? 'knowledge.jsonl' : `knowledge ${source}`}: skipped the line at byte ${offset}: ${parsed.reason}`,
+      );
       return undefined;
     },
     apply(db, e, offset) {
@@ -82,7 +84,8 @@ const prepared = new WeakMap<Database, ReturnType<typeof prepareStatements>>();
 function prepareStatements(db: Database) {
   return {
     insert: db.prepare(
-      'INSERT INTO knowledge (source, seq, version, project, key, type, content, tags, bead, ts, status, noise) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO knowledge (source, seq, version, project, key, type, content, tags, bead, ts, status, noise) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     insertFts: db.prepare('INSERT INTO knowledge_fts (rowid, content, tags, type, key) VALUES (?, ?, ?, ?, ?)'),
     // the newest lines' table (syncNewest)
@@ -91,16 +94,21 @@ function prepareStatements(db: Database) {
     sourceAbove: db.prepare('SELECT 1 FROM knowledge WHERE source = ? AND id > ? LIMIT 1'),
     newestBelow: db.prepare('SELECT 1 FROM knowledge_newest WHERE source = ? AND id < ? LIMIT 1'),
     addNewestFts: db.prepare(
-      'INSERT INTO knowledge_newest_fts (rowid, content, tags, type, key, source) SELECT id, content, tags, type, key, source FROM knowledge WHERE source = ? AND id >= ? ORDER BY id',
+      'INSERT INTO knowledge_newest_fts (rowid, content, tags, type, key, source) SELECT id, content, tags, type, ' +
+        'key, source FROM knowledge WHERE source = ? AND id >= ? ORDER BY id',
     ),
-    addNewest: db.prepare('INSERT INTO knowledge_newest (id, source) SELECT id, source FROM knowledge WHERE source = ? AND id >= ?'),
+    addNewest: db.prepare(
+      'INSERT INTO knowledge_newest (id, source) SELECT id, source FROM knowledge WHERE source = ? AND id >= ?',
+    ),
     forgetNewestFts: db.prepare(
       `INSERT INTO knowledge_newest_fts (knowledge_newest_fts, rowid, content, tags, type, key, source)
        SELECT 'delete', k.id, k.content, k.tags, k.type, k.key, k.source FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source = ? AND n.id < ?`,
     ),
     forgetNewest: db.prepare('DELETE FROM knowledge_newest WHERE source = ? AND id < ?'),
     // '-' sorts just before '.': the range is every key that starts with `base-` (`+source`: by key, not by source)
-    keyFamily: db.prepare('SELECT key, content, project FROM knowledge WHERE (key = ? OR (key > ? AND key < ?)) AND +source IN (0, 1) ORDER BY source, seq'),
+    keyFamily: db.prepare(
+      'SELECT key, content, project FROM knowledge WHERE (key = ? OR (key > ? AND key < ?)) AND +source IN (0, 1) ORDER BY source, seq',
+    ),
   };
 }
 function statements(db: Database) {
@@ -138,13 +146,18 @@ export const NEWEST_LINES = ROTATE_ABOVE;
  * above the newest it holds and forgets those that fell below the window. Nothing changed: a few
  * index lookups; one new line: one row in, one out.
  */
-export function syncNewest(db: Database, source: Source): void {
+function syncNewest(db: Database, source: Source): void {
   const code = SOURCE_CODE[source];
   const s = statements(db);
   const plan = () => {
     const floor = (s.windowStart.get(code, NEWEST_LINES - 1) as { id: number } | undefined)?.id ?? 0;
     const top = (s.newestTop.get(code) as { id: number | null }).id ?? 0;
-    return { floor, top, change: s.sourceAbove.get(code, Math.max(top, floor - 1)) !== undefined || s.newestBelow.get(code, floor) !== undefined };
+    return {
+      floor,
+      top,
+      change:
+        s.sourceAbove.get(code, Math.max(top, floor - 1)) !== undefined || s.newestBelow.get(code, floor) !== undefined,
+    };
   };
   if (!plan().change) return;
   db.transaction(() => {
@@ -162,9 +175,16 @@ function forgetNewest(db: Database, code: number, floor: number): void {
   s.forgetNewest.run(code, floor);
 }
 
-/** Lines of the archive and the log, in that order, whose key is `base` or `base-<anything>` (a capture's key family, SPEC §4.1). */
+/**
+ * Lines of the archive and the log, in that order, whose key is `base` or `base-<anything>` (a capture's key family,
+ * SPEC §4.1).
+ */
 export function keyFamilyLines(db: Database, base: string): { key: string; content: string; project: string }[] {
-  return statements(db).keyFamily.all(base, `${base}-`, `${base}.`) as { key: string; content: string; project: string }[];
+  return statements(db).keyFamily.all(base, `${base}-`, `${base}.`) as {
+    key: string;
+    content: string;
+    project: string;
+  }[];
 }
 
 export interface KnowledgeHit {
@@ -214,7 +234,8 @@ function filters(q: KnowledgeQuery): { sql: string; params: unknown[] } {
   const parts = [
     `k.project IN (?, '')`,
     `k.source IN (${codes.map(() => '?').join(', ')})`,
-    `NOT EXISTS (SELECT 1 FROM knowledge later WHERE later.version = k.version AND later.seq > k.seq AND (later.source = 2) = (k.source = 2))`,
+    `NOT EXISTS (SELECT 1 FROM knowledge later WHERE later.version = k.version AND later.seq > k.seq AND ` +
+      `(later.source = 2) = (k.source = 2))`,
   ];
   const params: unknown[] = [q.project, ...codes];
   if (q.type) {
@@ -225,7 +246,8 @@ function filters(q: KnowledgeQuery): { sql: string; params: unknown[] } {
   return { sql: parts.join(' AND '), params };
 }
 
-const COLUMNS = 'k.id, k.key, k.type, k.content, k.bead, k.tags, k.ts, k.status, k.source, k.recall_key, k.recall_tokens';
+const COLUMNS =
+  'k.id, k.key, k.type, k.content, k.bead, k.tags, k.ts, k.status, k.source, k.recall_key, k.recall_tokens';
 
 interface Row {
   id: number;
@@ -243,15 +265,32 @@ interface Row {
 }
 
 function toHit(r: Row): KnowledgeHit {
-  const hit: KnowledgeHit = { id: r.id, key: r.key, type: r.type, content: r.content, bead: r.bead, tags: r.tags ? r.tags.split(' ') : [], ts: r.ts, status: r.status, archived: r.source === 0, score: r.score };
-  if (r.recall_key !== null && r.recall_tokens !== null) hit.lineTokens = { key: r.recall_key, tokens: r.recall_tokens };
+  const hit: KnowledgeHit = {
+    id: r.id,
+    key: r.key,
+    type: r.type,
+    content: r.content,
+    bead: r.bead,
+    tags: r.tags ? r.tags.split(' ') : [],
+    ts: r.ts,
+    status: r.status,
+    archived: r.source === 0,
+    score: r.score,
+  };
+  if (r.recall_key !== null && r.recall_tokens !== null)
+    hit.lineTokens = { key: r.recall_key, tokens: r.recall_tokens };
   return hit;
 }
 
 /** The entries of auto-recall's working set: the newest lines of these sources (see syncNewest). */
 export function newestEntries(db: Database, sources: Source[]): KnowledgeHit[] {
   const codes = sources.map((s) => SOURCE_CODE[s]);
-  const rows = db.prepare(`SELECT ${COLUMNS}, 0 AS score FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source IN (${codes.map(() => '?').join(', ')})`).all(...codes) as Row[];
+  const rows = db
+    .prepare(
+      `SELECT ${COLUMNS}, 0 AS score FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source IN ` +
+        `(${codes.map(() => '?').join(', ')})`,
+    )
+    .all(...codes) as Row[];
   return rows.map(toHit);
 }
 
@@ -265,7 +304,10 @@ export function recordLineTokens(db: Database, counted: { id: number; key: strin
 
 const ftsTable = (newest: boolean | undefined) => (newest ? 'knowledge_newest_fts' : 'knowledge_fts');
 
-/** How many rows of the searched FTS table hold each term, counted once per search (the index does not change during one). */
+/**
+ * How many rows of the searched FTS table hold each term, counted once per search (the index does not change during
+ * one).
+ */
 export class TermCounts {
   private readonly memo = new Map<string, number>();
   private readonly statement;
@@ -290,7 +332,11 @@ export class TermCounts {
    * idf grows with N. For every line, the largest row id (counting 100,000 rows reads their index).
    */
   total(): number {
-    this.rowCount ??= (this.db.prepare(this.newest ? 'SELECT count(*) FROM knowledge_newest' : 'SELECT max(id) FROM knowledge').pluck().get() as number | null) ?? 0;
+    this.rowCount ??=
+      (this.db
+        .prepare(this.newest ? 'SELECT count(*) FROM knowledge_newest' : 'SELECT max(id) FROM knowledge')
+        .pluck()
+        .get() as number | null) ?? 0;
     return this.rowCount;
   }
 }
@@ -305,7 +351,11 @@ export class TermCounts {
  * score it reaches rules out the common terms that cannot lift a row that far on their own; a second
  * round scores the rows holding any of the other terms, if there are such.
  */
-export function searchKnowledge(db: Database, q: KnowledgeQuery & { terms: string[] }, counts = new TermCounts(db, q.newest)): KnowledgeHit[] {
+export function searchKnowledge(
+  db: Database,
+  q: KnowledgeQuery & { terms: string[] },
+  counts = new TermCounts(db, q.newest),
+): KnowledgeHit[] {
   const match = ftsMatch(q.terms);
   if (match === undefined || q.limit <= 0) return [];
   const rarestFirst = ftsTerms(q.terms)
@@ -314,24 +364,44 @@ export function searchKnowledge(db: Database, q: KnowledgeQuery & { terms: strin
     .sort((a, b) => a.rows - b.rows);
   if (rarestFirst.length === 0) return [];
   const n = counts.total();
-  const bound = (rows: number) => (BM25_K1 + 1) * Math.max(1e-6, Math.log((n - rows + 0.5) / (rows + 0.5))); // FTS5's idf
+  // FTS5's idf
+  const bound = (rows: number) => (BM25_K1 + 1) * Math.max(1e-6, Math.log((n - rows + 0.5) / (rows + 0.5)));
   const maxFactor = largestFactor(db);
-  const rank = (holding: number) => rankRows(db, q, match, holding < rarestFirst.length ? rarestFirst.slice(0, holding).map((t) => t.term) : undefined, maxFactor);
+  const rank = (holding: number) =>
+    rankRows(
+      db,
+      q,
+      match,
+      holding < rarestFirst.length ? rarestFirst.slice(0, holding).map((t) => t.term) : undefined,
+      maxFactor,
+    );
 
   let first = 1;
-  for (let rows = rarestFirst[0].rows; first < rarestFirst.length && rows + rarestFirst[first].rows <= FIRST_ROUND_ROWS; first++) rows += rarestFirst[first].rows;
+  for (
+    let rows = rarestFirst[0].rows;
+    first < rarestFirst.length && rows + rarestFirst[first].rows <= FIRST_ROUND_ROWS;
+    first++
+  )
+    rows += rarestFirst[first].rows;
   let top = rank(first);
   if (first === rarestFirst.length) return top.map(toHit);
   const kth = top.length === q.limit ? top[q.limit - 1].score : 0;
   let needed = rarestFirst.length;
-  for (let rest = 0; needed > first && (rest + bound(rarestFirst[needed - 1].rows)) * maxFactor < kth; needed--) rest += bound(rarestFirst[needed - 1].rows);
+  for (let rest = 0; needed > first && (rest + bound(rarestFirst[needed - 1].rows)) * maxFactor < kth; needed--)
+    rest += bound(rarestFirst[needed - 1].rows);
   if (needed > first) top = rank(needed);
   return top.map(toHit);
 }
 
-/** The largest factor any entry can have: canonical entries raise their score (a few rows, from the partial index of statuses). */
+/**
+ * The largest factor any entry can have: canonical entries raise their score (a few rows, from the partial index of
+ * statuses).
+ */
 function largestFactor(db: Database): number {
-  const statuses = db.prepare('SELECT DISTINCT status FROM knowledge WHERE status IS NOT NULL').pluck().all() as string[];
+  const statuses = db
+    .prepare('SELECT DISTINCT status FROM knowledge WHERE status IS NOT NULL')
+    .pluck()
+    .all() as string[];
   return Math.max(1, ...statuses.map((s) => STATUS_FACTORS[s] ?? 1));
 }
 
@@ -340,23 +410,41 @@ function largestFactor(db: Database): number {
  * `holding`, when given — scored by the whole expression. Rows come best raw BM25 first, so the walk
  * stops once the k-th kept score beats what any further row could reach with the largest factor.
  */
-function rankRows(db: Database, q: KnowledgeQuery, terms: string, holding: string[] | undefined, maxFactor: number): Row[] {
+function rankRows(
+  db: Database,
+  q: KnowledgeQuery,
+  terms: string,
+  holding: string[] | undefined,
+  maxFactor: number,
+): Row[] {
   const table = ftsTable(q.newest);
   // The newest lines' table holds the log's and the active cache's: only the sources asked for are scored,
   // through its `source` column, which weighs nothing in BM25 (and no query term is a bare digit).
-  const match = q.newest ? `${ftsMatch(q.sources.map((s) => String(SOURCE_CODE[s])), { column: 'source' })} AND (${terms})` : terms;
+  const match = q.newest
+    ? `${ftsMatch(
+        q.sources.map((s) => String(SOURCE_CODE[s])),
+        { column: 'source' },
+      )} AND (${terms})`
+    : terms;
   const weights = q.newest ? [...BM25_WEIGHTS, 0] : BM25_WEIGHTS;
   // `+rowid` keeps the restriction a filter: as a rowid constraint FTS5 would run the whole query once per row.
   const restriction = holding ? ` AND +rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?)` : '';
-  const scored = db.prepare(`SELECT rowid, -bm25(${table}, ${weights.join(', ')}) AS raw FROM ${table} WHERE ${table} MATCH ?${restriction} ORDER BY raw DESC`).raw();
+  const scored = db
+    .prepare(
+      `SELECT rowid, -bm25(${table}, ${weights.join(', ')}) AS raw FROM ${table} WHERE ${table} MATCH ?${restriction} ORDER BY raw DESC`,
+    )
+    .raw();
   const f = filters(q);
   const visible = db.prepare(`SELECT ${COLUMNS}, k.seq, k.noise FROM knowledge k WHERE k.id = ? AND ${f.sql}`);
   const top: (Row & { seq: number })[] = [];
-  for (const [id, raw] of scored.iterate(...(holding ? [match, ftsMatch(holding)] : [match])) as Iterable<[number, number]>) {
+  for (const [id, raw] of scored.iterate(...(holding ? [match, ftsMatch(holding)] : [match])) as Iterable<
+    [number, number]
+  >) {
     if (top.length === q.limit && top[q.limit - 1].score > raw * maxFactor) break;
     const row = visible.get(id, ...f.params) as (Row & { seq: number; noise: number }) | undefined;
     if (!row) continue;
-    row.score = raw * (row.noise === 1 ? NOISE_FACTOR : 1) * (STATUS_FACTORS[row.status ?? ''] ?? 1); // as SQL would: left to right
+    // as SQL would: left to right
+    row.score = raw * (row.noise === 1 ? NOISE_FACTOR : 1) * (STATUS_FACTORS[row.status ?? ''] ?? 1);
     let at = top.length;
     while (at > 0 && ranksBefore(row, top[at - 1])) at--;
     if (at < q.limit) top.splice(at, 0, row);
@@ -389,7 +477,11 @@ export interface KnowledgeStats {
 /** Totals, archived, by type and top tags of the visible entries (superseded included: they are history). */
 export function knowledgeStats(db: Database, project: string, topTags = 10): KnowledgeStats {
   const f = filters({ project, sources: ['log', 'archive'], limit: 0, withSuperseded: true });
-  const rows = db.prepare(`SELECT k.type, k.tags, k.source FROM knowledge k WHERE ${f.sql}`).all(...f.params) as { type: string; tags: string; source: number }[];
+  const rows = db.prepare(`SELECT k.type, k.tags, k.source FROM knowledge k WHERE ${f.sql}`).all(...f.params) as {
+    type: string;
+    tags: string;
+    source: number;
+  }[];
   const byType: Record<string, number> = {};
   const tags = new Map<string, number>();
   let archived = 0;

@@ -23,7 +23,8 @@ export function parseEntryLine(text: string): ParsedLine<KnowledgeEntry> {
 
 /** A parsed value as an entry: content and type are required; the rest is filled in or dropped when malformed. */
 export function toEntry(value: unknown): ParsedLine<KnowledgeEntry> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'not a JSON object' };
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return { ok: false, reason: 'not a JSON object' };
   const o = value as Record<string, unknown>;
   const content = typeof o.content === 'string' ? o.content : '';
   const type = typeof o.type === 'string' ? o.type.trim().toLowerCase() : '';
@@ -39,7 +40,8 @@ export function toEntry(value: unknown): ParsedLine<KnowledgeEntry> {
     bead: typeof o.bead === 'string' ? o.bead : '',
   };
   if (typeof o.project === 'string' && o.project) entry.project = o.project;
-  if (typeof o.status === 'string' && (CURATION_STATUSES as readonly string[]).includes(o.status)) entry.status = o.status as CurationStatus;
+  if (typeof o.status === 'string' && (CURATION_STATUSES as readonly string[]).includes(o.status))
+    entry.status = o.status as CurationStatus;
   if (Array.isArray(o.supersedes)) entry.supersedes = strings(o.supersedes);
   if (typeof o.superseded_by === 'string') entry.superseded_by = o.superseded_by;
   if (Array.isArray(o.merged_from)) entry.merged_from = strings(o.merged_from);

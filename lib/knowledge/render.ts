@@ -14,7 +14,12 @@ export function shownContent(content: string): string {
 /** At most `max` characters, cut with an ellipsis. */
 export function clip(text: string, max: number): string {
   const chars = Array.from(text);
-  return chars.length <= max ? text : chars.slice(0, max - 1).join('').trimEnd() + '…';
+  return chars.length <= max
+    ? text
+    : chars
+        .slice(0, max - 1)
+        .join('')
+        .trimEnd() + '…';
 }
 
 /** The first line as given, the others indented by `indent`; blank lines dropped. */
@@ -32,7 +37,7 @@ export function hangingIndent(first: string, text: string, indent: string): stri
 export function shownType(type: string): string {
   return (KNOWLEDGE_TYPES as readonly string[]).includes(type) ? type : OTHER_TYPE;
 }
-export const OTHER_TYPE = 'other';
+const OTHER_TYPE = 'other';
 
 // A tag is a word: letters, digits and `_ . + # / -` (`c++`, `c#`, `ci/cd`), starting with a letter or digit.
 const TAG = /^[\p{L}\p{N}][\p{L}\p{N}_.+#/-]{0,39}$/u;

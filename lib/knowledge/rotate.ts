@@ -1,4 +1,15 @@
-import { closeSync, constants, ftruncateSync, openSync, readFileSync, readSync, fstatSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  readSync,
+  fstatSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { appendRange, copyRange, countLines, sameBytes, type LineRange } from '../io/jsonl.js';
 import { acquireLock } from '../io/lock.js';
 import { writeFileAtomic } from '../io/atomic.js';
@@ -105,7 +116,8 @@ function rememberLineCount(logPath: string, lines: number, opts: RotateOptions):
 export function rotate(logPath: string, archivePath: string, opts: RotateOptions): RotateReport {
   const above = opts.above ?? ROTATE_ABOVE;
   const keep = Math.min(opts.keep ?? KEEP_NEWEST, above);
-  if (!exists(logPath) && !exists(journalPath(logPath))) return { moved: 0, kept: 0, recovered: 0 }; // nothing captured yet
+  // nothing captured yet
+  if (!exists(logPath) && !exists(journalPath(logPath))) return { moved: 0, kept: 0, recovered: 0 };
   const lock = acquireLock(logPath, opts.deadline);
   try {
     const recovered = finishJournal(logPath, archivePath, opts);
@@ -130,7 +142,8 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
         opts.within,
       );
       appendRange(archivePath, { fd, start: 0, end: cut }, opts);
-      writeFileAtomic(logPath, (out) => copyRange({ fd, start: cut, end: size }, out), opts.within); // a torn last line stays with the log
+      // a torn last line stays with the log
+      writeFileAtomic(logPath, (out) => copyRange({ fd, start: cut, end: size }, out), opts.within);
       unlinkSync(journalPath(logPath));
       rememberLineCount(logPath, keep, opts);
       return { moved: lines - keep, kept: keep, recovered };
@@ -153,8 +166,12 @@ function finishJournal(logPath: string, archivePath: string, opts: RotateOptions
     const head = Buffer.alloc(Math.min(size, 4096));
     readSync(journal, head, 0, head.length, 0);
     const headerEnd = head.indexOf(0x0a);
-    if (headerEnd < 0) throw new CairnError('store', `${journalPath(logPath)} is not a rotation journal; left as it is`);
-    const { inode, archiveSize } = JSON.parse(head.toString('utf8', 0, headerEnd)) as { inode: number; archiveSize?: number };
+    if (headerEnd < 0)
+      throw new CairnError('store', `${journalPath(logPath)} is not a rotation journal; left as it is`);
+    const { inode, archiveSize } = JSON.parse(head.toString('utf8', 0, headerEnd)) as {
+      inode: number;
+      archiveSize?: number;
+    };
     const moved = { fd: journal, start: headerEnd + 1, end: size };
     const length = moved.end - moved.start;
     if (!endsWith(archivePath, moved)) {

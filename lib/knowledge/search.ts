@@ -13,7 +13,7 @@ import { branchWords, type SessionContext } from './context.js';
 /** Words shorter than this carry no topic ("to", "8", "0"), unless they mix letters and digits ("v4", "e2"). */
 const MIN_WORD = 3;
 /** Terms of one topic at most; a longer one (a long prompt) keeps its most distinctive. */
-export const MAX_TOPIC_TERMS = 12;
+const MAX_TOPIC_TERMS = 12;
 /** Bead titles searched at most (in-progress ones come first). */
 const MAX_BEAD_TOPICS = 8;
 /** RRF's constant: how fast a lower rank's contribution fades (60, as in Cormack et al. 2009). */
@@ -26,7 +26,9 @@ const PROMPT_WEIGHT = 2;
 // A compound starts where a word does (from inside a long word, each start would scan it again).
 const COMPOUND = /(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:[_.-][\p{L}\p{N}]+)+/gu;
 
-/** The search terms of a text: compound identifiers (each a phrase) and distinct content words, in order of first use. */
+/**
+ * The search terms of a text: compound identifiers (each a phrase) and distinct content words, in order of first use.
+ */
 export function recallTerms(text: string): string[] {
   const terms: string[] = [];
   let rest = '';
@@ -46,7 +48,7 @@ export function recallTerms(text: string): string[] {
  * matches no entry is dropped; among the rest, fewer matching entries wins, then earlier in the list.
  * Counting costs one index lookup per term, so short candidate lists are taken as they are.
  */
-export function distinctiveTerms(counts: TermCounts, candidates: string[], max: number): string[] {
+function distinctiveTerms(counts: TermCounts, candidates: string[], max: number): string[] {
   const terms = [...new Set(candidates)];
   if (terms.length <= max) return terms;
   const counted = terms.map((term, i) => ({ term, i, n: counts.rows(term) }));
@@ -80,13 +82,25 @@ export interface TopicRanking {
 }
 
 /** A topic searched on its own (its most distinctive terms): its best `limit` entries. */
-export function searchTopic(db: Database, q: Omit<KnowledgeQuery, 'limit'>, text: string, limit: number, counts: TermCounts): TopicRanking {
+export function searchTopic(
+  db: Database,
+  q: Omit<KnowledgeQuery, 'limit'>,
+  text: string,
+  limit: number,
+  counts: TermCounts,
+): TopicRanking {
   const terms = distinctiveTerms(counts, recallTerms(text), MAX_TOPIC_TERMS);
   return { hits: searchKnowledge(db, { ...q, terms, limit }, counts), terms };
 }
 
-/** The rankings of the topics fused, in the topics' order (it breaks exact ties); best first. Also returns the terms searched. */
-export function fuseTopics(rankings: (TopicRanking & { weight: number })[], limit: number): { hits: KnowledgeHit[]; terms: string[] } {
+/**
+ * The rankings of the topics fused, in the topics' order (it breaks exact ties); best first. Also returns the terms
+ * searched.
+ */
+export function fuseTopics(
+  rankings: (TopicRanking & { weight: number })[],
+  limit: number,
+): { hits: KnowledgeHit[]; terms: string[] } {
   const fused = new Map<number, { hit: KnowledgeHit; score: number }>();
   for (const { hits, weight } of rankings) {
     hits.forEach((hit, rank) => {
@@ -95,12 +109,22 @@ export function fuseTopics(rankings: (TopicRanking & { weight: number })[], limi
       fused.set(hit.id, f);
     });
   }
-  const hits = [...fused.values()].sort((a, b) => b.score - a.score || b.hit.score - a.hit.score || b.hit.ts - a.hit.ts).map((f) => f.hit);
+  const hits = [...fused.values()]
+    .sort((a, b) => b.score - a.score || b.hit.score - a.hit.score || b.hit.ts - a.hit.ts)
+    .map((f) => f.hit);
   return { hits: hits.slice(0, limit), terms: [...new Set(rankings.flatMap((r) => r.terms))] };
 }
 
 /** Each topic searched on its own, the rankings fused; best first. Also returns the terms searched. */
-export function searchTopics(db: Database, q: Omit<KnowledgeQuery, 'limit'>, topics: Topic[], limit: number): { hits: KnowledgeHit[]; terms: string[] } {
+export function searchTopics(
+  db: Database,
+  q: Omit<KnowledgeQuery, 'limit'>,
+  topics: Topic[],
+  limit: number,
+): { hits: KnowledgeHit[]; terms: string[] } {
   const counts = new TermCounts(db, q.newest); // topics share words: each is counted once
-  return fuseTopics(topics.map((t) => ({ ...searchTopic(db, q, t.text, limit, counts), weight: t.weight })), limit);
+  return fuseTopics(
+    topics.map((t) => ({ ...searchTopic(db, q, t.text, limit, counts), weight: t.weight })),
+    limit,
+  );
 }

@@ -6,7 +6,17 @@ import type { Store } from '../store/store.js';
 import { ensureLines } from '../store/init.js';
 import { appendEventLines } from '../events/log.js';
 import { landingCommands } from './commands.js';
-import { fingerprint, foldLandings, landingLogPath, libraryPath, MAX_PATHS, readLandingLog, readLibrary, type LandingPattern, type LandingRecord } from './library.js';
+import {
+  fingerprint,
+  foldLandings,
+  landingLogPath,
+  libraryPath,
+  MAX_PATHS,
+  readLandingLog,
+  readLibrary,
+  type LandingPattern,
+  type LandingRecord,
+} from './library.js';
 import type { LandingReport } from './report.js';
 import { landingTags } from './tags.js';
 
@@ -35,7 +45,11 @@ function isRepeat(earlier: LandingPattern[], capture: LandingRecord): boolean {
   });
 }
 
-export function captureLanding(store: Store, report: LandingReport, scope: Scope = { issue: null, run: null }): Capture {
+export function captureLanding(
+  store: Store,
+  report: LandingReport,
+  scope: Scope = { issue: null, run: null },
+): Capture {
   const { root } = store.location;
   const now = new Date(nowMs()).toISOString();
   const fields = {
@@ -57,7 +71,9 @@ export function captureLanding(store: Store, report: LandingReport, scope: Scope
   let capture: Capture | undefined;
   // Under the log's lock: which captures of this work exist decides merged and repeated.
   store.appendLines(log, () => {
-    const earlier = [...readLibrary(libraryPath(store.dir)), ...readLandingLog(store.dir, () => {})].filter((c) => c.id === record.id);
+    const earlier = [...readLibrary(libraryPath(store.dir)), ...readLandingLog(store.dir, () => {})].filter(
+      (c) => c.id === record.id,
+    );
     const repeated = isRepeat(earlier, record);
     const [entry] = foldLandings(repeated ? earlier : [...earlier, record]);
     capture = { entry, merged: earlier.length > 0, repeated };
@@ -67,7 +83,16 @@ export function captureLanding(store: Store, report: LandingReport, scope: Scope
   if (!capture!.repeated) {
     // Only noted in the log (no pattern state derives from it), so no database is opened for it.
     const { entry, merged } = capture!;
-    appendEventLines(store, [{ type: 'landing.captured' as const, landing: entry.id, title: report.title.slice(0, 200), report: report.reportId, merged, ...scope }]);
+    appendEventLines(store, [
+      {
+        type: 'landing.captured' as const,
+        landing: entry.id,
+        title: report.title.slice(0, 200),
+        report: report.reportId,
+        merged,
+        ...scope,
+      },
+    ]);
   }
   return capture!;
 }
@@ -77,6 +102,8 @@ function keepMergedByUnion(store: Store): void {
   try {
     ensureLines(join(store.dir, '.gitattributes'), ['landings.jsonl merge=union'], store.dir);
   } catch (err) {
-    store.log.warn(`landings.jsonl is not marked merge=union in .cairn/.gitattributes (${describeError(err)}); add the line, or run cairn init`);
+    store.log.warn(
+      `landings.jsonl is not marked merge=union in .cairn/.gitattributes (${describeError(err)}); add the line, or run cairn init`,
+    );
   }
 }

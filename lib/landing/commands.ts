@@ -24,7 +24,13 @@ export function landingCommands(report: LandingReport, root: string): string[] {
 export function projectCommands(root: string): string[] {
   const out: string[] = [];
   const scripts = packageScripts(root);
-  const pm = existsSync(join(root, 'pnpm-lock.yaml')) ? 'pnpm' : existsSync(join(root, 'yarn.lock')) ? 'yarn' : existsSync(join(root, 'bun.lockb')) ? 'bun' : 'npm';
+  const pm = existsSync(join(root, 'pnpm-lock.yaml'))
+    ? 'pnpm'
+    : existsSync(join(root, 'yarn.lock'))
+      ? 'yarn'
+      : existsSync(join(root, 'bun.lockb'))
+        ? 'bun'
+        : 'npm';
   if (scripts.has('test')) out.push(`${pm} test`);
   for (const name of ['build', 'lint']) if (scripts.has(name)) out.push(`${pm} run ${name}`);
   if (existsSync(join(root, 'go.mod'))) out.push('go test ./...');
@@ -36,13 +42,18 @@ export function projectCommands(root: string): string[] {
 function packageScripts(root: string): Set<string> {
   try {
     const scripts = JSON.parse(projectFile(root, 'package.json') ?? 'null')?.scripts;
-    return new Set(scripts && typeof scripts === 'object' ? Object.keys(scripts).filter((k) => typeof scripts[k] === 'string') : []);
+    return new Set(
+      scripts && typeof scripts === 'object' ? Object.keys(scripts).filter((k) => typeof scripts[k] === 'string') : [],
+    );
   } catch {
     return new Set();
   }
 }
 
-/** A project's config file, read bounded (it could be anything: a link to a device, a huge file); undefined when absent or unreadable. */
+/**
+ * A project's config file, read bounded (it could be anything: a link to a device, a huge file); undefined when absent
+ * or unreadable.
+ */
 function projectFile(root: string, name: string): string | undefined {
   try {
     return readSmallFile(join(root, name), PROJECT_FILE_CAP)?.toString('utf8');
@@ -55,7 +66,11 @@ const PROJECT_FILE_CAP = 1024 * 1024;
 
 function usesPytest(root: string): boolean {
   if (existsSync(join(root, 'pytest.ini')) || existsSync(join(root, 'conftest.py'))) return true;
-  for (const [file, mark] of [['pyproject.toml', /\[tool\.pytest|pytest/], ['setup.cfg', /\[tool:pytest\]/], ['tox.ini', /\[pytest\]/]] as const) {
+  for (const [file, mark] of [
+    ['pyproject.toml', /\[tool\.pytest|pytest/],
+    ['setup.cfg', /\[tool:pytest\]/],
+    ['tox.ini', /\[pytest\]/],
+  ] as const) {
     try {
       if (mark.test(projectFile(root, file) ?? '')) return true;
     } catch {

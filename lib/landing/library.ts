@@ -62,7 +62,8 @@ const LIBRARY_CAP = 32 * 1024 * 1024;
 
 /** The earlier library's entries; a missing file is an empty library, anything unreadable is an input error. */
 export function readLibrary(path: string): LandingPattern[] {
-  const bytes = readSmallFile(path, LIBRARY_CAP, true); // a missing file is undefined; a link, a device or a huge file is an error
+  // a missing file is undefined; a link, a device or a huge file is an error
+  const bytes = readSmallFile(path, LIBRARY_CAP, true);
   if (bytes === undefined) return [];
   const text = bytes.toString('utf8');
   let value: unknown;
@@ -95,7 +96,8 @@ const textOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : n
 
 /** A line of the log as a record (only the fields a capture writes); undefined when it is not one. */
 function toRecord(value: Record<string, unknown>): LandingRecord | undefined {
-  if (!isLandingPattern(value) || typeof value.updatedAt !== 'string' || typeof value.createdAt !== 'string') return undefined;
+  if (!isLandingPattern(value) || typeof value.updatedAt !== 'string' || typeof value.createdAt !== 'string')
+    return undefined;
   const v = value as unknown as LandingRecord;
   return {
     id: v.id,
@@ -121,18 +123,22 @@ export function readLandingLog(storeDir: string, warn: (message: string) => void
   let bytes = 0;
   for (const line of readLines(landingLogPath(storeDir))) {
     bytes = line.end;
-    if (bytes > LIBRARY_CAP) throw new CairnError('store', `${landingLogPath(storeDir)} is larger than ${LIBRARY_CAP} bytes; not read`);
+    if (bytes > LIBRARY_CAP)
+      throw new CairnError('store', `${landingLogPath(storeDir)} is larger than ${LIBRARY_CAP} bytes; not read`);
     if (!line.text.trim()) continue;
     const parsed = parseJsonLine(line.text);
     const record = parsed.ok ? toRecord(parsed.value) : undefined;
     if (record) records.push(record);
-    else warn(`landings.jsonl: skipped the line at byte ${line.offset}: ${parsed.ok ? 'not a landing capture' : parsed.reason}`);
+    else
+      warn(
+        `landings.jsonl: skipped the line at byte ${line.offset}: ${parsed.ok ? 'not a landing capture' : parsed.reason}`,
+      );
   }
   return records;
 }
 
 /** Fold a new capture into an entry of the same fingerprint: latest texts and ids, lists unioned (SPEC §5). */
-export function mergePattern(existing: LandingPattern, incoming: LandingPattern): LandingPattern {
+function mergePattern(existing: LandingPattern, incoming: LandingPattern): LandingPattern {
   return {
     ...existing,
     summary: incoming.summary,
@@ -165,7 +171,9 @@ export function foldLandings(captures: LandingPattern[]): LandingPattern[] {
   }
   const entries = [...byId.values()].map((list) => {
     list.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    return list.slice(1).reduce((entry, next) => mergePattern(entry, patternOf(next.pattern)), patternOf(list[0].pattern));
+    return list
+      .slice(1)
+      .reduce((entry, next) => mergePattern(entry, patternOf(next.pattern)), patternOf(list[0].pattern));
   });
   return entries.sort((a, b) => compareText(a.createdAt, b.createdAt) || compareText(a.id, b.id));
 }
@@ -202,7 +210,10 @@ export function projectLandings(storeDir: string, project: string, warn?: (messa
 
 const shown = (text: string) => sanitizeUntrusted(redactSecrets(text).text);
 
-/** For `cairn doctor`: the landings read (an earlier library that does not read blocks every capture), and merge by union. */
+/**
+ * For `cairn doctor`: the landings read (an earlier library that does not read blocks every capture), and merge by
+ * union.
+ */
 export function libraryCheck(storeDir: string): Check {
   const name = 'landing patterns';
   let count: number;
@@ -213,9 +224,14 @@ export function libraryCheck(storeDir: string): Check {
     return { name, status: 'fail', detail: describeError(err) };
   }
   if (count === 0 && skipped.length === 0) return { name, status: 'ok', detail: 'none yet' };
-  if (skipped.length > 0) return { name, status: 'warn', detail: `${count} pattern(s); ${skipped.length} line(s) skipped: ${skipped[0]}` };
+  if (skipped.length > 0)
+    return { name, status: 'warn', detail: `${count} pattern(s); ${skipped.length} line(s) skipped: ${skipped[0]}` };
   if (!readGitattributes(storeDir).includes('landings.jsonl merge=union')) {
-    return { name, status: 'warn', detail: `${count} pattern(s); .cairn/.gitattributes does not merge landings.jsonl by union: run cairn init, then commit it` };
+    return {
+      name,
+      status: 'warn',
+      detail: `${count} pattern(s); .cairn/.gitattributes does not merge landings.jsonl by union: run cairn init, then commit it`,
+    };
   }
   return { name, status: 'ok', detail: `${count} pattern(s)` };
 }

@@ -36,7 +36,9 @@ export function parseLandingReport(text: string, root: string, source = 'the lan
 export function readLandingReport(json: unknown, root: string): LandingReport {
   const r = asObject(json);
   if (!r) throw new CairnError('input', 'a landing report must be a JSON object');
-  const summaryLines = Array.isArray(r.summary) ? texts(r.summary) : [text(r.summary)].filter((s): s is string => s !== null);
+  const summaryLines = Array.isArray(r.summary)
+    ? texts(r.summary)
+    : [text(r.summary)].filter((s): s is string => s !== null);
   const title = text(r.title) ?? text(r.goal) ?? summaryLines[0] ?? null;
   if (title === null) throw new CairnError('input', 'the landing report has no title, goal or summary');
   const changed = Array.isArray(r.changedByAgent) ? r.changedByAgent.flatMap((a) => texts(asObject(a)?.paths)) : [];
@@ -46,7 +48,11 @@ export function readLandingReport(json: unknown, root: string): LandingReport {
     prompt: text(r.prompt),
     missionId: text(r.missionId),
     reportId: text(r.reportId) ?? text(r.id),
-    paths: unique([...changed, ...texts(r.changedPaths), ...texts(r.paths)].map((p) => projectPath(p, root)).filter((p): p is string => p !== null)),
+    paths: unique(
+      [...changed, ...texts(r.changedPaths), ...texts(r.paths)]
+        .map((p) => projectPath(p, root))
+        .filter((p): p is string => p !== null),
+    ),
     validationCommand: text(r.validationCommand),
     commandsRun: texts(r.commandsRun),
   };
@@ -55,7 +61,10 @@ export function readLandingReport(json: unknown, root: string): LandingReport {
 /** A path as it is inside the project (`./a/b` → `a/b`); null for one outside it. */
 function projectPath(path: string, root: string): string | null {
   const rel = isAbsolute(path) ? relative(root, path) : path;
-  const clean = rel.split(sep).join('/').replace(/^(\.\/)+/, '');
+  const clean = rel
+    .split(sep)
+    .join('/')
+    .replace(/^(\.\/)+/, '');
   if (clean === '' || isAbsolute(clean) || clean === '..' || clean.startsWith('../')) return null;
   return clean;
 }

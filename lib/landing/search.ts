@@ -46,7 +46,15 @@ export function searchPatterns(entries: LandingPattern[], query: string, limit: 
     return { pattern, tf, length };
   });
   const avgLength = docs.reduce((sum, d) => sum + d.length, 0) / docs.length || 1;
-  const idf = new Map(terms.map((t) => [t, Math.log(1 + (docs.length - docs.filter((d) => d.tf.has(t)).length + 0.5) / (docs.filter((d) => d.tf.has(t)).length + 0.5))]));
+  const idf = new Map(
+    terms.map((t) => [
+      t,
+      Math.log(
+        1 +
+          (docs.length - docs.filter((d) => d.tf.has(t)).length + 0.5) / (docs.filter((d) => d.tf.has(t)).length + 0.5),
+      ),
+    ]),
+  );
   return docs
     .map(({ pattern, tf, length }) => ({
       pattern,
@@ -67,10 +75,14 @@ export function compareRecent(a: LandingPattern, b: LandingPattern): number {
 }
 
 /** `Pattern: <title> — files: … — run: …`, one line, sanitised (it is shown to an agent). */
-export function patternLine(p: LandingPattern): string {
+function patternLine(p: LandingPattern): string {
   const title = p.title.length > 160 ? `${p.title.slice(0, 159)}…` : p.title;
   const files = p.examplePaths.length > 4 ? `${p.examplePaths.slice(0, 4).join(', ')}, …` : p.examplePaths.join(', ');
-  const parts = [`Pattern: ${title}`, files && `files: ${files}`, p.commands.length > 0 && `run: ${p.commands.slice(0, 3).join('; ')}`];
+  const parts = [
+    `Pattern: ${title}`,
+    files && `files: ${files}`,
+    p.commands.length > 0 && `run: ${p.commands.slice(0, 3).join('; ')}`,
+  ];
   return sanitizeUntrusted(parts.filter(Boolean).join(' — '), { singleLine: true });
 }
 

@@ -171,7 +171,7 @@ export async function serveMcp(opts: ServeOptions): Promise<void> {
  * or write (not the agent's own mistake: a bad argument, an unknown pattern) is recorded in the health
  * record for `cairn doctor` and the next session's health line, and cleared by the next call that works.
  */
-export function runTool(
+function runTool(
   name: string,
   opts: Pick<ServeOptions, 'location' | 'strict'>,
   create: boolean,

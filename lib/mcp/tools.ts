@@ -92,7 +92,10 @@ export function explain(store: Store, history: PatternHistory, args: { pattern: 
   const p = resolvePattern(patternDb(store), store.project, ref);
   const factors = scorePattern(p, { now: nowMs(), role: p.role, prior: store.config.prior });
   const events = history.events(store.project, p.id, (m) => store.log.warn(m), store.deadline);
-  const evidence = { ledger: agedLedger(evidenceLedger(patternDb(store), store.project, p.id)), halfLife: store.config.evidence.halfLife };
+  const evidence = {
+    ledger: agedLedger(evidenceLedger(patternDb(store), store.project, p.id)),
+    halfLife: store.config.evidence.halfLife,
+  };
   return explainLines(p, factors, p.role, events, evidence, EXPLAIN_EVENTS).join('\n');
 }
 

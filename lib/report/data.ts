@@ -3,7 +3,7 @@ import { NO_PROGRESS, type Progress } from '../core/progress.js';
 import { logEvents } from '../events/history.js';
 import { patternDb } from '../events/log.js';
 import type { CairnEvent } from '../events/types.js';
-import { readAudit, type AuditDigest } from '../knowledge/hygiene.js';
+import { readAudit, type AuditDigest } from '../knowledge/sanitize.js';
 import { knowledgeDb, knowledgeStats, recentKnowledge } from '../knowledge/index.js';
 import type { KnowledgeHit, KnowledgeStats } from '../knowledge/index.js';
 import { compareRecent } from '../landing/search.js';
@@ -167,7 +167,11 @@ export function gatherReport(store: Store, progress: Progress = NO_PROGRESS): Re
     const leftByReason = NO_REASONS();
     const when = new Map(given);
     const left: LeftPattern[] = [];
-    for (const p of patternsByIds(db, project, given.map(([id]) => id))) {
+    for (const p of patternsByIds(
+      db,
+      project,
+      given.map(([id]) => id),
+    )) {
       const why = leftReason(p, now, store);
       leftByReason[why.reason]++;
       left.push({ pattern: p, ...why, lastInjected: when.get(p.id)! });

@@ -173,7 +173,11 @@ ${left}
 
 /** Lines given, kept and dismissed over the runs in which the role was given a block, and the trend in words. */
 function curve(r: RoleReport, role: string): string {
-  const pick = (k: 'injected' | 'dismissed' | 'kept') => bucketed(r.runs.map((p) => p[k]), POINTS);
+  const pick = (k: 'injected' | 'dismissed' | 'kept') =>
+    bucketed(
+      r.runs.map((p) => p[k]),
+      POINTS,
+    );
   const given = pick('injected');
   const series = [
     { name: 'given', className: 'given', values: given.values },
@@ -237,7 +241,12 @@ function topTable(top: TopPattern[]): string {
 function bars(items: [string, number][]): string {
   const max = Math.max(1, ...items.map(([, n]) => n));
   const bar = (n: number) => `<div class="fill" style="width:${((100 * n) / max).toFixed(1)}%"></div>`;
-  return table([], items.map(([name, n]) => [shown(name), count(n), bar(n)]), { 1: 'num', 2: 'bar' }, 'bars');
+  return table(
+    [],
+    items.map(([name, n]) => [shown(name), count(n), bar(n)]),
+    { 1: 'num', 2: 'bar' },
+    'bars',
+  );
 }
 
 function knowledgeSection(d: ReportData): string {

@@ -16,7 +16,7 @@ const require = createRequire(import.meta.url);
  * past rotation, needs a few. A job that runs out of it fails open like any command — recorded for
  * `cairn doctor` and the session-start health line — and what it left is picked up by the next one.
  */
-export const BACKGROUND_DEADLINE_MS = 10 * 60_000;
+const BACKGROUND_DEADLINE_MS = 10 * 60_000;
 
 /** The `cairn` entry beside the one running (bin/memory-capture.js → bin/cairn.js), if there is one. */
 export function cairnEntry(): string | undefined {
@@ -35,10 +35,32 @@ export interface Stamp {
 }
 
 /**
- * Start `cairn <args>` for this store in the background (unless `stamp` says one started within its
+ * Every job cairn starts in the background, by name: the command it runs, and for the jobs of
+ * `cairn rebuild` the steps it takes (`--job <name>`, put last so that the command line still starts
+ * `cairn rebuild --continue`). `cairn rebuild --continue` alone takes every step, in REBUILD_STEPS' order.
+ */
+export const BACKGROUND_JOBS = {
+  /** Bring the pattern index up to date and build its indexes: what a fresh clone's hooks had no time for. */
+  'finish-index': { args: ['rebuild', '--continue'], steps: ['catch-up', 'pack'] },
+  /** Apply the runs writers kept for later (lib/store/deferred.ts), in order, on a current index. */
+  'apply-kept': { args: ['rebuild', '--continue'], steps: ['catch-up', 'apply-kept'] },
+  /** Pack the term index's long posting lists again, after a full rebuild emptied them. */
+  'pack-postings': { args: ['rebuild', '--continue'], steps: ['pack'] },
+  /** Rebuild the knowledge working set after captures (SPEC §4.2, lib/knowledge/schedule.ts). */
+  sanitize: { args: ['sanitize', '--catch-up'], steps: [] },
+} as const;
+
+export type BackgroundJob = keyof typeof BACKGROUND_JOBS;
+/** The steps of `cairn rebuild --continue`, in the order it takes them. */
+export const REBUILD_STEPS = ['catch-up', 'apply-kept', 'pack'] as const;
+export type RebuildStep = (typeof REBUILD_STEPS)[number];
+
+/**
+ * Start the job for this store in the background (unless `stamp` says one started within its
  * interval), with the deadline above. Best effort: the pid of the process started, or undefined.
  */
-export function startInBackground(store: Store, args: string[], stamp?: Stamp): number | undefined {
+export function startJob(store: Store, job: BackgroundJob, stamp?: Stamp): number | undefined {
+  const { args, steps } = BACKGROUND_JOBS[job];
   try {
     // file times are real times: compared with the real clock, not a pinned CAIRN_NOW
     if (stamp && existsSync(stamp.path) && Date.now() - statSync(stamp.path).mtimeMs < stamp.everyMs) return undefined;
@@ -49,12 +71,13 @@ export function startInBackground(store: Store, args: string[], stamp?: Stamp): 
     // not the hook's deadline (this work is here because it does not fit in one) but a bound of its own
     const { [DEFERRED_ENV]: _kept, ...inherited } = process.env;
     const env = { ...inherited, CAIRN_DEADLINE_MS: String(BACKGROUND_DEADLINE_MS) };
-    const argv = [cairn, ...args, '--quiet', '--root', store.location.root, '--dir', store.dir, '--project', store.project];
+    const where = ['--quiet', '--root', store.location.root, '--dir', store.dir, '--project', store.project];
+    const argv = [cairn, ...args, ...where, ...(steps.length ? ['--job', job] : [])];
     const child = spawn(process.execPath, argv, { detached: true, stdio: 'ignore', env });
     child.unref();
     return child.pid;
   } catch (err) {
-    store.log.warn(`could not start cairn ${args[0]} in the background (${(err as Error).message})`);
+    store.log.warn(`could not start the background job ${job} (${(err as Error).message})`);
     return undefined;
   }
 }

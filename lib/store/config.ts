@@ -15,7 +15,9 @@ export interface Config {
   /** Penalty weight of an adversarial role's dismissed pattern (SPEC §3.7). */
   roleWeights: Record<string, number>;
   defaultRoleWeight: number;
-  /** The success rate's prior (SPEC §3.9.3): rate = (successes + success) / (successes + ignores + success + failure). */
+  /**
+   * The success rate's prior (SPEC §3.9.3): rate = (successes + success) / (successes + ignores + success + failure).
+   */
   prior: { success: number; failure: number };
   /** How fast evidence ages (SPEC §3.10.2): after this many newer verdicts on a pattern, an old one weighs half. */
   evidence: { halfLife: number };
@@ -42,55 +44,164 @@ export const DEFAULT_CONFIG: Config = {
 /** config.json is a small settings file; anything larger is not read. */
 export const CONFIG_CAP = 1024 * 1024;
 
-/** Read `<dir>/config.json` over the defaults. A missing file is the defaults; a broken one is an input error. */
-export function loadConfig(dir: string): Config {
+/**
+ * One setting of config.json: the type doctor holds it to, and how the loader reads it. The loader
+ * takes a wrong value as the default without a word (a hook must run on), so doctor names it.
+ */
+interface Setting<T> {
+  type: 'string' | 'number' | 'strings' | 'role map';
+  read(value: unknown): T;
+}
+/** A section of config.json (`roles`, `knowledge`, …): settings by name, or further sections. */
+type Section = { [key: string]: Setting<unknown> | Section };
+/** What a section reads as: each setting's value. */
+type Read<S> = { [K in keyof S]: S[K] extends Setting<infer T> ? T : Read<S[K]> };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const isPlainObject = (v: unknown): v is Record<string, unknown> => isObject(v) && !Array.isArray(v);
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+const text = <T>(fallback: T): Setting<string | T> => ({
+  type: 'string',
+  read: (v) => (typeof v === 'string' ? v : fallback),
+});
+/** `zero`: what 0 reads as, for a setting that 0 would break (a half-life, a margin). */
+const count = (fallback: number, zero = 0): Setting<number> => ({
+  type: 'number',
+  read: (v) => (isCount(v) ? v || zero : fallback),
+});
+const strings = (fallback: string[]): Setting<string[]> => ({
+  type: 'strings',
+  read: (v) =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.toLowerCase()) : fallback,
+});
+/** Numbers by role name (any role may be a key; names are lower-cased). */
+const byRole = (v: unknown): Record<string, number> => {
+  const out: Record<string, number> = {};
+  if (isObject(v))
+    for (const [k, x] of Object.entries(v)) if (typeof x === 'number' && x >= 0) out[k.toLowerCase()] = x;
+  return out;
+};
+
+const d = DEFAULT_CONFIG;
+/** config.json's shape (README: config.json), read into a Config; `project` is read by lib/store/root.ts. */
+const SCHEMA = {
+  project: text(undefined),
+  roles: { adversarial: strings(d.roles.adversarial), validator: strings(d.roles.validator) },
+  budgets: {
+    type: 'role map',
+    // the per-kind budgets and, beside them, budgets by role name
+    read: (v: unknown): Config['budgets'] => {
+      const { adversarial, other, ...roles } = isObject(v) ? v : {};
+      return {
+        adversarial: count(d.budgets.adversarial).read(adversarial),
+        other: count(d.budgets.other).read(other),
+        byRole: byRole(roles),
+      };
+    },
+  } as Setting<Config['budgets']>,
+  reserve: count(d.reserve),
+  minBlock: count(d.minBlock),
+  // naming one role keeps the other defaults
+  roleWeights: { type: 'role map', read: (v: unknown) => ({ ...d.roleWeights, ...byRole(v) }) } as Setting<
+    Record<string, number>
+  >,
+  defaultRoleWeight: count(d.defaultRoleWeight),
+  prior: { success: count(d.prior.success), failure: count(d.prior.failure) },
+  evidence: { halfLife: count(d.evidence.halfLife, d.evidence.halfLife) },
+  tokenizer: { encoding: text(d.tokenizer.encoding), margin: count(d.tokenizer.margin, 1) },
+  embeddings: { command: text(undefined) },
+  knowledge: {
+    tags: strings(d.knowledge.tags),
+    budget: count(d.knowledge.budget),
+    bdTimeoutMs: count(d.knowledge.bdTimeoutMs),
+    sanitizeEveryMs: count(d.knowledge.sanitizeEveryMs),
+  },
+} satisfies Section;
+
+/** A setting config.json holds that the loader cannot use. */
+export interface ConfigProblem {
+  /** Its dotted name: `tokenizer.encodng`. */
+  setting: string;
+  /** As a phrase: `unknown setting "budget"`, `"budgets.adversarial" is not a number ≥ 0`. */
+  text: string;
+  /** For an unknown setting, the names known beside it (doctor suggests the nearest). */
+  known?: string[];
+  /** The section the setting is in, with its dot (`tokenizer.`), or ''. */
+  prefix: string;
+}
+
+const isSetting = (s: Setting<unknown> | Section): s is Setting<unknown> => typeof s.read === 'function';
+
+/** Read a section: each setting's value, or its default (a section that is not an object reads as empty). */
+function readSection<S extends Section>(section: S, value: unknown): Read<S> {
+  const given = isObject(value) ? value : {};
+  return Object.fromEntries(
+    Object.entries(section).map(([k, s]) => [k, isSetting(s) ? s.read(given[k]) : readSection(s, given[k])]),
+  ) as Read<S>;
+}
+
+const WRONG_TYPE = {
+  string: 'is not a string',
+  number: 'is not a number ≥ 0',
+  strings: 'is not a list of strings',
+  'role map': 'is not an object of numbers by role',
+};
+
+function problemsIn(value: Record<string, unknown>, section: Section, prefix: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const [key, v] of Object.entries(value)) {
+    const name = `${prefix}${key}`;
+    const s = Object.hasOwn(section, key) ? section[key] : undefined;
+    const wrong = (what: string): ConfigProblem => ({ setting: name, text: `"${name}" ${what}`, prefix });
+    if (s === undefined)
+      problems.push({ setting: name, text: `unknown setting "${name}"`, known: Object.keys(section), prefix });
+    else if (!isSetting(s))
+      problems.push(...(isPlainObject(v) ? problemsIn(v, s, `${name}.`) : [wrong('is not an object')]));
+    else if (s.type === 'role map' && isPlainObject(v)) {
+      problems.push(
+        ...Object.entries(v)
+          .filter(([, x]) => !isCount(x))
+          .map(([role]) => ({ setting: `${name}.${role}`, text: `"${name}.${role}" is not a number ≥ 0`, prefix })),
+      );
+    } else if (!fits(s.type, v)) problems.push(wrong(WRONG_TYPE[s.type]));
+  }
+  return problems;
+}
+
+function fits(type: Setting<unknown>['type'], v: unknown): boolean {
+  if (type === 'string') return typeof v === 'string';
+  if (type === 'number') return isCount(v);
+  if (type === 'strings') return Array.isArray(v) && v.every((x) => typeof x === 'string');
+  return isPlainObject(v);
+}
+
+/** config.json's parsed value as the settings cairn runs with, and each setting it could not use. */
+export function parseConfig(raw: unknown): { config: Config; problems: ConfigProblem[] } {
+  const { project: _recordedId, ...settings } = readSection(SCHEMA, raw);
+  const config: Config = settings; // the schema reads every setting of a Config, each of its type
+  const problems = isPlainObject(raw)
+    ? problemsIn(raw, SCHEMA, '')
+    : [{ setting: '', text: 'it is not a JSON object', prefix: '' }];
+  return { config, problems };
+}
+
+/** `<dir>/config.json` parsed; undefined when there is none. Not JSON: an input error. */
+export function readConfigFile(dir: string): { config: Config; problems: ConfigProblem[] } | undefined {
   const raw = readSmallFile(join(dir, 'config.json'), CONFIG_CAP)?.toString('utf8');
-  if (raw === undefined) return DEFAULT_CONFIG;
-  let user: Record<string, any>;
+  if (raw === undefined) return undefined;
+  let value: unknown;
   try {
-    user = JSON.parse(raw);
+    value = JSON.parse(raw);
   } catch (err) {
     throw new CairnError('input', `config.json is not valid JSON (${jsonErrorPlace(raw, err)}); using defaults`);
   }
-  return mergeConfig(user);
+  return parseConfig(value);
 }
 
-export function mergeConfig(user: Record<string, any>): Config {
-  const d = DEFAULT_CONFIG;
-  const strings = (v: unknown, fallback: string[]) =>
-    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.toLowerCase()) : fallback;
-  const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : fallback);
-  const numbers = (v: unknown): Record<string, number> => {
-    const out: Record<string, number> = {};
-    if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (typeof x === 'number' && x >= 0) out[k.toLowerCase()] = x;
-    return out;
-  };
-  const budgets = user.budgets ?? {};
-  const { adversarial: _a, other: _o, ...byRole } = budgets;
-  return {
-    roles: {
-      adversarial: strings(user.roles?.adversarial, d.roles.adversarial),
-      validator: strings(user.roles?.validator, d.roles.validator),
-    },
-    budgets: { adversarial: num(budgets.adversarial, d.budgets.adversarial), other: num(budgets.other, d.budgets.other), byRole: numbers(byRole) },
-    reserve: num(user.reserve, d.reserve),
-    minBlock: num(user.minBlock, d.minBlock),
-    roleWeights: { ...d.roleWeights, ...numbers(user.roleWeights) }, // naming one role keeps the other defaults
-    defaultRoleWeight: num(user.defaultRoleWeight, d.defaultRoleWeight),
-    prior: { success: num(user.prior?.success, d.prior.success), failure: num(user.prior?.failure, d.prior.failure) },
-    evidence: { halfLife: num(user.evidence?.halfLife, d.evidence.halfLife) || d.evidence.halfLife },
-    tokenizer: {
-      encoding: typeof user.tokenizer?.encoding === 'string' ? user.tokenizer.encoding : d.tokenizer.encoding,
-      margin: num(user.tokenizer?.margin, d.tokenizer.margin) || 1,
-    },
-    embeddings: { command: typeof user.embeddings?.command === 'string' ? user.embeddings.command : undefined },
-    knowledge: {
-      tags: strings(user.knowledge?.tags, d.knowledge.tags),
-      budget: num(user.knowledge?.budget, d.knowledge.budget),
-      bdTimeoutMs: num(user.knowledge?.bdTimeoutMs, d.knowledge.bdTimeoutMs),
-      sanitizeEveryMs: num(user.knowledge?.sanitizeEveryMs, d.knowledge.sanitizeEveryMs),
-    },
-  };
+/** Read `<dir>/config.json` over the defaults. A missing file is the defaults; a broken one is an input error. */
+export function loadConfig(dir: string): Config {
+  return readConfigFile(dir)?.config ?? DEFAULT_CONFIG;
 }
 
 export function roleKind(config: Config, role: string): RoleKind {

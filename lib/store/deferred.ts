@@ -4,27 +4,27 @@ import { join } from 'node:path';
 import { CairnError, describeError } from '../core/errors.js';
 import { randomBytes } from '../core/crypto.js';
 import { lockHolder, tryLock } from '../io/lock.js';
-import { cairnEntry, startInBackground } from './background.js';
+import { cairnEntry, startJob } from './background.js';
 import { recordFailure } from './health.js';
-import { DEFERRED_ENV } from '../core/deferred-env.js';
+import { DEFERRED_AGAIN, DEFERRED_ENV, DEFERRED_TOO_LONG } from '../core/deferred-env.js';
 import type { Store } from './store.js';
 
-// Writers' runs kept for later (SPEC §2: never lose a line of memory). A pattern-loop writer
-// decides on the current state — a deliberation's near-duplicates and links, a verdict's findings — so
-// while the index is behind its log (a fresh clone's first runs at 100k patterns replay it a slice at
-// a time), or a lock is held past the deadline, it cannot finish in time; failing open there would
-// drop the deliberation or the verdict. Instead the run is kept as a request (its arguments and the
-// texts it read) in cache/deferred/, and `cairn rebuild --continue`, started in the background, runs
-// the requests in the order they came once the index is current. A writer that finds requests waiting
-// queues behind them, so a pipeline's steps apply in their order (the stores before the feedback that
-// reads them). memory-capture keeps a capture that met a held lock the same way (captures need no
-// order: a duplicate is never appended twice).
+// Writers' runs kept for later (SPEC §2: never lose a line of memory). A pattern-loop writer decides on
+// the current state, so while the index is behind its log, or a lock is held past the deadline, it cannot
+// finish in time; lib/cli/outcome.ts decides to keep its run here rather than drop it. The run is kept as a
+// request (its arguments and the texts it read) in cache/deferred/, and the `apply-kept` background job
+// (lib/store/background.ts) runs the requests in the order they came, on a current index. A writer that
+// finds requests waiting queues behind them, so a pipeline's steps apply in their order. memory-capture
+// keeps a capture that met a held lock the same way.
 //
-// One process at a time applies them, holding `cache/deferred.lock`; it looks for requests once more
-// after letting it go, and a writer that keeps a run starts a new one unless a live process holds the
-// lock — so a kept run never waits for a writer that may never come.
+// One process at a time applies them, holding cache/deferred.lock; it looks for requests once more after
+// letting it go, and a writer that keeps a run starts a new applier unless a live process holds the lock,
+// so a kept run never waits for a writer that may never come.
 
-/** A writer's run, kept to be run again: its command, arguments, working directory and the texts it read (stdin, `--*-file`). */
+/**
+ * A writer's run, kept to be run again: its command, arguments, working directory and the texts it read (stdin,
+ * `--*-file`).
+ */
 export interface DeferredRequest {
   command: string;
   argv: string[];
@@ -32,10 +32,6 @@ export interface DeferredRequest {
   inputs: Record<string, string>;
 }
 
-/** The exit code of a replayed run that met a passing failure again (EX_TEMPFAIL): its request waits for the next run. */
-export const DEFERRED_AGAIN = 75;
-/** The exit code of a replayed run that ran out of its deadline: its request is set aside, not run again and again. */
-export const DEFERRED_TOO_LONG = 76;
 /**
  * A job with a deadline (a background one) gives each kept run 60 s — thirty times a writer's own
  * deadline, with the index current — or a third of its deadline when that is less, and starts one only
@@ -64,7 +60,8 @@ const names = (dir: string) => {
   }
 };
 
-const pending = (storeDir: string) => names(deferredDir(storeDir)).filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN));
+const pending = (storeDir: string) =>
+  names(deferredDir(storeDir)).filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN));
 
 /** How many requests wait or are being run (one directory read; none when nothing was ever deferred). */
 export function deferredCount(storeDir: string): number {
@@ -76,7 +73,10 @@ export function unreadableDeferred(storeDir: string): string[] {
   return names(deferredDir(storeDir)).filter((n) => n.endsWith(UNREADABLE));
 }
 
-/** Requests set aside because applying them took longer than a background job may (`cairn rebuild --continue` at a terminal runs them). */
+/**
+ * Requests set aside because applying them took longer than a background job may (`cairn rebuild --continue` at a
+ * terminal runs them).
+ */
 export function tooLongDeferred(storeDir: string): string[] {
   return names(deferredDir(storeDir)).filter((n) => n.endsWith(TOO_LONG));
 }
@@ -105,12 +105,12 @@ export function deferRequest(store: Store, request: DeferredRequest): Kept {
   return { name, applied: startApplying(store) };
 }
 
-/** Start a background `cairn rebuild --continue` unless one is applying the kept runs: what happens, in words. */
+/** Start the `apply-kept` background job unless a process applies the kept runs: what happens, in words. */
 function startApplying(store: Store): string {
   // checked after the request is written: a holder that lets go now looks for requests once more
   const holder = applier(store.dir);
   if (holder) return `by the cairn rebuild --continue that applies kept runs now (cache/deferred.lock ${holder})`;
-  const pid = startInBackground(store, ['rebuild', '--continue']);
+  const pid = startJob(store, 'apply-kept');
   if (pid !== undefined) return `by cairn rebuild --continue, started in the background (pid ${pid})`;
   return 'when cairn rebuild --continue runs (none could be started in the background: run it)';
 }
@@ -119,7 +119,8 @@ function startApplying(store: Store): string {
 export function readRequest(path: string): DeferredRequest {
   try {
     const value = JSON.parse(readFileSync(path, 'utf8')) as DeferredRequest;
-    if (typeof value.command !== 'string' || !Array.isArray(value.argv) || typeof value.inputs !== 'object') throw new Error('not a request');
+    if (typeof value.command !== 'string' || !Array.isArray(value.argv) || typeof value.inputs !== 'object')
+      throw new Error('not a request');
     return value;
   } catch (err) {
     throw new CairnError('store', `cannot read the deferred request ${path} (${describeError(err)})`);
@@ -132,7 +133,9 @@ export function readRequest(path: string): DeferredRequest {
  * writers are idempotent per issue/run: SPEC §3.9.4).
  */
 function takeOldest(dir: string): string | undefined {
-  const offered = names(dir).filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN)).sort();
+  const offered = names(dir)
+    .filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN))
+    .sort();
   for (const name of offered) {
     const taken = join(dir, `${name.replace(TAKEN_OR_WAITING, '')}.${process.pid}${TAKEN}`);
     try {
@@ -162,7 +165,11 @@ export function runDeferred(store: Store): number {
   const dir = deferredDir(store.dir);
   const cairn = cairnEntry();
   if (!cairn) {
-    if (deferredCount(store.dir)) throw new CairnError('store', 'deferred writes are waiting, but bin/cairn.js is not beside this command to run them');
+    if (deferredCount(store.dir))
+      throw new CairnError(
+        'store',
+        'deferred writes are waiting, but bin/cairn.js is not beside this command to run them',
+      );
     return 0;
   }
   const bounded = Number.isFinite(store.deadline.at);
@@ -172,7 +179,9 @@ export function runDeferred(store: Store): number {
     if (!lock) return ran; // another process applies them, and looks again after letting go
     let stop: Stop;
     try {
-      if (!bounded) for (const name of tooLongDeferred(store.dir)) renameSync(join(dir, name), join(dir, name.replace(TAKEN_OR_WAITING, WAITING)));
+      if (!bounded)
+        for (const name of tooLongDeferred(store.dir))
+          renameSync(join(dir, name), join(dir, name.replace(TAKEN_OR_WAITING, WAITING)));
       const drained = drain(store, cairn, bounded);
       ran += drained.ran;
       stop = drained.stop;
@@ -182,7 +191,7 @@ export function runDeferred(store: Store): number {
     // looked at after letting go: a run kept after the last look, whose writer saw the lock held, is here
     if (deferredCount(store.dir) === 0 || stop === 'again') return ran;
     if (stop === 'deadline') {
-      startInBackground(store, ['rebuild', '--continue']); // a successor with a deadline of its own
+      startJob(store, 'apply-kept'); // a successor with a deadline of its own
       return ran;
     }
   }
@@ -217,14 +226,17 @@ function drain(store: Store, cairn: string, bounded: boolean): { ran: number; st
     });
     if (child.status === DEFERRED_TOO_LONG || child.signal === 'SIGKILL') {
       backTo(TOO_LONG);
-      const message = `a kept ${request.command} was not applied within ${share} ms and is set aside (cache/deferred/); cairn rebuild --continue at a terminal applies it without a bound`;
+      const message =
+        `a kept ${request.command} was not applied within ${share} ms and is set aside ` +
+        `(cache/deferred/); cairn rebuild --continue at a terminal applies it without a bound`;
       store.log.warn(message);
       recordFailure(store.dir, request.command, message);
       continue;
     }
     if (child.error || child.status === DEFERRED_AGAIN) {
       backTo(WAITING); // offered again to the next run
-      if (child.error) throw new CairnError('store', `cannot run the deferred ${request.command} (${child.error.message})`);
+      if (child.error)
+        throw new CairnError('store', `cannot run the deferred ${request.command} (${child.error.message})`);
       store.log.warn(`the kept ${request.command} could not apply yet; it waits for the next cairn rebuild --continue`);
       return { ran, stop: 'again' };
     }

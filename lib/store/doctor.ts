@@ -1,17 +1,24 @@
 import { existsSync, lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
-import { readSmallFile } from '../io/read.js';
 import { dirname, join, relative } from 'node:path';
 import { Deadline } from '../core/deadline.js';
 import { describeError, IndexCatchingUp } from '../core/errors.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { nearest } from '../core/suggest.js';
-import { CONFIG_CAP, loadConfig, type Config } from './config.js';
+import { readConfigFile, type Config, type ConfigProblem } from './config.js';
 import { EVENT_LOG_INDEXES, loadDriver, openDatabase, type Database } from './db.js';
 import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
 import { encoderFor } from './tokens.js';
 import { projectIdStatus, type Location } from './root.js';
-import { applier, deferredCount, KEPT_RUN_MS, oldestDeferred, START_GRACE_MS, tooLongDeferred, unreadableDeferred } from './deferred.js';
+import {
+  applier,
+  deferredCount,
+  KEPT_RUN_MS,
+  oldestDeferred,
+  START_GRACE_MS,
+  tooLongDeferred,
+  unreadableDeferred,
+} from './deferred.js';
 import { parseJsonLine, readBytes } from '../io/jsonl.js';
 import { indexWritable, type Store } from './store.js';
 
@@ -28,66 +35,32 @@ export function moduleChecks(encoding: string): Check[] {
       return { name, status: 'fail', detail: describeError(err) };
     }
   };
-  return [check('better-sqlite3', () => new (loadDriver())(':memory:').close()), check('tiktoken', () => encoderFor(encoding))];
-}
-
-/**
- * What config.json may hold (README, config.json), by type. The loader takes a wrong value as the
- * default without a word, so a typo there (`budget` for `budgets`, a number in quotes) would quietly
- * change nothing; doctor names it. Role maps are open: any role name may be a key.
- */
-type Setting = 'string' | 'number' | 'strings' | 'role map' | { [key: string]: Setting };
-
-export const CONFIG_SETTINGS: Record<string, Setting> = {
-  project: 'string',
-  roles: { adversarial: 'strings', validator: 'strings' },
-  budgets: 'role map',
-  reserve: 'number',
-  minBlock: 'number',
-  roleWeights: 'role map',
-  defaultRoleWeight: 'number',
-  prior: { success: 'number', failure: 'number' },
-  evidence: { halfLife: 'number' },
-  tokenizer: { encoding: 'string', margin: 'number' },
-  embeddings: { command: 'string' },
-  knowledge: { tags: 'strings', budget: 'number', bdTimeoutMs: 'number', sanitizeEveryMs: 'number' },
-};
-
-const isCount = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
-const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/** Each setting that is unknown or of the wrong type, as a phrase naming it (and the nearest known name). */
-export function configProblems(value: Record<string, unknown>, shape: Record<string, Setting> = CONFIG_SETTINGS, prefix = ''): string[] {
-  const problems: string[] = [];
-  for (const [key, v] of Object.entries(value)) {
-    const name = `${prefix}${key}`;
-    const setting = shape[key];
-    if (setting === undefined) {
-      const guess = nearest(key, Object.keys(shape));
-      problems.push(`unknown setting "${name}"${guess ? ` (did you mean "${prefix}${guess}"?)` : ''}`);
-    } else if (typeof setting === 'object') {
-      if (isPlainObject(v)) problems.push(...configProblems(v, setting, `${name}.`));
-      else problems.push(`"${name}" is not an object`);
-    } else if (setting === 'string' && typeof v !== 'string') problems.push(`"${name}" is not a string`);
-    else if (setting === 'number' && !isCount(v)) problems.push(`"${name}" is not a number ≥ 0`);
-    else if (setting === 'strings' && !(Array.isArray(v) && v.every((x) => typeof x === 'string'))) problems.push(`"${name}" is not a list of strings`);
-    else if (setting === 'role map' && !isPlainObject(v)) problems.push(`"${name}" is not an object of numbers by role`);
-    else if (setting === 'role map') problems.push(...Object.entries(v as object).filter(([, x]) => !isCount(x)).map(([role]) => `"${name}.${role}" is not a number ≥ 0`));
-  }
-  return problems;
+  return [
+    check('better-sqlite3', () => new (loadDriver())(':memory:').close()),
+    check('tiktoken', () => encoderFor(encoding)),
+  ];
 }
 
 export function configCheck(dir: string): Check {
-  if (!existsSync(join(dir, 'config.json'))) return { name: 'config.json', status: 'ok', detail: 'none (defaults)' };
+  let parsed: ReturnType<typeof readConfigFile>;
   try {
-    loadConfig(dir);
+    parsed = readConfigFile(dir);
   } catch (err) {
     return { name: 'config.json', status: 'fail', detail: describeError(err) };
   }
-  const parsed: unknown = JSON.parse(readSmallFile(join(dir, 'config.json'), CONFIG_CAP)?.toString('utf8') ?? '{}');
-  const problems = isPlainObject(parsed) ? configProblems(parsed) : ['it is not a JSON object'];
-  if (problems.length === 0) return { name: 'config.json', status: 'ok', detail: 'reads' };
-  return { name: 'config.json', status: 'warn', detail: `${problems.join('; ')}: the default is used instead (README: config.json)` };
+  if (parsed === undefined) return { name: 'config.json', status: 'ok', detail: 'none (defaults)' };
+  if (parsed.problems.length === 0) return { name: 'config.json', status: 'ok', detail: 'reads' };
+  return {
+    name: 'config.json',
+    status: 'warn',
+    detail: `${parsed.problems.map(phrase).join('; ')}: the default is used instead (README: config.json)`,
+  };
+}
+
+/** A problem of config.json as doctor says it: an unknown setting with the nearest known name. */
+function phrase(problem: ConfigProblem): string {
+  const guess = problem.known && nearest(problem.setting.slice(problem.prefix.length), problem.known);
+  return guess ? `${problem.text} (did you mean "${problem.prefix}${guess}"?)` : problem.text;
 }
 
 /** What a file system entry is, for a sentence. */
@@ -167,36 +140,73 @@ export function storeLayoutChecks(dir: string): Check[] {
 /** A log whose index doctor reports, and what applies the rest of it when the index is behind. */
 export interface FollowedLog {
   follower: LogFollower<unknown>;
-  /** For a person reading the report: which run applies the rest (an index behind its log is normal after a capture or a pull). */
+  /**
+   * For a person reading the report: which run applies the rest (an index behind its log is normal after a capture or a
+   * pull).
+   */
   catchUp: string;
 }
 
-/** Integrity of cache/state.db and how far each log is applied to it. The database is opened as is: never moved aside here. */
+/**
+ * Integrity of cache/state.db and how far each log is applied to it. The database is opened as is: never moved aside
+ * here.
+ */
 export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
-  if (!existsSync(dbPath)) return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
+  if (!existsSync(dbPath))
+    return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
   let db: Database;
   try {
     // a person's check: a database held by another process is named at once, not waited for
-    db = openDatabase(dbPath, { deadline: new Deadline(0, undefined, true), strict: true, warn: () => {}, within: dirname(dirname(dbPath)) });
+    db = openDatabase(dbPath, {
+      deadline: new Deadline(0, undefined, true),
+      strict: true,
+      warn: () => {},
+      within: dirname(dirname(dbPath)),
+    });
   } catch (err) {
     // held by another process: nothing is wrong with it, the person learns what to wait for (or stop)
-    if (err instanceof IndexCatchingUp) return [{ name: 'database', status: 'warn', detail: `${describeError(err)}: checked again once it lets go` }];
-    return [{ name: 'database', status: 'fail', detail: `${describeError(err)} — cairn rebuild moves it aside and rebuilds it from the logs` }];
+    if (err instanceof IndexCatchingUp)
+      return [{ name: 'database', status: 'warn', detail: `${describeError(err)}: checked again once it lets go` }];
+    return [
+      {
+        name: 'database',
+        status: 'fail',
+        detail: `${describeError(err)} — cairn rebuild moves it aside and rebuilds it from the logs`,
+      },
+    ];
   }
   try {
-    const problems = (db.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check).filter((r) => r !== 'ok');
+    const problems = (db.pragma('integrity_check') as { integrity_check: string }[])
+      .map((r) => r.integrity_check)
+      .filter((r) => r !== 'ok');
     const checks: Check[] = [
       problems.length === 0
         ? { name: 'database', status: 'ok', detail: `integrity ok (${Math.round(statSync(dbPath).size / 1024)} KiB)` }
-        : { name: 'database', status: 'fail', detail: `integrity check: ${problems.slice(0, 3).join('; ')} — delete it (it is only an index): the next command rebuilds it from the logs` },
+        : {
+            name: 'database',
+            status: 'fail',
+            detail:
+              `integrity check: ${problems.slice(0, 3).join('; ')} — delete it (it is only an index): the next ` +
+              `command rebuilds it from the logs`,
+          },
     ];
     for (const { follower: f, catchUp } of logs) {
       const s = followerStatus(db, f);
       const name = `${f.name} index`;
       const log = relative(dirname(dirname(dbPath)), f.path);
       if (s.inSync) checks.push({ name, status: 'ok', detail: `in sync with ${log} (${s.logBytes} bytes)` });
-      else if (s.rebuilding) checks.push({ name, status: 'warn', detail: 'a rebuild is under way; the next command continues it (or run cairn rebuild --continue)' });
-      else checks.push({ name, status: 'ok', detail: `${s.appliedBytes} of ${s.logBytes} bytes of ${log} applied so far: ${catchUp}` });
+      else if (s.rebuilding)
+        checks.push({
+          name,
+          status: 'warn',
+          detail: 'a rebuild is under way; the next command continues it (or run cairn rebuild --continue)',
+        });
+      else
+        checks.push({
+          name,
+          status: 'ok',
+          detail: `${s.appliedBytes} of ${s.logBytes} bytes of ${log} applied so far: ${catchUp}`,
+        });
     }
     // The readers' indexes of the event log are set aside during a replay and built at its end; one
     // missing with no build under way would make every lookup read a whole table (seconds at 100k
@@ -205,11 +215,22 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
     if (events && !followerStatus(db, events.follower).rebuilding) {
       const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?");
       const missing = Object.keys(EVENT_LOG_INDEXES).filter((name) => exists.get(name) === undefined);
-      if (missing.length) checks.push({ name: 'events index', status: 'fail', detail: `missing ${missing.join(', ')} — cairn rebuild builds them` });
+      if (missing.length)
+        checks.push({
+          name: 'events index',
+          status: 'fail',
+          detail: `missing ${missing.join(', ')} — cairn rebuild builds them`,
+        });
     }
     return checks;
   } catch (err) {
-    return [{ name: 'database', status: 'fail', detail: `${describeError(err)} — delete it (it is only an index): the next command rebuilds it from the logs` }];
+    return [
+      {
+        name: 'database',
+        status: 'fail',
+        detail: `${describeError(err)} — delete it (it is only an index): the next command rebuilds it from the logs`,
+      },
+    ];
   } finally {
     db.close();
   }
@@ -225,26 +246,57 @@ export function deferredCheck(dir: string): Check {
   const tooLong = tooLongDeferred(dir);
   if (tooLong.length) {
     const which = `cache/deferred/${tooLong[0]}${tooLong.length > 1 ? ', …' : ''}`;
-    return { name, status: 'fail', detail: `${tooLong.length} kept run(s) took longer than the ${KEPT_RUN_MS / 1000} s a background job gives one and were set aside (${which}): run cairn rebuild --continue at a terminal (no bound there), or delete them` };
+    return {
+      name,
+      status: 'fail',
+      detail:
+        `${tooLong.length} kept run(s) took longer than the ${KEPT_RUN_MS / 1000} s a background job gives one ` +
+        `and were set aside (${which}): run cairn rebuild --continue at a terminal (no bound there), or delete them`,
+    };
   }
   const unreadable = unreadableDeferred(dir);
   if (unreadable.length) {
-    return { name, status: 'warn', detail: `${unreadable.length} kept run(s) could not be read and were set aside, never applied: cache/deferred/${unreadable[0]}${unreadable.length > 1 ? ', …' : ''} (delete them once looked at)` };
+    return {
+      name,
+      status: 'warn',
+      detail:
+        `${unreadable.length} kept run(s) could not be read and were set aside, never applied: ` +
+        `cache/deferred/${unreadable[0]}${unreadable.length > 1 ? ', …' : ''} (delete them once looked at)`,
+    };
   }
   const count = deferredCount(dir);
   const oldest = oldestDeferred(dir);
   if (count === 0 || oldest === undefined) return { name, status: 'ok', detail: 'none waiting' };
   const since = new Date(oldest).toISOString();
   const holder = applier(dir);
-  if (holder) return { name, status: 'ok', detail: `${count} waiting since ${since}: a background cairn rebuild --continue applies them` };
+  if (holder)
+    return {
+      name,
+      status: 'ok',
+      detail: `${count} waiting since ${since}: a background cairn rebuild --continue applies them`,
+    };
   // file names hold real times: compared with the real clock, not a pinned CAIRN_NOW
-  if (Date.now() - oldest < START_GRACE_MS) return { name, status: 'ok', detail: `${count} waiting since ${since}: a background cairn rebuild --continue is starting for them` };
-  return { name, status: 'fail', detail: `${count} waiting since ${since} and nothing is applying them: run cairn rebuild --continue (cairn doctor's health check shows why the last one stopped, if it did)` };
+  if (Date.now() - oldest < START_GRACE_MS)
+    return {
+      name,
+      status: 'ok',
+      detail: `${count} waiting since ${since}: a background cairn rebuild --continue is starting for them`,
+    };
+  return {
+    name,
+    status: 'fail',
+    detail:
+      `${count} waiting since ${since} and nothing is applying them: run cairn rebuild --continue (cairn ` +
+      `doctor's health check shows why the last one stopped, if it did)`,
+  };
 }
 
 /** The file `cairn maintain` rewrites after each run, in cache/: the cron line that runs it is this machine's. */
 export const MAINTAINED_STAMP = 'maintained';
-/** After each `cairn maintain` (not a preview). Best effort: a store that cannot be written keeps no record (doctor then says so). */
+/**
+ * After each `cairn maintain` (not a preview). Best effort: a store that cannot be written keeps no record (doctor then
+ * says so).
+ */
 export function recordMaintained(store: Store): void {
   try {
     store.writeFile(join(store.dir, 'cache', MAINTAINED_STAMP), '');
@@ -274,15 +326,25 @@ export function maintenanceCheck(dir: string, eventsPath: string): Check {
   // file times are real times: compared with the real clock, not a pinned CAIRN_NOW
   if (ranAt !== undefined) {
     const when = `cairn maintain last ran ${new Date(ranAt).toISOString()}`;
-    return Date.now() - ranAt <= MAINTAIN_EVERY_MS ? { name, status: 'ok', detail: when } : { name, status: 'warn', detail: `${when}, not nightly: ${cron}` };
+    return Date.now() - ranAt <= MAINTAIN_EVERY_MS
+      ? { name, status: 'ok', detail: when }
+      : { name, status: 'warn', detail: `${when}, not nightly: ${cron}` };
   }
   const since = firstEventTime(eventsPath);
-  if (!Number.isFinite(since) || Date.now() - since <= MAINTAIN_EVERY_MS) return { name, status: 'ok', detail: `cairn maintain has not run on this machine yet (${cron})` };
+  if (!Number.isFinite(since) || Date.now() - since <= MAINTAIN_EVERY_MS)
+    return { name, status: 'ok', detail: `cairn maintain has not run on this machine yet (${cron})` };
   const days = Math.floor((Date.now() - since) / 86_400_000);
-  return { name, status: 'warn', detail: `cairn maintain has never run on this machine, and the pattern log goes back ${days} day(s): ${cron}` };
+  return {
+    name,
+    status: 'warn',
+    detail: `cairn maintain has never run on this machine, and the pattern log goes back ${days} day(s): ${cron}`,
+  };
 }
 
-/** When the pattern log's first line was written; NaN when it cannot be told (the database checks report a log that does not read). */
+/**
+ * When the pattern log's first line was written; NaN when it cannot be told (the database checks report a log that does
+ * not read).
+ */
 function firstEventTime(eventsPath: string): number {
   try {
     const first = parseJsonLine<{ ts?: unknown }>(readBytes(eventsPath, 0, 4096).toString('utf8').split('\n')[0]);
@@ -299,7 +361,12 @@ function firstEventTime(eventsPath: string): number {
  */
 export function roleCheck(config: Config, readStored: () => string[]): Check {
   const { roles, budgets, roleWeights } = config;
-  const configured = [...roles.adversarial, ...roles.validator, ...Object.keys(budgets.byRole), ...Object.keys(roleWeights)];
+  const configured = [
+    ...roles.adversarial,
+    ...roles.validator,
+    ...Object.keys(budgets.byRole),
+    ...Object.keys(roleWeights),
+  ];
   let stored: string[];
   try {
     stored = readStored();
@@ -308,13 +375,28 @@ export function roleCheck(config: Config, readStored: () => string[]): Check {
   }
   const suspects = stored
     .filter((role) => !configured.includes(role))
-    .map((role) => ({ role, like: nearest(role, [...new Set([...configured, ...stored])].filter((r) => r !== role)) }))
+    .map((role) => ({
+      role,
+      like: nearest(
+        role,
+        [...new Set([...configured, ...stored])].filter((r) => r !== role),
+      ),
+    }))
     .filter((s): s is { role: string; like: string } => s.like !== undefined);
   // a role is whatever a log line says: shown on one line, sanitised (SPEC §4.6)
   const shown = (role: string) => sanitizeUntrusted(role, { singleLine: true });
-  if (suspects.length === 0) return { name: 'roles', status: 'ok', detail: stored.length > 0 ? [...stored].sort().map(shown).join(', ') : 'none stored yet' };
+  if (suspects.length === 0)
+    return {
+      name: 'roles',
+      status: 'ok',
+      detail: stored.length > 0 ? [...stored].sort().map(shown).join(', ') : 'none stored yet',
+    };
   const named = suspects.map((s) => `'${shown(s.role)}' looks like a misspelling of '${shown(s.like)}'`).join('; ');
-  return { name: 'roles', status: 'warn', detail: `${named}: fix the pipeline's --role (a role of its own: name it in config.json roles)` };
+  return {
+    name: 'roles',
+    status: 'warn',
+    detail: `${named}: fix the pipeline's --role (a role of its own: name it in config.json roles)`,
+  };
 }
 
 /** Fail-open errors recorded since the last `cairn doctor --clear`. */
@@ -323,33 +405,55 @@ export function healthCheck(dir: string): Check {
   if (!health) return { name: 'health', status: 'ok', detail: 'no errors recorded' };
   // recorded messages may quote what a command read, and a version before this one did not clean them
   const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
-  const last = lastErrors(dir, 3).map((l) => `\n    ${shown(l)}`).join('');
+  const last = lastErrors(dir, 3)
+    .map((l) => `\n    ${shown(l)}`)
+    .join('');
   return {
     name: 'health',
     status: 'fail',
-    detail: `degraded since ${health.degraded_since}: ${health.errors} error(s), the last: ${shown(health.last_error)}${last} (fix it, then cairn doctor --clear)`,
+    detail:
+      `degraded since ${health.degraded_since}: ${health.errors} error(s), the last: ` +
+      `${shown(health.last_error)}${last} (fix it, then cairn doctor --clear)`,
   };
 }
 
 /** The recorded project id against the one this checkout derives (SPEC §1.2: reported, never silently followed). */
 export function projectIdCheck(loc: Location): Check {
   const name = 'project id';
-  if (loc.projectFrom === 'given') return { name, status: 'ok', detail: `${loc.project} (given by --project or $CAIRN_PROJECT)` };
-  if (!loc.ownStore) return { name, status: 'ok', detail: `${loc.project} (derived: a store shared through --dir records none)` };
+  if (loc.projectFrom === 'given')
+    return { name, status: 'ok', detail: `${loc.project} (given by --project or $CAIRN_PROJECT)` };
+  if (!loc.ownStore)
+    return { name, status: 'ok', detail: `${loc.project} (derived: a store shared through --dir records none)` };
   if (loc.projectFrom === 'unreadable') {
-    return { name, status: 'fail', detail: 'config.json does not read and no project id can be read from it: every command refuses this store until config.json is fixed' };
+    return {
+      name,
+      status: 'fail',
+      detail:
+        'config.json does not read and no project id can be read from it: every command refuses this store until config.json is fixed',
+    };
   }
   const id = projectIdStatus(loc);
   if (id.recorded !== null && configCheck(loc.dir).status === 'fail') {
-    return { name, status: 'warn', detail: `${id.recorded} (recorded; config.json does not read, but its "project" was still found and is used — fix config.json)` };
+    return {
+      name,
+      status: 'warn',
+      detail: `${id.recorded} (recorded; config.json does not read, but its "project" was still found and is used — fix config.json)`,
+    };
   }
-  if (id.recorded === null) return { name, status: 'warn', detail: `${id.derived} is derived, not recorded: run cairn init to record it, so memory survives moving the directory` };
-  if (!id.mismatch) return { name, status: 'ok', detail: `${id.recorded} (recorded, and this checkout derives the same)` };
+  if (id.recorded === null)
+    return {
+      name,
+      status: 'warn',
+      detail: `${id.derived} is derived, not recorded: run cairn init to record it, so memory survives moving the directory`,
+    };
+  if (!id.mismatch)
+    return { name, status: 'ok', detail: `${id.recorded} (recorded, and this checkout derives the same)` };
   return {
     name,
     status: 'warn',
     detail:
-      `${id.recorded} is recorded in config.json, but this checkout derives ${id.derived} (the directory moved or the origin remote changed). ` +
+      `${id.recorded} is recorded in config.json, but this checkout derives ${id.derived} (the directory moved or the ` +
+      `origin remote changed). ` +
       `The recorded id is used; if this store was copied from another project, set "project" in .cairn/config.json to ${id.derived}`,
   };
 }

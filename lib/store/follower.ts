@@ -86,7 +86,10 @@ function readMark(db: Database, f: LogFollower<unknown>): Mark {
 }
 
 function writeMark(db: Database, f: LogFollower<unknown>, mark: Mark): void {
-  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(metaKey(f), JSON.stringify(mark));
+  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
+    metaKey(f),
+    JSON.stringify(mark),
+  );
 }
 
 function statLog(path: string): { size: number; mtimeMs: number } | undefined {
@@ -102,7 +105,10 @@ function statLog(path: string): { size: number; mtimeMs: number } | undefined {
 export function windowHashes(path: string, offset: number): { head: string; tail: string } {
   if (offset === 0) return { head: '', tail: '' };
   const tailStart = Math.max(0, offset - WINDOW);
-  return { head: sha256(readBytes(path, 0, Math.min(offset, WINDOW))), tail: sha256(readBytes(path, tailStart, offset - tailStart)) };
+  return {
+    head: sha256(readBytes(path, 0, Math.min(offset, WINDOW))),
+    tail: sha256(readBytes(path, tailStart, offset - tailStart)),
+  };
 }
 
 /** A mark for "applied up to `offset`", with the log's size and mtime as stat saw them before reading. */
@@ -118,15 +124,25 @@ export function prefixIntact(path: string, mark: Pick<Mark, 'offset' | 'head' | 
 }
 
 function deadlineError(f: LogFollower<unknown>, done: number, of: number): CairnError {
-  return new IndexCatchingUp('deadline', `deadline passed while indexing ${f.name} (${done} of ${of} bytes applied; the next run continues)`);
+  return new IndexCatchingUp(
+    'deadline',
+    `deadline passed while indexing ${f.name} (${done} of ${of} bytes applied; the next run continues)`,
+  );
 }
 
 /** How far the index is behind its log (for `cairn doctor`). */
-export function followerStatus(db: Database, f: LogFollower<unknown>): { appliedBytes: number; logBytes: number; inSync: boolean; rebuilding: boolean } {
+export function followerStatus(
+  db: Database,
+  f: LogFollower<unknown>,
+): { appliedBytes: number; logBytes: number; inSync: boolean; rebuilding: boolean } {
   const mark = readMark(db, f);
   const st = statLog(f.path);
   const logBytes = st?.size ?? 0;
-  const inSync = !mark.rebuild && !mark.building && mark.offset === logBytes && (logBytes === 0 || prefixIntact(f.path, mark, logBytes));
+  const inSync =
+    !mark.rebuild &&
+    !mark.building &&
+    mark.offset === logBytes &&
+    (logBytes === 0 || prefixIntact(f.path, mark, logBytes));
   return { appliedBytes: mark.offset, logBytes, inSync, rebuilding: Boolean(mark.rebuild || mark.building) };
 }
 
@@ -203,11 +219,17 @@ function applyTail<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, rebu
             offset = line.end;
             if (++count % 64 === 0) opts.progress?.(offset, seen.size);
             if (count % 64 === 0 && (Date.now() >= until || opts.deadline.passed())) {
-              writeMark(db, f, { ...markAt(f.path, offset, last, { size: -1, mtimeMs: -1 }), ...(mark.building ? { building: true as const } : {}) });
+              writeMark(db, f, {
+                ...markAt(f.path, offset, last, { size: -1, mtimeMs: -1 }),
+                ...(mark.building ? { building: true as const } : {}),
+              });
               return 'more';
             }
           }
-          writeMark(db, f, { ...markAt(f.path, offset, last, seen), ...(mark.building ? { building: true as const } : {}) });
+          writeMark(db, f, {
+            ...markAt(f.path, offset, last, seen),
+            ...(mark.building ? { building: true as const } : {}),
+          });
           return 'done';
         })
         .immediate();
@@ -235,15 +257,22 @@ const NEEDS_REBUILD = Symbol('needs rebuild');
  * The end of a full replay: build what `reset` set aside (`finish`, one step that cannot be cut
  * short). Under a deadline, a finish too long for any hook is started in the background
  * (`finishLater`), and a run with less than half its deadline left leaves it to the next run, which
- * starts with all of its time: a hook ends within its deadline (issue 7).
+ * starts with all of its time: a hook ends within its deadline (SPEC §2).
  */
 function completeBuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions): void {
   if (!readMark(db, f).building) return;
   const d = opts.deadline;
   if (Number.isFinite(d.at) && f.finishLater?.(db)) return;
-  if (d.passed()) throw new IndexCatchingUp('deadline', `deadline of ${d.ms} ms passed during indexing ${f.name} (replayed; its indexes are built by the next run)`);
+  if (d.passed())
+    throw new IndexCatchingUp(
+      'deadline',
+      `deadline of ${d.ms} ms passed during indexing ${f.name} (replayed; its indexes are built by the next run)`,
+    );
   if (Number.isFinite(d.at) && d.remaining() < d.ms / 2) {
-    throw new IndexCatchingUp('deadline', `deadline of ${d.ms} ms near after replaying ${f.name}; its indexes are built by the next run`);
+    throw new IndexCatchingUp(
+      'deadline',
+      `deadline of ${d.ms} ms near after replaying ${f.name}; its indexes are built by the next run`,
+    );
   }
   db.transaction(() => {
     const mark = readMark(db, f);
@@ -300,7 +329,9 @@ function orderedRebuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions,
     const mark = readMark(db, f);
     if (!mark.rebuild) return { applied: 0, skipped, rebuilt: true }; // another process finished it
     const { basis, through } = mark.rebuild;
-    const grownOnly = prefixIntact(f.path, { ...EMPTY, ...basis }, seen.size) && items.every((x) => x.offset < basis.offset || x.key > through);
+    const grownOnly =
+      prefixIntact(f.path, { ...EMPTY, ...basis }, seen.size) &&
+      items.every((x) => x.offset < basis.offset || x.key > through);
     if (!grownOnly) return orderedRebuild(db, f, opts, true);
     epoch = mark.rebuild.epoch;
   }

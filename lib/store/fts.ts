@@ -5,7 +5,7 @@ import { isStopWord, words } from '../core/text.js';
 // `"`, `*`, `^`, AND/OR/NOT/NEAR and parentheses in the input are only ever words to look for.
 
 /** Enough terms for any real query; keeps the MATCH expression bounded for a whole issue file. */
-export const MAX_QUERY_TERMS = 128;
+const MAX_QUERY_TERMS = 128;
 
 /** The distinct content words of a text (lower case, stop-words dropped), in order of first use. */
 export function queryTerms(text: string, max = MAX_QUERY_TERMS): string[] {

@@ -34,7 +34,11 @@ export function recordFailure(
     const cache = join(storeDir, 'cache');
     mkdirNoFollow(storeDir, cache);
     // never through a symlink planted in the store (SPEC §2)
-    const fd = openSync(join(cache, 'errors.log'), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+    const fd = openSync(
+      join(cache, 'errors.log'),
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+      0o644,
+    );
     try {
       writeSync(fd, `${at.toISOString()} ${command}: ${message.replace(/\n/g, ' ')}\n`);
     } finally {
@@ -67,7 +71,9 @@ const HEALTH_CAP = 64 * 1024;
 /** The health record, or null when no fail-open error was recorded since the last clear. */
 export function readHealth(storeDir: string): Health | null {
   try {
-    return JSON.parse(readSmallFile(join(storeDir, 'cache', 'health.json'), HEALTH_CAP)?.toString('utf8') ?? 'null') as Health | null;
+    return JSON.parse(
+      readSmallFile(join(storeDir, 'cache', 'health.json'), HEALTH_CAP)?.toString('utf8') ?? 'null',
+    ) as Health | null;
   } catch {
     return null;
   }
@@ -87,7 +93,11 @@ export function lastErrors(storeDir: string, n: number): string[] {
     const tail = readFileTail(join(storeDir, 'cache', 'errors.log'), ERRORS_TAIL);
     if (!tail) return [];
     const text = tail.toString('utf8');
-    return (tail.length < ERRORS_TAIL ? text : text.slice(text.indexOf('\n') + 1)).trimEnd().split('\n').filter(Boolean).slice(-n);
+    return (tail.length < ERRORS_TAIL ? text : text.slice(text.indexOf('\n') + 1))
+      .trimEnd()
+      .split('\n')
+      .filter(Boolean)
+      .slice(-n);
   } catch {
     return [];
   }

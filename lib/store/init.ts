@@ -11,8 +11,16 @@ import type { Location } from './root.js';
 // `cairn init`: the store directory with its git settings. Committed JSONL logs merge by union;
 // everything derived stays out of git (SPEC §1.2).
 
-export const GITIGNORE_LINES = ['cache/', 'artifacts/', 'memory/knowledge.active.jsonl', 'memory/knowledge.audit.jsonl', 'memory/session-state.md', '*.lock', '*.tmp'];
-export const GITATTRIBUTES_LINES = [
+const GITIGNORE_LINES = [
+  'cache/',
+  'artifacts/',
+  'memory/knowledge.active.jsonl',
+  'memory/knowledge.audit.jsonl',
+  'memory/session-state.md',
+  '*.lock',
+  '*.tmp',
+];
+const GITATTRIBUTES_LINES = [
   'events.jsonl merge=union',
   'memory/knowledge.jsonl merge=union',
   'memory/knowledge.archive.jsonl merge=union',
@@ -39,7 +47,9 @@ export function ensureLines(path: string, wanted: string[], within: string): str
 /** The lines of the store's .gitattributes (none when it is missing or cannot be read). */
 export function readGitattributes(dir: string): string[] {
   try {
-    return (readSmallFile(join(dir, '.gitattributes'), SETTINGS_CAP, true)?.toString('utf8') ?? '').split(/\r?\n/).map((l) => l.trim());
+    return (readSmallFile(join(dir, '.gitattributes'), SETTINGS_CAP, true)?.toString('utf8') ?? '')
+      .split(/\r?\n/)
+      .map((l) => l.trim());
   } catch {
     return [];
   }
@@ -47,7 +57,8 @@ export function readGitattributes(dir: string): string[] {
 
 export function initStore(dir: string): { created: boolean; added: string[] } {
   const created = !existsSync(dir);
-  if (created) mkdirSync(dirname(dir), { recursive: true }); // a --dir store may name a directory whose parents are new too
+  // a --dir store may name a directory whose parents are new too
+  if (created) mkdirSync(dirname(dir), { recursive: true });
   mkdirNoFollow(dir, join(dir, 'cache'));
   const added = [
     ...ensureLines(join(dir, '.gitignore'), GITIGNORE_LINES, dir).map((l) => `.gitignore: ${l}`),
@@ -72,9 +83,13 @@ export function recordProjectId(location: Location): string | null {
     try {
       parsed = JSON.parse(raw);
     } catch (err) {
-      throw new CairnError('input', `${path} is not valid JSON (${jsonErrorPlace(raw, err)}); the project id was not recorded`);
+      throw new CairnError(
+        'input',
+        `${path} is not valid JSON (${jsonErrorPlace(raw, err)}); the project id was not recorded`,
+      );
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CairnError('input', `${path} is not a JSON object; the project id was not recorded`);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new CairnError('input', `${path} is not a JSON object; the project id was not recorded`);
     config = parsed as Record<string, unknown>;
   }
   if (typeof config.project === 'string' && config.project !== '') return config.project;

@@ -49,7 +49,13 @@ export function locate(opts: LocationOptions = {}, env = process.env): Location 
   if (given) return { root, dir, project: given, projectFrom: 'given', ownStore };
   const recorded = ownStore ? readRecordedId(dir) : undefined;
   if (typeof recorded === 'string') return { root, dir, project: recorded, projectFrom: 'recorded', ownStore };
-  return { root, dir, project: projectIdFor(root), projectFrom: recorded === UNREADABLE ? 'unreadable' : 'derived', ownStore };
+  return {
+    root,
+    dir,
+    project: projectIdFor(root),
+    projectFrom: recorded === UNREADABLE ? 'unreadable' : 'derived',
+    ownStore,
+  };
 }
 
 function realOrResolved(path: string): string {
@@ -64,7 +70,7 @@ function realOrResolved(path: string): string {
 const UNREADABLE = Symbol('unreadable config.json');
 
 /** The project id `cairn init` (or the first write) recorded in the store's config.json, if any. */
-export function recordedProjectId(dir: string): string | undefined {
+function recordedProjectId(dir: string): string | undefined {
   const id = readRecordedId(dir);
   return typeof id === 'string' ? id : undefined;
 }
@@ -102,7 +108,9 @@ export interface ProjectIdStatus {
   mismatch: boolean;
 }
 
-/** For `cairn doctor` (SPEC §1.2): a derived id that differs from the recorded one is reported, never silently followed. */
+/**
+ * For `cairn doctor` (SPEC §1.2): a derived id that differs from the recorded one is reported, never silently followed.
+ */
 export function projectIdStatus(location: Location): ProjectIdStatus {
   const recorded = location.ownStore ? (recordedProjectId(location.dir) ?? null) : null;
   const derived = projectIdFor(location.root);
@@ -149,7 +157,10 @@ export function normaliseRemoteUrl(url: string): string {
     path = slash < 0 ? '' : u.slice(slash + 1);
     host = host.replace(/:\d+$/, ''); // the port does not change which repository it is
   }
-  path = path.replace(/\/+$/, '').replace(/\.git$/i, '').replace(/^\/+/, '');
+  path = path
+    .replace(/\/+$/, '')
+    .replace(/\.git$/i, '')
+    .replace(/^\/+/, '');
   return `${host.toLowerCase()}/${path}`;
 }
 
@@ -204,7 +215,10 @@ export function currentBranch(root: string): string | undefined {
   }
 }
 
-/** A small file of git's, read bounded (every hook reads these; a FIFO or device in its place must not hang it); throws when missing. */
+/**
+ * A small file of git's, read bounded (every hook reads these; a FIFO or device in its place must not hang it); throws
+ * when missing.
+ */
 function gitFile(path: string): string {
   const bytes = readSmallFile(path, GIT_FILE_CAP);
   if (bytes === undefined) throw new Error(`${path} is missing`);

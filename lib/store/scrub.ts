@@ -48,7 +48,7 @@ export function committedLogs(store: Store, landings: { log: string; library: st
 }
 
 /** A log line with every string in it redacted; the line as written when nothing changes (not JSON: as text). */
-export function scrubLine(line: string): string {
+function scrubLine(line: string): string {
   let value: unknown;
   try {
     value = JSON.parse(line);

@@ -14,11 +14,10 @@ import type { Logger } from '../core/logger.js';
 import type { Progress } from '../core/progress.js';
 
 /**
- * How long `cairn rebuild` holds the write lock per committed slice (a hook's slice is 400 ms,
- * lib/store/follower.ts): each commit writes every page its slice touched, and a replay touches the
- * same pattern pages in every slice — the 100k-event rebuild 5.4 → 4.7 s wall, 6.2 → 5.5 s CPU (medians
- * of four alternating runs; one transaction gained nothing more). Hooks meanwhile fail open, as they do
- * during any rebuild, after waiting for the lock up to their deadline; a killed rebuild loses one slice.
+ * How long `cairn rebuild` holds the write lock per committed slice (a hook's is shorter,
+ * lib/store/follower.ts): each commit writes every page its slice touched, and a replay touches the same
+ * pattern pages in every slice, so fewer commits are faster. Hooks meanwhile fail open after waiting for
+ * the lock up to their deadline, as during any rebuild; a killed rebuild loses one slice.
  */
 const REBUILD_SLICE_MS = 2_000;
 
@@ -35,7 +34,10 @@ export class Store {
     readonly deadline: Deadline,
     readonly log: Logger,
     readonly strict: boolean,
-    /** A writer whose runs apply in the order they came: it queues behind writes deferred before it (lib/store/deferred.ts). */
+    /**
+     * A writer whose runs apply in the order they came: it queues behind writes deferred before it
+     * (lib/store/deferred.ts).
+     */
     readonly writesInOrder = false,
   ) {
     this.config = readConfig(location.dir, log, strict);
@@ -121,8 +123,13 @@ export class Store {
       try {
         this.healing(() => follow(this.database, follower, this.followOptions()));
       } catch (err) {
-        // another process holds the index for as long as this run could wait: it is catching up (a fresh clone's replay)
-        if (isBusy(err)) throw new IndexCatchingUp('lock', `${this.dbPath} is held by ${lockHolders(this.dbPath)} (${(err as Error).message}); it may be bringing the index up to date`);
+        // another process holds the index for as long as this run could wait: it is catching up (a fresh clone's
+        // replay)
+        if (isBusy(err))
+          throw new IndexCatchingUp(
+            'lock',
+            `${this.dbPath} is held by ${lockHolders(this.dbPath)} (${(err as Error).message}); it may be bringing the index up to date`,
+          );
         throw err;
       }
       this.followed.add(follower.name);
@@ -148,12 +155,15 @@ export class Store {
     return { deadline: this.deadline, warn: (m: string) => this.log.warn(m), progress };
   }
 
-  /** Move a database with a corrupt page aside (the log still holds everything); the next open rebuilds it. Best effort. */
+  /**
+   * Move a database with a corrupt page aside (the log still holds everything); the next open rebuilds it. Best effort.
+   */
   quarantine(err: unknown): void {
     this.close();
     try {
       const why = (err as Error).message;
-      const said = (aside: string) => `${this.dbPath} is corrupt (${why}); moved it to ${aside} to rebuild it from the log`;
+      const said = (aside: string) =>
+        `${this.dbPath} is corrupt (${why}); moved it to ${aside} to rebuild it from the log`;
       setAside(this.dbPath, this.dir, said, (m) => this.log.warn(m));
     } catch {
       // cannot move it (a read-only store): the error itself is reported by the caller
@@ -166,15 +176,21 @@ export class Store {
    * writes fail at the append as they must.
    */
   private open(): Database {
-    const opts = { deadline: this.deadline, strict: this.strict, warn: (m: string) => this.log.warn(m), within: this.dir };
+    const opts = {
+      deadline: this.deadline,
+      strict: this.strict,
+      warn: (m: string) => this.log.warn(m),
+      within: this.dir,
+    };
     if (!indexWritable(this.dbPath, this.dir)) {
       this.inMemory = true;
-      this.log.warn(`${this.dbPath} cannot be written (a read-only store); reading from an index built in memory from the logs`);
+      this.log.warn(
+        `${this.dbPath} cannot be written (a read-only store); reading from an index built in memory from the logs`,
+      );
       return openMemoryDatabase(opts);
     }
     return openDatabase(this.dbPath, opts);
   }
-
 
   /**
    * Run idempotent work (a sync, a rebuild); if it meets a corrupt page that the open did not see,
@@ -239,7 +255,10 @@ const CONFIG_PROBLEM = 'config.json';
 export interface StoreOptions {
   /** A hook payload's cwd. */
   payloadCwd?: string | null;
-  /** First write creates the store (SPEC §1.2): a writer in a git work tree without one creates it as `cairn init` would. */
+  /**
+   * First write creates the store (SPEC §1.2): a writer in a git work tree without one creates it as `cairn init`
+   * would.
+   */
   create?: boolean;
   /** See Store.writesInOrder (set by the runner for the commands that defer). */
   writesInOrder?: boolean;
@@ -251,11 +270,21 @@ export interface StoreOptions {
  * as `cairn init` would, project id recorded, so a pipeline's first run loses nothing (SPEC §1.2).
  * Readers never create it, and neither does a writer for a --dir store that is not there.
  */
-export function openStore(opts: LocationOptions, deadline: Deadline, log: Logger, strict: boolean, create = false, writesInOrder = false): Store {
+export function openStore(
+  opts: LocationOptions,
+  deadline: Deadline,
+  log: Logger,
+  strict: boolean,
+  create = false,
+  writesInOrder = false,
+): Store {
   const location = locate(opts);
   if (location.projectFrom === 'unreadable') {
     // Reading or writing under the derived id would silently split the project's memory (SPEC §1.2).
-    throw new CairnError('store', `${join(location.dir, 'config.json')} cannot be read, so the project id recorded in it is unknown; fix the file (cairn doctor)`);
+    throw new CairnError(
+      'store',
+      `${join(location.dir, 'config.json')} cannot be read, so the project id recorded in it is unknown; fix the file (cairn doctor)`,
+    );
   }
   if (!isDirectory(location.dir)) {
     if (!(create && location.ownStore && existsSync(join(location.root, '.git')))) {

@@ -79,7 +79,7 @@ export class TokenCounter {
     return n;
   }
 
-  /** The cached count, or undefined — never loads the tokenizer (a hook's path, issue 8). */
+  /** The cached count, or undefined — never loads the tokenizer (a hook's path). */
   known(text: string): number | undefined {
     const hit = this.memo.get(text);
     if (hit !== undefined) return hit;

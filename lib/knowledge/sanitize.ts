@@ -21,7 +21,16 @@ import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
 export interface AuditRecord {
   ts: number;
-  action: 'skip_unreadable' | 'drop_superseded' | 'filter_noise' | 'trim_residue' | 'duplicate_key' | 'duplicate_content' | 'drop_stale' | 'flag_needs_review' | 'summary';
+  action:
+    | 'skip_unreadable'
+    | 'drop_superseded'
+    | 'filter_noise'
+    | 'trim_residue'
+    | 'duplicate_key'
+    | 'duplicate_content'
+    | 'drop_stale'
+    | 'flag_needs_review'
+    | 'summary';
   key?: string;
   reason?: string;
   [detail: string]: unknown;
@@ -85,14 +94,27 @@ export function readAudit(store: Store, last = 20): AuditDigest {
  */
 export function sanitizeKnowledge(store: Store, now: number, progress: Progress = NO_PROGRESS): SanitizeReport {
   const ts = Math.floor(now / 1000);
-  const logStat = statOf(store.knowledgePath); // before reading: a capture meanwhile leaves the cache stale, as it should
-  const report: SanitizeReport = { read: 0, active: 0, unreadable: 0, superseded: 0, noise: 0, trimmed: 0, duplicateKey: 0, duplicateContent: 0, stale: 0, needsReview: 0 };
+  // before reading: a capture meanwhile leaves the cache stale, as it should
+  const logStat = statOf(store.knowledgePath);
+  const report: SanitizeReport = {
+    read: 0,
+    active: 0,
+    unreadable: 0,
+    superseded: 0,
+    noise: 0,
+    trimmed: 0,
+    duplicateKey: 0,
+    duplicateContent: 0,
+    stale: 0,
+    needsReview: 0,
+  };
   const candidates = `${store.activePath}.candidates-${process.pid}.tmp`;
   try {
     store.writeFile(store.auditPath, (auditFd) => {
       const pass: Pass = { store, ts, report, audit: (r) => writeLine(auditFd, r), progress };
       const kept = latestCleaned(pass, candidates);
-      if (statOf(store.knowledgePath)?.ino !== logStat?.ino) throw new CairnError('store', 'the knowledge log was rotated while it was read; run cairn sanitize again');
+      if (statOf(store.knowledgePath)?.ino !== logStat?.ino)
+        throw new CairnError('store', 'the knowledge log was rotated while it was read; run cairn sanitize again');
       writeActive(pass, candidates, newestUnique(kept));
       pass.audit({ ts, action: 'summary', summary: report });
     });
@@ -143,7 +165,8 @@ function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates:
     }
     report.read++;
     const e = parsed.value;
-    const version = hash52(`${e.project ?? ''}\u0000${e.key}\u0000${normaliseText(e.content)}`); // versionOf, in the project
+    // versionOf, in the project
+    const version = hash52(`${e.project ?? ''}\u0000${e.key}\u0000${normaliseText(e.content)}`);
     latest.set(version, versions.length);
     versions.push(version);
   }
@@ -159,7 +182,12 @@ function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates:
       if (latest.get(versions.at(j)) !== j) continue;
       if (entry.status === 'superseded') {
         report.superseded++;
-        audit({ ts, action: 'drop_superseded', key: entry.key, reason: entry.superseded_by ? `superseded by ${entry.superseded_by}` : 'superseded' });
+        audit({
+          ts,
+          action: 'drop_superseded',
+          key: entry.key,
+          reason: entry.superseded_by ? `superseded by ${entry.superseded_by}` : 'superseded',
+        });
         continue;
       }
       if (isCommandLike(entry.content)) {
@@ -187,7 +215,9 @@ function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates:
  * duplicate's candidate index → the kept one's of the same content, or -1 for a newer one of its key.
  */
 function newestUnique(kept: Candidates): Map<number, number> {
-  const order = Uint32Array.from({ length: kept.ts.length }, (_, i) => i).sort((a, b) => kept.ts.at(b) - kept.ts.at(a) || b - a); // newest first
+  const order = Uint32Array.from({ length: kept.ts.length }, (_, i) => i).sort(
+    (a, b) => kept.ts.at(b) - kept.ts.at(a) || b - a,
+  ); // newest first
   const keys = new HashTable(order.length, false);
   const contents = new HashTable(order.length);
   const duplicateOf = new Map<number, number>();
@@ -237,7 +267,13 @@ function writeActive({ store, ts, report, audit }: Pass, candidates: string, dup
       report.active++;
       if (anchors.missingFiles.length || anchors.missingSymbols.length) {
         report.needsReview++;
-        audit({ ts, action: 'flag_needs_review', key: entry.key, reason: anchors.missingFiles.length ? 'missing_file_anchor' : 'missing_symbol_anchor', anchors });
+        audit({
+          ts,
+          action: 'flag_needs_review',
+          key: entry.key,
+          reason: anchors.missingFiles.length ? 'missing_file_anchor' : 'missing_symbol_anchor',
+          anchors,
+        });
         writeLine(activeFd, { ...entry, status: 'needs_review' });
       } else writeLine(activeFd, entry);
     }
@@ -306,7 +342,9 @@ export function anchorChecker(root: string): (text: string) => Anchors {
     return corpus;
   };
   return (text) => {
-    const fileAnchors = [...new Set([...text.matchAll(FILE_ANCHOR)].map((m) => m[1]).filter((p) => !p.includes('://')))];
+    const fileAnchors = [
+      ...new Set([...text.matchAll(FILE_ANCHOR)].map((m) => m[1]).filter((p) => !p.includes('://'))),
+    ];
     const symbols = [...new Set([...text.matchAll(SYMBOL_ANCHOR)].map((m) => m[1]).filter((s) => s.length >= 3))];
     const missingFiles = fileAnchors.filter((p) => !existsInside(root, p));
     const missingSymbols = symbols.length ? symbols.filter((s) => !files().some((t) => t.includes(s))) : [];

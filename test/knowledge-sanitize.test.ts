@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { activeCacheFresh, anchorChecker, sanitizeKnowledge } from '../lib/knowledge/hygiene.js';
+import { activeCacheFresh, anchorChecker, sanitizeKnowledge } from '../lib/knowledge/sanitize.js';
 import { openTestStore, processesIn, run, tempProject } from './helpers.js';
 
 // cairn sanitize (SPEC §4.5): the active cache and its audit, built from the shared log, which is

@@ -1,0 +1,84 @@
+import { describe, it, expect } from 'vitest';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { openTestStore, run, tempProject } from './helpers.js';
+import { patternId } from '../lib/core/ids.js';
+import { appendEvents } from '../lib/events/log.js';
+import type { EventPayload } from '../lib/events/types.js';
+
+/** A fresh clone: an event log of `count` patterns sharing the word 'refund', and no database. */
+function freshClone(count: number): string {
+  const root = tempProject();
+  const store = openTestStore(root, 'p1');
+  appendEvents(
+    store,
+    Array.from({ length: count }, (_, i): EventPayload => {
+      const text = `refund rule ${i} for invoices of kind ${i % 7}`;
+      return {
+        type: 'pattern.observed',
+        pattern: patternId('p1', 'auditor', text),
+        role: 'auditor',
+        text,
+        category: 'rule',
+        issue: 'I-1',
+        run: `r${i}`,
+        phase: null,
+        labels: [],
+        files: [],
+        deliberation: `d${i}`,
+      };
+    }),
+  );
+  store.close();
+  const db = join(root, '.cairn', 'cache', 'state.db');
+  for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
+  return root;
+}
+
+const rebuild = (root: string, ...args: string[]) =>
+  run('cairn', ['rebuild', '--project', 'p1', '--strict', ...args], { cwd: root });
+
+describe('cairn rebuild --continue --job NAME (the background jobs, by name)', () => {
+  it('takes only the steps of the named job', () => {
+    const root = freshClone(400);
+    const finish = rebuild(root, '--continue', '--job', 'finish-index', '--json');
+    expect(finish.code, finish.stderr).toBe(0);
+    const finished = JSON.parse(finish.stdout);
+    expect(finished).toMatchObject({ applied: 400, packed: expect.any(Number) });
+    expect(finished.packed).toBeGreaterThan(0); // 'refund': every pattern holds it
+    expect(finished).not.toHaveProperty('deferred');
+
+    const kept = rebuild(root, '--continue', '--job', 'apply-kept', '--json');
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(JSON.parse(kept.stdout)).toEqual({ applied: 0, skipped: 0, rebuilt: false, deferred: 0 });
+
+    const pack = rebuild(root, '--continue', '--job', 'pack-postings', '--json');
+    expect(pack.code, pack.stderr).toBe(0);
+    expect(JSON.parse(pack.stdout)).toEqual({ packed: 0 }); // packed by finish-index already
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('still takes every step for --continue alone, the spelling hosts and people already use', () => {
+    const root = freshClone(400);
+    const all = rebuild(root, '--continue', '--json');
+    expect(all.code, all.stderr).toBe(0);
+    expect(JSON.parse(all.stdout)).toMatchObject({ applied: 400, deferred: 0, packed: expect.any(Number) });
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('refuses a job it does not have, or --job without --continue, as a usage error', () => {
+    const root = freshClone(3);
+    for (const args of [
+      ['--continue', '--job', 'sanitize'],
+      ['--continue', '--job', 'nonsense'],
+      ['--job', 'apply-kept'],
+    ]) {
+      const r = rebuild(root, ...args);
+      expect(r.code, args.join(' ')).not.toBe(0);
+      expect(r.stderr).toMatch(
+        /^cairn rebuild: .*--job takes, with --continue, one of finish-index, apply-kept, pack-postings/m,
+      );
+    }
+    rmSync(root, { recursive: true, force: true });
+  });
+});
