@@ -2,7 +2,7 @@ import type { Command } from '../lib/cli/runner.js';
 import { sanitizeUntrusted } from '../lib/core/sanitize.js';
 import { maintain } from '../lib/patterns/lifecycle.js';
 import { fillTokenCounts } from '../lib/patterns/format.js';
-import { keepPostingLists } from '../lib/patterns/terms.js';
+import { keepPostingLists } from '../lib/patterns/index/terms.js';
 import { patternDb } from '../lib/events/log.js';
 import { recordMaintained } from '../lib/store/doctor.js';
 import { describeError } from '../lib/core/errors.js';

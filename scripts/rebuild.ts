@@ -1,6 +1,6 @@
 import type { Command } from '../lib/cli/runner.js';
 import { continuePatterns, packLater, patternDb, rebuildPatterns } from '../lib/events/log.js';
-import { keepPostingLists } from '../lib/patterns/terms.js';
+import { keepPostingLists } from '../lib/patterns/index/terms.js';
 import { applier, deferredCount, runDeferred } from '../lib/store/deferred.js';
 
 export const command: Command = {

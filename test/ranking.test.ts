@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { openTestStore, seededRandom, tempProject } from './helpers.js';
-import { candidateDigest, newCandidateSince, rankByScan, rankScores, type RankOptions } from '../lib/patterns/ranking.js';
+import { candidateDigest, newCandidateSince, rankByScan, rankScores, type RankOptions } from '../lib/patterns/index/ranking.js';
 import { idBits } from '../lib/core/ids.js';
 import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, rankKey, type ScoreContext } from '../lib/patterns/scoring.js';
 import { bm25Relevance } from '../lib/patterns/relevance.js';

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { openTestStore, run, seededRandom, tempProject } from './helpers.js';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { TermIndex, bm25Query, keepPostingLists, matchesSql, matchIn, queryMatches, queryTermsSql } from '../lib/patterns/terms.js';
+import { TermIndex, bm25Query, keepPostingLists, matchesSql, matchIn, queryMatches, queryTermsSql } from '../lib/patterns/index/terms.js';
 import { NEAR_DUPLICATE } from '../lib/patterns/identity.js';
 import { indexTerms } from '../lib/core/text.js';
 

@@ -20,7 +20,7 @@ export const ADVERSARY = 'auditor';
 export const VALIDATOR = 'curator';
 
 const [{ Store }, { locate }, { Deadline }, { createLogger }, { initStore }, { sameKindRoles }, { patternDb }, format, deliberation, feedback, outcome, patterns, ranking, scoring] =
-  await Promise.all(['store/store', 'store/root', 'core/deadline', 'core/logger', 'store/init', 'store/config', 'events/log', 'patterns/format', 'patterns/deliberation', 'patterns/feedback', 'patterns/outcome', 'patterns/queries', 'patterns/ranking', 'patterns/scoring'].map(dist));
+  await Promise.all(['store/store', 'store/root', 'core/deadline', 'core/logger', 'store/init', 'store/config', 'events/log', 'patterns/format', 'patterns/deliberation', 'patterns/feedback', 'patterns/outcome', 'patterns/queries', 'patterns/index/ranking', 'patterns/scoring'].map(dist));
 
 /** What the simulation keeps of a feedback-loop report: counts, and which pattern each dismissal landed on. */
 function feedbackRecord(r) {

@@ -43,7 +43,7 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
     reset: (db) => {
       for (const name of Object.keys(EVENT_LOG_INDEXES)) db.exec(`DROP INDEX IF EXISTS ${name}`);
       for (const table of EVENT_LOG_TABLES) db.exec(`DELETE FROM ${table}`);
-      db.exec('DELETE FROM pattern_postings'); // the term index's packed lists: a cache of pattern_terms (lib/patterns/terms.ts)
+      db.exec('DELETE FROM pattern_postings'); // the term index's packed lists: a cache of pattern_terms (lib/patterns/index/terms.ts)
     },
     finish: (db) => {
       // One helper thread for SQLite's sorter: building the term index of 100k patterns takes 1.9 s

@@ -12,7 +12,7 @@ import { nowMs } from '../core/clock.js';
 import { CairnError, describeError } from '../core/errors.js';
 import { redactSecrets } from '../core/secrets.js';
 import { injectedPatternIds, patternTexts, roleIdsByPrefix } from './queries.js';
-import { TermIndex } from './terms.js';
+import { TermIndex } from './index/terms.js';
 import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
 import { linkByEmbedding } from './embeddings.js';
 import { appendEvents, patternDb } from '../events/log.js';

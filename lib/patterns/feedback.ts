@@ -15,7 +15,7 @@ import { CairnError } from '../core/errors.js';
 import { autoDeprecationReason } from './lifecycle.js';
 import { extractPatterns } from './extract.js';
 import { linkContext } from './deliberation.js';
-import { TermIndex } from './terms.js';
+import { TermIndex } from './index/terms.js';
 import { linkFinding, namesIdentifierOf, summaryWithoutCitations } from './link.js';
 import { shortId } from './block.js';
 import { appendEvents, patternDb } from '../events/log.js';

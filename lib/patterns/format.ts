@@ -1,6 +1,6 @@
 import type { Store } from '../store/store.js';
 import { roleBudget, sameKindRoles } from '../store/config.js';
-import { candidateDigest, loadRanked, newCandidateSince, newestFirstSeen, rankScores, type RankOptions } from './ranking.js';
+import { candidateDigest, loadRanked, newCandidateSince, newestFirstSeen, rankScores, type RankOptions } from './index/ranking.js';
 import { fitBlock, linePieces, blockHeader, blockText, textPiece, withoutRestatements, BLOCK_FOOTER, type FitPath } from './block.js';
 import { TokenCounter, TokenizerUnavailable } from '../store/tokens.js';
 import { nowMs } from '../core/clock.js';
@@ -105,7 +105,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   // The candidates' basis is taken for --json, and for a stored summary only when every line does not
   // fit and the summary does (it passes over every candidate: SPEC §3.5 step 4b).
   // The ranking is read a page at a time as the fit reaches further, each page four times the last:
-  // the walk goes on from where it stopped (lib/patterns/ranking.ts), and the fewer rows a page asks
+  // the walk goes on from where it stopped (lib/patterns/index/ranking.ts), and the fewer rows a page asks
   // for, the fewer it reads. The first holds a block of lines of 64 tokens or more: on a hook's path a
   // line without a cached count counts its UTF-8 bytes (~100 for a pattern of 15 words).
   let asked = Math.ceil(limit / 16);

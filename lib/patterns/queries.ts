@@ -1,7 +1,7 @@
 import type { Database } from '../store/db.js';
 import { CairnError } from '../core/errors.js';
 import { patternId } from '../core/ids.js';
-import { TermIndex, termIndexReady } from './terms.js';
+import { TermIndex, termIndexReady } from './index/terms.js';
 import type { Category } from '../events/types.js';
 import type { ScoreFactors, ScoredState } from './scoring.js';
 import type { LedgerEntry } from '../events/credit.js';

@@ -1,8 +1,8 @@
 import type { Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { listPatterns } from './queries.js';
-import { bm25Query } from './terms.js';
-import { loadRelevance } from './ranking.js';
+import { bm25Query } from './index/terms.js';
+import { loadRelevance } from './index/ranking.js';
 import { cosine, embeddingKey, embedQuery, readVectors, providerTimeout } from './embeddings.js';
 import { patternDb } from '../events/log.js';
 
@@ -12,7 +12,7 @@ import { patternDb } from '../events/log.js';
 
 /**
  * BM25 relevance of this project's non-deprecated patterns of `roles` (over their own statistics,
- * lib/patterns/terms.ts), scaled so the best match is 1; non-matches are absent (0); undefined when
+ * lib/patterns/index/terms.ts), scaled so the best match is 1; non-matches are absent (0); undefined when
  * nothing matches. format-patterns ranks by it inside SQLite; this map is for merging with embeddings.
  */
 export function bm25Relevance(db: Database, project: string, roles: string[], query: string): Map<string, number> | undefined {
@@ -62,7 +62,7 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
 /**
  * Relevance of the candidates to the query from embeddings, merged over BM25 (a pattern without a
  * vector keeps its BM25 relevance); undefined without them — then format-patterns ranks by BM25
- * inside SQLite (lib/patterns/ranking.ts).
+ * inside SQLite (lib/patterns/index/ranking.ts).
  */
 export function embeddingRelevanceFor(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
   const semantic = embeddingRelevance(store, query, roles);

@@ -12,7 +12,7 @@ import type { LandingPattern } from '../landing/library.js';
 import { trackRecord } from '../patterns/block.js';
 import { formatPatterns } from '../patterns/format.js';
 import { lifecycleCounts, patternsByIds, type Pattern } from '../patterns/queries.js';
-import { rankPatterns } from '../patterns/ranking.js';
+import { rankPatterns } from '../patterns/index/ranking.js';
 import { storedRoles } from '../patterns/roles.js';
 import { scorePattern } from '../patterns/scoring.js';
 import type { Store } from '../store/store.js';

@@ -76,12 +76,12 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
      WHERE lifecycle NOT IN ('deprecated', 'active') AND reinforcement_count < 3`,
   patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (${RANK_RATE_CAT}), term_seq, ${BASE_COLUMNS})
      WHERE lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= 3)`,
-  // a query's matches' patterns by where their postings start (lib/patterns/ranking.ts bestMatches); with
+  // a query's matches' patterns by where their postings start (lib/patterns/index/ranking.ts bestMatches); with
   // id_bits, a summary's basis (candidateDigest) reads it alone, not the table (118 → 99 ms at 100k)
   patterns_seq: `CREATE INDEX patterns_seq ON patterns (project, term_seq, role, ${BASE_COLUMNS}, id_bits)`,
-  // a summary's newest candidates: the patterns first seen since it was stored (lib/patterns/ranking.ts newCandidateSince)
+  // a summary's newest candidates: the patterns first seen since it was stored (lib/patterns/index/ranking.ts newCandidateSince)
   patterns_first_seen: 'CREATE INDEX patterns_first_seen ON patterns (project, role, first_seen)',
-  // the few deprecated patterns, which BM25 over the term index leaves out (lib/patterns/ranking.ts)
+  // the few deprecated patterns, which BM25 over the term index leaves out (lib/patterns/index/ranking.ts)
   patterns_deprecated: "CREATE INDEX patterns_deprecated ON patterns (project, role, id) WHERE lifecycle = 'deprecated'",
 };
 
@@ -134,7 +134,7 @@ const TABLES = `
   -- each piece of tested evidence as it arrived (cairn explain ages it)
   CREATE TABLE evidence (project TEXT NOT NULL, pattern TEXT NOT NULL, seq INTEGER PRIMARY KEY, event TEXT NOT NULL,
     held REAL NOT NULL, against REAL NOT NULL, aging REAL NOT NULL);
-  -- the term index (lib/patterns/terms.ts): each term's postings in the order their patterns were added (seq),
+  -- the term index (lib/patterns/index/terms.ts): each term's postings in the order their patterns were added (seq),
   -- each with its pattern's number of terms (ntok); long lists kept packed, one blob a term
   CREATE TABLE pattern_terms (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, pattern TEXT NOT NULL,
     seq INTEGER NOT NULL DEFAULT 0, ntok INTEGER NOT NULL DEFAULT 0);

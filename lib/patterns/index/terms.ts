@@ -1,8 +1,8 @@
 import type { Statement } from 'better-sqlite3';
-import { databaseVersion, isBusy, type Database } from '../store/db.js';
-import { IndexCatchingUp } from '../core/errors.js';
-import { contentTerms, indexTerms } from '../core/text.js';
-import type { TermWeight } from './link.js';
+import { databaseVersion, isBusy, type Database } from '../../store/db.js';
+import { IndexCatchingUp } from '../../core/errors.js';
+import { contentTerms, indexTerms } from '../../core/text.js';
+import type { TermWeight } from '../link.js';
 import { postingCounter, type PostingCounter, type Postings } from './posting-count.js';
 
 // The term index (pattern_terms: project, role, term → pattern, in the order the patterns were added,
