@@ -1,4 +1,5 @@
 import { DEFAULT_CONFIG } from '../store/config.js';
+import { UNTESTED_UNIT, UNTESTED_UNITS } from '../core/score-weights.js';
 
 // How evidence moves a pattern's record (SPEC §3.10): the arithmetic the reducer applies, and that
 // feedback-loop (what a dismissal will do), maintain and `cairn explain` read. Pure.
@@ -21,10 +22,6 @@ export interface Evidence {
   ignore_weight: number;
   untested: number;
 }
-
-export const UNTESTED_UNIT = 0.1;
-/** At most this many untested units count (0.5 in all: half of one tested success). */
-export const UNTESTED_UNITS = 5;
 
 export function untestedCredit(untested: number): number {
   return UNTESTED_UNIT * Math.min(Math.max(0, untested), UNTESTED_UNITS);

@@ -1,6 +1,8 @@
 import { DAY_MS } from '../core/clock.js';
+import { CATEGORY_WEIGHT, DECAY_DAYS, DECAY_IMMUNE_REINFORCEMENTS, DEFAULT_PRIOR } from '../core/score-weights.js';
+import { CATEGORY_SQL, DECAY_SPAN_MS, SUPPORT_SQL } from '../store/rank-keys.js';
 import type { Category } from '../events/types.js';
-import { support, UNTESTED_UNIT, UNTESTED_UNITS, type Evidence } from '../events/credit.js';
+import { support, type Evidence } from '../events/credit.js';
 
 // The score of a pattern at query time (SPEC §3.4, §3.9.3, §3.10), as a pure function with every factor exposed.
 //   rate  = (support + α) / (support + ignore weight + α + β): support is the tested credit plus a
@@ -12,12 +14,7 @@ import { support, UNTESTED_UNIT, UNTESTED_UNITS, type Evidence } from '../events
 //   base  = rate · decay · cat · ctx · role;  final = 0.6·relevance + 0.4·base when relevance exists
 
 export const SCORE_CUT = 0.1;
-export const DECAY_DAYS = 14;
-export const DECAY_IMMUNE_REINFORCEMENTS = 3;
-export const CATEGORY_WEIGHT: Record<Category, number> = { rule: 1.3, causal: 1.1, observation: 1.0 };
 export const CROSS_ROLE_FACTOR = 0.8;
-/** support() of lib/events/credit.ts in SQL over the patterns table. */
-const SUPPORT_SQL = `(MAX(0, held) + MIN(MAX(0, untested), ${UNTESTED_UNITS}) * ${UNTESTED_UNIT})`;
 
 export interface ScoredState extends Evidence {
   role: string;
@@ -35,7 +32,6 @@ export interface Prior {
   success: number;
   failure: number;
 }
-export const DEFAULT_PRIOR: Prior = { success: 1, failure: 1 };
 
 export interface ScoreContext {
   now: number;
@@ -125,10 +121,9 @@ export function baseScoreSql(ctx: ScoreContext): { sql: string; params: Record<s
   };
   const rate = `CASE WHEN ${SUPPORT_SQL} + MAX(0, ignore_weight) + @priorTotal > 0 THEN (${SUPPORT_SQL} + @alpha) / (${SUPPORT_SQL} + MAX(0, ignore_weight) + @priorTotal) ELSE 0 END`;
   const decay = `CASE WHEN reinforcement_count >= @immune OR lifecycle = 'active' THEN 1.0 ELSE exp(-MAX(0, (@now - last_used) / @day) / @decayDays) END`;
-  const category = `CASE category ${Object.entries(CATEGORY_WEIGHT).map(([c, v]) => `WHEN '${c}' THEN ${v}`).join(' ')} ELSE 1.0 END`;
   const context = `(1 + 0.15 * ${anyOf('labels', ctx.labels, 'label')} + 0.15 * ${anyOf('files', ctx.files, 'file')} + 0.05 * ${anyOf('phases', ctx.phase ? [ctx.phase] : [], 'phase')})`;
   const role = 'CASE WHEN role = @role THEN 1.0 ELSE @cross END';
-  return { sql: `((${rate}) * (${decay}) * (${category}) * ${context} * (${role}))`, params, parts: { rest: `((${rate}) * (${decay}) * (${category}))`, role: `(${role})` } };
+  return { sql: `((${rate}) * (${decay}) * (${CATEGORY_SQL}) * ${context} * (${role}))`, params, parts: { rest: `((${rate}) * (${decay}) * (${CATEGORY_SQL}))`, role: `(${role})` } };
 }
 
 /** A bound above every context factor (1.35 at most, in any rounding). */
@@ -152,27 +147,6 @@ export function basePassesSql(ctx: ScoreContext): { sql: string; params: Record<
 export function finalScore(base: number, relevance: number | undefined): number {
   return relevance === undefined ? base : 0.6 * relevance + 0.4 * base;
 }
-
-// Ranking by index (issue 8). For a pattern that decays, ln(base) = ln(rate · cat) + last_used / 14 days
-// − now / 14 days + ln(ctx · role): the first two terms do not depend on "now", so one index over them
-// orders the role's patterns as the score does at any time, up to the context and role factors (at
-// most 1.35 and 1). A decay-immune pattern has ln(base) = ln(rate · cat) + ln(ctx · role): its own
-// index. Both are built with the default prior (a configured one ranks by the full scan). The SQL
-// strings below are also written, character for character, in the migration that creates the
-// indexes (lib/store/db.ts; test/scoring.test.ts checks it): SQLite uses an index on an expression
-// only for that very expression.
-
-const CATEGORY_SQL = `CASE category ${Object.entries(CATEGORY_WEIGHT).map(([c, v]) => `WHEN '${c}' THEN ${v}`).join(' ')} ELSE 1.0 END`;
-const RATE_CAT_SQL =
-  `((${SUPPORT_SQL} + ${DEFAULT_PRIOR.success}.0) / (${SUPPORT_SQL} + MAX(0, ignore_weight) + ` +
-  `${DEFAULT_PRIOR.success + DEFAULT_PRIOR.failure}.0) * ${CATEGORY_SQL})`;
-const DECAY_SPAN_MS = DECAY_DAYS * DAY_MS;
-/** The rank key of a decaying pattern, and which patterns decay. */
-export const DECAYING_KEY_SQL = `ln(${RATE_CAT_SQL}) + last_used / ${DECAY_SPAN_MS}.0`;
-export const DECAYING_SQL = `lifecycle NOT IN ('deprecated', 'active') AND reinforcement_count < ${DECAY_IMMUNE_REINFORCEMENTS}`;
-/** The rank key of a decay-immune pattern, and which patterns are. */
-export const IMMUNE_KEY_SQL = `ln(${RATE_CAT_SQL})`;
-export const IMMUNE_SQL = `lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= ${DECAY_IMMUNE_REINFORCEMENTS})`;
 
 /** The same rank key in JavaScript (the SQL twin is checked against it). */
 export function rankKey(p: ScoredCounters): { key: number; immune: boolean } {

@@ -7,6 +7,7 @@ import { mkdirNoFollow } from '../io/safe.js';
 import { recordFailure } from './health.js';
 import { sleepSync, type Deadline } from '../core/deadline.js';
 import { sha256 } from '../core/crypto.js';
+import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_SQL } from './rank-keys.js';
 
 export type Database = BetterSqlite3.Database;
 
@@ -52,15 +53,12 @@ function nativeDriver(): Driver {
  */
 const BASE_COLUMNS = 'held, untested, ignore_weight, success_count, ignore_count, reinforcement_count, lifecycle, category, last_used, labels, files, phases';
 
-/** ln(rate · category) with the default prior: lib/patterns/scoring.ts RATE_CAT_SQL, verbatim (test/ranking.test.ts checks). */
-const RANK_RATE_CAT = `ln((((MAX(0, held) + MIN(MAX(0, untested), 5) * 0.1) + 1.0) / ((MAX(0, held) + MIN(MAX(0, untested), 5) * 0.1) + MAX(0, ignore_weight) + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END))`;
-
 /**
  * The secondary indexes of the event log's tables that only readers use (the reducer reads none of
  * them; it does read sightings_scope and deliberations_text, which stay): a full replay drops them
  * (every insert and update would maintain them, row by row, in random order) and builds them again
  * once at its end, which is several times faster (lib/events/log.ts, bench/README.md). The rank
- * indexes' expressions are lib/patterns/scoring.ts DECAYING_KEY_SQL and IMMUNE_KEY_SQL, verbatim.
+ * indexes are built on the rank keys of ./rank-keys.ts.
  */
 export const EVENT_LOG_INDEXES: Record<string, string> = {
   // each term's postings in the order their patterns were added (seq): a new pattern's terms go at the
@@ -72,10 +70,10 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
   deliberations_scope: 'CREATE INDEX deliberations_scope ON deliberations (project, role, issue, run, ts)',
   injections_scope: 'CREATE INDEX injections_scope ON injections (project, issue, run, role)',
   links_scope: 'CREATE INDEX links_scope ON links (project, issue, run, role)',
-  patterns_rank_decaying: `CREATE INDEX patterns_rank_decaying ON patterns (project, role, (${RANK_RATE_CAT} + last_used / 1209600000.0), term_seq, ${BASE_COLUMNS})
-     WHERE lifecycle NOT IN ('deprecated', 'active') AND reinforcement_count < 3`,
-  patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (${RANK_RATE_CAT}), term_seq, ${BASE_COLUMNS})
-     WHERE lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= 3)`,
+  patterns_rank_decaying: `CREATE INDEX patterns_rank_decaying ON patterns (project, role, (${DECAYING_KEY_SQL}), term_seq, ${BASE_COLUMNS})
+     WHERE ${DECAYING_SQL}`,
+  patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (${IMMUNE_KEY_SQL}), term_seq, ${BASE_COLUMNS})
+     WHERE ${IMMUNE_SQL}`,
   // a query's matches' patterns by where their postings start (lib/patterns/index/ranking.ts bestMatches); with
   // id_bits, a summary's basis (candidateDigest) reads it alone, not the table (118 → 99 ms at 100k)
   patterns_seq: `CREATE INDEX patterns_seq ON patterns (project, term_seq, role, ${BASE_COLUMNS}, id_bits)`,

@@ -1,8 +1,7 @@
 import { databaseVersion, type Database } from '../../store/db.js';
 import { COLUMNS, toPattern, type PatternRecord, type Ranked } from '../queries.js';
-import {
-  basePassesSql, baseScoreSql, DECAYING_KEY_SQL, DECAYING_SQL, finalScore, IMMUNE_KEY_SQL, IMMUNE_SQL, rankIndexUsable, rankKeyBound, scorePattern, SCORE_CUT, type ScoreContext,
-} from '../scoring.js';
+import { basePassesSql, baseScoreSql, finalScore, rankIndexUsable, rankKeyBound, scorePattern, SCORE_CUT, type ScoreContext } from '../scoring.js';
+import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_SQL } from '../../store/rank-keys.js';
 import { bm25Query, matchesSql, matchIn, patternBm25Sql, queryMatches, queryTermsSql, type Bm25Query, type QueryMatches } from './terms.js';
 
 // Ranking a role's candidates (SPEC §3.4, §3.5) inside SQLite, best first, ties by id: only the rows
