@@ -1,6 +1,6 @@
 import type { Command } from '../lib/cli/runner.js';
 import { continuePatterns, packLater, patternDb, rebuildPatterns } from '../lib/events/log.js';
-import { keepPostingLists } from '../lib/patterns/index/terms.js';
+import { packPostingLists } from '../lib/patterns/index/index.js';
 import { applier, deferredCount, runDeferred } from '../lib/store/deferred.js';
 
 export const command: Command = {
@@ -46,7 +46,7 @@ example:
     // a small index), or in the background for a large index (packLater).
     const pack = ctx.args.continue || !packLater(store);
     if (pack) ctx.deadline.check('packing the posting lists'); // a background job's bound (lib/store/background.ts)
-    const packed = pack ? keepPostingLists(patternDb(store), store.project) : 0;
+    const packed = pack ? packPostingLists(patternDb(store), store.project) : 0;
     if (packed) ctx.log.info(`packed ${packed} posting list(s)`);
     if (ctx.args.json) ctx.json({ ...report, deferred, packed });
   },

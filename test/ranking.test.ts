@@ -1,10 +1,10 @@
 import { describe, it, expect } from 'vitest';
 import { openTestStore, seededRandom, tempProject } from './helpers.js';
-import { candidateDigest, newCandidateSince, rankByScan, rankScores, type RankOptions } from '../lib/patterns/index/ranking.js';
+import { bm25Relevance, candidateDigest, newCandidateSince, rankByScan, rankScores, type RankOptions } from '../lib/patterns/index/index.js';
 import { idBits } from '../lib/core/ids.js';
-import { rankKey, type ScoreContext } from '../lib/patterns/scoring.js';
+import type { ScoreContext } from '../lib/patterns/scoring.js';
+import { rankKey } from '../lib/patterns/index/ranking.js';
 import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL } from '../lib/store/rank-keys.js';
-import { bm25Relevance } from '../lib/patterns/relevance.js';
 import { indexTerms } from '../lib/core/text.js';
 import { DAY_MS } from '../lib/core/clock.js';
 import { appendEvents, patternDb } from '../lib/events/log.js';

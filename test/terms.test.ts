@@ -2,7 +2,10 @@ import { describe, it, expect } from 'vitest';
 import { openTestStore, run, seededRandom, tempProject } from './helpers.js';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { TermIndex, bm25Query, keepPostingLists, matchesSql, matchIn, queryMatches, queryTermsSql } from '../lib/patterns/index/terms.js';
+import { TermIndex } from '../lib/patterns/index/terms.js';
+import { bm25Query, matchesSql, queryTermsSql } from '../lib/patterns/index/weights.js';
+import { matchIn, queryMatches } from '../lib/patterns/index/ranking.js';
+import { packPostingLists } from '../lib/patterns/index/index.js';
 import { NEAR_DUPLICATE } from '../lib/patterns/identity.js';
 import { indexTerms } from '../lib/core/text.js';
 
@@ -159,7 +162,7 @@ describe('TermIndex.weights', () => {
     const index = new TermIndex(db, 'p1', 'auditor');
     const terms = [...new Set(texts.flatMap((t) => indexTerms(t).terms))];
     const patterns = index.size().patterns;
-    const expected = new Map(terms.map((t) => [t, Math.log(1 + patterns / Math.max(1, index.rarity([t]).get(t)!))]));
+    const expected = new Map(terms.map((t) => [t, Math.log(1 + patterns / Math.max(1, index.documentFrequency([t]).get(t)!))]));
     const first = index.weights(texts.slice(0, 5));
     const asked = [...terms, ...[...terms].reverse(), ...terms];
     for (const t of asked) expect(first(t)).toBe(expected.get(t));
@@ -279,7 +282,7 @@ describe('packed posting lists (pattern_postings)', () => {
     const expected = fromRows(db, probes);
     const writer = new TermIndex(db, 'p1', 'auditor');
     const found = lookups(writer, probes);
-    writer.keepPostings();
+    writer.packWhatWasRead();
     return { db, probes, expected, found };
   }
 
@@ -300,7 +303,7 @@ describe('packed posting lists (pattern_postings)', () => {
     const grown = fromRows(db, probes);
     const next = new TermIndex(db, 'p1', 'auditor');
     expect(lookups(next, probes)).toEqual(grown);
-    next.keepPostings();
+    next.packWhatWasRead();
     const after = through();
     expect([...before].some(([term, seq]) => after.get(term)! > seq)).toBe(true);
     expect(lookups(new TermIndex(db, 'p1', 'auditor'), probes)).toEqual(grown);
@@ -314,15 +317,15 @@ describe('packed posting lists (pattern_postings)', () => {
     expect(lookups(new TermIndex(db, 'p1', 'auditor'), probes)).toEqual(expected);
   });
 
-  it('cairn maintain packs every long list once (keepPostingLists), and a writer never waits for the lock to pack', () => {
+  it('cairn maintain packs every long list once (packPostingLists), and a writer never waits for the lock to pack', () => {
     const { root, db } = projectDb();
     insertPatterns(db, 'p1', 'auditor', randomTexts(1500, 51));
     insertPatterns(db, 'p1', 'judge', randomTexts(100, 53)); // lists too short to pack
     const long = (db.prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = 'p1' GROUP BY role, term HAVING COUNT(*) >= 256)").get() as { n: number }).n;
     expect(long).toBeGreaterThan(5);
-    expect(keepPostingLists(db, 'p1')).toBe(long);
+    expect(packPostingLists(db, 'p1')).toBe(long);
     expect(packedCount(db)).toBe(long);
-    expect(keepPostingLists(db, 'p1')).toBe(0); // nothing stale
+    expect(packPostingLists(db, 'p1')).toBe(0); // nothing stale
 
     db.exec('DELETE FROM pattern_postings');
     const other = new BetterSqlite3(join(root, '.cairn', 'cache', 'state.db'));
@@ -332,7 +335,7 @@ describe('packed posting lists (pattern_postings)', () => {
       lookups(writer, randomTexts(20, 55));
       const patience = db.pragma('busy_timeout', { simple: true });
       const started = Date.now();
-      writer.keepPostings();
+      writer.packWhatWasRead();
       expect(Date.now() - started).toBeLessThan(1000);
       expect(db.pragma('busy_timeout', { simple: true })).toBe(patience);
     } finally {
@@ -346,7 +349,7 @@ describe('packed posting lists (pattern_postings)', () => {
 describe('queryMatches (a query’s matches summed from the posting lists)', () => {
   /** Each match's BM25 by pattern id, as the walk's lists give it and as matchesSql computes it. */
   function bothWays(db: Database, roles: string[], query: string) {
-    const q = bm25Query(db, 'p1', roles, query)!;
+    const q = bm25Query(roles.map((role) => new TermIndex(db, 'p1', role)), query)!;
     const matches = queryMatches(db, 'p1', roles, q);
     // a match's pattern is the one whose postings start at its seq
     const idOf = db.prepare('SELECT id FROM patterns WHERE project = ? AND role = ? AND term_seq = ?').pluck();
@@ -367,7 +370,7 @@ describe('queryMatches (a query’s matches summed from the posting lists)', () 
     insertPatterns(db, 'p1', 'auditor', randomTexts(1200, 7));
     insertPatterns(db, 'p1', 'judge', randomTexts(300, 8));
     for (const packed of [false, true]) {
-      if (packed) expect(keepPostingLists(db, 'p1')).toBeGreaterThan(0);
+      if (packed) expect(packPostingLists(db, 'p1')).toBeGreaterThan(0);
       for (const query of ['refund webhook retry', 'document the retries of a tenant cursor', 'openapi pagination']) {
         const { fromLists, fromSql } = bothWays(db, ['auditor', 'judge'], query);
         expect(fromLists.size, query).toBeGreaterThan(0);

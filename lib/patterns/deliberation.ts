@@ -12,7 +12,7 @@ import { nowMs } from '../core/clock.js';
 import { CairnError, describeError } from '../core/errors.js';
 import { redactSecrets } from '../core/secrets.js';
 import { injectedPatternIds, patternTexts, roleIdsByPrefix } from './queries.js';
-import { TermIndex } from './index/terms.js';
+import { roleLookups, type RoleLookups } from './index/index.js';
 import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
 import { linkByEmbedding } from './embeddings.js';
 import { appendEvents, patternDb } from '../events/log.js';
@@ -84,7 +84,7 @@ class Resolver {
 
   constructor(
     private readonly store: Store,
-    private readonly terms: TermIndex,
+    private readonly lookups: RoleLookups,
     private readonly injected: Known[],
     texts: string[],
   ) {
@@ -104,7 +104,7 @@ class Resolver {
       id = echoOf.id;
       status = 'echo';
     } else {
-      id = patternId(this.store.project, this.terms.role, e.text);
+      id = patternId(this.store.project, this.lookups.role, e.text);
       if (this.exists.get(this.store.project, id)) status = 'seen';
       else {
         const near = bestMatch(key, [...this.indexed(e.text), ...this.created.candidates(key)]);
@@ -121,9 +121,9 @@ class Resolver {
     return id;
   }
 
-  /** The role's stored patterns the text could be a near-duplicate of, from the term index. */
+  /** The role's stored patterns the text could be a near-duplicate of. */
   private indexed(text: string): Known[] {
-    return this.terms.nearDuplicates(text, NEAR_DUPLICATE).map((r) => {
+    return this.lookups.nearDuplicates(text, NEAR_DUPLICATE).map((r) => {
       let key = this.keys.get(r.id);
       if (!key) this.keys.set(r.id, (key = ruleKey(r.text)));
       return { ...r, key };
@@ -191,13 +191,13 @@ function injectedInto(store: Store, role: string, issue: string | null, run: str
 }
 
 /** Candidates for linking a role's findings (SPEC §3.9.1), around the patterns a deliberation observed. */
-export function linkContext(store: Store, terms: TermIndex, first: { id: string; text: string }[]): LinkContext {
+export function linkContext(store: Store, lookups: RoleLookups, first: { id: string; text: string }[]): LinkContext {
   return {
-    role: terms.role,
+    role: lookups.role,
     first,
-    byPrefix: (prefix) => roleIdsByPrefix(patternDb(store), store.project, terms.role, prefix),
-    others: (text) => terms.sharing(text, LINK_CANDIDATES),
-    weight: terms.weights(first.map((c) => c.text)),
+    byPrefix: (prefix) => roleIdsByPrefix(patternDb(store), store.project, lookups.role, prefix),
+    others: (text) => lookups.sharing(text, LINK_CANDIDATES),
+    weight: lookups.weights(first.map((c) => c.text)),
   };
 }
 
@@ -233,11 +233,11 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
 
   const { items, findings } = extractPatterns(input.text, parsed.verdict);
   const injected = injectedInto(store, role, input.issue, input.run);
-  const terms = new TermIndex(patternDb(store), store.project, role);
-  const resolver = new Resolver(store, terms, injected, items.map((e) => e.text));
+  const lookups = roleLookups(patternDb(store), store.project, role);
+  const resolver = new Resolver(store, lookups, injected, items.map((e) => e.text));
   const own = items.map((e) => ({ id: resolver.resolve(e), text: e.text }));
   const tierOne = [...own, ...injected.map(({ id, text }) => ({ id, text }))];
-  const ctx = linkContext(store, terms, tierOne);
+  const ctx = linkContext(store, lookups, tierOne);
   const found = new Map<string, ReturnType<typeof linkFinding>>();
   for (const f of findings) {
     store.deadline.check('linking the findings to patterns');
@@ -279,9 +279,9 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
     throw err;
   }
   try {
-    terms.keepPostings();
+    lookups.packWhatWasRead();
   } catch (err) {
-    store.log.warn(`recorded; the term index's long lists were not kept packed (${describeError(err)})`);
+    store.log.warn(`recorded; the term index's long lists were not packed (${describeError(err)})`);
   }
   // Another process stored the same text meanwhile and came first in the log: ours changes nothing.
   const first = scoped ? sameDeliberation(store, role, input.issue, input.run, hash) : deliberation;

@@ -15,7 +15,7 @@ import { CairnError } from '../core/errors.js';
 import { autoDeprecationReason } from './lifecycle.js';
 import { extractPatterns } from './extract.js';
 import { linkContext } from './deliberation.js';
-import { TermIndex } from './index/terms.js';
+import { roleLookups } from './index/index.js';
 import { linkFinding, namesIdentifierOf, summaryWithoutCitations } from './link.js';
 import { shortId } from './block.js';
 import { appendEvents, patternDb } from '../events/log.js';
@@ -128,7 +128,7 @@ function findingLinks(store: Store, role: string, scope: { issue: string; run: s
     if (!ctx) {
       const injected = scope ? injectedPatternIds(patternDb(store), store.project, scope.issue, scope.run, role) : [];
       const own = extractPatterns(text, null).items.map((e) => patternId(store.project, role, e.text));
-      ctx = linkContext(store, new TermIndex(patternDb(store), store.project, role), patternTexts(patternDb(store), store.project, [...new Set([...injected, ...own])]));
+      ctx = linkContext(store, roleLookups(patternDb(store), store.project, role), patternTexts(patternDb(store), store.project, [...new Set([...injected, ...own])]));
     }
     return ctx;
   };

@@ -1,6 +1,6 @@
 import type { Store } from '../store/store.js';
 import { roleBudget, sameKindRoles } from '../store/config.js';
-import { candidateDigest, loadRanked, newCandidateSince, newestFirstSeen, rankScores, type RankOptions } from './index/ranking.js';
+import { candidateDigest, newCandidateSince, rankScores, type RankOptions } from './index/index.js';
 import { fitBlock, linePieces, blockHeader, blockText, textPiece, withoutRestatements, BLOCK_FOOTER, type FitPath } from './block.js';
 import { TokenCounter, TokenizerUnavailable } from '../store/tokens.js';
 import { nowMs } from '../core/clock.js';
@@ -10,7 +10,7 @@ import { MAX_ROLE_CHARS, MAX_SUMMARY_BYTES, type EventPayload } from '../events/
 import { CairnError } from '../core/errors.js';
 import { checkScope } from './deliberation.js';
 import { appendEvents, patternDb } from '../events/log.js';
-import { listPatterns } from './queries.js';
+import { listPatterns, loadRanked, newestFirstSeen } from './queries.js';
 import { scorePattern } from './scoring.js';
 import { NO_PROGRESS, type Progress } from '../core/progress.js';
 

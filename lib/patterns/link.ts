@@ -1,6 +1,7 @@
 import { contentTerms, identifiers } from '../core/text.js';
 import type { Finding } from './verdict.js';
 import { conflicts, sharedIdentifiers } from './identity.js';
+import type { TermWeight } from './index/index.js';
 
 // Which patterns a finding applies (SPEC §3.9.1). A finding is worded about the concrete change
 // ("The export endpoint is missing from docs/openapi.yaml"), the rule behind it in general words
@@ -29,8 +30,6 @@ export interface LinkCandidate {
   text: string;
 }
 
-/** A term's weight: how rare it is among the role's patterns (the more patterns hold it, the less it says). */
-export type TermWeight = (term: string) => number;
 
 /** Weights from how many of `texts` hold each term (`ln(1 + texts / holding)`): the role, when its patterns are at hand. */
 export function weightsAmong(texts: string[]): TermWeight {

@@ -1,9 +1,9 @@
 import type { Database } from '../store/db.js';
 import { CairnError } from '../core/errors.js';
 import { patternId } from '../core/ids.js';
-import { TermIndex, termIndexReady } from './index/terms.js';
+import { lookupsReady, rankScores, roleLookups, type RankOptions, type Scored } from './index/index.js';
 import type { Category } from '../events/types.js';
-import type { ScoreFactors, ScoredState } from './scoring.js';
+import { scorePattern, type ScoreFactors, type ScoredState } from './scoring.js';
 import type { LedgerEntry } from '../events/credit.js';
 
 // Reading pattern state. Every query names the project: no read can see another project's rows.
@@ -226,6 +226,33 @@ export function resolvePattern(db: Database, project: string, ref: string): Patt
   const same = roles.flatMap((role) => getPattern(db, project, patternId(project, role, ref)) ?? []);
   if (same.length === 1) return same[0];
   if (same.length > 1) throw new CairnError('usage', `'${ref.slice(0, 80)}' is the text of ${same.length} patterns, nothing changed; name one by id: ${describe(same)}`);
-  const near = termIndexReady(db) ? roles.flatMap((role) => new TermIndex(db, project, role).sharing(ref, 3)).slice(0, 3) : [];
+  const near = lookupsReady(db) ? roles.flatMap((role) => roleLookups(db, project, role).sharing(ref, 3)).slice(0, 3) : [];
   throw new CairnError('not-found', `no pattern matches '${ref.slice(0, 80)}' by id or exact text, nothing changed${near.length ? ` (closest: ${near.map((p) => `${p.id}: ${p.text.slice(0, 60)}`).join('; ')})` : ''}`);
+}
+
+/** Full rows for the given scores, in their order, with every factor spelled out. */
+export function loadRanked(db: Database, project: string, scores: Scored[], opts: Pick<RankOptions, 'ctx' | 'relevance'>): Ranked[] {
+  if (scores.length === 0) return [];
+  const rows = db
+    .prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id IN (${scores.map(() => '?').join(', ')})`)
+    .all(project, ...scores.map((s) => s.id)) as PatternRecord[];
+  const byId = new Map(rows.map((r) => [r.id, toPattern(r)]));
+  return scores.map(({ id, score }) => {
+    const pattern = byId.get(id)!;
+    const relevance = opts.relevance ? (opts.relevance.get(id) ?? 0) : undefined;
+    return { pattern, factors: scorePattern(pattern, opts.ctx), relevance, score };
+  });
+}
+
+/** The best `limit` candidates (all of them without a limit), ranked, as full rows. */
+export function rankPatterns(db: Database, project: string, opts: RankOptions & { limit?: number }): Ranked[] {
+  return loadRanked(db, project, rankScores(db, project, opts, { limit: opts.limit }).top, opts);
+}
+
+/** The latest first sighting among the patterns of `roles` (what a summary's basis is stored with). */
+export function newestFirstSeen(db: Database, project: string, roles: string[]): string | undefined {
+  const row = db
+    .prepare(`SELECT MAX(first_seen) AS newest FROM patterns WHERE project = ? AND role IN (${roles.map(() => '?').join(', ')})`)
+    .get(project, ...roles) as { newest: string | null };
+  return row.newest ?? undefined;
 }

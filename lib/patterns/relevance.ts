@@ -1,27 +1,12 @@
-import type { Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { listPatterns } from './queries.js';
-import { bm25Query } from './index/terms.js';
-import { loadRelevance } from './index/ranking.js';
+import { bm25Relevance } from './index/index.js';
 import { cosine, embeddingKey, embedQuery, readVectors, providerTimeout } from './embeddings.js';
 import { patternDb } from '../events/log.js';
 
 // How relevant each candidate pattern is to a query, 0..1 (SPEC §3.4): cosine similarity of
 // embeddings where the pattern has a cached vector and a provider embeds the query, else the BM25
 // match of the query against the pattern text over this project's own patterns.
-
-/**
- * BM25 relevance of this project's non-deprecated patterns of `roles` (over their own statistics,
- * lib/patterns/index/terms.ts), scaled so the best match is 1; non-matches are absent (0); undefined when
- * nothing matches. format-patterns ranks by it inside SQLite; this map is for merging with embeddings.
- */
-export function bm25Relevance(db: Database, project: string, roles: string[], query: string): Map<string, number> | undefined {
-  const q = bm25Query(db, project, roles, query);
-  if (!q) return undefined;
-  loadRelevance(db, project, roles, q);
-  const rows = db.prepare('SELECT pid, relevance FROM temp.cairn_relevance ORDER BY pid').all() as { pid: string; relevance: number }[];
-  return rows.length ? new Map(rows.map((r) => [r.pid, r.relevance])) : undefined; // a query that matches nothing is no signal
-}
 
 /**
  * Cosine relevance for the candidates that have a cached vector, or undefined when there is no

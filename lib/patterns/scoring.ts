@@ -1,6 +1,6 @@
 import { DAY_MS } from '../core/clock.js';
 import { CATEGORY_WEIGHT, DECAY_DAYS, DECAY_IMMUNE_REINFORCEMENTS, DEFAULT_PRIOR } from '../core/score-weights.js';
-import { CATEGORY_SQL, DECAY_SPAN_MS, SUPPORT_SQL } from '../store/rank-keys.js';
+import { CATEGORY_SQL, SUPPORT_SQL } from '../store/rank-keys.js';
 import type { Category } from '../events/types.js';
 import { support, type Evidence } from '../events/credit.js';
 
@@ -67,7 +67,7 @@ export function decayFactor(days: number, reinforcements: number, lifecycle: str
 const overlaps = (a: string[] | undefined, b: string[]) => !!a && a.length > 0 && a.some((x) => b.includes(x));
 
 /** The context factor from what overlaps: labels, files, phase. */
-function contextFactor(labels: boolean, files: boolean, phase: boolean): number {
+export function contextFactor(labels: boolean, files: boolean, phase: boolean): number {
   return 1 + (labels ? 0.15 : 0) + (files ? 0.15 : 0) + (phase ? 0.05 : 0);
 }
 
@@ -76,7 +76,7 @@ export function contextBoost(p: Pick<ScoredState, 'labels' | 'files' | 'phases'>
 }
 
 /** The counters and state the score reads, without the learned context lists. */
-type ScoredCounters = Omit<ScoredState, 'role' | 'labels' | 'files' | 'phases'>;
+export type ScoredCounters = Omit<ScoredState, 'role' | 'labels' | 'files' | 'phases'>;
 
 /** Every factor, given the context factor and whether the pattern is the requesting role's own. */
 function scoreCounters(p: ScoredCounters, now: number, context: number, ownRole: boolean, prior: Prior | undefined): ScoreFactors {
@@ -126,46 +126,7 @@ export function baseScoreSql(ctx: ScoreContext): { sql: string; params: Record<s
   return { sql: `((${rate}) * (${decay}) * (${CATEGORY_SQL}) * ${context} * (${role}))`, params, parts: { rest: `((${rate}) * (${decay}) * (${CATEGORY_SQL}))`, role: `(${role})` } };
 }
 
-/** A bound above every context factor (1.35 at most, in any rounding). */
-const CONTEXT_BOUND = 1.36;
-
-/**
- * Whether a pattern's base score (baseScoreSql) is at least @cut, in SQL, exactly, without the
- * context factor for most patterns: the base is the rest of the product times the context (1 to
- * 1.35) times the role factor, and a rounded product only grows with a factor, so the rest times the
- * role alone decides when it reaches the cut, and the rest times CONTEXT_BOUND when even that does
- * not. A pass over every candidate (a summary's basis) spent most of its arithmetic on the context:
- * three searches of the learned lists' JSON (at 100k patterns, 113–150 → 80–99 ms, issue 8).
- */
-export function basePassesSql(ctx: ScoreContext): { sql: string; params: Record<string, unknown> } {
-  const base = baseScoreSql(ctx);
-  const { rest, role } = base.parts;
-  return { sql: `(CASE WHEN ${rest} * ${role} >= @cut THEN 1 WHEN ${rest} * ${CONTEXT_BOUND} * ${role} < @cut THEN 0 ELSE ${base.sql} >= @cut END)`, params: base.params };
-}
-
 /** Blend relevance in when there is a relevance signal for this query. */
 export function finalScore(base: number, relevance: number | undefined): number {
   return relevance === undefined ? base : 0.6 * relevance + 0.4 * base;
-}
-
-/** The same rank key in JavaScript (the SQL twin is checked against it). */
-export function rankKey(p: ScoredCounters): { key: number; immune: boolean } {
-  const immune = p.reinforcement_count >= DECAY_IMMUNE_REINFORCEMENTS || p.lifecycle === 'active';
-  const rateCat = successRate(p) * (CATEGORY_WEIGHT[p.category] ?? 1);
-  return { key: Math.log(rateCat) + (immune ? 0 : p.last_used / DECAY_SPAN_MS), immune };
-}
-
-/**
- * The highest base score a pattern with this rank key can have now, in any context, as one of
- * `role` when ranking for `ctx.role`: no pattern further down its index can score more.
- */
-export function rankKeyBound(key: number, immune: boolean, role: string, ctx: ScoreContext): number {
-  const context = contextFactor((ctx.labels?.length ?? 0) > 0, (ctx.files?.length ?? 0) > 0, !!ctx.phase);
-  const roleFactor = role === ctx.role ? 1 : CROSS_ROLE_FACTOR;
-  return Math.exp(immune ? key : key - ctx.now / DECAY_SPAN_MS) * context * roleFactor;
-}
-
-/** Whether the rank indexes (built with the default prior) order patterns as this context's score does. */
-export function rankIndexUsable(ctx: ScoreContext): boolean {
-  return !ctx.prior || (ctx.prior.success === DEFAULT_PRIOR.success && ctx.prior.failure === DEFAULT_PRIOR.failure);
 }
