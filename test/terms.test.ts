@@ -3,11 +3,13 @@ import { openTestStore, run, seededRandom, tempProject } from './helpers.js';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { TermIndex } from '../lib/patterns/index/terms.js';
+import { ScanLookups } from '../lib/patterns/index/scan.js';
 import { bm25Query, matchesSql, queryTermsSql } from '../lib/patterns/index/weights.js';
 import { matchIn, queryMatches } from '../lib/patterns/index/ranking.js';
-import { packPostingLists } from '../lib/patterns/index/index.js';
+import { bm25Relevance, packPostingLists, roleLookups } from '../lib/patterns/index/index.js';
+import { IndexCatchingUp } from '../lib/core/errors.js';
 import { NEAR_DUPLICATE } from '../lib/patterns/identity.js';
-import { indexTerms } from '../lib/core/text.js';
+import { contentTerms, indexTerms } from '../lib/core/text.js';
 
 /** The content terms a near-duplicate lookup compares (lib/patterns/identity.ts), and their Jaccard similarity. */
 const termSet = (text: string) => new Set(indexTerms(text).terms);
@@ -24,8 +26,9 @@ import type { EventPayload } from '../lib/events/types.js';
 import { rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
-// The term index finds near-duplicates by prefix filtering (issue 8): it must miss none of the
-// patterns a comparison with every pattern of the role finds, whatever the words' frequencies.
+// The term index (lib/patterns/index/terms.ts) finds near-duplicates by prefix filtering and counts
+// words from samples: it must answer as the scan does (lib/patterns/index/scan.ts, which compares the
+// text with every pattern of the role), whatever the words' frequencies.
 
 // A small vocabulary with words that share a stem (document/documents/documented, retry/retries),
 // stop-words (which the index leaves out), a word that stems as a stop-word does (others → oth, as
@@ -87,18 +90,21 @@ describe('TermIndex.nearDuplicates', () => {
     insertPatterns(db, 'p2', 'auditor', stored.slice(0, 300));
     const rnd = seededRandom(9);
     const probes = [...stored.slice(0, 400).map((t) => variant(t, rnd)), ...randomTexts(200, 13)];
-    const sets = stored.map((t) => ({ id: patternId('p1', 'auditor', t), tokens: termSet(t) }));
+    const scan = new ScanLookups(db, 'p1', 'auditor'); // the full comparison: every pattern of the role, one by one
     let expectedTotal = 0;
-    const sizes = new Map(sets.map((s) => [s.id, s.tokens.size]));
+    const sizes = new Map(stored.map((t) => [patternId('p1', 'auditor', t), termSet(t).size]));
     const reused = new TermIndex(db, 'p1', 'auditor'); // one command's lookups share the posting lists they read
     for (const probe of probes) {
       const tokens = termSet(probe);
-      const expected = tokens.size === 0 ? [] : sets.filter((s) => jaccard(tokens, s.tokens) >= NEAR_DUPLICATE).map((s) => s.id);
+      const expected = scan.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.id);
       for (const index of [new TermIndex(db, 'p1', 'auditor'), reused]) {
-        const found = new Set(index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.id));
+        const candidates = index.nearDuplicates(probe, NEAR_DUPLICATE);
+        const found = new Set(candidates.map((r) => r.id));
         for (const id of expected) expect(found.has(id), `${probe} → ${id}`).toBe(true);
         // m terms and n share at most min(m, n): Jaccard ≥ 0.8 needs m within [0.8·n, n / 0.8]
         for (const id of found) expect(sizes.get(id)! / tokens.size, `${probe} → ${id}`).toSatisfy((r: number) => r >= NEAR_DUPLICATE - 1e-9 && r <= 1 / NEAR_DUPLICATE + 1e-9);
+        // and what the caller keeps of them is exactly what the scan finds
+        expect(candidates.filter((r) => jaccard(tokens, termSet(r.text)) >= NEAR_DUPLICATE).map((r) => r.id), probe).toEqual(expected);
       }
       expectedTotal += expected.length;
     }
@@ -171,6 +177,70 @@ describe('TermIndex.weights', () => {
     // a rare word says more than a common one
     expect(first('openapi')).toBeGreaterThan(first('token'));
     rmSync(root, { recursive: true, force: true });
+  });
+});
+
+describe('the term index against the scan (fast ≡ scan, over random roles)', () => {
+  /** Texts of 4 to 15 words from `vocabulary` made-up words: with many, every word is held by a few patterns. */
+  function madeUpTexts(count: number, vocabulary: number, seed: number): string[] {
+    const rnd = seededRandom(seed);
+    const syllables = 'ka ze mo ri tu pe lo vi na sor bel dim'.split(' ');
+    const words = Array.from({ length: vocabulary }, (_, i) => `${syllables[i % 12]}${syllables[Math.floor(i / 12) % 12]}${syllables[Math.floor(i / 144) % 12]}q`);
+    return Array.from({ length: count }, () => Array.from({ length: 4 + Math.floor(rnd() * 12) }, () => words[Math.floor(rnd() * words.length)]).join(' '));
+  }
+  const roles = [
+    { name: 'a common vocabulary (words held by hundreds of patterns)', texts: (seed: number) => randomTexts(1200, seed), wide: false },
+    { name: 'a wide vocabulary (every word held by fewer than 64 patterns)', texts: (seed: number) => madeUpTexts(1200, 1700, seed), wide: true },
+  ];
+
+  it.each(roles)('counts, weighs, shares and finds near-duplicates as the scan does: $name', ({ texts, wide }) => {
+    for (const seed of [61]) {
+      const { db } = projectDb();
+      const stored = texts(seed);
+      // another role moves nothing (added first: the estimates sample the rows added last)
+      insertPatterns(db, 'p1', 'judge', texts(seed + 10).slice(0, 200));
+      insertPatterns(db, 'p1', 'auditor', stored);
+      const fast = new TermIndex(db, 'p1', 'auditor');
+      const scan = new ScanLookups(db, 'p1', 'auditor');
+      expect(fast.size()).toEqual(scan.size()); // a role under 16,384 patterns is counted exactly
+      const terms = [...new Set(stored.flatMap((t) => indexTerms(t).terms))];
+      const [estimated, counted] = [fast.documentFrequency(terms), scan.documentFrequency(terms)];
+      const exactly = terms.filter((t) => counted.get(t)! < 64);
+      expect(exactly.length === terms.length).toBe(wide);
+      // a word held by fewer than 64 patterns is counted exactly; a common one estimated from a sample, within a factor 2
+      for (const t of exactly) expect(estimated.get(t), t).toBe(counted.get(t));
+      for (const t of terms) expect(estimated.get(t)! / counted.get(t)!, t).toSatisfy((r: number) => r >= 0.5 && r <= 2);
+      const [fastWeight, scanWeight] = [fast.weights(stored.slice(0, 5)), scan.weights([])];
+      for (const t of exactly) expect(fastWeight(t), t).toBe(scanWeight(t));
+      const rnd = seededRandom(seed + 1);
+      const probes = [...stored.slice(0, 150).map((t) => variant(t, rnd)), ...texts(seed + 2).slice(0, 50)];
+      for (const probe of probes) {
+        const alike = fast.nearDuplicates(probe, NEAR_DUPLICATE).filter((r) => jaccard(termSet(probe), termSet(r.text)) >= NEAR_DUPLICATE);
+        expect(alike, probe).toEqual(scan.nearDuplicates(probe, NEAR_DUPLICATE));
+        // where the rarest words of the text are counted exactly, the same patterns share them, in the same order
+        const rare = [...contentTerms(probe).keys()].every((t) => (counted.get(t) ?? 0) < 64);
+        if (rare) expect(fast.sharing(probe, 20), probe).toEqual(scan.sharing(probe, 20));
+      }
+    }
+  });
+
+  it('while the term index is being built, a small store is scanned, and a large one fails open as catching up', () => {
+    const { db } = projectDb();
+    const stored = randomTexts(300, 71);
+    insertPatterns(db, 'p1', 'auditor', stored);
+    const probe = variant(stored[0], seededRandom(72));
+    const built = roleLookups(db, 'p1', 'auditor');
+    expect(built).toBeInstanceOf(TermIndex);
+    db.exec('DROP INDEX pattern_terms_key'); // as a first replay leaves it until its end
+    const scanned = roleLookups(db, 'p1', 'auditor');
+    expect(scanned).toBeInstanceOf(ScanLookups);
+    const alike = (rows: { id: string; text: string }[]) => rows.filter((r) => jaccard(termSet(probe), termSet(r.text)) >= NEAR_DUPLICATE);
+    expect(alike(scanned.nearDuplicates(probe, NEAR_DUPLICATE))).toEqual(alike(built.nearDuplicates(probe, NEAR_DUPLICATE)));
+    expect(alike(scanned.nearDuplicates(probe, NEAR_DUPLICATE)).length).toBeGreaterThan(0);
+    // another project's rows make the store too large to read whole
+    insertPatterns(db, 'p2', 'auditor', randomTexts(700, 73));
+    expect(() => roleLookups(db, 'p1', 'auditor')).toThrow(IndexCatchingUp);
+    expect(bm25Relevance(db, 'p1', ['auditor'], 'refund webhook retry')).toBeUndefined(); // a block ranks without relevance meanwhile
   });
 });
 
