@@ -11,7 +11,7 @@ import { nextUlid, patternId } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError, describeError } from '../core/errors.js';
 import { redactSecrets } from '../core/secrets.js';
-import { injectedPatternIds, patternTexts, roleIdsByPrefix } from './queries.js';
+import { deliberationWithText, injectedPatternIds, patternExists, patternTexts, roleIdsByPrefix } from './queries.js';
 import { roleLookups, type RoleLookups } from './index/index.js';
 import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
 import { linkByEmbedding } from './embeddings.js';
@@ -88,7 +88,7 @@ class Resolver {
     private readonly injected: Known[],
     texts: string[],
   ) {
-    this.exists = patternDb(store).prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
+    this.exists = patternExists(patternDb(store), store.project);
     this.created = new CreatedPatterns(texts);
   }
 
@@ -105,7 +105,7 @@ class Resolver {
       status = 'echo';
     } else {
       id = patternId(this.store.project, this.lookups.role, e.text);
-      if (this.exists.get(this.store.project, id)) status = 'seen';
+      if (this.exists(id)) status = 'seen';
       else {
         const near = bestMatch(key, [...this.indexed(e.text), ...this.created.candidates(key)]);
         if (near) {
@@ -294,8 +294,5 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
 
 /** The deliberation already recorded (not as a repeat) with this text for this role and issue/run. */
 function sameDeliberation(store: Store, role: string, issue: string | null, run: string | null, hash: string): string | undefined {
-  const row = patternDb(store)
-    .prepare('SELECT id FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND text_hash = ? AND duplicate_of IS NULL LIMIT 1')
-    .get(store.project, role, issue ?? '', run ?? '', hash) as { id: string } | undefined;
-  return row?.id;
+  return deliberationWithText(patternDb(store), store.project, role, issue ?? '', run ?? '', hash);
 }

@@ -10,7 +10,7 @@ import { MAX_ROLE_CHARS, MAX_SUMMARY_BYTES, type EventPayload } from '../events/
 import { CairnError } from '../core/errors.js';
 import { checkScope } from './deliberation.js';
 import { appendEvents, patternDb } from '../events/log.js';
-import { listPatterns, loadRanked, newestFirstSeen } from './queries.js';
+import { listPatterns, loadRanked, newestFirstSeen, storedSummary } from './queries.js';
 import { scorePattern } from './scoring.js';
 import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
@@ -98,9 +98,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
 
   // No block holds more lines than this, so no more rows are read.
   const limit = Math.floor(budget / (MIN_LINE_TOKENS * store.config.tokenizer.margin)) + 1;
-  const summaryRow = patternDb(store).prepare('SELECT basis, text, newest FROM summaries WHERE project = ? AND role = ?').get(store.project, role) as
-    | { basis: string; text: string; newest: string | null }
-    | undefined;
+  const summaryRow = storedSummary(patternDb(store), store.project, role);
   const rank = rankOptions(store, opts);
   // The candidates' basis is taken for --json, and for a stored summary only when every line does not
   // fit and the summary does (it passes over every candidate: SPEC §3.5 step 4b).

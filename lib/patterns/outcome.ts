@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.js';
 import { roleWeight } from '../store/config.js';
 import { CairnError } from '../core/errors.js';
-import { appliedPatternIds, findingPatternIds, judgedPatternIds, patternRoles } from './queries.js';
+import { appliedPatternIds, findingPatternIds, judgedPatternIds, outcomeCounts, outcomeOf, patternRoles } from './queries.js';
 import type { Database } from '../store/db.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
@@ -32,10 +32,8 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
   if (result !== 'pass' && result !== 'fail') throw new CairnError('usage', `--result must be pass or fail, got '${resultText}'`);
   if (issue === null) throw new CairnError('usage', '--issue is required');
   const db = patternDb(store);
-  const prior = db.prepare('SELECT result FROM outcomes WHERE project = ? AND issue = ? AND run = ?').get(store.project, issue, run ?? '') as
-    | { result: 'pass' | 'fail' }
-    | undefined;
-  if (prior) return { issue, run, result, applied: false, previous: prior.result, patterns: [] };
+  const previous = outcomeOf(db, store.project, issue, run ?? '');
+  if (previous) return { issue, run, result, applied: false, previous, patterns: [] };
   const judged = new Set(judgedPatternIds(db, store.project, issue, run ?? ''));
   const applied = patternRoles(db, store.project, appliedPatternIds(db, store.project, issue, run ?? '').filter((id) => !judged.has(id)));
   const inFinding = new Set(findingPatternIds(db, store.project, issue, run ?? ''));
@@ -60,10 +58,7 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
  * rate so far (Laplace-smoothed), capped at 1, rounded so that the event carries a short number.
  */
 export function outcomeCredit(db: Database, project: string): number {
-  const { total, failed } = db.prepare("SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE result = 'fail') AS failed FROM outcomes WHERE project = ?").get(project) as {
-    total: number;
-    failed: number;
-  };
+  const { total, failed } = outcomeCounts(db, project);
   return Math.round(Math.min(1, (2 * (failed + 1)) / (total + 2)) * 1000) / 1000;
 }
 

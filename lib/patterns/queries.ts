@@ -256,3 +256,73 @@ export function newestFirstSeen(db: Database, project: string, roles: string[]):
     .get(project, ...roles) as { newest: string | null };
   return row.newest ?? undefined;
 }
+
+/** Whether a pattern exists, for many ids in a row (the statement prepared once). */
+export function patternExists(db: Database, project: string): (id: string) => boolean {
+  const exists = db.prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
+  return (id) => exists.get(project, id) !== undefined;
+}
+
+/** The roles this project has stored deliberations or patterns for. */
+export function storedRoles(db: Database, project: string): string[] {
+  const rows = db.prepare('SELECT role FROM deliberations WHERE project = ? UNION SELECT role FROM patterns WHERE project = ?').all(project, project);
+  return (rows as { role: string }[]).map((r) => r.role);
+}
+
+/** The deliberation recorded (not as a repeat) with this text for this role and issue/run. */
+export function deliberationWithText(db: Database, project: string, role: string, issue: string, run: string, hash: string): string | undefined {
+  const row = db
+    .prepare('SELECT id FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND text_hash = ? AND duplicate_of IS NULL LIMIT 1')
+    .get(project, role, issue, run, hash) as { id: string } | undefined;
+  return row?.id;
+}
+
+/** The latest deliberation of a role for this issue/run (a repeat of an earlier one is not a new one): its id and files. */
+export function latestDeliberation(db: Database, project: string, role: string, issue: string, run: string): { id: string; files: string[] } | undefined {
+  // rowid follows the log's order, so a tie in ts goes to the later line, whatever its random id.
+  const row = db
+    .prepare(
+      `SELECT id, files FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND duplicate_of IS NULL
+       ORDER BY ts DESC, rowid DESC LIMIT 1`,
+    )
+    .get(project, role, issue, run) as { id: string; files: string } | undefined;
+  return row && { id: row.id, files: JSON.parse(row.files) };
+}
+
+/** What this issue/run already reinforced and aged: each happens once per run. */
+export function runMarks(db: Database, project: string, issue: string, run: string): { reinforced: Set<string>; aged: Set<string> } {
+  const rows = db.prepare('SELECT pattern, kind FROM run_marks WHERE project = ? AND issue = ? AND run = ?').all(project, issue, run) as { pattern: string; kind: string }[];
+  return {
+    reinforced: new Set(rows.filter((r) => r.kind === 'reinforced').map((r) => r.pattern)),
+    aged: new Set(rows.filter((r) => r.kind === 'aged').map((r) => r.pattern)),
+  };
+}
+
+/** Whether the pattern's sighting in this issue/run added a success that was not taken back. */
+export function sightingAddedSuccess(db: Database, project: string, issue: string, run: string, pattern: string): boolean {
+  const row = db
+    .prepare('SELECT 1 FROM sightings WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1')
+    .get(project, issue, run, pattern);
+  return row !== undefined;
+}
+
+/** The summary stored for a role: its text, the basis it was stored against, and the newest first sighting then. */
+export function storedSummary(db: Database, project: string, role: string): { basis: string; text: string; newest: string | null } | undefined {
+  return db.prepare('SELECT basis, text, newest FROM summaries WHERE project = ? AND role = ?').get(project, role) as
+    | { basis: string; text: string; newest: string | null }
+    | undefined;
+}
+
+/** How this issue/run was graded by outcome-score, if it was. */
+export function outcomeOf(db: Database, project: string, issue: string, run: string): 'pass' | 'fail' | undefined {
+  const row = db.prepare('SELECT result FROM outcomes WHERE project = ? AND issue = ? AND run = ?').get(project, issue, run) as { result: 'pass' | 'fail' } | undefined;
+  return row?.result;
+}
+
+/** How many issue/runs of the project were graded, and how many of them failed. */
+export function outcomeCounts(db: Database, project: string): { total: number; failed: number } {
+  return db.prepare("SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE result = 'fail') AS failed FROM outcomes WHERE project = ?").get(project) as {
+    total: number;
+    failed: number;
+  };
+}
