@@ -2,6 +2,7 @@ import type { Store } from '../store/store.js';
 import { patternDb } from '../events/log.js';
 import { nearest } from '../core/suggest.js';
 import { storedRoles } from './queries.js';
+import { configuredRoles } from '../store/config.js';
 
 // A role that neither config.json nor this project's store knows is most often a typo (`--role
 // audtor`): the command still runs (a new role is how roles begin), but says so, with the nearest
@@ -9,8 +10,7 @@ import { storedRoles } from './queries.js';
 
 /** Warn (on the store's log) about each role unknown to config.json and to the store. */
 export function warnUnknownRoles(store: Store, ...names: string[]): void {
-  const { roles, budgets, roleWeights } = store.config;
-  const configured = [...roles.adversarial, ...roles.validator, ...Object.keys(budgets.byRole), ...Object.keys(roleWeights)];
+  const configured = configuredRoles(store.config);
   for (const role of names) {
     const r = role.toLowerCase();
     if (configured.includes(r)) continue; // the usual roles need no database
