@@ -100,34 +100,10 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   const limit = Math.floor(budget / (MIN_LINE_TOKENS * store.config.tokenizer.margin)) + 1;
   const summaryRow = storedSummary(patternDb(store), store.project, role);
   const rank = rankOptions(store, opts);
-  // The candidates' basis is taken for --json, and for a stored summary only when every line does not
-  // fit and the summary does (it passes over every candidate: SPEC §3.5 step 4b).
-  // The ranking is read a page at a time as the fit reaches further, each page four times the last:
-  // the walk goes on from where it stopped (lib/patterns/index/ranking.ts), and the fewer rows a page asks
-  // for, the fewer it reads. The first holds a block of lines of 64 tokens or more: on a hook's path a
-  // line without a cached count counts its UTF-8 bytes (~100 for a pattern of 15 words).
-  let asked = Math.ceil(limit / 16);
-  let ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
-  if (ranking.top.length === 0) return skipped();
-  const loaded = loadRanked(patternDb(store), store.project, ranking.top, rank);
-  const rankedAt = (j: number) => {
-    while (j >= loaded.length && !ranking.complete && asked < limit) {
-      asked = Math.min(limit, asked * 4);
-      ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
-      // (a writer may have moved a pattern between two reads: none is shown twice)
-      const shown = new Set(loaded.map((r) => r.pattern.id));
-      loaded.push(...loadRanked(patternDb(store), store.project, ranking.top.filter((s) => !shown.has(s.id)), rank));
-    }
-    return loaded[j];
-  };
-  const ranked = withoutRestatements(rankedAt);
-  let basis = opts.exactTokens ? basisOf(store, rank) : '';
-  const summaryMatches = () => {
-    // a candidate first seen since the summary was stored is not in its basis: no pass needed
-    if (!basis && summaryRow!.newest && newCandidateSince(patternDb(store), store.project, rank, summaryRow!.newest)) return false;
-    basis ||= basisOf(store, rank);
-    return summaryRow!.basis === basis;
-  };
+  const reader = rankedReader(store, rank, limit);
+  if (!reader) return skipped();
+  const { ranked } = reader;
+  const basis = basisTaker(store, rank, opts.exactTokens);
   // A stored summary is untrusted text too (it may span lines; none can close the block).
   const summary = summaryRow && sanitizeUntrusted(summaryRow.text);
 
@@ -149,11 +125,108 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   const margin = store.config.tokenizer.margin;
   const header = blockHeader(role) + '\n';
   const footer = BLOCK_FOOTER;
-  // No tokenizer on the hook path (issue 8): a piece without a cached count counts as its UTF-8
-  // length, which no token count exceeds (SPEC §3.5), so the budget holds for the exact count too.
-  // `cairn maintain` fills the counts; --json counts exactly, where the tokenizer loads.
-  let exact = opts.exactTokens;
-  const tokens = (text: string) => {
+  const tokens = tokenMeter(store, counter, opts.exactTokens);
+  try {
+    const fit = fitBlock({
+      role,
+      budget,
+      line: lineAt,
+      get complete() {
+        return reader.complete;
+      },
+      // +1 for the newline that ends each line; a newline may merge with the line's last token, never the reverse
+      lineTokens: (i) => tokens(pieces[i][0]) + tokens(pieces[i][1]) + 1,
+      lineBytes: (i) => Buffer.byteLength(lineAt(i)!) + 1,
+      get frameTokens() {
+        return tokens(header) + tokens(footer);
+      },
+      frameBytes: Buffer.byteLength(header) + Buffer.byteLength(footer),
+      summary: summary ? { text: summary, tokens: () => tokens(summary) + 1, matches: () => basis.matches(summaryRow!) } : undefined,
+      scale: (t) => Math.ceil(t * margin),
+      exactTokens: opts.exactTokens,
+    });
+    const included = fit.path === 'summary' ? ranked.all() : Array.from({ length: fit.count }, (_, i) => ranked.at(i)!);
+    const shown = (r: Ranked, i: number) => ({
+      id: r.pattern.id,
+      score: round(r.score),
+      text: blockText(r.pattern.text),
+      record: piecesAt(i)![1].slice(2, -1),
+    });
+    return {
+      role,
+      budget,
+      tokens: fit.tokens,
+      path: fit.path,
+      basis: basis.taken,
+      patterns: fit.path === 'skipped' ? [] : included.map(shown),
+      block: fit.block,
+      tokenizerLoaded: counter.loadedTokenizer,
+    };
+  } finally {
+    counter.dispose();
+  }
+}
+
+type Ranked = ReturnType<typeof loadRanked>[number];
+
+/**
+ * The role's candidates, best first, restatements left out, read a page at a time as the fit reaches
+ * further, each page four times the last: the walk goes on from where it stopped, and the fewer rows a
+ * page asks for, the fewer it reads. The first holds a block of lines of 64 tokens or more: on a hook's
+ * path a line without a cached count counts its UTF-8 bytes (~100 for a pattern of 15 words).
+ * Undefined when there is no candidate.
+ */
+function rankedReader(store: Store, rank: RankOptions, limit: number) {
+  let asked = Math.ceil(limit / 16);
+  let ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
+  if (ranking.top.length === 0) return undefined;
+  const loaded = loadRanked(patternDb(store), store.project, ranking.top, rank);
+  const rankedAt = (j: number) => {
+    while (j >= loaded.length && !ranking.complete && asked < limit) {
+      asked = Math.min(limit, asked * 4);
+      ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
+      // (a writer may have moved a pattern between two reads: none is shown twice)
+      const shown = new Set(loaded.map((r) => r.pattern.id));
+      loaded.push(...loadRanked(patternDb(store), store.project, ranking.top.filter((s) => !shown.has(s.id)), rank));
+    }
+    return loaded[j];
+  };
+  return {
+    ranked: withoutRestatements(rankedAt),
+    get complete() {
+      return ranking.complete;
+    },
+  };
+}
+
+/**
+ * The candidates' basis, taken for --json, and for a stored summary only when every line does not fit
+ * and the summary does (it passes over every candidate: SPEC §3.5 step 4b).
+ */
+function basisTaker(store: Store, rank: RankOptions, exactTokens: boolean) {
+  let taken = exactTokens ? basisOf(store, rank) : '';
+  return {
+    get taken() {
+      return taken;
+    },
+    /** Whether a stored summary was written for the current candidates. */
+    matches(stored: { basis: string; newest: string | null }): boolean {
+      // a candidate first seen since the summary was stored is not in its basis: no pass needed
+      if (!taken && stored.newest && newCandidateSince(patternDb(store), store.project, rank, stored.newest)) return false;
+      taken ||= basisOf(store, rank);
+      return stored.basis === taken;
+    },
+  };
+}
+
+/**
+ * A text's tokens. No tokenizer on the hook path: a piece without a cached count counts as its UTF-8
+ * length, which no token count exceeds (SPEC §3.5), so the budget holds for the exact count too.
+ * `cairn maintain` fills the counts; --json counts exactly, where the tokenizer loads.
+ */
+function tokenMeter(store: Store, counter: TokenCounter, exactTokens: boolean): (text: string) => number {
+  let exact = exactTokens;
+  return (text) => {
     if (exact) {
       try {
         return counter.count(text);
@@ -165,39 +238,6 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
     }
     return counter.known(text) ?? Buffer.byteLength(text);
   };
-  try {
-    const fit = fitBlock({
-      role,
-      budget,
-      line: lineAt,
-      get complete() {
-        return ranking.complete;
-      },
-      // +1 for the newline that ends each line; a newline may merge with the line's last token, never the reverse
-      lineTokens: (i) => tokens(pieces[i][0]) + tokens(pieces[i][1]) + 1,
-      lineBytes: (i) => Buffer.byteLength(lineAt(i)!) + 1,
-      get frameTokens() {
-        return tokens(header) + tokens(footer);
-      },
-      frameBytes: Buffer.byteLength(header) + Buffer.byteLength(footer),
-      summary: summary ? { text: summary, tokens: () => tokens(summary) + 1, matches: summaryMatches } : undefined,
-      scale: (t) => Math.ceil(t * margin),
-      exactTokens: opts.exactTokens,
-    });
-    const included = fit.path === 'summary' ? ranked.all() : Array.from({ length: fit.count }, (_, i) => ranked.at(i)!);
-    return {
-      role,
-      budget,
-      tokens: fit.tokens,
-      path: fit.path,
-      basis,
-      patterns: fit.path === 'skipped' ? [] : included.map((r, i) => ({ id: r.pattern.id, score: round(r.score), text: blockText(r.pattern.text), record: piecesAt(i)![1].slice(2, -1) })),
-      block: fit.block,
-      tokenizerLoaded: counter.loadedTokenizer,
-    };
-  } finally {
-    counter.dispose();
-  }
 }
 
 /** Record the injection so feedback and outcome grading can attribute the verdict (SPEC §3.5 step 6). */
