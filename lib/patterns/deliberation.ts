@@ -160,8 +160,8 @@ class CreatedPatterns {
   }
 
   private prefix(terms: Set<string>): string[] {
-    const rarity = (term: string) => this.holding.get(term) ?? 0;
-    const ordered = [...terms].sort((a, b) => rarity(a) - rarity(b) || (a < b ? -1 : a > b ? 1 : 0));
+    const frequency = (term: string) => this.holding.get(term) ?? 0;
+    const ordered = [...terms].sort((a, b) => frequency(a) - frequency(b) || (a < b ? -1 : a > b ? 1 : 0));
     return ordered.slice(0, terms.size - Math.ceil(NEAR_DUPLICATE * terms.size - 1e-9) + 1);
   }
 }
