@@ -51,7 +51,7 @@ export function textPiece(text: string, id?: string): string {
  * RESTATEMENT_SHARED of their words together (so a short rule is not lost inside a long, different one).
  * Decided best first and only as far as asked: `at(i)` is the i-th kept item, so a block that shows
  * 20 of 200 ranked lines reads the words of about 20, and `ranked(j)` (the j-th ranked item,
- * undefined past the last) is asked for no further than that (issue 8).
+ * undefined past the last) is asked for no further than that.
  */
 export function withoutRestatements<T extends { pattern: { text: string } }>(ranked: (j: number) => T | undefined): { at(i: number): T | undefined; all(): T[] } {
   const kept: { item: T; terms: Set<string> }[] = [];

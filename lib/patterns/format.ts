@@ -50,8 +50,7 @@ export interface FormatResult {
 
 /**
  * The basis of a summary: the set of candidates it was written for, as their count and the sum of
- * their ids' first 40 bits (candidateDigest in ranking.ts) — a digest SQLite takes in one pass
- * without sorting the ids, ~3× cheaper than hashing them in id order (issue 8).
+ * their ids' first 40 bits (candidateDigest) — a digest SQLite takes in one pass without sorting the ids.
  */
 export function candidateBasis(digest: string): string {
   return sha256(`candidates ${digest}`).slice(0, 32);

@@ -126,7 +126,7 @@ export function listScored(store: Store, filter: ListFilter): Listed[] {
 
 /**
  * One aligned line per pattern, under a header; the text comes last so long texts never break the
- * columns. Texts from the log are sanitised: a terminal never gets raw control characters (issue 7).
+ * columns. Texts from the log are sanitised: a terminal never gets raw control characters (SPEC §4.6).
  * RANK is what orders candidates (the shown score × category and context); RECORD is what the agent
  * sees in the block, so the two are named apart.
  */

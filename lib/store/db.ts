@@ -48,8 +48,7 @@ function nativeDriver(): Driver {
 /**
  * The columns a pattern's base score reads (lib/patterns/scoring.ts baseScoreSql, with role and id in
  * every index of patterns): the indexes a ranking reads hold them, so that it reads no row of the
- * table, each of which was a page of its own (1,475 rows of a rank index at 100k patterns: 16–24 ms
- * through the table, 8–9 ms from the index alone; 1,280 of a query's matches: 16–21 ms, 6–9 ms).
+ * table, each of whose rows is a page of its own (about half the time, bench/README.md).
  */
 const BASE_COLUMNS = 'held, untested, ignore_weight, success_count, ignore_count, reinforcement_count, lifecycle, category, last_used, labels, files, phases';
 
@@ -62,7 +61,7 @@ const BASE_COLUMNS = 'held, untested, ignore_weight, success_count, ignore_count
  */
 export const EVENT_LOG_INDEXES: Record<string, string> = {
   // each term's postings in the order their patterns were added (seq): a new pattern's terms go at the
-  // end of their terms' ranges, not at random places of the whole index (issue 8, the migrations below),
+  // end of their terms' ranges, not at random places of the whole index,
   // and readers group a term's postings by seq, in the order the index gives them; with the pattern's
   // length (ntok), so that BM25 and the near-duplicates' size filter read the index alone
   pattern_terms_key: 'CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, seq, pattern, ntok)',
@@ -75,7 +74,7 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
   patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (${IMMUNE_KEY_SQL}), term_seq, ${BASE_COLUMNS})
      WHERE ${IMMUNE_SQL}`,
   // a query's matches' patterns by where their postings start (lib/patterns/index/ranking.ts bestMatches); with
-  // id_bits, a summary's basis (candidateDigest) reads it alone, not the table (118 → 99 ms at 100k)
+  // id_bits, a summary's basis (candidateDigest) reads it alone, not the table
   patterns_seq: `CREATE INDEX patterns_seq ON patterns (project, term_seq, role, ${BASE_COLUMNS}, id_bits)`,
   // a summary's newest candidates: the patterns first seen since it was stored (lib/patterns/index/ranking.ts newCandidateSince)
   patterns_first_seen: 'CREATE INDEX patterns_first_seen ON patterns (project, role, first_seen)',
