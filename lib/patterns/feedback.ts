@@ -7,7 +7,13 @@ import { findingNamedByLine, validatorReason } from './finding-prose.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
 import { roleWeight } from '../store/config.js';
 import {
-  appliedPatternIds, dismissedPatternIds, getPattern, injectedPatternIds, latestDeliberation, runMarks, sightingAddedSuccess,
+  appliedPatternIds,
+  dismissedPatternIds,
+  getPattern,
+  injectedPatternIds,
+  latestDeliberation,
+  runMarks,
+  sightingAddedSuccess,
   type Pattern,
 } from './queries.js';
 import { nowMs } from '../core/clock.js';
@@ -79,20 +85,33 @@ export interface FeedbackReport {
 }
 
 /** The latest stored deliberation of a role for this issue/run (a repeat of an earlier one is not a new one). */
-export function latestDeliberationText(store: Store, role: string, issue: string | null, run: string | null): { id: string; text: string; files: string[] } | undefined {
+export function latestDeliberationText(
+  store: Store,
+  role: string,
+  issue: string | null,
+  run: string | null,
+): { id: string; text: string; files: string[] } | undefined {
   const row = latestDeliberation(patternDb(store), store.project, role, issue ?? '', run ?? '');
   if (!row) return undefined;
   // The log is shared through git: its path field is not trusted. The artifact's place follows from the id.
-  if (!/^d[0-9a-z]{26}$/.test(row.id)) throw new CairnError('input', `the stored ${role} deliberation has a malformed id ${JSON.stringify(row.id.slice(0, 40))}`);
+  if (!/^d[0-9a-z]{26}$/.test(row.id))
+    throw new CairnError(
+      'input',
+      `the stored ${role} deliberation has a malformed id ${JSON.stringify(row.id.slice(0, 40))}`,
+    );
   const path = store.artifactPath('deliberations', `${row.id}.md`);
   try {
-    // bounded like any input (SPEC §2): a regular file of at most the input cap, never a device or FIFO put in its place
+    // bounded like any input (SPEC §2): a regular file of at most the input cap, never a device or FIFO
     const bytes = readSmallFile(path, DEFAULT_INPUT_CAP);
     if (!bytes) throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (ENOENT)`);
     return { id: row.id, text: bytes.toString('utf8'), files: row.files };
   } catch (err) {
     if (err instanceof CairnError) throw err;
-    throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new CairnError(
+      'store',
+      `the stored ${role} deliberation ${row.id} is unreadable ` +
+        `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
 }
 
@@ -111,9 +130,16 @@ interface Adversary {
 function readTexts(store: Store, input: FeedbackInput, roles: { adversarial: string; validator: string }) {
   const validator = input.validatorText ?? latestDeliberationText(store, roles.validator, input.issue, input.run)?.text;
   if (validator === undefined) {
-    throw new CairnError('input', `no ${roles.validator} text: give --validator-file, stdin, or store the ${roles.validator} deliberation for this issue/run first`);
+    throw new CairnError(
+      'input',
+      `no ${roles.validator} text: give --validator-file, stdin, ` +
+        `or store the ${roles.validator} deliberation for this issue/run first`,
+    );
   }
-  const stored = input.adversarialText === undefined ? latestDeliberationText(store, roles.adversarial, input.issue, input.run) : undefined;
+  const stored =
+    input.adversarialText === undefined
+      ? latestDeliberationText(store, roles.adversarial, input.issue, input.run)
+      : undefined;
   const text = input.adversarialText ?? stored?.text ?? '';
   const adversary: Adversary = { text, verdict: parseVerdict(text).verdict, stored };
   return { validator, adversary };
@@ -175,7 +201,15 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
   return report;
 }
 
-function startRun(store: Store, input: FeedbackInput, role: string, validator: string, verdict: Verdict, adversary: Adversary, report: FeedbackReport): Run {
+function startRun(
+  store: Store,
+  input: FeedbackInput,
+  role: string,
+  validator: string,
+  verdict: Verdict,
+  adversary: Adversary,
+  report: FeedbackReport,
+): Run {
   const [issue, run] = [input.issue ?? '', input.run ?? ''];
   const scoped = input.issue !== null || input.run !== null;
   const patterns = new Map<string, Pattern | undefined>();
@@ -184,13 +218,25 @@ function startRun(store: Store, input: FeedbackInput, role: string, validator: s
     return patterns.get(id);
   };
   return {
-    store, input, role, issue, run, scoped, validator, verdict, adversary, report, patternOf,
+    store,
+    input,
+    role,
+    issue,
+    run,
+    scoped,
+    validator,
+    verdict,
+    adversary,
+    report,
+    patternOf,
     links: findingLinks(store, role, scoped ? { issue, run } : undefined, adversary.stored?.id, adversary),
     grounded: report.evidence === 'L1' || report.evidence === 'L2',
     dismissedBefore: scoped ? dismissedPatternIds(patternDb(store), store.project, issue, run) : new Set<string>(),
     dismissed: new Set(verdict.false_positives.map((id) => id.toLowerCase())),
     penalised: new Set<string>(),
-    marked: scoped ? runMarks(patternDb(store), store.project, issue, run) : { reinforced: new Set<string>(), aged: new Set<string>() },
+    marked: scoped
+      ? runMarks(patternDb(store), store.project, issue, run)
+      : { reinforced: new Set<string>(), aged: new Set<string>() },
     events: [],
   };
 }
@@ -205,7 +251,12 @@ function penaliseDismissed(r: Run): void {
   const weight = roleWeight(store.config, r.role);
   const { halfLife } = store.config.evidence;
   // the ids a validator's paragraph may name beside the one it explains
-  const ids = [...verdict.false_positives, ...verdict.must_fix, ...verdict.issues.map((f) => f.id), ...(adversary.verdict?.issues.map((f) => f.id) ?? [])];
+  const ids = [
+    ...verdict.false_positives,
+    ...verdict.must_fix,
+    ...verdict.issues.map((f) => f.id),
+    ...(adversary.verdict?.issues.map((f) => f.id) ?? []),
+  ];
   const findingIds = [...new Set(ids)];
   for (const id of verdict.false_positives) {
     const reason = validatorReason(id, r.validator, findingIds);
@@ -216,7 +267,8 @@ function penaliseDismissed(r: Run): void {
     }
     for (const { pattern: pid, match } of targets) {
       const p = r.patternOf(pid);
-      if (!p || r.penalised.has(pid) || report.alreadyDismissed.includes(pid)) continue; // two ids naming one pattern: one dismissal
+      // two ids naming one pattern: one dismissal
+      if (!p || r.penalised.has(pid) || report.alreadyDismissed.includes(pid)) continue;
       if (r.dismissedBefore.has(pid)) {
         report.alreadyDismissed.push(pid);
         continue;
@@ -225,9 +277,20 @@ function penaliseDismissed(r: Run): void {
       const retracted = r.scoped && sightingAddedSuccess(patternDb(store), store.project, r.issue, r.run, pid);
       const regressed = p.was_validated === 1;
       // the validator's words are kept in the log: sanitised, secrets redacted (SPEC §4.6)
-      const why = match === 'reason' ? { reason: sanitizeUntrusted(reason, { singleLine: true }).slice(0, REASON_RECORDED) } : {};
+      const why =
+        match === 'reason' ? { reason: sanitizeUntrusted(reason, { singleLine: true }).slice(0, REASON_RECORDED) } : {};
       const scope = { issue: input.issue, run: input.run };
-      r.events.push({ type: 'pattern.ignored', pattern: pid, role: p.role, weight, ...scope, finding: id, retract: retracted, ...why, halfLife });
+      r.events.push({
+        type: 'pattern.ignored',
+        pattern: pid,
+        role: p.role,
+        weight,
+        ...scope,
+        finding: id,
+        retract: retracted,
+        ...why,
+        halfLife,
+      });
       if (regressed) r.events.push({ type: 'pattern.regressed', pattern: pid, ...scope, finding: id });
       report.penalised.push({ finding: id, pattern: pid, text: p.text, match, weight, retracted, regressed });
       const after = {
@@ -265,12 +328,20 @@ function reinforce(r: Run, id: string, finding?: string): void {
   if (!eligible(r, id) || r.marked.reinforced.has(id) || r.report.reinforced.includes(id)) return;
   r.report.reinforced.push(id);
   const halfLife = r.store.config.evidence.halfLife;
-  r.events.push({ type: 'pattern.reinforced', pattern: id, issue: r.input.issue, run: r.input.run, ...(finding ? { finding, halfLife } : {}) });
+  r.events.push({
+    type: 'pattern.reinforced',
+    pattern: id,
+    issue: r.input.issue,
+    run: r.input.run,
+    ...(finding ? { finding, halfLife } : {}),
+  });
 }
 
 /** A finding the validator keeps held up: its patterns are reinforced, behind the evidence gate (SPEC §3.9.2). */
 function reinforceKept(r: Run): void {
-  const kept = [...new Set([...r.verdict.must_fix, ...r.verdict.issues.map((f) => f.id)])].filter((id) => !r.dismissed.has(id.toLowerCase()));
+  const kept = [...new Set([...r.verdict.must_fix, ...r.verdict.issues.map((f) => f.id)])].filter(
+    (id) => !r.dismissed.has(id.toLowerCase()),
+  );
   for (const id of kept) {
     const link = r.links.of(id);
     if (!link) continue;
@@ -292,14 +363,18 @@ function gateThePass(r: Run): void {
     report.gate = 'reinforced';
     const raised = (r.adversary.verdict?.issues ?? []).filter((f) => !r.dismissed.has(f.id.toLowerCase()));
     const testedBy = new Map<string, string>();
-    for (const f of raised) for (const id of r.links.of(f.id)?.patterns ?? []) if (!testedBy.has(id)) testedBy.set(id, f.id);
+    for (const f of raised)
+      for (const id of r.links.of(f.id)?.patterns ?? []) if (!testedBy.has(id)) testedBy.set(id, f.id);
     const echoed = r.scoped ? appliedPatternIds(patternDb(store), store.project, r.issue, r.run, r.role) : [];
     const applied = new Set([...echoed, ...testedBy.keys()]);
     const files = new Set(input.files);
-    for (const id of [...applied].sort()) if (files.size === 0 || (r.patternOf(id)?.files ?? []).some((f) => files.has(f))) reinforce(r, id, testedBy.get(id));
+    for (const id of [...applied].sort())
+      if (files.size === 0 || (r.patternOf(id)?.files ?? []).some((f) => files.has(f)))
+        reinforce(r, id, testedBy.get(id));
     const injected = r.scoped ? injectedPatternIds(patternDb(store), store.project, r.issue, r.run, r.role) : [];
     report.aged = injected.filter((id) => !applied.has(id) && eligible(r, id) && !r.marked.aged.has(id));
-    for (const id of report.aged) r.events.push({ type: 'pattern.aged', pattern: id, issue: input.issue, run: input.run });
+    for (const id of report.aged)
+      r.events.push({ type: 'pattern.aged', pattern: id, issue: input.issue, run: input.run });
   }
 }
 
@@ -314,15 +389,21 @@ export function feedbackSummary(r: FeedbackReport): string {
     'not-a-pass': 'FAIL',
     'no-verdict': '',
   }[r.gate];
-  const confirmed = r.confirmed.map((c) => `${c.finding}→${c.patterns.map(shortId).join('+')}${c.reinforced ? '' : ' (evidence too weak)'}`);
+  const confirmed = r.confirmed.map(
+    (c) => `${c.finding}→${c.patterns.map(shortId).join('+')}${c.reinforced ? '' : ' (evidence too weak)'}`,
+  );
+  const byReason = (p: Penalty) => (p.match === 'reason' ? ' by the reason' : '');
+  const penalised = r.penalised.map((p) => `${p.finding}→${shortId(p.pattern)}${byReason(p)}`);
   return [
     `${gate}:`,
-    `${r.penalised.length} ${would}penalised${r.penalised.length ? ` (${r.penalised.map((p) => `${p.finding}→${shortId(p.pattern)}${p.match === 'reason' ? ' by the reason' : ''}`).join(' ')})` : ''},`,
+    `${r.penalised.length} ${would}penalised${penalised.length ? ` (${penalised.join(' ')})` : ''},`,
     `${r.confirmed.length} confirmed${confirmed.length ? ` (${confirmed.join(' ')})` : ''},`,
     `${r.reinforced.length} ${would}reinforced${ids(r.reinforced)},`,
     `${r.aged.length} ${would}aged${ids(r.aged)},`,
     `${r.unmatched.length} unmatched${r.unmatched.length ? ` (${r.unmatched.map((u) => u.finding).join(' ')})` : ''}` +
-      `${r.alreadyDismissed.length ? `, ${r.alreadyDismissed.length} already penalised in this run${ids(r.alreadyDismissed)}` : ''}` +
+      (r.alreadyDismissed.length
+        ? `, ${r.alreadyDismissed.length} already penalised in this run${ids(r.alreadyDismissed)}`
+        : '') +
       `${r.deprecated.length ? `, ${r.deprecated.length} ${would}deprecated${ids(r.deprecated)}` : ''}`,
   ].join(' ');
 }

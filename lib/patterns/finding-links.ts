@@ -56,7 +56,8 @@ export function findingLinks(
       const finding = findingOf(id);
       if (!finding) return undefined;
       const summary = summaryWithoutCitations(finding.summary ?? '');
-      store.deadline.check('linking the findings to patterns'); // a long text links for long: stop before anything is recorded (SPEC §2)
+      // a long text links for long: stop before anything is recorded (SPEC §2)
+      store.deadline.check('linking the findings to patterns');
       const live = linkFinding(finding, context());
       if (live) return { ...live, summary };
       const self = getPattern(patternDb(store), store.project, patternId(store.project, role, summary));
@@ -66,7 +67,8 @@ export function findingLinks(
       const finding = findingOf(id);
       if (!finding) return undefined;
       // what the finding names outweighs what the reason says (it often names the rule that replaced this one)
-      if (patternTexts(patternDb(store), store.project, linked).some((p) => namesIdentifierOf(finding, p.text))) return undefined;
+      if (patternTexts(patternDb(store), store.project, linked).some((p) => namesIdentifierOf(finding, p.text)))
+        return undefined;
       // the finding's own citations, if any, were resolved when it was linked
       const read = { ...finding, summary: summaryWithoutCitations(finding.summary ?? ''), patterns: undefined };
       store.deadline.check('linking the findings to patterns');
@@ -82,11 +84,18 @@ export function findingLinks(
  * wrong. A finding that was its own pattern stays penalised beside the rule the reason reaches. A
  * citation or an embedding link stands as recorded.
  */
-export function dismissalTargets(links: FindingLinks, id: string, reason: string): { pattern: string; match: string }[] {
+export function dismissalTargets(
+  links: FindingLinks,
+  id: string,
+  reason: string,
+): { pattern: string; match: string }[] {
   const link = links.of(id);
   const recorded = (link?.patterns ?? []).map((pattern) => ({ pattern, match: link!.match }));
   if (!reason || (link && link.match !== 'text' && link.match !== 'self')) return recorded;
-  const read = links.withReason(id, reason, link?.match === 'text' ? link.patterns : [])?.filter((p) => !link?.patterns.includes(p)) ?? [];
+  const read =
+    links
+      .withReason(id, reason, link?.match === 'text' ? link.patterns : [])
+      ?.filter((p) => !link?.patterns.includes(p)) ?? [];
   if (read.length === 0) return recorded;
   const kept = link?.match === 'self' ? recorded : [];
   return [...kept, ...read.map((pattern) => ({ pattern, match: 'reason' }))];

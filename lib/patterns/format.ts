@@ -1,7 +1,16 @@
 import type { Store } from '../store/store.js';
 import { roleBudget, sameKindRoles } from '../store/config.js';
 import { candidateDigest, newCandidateSince, rankScores, type RankOptions } from './index/index.js';
-import { fitBlock, linePieces, blockHeader, blockText, textPiece, withoutRestatements, BLOCK_FOOTER, type FitPath } from './block.js';
+import {
+  fitBlock,
+  linePieces,
+  blockHeader,
+  blockText,
+  textPiece,
+  withoutRestatements,
+  BLOCK_FOOTER,
+  type FitPath,
+} from './block.js';
 import { TokenCounter, TokenizerUnavailable } from '../store/tokens.js';
 import { nowMs } from '../core/clock.js';
 import { sha256 } from '../core/text.js';
@@ -68,19 +77,33 @@ const INJECTED_PER_EVENT = 100;
 /** A line is never under this many tokens (a dash, 12 characters of text, a record, a newline). */
 const MIN_LINE_TOKENS = 4;
 
-function rankOptions(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'query' | 'relevance'>): RankOptions {
+function rankOptions(
+  store: Store,
+  opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'query' | 'relevance'>,
+): RankOptions {
   const role = opts.role.toLowerCase();
   return {
     roles: sameKindRoles(store.config, role),
-    ctx: { now: nowMs(), role, labels: opts.labels, files: opts.files, phase: opts.phase ?? undefined, prior: store.config.prior },
+    ctx: {
+      now: nowMs(),
+      role,
+      labels: opts.labels,
+      files: opts.files,
+      phase: opts.phase ?? undefined,
+      prior: store.config.prior,
+    },
     query: opts.query,
     relevance: opts.relevance,
-    excludeDismissed: opts.issue !== null || opts.run !== null ? { issue: opts.issue ?? '', run: opts.run ?? '' } : undefined,
+    excludeDismissed:
+      opts.issue !== null || opts.run !== null ? { issue: opts.issue ?? '', run: opts.run ?? '' } : undefined,
   };
 }
 
 /** The basis a summary is stored against: every current candidate of the role in this context. */
-export function currentBasis(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'query' | 'relevance'>): string {
+export function currentBasis(
+  store: Store,
+  opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'query' | 'relevance'>,
+): string {
   return basisOf(store, rankOptions(store, opts));
 }
 
@@ -91,7 +114,16 @@ function basisOf(store: Store, rank: RankOptions): string {
 export function formatPatterns(store: Store, opts: FormatOptions): FormatResult {
   const role = opts.role.toLowerCase();
   const budget = effectiveBudget(store, role, opts.budget, opts.remainingTokens);
-  const skipped = (): FormatResult => ({ role, budget, tokens: 0, path: 'skipped', basis: '', patterns: [], block: '', tokenizerLoaded: false });
+  const skipped = (): FormatResult => ({
+    role,
+    budget,
+    tokens: 0,
+    path: 'skipped',
+    basis: '',
+    patterns: [],
+    block: '',
+    tokenizerLoaded: false,
+  });
   // Too little room left in the prompt to be useful (SPEC §3.5 step 2).
   if (opts.remainingTokens !== undefined && budget < store.config.minBlock) return skipped();
 
@@ -140,7 +172,9 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
         return tokens(header) + tokens(footer);
       },
       frameBytes: Buffer.byteLength(header) + Buffer.byteLength(footer),
-      summary: summary ? { text: summary, tokens: () => tokens(summary) + 1, matches: () => basis.matches(summaryRow!) } : undefined,
+      summary: summary
+        ? { text: summary, tokens: () => tokens(summary) + 1, matches: () => basis.matches(summaryRow!) }
+        : undefined,
       scale: (t) => Math.ceil(t * margin),
       exactTokens: opts.exactTokens,
     });
@@ -186,7 +220,14 @@ function rankedReader(store: Store, rank: RankOptions, limit: number) {
       ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
       // (a writer may have moved a pattern between two reads: none is shown twice)
       const shown = new Set(loaded.map((r) => r.pattern.id));
-      loaded.push(...loadRanked(patternDb(store), store.project, ranking.top.filter((s) => !shown.has(s.id)), rank));
+      loaded.push(
+        ...loadRanked(
+          patternDb(store),
+          store.project,
+          ranking.top.filter((s) => !shown.has(s.id)),
+          rank,
+        ),
+      );
     }
     return loaded[j];
   };
@@ -211,7 +252,8 @@ function basisTaker(store: Store, rank: RankOptions, exactTokens: boolean) {
     /** Whether a stored summary was written for the current candidates. */
     matches(stored: { basis: string; newest: string | null }): boolean {
       // a candidate first seen since the summary was stored is not in its basis: no pass needed
-      if (!taken && stored.newest && newCandidateSince(patternDb(store), store.project, rank, stored.newest)) return false;
+      if (!taken && stored.newest && newCandidateSince(patternDb(store), store.project, rank, stored.newest))
+        return false;
       taken ||= basisOf(store, rank);
       return stored.basis === taken;
     },
@@ -244,10 +286,20 @@ export function recordInjection(store: Store, result: FormatResult, issue: strin
   if (result.patterns.length === 0 || (issue === null && run === null)) return;
   // A summary may stand for thousands of candidates: it is attributed to the best 100. Lines are
   // named 100 to an event, so every event line stays small.
-  const ids = (result.path === 'summary' ? result.patterns.slice(0, INJECTED_PER_EVENT) : result.patterns).map((p) => p.id);
+  const ids = (result.path === 'summary' ? result.patterns.slice(0, INJECTED_PER_EVENT) : result.patterns).map(
+    (p) => p.id,
+  );
   const events: EventPayload[] = [];
   for (let i = 0; i < ids.length; i += INJECTED_PER_EVENT) {
-    events.push({ type: 'pattern.injected', role: result.role, issue, run, patterns: ids.slice(i, i + INJECTED_PER_EVENT), path: result.path, tokens: result.tokens });
+    events.push({
+      type: 'pattern.injected',
+      role: result.role,
+      issue,
+      run,
+      patterns: ids.slice(i, i + INJECTED_PER_EVENT),
+      path: result.path,
+      tokens: result.tokens,
+    });
   }
   appendEvents(store, events);
 }
@@ -267,7 +319,12 @@ export function fillTokenCounts(store: Store, progress: Progress = NO_PROGRESS):
     pieces.add(textPiece(pattern.text));
     for (const viewer of sameKindRoles(store.config, pattern.role)) {
       pieces.add(blockHeader(viewer) + '\n');
-      pieces.add(linePieces({ pattern, factors: scorePattern(pattern, { now, role: viewer, prior: store.config.prior }) }, viewer)[1]);
+      pieces.add(
+        linePieces(
+          { pattern, factors: scorePattern(pattern, { now, role: viewer, prior: store.config.prior }) },
+          viewer,
+        )[1],
+      );
     }
   }
   let counted = 0;
@@ -301,11 +358,20 @@ export function storeSummary(
   checkScope({ role: name }, { role: MAX_ROLE_CHARS });
   const text = sanitizeUntrusted(raw);
   if (!text) throw new CairnError('input', 'no summary text on stdin');
-  if (Buffer.byteLength(text) > MAX_SUMMARY_BYTES) throw new CairnError('input', `the summary is ${Buffer.byteLength(text)} bytes; at most ${MAX_SUMMARY_BYTES} are stored`);
+  if (Buffer.byteLength(text) > MAX_SUMMARY_BYTES)
+    throw new CairnError(
+      'input',
+      `the summary is ${Buffer.byteLength(text)} bytes; at most ${MAX_SUMMARY_BYTES} are stored`,
+    );
   const basis = givenBasis ?? currentBasis(store, { role: name, issue: null, run: null, ...context });
   // taken after the basis: a later sighting only makes the check of newCandidateSince rarer, never wrong
-  const newest = givenBasis === null ? newestFirstSeen(patternDb(store), store.project, sameKindRoles(store.config, name)) : undefined;
-  appendEvents(store, [{ type: 'summary.stored', role: name, basis: basis.slice(0, 64), text, ...(newest ? { newest } : {}) }]);
+  const newest =
+    givenBasis === null
+      ? newestFirstSeen(patternDb(store), store.project, sameKindRoles(store.config, name))
+      : undefined;
+  appendEvents(store, [
+    { type: 'summary.stored', role: name, basis: basis.slice(0, 64), text, ...(newest ? { newest } : {}) },
+  ]);
   return { basis, text };
 }
 
