@@ -11,7 +11,10 @@ import { nextUlid, patternId } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError, describeError } from '../core/errors.js';
 import { redactSecrets } from '../core/secrets.js';
-import { deliberationWithText, injectedPatternIds, patternExists, patternTexts, roleIdsByPrefix } from './queries.js';
+import { DEFAULT_INPUT_CAP, readSmallFile } from '../io/read.js';
+import {
+  deliberationWithText, injectedPatternIds, latestDeliberation, patternExists, patternTexts, roleIdsByPrefix,
+} from './queries.js';
 import { roleLookups, type RoleLookups } from './index/index.js';
 import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
 import { linkByEmbedding } from './embeddings.js';
@@ -295,4 +298,35 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
 /** The deliberation already recorded (not as a repeat) with this text for this role and issue/run. */
 function sameDeliberation(store: Store, role: string, issue: string | null, run: string | null, hash: string): string | undefined {
   return deliberationWithText(patternDb(store), store.project, role, issue ?? '', run ?? '', hash);
+}
+
+/** The latest stored deliberation of a role for this issue/run (a repeat of an earlier one is not a new one). */
+export function latestDeliberationText(
+  store: Store,
+  role: string,
+  issue: string | null,
+  run: string | null,
+): { id: string; text: string; files: string[] } | undefined {
+  const row = latestDeliberation(patternDb(store), store.project, role, issue ?? '', run ?? '');
+  if (!row) return undefined;
+  // The log is shared through git: its path field is not trusted. The artifact's place follows from the id.
+  if (!/^d[0-9a-z]{26}$/.test(row.id))
+    throw new CairnError(
+      'input',
+      `the stored ${role} deliberation has a malformed id ${JSON.stringify(row.id.slice(0, 40))}`,
+    );
+  const path = store.artifactPath('deliberations', `${row.id}.md`);
+  try {
+    // bounded like any input (SPEC §2): a regular file of at most the input cap, never a device or FIFO
+    const bytes = readSmallFile(path, DEFAULT_INPUT_CAP);
+    if (!bytes) throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (ENOENT)`);
+    return { id: row.id, text: bytes.toString('utf8'), files: row.files };
+  } catch (err) {
+    if (err instanceof CairnError) throw err;
+    throw new CairnError(
+      'store',
+      `the stored ${role} deliberation ${row.id} is unreadable ` +
+        `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
+  }
 }

@@ -1,4 +1,3 @@
-import { DEFAULT_INPUT_CAP, readSmallFile } from '../io/read.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import type { Store } from '../store/store.js';
 import type { EventPayload } from '../events/types.js';
@@ -11,7 +10,6 @@ import {
   dismissedPatternIds,
   getPattern,
   injectedPatternIds,
-  latestDeliberation,
   runMarks,
   sightingAddedSuccess,
   type Pattern,
@@ -19,6 +17,7 @@ import {
 import { nowMs } from '../core/clock.js';
 import { CairnError } from '../core/errors.js';
 import { autoDeprecationReason } from './lifecycle.js';
+import { latestDeliberationText } from './deliberation.js';
 import { dismissalTargets, findingLinks, type FindingLinks } from './finding-links.js';
 import { shortId } from './block.js';
 import { appendEvents, patternDb } from '../events/log.js';
@@ -82,37 +81,6 @@ export interface FeedbackReport {
   reinforced: string[];
   aged: string[];
   dryRun: boolean;
-}
-
-/** The latest stored deliberation of a role for this issue/run (a repeat of an earlier one is not a new one). */
-export function latestDeliberationText(
-  store: Store,
-  role: string,
-  issue: string | null,
-  run: string | null,
-): { id: string; text: string; files: string[] } | undefined {
-  const row = latestDeliberation(patternDb(store), store.project, role, issue ?? '', run ?? '');
-  if (!row) return undefined;
-  // The log is shared through git: its path field is not trusted. The artifact's place follows from the id.
-  if (!/^d[0-9a-z]{26}$/.test(row.id))
-    throw new CairnError(
-      'input',
-      `the stored ${role} deliberation has a malformed id ${JSON.stringify(row.id.slice(0, 40))}`,
-    );
-  const path = store.artifactPath('deliberations', `${row.id}.md`);
-  try {
-    // bounded like any input (SPEC §2): a regular file of at most the input cap, never a device or FIFO
-    const bytes = readSmallFile(path, DEFAULT_INPUT_CAP);
-    if (!bytes) throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (ENOENT)`);
-    return { id: row.id, text: bytes.toString('utf8'), files: row.files };
-  } catch (err) {
-    if (err instanceof CairnError) throw err;
-    throw new CairnError(
-      'store',
-      `the stored ${role} deliberation ${row.id} is unreadable ` +
-        `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
-    );
-  }
 }
 
 /** At most this much of a validator's reason is recorded in the event (its words led the dismissal). */
