@@ -7,6 +7,7 @@ import { scorePattern, type ScoreFactors, type ScoredState } from './scoring.js'
 import type { LedgerEntry } from '../events/credit.js';
 
 // Reading pattern state. Every query names the project: no read can see another project's rows.
+// Over 400 lines on purpose: every SQL read of the pattern loop is here, so any query is found in one file.
 
 export interface Pattern extends ScoredState {
   project: string;
