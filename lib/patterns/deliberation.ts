@@ -1,7 +1,13 @@
 import { rmSync } from 'node:fs';
 import { writeFileAtomic } from '../io/atomic.js';
 import type { Store } from '../store/store.js';
-import { MAX_FINDING_SUMMARY_CHARS, MAX_ROLE_CHARS, MAX_SCOPE_CHARS, type EventPayload, type VerdictDigest } from '../events/types.js';
+import {
+  MAX_FINDING_SUMMARY_CHARS,
+  MAX_ROLE_CHARS,
+  MAX_SCOPE_CHARS,
+  type EventPayload,
+  type VerdictDigest,
+} from '../events/types.js';
 import { parseVerdict, type Verdict } from './verdict.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
 import { extractPatterns, type Extracted } from './extract.js';
@@ -13,7 +19,12 @@ import { CairnError, describeError } from '../core/errors.js';
 import { redactSecrets } from '../core/secrets.js';
 import { DEFAULT_INPUT_CAP, readSmallFile } from '../io/read.js';
 import {
-  deliberationWithText, injectedPatternIds, latestDeliberation, patternExists, patternTexts, roleIdsByPrefix,
+  deliberationWithText,
+  injectedPatternIds,
+  latestDeliberation,
+  patternExists,
+  patternTexts,
+  roleIdsByPrefix,
 } from './queries.js';
 import { roleLookups, type RoleLookups } from './index/index.js';
 import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
@@ -62,7 +73,13 @@ export function digestVerdict(v: Verdict | null): VerdictDigest | null {
   if (!v) return null;
   // Event lines stay small (SPEC §3.2): the full verdict is in the artifact.
   const cap = (ids: string[]) => capList(ids, 20, 16);
-  return { verdict: v.verdict, effective: v.effective, must_fix: cap(v.must_fix), false_positives: cap(v.false_positives), findings: cap(v.issues.map((f) => f.id)) };
+  return {
+    verdict: v.verdict,
+    effective: v.effective,
+    must_fix: cap(v.must_fix),
+    false_positives: cap(v.false_positives),
+    findings: cap(v.issues.map((f) => f.id)),
+  };
 }
 
 interface Known {
@@ -97,7 +114,8 @@ class Resolver {
 
   /** The id the text lands on (observed, unless this deliberation already observed that id). */
   resolve(e: Extracted): string {
-    // a deliberation of megabytes has thousands of texts: the run stops at its deadline, before it records anything (SPEC §2)
+    // a deliberation of megabytes has thousands of texts: the run stops at its deadline, before it records
+    // anything (SPEC §2)
     this.store.deadline.check("matching the deliberation's texts to patterns");
     const key = ruleKey(e.text);
     const echoOf = bestMatch(key, this.injected);
@@ -146,7 +164,8 @@ class CreatedPatterns {
   private readonly byTerm = new Map<string, Known[]>();
 
   constructor(texts: string[]) {
-    for (const text of texts) for (const term of ruleKey(text).terms) this.holding.set(term, (this.holding.get(term) ?? 0) + 1);
+    for (const text of texts)
+      for (const term of ruleKey(text).terms) this.holding.set(term, (this.holding.get(term) ?? 0) + 1);
   }
 
   add(k: Known): void {
@@ -175,7 +194,8 @@ function bestMatch(key: RuleKey, pool: Known[]): Known | undefined {
   let bestScore = NEAR_DUPLICATE;
   for (const k of pool) {
     // Jaccard ≥ 0.8 needs the smaller set to be at least 0.8 of the larger: skip the rest unseen.
-    const [small, large] = k.key.terms.size < key.terms.size ? [k.key.terms.size, key.terms.size] : [key.terms.size, k.key.terms.size];
+    const [small, large] =
+      k.key.terms.size < key.terms.size ? [k.key.terms.size, key.terms.size] : [key.terms.size, k.key.terms.size];
     if (small < large * NEAR_DUPLICATE) continue;
     const j = similarity(key, k.key);
     if (j >= bestScore && (!best || j > bestScore || k.id < best.id)) {
@@ -210,7 +230,8 @@ const LINK_CANDIDATES = 20;
 /** Writers refuse what the reducer would skip on replay (SPEC §3.2). */
 export function checkScope(fields: Record<string, string | null>, limits: Record<string, number>): void {
   for (const [name, value] of Object.entries(fields)) {
-    if (value !== null && value.length > limits[name]) throw new CairnError('usage', `--${name} is longer than ${limits[name]} characters`);
+    if (value !== null && value.length > limits[name])
+      throw new CairnError('usage', `--${name} is longer than ${limits[name]} characters`);
   }
 }
 
@@ -237,7 +258,12 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
   const { items, findings } = extractPatterns(input.text, parsed.verdict);
   const injected = injectedInto(store, role, input.issue, input.run);
   const lookups = roleLookups(patternDb(store), store.project, role);
-  const resolver = new Resolver(store, lookups, injected, items.map((e) => e.text));
+  const resolver = new Resolver(
+    store,
+    lookups,
+    injected,
+    items.map((e) => e.text),
+  );
   const own = items.map((e) => ({ id: resolver.resolve(e), text: e.text }));
   const tierOne = [...own, ...injected.map(({ id, text }) => ({ id, text }))];
   const ctx = linkContext(store, lookups, tierOne);
@@ -247,7 +273,11 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
     found.set(f.finding, linkFinding(f.detail, ctx));
   }
   const unlinked = findings.filter((f) => !found.get(f.finding));
-  const byMeaning = linkByEmbedding(store, unlinked.map((f) => ({ id: f.finding, text: findingText(f.detail) })), tierOne);
+  const byMeaning = linkByEmbedding(
+    store,
+    unlinked.map((f) => ({ id: f.finding, text: findingText(f.detail) })),
+    tierOne,
+  );
   const links: FindingLink[] = [];
   for (const f of findings) {
     const summary = f.text.slice(0, MAX_FINDING_SUMMARY_CHARS);
@@ -265,15 +295,41 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
   const context = { phase: input.phase, labels: capList(input.labels, 10, 60), files: capList(input.files, 10, 160) };
   const payloads: EventPayload[] = [
     {
-      type: 'deliberation.stored', deliberation, role, ...scope, phase: input.phase, iteration: input.iteration,
-      labels: context.labels, files: context.files, verdict: digestVerdict(parsed.verdict), evidence,
-      hash, size: Buffer.byteLength(input.text), path: `artifacts/deliberations/${deliberation}.md`,
+      type: 'deliberation.stored',
+      deliberation,
+      role,
+      ...scope,
+      phase: input.phase,
+      iteration: input.iteration,
+      labels: context.labels,
+      files: context.files,
+      verdict: digestVerdict(parsed.verdict),
+      evidence,
+      hash,
+      size: Buffer.byteLength(input.text),
+      path: `artifacts/deliberations/${deliberation}.md`,
     },
     ...resolver.observed.map((p): EventPayload => ({
-      type: 'pattern.observed', pattern: p.id, role, text: p.text, category: p.category as Extracted['category'],
-      ...scope, ...context, deliberation, ...(p.status === 'echo' ? { echo: true as const } : {}),
+      type: 'pattern.observed',
+      pattern: p.id,
+      role,
+      text: p.text,
+      category: p.category as Extracted['category'],
+      ...scope,
+      ...context,
+      deliberation,
+      ...(p.status === 'echo' ? { echo: true as const } : {}),
     })),
-    ...links.map((l): EventPayload => ({ type: 'finding.linked', deliberation, role, ...scope, finding: l.finding, summary: l.summary, patterns: l.patterns, match: l.match })),
+    ...links.map((l): EventPayload => ({
+      type: 'finding.linked',
+      deliberation,
+      role,
+      ...scope,
+      finding: l.finding,
+      summary: l.summary,
+      patterns: l.patterns,
+      match: l.match,
+    })),
   ];
   try {
     appendEvents(store, payloads);
@@ -296,7 +352,13 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
 }
 
 /** The deliberation already recorded (not as a repeat) with this text for this role and issue/run. */
-function sameDeliberation(store: Store, role: string, issue: string | null, run: string | null, hash: string): string | undefined {
+function sameDeliberation(
+  store: Store,
+  role: string,
+  issue: string | null,
+  run: string | null,
+  hash: string,
+): string | undefined {
   return deliberationWithText(patternDb(store), store.project, role, issue ?? '', run ?? '', hash);
 }
 

@@ -13,7 +13,8 @@
 //       (local.set $c (i32.add (i32.load8_u (i32.add (local.get $counts) (local.get $seq))) (i32.const 1)))
 //       (i32.store8 (i32.add (local.get $counts) (local.get $seq)) (local.get $c))
 //       (if (i32.eq (local.get $c)
-//                   (i32.load8_u (i32.add (local.get $needed) (i32.load16_u (i32.add (local.get $sizes) (i32.shl (local.get $i) (i32.const 1)))))))
+//                   (i32.load8_u (i32.add (local.get $needed)
+//                     (i32.load16_u (i32.add (local.get $sizes) (i32.shl (local.get $i) (i32.const 1)))))))
 //         (then (i32.store (i32.add (local.get $found) (i32.shl (local.get $reached) (i32.const 2))) (local.get $seq))
 //               (local.set $reached (i32.add (local.get $reached) (i32.const 1)))))
 //       (local.set $i (i32.add (local.get $i) (i32.const 1)))
@@ -81,10 +82,20 @@ export function postingCounter(): PostingCounter {
   }
 }
 
-/** The count of each seq, the table of what each size needs, and room for one list and what it finds, in one WebAssembly memory. */
+/**
+ * The count of each seq, the table of what each size needs, and room for one list and what it finds, in one
+ * WebAssembly memory.
+ */
 export class WebAssemblyCounter implements PostingCounter {
   private readonly memory: WebAssembly.Memory;
-  private readonly count: (seqs: number, sizes: number, n: number, counts: number, needed: number, found: number) => number;
+  private readonly count: (
+    seqs: number,
+    sizes: number,
+    n: number,
+    counts: number,
+    needed: number,
+    found: number,
+  ) => number;
   /** How many bytes from the start hold counts (zero between lookups). */
   private counted = 0;
 

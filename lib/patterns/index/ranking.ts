@@ -1,7 +1,16 @@
 import { databaseVersion, type Database } from '../../store/db.js';
 import { DECAY_IMMUNE_REINFORCEMENTS, DEFAULT_PRIOR, CATEGORY_WEIGHT } from '../../core/score-weights.js';
 import { DECAY_SPAN_MS, DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_SQL } from '../../store/rank-keys.js';
-import { baseScoreSql, contextFactor, CROSS_ROLE_FACTOR, finalScore, successRate, SCORE_CUT, type ScoreContext, type ScoredCounters } from '../scoring.js';
+import {
+  baseScoreSql,
+  contextFactor,
+  CROSS_ROLE_FACTOR,
+  finalScore,
+  successRate,
+  SCORE_CUT,
+  type ScoreContext,
+  type ScoredCounters,
+} from '../scoring.js';
 import { dismissedClause, type QueryState, type RankOptions, type Ranking, type Scored } from './candidates.js';
 import { SIZE_CAP, TermIndex } from './terms.js';
 import { bm25, QUERY_TERMS, roleList, type Bm25Query } from './weights.js';
@@ -19,7 +28,10 @@ import { bm25, QUERY_TERMS, roleList, type Bm25Query } from './weights.js';
 /** Room for rounding between a bound computed in JavaScript and a score computed in SQL. */
 const BOUND_SLACK = 1 + 1e-9;
 
-/** How many of the best matches of a query a threshold walk sums first (then four times as many, …), and reads at a time. */
+/**
+ * How many of the best matches of a query a threshold walk sums first (then four times as many, …), and reads at
+ * a time.
+ */
 const FIRST_MATCHES = 2048;
 const MATCH_PAGE = 128;
 
@@ -55,7 +67,11 @@ export function rankIndexUsable(ctx: ScoreContext): boolean {
 export function rankIndexesBuilt(db: Database): boolean {
   const names = ['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq'];
   const listed = names.map((name) => `'${name}'`).join(', ');
-  const n = (db.prepare(`SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND name IN (${listed})`).get() as { n: number }).n;
+  const n = (
+    db.prepare(`SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND name IN (${listed})`).get() as {
+      n: number;
+    }
+  ).n;
   return n === names.length;
 }
 
@@ -67,8 +83,15 @@ export function rankIndexesBuilt(db: Database): boolean {
  * the full scan scores it. The walk is kept for the connection: a ranking asked for more (a block
  * whose first page falls short) goes on from where the last one stopped, until a pattern changes.
  */
-export function rankByKey(db: Database, project: string, opts: RankOptions, limit: number, query: QueryState | null): Ranking {
-  const key = `${JSON.stringify([project, opts.roles, opts.ctx, opts.query, opts.excludeDismissed])}@${databaseVersion(db)}`;
+export function rankByKey(
+  db: Database,
+  project: string,
+  opts: RankOptions,
+  limit: number,
+  query: QueryState | null,
+): Ranking {
+  const state = JSON.stringify([project, opts.roles, opts.ctx, opts.query, opts.excludeDismissed]);
+  const key = `${state}@${databaseVersion(db)}`;
   let walk = walks.get(db);
   if (!walk || walk.key !== key) walks.set(db, (walk = new RankWalk(db, project, opts, query, key)));
   return walk.rank(limit);
@@ -115,11 +138,17 @@ class RankWalk {
     }
     const base = baseScoreSql(opts.ctx);
     this.streams = opts.roles.flatMap((role, r) =>
-      ([[DECAYING_KEY_SQL, DECAYING_SQL, false], [IMMUNE_KEY_SQL, IMMUNE_SQL, true]] as const).map(([key, where, immune]) => {
+      (
+        [
+          [DECAYING_KEY_SQL, DECAYING_SQL, false],
+          [IMMUNE_KEY_SQL, IMMUNE_SQL, true],
+        ] as const
+      ).map(([key, where, immune]) => {
         const params: Record<string, unknown> = { ...base.params, project, streamRole: role };
         const statement = db.prepare(
           `SELECT id, term_seq AS seq, ${base.sql} AS base, ${key} AS key FROM patterns
-           WHERE project = @project AND role = @streamRole AND ${where} ${dismissedClause(opts, params)} AND ${key} <= @lastKey
+           WHERE project = @project AND role = @streamRole AND ${where} ${dismissedClause(opts, params)}
+             AND ${key} <= @lastKey
            ORDER BY ${key} DESC LIMIT @page OFFSET @ties`,
         );
         return { role, r, immune, params, statement, read: 0, lastKey: Infinity, ties: 0, done: false };
@@ -160,8 +189,10 @@ class RankWalk {
       // apart, a tie at the kth score would be cut off where the ids decide (found by a block of 20 lines
       // among 30 tied patterns).
       const relevance = matches ? matches.bound() : 0;
-      const baseBound = (s: (typeof streams)[number]) => (s.read === 0 ? Infinity : rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx));
-      const bound = (s: (typeof streams)[number]) => (0.6 * relevance + (matches ? 0.4 : 1) * baseBound(s)) * BOUND_SLACK;
+      const baseBound = (s: (typeof streams)[number]) =>
+        s.read === 0 ? Infinity : rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx);
+      const bound = (s: (typeof streams)[number]) =>
+        (0.6 * relevance + (matches ? 0.4 : 1) * baseBound(s)) * BOUND_SLACK;
       for (const s of streams) if (!s.done && bound(s) < SCORE_CUT) s.done = true;
       const open = streams.filter((s) => !s.done && bound(s) >= kth);
       // Every candidate is in one of the indexes: once each index is read as far as its bound allows,
@@ -179,7 +210,12 @@ class RankWalk {
       for (const s of open) {
         // from the last key read on (the rows that share it and were read are skipped), not from an
         // offset, which SQLite reaches by walking every row before it
-        const rows = s.statement.all({ ...s.params, page, lastKey: s.lastKey, ties: s.ties }) as { id: string; seq: number; base: number; key: number }[];
+        const rows = s.statement.all({ ...s.params, page, lastKey: s.lastKey, ties: s.ties }) as {
+          id: string;
+          seq: number;
+          base: number;
+          key: number;
+        }[];
         this.add(rows.map((row) => ({ id: row.id, score: finalScore(row.base, this.relevanceOf?.(s.r, row.seq)) })));
         this.rowsRead += rows.length;
         s.read += rows.length;
@@ -214,37 +250,50 @@ function bestMatches(db: Database, project: string, opts: RankOptions, query: Qu
   const deprecated = new Set(
     db
       .prepare(
-        `WITH d AS MATERIALIZED (SELECT id FROM patterns WHERE project = @project AND role IN (${roleList(opts.roles, params)}) AND lifecycle = 'deprecated')
+        `WITH d AS MATERIALIZED (SELECT id FROM patterns WHERE project = @project
+           AND role IN (${roleList(opts.roles, params)}) AND lifecycle = 'deprecated')
          SELECT p.term_seq FROM d CROSS JOIN patterns p ON p.project = @project AND p.id = d.id`,
       )
       .pluck()
       .all(params) as number[],
   );
   if (opts.excludeDismissed) Object.assign(params, opts.excludeDismissed);
-  const dismissed = opts.excludeDismissed ? 'id IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)' : '0';
+  const dismissed = opts.excludeDismissed
+    ? 'id IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)'
+    : '0';
   // a page of matches, each by where its postings start (patterns_seq: one entry of an index that
   // holds what its score reads)
   const pageRows = db.prepare(
-    `SELECT id, term_seq AS seq, ${base.sql} AS base, ${dismissed} AS skip FROM patterns WHERE project = @project AND term_seq IN (SELECT value FROM json_each(@seqs))`,
+    `SELECT id, term_seq AS seq, ${base.sql} AS base, ${dismissed} AS skip FROM patterns
+     WHERE project = @project AND term_seq IN (SELECT value FROM json_each(@seqs))`,
   );
   const score = (matches: number[]): Scored[] => {
     const bm = new Map(matches.map((m) => [all.seqs[m], all.bm[m]]));
-    const rows = pageRows.all({ ...params, seqs: JSON.stringify([...bm.keys()]) }) as { id: string; seq: number; base: number; skip: number }[];
-    return rows.filter((r) => !r.skip).map((r) => ({ id: r.id, score: finalScore(r.base, bm.get(r.seq)! / query.max!) }));
+    const rows = pageRows.all({ ...params, seqs: JSON.stringify([...bm.keys()]) }) as {
+      id: string;
+      seq: number;
+      base: number;
+      skip: number;
+    }[];
+    return rows
+      .filter((r) => !r.skip)
+      .map((r) => ({ id: r.id, score: finalScore(r.base, bm.get(r.seq)! / query.max!) }));
   };
   let order: number[] = [];
   let depth = 0;
   const stream = {
     read: 0,
     done: false,
-    bound: () => (stream.done ? 0 : Math.min(1, (stream.read ? all.bm[order[stream.read - 1]] : Infinity) / query.max!)),
+    bound: () =>
+      stream.done ? 0 : Math.min(1, (stream.read ? all.bm[order[stream.read - 1]] : Infinity) / query.max!),
     next(): Scored[] {
       if (stream.read === order.length && order.length === depth) {
         depth = depth === 0 ? FIRST_MATCHES : depth * 4;
         order = bestFirst(all.bm, depth);
       }
       const page = order.slice(stream.read, stream.read + MATCH_PAGE).filter((m) => !deprecated.has(all.seqs[m]));
-      if (query.max === undefined && page.length) query.max = all.bm[page[0]]; // the best not deprecated, once one is read
+      // the best not deprecated, once one is read
+      if (query.max === undefined && page.length) query.max = all.bm[page[0]];
       stream.read = Math.min(order.length, stream.read + MATCH_PAGE);
       stream.done = stream.read === order.length && order.length < depth;
       return query.max === undefined || page.length === 0 ? [] : score(page);
@@ -253,7 +302,10 @@ function bestMatches(db: Database, project: string, opts: RankOptions, query: Qu
   return stream;
 }
 
-/** The places of the `depth` highest values, highest first (ties by place): the depth-th highest found by a numeric sort of a copy, the few above it sorted. */
+/**
+ * The places of the `depth` highest values, highest first (ties by place): the depth-th highest found by a numeric
+ * sort of a copy, the few above it sorted.
+ */
 function bestFirst(values: Float64Array, depth: number): number[] {
   const cut = depth < values.length ? Float64Array.from(values).sort()[values.length - depth] : -Infinity;
   const places: number[] = [];
@@ -297,7 +349,7 @@ export function queryMatches(db: Database, project: string, roles: string[], q: 
   const termOf = (key: number) => Math.floor(key / SIZE_SPAN) % QUERY_TERMS;
   keys.forEach((sorted, r) => {
     out.starts[r] = n;
-    for (let i = 0; i < sorted.length; ) {
+    for (let i = 0; i < sorted.length;) {
       const seq = seqOf(sorted[i]);
       out.seqs[n] = seq;
       const size = sorted[i] % SIZE_SPAN;
