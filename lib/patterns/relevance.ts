@@ -47,7 +47,7 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
 /**
  * Relevance of the candidates to the query from embeddings, merged over BM25 (a pattern without a
  * vector keeps its BM25 relevance); undefined without them — then format-patterns ranks by BM25
- * inside SQLite (lib/patterns/index/ranking.ts).
+ * inside SQLite (the pattern index, lib/patterns/index/).
  */
 export function embeddingRelevanceFor(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
   const semantic = embeddingRelevance(store, query, roles);

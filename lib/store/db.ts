@@ -76,7 +76,8 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
   // a query's matches' patterns by where their postings start (lib/patterns/index/ranking.ts bestMatches); with
   // id_bits, a summary's basis (candidateDigest) reads it alone, not the table
   patterns_seq: `CREATE INDEX patterns_seq ON patterns (project, term_seq, role, ${BASE_COLUMNS}, id_bits)`,
-  // a summary's newest candidates: the patterns first seen since it was stored (lib/patterns/index/ranking.ts newCandidateSince)
+  // a summary's newest candidates: the patterns first seen since it was stored
+  // (lib/patterns/index/candidates.ts newCandidateSince)
   patterns_first_seen: 'CREATE INDEX patterns_first_seen ON patterns (project, role, first_seen)',
   // the few deprecated patterns, which BM25 over the term index leaves out (lib/patterns/index/ranking.ts)
   patterns_deprecated: "CREATE INDEX patterns_deprecated ON patterns (project, role, id) WHERE lifecycle = 'deprecated'",
@@ -177,7 +178,7 @@ const SCHEMA = [TABLES, ...INDEXES, ...Object.values(EVENT_LOG_INDEXES), CACHES]
 /** user_version: 28 bits of the schema's hash (never 0, a new database's). */
 export const SCHEMA_VERSION = parseInt(sha256(SCHEMA).slice(0, 7), 16) || 1;
 
-/** A value that changes whenever the database does, by this connection or another: what a cache of its rows is keyed by. */
+/** A value that changes whenever the database does, by this connection or another: what a cache of rows is keyed by. */
 export function databaseVersion(db: Database): string {
   return `${db.pragma('data_version', { simple: true })}:${(db.prepare('SELECT total_changes() AS n').get() as { n: number }).n}`;
 }

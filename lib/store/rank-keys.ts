@@ -1,5 +1,7 @@
 import { DAY_MS } from '../core/clock.js';
-import { CATEGORY_WEIGHT, DECAY_DAYS, DECAY_IMMUNE_REINFORCEMENTS, DEFAULT_PRIOR, UNTESTED_UNIT, UNTESTED_UNITS } from '../core/score-weights.js';
+import {
+  CATEGORY_WEIGHT, DECAY_DAYS, DECAY_IMMUNE_REINFORCEMENTS, DEFAULT_PRIOR, UNTESTED_UNIT, UNTESTED_UNITS,
+} from '../core/score-weights.js';
 
 // The rank keys of the patterns table (SPEC §3.4), written once: db.ts builds the rank indexes on these
 // very expressions, and the ranking reads them by the same text (lib/patterns/index/ranking.ts) — SQLite

@@ -7,7 +7,7 @@ import { rarestTerms, termWeights, type TermStatistics, type TermWeight } from '
 // The term index (pattern_terms: project, role, term → pattern, in the order the patterns were added,
 // seq: one number per pattern; terms from core/text indexTerms, written by events/reducer addTerms):
 // what finds the few patterns a text could be a near-duplicate of, or could apply, and counts how many
-// patterns hold a word — without loading the role. Long posting lists are kept packed, one blob a term
+// patterns hold a word — without loading the role. Long posting lists are packed, one blob a term
 // (pattern_postings), by the writers that read them and by `cairn maintain`.
 
 /** A sample of the term index holding this many of a term's rows estimates its frequency well enough. */
