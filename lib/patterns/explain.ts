@@ -20,7 +20,14 @@ export interface Evidence {
  * weight then and now (SPEC §3.10.6). Everything here came from the log: shown on one line each,
  * without control characters.
  */
-export function explainLines(p: Pattern, f: ScoreFactors, role: string, events: CairnEvent[], evidence: Evidence, maxEvents = Infinity) {
+export function explainLines(
+  p: Pattern,
+  f: ScoreFactors,
+  role: string,
+  events: CairnEvent[],
+  evidence: Evidence,
+  maxEvents = Infinity,
+) {
   const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
   const cut = f.base >= SCORE_CUT ? `injectable (≥ ${SCORE_CUT})` : `below the ${SCORE_CUT} cut`;
   const status = p.lifecycle === 'deprecated' ? 'deprecated: never injected' : cut;

@@ -61,7 +61,12 @@ export function conflicts(finding: Set<string>, rule: Set<string>): boolean {
  * `path:LINE` within it, or as the acronym of a name the other spells out (`IE11` for "Internet
  * Explorer 11", `GDPR` for "General Data Protection Regulation").
  */
-export function sharedIdentifiers(findingText: string, finding: Set<string>, ruleText: string, rule: Set<string>): number {
+export function sharedIdentifiers(
+  findingText: string,
+  finding: Set<string>,
+  ruleText: string,
+  rule: Set<string>,
+): number {
   let shared = 0;
   for (const r of rule) {
     if (NUMBER.test(r)) continue; // "3 retries" and "3 files" name nothing in common

@@ -30,7 +30,6 @@ export interface LinkCandidate {
   text: string;
 }
 
-
 /** Weights from how many of `texts` hold each term (`ln(1 + texts / holding)`): the role, when its patterns are at hand. */
 export function weightsAmong(texts: string[]): TermWeight {
   const df = new Map<string, number>();
@@ -58,12 +57,17 @@ export function summaryWithoutCitations(summary: string): string {
 /** Pattern ids (or id prefixes) a finding cites: its `patterns` list and `[p…]` tags in its summary. */
 export function citedIds(finding: Finding): string[] {
   const ids = [...(finding.patterns ?? []), ...[...(finding.summary ?? '').matchAll(CITATION)].map((m) => m[1])];
-  return [...new Set(ids.map((id) => id.toLowerCase()).filter((id) => /^p[0-9a-f]{4,15}$/.test(id)))].slice(0, MAX_CITED);
+  return [...new Set(ids.map((id) => id.toLowerCase()).filter((id) => /^p[0-9a-f]{4,15}$/.test(id)))].slice(
+    0,
+    MAX_CITED,
+  );
 }
 
 /** The text of a finding that speaks about the rule: summary, fix hint, root cause. */
 export function findingText(finding: Finding): string {
-  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' ')].filter((t) => t && t.trim()).join('\n');
+  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' ')]
+    .filter((t) => t && t.trim())
+    .join('\n');
 }
 
 /**
@@ -73,7 +77,8 @@ export function findingText(finding: Finding): string {
  */
 function findingTerms(finding: Finding): Terms {
   const terms = new Map(contentTerms(findingText(finding)));
-  for (const [t, identifier] of contentTerms(finding.location ?? '')) if (!identifier && !terms.has(t)) terms.set(t, false);
+  for (const [t, identifier] of contentTerms(finding.location ?? ''))
+    if (!identifier && !terms.has(t)) terms.set(t, false);
   return terms;
 }
 
@@ -115,7 +120,9 @@ function termsOf(c: LinkCandidate): Terms {
 
 /** Whether the finding names an identifier of the pattern's text (as linkFinding counts it). */
 export function namesIdentifierOf(finding: Finding, patternText: string): boolean {
-  return sharedIdentifiers(findingText(finding), findingIdentifiers(finding), patternText, identifiers(patternText)) > 0;
+  return (
+    sharedIdentifiers(findingText(finding), findingIdentifiers(finding), patternText, identifiers(patternText)) > 0
+  );
 }
 
 function identifiersOf(c: LinkCandidate): Set<string> {
@@ -125,7 +132,11 @@ function identifiersOf(c: LinkCandidate): Set<string> {
 }
 
 /** The candidate the finding covers best (at least LINK_MIN_COVERAGE and LINK_MIN_SHARED terms), or undefined; ties go to the lower id. */
-export function bestCandidate(finding: Finding, candidates: LinkCandidate[], weight: TermWeight): { id: string; score: number } | undefined {
+export function bestCandidate(
+  finding: Finding,
+  candidates: LinkCandidate[],
+  weight: TermWeight,
+): { id: string; score: number } | undefined {
   const wanted = findingTerms(finding);
   let best: { id: string; score: number } | undefined;
   for (const c of candidates) {
@@ -157,7 +168,11 @@ export interface LinkContext {
  * validator's `reason` for dismissing it, the reason's words count too (but not its identifiers).
  * Undefined when nothing fits.
  */
-export function linkFinding(finding: Finding, ctx: LinkContext, reason?: string): { patterns: string[]; match: 'explicit' | 'text' } | undefined {
+export function linkFinding(
+  finding: Finding,
+  ctx: LinkContext,
+  reason?: string,
+): { patterns: string[]; match: 'explicit' | 'text' } | undefined {
   const cited: string[] = [];
   for (const prefix of citedIds(finding)) {
     const near = ctx.first.filter((c) => c.id.startsWith(prefix)).map((c) => c.id);
@@ -176,7 +191,11 @@ export function linkFinding(finding: Finding, ctx: LinkContext, reason?: string)
   const best =
     (naming.length > 1 ? bestCandidate(read, naming, ctx.weight) : undefined) ??
     bestCandidate(read, first, ctx.weight) ??
-    bestCandidate(read, ctx.others(findingText(read)).filter((c) => !firstIds.has(c.id) && fits(c)), ctx.weight);
+    bestCandidate(
+      read,
+      ctx.others(findingText(read)).filter((c) => !firstIds.has(c.id) && fits(c)),
+      ctx.weight,
+    );
   return best && { patterns: [best.id], match: 'text' };
 }
 

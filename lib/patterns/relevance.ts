@@ -16,7 +16,10 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
   const command = store.config.embeddings.command?.trim();
   if (!command || !query.trim()) return undefined;
   const patterns = listPatterns(patternDb(store), store.project, { roles });
-  const cached = readVectors(patternDb(store), patterns.map((p) => embeddingKey(command, p.text)));
+  const cached = readVectors(
+    patternDb(store),
+    patterns.map((p) => embeddingKey(command, p.text)),
+  );
   if (cached.size === 0) return undefined; // nothing to compare with: spare the provider call
   let queryVector: Float32Array;
   try {
@@ -39,7 +42,9 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
     out.set(p.id, Math.min(1, Math.max(0, cosine(queryVector, vector))));
   }
   if (mismatched) {
-    store.log.warn(`${mismatched} cached vectors differ in dimension from the query's ${queryVector.length}; using BM25 for those patterns`);
+    store.log.warn(
+      `${mismatched} cached vectors differ in dimension from the query's ${queryVector.length}; using BM25 for those patterns`,
+    );
   }
   return out;
 }

@@ -71,15 +71,28 @@ export function contextFactor(labels: boolean, files: boolean, phase: boolean): 
   return 1 + (labels ? 0.15 : 0) + (files ? 0.15 : 0) + (phase ? 0.05 : 0);
 }
 
-export function contextBoost(p: Pick<ScoredState, 'labels' | 'files' | 'phases'>, ctx: Omit<ScoreContext, 'now' | 'role'>): number {
-  return contextFactor(overlaps(ctx.labels, p.labels), overlaps(ctx.files, p.files), !!ctx.phase && p.phases.includes(ctx.phase));
+export function contextBoost(
+  p: Pick<ScoredState, 'labels' | 'files' | 'phases'>,
+  ctx: Omit<ScoreContext, 'now' | 'role'>,
+): number {
+  return contextFactor(
+    overlaps(ctx.labels, p.labels),
+    overlaps(ctx.files, p.files),
+    !!ctx.phase && p.phases.includes(ctx.phase),
+  );
 }
 
 /** The counters and state the score reads, without the learned context lists. */
 export type ScoredCounters = Omit<ScoredState, 'role' | 'labels' | 'files' | 'phases'>;
 
 /** Every factor, given the context factor and whether the pattern is the requesting role's own. */
-function scoreCounters(p: ScoredCounters, now: number, context: number, ownRole: boolean, prior: Prior | undefined): ScoreFactors {
+function scoreCounters(
+  p: ScoredCounters,
+  now: number,
+  context: number,
+  ownRole: boolean,
+  prior: Prior | undefined,
+): ScoreFactors {
   const rate = successRate(p, prior);
   const days = (now - p.last_used) / DAY_MS;
   const decay = decayFactor(days, p.reinforcement_count, p.lifecycle);
@@ -105,11 +118,21 @@ export function shownScore(f: Pick<ScoreFactors, 'rate' | 'decay'>): number {
  * store without handing every row to JavaScript. Values go in as named parameters, never into the
  * text. test/scoring.test.ts checks that both forms agree.
  */
-export function baseScoreSql(ctx: ScoreContext): { sql: string; params: Record<string, unknown>; parts: { rest: string; role: string } } {
+export function baseScoreSql(ctx: ScoreContext): {
+  sql: string;
+  params: Record<string, unknown>;
+  parts: { rest: string; role: string };
+} {
   const prior = ctx.prior ?? DEFAULT_PRIOR;
   const params: Record<string, unknown> = {
-    now: ctx.now, role: ctx.role, day: DAY_MS, decayDays: DECAY_DAYS, immune: DECAY_IMMUNE_REINFORCEMENTS, cross: CROSS_ROLE_FACTOR,
-    alpha: prior.success, priorTotal: prior.success + prior.failure,
+    now: ctx.now,
+    role: ctx.role,
+    day: DAY_MS,
+    decayDays: DECAY_DAYS,
+    immune: DECAY_IMMUNE_REINFORCEMENTS,
+    cross: CROSS_ROLE_FACTOR,
+    alpha: prior.success,
+    priorTotal: prior.success + prior.failure,
   };
   // The learned context is a JSON array of strings: a quoted needle matches whole elements only.
   const anyOf = (column: string, values: string[] | undefined, name: string) => {
@@ -123,7 +146,11 @@ export function baseScoreSql(ctx: ScoreContext): { sql: string; params: Record<s
   const decay = `CASE WHEN reinforcement_count >= @immune OR lifecycle = 'active' THEN 1.0 ELSE exp(-MAX(0, (@now - last_used) / @day) / @decayDays) END`;
   const context = `(1 + 0.15 * ${anyOf('labels', ctx.labels, 'label')} + 0.15 * ${anyOf('files', ctx.files, 'file')} + 0.05 * ${anyOf('phases', ctx.phase ? [ctx.phase] : [], 'phase')})`;
   const role = 'CASE WHEN role = @role THEN 1.0 ELSE @cross END';
-  return { sql: `((${rate}) * (${decay}) * (${CATEGORY_SQL}) * ${context} * (${role}))`, params, parts: { rest: `((${rate}) * (${decay}) * (${CATEGORY_SQL}))`, role: `(${role})` } };
+  return {
+    sql: `((${rate}) * (${decay}) * (${CATEGORY_SQL}) * ${context} * (${role}))`,
+    params,
+    parts: { rest: `((${rate}) * (${decay}) * (${CATEGORY_SQL}))`, role: `(${role})` },
+  };
 }
 
 /** Blend relevance in when there is a relevance signal for this query. */

@@ -1,6 +1,14 @@
 import { databaseVersion, type Database } from '../../store/db.js';
 import { baseScoreSql, SCORE_CUT, type ScoreContext } from '../scoring.js';
-import { loadRelevance, matchesSql, notDeprecated, patternBm25Sql, queryTermsSql, roleList, type Bm25Query } from './weights.js';
+import {
+  loadRelevance,
+  matchesSql,
+  notDeprecated,
+  patternBm25Sql,
+  queryTermsSql,
+  roleList,
+  type Bm25Query,
+} from './weights.js';
 
 // A role's candidates (SPEC §3.5 step 1) in SQL: which rows they are, each one's score with the
 // query's relevance blended in (SPEC §3.4), and the digest of the set a summary's basis hashes
@@ -58,7 +66,13 @@ export interface QueryState {
 const queryStates = new WeakMap<Database, QueryState>();
 
 /** The query's state for the database as it is now; `weigh` gives its weights when they are not known yet. */
-export function queryState(db: Database, project: string, roles: string[], query: string, weigh: () => Bm25Query | undefined): QueryState {
+export function queryState(
+  db: Database,
+  project: string,
+  roles: string[],
+  query: string,
+  weigh: () => Bm25Query | undefined,
+): QueryState {
   const key = `${JSON.stringify([project, roles, query])}@${databaseVersion(db)}`;
   let known = queryStates.get(db);
   if (!known || known.key !== key) queryStates.set(db, (known = { key, q: weigh(), table: false }));
@@ -74,11 +88,15 @@ function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query)
   const terms = queryTermsSql(q, params);
   const matches = matchesSql(project, roles, params);
   const best = db
-    .prepare(`WITH ${terms}, top AS MATERIALIZED (${matches} ORDER BY bm DESC LIMIT @bestOf) SELECT MAX(bm) AS max FROM top WHERE ${notDeprecated(roles, params)}`)
+    .prepare(
+      `WITH ${terms}, top AS MATERIALIZED (${matches} ORDER BY bm DESC LIMIT @bestOf) SELECT MAX(bm) AS max FROM top WHERE ${notDeprecated(roles, params)}`,
+    )
     .get(params) as { max: number | null };
   if (best.max !== null) return best.max;
   // the best BEST_OF all deprecated (or fewer matches than that): every match then
-  const all = db.prepare(`WITH ${terms} SELECT MAX(bm) AS max FROM (${matches}) WHERE ${notDeprecated(roles, params)}`).get(params) as { max: number | null };
+  const all = db
+    .prepare(`WITH ${terms} SELECT MAX(bm) AS max FROM (${matches}) WHERE ${notDeprecated(roles, params)}`)
+    .get(params) as { max: number | null };
   return all.max ?? undefined;
 }
 
@@ -89,7 +107,13 @@ function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query)
  */
 export type Blend = { kind: 'map' } | { kind: 'table' | 'terms'; q: Bm25Query; max: number } | null;
 
-export function blendFor(db: Database, project: string, opts: RankOptions, query: QueryState | null, pass: 'table' | 'terms'): Blend {
+export function blendFor(
+  db: Database,
+  project: string,
+  opts: RankOptions,
+  query: QueryState | null,
+  pass: 'table' | 'terms',
+): Blend {
   if (opts.relevance) return { kind: 'map' };
   if (!query?.q) return null;
   if (query.max === undefined) query.max = bestMatch(db, project, opts.roles, query.q) ?? null;
@@ -102,7 +126,13 @@ export function blendFor(db: Database, project: string, opts: RankOptions, query
 }
 
 /** A candidate's score in SQL, with relevance blended in as `blend` says; the CTEs it needs go into `withs`, its parameters into `params`. */
-export function scoreSql(db: Database, opts: RankOptions, blend: Blend, params: Record<string, unknown>, withs: string[]): string {
+export function scoreSql(
+  db: Database,
+  opts: RankOptions,
+  blend: Blend,
+  params: Record<string, unknown>,
+  withs: string[],
+): string {
   const base = baseScoreSql(opts.ctx);
   Object.assign(params, base.params);
   if (blend === null) return base.sql;
@@ -111,7 +141,8 @@ export function scoreSql(db: Database, opts: RankOptions, blend: Blend, params: 
     db.function('cairn_relevance', { deterministic: true }, (id: unknown) => relevance.get(String(id)) ?? 0);
     return `(0.6 * cairn_relevance(id) + 0.4 * ${base.sql})`;
   }
-  if (blend.kind === 'table') return `(0.6 * COALESCE((SELECT relevance FROM temp.cairn_relevance WHERE pid = patterns.id), 0) + 0.4 * ${base.sql})`;
+  if (blend.kind === 'table')
+    return `(0.6 * COALESCE((SELECT relevance FROM temp.cairn_relevance WHERE pid = patterns.id), 0) + 0.4 * ${base.sql})`;
   withs.push(queryTermsSql(blend.q, params));
   params.max = blend.max;
   return `(0.6 * COALESCE(${patternBm25Sql()} / @max, 0) + 0.4 * ${base.sql})`;
@@ -150,7 +181,9 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
     passes = base.sql;
   } else passes = `${scoreSql(db, opts, blend, params, withs)} >= @cut`;
   const row = db
-    .prepare(`${withClause(withs)}SELECT COUNT(*) || ':' || COALESCE(SUM(id_bits), 0) AS digest FROM patterns WHERE ${candidateRows(opts, params)} AND ${passes}`)
+    .prepare(
+      `${withClause(withs)}SELECT COUNT(*) || ':' || COALESCE(SUM(id_bits), 0) AS digest FROM patterns WHERE ${candidateRows(opts, params)} AND ${passes}`,
+    )
     .get(params) as { digest: string };
   return row.digest;
 }
@@ -162,7 +195,13 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
  * not in that basis, and the summary cannot match: SPEC §3.5 step 4b without a pass over every
  * candidate, for a summary that more patterns have overtaken — the common case in a pipeline.
  */
-export function newCandidateSince(db: Database, project: string, opts: RankOptions, query: QueryState | null, newest: string): boolean {
+export function newCandidateSince(
+  db: Database,
+  project: string,
+  opts: RankOptions,
+  query: QueryState | null,
+  newest: string,
+): boolean {
   if (opts.roles.length === 0) return false;
   // One role at a time: with a list of roles SQLite walks the whole project rather than the
   // first-sighting index; with one, it reads the index from `newest` on and stops at the first candidate.
@@ -171,6 +210,12 @@ export function newCandidateSince(db: Database, project: string, opts: RankOptio
     const withs: string[] = [];
     const score = scoreSql(db, opts, blendFor(db, project, opts, query, 'terms'), params, withs);
     const rows = candidateRows({ ...opts, roles: [role] }, params);
-    return db.prepare(`${withClause(withs)}SELECT 1 FROM patterns WHERE ${rows} AND first_seen > @newest AND ${score} >= @cut LIMIT 1`).get(params) !== undefined;
+    return (
+      db
+        .prepare(
+          `${withClause(withs)}SELECT 1 FROM patterns WHERE ${rows} AND first_seen > @newest AND ${score} >= @cut LIMIT 1`,
+        )
+        .get(params) !== undefined
+    );
   });
 }

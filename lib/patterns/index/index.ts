@@ -62,7 +62,10 @@ export function roleLookups(db: Database, project: string, role: string): RoleLo
 function engineFor(db: Database, project: string, role: string): RoleLookups & TermStatistics {
   if (termIndexBuilt(db)) return new TermIndex(db, project, role);
   if (termRows(db) <= SCANNED_TERMS) return new ScanLookups(db, project, role);
-  throw new IndexCatchingUp('database', 'the term index is not built yet (after a fresh clone it is built in the background within seconds; if this persists, run cairn rebuild)');
+  throw new IndexCatchingUp(
+    'database',
+    'the term index is not built yet (after a fresh clone it is built in the background within seconds; if this persists, run cairn rebuild)',
+  );
 }
 
 /** The query's state for this connection, when the ranking weighs relevance by BM25 (no query, or relevance given: none). */
@@ -75,7 +78,10 @@ function queryOf(db: Database, project: string, opts: RankOptions): QueryState |
 /** BM25 weights of the query's terms over the roles' patterns; none while the term index is too far behind to count them. */
 function queryWeights(db: Database, project: string, roles: string[], query: string) {
   if (!lookupsReady(db)) return undefined; // a block ranks without relevance rather than wait for the index
-  return bm25Query(roles.map((role) => engineFor(db, project, role)), query);
+  return bm25Query(
+    roles.map((role) => engineFor(db, project, role)),
+    query,
+  );
 }
 
 /**
@@ -84,7 +90,8 @@ function queryWeights(db: Database, project: string, roles: string[], query: str
  */
 export function rankScores(db: Database, project: string, opts: RankOptions, want: { limit?: number } = {}): Ranking {
   if (opts.roles.length === 0) return { top: [], complete: true };
-  if (opts.relevance || want.limit === undefined || !rankIndexUsable(opts.ctx) || !rankIndexesBuilt(db)) return rankByScan(db, project, opts, want.limit);
+  if (opts.relevance || want.limit === undefined || !rankIndexUsable(opts.ctx) || !rankIndexesBuilt(db))
+    return rankByScan(db, project, opts, want.limit);
   const query = queryOf(db, project, opts);
   return rankByKey(db, project, opts, want.limit, query?.q ? query : null);
 }
@@ -92,7 +99,13 @@ export function rankScores(db: Database, project: string, opts: RankOptions, wan
 /** The same ranking by scoring every candidate, whatever indexes exist: the reference the walk is checked against. */
 export function rankByScan(db: Database, project: string, opts: RankOptions, limit?: number): Ranking {
   if (opts.roles.length === 0) return { top: [], complete: true };
-  return scanRanking(db, project, opts, candidates.blendFor(db, project, opts, queryOf(db, project, opts), 'table'), limit);
+  return scanRanking(
+    db,
+    project,
+    opts,
+    candidates.blendFor(db, project, opts, queryOf(db, project, opts), 'table'),
+    limit,
+  );
 }
 
 /** What a summary's basis hashes: how many candidates pass the cut and the sum of their id bits. */
@@ -109,7 +122,12 @@ export function newCandidateSince(db: Database, project: string, opts: RankOptio
  * BM25 relevance of the project's non-deprecated patterns of `roles` to the query, the best match 1;
  * a pattern that matches no term is absent; undefined when nothing matches.
  */
-export function bm25Relevance(db: Database, project: string, roles: string[], query: string): Map<string, number> | undefined {
+export function bm25Relevance(
+  db: Database,
+  project: string,
+  roles: string[],
+  query: string,
+): Map<string, number> | undefined {
   const q = queryWeights(db, project, roles, query);
   if (!q) return undefined;
   loadRelevance(db, project, roles, q);

@@ -1,7 +1,15 @@
 import type { Database } from '../../store/db.js';
 import { indexTerms } from '../../core/text.js';
 import { SCORE_CUT } from '../scoring.js';
-import { candidateRows, scoreSql, withClause, type Blend, type RankOptions, type Ranking, type Scored } from './candidates.js';
+import {
+  candidateRows,
+  scoreSql,
+  withClause,
+  type Blend,
+  type RankOptions,
+  type Ranking,
+  type Scored,
+} from './candidates.js';
 import { rarestTerms, termWeights, type TermStatistics, type TermWeight } from './weights.js';
 
 // The plain way: read every pattern that could be an answer and look at each. It answers while the
@@ -23,7 +31,9 @@ export class ScanLookups implements TermStatistics {
 
   private read() {
     if (!this.patterns) {
-      const rows = this.db.prepare('SELECT id, text FROM patterns WHERE project = ? AND role = ? ORDER BY id').all(this.project, this.role) as Row[];
+      const rows = this.db
+        .prepare('SELECT id, text FROM patterns WHERE project = ? AND role = ? ORDER BY id')
+        .all(this.project, this.role) as Row[];
       this.patterns = rows.map((r) => ({ ...r, terms: new Set(indexTerms(r.text).terms) }));
     }
     return this.patterns;
@@ -89,7 +99,9 @@ export function scanRanking(db: Database, project: string, opts: RankOptions, bl
   const withs: string[] = [];
   const score = scoreSql(db, opts, blend, params, withs);
   // MATERIALIZED: each score is computed once (a flattened subquery computes it for the cut and again for the order)
-  withs.push(`scored AS MATERIALIZED (SELECT id, ${score} AS score FROM patterns WHERE ${candidateRows(opts, params)})`);
+  withs.push(
+    `scored AS MATERIALIZED (SELECT id, ${score} AS score FROM patterns WHERE ${candidateRows(opts, params)})`,
+  );
   const sql = `${withClause(withs)}SELECT id, score FROM scored WHERE score >= @cut ORDER BY score DESC, id LIMIT @limit`;
   const top = db.prepare(sql).all(params) as Scored[];
   return { top: top.slice(0, limit), complete: top.length <= limit };

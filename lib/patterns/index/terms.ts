@@ -9,6 +9,7 @@ import { rarestTerms, termWeights, type TermStatistics, type TermWeight } from '
 // what finds the few patterns a text could be a near-duplicate of, or could apply, and counts how many
 // patterns hold a word — without loading the role. Long posting lists are packed, one blob a term
 // (pattern_postings), by the writers that read them and by `cairn maintain`.
+// Over 400 lines: reading lists, estimating frequencies and packing share one command's state (TermIndex).
 
 /** A sample of the term index holding this many of a term's rows estimates its frequency well enough. */
 const COUNTED = 64;
@@ -59,7 +60,9 @@ function statement(db: Database, sql: string): Statement<unknown[]> {
 
 /** Whether the term index is built: a first replay sets it aside and builds it at its end, in the background for a large log (lib/events/log.ts). */
 export function termIndexBuilt(db: Database): boolean {
-  return statement(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'pattern_terms_key'").get() !== undefined;
+  return (
+    statement(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'pattern_terms_key'").get() !== undefined
+  );
 }
 
 /** How many term rows the store holds (every project's): what a lookup would read without the index. */
@@ -109,7 +112,9 @@ export class TermIndex implements TermStatistics {
   private estimate(terms: string[]): void {
     if (!this.samples) {
       const last = termRows(this.db);
-      this.samples = Array.from({ length: SAMPLE_LEVELS }, (_, level) => (level === 0 ? 0 : Math.floor(last - last / 16 ** level) + 1));
+      this.samples = Array.from({ length: SAMPLE_LEVELS }, (_, level) =>
+        level === 0 ? 0 : Math.floor(last - last / 16 ** level) + 1,
+      );
     }
     const count = statement(
       this.db,
@@ -119,16 +124,24 @@ export class TermIndex implements TermStatistics {
     );
     // a term's estimate comes from the largest sample it does not fill: the one below the first it fills
     // (the samples are nested)
-    const scaled = (n: number, level: number) => Math.max(n * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1));
+    const scaled = (n: number, level: number) =>
+      Math.max(n * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1));
     const below = new Map<string, number>();
     let left = terms;
     for (let level = SAMPLE_LEVELS - 1; level >= 0 && left.length; level--) {
       const since = this.samples[level];
-      const rows = count.all({ project: this.project, role: this.role, since, terms: JSON.stringify(left) }) as { term: string; n: number }[];
+      const rows = count.all({ project: this.project, role: this.role, since, terms: JSON.stringify(left) }) as {
+        term: string;
+        n: number;
+      }[];
       left = [];
       for (const { term, n } of rows) {
         // a term that fills the smallest sample is at least that common
-        if (n >= COUNTED) this.estimates.set(term, level === SAMPLE_LEVELS - 1 ? scaled(n, level) : scaled(below.get(term)!, level + 1));
+        if (n >= COUNTED)
+          this.estimates.set(
+            term,
+            level === SAMPLE_LEVELS - 1 ? scaled(n, level) : scaled(below.get(term)!, level + 1),
+          );
         else if (level === 0) this.estimates.set(term, n);
         else {
           below.set(term, n);
@@ -156,8 +169,10 @@ export class TermIndex implements TermStatistics {
     const prefix = n - least + 1;
     if (prefix > COUNTED_STEMS) {
       // a text far longer than an item: every pattern of a near size (rare)
-      return statement(db, 'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id')
-        .all(project, role, least, most) as Row[];
+      return statement(
+        db,
+        'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id',
+      ).all(project, role, least, most) as Row[];
     }
     const holding = this.documentFrequency(stems);
     stems.sort((a, b) => holding.get(a)! - holding.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
@@ -165,7 +180,10 @@ export class TermIndex implements TermStatistics {
     if (version !== this.postingsVersion) this.forgetPostings(version);
     const window = stems.slice(0, Math.min(stems.length, prefix + WINDOW_BEYOND_PREFIX, COUNTED_STEMS));
     // any w of the text's stems bound the count as below, so the window may take cheap lists further on
-    const further = stems.slice(window.length, Math.min(stems.length, window.length + CHEAP_BEYOND_WINDOW, COUNTED_STEMS));
+    const further = stems.slice(
+      window.length,
+      Math.min(stems.length, window.length + CHEAP_BEYOND_WINDOW, COUNTED_STEMS),
+    );
     window.push(...further.filter((term) => this.cheapToRead(term)));
     // how many of the window's stems a pattern of each near size must hold (at least one: the prefix);
     // 0, which a count never equals once raised, for any other size
@@ -215,12 +233,16 @@ export class TermIndex implements TermStatistics {
    */
   private readPostings(term: string): Postings {
     const { db, project, role } = this;
-    const packed = statement(db, 'SELECT through, last, postings FROM pattern_postings WHERE project = ? AND role = ? AND term = ?')
-      .get(project, role, term) as { through: number; last: string; postings: Buffer } | undefined;
+    const packed = statement(
+      db,
+      'SELECT through, last, postings FROM pattern_postings WHERE project = ? AND role = ? AND term = ?',
+    ).get(project, role, term) as { through: number; last: string; postings: Buffer } | undefined;
     const stillTrue = (p: NonNullable<typeof packed>) =>
       p.postings.length % POSTING_BYTES === 0 &&
-      statement(db, 'SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ? AND pattern = ?')
-        .get(project, role, term, p.through, p.last) !== undefined;
+      statement(
+        db,
+        'SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ? AND pattern = ?',
+      ).get(project, role, term, p.through, p.last) !== undefined;
     const head = packed && stillTrue(packed) ? unpack(packed.postings) : undefined;
     // seq and size in one number per row (one column reads fastest)
     const since = statement(
@@ -241,7 +263,10 @@ export class TermIndex implements TermStatistics {
     }
     if (added.length >= Math.max(PACKED_POSTINGS_MIN, from / 4)) {
       const through = list.seqs[list.seqs.length - 1];
-      const last = statement(db, 'SELECT pattern FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ?')
+      const last = statement(
+        db,
+        'SELECT pattern FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ?',
+      )
         .pluck()
         .get(project, role, term, through) as string;
       this.toPack.set(term, { list, through, last });
@@ -286,7 +311,10 @@ export class TermIndex implements TermStatistics {
 
   private writePacked(): number {
     const { db, project, role, toPack } = this;
-    const write = statement(db, 'INSERT OR REPLACE INTO pattern_postings (project, role, term, through, last, postings) VALUES (?, ?, ?, ?, ?, ?)');
+    const write = statement(
+      db,
+      'INSERT OR REPLACE INTO pattern_postings (project, role, term, through, last, postings) VALUES (?, ?, ?, ?, ?, ?)',
+    );
     db.transaction(() => {
       for (const [term, { list, through, last }] of toPack) write.run(project, role, term, through, last, pack(list));
     }).immediate();
@@ -298,7 +326,13 @@ export class TermIndex implements TermStatistics {
   /** Whether a term's list is read already, or packed (a tenth of the cost of reading it from the index). */
   private cheapToRead(term: string): boolean {
     if (this.readLists.has(term)) return true;
-    return statement(this.db, 'SELECT 1 FROM pattern_postings WHERE project = ? AND role = ? AND term = ?').get(this.project, this.role, term) !== undefined;
+    return (
+      statement(this.db, 'SELECT 1 FROM pattern_postings WHERE project = ? AND role = ? AND term = ?').get(
+        this.project,
+        this.role,
+        term,
+      ) !== undefined
+    );
   }
 
   private forgetPostings(version: string): void {
@@ -328,10 +362,16 @@ export class TermIndex implements TermStatistics {
       `SELECT COUNT(*) AS n, IFNULL(SUM(ntok), 0) AS length FROM (SELECT ntok FROM patterns
          WHERE project = ? AND id >= ? AND id < ? AND role = ? LIMIT ${ROLE_COUNTED})`,
     );
-    const size = (n: number, length: number, scale: number) => ({ patterns: n * scale, meanLength: n ? length / n : 1 });
+    const size = (n: number, length: number, scale: number) => ({
+      patterns: n * scale,
+      meanLength: n ? length / n : 1,
+    });
     const sampled = (level: number) => {
       const prefix = 'p' + '0'.repeat(level);
-      const { n, length } = sample.get(this.project, prefix, prefix.slice(0, -1) + '1', this.role) as { n: number; length: number };
+      const { n, length } = sample.get(this.project, prefix, prefix.slice(0, -1) + '1', this.role) as {
+        n: number;
+        length: number;
+      };
       return { n, length, scale: 16 ** level };
     };
     const probe = sampled(SAMPLE_LEVELS - 2);
@@ -362,7 +402,9 @@ export class TermIndex implements TermStatistics {
  */
 export function packLongLists(db: Database, project: string): number {
   const long = db
-    .prepare(`SELECT role, term FROM pattern_terms WHERE project = ? GROUP BY role, term HAVING COUNT(*) >= ${PACKED_POSTINGS_MIN} ORDER BY role, term`)
+    .prepare(
+      `SELECT role, term FROM pattern_terms WHERE project = ? GROUP BY role, term HAVING COUNT(*) >= ${PACKED_POSTINGS_MIN} ORDER BY role, term`,
+    )
     .all(project) as { role: string; term: string }[];
   let written = 0;
   for (const role of new Set(long.map((r) => r.role))) {

@@ -107,7 +107,9 @@ export function bm25(weights: number, length: number, avgLength: number): number
  */
 export function queryTermsSql(q: Bm25Query, params: Record<string, unknown>): string {
   Object.assign(params, { bmUnit: BM25_UNIT, bmK1: BM25_K1, bmB: BM25_B, bmAvg: q.avgLength });
-  const rows = q.terms.map((t, i) => ((params[`qt${i}`] = t.term), (params[`qw${i}`] = t.weight), `(@qt${i}, @qw${i})`));
+  const rows = q.terms.map(
+    (t, i) => ((params[`qt${i}`] = t.term), (params[`qw${i}`] = t.weight), `(@qt${i}, @qw${i})`),
+  );
   return `q (term, w) AS (VALUES ${rows.join(', ')})`;
 }
 
@@ -163,7 +165,9 @@ export function roleList(roles: string[], params: Record<string, unknown>): stri
  * candidate joins.
  */
 export function loadRelevance(db: Database, project: string, roles: string[], q: Bm25Query): void {
-  db.exec('CREATE TEMP TABLE IF NOT EXISTS cairn_relevance (pid TEXT PRIMARY KEY, relevance REAL NOT NULL) WITHOUT ROWID');
+  db.exec(
+    'CREATE TEMP TABLE IF NOT EXISTS cairn_relevance (pid TEXT PRIMARY KEY, relevance REAL NOT NULL) WITHOUT ROWID',
+  );
   db.exec('DELETE FROM cairn_relevance');
   const params: Record<string, unknown> = {};
   // MATERIALIZED: the scores are computed once, for the rows and for their maximum
@@ -175,6 +179,9 @@ export function loadRelevance(db: Database, project: string, roles: string[], q:
 
 /** The relevance loadRelevance left, by pattern id. */
 export function loadedRelevance(db: Database): Map<string, number> {
-  const rows = db.prepare('SELECT pid, relevance FROM temp.cairn_relevance ORDER BY pid').all() as { pid: string; relevance: number }[];
+  const rows = db.prepare('SELECT pid, relevance FROM temp.cairn_relevance ORDER BY pid').all() as {
+    pid: string;
+    relevance: number;
+  }[];
   return new Map(rows.map((r) => [r.pid, r.relevance]));
 }
