@@ -81,7 +81,8 @@ function firstWord(text: string): string {
 
 const SHELL_PROMPT = /^\s*\$ +\S/;
 const RUNNER_OUTPUT = [
-  /(?<![\w.])\d+ (?:tests? )?(?:passed|failed|passing|failing)\b/i, // "12 passed", "Tests: 14 passed", "Test Files  2 passed"
+  // "12 passed", "Tests: 14 passed", "Test Files  2 passed"
+  /(?<![\w.])\d+ (?:tests? )?(?:passed|failed|passing|failing)\b/i,
   /^\s*(?:not )?ok \d+(?:\s+-\s|\s*$)/, // TAP: "ok 1 - adds numbers"
   /^\s*(?:PASS|FAIL)\s+\S*[./]/, // jest/vitest: "PASS src/x.test.ts"
   /\bexit(?:ed with)? (?:code|status):?\s*-?\d+/i, // "exit code 0", "exited with code 1", "Exit status: 2"

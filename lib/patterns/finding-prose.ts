@@ -59,7 +59,8 @@ export function validatorReason(id: string, validatorText: string, otherIds: str
       : [paragraph];
     words.push(...about.map((text) => withoutId(text.replace(/\s+/g, ' '), id)));
   });
-  return summaryWithoutCitations(words.join(' ')).slice(0, REASON_CHARS); // summaryWithoutCitations collapses whitespace too
+  // summaryWithoutCitations collapses whitespace too
+  return summaryWithoutCitations(words.join(' ')).slice(0, REASON_CHARS);
 }
 
 const HEADING = /^ {0,3}#{1,6}\s/;

@@ -18,7 +18,10 @@ export function ruleKey(text: string): RuleKey {
   return { terms: new Set(indexTerms(text).terms), identifiers: identifiers(text) };
 }
 
-/** Whether two texts are wordings of one rule: the same identifiers, and content terms alike (a text of function words only is only itself). */
+/**
+ * Whether two texts are wordings of one rule: the same identifiers, and content terms alike (a text of function
+ * words only is only itself).
+ */
 export function sameRule(a: RuleKey, b: RuleKey): boolean {
   return similarity(a, b) >= NEAR_DUPLICATE;
 }

@@ -30,7 +30,10 @@ export interface LinkCandidate {
   text: string;
 }
 
-/** Weights from how many of `texts` hold each term (`ln(1 + texts / holding)`): the role, when its patterns are at hand. */
+/**
+ * Weights from how many of `texts` hold each term (`ln(1 + texts / holding)`): the role, when its patterns are at
+ * hand.
+ */
 export function weightsAmong(texts: string[]): TermWeight {
   const df = new Map<string, number>();
   for (const text of texts) for (const t of contentTerms(text).keys()) df.set(t, (df.get(t) ?? 0) + 1);
@@ -131,7 +134,10 @@ function identifiersOf(c: LinkCandidate): Set<string> {
   return ids;
 }
 
-/** The candidate the finding covers best (at least LINK_MIN_COVERAGE and LINK_MIN_SHARED terms), or undefined; ties go to the lower id. */
+/**
+ * The candidate the finding covers best (at least LINK_MIN_COVERAGE and LINK_MIN_SHARED terms), or undefined; ties
+ * go to the lower id.
+ */
 export function bestCandidate(
   finding: Finding,
   candidates: LinkCandidate[],

@@ -142,9 +142,12 @@ export function baseScoreSql(ctx: ScoreContext): {
     });
     return tests.length ? `(${tests.join(' OR ')})` : '0';
   };
-  const rate = `CASE WHEN ${SUPPORT_SQL} + MAX(0, ignore_weight) + @priorTotal > 0 THEN (${SUPPORT_SQL} + @alpha) / (${SUPPORT_SQL} + MAX(0, ignore_weight) + @priorTotal) ELSE 0 END`;
-  const decay = `CASE WHEN reinforcement_count >= @immune OR lifecycle = 'active' THEN 1.0 ELSE exp(-MAX(0, (@now - last_used) / @day) / @decayDays) END`;
-  const context = `(1 + 0.15 * ${anyOf('labels', ctx.labels, 'label')} + 0.15 * ${anyOf('files', ctx.files, 'file')} + 0.05 * ${anyOf('phases', ctx.phase ? [ctx.phase] : [], 'phase')})`;
+  const rate = `CASE WHEN ${SUPPORT_SQL} + MAX(0, ignore_weight) + @priorTotal > 0
+      THEN (${SUPPORT_SQL} + @alpha) / (${SUPPORT_SQL} + MAX(0, ignore_weight) + @priorTotal) ELSE 0 END`;
+  const decay = `CASE WHEN reinforcement_count >= @immune OR lifecycle = 'active' THEN 1.0
+      ELSE exp(-MAX(0, (@now - last_used) / @day) / @decayDays) END`;
+  const context = `(1 + 0.15 * ${anyOf('labels', ctx.labels, 'label')} + 0.15 * ${anyOf('files', ctx.files, 'file')}
+      + 0.05 * ${anyOf('phases', ctx.phase ? [ctx.phase] : [], 'phase')})`;
   const role = 'CASE WHEN role = @role THEN 1.0 ELSE @cross END';
   return {
     sql: `((${rate}) * (${decay}) * (${CATEGORY_SQL}) * ${context} * (${role}))`,

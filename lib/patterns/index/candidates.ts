@@ -45,7 +45,8 @@ export function dismissedClause(opts: RankOptions, params: Record<string, unknow
 
 /** The rows that may be candidates: this project's patterns of the roles, not deprecated, not dismissed in the run. */
 export function candidateRows(opts: RankOptions, params: Record<string, unknown>): string {
-  return `project = @project AND role IN (${roleList(opts.roles, params)}) AND lifecycle != 'deprecated' ${dismissedClause(opts, params)}`;
+  return `project = @project AND role IN (${roleList(opts.roles, params)})
+    AND lifecycle != 'deprecated' ${dismissedClause(opts, params)}`;
 }
 
 export const withClause = (withs: string[]) => (withs.length ? `WITH ${withs.join(', ')} ` : '');
@@ -89,7 +90,8 @@ function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query)
   const matches = matchesSql(project, roles, params);
   const best = db
     .prepare(
-      `WITH ${terms}, top AS MATERIALIZED (${matches} ORDER BY bm DESC LIMIT @bestOf) SELECT MAX(bm) AS max FROM top WHERE ${notDeprecated(roles, params)}`,
+      `WITH ${terms}, top AS MATERIALIZED (${matches} ORDER BY bm DESC LIMIT @bestOf)
+        SELECT MAX(bm) AS max FROM top WHERE ${notDeprecated(roles, params)}`,
     )
     .get(params) as { max: number | null };
   if (best.max !== null) return best.max;
@@ -125,7 +127,10 @@ export function blendFor(
   return { kind: pass, q: query.q, max: query.max };
 }
 
-/** A candidate's score in SQL, with relevance blended in as `blend` says; the CTEs it needs go into `withs`, its parameters into `params`. */
+/**
+ * A candidate's score in SQL, with relevance blended in as `blend` says; the CTEs it needs go into `withs`, its
+ * parameters into `params`.
+ */
 export function scoreSql(
   db: Database,
   opts: RankOptions,
@@ -142,7 +147,8 @@ export function scoreSql(
     return `(0.6 * cairn_relevance(id) + 0.4 * ${base.sql})`;
   }
   if (blend.kind === 'table')
-    return `(0.6 * COALESCE((SELECT relevance FROM temp.cairn_relevance WHERE pid = patterns.id), 0) + 0.4 * ${base.sql})`;
+    return `(0.6 * COALESCE((SELECT relevance FROM temp.cairn_relevance WHERE pid = patterns.id), 0)
+        + 0.4 * ${base.sql})`;
   withs.push(queryTermsSql(blend.q, params));
   params.max = blend.max;
   return `(0.6 * COALESCE(${patternBm25Sql()} / @max, 0) + 0.4 * ${base.sql})`;
@@ -161,7 +167,8 @@ const CONTEXT_BOUND = 1.36;
 export function basePassesSql(ctx: ScoreContext): { sql: string; params: Record<string, unknown> } {
   const base = baseScoreSql(ctx);
   const { rest, role } = base.parts;
-  const sql = `(CASE WHEN ${rest} * ${role} >= @cut THEN 1 WHEN ${rest} * ${CONTEXT_BOUND} * ${role} < @cut THEN 0 ELSE ${base.sql} >= @cut END)`;
+  const sql = `(CASE WHEN ${rest} * ${role} >= @cut THEN 1
+      WHEN ${rest} * ${CONTEXT_BOUND} * ${role} < @cut THEN 0 ELSE ${base.sql} >= @cut END)`;
   return { sql, params: base.params };
 }
 
@@ -182,7 +189,8 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
   } else passes = `${scoreSql(db, opts, blend, params, withs)} >= @cut`;
   const row = db
     .prepare(
-      `${withClause(withs)}SELECT COUNT(*) || ':' || COALESCE(SUM(id_bits), 0) AS digest FROM patterns WHERE ${candidateRows(opts, params)} AND ${passes}`,
+      `${withClause(withs)}SELECT COUNT(*) || ':' || COALESCE(SUM(id_bits), 0) AS digest
+        FROM patterns WHERE ${candidateRows(opts, params)} AND ${passes}`,
     )
     .get(params) as { digest: string };
   return row.digest;
@@ -213,7 +221,8 @@ export function newCandidateSince(
     return (
       db
         .prepare(
-          `${withClause(withs)}SELECT 1 FROM patterns WHERE ${rows} AND first_seen > @newest AND ${score} >= @cut LIMIT 1`,
+          `${withClause(withs)}SELECT 1 FROM patterns WHERE ${rows}
+            AND first_seen > @newest AND ${score} >= @cut LIMIT 1`,
         )
         .get(params) !== undefined
     );

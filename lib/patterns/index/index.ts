@@ -33,7 +33,10 @@ export interface RoleLookups {
   nearDuplicates(text: string, threshold: number): PatternText[];
   /** The role's patterns that share the most of the text's rarest content words, best first, at most `limit`. */
   sharing(text: string, limit: number): PatternText[];
-  /** What each word weighs among the role's patterns: ln(1 + patterns / those holding it); `texts` are asked about first. */
+  /**
+   * What each word weighs among the role's patterns: ln(1 + patterns / those holding it); `texts` are asked about
+   * first.
+   */
   weights(texts: string[]): TermWeight;
   /** Keep what this command read for the next command (a cache: it waits for no lock). */
   packWhatWasRead(): void;
@@ -64,18 +67,25 @@ function engineFor(db: Database, project: string, role: string): RoleLookups & T
   if (termRows(db) <= SCANNED_TERMS) return new ScanLookups(db, project, role);
   throw new IndexCatchingUp(
     'database',
-    'the term index is not built yet (after a fresh clone it is built in the background within seconds; if this persists, run cairn rebuild)',
+    'the term index is not built yet (after a fresh clone it is built in the background within seconds; ' +
+      'if this persists, run cairn rebuild)',
   );
 }
 
-/** The query's state for this connection, when the ranking weighs relevance by BM25 (no query, or relevance given: none). */
+/**
+ * The query's state for this connection, when the ranking weighs relevance by BM25 (no query, or relevance given:
+ * none).
+ */
 function queryOf(db: Database, project: string, opts: RankOptions): QueryState | null {
   if (opts.relevance || opts.query === undefined) return null;
   const query = opts.query;
   return candidates.queryState(db, project, opts.roles, query, () => queryWeights(db, project, opts.roles, query));
 }
 
-/** BM25 weights of the query's terms over the roles' patterns; none while the term index is too far behind to count them. */
+/**
+ * BM25 weights of the query's terms over the roles' patterns; none while the term index is too far behind to count
+ * them.
+ */
 function queryWeights(db: Database, project: string, roles: string[], query: string) {
   if (!lookupsReady(db)) return undefined; // a block ranks without relevance rather than wait for the index
   return bm25Query(
@@ -113,7 +123,10 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
   return candidates.candidateDigest(db, project, opts, queryOf(db, project, opts));
 }
 
-/** Whether a pattern first seen after `newest` is a candidate now (then a summary stored with `newest` is overtaken). */
+/**
+ * Whether a pattern first seen after `newest` is a candidate now (then a summary stored with `newest` is
+ * overtaken).
+ */
 export function newCandidateSince(db: Database, project: string, opts: RankOptions, newest: string): boolean {
   return candidates.newCandidateSince(db, project, opts, queryOf(db, project, opts), newest);
 }

@@ -102,7 +102,8 @@ export function scanRanking(db: Database, project: string, opts: RankOptions, bl
   withs.push(
     `scored AS MATERIALIZED (SELECT id, ${score} AS score FROM patterns WHERE ${candidateRows(opts, params)})`,
   );
-  const sql = `${withClause(withs)}SELECT id, score FROM scored WHERE score >= @cut ORDER BY score DESC, id LIMIT @limit`;
+  const sql = `${withClause(withs)}SELECT id, score FROM scored WHERE score >= @cut
+    ORDER BY score DESC, id LIMIT @limit`;
   const top = db.prepare(sql).all(params) as Scored[];
   return { top: top.slice(0, limit), complete: top.length <= limit };
 }

@@ -29,7 +29,10 @@ const CHEAP_BEYOND_WINDOW = 3;
  * to this: a larger size counted as this only lets more candidates through).
  */
 export const SIZE_CAP = 65_535;
-/** A near-duplicate lookup counts a pattern's stems in a byte: at most this many (an item of 500 characters has fewer). */
+/**
+ * A near-duplicate lookup counts a pattern's stems in a byte: at most this many (an item of 500 characters has
+ * fewer).
+ */
 const COUNTED_STEMS = 255;
 /** Postings a TermIndex holds read at most (6 bytes each): beyond, it forgets those it holds. */
 const POSTINGS_HELD = 1_000_000;
@@ -58,7 +61,10 @@ function statement(db: Database, sql: string): Statement<unknown[]> {
   return s;
 }
 
-/** Whether the term index is built: a first replay sets it aside and builds it at its end, in the background for a large log (lib/events/log.ts). */
+/**
+ * Whether the term index is built: a first replay sets it aside and builds it at its end, in the background for a
+ * large log (lib/events/log.ts).
+ */
 export function termIndexBuilt(db: Database): boolean {
   return (
     statement(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'pattern_terms_key'").get() !== undefined
@@ -247,7 +253,8 @@ export class TermIndex implements TermStatistics {
     // seq and size in one number per row (one column reads fastest)
     const since = statement(
       db,
-      `SELECT seq * ${SIZE_CAP + 1} + MIN(ntok, ${SIZE_CAP}) FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq > ?`,
+      `SELECT seq * ${SIZE_CAP + 1} + MIN(ntok, ${SIZE_CAP}) FROM pattern_terms
+        WHERE project = ? AND role = ? AND term = ? AND seq > ?`,
     ).pluck();
     const added = since.all(project, role, term, head ? packed!.through : 0) as number[];
     const from = head?.seqs.length ?? 0;
@@ -313,7 +320,8 @@ export class TermIndex implements TermStatistics {
     const { db, project, role, toPack } = this;
     const write = statement(
       db,
-      'INSERT OR REPLACE INTO pattern_postings (project, role, term, through, last, postings) VALUES (?, ?, ?, ?, ?, ?)',
+      `INSERT OR REPLACE INTO pattern_postings (project, role, term, through, last, postings)
+        VALUES (?, ?, ?, ?, ?, ?)`,
     );
     db.transaction(() => {
       for (const [term, { list, through, last }] of toPack) write.run(project, role, term, through, last, pack(list));
@@ -355,7 +363,8 @@ export class TermIndex implements TermStatistics {
   size(): { patterns: number; meanLength: number } {
     const exact = statement(
       this.db,
-      `SELECT COUNT(*) AS n, IFNULL(SUM(ntok), 0) AS length FROM (SELECT ntok FROM patterns WHERE project = ? AND role = ? LIMIT ${ROLE_EXACT})`,
+      `SELECT COUNT(*) AS n, IFNULL(SUM(ntok), 0) AS length
+        FROM (SELECT ntok FROM patterns WHERE project = ? AND role = ? LIMIT ${ROLE_EXACT})`,
     );
     const sample = statement(
       this.db,
@@ -383,7 +392,10 @@ export class TermIndex implements TermStatistics {
     return size(best.n, best.length, best.scale);
   }
 
-  /** The role's patterns that share the most of a text's rarest content words, best first (ties by id): link candidates (SPEC §3.9.1). */
+  /**
+   * The role's patterns that share the most of a text's rarest content words, best first (ties by id): link
+   * candidates (SPEC §3.9.1).
+   */
   sharing(text: string, limit: number): Row[] {
     const rarest = rarestTerms(this, text);
     if (rarest.length === 0) return [];
@@ -391,7 +403,8 @@ export class TermIndex implements TermStatistics {
       this.db,
       `SELECT p.id, p.text FROM (SELECT pattern, COUNT(*) AS shared FROM pattern_terms
          WHERE project = ? AND role = ? AND term IN (${rarest.map(() => '?').join(', ')})
-         GROUP BY seq ORDER BY shared DESC, pattern LIMIT ?) s CROSS JOIN patterns p ON p.project = ? AND p.id = s.pattern ORDER BY s.shared DESC, p.id`,
+         GROUP BY seq ORDER BY shared DESC, pattern LIMIT ?)
+          s CROSS JOIN patterns p ON p.project = ? AND p.id = s.pattern ORDER BY s.shared DESC, p.id`,
     ).all(this.project, this.role, ...rarest, limit, this.project) as Row[];
   }
 }
@@ -403,7 +416,8 @@ export class TermIndex implements TermStatistics {
 export function packLongLists(db: Database, project: string): number {
   const long = db
     .prepare(
-      `SELECT role, term FROM pattern_terms WHERE project = ? GROUP BY role, term HAVING COUNT(*) >= ${PACKED_POSTINGS_MIN} ORDER BY role, term`,
+      `SELECT role, term FROM pattern_terms WHERE project = ? GROUP BY role, term
+        HAVING COUNT(*) >= ${PACKED_POSTINGS_MIN} ORDER BY role, term`,
     )
     .all(project) as { role: string; term: string }[];
   let written = 0;
@@ -425,7 +439,8 @@ function pack({ seqs, sizes }: Postings): Buffer {
 const POSTING_BYTES = Int32Array.BYTES_PER_ELEMENT + Uint16Array.BYTES_PER_ELEMENT;
 
 function unpack(blob: Buffer): Postings {
-  const bytes = blob.byteOffset % Int32Array.BYTES_PER_ELEMENT === 0 ? blob : new Uint8Array(blob); // a view needs aligned bytes
+  // a view needs aligned bytes
+  const bytes = blob.byteOffset % Int32Array.BYTES_PER_ELEMENT === 0 ? blob : new Uint8Array(blob);
   const n = bytes.byteLength / POSTING_BYTES;
   return {
     seqs: new Int32Array(bytes.buffer, bytes.byteOffset, n),

@@ -132,7 +132,8 @@ export function bm25Sql(weights: string, length: string): string {
 export function matchesSql(project: string, roles: string[], params: Record<string, unknown>): string {
   params.project = project;
   const list = roles.map((role, i) => ((params[`mr${i}`] = role), `@mr${i}`)).join(', ');
-  return `SELECT id, bm FROM (SELECT t.pattern AS id, ${bm25Sql('SUM(q.w)', 't.ntok')} AS bm FROM q CROSS JOIN pattern_terms t ON t.term = q.term
+  return `SELECT id, bm FROM (SELECT t.pattern AS id, ${bm25Sql('SUM(q.w)', 't.ntok')} AS bm
+    FROM q CROSS JOIN pattern_terms t ON t.term = q.term
       WHERE t.project = @project AND t.role IN (${list}) GROUP BY t.seq) WHERE bm > 0`;
 }
 
@@ -151,7 +152,8 @@ export function patternBm25Sql(): string {
 
 /** Of the rows of `id`s, those of patterns not deprecated (the partial index patterns_deprecated). */
 export function notDeprecated(roles: string[], params: Record<string, unknown>): string {
-  return `id NOT IN (SELECT id FROM patterns WHERE project = @project AND role IN (${roleList(roles, params)}) AND lifecycle = 'deprecated')`;
+  return `id NOT IN (SELECT id FROM patterns WHERE project = @project
+    AND role IN (${roleList(roles, params)}) AND lifecycle = 'deprecated')`;
 }
 
 /** The roles as named parameters `@r0, @r1, …`, into `params`. */
@@ -172,7 +174,8 @@ export function loadRelevance(db: Database, project: string, roles: string[], q:
   const params: Record<string, unknown> = {};
   // MATERIALIZED: the scores are computed once, for the rows and for their maximum
   db.prepare(
-    `WITH ${queryTermsSql(q, params)}, bm AS MATERIALIZED (SELECT id, bm FROM (${matchesSql(project, roles, params)}) WHERE ${notDeprecated(roles, params)})
+    `WITH ${queryTermsSql(q, params)}, bm AS MATERIALIZED (SELECT id, bm FROM (${matchesSql(project, roles, params)})
+      WHERE ${notDeprecated(roles, params)})
      INSERT INTO cairn_relevance (pid, relevance) SELECT id, bm / (SELECT MAX(bm) FROM bm) FROM bm`,
   ).run(params);
 }
