@@ -1,7 +1,7 @@
 // The hot loop of a near-duplicate lookup (terms.ts nearDuplicates): count each posting's pattern by
 // its seq, and note the seqs whose count a list brought to what their size needs. A command runs
 // this loop before V8 has optimised it, so it runs as WebAssembly, compiled before its first call
-// (why, measured: ./README.md).
+// (the bench case that pays for it: ./README.md).
 //
 // The function, in WebAssembly's text format (the bytes below are its binary encoding):
 //   (func (export "count") (param $seqs i32) (param $sizes i32) (param $n i32) (param $counts i32)
