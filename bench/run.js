@@ -75,7 +75,7 @@ function runChecked(args, cwd, stdinFile) {
   return res;
 }
 
-/** Empty the packed posting lists writers keep (lib/patterns/terms.ts), as a rebuild leaves them. */
+/** Empty the packed posting lists writers keep (lib/patterns/index/terms.ts), as a rebuild leaves them. */
 function forgetKeptPostings(dir) {
   const db = new Database(join(dir, '.cairn', 'cache', 'state.db'));
   db.exec('DELETE FROM pattern_postings');
@@ -144,9 +144,9 @@ async function inProcessFormat(dir) {
 }
 
 /** Pack the long posting lists of the bench's project as `cairn maintain` does; how many. */
-async function keepPostingListsOf(dir) {
-  const { keepPostingLists } = await import('../dist/lib/patterns/terms.js');
-  return inProcess(dir, (store, patternDb) => keepPostingLists(patternDb(store), PROJECT));
+async function packPostingListsOf(dir) {
+  const { packPostingLists } = await import('../dist/lib/patterns/index/index.js');
+  return inProcess(dir, (store, patternDb) => packPostingLists(patternDb(store), PROJECT));
 }
 
 /** An auditor deliberation of `bytes` bytes for `scope`: new texts, stored ones, injected ones (echoes), reworded ones. */
@@ -190,10 +190,10 @@ async function prepareStore(size) {
   writeFileSync(curatorFile, validatorText({ role: 'curator', ...GRADED, dismiss: ['A1', 'A2'], keep: ['A3'] }));
   runChecked(storeArgs('curator', GRADED, curatorFile), dir);
   // The nightly `cairn maintain` keeps the term index's long posting lists packed, and writers keep
-  // packed what they read (lib/patterns/terms.ts): done here as maintain does it, without its
+  // packed what they read (lib/patterns/index/terms.ts): done here as maintain does it, without its
   // deprecations, so the patterns are those of earlier figures. The first writer after a rebuild,
   // with no list packed, is measured apart.
-  const packed = await keepPostingListsOf(dir);
+  const packed = await packPostingListsOf(dir);
   const kept = keptPostingLists(dir); // a large store's were packed by the rebuild's background process already
   // The run the measured deliberations are stored for was injected too, so what they bring back is an echo.
   const storedInjected = injectFor(dir, STORED);

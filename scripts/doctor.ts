@@ -10,7 +10,7 @@ import { committedLogs, secretsCheck } from '../lib/store/scrub.js';
 import { DEFAULT_CONFIG, loadConfig } from '../lib/store/config.js';
 import { configCheck, databaseChecks, deferredCheck, healthCheck, maintenanceCheck } from '../lib/store/doctor.js';
 import { moduleChecks, projectIdCheck, roleCheck, storeLayoutChecks } from '../lib/store/doctor.js';
-import { storedRoles } from '../lib/patterns/roles.js';
+import { storedRoles } from '../lib/patterns/queries.js';
 import { clearHealth, readHealth, type Check } from '../lib/store/health.js';
 
 export const command: Command = {

@@ -2,7 +2,7 @@ import type { Command } from '../lib/cli/runner.js';
 import { sanitizeUntrusted } from '../lib/core/sanitize.js';
 import { maintain } from '../lib/patterns/lifecycle.js';
 import { fillTokenCounts } from '../lib/patterns/format.js';
-import { keepPostingLists } from '../lib/patterns/terms.js';
+import { packPostingLists } from '../lib/patterns/index/index.js';
 import { patternDb } from '../lib/events/log.js';
 import { recordMaintained } from '../lib/store/doctor.js';
 import { describeError } from '../lib/core/errors.js';
@@ -42,7 +42,7 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
           `no line's tokens counted: ${describeError(err)}; format-patterns fits uncounted lines by their byte length`,
         );
       }
-      packed = keepPostingLists(patternDb(store), store.project);
+      packed = packPostingLists(patternDb(store), store.project);
       recordMaintained(store);
     }
     const verb = dryRun ? 'would deprecate' : 'deprecated';

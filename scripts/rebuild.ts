@@ -1,7 +1,7 @@
 import type { Command } from '../lib/cli/runner.js';
 import { CairnError } from '../lib/core/errors.js';
 import { continuePatterns, packLater, patternDb, rebuildPatterns } from '../lib/events/log.js';
-import { keepPostingLists } from '../lib/patterns/terms.js';
+import { packPostingLists } from '../lib/patterns/index/index.js';
 import { BACKGROUND_JOBS, REBUILD_STEPS, type RebuildStep } from '../lib/store/background.js';
 import { applier, deferredCount, runDeferred } from '../lib/store/deferred.js';
 
@@ -65,7 +65,7 @@ example:
       // for a large index (packLater).
       const pack = ctx.args.continue || !packLater(store);
       if (pack) ctx.deadline.check('packing the posting lists'); // a background job's bound (lib/store/background.ts)
-      const packed = pack ? keepPostingLists(patternDb(store), store.project) : 0;
+      const packed = pack ? packPostingLists(patternDb(store), store.project) : 0;
       if (packed) ctx.log.info(`packed ${packed} posting list(s)`);
       output.packed = packed;
     }

@@ -6,7 +6,8 @@ import { openTestStore, packageWithBrokenModules, run, tempProject, type RunResu
 import { autoDeprecationReason } from '../lib/patterns/lifecycle.js';
 import { patternId } from '../lib/core/ids.js';
 import { DAY_MS } from '../lib/core/clock.js';
-import { DEFAULT_PRIOR, type ScoredState } from '../lib/patterns/scoring.js';
+import type { ScoredState } from '../lib/patterns/scoring.js';
+import { DEFAULT_PRIOR } from '../lib/core/score-weights.js';
 import type { Category } from '../lib/events/types.js';
 import { appendEvents } from '../lib/events/log.js';
 

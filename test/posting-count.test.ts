@@ -1,9 +1,9 @@
 import { describe, it, expect } from 'vitest';
 import { seededRandom } from './helpers.js';
-import { JavaScriptCounter, WebAssemblyCounter, postingCounter, type PostingCounter, type Postings } from '../lib/patterns/posting-count.js';
+import { JavaScriptCounter, WebAssemblyCounter, postingCounter, type PostingCounter, type Postings } from '../lib/patterns/index/posting-count.js';
 
 // The count at the heart of a near-duplicate lookup runs as WebAssembly, or in JavaScript where
-// WebAssembly's memory cannot be had (lib/patterns/posting-count.ts): each must find, list by list,
+// WebAssembly's memory cannot be had (lib/patterns/index/posting-count.ts): each must find, list by list,
 // exactly what counting each posting's pattern plainly finds, and a command's lookups must not see
 // each other's counts.
 

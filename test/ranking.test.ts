@@ -1,9 +1,10 @@
 import { describe, it, expect } from 'vitest';
 import { openTestStore, seededRandom, tempProject } from './helpers.js';
-import { candidateDigest, newCandidateSince, rankByScan, rankScores, type RankOptions } from '../lib/patterns/ranking.js';
+import { bm25Relevance, candidateDigest, newCandidateSince, rankByScan, rankScores, type RankOptions } from '../lib/patterns/index/index.js';
 import { idBits } from '../lib/core/ids.js';
-import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, rankKey, type ScoreContext } from '../lib/patterns/scoring.js';
-import { bm25Relevance } from '../lib/patterns/relevance.js';
+import type { ScoreContext } from '../lib/patterns/scoring.js';
+import { rankKey } from '../lib/patterns/index/ranking.js';
+import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL } from '../lib/store/rank-keys.js';
 import { indexTerms } from '../lib/core/text.js';
 import { DAY_MS } from '../lib/core/clock.js';
 import { appendEvents, patternDb } from '../lib/events/log.js';
@@ -11,8 +12,9 @@ import type { EventPayload } from '../lib/events/types.js';
 import { addTerms } from '../lib/events/reducer.js';
 import type { Database } from '../lib/store/db.js';
 
-// Ranking by index (issue 8): the rank indexes and BM25 over the term index must give exactly the
-// block the full scan gives — the same ids, in the same order, with the same scores.
+// Ranking by the rank indexes and BM25 over the term index (lib/patterns/index/ranking.ts) must give
+// exactly the block the scan gives (lib/patterns/index/scan.ts, every candidate scored) — the same ids,
+// in the same order, with the same scores.
 
 const NOW = Date.parse('2026-02-01T00:00:00Z');
 const ROLES = ['auditor', 'judge', 'sentinel'];
@@ -83,6 +85,24 @@ describe('ranking by the rank indexes', () => {
         expect(byIndex.top.map((s) => s.id), `${ctx.role} ${limit}`).toEqual(full.top.map((s) => s.id));
         byIndex.top.forEach((s, i) => expect(s.score).toBeCloseTo(full.top[i].score, 12));
         expect(byIndex.complete).toBe(full.complete);
+      }
+    }
+  });
+
+  it('fast ≡ scan over random stores: every ranked page and the digest, with a query, dismissals or neither', () => {
+    for (const seed of [71, 72]) {
+      const { db } = randomStore(400, seed);
+      db.prepare("INSERT INTO dismissals (project, issue, run, pattern, finding) SELECT 'p1', 'I-1', 'r1', id, 'A1' FROM patterns WHERE id LIKE '%3'").run();
+      for (const ctx of contexts) {
+        for (const extra of [{}, { query: 'refund webhook retry' }, { query: 'ledger cursor', excludeDismissed: { issue: 'I-1', run: 'r1' } }]) {
+          const opts: RankOptions = { roles: ROLES, ctx, ...extra };
+          for (const limit of [1, 12, 90]) {
+            const [walk, scan] = [rankScores(db, 'p1', opts, { limit }), rankByScan(db, 'p1', opts, limit)];
+            expect(walk, `${seed} ${ctx.role} ${JSON.stringify(extra)} ${limit}`).toEqual(scan);
+          }
+          const all = rankByScan(db, 'p1', opts).top;
+          expect(candidateDigest(db, 'p1', opts)).toBe(`${all.length}:${all.reduce((sum, s) => sum + idBits(s.id), 0)}`);
+        }
       }
     }
   });

@@ -2,7 +2,8 @@ import { describe, it, expect } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openTestStore, run, tempProject, type RunResult } from './helpers.js';
-import { bm25Relevance, embeddingRelevanceFor } from '../lib/patterns/relevance.js';
+import { embeddingRelevanceFor } from '../lib/patterns/relevance.js';
+import { bm25Relevance } from '../lib/patterns/index/index.js';
 import { patternId } from '../lib/core/ids.js';
 import { appendEvents, patternDb } from '../lib/events/log.js';
 

@@ -1,8 +1,9 @@
 import { describe, it, expect } from 'vitest';
 import { DAY_MS } from '../lib/core/clock.js';
-import { basePassesSql, baseScoreSql, contextBoost, decayFactor, finalScore, scorePattern, shownScore, successRate, SCORE_CUT, type ScoredState } from '../lib/patterns/scoring.js';
+import { baseScoreSql, contextBoost, decayFactor, finalScore, scorePattern, shownScore, successRate, SCORE_CUT, type ScoredState } from '../lib/patterns/scoring.js';
 import type { Pattern } from '../lib/patterns/queries.js';
-import { rankPatterns } from '../lib/patterns/ranking.js';
+import { rankPatterns } from '../lib/patterns/queries.js';
+import { basePassesSql } from '../lib/patterns/index/candidates.js';
 import { openTestStore, tempProject } from './helpers.js';
 import { patternDb } from '../lib/events/log.js';
 

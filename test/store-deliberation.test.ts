@@ -246,7 +246,7 @@ describe('near-duplicates', () => {
     expect(items.length - created.length).toBeGreaterThan(100); // the rule was put to the test
   });
 
-  // where WebAssembly cannot run, a lookup counts in JavaScript (lib/patterns/posting-count.ts)
+  // where WebAssembly cannot run, a lookup counts in JavaScript (lib/patterns/index/posting-count.ts)
   it.each([
     // V8 reserves ~10 GB of address space for a WebAssembly memory: under this limit it gets none
     ['an address-space limit (ulimit -v) leaves WebAssembly no memory', ['/bin/sh', '-c', 'ulimit -v 6000000 && exec "$0" "$@"', process.execPath]],

@@ -2,9 +2,14 @@ import { describe, it, expect } from 'vitest';
 import { openTestStore, run, seededRandom, tempProject } from './helpers.js';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { TermIndex, bm25Query, keepPostingLists, matchesSql, matchIn, queryMatches, queryTermsSql } from '../lib/patterns/terms.js';
+import { TermIndex } from '../lib/patterns/index/terms.js';
+import { ScanLookups } from '../lib/patterns/index/scan.js';
+import { bm25Query, matchesSql, queryTermsSql } from '../lib/patterns/index/weights.js';
+import { matchIn, queryMatches } from '../lib/patterns/index/ranking.js';
+import { bm25Relevance, packPostingLists, roleLookups } from '../lib/patterns/index/index.js';
+import { IndexCatchingUp } from '../lib/core/errors.js';
 import { NEAR_DUPLICATE } from '../lib/patterns/identity.js';
-import { indexTerms } from '../lib/core/text.js';
+import { contentTerms, indexTerms } from '../lib/core/text.js';
 
 /** The content terms a near-duplicate lookup compares (lib/patterns/identity.ts), and their Jaccard similarity. */
 const termSet = (text: string) => new Set(indexTerms(text).terms);
@@ -21,8 +26,9 @@ import type { EventPayload } from '../lib/events/types.js';
 import { rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
-// The term index finds near-duplicates by prefix filtering (issue 8): it must miss none of the
-// patterns a comparison with every pattern of the role finds, whatever the words' frequencies.
+// The term index (lib/patterns/index/terms.ts) finds near-duplicates by prefix filtering and counts
+// words from samples: it must answer as the scan does (lib/patterns/index/scan.ts, which compares the
+// text with every pattern of the role), whatever the words' frequencies.
 
 // A small vocabulary with words that share a stem (document/documents/documented, retry/retries),
 // stop-words (which the index leaves out), a word that stems as a stop-word does (others → oth, as
@@ -84,18 +90,21 @@ describe('TermIndex.nearDuplicates', () => {
     insertPatterns(db, 'p2', 'auditor', stored.slice(0, 300));
     const rnd = seededRandom(9);
     const probes = [...stored.slice(0, 400).map((t) => variant(t, rnd)), ...randomTexts(200, 13)];
-    const sets = stored.map((t) => ({ id: patternId('p1', 'auditor', t), tokens: termSet(t) }));
+    const scan = new ScanLookups(db, 'p1', 'auditor'); // the full comparison: every pattern of the role, one by one
     let expectedTotal = 0;
-    const sizes = new Map(sets.map((s) => [s.id, s.tokens.size]));
+    const sizes = new Map(stored.map((t) => [patternId('p1', 'auditor', t), termSet(t).size]));
     const reused = new TermIndex(db, 'p1', 'auditor'); // one command's lookups share the posting lists they read
     for (const probe of probes) {
       const tokens = termSet(probe);
-      const expected = tokens.size === 0 ? [] : sets.filter((s) => jaccard(tokens, s.tokens) >= NEAR_DUPLICATE).map((s) => s.id);
+      const expected = scan.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.id);
       for (const index of [new TermIndex(db, 'p1', 'auditor'), reused]) {
-        const found = new Set(index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.id));
+        const candidates = index.nearDuplicates(probe, NEAR_DUPLICATE);
+        const found = new Set(candidates.map((r) => r.id));
         for (const id of expected) expect(found.has(id), `${probe} → ${id}`).toBe(true);
         // m terms and n share at most min(m, n): Jaccard ≥ 0.8 needs m within [0.8·n, n / 0.8]
         for (const id of found) expect(sizes.get(id)! / tokens.size, `${probe} → ${id}`).toSatisfy((r: number) => r >= NEAR_DUPLICATE - 1e-9 && r <= 1 / NEAR_DUPLICATE + 1e-9);
+        // and what the caller keeps of them is exactly what the scan finds
+        expect(candidates.filter((r) => jaccard(tokens, termSet(r.text)) >= NEAR_DUPLICATE).map((r) => r.id), probe).toEqual(expected);
       }
       expectedTotal += expected.length;
     }
@@ -159,7 +168,7 @@ describe('TermIndex.weights', () => {
     const index = new TermIndex(db, 'p1', 'auditor');
     const terms = [...new Set(texts.flatMap((t) => indexTerms(t).terms))];
     const patterns = index.size().patterns;
-    const expected = new Map(terms.map((t) => [t, Math.log(1 + patterns / Math.max(1, index.rarity([t]).get(t)!))]));
+    const expected = new Map(terms.map((t) => [t, Math.log(1 + patterns / Math.max(1, index.documentFrequency([t]).get(t)!))]));
     const first = index.weights(texts.slice(0, 5));
     const asked = [...terms, ...[...terms].reverse(), ...terms];
     for (const t of asked) expect(first(t)).toBe(expected.get(t));
@@ -168,6 +177,70 @@ describe('TermIndex.weights', () => {
     // a rare word says more than a common one
     expect(first('openapi')).toBeGreaterThan(first('token'));
     rmSync(root, { recursive: true, force: true });
+  });
+});
+
+describe('the term index against the scan (fast ≡ scan, over random roles)', () => {
+  /** Texts of 4 to 15 words from `vocabulary` made-up words: with many, every word is held by a few patterns. */
+  function madeUpTexts(count: number, vocabulary: number, seed: number): string[] {
+    const rnd = seededRandom(seed);
+    const syllables = 'ka ze mo ri tu pe lo vi na sor bel dim'.split(' ');
+    const words = Array.from({ length: vocabulary }, (_, i) => `${syllables[i % 12]}${syllables[Math.floor(i / 12) % 12]}${syllables[Math.floor(i / 144) % 12]}q`);
+    return Array.from({ length: count }, () => Array.from({ length: 4 + Math.floor(rnd() * 12) }, () => words[Math.floor(rnd() * words.length)]).join(' '));
+  }
+  const roles = [
+    { name: 'a common vocabulary (words held by hundreds of patterns)', texts: (seed: number) => randomTexts(1200, seed), wide: false },
+    { name: 'a wide vocabulary (every word held by fewer than 64 patterns)', texts: (seed: number) => madeUpTexts(1200, 1700, seed), wide: true },
+  ];
+
+  it.each(roles)('counts, weighs, shares and finds near-duplicates as the scan does: $name', ({ texts, wide }) => {
+    for (const seed of [61]) {
+      const { db } = projectDb();
+      const stored = texts(seed);
+      // another role moves nothing (added first: the estimates sample the rows added last)
+      insertPatterns(db, 'p1', 'judge', texts(seed + 10).slice(0, 200));
+      insertPatterns(db, 'p1', 'auditor', stored);
+      const fast = new TermIndex(db, 'p1', 'auditor');
+      const scan = new ScanLookups(db, 'p1', 'auditor');
+      expect(fast.size()).toEqual(scan.size()); // a role under 16,384 patterns is counted exactly
+      const terms = [...new Set(stored.flatMap((t) => indexTerms(t).terms))];
+      const [estimated, counted] = [fast.documentFrequency(terms), scan.documentFrequency(terms)];
+      const exactly = terms.filter((t) => counted.get(t)! < 64);
+      expect(exactly.length === terms.length).toBe(wide);
+      // a word held by fewer than 64 patterns is counted exactly; a common one estimated from a sample, within a factor 2
+      for (const t of exactly) expect(estimated.get(t), t).toBe(counted.get(t));
+      for (const t of terms) expect(estimated.get(t)! / counted.get(t)!, t).toSatisfy((r: number) => r >= 0.5 && r <= 2);
+      const [fastWeight, scanWeight] = [fast.weights(stored.slice(0, 5)), scan.weights([])];
+      for (const t of exactly) expect(fastWeight(t), t).toBe(scanWeight(t));
+      const rnd = seededRandom(seed + 1);
+      const probes = [...stored.slice(0, 150).map((t) => variant(t, rnd)), ...texts(seed + 2).slice(0, 50)];
+      for (const probe of probes) {
+        const alike = fast.nearDuplicates(probe, NEAR_DUPLICATE).filter((r) => jaccard(termSet(probe), termSet(r.text)) >= NEAR_DUPLICATE);
+        expect(alike, probe).toEqual(scan.nearDuplicates(probe, NEAR_DUPLICATE));
+        // where the rarest words of the text are counted exactly, the same patterns share them, in the same order
+        const rare = [...contentTerms(probe).keys()].every((t) => (counted.get(t) ?? 0) < 64);
+        if (rare) expect(fast.sharing(probe, 20), probe).toEqual(scan.sharing(probe, 20));
+      }
+    }
+  });
+
+  it('while the term index is being built, a small store is scanned, and a large one fails open as catching up', () => {
+    const { db } = projectDb();
+    const stored = randomTexts(300, 71);
+    insertPatterns(db, 'p1', 'auditor', stored);
+    const probe = variant(stored[0], seededRandom(72));
+    const built = roleLookups(db, 'p1', 'auditor');
+    expect(built).toBeInstanceOf(TermIndex);
+    db.exec('DROP INDEX pattern_terms_key'); // as a first replay leaves it until its end
+    const scanned = roleLookups(db, 'p1', 'auditor');
+    expect(scanned).toBeInstanceOf(ScanLookups);
+    const alike = (rows: { id: string; text: string }[]) => rows.filter((r) => jaccard(termSet(probe), termSet(r.text)) >= NEAR_DUPLICATE);
+    expect(alike(scanned.nearDuplicates(probe, NEAR_DUPLICATE))).toEqual(alike(built.nearDuplicates(probe, NEAR_DUPLICATE)));
+    expect(alike(scanned.nearDuplicates(probe, NEAR_DUPLICATE)).length).toBeGreaterThan(0);
+    // another project's rows make the store too large to read whole
+    insertPatterns(db, 'p2', 'auditor', randomTexts(700, 73));
+    expect(() => roleLookups(db, 'p1', 'auditor')).toThrow(IndexCatchingUp);
+    expect(bm25Relevance(db, 'p1', ['auditor'], 'refund webhook retry')).toBeUndefined(); // a block ranks without relevance meanwhile
   });
 });
 
@@ -279,7 +352,7 @@ describe('packed posting lists (pattern_postings)', () => {
     const expected = fromRows(db, probes);
     const writer = new TermIndex(db, 'p1', 'auditor');
     const found = lookups(writer, probes);
-    writer.keepPostings();
+    writer.packWhatWasRead();
     return { db, probes, expected, found };
   }
 
@@ -300,7 +373,7 @@ describe('packed posting lists (pattern_postings)', () => {
     const grown = fromRows(db, probes);
     const next = new TermIndex(db, 'p1', 'auditor');
     expect(lookups(next, probes)).toEqual(grown);
-    next.keepPostings();
+    next.packWhatWasRead();
     const after = through();
     expect([...before].some(([term, seq]) => after.get(term)! > seq)).toBe(true);
     expect(lookups(new TermIndex(db, 'p1', 'auditor'), probes)).toEqual(grown);
@@ -314,15 +387,15 @@ describe('packed posting lists (pattern_postings)', () => {
     expect(lookups(new TermIndex(db, 'p1', 'auditor'), probes)).toEqual(expected);
   });
 
-  it('cairn maintain packs every long list once (keepPostingLists), and a writer never waits for the lock to pack', () => {
+  it('cairn maintain packs every long list once (packPostingLists), and a writer never waits for the lock to pack', () => {
     const { root, db } = projectDb();
     insertPatterns(db, 'p1', 'auditor', randomTexts(1500, 51));
     insertPatterns(db, 'p1', 'judge', randomTexts(100, 53)); // lists too short to pack
     const long = (db.prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = 'p1' GROUP BY role, term HAVING COUNT(*) >= 256)").get() as { n: number }).n;
     expect(long).toBeGreaterThan(5);
-    expect(keepPostingLists(db, 'p1')).toBe(long);
+    expect(packPostingLists(db, 'p1')).toBe(long);
     expect(packedCount(db)).toBe(long);
-    expect(keepPostingLists(db, 'p1')).toBe(0); // nothing stale
+    expect(packPostingLists(db, 'p1')).toBe(0); // nothing stale
 
     db.exec('DELETE FROM pattern_postings');
     const other = new BetterSqlite3(join(root, '.cairn', 'cache', 'state.db'));
@@ -332,7 +405,7 @@ describe('packed posting lists (pattern_postings)', () => {
       lookups(writer, randomTexts(20, 55));
       const patience = db.pragma('busy_timeout', { simple: true });
       const started = Date.now();
-      writer.keepPostings();
+      writer.packWhatWasRead();
       expect(Date.now() - started).toBeLessThan(1000);
       expect(db.pragma('busy_timeout', { simple: true })).toBe(patience);
     } finally {
@@ -346,7 +419,7 @@ describe('packed posting lists (pattern_postings)', () => {
 describe('queryMatches (a query’s matches summed from the posting lists)', () => {
   /** Each match's BM25 by pattern id, as the walk's lists give it and as matchesSql computes it. */
   function bothWays(db: Database, roles: string[], query: string) {
-    const q = bm25Query(db, 'p1', roles, query)!;
+    const q = bm25Query(roles.map((role) => new TermIndex(db, 'p1', role)), query)!;
     const matches = queryMatches(db, 'p1', roles, q);
     // a match's pattern is the one whose postings start at its seq
     const idOf = db.prepare('SELECT id FROM patterns WHERE project = ? AND role = ? AND term_seq = ?').pluck();
@@ -367,7 +440,7 @@ describe('queryMatches (a query’s matches summed from the posting lists)', () 
     insertPatterns(db, 'p1', 'auditor', randomTexts(1200, 7));
     insertPatterns(db, 'p1', 'judge', randomTexts(300, 8));
     for (const packed of [false, true]) {
-      if (packed) expect(keepPostingLists(db, 'p1')).toBeGreaterThan(0);
+      if (packed) expect(packPostingLists(db, 'p1')).toBeGreaterThan(0);
       for (const query of ['refund webhook retry', 'document the retries of a tenant cursor', 'openapi pagination']) {
         const { fromLists, fromSql } = bothWays(db, ['auditor', 'judge'], query);
         expect(fromLists.size, query).toBeGreaterThan(0);

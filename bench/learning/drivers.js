@@ -19,8 +19,8 @@ const PROJECT = 'learning-sim';
 export const ADVERSARY = 'auditor';
 export const VALIDATOR = 'curator';
 
-const [{ Store }, { locate }, { Deadline }, { createLogger }, { initStore }, { sameKindRoles }, { patternDb }, format, deliberation, feedback, outcome, patterns, ranking, scoring] =
-  await Promise.all(['store/store', 'store/root', 'core/deadline', 'core/logger', 'store/init', 'store/config', 'events/log', 'patterns/format', 'patterns/deliberation', 'patterns/feedback', 'patterns/outcome', 'patterns/queries', 'patterns/ranking', 'patterns/scoring'].map(dist));
+const [{ Store }, { locate }, { Deadline }, { createLogger }, { initStore }, { sameKindRoles }, { patternDb }, format, deliberation, feedback, outcome, patterns, scoring] =
+  await Promise.all(['store/store', 'store/root', 'core/deadline', 'core/logger', 'store/init', 'store/config', 'events/log', 'patterns/format', 'patterns/deliberation', 'patterns/feedback', 'patterns/outcome', 'patterns/queries', 'patterns/scoring'].map(dist));
 
 /** What the simulation keeps of a feedback-loop report: counts, and which pattern each dismissal landed on. */
 function feedbackRecord(r) {
@@ -46,7 +46,7 @@ function prepareProject(root) {
 /** What the store holds right now, read in-process whichever driver wrote it: `role`'s candidates, every pattern. */
 function inspectStore(store, now, role = ADVERSARY) {
   process.env.CAIRN_NOW = now;
-  const ranked = ranking.rankPatterns(patternDb(store), store.project, { roles: sameKindRoles(store.config, role), ctx: { now: Date.parse(now), role } });
+  const ranked = patterns.rankPatterns(patternDb(store), store.project, { roles: sameKindRoles(store.config, role), ctx: { now: Date.parse(now), role } });
   const all = patterns.listPatterns(patternDb(store), store.project, { includeDeprecated: true });
   return {
     candidates: ranked.map((r) => ({ id: r.pattern.id, text: r.pattern.text, score: r.score })),

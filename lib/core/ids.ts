@@ -69,8 +69,8 @@ const HEX = '0123456789abcdef';
 
 /**
  * The 40 bits after a pattern id's `p`, as a number, which the reducer stores (patterns.id_bits) for a
- * summary's basis to sum over the candidates in SQL (lib/patterns/ranking.ts); any string gives one
- * (a character that is not a hex digit counts −1, a missing one 0).
+ * summary's basis to sum over the candidates in SQL (lib/patterns/index/candidates.ts candidateDigest); any
+ * string gives one (a character that is not a hex digit counts −1, a missing one 0).
  */
 export function idBits(id: string): number {
   let n = 0;

@@ -1,4 +1,5 @@
 import { DEFAULT_CONFIG } from '../store/config.js';
+import { UNTESTED_UNIT, UNTESTED_UNITS } from '../core/score-weights.js';
 
 // How evidence moves a pattern's record (SPEC §3.10): the arithmetic the reducer applies, and that
 // feedback-loop (what a dismissal will do), maintain and `cairn explain` read. Pure.
@@ -10,7 +11,7 @@ import { DEFAULT_CONFIG } from '../store/config.js';
 //   untested re-sightings and PASSes it was only echoed in count one up, outcomes of runs where it
 //            shaped no finding one up or down: a bounded prior (UNTESTED_UNIT each, at most
 //            UNTESTED_UNITS of them), so an untested pattern never outranks one that held up once,
-//            whatever their categories, nor climbs by riding along (§3.10.1)
+//            nor climbs by riding along (§3.10.1)
 // Each piece of tested evidence first ages what came before it by 2^(−strength / half-life): a
 // validator's verdict has strength 1, an outcome its weight. Recent verdicts outweigh old ones, so a
 // rule dismissed in every run since it stopped being true loses its standing (§3.10.2), and no single
@@ -21,12 +22,6 @@ export interface Evidence {
   ignore_weight: number;
   untested: number;
 }
-
-// At most 0.05 in all: a rule (category 1.3) that was never tested, (0.05 + 1) / (0.05 + 2) × 1.3 = 0.666,
-// stays under an observation (1.0) that held up once, 2/3 — the category weights never turn the order
-// round (SPEC §3.10.1). Among untested patterns, the more often seen ranks first.
-export const UNTESTED_UNIT = 0.01;
-export const UNTESTED_UNITS = 5;
 
 export function untestedCredit(untested: number): number {
   return UNTESTED_UNIT * Math.min(Math.max(0, untested), UNTESTED_UNITS);
@@ -55,11 +50,7 @@ export interface Tested {
 /** The record after one piece of tested evidence. */
 export function withTested(e: Evidence, t: Tested): Evidence {
   const f = aging(t.strength, t.halfLife);
-  return {
-    held: e.held * f + (t.held ?? 0),
-    ignore_weight: e.ignore_weight * f + (t.against ?? 0),
-    untested: e.untested,
-  };
+  return { held: e.held * f + (t.held ?? 0), ignore_weight: e.ignore_weight * f + (t.against ?? 0), untested: e.untested };
 }
 
 /** The share of tested evidence that says the pattern holds up (undefined: never tested). */

@@ -42,7 +42,7 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
     reset: (db) => {
       for (const name of Object.keys(EVENT_LOG_INDEXES)) db.exec(`DROP INDEX IF EXISTS ${name}`);
       for (const table of EVENT_LOG_TABLES) db.exec(`DELETE FROM ${table}`);
-      // the term index's packed lists: a cache of pattern_terms (lib/patterns/terms.ts)
+      // the term index's packed lists: a cache of pattern_terms (lib/patterns/index/terms.ts)
       db.exec('DELETE FROM pattern_postings');
     },
     finish: (db) => {

@@ -88,8 +88,8 @@ export type EventPayload =
     } & Scope)
   | { type: 'pattern.promoted'; pattern: string; by: string; reason: string }
   | { type: 'pattern.deprecated'; pattern: string; reason: string; auto: boolean }
-  // newest: the latest first sighting among the candidates' roles when the basis was taken (lib/patterns/ranking.ts
-  // newCandidateSince)
+  // newest: the latest first sighting among the candidates' roles when the basis was taken
+  // (lib/patterns/index/candidates.ts newCandidateSince)
   | { type: 'summary.stored'; role: string; basis: string; text: string; newest?: string }
   // The landing itself is a line of .cairn/landings.jsonl (SPEC §5); this log only notes the capture.
   | ({ type: 'landing.captured'; landing: string; title: string; report: string | null; merged: boolean } & Scope);

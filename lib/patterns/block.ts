@@ -51,9 +51,11 @@ export function textPiece(text: string, id?: string): string {
  * RESTATEMENT_SHARED of their words together (so a short rule is not lost inside a long, different one).
  * Decided best first and only as far as asked: `at(i)` is the i-th kept item, so a block that shows
  * 20 of 200 ranked lines reads the words of about 20, and `ranked(j)` (the j-th ranked item,
- * undefined past the last) is asked for no further than that (issue 8).
+ * undefined past the last) is asked for no further than that.
  */
-export function withoutRestatements<T extends { pattern: { text: string } }>(ranked: (j: number) => T | undefined): { at(i: number): T | undefined; all(): T[] } {
+export function withoutRestatements<T extends { pattern: { text: string } }>(
+  ranked: (j: number) => T | undefined,
+): { at(i: number): T | undefined; all(): T[] } {
   const kept: { item: T; terms: Set<string> }[] = [];
   let next = 0;
   let exhausted = false;
@@ -63,7 +65,9 @@ export function withoutRestatements<T extends { pattern: { text: string } }>(ran
       if (small.size < RESTATEMENT_MIN_TERMS) return false;
       let shared = 0;
       for (const t of small) if (large.has(t)) shared++;
-      return shared / small.size >= RESTATEMENT_COVERED && shared / (small.size + large.size - shared) >= RESTATEMENT_SHARED;
+      return (
+        shared / small.size >= RESTATEMENT_COVERED && shared / (small.size + large.size - shared) >= RESTATEMENT_SHARED
+      );
     });
   const at = (i: number): T | undefined => {
     while (kept.length <= i && !exhausted) {
@@ -116,7 +120,7 @@ export interface FitInput {
   /** Tokens of header + footer. */
   frameTokens: number;
   frameBytes: number;
-  /** The role's stored summary: its token count, and whether it was written for exactly these candidates (both lazy). */
+  /** The role's stored summary: its token count, and whether it was written for exactly these candidates (lazy). */
   summary?: { text: string; tokens: () => number; matches: () => boolean };
   /** Scale a raw count by the safety margin. */
   scale: (tokens: number) => number;
@@ -136,7 +140,12 @@ export function fitBlock(input: FitInput): Fit {
     let n = 0;
     for (; input.line(n) !== undefined; n++) bytes += input.lineBytes(n);
     if (input.scale(bytes) <= budget) {
-      return { path: 'full', count: n, tokens: input.exactTokens ? countAll(input, n) : input.scale(bytes), block: renderBlock(role, lines(n)) };
+      return {
+        path: 'full',
+        count: n,
+        tokens: input.exactTokens ? countAll(input, n) : input.scale(bytes),
+        block: renderBlock(role, lines(n)),
+      };
     }
   }
   // Then by counting, best first, until a line overflows: the longest prefix that fits.
@@ -155,7 +164,8 @@ export function fitBlock(input: FitInput): Fit {
   // Its basis is checked last: that walks every candidate.
   if (input.summary) {
     const t = input.scale(input.frameTokens + input.summary.tokens());
-    if (t <= budget && input.summary.matches()) return { path: 'summary', count: 0, tokens: t, block: renderBlock(role, [input.summary.text.trim()]) };
+    if (t <= budget && input.summary.matches())
+      return { path: 'summary', count: 0, tokens: t, block: renderBlock(role, [input.summary.text.trim()]) };
   }
   // (c) the highest-scoring lines that fit.
   if (fitting === 0) return empty;

@@ -1,7 +1,13 @@
 import { rmSync } from 'node:fs';
 import { writeFileAtomic } from '../io/atomic.js';
 import type { Store } from '../store/store.js';
-import { MAX_FINDING_SUMMARY_CHARS, MAX_ROLE_CHARS, MAX_SCOPE_CHARS, type EventPayload, type VerdictDigest } from '../events/types.js';
+import {
+  MAX_FINDING_SUMMARY_CHARS,
+  MAX_ROLE_CHARS,
+  MAX_SCOPE_CHARS,
+  type EventPayload,
+  type VerdictDigest,
+} from '../events/types.js';
 import { parseVerdict, type Verdict } from './verdict.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
 import { extractPatterns, type Extracted } from './extract.js';
@@ -11,8 +17,16 @@ import { nextUlid, patternId } from '../core/ids.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError, describeError } from '../core/errors.js';
 import { redactSecrets } from '../core/secrets.js';
-import { injectedPatternIds, patternTexts, roleIdsByPrefix } from './queries.js';
-import { TermIndex } from './terms.js';
+import { DEFAULT_INPUT_CAP, readSmallFile } from '../io/read.js';
+import {
+  deliberationWithText,
+  injectedPatternIds,
+  latestDeliberation,
+  patternExists,
+  patternTexts,
+  roleIdsByPrefix,
+} from './queries.js';
+import { roleLookups, type RoleLookups } from './index/index.js';
 import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
 import { linkByEmbedding } from './embeddings.js';
 import { appendEvents, patternDb } from '../events/log.js';
@@ -59,7 +73,13 @@ export function digestVerdict(v: Verdict | null): VerdictDigest | null {
   if (!v) return null;
   // Event lines stay small (SPEC §3.2): the full verdict is in the artifact.
   const cap = (ids: string[]) => capList(ids, 20, 16);
-  return { verdict: v.verdict, effective: v.effective, must_fix: cap(v.must_fix), false_positives: cap(v.false_positives), findings: cap(v.issues.map((f) => f.id)) };
+  return {
+    verdict: v.verdict,
+    effective: v.effective,
+    must_fix: cap(v.must_fix),
+    false_positives: cap(v.false_positives),
+    findings: cap(v.issues.map((f) => f.id)),
+  };
 }
 
 interface Known {
@@ -84,17 +104,18 @@ class Resolver {
 
   constructor(
     private readonly store: Store,
-    private readonly terms: TermIndex,
+    private readonly lookups: RoleLookups,
     private readonly injected: Known[],
     texts: string[],
   ) {
-    this.exists = patternDb(store).prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
+    this.exists = patternExists(patternDb(store), store.project);
     this.created = new CreatedPatterns(texts);
   }
 
   /** The id the text lands on (observed, unless this deliberation already observed that id). */
   resolve(e: Extracted): string {
-    // a deliberation of megabytes has thousands of texts: the run stops at its deadline, before it records anything (SPEC §2)
+    // a deliberation of megabytes has thousands of texts: the run stops at its deadline, before it records
+    // anything (SPEC §2)
     this.store.deadline.check("matching the deliberation's texts to patterns");
     const key = ruleKey(e.text);
     const echoOf = bestMatch(key, this.injected);
@@ -104,8 +125,8 @@ class Resolver {
       id = echoOf.id;
       status = 'echo';
     } else {
-      id = patternId(this.store.project, this.terms.role, e.text);
-      if (this.exists.get(this.store.project, id)) status = 'seen';
+      id = patternId(this.store.project, this.lookups.role, e.text);
+      if (this.exists(id)) status = 'seen';
       else {
         const near = bestMatch(key, [...this.indexed(e.text), ...this.created.candidates(key)]);
         if (near) {
@@ -121,9 +142,9 @@ class Resolver {
     return id;
   }
 
-  /** The role's stored patterns the text could be a near-duplicate of, from the term index. */
+  /** The role's stored patterns the text could be a near-duplicate of. */
   private indexed(text: string): Known[] {
-    return this.terms.nearDuplicates(text, NEAR_DUPLICATE).map((r) => {
+    return this.lookups.nearDuplicates(text, NEAR_DUPLICATE).map((r) => {
       let key = this.keys.get(r.id);
       if (!key) this.keys.set(r.id, (key = ruleKey(r.text)));
       return { ...r, key };
@@ -143,7 +164,8 @@ class CreatedPatterns {
   private readonly byTerm = new Map<string, Known[]>();
 
   constructor(texts: string[]) {
-    for (const text of texts) for (const term of ruleKey(text).terms) this.holding.set(term, (this.holding.get(term) ?? 0) + 1);
+    for (const text of texts)
+      for (const term of ruleKey(text).terms) this.holding.set(term, (this.holding.get(term) ?? 0) + 1);
   }
 
   add(k: Known): void {
@@ -160,8 +182,8 @@ class CreatedPatterns {
   }
 
   private prefix(terms: Set<string>): string[] {
-    const rarity = (term: string) => this.holding.get(term) ?? 0;
-    const ordered = [...terms].sort((a, b) => rarity(a) - rarity(b) || (a < b ? -1 : a > b ? 1 : 0));
+    const frequency = (term: string) => this.holding.get(term) ?? 0;
+    const ordered = [...terms].sort((a, b) => frequency(a) - frequency(b) || (a < b ? -1 : a > b ? 1 : 0));
     return ordered.slice(0, terms.size - Math.ceil(NEAR_DUPLICATE * terms.size - 1e-9) + 1);
   }
 }
@@ -172,7 +194,8 @@ function bestMatch(key: RuleKey, pool: Known[]): Known | undefined {
   let bestScore = NEAR_DUPLICATE;
   for (const k of pool) {
     // Jaccard ≥ 0.8 needs the smaller set to be at least 0.8 of the larger: skip the rest unseen.
-    const [small, large] = k.key.terms.size < key.terms.size ? [k.key.terms.size, key.terms.size] : [key.terms.size, k.key.terms.size];
+    const [small, large] =
+      k.key.terms.size < key.terms.size ? [k.key.terms.size, key.terms.size] : [key.terms.size, k.key.terms.size];
     if (small < large * NEAR_DUPLICATE) continue;
     const j = similarity(key, k.key);
     if (j >= bestScore && (!best || j > bestScore || k.id < best.id)) {
@@ -191,13 +214,13 @@ function injectedInto(store: Store, role: string, issue: string | null, run: str
 }
 
 /** Candidates for linking a role's findings (SPEC §3.9.1), around the patterns a deliberation observed. */
-export function linkContext(store: Store, terms: TermIndex, first: { id: string; text: string }[]): LinkContext {
+export function linkContext(store: Store, lookups: RoleLookups, first: { id: string; text: string }[]): LinkContext {
   return {
-    role: terms.role,
+    role: lookups.role,
     first,
-    byPrefix: (prefix) => roleIdsByPrefix(patternDb(store), store.project, terms.role, prefix),
-    others: (text) => terms.sharing(text, LINK_CANDIDATES),
-    weight: terms.weights(first.map((c) => c.text)),
+    byPrefix: (prefix) => roleIdsByPrefix(patternDb(store), store.project, lookups.role, prefix),
+    others: (text) => lookups.sharing(text, LINK_CANDIDATES),
+    weight: lookups.weights(first.map((c) => c.text)),
   };
 }
 
@@ -207,7 +230,8 @@ const LINK_CANDIDATES = 20;
 /** Writers refuse what the reducer would skip on replay (SPEC §3.2). */
 export function checkScope(fields: Record<string, string | null>, limits: Record<string, number>): void {
   for (const [name, value] of Object.entries(fields)) {
-    if (value !== null && value.length > limits[name]) throw new CairnError('usage', `--${name} is longer than ${limits[name]} characters`);
+    if (value !== null && value.length > limits[name])
+      throw new CairnError('usage', `--${name} is longer than ${limits[name]} characters`);
   }
 }
 
@@ -233,18 +257,27 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
 
   const { items, findings } = extractPatterns(input.text, parsed.verdict);
   const injected = injectedInto(store, role, input.issue, input.run);
-  const terms = new TermIndex(patternDb(store), store.project, role);
-  const resolver = new Resolver(store, terms, injected, items.map((e) => e.text));
+  const lookups = roleLookups(patternDb(store), store.project, role);
+  const resolver = new Resolver(
+    store,
+    lookups,
+    injected,
+    items.map((e) => e.text),
+  );
   const own = items.map((e) => ({ id: resolver.resolve(e), text: e.text }));
   const tierOne = [...own, ...injected.map(({ id, text }) => ({ id, text }))];
-  const ctx = linkContext(store, terms, tierOne);
+  const ctx = linkContext(store, lookups, tierOne);
   const found = new Map<string, ReturnType<typeof linkFinding>>();
   for (const f of findings) {
     store.deadline.check('linking the findings to patterns');
     found.set(f.finding, linkFinding(f.detail, ctx));
   }
   const unlinked = findings.filter((f) => !found.get(f.finding));
-  const byMeaning = linkByEmbedding(store, unlinked.map((f) => ({ id: f.finding, text: findingText(f.detail) })), tierOne);
+  const byMeaning = linkByEmbedding(
+    store,
+    unlinked.map((f) => ({ id: f.finding, text: findingText(f.detail) })),
+    tierOne,
+  );
   const links: FindingLink[] = [];
   for (const f of findings) {
     const summary = f.text.slice(0, MAX_FINDING_SUMMARY_CHARS);
@@ -262,15 +295,41 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
   const context = { phase: input.phase, labels: capList(input.labels, 10, 60), files: capList(input.files, 10, 160) };
   const payloads: EventPayload[] = [
     {
-      type: 'deliberation.stored', deliberation, role, ...scope, phase: input.phase, iteration: input.iteration,
-      labels: context.labels, files: context.files, verdict: digestVerdict(parsed.verdict), evidence,
-      hash, size: Buffer.byteLength(input.text), path: `artifacts/deliberations/${deliberation}.md`,
+      type: 'deliberation.stored',
+      deliberation,
+      role,
+      ...scope,
+      phase: input.phase,
+      iteration: input.iteration,
+      labels: context.labels,
+      files: context.files,
+      verdict: digestVerdict(parsed.verdict),
+      evidence,
+      hash,
+      size: Buffer.byteLength(input.text),
+      path: `artifacts/deliberations/${deliberation}.md`,
     },
     ...resolver.observed.map((p): EventPayload => ({
-      type: 'pattern.observed', pattern: p.id, role, text: p.text, category: p.category as Extracted['category'],
-      ...scope, ...context, deliberation, ...(p.status === 'echo' ? { echo: true as const } : {}),
+      type: 'pattern.observed',
+      pattern: p.id,
+      role,
+      text: p.text,
+      category: p.category as Extracted['category'],
+      ...scope,
+      ...context,
+      deliberation,
+      ...(p.status === 'echo' ? { echo: true as const } : {}),
     })),
-    ...links.map((l): EventPayload => ({ type: 'finding.linked', deliberation, role, ...scope, finding: l.finding, summary: l.summary, patterns: l.patterns, match: l.match })),
+    ...links.map((l): EventPayload => ({
+      type: 'finding.linked',
+      deliberation,
+      role,
+      ...scope,
+      finding: l.finding,
+      summary: l.summary,
+      patterns: l.patterns,
+      match: l.match,
+    })),
   ];
   try {
     appendEvents(store, payloads);
@@ -279,9 +338,9 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
     throw err;
   }
   try {
-    terms.keepPostings();
+    lookups.packWhatWasRead();
   } catch (err) {
-    store.log.warn(`recorded; the term index's long lists were not kept packed (${describeError(err)})`);
+    store.log.warn(`recorded; the term index's long lists were not packed (${describeError(err)})`);
   }
   // Another process stored the same text meanwhile and came first in the log: ours changes nothing.
   const first = scoped ? sameDeliberation(store, role, input.issue, input.run, hash) : deliberation;
@@ -293,9 +352,43 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
 }
 
 /** The deliberation already recorded (not as a repeat) with this text for this role and issue/run. */
-function sameDeliberation(store: Store, role: string, issue: string | null, run: string | null, hash: string): string | undefined {
-  const row = patternDb(store)
-    .prepare('SELECT id FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND text_hash = ? AND duplicate_of IS NULL LIMIT 1')
-    .get(store.project, role, issue ?? '', run ?? '', hash) as { id: string } | undefined;
-  return row?.id;
+function sameDeliberation(
+  store: Store,
+  role: string,
+  issue: string | null,
+  run: string | null,
+  hash: string,
+): string | undefined {
+  return deliberationWithText(patternDb(store), store.project, role, issue ?? '', run ?? '', hash);
+}
+
+/** The latest stored deliberation of a role for this issue/run (a repeat of an earlier one is not a new one). */
+export function latestDeliberationText(
+  store: Store,
+  role: string,
+  issue: string | null,
+  run: string | null,
+): { id: string; text: string; files: string[] } | undefined {
+  const row = latestDeliberation(patternDb(store), store.project, role, issue ?? '', run ?? '');
+  if (!row) return undefined;
+  // The log is shared through git: its path field is not trusted. The artifact's place follows from the id.
+  if (!/^d[0-9a-z]{26}$/.test(row.id))
+    throw new CairnError(
+      'input',
+      `the stored ${role} deliberation has a malformed id ${JSON.stringify(row.id.slice(0, 40))}`,
+    );
+  const path = store.artifactPath('deliberations', `${row.id}.md`);
+  try {
+    // bounded like any input (SPEC §2): a regular file of at most the input cap, never a device or FIFO
+    const bytes = readSmallFile(path, DEFAULT_INPUT_CAP);
+    if (!bytes) throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (ENOENT)`);
+    return { id: row.id, text: bytes.toString('utf8'), files: row.files };
+  } catch (err) {
+    if (err instanceof CairnError) throw err;
+    throw new CairnError(
+      'store',
+      `the stored ${role} deliberation ${row.id} is unreadable ` +
+        `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
+  }
 }

@@ -63,7 +63,11 @@ export function parseVectors(stdout: string, wanted: Set<string>, dimensions?: n
     const { id, vector } = (value ?? {}) as { id?: unknown; vector?: unknown };
     if (typeof id !== 'string' || !wanted.has(id)) {
       problems.push(`${where} has an unknown id ${String(JSON.stringify(id)).slice(0, 40)}`);
-    } else if (!Array.isArray(vector) || vector.length === 0 || !vector.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+    } else if (
+      !Array.isArray(vector) ||
+      vector.length === 0 ||
+      !vector.every((x) => typeof x === 'number' && Number.isFinite(x))
+    ) {
       problems.push(`${where} (id ${id}) has no vector of finite numbers`);
     } else {
       candidates.push({ where, id, vector });
@@ -90,7 +94,12 @@ function mostCommon(values: number[]): number | undefined {
 }
 
 /** Run the provider once over `items`. A provider that fails, hangs or cannot start is an error. */
-export function runProvider(command: string, items: EmbedItem[], timeoutMs: number, dimensions?: number): ParsedVectors {
+export function runProvider(
+  command: string,
+  items: EmbedItem[],
+  timeoutMs: number,
+  dimensions?: number,
+): ParsedVectors {
   // `exec`: the shell becomes the provider, so the kill at the timeout reaches it; killing only the
   // shell would leave a hung provider running after every call.
   const { spawnSync } = require('node:child_process') as typeof import('node:child_process');
@@ -109,7 +118,8 @@ export function runProvider(command: string, items: EmbedItem[], timeoutMs: numb
   }
   // A provider that exits before reading its input breaks the pipe: its exit code says more than EPIPE.
   const brokePipe = (r.error as NodeJS.ErrnoException | undefined)?.code === 'EPIPE' && typeof r.status === 'number';
-  if (r.error && !brokePipe) throw new CairnError('input', `embeddings provider could not run (${r.error.message})${said}`);
+  if (r.error && !brokePipe)
+    throw new CairnError('input', `embeddings provider could not run (${r.error.message})${said}`);
   if (r.status !== 0) {
     const how = r.signal ? `was killed by ${r.signal}` : `exited with code ${r.status}`;
     throw new CairnError('input', `embeddings provider ${how} (${command})${said}`);
@@ -159,7 +169,8 @@ export function cosine(a: Float32Array, b: Float32Array): number {
 
 export function providerCommand(store: Store): string {
   const command = store.config.embeddings.command?.trim();
-  if (!command) throw new CairnError('input', 'no embeddings provider: set "embeddings": {"command": "..."} in .cairn/config.json');
+  if (!command)
+    throw new CairnError('input', 'no embeddings provider: set "embeddings": {"command": "..."} in .cairn/config.json');
   return command;
 }
 
@@ -176,7 +187,8 @@ export interface EmbedReport {
 export function embedPatterns(store: Store, batchSize = EMBED_BATCH, progress: Progress = NO_PROGRESS): EmbedReport {
   const command = providerCommand(store);
   const byKey = new Map<string, string>();
-  for (const p of listPatterns(patternDb(store), store.project, { includeDeprecated: true })) byKey.set(embeddingKey(command, p.text), p.text);
+  for (const p of listPatterns(patternDb(store), store.project, { includeDeprecated: true }))
+    byKey.set(embeddingKey(command, p.text), p.text);
   const cached = readVectors(patternDb(store), [...byKey.keys()]);
   const missing = [...byKey.keys()].filter((key) => !cached.has(key));
   let dimensions: number | undefined = cached.values().next().value?.length;
@@ -189,7 +201,10 @@ export function embedPatterns(store: Store, batchSize = EMBED_BATCH, progress: P
       parsed = runProvider(command, batch, providerTimeout(store.deadline), dimensions);
     } catch (err) {
       if (embedded === 0) throw err;
-      throw new CairnError('input', `${(err as Error).message} — after embedding ${embedded} of ${missing.length} texts (kept)`);
+      throw new CairnError(
+        'input',
+        `${(err as Error).message} — after embedding ${embedded} of ${missing.length} texts (kept)`,
+      );
     }
     for (const problem of parsed.problems) store.log.warn(problem);
     // Each batch is saved at once, so an interrupted run keeps its progress.
@@ -197,14 +212,21 @@ export function embedPatterns(store: Store, batchSize = EMBED_BATCH, progress: P
     embedded += parsed.vectors.size;
     dimensions ??= parsed.vectors.values().next().value?.length;
   }
-  return { texts: byKey.size, cached: cached.size, embedded, failed: missing.length - embedded, dimensions: dimensions ?? null };
+  return {
+    texts: byKey.size,
+    cached: cached.size,
+    embedded,
+    failed: missing.length - embedded,
+    dimensions: dimensions ?? null,
+  };
 }
 
 /** The query's vector: one provider call. Any failure is an error for the caller to fall back from. */
 export function embedQuery(command: string, text: string, timeoutMs: number): Float32Array {
   const parsed = runProvider(command, [{ id: 'query', text }], timeoutMs);
   const vector = parsed.vectors.get('query');
-  if (!vector) throw new CairnError('input', `embeddings provider gave no vector for the query (${parsed.problems.join('; ')})`);
+  if (!vector)
+    throw new CairnError('input', `embeddings provider gave no vector for the query (${parsed.problems.join('; ')})`);
   return vector;
 }
 
@@ -218,11 +240,18 @@ export const EMBEDDING_LINK_MIN = 0.8;
  * this run). Without a provider, a cached vector or the time to ask, no link; a failing provider
  * is warned about and links nothing.
  */
-export function linkByEmbedding(store: Store, findings: EmbedItem[], candidates: { id: string; text: string }[]): Map<string, string> {
+export function linkByEmbedding(
+  store: Store,
+  findings: EmbedItem[],
+  candidates: { id: string; text: string }[],
+): Map<string, string> {
   const links = new Map<string, string>();
   const command = store.config.embeddings.command?.trim();
   if (!command || findings.length === 0 || candidates.length === 0) return links;
-  const cached = readVectors(patternDb(store), candidates.map((c) => embeddingKey(command, c.text)));
+  const cached = readVectors(
+    patternDb(store),
+    candidates.map((c) => embeddingKey(command, c.text)),
+  );
   if (cached.size === 0) return links;
   let parsed: ParsedVectors;
   try {
@@ -241,7 +270,8 @@ export function linkByEmbedding(store: Store, findings: EmbedItem[], candidates:
       const other = cached.get(embeddingKey(command, c.text));
       if (!other || other.length !== vector.length) continue;
       const score = cosine(vector, other);
-      if (score >= EMBEDDING_LINK_MIN && (!best || score > best.score || (score === best.score && c.id < best.id))) best = { id: c.id, score };
+      if (score >= EMBEDDING_LINK_MIN && (!best || score > best.score || (score === best.score && c.id < best.id)))
+        best = { id: c.id, score };
     }
     if (best) links.set(f.id, best.id);
   }

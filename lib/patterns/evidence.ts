@@ -81,14 +81,16 @@ function firstWord(text: string): string {
 
 const SHELL_PROMPT = /^\s*\$ +\S/;
 const RUNNER_OUTPUT = [
-  /(?<![\w.])\d+ (?:tests? )?(?:passed|failed|passing|failing)\b/i, // "12 passed", "Tests: 14 passed", "Test Files  2 passed"
+  // "12 passed", "Tests: 14 passed", "Test Files  2 passed"
+  /(?<![\w.])\d+ (?:tests? )?(?:passed|failed|passing|failing)\b/i,
   /^\s*(?:not )?ok \d+(?:\s+-\s|\s*$)/, // TAP: "ok 1 - adds numbers"
   /^\s*(?:PASS|FAIL)\s+\S*[./]/, // jest/vitest: "PASS src/x.test.ts"
   /\bexit(?:ed with)? (?:code|status):?\s*-?\d+/i, // "exit code 0", "exited with code 1", "Exit status: 2"
 ];
 
 const PREVALIDATED_HEADING = /^ {0,3}#{1,6}[ \t]+[*_]*pre[- ]?validated[ \t]+checks(?![A-Za-z0-9])/i;
-const PREVALIDATED_BOLD = /^[ \t]*(?:\*\*|__)[ \t]*pre[- ]?validated[ \t]+checks(?![A-Za-z0-9])[^*_\n]*(?:\*\*|__)(.*)/i;
+const PREVALIDATED_BOLD =
+  /^[ \t]*(?:\*\*|__)[ \t]*pre[- ]?validated[ \t]+checks(?![A-Za-z0-9])[^*_\n]*(?:\*\*|__)(.*)/i;
 
 function showsExecution(blocks: Block[]): boolean {
   for (let i = 0; i < blocks.length; i++) {

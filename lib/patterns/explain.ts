@@ -20,7 +20,14 @@ export interface Evidence {
  * weight then and now (SPEC §3.10.6). Everything here came from the log: shown on one line each,
  * without control characters.
  */
-export function explainLines(p: Pattern, f: ScoreFactors, role: string, events: CairnEvent[], evidence: Evidence, maxEvents = Infinity) {
+export function explainLines(
+  p: Pattern,
+  f: ScoreFactors,
+  role: string,
+  events: CairnEvent[],
+  evidence: Evidence,
+  maxEvents = Infinity,
+) {
   const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
   const cut = f.base >= SCORE_CUT ? `injectable (≥ ${SCORE_CUT})` : `below the ${SCORE_CUT} cut`;
   const status = p.lifecycle === 'deprecated' ? 'deprecated: never injected' : cut;
@@ -33,7 +40,8 @@ export function explainLines(p: Pattern, f: ScoreFactors, role: string, events: 
     `record: ${fmt(p.success_count)} successes, ${p.ignore_count} ignored, ${p.reinforcement_count} reinforced, ` +
       `${p.sightings} sightings in ${p.issues.length} issue(s)${p.was_validated ? ', validated' : ''}`,
     `evidence: held up ${fmt(p.held)}, against ${fmt(p.ignore_weight)} (tested, recent verdicts weigh more; ` +
-      `half-life ${evidence.halfLife} verdicts), untested ${fmt(p.untested)} (counts ${fmt(untestedCredit(p.untested))})`,
+      `half-life ${evidence.halfLife} verdicts), ` +
+      `untested ${fmt(p.untested)} (counts ${fmt(untestedCredit(p.untested))})`,
     shown(`context: labels [${p.labels.join(', ')}] files [${p.files.join(', ')}] phases [${p.phases.join(', ')}]`),
     ...person,
     `score for ${shown(role)}: ${f.base.toFixed(4)} = rate ${f.rate.toFixed(3)} × decay ${f.decay.toFixed(3)} ` +

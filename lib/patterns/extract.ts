@@ -103,7 +103,8 @@ export function accumulatedPatternItems(text: string): string[] {
 
 const EXPLICIT = /^(rule|causal|observation)\s*:\s*/i;
 // Both apostrophes: generated text often writes don’t with U+2019.
-const OBLIGATION = /\b(must|never|always|do not|don['’]t|dont|should|shouldn['’]t|required|requires?|avoid|forbidden)\b/i;
+const OBLIGATION =
+  /\b(must|never|always|do not|don['’]t|dont|should|shouldn['’]t|required|requires?|avoid|forbidden)\b/i;
 const CAUSE = /\b(because|caused by|causes|leads to|lead to|results in|result in|due to|therefore|so that)\b|->|→/i;
 
 /** Category and text without its explicit prefix (SPEC §3.3 step 3). */
@@ -126,7 +127,9 @@ const SHORT_ID = /^\[p[0-9a-f]{4,15}\]\s*/i;
  * pattern text is stored as the block shows it — no control, bidi or role marker, no fence, no secret).
  */
 export function cleanItem(raw: string): string {
-  return sanitizeUntrusted(collapseWhitespace(stripMarkdown(raw)), { singleLine: true }).replace(SHORT_ID, '').replace(TRACK_RECORD, '');
+  return sanitizeUntrusted(collapseWhitespace(stripMarkdown(raw)), { singleLine: true })
+    .replace(SHORT_ID, '')
+    .replace(TRACK_RECORD, '');
 }
 
 /**
@@ -155,7 +158,14 @@ export function extractPatterns(text: string, verdict: Verdict | null): Extracti
     if (!summary && citedIds(f).length === 0) continue;
     seenIds.add(f.id);
     const text = summary?.text ?? cleanItem(summaryWithoutCitations(f.summary ?? '')).slice(0, MAX_PATTERN_CHARS);
-    findings.push({ text, category: summary?.category ?? 'observation', source: 'finding', finding: f.id, detail: f, storable: !!summary });
+    findings.push({
+      text,
+      category: summary?.category ?? 'observation',
+      source: 'finding',
+      finding: f.id,
+      detail: f,
+      storable: !!summary,
+    });
   }
   return { items, findings };
 }

@@ -1,22 +1,24 @@
-import { DEFAULT_INPUT_CAP, readSmallFile } from '../io/read.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import type { Store } from '../store/store.js';
 import type { EventPayload } from '../events/types.js';
-import { parseVerdict, findingById } from './verdict.js';
+import { parseVerdict, findingById, type Verdict } from './verdict.js';
 import { findingNamedByLine, validatorReason } from './finding-prose.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
 import { roleWeight } from '../store/config.js';
-import { patternId } from '../core/ids.js';
 import {
-  appliedPatternIds, deliberationLinks, dismissedPatternIds, getPattern, injectedPatternIds, patternTexts, type Pattern, type StoredLink,
+  appliedPatternIds,
+  dismissedPatternIds,
+  getPattern,
+  injectedPatternIds,
+  runMarks,
+  sightingAddedSuccess,
+  type Pattern,
 } from './queries.js';
 import { nowMs } from '../core/clock.js';
 import { CairnError } from '../core/errors.js';
 import { autoDeprecationReason } from './lifecycle.js';
-import { extractPatterns } from './extract.js';
-import { linkContext } from './deliberation.js';
-import { TermIndex } from './terms.js';
-import { linkFinding, namesIdentifierOf, summaryWithoutCitations } from './link.js';
+import { latestDeliberationText } from './deliberation.js';
+import { dismissalTargets, findingLinks, type FindingLinks } from './finding-links.js';
 import { shortId } from './block.js';
 import { appendEvents, patternDb } from '../events/log.js';
 import { withTested } from '../events/credit.js';
@@ -81,138 +83,71 @@ export interface FeedbackReport {
   dryRun: boolean;
 }
 
-/** The latest stored deliberation of a role for this issue/run (a repeat of an earlier one is not a new one). */
-export function latestDeliberationText(store: Store, role: string, issue: string | null, run: string | null): { id: string; text: string; files: string[] } | undefined {
-  // rowid follows the log's order, so a tie in ts goes to the later line, whatever its random id.
-  const row = patternDb(store)
-    .prepare('SELECT id, files FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND duplicate_of IS NULL ORDER BY ts DESC, rowid DESC LIMIT 1')
-    .get(store.project, role, issue ?? '', run ?? '') as { id: string; files: string } | undefined;
-  if (!row) return undefined;
-  // The log is shared through git: its path field is not trusted. The artifact's place follows from the id.
-  if (!/^d[0-9a-z]{26}$/.test(row.id)) throw new CairnError('input', `the stored ${role} deliberation has a malformed id ${JSON.stringify(row.id.slice(0, 40))}`);
-  const path = store.artifactPath('deliberations', `${row.id}.md`);
-  try {
-    // bounded like any input (SPEC §2): a regular file of at most the input cap, never a device or FIFO put in its place
-    const bytes = readSmallFile(path, DEFAULT_INPUT_CAP);
-    if (!bytes) throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (ENOENT)`);
-    return { id: row.id, text: bytes.toString('utf8'), files: JSON.parse(row.files) };
-  } catch (err) {
-    if (err instanceof CairnError) throw err;
-    throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
-}
-
 /** At most this much of a validator's reason is recorded in the event (its words led the dismissal). */
 const REASON_RECORDED = 160;
 
-interface FindingLinks {
-  /** The finding's link: recorded when its deliberation was stored, else found now. */
-  of(id: string): StoredLink | undefined;
-  /**
-   * The pattern(s) the finding applies, read with the validator's reason for dismissing it: linked now,
-   * among the same candidates — unless the finding names an identifier of a pattern it is linked to.
-   */
-  withReason(id: string, reason: string, linked: string[]): string[] | undefined;
+/** The adversary's text, and its verdict parsed once. */
+interface Adversary {
+  text: string;
+  verdict: Verdict | null;
+  /** The stored deliberation it was read from, if it was. */
+  stored?: { id: string; files: string[] };
 }
 
-/**
- * The links of the adversary's findings. A stored deliberation has them recorded (SPEC §3.9.1); a
- * text given as a file is linked now, the same way, against the role's patterns (a finding that
- * linked to nothing when stored is its own pattern, found by its id).
- */
-function findingLinks(store: Store, role: string, scope: { issue: string; run: string } | undefined, stored: string | undefined, text: string): FindingLinks {
-  const recorded = stored ? deliberationLinks(patternDb(store), store.project, stored) : new Map<string, StoredLink>();
-  const verdict = parseVerdict(text).verdict;
-  let ctx: ReturnType<typeof linkContext> | undefined;
-  const context = () => {
-    if (!ctx) {
-      const injected = scope ? injectedPatternIds(patternDb(store), store.project, scope.issue, scope.run, role) : [];
-      const own = extractPatterns(text, null).items.map((e) => patternId(store.project, role, e.text));
-      ctx = linkContext(store, new TermIndex(patternDb(store), store.project, role), patternTexts(patternDb(store), store.project, [...new Set([...injected, ...own])]));
-    }
-    return ctx;
-  };
-  const findingOf = (id: string) => findingById(verdict, id) ?? findingNamedByLine(id, text);
-  return {
-    of(id) {
-      const link = recorded.get(id) ?? [...recorded].find(([f]) => f.toLowerCase() === id.toLowerCase())?.[1];
-      if (link) return link;
-      if (stored && findingById(verdict, id)) return undefined; // it was stored and linked to nothing
-      const finding = findingOf(id);
-      if (!finding) return undefined;
-      const summary = summaryWithoutCitations(finding.summary ?? '');
-      store.deadline.check('linking the findings to patterns'); // a long text links for long: stop before anything is recorded (SPEC §2)
-      const live = linkFinding(finding, context());
-      if (live) return { ...live, summary };
-      const self = getPattern(patternDb(store), store.project, patternId(store.project, role, summary));
-      return self && self.role === role ? { patterns: [self.id], match: 'self', summary } : undefined;
-    },
-    withReason(id, reason, linked) {
-      const finding = findingOf(id);
-      if (!finding) return undefined;
-      // what the finding names outweighs what the reason says (it often names the rule that replaced this one)
-      if (patternTexts(patternDb(store), store.project, linked).some((p) => namesIdentifierOf(finding, p.text))) return undefined;
-      // the finding's own citations, if any, were resolved when it was linked
-      const read = { ...finding, summary: summaryWithoutCitations(finding.summary ?? ''), patterns: undefined };
-      store.deadline.check('linking the findings to patterns');
-      return linkFinding(read, context(), reason)?.patterns;
-    },
-  };
+/** The two texts a feedback run reads: given, or the latest stored of each role for the issue/run. */
+function readTexts(store: Store, input: FeedbackInput, roles: { adversarial: string; validator: string }) {
+  const validator = input.validatorText ?? latestDeliberationText(store, roles.validator, input.issue, input.run)?.text;
+  if (validator === undefined) {
+    throw new CairnError(
+      'input',
+      `no ${roles.validator} text: give --validator-file, stdin, ` +
+        `or store the ${roles.validator} deliberation for this issue/run first`,
+    );
+  }
+  const stored =
+    input.adversarialText === undefined
+      ? latestDeliberationText(store, roles.adversarial, input.issue, input.run)
+      : undefined;
+  const text = input.adversarialText ?? stored?.text ?? '';
+  const adversary: Adversary = { text, verdict: parseVerdict(text).verdict, stored };
+  return { validator, adversary };
 }
 
-/**
- * The patterns a dismissal penalises, and how each was reached. A finding linked by its words is read
- * again with the validator's reason, and the dismissal lands where that reading leads: a reason that
- * names the rule's premise ("there is no man page") mends a link the finding's concrete words got
- * wrong. A finding that was its own pattern stays penalised beside the rule the reason reaches. A
- * citation or an embedding link stands as recorded.
- */
-function dismissalTargets(links: FindingLinks, id: string, reason: string): { pattern: string; match: string }[] {
-  const link = links.of(id);
-  const recorded = (link?.patterns ?? []).map((pattern) => ({ pattern, match: link!.match }));
-  if (!reason || (link && link.match !== 'text' && link.match !== 'self')) return recorded;
-  const read = links.withReason(id, reason, link?.match === 'text' ? link.patterns : [])?.filter((p) => !link?.patterns.includes(p)) ?? [];
-  if (read.length === 0) return recorded;
-  const kept = link?.match === 'self' ? recorded : [];
-  return [...kept, ...read.map((pattern) => ({ pattern, match: 'reason' }))];
-}
-
-/** What this issue/run already reinforced and aged: each happens once per run. */
-function runMarks(store: Store, issue: string, run: string): { reinforced: Set<string>; aged: Set<string> } {
-  const rows = patternDb(store).prepare('SELECT pattern, kind FROM run_marks WHERE project = ? AND issue = ? AND run = ?').all(store.project, issue, run) as {
-    pattern: string;
-    kind: string;
-  }[];
-  return {
-    reinforced: new Set(rows.filter((r) => r.kind === 'reinforced').map((r) => r.pattern)),
-    aged: new Set(rows.filter((r) => r.kind === 'aged').map((r) => r.pattern)),
-  };
-}
-
-function sightingAddedSuccess(store: Store, issue: string, run: string, pattern: string): boolean {
-  return !!patternDb(store)
-    .prepare('SELECT 1 FROM sightings WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1')
-    .get(store.project, issue, run, pattern);
+/** What the phases of one feedback run share, and the events they gather. */
+interface Run {
+  store: Store;
+  input: FeedbackInput;
+  role: string;
+  issue: string;
+  run: string;
+  scoped: boolean;
+  validator: string;
+  verdict: Verdict;
+  adversary: Adversary;
+  links: FindingLinks;
+  /** The adversary's evidence lets a confirmation or a PASS reinforce (SPEC §3.7: L1/L2). */
+  grounded: boolean;
+  /** Dismissed earlier in this run (a re-run, an earlier iteration): not penalised twice, never reinforced. */
+  dismissedBefore: Set<string>;
+  /** Finding ids dismissed by this verdict, lower-cased. */
+  dismissed: Set<string>;
+  penalised: Set<string>;
+  /** What this issue/run already reinforced and aged: each happens once per run. */
+  marked: { reinforced: Set<string>; aged: Set<string> };
+  patternOf(id: string): Pattern | undefined;
+  events: EventPayload[];
+  report: FeedbackReport;
 }
 
 export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport {
-  const advRole = input.adversarialRole.toLowerCase();
-  const valRole = input.validatorRole.toLowerCase();
-  const issue = input.issue ?? '';
-  const run = input.run ?? '';
-  const scoped = input.issue !== null || input.run !== null;
-
-  const validator = input.validatorText ?? latestDeliberationText(store, valRole, input.issue, input.run)?.text;
-  if (validator === undefined) throw new CairnError('input', `no ${valRole} text: give --validator-file, stdin, or store the ${valRole} deliberation for this issue/run first`);
-  const storedAdversarial = input.adversarialText === undefined ? latestDeliberationText(store, advRole, input.issue, input.run) : undefined;
-  const adversarial = input.adversarialText ?? storedAdversarial?.text ?? '';
-  const changedFiles = input.files.length ? input.files : (storedAdversarial?.files ?? []);
-
+  const roles = { adversarial: input.adversarialRole.toLowerCase(), validator: input.validatorRole.toLowerCase() };
+  const { validator, adversary } = readTexts(store, input, roles);
   const parsed = parseVerdict(validator);
+  const changedFiles = input.files.length ? input.files : (adversary.stored?.files ?? []);
   const report: FeedbackReport = {
     verdict: parsed.verdict?.verdict ?? null,
     effective: parsed.verdict?.effective ?? null,
-    evidence: adversarial ? evidenceLevel(adversarial, changedFiles) : null,
+    evidence: adversary.text ? evidenceLevel(adversary.text, changedFiles) : null,
     problems: parsed.problems,
     penalised: [],
     confirmed: [],
@@ -226,97 +161,189 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
     dryRun: input.dryRun,
   };
   if (!parsed.verdict) return report;
-  const verdict = parsed.verdict;
-  const links = findingLinks(store, advRole, scoped ? { issue, run } : undefined, storedAdversarial?.id, adversarial);
-  const grounded = report.evidence === 'L1' || report.evidence === 'L2';
-  const injected = scoped ? injectedPatternIds(patternDb(store), store.project, issue, run, advRole) : [];
-  // Dismissed earlier in this run (a re-run, an earlier iteration): not penalised twice, never reinforced.
-  const dismissedBefore = scoped ? dismissedPatternIds(patternDb(store), store.project, issue, run) : new Set<string>();
-  const weight = roleWeight(store.config, advRole);
-  const { halfLife } = store.config.evidence;
-  const events: EventPayload[] = [];
-  const penalisedIds = new Set<string>();
+  const run = startRun(store, input, roles.adversarial, validator, parsed.verdict, adversary, report);
+  penaliseDismissed(run);
+  reinforceKept(run);
+  gateThePass(run);
+  if (!input.dryRun) appendEvents(store, run.events);
+  return report;
+}
+
+function startRun(
+  store: Store,
+  input: FeedbackInput,
+  role: string,
+  validator: string,
+  verdict: Verdict,
+  adversary: Adversary,
+  report: FeedbackReport,
+): Run {
+  const [issue, run] = [input.issue ?? '', input.run ?? ''];
+  const scoped = input.issue !== null || input.run !== null;
   const patterns = new Map<string, Pattern | undefined>();
   const patternOf = (id: string) => {
     if (!patterns.has(id)) patterns.set(id, getPattern(patternDb(store), store.project, id));
     return patterns.get(id);
   };
+  return {
+    store,
+    input,
+    role,
+    issue,
+    run,
+    scoped,
+    validator,
+    verdict,
+    adversary,
+    report,
+    patternOf,
+    links: findingLinks(store, role, scoped ? { issue, run } : undefined, adversary.stored?.id, adversary),
+    grounded: report.evidence === 'L1' || report.evidence === 'L2',
+    dismissedBefore: scoped ? dismissedPatternIds(patternDb(store), store.project, issue, run) : new Set<string>(),
+    dismissed: new Set(verdict.false_positives.map((id) => id.toLowerCase())),
+    penalised: new Set<string>(),
+    marked: scoped
+      ? runMarks(patternDb(store), store.project, issue, run)
+      : { reinforced: new Set<string>(), aged: new Set<string>() },
+    events: [],
+  };
+}
 
-  const dismissed = new Set(verdict.false_positives.map((id) => id.toLowerCase()));
+/**
+ * Each finding the validator dismissed penalises the patterns it applied (SPEC §3.7, §3.9.2): weighted
+ * by the adversarial role, its sighting's success taken back, a regression noted, and `cairn
+ * maintain`'s rules applied at once to the pattern as the dismissal leaves it.
+ */
+function penaliseDismissed(r: Run): void {
+  const { store, input, verdict, adversary, report } = r;
+  const weight = roleWeight(store.config, r.role);
+  const { halfLife } = store.config.evidence;
   // the ids a validator's paragraph may name beside the one it explains
-  const findingIds = [...new Set([...verdict.false_positives, ...verdict.must_fix, ...verdict.issues.map((f) => f.id), ...(parseVerdict(adversarial).verdict?.issues.map((f) => f.id) ?? [])])];
+  const ids = [
+    ...verdict.false_positives,
+    ...verdict.must_fix,
+    ...verdict.issues.map((f) => f.id),
+    ...(adversary.verdict?.issues.map((f) => f.id) ?? []),
+  ];
+  const findingIds = [...new Set(ids)];
   for (const id of verdict.false_positives) {
-    const reason = validatorReason(id, validator, findingIds);
-    const targets = dismissalTargets(links, id, reason);
+    const reason = validatorReason(id, r.validator, findingIds);
+    const targets = dismissalTargets(r.links, id, reason);
     if (targets.length === 0) {
-      const named = findingById(parseVerdict(adversarial).verdict, id) || findingNamedByLine(id, adversarial);
-      report.unmatched.push({
-        finding: id,
-        reason: !adversarial ? `no ${advRole} text to look ${id} up in` : named ? `${id} applies no ${advRole} pattern` : `no finding or line names ${id} in the ${advRole} text`,
-      });
+      report.unmatched.push({ finding: id, reason: whyUnmatched(r, id) });
       continue;
     }
     for (const { pattern: pid, match } of targets) {
-      const p = patternOf(pid);
-      if (!p || penalisedIds.has(pid) || report.alreadyDismissed.includes(pid)) continue; // two ids naming one pattern: one dismissal
-      if (dismissedBefore.has(pid)) {
+      const p = r.patternOf(pid);
+      // two ids naming one pattern: one dismissal
+      if (!p || r.penalised.has(pid) || report.alreadyDismissed.includes(pid)) continue;
+      if (r.dismissedBefore.has(pid)) {
         report.alreadyDismissed.push(pid);
         continue;
       }
-      penalisedIds.add(pid);
-      const retracted = scoped && sightingAddedSuccess(store, issue, run, pid);
+      r.penalised.add(pid);
+      const retracted = r.scoped && sightingAddedSuccess(patternDb(store), store.project, r.issue, r.run, pid);
       const regressed = p.was_validated === 1;
       // the validator's words are kept in the log: sanitised, secrets redacted (SPEC §4.6)
-      const why = match === 'reason' ? { reason: sanitizeUntrusted(reason, { singleLine: true }).slice(0, REASON_RECORDED) } : {};
-      events.push({ type: 'pattern.ignored', pattern: pid, role: p.role, weight, issue: input.issue, run: input.run, finding: id, retract: retracted, ...why, halfLife });
-      if (regressed) events.push({ type: 'pattern.regressed', pattern: pid, issue: input.issue, run: input.run, finding: id });
+      const why =
+        match === 'reason' ? { reason: sanitizeUntrusted(reason, { singleLine: true }).slice(0, REASON_RECORDED) } : {};
+      const scope = { issue: input.issue, run: input.run };
+      r.events.push({
+        type: 'pattern.ignored',
+        pattern: pid,
+        role: p.role,
+        weight,
+        ...scope,
+        finding: id,
+        retract: retracted,
+        ...why,
+        halfLife,
+      });
+      if (regressed) r.events.push({ type: 'pattern.regressed', pattern: pid, ...scope, finding: id });
       report.penalised.push({ finding: id, pattern: pid, text: p.text, match, weight, retracted, regressed });
-      // `cairn maintain`'s rules, applied at once to the pattern as this dismissal leaves it (the reducer's arithmetic).
-      const after = { ...p, ...withTested(p, { against: weight, strength: 1, halfLife }), ignore_count: p.ignore_count + 1, untested: Math.max(0, p.untested - (retracted ? 1 : 0)) };
+      const after = {
+        ...p,
+        ...withTested(p, { against: weight, strength: 1, halfLife }),
+        ignore_count: p.ignore_count + 1,
+        untested: Math.max(0, p.untested - (retracted ? 1 : 0)),
+      };
       const reasonToDeprecate = autoDeprecationReason(after, nowMs(), store.config.prior);
       if (reasonToDeprecate) {
-        events.push({ type: 'pattern.deprecated', pattern: pid, reason: reasonToDeprecate, auto: true });
+        r.events.push({ type: 'pattern.deprecated', pattern: pid, reason: reasonToDeprecate, auto: true });
         report.deprecated.push(pid);
         if (regressed) report.obsolete.push(pid);
       }
     }
   }
+}
 
-  const marked = scoped ? runMarks(store, issue, run) : { reinforced: new Set<string>(), aged: new Set<string>() };
-  const eligible = (id: string) => !penalisedIds.has(id) && !dismissedBefore.has(id) && !!patternOf(id) && patternOf(id)!.lifecycle !== 'deprecated';
-  // With the finding that tested it (SPEC §3.10.1); without, untested credit.
-  const reinforce = (id: string, finding?: string) => {
-    if (!eligible(id) || marked.reinforced.has(id) || report.reinforced.includes(id)) return;
-    report.reinforced.push(id);
-    events.push({ type: 'pattern.reinforced', pattern: id, issue: input.issue, run: input.run, ...(finding ? { finding, halfLife } : {}) });
-  };
+/** Why a dismissed id penalised nothing: no text to look it up in, nothing names it, or it applies no pattern. */
+function whyUnmatched(r: Run, id: string): string {
+  const { text, verdict } = r.adversary;
+  if (!text) return `no ${r.role} text to look ${id} up in`;
+  const named = findingById(verdict, id) || findingNamedByLine(id, text);
+  return named ? `${id} applies no ${r.role} pattern` : `no finding or line names ${id} in the ${r.role} text`;
+}
 
-  // A finding the validator keeps held up: its patterns are reinforced, behind the evidence gate.
-  const kept = [...new Set([...verdict.must_fix, ...verdict.issues.map((f) => f.id)])].filter((id) => !dismissed.has(id.toLowerCase()));
+/** A pattern that may be credited or aged in this run: it exists, is not deprecated, and was not dismissed in it. */
+function eligible(r: Run, id: string): boolean {
+  const p = r.patternOf(id);
+  return !r.penalised.has(id) && !r.dismissedBefore.has(id) && !!p && p.lifecycle !== 'deprecated';
+}
+
+/** Reinforce a pattern once per run: with the finding that tested it (SPEC §3.10.1), else as untested credit. */
+function reinforce(r: Run, id: string, finding?: string): void {
+  if (!eligible(r, id) || r.marked.reinforced.has(id) || r.report.reinforced.includes(id)) return;
+  r.report.reinforced.push(id);
+  const halfLife = r.store.config.evidence.halfLife;
+  r.events.push({
+    type: 'pattern.reinforced',
+    pattern: id,
+    issue: r.input.issue,
+    run: r.input.run,
+    ...(finding ? { finding, halfLife } : {}),
+  });
+}
+
+/** A finding the validator keeps held up: its patterns are reinforced, behind the evidence gate (SPEC §3.9.2). */
+function reinforceKept(r: Run): void {
+  const kept = [...new Set([...r.verdict.must_fix, ...r.verdict.issues.map((f) => f.id)])].filter(
+    (id) => !r.dismissed.has(id.toLowerCase()),
+  );
   for (const id of kept) {
-    const link = links.of(id);
+    const link = r.links.of(id);
     if (!link) continue;
-    report.confirmed.push({ finding: id, patterns: link.patterns, reinforced: grounded });
-    if (grounded) for (const pid of link.patterns) reinforce(pid, id);
+    r.report.confirmed.push({ finding: id, patterns: link.patterns, reinforced: r.grounded });
+    if (r.grounded) for (const pid of link.patterns) reinforce(r, pid, id);
   }
+}
 
-  if (verdict.effective !== 'PASS') report.gate = 'not-a-pass';
-  else if (!grounded) report.gate = 'evidence-too-weak';
+/**
+ * An effective PASS behind L1/L2 evidence reinforces what the adversary applied — linked to a finding
+ * it raised (tested by this PASS), or only echoed in its deliberation (untested credit) — narrowed to
+ * the changed files when given, and ages a step the injected patterns it left unused (SPEC §3.7, §3.9.2).
+ */
+function gateThePass(r: Run): void {
+  const { store, input, report } = r;
+  if (r.verdict.effective !== 'PASS') report.gate = 'not-a-pass';
+  else if (!r.grounded) report.gate = 'evidence-too-weak';
   else {
     report.gate = 'reinforced';
-    // What the adversary applied: linked to a finding it raised (tested by this PASS), or only echoed in
-    // its deliberation (untested credit).
-    const raised = (parseVerdict(adversarial).verdict?.issues ?? []).filter((f) => !dismissed.has(f.id.toLowerCase()));
+    const raised = (r.adversary.verdict?.issues ?? []).filter((f) => !r.dismissed.has(f.id.toLowerCase()));
     const testedBy = new Map<string, string>();
-    for (const f of raised) for (const id of links.of(f.id)?.patterns ?? []) if (!testedBy.has(id)) testedBy.set(id, f.id);
-    const applied = new Set([...(scoped ? appliedPatternIds(patternDb(store), store.project, issue, run, advRole) : []), ...testedBy.keys()]);
+    for (const f of raised)
+      for (const id of r.links.of(f.id)?.patterns ?? []) if (!testedBy.has(id)) testedBy.set(id, f.id);
+    const echoed = r.scoped ? appliedPatternIds(patternDb(store), store.project, r.issue, r.run, r.role) : [];
+    const applied = new Set([...echoed, ...testedBy.keys()]);
     const files = new Set(input.files);
-    for (const id of [...applied].sort()) if (files.size === 0 || (patternOf(id)?.files ?? []).some((f) => files.has(f))) reinforce(id, testedBy.get(id));
-    report.aged = injected.filter((id) => !applied.has(id) && eligible(id) && !marked.aged.has(id));
-    for (const id of report.aged) events.push({ type: 'pattern.aged', pattern: id, issue: input.issue, run: input.run });
+    for (const id of [...applied].sort())
+      if (files.size === 0 || (r.patternOf(id)?.files ?? []).some((f) => files.has(f)))
+        reinforce(r, id, testedBy.get(id));
+    const injected = r.scoped ? injectedPatternIds(patternDb(store), store.project, r.issue, r.run, r.role) : [];
+    report.aged = injected.filter((id) => !applied.has(id) && eligible(r, id) && !r.marked.aged.has(id));
+    for (const id of report.aged)
+      r.events.push({ type: 'pattern.aged', pattern: id, issue: input.issue, run: input.run });
   }
-  if (!input.dryRun) appendEvents(store, events);
-  return report;
 }
 
 /** The one-line account (stderr): what was penalised, confirmed, reinforced, aged and left unmatched, with ids. */
@@ -330,15 +357,21 @@ export function feedbackSummary(r: FeedbackReport): string {
     'not-a-pass': 'FAIL',
     'no-verdict': '',
   }[r.gate];
-  const confirmed = r.confirmed.map((c) => `${c.finding}→${c.patterns.map(shortId).join('+')}${c.reinforced ? '' : ' (evidence too weak)'}`);
+  const confirmed = r.confirmed.map(
+    (c) => `${c.finding}→${c.patterns.map(shortId).join('+')}${c.reinforced ? '' : ' (evidence too weak)'}`,
+  );
+  const byReason = (p: Penalty) => (p.match === 'reason' ? ' by the reason' : '');
+  const penalised = r.penalised.map((p) => `${p.finding}→${shortId(p.pattern)}${byReason(p)}`);
   return [
     `${gate}:`,
-    `${r.penalised.length} ${would}penalised${r.penalised.length ? ` (${r.penalised.map((p) => `${p.finding}→${shortId(p.pattern)}${p.match === 'reason' ? ' by the reason' : ''}`).join(' ')})` : ''},`,
+    `${r.penalised.length} ${would}penalised${penalised.length ? ` (${penalised.join(' ')})` : ''},`,
     `${r.confirmed.length} confirmed${confirmed.length ? ` (${confirmed.join(' ')})` : ''},`,
     `${r.reinforced.length} ${would}reinforced${ids(r.reinforced)},`,
     `${r.aged.length} ${would}aged${ids(r.aged)},`,
     `${r.unmatched.length} unmatched${r.unmatched.length ? ` (${r.unmatched.map((u) => u.finding).join(' ')})` : ''}` +
-      `${r.alreadyDismissed.length ? `, ${r.alreadyDismissed.length} already penalised in this run${ids(r.alreadyDismissed)}` : ''}` +
+      (r.alreadyDismissed.length
+        ? `, ${r.alreadyDismissed.length} already penalised in this run${ids(r.alreadyDismissed)}`
+        : '') +
       `${r.deprecated.length ? `, ${r.deprecated.length} ${would}deprecated${ids(r.deprecated)}` : ''}`,
   ].join(' ');
 }

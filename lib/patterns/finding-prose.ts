@@ -15,7 +15,10 @@ function namesId(id: string): RegExp {
 
 /** A line without the id, its markdown and its leading list marks. */
 function withoutId(line: string, id: string): string {
-  return stripMarkdown(line).replace(new RegExp(escapeRegExp(id), 'gi'), ' ').replace(/^[\s\-*+>#:|.)(\d—–]+/, '').trim();
+  return stripMarkdown(line)
+    .replace(new RegExp(escapeRegExp(id), 'gi'), ' ')
+    .replace(/^[\s\-*+>#:|.)(\d—–]+/, '')
+    .trim();
 }
 
 /** A dismissed or kept id that names no finding: the line of the adversarial text that names it, as a finding. */
@@ -51,10 +54,13 @@ export function validatorReason(id: string, validatorText: string, otherIds: str
       words.push(...paragraphs.slice(i, end < 0 ? undefined : end).map((p) => withoutId(p.replace(/\s+/g, ' '), id)));
       return;
     }
-    const about = others.some((o) => o.test(paragraph)) ? paragraph.split(/(?<=[.!?;])\s+/).filter((sentence) => names.test(sentence)) : [paragraph];
+    const about = others.some((o) => o.test(paragraph))
+      ? paragraph.split(/(?<=[.!?;])\s+/).filter((sentence) => names.test(sentence))
+      : [paragraph];
     words.push(...about.map((text) => withoutId(text.replace(/\s+/g, ' '), id)));
   });
-  return summaryWithoutCitations(words.join(' ')).slice(0, REASON_CHARS); // summaryWithoutCitations collapses whitespace too
+  // summaryWithoutCitations collapses whitespace too
+  return summaryWithoutCitations(words.join(' ')).slice(0, REASON_CHARS);
 }
 
 const HEADING = /^ {0,3}#{1,6}\s/;

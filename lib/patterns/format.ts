@@ -1,7 +1,16 @@
 import type { Store } from '../store/store.js';
 import { roleBudget, sameKindRoles } from '../store/config.js';
-import { candidateDigest, loadRanked, newCandidateSince, newestFirstSeen, rankScores, type RankOptions } from './ranking.js';
-import { fitBlock, linePieces, blockHeader, blockText, textPiece, withoutRestatements, BLOCK_FOOTER, type FitPath } from './block.js';
+import { candidateDigest, newCandidateSince, rankScores, type RankOptions } from './index/index.js';
+import {
+  fitBlock,
+  linePieces,
+  blockHeader,
+  blockText,
+  textPiece,
+  withoutRestatements,
+  BLOCK_FOOTER,
+  type FitPath,
+} from './block.js';
 import { TokenCounter, TokenizerUnavailable } from '../store/tokens.js';
 import { nowMs } from '../core/clock.js';
 import { sha256 } from '../core/text.js';
@@ -10,7 +19,7 @@ import { MAX_ROLE_CHARS, MAX_SUMMARY_BYTES, type EventPayload } from '../events/
 import { CairnError } from '../core/errors.js';
 import { checkScope } from './deliberation.js';
 import { appendEvents, patternDb } from '../events/log.js';
-import { listPatterns } from './queries.js';
+import { listPatterns, loadRanked, newestFirstSeen, storedSummary } from './queries.js';
 import { scorePattern } from './scoring.js';
 import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
@@ -50,8 +59,7 @@ export interface FormatResult {
 
 /**
  * The basis of a summary: the set of candidates it was written for, as their count and the sum of
- * their ids' first 40 bits (candidateDigest in ranking.ts) — a digest SQLite takes in one pass
- * without sorting the ids, ~3× cheaper than hashing them in id order (issue 8).
+ * their ids' first 40 bits (candidateDigest) — a digest SQLite takes in one pass without sorting the ids.
  */
 export function candidateBasis(digest: string): string {
   return sha256(`candidates ${digest}`).slice(0, 32);
@@ -69,19 +77,33 @@ const INJECTED_PER_EVENT = 100;
 /** A line is never under this many tokens (a dash, 12 characters of text, a record, a newline). */
 const MIN_LINE_TOKENS = 4;
 
-function rankOptions(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'query' | 'relevance'>): RankOptions {
+function rankOptions(
+  store: Store,
+  opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'query' | 'relevance'>,
+): RankOptions {
   const role = opts.role.toLowerCase();
   return {
     roles: sameKindRoles(store.config, role),
-    ctx: { now: nowMs(), role, labels: opts.labels, files: opts.files, phase: opts.phase ?? undefined, prior: store.config.prior },
+    ctx: {
+      now: nowMs(),
+      role,
+      labels: opts.labels,
+      files: opts.files,
+      phase: opts.phase ?? undefined,
+      prior: store.config.prior,
+    },
     query: opts.query,
     relevance: opts.relevance,
-    excludeDismissed: opts.issue !== null || opts.run !== null ? { issue: opts.issue ?? '', run: opts.run ?? '' } : undefined,
+    excludeDismissed:
+      opts.issue !== null || opts.run !== null ? { issue: opts.issue ?? '', run: opts.run ?? '' } : undefined,
   };
 }
 
 /** The basis a summary is stored against: every current candidate of the role in this context. */
-export function currentBasis(store: Store, opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'query' | 'relevance'>): string {
+export function currentBasis(
+  store: Store,
+  opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'query' | 'relevance'>,
+): string {
   return basisOf(store, rankOptions(store, opts));
 }
 
@@ -92,44 +114,27 @@ function basisOf(store: Store, rank: RankOptions): string {
 export function formatPatterns(store: Store, opts: FormatOptions): FormatResult {
   const role = opts.role.toLowerCase();
   const budget = effectiveBudget(store, role, opts.budget, opts.remainingTokens);
-  const skipped = (): FormatResult => ({ role, budget, tokens: 0, path: 'skipped', basis: '', patterns: [], block: '', tokenizerLoaded: false });
+  const skipped = (): FormatResult => ({
+    role,
+    budget,
+    tokens: 0,
+    path: 'skipped',
+    basis: '',
+    patterns: [],
+    block: '',
+    tokenizerLoaded: false,
+  });
   // Too little room left in the prompt to be useful (SPEC §3.5 step 2).
   if (opts.remainingTokens !== undefined && budget < store.config.minBlock) return skipped();
 
   // No block holds more lines than this, so no more rows are read.
   const limit = Math.floor(budget / (MIN_LINE_TOKENS * store.config.tokenizer.margin)) + 1;
-  const summaryRow = patternDb(store).prepare('SELECT basis, text, newest FROM summaries WHERE project = ? AND role = ?').get(store.project, role) as
-    | { basis: string; text: string; newest: string | null }
-    | undefined;
+  const summaryRow = storedSummary(patternDb(store), store.project, role);
   const rank = rankOptions(store, opts);
-  // The candidates' basis is taken for --json, and for a stored summary only when every line does not
-  // fit and the summary does (it passes over every candidate: SPEC §3.5 step 4b).
-  // The ranking is read a page at a time as the fit reaches further, each page four times the last:
-  // the walk goes on from where it stopped (lib/patterns/ranking.ts), and the fewer rows a page asks
-  // for, the fewer it reads. The first holds a block of lines of 64 tokens or more: on a hook's path a
-  // line without a cached count counts its UTF-8 bytes (~100 for a pattern of 15 words).
-  let asked = Math.ceil(limit / 16);
-  let ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
-  if (ranking.top.length === 0) return skipped();
-  const loaded = loadRanked(patternDb(store), store.project, ranking.top, rank);
-  const rankedAt = (j: number) => {
-    while (j >= loaded.length && !ranking.complete && asked < limit) {
-      asked = Math.min(limit, asked * 4);
-      ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
-      // (a writer may have moved a pattern between two reads: none is shown twice)
-      const shown = new Set(loaded.map((r) => r.pattern.id));
-      loaded.push(...loadRanked(patternDb(store), store.project, ranking.top.filter((s) => !shown.has(s.id)), rank));
-    }
-    return loaded[j];
-  };
-  const ranked = withoutRestatements(rankedAt);
-  let basis = opts.exactTokens ? basisOf(store, rank) : '';
-  const summaryMatches = () => {
-    // a candidate first seen since the summary was stored is not in its basis: no pass needed
-    if (!basis && summaryRow!.newest && newCandidateSince(patternDb(store), store.project, rank, summaryRow!.newest)) return false;
-    basis ||= basisOf(store, rank);
-    return summaryRow!.basis === basis;
-  };
+  const reader = rankedReader(store, rank, limit);
+  if (!reader) return skipped();
+  const { ranked } = reader;
+  const basis = basisTaker(store, rank, opts.exactTokens);
   // A stored summary is untrusted text too (it may span lines; none can close the block).
   const summary = summaryRow && sanitizeUntrusted(summaryRow.text);
 
@@ -151,11 +156,118 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   const margin = store.config.tokenizer.margin;
   const header = blockHeader(role) + '\n';
   const footer = BLOCK_FOOTER;
-  // No tokenizer on the hook path (issue 8): a piece without a cached count counts as its UTF-8
-  // length, which no token count exceeds (SPEC §3.5), so the budget holds for the exact count too.
-  // `cairn maintain` fills the counts; --json counts exactly, where the tokenizer loads.
-  let exact = opts.exactTokens;
-  const tokens = (text: string) => {
+  const tokens = tokenMeter(store, counter, opts.exactTokens);
+  try {
+    const fit = fitBlock({
+      role,
+      budget,
+      line: lineAt,
+      get complete() {
+        return reader.complete;
+      },
+      // +1 for the newline that ends each line; a newline may merge with the line's last token, never the reverse
+      lineTokens: (i) => tokens(pieces[i][0]) + tokens(pieces[i][1]) + 1,
+      lineBytes: (i) => Buffer.byteLength(lineAt(i)!) + 1,
+      get frameTokens() {
+        return tokens(header) + tokens(footer);
+      },
+      frameBytes: Buffer.byteLength(header) + Buffer.byteLength(footer),
+      summary: summary
+        ? { text: summary, tokens: () => tokens(summary) + 1, matches: () => basis.matches(summaryRow!) }
+        : undefined,
+      scale: (t) => Math.ceil(t * margin),
+      exactTokens: opts.exactTokens,
+    });
+    const included = fit.path === 'summary' ? ranked.all() : Array.from({ length: fit.count }, (_, i) => ranked.at(i)!);
+    const shown = (r: Ranked, i: number) => ({
+      id: r.pattern.id,
+      score: round(r.score),
+      text: blockText(r.pattern.text),
+      record: piecesAt(i)![1].slice(2, -1),
+    });
+    return {
+      role,
+      budget,
+      tokens: fit.tokens,
+      path: fit.path,
+      basis: basis.taken,
+      patterns: fit.path === 'skipped' ? [] : included.map(shown),
+      block: fit.block,
+      tokenizerLoaded: counter.loadedTokenizer,
+    };
+  } finally {
+    counter.dispose();
+  }
+}
+
+type Ranked = ReturnType<typeof loadRanked>[number];
+
+/**
+ * The role's candidates, best first, restatements left out, read a page at a time as the fit reaches
+ * further, each page four times the last: the walk goes on from where it stopped, and the fewer rows a
+ * page asks for, the fewer it reads. The first holds a block of lines of 64 tokens or more: on a hook's
+ * path a line without a cached count counts its UTF-8 bytes (~100 for a pattern of 15 words).
+ * Undefined when there is no candidate.
+ */
+function rankedReader(store: Store, rank: RankOptions, limit: number) {
+  let asked = Math.ceil(limit / 16);
+  let ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
+  if (ranking.top.length === 0) return undefined;
+  const loaded = loadRanked(patternDb(store), store.project, ranking.top, rank);
+  const rankedAt = (j: number) => {
+    while (j >= loaded.length && !ranking.complete && asked < limit) {
+      asked = Math.min(limit, asked * 4);
+      ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
+      // (a writer may have moved a pattern between two reads: none is shown twice)
+      const shown = new Set(loaded.map((r) => r.pattern.id));
+      loaded.push(
+        ...loadRanked(
+          patternDb(store),
+          store.project,
+          ranking.top.filter((s) => !shown.has(s.id)),
+          rank,
+        ),
+      );
+    }
+    return loaded[j];
+  };
+  return {
+    ranked: withoutRestatements(rankedAt),
+    get complete() {
+      return ranking.complete;
+    },
+  };
+}
+
+/**
+ * The candidates' basis, taken for --json, and for a stored summary only when every line does not fit
+ * and the summary does (it passes over every candidate: SPEC §3.5 step 4b).
+ */
+function basisTaker(store: Store, rank: RankOptions, exactTokens: boolean) {
+  let taken = exactTokens ? basisOf(store, rank) : '';
+  return {
+    get taken() {
+      return taken;
+    },
+    /** Whether a stored summary was written for the current candidates. */
+    matches(stored: { basis: string; newest: string | null }): boolean {
+      // a candidate first seen since the summary was stored is not in its basis: no pass needed
+      if (!taken && stored.newest && newCandidateSince(patternDb(store), store.project, rank, stored.newest))
+        return false;
+      taken ||= basisOf(store, rank);
+      return stored.basis === taken;
+    },
+  };
+}
+
+/**
+ * A text's tokens. No tokenizer on the hook path: a piece without a cached count counts as its UTF-8
+ * length, which no token count exceeds (SPEC §3.5), so the budget holds for the exact count too.
+ * `cairn maintain` fills the counts; --json counts exactly, where the tokenizer loads.
+ */
+function tokenMeter(store: Store, counter: TokenCounter, exactTokens: boolean): (text: string) => number {
+  let exact = exactTokens;
+  return (text) => {
     if (exact) {
       try {
         return counter.count(text);
@@ -167,39 +279,6 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
     }
     return counter.known(text) ?? Buffer.byteLength(text);
   };
-  try {
-    const fit = fitBlock({
-      role,
-      budget,
-      line: lineAt,
-      get complete() {
-        return ranking.complete;
-      },
-      // +1 for the newline that ends each line; a newline may merge with the line's last token, never the reverse
-      lineTokens: (i) => tokens(pieces[i][0]) + tokens(pieces[i][1]) + 1,
-      lineBytes: (i) => Buffer.byteLength(lineAt(i)!) + 1,
-      get frameTokens() {
-        return tokens(header) + tokens(footer);
-      },
-      frameBytes: Buffer.byteLength(header) + Buffer.byteLength(footer),
-      summary: summary ? { text: summary, tokens: () => tokens(summary) + 1, matches: summaryMatches } : undefined,
-      scale: (t) => Math.ceil(t * margin),
-      exactTokens: opts.exactTokens,
-    });
-    const included = fit.path === 'summary' ? ranked.all() : Array.from({ length: fit.count }, (_, i) => ranked.at(i)!);
-    return {
-      role,
-      budget,
-      tokens: fit.tokens,
-      path: fit.path,
-      basis,
-      patterns: fit.path === 'skipped' ? [] : included.map((r, i) => ({ id: r.pattern.id, score: round(r.score), text: blockText(r.pattern.text), record: piecesAt(i)![1].slice(2, -1) })),
-      block: fit.block,
-      tokenizerLoaded: counter.loadedTokenizer,
-    };
-  } finally {
-    counter.dispose();
-  }
 }
 
 /** Record the injection so feedback and outcome grading can attribute the verdict (SPEC §3.5 step 6). */
@@ -207,10 +286,20 @@ export function recordInjection(store: Store, result: FormatResult, issue: strin
   if (result.patterns.length === 0 || (issue === null && run === null)) return;
   // A summary may stand for thousands of candidates: it is attributed to the best 100. Lines are
   // named 100 to an event, so every event line stays small.
-  const ids = (result.path === 'summary' ? result.patterns.slice(0, INJECTED_PER_EVENT) : result.patterns).map((p) => p.id);
+  const ids = (result.path === 'summary' ? result.patterns.slice(0, INJECTED_PER_EVENT) : result.patterns).map(
+    (p) => p.id,
+  );
   const events: EventPayload[] = [];
   for (let i = 0; i < ids.length; i += INJECTED_PER_EVENT) {
-    events.push({ type: 'pattern.injected', role: result.role, issue, run, patterns: ids.slice(i, i + INJECTED_PER_EVENT), path: result.path, tokens: result.tokens });
+    events.push({
+      type: 'pattern.injected',
+      role: result.role,
+      issue,
+      run,
+      patterns: ids.slice(i, i + INJECTED_PER_EVENT),
+      path: result.path,
+      tokens: result.tokens,
+    });
   }
   appendEvents(store, events);
 }
@@ -230,7 +319,12 @@ export function fillTokenCounts(store: Store, progress: Progress = NO_PROGRESS):
     pieces.add(textPiece(pattern.text));
     for (const viewer of sameKindRoles(store.config, pattern.role)) {
       pieces.add(blockHeader(viewer) + '\n');
-      pieces.add(linePieces({ pattern, factors: scorePattern(pattern, { now, role: viewer, prior: store.config.prior }) }, viewer)[1]);
+      pieces.add(
+        linePieces(
+          { pattern, factors: scorePattern(pattern, { now, role: viewer, prior: store.config.prior }) },
+          viewer,
+        )[1],
+      );
     }
   }
   let counted = 0;
@@ -264,11 +358,20 @@ export function storeSummary(
   checkScope({ role: name }, { role: MAX_ROLE_CHARS });
   const text = sanitizeUntrusted(raw);
   if (!text) throw new CairnError('input', 'no summary text on stdin');
-  if (Buffer.byteLength(text) > MAX_SUMMARY_BYTES) throw new CairnError('input', `the summary is ${Buffer.byteLength(text)} bytes; at most ${MAX_SUMMARY_BYTES} are stored`);
+  if (Buffer.byteLength(text) > MAX_SUMMARY_BYTES)
+    throw new CairnError(
+      'input',
+      `the summary is ${Buffer.byteLength(text)} bytes; at most ${MAX_SUMMARY_BYTES} are stored`,
+    );
   const basis = givenBasis ?? currentBasis(store, { role: name, issue: null, run: null, ...context });
   // taken after the basis: a later sighting only makes the check of newCandidateSince rarer, never wrong
-  const newest = givenBasis === null ? newestFirstSeen(patternDb(store), store.project, sameKindRoles(store.config, name)) : undefined;
-  appendEvents(store, [{ type: 'summary.stored', role: name, basis: basis.slice(0, 64), text, ...(newest ? { newest } : {}) }]);
+  const newest =
+    givenBasis === null
+      ? newestFirstSeen(patternDb(store), store.project, sameKindRoles(store.config, name))
+      : undefined;
+  appendEvents(store, [
+    { type: 'summary.stored', role: name, basis: basis.slice(0, 64), text, ...(newest ? { newest } : {}) },
+  ]);
   return { basis, text };
 }
 

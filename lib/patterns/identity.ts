@@ -18,7 +18,10 @@ export function ruleKey(text: string): RuleKey {
   return { terms: new Set(indexTerms(text).terms), identifiers: identifiers(text) };
 }
 
-/** Whether two texts are wordings of one rule: the same identifiers, and content terms alike (a text of function words only is only itself). */
+/**
+ * Whether two texts are wordings of one rule: the same identifiers, and content terms alike (a text of function
+ * words only is only itself).
+ */
 export function sameRule(a: RuleKey, b: RuleKey): boolean {
   return similarity(a, b) >= NEAR_DUPLICATE;
 }
@@ -61,7 +64,12 @@ export function conflicts(finding: Set<string>, rule: Set<string>): boolean {
  * `path:LINE` within it, or as the acronym of a name the other spells out (`IE11` for "Internet
  * Explorer 11", `GDPR` for "General Data Protection Regulation").
  */
-export function sharedIdentifiers(findingText: string, finding: Set<string>, ruleText: string, rule: Set<string>): number {
+export function sharedIdentifiers(
+  findingText: string,
+  finding: Set<string>,
+  ruleText: string,
+  rule: Set<string>,
+): number {
   let shared = 0;
   for (const r of rule) {
     if (NUMBER.test(r)) continue; // "3 retries" and "3 files" name nothing in common

@@ -27,16 +27,25 @@ export const DISMISSED_RATE = 0.2;
  * (§3.10.2): the untested prior keeps an unproven pattern from outranking proven ones, it is no
  * evidence for a pattern the validators keep dismissing.
  */
-export function autoDeprecationReason(p: ScoredState & { ignore_count: number }, now: number, prior: Prior): string | undefined {
+export function autoDeprecationReason(
+  p: ScoredState & { ignore_count: number },
+  now: number,
+  prior: Prior,
+): string | undefined {
   if (p.lifecycle === 'active' || p.lifecycle === 'deprecated') return undefined;
   const f = scorePattern(p, { now, role: p.role, prior });
   const tested = testedRate(p);
   const reasons: string[] = [];
   if (f.base < STALE_BASE && f.days >= STALE_DAYS) {
-    reasons.push(`stale: score ${f.base.toFixed(4)} < ${STALE_BASE} and unused for ${Math.floor(f.days)} days (≥ ${STALE_DAYS})`);
+    reasons.push(
+      `stale: score ${f.base.toFixed(4)} < ${STALE_BASE} and unused for ${Math.floor(f.days)} days (≥ ${STALE_DAYS})`,
+    );
   }
   if (p.ignore_count >= DISMISSED_IGNORES && tested !== undefined && tested < DISMISSED_RATE) {
-    reasons.push(`dismissed: ignored ${p.ignore_count}x (≥ ${DISMISSED_IGNORES}), ${(tested * 100).toFixed(0)} % of its recent tested evidence held up (< ${DISMISSED_RATE * 100} %)`);
+    reasons.push(
+      `dismissed: ignored ${p.ignore_count}x (≥ ${DISMISSED_IGNORES}), ` +
+        `${(tested * 100).toFixed(0)} % of its recent tested evidence held up (< ${DISMISSED_RATE * 100} %)`,
+    );
   }
   return reasons.length ? `auto: ${reasons.join('; ')}` : undefined;
 }
@@ -57,7 +66,11 @@ export function maintain(store: Store, dryRun = false, progress: Progress = NO_P
     if (reason) due.push({ pattern, reason });
   }
   due.sort((a, b) => (a.pattern.id < b.pattern.id ? -1 : 1));
-  if (!dryRun) appendEvents(store, due.map((d) => ({ type: 'pattern.deprecated' as const, pattern: d.pattern.id, reason: d.reason, auto: true })));
+  if (!dryRun)
+    appendEvents(
+      store,
+      due.map((d) => ({ type: 'pattern.deprecated' as const, pattern: d.pattern.id, reason: d.reason, auto: true })),
+    );
   return due;
 }
 
@@ -74,7 +87,8 @@ const MAX_NOTE = 500;
 function note(value: string, flag: string): string {
   const text = sanitizeUntrusted(value, { singleLine: true });
   if (!text) throw new CairnError('usage', `--${flag} is required`);
-  if (text.length > MAX_NOTE) throw new CairnError('usage', `--${flag} is too long (${text.length} characters, at most ${MAX_NOTE})`);
+  if (text.length > MAX_NOTE)
+    throw new CairnError('usage', `--${flag} is too long (${text.length} characters, at most ${MAX_NOTE})`);
   return text;
 }
 
@@ -112,7 +126,8 @@ export interface ListFilter {
 /** Patterns as `cairn list` shows them, best first; deprecated ones only when asked for by state. */
 export function listScored(store: Store, filter: ListFilter): Listed[] {
   const unknown = filter.states.filter((s) => !(LIFECYCLES as readonly string[]).includes(s));
-  if (unknown.length) throw new CairnError('usage', `unknown state ${unknown.join(', ')} (one of ${LIFECYCLES.join(', ')})`);
+  if (unknown.length)
+    throw new CairnError('usage', `unknown state ${unknown.join(', ')} (one of ${LIFECYCLES.join(', ')})`);
   const query: PatternFilter = { roles: filter.roles, lifecycle: filter.states };
   const now = nowMs();
   return listPatterns(patternDb(store), store.project, query)
@@ -126,7 +141,7 @@ export function listScored(store: Store, filter: ListFilter): Listed[] {
 
 /**
  * One aligned line per pattern, under a header; the text comes last so long texts never break the
- * columns. Texts from the log are sanitised: a terminal never gets raw control characters (issue 7).
+ * columns. Texts from the log are sanitised: a terminal never gets raw control characters (SPEC §4.6).
  * RANK is what orders candidates (the shown score × category and context); RECORD is what the agent
  * sees in the block, so the two are named apart.
  */
@@ -148,7 +163,9 @@ export function renderList(rows: Listed[]): string[] {
     ]),
   ];
   const widths = table[0].map((_, col) => Math.max(...table.map((row) => row[col].length)));
-  return table.map((row) => row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]))).join('  '));
+  return table.map((row) =>
+    row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]))).join('  '),
+  );
 }
 
 const formatCount = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));

@@ -1,6 +1,7 @@
 import { contentTerms, identifiers } from '../core/text.js';
 import type { Finding } from './verdict.js';
 import { conflicts, sharedIdentifiers } from './identity.js';
+import type { TermWeight } from './index/index.js';
 
 // Which patterns a finding applies (SPEC §3.9.1). A finding is worded about the concrete change
 // ("The export endpoint is missing from docs/openapi.yaml"), the rule behind it in general words
@@ -29,10 +30,10 @@ export interface LinkCandidate {
   text: string;
 }
 
-/** A term's weight: how rare it is among the role's patterns (the more patterns hold it, the less it says). */
-export type TermWeight = (term: string) => number;
-
-/** Weights from how many of `texts` hold each term (`ln(1 + texts / holding)`): the role, when its patterns are at hand. */
+/**
+ * Weights from how many of `texts` hold each term (`ln(1 + texts / holding)`): the role, when its patterns are at
+ * hand.
+ */
 export function weightsAmong(texts: string[]): TermWeight {
   const df = new Map<string, number>();
   for (const text of texts) for (const t of contentTerms(text).keys()) df.set(t, (df.get(t) ?? 0) + 1);
@@ -59,12 +60,17 @@ export function summaryWithoutCitations(summary: string): string {
 /** Pattern ids (or id prefixes) a finding cites: its `patterns` list and `[p…]` tags in its summary. */
 export function citedIds(finding: Finding): string[] {
   const ids = [...(finding.patterns ?? []), ...[...(finding.summary ?? '').matchAll(CITATION)].map((m) => m[1])];
-  return [...new Set(ids.map((id) => id.toLowerCase()).filter((id) => /^p[0-9a-f]{4,15}$/.test(id)))].slice(0, MAX_CITED);
+  return [...new Set(ids.map((id) => id.toLowerCase()).filter((id) => /^p[0-9a-f]{4,15}$/.test(id)))].slice(
+    0,
+    MAX_CITED,
+  );
 }
 
 /** The text of a finding that speaks about the rule: summary, fix hint, root cause. */
 export function findingText(finding: Finding): string {
-  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' ')].filter((t) => t && t.trim()).join('\n');
+  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' ')]
+    .filter((t) => t && t.trim())
+    .join('\n');
 }
 
 /**
@@ -74,7 +80,8 @@ export function findingText(finding: Finding): string {
  */
 function findingTerms(finding: Finding): Terms {
   const terms = new Map(contentTerms(findingText(finding)));
-  for (const [t, identifier] of contentTerms(finding.location ?? '')) if (!identifier && !terms.has(t)) terms.set(t, false);
+  for (const [t, identifier] of contentTerms(finding.location ?? ''))
+    if (!identifier && !terms.has(t)) terms.set(t, false);
   return terms;
 }
 
@@ -116,7 +123,9 @@ function termsOf(c: LinkCandidate): Terms {
 
 /** Whether the finding names an identifier of the pattern's text (as linkFinding counts it). */
 export function namesIdentifierOf(finding: Finding, patternText: string): boolean {
-  return sharedIdentifiers(findingText(finding), findingIdentifiers(finding), patternText, identifiers(patternText)) > 0;
+  return (
+    sharedIdentifiers(findingText(finding), findingIdentifiers(finding), patternText, identifiers(patternText)) > 0
+  );
 }
 
 function identifiersOf(c: LinkCandidate): Set<string> {
@@ -125,8 +134,15 @@ function identifiersOf(c: LinkCandidate): Set<string> {
   return ids;
 }
 
-/** The candidate the finding covers best (at least LINK_MIN_COVERAGE and LINK_MIN_SHARED terms), or undefined; ties go to the lower id. */
-export function bestCandidate(finding: Finding, candidates: LinkCandidate[], weight: TermWeight): { id: string; score: number } | undefined {
+/**
+ * The candidate the finding covers best (at least LINK_MIN_COVERAGE and LINK_MIN_SHARED terms), or undefined; ties
+ * go to the lower id.
+ */
+export function bestCandidate(
+  finding: Finding,
+  candidates: LinkCandidate[],
+  weight: TermWeight,
+): { id: string; score: number } | undefined {
   const wanted = findingTerms(finding);
   let best: { id: string; score: number } | undefined;
   for (const c of candidates) {
@@ -158,7 +174,11 @@ export interface LinkContext {
  * validator's `reason` for dismissing it, the reason's words count too (but not its identifiers).
  * Undefined when nothing fits.
  */
-export function linkFinding(finding: Finding, ctx: LinkContext, reason?: string): { patterns: string[]; match: 'explicit' | 'text' } | undefined {
+export function linkFinding(
+  finding: Finding,
+  ctx: LinkContext,
+  reason?: string,
+): { patterns: string[]; match: 'explicit' | 'text' } | undefined {
   const cited: string[] = [];
   for (const prefix of citedIds(finding)) {
     const near = ctx.first.filter((c) => c.id.startsWith(prefix)).map((c) => c.id);
@@ -177,7 +197,11 @@ export function linkFinding(finding: Finding, ctx: LinkContext, reason?: string)
   const best =
     (naming.length > 1 ? bestCandidate(read, naming, ctx.weight) : undefined) ??
     bestCandidate(read, first, ctx.weight) ??
-    bestCandidate(read, ctx.others(findingText(read)).filter((c) => !firstIds.has(c.id) && fits(c)), ctx.weight);
+    bestCandidate(
+      read,
+      ctx.others(findingText(read)).filter((c) => !firstIds.has(c.id) && fits(c)),
+      ctx.weight,
+    );
   return best && { patterns: [best.id], match: 'text' };
 }
 

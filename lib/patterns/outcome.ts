@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.js';
 import { roleWeight } from '../store/config.js';
 import { CairnError } from '../core/errors.js';
-import { appliedPatternIds, findingPatternIds, judgedPatternIds, patternRoles } from './queries.js';
+import {
+  appliedPatternIds,
+  findingPatternIds,
+  judgedPatternIds,
+  outcomeCounts,
+  outcomeOf,
+  patternRoles,
+} from './queries.js';
 import type { Database } from '../store/db.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
@@ -27,29 +34,54 @@ export interface OutcomeReport {
   patterns: { pattern: string; weight: number; tested: boolean; credit?: number }[];
 }
 
-export function scoreOutcome(store: Store, issue: string | null, run: string | null, resultText: string, dryRun = false): OutcomeReport {
+export function scoreOutcome(
+  store: Store,
+  issue: string | null,
+  run: string | null,
+  resultText: string,
+  dryRun = false,
+): OutcomeReport {
   const result = resultText.trim().toLowerCase();
-  if (result !== 'pass' && result !== 'fail') throw new CairnError('usage', `--result must be pass or fail, got '${resultText}'`);
+  if (result !== 'pass' && result !== 'fail')
+    throw new CairnError('usage', `--result must be pass or fail, got '${resultText}'`);
   if (issue === null) throw new CairnError('usage', '--issue is required');
   const db = patternDb(store);
-  const prior = db.prepare('SELECT result FROM outcomes WHERE project = ? AND issue = ? AND run = ?').get(store.project, issue, run ?? '') as
-    | { result: 'pass' | 'fail' }
-    | undefined;
-  if (prior) return { issue, run, result, applied: false, previous: prior.result, patterns: [] };
+  const previous = outcomeOf(db, store.project, issue, run ?? '');
+  if (previous) return { issue, run, result, applied: false, previous, patterns: [] };
   const judged = new Set(judgedPatternIds(db, store.project, issue, run ?? ''));
-  const applied = patternRoles(db, store.project, appliedPatternIds(db, store.project, issue, run ?? '').filter((id) => !judged.has(id)));
+  const applied = patternRoles(
+    db,
+    store.project,
+    appliedPatternIds(db, store.project, issue, run ?? '').filter((id) => !judged.has(id)),
+  );
   const inFinding = new Set(findingPatternIds(db, store.project, issue, run ?? ''));
   const credit = result === 'pass' ? outcomeCredit(db, store.project) : 0;
   const patterns = applied.map((r) => {
     const tested = inFinding.has(r.id);
-    return { pattern: r.id, weight: roleWeight(store.config, r.role), tested, ...(tested && credit > 0 ? { credit } : {}) };
+    return {
+      pattern: r.id,
+      weight: roleWeight(store.config, r.role),
+      tested,
+      ...(tested && credit > 0 ? { credit } : {}),
+    };
   });
   if (!dryRun) {
     // A long list is split over several events of one grading, so every event line stays small.
     const grading = randomBytes(8).toString('hex');
     const parts = patterns.length ? chunks(patterns, PATTERNS_PER_EVENT) : [[]];
     const { halfLife } = store.config.evidence;
-    appendEvents(store, parts.map((part) => ({ type: 'pattern.outcome' as const, issue, run, result, grading, patterns: part, halfLife })));
+    appendEvents(
+      store,
+      parts.map((part) => ({
+        type: 'pattern.outcome' as const,
+        issue,
+        run,
+        result,
+        grading,
+        patterns: part,
+        halfLife,
+      })),
+    );
   }
   return { issue, run, result, applied: !dryRun, patterns };
 }
@@ -60,10 +92,7 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
  * rate so far (Laplace-smoothed), capped at 1, rounded so that the event carries a short number.
  */
 export function outcomeCredit(db: Database, project: string): number {
-  const { total, failed } = db.prepare("SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE result = 'fail') AS failed FROM outcomes WHERE project = ?").get(project) as {
-    total: number;
-    failed: number;
-  };
+  const { total, failed } = outcomeCounts(db, project);
   return Math.round(Math.min(1, (2 * (failed + 1)) / (total + 2)) * 1000) / 1000;
 }
 

@@ -1,12 +1,13 @@
 import type { Database } from '../store/db.js';
 import { CairnError } from '../core/errors.js';
 import { patternId } from '../core/ids.js';
-import { TermIndex, termIndexReady } from './terms.js';
+import { lookupsReady, rankScores, roleLookups, type RankOptions, type Scored } from './index/index.js';
 import type { Category } from '../events/types.js';
-import type { ScoreFactors, ScoredState } from './scoring.js';
+import { scorePattern, type ScoreFactors, type ScoredState } from './scoring.js';
 import type { LedgerEntry } from '../events/credit.js';
 
 // Reading pattern state. Every query names the project: no read can see another project's rows.
+// Over 400 lines on purpose: every SQL read of the pattern loop is here, so any query is found in one file.
 
 export interface Pattern extends ScoredState {
   project: string;
@@ -40,8 +41,9 @@ export interface PatternRecord extends Omit<Pattern, 'labels' | 'files' | 'phase
   issues: string;
 }
 
-export const COLUMNS = `project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight, reinforcement_count, sightings,
-  was_validated, regressed, lifecycle, first_seen, last_used, labels, files, phases, issues, promoted_by, reason, held, untested`;
+export const COLUMNS = `project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight,
+  reinforcement_count, sightings, was_validated, regressed, lifecycle, first_seen, last_used, labels, files, phases,
+  issues, promoted_by, reason, held, untested`;
 
 export function toPattern(r: PatternRecord): Pattern {
   return {
@@ -55,7 +57,8 @@ export function toPattern(r: PatternRecord): Pattern {
 }
 
 export function getPattern(db: Database, project: string, id: string): Pattern | undefined {
-  const r = db.prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id = ?`).get(project, id) as PatternRecord | undefined;
+  const r = db.prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id = ?`).get(project, id) as
+    PatternRecord | undefined;
   return r && toPattern(r);
 }
 
@@ -86,15 +89,27 @@ export function listPatterns(db: Database, project: string, filter: PatternFilte
   } else if (!filter.includeDeprecated) {
     where.push(`lifecycle != 'deprecated'`);
   }
-  const rows = db.prepare(`SELECT ${COLUMNS} FROM patterns WHERE ${where.join(' AND ')}`).all(...params) as PatternRecord[];
+  const rows = db
+    .prepare(`SELECT ${COLUMNS} FROM patterns WHERE ${where.join(' AND ')}`)
+    .all(...params) as PatternRecord[];
   return rows.map(toPattern);
 }
 
-/** Pattern ids injected into `role` for this issue/run (the attribution feedback and outcomes use), in id order (SPEC §3.9.5). */
+/**
+ * Pattern ids injected into `role` for this issue/run (the attribution feedback and outcomes use), in id order
+ * (SPEC §3.9.5).
+ */
 export function injectedPatternIds(db: Database, project: string, issue: string, run: string, role?: string): string[] {
   const rows = role
-    ? db.prepare('SELECT DISTINCT pattern FROM injections WHERE project = ? AND issue = ? AND run = ? AND role = ? ORDER BY pattern').all(project, issue, run, role)
-    : db.prepare('SELECT DISTINCT pattern FROM injections WHERE project = ? AND issue = ? AND run = ? ORDER BY pattern').all(project, issue, run);
+    ? db
+        .prepare(
+          `SELECT DISTINCT pattern FROM injections WHERE project = ? AND issue = ? AND run = ? AND role = ?
+           ORDER BY pattern`,
+        )
+        .all(project, issue, run, role)
+    : db
+        .prepare('SELECT DISTINCT pattern FROM injections WHERE project = ? AND issue = ? AND run = ? ORDER BY pattern')
+        .all(project, issue, run);
   return (rows as { pattern: string }[]).map((r) => r.pattern);
 }
 
@@ -122,7 +137,8 @@ export function patternsByIds(db: Database, project: string, ids: string[]): Pat
 
 /** How many of the project's patterns are in each lifecycle state. */
 export function lifecycleCounts(db: Database, project: string): Record<string, number> {
-  const rows = db.prepare('SELECT lifecycle, COUNT(*) AS n FROM patterns WHERE project = ? GROUP BY lifecycle')
+  const rows = db
+    .prepare('SELECT lifecycle, COUNT(*) AS n FROM patterns WHERE project = ? GROUP BY lifecycle')
     .all(project);
   return Object.fromEntries((rows as { lifecycle: string; n: number }[]).map((r) => [r.lifecycle, r.n]));
 }
@@ -137,7 +153,9 @@ export function patternRoles(db: Database, project: string, ids: string[]): { id
 
 /** Ids of the role's patterns that start with `prefix` (at most two: enough to tell a unique one). */
 export function roleIdsByPrefix(db: Database, project: string, role: string, prefix: string): string[] {
-  const rows = db.prepare('SELECT id FROM patterns WHERE project = ? AND role = ? AND id >= ? AND id < ? ORDER BY id LIMIT 2').all(project, role, prefix, prefix + '\uffff');
+  const rows = db
+    .prepare('SELECT id FROM patterns WHERE project = ? AND role = ? AND id >= ? AND id < ? ORDER BY id LIMIT 2')
+    .all(project, role, prefix, prefix + '\uffff');
   return (rows as { id: string }[]).map((r) => r.id);
 }
 
@@ -149,7 +167,8 @@ export function appliedPatternIds(db: Database, project: string, issue: string, 
   const byRole = role === undefined ? '' : 'AND role = @role';
   const rows = db
     .prepare(
-      `SELECT pattern FROM sightings WHERE project = @project AND issue = @issue AND run = @run ${byRole} AND added_success = 0
+      `SELECT pattern FROM sightings WHERE project = @project AND issue = @issue AND run = @run ${byRole}
+         AND added_success = 0
        UNION
        SELECT pattern FROM links WHERE project = @project AND issue = @issue AND run = @run ${byRole}
        EXCEPT
@@ -165,7 +184,8 @@ export function findingPatternIds(db: Database, project: string, issue: string, 
   const rows = db
     .prepare(
       `SELECT pattern FROM links WHERE project = @project AND issue = @issue AND run = @run
-       EXCEPT SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run ORDER BY pattern`,
+       EXCEPT SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run
+       ORDER BY pattern`,
     )
     .all({ project, issue, run }) as { pattern: string }[];
   return rows.map((r) => r.pattern);
@@ -173,12 +193,21 @@ export function findingPatternIds(db: Database, project: string, issue: string, 
 
 /** The tested evidence a pattern received, oldest first (lib/events/reducer.ts writes it). */
 export function evidenceLedger(db: Database, project: string, pattern: string): LedgerEntry[] {
-  return db.prepare('SELECT event, held, against, aging FROM evidence WHERE project = ? AND pattern = ? ORDER BY seq').all(project, pattern) as LedgerEntry[];
+  return db
+    .prepare('SELECT event, held, against, aging FROM evidence WHERE project = ? AND pattern = ? ORDER BY seq')
+    .all(project, pattern) as LedgerEntry[];
 }
 
-/** The patterns a validator confirmed through a finding in the issue/run (a dismissal takes it out of appliedPatternIds). */
+/**
+ * The patterns a validator confirmed through a finding in the issue/run (a dismissal takes it out of
+ * appliedPatternIds).
+ */
 export function judgedPatternIds(db: Database, project: string, issue: string, run: string): string[] {
-  const rows = db.prepare("SELECT pattern FROM run_marks WHERE project = ? AND issue = ? AND run = ? AND kind = 'judged' ORDER BY pattern").all(project, issue, run);
+  const rows = db
+    .prepare(
+      "SELECT pattern FROM run_marks WHERE project = ? AND issue = ? AND run = ? AND kind = 'judged' ORDER BY pattern",
+    )
+    .all(project, issue, run);
   return (rows as { pattern: string }[]).map((r) => r.pattern);
 }
 
@@ -191,7 +220,10 @@ export interface StoredLink {
 /** The links of a stored deliberation's findings, by finding id. */
 export function deliberationLinks(db: Database, project: string, deliberation: string): Map<string, StoredLink> {
   const rows = db
-    .prepare('SELECT finding, pattern, summary, match FROM links WHERE project = ? AND deliberation = ? ORDER BY finding, pattern')
+    .prepare(
+      `SELECT finding, pattern, summary, match FROM links WHERE project = ? AND deliberation = ?
+       ORDER BY finding, pattern`,
+    )
     .all(project, deliberation) as { finding: string; pattern: string; summary: string; match: string }[];
   const out = new Map<string, StoredLink>();
   for (const r of rows) {
@@ -203,7 +235,9 @@ export function deliberationLinks(db: Database, project: string, deliberation: s
 }
 
 export function dismissedPatternIds(db: Database, project: string, issue: string, run: string): Set<string> {
-  const rows = db.prepare('SELECT pattern FROM dismissals WHERE project = ? AND issue = ? AND run = ?').all(project, issue, run) as { pattern: string }[];
+  const rows = db
+    .prepare('SELECT pattern FROM dismissals WHERE project = ? AND issue = ? AND run = ?')
+    .all(project, issue, run) as { pattern: string }[];
   return new Set(rows.map((r) => r.pattern));
 }
 
@@ -219,13 +253,179 @@ export function resolvePattern(db: Database, project: string, ref: string): Patt
   if (/^p[0-9a-f]{3,15}$/.test(ref)) {
     const byPrefix = findPatternsByIdPrefix(db, project, ref);
     if (byPrefix.length === 1) return byPrefix[0];
-    if (byPrefix.length > 1) throw new CairnError('usage', `'${ref}' matches ${byPrefix.length} patterns, nothing changed: ${describe(byPrefix)}`);
+    if (byPrefix.length > 1)
+      throw new CairnError(
+        'usage',
+        `'${ref}' matches ${byPrefix.length} patterns, nothing changed: ${describe(byPrefix)}`,
+      );
   }
   // A pattern's id is a hash of its role and normalised text: an exact text is found by id, per role.
-  const roles = (db.prepare('SELECT DISTINCT role FROM patterns WHERE project = ? ORDER BY role').all(project) as { role: string }[]).map((r) => r.role);
+  const roles = (
+    db.prepare('SELECT DISTINCT role FROM patterns WHERE project = ? ORDER BY role').all(project) as { role: string }[]
+  ).map((r) => r.role);
   const same = roles.flatMap((role) => getPattern(db, project, patternId(project, role, ref)) ?? []);
   if (same.length === 1) return same[0];
-  if (same.length > 1) throw new CairnError('usage', `'${ref.slice(0, 80)}' is the text of ${same.length} patterns, nothing changed; name one by id: ${describe(same)}`);
-  const near = termIndexReady(db) ? roles.flatMap((role) => new TermIndex(db, project, role).sharing(ref, 3)).slice(0, 3) : [];
-  throw new CairnError('not-found', `no pattern matches '${ref.slice(0, 80)}' by id or exact text, nothing changed${near.length ? ` (closest: ${near.map((p) => `${p.id}: ${p.text.slice(0, 60)}`).join('; ')})` : ''}`);
+  if (same.length > 1)
+    throw new CairnError(
+      'usage',
+      `'${ref.slice(0, 80)}' is the text of ${same.length} patterns, nothing changed; ` +
+        `name one by id: ${describe(same)}`,
+    );
+  const near = lookupsReady(db)
+    ? roles.flatMap((role) => roleLookups(db, project, role).sharing(ref, 3)).slice(0, 3)
+    : [];
+  throw new CairnError(
+    'not-found',
+    `no pattern matches '${ref.slice(0, 80)}' by id or exact text, nothing changed` +
+      (near.length ? ` (closest: ${near.map((p) => `${p.id}: ${p.text.slice(0, 60)}`).join('; ')})` : ''),
+  );
+}
+
+/** Full rows for the given scores, in their order, with every factor spelled out. */
+export function loadRanked(
+  db: Database,
+  project: string,
+  scores: Scored[],
+  opts: Pick<RankOptions, 'ctx' | 'relevance'>,
+): Ranked[] {
+  if (scores.length === 0) return [];
+  const rows = db
+    .prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id IN (${scores.map(() => '?').join(', ')})`)
+    .all(project, ...scores.map((s) => s.id)) as PatternRecord[];
+  const byId = new Map(rows.map((r) => [r.id, toPattern(r)]));
+  return scores.map(({ id, score }) => {
+    const pattern = byId.get(id)!;
+    const relevance = opts.relevance ? (opts.relevance.get(id) ?? 0) : undefined;
+    return { pattern, factors: scorePattern(pattern, opts.ctx), relevance, score };
+  });
+}
+
+/** The best `limit` candidates (all of them without a limit), ranked, as full rows. */
+export function rankPatterns(db: Database, project: string, opts: RankOptions & { limit?: number }): Ranked[] {
+  return loadRanked(db, project, rankScores(db, project, opts, { limit: opts.limit }).top, opts);
+}
+
+/** The latest first sighting among the patterns of `roles` (what a summary's basis is stored with). */
+export function newestFirstSeen(db: Database, project: string, roles: string[]): string | undefined {
+  const row = db
+    .prepare(
+      `SELECT MAX(first_seen) AS newest FROM patterns
+       WHERE project = ? AND role IN (${roles.map(() => '?').join(', ')})`,
+    )
+    .get(project, ...roles) as { newest: string | null };
+  return row.newest ?? undefined;
+}
+
+/** Whether a pattern exists, for many ids in a row (the statement prepared once). */
+export function patternExists(db: Database, project: string): (id: string) => boolean {
+  const exists = db.prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
+  return (id) => exists.get(project, id) !== undefined;
+}
+
+/** The roles this project has stored deliberations or patterns for. */
+export function storedRoles(db: Database, project: string): string[] {
+  const rows = db
+    .prepare('SELECT role FROM deliberations WHERE project = ? UNION SELECT role FROM patterns WHERE project = ?')
+    .all(project, project);
+  return (rows as { role: string }[]).map((r) => r.role);
+}
+
+/** The deliberation recorded (not as a repeat) with this text for this role and issue/run. */
+export function deliberationWithText(
+  db: Database,
+  project: string,
+  role: string,
+  issue: string,
+  run: string,
+  hash: string,
+): string | undefined {
+  const row = db
+    .prepare(
+      `SELECT id FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND text_hash = ?
+       AND duplicate_of IS NULL LIMIT 1`,
+    )
+    .get(project, role, issue, run, hash) as { id: string } | undefined;
+  return row?.id;
+}
+
+/** The latest deliberation of a role for this issue/run (a repeat of an earlier one is not a new one): id and files. */
+export function latestDeliberation(
+  db: Database,
+  project: string,
+  role: string,
+  issue: string,
+  run: string,
+): { id: string; files: string[] } | undefined {
+  // rowid follows the log's order, so a tie in ts goes to the later line, whatever its random id.
+  const row = db
+    .prepare(
+      `SELECT id, files FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ?
+       AND duplicate_of IS NULL
+       ORDER BY ts DESC, rowid DESC LIMIT 1`,
+    )
+    .get(project, role, issue, run) as { id: string; files: string } | undefined;
+  return row && { id: row.id, files: JSON.parse(row.files) };
+}
+
+/** What this issue/run already reinforced and aged: each happens once per run. */
+export function runMarks(
+  db: Database,
+  project: string,
+  issue: string,
+  run: string,
+): { reinforced: Set<string>; aged: Set<string> } {
+  const rows = db
+    .prepare('SELECT pattern, kind FROM run_marks WHERE project = ? AND issue = ? AND run = ?')
+    .all(project, issue, run) as { pattern: string; kind: string }[];
+  return {
+    reinforced: new Set(rows.filter((r) => r.kind === 'reinforced').map((r) => r.pattern)),
+    aged: new Set(rows.filter((r) => r.kind === 'aged').map((r) => r.pattern)),
+  };
+}
+
+/** Whether the pattern's sighting in this issue/run added a success that was not taken back. */
+export function sightingAddedSuccess(
+  db: Database,
+  project: string,
+  issue: string,
+  run: string,
+  pattern: string,
+): boolean {
+  const row = db
+    .prepare(
+      `SELECT 1 FROM sightings WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1
+       AND retracted = 0 LIMIT 1`,
+    )
+    .get(project, issue, run, pattern);
+  return row !== undefined;
+}
+
+/** The summary stored for a role: its text, the basis it was stored against, and the newest first sighting then. */
+export function storedSummary(
+  db: Database,
+  project: string,
+  role: string,
+): { basis: string; text: string; newest: string | null } | undefined {
+  return db.prepare('SELECT basis, text, newest FROM summaries WHERE project = ? AND role = ?').get(project, role) as
+    { basis: string; text: string; newest: string | null } | undefined;
+}
+
+/** How this issue/run was graded by outcome-score, if it was. */
+export function outcomeOf(db: Database, project: string, issue: string, run: string): 'pass' | 'fail' | undefined {
+  const row = db
+    .prepare('SELECT result FROM outcomes WHERE project = ? AND issue = ? AND run = ?')
+    .get(project, issue, run) as { result: 'pass' | 'fail' } | undefined;
+  return row?.result;
+}
+
+/** How many issue/runs of the project were graded, and how many of them failed. */
+export function outcomeCounts(db: Database, project: string): { total: number; failed: number } {
+  return db
+    .prepare(
+      "SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE result = 'fail') AS failed FROM outcomes WHERE project = ?",
+    )
+    .get(project) as {
+    total: number;
+    failed: number;
+  };
 }

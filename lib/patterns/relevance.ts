@@ -1,27 +1,12 @@
-import type { Database } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { listPatterns } from './queries.js';
-import { bm25Query } from './terms.js';
-import { loadRelevance } from './ranking.js';
+import { bm25Relevance } from './index/index.js';
 import { cosine, embeddingKey, embedQuery, readVectors, providerTimeout } from './embeddings.js';
 import { patternDb } from '../events/log.js';
 
 // How relevant each candidate pattern is to a query, 0..1 (SPEC §3.4): cosine similarity of
 // embeddings where the pattern has a cached vector and a provider embeds the query, else the BM25
 // match of the query against the pattern text over this project's own patterns.
-
-/**
- * BM25 relevance of this project's non-deprecated patterns of `roles` (over their own statistics,
- * lib/patterns/terms.ts), scaled so the best match is 1; non-matches are absent (0); undefined when
- * nothing matches. format-patterns ranks by it inside SQLite; this map is for merging with embeddings.
- */
-export function bm25Relevance(db: Database, project: string, roles: string[], query: string): Map<string, number> | undefined {
-  const q = bm25Query(db, project, roles, query);
-  if (!q) return undefined;
-  loadRelevance(db, project, roles, q);
-  const rows = db.prepare('SELECT pid, relevance FROM temp.cairn_relevance ORDER BY pid').all() as { pid: string; relevance: number }[];
-  return rows.length ? new Map(rows.map((r) => [r.pid, r.relevance])) : undefined; // a query that matches nothing is no signal
-}
 
 /**
  * Cosine relevance for the candidates that have a cached vector, or undefined when there is no
@@ -31,7 +16,10 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
   const command = store.config.embeddings.command?.trim();
   if (!command || !query.trim()) return undefined;
   const patterns = listPatterns(patternDb(store), store.project, { roles });
-  const cached = readVectors(patternDb(store), patterns.map((p) => embeddingKey(command, p.text)));
+  const cached = readVectors(
+    patternDb(store),
+    patterns.map((p) => embeddingKey(command, p.text)),
+  );
   if (cached.size === 0) return undefined; // nothing to compare with: spare the provider call
   let queryVector: Float32Array;
   try {
@@ -54,7 +42,10 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
     out.set(p.id, Math.min(1, Math.max(0, cosine(queryVector, vector))));
   }
   if (mismatched) {
-    store.log.warn(`${mismatched} cached vectors differ in dimension from the query's ${queryVector.length}; using BM25 for those patterns`);
+    store.log.warn(
+      `${mismatched} cached vectors differ in dimension from the query's ${queryVector.length}; ` +
+        'using BM25 for those patterns',
+    );
   }
   return out;
 }
@@ -62,7 +53,7 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
 /**
  * Relevance of the candidates to the query from embeddings, merged over BM25 (a pattern without a
  * vector keeps its BM25 relevance); undefined without them — then format-patterns ranks by BM25
- * inside SQLite (lib/patterns/ranking.ts).
+ * inside SQLite (the pattern index, lib/patterns/index/).
  */
 export function embeddingRelevanceFor(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
   const semantic = embeddingRelevance(store, query, roles);

@@ -1,28 +1,25 @@
 import type { Store } from '../store/store.js';
-import type { Database } from '../store/db.js';
 import { patternDb } from '../events/log.js';
 import { nearest } from '../core/suggest.js';
+import { storedRoles } from './queries.js';
+import { configuredRoles } from '../store/config.js';
 
 // A role that neither config.json nor this project's store knows is most often a typo (`--role
 // audtor`): the command still runs (a new role is how roles begin), but says so, with the nearest
 // known role — otherwise format-patterns prints nothing and nobody learns why.
 
-/** The roles this project has stored deliberations or patterns for. */
-export function storedRoles(db: Database, project: string): string[] {
-  const rows = db.prepare('SELECT role FROM deliberations WHERE project = ? UNION SELECT role FROM patterns WHERE project = ?').all(project, project) as { role: string }[];
-  return rows.map((r) => r.role);
-}
-
 /** Warn (on the store's log) about each role unknown to config.json and to the store. */
 export function warnUnknownRoles(store: Store, ...names: string[]): void {
-  const { roles, budgets, roleWeights } = store.config;
-  const configured = [...roles.adversarial, ...roles.validator, ...Object.keys(budgets.byRole), ...Object.keys(roleWeights)];
+  const configured = configuredRoles(store.config);
   for (const role of names) {
     const r = role.toLowerCase();
     if (configured.includes(r)) continue; // the usual roles need no database
     const stored = storedRoles(patternDb(store), store.project);
     if (stored.includes(r)) continue;
     const guess = nearest(r, [...new Set([...configured, ...stored])]);
-    store.log.warn(`role '${role}' is not in config.json and nothing is stored for it yet${guess ? ` (did you mean ${guess}?)` : ''}`);
+    store.log.warn(
+      `role '${role}' is not in config.json and nothing is stored for it yet` +
+        (guess ? ` (did you mean ${guess}?)` : ''),
+    );
   }
 }

@@ -1,6 +1,8 @@
 import { DAY_MS } from '../core/clock.js';
+import { CATEGORY_WEIGHT, DECAY_DAYS, DECAY_IMMUNE_REINFORCEMENTS, DEFAULT_PRIOR } from '../core/score-weights.js';
+import { CATEGORY_SQL, SUPPORT_SQL } from '../store/rank-keys.js';
 import type { Category } from '../events/types.js';
-import { support, UNTESTED_UNIT, UNTESTED_UNITS, type Evidence } from '../events/credit.js';
+import { support, type Evidence } from '../events/credit.js';
 
 // The score of a pattern at query time (SPEC §3.4, §3.9.3, §3.10), as a pure function with every factor exposed.
 //   rate  = (support + α) / (support + ignore weight + α + β): support is the tested credit plus a
@@ -12,12 +14,7 @@ import { support, UNTESTED_UNIT, UNTESTED_UNITS, type Evidence } from '../events
 //   base  = rate · decay · cat · ctx · role;  final = 0.6·relevance + 0.4·base when relevance exists
 
 export const SCORE_CUT = 0.1;
-export const DECAY_DAYS = 14;
-export const DECAY_IMMUNE_REINFORCEMENTS = 3;
-export const CATEGORY_WEIGHT: Record<Category, number> = { rule: 1.3, causal: 1.1, observation: 1.0 };
 export const CROSS_ROLE_FACTOR = 0.8;
-/** support() of lib/events/credit.ts in SQL over the patterns table. */
-const SUPPORT_SQL = `(MAX(0, held) + MIN(MAX(0, untested), ${UNTESTED_UNITS}) * ${UNTESTED_UNIT})`;
 
 export interface ScoredState extends Evidence {
   role: string;
@@ -35,7 +32,6 @@ export interface Prior {
   success: number;
   failure: number;
 }
-export const DEFAULT_PRIOR: Prior = { success: 1, failure: 1 };
 
 export interface ScoreContext {
   now: number;
@@ -71,19 +67,32 @@ export function decayFactor(days: number, reinforcements: number, lifecycle: str
 const overlaps = (a: string[] | undefined, b: string[]) => !!a && a.length > 0 && a.some((x) => b.includes(x));
 
 /** The context factor from what overlaps: labels, files, phase. */
-function contextFactor(labels: boolean, files: boolean, phase: boolean): number {
+export function contextFactor(labels: boolean, files: boolean, phase: boolean): number {
   return 1 + (labels ? 0.15 : 0) + (files ? 0.15 : 0) + (phase ? 0.05 : 0);
 }
 
-export function contextBoost(p: Pick<ScoredState, 'labels' | 'files' | 'phases'>, ctx: Omit<ScoreContext, 'now' | 'role'>): number {
-  return contextFactor(overlaps(ctx.labels, p.labels), overlaps(ctx.files, p.files), !!ctx.phase && p.phases.includes(ctx.phase));
+export function contextBoost(
+  p: Pick<ScoredState, 'labels' | 'files' | 'phases'>,
+  ctx: Omit<ScoreContext, 'now' | 'role'>,
+): number {
+  return contextFactor(
+    overlaps(ctx.labels, p.labels),
+    overlaps(ctx.files, p.files),
+    !!ctx.phase && p.phases.includes(ctx.phase),
+  );
 }
 
 /** The counters and state the score reads, without the learned context lists. */
-type ScoredCounters = Omit<ScoredState, 'role' | 'labels' | 'files' | 'phases'>;
+export type ScoredCounters = Omit<ScoredState, 'role' | 'labels' | 'files' | 'phases'>;
 
 /** Every factor, given the context factor and whether the pattern is the requesting role's own. */
-function scoreCounters(p: ScoredCounters, now: number, context: number, ownRole: boolean, prior: Prior | undefined): ScoreFactors {
+function scoreCounters(
+  p: ScoredCounters,
+  now: number,
+  context: number,
+  ownRole: boolean,
+  prior: Prior | undefined,
+): ScoreFactors {
   const rate = successRate(p, prior);
   const days = (now - p.last_used) / DAY_MS;
   const decay = decayFactor(days, p.reinforcement_count, p.lifecycle);
@@ -109,11 +118,21 @@ export function shownScore(f: Pick<ScoreFactors, 'rate' | 'decay'>): number {
  * store without handing every row to JavaScript. Values go in as named parameters, never into the
  * text. test/scoring.test.ts checks that both forms agree.
  */
-export function baseScoreSql(ctx: ScoreContext): { sql: string; params: Record<string, unknown>; parts: { rest: string; role: string } } {
+export function baseScoreSql(ctx: ScoreContext): {
+  sql: string;
+  params: Record<string, unknown>;
+  parts: { rest: string; role: string };
+} {
   const prior = ctx.prior ?? DEFAULT_PRIOR;
   const params: Record<string, unknown> = {
-    now: ctx.now, role: ctx.role, day: DAY_MS, decayDays: DECAY_DAYS, immune: DECAY_IMMUNE_REINFORCEMENTS, cross: CROSS_ROLE_FACTOR,
-    alpha: prior.success, priorTotal: prior.success + prior.failure,
+    now: ctx.now,
+    role: ctx.role,
+    day: DAY_MS,
+    decayDays: DECAY_DAYS,
+    immune: DECAY_IMMUNE_REINFORCEMENTS,
+    cross: CROSS_ROLE_FACTOR,
+    alpha: prior.success,
+    priorTotal: prior.success + prior.failure,
   };
   // The learned context is a JSON array of strings: a quoted needle matches whole elements only.
   const anyOf = (column: string, values: string[] | undefined, name: string) => {
@@ -123,75 +142,21 @@ export function baseScoreSql(ctx: ScoreContext): { sql: string; params: Record<s
     });
     return tests.length ? `(${tests.join(' OR ')})` : '0';
   };
-  const rate = `CASE WHEN ${SUPPORT_SQL} + MAX(0, ignore_weight) + @priorTotal > 0 THEN (${SUPPORT_SQL} + @alpha) / (${SUPPORT_SQL} + MAX(0, ignore_weight) + @priorTotal) ELSE 0 END`;
-  const decay = `CASE WHEN reinforcement_count >= @immune OR lifecycle = 'active' THEN 1.0 ELSE exp(-MAX(0, (@now - last_used) / @day) / @decayDays) END`;
-  const category = `CASE category ${Object.entries(CATEGORY_WEIGHT).map(([c, v]) => `WHEN '${c}' THEN ${v}`).join(' ')} ELSE 1.0 END`;
-  const context = `(1 + 0.15 * ${anyOf('labels', ctx.labels, 'label')} + 0.15 * ${anyOf('files', ctx.files, 'file')} + 0.05 * ${anyOf('phases', ctx.phase ? [ctx.phase] : [], 'phase')})`;
+  const rate = `CASE WHEN ${SUPPORT_SQL} + MAX(0, ignore_weight) + @priorTotal > 0
+      THEN (${SUPPORT_SQL} + @alpha) / (${SUPPORT_SQL} + MAX(0, ignore_weight) + @priorTotal) ELSE 0 END`;
+  const decay = `CASE WHEN reinforcement_count >= @immune OR lifecycle = 'active' THEN 1.0
+      ELSE exp(-MAX(0, (@now - last_used) / @day) / @decayDays) END`;
+  const context = `(1 + 0.15 * ${anyOf('labels', ctx.labels, 'label')} + 0.15 * ${anyOf('files', ctx.files, 'file')}
+      + 0.05 * ${anyOf('phases', ctx.phase ? [ctx.phase] : [], 'phase')})`;
   const role = 'CASE WHEN role = @role THEN 1.0 ELSE @cross END';
-  return { sql: `((${rate}) * (${decay}) * (${category}) * ${context} * (${role}))`, params, parts: { rest: `((${rate}) * (${decay}) * (${category}))`, role: `(${role})` } };
-}
-
-/** A bound above every context factor (1.35 at most, in any rounding). */
-const CONTEXT_BOUND = 1.36;
-
-/**
- * Whether a pattern's base score (baseScoreSql) is at least @cut, in SQL, exactly, without the
- * context factor for most patterns: the base is the rest of the product times the context (1 to
- * 1.35) times the role factor, and a rounded product only grows with a factor, so the rest times the
- * role alone decides when it reaches the cut, and the rest times CONTEXT_BOUND when even that does
- * not. A pass over every candidate (a summary's basis) spent most of its arithmetic on the context:
- * three searches of the learned lists' JSON (at 100k patterns, 113–150 → 80–99 ms, issue 8).
- */
-export function basePassesSql(ctx: ScoreContext): { sql: string; params: Record<string, unknown> } {
-  const base = baseScoreSql(ctx);
-  const { rest, role } = base.parts;
-  return { sql: `(CASE WHEN ${rest} * ${role} >= @cut THEN 1 WHEN ${rest} * ${CONTEXT_BOUND} * ${role} < @cut THEN 0 ELSE ${base.sql} >= @cut END)`, params: base.params };
+  return {
+    sql: `((${rate}) * (${decay}) * (${CATEGORY_SQL}) * ${context} * (${role}))`,
+    params,
+    parts: { rest: `((${rate}) * (${decay}) * (${CATEGORY_SQL}))`, role: `(${role})` },
+  };
 }
 
 /** Blend relevance in when there is a relevance signal for this query. */
 export function finalScore(base: number, relevance: number | undefined): number {
   return relevance === undefined ? base : 0.6 * relevance + 0.4 * base;
-}
-
-// Ranking by index (issue 8). For a pattern that decays, ln(base) = ln(rate · cat) + last_used / 14 days
-// − now / 14 days + ln(ctx · role): the first two terms do not depend on "now", so one index over them
-// orders the role's patterns as the score does at any time, up to the context and role factors (at
-// most 1.35 and 1). A decay-immune pattern has ln(base) = ln(rate · cat) + ln(ctx · role): its own
-// index. Both are built with the default prior (a configured one ranks by the full scan). The SQL
-// strings below are also written, character for character, in the migration that creates the
-// indexes (lib/store/db.ts; test/scoring.test.ts checks it): SQLite uses an index on an expression
-// only for that very expression.
-
-const CATEGORY_SQL = `CASE category ${Object.entries(CATEGORY_WEIGHT).map(([c, v]) => `WHEN '${c}' THEN ${v}`).join(' ')} ELSE 1.0 END`;
-const RATE_CAT_SQL =
-  `((${SUPPORT_SQL} + ${DEFAULT_PRIOR.success}.0) / (${SUPPORT_SQL} + MAX(0, ignore_weight) + ` +
-  `${DEFAULT_PRIOR.success + DEFAULT_PRIOR.failure}.0) * ${CATEGORY_SQL})`;
-const DECAY_SPAN_MS = DECAY_DAYS * DAY_MS;
-/** The rank key of a decaying pattern, and which patterns decay. */
-export const DECAYING_KEY_SQL = `ln(${RATE_CAT_SQL}) + last_used / ${DECAY_SPAN_MS}.0`;
-export const DECAYING_SQL = `lifecycle NOT IN ('deprecated', 'active') AND reinforcement_count < ${DECAY_IMMUNE_REINFORCEMENTS}`;
-/** The rank key of a decay-immune pattern, and which patterns are. */
-export const IMMUNE_KEY_SQL = `ln(${RATE_CAT_SQL})`;
-export const IMMUNE_SQL = `lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= ${DECAY_IMMUNE_REINFORCEMENTS})`;
-
-/** The same rank key in JavaScript (the SQL twin is checked against it). */
-export function rankKey(p: ScoredCounters): { key: number; immune: boolean } {
-  const immune = p.reinforcement_count >= DECAY_IMMUNE_REINFORCEMENTS || p.lifecycle === 'active';
-  const rateCat = successRate(p) * (CATEGORY_WEIGHT[p.category] ?? 1);
-  return { key: Math.log(rateCat) + (immune ? 0 : p.last_used / DECAY_SPAN_MS), immune };
-}
-
-/**
- * The highest base score a pattern with this rank key can have now, in any context, as one of
- * `role` when ranking for `ctx.role`: no pattern further down its index can score more.
- */
-export function rankKeyBound(key: number, immune: boolean, role: string, ctx: ScoreContext): number {
-  const context = contextFactor((ctx.labels?.length ?? 0) > 0, (ctx.files?.length ?? 0) > 0, !!ctx.phase);
-  const roleFactor = role === ctx.role ? 1 : CROSS_ROLE_FACTOR;
-  return Math.exp(immune ? key : key - ctx.now / DECAY_SPAN_MS) * context * roleFactor;
-}
-
-/** Whether the rank indexes (built with the default prior) order patterns as this context's score does. */
-export function rankIndexUsable(ctx: ScoreContext): boolean {
-  return !ctx.prior || (ctx.prior.success === DEFAULT_PRIOR.success && ctx.prior.failure === DEFAULT_PRIOR.failure);
 }

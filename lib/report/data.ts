@@ -11,9 +11,7 @@ import { projectLandings } from '../landing/library.js';
 import type { LandingPattern } from '../landing/library.js';
 import { trackRecord } from '../patterns/block.js';
 import { formatPatterns } from '../patterns/format.js';
-import { lifecycleCounts, patternsByIds, type Pattern } from '../patterns/queries.js';
-import { rankPatterns } from '../patterns/ranking.js';
-import { storedRoles } from '../patterns/roles.js';
+import { lifecycleCounts, patternsByIds, rankPatterns, storedRoles, type Pattern } from '../patterns/queries.js';
 import { scorePattern } from '../patterns/scoring.js';
 import type { Store } from '../store/store.js';
 

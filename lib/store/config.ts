@@ -218,6 +218,12 @@ export function sameKindRoles(config: Config, role: string): string[] {
   return config.roles[kind];
 }
 
+/** Every role config.json names: in a kind, with a budget or with a weight (duplicates kept). */
+export function configuredRoles(config: Config): string[] {
+  const { roles, budgets, roleWeights } = config;
+  return [...roles.adversarial, ...roles.validator, ...Object.keys(budgets.byRole), ...Object.keys(roleWeights)];
+}
+
 export function roleWeight(config: Config, role: string): number {
   return config.roleWeights[role.toLowerCase()] ?? config.defaultRoleWeight;
 }

@@ -7,6 +7,7 @@ import { mkdirNoFollow } from '../io/safe.js';
 import { recordFailure } from './health.js';
 import { sleepSync, type Deadline } from '../core/deadline.js';
 import { sha256 } from '../core/crypto.js';
+import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_SQL } from './rank-keys.js';
 
 export type Database = BetterSqlite3.Database;
 
@@ -47,24 +48,20 @@ function nativeDriver(): Driver {
 /**
  * The columns a pattern's base score reads (lib/patterns/scoring.ts baseScoreSql, with role and id in
  * every index of patterns): the indexes a ranking reads hold them, so that it reads no row of the
- * table, each of which was a page of its own (1,475 rows of a rank index at 100k patterns: 16–24 ms
- * through the table, 8–9 ms from the index alone; 1,280 of a query's matches: 16–21 ms, 6–9 ms).
+ * table, each of whose rows is a page of its own (about half the time, bench/README.md).
  */
 const BASE_COLUMNS = 'held, untested, ignore_weight, success_count, ignore_count, reinforcement_count, lifecycle, category, last_used, labels, files, phases';
-
-/** ln(rate · category) with the default prior: lib/patterns/scoring.ts RATE_CAT_SQL, verbatim (test/ranking.test.ts checks). */
-const RANK_RATE_CAT = `ln((((MAX(0, held) + MIN(MAX(0, untested), 5) * 0.01) + 1.0) / ((MAX(0, held) + MIN(MAX(0, untested), 5) * 0.01) + MAX(0, ignore_weight) + 2.0) * CASE category WHEN 'rule' THEN 1.3 WHEN 'causal' THEN 1.1 WHEN 'observation' THEN 1 ELSE 1.0 END))`;
 
 /**
  * The secondary indexes of the event log's tables that only readers use (the reducer reads none of
  * them; it does read sightings_scope and deliberations_text, which stay): a full replay drops them
  * (every insert and update would maintain them, row by row, in random order) and builds them again
  * once at its end, which is several times faster (lib/events/log.ts, bench/README.md). The rank
- * indexes' expressions are lib/patterns/scoring.ts DECAYING_KEY_SQL and IMMUNE_KEY_SQL, verbatim.
+ * indexes are built on the rank keys of ./rank-keys.ts.
  */
 export const EVENT_LOG_INDEXES: Record<string, string> = {
   // each term's postings in the order their patterns were added (seq): a new pattern's terms go at the
-  // end of their terms' ranges, not at random places of the whole index (issue 8, the migrations below),
+  // end of their terms' ranges, not at random places of the whole index,
   // and readers group a term's postings by seq, in the order the index gives them; with the pattern's
   // length (ntok), so that BM25 and the near-duplicates' size filter read the index alone
   pattern_terms_key: 'CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, seq, pattern, ntok)',
@@ -72,16 +69,17 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
   deliberations_scope: 'CREATE INDEX deliberations_scope ON deliberations (project, role, issue, run, ts)',
   injections_scope: 'CREATE INDEX injections_scope ON injections (project, issue, run, role)',
   links_scope: 'CREATE INDEX links_scope ON links (project, issue, run, role)',
-  patterns_rank_decaying: `CREATE INDEX patterns_rank_decaying ON patterns (project, role, (${RANK_RATE_CAT} + last_used / 1209600000.0), term_seq, ${BASE_COLUMNS})
-     WHERE lifecycle NOT IN ('deprecated', 'active') AND reinforcement_count < 3`,
-  patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (${RANK_RATE_CAT}), term_seq, ${BASE_COLUMNS})
-     WHERE lifecycle != 'deprecated' AND (lifecycle = 'active' OR reinforcement_count >= 3)`,
-  // a query's matches' patterns by where their postings start (lib/patterns/ranking.ts bestMatches); with
-  // id_bits, a summary's basis (candidateDigest) reads it alone, not the table (118 → 99 ms at 100k)
+  patterns_rank_decaying: `CREATE INDEX patterns_rank_decaying ON patterns (project, role, (${DECAYING_KEY_SQL}), term_seq, ${BASE_COLUMNS})
+     WHERE ${DECAYING_SQL}`,
+  patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (${IMMUNE_KEY_SQL}), term_seq, ${BASE_COLUMNS})
+     WHERE ${IMMUNE_SQL}`,
+  // a query's matches' patterns by where their postings start (lib/patterns/index/ranking.ts bestMatches); with
+  // id_bits, a summary's basis (candidateDigest) reads it alone, not the table
   patterns_seq: `CREATE INDEX patterns_seq ON patterns (project, term_seq, role, ${BASE_COLUMNS}, id_bits)`,
-  // a summary's newest candidates: the patterns first seen since it was stored (lib/patterns/ranking.ts newCandidateSince)
+  // a summary's newest candidates: the patterns first seen since it was stored
+  // (lib/patterns/index/candidates.ts newCandidateSince)
   patterns_first_seen: 'CREATE INDEX patterns_first_seen ON patterns (project, role, first_seen)',
-  // the few deprecated patterns, which BM25 over the term index leaves out (lib/patterns/ranking.ts)
+  // the few deprecated patterns, which BM25 over the term index leaves out (lib/patterns/index/ranking.ts)
   patterns_deprecated: "CREATE INDEX patterns_deprecated ON patterns (project, role, id) WHERE lifecycle = 'deprecated'",
 };
 
@@ -134,7 +132,7 @@ const TABLES = `
   -- each piece of tested evidence as it arrived (cairn explain ages it)
   CREATE TABLE evidence (project TEXT NOT NULL, pattern TEXT NOT NULL, seq INTEGER PRIMARY KEY, event TEXT NOT NULL,
     held REAL NOT NULL, against REAL NOT NULL, aging REAL NOT NULL);
-  -- the term index (lib/patterns/terms.ts): each term's postings in the order their patterns were added (seq),
+  -- the term index (lib/patterns/index/terms.ts): each term's postings in the order their patterns were added (seq),
   -- each with its pattern's number of terms (ntok); long lists kept packed, one blob a term
   CREATE TABLE pattern_terms (project TEXT NOT NULL, role TEXT NOT NULL, term TEXT NOT NULL, pattern TEXT NOT NULL,
     seq INTEGER NOT NULL DEFAULT 0, ntok INTEGER NOT NULL DEFAULT 0);
@@ -180,7 +178,7 @@ const SCHEMA = [TABLES, ...INDEXES, ...Object.values(EVENT_LOG_INDEXES), CACHES]
 /** user_version: 28 bits of the schema's hash (never 0, a new database's). */
 export const SCHEMA_VERSION = parseInt(sha256(SCHEMA).slice(0, 7), 16) || 1;
 
-/** A value that changes whenever the database does, by this connection or another: what a cache of its rows is keyed by. */
+/** A value that changes whenever the database does, by this connection or another: what a cache of rows is keyed by. */
 export function databaseVersion(db: Database): string {
   return `${db.pragma('data_version', { simple: true })}:${(db.prepare('SELECT total_changes() AS n').get() as { n: number }).n}`;
 }

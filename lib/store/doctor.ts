@@ -4,7 +4,7 @@ import { Deadline } from '../core/deadline.js';
 import { describeError, IndexCatchingUp } from '../core/errors.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { nearest } from '../core/suggest.js';
-import { readConfigFile, type Config, type ConfigProblem } from './config.js';
+import { configuredRoles, readConfigFile, type Config, type ConfigProblem } from './config.js';
 import { EVENT_LOG_INDEXES, loadDriver, openDatabase, type Database } from './db.js';
 import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
@@ -360,13 +360,7 @@ function firstEventTime(eventsPath: string): number {
  * pipeline is said once and then learns, as a role of its own, from then on; doctor keeps saying it.
  */
 export function roleCheck(config: Config, readStored: () => string[]): Check {
-  const { roles, budgets, roleWeights } = config;
-  const configured = [
-    ...roles.adversarial,
-    ...roles.validator,
-    ...Object.keys(budgets.byRole),
-    ...Object.keys(roleWeights),
-  ];
+  const configured = configuredRoles(config);
   let stored: string[];
   try {
     stored = readStored();

@@ -1,8 +1,7 @@
 // The hot loop of a near-duplicate lookup (terms.ts nearDuplicates): count each posting's pattern by
-// its seq, and note the seqs whose count a list brought to what their size needs. A 64 KB
-// deliberation at 100k patterns counts ~3.6M postings; JavaScript ran them at 50–77 ns each until V8
-// had optimised the loop and 8–10 ns after (~30 ms in all), so it runs as WebAssembly, compiled
-// before its first call (issue 8, bench/README.md "Where the time goes").
+// its seq, and note the seqs whose count a list brought to what their size needs. A command runs
+// this loop before V8 has optimised it, so it runs as WebAssembly, compiled before its first call
+// (the bench case that pays for it: ./README.md).
 //
 // The function, in WebAssembly's text format (the bytes below are its binary encoding):
 //   (func (export "count") (param $seqs i32) (param $sizes i32) (param $n i32) (param $counts i32)
@@ -14,7 +13,8 @@
 //       (local.set $c (i32.add (i32.load8_u (i32.add (local.get $counts) (local.get $seq))) (i32.const 1)))
 //       (i32.store8 (i32.add (local.get $counts) (local.get $seq)) (local.get $c))
 //       (if (i32.eq (local.get $c)
-//                   (i32.load8_u (i32.add (local.get $needed) (i32.load16_u (i32.add (local.get $sizes) (i32.shl (local.get $i) (i32.const 1)))))))
+//                   (i32.load8_u (i32.add (local.get $needed)
+//                     (i32.load16_u (i32.add (local.get $sizes) (i32.shl (local.get $i) (i32.const 1)))))))
 //         (then (i32.store (i32.add (local.get $found) (i32.shl (local.get $reached) (i32.const 2))) (local.get $seq))
 //               (local.set $reached (i32.add (local.get $reached) (i32.const 1)))))
 //       (local.set $i (i32.add (local.get $i) (i32.const 1)))
@@ -82,10 +82,20 @@ export function postingCounter(): PostingCounter {
   }
 }
 
-/** The count of each seq, the table of what each size needs, and room for one list and what it finds, in one WebAssembly memory. */
+/**
+ * The count of each seq, the table of what each size needs, and room for one list and what it finds, in one
+ * WebAssembly memory.
+ */
 export class WebAssemblyCounter implements PostingCounter {
   private readonly memory: WebAssembly.Memory;
-  private readonly count: (seqs: number, sizes: number, n: number, counts: number, needed: number, found: number) => number;
+  private readonly count: (
+    seqs: number,
+    sizes: number,
+    n: number,
+    counts: number,
+    needed: number,
+    found: number,
+  ) => number;
   /** How many bytes from the start hold counts (zero between lookups). */
   private counted = 0;
 

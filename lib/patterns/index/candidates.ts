@@ -1,0 +1,230 @@
+import { databaseVersion, type Database } from '../../store/db.js';
+import { baseScoreSql, SCORE_CUT, type ScoreContext } from '../scoring.js';
+import {
+  loadRelevance,
+  matchesSql,
+  notDeprecated,
+  patternBm25Sql,
+  queryTermsSql,
+  roleList,
+  type Bm25Query,
+} from './weights.js';
+
+// A role's candidates (SPEC §3.5 step 1) in SQL: which rows they are, each one's score with the
+// query's relevance blended in (SPEC §3.4), and the digest of the set a summary's basis hashes
+// (§3.5 step 4b). Both rankings read them: the scan (./scan.ts) and the walk (./ranking.ts).
+
+export interface RankOptions {
+  roles: string[];
+  ctx: ScoreContext;
+  /** A query to rank by relevance too (BM25 over the project's patterns), when no `relevance` is given. */
+  query?: string;
+  /** Relevance of each pattern to the query (0..1) from elsewhere (embeddings); it replaces BM25. */
+  relevance?: Map<string, number>;
+  /** Leave out patterns dismissed as false positives in this issue/run. */
+  excludeDismissed?: { issue: string; run: string };
+}
+
+export interface Scored {
+  id: string;
+  score: number;
+}
+
+export interface Ranking {
+  /** The best candidates, best first (ties by id), at most `limit`. */
+  top: Scored[];
+  /** Whether `top` holds every candidate that passes the cut. */
+  complete: boolean;
+}
+
+export function dismissedClause(opts: RankOptions, params: Record<string, unknown>): string {
+  if (!opts.excludeDismissed) return '';
+  Object.assign(params, opts.excludeDismissed);
+  return 'AND id NOT IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)';
+}
+
+/** The rows that may be candidates: this project's patterns of the roles, not deprecated, not dismissed in the run. */
+export function candidateRows(opts: RankOptions, params: Record<string, unknown>): string {
+  return `project = @project AND role IN (${roleList(opts.roles, params)})
+    AND lifecycle != 'deprecated' ${dismissedClause(opts, params)}`;
+}
+
+export const withClause = (withs: string[]) => (withs.length ? `WITH ${withs.join(', ')} ` : '');
+
+/**
+ * The query's weights for one connection, with the state of the database they were taken in, the
+ * best candidate's BM25 once known, and whether temp.cairn_relevance holds its relevance. A summary's
+ * basis after the ranking needs the same relevance: each is taken once, unless a pattern changed
+ * meanwhile, in this connection or another.
+ */
+export interface QueryState {
+  key: string;
+  q: Bm25Query | undefined;
+  /** The best candidate's BM25; null when no candidate matches; undefined until known. */
+  max?: number | null;
+  table: boolean;
+}
+const queryStates = new WeakMap<Database, QueryState>();
+
+/** The query's state for the database as it is now; `weigh` gives its weights when they are not known yet. */
+export function queryState(
+  db: Database,
+  project: string,
+  roles: string[],
+  query: string,
+  weigh: () => Bm25Query | undefined,
+): QueryState {
+  const key = `${JSON.stringify([project, roles, query])}@${databaseVersion(db)}`;
+  let known = queryStates.get(db);
+  if (!known || known.key !== key) queryStates.set(db, (known = { key, q: weigh(), table: false }));
+  return known;
+}
+
+/** How many of a query's best matches are read first for its best candidate, before all of them are. */
+const BEST_OF = 64;
+
+/** The highest BM25 among the candidates that match the query; undefined when none does. */
+function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query): number | undefined {
+  const params: Record<string, unknown> = { bestOf: BEST_OF };
+  const terms = queryTermsSql(q, params);
+  const matches = matchesSql(project, roles, params);
+  const best = db
+    .prepare(
+      `WITH ${terms}, top AS MATERIALIZED (${matches} ORDER BY bm DESC LIMIT @bestOf)
+        SELECT MAX(bm) AS max FROM top WHERE ${notDeprecated(roles, params)}`,
+    )
+    .get(params) as { max: number | null };
+  if (best.max !== null) return best.max;
+  // the best BEST_OF all deprecated (or fewer matches than that): every match then
+  const all = db
+    .prepare(`WITH ${terms} SELECT MAX(bm) AS max FROM (${matches}) WHERE ${notDeprecated(roles, params)}`)
+    .get(params) as { max: number | null };
+  return all.max ?? undefined;
+}
+
+/**
+ * How relevance enters the score: from `opts.relevance` (map), from the query's BM25 loaded into
+ * temp.cairn_relevance for a pass over every candidate (table), from each pattern's own postings for
+ * the few patterns a walk reads (terms), or not at all — also when the query matches no candidate.
+ */
+export type Blend = { kind: 'map' } | { kind: 'table' | 'terms'; q: Bm25Query; max: number } | null;
+
+export function blendFor(
+  db: Database,
+  project: string,
+  opts: RankOptions,
+  query: QueryState | null,
+  pass: 'table' | 'terms',
+): Blend {
+  if (opts.relevance) return { kind: 'map' };
+  if (!query?.q) return null;
+  if (query.max === undefined) query.max = bestMatch(db, project, opts.roles, query.q) ?? null;
+  if (query.max === null) return null;
+  if (pass === 'table' && !query.table) {
+    loadRelevance(db, project, opts.roles, query.q);
+    query.table = true;
+  }
+  return { kind: pass, q: query.q, max: query.max };
+}
+
+/**
+ * A candidate's score in SQL, with relevance blended in as `blend` says; the CTEs it needs go into `withs`, its
+ * parameters into `params`.
+ */
+export function scoreSql(
+  db: Database,
+  opts: RankOptions,
+  blend: Blend,
+  params: Record<string, unknown>,
+  withs: string[],
+): string {
+  const base = baseScoreSql(opts.ctx);
+  Object.assign(params, base.params);
+  if (blend === null) return base.sql;
+  if (blend.kind === 'map') {
+    const relevance = opts.relevance!;
+    db.function('cairn_relevance', { deterministic: true }, (id: unknown) => relevance.get(String(id)) ?? 0);
+    return `(0.6 * cairn_relevance(id) + 0.4 * ${base.sql})`;
+  }
+  if (blend.kind === 'table')
+    return `(0.6 * COALESCE((SELECT relevance FROM temp.cairn_relevance WHERE pid = patterns.id), 0)
+        + 0.4 * ${base.sql})`;
+  withs.push(queryTermsSql(blend.q, params));
+  params.max = blend.max;
+  return `(0.6 * COALESCE(${patternBm25Sql()} / @max, 0) + 0.4 * ${base.sql})`;
+}
+
+/** A bound above every context factor (1.35 at most, in any rounding). */
+const CONTEXT_BOUND = 1.36;
+
+/**
+ * Whether a pattern's base score (baseScoreSql) is at least @cut, in SQL, exactly, without the
+ * context factor for most patterns: the base is the rest of the product times the context (1 to
+ * 1.35) times the role factor, and a rounded product only grows with a factor, so the rest times the
+ * role alone decides when it reaches the cut, and the rest times CONTEXT_BOUND when even that does
+ * not. The context is three searches of the learned lists' JSON: most of a pass over every candidate.
+ */
+export function basePassesSql(ctx: ScoreContext): { sql: string; params: Record<string, unknown> } {
+  const base = baseScoreSql(ctx);
+  const { rest, role } = base.parts;
+  const sql = `(CASE WHEN ${rest} * ${role} >= @cut THEN 1
+      WHEN ${rest} * ${CONTEXT_BOUND} * ${role} < @cut THEN 0 ELSE ${base.sql} >= @cut END)`;
+  return { sql, params: base.params };
+}
+
+/**
+ * What a summary's basis hashes (SPEC §3.5 step 4b): how many candidates pass the cut and the sum of
+ * their id bits — a digest of the candidate set that SQLite takes in one pass, sorting nothing.
+ */
+export function candidateDigest(db: Database, project: string, opts: RankOptions, query: QueryState | null): string {
+  if (opts.roles.length === 0) return '0:0';
+  const params: Record<string, unknown> = { project, cut: SCORE_CUT };
+  const withs: string[] = [];
+  const blend = blendFor(db, project, opts, query, 'table');
+  let passes: string;
+  if (blend === null) {
+    const base = basePassesSql(opts.ctx);
+    Object.assign(params, base.params);
+    passes = base.sql;
+  } else passes = `${scoreSql(db, opts, blend, params, withs)} >= @cut`;
+  const row = db
+    .prepare(
+      `${withClause(withs)}SELECT COUNT(*) || ':' || COALESCE(SUM(id_bits), 0) AS digest
+        FROM patterns WHERE ${candidateRows(opts, params)} AND ${passes}`,
+    )
+    .get(params) as { digest: string };
+  return row.digest;
+}
+
+/**
+ * Whether a pattern first seen after `newest` is a candidate now. Such a pattern did not exist when a
+ * summary whose basis was taken with `newest` the latest first sighting among its roles was stored
+ * (a pattern's first sighting is its earliest observation: events apply in (ts, id) order), so it is
+ * not in that basis, and the summary cannot match: SPEC §3.5 step 4b without a pass over every
+ * candidate, for a summary that more patterns have overtaken — the common case in a pipeline.
+ */
+export function newCandidateSince(
+  db: Database,
+  project: string,
+  opts: RankOptions,
+  query: QueryState | null,
+  newest: string,
+): boolean {
+  if (opts.roles.length === 0) return false;
+  // One role at a time: with a list of roles SQLite walks the whole project rather than the
+  // first-sighting index; with one, it reads the index from `newest` on and stops at the first candidate.
+  return opts.roles.some((role) => {
+    const params: Record<string, unknown> = { project, cut: SCORE_CUT, newest };
+    const withs: string[] = [];
+    const score = scoreSql(db, opts, blendFor(db, project, opts, query, 'terms'), params, withs);
+    const rows = candidateRows({ ...opts, roles: [role] }, params);
+    return (
+      db
+        .prepare(
+          `${withClause(withs)}SELECT 1 FROM patterns WHERE ${rows}
+            AND first_seen > @newest AND ${score} >= @cut LIMIT 1`,
+        )
+        .get(params) !== undefined
+    );
+  });
+}

@@ -1,0 +1,190 @@
+import type { Database } from '../../store/db.js';
+import { contentTerms } from '../../core/text.js';
+
+// What a term weighs among a role's patterns, from how many of them hold it: a finding's words when it
+// is linked (SPEC §3.9.1), a query's words when patterns are ranked by relevance (BM25, SPEC §3.4).
+// Either engine counts: the term index estimates (./terms.ts), the scan counts exactly (./scan.ts).
+
+/** How many patterns a role holds and how many of them hold a term: what a term's weight is made of. */
+export interface TermStatistics {
+  /** How many patterns the role holds, and their mean number of index terms. */
+  size(): { patterns: number; meanLength: number };
+  /** How many of the role's patterns hold each term (0: none does). */
+  documentFrequency(terms: string[]): Map<string, number>;
+}
+
+/** A term's weight: how rare it is among the role's patterns (the more patterns hold it, the less it says). */
+export type TermWeight = (term: string) => number;
+
+/** At most this many of a text's rarest content terms look for the patterns it shares words with. */
+const SHARING_TERMS = 6;
+
+/**
+ * A finding's word weighs `ln(1 + patterns / holding)` among the role's patterns; the terms of `texts`
+ * (the candidates looked at first) are counted at once.
+ */
+export function termWeights(stats: TermStatistics, texts: string[]): TermWeight {
+  let patterns: number | undefined;
+  let counted = false;
+  const weights = new Map<string, number>(); // a link weighs each term of each candidate, many times over
+  return (term) => {
+    let weight = weights.get(term);
+    if (weight !== undefined) return weight;
+    if (!counted) {
+      counted = true;
+      stats.documentFrequency(texts.flatMap((t) => [...contentTerms(t).keys()]));
+    }
+    patterns ??= stats.size().patterns;
+    weight = Math.log(1 + Math.max(1, patterns) / Math.max(1, stats.documentFrequency([term]).get(term)!));
+    weights.set(term, weight);
+    return weight;
+  };
+}
+
+/** The text's rarest content terms that some pattern of the role holds, rarest first (ties by term). */
+export function rarestTerms(stats: TermStatistics, text: string): string[] {
+  const terms = [...contentTerms(text).keys()];
+  const df = stats.documentFrequency(terms);
+  return terms
+    .filter((t) => df.get(t)! > 0)
+    .sort((a, b) => df.get(a)! - df.get(b)! || (a < b ? -1 : 1))
+    .slice(0, SHARING_TERMS);
+}
+
+/**
+ * BM25 (k1 1.2, b 0.75) over this project's patterns of these roles: each query term's weight (its
+ * idf in units of BM25_UNIT, a whole number, so that a pattern's sum of weights is exact in any order
+ * and its relevance the same number whichever way it is read), and the patterns' mean length.
+ */
+export interface Bm25Query {
+  terms: { term: string; weight: number }[];
+  avgLength: number;
+}
+
+const BM25_UNIT = 2 ** -20;
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
+
+/** Query terms that match more than this share of the patterns say too little to read their postings. */
+const COMMON_SHARE = 0.5;
+/** At most this many of a query's terms weigh, the rarest. */
+export const QUERY_TERMS = 32;
+
+/**
+ * The query's weights for BM25 over the project's own patterns of these roles, one TermStatistics a
+ * role (their count, mean length and term frequencies: another project in a shared store moves
+ * nothing). Undefined when no term of the query is in them: no relevance signal.
+ */
+export function bm25Query(roles: TermStatistics[], query: string): Bm25Query | undefined {
+  const terms = [...contentTerms(query).keys()].slice(0, 128);
+  if (terms.length === 0 || roles.length === 0) return undefined;
+  const sizes = roles.map((role) => role.size());
+  const n = sizes.reduce((sum, s) => sum + s.patterns, 0);
+  if (n === 0) return undefined;
+  const avgLength = sizes.reduce((sum, s) => sum + s.patterns * s.meanLength, 0) / n;
+  const holding = roles.map((role) => role.documentFrequency(terms));
+  const df = terms.map((term) => ({ term, df: holding.reduce((sum, h) => sum + h.get(term)!, 0) }));
+  const kept = df
+    .filter((d) => d.df > 0 && d.df <= Math.max(1, n * COMMON_SHARE))
+    .sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : 1))
+    .slice(0, QUERY_TERMS);
+  if (kept.length === 0) return undefined;
+  const idf = (df: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  return { terms: kept.map((d) => ({ term: d.term, weight: Math.round(idf(d.df) / BM25_UNIT) })), avgLength };
+}
+
+/**
+ * bm25Sql in JavaScript, operation for operation, so that both give the very same number (tested):
+ * a pattern's BM25 from the sum of its matched terms' weights and its length.
+ */
+export function bm25(weights: number, length: number, avgLength: number): number {
+  return (weights * BM25_UNIT * (BM25_K1 + 1)) / (1 + BM25_K1 * (1 - BM25_B + (BM25_B * length) / avgLength));
+}
+
+/**
+ * The query's terms as the rows of a CTE `q (term, w)` and the constants of `bm25Sql`, into `params`:
+ * the WITH clause of every statement that weighs patterns against the query.
+ */
+export function queryTermsSql(q: Bm25Query, params: Record<string, unknown>): string {
+  Object.assign(params, { bmUnit: BM25_UNIT, bmK1: BM25_K1, bmB: BM25_B, bmAvg: q.avgLength });
+  const rows = q.terms.map(
+    (t, i) => ((params[`qt${i}`] = t.term), (params[`qw${i}`] = t.weight), `(@qt${i}, @qw${i})`),
+  );
+  return `q (term, w) AS (VALUES ${rows.join(', ')})`;
+}
+
+/**
+ * A pattern's BM25 from the sum of its matched terms' weights and its length. Term frequency is 1 (a
+ * pattern is one sentence and indexes each term once), so the score is that sum times one factor of
+ * the length. One expression for every statement, so that each computes the very same number.
+ */
+export function bm25Sql(weights: string, length: string): string {
+  return `(${weights} * @bmUnit * (@bmK1 + 1) / (1 + @bmK1 * (1 - @bmB + @bmB * ${length} / @bmAvg)))`;
+}
+
+/**
+ * The BM25 of each pattern of `roles` that matches the query, deprecated or not, as `(id, bm)` rows: a
+ * CTE body that reads the postings of the query's terms alone (each holds its pattern's length; CROSS
+ * JOIN reads them term by term, where SQLite would walk the roles' postings). Leaving the deprecated
+ * out is the reader's part: a test of each match costs as much as the sum, and the few a block needs
+ * are read from their rows anyway.
+ */
+export function matchesSql(project: string, roles: string[], params: Record<string, unknown>): string {
+  params.project = project;
+  const list = roles.map((role, i) => ((params[`mr${i}`] = role), `@mr${i}`)).join(', ');
+  return `SELECT id, bm FROM (SELECT t.pattern AS id, ${bm25Sql('SUM(q.w)', 't.ntok')} AS bm
+    FROM q CROSS JOIN pattern_terms t ON t.term = q.term
+      WHERE t.project = @project AND t.role IN (${list}) GROUP BY t.seq) WHERE bm > 0`;
+}
+
+/**
+ * The BM25 of the pattern of the current row of `patterns`, from its own postings (its terms start at
+ * term_seq): a few index lookups, for a ranking that reads patterns by the rank indexes. NULL when it
+ * matches no term.
+ */
+export function patternBm25Sql(): string {
+  return bm25Sql(
+    `(SELECT SUM(q.w) FROM q CROSS JOIN pattern_terms t ON t.project = patterns.project AND t.role = patterns.role ` +
+      `AND t.term = q.term AND t.seq = patterns.term_seq)`,
+    'patterns.ntok',
+  );
+}
+
+/** Of the rows of `id`s, those of patterns not deprecated (the partial index patterns_deprecated). */
+export function notDeprecated(roles: string[], params: Record<string, unknown>): string {
+  return `id NOT IN (SELECT id FROM patterns WHERE project = @project
+    AND role IN (${roleList(roles, params)}) AND lifecycle = 'deprecated')`;
+}
+
+/** The roles as named parameters `@r0, @r1, …`, into `params`. */
+export function roleList(roles: string[], params: Record<string, unknown>): string {
+  return roles.map((role, i) => ((params[`r${i}`] = role), `@r${i}`)).join(', ');
+}
+
+/**
+ * The query's relevance of each matching candidate, its BM25 over the best one's (SPEC §3.4: 0..1
+ * within the candidate set), in a temporary table `cairn_relevance`: what a ranking that scores every
+ * candidate joins.
+ */
+export function loadRelevance(db: Database, project: string, roles: string[], q: Bm25Query): void {
+  db.exec(
+    'CREATE TEMP TABLE IF NOT EXISTS cairn_relevance (pid TEXT PRIMARY KEY, relevance REAL NOT NULL) WITHOUT ROWID',
+  );
+  db.exec('DELETE FROM cairn_relevance');
+  const params: Record<string, unknown> = {};
+  // MATERIALIZED: the scores are computed once, for the rows and for their maximum
+  db.prepare(
+    `WITH ${queryTermsSql(q, params)}, bm AS MATERIALIZED (SELECT id, bm FROM (${matchesSql(project, roles, params)})
+      WHERE ${notDeprecated(roles, params)})
+     INSERT INTO cairn_relevance (pid, relevance) SELECT id, bm / (SELECT MAX(bm) FROM bm) FROM bm`,
+  ).run(params);
+}
+
+/** The relevance loadRelevance left, by pattern id. */
+export function loadedRelevance(db: Database): Map<string, number> {
+  const rows = db.prepare('SELECT pid, relevance FROM temp.cairn_relevance ORDER BY pid').all() as {
+    pid: string;
+    relevance: number;
+  }[];
+  return new Map(rows.map((r) => [r.pid, r.relevance]));
+}
