@@ -17,7 +17,9 @@ const closingLine: Reporter = {
       }
     };
     walk(files as never);
-    process.stdout.write(`vitest: ${counts.pass} passed, ${counts.fail} failed${counts.skip ? `, ${counts.skip} skipped` : ''}\n`);
+    process.stdout.write(
+      `vitest: ${counts.pass} passed, ${counts.fail} failed${counts.skip ? `, ${counts.skip} skipped` : ''}\n`,
+    );
   },
 };
 

@@ -21,68 +21,224 @@ export function rng(seed) {
 }
 
 const THINGS = [
-  'every new CLI flag', 'a migration that adds a NOT NULL column', 'the session refresh endpoint', 'the status command',
-  'each new API field', 'any handler that writes to the ledger', 'a background job', 'the invoice exporter', 'the rate limiter',
-  'the retry loop of the queue consumer', 'a new database index', 'the JSON output mode', 'a config option', 'the webhook sender',
-  'a currency conversion', 'the due-date calculation', 'a feature flag', 'the audit trail writer', 'an error banner',
-  'the pagination cursor', 'a timezone conversion', 'the PDF renderer', 'a cached token', 'the health check', 'a new SQL query',
-  'the login throttle', 'a schema change', 'the tax rounding helper', 'a batch import', 'the refund path', 'a new dependency',
-  'the deploy script', 'an environment variable', 'the CSV parser', 'a long-running transaction', 'the signup form',
-  'a public endpoint', 'the metrics exporter', 'the cron schedule', 'a test fixture', 'a log line', 'the error handler',
-  'the password reset flow', 'a cookie', 'the idempotency key', 'the outbox table', 'a read replica query', 'the email template',
-  'the invoice number sequence', 'a soft delete', 'the permission check', 'a money column', 'the seed script', 'an OpenAPI schema',
+  'every new CLI flag',
+  'a migration that adds a NOT NULL column',
+  'the session refresh endpoint',
+  'the status command',
+  'each new API field',
+  'any handler that writes to the ledger',
+  'a background job',
+  'the invoice exporter',
+  'the rate limiter',
+  'the retry loop of the queue consumer',
+  'a new database index',
+  'the JSON output mode',
+  'a config option',
+  'the webhook sender',
+  'a currency conversion',
+  'the due-date calculation',
+  'a feature flag',
+  'the audit trail writer',
+  'an error banner',
+  'the pagination cursor',
+  'a timezone conversion',
+  'the PDF renderer',
+  'a cached token',
+  'the health check',
+  'a new SQL query',
+  'the login throttle',
+  'a schema change',
+  'the tax rounding helper',
+  'a batch import',
+  'the refund path',
+  'a new dependency',
+  'the deploy script',
+  'an environment variable',
+  'the CSV parser',
+  'a long-running transaction',
+  'the signup form',
+  'a public endpoint',
+  'the metrics exporter',
+  'the cron schedule',
+  'a test fixture',
+  'a log line',
+  'the error handler',
+  'the password reset flow',
+  'a cookie',
+  'the idempotency key',
+  'the outbox table',
+  'a read replica query',
+  'the email template',
+  'the invoice number sequence',
+  'a soft delete',
+  'the permission check',
+  'a money column',
+  'the seed script',
+  'an OpenAPI schema',
 ];
 const PLACES = [
-  'src/cli/status.ts', 'src/api/invoices.ts', 'src/auth/session.ts', 'src/db/migrations', 'src/jobs/reminders.ts',
-  'src/billing/ledger.ts', 'src/export/pdf.ts', 'src/api/refunds.ts', 'src/queue/consumer.ts', 'src/webhooks/send.ts',
-  'the invoices API', 'the status CLI', 'the auth module', 'the billing service', 'the admin console', 'the public API',
-  'the reporting jobs', 'the migration runner', 'the payment adapter', 'the tenant scoper', 'src/api/customers.ts',
-  'src/tax/rounding.ts', 'src/db/pool.ts', 'src/http/router.ts', 'src/mail/templates', 'src/import/csv.ts',
-  'src/metrics/exporter.ts', 'the deploy pipeline', 'the staging stack', 'the load tests', 'src/auth/throttle.ts',
-  'src/cli/export.ts', 'the webhook retries', 'src/api/tokens.ts', 'the nightly backfill', 'src/ledger/outbox.ts',
-  'the search indexer', 'src/api/pagination.ts', 'the customer portal', 'src/config/env.ts', 'src/jobs/cleanup.ts',
-  'the OpenAPI document', 'src/db/replica.ts', 'the audit module', 'src/api/webhooks.ts', 'src/ledger/sequence.ts',
+  'src/cli/status.ts',
+  'src/api/invoices.ts',
+  'src/auth/session.ts',
+  'src/db/migrations',
+  'src/jobs/reminders.ts',
+  'src/billing/ledger.ts',
+  'src/export/pdf.ts',
+  'src/api/refunds.ts',
+  'src/queue/consumer.ts',
+  'src/webhooks/send.ts',
+  'the invoices API',
+  'the status CLI',
+  'the auth module',
+  'the billing service',
+  'the admin console',
+  'the public API',
+  'the reporting jobs',
+  'the migration runner',
+  'the payment adapter',
+  'the tenant scoper',
+  'src/api/customers.ts',
+  'src/tax/rounding.ts',
+  'src/db/pool.ts',
+  'src/http/router.ts',
+  'src/mail/templates',
+  'src/import/csv.ts',
+  'src/metrics/exporter.ts',
+  'the deploy pipeline',
+  'the staging stack',
+  'the load tests',
+  'src/auth/throttle.ts',
+  'src/cli/export.ts',
+  'the webhook retries',
+  'src/api/tokens.ts',
+  'the nightly backfill',
+  'src/ledger/outbox.ts',
+  'the search indexer',
+  'src/api/pagination.ts',
+  'the customer portal',
+  'src/config/env.ts',
+  'src/jobs/cleanup.ts',
+  'the OpenAPI document',
+  'src/db/replica.ts',
+  'the audit module',
+  'src/api/webhooks.ts',
+  'src/ledger/sequence.ts',
 ];
 const OBLIGATIONS = [
-  'must be documented in the man page', 'must name the test file that proves it', 'must be behind a feature flag',
-  'must run inside one transaction', 'should log the request id', 'must be covered by a regression test',
-  'must be reviewed by the security owner', 'should use the shared money helper', 'must validate its input at the boundary',
-  'must be idempotent', 'should be rolled out in two steps', 'must keep the old field until clients move',
-  'must be added with a default and backfilled', 'must not block the event loop', 'should emit a metric',
-  'must be scoped by tenant', 'must set an explicit timeout', 'should be listed in the changelog',
-  'must pin the timezone to UTC in tests', 'must redact tokens from logs', 'must use parameterised SQL',
-  'should have a rollback plan', 'must document its exit codes', 'must be retried with backoff',
+  'must be documented in the man page',
+  'must name the test file that proves it',
+  'must be behind a feature flag',
+  'must run inside one transaction',
+  'should log the request id',
+  'must be covered by a regression test',
+  'must be reviewed by the security owner',
+  'should use the shared money helper',
+  'must validate its input at the boundary',
+  'must be idempotent',
+  'should be rolled out in two steps',
+  'must keep the old field until clients move',
+  'must be added with a default and backfilled',
+  'must not block the event loop',
+  'should emit a metric',
+  'must be scoped by tenant',
+  'must set an explicit timeout',
+  'should be listed in the changelog',
+  'must pin the timezone to UTC in tests',
+  'must redact tokens from logs',
+  'must use parameterised SQL',
+  'should have a rollback plan',
+  'must document its exit codes',
+  'must be retried with backoff',
 ];
 const MOMENTS = [
-  'before merge', 'before implementation starts', 'before the release is cut', 'in the same pull request',
-  'before it reaches staging', 'before the migration runs', 'when the plan is reviewed', 'before QA signs off',
-  'before the flag is removed', 'before customers see it', 'on the first deploy', 'before the judge reviews the diff',
+  'before merge',
+  'before implementation starts',
+  'before the release is cut',
+  'in the same pull request',
+  'before it reaches staging',
+  'before the migration runs',
+  'when the plan is reviewed',
+  'before QA signs off',
+  'before the flag is removed',
+  'before customers see it',
+  'on the first deploy',
+  'before the judge reviews the diff',
 ];
 const BAD_ACTIONS = [
-  'read secrets from the process arguments', 'parse money as a float', 'swallow the original error', 'print progress lines in JSON mode',
-  'add a NOT NULL column without a default', 'retry a non-idempotent request', 'compare tokens with ===', 'trust the client clock',
-  'build SQL by string concatenation', 'call the network inside a transaction', 'log the full request body', 'rely on insertion order',
-  'skip the tenant filter', 'change a public field name', 'mutate a shared fixture', 'hard-code the currency',
+  'read secrets from the process arguments',
+  'parse money as a float',
+  'swallow the original error',
+  'print progress lines in JSON mode',
+  'add a NOT NULL column without a default',
+  'retry a non-idempotent request',
+  'compare tokens with ===',
+  'trust the client clock',
+  'build SQL by string concatenation',
+  'call the network inside a transaction',
+  'log the full request body',
+  'rely on insertion order',
+  'skip the tenant filter',
+  'change a public field name',
+  'mutate a shared fixture',
+  'hard-code the currency',
 ];
 const SAFEGUARDS = [
-  'a test that fails first', 'a timeout', 'an explicit owner', 'a migration plan', 'a fallback path', 'a metric and an alert',
-  'the shared helper', 'a reviewer from the owning team', 'a changelog entry', 'an idempotency key', 'a feature flag', 'a dry run',
+  'a test that fails first',
+  'a timeout',
+  'an explicit owner',
+  'a migration plan',
+  'a fallback path',
+  'a metric and an alert',
+  'the shared helper',
+  'a reviewer from the owning team',
+  'a changelog entry',
+  'an idempotency key',
+  'a feature flag',
+  'a dry run',
 ];
 const CONSEQUENCES = [
-  'consumers pinning to accidental keys', 'a table lock on the invoices table', 'duplicated refunds', 'tokens in the access log',
-  'a broken parser in the deploy script', 'rounding drift in monthly totals', 'a replay window for stolen sessions',
-  'silent data loss on retry', 'a flaky test that hides real failures', 'an outage during the migration', 'wrong due dates near midnight',
-  'a breaking change for older clients', 'cross-tenant reads', 'an unbounded queue', 'alerts nobody can act on',
+  'consumers pinning to accidental keys',
+  'a table lock on the invoices table',
+  'duplicated refunds',
+  'tokens in the access log',
+  'a broken parser in the deploy script',
+  'rounding drift in monthly totals',
+  'a replay window for stolen sessions',
+  'silent data loss on retry',
+  'a flaky test that hides real failures',
+  'an outage during the migration',
+  'wrong due dates near midnight',
+  'a breaking change for older clients',
+  'cross-tenant reads',
+  'an unbounded queue',
+  'alerts nobody can act on',
 ];
 const REASONS = [
-  'nothing checks the shape', 'the default is evaluated per row', 'the retry has no key', 'the logger prints headers',
-  'the first non-JSON line aborts the parser', 'floats cannot hold cents exactly', 'the token is not rotated',
-  'the handler catches and continues', 'the fixture is shared between tests', 'the lock is held while it waits',
-  'the server uses local time', 'the old field is removed in the same release', 'the query omits the tenant id',
+  'nothing checks the shape',
+  'the default is evaluated per row',
+  'the retry has no key',
+  'the logger prints headers',
+  'the first non-JSON line aborts the parser',
+  'floats cannot hold cents exactly',
+  'the token is not rotated',
+  'the handler catches and continues',
+  'the fixture is shared between tests',
+  'the lock is held while it waits',
+  'the server uses local time',
+  'the old field is removed in the same release',
+  'the query omits the tenant id',
 ];
 const READERS = [
-  'the deploy script', 'people on call', 'the finance team', 'the mobile client', 'the nightly backfill', 'the support console',
-  'the partner integration', 'the monitoring dashboard', 'the data warehouse', 'the billing job',
+  'the deploy script',
+  'people on call',
+  'the finance team',
+  'the mobile client',
+  'the nightly backfill',
+  'the support console',
+  'the partner integration',
+  'the monitoring dashboard',
+  'the data warehouse',
+  'the billing job',
 ];
 
 const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -92,11 +248,51 @@ const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
 // adds a project's own names — a module, a file, a function per text — drawn from 30,000 pseudo-words
 // by Zipf's law (rank k with probability ∝ 1/k): 2,646 terms for 1,660 texts (a little under the real
 // figure), 21,000 for 51k and 26,000 for 100k (vocabulary growing about as N^0.6, as technical text's does).
-const SYLLABLES = ['ba', 'ko', 'ri', 'tu', 've', 'lo', 'mi', 'da', 'po', 'su', 'ne', 'ga', 'fi', 'zo', 'ru', 'ha', 'ke', 'la', 'mo', 'ni',
-  'pa', 'qu', 'ro', 'si', 'ta', 'vu', 'wo', 'xi', 'ya', 'zu', 'bo', 'ci', 'du', 'fe', 'gu', 'hi', 'jo', 'ku', 'le', 'me'];
+const SYLLABLES = [
+  'ba',
+  'ko',
+  'ri',
+  'tu',
+  've',
+  'lo',
+  'mi',
+  'da',
+  'po',
+  'su',
+  'ne',
+  'ga',
+  'fi',
+  'zo',
+  'ru',
+  'ha',
+  'ke',
+  'la',
+  'mo',
+  'ni',
+  'pa',
+  'qu',
+  'ro',
+  'si',
+  'ta',
+  'vu',
+  'wo',
+  'xi',
+  'ya',
+  'zu',
+  'bo',
+  'ci',
+  'du',
+  'fe',
+  'gu',
+  'hi',
+  'jo',
+  'ku',
+  'le',
+  'me',
+];
 const NAMES = 30_000;
 function projectName(r) {
-  let k = Math.floor(Math.pow(NAMES + 1, r.next())) - 1;
+  let k = Math.floor((NAMES + 1) ** r.next()) - 1;
   let name = '';
   do {
     name += SYLLABLES[k % SYLLABLES.length];
@@ -195,29 +391,82 @@ export function deliberationText({ bytes, role, issue, run, items, findingsFromI
       const { thing, place } = subject(r, vocabulary);
       summary = `${cap(thing)} in ${place} ${r.pick(OBLIGATIONS)}`;
     }
-    findings.push({ id: `A${i + 1}`, severity: r.pick(['HIGH', 'MEDIUM', 'LOW']), summary, location: `${placeOf(r, vocabulary)}:${10 + r.int(400)}`, must_fix: r.chance(0.6) });
+    findings.push({
+      id: `A${i + 1}`,
+      severity: r.pick(['HIGH', 'MEDIUM', 'LOW']),
+      summary,
+      location: `${placeOf(r, vocabulary)}:${10 + r.int(400)}`,
+      must_fix: r.chance(0.6),
+    });
   }
-  const head = [`# ${role} — ${issue} plan review (run ${run}, iteration 1)`, '', '## Summary', '', PROSE[0] + ' ' + PROSE[1], '', '## Findings', ''];
-  const findingParas = findings.map((f) => `**${f.id} — ${f.summary} (${f.severity}).** ${r.pick(PROSE)} ${r.pick(PROSE)} See \`${f.location}\`: \`const total = lines.reduce(sum, 0)\`.`);
+  const head = [
+    `# ${role} — ${issue} plan review (run ${run}, iteration 1)`,
+    '',
+    '## Summary',
+    '',
+    PROSE[0] + ' ' + PROSE[1],
+    '',
+    '## Findings',
+    '',
+  ];
+  const findingParas = findings.map(
+    (f) =>
+      `**${f.id} — ${f.summary} (${f.severity}).** ${r.pick(PROSE)} ${r.pick(PROSE)} See \`${f.location}\`: \`const total = lines.reduce(sum, 0)\`.`,
+  );
   const evidence = ['## Evidence', '', '```', ...TEST_OUTPUT, '```', ''];
-  const patterns = ['## Accumulated Patterns', '', ...items.map((t, i) => (i % 5 === 2 && t.length > 60 ? `- ${t.slice(0, t.indexOf(' ', 40))}\n  ${t.slice(t.indexOf(' ', 40) + 1)}` : `- ${t}`)), '- n/a', ''];
+  const patterns = [
+    '## Accumulated Patterns',
+    '',
+    ...items.map((t, i) =>
+      i % 5 === 2 && t.length > 60
+        ? `- ${t.slice(0, t.indexOf(' ', 40))}\n  ${t.slice(t.indexOf(' ', 40) + 1)}`
+        : `- ${t}`,
+    ),
+    '- n/a',
+    '',
+  ];
   const verdict = {
     verdict: findings.some((f) => f.must_fix) ? 'FAIL' : 'PASS',
-    issues: findings.map((f) => ({ id: f.id, severity: f.severity, summary: f.summary, location: f.location, root_cause: 'underspecified_plan', fix_hint: 'See the finding above' })),
+    issues: findings.map((f) => ({
+      id: f.id,
+      severity: f.severity,
+      summary: f.summary,
+      location: f.location,
+      root_cause: 'underspecified_plan',
+      fix_hint: 'See the finding above',
+    })),
     must_fix: findings.filter((f) => f.must_fix).map((f) => f.id),
     false_positives: [],
   };
-  const tail = ['## Verdict', '', `Send back to the architect: ${verdict.must_fix.join(', ') || 'nothing blocking'}.`, '', `<!-- jkz:verdict-json\n${JSON.stringify(verdict, null, 2)}\n-->`, ''];
+  const tail = [
+    '## Verdict',
+    '',
+    `Send back to the architect: ${verdict.must_fix.join(', ') || 'nothing blocking'}.`,
+    '',
+    `<!-- jkz:verdict-json\n${JSON.stringify(verdict, null, 2)}\n-->`,
+    '',
+  ];
   const fixed = [...head, ...findingParas.flatMap((p) => [p, '']), ...evidence, ...patterns, ...tail].join('\n');
   // Fill with review prose (more discussion and more captured output) up to the requested size.
   const filler = [];
   let size = Buffer.byteLength(fixed);
   while (size < bytes) {
-    const para = r.chance(0.25) ? ['```', ...TEST_OUTPUT.slice(5, 9), '```'].join('\n') : `${r.pick(PROSE)} ${r.pick(PROSE)} ${r.pick(PROSE)}`;
+    const para = r.chance(0.25)
+      ? ['```', ...TEST_OUTPUT.slice(5, 9), '```'].join('\n')
+      : `${r.pick(PROSE)} ${r.pick(PROSE)} ${r.pick(PROSE)}`;
     filler.push(para, '');
     size += Buffer.byteLength(para) + 2;
   }
-  return [...head, ...findingParas.flatMap((p) => [p, '']), '## Discussion', '', ...filler, ...evidence, ...patterns, ...tail].join('\n');
+  return [
+    ...head,
+    ...findingParas.flatMap((p) => [p, '']),
+    '## Discussion',
+    '',
+    ...filler,
+    ...evidence,
+    ...patterns,
+    ...tail,
+  ].join('\n');
 }
 
 /**
@@ -226,7 +475,8 @@ export function deliberationText({ bytes, role, issue, run, items, findingsFromI
  */
 export function validatorText({ role, issue, run, dismiss, keep }) {
   const lines = [`# ${role} — ${issue} plan review check (run ${run})`, '', '## Review of the findings', ''];
-  for (const id of dismiss) lines.push(`- ${id}: does not apply to this change; the plan already covers it. False positive.`);
+  for (const id of dismiss)
+    lines.push(`- ${id}: does not apply to this change; the plan already covers it. False positive.`);
   for (const id of keep) lines.push(`- ${id}: confirmed against the diff; this must be fixed before implementation.`);
   const verdict = { verdict: keep.length ? 'FAIL' : 'PASS', issues: [], must_fix: keep, false_positives: dismiss };
   lines.push('', `<!-- jkz:verdict-json\n${JSON.stringify(verdict, null, 2)}\n-->`, '');

@@ -13,7 +13,10 @@ import { cairn, newProject, runClaude, runCodex, type Project, type Session } fr
 
 const CALLS = 20;
 const ordinary = Array.from({ length: CALLS }, () => 'true');
-const capturing = Array.from({ length: CALLS }, (_, i) => `bd comments add cairn-${i} "LEARNED: lesson ${i} about the export"`);
+const capturing = Array.from(
+  { length: CALLS },
+  (_, i) => `bd comments add cairn-${i} "LEARNED: lesson ${i} about the export"`,
+);
 
 type Edit = (settings: { hooks: Record<string, { matcher?: string; hooks: Record<string, unknown>[] }[]> }) => void;
 
@@ -94,7 +97,9 @@ describe('Codex CLI: a shell call with cairn’s capture hook', () => {
 });
 
 afterAll(() => {
-  const rows = [...gaps].map(([name, values]) => `  ${String(Math.round(median(values))).padStart(5)} ms  ${name}   (${values.length} calls)`);
+  const rows = [...gaps].map(
+    ([name, values]) => `  ${String(Math.round(median(values))).padStart(5)} ms  ${name}   (${values.length} calls)`,
+  );
   const title = "median time from a shell call's model request to the next, per hook configuration";
   process.stdout.write(`\n${title}:\n${rows.join('\n')}\n`);
 });

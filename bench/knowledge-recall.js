@@ -52,7 +52,10 @@ try {
   const scope = { project: store.project, sources: ['log'] };
   const rankings = {
     ours: (terms, context) =>
-      (context ? searchTopics(db, { ...scope, newest: true }, contextTopics(context), K).hits : searchKnowledge(db, { ...scope, terms, limit: K })).map((h) => h.key),
+      (context
+        ? searchTopics(db, { ...scope, newest: true }, contextTopics(context), K).hits
+        : searchKnowledge(db, { ...scope, terms, limit: K })
+      ).map((h) => h.key),
     plain: (terms) => plain.all(ftsMatch(terms)).map((r) => r.key),
     negative: (terms) => negative.all(ftsMatch(terms)).map((r) => r.key),
   };
@@ -60,7 +63,12 @@ try {
   const totals = Object.fromEntries(Object.keys(rankings).map((n) => [n, { ndcg: 0, mrr: 0, recall: 0 }]));
   const rows = [];
   for (const q of labels.queries) {
-    const context = q.context && { prompt: q.context.prompt ?? null, beadTitles: q.context.beads ?? [], branch: q.context.branch, changedFiles: [] };
+    const context = q.context && {
+      prompt: q.context.prompt ?? null,
+      beadTitles: q.context.beads ?? [],
+      branch: q.context.branch,
+      changedFiles: [],
+    };
     const terms = recallTerms(context ? contextText(context) : q.query);
     const row = [q.id];
     for (const [name, rank] of Object.entries(rankings)) {
@@ -76,9 +84,18 @@ try {
   const out = [];
   out.push(`Retrieval quality on ${labels.log} (${n} labelled queries, top ${K})`, '');
   out.push('| ranking | nDCG@10 | MRR | recall@10 |', '|---|---|---|---|');
-  for (const [name, t] of Object.entries(totals)) out.push(`| ${name} | ${(t.ndcg / n).toFixed(3)} | ${(t.mrr / n).toFixed(3)} | ${(t.recall / n).toFixed(3)} |`);
+  for (const [name, t] of Object.entries(totals))
+    out.push(`| ${name} | ${(t.ndcg / n).toFixed(3)} | ${(t.mrr / n).toFixed(3)} | ${(t.recall / n).toFixed(3)} |`);
   if (verbose) {
-    out.push('', `| query | ${Object.keys(rankings).map((r) => `${r} nDCG`).join(' | ')} |`, `|---|${Object.keys(rankings).map(() => '---').join('|')}|`);
+    out.push(
+      '',
+      `| query | ${Object.keys(rankings)
+        .map((r) => `${r} nDCG`)
+        .join(' | ')} |`,
+      `|---|${Object.keys(rankings)
+        .map(() => '---')
+        .join('|')}|`,
+    );
     for (const r of rows) out.push(`| ${r.join(' | ')} |`);
   }
   process.stdout.write(out.join('\n') + '\n');
@@ -97,5 +114,9 @@ function metrics(ranked, relevant) {
     .reduce((sum, g, i) => sum + (2 ** g - 1) / Math.log2(i + 2), 0);
   const first = ranked.findIndex((key) => relevant[key] !== undefined);
   const found = ranked.slice(0, K).filter((key) => relevant[key] !== undefined).length;
-  return { ndcg: ideal ? dcg / ideal : 0, mrr: first < 0 ? 0 : 1 / (first + 1), recall: found / Object.keys(relevant).length };
+  return {
+    ndcg: ideal ? dcg / ideal : 0,
+    mrr: first < 0 ? 0 : 1 / (first + 1),
+    recall: found / Object.keys(relevant).length,
+  };
 }

@@ -14,7 +14,17 @@
 // detail), so term statistics are those of real notes and every content is distinct.
 
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync, appendFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  appendFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -40,18 +50,25 @@ const { progress, fmt, tempDir, cleanup, fail } = benchSession('knowledge-', { k
 const RUNS = Number(opts.runs);
 const ENTRIES = Number(opts.entries);
 if (!Number.isInteger(RUNS) || RUNS < 5) fail('--runs must be an integer ≥ 5');
-await import(join(REPO, 'dist', 'lib', 'knowledge', 'entry.js')).catch(() => fail('dist/ is missing: run `npm run build` first'));
+await import(join(REPO, 'dist', 'lib', 'knowledge', 'entry.js')).catch(() =>
+  fail('dist/ is missing: run `npm run build` first'),
+);
 
 const NOW = '2026-04-20T10:00:00.000Z';
 const PROJECT = 'benchknowledge';
 const env = {
-  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_') && !(opts['without-extra-certs'] && k === 'NODE_EXTRA_CA_CERTS'))),
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith('CAIRN_') && !(opts['without-extra-certs'] && k === 'NODE_EXTRA_CA_CERTS'),
+    ),
+  ),
   CAIRN_NOW: NOW,
 };
 const results = [];
 
 /** A knowledge.jsonl of `n` entries (bench/stores.js), of this bench's project. */
-const writeLog = (path, n, seed) => writeKnowledgeLog(path, { entries: n, seed, project: PROJECT, nowMs: Date.parse(NOW) });
+const writeLog = (path, n, seed) =>
+  writeKnowledgeLog(path, { entries: n, seed, project: PROJECT, nowMs: Date.parse(NOW) });
 
 /** A git work tree with a store, on branch feat/cursor-hooks. */
 function project(tag) {
@@ -62,7 +79,10 @@ function project(tag) {
   mkdirSync(join(dir, '.cairn', 'memory'), { recursive: true });
   // The background sanitiser waits out its interval before it exits (to catch the rest of a burst);
   // a run that waits for it would wait that long: a few seconds here, a minute by default.
-  writeFileSync(join(dir, '.cairn', 'config.json'), JSON.stringify({ project: PROJECT, knowledge: { sanitizeEveryMs: SANITIZE_EVERY_MS } }));
+  writeFileSync(
+    join(dir, '.cairn', 'config.json'),
+    JSON.stringify({ project: PROJECT, knowledge: { sanitizeEveryMs: SANITIZE_EVERY_MS } }),
+  );
   return dir;
 }
 const SANITIZE_EVERY_MS = 5000;
@@ -78,7 +98,8 @@ const HOOK_ENV = (extra = {}) => ({ ...env, ...extra });
 const checkBlock = (res) => {
   const out = JSON.parse(res.stdout);
   const text = out.hookSpecificOutput?.additionalContext ?? '';
-  if (!text.includes('<untrusted-knowledge') || !text.includes('- [')) throw new Error(`auto-recall printed no entries:\n${res.stdout.slice(0, 400)}\n${res.stderr}`);
+  if (!text.includes('<untrusted-knowledge') || !text.includes('- ['))
+    throw new Error(`auto-recall printed no entries:\n${res.stdout.slice(0, 400)}\n${res.stderr}`);
   if (res.stderr) throw new Error(`auto-recall wrote to stderr: ${res.stderr}`);
 };
 
@@ -109,7 +130,12 @@ function captureCases() {
   const pristine = tempDir('capture-pristine');
   runNode([bin('cairn'), 'recall', '--stats', ...SCOPE, '--strict'], { cwd: dir, env }); // the index exists, as in a store in use
   // a capture before, as in a store in use: the line count rotation keeps, the sanitiser's stamp
-  const warm = payloadFile(dir, 'warm', { hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'bd comments add lavra-cms "LEARNED: the bench store has seen a capture before"' }, tool_response: { stdout: 'ok' } });
+  const warm = payloadFile(dir, 'warm', {
+    hook_event_name: 'PostToolUse',
+    tool_name: 'Bash',
+    tool_input: { command: 'bd comments add lavra-cms "LEARNED: the bench store has seen a capture before"' },
+    tool_response: { stdout: 'ok' },
+  });
   runNode([bin('memory-capture'), ...SCOPE], { cwd: dir, env, stdinFile: warm });
   awaitSanitiser(join(dir, '.cairn'));
   cpSync(join(dir, '.cairn'), join(pristine, '.cairn'), { recursive: true });
@@ -118,30 +144,85 @@ function captureCases() {
   // A run's background sanitiser may still be writing into its store: it is moved aside, not deleted.
   // The fresh copy is flushed to disk first: a capture that writes while the kernel throttles writers of
   // a 100 MB copy's dirty pages would measure the copy, not itself.
-  const restore = ({ sanitiserRequested }) => () => {
-    if (!sanitiserRequested) awaitSanitiser(join(dir, '.cairn'));
-    renameSync(join(dir, '.cairn'), join(trash, String(used++)));
-    cpSync(join(pristine, '.cairn'), join(dir, '.cairn'), { recursive: true });
-    const stamp = join(dir, '.cairn', 'cache', 'sanitize.requested');
-    if (sanitiserRequested) writeFileSync(stamp, '');
-    else rmSync(stamp, { force: true });
-    spawnSync('sync');
-  };
+  const restore =
+    ({ sanitiserRequested }) =>
+    () => {
+      if (!sanitiserRequested) awaitSanitiser(join(dir, '.cairn'));
+      renameSync(join(dir, '.cairn'), join(trash, String(used++)));
+      cpSync(join(pristine, '.cairn'), join(dir, '.cairn'), { recursive: true });
+      const stamp = join(dir, '.cairn', 'cache', 'sanitize.requested');
+      if (sanitiserRequested) writeFileSync(stamp, '');
+      else rmSync(stamp, { force: true });
+      spawnSync('sync');
+    };
 
-  const ordinary = payloadFile(dir, 'ordinary', { hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'npm test -- --reporter dot 2>&1 | tail -20' }, tool_response: { stdout: 'ok', stderr: '' } });
+  const ordinary = payloadFile(dir, 'ordinary', {
+    hook_event_name: 'PostToolUse',
+    tool_name: 'Bash',
+    tool_input: { command: 'npm test -- --reporter dot 2>&1 | tail -20' },
+    tool_response: { stdout: 'ok', stderr: '' },
+  });
   progress('memory-capture, non-matching payload');
-  const m1 = measure({ runs: RUNS, args: [bin('memory-capture'), ...SCOPE], cwd: dir, env, stdinFile: ordinary, check: (r) => r.stdout && fail(`printed ${r.stdout}`) });
-  add('memory-capture, an ordinary shell command (no capture)', m1, '≤ 1.2×', m1.ratio <= 1.2, 'loads neither SQLite nor tiktoken');
+  const m1 = measure({
+    runs: RUNS,
+    args: [bin('memory-capture'), ...SCOPE],
+    cwd: dir,
+    env,
+    stdinFile: ordinary,
+    check: (r) => r.stdout && fail(`printed ${r.stdout}`),
+  });
+  add(
+    'memory-capture, an ordinary shell command (no capture)',
+    m1,
+    '≤ 1.2×',
+    m1.ratio <= 1.2,
+    'loads neither SQLite nor tiktoken',
+  );
 
-  const file = payloadFile(dir, 'capture', { hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'bd comments add lavra-cms "LEARNED: Cursor hooks need workspace_roots, not cwd" && bd close lavra-cms' }, tool_response: { stdout: 'ok' } });
+  const file = payloadFile(dir, 'capture', {
+    hook_event_name: 'PostToolUse',
+    tool_name: 'Bash',
+    tool_input: {
+      command: 'bd comments add lavra-cms "LEARNED: Cursor hooks need workspace_roots, not cwd" && bd close lavra-cms',
+    },
+    tool_response: { stdout: 'ok' },
+  });
   const added = (r) => JSON.parse(r.stdout).captured[0].status === 'added' || fail(r.stdout);
   const store = `${fmt(logLines)}-line log${ENTRIES > logLines ? ` + ${fmt(ENTRIES - logLines)}-line archive` : ''}`;
   progress(`memory-capture, a capture into a ${store}, with its index`);
-  const m2 = measure({ runs: RUNS, args: [bin('memory-capture'), ...SCOPE, '--json'], cwd: dir, env, stdinFile: file, before: restore({ sanitiserRequested: true }), check: added });
-  add(`memory-capture, one capture (${store}, index updated)`, m2, '≤ 2.0×', m2.ratio <= 2.0, 'each run on a fresh copy of the store, whose sanitiser was asked for within the minute (so none is started)');
+  const m2 = measure({
+    runs: RUNS,
+    args: [bin('memory-capture'), ...SCOPE, '--json'],
+    cwd: dir,
+    env,
+    stdinFile: file,
+    before: restore({ sanitiserRequested: true }),
+    check: added,
+  });
+  add(
+    `memory-capture, one capture (${store}, index updated)`,
+    m2,
+    '≤ 2.0×',
+    m2.ratio <= 2.0,
+    'each run on a fresh copy of the store, whose sanitiser was asked for within the minute (so none is started)',
+  );
   progress('memory-capture, the first capture of a minute (starts the sanitiser)');
-  const m3 = measure({ runs: RUNS, args: [bin('memory-capture'), ...SCOPE, '--json'], cwd: dir, env, stdinFile: file, before: restore({ sanitiserRequested: false }), check: added });
-  add(`memory-capture, the first capture of a minute (${store}), which starts the sanitiser`, m3, '—', undefined, `at most once per knowledge.sanitizeEveryMs (a minute by default, ${SANITIZE_EVERY_MS} ms here); the sanitiser runs detached, and the next run waits for it to finish`);
+  const m3 = measure({
+    runs: RUNS,
+    args: [bin('memory-capture'), ...SCOPE, '--json'],
+    cwd: dir,
+    env,
+    stdinFile: file,
+    before: restore({ sanitiserRequested: false }),
+    check: added,
+  });
+  add(
+    `memory-capture, the first capture of a minute (${store}), which starts the sanitiser`,
+    m3,
+    '—',
+    undefined,
+    `at most once per knowledge.sanitizeEveryMs (a minute by default, ${SANITIZE_EVERY_MS} ms here); the sanitiser runs detached, and the next run waits for it to finish`,
+  );
 
   // a capture that finds the log over 5,000 lines rotates it: once every 2,500 captures
   const full = project('capture-rotates');
@@ -149,7 +230,12 @@ function captureCases() {
   runNode([bin('cairn'), 'recall', '--stats', ...SCOPE, '--strict'], { cwd: full, env });
   const fullPristine = tempDir('capture-rotates-pristine');
   cpSync(join(full, '.cairn'), join(fullPristine, '.cairn'), { recursive: true });
-  const rotating = payloadFile(full, 'capture', { hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'bd comments add lavra-cms "LEARNED: Cursor hooks need workspace_roots, not cwd"' }, tool_response: { stdout: 'ok' } });
+  const rotating = payloadFile(full, 'capture', {
+    hook_event_name: 'PostToolUse',
+    tool_name: 'Bash',
+    tool_input: { command: 'bd comments add lavra-cms "LEARNED: Cursor hooks need workspace_roots, not cwd"' },
+    tool_response: { stdout: 'ok' },
+  });
   progress('memory-capture, a capture that rotates a 5,000-line log');
   const m4 = measure({
     runs: RUNS,
@@ -165,7 +251,13 @@ function captureCases() {
     },
     check: added,
   });
-  add('memory-capture, a capture that rotates the log (5,000 lines: 2,501 move to the archive)', m4, '—', undefined, 'once every 2,500 captures');
+  add(
+    'memory-capture, a capture that rotates the log (5,000 lines: 2,501 move to the archive)',
+    m4,
+    '—',
+    undefined,
+    'once every 2,500 captures',
+  );
 }
 
 function recallCases() {
@@ -179,7 +271,13 @@ function recallCases() {
   progress('first build of the index');
   const build = runNode([bin('cairn'), 'recall', 'cursor hooks', ...SCOPE, '--strict'], { cwd: dir, env });
   if (build.code !== 0) throw new Error(build.stderr);
-  add(`first build of the ${fmt(ENTRIES)}-entry index (cairn recall)`, null, '≤ 10 s', build.ms <= 10_000, `${fmt(build.ms)} ms wall, ${fmt(build.rssKb / 1024, 1)} MB peak; log ${fmt(bytes / 1e6, 1)} MB`);
+  add(
+    `first build of the ${fmt(ENTRIES)}-entry index (cairn recall)`,
+    null,
+    '≤ 10 s',
+    build.ms <= 10_000,
+    `${fmt(build.ms)} ms wall, ${fmt(build.rssKb / 1024, 1)} MB peak; log ${fmt(bytes / 1e6, 1)} MB`,
+  );
 
   progress('cairn recall');
   const m4 = measure({
@@ -203,12 +301,38 @@ function recallCases() {
   if (sanitized.code !== 0) throw new Error(sanitized.stderr);
   const requested = { before: () => writeFileSync(stamp, '') };
   progress(`auto-recall, ${fmt(ENTRIES)} entries, index built`);
-  const m1 = measure({ runs: RUNS, args: [bin('auto-recall'), ...SCOPE], cwd: dir, env, stdinFile: session, ...requested, check: checkBlock });
-  add(`auto-recall, ${fmt(ENTRIES)}-entry log, index built`, m1, '≤ 2.0×, ≤ 100 MB', m1.ratio <= 2.0 && m1.peakRssMb <= 100, 'SessionStart on branch feat/cursor-hooks, no .beads; the active cache is fresh');
+  const m1 = measure({
+    runs: RUNS,
+    args: [bin('auto-recall'), ...SCOPE],
+    cwd: dir,
+    env,
+    stdinFile: session,
+    ...requested,
+    check: checkBlock,
+  });
+  add(
+    `auto-recall, ${fmt(ENTRIES)}-entry log, index built`,
+    m1,
+    '≤ 2.0×, ≤ 100 MB',
+    m1.ratio <= 2.0 && m1.peakRssMb <= 100,
+    'SessionStart on branch feat/cursor-hooks, no .beads; the active cache is fresh',
+  );
 
   let appended = 0;
   const appendOne = () =>
-    appendFileSync(log, JSON.stringify({ key: `learned-bench-append-${appended}`, type: 'learned', content: `bench append ${appended++} about sqlite`, source: 'hook', tags: ['learned'], ts: Date.parse(NOW) / 1000, bead: 'lavra-cms', project: PROJECT }) + '\n');
+    appendFileSync(
+      log,
+      JSON.stringify({
+        key: `learned-bench-append-${appended}`,
+        type: 'learned',
+        content: `bench append ${appended++} about sqlite`,
+        source: 'hook',
+        tags: ['learned'],
+        ts: Date.parse(NOW) / 1000,
+        bead: 'lavra-cms',
+        project: PROJECT,
+      }) + '\n',
+    );
   progress('auto-recall after one new append');
   const m2 = measure({
     runs: RUNS,
@@ -222,17 +346,41 @@ function recallCases() {
     },
     check: checkBlock,
   });
-  add(`auto-recall, ${fmt(ENTRIES)}-entry log, one line appended before each run (incremental sync)`, m2, '≤ 2.2×', m2.ratio <= 2.2, 'the active cache is behind the log: the log is read');
+  add(
+    `auto-recall, ${fmt(ENTRIES)}-entry log, one line appended before each run (incremental sync)`,
+    m2,
+    '≤ 2.2×',
+    m2.ratio <= 2.2,
+    'the active cache is behind the log: the log is read',
+  );
 
   // bd on PATH answering in 20 ms
   mkdirSync(join(dir, '.beads'), { recursive: true });
   const stubBin = tempDir('bd');
   symlinkSync(join(REPO, 'bench', 'bd-stub.sh'), join(stubBin, 'bd'));
-  const bdEnv = HOOK_ENV({ PATH: `${stubBin}:${process.env.PATH}`, BD_STUB_ISSUES: join(FIX, 'issues.main-f048edf.jsonl'), BD_STUB_DELAY: '0.02' });
+  const bdEnv = HOOK_ENV({
+    PATH: `${stubBin}:${process.env.PATH}`,
+    BD_STUB_ISSUES: join(FIX, 'issues.main-f048edf.jsonl'),
+    BD_STUB_DELAY: '0.02',
+  });
   runNode([bin('auto-recall'), ...SCOPE], { cwd: dir, env: bdEnv, stdinFile: session });
   progress('auto-recall with bd answering in 20 ms');
-  const m3 = measure({ runs: RUNS, args: [bin('auto-recall'), ...SCOPE], cwd: dir, env: bdEnv, stdinFile: session, ...requested, check: checkBlock });
-  add(`auto-recall, ${fmt(ENTRIES)}-entry log, bd stub on PATH answering in 20 ms`, m3, '≤ 2.0×', m3.ratio <= 2.0, 'the six open beads of issues.main-f048edf.jsonl: seven topics searched; both listings started by the gate, and the beads the last session start listed searched while they run');
+  const m3 = measure({
+    runs: RUNS,
+    args: [bin('auto-recall'), ...SCOPE],
+    cwd: dir,
+    env: bdEnv,
+    stdinFile: session,
+    ...requested,
+    check: checkBlock,
+  });
+  add(
+    `auto-recall, ${fmt(ENTRIES)}-entry log, bd stub on PATH answering in 20 ms`,
+    m3,
+    '≤ 2.0×',
+    m3.ratio <= 2.0,
+    'the six open beads of issues.main-f048edf.jsonl: seven topics searched; both listings started by the gate, and the beads the last session start listed searched while they run',
+  );
   rmSync(join(dir, '.beads'), { recursive: true });
 }
 
@@ -244,7 +392,11 @@ function cloneCase() {
   const walls = [];
   let converged = 0;
   for (let i = 1; i <= 15 && !converged; i++) {
-    const res = runNode([bin('auto-recall'), ...SCOPE], { cwd: dir, env: { ...env, CAIRN_DEADLINE_MS: '2000' }, stdinFile: session });
+    const res = runNode([bin('auto-recall'), ...SCOPE], {
+      cwd: dir,
+      env: { ...env, CAIRN_DEADLINE_MS: '2000' },
+      stdinFile: session,
+    });
     if (res.code !== 0) throw new Error(res.stderr);
     walls.push(res.ms);
     if (res.stdout.includes('untrusted-knowledge')) converged = i;
@@ -267,8 +419,21 @@ function realLogCase() {
   const cold = runNode([bin('auto-recall'), ...SCOPE], { cwd: dir, env, stdinFile: session });
   awaitSanitiser(join(dir, '.cairn')); // the first start asked for it; the second finds the lines counted
   progress('auto-recall on the real 217-entry log');
-  const m = measure({ runs: RUNS, args: [bin('auto-recall'), ...SCOPE], cwd: dir, env, stdinFile: session, check: checkBlock });
-  add('auto-recall, the real Lavra log (217 entries)', m, '(the system we replace: 21–26 s)', undefined, `first run, building the index: ${fmt(cold.ms)} ms`);
+  const m = measure({
+    runs: RUNS,
+    args: [bin('auto-recall'), ...SCOPE],
+    cwd: dir,
+    env,
+    stdinFile: session,
+    check: checkBlock,
+  });
+  add(
+    'auto-recall, the real Lavra log (217 entries)',
+    m,
+    '(the system we replace: 21–26 s)',
+    undefined,
+    `first run, building the index: ${fmt(cold.ms)} ms`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -276,15 +441,28 @@ function realLogCase() {
 function report() {
   const mc = machine();
   const out = [];
-  out.push(`Machine: ${mc.cpu}, ${mc.cores} cores, ${mc.platform}, node ${mc.node}; load average at start ${LOAD_AT_START}, at end ${mc.load}.`);
-  out.push(`${RUNS} runs per case, each after a \`node -e 0\` run; medians. Peak RSS via ${MEMORY_METHOD === 'gnu-time' ? '`/usr/bin/time -f %M`' : '`process.resourceUsage().maxRSS`'}.`);
-  out.push(`NODE_EXTRA_CA_CERTS ${env.NODE_EXTRA_CA_CERTS ? 'set: every node process, `node -e 0` too, parses a certificate bundle at start, which lowers every ratio (run with --without-extra-certs to compare)' : 'not set'}.`, '');
-  out.push('| case | wall ms | `node -e 0` ms | wall ratio | CPU ms | CPU ratio | peak RSS MB | target | verdict |', '|---|---:|---:|---:|---:|---:|---:|---|---|');
+  out.push(
+    `Machine: ${mc.cpu}, ${mc.cores} cores, ${mc.platform}, node ${mc.node}; load average at start ${LOAD_AT_START}, at end ${mc.load}.`,
+  );
+  out.push(
+    `${RUNS} runs per case, each after a \`node -e 0\` run; medians. Peak RSS via ${MEMORY_METHOD === 'gnu-time' ? '`/usr/bin/time -f %M`' : '`process.resourceUsage().maxRSS`'}.`,
+  );
+  out.push(
+    `NODE_EXTRA_CA_CERTS ${env.NODE_EXTRA_CA_CERTS ? 'set: every node process, `node -e 0` too, parses a certificate bundle at start, which lowers every ratio (run with --without-extra-certs to compare)' : 'not set'}.`,
+    '',
+  );
+  out.push(
+    '| case | wall ms | `node -e 0` ms | wall ratio | CPU ms | CPU ratio | peak RSS MB | target | verdict |',
+    '|---|---:|---:|---:|---:|---:|---:|---|---|',
+  );
   const verdict = (met) => (met === undefined ? '—' : met ? 'met' : '**missed**');
   for (const r of results) {
     const m = r.m;
     if (!m) out.push(`| ${r.name} | | | | | | | ${r.target} | ${verdict(r.met)} |`);
-    else out.push(`| ${r.name} | ${fmt(m.ms)} | ${fmt(m.baseMs)} | ${fmt(m.ratio, 2)}× | ${fmt(m.cpuMs)} | ${fmt(m.cpuRatio, 2)}× | ${fmt(m.peakRssMb, 1)} | ${r.target} | ${verdict(r.met)} |`);
+    else
+      out.push(
+        `| ${r.name} | ${fmt(m.ms)} | ${fmt(m.baseMs)} | ${fmt(m.ratio, 2)}× | ${fmt(m.cpuMs)} | ${fmt(m.cpuRatio, 2)}× | ${fmt(m.peakRssMb, 1)} | ${r.target} | ${verdict(r.met)} |`,
+      );
   }
   out.push('');
   for (const r of results) if (r.note) out.push(`- ${r.name}: ${r.note}`);

@@ -23,10 +23,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-if (!existsSync(join(REPO, 'dist', 'lib', 'patterns', 'feedback.js'))) fail('dist/ is missing: run `npm run build` first');
+if (!existsSync(join(REPO, 'dist', 'lib', 'patterns', 'feedback.js')))
+  fail('dist/ is missing: run `npm run build` first');
 const WORLD = takeWorldOption();
 const HARDER_WORLD = join(REPO, 'bench', 'world', 'bench.js');
-if (WORLD === 'new') process.exit(spawnSync(process.execPath, [HARDER_WORLD, ...process.argv.slice(2)], { stdio: 'inherit' }).status ?? 2);
+if (WORLD === 'new')
+  process.exit(spawnSync(process.execPath, [HARDER_WORLD, ...process.argv.slice(2)], { stdio: 'inherit' }).status ?? 2);
 const { libraryDriver, processDriver } = await import('./learning/drivers.js');
 const { simulate, checkPool } = await import('./learning/sim.js');
 const { plotPanels, COLORS } = await import('./learning/plot.js');
@@ -49,7 +51,8 @@ const { values: opts } = parseOptions({
 });
 const num = (name, min, max) => {
   const v = Number(opts[name]);
-  if (!Number.isFinite(v) || v < min || v > max) fail(`--${name} must be a number in [${min}, ${max}], got '${opts[name]}'`);
+  if (!Number.isFinite(v) || v < min || v > max)
+    fail(`--${name} must be a number in [${min}, ${max}], got '${opts[name]}'`);
   return v;
 };
 const RUNS = num('runs', 1, 1000);
@@ -95,12 +98,28 @@ const combined = (wording, raise, hours) => ({
   params: { wording, alarmRaiseRate: raise, outcomeModel: 'uninformative', spacingHours: hours },
 });
 const SCENARIOS = [
-  { key: 'verbatim', label: 'the earlier model (verbatim findings, every listed alarm raised, outcome tracks the block, 1 day apart)', params: {} },
+  {
+    key: 'verbatim',
+    label: 'the earlier model (verbatim findings, every listed alarm raised, outcome tracks the block, 1 day apart)',
+    params: {},
+  },
   { key: 'paraphrased-a', label: '1. paraphrased findings (tuning wording)', params: { wording: 'tuning' } },
   { key: 'paraphrased-b', label: '1. paraphrased findings (held-out wording)', params: { wording: 'held-out' } },
-  { key: 'untested-50', label: '2. untested observations: 50 % of listed alarms raised', params: { alarmRaiseRate: 0.5 } },
-  { key: 'untested-25', label: '2. untested observations: 25 % of listed alarms raised', params: { alarmRaiseRate: 0.25 } },
-  { key: 'uninformative', label: '3. uninformative outcome (pass unless a real defect was waved through)', params: { outcomeModel: 'uninformative' } },
+  {
+    key: 'untested-50',
+    label: '2. untested observations: 50 % of listed alarms raised',
+    params: { alarmRaiseRate: 0.5 },
+  },
+  {
+    key: 'untested-25',
+    label: '2. untested observations: 25 % of listed alarms raised',
+    params: { alarmRaiseRate: 0.25 },
+  },
+  {
+    key: 'uninformative',
+    label: '3. uninformative outcome (pass unless a real defect was waved through)',
+    params: { outcomeModel: 'uninformative' },
+  },
   { key: 'time-4h', label: '4. time: runs 4 hours apart', params: { spacingHours: 4 } },
   combined('tuning', 0.25, 4),
   combined('tuning', 0.25, 24),
@@ -190,8 +209,12 @@ for (const s of selected) {
   const off = seedList.map((seed) => run(params(seed), VARIANTS.off));
   const landed = { rule: 0, summary: 0, wrong: 0 };
   for (const r of full) for (const x of r.records) for (const l of x.landed) landed[l]++;
-  const tracked = seedList.map((seed) => departure(run({ ...params(seed), budget: ROOM_BUDGET, tracked: 'F1', trackedMissedRuns: [] }, VARIANTS.full)));
-  const missedOnce = departure(run({ ...params(1), budget: ROOM_BUDGET, tracked: 'F1', trackedMissedRuns: [1] }, VARIANTS.full));
+  const tracked = seedList.map((seed) =>
+    departure(run({ ...params(seed), budget: ROOM_BUDGET, tracked: 'F1', trackedMissedRuns: [] }, VARIANTS.full)),
+  );
+  const missedOnce = departure(
+    run({ ...params(1), budget: ROOM_BUDGET, tracked: 'F1', trackedMissedRuns: [1] }, VARIANTS.full),
+  );
   const gaps = full.map((r, i) => r.after.precision - off[i].after.precision);
   results.push({
     key: s.key,
@@ -202,7 +225,9 @@ for (const s of selected) {
     off: spread(off.map((r) => r.after.precision)),
     gap: { mean: mean(gaps), min: Math.min(...gaps) },
     falseInBlock: spread(full.map((r) => r.after.falseInjected)),
-    trueDeprecated: spread(full.map((r) => r.patterns.filter((p) => p.lifecycle === 'deprecated' && isTrueCheck(p.text)).length)),
+    trueDeprecated: spread(
+      full.map((r) => r.patterns.filter((p) => p.lifecycle === 'deprecated' && isTrueCheck(p.text)).length),
+    ),
     landed,
     tracked,
     missedOnce,
@@ -227,20 +252,28 @@ const mainParams = { ...BASE, ...main.params, seed: 1 };
 const mainRuns = { ...mainResult.mainRuns, feedbackOnly: run(mainParams, VARIANTS.feedbackOnly) };
 const fingerprint = (r) => JSON.stringify({ records: r.records, after: r.after });
 const reference = fingerprint(mainRuns.full);
-const repeats = Array.from({ length: REPEATS }, () => fingerprint(run(mainParams, VARIANTS.full)) === reference).filter(Boolean).length;
+const repeats = Array.from({ length: REPEATS }, () => fingerprint(run(mainParams, VARIANTS.full)) === reference).filter(
+  Boolean,
+).length;
 
 // A stream of PASS verdicts whose auditor texts are L3 only reinforces nothing; the same stream
 // with L1 texts is the control that shows the check can fail.
 progress('L3 stream');
 const P3 = { ...mainParams, errorRate: 0, trueDismissRate: 0, defectRate: 0 };
 const l3Stats = Object.fromEntries(
-  Object.entries({ l3: run({ ...P3, evidence: 'L3' }, VARIANTS.full), l1: run({ ...P3, evidence: 'L1' }, VARIANTS.full) }).map(([k, r]) => [k, {
-    passes: r.records.filter((x) => x.verdict === 'PASS').length,
-    // what feedback-loop credited on those PASSes (tested or not, SPEC §3.10.1): the gate decides whether anything is
-    maxReinforced: Math.max(0, ...r.records.map((x) => x.reinforced)),
-    reinforcedPatterns: r.records.reduce((n, x) => n + x.reinforced, 0),
-    patterns: r.patterns.length,
-  }]),
+  Object.entries({
+    l3: run({ ...P3, evidence: 'L3' }, VARIANTS.full),
+    l1: run({ ...P3, evidence: 'L1' }, VARIANTS.full),
+  }).map(([k, r]) => [
+    k,
+    {
+      passes: r.records.filter((x) => x.verdict === 'PASS').length,
+      // what feedback-loop credited on those PASSes (tested or not, SPEC §3.10.1): the gate decides whether anything is
+      maxReinforced: Math.max(0, ...r.records.map((x) => x.reinforced)),
+      reinforcedPatterns: r.records.reduce((n, x) => n + x.reinforced, 0),
+      patterns: r.patterns.length,
+    },
+  ]),
 );
 
 let agreement = null;
@@ -252,13 +285,38 @@ if (opts.processes) {
   const viaProcesses = run(short, VARIANTS.full, processDriver);
   const seconds = (Date.now() - started) / 1000;
   const viaLibrary = run(short, VARIANTS.full);
-  const fields = ['ids', 'falseInjected', 'candidates', 'verdict', 'gate', 'penalised', 'reinforced', 'outcome', 'landed'];
+  const fields = [
+    'ids',
+    'falseInjected',
+    'candidates',
+    'verdict',
+    'gate',
+    'penalised',
+    'reinforced',
+    'outcome',
+    'landed',
+  ];
   const differences = [];
   viaLibrary.records.forEach((a, i) => {
     const b = viaProcesses.records[i];
-    for (const f of fields) if (JSON.stringify(a[f]) !== JSON.stringify(b[f])) differences.push(`run ${a.run} ${f}: library ${JSON.stringify(a[f])} vs processes ${JSON.stringify(b[f])}`);
+    for (const f of fields)
+      if (JSON.stringify(a[f]) !== JSON.stringify(b[f]))
+        differences.push(`run ${a.run} ${f}: library ${JSON.stringify(a[f])} vs processes ${JSON.stringify(b[f])}`);
   });
-  const state = (r) => JSON.stringify(r.patterns.map((p) => [p.id, p.success_count, p.ignore_count, p.ignore_weight, p.reinforcement_count, p.last_used, p.lifecycle]).sort());
+  const state = (r) =>
+    JSON.stringify(
+      r.patterns
+        .map((p) => [
+          p.id,
+          p.success_count,
+          p.ignore_count,
+          p.ignore_weight,
+          p.reinforcement_count,
+          p.last_used,
+          p.lifecycle,
+        ])
+        .sort(),
+    );
   if (state(viaLibrary) !== state(viaProcesses)) differences.push('final pattern states differ');
   agreement = { runs, seconds, differences };
 }
@@ -269,7 +327,11 @@ if (opts.processes) {
 // Never shown at all is the best a dismissed alarm can do; once shown, it must leave by run 10 and stay out.
 const leftInTime = (t) => t.entered === null || (t.left !== null && t.left <= TARGET_LEAVE_RUN && t.staysOut);
 const leaving = (list) =>
-  list.every((t) => t.entered === null) ? 'never in the block' : list.every((t) => t.entered === null || t.staysOut) ? `by run ${Math.max(...list.map((t) => t.left ?? 0))}` : 'stays';
+  list.every((t) => t.entered === null)
+    ? 'never in the block'
+    : list.every((t) => t.entered === null || t.staysOut)
+      ? `by run ${Math.max(...list.map((t) => t.left ?? 0))}`
+      : 'stays';
 // The what-if scenarios are reported beside the others, never judged.
 const targeted = results.filter((r) => !r.whatIf);
 const verdictOf = (r) => ({
@@ -307,7 +369,9 @@ const targets = [
 if (agreement) {
   targets.push({
     name: `library calls and bin/*.js processes agree (${agreement.runs} runs of ${main.key})`,
-    measured: agreement.differences.length ? agreement.differences.slice(0, 3).join('; ') : 'identical blocks, verdict handling and final pattern states',
+    measured: agreement.differences.length
+      ? agreement.differences.slice(0, 3).join('; ')
+      : 'identical blocks, verdict handling and final pattern states',
     pass: agreement.differences.length === 0,
   });
 }
@@ -319,10 +383,12 @@ const out = [];
 const line = (s = '') => out.push(s);
 line('### Parameters');
 line();
-line(`${RUNS} runs per stream, seeds 1–${SEEDS}; ${BASE.trueChecks} true checks + ${BASE.falseAlarms} recurring false alarms; budget ${BASE.budget} tokens (about a third of the candidates); ` +
-  `curator: misses a false alarm with p = ${BASE.errorRate}, wrongly dismisses a real finding with p = ${BASE.trueDismissRate}. ` +
-  `Auditor: echoes ${pct(BASE.echoRate)} of its block, notices ${BASE.noticeTrue} true checks + ${BASE.noticeFalse} false alarms outside it per run, breaks a true check (a real finding) in ${pct(BASE.defectRate)} of runs; ` +
-  `evidence L1 ${pct(BASE.l1Share)} / L2 ${pct(BASE.l2Share)} / L3 ${pct(1 - BASE.l1Share - BASE.l2Share)}.`);
+line(
+  `${RUNS} runs per stream, seeds 1–${SEEDS}; ${BASE.trueChecks} true checks + ${BASE.falseAlarms} recurring false alarms; budget ${BASE.budget} tokens (about a third of the candidates); ` +
+    `curator: misses a false alarm with p = ${BASE.errorRate}, wrongly dismisses a real finding with p = ${BASE.trueDismissRate}. ` +
+    `Auditor: echoes ${pct(BASE.echoRate)} of its block, notices ${BASE.noticeTrue} true checks + ${BASE.noticeFalse} false alarms outside it per run, breaks a true check (a real finding) in ${pct(BASE.defectRate)} of runs; ` +
+    `evidence L1 ${pct(BASE.l1Share)} / L2 ${pct(BASE.l2Share)} / L3 ${pct(1 - BASE.l1Share - BASE.l2Share)}.`,
+);
 line();
 line('### Links: does a paraphrased finding reach its rule?');
 line();
@@ -330,46 +396,80 @@ line();
 const linkTable = (header, cells) => {
   line(`| wording | ${header.join(' | ')} |`);
   line(`|:---|${header.map(() => '---:').join('|')}|`);
-  for (const [k, v] of Object.entries({ 'tuning (set a)': links.tuning, 'held-out (set b)': links.heldOut })) if (v) line(`| ${k} | ${cells(v).join(' | ')} |`);
+  for (const [k, v] of Object.entries({ 'tuning (set a)': links.tuning, 'held-out (set b)': links.heldOut }))
+    if (v) line(`| ${k} | ${cells(v).join(' | ')} |`);
   line();
 };
-linkTable(['right rule', 'another rule (wrong)', 'no link (own pattern)', 'trials'], (v) => [pct1(v.right), pct1(v.wrong), pct1(v.none), v.trials]);
-line(`Most frequent wrong links — tuning: ${fmtWrong(links.tuning)}${links.heldOut ? `; held-out: ${fmtWrong(links.heldOut)}` : ''}.`);
+linkTable(['right rule', 'another rule (wrong)', 'no link (own pattern)', 'trials'], (v) => [
+  pct1(v.right),
+  pct1(v.wrong),
+  pct1(v.none),
+  v.trials,
+]);
+line(
+  `Most frequent wrong links — tuning: ${fmtWrong(links.tuning)}${links.heldOut ? `; held-out: ${fmtWrong(links.heldOut)}` : ''}.`,
+);
 line();
-line("The false alarms' findings alone, as a curator dismisses them: by the finding's words (as stored), and read with the curator's reason (as feedback-loop reads a dismissal):");
+line(
+  "The false alarms' findings alone, as a curator dismisses them: by the finding's words (as stored), and read with the curator's reason (as feedback-loop reads a dismissal):",
+);
 line();
 const three = (a) => `${pct1(a.right)} / ${pct1(a.wrong)} / ${pct1(a.none)}`;
-linkTable(['finding alone: right / wrong / none', 'with the reason: right / wrong / none', 'trials'], (v) => [three(v.alarms), three(v.withReason), v.alarms.trials]);
-line(`Wrong links left with the reason — tuning: ${fmtWrong(links.tuning.withReason)}${links.heldOut ? `; held-out: ${fmtWrong(links.heldOut.withReason)}` : ''}.`);
+linkTable(['finding alone: right / wrong / none', 'with the reason: right / wrong / none', 'trials'], (v) => [
+  three(v.alarms),
+  three(v.withReason),
+  v.alarms.trials,
+]);
+line(
+  `Wrong links left with the reason — tuning: ${fmtWrong(links.tuning.withReason)}${links.heldOut ? `; held-out: ${fmtWrong(links.heldOut.withReason)}` : ''}.`,
+);
 line();
 line(`### Scenarios (block after ${RUNS} runs; min and mean over seeds 1–${SEEDS})`);
 line();
-line('| scenario | full loop min | full loop mean | correction off mean | gap (mean / min) | false alarms in block (mean / max) | true checks deprecated (mean / max) | dismissals landed on rule / own summary / wrong rule | dismissed-every-run alarm leaves (worst seed; seed 1 when the curator missed it in run 1) |');
+line(
+  '| scenario | full loop min | full loop mean | correction off mean | gap (mean / min) | false alarms in block (mean / max) | true checks deprecated (mean / max) | dismissals landed on rule / own summary / wrong rule | dismissed-every-run alarm leaves (worst seed; seed 1 when the curator missed it in run 1) |',
+);
 line('|:---|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of results) {
-  line(`| ${r.label} | ${pct(r.full.min)} | ${pct(r.full.mean)} | ${pct(r.off.mean)} | ${signed(r.gap.mean)} / ${signed(r.gap.min)} | ${r.falseInBlock.mean.toFixed(1)} / ${r.falseInBlock.max} | ${r.trueDeprecated.mean.toFixed(1)} / ${r.trueDeprecated.max} | ${r.landed.rule} / ${r.landed.summary} / ${r.landed.wrong} | ${leaving(r.tracked)} (${leaving([r.missedOnce])}) |`);
+  line(
+    `| ${r.label} | ${pct(r.full.min)} | ${pct(r.full.mean)} | ${pct(r.off.mean)} | ${signed(r.gap.mean)} / ${signed(r.gap.min)} | ${r.falseInBlock.mean.toFixed(1)} / ${r.falseInBlock.max} | ${r.trueDeprecated.mean.toFixed(1)} / ${r.trueDeprecated.max} | ${r.landed.rule} / ${r.landed.summary} / ${r.landed.wrong} | ${leaving(r.tracked)} (${leaving([r.missedOnce])}) |`,
+  );
 }
 line();
 line(`### ${main.label}, seed 1, run by run`);
 line();
-line('| run | full loop: precision | FA | feedback only: precision | FA | correction off: precision | FA | evidence | curator | feedback gate | outcome | dismissals landed |');
+line(
+  '| run | full loop: precision | FA | feedback only: precision | FA | correction off: precision | FA | evidence | curator | feedback gate | outcome | dismissals landed |',
+);
 line('|---:|---:|---:|---:|---:|---:|---:|:---:|:---:|:---|:---:|:---|');
 mainRuns.full.records.forEach((r, i) => {
   const f = mainRuns.feedbackOnly.records[i];
   const b = mainRuns.off.records[i];
-  line(`| ${r.run} | ${pct(r.precision)} | ${r.falseInjected}/${r.injected} | ${pct(f.precision)} | ${f.falseInjected}/${f.injected} | ${pct(b.precision)} | ${b.falseInjected}/${b.injected} | ${r.evidence} | ${r.verdict} | ${r.gate} (−${r.penalised} +${r.reinforced}) | ${r.outcome} | ${r.landed.join(' ') || '—'} |`);
+  line(
+    `| ${r.run} | ${pct(r.precision)} | ${r.falseInjected}/${r.injected} | ${pct(f.precision)} | ${f.falseInjected}/${f.injected} | ${pct(b.precision)} | ${b.falseInjected}/${b.injected} | ${r.evidence} | ${r.verdict} | ${r.gate} (−${r.penalised} +${r.reinforced}) | ${r.outcome} | ${r.landed.join(' ') || '—'} |`,
+  );
 });
 const after = (k) => mainRuns[k].after;
-line(`| **after ${RUNS}** | **${pct(after('full').precision)}** | ${after('full').falseInjected}/${after('full').injected} | ${pct(after('feedbackOnly').precision)} | ${after('feedbackOnly').falseInjected}/${after('feedbackOnly').injected} | ${pct(after('off').precision)} | ${after('off').falseInjected}/${after('off').injected} | | | | | |`);
+line(
+  `| **after ${RUNS}** | **${pct(after('full').precision)}** | ${after('full').falseInjected}/${after('full').injected} | ${pct(after('feedbackOnly').precision)} | ${after('feedbackOnly').falseInjected}/${after('feedbackOnly').injected} | ${pct(after('off').precision)} | ${after('off').falseInjected}/${after('off').injected} | | | | | |`,
+);
 line();
-line(`Determinism: seed 1 of ${main.key} run ${REPEATS} more times: ${repeats} of ${REPEATS} gave the same records and final block.`);
+line(
+  `Determinism: seed 1 of ${main.key} run ${REPEATS} more times: ${repeats} of ${REPEATS} gave the same records and final block.`,
+);
 line();
-line(`L3 stream (${main.key} with no real defects and no curator errors): L3-only auditor texts, ${l3Stats.l3.passes} PASS runs, most patterns credited by one PASS **${l3Stats.l3.maxReinforced}**; ` +
-  `the same stream with L1 texts credits ${l3Stats.l1.reinforcedPatterns} times (at most ${l3Stats.l1.maxReinforced} patterns by one PASS).`);
+line(
+  `L3 stream (${main.key} with no real defects and no curator errors): L3-only auditor texts, ${l3Stats.l3.passes} PASS runs, most patterns credited by one PASS **${l3Stats.l3.maxReinforced}**; ` +
+    `the same stream with L1 texts credits ${l3Stats.l1.reinforcedPatterns} times (at most ${l3Stats.l1.maxReinforced} patterns by one PASS).`,
+);
 line();
 if (agreement) {
-  line(`Library calls vs executables: ${agreement.runs} runs of ${main.key} through bin/format-patterns, store-deliberation (×2), feedback-loop and outcome-score as processes (${(agreement.seconds / agreement.runs).toFixed(2)} s per run): ` +
-    (agreement.differences.length ? `**differ**: ${agreement.differences.slice(0, 5).join('; ')}` : 'the same injected ids, feedback and outcome in every run, and the same final state of every pattern.'));
+  line(
+    `Library calls vs executables: ${agreement.runs} runs of ${main.key} through bin/format-patterns, store-deliberation (×2), feedback-loop and outcome-score as processes (${(agreement.seconds / agreement.runs).toFixed(2)} s per run): ` +
+      (agreement.differences.length
+        ? `**differ**: ${agreement.differences.slice(0, 5).join('; ')}`
+        : 'the same injected ids, feedback and outcome in every run, and the same final state of every pattern.'),
+  );
   line();
 }
 line('### Targets');
@@ -383,16 +483,50 @@ process.stdout.write(out.join('\n') + '\n');
 // Files
 
 mkdirSync(opts.out, { recursive: true });
-const csv = ['scenario,variant,seed,run,injected,false_injected,precision,candidates,evidence,findings,curator_verdict,gate,penalised,reinforced,outcome,landed'];
+const csv = [
+  'scenario,variant,seed,run,injected,false_injected,precision,candidates,evidence,findings,curator_verdict,gate,penalised,reinforced,outcome,landed',
+];
 for (const [k, r] of Object.entries(mainRuns)) {
   for (const x of r.records) {
-    csv.push([main.key, k, 1, x.run, x.injected, x.falseInjected, x.precision?.toFixed(4) ?? '', x.candidates, x.evidence, x.findings, x.verdict, x.gate, x.penalised, x.reinforced, x.outcome, x.landed.join(' ')].join(','));
+    csv.push(
+      [
+        main.key,
+        k,
+        1,
+        x.run,
+        x.injected,
+        x.falseInjected,
+        x.precision?.toFixed(4) ?? '',
+        x.candidates,
+        x.evidence,
+        x.findings,
+        x.verdict,
+        x.gate,
+        x.penalised,
+        x.reinforced,
+        x.outcome,
+        x.landed.join(' '),
+      ].join(','),
+    );
   }
 }
 writeFileSync(join(opts.out, 'curve.csv'), csv.join('\n') + '\n');
 writeFileSync(
   join(opts.out, 'results.json'),
-  JSON.stringify({ base: BASE, seeds: SEEDS, links, scenarios: results.map(({ mainRuns: _m, ...r }) => r), repeats, l3: l3Stats, agreement, targets }, null, 2) + '\n',
+  JSON.stringify(
+    {
+      base: BASE,
+      seeds: SEEDS,
+      links,
+      scenarios: results.map(({ mainRuns: _m, ...r }) => r),
+      repeats,
+      l3: l3Stats,
+      agreement,
+      targets,
+    },
+    null,
+    2,
+  ) + '\n',
 );
 const series = (result, pick) => result.records.map((r) => [r.run, pick(r)]);
 const trackedMain = mainResult.tracked[0].scores.map((s, i) => [i + 1, s]);
@@ -400,10 +534,21 @@ const png = plotPanels(`CAIRN LEARNING LOOP - ${main.key.toUpperCase()}, SEED 1`
   {
     title: `1. PRECISION OF THE INJECTED BLOCK (BUDGET ${BASE.budget})`,
     yMax: 1,
-    yTicks: [[0, '0%'], [0.25, '25%'], [0.5, '50%'], [0.75, '75%'], [1, '100%']],
+    yTicks: [
+      [0, '0%'],
+      [0.25, '25%'],
+      [0.5, '50%'],
+      [0.75, '75%'],
+      [1, '100%'],
+    ],
     series: [
       { label: 'FULL LOOP', color: COLORS.blue, points: series(mainRuns.full, (r) => r.precision) },
-      { label: 'FEEDBACK ONLY', color: COLORS.orange, points: series(mainRuns.feedbackOnly, (r) => r.precision), dash: 8 },
+      {
+        label: 'FEEDBACK ONLY',
+        color: COLORS.orange,
+        points: series(mainRuns.feedbackOnly, (r) => r.precision),
+        dash: 8,
+      },
       { label: 'CORRECTION OFF', color: COLORS.red, points: series(mainRuns.off, (r) => r.precision) },
     ],
     rules: [{ y: TARGET_PRECISION, color: COLORS.green, label: 'TARGET 90%' }],
@@ -414,16 +559,29 @@ const png = plotPanels(`CAIRN LEARNING LOOP - ${main.key.toUpperCase()}, SEED 1`
     yTicks: ticks(Math.max(4, ...mainRuns.off.records.map((r) => r.falseInjected))),
     series: [
       { label: 'FULL LOOP', color: COLORS.blue, points: series(mainRuns.full, (r) => r.falseInjected) },
-      { label: 'FEEDBACK ONLY', color: COLORS.orange, points: series(mainRuns.feedbackOnly, (r) => r.falseInjected), dash: 8 },
+      {
+        label: 'FEEDBACK ONLY',
+        color: COLORS.orange,
+        points: series(mainRuns.feedbackOnly, (r) => r.falseInjected),
+        dash: 8,
+      },
       { label: 'CORRECTION OFF', color: COLORS.red, points: series(mainRuns.off, (r) => r.falseInjected) },
     ],
   },
   {
     title: '3. ROOM TO SPARE: SCORE OF A FALSE ALARM DISMISSED EVERY RUN',
     yMax: 1.3,
-    yTicks: [[0, '0'], [0.1, '.1'], [0.5, '.5'], [1, '1']],
+    yTicks: [
+      [0, '0'],
+      [0.1, '.1'],
+      [0.5, '.5'],
+      [1, '1'],
+    ],
     series: [{ label: 'FULL LOOP', color: COLORS.blue, points: trackedMain }],
-    rules: [{ y: 0.1, color: COLORS.green, label: 'CUT 0.1' }, { x: TARGET_LEAVE_RUN, color: COLORS.grey, label: `RUN ${TARGET_LEAVE_RUN}` }],
+    rules: [
+      { y: 0.1, color: COLORS.green, label: 'CUT 0.1' },
+      { x: TARGET_LEAVE_RUN, color: COLORS.grey, label: `RUN ${TARGET_LEAVE_RUN}` },
+    ],
   },
 ]);
 writeFileSync(join(opts.out, 'curve.png'), png);
@@ -431,7 +589,11 @@ progress(`wrote ${join(opts.out, 'curve.png')}, curve.csv, results.json`);
 for (const t of targets) progress(`${t.pass ? 'PASS' : 'MISS'}: ${t.name} — ${t.measured}`);
 let harderWorldStatus = 0;
 if (WORLD === 'all') {
-  const shared = [...(opts.seeds ? ['--seeds', opts.seeds] : []), ...(opts.processes ? ['--processes'] : []), ...(opts.check ? ['--check'] : [])];
+  const shared = [
+    ...(opts.seeds ? ['--seeds', opts.seeds] : []),
+    ...(opts.processes ? ['--processes'] : []),
+    ...(opts.check ? ['--check'] : []),
+  ];
   harderWorldStatus = spawnSync(process.execPath, [HARDER_WORLD, ...shared], { stdio: 'inherit' }).status ?? 2;
 }
 if (opts.check && targets.some((t) => !t.pass)) process.exit(1);
@@ -456,7 +618,12 @@ function mean(values) {
   return values.reduce((s, v) => s + v, 0) / values.length;
 }
 function fmtWrong(acc) {
-  return acc.wrongLinks.slice(0, 5).map(([k, n]) => `${k} (${n}/20)`).join(', ') || 'none';
+  return (
+    acc.wrongLinks
+      .slice(0, 5)
+      .map(([k, n]) => `${k} (${n}/20)`)
+      .join(', ') || 'none'
+  );
 }
 function ticks(max) {
   const step = Math.max(1, Math.ceil(max / 4));

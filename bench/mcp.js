@@ -169,7 +169,10 @@ function reportCases(big) {
   cairn(dir, ['rebuild']);
   waitForBackground(dir);
   const bigLabel = `${fmt(big.events)} events, ${fmt(PATTERNS)} patterns, ${fmt(ENTRIES)} knowledge entries`;
-  for (const [label, cwd, events] of [[`${fmt(EVENTS)} events`, dir, EVENTS], [bigLabel, big.dir, big.events]]) {
+  for (const [label, cwd, events] of [
+    [`${fmt(EVENTS)} events`, dir, EVENTS],
+    [bigLabel, big.dir, big.events],
+  ]) {
     progress(`cairn report: ${label}`);
     const out = join(tempDir('out'), 'report.html');
     const args = [CAIRN, 'report', '--out', out, '--project', PROJECT, '--strict'];

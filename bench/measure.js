@@ -21,7 +21,8 @@ function hasGnuTime() {
 }
 
 // CAIRN_BENCH_MEMORY=resource-usage forces the fallback (to check it on a machine that has GNU time).
-export const MEMORY_METHOD = process.env.CAIRN_BENCH_MEMORY !== 'resource-usage' && hasGnuTime() ? 'gnu-time' : 'resource-usage';
+export const MEMORY_METHOD =
+  process.env.CAIRN_BENCH_MEMORY !== 'resource-usage' && hasGnuTime() ? 'gnu-time' : 'resource-usage';
 
 const scratch = mkdtempSync(join(tmpdir(), 'cairn-bench-measure-'));
 const timeOut = join(scratch, 'time.out');
@@ -78,12 +79,21 @@ export function runNode(args, { cwd, env, stdinFile } = {}) {
     const node = [process.execPath, '--require', preload, ...args];
     const [cmd, ...argv] = MEMORY_METHOD === 'gnu-time' ? [GNU_TIME, '-o', timeOut, '-f', '%M', ...node] : node;
     const start = process.hrtime.bigint();
-    const res = spawnSync(cmd, argv, { cwd, env, stdio: [stdinFd, 'pipe', 'pipe', 'pipe'], encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    const res = spawnSync(cmd, argv, {
+      cwd,
+      env,
+      stdio: [stdinFd, 'pipe', 'pipe', 'pipe'],
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    });
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
     if (res.error) throw res.error;
-    const [cpuUs, maxRss] = String(res.output[3] ?? '').split(' ').map(Number);
+    const [cpuUs, maxRss] = String(res.output[3] ?? '')
+      .split(' ')
+      .map(Number);
     // GNU time prints "Command exited with non-zero status N" before the figure when the child fails.
-    const rssKb = MEMORY_METHOD === 'gnu-time' ? Number(readFileSync(timeOut, 'utf8').trim().split('\n').pop()) : maxRss;
+    const rssKb =
+      MEMORY_METHOD === 'gnu-time' ? Number(readFileSync(timeOut, 'utf8').trim().split('\n').pop()) : maxRss;
     return { ms, cpuMs: cpuUs / 1000, rssKb, code: res.status, stdout: res.stdout, stderr: res.stderr };
   } finally {
     closeSync(stdinFd);
@@ -155,5 +165,13 @@ export function machine() {
   } catch {
     // not Linux: os.cpus() it is
   }
-  return { node: process.version, cpu, cores: cpus().length, platform: `${process.platform} ${process.arch}`, load: loadavg().map((l) => l.toFixed(2)).join(' ') };
+  return {
+    node: process.version,
+    cpu,
+    cores: cpus().length,
+    platform: `${process.platform} ${process.arch}`,
+    load: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
+  };
 }

@@ -56,10 +56,13 @@ if (!existsSync(join(REPO, 'dist', 'lib', 'cli', 'runner.js'))) fail('dist/ is m
 const NOW = '2025-06-01T12:00:00.000Z';
 process.env.CAIRN_NOW = NOW;
 const env = {
-  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_') && !(opts['without-extra-certs'] && k === 'NODE_EXTRA_CA_CERTS'))),
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith('CAIRN_') && !(opts['without-extra-certs'] && k === 'NODE_EXTRA_CA_CERTS'),
+    ),
+  ),
   CAIRN_NOW: NOW,
 };
-
 
 /** Copy a store so a run that writes starts from the same state as every other run. */
 function restore(from, to) {
@@ -94,7 +97,8 @@ function keptPostingLists(dir) {
 function rebuildOnce(dir, expectApplied) {
   const res = runChecked([bin('cairn'), 'rebuild', '--project', PROJECT, '--json', '--strict'], dir);
   const report = JSON.parse(res.stdout);
-  if (report.applied !== expectApplied || report.skipped !== 0) throw new Error(`cairn rebuild replayed ${res.stdout.trim()}, expected ${expectApplied} events`);
+  if (report.applied !== expectApplied || report.skipped !== 0)
+    throw new Error(`cairn rebuild replayed ${res.stdout.trim()}, expected ${expectApplied} events`);
   waitForBackground(dir); // a large index's posting lists are packed in the background
   return res;
 }
@@ -106,14 +110,28 @@ const profiles = [];
 // The pattern loop's executables on stores of N patterns
 
 const SCOPE = ['--project', PROJECT, '--strict'];
-const FORMAT_ARGS = ['--role', 'auditor', '--labels', 'cli', '--files', 'src/cli/status.ts', '--phase', 'plan', ...SCOPE];
+const FORMAT_ARGS = [
+  '--role',
+  'auditor',
+  '--labels',
+  'cli',
+  '--files',
+  'src/cli/status.ts',
+  '--phase',
+  'plan',
+  ...SCOPE,
+];
 const QUERY = 'add a --json flag to the status command and document its output shape';
 const GRADED = { issue: 'LED-9001', run: 'r1' }; // the run feedback-loop and outcome-score grade
 const STORED = { issue: 'LED-9002', run: 'r1' }; // the run the measured deliberations are stored for
 
 function checkBlock(res) {
   const lines = res.stdout.split('\n');
-  if (lines[0] !== '=== HISTORICAL PATTERNS (auditor) ===' || lines.at(-2) !== '=== END HISTORICAL PATTERNS ===' || lines.length < 8) {
+  if (
+    lines[0] !== '=== HISTORICAL PATTERNS (auditor) ===' ||
+    lines.at(-2) !== '=== END HISTORICAL PATTERNS ===' ||
+    lines.length < 8
+  ) {
     throw new Error(`format-patterns printed no proper block:\n${res.stdout.slice(0, 400)}\n${res.stderr}`);
   }
   if (res.stderr.trim()) throw new Error(`format-patterns warned: ${res.stderr}`);
@@ -137,8 +155,20 @@ async function inProcess(dir, work) {
 async function inProcessFormat(dir) {
   const { formatPatterns } = await import('../dist/lib/patterns/format.js');
   return inProcess(dir, (store, patternDb) => {
-    const r = formatPatterns(store, { role: 'auditor', issue: null, run: null, labels: ['cli'], files: ['src/cli/status.ts'], phase: 'plan', exactTokens: false });
-    const candidates = patternDb(store).prepare(`SELECT count(*) AS n FROM patterns WHERE project = ? AND role IN ('auditor','judge','sentinel') AND lifecycle != 'deprecated'`).get(PROJECT).n;
+    const r = formatPatterns(store, {
+      role: 'auditor',
+      issue: null,
+      run: null,
+      labels: ['cli'],
+      files: ['src/cli/status.ts'],
+      phase: 'plan',
+      exactTokens: false,
+    });
+    const candidates = patternDb(store)
+      .prepare(
+        `SELECT count(*) AS n FROM patterns WHERE project = ? AND role IN ('auditor','judge','sentinel') AND lifecycle != 'deprecated'`,
+      )
+      .get(PROJECT).n;
     return { path: r.path, lines: r.patterns.length, tokenizerLoaded: r.tokenizerLoaded, candidates };
   });
 }
@@ -154,17 +184,50 @@ function auditorDeliberation(dir, { bytes, scope, known, injected, seed }) {
   const stored = known.filter((t) => !injected.includes(t));
   const fresh = patternTexts(60, seed, new Set(known.map((t) => t.toLowerCase())), VOCABULARY);
   const share = Math.max(1, Math.round(bytes / 6000));
-  const items = [...fresh.slice(0, 4 * share), ...stored.slice(0, 2 * share), ...injected.slice(0, share), ...stored.slice(100, 100 + share).map((t) => `${t} in practice`)];
-  const text = deliberationText({ bytes, role: 'auditor', ...scope, items, findingsFromItems: 2 * share, seed: bytes + seed, vocabulary: VOCABULARY });
+  const items = [
+    ...fresh.slice(0, 4 * share),
+    ...stored.slice(0, 2 * share),
+    ...injected.slice(0, share),
+    ...stored.slice(100, 100 + share).map((t) => `${t} in practice`),
+  ];
+  const text = deliberationText({
+    bytes,
+    role: 'auditor',
+    ...scope,
+    items,
+    findingsFromItems: 2 * share,
+    seed: bytes + seed,
+    vocabulary: VOCABULARY,
+  });
   const file = join(dir, `auditor-${scope.issue}-${bytes}.md`);
   writeFileSync(file, text);
   return file;
 }
 
-const storeArgs = (role, scope, file) => [bin('store-deliberation'), '--role', role, '--issue', scope.issue, '--run', scope.run, '--phase', 'plan', '--labels', 'cli', '--files', 'src/cli/status.ts', '--file', file, ...SCOPE];
+const storeArgs = (role, scope, file) => [
+  bin('store-deliberation'),
+  '--role',
+  role,
+  '--issue',
+  scope.issue,
+  '--run',
+  scope.run,
+  '--phase',
+  'plan',
+  '--labels',
+  'cli',
+  '--files',
+  'src/cli/status.ts',
+  '--file',
+  file,
+  ...SCOPE,
+];
 
 function injectFor(dir, scope) {
-  const res = runChecked([bin('format-patterns'), ...FORMAT_ARGS, '--issue', scope.issue, '--run', scope.run, '--json'], dir);
+  const res = runChecked(
+    [bin('format-patterns'), ...FORMAT_ARGS, '--issue', scope.issue, '--run', scope.run, '--json'],
+    dir,
+  );
   const injected = JSON.parse(res.stdout).patterns.map((p) => p.text);
   if (injected.length < 6) throw new Error(`format-patterns injected only ${injected.length} patterns`);
   return injected;
@@ -176,7 +239,12 @@ async function prepareStore(size) {
   const inputs = tempDir(`inputs-${size}`);
   const tiny = Math.max(1, Math.round(size / 20));
   progress(`${size}: writing the event log`);
-  const log = writeEventLog(join(dir, '.cairn', 'events.jsonl'), { patterns: { auditor: size, judge: tiny, sentinel: tiny, curator: tiny }, nowMs: Date.parse(NOW), seed: size, vocabulary: VOCABULARY });
+  const log = writeEventLog(join(dir, '.cairn', 'events.jsonl'), {
+    patterns: { auditor: size, judge: tiny, sentinel: tiny, curator: tiny },
+    nowMs: Date.parse(NOW),
+    seed: size,
+    vocabulary: VOCABULARY,
+  });
   progress(`${size}: ${fmt(log.events)} events; building the database`);
   const build = rebuildOnce(dir, log.events);
   const cold = runNode([bin('format-patterns'), ...FORMAT_ARGS], { cwd: dir, env }); // warms the token cache
@@ -185,7 +253,14 @@ async function prepareStore(size) {
 
   // The graded run: its injection, the auditor's deliberation and the curator's verdict on it.
   const gradedInjected = injectFor(dir, GRADED);
-  runChecked(storeArgs('auditor', GRADED, auditorDeliberation(inputs, { bytes: 5 * 1024, scope: GRADED, known, injected: gradedInjected, seed: 11 })), dir);
+  runChecked(
+    storeArgs(
+      'auditor',
+      GRADED,
+      auditorDeliberation(inputs, { bytes: 5 * 1024, scope: GRADED, known, injected: gradedInjected, seed: 11 }),
+    ),
+    dir,
+  );
   const curatorFile = join(inputs, 'curator.md');
   writeFileSync(curatorFile, validatorText({ role: 'curator', ...GRADED, dismiss: ['A1', 'A2'], keep: ['A3'] }));
   runChecked(storeArgs('curator', GRADED, curatorFile), dir);
@@ -202,7 +277,14 @@ async function prepareStore(size) {
 
   // A teammate's 1,000 events, as a `git pull` brings them: after the log's last event, not yet applied.
   const pulled = join(inputs, 'pulled.jsonl');
-  const tail = writeEventLog(pulled, { patterns: { auditor: 400, judge: 20 }, nowMs: Date.parse(NOW) + 3 * 3_600_000, days: 1 / 12, seed: size + 77, limit: 1000, vocabulary: VOCABULARY });
+  const tail = writeEventLog(pulled, {
+    patterns: { auditor: 400, judge: 20 },
+    nowMs: Date.parse(NOW) + 3 * 3_600_000,
+    days: 1 / 12,
+    seed: size + 77,
+    limit: 1000,
+    vocabulary: VOCABULARY,
+  });
   const note = `${fmt(warm.candidates)} candidates, block path ${warm.path} (${warm.lines} lines); store built by rebuild of ${fmt(log.events)} events in ${fmt(build.ms)} ms; the first, cold format-patterns took ${fmt(cold.ms)} ms; ${fmt(kept)} posting lists kept packed (${fmt(packed)} of them by the maintain step)`;
   return { dir, inputs, known, storedInjected, pulled, pulledEvents: tail.events, note };
 }
@@ -213,17 +295,53 @@ async function patternWorkloads(size) {
   const work = makeProject(tempDir(`work-${size}`));
   const fresh = () => restore(s.dir, work);
   const format = [bin('format-patterns'), ...FORMAT_ARGS];
-  const store5 = auditorDeliberation(s.inputs, { bytes: 5 * 1024, scope: STORED, known: s.known, injected: s.storedInjected, seed: 21 });
-  const store64 = auditorDeliberation(s.inputs, { bytes: 64 * 1024, scope: STORED, known: s.known, injected: s.storedInjected, seed: 22 });
-  const added = auditorDeliberation(s.inputs, { bytes: 5 * 1024, scope: { issue: 'LED-9003', run: 'r1' }, known: s.known, injected: [], seed: 23 });
+  const store5 = auditorDeliberation(s.inputs, {
+    bytes: 5 * 1024,
+    scope: STORED,
+    known: s.known,
+    injected: s.storedInjected,
+    seed: 21,
+  });
+  const store64 = auditorDeliberation(s.inputs, {
+    bytes: 64 * 1024,
+    scope: STORED,
+    known: s.known,
+    injected: s.storedInjected,
+    seed: 22,
+  });
+  const added = auditorDeliberation(s.inputs, {
+    bytes: 5 * 1024,
+    scope: { issue: 'LED-9003', run: 'r1' },
+    known: s.known,
+    injected: [],
+    seed: 23,
+  });
   const checkStored = (res) => {
     if (!/stored d[0-9a-z]{26}/.test(res.stderr)) throw new Error(`store-deliberation did not store: ${res.stderr}`);
   };
   const workloads = [
     { workload: 'format', name: 'format-patterns', args: format, cwd: s.dir, check: checkBlock },
-    { workload: 'format-query', name: 'format-patterns --query', args: [...format, '--query', QUERY], cwd: s.dir, check: checkBlock },
-    { workload: 'store-5k', name: 'store-deliberation, 5 KB', args: storeArgs('auditor', STORED, store5), before: fresh, check: checkStored },
-    { workload: 'store-64k', name: 'store-deliberation, 64 KB', args: storeArgs('auditor', STORED, store64), before: fresh, check: checkStored },
+    {
+      workload: 'format-query',
+      name: 'format-patterns --query',
+      args: [...format, '--query', QUERY],
+      cwd: s.dir,
+      check: checkBlock,
+    },
+    {
+      workload: 'store-5k',
+      name: 'store-deliberation, 5 KB',
+      args: storeArgs('auditor', STORED, store5),
+      before: fresh,
+      check: checkStored,
+    },
+    {
+      workload: 'store-64k',
+      name: 'store-deliberation, 64 KB',
+      args: storeArgs('auditor', STORED, store64),
+      before: fresh,
+      check: checkStored,
+    },
     {
       workload: 'store-5k-unkept',
       name: 'store-deliberation, 5 KB, the first writer after a rebuild (no posting list kept packed yet)',
@@ -234,8 +352,29 @@ async function patternWorkloads(size) {
       },
       check: checkStored,
     },
-    { workload: 'feedback', name: 'feedback-loop', args: [bin('feedback-loop'), '--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', GRADED.issue, '--run', GRADED.run, ...SCOPE], before: fresh },
-    { workload: 'outcome', name: 'outcome-score', args: [bin('outcome-score'), '--issue', GRADED.issue, '--run', GRADED.run, '--result', 'pass', ...SCOPE], before: fresh },
+    {
+      workload: 'feedback',
+      name: 'feedback-loop',
+      args: [
+        bin('feedback-loop'),
+        '--adversarial-role',
+        'auditor',
+        '--validator-role',
+        'curator',
+        '--issue',
+        GRADED.issue,
+        '--run',
+        GRADED.run,
+        ...SCOPE,
+      ],
+      before: fresh,
+    },
+    {
+      workload: 'outcome',
+      name: 'outcome-score',
+      args: [bin('outcome-score'), '--issue', GRADED.issue, '--run', GRADED.run, '--result', 'pass', ...SCOPE],
+      before: fresh,
+    },
     {
       workload: 'format-after-store',
       name: 'format-patterns right after a store that added patterns',
@@ -267,7 +406,10 @@ async function patternCases(sizes) {
   const prepared = [];
   for (const size of sizes) prepared.push(await patternWorkloads(size));
   const together = prepared.filter((p) => GROWTH_SIZES.includes(p.size));
-  const groups = [...prepared.filter((p) => !together.includes(p)).map((p) => [p]), ...(together.length ? [together] : [])];
+  const groups = [
+    ...prepared.filter((p) => !together.includes(p)).map((p) => [p]),
+    ...(together.length ? [together] : []),
+  ];
   for (const group of groups) {
     for (let i = 0; i < group[0].workloads.length; i++) {
       progress(`${group.map((p) => p.size).join(' and ')}: ${group[0].workloads[i].name} (${RUNS} rounds)`);
@@ -290,17 +432,32 @@ async function recordPatternCase({ size, s, work }, w, m) {
   }
   if (w.workload === 'format-after-pull') note += `; ${fmt(s.pulledEvents)} events appended unapplied before each run`;
   const target = patternTarget(w.workload, size, m, tokenizer);
-  results.push({ group: 'patterns', size, workload: w.workload, name: `${w.name}, ${fmt(size)} patterns`, m, ...target, note, args: w.args, cwd, before: w.before });
+  results.push({
+    group: 'patterns',
+    size,
+    workload: w.workload,
+    name: `${w.name}, ${fmt(size)} patterns`,
+    m,
+    ...target,
+    note,
+    args: w.args,
+    cwd,
+    before: w.before,
+  });
 }
 
 /** The targets of issue 8 (ratios to `node -e 0`, medians, peak RSS). */
 function patternTarget(workload, size, m, tokenizerLoaded) {
-  const within = (ratio, mb) => ({ target: `≤ ${ratio}×${mb ? ` and ≤ ${mb} MB` : ''}`, met: m.ratio <= ratio && (!mb || m.peakRssMb <= mb) });
+  const within = (ratio, mb) => ({
+    target: `≤ ${ratio}×${mb ? ` and ≤ ${mb} MB` : ''}`,
+    met: m.ratio <= ratio && (!mb || m.peakRssMb <= mb),
+  });
   if (workload === 'format' && size === 10_000) return within(1.5);
   if (workload === 'format' && size === 100_000) return within(1.6, 80);
   if (workload === 'format-query' && size === 100_000) return within(2.0, 80);
   if (['store-5k', 'store-64k', 'feedback', 'outcome'].includes(workload) && size === 100_000) return within(2.5, 120);
-  if (workload === 'format-after-store') return { target: '≤ 2.0×, no tokenizer', met: m.ratio <= 2.0 && tokenizerLoaded === false };
+  if (workload === 'format-after-store')
+    return { target: '≤ 2.0×, no tokenizer', met: m.ratio <= 2.0 && tokenizerLoaded === false };
   return { target: '—', met: undefined };
 }
 
@@ -351,7 +508,8 @@ function waitForIndexes(dir) {
     const mark = JSON.parse(db.prepare("SELECT value FROM meta WHERE key = 'log:events'").get()?.value ?? '{}');
     db.close();
     if (!mark.building) built = polls === 0 ? 0 : Date.now() - started;
-    else if (Date.now() - started > 60_000) throw new Error('fresh clone: the indexes left to the background were not built within 60 s');
+    else if (Date.now() - started > 60_000)
+      throw new Error('fresh clone: the indexes left to the background were not built within 60 s');
     else pause();
   }
   waitForBackground(dir);
@@ -366,7 +524,8 @@ function waitForIndexes(dir) {
 function waitForBackground(dir) {
   const started = Date.now();
   while (spawnSync('pgrep', ['-f', `rebuild --continue --quiet --root ${dir}`]).status === 0) {
-    if (Date.now() - started > 60_000) throw new Error(`the background cairn rebuild --continue in ${dir} did not exit within 60 s`);
+    if (Date.now() - started > 60_000)
+      throw new Error(`the background cairn rebuild --continue in ${dir} did not exit within 60 s`);
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }
   return Date.now() - started;
@@ -387,12 +546,16 @@ async function rebuildCases() {
     vocabulary: VOCABULARY,
   });
   const distinct = Object.values(log.known).reduce((a, l) => a + l.length, 0);
-  const mix = Object.entries(log.counts).sort((a, b) => b[1] - a[1]).map(([t, n]) => `${t} ${n}`).join(', ');
+  const mix = Object.entries(log.counts)
+    .sort((a, b) => b[1] - a[1])
+    .map(([t, n]) => `${t} ${n}`)
+    .join(', ');
   rebuildOnce(dir, log.events); // creates the database once, so the measured runs replace its rows as a real rebuild does
   const args = [bin('cairn'), 'rebuild', '--project', PROJECT, '--json', '--strict'];
   const check = (res) => {
     const report = JSON.parse(res.stdout);
-    if (report.applied !== log.events || report.skipped !== 0 || !report.rebuilt) throw new Error(`rebuild replayed ${res.stdout}`);
+    if (report.applied !== log.events || report.skipped !== 0 || !report.rebuilt)
+      throw new Error(`rebuild replayed ${res.stdout}`);
   };
   // each run starts a background cairn rebuild --continue that packs the posting lists: waited for
   // after each run (before the next round's `node -e 0`); how long the packing took after the runs
@@ -401,13 +564,35 @@ async function rebuildCases() {
   progress(`rebuild: measuring over the existing database (${RUNS} runs)`);
   const m = measure({ runs: RUNS, args, cwd: dir, env, check, after: settled });
   const packing = `the posting lists were packed in the background ${fmt(Math.min(...packings))}–${fmt(Math.max(...packings))} ms after each run returned`;
-  results.push({ group: 'rebuild', name: 'cairn rebuild, 100k-event log, over the existing database', m, target: '≤ 5 s', met: m.ms <= 5000, note: `${fmt(distinct)} distinct patterns; ${mix}; ${packing}`, args, cwd: dir, after: settled });
+  results.push({
+    group: 'rebuild',
+    name: 'cairn rebuild, 100k-event log, over the existing database',
+    m,
+    target: '≤ 5 s',
+    met: m.ms <= 5000,
+    note: `${fmt(distinct)} distinct patterns; ${mix}; ${packing}`,
+    args,
+    cwd: dir,
+    after: settled,
+  });
   const noDb = () => {
-    for (const suffix of ['', '-wal', '-shm']) rmSync(join(dir, '.cairn', 'cache', `state.db${suffix}`), { force: true });
+    for (const suffix of ['', '-wal', '-shm'])
+      rmSync(join(dir, '.cairn', 'cache', `state.db${suffix}`), { force: true });
   };
   progress(`rebuild: measuring from no database (${RUNS} runs)`);
   const mf = measure({ runs: RUNS, args, cwd: dir, env, before: noDb, check, after: settled });
-  results.push({ group: 'rebuild', name: 'cairn rebuild, 100k-event log, no database yet', m: mf, target: '≤ 5 s', met: mf.ms <= 5000, note: 'database file removed before each run', args, cwd: dir, before: noDb, after: settled });
+  results.push({
+    group: 'rebuild',
+    name: 'cairn rebuild, 100k-event log, no database yet',
+    m: mf,
+    target: '≤ 5 s',
+    met: mf.ms <= 5000,
+    note: 'database file removed before each run',
+    args,
+    cwd: dir,
+    before: noDb,
+    after: settled,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -417,7 +602,11 @@ function profileMissed() {
   for (const r of results.filter((x) => x.met === false && x.args)) {
     const profDir = tempDir('prof');
     r.before?.();
-    const res = runNode(['--cpu-prof', '--cpu-prof-interval', '200', '--cpu-prof-dir', profDir, ...r.args], { cwd: r.cwd, env, stdinFile: r.stdinFile });
+    const res = runNode(['--cpu-prof', '--cpu-prof-interval', '200', '--cpu-prof-dir', profDir, ...r.args], {
+      cwd: r.cwd,
+      env,
+      stdinFile: r.stdinFile,
+    });
     if (res.code !== 0) throw new Error(`profiling ${r.name} failed: ${res.stderr}`);
     r.after?.();
     profiles.push({ name: r.name, ms: res.ms, top: topSelfTime(profDir, 15) });
@@ -428,7 +617,8 @@ function profileMissed() {
 function scalingLines() {
   const byWorkload = new Map();
   for (const r of results.filter((x) => x.group === 'patterns')) {
-    if (!byWorkload.has(r.workload)) byWorkload.set(r.workload, { name: r.name.replace(/, [\d,]+ patterns$/, ''), bySize: new Map() });
+    if (!byWorkload.has(r.workload))
+      byWorkload.set(r.workload, { name: r.name.replace(/, [\d,]+ patterns$/, ''), bySize: new Map() });
     byWorkload.get(r.workload).bySize.set(r.size, r.m);
   }
   const rows = [];
@@ -444,38 +634,66 @@ function scalingLines() {
 function report() {
   const mc = machine();
   const out = [];
-  out.push(`Machine: ${mc.cpu}, ${mc.cores} cores, ${mc.platform}, node ${mc.node}; load average at start ${LOAD_AT_START}, at end ${mc.load}.`);
-  out.push(`NODE_EXTRA_CA_CERTS ${env.NODE_EXTRA_CA_CERTS ? 'set: every node process, \`node -e 0\` too, parses a certificate bundle at start, which lowers every ratio (run with --without-extra-certs to compare)' : 'not set'}.`);
-  out.push(`Pattern texts: the ${VOCABULARY === 'real' ? "'real' vocabulary (with a project's own module, file and function names: bench/corpus.js)" : "small vocabulary of bench/corpus.js's lists (the default; --vocabulary real adds a project's own names)"}.`);
-  out.push(`${RUNS} runs per case, each after a \`node -e 0\` run; medians. Wall time is the target figure; CPU time (user + system) is the cross-check for a busy host. Peak RSS of the child (the highest of the runs) via ${MEMORY_METHOD === 'gnu-time' ? '`/usr/bin/time -f %M`' : '`process.resourceUsage().maxRSS` from the preload (GNU time not found)'}.`);
+  out.push(
+    `Machine: ${mc.cpu}, ${mc.cores} cores, ${mc.platform}, node ${mc.node}; load average at start ${LOAD_AT_START}, at end ${mc.load}.`,
+  );
+  out.push(
+    `NODE_EXTRA_CA_CERTS ${env.NODE_EXTRA_CA_CERTS ? 'set: every node process, `node -e 0` too, parses a certificate bundle at start, which lowers every ratio (run with --without-extra-certs to compare)' : 'not set'}.`,
+  );
+  out.push(
+    `Pattern texts: the ${VOCABULARY === 'real' ? "'real' vocabulary (with a project's own module, file and function names: bench/corpus.js)" : "small vocabulary of bench/corpus.js's lists (the default; --vocabulary real adds a project's own names)"}.`,
+  );
+  out.push(
+    `${RUNS} runs per case, each after a \`node -e 0\` run; medians. Wall time is the target figure; CPU time (user + system) is the cross-check for a busy host. Peak RSS of the child (the highest of the runs) via ${MEMORY_METHOD === 'gnu-time' ? '`/usr/bin/time -f %M`' : '`process.resourceUsage().maxRSS` from the preload (GNU time not found)'}.`,
+  );
   out.push('');
-  out.push('| case | wall ms | `node -e 0` ms | wall ratio | min–max ms | CPU ms | CPU ratio | peak RSS MB | target | verdict |');
+  out.push(
+    '| case | wall ms | `node -e 0` ms | wall ratio | min–max ms | CPU ms | CPU ratio | peak RSS MB | target | verdict |',
+  );
   out.push('|---|---:|---:|---:|---:|---:|---:|---:|---|---|');
   const verdict = (met) => (met === undefined ? '—' : met ? 'met' : '**missed**');
   // by size (10k and 100k were measured in alternating rounds), a size's fresh clone after its cases, the rebuild last
   const place = (r) => (r.group === 'rebuild' ? Infinity : r.size + (r.group === 'clone' ? 0.5 : 0));
-  const ordered = results.map((r, i) => ({ r, i })).sort((a, b) => place(a.r) - place(b.r) || a.i - b.i).map(({ r }) => r);
+  const ordered = results
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => place(a.r) - place(b.r) || a.i - b.i)
+    .map(({ r }) => r);
   for (const r of ordered) {
     const m = r.m;
     if (!m) out.push(`| ${r.name} | | | | | | | | ${r.target} | ${verdict(r.met)} |`);
-    else out.push(`| ${r.name} | ${fmt(m.ms)} | ${fmt(m.baseMs)} | ${fmt(m.ratio, 2)}× | ${fmt(m.minMs)}–${fmt(m.maxMs)} | ${fmt(m.cpuMs)} | ${fmt(m.cpuRatio, 2)}× | ${fmt(m.peakRssMb, 1)} | ${r.target} | ${verdict(r.met)} |`);
+    else
+      out.push(
+        `| ${r.name} | ${fmt(m.ms)} | ${fmt(m.baseMs)} | ${fmt(m.ratio, 2)}× | ${fmt(m.minMs)}–${fmt(m.maxMs)} | ${fmt(m.cpuMs)} | ${fmt(m.cpuRatio, 2)}× | ${fmt(m.peakRssMb, 1)} | ${r.target} | ${verdict(r.met)} |`,
+      );
   }
   const base = results.find((r) => r.m)?.m;
   if (base) out.push('', `\`node -e 0\`: CPU ${fmt(base.baseCpuMs)} ms, peak RSS ${fmt(base.baseRssMb, 1)} MB.`);
   const scaling = scalingLines();
   if (scaling.length) {
     const sizes = SIZES.filter((n) => scaling.some((s) => s.bySize.has(n)));
-    out.push('', '### Scaling (wall ratio to `node -e 0`; growth = wall ms at 100k / at 10k, the two measured in the same rounds; target ≤ 1.3×)', '');
+    out.push(
+      '',
+      '### Scaling (wall ratio to `node -e 0`; growth = wall ms at 100k / at 10k, the two measured in the same rounds; target ≤ 1.3×)',
+      '',
+    );
     out.push(`| workload | ${sizes.map((n) => fmt(n)).join(' | ')} | growth 10k → 100k | verdict |`);
     out.push(`|---|${sizes.map(() => '---:').join('|')}|---:|---|`);
     for (const s of scaling) {
-      out.push(`| ${s.name} | ${sizes.map((n) => (s.bySize.has(n) ? `${fmt(s.bySize.get(n).ratio, 2)}×` : '')).join(' | ')} | ${s.growth === undefined ? '' : `${fmt(s.growth, 2)}×`} | ${verdict(s.met)} |`);
+      out.push(
+        `| ${s.name} | ${sizes.map((n) => (s.bySize.has(n) ? `${fmt(s.bySize.get(n).ratio, 2)}×` : '')).join(' | ')} | ${s.growth === undefined ? '' : `${fmt(s.growth, 2)}×`} | ${verdict(s.met)} |`,
+      );
     }
   }
   out.push('');
   for (const r of ordered) if (r.note) out.push(`- ${r.name}: ${r.note}`);
   for (const p of profiles) {
-    out.push('', `CPU profile, ${p.name} (one run, ${fmt(p.ms)} ms wall with the profiler), top self time:`, '', '| self ms | % | function | where |', '|---:|---:|---|---|');
+    out.push(
+      '',
+      `CPU profile, ${p.name} (one run, ${fmt(p.ms)} ms wall with the profiler), top self time:`,
+      '',
+      '| self ms | % | function | where |',
+      '|---:|---:|---|---|',
+    );
     for (const f of p.top) out.push(`| ${fmt(f.ms, 1)} | ${fmt(f.pct, 1)} | ${f.name} | ${f.where} |`);
   }
   return out.join('\n') + '\n';
@@ -484,7 +702,8 @@ function report() {
 try {
   const prepared = ONLY.has('patterns') ? await patternCases(SIZES) : [];
   if (ONLY.has('clone')) {
-    for (const size of SIZES.filter((n) => n >= 10_000)) cloneCase(size, prepared.find((p) => p.size === size)?.s.dir ?? (await prepareStore(size)).dir);
+    for (const size of SIZES.filter((n) => n >= 10_000))
+      cloneCase(size, prepared.find((p) => p.size === size)?.s.dir ?? (await prepareStore(size)).dir);
   }
   if (ONLY.has('rebuild')) await rebuildCases();
   if (opts.profile) profileMissed();

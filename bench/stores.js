@@ -15,7 +15,16 @@ import { rng, patternTexts } from './corpus.js';
 export const PROJECT = 'benchproject0001';
 const DAY = 86_400_000;
 const LABELS = ['cli', 'api', 'database', 'auth', 'security', 'billing', 'jobs', 'docs'];
-const FILES = ['src/cli/status.ts', 'src/api/invoices.ts', 'src/auth/session.ts', 'src/db/migrations/0042_add_due_date.sql', 'src/billing/ledger.ts', 'src/queue/consumer.ts', 'test/status.test.ts', 'README.md'];
+const FILES = [
+  'src/cli/status.ts',
+  'src/api/invoices.ts',
+  'src/auth/session.ts',
+  'src/db/migrations/0042_add_due_date.sql',
+  'src/billing/ledger.ts',
+  'src/queue/consumer.ts',
+  'test/status.test.ts',
+  'README.md',
+];
 const PHASES = { auditor: 'plan', curator: 'plan', judge: 'review', inspector: 'review', sentinel: 'qa', lens: 'qa' };
 
 /** A project directory with an initialised .cairn/ store (and .git/, so it is a project root). */
@@ -32,7 +41,10 @@ export function makeProject(dir) {
  * `days` before `nowMs`. With `limit`, stop after exactly that many events.
  * Returns {events, known: {role: [{id, text, category}]}, counts: {type: n}}.
  */
-export function writeEventLog(path, { patterns, nowMs, days = 30, seed = 1, limit, resight = 0.2, vocabulary = 'small' }) {
+export function writeEventLog(
+  path,
+  { patterns, nowMs, days = 30, seed = 1, limit, resight = 0.2, vocabulary = 'small' },
+) {
   const r = rng(seed);
   const roles = Object.keys(patterns);
   const total = Object.values(patterns).reduce((a, b) => a + b, 0);
@@ -91,7 +103,24 @@ export function writeEventLog(path, { patterns, nowMs, days = 30, seed = 1, limi
     const files = [...new Set(some(FILES, 1 + r.int(3)))];
     const deliberation = 'd' + nextUlid(Math.floor(start + n * step)).toLowerCase();
     const scope = { issue, run };
-    if (!emit({ type: 'deliberation.stored', deliberation, role, ...scope, phase: PHASES[role] ?? null, iteration: 1, labels, files, verdict: null, evidence: r.pick(['L1', 'L2', 'L3']), hash: createHash('sha256').update(deliberation).digest('hex'), size: 3000 + r.int(4000), path: `artifacts/deliberations/${deliberation}.md` })) break;
+    if (
+      !emit({
+        type: 'deliberation.stored',
+        deliberation,
+        role,
+        ...scope,
+        phase: PHASES[role] ?? null,
+        iteration: 1,
+        labels,
+        files,
+        verdict: null,
+        evidence: r.pick(['L1', 'L2', 'L3']),
+        hash: createHash('sha256').update(deliberation).digest('hex'),
+        size: 3000 + r.int(4000),
+        path: `artifacts/deliberations/${deliberation}.md`,
+      })
+    )
+      break;
     d++;
     const ids = known[role];
     for (let i = 0; i < 8; i++) {
@@ -103,20 +132,70 @@ export function writeEventLog(path, { patterns, nowMs, days = 30, seed = 1, limi
         seen = { id: patternId(PROJECT, role, text), text, category };
         ids.push(seen);
       } else seen = ids[r.int(ids.length)];
-      if (emit({ type: 'pattern.observed', pattern: seen.id, role, text: seen.text, category: seen.category, ...scope, phase: PHASES[role] ?? null, labels, files, deliberation }) && fresh) newestFirstSeen[role] = lastTs;
+      if (
+        emit({
+          type: 'pattern.observed',
+          pattern: seen.id,
+          role,
+          text: seen.text,
+          category: seen.category,
+          ...scope,
+          phase: PHASES[role] ?? null,
+          labels,
+          files,
+          deliberation,
+        }) &&
+        fresh
+      )
+        newestFirstSeen[role] = lastTs;
     }
     if (ids.length === 0) continue;
     // The feedback a pipeline produces around a deliberation.
-    if (r.chance(0.6)) emit({ type: 'pattern.injected', role, ...scope, patterns: some(ids, 10 + r.int(15)).map((p) => p.id), path: r.pick(['full', 'truncated']), tokens: 300 + r.int(500) });
-    if (r.chance(0.5)) emit({ type: 'pattern.ignored', pattern: r.pick(ids).id, role, ...scope, weight: r.pick([1, 1, 1.5]), finding: `A${1 + r.int(4)}`, retract: r.chance(0.3) });
+    if (r.chance(0.6))
+      emit({
+        type: 'pattern.injected',
+        role,
+        ...scope,
+        patterns: some(ids, 10 + r.int(15)).map((p) => p.id),
+        path: r.pick(['full', 'truncated']),
+        tokens: 300 + r.int(500),
+      });
+    if (r.chance(0.5))
+      emit({
+        type: 'pattern.ignored',
+        pattern: r.pick(ids).id,
+        role,
+        ...scope,
+        weight: r.pick([1, 1, 1.5]),
+        finding: `A${1 + r.int(4)}`,
+        retract: r.chance(0.3),
+      });
     if (r.chance(0.5)) emit({ type: 'pattern.reinforced', pattern: r.pick(ids).id, ...scope });
     if (r.chance(0.15)) emit({ type: 'pattern.aged', pattern: r.pick(ids).id, ...scope });
-    if (r.chance(0.1)) emit({ type: 'pattern.outcome', ...scope, result: r.pick(['pass', 'pass', 'fail']), patterns: some(ids, 8).map((p) => ({ pattern: p.id, weight: 1 })) });
-    if (r.chance(0.01)) emit({ type: 'pattern.promoted', pattern: r.pick(ids).id, by: 'bench', reason: 'benchmark data' });
-    if (r.chance(0.01)) emit({ type: 'pattern.deprecated', pattern: r.pick(ids).id, reason: 'benchmark data', auto: r.chance(0.5) });
+    if (r.chance(0.1))
+      emit({
+        type: 'pattern.outcome',
+        ...scope,
+        result: r.pick(['pass', 'pass', 'fail']),
+        patterns: some(ids, 8).map((p) => ({ pattern: p.id, weight: 1 })),
+      });
+    if (r.chance(0.01))
+      emit({ type: 'pattern.promoted', pattern: r.pick(ids).id, by: 'bench', reason: 'benchmark data' });
+    if (r.chance(0.01))
+      emit({ type: 'pattern.deprecated', pattern: r.pick(ids).id, reason: 'benchmark data', auto: r.chance(0.5) });
     if (r.chance(0.01)) {
-      const newest = roles.filter((other) => KIND[other] === KIND[role] && newestFirstSeen[other]).map((other) => newestFirstSeen[other]).sort().at(-1);
-      emit({ type: 'summary.stored', role, basis: createHash('sha256').update(String(d)).digest('hex').slice(0, 32), text: `- ${r.pick(ids).text}`, newest });
+      const newest = roles
+        .filter((other) => KIND[other] === KIND[role] && newestFirstSeen[other])
+        .map((other) => newestFirstSeen[other])
+        .sort()
+        .at(-1);
+      emit({
+        type: 'summary.stored',
+        role,
+        basis: createHash('sha256').update(String(d)).digest('hex').slice(0, 32),
+        text: `- ${r.pick(ids).text}`,
+        newest,
+      });
     }
   }
   flush();
@@ -132,13 +211,26 @@ export function writeEventLog(path, { patterns, nowMs, days = 30, seed = 1, limi
 const FIX = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'knowledge');
 
 function realData() {
-  const notes = readFileSync(join(FIX, 'knowledge.main-f048edf.jsonl'), 'utf8').trim().split('\n').map((l) => {
-    const o = JSON.parse(l);
-    return typeof o === 'string' ? JSON.parse(o) : o;
-  });
-  const comments = ['comments.newest-73fd2a9.jsonl', 'comments.largest-d298489.jsonl'].flatMap((f) => readFileSync(join(FIX, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l)));
-  const sentences = comments.flatMap((c) => c.text.replace(/^[A-Z-]+:\s*/, '').split(/(?<=[.;])\s+/)).filter((s) => s.length > 20 && s.length < 240);
-  const beads = readFileSync(join(FIX, 'issues.main-f048edf.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).id);
+  const notes = readFileSync(join(FIX, 'knowledge.main-f048edf.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const o = JSON.parse(l);
+      return typeof o === 'string' ? JSON.parse(o) : o;
+    });
+  const comments = ['comments.newest-73fd2a9.jsonl', 'comments.largest-d298489.jsonl'].flatMap((f) =>
+    readFileSync(join(FIX, f), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l)),
+  );
+  const sentences = comments
+    .flatMap((c) => c.text.replace(/^[A-Z-]+:\s*/, '').split(/(?<=[.;])\s+/))
+    .filter((s) => s.length > 20 && s.length < 240);
+  const beads = readFileSync(join(FIX, 'issues.main-f048edf.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l).id);
   return { notes, sentences, beads };
 }
 
@@ -151,7 +243,16 @@ export function writeKnowledgeLog(path, { entries, seed, project, nowMs }) {
   for (let i = 0; i < entries; i++) {
     const note = pick(notes);
     const content = `${note.content.split('\n')[0].slice(0, 400)} ${pick(sentences)} (detail ${i})`;
-    const entry = { key: keyOf(note.type, `${i} ${content}`), type: note.type, content, source: 'hook', tags: tagsFor(note.type, content), ts: Math.floor(start + (i * 400 * 86400) / entries), bead: pick(beads), project };
+    const entry = {
+      key: keyOf(note.type, `${i} ${content}`),
+      type: note.type,
+      content,
+      source: 'hook',
+      tags: tagsFor(note.type, content),
+      ts: Math.floor(start + (i * 400 * 86400) / entries),
+      bead: pick(beads),
+      project,
+    };
     lines.push(JSON.stringify(entry));
   }
   mkdirSync(dirname(path), { recursive: true });

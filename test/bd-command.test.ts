@@ -14,7 +14,10 @@ interface Comment {
   text: string;
 }
 const comments: Comment[] = ['comments.newest-73fd2a9.jsonl', 'comments.largest-d298489.jsonl'].flatMap((f) =>
-  readFileSync(join(FIXTURES, 'knowledge', f), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Comment),
+  readFileSync(join(FIXTURES, 'knowledge', f), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Comment),
 );
 const text = (issue: string, id: number) => {
   const c = comments.find((x) => x.issue_id === issue && x.id === id);
@@ -40,15 +43,51 @@ const DECISION_NAME = text('bdcompound-8nm', 1);
 const DECISION_ARCH = text('bdcompound-8nm', 2);
 
 const cases: [string, string, { bead: string; text: string }[]][] = [
-  ['double quotes', `bd comments add bdcompound-8nm ${dq(DECISION_NAME)}`, [{ bead: 'bdcompound-8nm', text: DECISION_NAME }]],
-  ['single quotes', `bd comments add bdcompound-8nm ${sq(DECISION_ARCH)}`, [{ bead: 'bdcompound-8nm', text: DECISION_ARCH }]],
-  ['singular `comment add`', `bd comment add bdcompound-8nm ${sq(DECISION_NAME)}`, [{ bead: 'bdcompound-8nm', text: DECISION_NAME }]],
-  ['escaped double quotes and $ inside double quotes', `bd comments add bdcompound-5bg ${dq(SQLITE)}`, [{ bead: 'bdcompound-5bg', text: SQLITE }]],
-  ['the same text in single quotes (\'\\\'\' idiom)', `bd comments add bdcompound-5bg ${sq(SQLITE)}`, [{ bead: 'bdcompound-5bg', text: SQLITE }]],
-  ['operators inside the quoted text', `bd comments add bdcompound-o5q ${sq(SED)}`, [{ bead: 'bdcompound-o5q', text: SED }]],
-  ['parentheses inside quotes', `bd comments add bdcompound-807.19 ${dq(EXIT)}`, [{ bead: 'bdcompound-807.19', text: EXIT }]],
-  ['backslashes kept inside single quotes', `bd comments add bdcompound-4xy ${sq(BSD)}`, [{ bead: 'bdcompound-4xy', text: BSD }]],
-  ['backslashes inside double quotes', `bd comments add bdcompound-4xy ${dq(BSD)}`, [{ bead: 'bdcompound-4xy', text: BSD }]],
+  [
+    'double quotes',
+    `bd comments add bdcompound-8nm ${dq(DECISION_NAME)}`,
+    [{ bead: 'bdcompound-8nm', text: DECISION_NAME }],
+  ],
+  [
+    'single quotes',
+    `bd comments add bdcompound-8nm ${sq(DECISION_ARCH)}`,
+    [{ bead: 'bdcompound-8nm', text: DECISION_ARCH }],
+  ],
+  [
+    'singular `comment add`',
+    `bd comment add bdcompound-8nm ${sq(DECISION_NAME)}`,
+    [{ bead: 'bdcompound-8nm', text: DECISION_NAME }],
+  ],
+  [
+    'escaped double quotes and $ inside double quotes',
+    `bd comments add bdcompound-5bg ${dq(SQLITE)}`,
+    [{ bead: 'bdcompound-5bg', text: SQLITE }],
+  ],
+  [
+    "the same text in single quotes ('\\'' idiom)",
+    `bd comments add bdcompound-5bg ${sq(SQLITE)}`,
+    [{ bead: 'bdcompound-5bg', text: SQLITE }],
+  ],
+  [
+    'operators inside the quoted text',
+    `bd comments add bdcompound-o5q ${sq(SED)}`,
+    [{ bead: 'bdcompound-o5q', text: SED }],
+  ],
+  [
+    'parentheses inside quotes',
+    `bd comments add bdcompound-807.19 ${dq(EXIT)}`,
+    [{ bead: 'bdcompound-807.19', text: EXIT }],
+  ],
+  [
+    'backslashes kept inside single quotes',
+    `bd comments add bdcompound-4xy ${sq(BSD)}`,
+    [{ bead: 'bdcompound-4xy', text: BSD }],
+  ],
+  [
+    'backslashes inside double quotes',
+    `bd comments add bdcompound-4xy ${dq(BSD)}`,
+    [{ bead: 'bdcompound-4xy', text: BSD }],
+  ],
   [
     'chained with && and a `2>&1 && bd close` tail',
     `bd comments add bdcompound-807.10 ${dq(WORKSPACE)} 2>&1 && bd close bdcompound-807.10`,
@@ -71,22 +110,62 @@ const cases: [string, string, { bead: string; text: string }[]][] = [
       { bead: 'medsimples-7zgx', text: CPF },
     ],
   ],
-  ['a multi-line body in double quotes', `bd comments add medsimples-odru ${dq(RUFF)}`, [{ bead: 'medsimples-odru', text: RUFF }]],
   [
-    'a heredoc through $(cat <<\'EOF\')',
+    'a multi-line body in double quotes',
+    `bd comments add medsimples-odru ${dq(RUFF)}`,
+    [{ bead: 'medsimples-odru', text: RUFF }],
+  ],
+  [
+    "a heredoc through $(cat <<'EOF')",
     `bd comments add medsimples-odru "$(cat <<'EOF'\n${CACHE}\nEOF\n)"`,
     [{ bead: 'medsimples-odru', text: CACHE }],
   ],
-  ['an unquoted heredoc substitution', `bd comments add medsimples-odru $(cat <<EOF\n${RUFF}\nEOF\n)`, [{ bead: 'medsimples-odru', text: RUFF }]],
-  ['--file - with a heredoc on stdin (the body as bd reads it)', `bd comments add medsimples-odru --file - <<'EOF'\n${CACHE}\nEOF`, [{ bead: 'medsimples-odru', text: CACHE + '\n' }]],
+  [
+    'an unquoted heredoc substitution',
+    `bd comments add medsimples-odru $(cat <<EOF\n${RUFF}\nEOF\n)`,
+    [{ bead: 'medsimples-odru', text: RUFF }],
+  ],
+  [
+    '--file - with a heredoc on stdin (the body as bd reads it)',
+    `bd comments add medsimples-odru --file - <<'EOF'\n${CACHE}\nEOF`,
+    [{ bead: 'medsimples-odru', text: CACHE + '\n' }],
+  ],
   ['--file naming a file we cannot see', `bd comments add medsimples-odru --file notes.md`, []],
-  ['a backslash-continued line', `bd comments add \\\n  bdcompound-8nm \\\n  ${dq(DECISION_NAME)}`, [{ bead: 'bdcompound-8nm', text: DECISION_NAME }]],
-  ['ANSI-C quoting', `bd comments add x $'LEARNED: tabs\\there, a quote \\' and \\u00e9'`, [{ bead: 'x', text: "LEARNED: tabs\there, a quote ' and é" }]],
-  ['an unquoted body is joined as bd joins its arguments', 'bd comments add x LEARNED: retries need jitter', [{ bead: 'x', text: 'LEARNED: retries need jitter' }]],
-  ['an --author flag before the id', `bd comments add --author agent bdcompound-8nm ${dq(DECISION_NAME)}`, [{ bead: 'bdcompound-8nm', text: DECISION_NAME }]],
-  ['an env assignment and `if` before it', `if BD_ACTOR=bot bd comments add x ${sq(CPF)}; then echo ok; fi`, [{ bead: 'x', text: CPF }]],
-  ['inside a subshell and a pipeline', `(cd repo && bd comments add x ${dq(CPF)}) | tee log.txt`, [{ bead: 'x', text: CPF }]],
-  ['inside $( ) assigned to a variable', `out=$(bd comments add x ${dq(CPF)} 2>/dev/null) || true`, [{ bead: 'x', text: CPF }]],
+  [
+    'a backslash-continued line',
+    `bd comments add \\\n  bdcompound-8nm \\\n  ${dq(DECISION_NAME)}`,
+    [{ bead: 'bdcompound-8nm', text: DECISION_NAME }],
+  ],
+  [
+    'ANSI-C quoting',
+    `bd comments add x $'LEARNED: tabs\\there, a quote \\' and \\u00e9'`,
+    [{ bead: 'x', text: "LEARNED: tabs\there, a quote ' and é" }],
+  ],
+  [
+    'an unquoted body is joined as bd joins its arguments',
+    'bd comments add x LEARNED: retries need jitter',
+    [{ bead: 'x', text: 'LEARNED: retries need jitter' }],
+  ],
+  [
+    'an --author flag before the id',
+    `bd comments add --author agent bdcompound-8nm ${dq(DECISION_NAME)}`,
+    [{ bead: 'bdcompound-8nm', text: DECISION_NAME }],
+  ],
+  [
+    'an env assignment and `if` before it',
+    `if BD_ACTOR=bot bd comments add x ${sq(CPF)}; then echo ok; fi`,
+    [{ bead: 'x', text: CPF }],
+  ],
+  [
+    'inside a subshell and a pipeline',
+    `(cd repo && bd comments add x ${dq(CPF)}) | tee log.txt`,
+    [{ bead: 'x', text: CPF }],
+  ],
+  [
+    'inside $( ) assigned to a variable',
+    `out=$(bd comments add x ${dq(CPF)} 2>/dev/null) || true`,
+    [{ bead: 'x', text: CPF }],
+  ],
   ['echo of a capture command is not a capture', `echo "bd comments add x ${DECISION_NAME.replace(/"/g, '')}"`, []],
   ['echo with unquoted words is not a capture', `echo bd comments add x ${sq(DECISION_NAME)}`, []],
   ['grep for the command is not a capture', `grep -rn 'bd comments add' plugins/ | head`, []],
@@ -96,7 +175,11 @@ const cases: [string, string, { bead: string; text: string }[]][] = [
     `cat > notes.md <<'EOF'\nbd comments add x "LEARNED: fake"\nEOF\nbd comments add y ${sq(CPF)}`,
     [{ bead: 'y', text: CPF }],
   ],
-  ['FIX: text is returned as written (the type check comes later)', `bd comments add medsimples-ycer.13 ${dq(FIX)}`, [{ bead: 'medsimples-ycer.13', text: FIX }]],
+  [
+    'FIX: text is returned as written (the type check comes later)',
+    `bd comments add medsimples-ycer.13 ${dq(FIX)}`,
+    [{ bead: 'medsimples-ycer.13', text: FIX }],
+  ],
   ['bd comments list is not add', 'bd comments list x && bd comments x', []],
   ['no text after the id', 'bd comments add x', []],
   ['bd by path', `/usr/local/bin/bd comments add x ${sq(CPF)}`, [{ bead: 'x', text: CPF }]],
@@ -113,8 +196,12 @@ describe('bdComments', () => {
 
   it('round-trips every real comment text through both quoting styles', () => {
     for (const c of comments) {
-      expect(bdComments(`bd comments add ${c.issue_id} ${dq(c.text)} && bd close ${c.issue_id}`)).toEqual([{ bead: c.issue_id, text: c.text }]);
-      expect(bdComments(`bd comments add ${c.issue_id} ${sq(c.text)}; bd sync`)).toEqual([{ bead: c.issue_id, text: c.text }]);
+      expect(bdComments(`bd comments add ${c.issue_id} ${dq(c.text)} && bd close ${c.issue_id}`)).toEqual([
+        { bead: c.issue_id, text: c.text },
+      ]);
+      expect(bdComments(`bd comments add ${c.issue_id} ${sq(c.text)}; bd sync`)).toEqual([
+        { bead: c.issue_id, text: c.text },
+      ]);
     }
   });
 
@@ -131,7 +218,8 @@ describe('bdComments', () => {
 
   it('the hot-path pre-check passes every capture and rejects ordinary commands', () => {
     for (const [, command, expected] of cases) if (expected.length) expect(mayAddComment(command)).toBe(true);
-    for (const command of ['npm test', 'git commit -m "add comments"', 'ls -la', 'bd list --status=open']) expect(mayAddComment(command)).toBe(false);
+    for (const command of ['npm test', 'git commit -m "add comments"', 'ls -la', 'bd list --status=open'])
+      expect(mayAddComment(command)).toBe(false);
   });
 });
 
@@ -166,6 +254,12 @@ describe('simpleCommands', () => {
   });
 
   it('an unterminated quote reads to the end instead of throwing', () => {
-    expect(simpleCommands(`bd comments add x "LEARNED: never closed`)[0].words).toEqual(['bd', 'comments', 'add', 'x', 'LEARNED: never closed']);
+    expect(simpleCommands(`bd comments add x "LEARNED: never closed`)[0].words).toEqual([
+      'bd',
+      'comments',
+      'add',
+      'x',
+      'LEARNED: never closed',
+    ]);
   });
 });

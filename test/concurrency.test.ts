@@ -50,14 +50,40 @@ describe('concurrent writers', () => {
   it('8 store-deliberation processes at once lose no event, in the log or the database', async () => {
     const root = tempProject();
     // the three auditor plans share pattern texts, so writers race on the same patterns too
-    const fixtures = deliberationFixtures().filter((f) => f.role === 'auditor' || f.phase === 'review').slice(0, 8);
+    const fixtures = deliberationFixtures()
+      .filter((f) => f.role === 'auditor' || f.phase === 'review')
+      .slice(0, 8);
     expect(fixtures).toHaveLength(8);
     const results = await Promise.all(
       fixtures.map((f) =>
-        runAsync('store-deliberation', ['--role', f.role, '--issue', f.issue, '--run', f.run, '--phase', f.phase, '--file', fixturePath(f.file), '--json', '--strict'], { cwd: root, env: ENV }),
+        runAsync(
+          'store-deliberation',
+          [
+            '--role',
+            f.role,
+            '--issue',
+            f.issue,
+            '--run',
+            f.run,
+            '--phase',
+            f.phase,
+            '--file',
+            fixturePath(f.file),
+            '--json',
+            '--strict',
+          ],
+          { cwd: root, env: ENV },
+        ),
       ),
     );
-    const outputs = results.map((r) => JSON.parse(ok(r).stdout) as { deliberation: string; patterns: { id: string; status: string }[]; links: unknown[] });
+    const outputs = results.map(
+      (r) =>
+        JSON.parse(ok(r).stdout) as {
+          deliberation: string;
+          patterns: { id: string; status: string }[];
+          links: unknown[];
+        },
+    );
 
     const events = readLog(root);
     expectOrderedUnique(events);
@@ -76,46 +102,78 @@ describe('concurrent writers', () => {
     // the database (after catching up) has every deliberation and every sighting
     const store = openTestStore(root);
     store.refresh(eventFollower(store));
-    const ids = (patternDb(store).prepare('SELECT id FROM deliberations WHERE project = ?').all(store.project) as { id: string }[]).map((r) => r.id);
+    const ids = (
+      patternDb(store).prepare('SELECT id FROM deliberations WHERE project = ?').all(store.project) as { id: string }[]
+    ).map((r) => r.id);
     expect(ids.sort()).toEqual(outputs.map((o) => o.deliberation).sort());
     const perPattern = new Map<string, number>();
     for (const e of observed) perPattern.set(e.pattern!, (perPattern.get(e.pattern!) ?? 0) + 1);
-    const rows = patternDb(store).prepare('SELECT id, sightings, success_count FROM patterns WHERE project = ?').all(store.project) as { id: string; sightings: number; success_count: number }[];
+    const rows = patternDb(store)
+      .prepare('SELECT id, sightings, success_count FROM patterns WHERE project = ?')
+      .all(store.project) as { id: string; sightings: number; success_count: number }[];
     expect(new Map(rows.map((r) => [r.id, r.sightings]))).toEqual(perPattern);
     for (const r of rows) expect(r.success_count).toBe(r.sightings); // no echoes or feedback here
     expect([...perPattern.values()].some((n) => n >= 2)).toBe(true); // the race on shared patterns happened
   });
 
-  it('writers that pack the same posting lists at once: each merges its near-duplicate, and every packed list is the index\'s', async () => {
+  it("writers that pack the same posting lists at once: each merges its near-duplicate, and every packed list is the index's", async () => {
     const root = tempProject();
     const store = openTestStore(root, 'ledgerly');
     // 400 patterns that share most of their words: their terms' lists are long enough to pack
-    const texts = Array.from({ length: 400 }, (_, i) => `Every endpoint of service ${i} must document its error codes in runbook ${i * 7}`);
-    appendEvents(store, texts.map((text) => ({
-      type: 'pattern.observed' as const, pattern: patternId('ledgerly', 'auditor', text), role: 'auditor', text, category: 'rule' as const,
-      phase: 'plan', labels: [], files: [], deliberation: 'd0', issue: 'LED-0', run: 'r1',
-    })));
+    const texts = Array.from(
+      { length: 400 },
+      (_, i) => `Every endpoint of service ${i} must document its error codes in runbook ${i * 7}`,
+    );
+    appendEvents(
+      store,
+      texts.map((text) => ({
+        type: 'pattern.observed' as const,
+        pattern: patternId('ledgerly', 'auditor', text),
+        role: 'auditor',
+        text,
+        category: 'rule' as const,
+        phase: 'plan',
+        labels: [],
+        files: [],
+        deliberation: 'd0',
+        issue: 'LED-0',
+        run: 'r1',
+      })),
+    );
     store.close();
     const writers = [3, 50, 101, 202, 303, 399];
     const results = await Promise.all(
       writers.map((i) =>
-        runAsync('store-deliberation', ['--role', 'auditor', '--issue', `LED-${i}`, '--run', 'r1', '--project', 'ledgerly', '--json', '--strict'], {
-          cwd: root,
-          env: ENV,
-          input: `## Review\nLooks fine.\n\n## Accumulated Patterns\n- ${texts[i]} as well\n`,
-        }),
+        runAsync(
+          'store-deliberation',
+          ['--role', 'auditor', '--issue', `LED-${i}`, '--run', 'r1', '--project', 'ledgerly', '--json', '--strict'],
+          {
+            cwd: root,
+            env: ENV,
+            input: `## Review\nLooks fine.\n\n## Accumulated Patterns\n- ${texts[i]} as well\n`,
+          },
+        ),
       ),
     );
     results.forEach((r, k) => {
-      expect(JSON.parse(ok(r).stdout).patterns).toEqual([expect.objectContaining({ id: patternId('ledgerly', 'auditor', texts[writers[k]]), status: 'merged' })]);
+      expect(JSON.parse(ok(r).stdout).patterns).toEqual([
+        expect.objectContaining({ id: patternId('ledgerly', 'auditor', texts[writers[k]]), status: 'merged' }),
+      ]);
       expect(r.stderr).not.toMatch(/packed/);
     });
 
     const db = new BetterSqlite3(join(root, '.cairn', 'cache', 'state.db'), { readonly: true });
     try {
-      const packed = db.prepare('SELECT role, term, through, postings FROM pattern_postings').all() as { role: string; term: string; through: number; postings: Buffer }[];
+      const packed = db.prepare('SELECT role, term, through, postings FROM pattern_postings').all() as {
+        role: string;
+        term: string;
+        through: number;
+        postings: Buffer;
+      }[];
       expect(packed.length).toBeGreaterThan(0);
-      const rows = db.prepare("SELECT seq, ntok FROM pattern_terms WHERE project = 'ledgerly' AND role = ? AND term = ? AND seq <= ? ORDER BY seq");
+      const rows = db.prepare(
+        "SELECT seq, ntok FROM pattern_terms WHERE project = 'ledgerly' AND role = ? AND term = ? AND seq <= ? ORDER BY seq",
+      );
       for (const { role, term, through, postings } of packed) {
         const bytes = new Uint8Array(postings); // seqs (4 bytes each), then sizes (2 bytes each)
         const n = bytes.byteLength / 6;
@@ -133,30 +191,53 @@ describe('concurrent writers', () => {
   it('writers and injecting readers at once: every injection is recorded', async () => {
     const root = tempProject();
     const auditor = deliberationFixtures().find((f) => f.role === 'auditor')!;
-    ok(await runAsync('store-deliberation', ['--role', 'auditor', '--issue', auditor.issue, '--run', 'r0', '--file', fixturePath(auditor.file), '--strict'], { cwd: root, env: ENV }));
+    ok(
+      await runAsync(
+        'store-deliberation',
+        ['--role', 'auditor', '--issue', auditor.issue, '--run', 'r0', '--file', fixturePath(auditor.file), '--strict'],
+        { cwd: root, env: ENV },
+      ),
+    );
 
-    const others = deliberationFixtures().filter((f) => f.role !== 'auditor').slice(0, 4);
+    const others = deliberationFixtures()
+      .filter((f) => f.role !== 'auditor')
+      .slice(0, 4);
     const writers = others.map((f) =>
-      runAsync('store-deliberation', ['--role', f.role, '--issue', f.issue, '--run', f.run, '--file', fixturePath(f.file), '--json', '--strict'], { cwd: root, env: ENV }),
+      runAsync(
+        'store-deliberation',
+        ['--role', f.role, '--issue', f.issue, '--run', f.run, '--file', fixturePath(f.file), '--json', '--strict'],
+        { cwd: root, env: ENV },
+      ),
     );
     const readers = [1, 2, 3, 4].map((n) =>
-      runAsync('format-patterns', ['--role', 'auditor', '--issue', 'LED-200', '--run', `r${n}`, '--json', '--strict'], { cwd: root, env: ENV }),
+      runAsync('format-patterns', ['--role', 'auditor', '--issue', 'LED-200', '--run', `r${n}`, '--json', '--strict'], {
+        cwd: root,
+        env: ENV,
+      }),
     );
     const written = (await Promise.all(writers)).map((r) => JSON.parse(ok(r).stdout) as { deliberation: string });
-    const formatted = (await Promise.all(readers)).map((r) => JSON.parse(ok(r).stdout) as { patterns: { id: string }[] });
+    const formatted = (await Promise.all(readers)).map(
+      (r) => JSON.parse(ok(r).stdout) as { patterns: { id: string }[] },
+    );
 
     const events = readLog(root);
     expectOrderedUnique(events);
     const injected = events.filter((e) => e.type === 'pattern.injected');
     expect(injected).toHaveLength(4);
-    expect(injected.map((e) => [...e.patterns!].sort()).sort()).toEqual(formatted.map((f) => f.patterns.map((p) => p.id).sort()).sort());
+    expect(injected.map((e) => [...e.patterns!].sort()).sort()).toEqual(
+      formatted.map((f) => f.patterns.map((p) => p.id).sort()).sort(),
+    );
     expect(events.filter((e) => e.type === 'deliberation.stored')).toHaveLength(1 + written.length);
 
     const store = openTestStore(root);
     store.refresh(eventFollower(store));
-    const injections = patternDb(store).prepare("SELECT COUNT(*) AS n FROM injections WHERE project = ? AND issue = 'LED-200'").get(store.project) as { n: number };
+    const injections = patternDb(store)
+      .prepare("SELECT COUNT(*) AS n FROM injections WHERE project = ? AND issue = 'LED-200'")
+      .get(store.project) as { n: number };
     expect(injections.n).toBe(formatted.reduce((n, f) => n + f.patterns.length, 0));
-    const deliberations = patternDb(store).prepare('SELECT COUNT(*) AS n FROM deliberations WHERE project = ?').get(store.project) as { n: number };
+    const deliberations = patternDb(store)
+      .prepare('SELECT COUNT(*) AS n FROM deliberations WHERE project = ?')
+      .get(store.project) as { n: number };
     expect(deliberations.n).toBe(1 + written.length);
   });
 });

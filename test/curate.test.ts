@@ -9,7 +9,17 @@ import { openTestStore, run, tempProject } from './helpers.js';
 
 const P = 'cur';
 const entry = (key: string, content: string, ts: number, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ key, type: key.split('-')[0], content, source: 'test', tags: [], ts, bead: 'b-1', project: P, ...extra });
+  JSON.stringify({
+    key,
+    type: key.split('-')[0],
+    content,
+    source: 'test',
+    tags: [],
+    ts,
+    bead: 'b-1',
+    project: P,
+    ...extra,
+  });
 
 function project() {
   const root = tempProject();
@@ -41,13 +51,26 @@ describe('proposeCuration', () => {
     expect(readFileSync(log, 'utf8')).toBe(before); // a dry run writes nothing to the log
     const lines = proposal.lines.map((l) => JSON.parse(l));
     expect(lines.map((l) => [l.key, l.status, l.review_reason])).toEqual([
-      ['learned-retry-uploads-with-backoff', 'canonical', 'keeps 1 duplicate(s) of the same content: fact-retry-uploads'],
+      [
+        'learned-retry-uploads-with-backoff',
+        'canonical',
+        'keeps 1 duplicate(s) of the same content: fact-retry-uploads',
+      ],
       ['fact-retry-uploads', 'superseded', 'duplicate of learned-retry-uploads-with-backoff'],
       ['decision-old-way', 'superseded', 'decision-new-way supersedes it'],
       ['fact-gone', 'needs_review', 'the files it names no longer exist: src/parser.ts'],
     ]);
-    expect(lines[0]).toMatchObject({ merged_from: ['fact-retry-uploads'], supersedes: ['fact-retry-uploads'], review_source: 'cairn curate', content: 'retry uploads with **backoff**.' });
-    expect(lines[1]).toMatchObject({ superseded_by: 'learned-retry-uploads-with-backoff', content: 'Retry uploads with backoff', ts: 100 });
+    expect(lines[0]).toMatchObject({
+      merged_from: ['fact-retry-uploads'],
+      supersedes: ['fact-retry-uploads'],
+      review_source: 'cairn curate',
+      content: 'retry uploads with **backoff**.',
+    });
+    expect(lines[1]).toMatchObject({
+      superseded_by: 'learned-retry-uploads-with-backoff',
+      content: 'Retry uploads with backoff',
+      ts: 100,
+    });
   });
 
   it('hashes canonical JSON: the same lines with keys in another order hash alike, other lines do not', () => {
@@ -69,7 +92,10 @@ describe('applying a proposal', () => {
     const before = readFileSync(log, 'utf8');
 
     expect(() => applyProposal(store, path, 'f'.repeat(64))).toThrow(/the proposal changed since review/);
-    const tampered = { ...proposal, lines: [...proposal.lines.slice(0, -1), proposal.lines.at(-1)!.replace('needs_review', 'canonical')] };
+    const tampered = {
+      ...proposal,
+      lines: [...proposal.lines.slice(0, -1), proposal.lines.at(-1)!.replace('needs_review', 'canonical')],
+    };
     writeFileSync(path, JSON.stringify(tampered));
     expect(() => applyProposal(store, path, proposal.hash)).toThrow(/changed since review/);
     expect(readFileSync(log, 'utf8')).toBe(before);
@@ -92,15 +118,23 @@ describe('applying a proposal', () => {
     const refused = run('cairn', ['curate', '--apply', path, '--project', P], { cwd: root });
     expect(refused.code).toBe(0);
     expect(refused.stdout).toBe('');
-    expect(refused.stderr).toMatch(/^cairn curate: skipped \(pipeline continues\): --apply needs --confirm HASH \(not from a hook/);
+    expect(refused.stderr).toMatch(
+      /^cairn curate: skipped \(pipeline continues\): --apply needs --confirm HASH \(not from a hook/,
+    );
     expect(readFileSync(log, 'utf8')).toBe(before);
-    const applied = run('cairn', ['curate', '--apply', path, '--confirm', hash, '--json', '--strict', '--project', P], { cwd: root });
+    const applied = run('cairn', ['curate', '--apply', path, '--confirm', hash, '--json', '--strict', '--project', P], {
+      cwd: root,
+    });
     expect(JSON.parse(applied.stdout)).toEqual({ appended: 4, already: 0 });
   });
 
   it('--out writes the proposal where asked, making the directories that are not there yet', () => {
     const { root } = project();
-    const dry = run('cairn', ['curate', '--dry-run', '--json', '--strict', '--project', P, '--out', join('review', 'today', 'proposal.json')], { cwd: root });
+    const dry = run(
+      'cairn',
+      ['curate', '--dry-run', '--json', '--strict', '--project', P, '--out', join('review', 'today', 'proposal.json')],
+      { cwd: root },
+    );
     expect(dry.code, dry.stderr).toBe(0);
     const { path, hash } = JSON.parse(dry.stdout);
     expect(path).toBe(join(realpathSync(root), 'review', 'today', 'proposal.json'));

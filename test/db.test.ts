@@ -36,7 +36,14 @@ describe('switchToWal', () => {
 
   it('does not retry any other error', () => {
     let tries = 0;
-    const db = { pragma: () => ((tries += 1), (() => { throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' }); })()) } as unknown as Database;
+    const db = {
+      pragma: () => (
+        (tries += 1),
+        (() => {
+          throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
+        })()
+      ),
+    } as unknown as Database;
     expect(() => switchToWal(db, Date.now() + 1000)).toThrow(/disk I\/O error/);
     expect(tries).toBe(1);
   });
@@ -56,10 +63,14 @@ describe('opening a new database', () => {
         [0, 1, 2].map(
           () =>
             new Promise<string>((resolve) => {
-              const p = spawn(process.execPath, ['--input-type=module', '-e', child, dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+              const p = spawn(process.execPath, ['--input-type=module', '-e', child, dir], {
+                stdio: ['ignore', 'ignore', 'pipe'],
+              });
               let err = '';
               p.stderr.on('data', (d) => (err += d));
-              p.on('exit', (code) => resolve(code === 0 ? '' : err.split('\n').find((l) => l.includes('Error')) ?? `exit ${code}`));
+              p.on('exit', (code) =>
+                resolve(code === 0 ? '' : (err.split('\n').find((l) => l.includes('Error')) ?? `exit ${code}`)),
+              );
             }),
         ),
       );

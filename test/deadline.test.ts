@@ -20,7 +20,10 @@ let indexed: string;
 /** A copy of the big project; `withIndex: false` is a fresh clone (the log without its index). */
 function bigProject(withIndex: boolean): string {
   const root = tempProject({ init: false });
-  cpSync(join(indexed, '.cairn'), join(root, '.cairn'), { recursive: true, filter: (src) => withIndex || !src.includes(join('.cairn', 'cache')) });
+  cpSync(join(indexed, '.cairn'), join(root, '.cairn'), {
+    recursive: true,
+    filter: (src) => withIndex || !src.includes(join('.cairn', 'cache')),
+  });
   return root;
 }
 
@@ -33,8 +36,13 @@ beforeAll(() => {
   indexed = mkdtempSync(join(tmpdir(), 'cairn-big-')); // shared by the tests (a tempProject is removed after each)
   mkdirSync(join(indexed, '.git'));
   initStore(join(indexed, '.cairn'));
-  writeEventLog(join(indexed, '.cairn', 'events.jsonl'), { patterns: { auditor: 3000, judge: 3000 }, nowMs: Date.parse(NOW) });
-  expect(run('cairn', ['rebuild', '--project', PROJECT, '--strict'], { cwd: indexed, env: { CAIRN_NOW: NOW } }).code).toBe(0);
+  writeEventLog(join(indexed, '.cairn', 'events.jsonl'), {
+    patterns: { auditor: 3000, judge: 3000 },
+    nowMs: Date.parse(NOW),
+  });
+  expect(
+    run('cairn', ['rebuild', '--project', PROJECT, '--strict'], { cwd: indexed, env: { CAIRN_NOW: NOW } }).code,
+  ).toBe(0);
 });
 
 afterAll(() => removeProject(indexed));
@@ -49,7 +57,15 @@ function bigProjectKeepingRuns(): string {
 /** An auditor's deliberation of about 4 MB: ~4,000 texts to match and ~1,700 findings to link. */
 function longDeliberation(): string {
   const bytes = 4_000_000;
-  return deliberationText({ bytes, role: 'auditor', issue: 'LED-9', run: 'r1', items: patternTexts(bytes / 800, 7), findingsFromItems: 100, seed: 3 });
+  return deliberationText({
+    bytes,
+    role: 'auditor',
+    issue: 'LED-9',
+    run: 'r1',
+    items: patternTexts(bytes / 800, 7),
+    findingsFromItems: 100,
+    seed: 3,
+  });
 }
 
 /** What a writer that ran out of time on a long text must have done: nothing recorded, the run kept, within the deadline plus one step. */
@@ -66,10 +82,14 @@ describe('past the deadline', () => {
     const root = bigProjectKeepingRuns();
     writeFileSync(join(root, 'long.md'), longDeliberation());
     const before = readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8');
-    const r = timed('store-deliberation', ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--file', 'long.md', '--project', PROJECT], {
-      cwd: root,
-      env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
-    });
+    const r = timed(
+      'store-deliberation',
+      ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--file', 'long.md', '--project', PROJECT],
+      {
+        cwd: root,
+        env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
+      },
+    );
     expectKeptInTime(root, before, r, 'store-deliberation');
   });
 
@@ -78,8 +98,15 @@ describe('past the deadline', () => {
     asIfApplyingKeptRuns(root);
     const payload = JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8'));
     payload.cwd = '.';
-    payload.tool_input.command = Array.from({ length: 40_000 }, (_, i) => `bd comments add led-${i} "LEARNED: retry budget ${i} is bounded by the caller's deadline"`).join(' && ');
-    const r = timed('memory-capture', [], { cwd: root, input: JSON.stringify(payload), env: { CAIRN_DEADLINE_MS: '300' } });
+    payload.tool_input.command = Array.from(
+      { length: 40_000 },
+      (_, i) => `bd comments add led-${i} "LEARNED: retry budget ${i} is bounded by the caller's deadline"`,
+    ).join(' && ');
+    const r = timed('memory-capture', [], {
+      cwd: root,
+      input: JSON.stringify(payload),
+      env: { CAIRN_DEADLINE_MS: '300' },
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.ms, r.stderr).toBeLessThan(300 + SLACK_MS);
     expect(r.stderr).toMatch(/^cairn memory-capture: deadline of 300 ms passed during .*: this run is kept/m);
@@ -93,17 +120,38 @@ describe('past the deadline', () => {
     writeFileSync(join(root, 'adversarial.md'), adversarial);
     const dismissed = [...adversarial.matchAll(/^\*\*(A\d+) — /gm)].map((m) => m[1]);
     expect(dismissed.length).toBeGreaterThan(1000);
-    writeFileSync(join(root, 'validator.md'), validatorText({ role: 'judge', issue: 'LED-9', run: 'r1', dismiss: dismissed, keep: [] }));
+    writeFileSync(
+      join(root, 'validator.md'),
+      validatorText({ role: 'judge', issue: 'LED-9', run: 'r1', dismiss: dismissed, keep: [] }),
+    );
     const before = readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8');
-    const args = ['--adversarial-role', 'auditor', '--validator-role', 'judge', '--issue', 'LED-9', '--run', 'r1', '--adversarial-file', 'adversarial.md', '--validator-file', 'validator.md'];
-    const r = timed('feedback-loop', [...args, '--project', PROJECT], { cwd: root, env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' } });
+    const args = [
+      '--adversarial-role',
+      'auditor',
+      '--validator-role',
+      'judge',
+      '--issue',
+      'LED-9',
+      '--run',
+      'r1',
+      '--adversarial-file',
+      'adversarial.md',
+      '--validator-file',
+      'validator.md',
+    ];
+    const r = timed('feedback-loop', [...args, '--project', PROJECT], {
+      cwd: root,
+      env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
+    });
     expectKeptInTime(root, before, r, 'feedback-loop');
   });
 
-
   it('format-patterns with CAIRN_DEADLINE_MS=50 ends within the deadline plus one step: a whole block in time, else nothing', () => {
     const root = bigProject(true);
-    const r = timed('format-patterns', ['--role', 'auditor', '--project', PROJECT, '--query', 'invoice totals'], { cwd: root, env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '50' } });
+    const r = timed('format-patterns', ['--role', 'auditor', '--project', PROJECT, '--query', 'invoice totals'], {
+      cwd: root,
+      env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '50' },
+    });
     expect(r.code).toBe(0);
     expect(r.ms).toBeLessThan(50 + SLACK_MS);
     if (r.stdout === '') {
@@ -121,16 +169,22 @@ describe('past the deadline', () => {
     const before = log();
     // as if a background run applied kept runs: none starts in this test's project
     asIfApplyingKeptRuns(root);
-    const r = timed('store-deliberation', ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--project', PROJECT, '--strict'], {
-      cwd: root,
-      input: fixtureText('led-101-r1-plan-auditor.md'),
-      env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
-    });
+    const r = timed(
+      'store-deliberation',
+      ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--project', PROJECT, '--strict'],
+      {
+        cwd: root,
+        input: fixtureText('led-101-r1-plan-auditor.md'),
+        env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
+      },
+    );
     expect(r.ms).toBeLessThan(300 + SLACK_MS);
     expect(r.code, r.stderr).toBe(0);
     if (log() === before) {
       // not caught up in time: kept, and applied by the background cairn rebuild --continue (test/deferred.test.ts)
-      expect(r.stderr).toMatch(/^cairn store-deliberation: deadline passed while indexing events .*: this run is kept/m);
+      expect(r.stderr).toMatch(
+        /^cairn store-deliberation: deadline passed while indexing events .*: this run is kept/m,
+      );
     } else expect(log().length).toBeGreaterThan(before.length);
   });
 });

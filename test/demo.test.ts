@@ -7,7 +7,11 @@ import { cleanEnv, REPO } from './helpers.js';
 
 describe('npm run demo', () => {
   it('shows the block change as false alarms are penalised and evidence-backed patterns reinforced, a landing, then capture → recall', () => {
-    const r = spawnSync(process.execPath, [join(REPO, 'hooks', 'demo.js')], { cwd: REPO, env: cleanEnv(), encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [join(REPO, 'hooks', 'demo.js')], {
+      cwd: REPO,
+      env: cleanEnv(),
+      encoding: 'utf8',
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toBe('');
     const out = r.stdout;

@@ -39,22 +39,27 @@ const T = {
   // one of them (A1 → SCHEMA, A2 → MAN, A3 → TEST_FILE), so no summary is a pattern of its own.
   TEST_FILE: 'Plans must name the test file that proves each acceptance criterion before implementation starts',
   MAN: 'Every new CLI flag must be documented in the man page before merge',
-  SCHEMA: 'an unspecified output schema leads to consumers pinning to accidental keys, which turns every later rename into a breaking change',
-  MACHINE: 'A machine-readable mode that also prints banner or progress lines is unusable from scripts because the first non-JSON line aborts the parser',
+  SCHEMA:
+    'an unspecified output schema leads to consumers pinning to accidental keys, which turns every later rename into a breaking change',
+  MACHINE:
+    'A machine-readable mode that also prints banner or progress lines is unusable from scripts because the first non-JSON line aborts the parser',
   STATUS: 'status commands in this repo are read by the deploy script as well as by people',
   // LED-101 r2 auditor: the man page again (item 1, an echo; finding A1), three new items; A2 → MAPPER.
-  MAPPER: 'output mappers copy named keys; an object spread of internal state is never acceptable on a public output path',
+  MAPPER:
+    'output mappers copy named keys; an object spread of internal state is never acceptable on a public output path',
   SPREAD: 'Spreading a context object into output → secrets leak as soon as someone adds a field upstream',
   REDACTION: 'A redaction test that only asserts the presence of keys proves nothing about what was removed',
   // LED-102 r1 auditor: TEST_FILE and MAN again (echoes), three new items; A1 → NOT_NULL, A2 → MAN, A3 → DATES.
-  NOT_NULL: 'Adding a NOT NULL column without a default to a populated table results in a failed deploy, so schema changes go nullable first, backfill second, constraint third',
+  NOT_NULL:
+    'Adding a NOT NULL column without a default to a populated table results in a failed deploy, so schema changes go nullable first, backfill second, constraint third',
   SERIALIZER: 'a serializer that spreads database rows publishes every new column the moment it is migrated',
   DATES: 'Date-only business fields such as due dates should travel as YYYY-MM-DD strings, not timestamps',
   // LED-103 r1 auditor: TEST_FILE as a near-duplicate ("begins"), three new items; A1 applies no
   // pattern, so its summary is stored as one.
   REFRESH: 'Refresh tokens must be single-use; reuse of a rotated token should revoke the whole token family',
   SLIDING: 'Sliding expiry without an absolute cap results in sessions that last forever for active clients',
-  POSTGRES: 'ledgerly keeps sessions in Postgres rather than Redis, so revocation is a row update and survives restarts',
+  POSTGRES:
+    'ledgerly keeps sessions in Postgres rather than Redis, so revocation is a row update and survives restarts',
   A1_103: 'Plan does not state the clock-skew tolerance for expiry checks',
 } as const;
 type Key = keyof typeof T;
@@ -131,13 +136,34 @@ const id = (k: Key) => {
 };
 
 function learned(key: Key): string[] {
-  return db((h) => JSON.parse((h.prepare('SELECT issues FROM patterns WHERE project = ? AND id = ?').get(PROJECT, id(key)) as { issues: string }).issues));
+  return db((h) =>
+    JSON.parse(
+      (
+        h.prepare('SELECT issues FROM patterns WHERE project = ? AND id = ?').get(PROJECT, id(key)) as {
+          issues: string;
+        }
+      ).issues,
+    ),
+  );
 }
 
 /** Expect these patterns as just seen for the first time: success 1 (untested), one sighting, observed. */
 function firstSight(keys: Key[], category: string[], lastUsed: string): void {
   keys.forEach((k, i) => {
-    expected[k] = { category: category[i], success: 1, ignores: 0, weight: 0, held: 0, untested: 1, reinforced: 0, sightings: 1, lifecycle: 'observed', validated: 0, regressed: 0, lastUsed };
+    expected[k] = {
+      category: category[i],
+      success: 1,
+      ignores: 0,
+      weight: 0,
+      held: 0,
+      untested: 1,
+      reinforced: 0,
+      sightings: 1,
+      lifecycle: 'observed',
+      validated: 0,
+      regressed: 0,
+      lastUsed,
+    };
   });
 }
 /** γ^strength: how much a piece of tested evidence ages the earlier ones (the default half-life, 3 verdicts). */
@@ -160,7 +186,10 @@ function step(name: string, args: string[], now: string): RunResult {
 function newEvents(): Record<string, any>[] {
   const r = run('cairn', ['events', '--json'], { cwd: root, env: { CAIRN_PROJECT: PROJECT } });
   expect(r.code).toBe(0);
-  const all = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const all = r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   const fresh = all.slice(eventsSeen);
   eventsSeen = all.length;
   for (const e of fresh) expect(e).toMatchObject({ v: 1, project: PROJECT });
@@ -175,17 +204,37 @@ function fixtureOf(issue: string, runId: string, role: string) {
 
 function contextArgs(issue: string, runId: string): string[] {
   const f = fixtureOf(issue, runId, 'auditor');
-  return ['--issue', issue, '--run', runId, '--labels', f.labels.join(','), '--files', f.files.join(','), '--phase', f.phase];
+  return [
+    '--issue',
+    issue,
+    '--run',
+    runId,
+    '--labels',
+    f.labels.join(','),
+    '--files',
+    f.files.join(','),
+    '--phase',
+    f.phase,
+  ];
 }
 
 function format(issue: string, runId: string, now: string) {
   const r = step('format-patterns', ['--role', 'auditor', ...contextArgs(issue, runId), '--json'], now);
-  return JSON.parse(r.stdout) as { path: string; budget: number; patterns: { id: string; score: number; text: string; record: string }[]; block: string };
+  return JSON.parse(r.stdout) as {
+    path: string;
+    budget: number;
+    patterns: { id: string; score: number; text: string; record: string }[];
+    block: string;
+  };
 }
 
 function store(role: string, issue: string, runId: string, now: string) {
   const f = fixtureOf(issue, runId, role);
-  const r = step('store-deliberation', ['--role', role, ...contextArgs(issue, runId), '--iteration', '1', '--file', fixturePath(f.file), '--json'], now);
+  const r = step(
+    'store-deliberation',
+    ['--role', role, ...contextArgs(issue, runId), '--iteration', '1', '--file', fixturePath(f.file), '--json'],
+    now,
+  );
   return JSON.parse(r.stdout) as {
     evidence: string;
     verdict: string | null;
@@ -195,12 +244,20 @@ function store(role: string, issue: string, runId: string, now: string) {
 }
 
 function feedback(issue: string, runId: string, now: string) {
-  const r = step('feedback-loop', ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', issue, '--run', runId, '--json'], now);
+  const r = step(
+    'feedback-loop',
+    ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', issue, '--run', runId, '--json'],
+    now,
+  );
   return JSON.parse(r.stdout);
 }
 
 function outcome(issue: string, runId: string, now: string) {
-  const r = step('outcome-score', ['--issue', issue, '--run', runId, '--result', ROUND_RESULT[`${issue}/${runId}`], '--json'], now);
+  const r = step(
+    'outcome-score',
+    ['--issue', issue, '--run', runId, '--result', ROUND_RESULT[`${issue}/${runId}`], '--json'],
+    now,
+  );
   return JSON.parse(r.stdout);
 }
 
@@ -211,12 +268,17 @@ function expectInjected(got: ReturnType<typeof format>, scores: [Key, number, st
   expect(Object.fromEntries(got.patterns.map((p) => [p.id, p.score]))).toEqual(
     Object.fromEntries(scores.map(([k, s]) => [id(k), expect.closeTo(s, 4)])),
   );
-  for (let i = 1; i < got.patterns.length; i++) expect(got.patterns[i].score).toBeLessThanOrEqual(got.patterns[i - 1].score);
+  for (let i = 1; i < got.patterns.length; i++)
+    expect(got.patterns[i].score).toBeLessThanOrEqual(got.patterns[i - 1].score);
   for (const [k, , record] of scores) expect(got.block).toContain(`- ${T[k]} (${record})\n`);
 }
 
 const sortedIds = (keys: Key[]) => keys.map(id).sort();
-const reinforcedOf = (events: Record<string, any>[]) => events.filter((e) => e.type === 'pattern.reinforced').map((e) => e.pattern).sort();
+const reinforcedOf = (events: Record<string, any>[]) =>
+  events
+    .filter((e) => e.type === 'pattern.reinforced')
+    .map((e) => e.pattern)
+    .sort();
 const linksOf = (stored: ReturnType<typeof store>) => stored.links.map((l) => [l.finding, l.patterns, l.match]);
 
 beforeAll(() => {
@@ -231,7 +293,18 @@ const R2_INJECTED: Key[] = ['MACHINE', 'TEST_FILE', 'STATUS', 'SCHEMA', 'MAN'];
 const R2_NEW: Key[] = ['MAPPER', 'SPREAD', 'REDACTION'];
 const R3_INJECTED: Key[] = ['MAPPER', 'SPREAD', 'MACHINE', 'REDACTION', 'TEST_FILE', 'STATUS', 'SCHEMA', 'MAN'];
 const R3_NEW: Key[] = ['NOT_NULL', 'SERIALIZER', 'DATES'];
-const R4_INJECTED: Key[] = ['MAPPER', 'MACHINE', 'SPREAD', 'DATES', 'TEST_FILE', 'SERIALIZER', 'REDACTION', 'STATUS', 'NOT_NULL', 'SCHEMA'];
+const R4_INJECTED: Key[] = [
+  'MAPPER',
+  'MACHINE',
+  'SPREAD',
+  'DATES',
+  'TEST_FILE',
+  'SERIALIZER',
+  'REDACTION',
+  'STATUS',
+  'NOT_NULL',
+  'SCHEMA',
+];
 const R4_NEW: Key[] = ['REFRESH', 'SLIDING', 'POSTGRES', 'A1_103'];
 
 describe('the correction loop over the ledgerly plan phase', () => {
@@ -253,14 +326,36 @@ describe('the correction loop over the ledgerly plan phase', () => {
       ['A3', [id('TEST_FILE')], 'text'], // "Plan does not name the test file that proves each acceptance criterion"
     ]);
     let ev = newEvents();
-    expect(ev.map((e) => e.type)).toEqual(['deliberation.stored', ...Array(5).fill('pattern.observed'), ...Array(3).fill('finding.linked')]);
+    expect(ev.map((e) => e.type)).toEqual([
+      'deliberation.stored',
+      ...Array(5).fill('pattern.observed'),
+      ...Array(3).fill('finding.linked'),
+    ]);
     expect(ev[0]).toMatchObject({
-      ts: at('03', '09:05'), role: 'auditor', issue: 'LED-101', run: 'r1', phase: 'plan', iteration: 1, labels: ['cli'], evidence: 'L3',
-      verdict: { verdict: 'FAIL', effective: 'FAIL', must_fix: ['A1', 'A2', 'A3'], false_positives: [], findings: ['A1', 'A2', 'A3'] },
+      ts: at('03', '09:05'),
+      role: 'auditor',
+      issue: 'LED-101',
+      run: 'r1',
+      phase: 'plan',
+      iteration: 1,
+      labels: ['cli'],
+      evidence: 'L3',
+      verdict: {
+        verdict: 'FAIL',
+        effective: 'FAIL',
+        must_fix: ['A1', 'A2', 'A3'],
+        false_positives: [],
+        findings: ['A1', 'A2', 'A3'],
+      },
     });
     expect(ev.slice(1, 6).map((e) => e.text)).toEqual(R1_NEW.map((k) => T[k]));
-    for (const e of ev.slice(1)) expect(e).toMatchObject({ role: 'auditor', issue: 'LED-101', run: 'r1', deliberation: ev[0].deliberation });
-    expect(ev[7]).toMatchObject({ finding: 'A2', summary: '--json is added to ledgerly status but man/ledgerly-status.1 does not document it', patterns: [id('MAN')] });
+    for (const e of ev.slice(1))
+      expect(e).toMatchObject({ role: 'auditor', issue: 'LED-101', run: 'r1', deliberation: ev[0].deliberation });
+    expect(ev[7]).toMatchObject({
+      finding: 'A2',
+      summary: '--json is added to ledgerly status but man/ledgerly-status.1 does not document it',
+      patterns: [id('MAN')],
+    });
     firstSight(R1_NEW, ['rule', 'rule', 'causal', 'causal', 'observation'], at('03', '09:05'));
     expect(table()).toEqual(expected);
 
@@ -270,7 +365,12 @@ describe('the correction loop over the ledgerly plan phase', () => {
     expect(c).toMatchObject({ evidence: 'L2', verdict: 'FAIL', patterns: [], links: [] });
     ev = newEvents();
     expect(ev).toHaveLength(1);
-    expect(ev[0]).toMatchObject({ type: 'deliberation.stored', role: 'curator', evidence: 'L2', verdict: { effective: 'FAIL', must_fix: ['A1', 'A3'], false_positives: ['A2'], findings: [] } });
+    expect(ev[0]).toMatchObject({
+      type: 'deliberation.stored',
+      role: 'curator',
+      evidence: 'L2',
+      verdict: { effective: 'FAIL', must_fix: ['A1', 'A3'], false_positives: ['A2'], findings: [] },
+    });
     expect(table()).toEqual(expected);
 
     // feedback 09:15 — A2 is dismissed: through its link, MAN is penalised: ignore_count 1, ignore
@@ -279,24 +379,52 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // auditor text is L3: their patterns are not reinforced. FAIL with must_fix: nothing else.
     const fb = feedback('LED-101', 'r1', at('03', '09:15'));
     expect(fb).toMatchObject({
-      verdict: 'FAIL', effective: 'FAIL', evidence: 'L3', problems: [], unmatched: [], already_dismissed: [], gate: 'not-a-pass', reinforced: [], aged: [],
-      penalised: [{ finding: 'A2', pattern: id('MAN'), text: T.MAN, match: 'text', weight: 1, retracted: true, regressed: false }],
+      verdict: 'FAIL',
+      effective: 'FAIL',
+      evidence: 'L3',
+      problems: [],
+      unmatched: [],
+      already_dismissed: [],
+      gate: 'not-a-pass',
+      reinforced: [],
+      aged: [],
+      penalised: [
+        { finding: 'A2', pattern: id('MAN'), text: T.MAN, match: 'text', weight: 1, retracted: true, regressed: false },
+      ],
       confirmed: [
         { finding: 'A1', patterns: [id('SCHEMA')], reinforced: false },
         { finding: 'A3', patterns: [id('TEST_FILE')], reinforced: false },
       ],
     });
     ev = newEvents();
-    expect(ev).toEqual([expect.objectContaining({ type: 'pattern.ignored', ts: at('03', '09:15'), pattern: id('MAN'), role: 'auditor', weight: 1, finding: 'A2', retract: true, issue: 'LED-101', run: 'r1' })]);
+    expect(ev).toEqual([
+      expect.objectContaining({
+        type: 'pattern.ignored',
+        ts: at('03', '09:15'),
+        pattern: id('MAN'),
+        role: 'auditor',
+        weight: 1,
+        finding: 'A2',
+        retract: true,
+        issue: 'LED-101',
+        run: 'r1',
+      }),
+    ]);
     change(['MAN'], () => ({ success: 0, untested: 0, ignores: 1, weight: 1, sightings: 0 }));
     expect(table()).toEqual(expected);
 
     // outcome 09:20 (fail) — nothing was injected, but the patterns the kept findings applied
     // (SCHEMA, TEST_FILE) shaped the run: ignore weight + 0.5 × 1.0 each. MAN was dismissed: left out.
     expect(outcome('LED-101', 'r1', at('03', '09:20'))).toEqual({
-      issue: 'LED-101', run: 'r1', result: 'fail', applied: true, patterns: sortedIds(['SCHEMA', 'TEST_FILE']).map((pattern) => ({ pattern, weight: 1, tested: true })),
+      issue: 'LED-101',
+      run: 'r1',
+      result: 'fail',
+      applied: true,
+      patterns: sortedIds(['SCHEMA', 'TEST_FILE']).map((pattern) => ({ pattern, weight: 1, tested: true })),
     });
-    expect(newEvents()).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-101', run: 'r1', result: 'fail' })]);
+    expect(newEvents()).toEqual([
+      expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-101', run: 'r1', result: 'fail' }),
+    ]);
     change(['SCHEMA', 'TEST_FILE'], () => ({ weight: 0.5 }));
     expect(table()).toEqual(expected);
   });
@@ -320,7 +448,16 @@ describe('the correction loop over the ledgerly plan phase', () => {
     ]);
     expect(f.patterns.map((p) => p.id)).toEqual(R2_INJECTED.map(id));
     let ev = newEvents();
-    expect(ev).toEqual([expect.objectContaining({ type: 'pattern.injected', role: 'auditor', issue: 'LED-101', run: 'r2', path: 'full', patterns: f.patterns.map((p) => p.id) })]);
+    expect(ev).toEqual([
+      expect.objectContaining({
+        type: 'pattern.injected',
+        role: 'auditor',
+        issue: 'LED-101',
+        run: 'r2',
+        path: 'full',
+        patterns: f.patterns.map((p) => p.id),
+      }),
+    ]);
     change(R2_INJECTED, () => ({ lastUsed: at('04', '09:00') })); // injection refreshes last_used
     expect(table()).toEqual(expected);
 
@@ -335,9 +472,20 @@ describe('the correction loop over the ledgerly plan phase', () => {
       ['A2', [id('MAPPER')], 'text'], // "Plan does not say the mapper replaces the report spread"
     ]);
     ev = newEvents();
-    expect(ev.map((e) => e.type)).toEqual(['deliberation.stored', ...Array(4).fill('pattern.observed'), 'finding.linked', 'finding.linked']);
-    expect(ev[0]).toMatchObject({ evidence: 'L2', verdict: { effective: 'FAIL', must_fix: ['A1'], findings: ['A1', 'A2'] } });
-    expect(ev.slice(1, 5).map((e) => [e.pattern, e.echo])).toEqual([[id('MAN'), true], ...R2_NEW.map((k) => [id(k), undefined])]);
+    expect(ev.map((e) => e.type)).toEqual([
+      'deliberation.stored',
+      ...Array(4).fill('pattern.observed'),
+      'finding.linked',
+      'finding.linked',
+    ]);
+    expect(ev[0]).toMatchObject({
+      evidence: 'L2',
+      verdict: { effective: 'FAIL', must_fix: ['A1'], findings: ['A1', 'A2'] },
+    });
+    expect(ev.slice(1, 5).map((e) => [e.pattern, e.echo])).toEqual([
+      [id('MAN'), true],
+      ...R2_NEW.map((k) => [id(k), undefined]),
+    ]);
     change(['MAN'], () => ({ lastUsed: at('04', '09:05') }));
     firstSight(R2_NEW, ['rule', 'causal', 'observation'], at('04', '09:05'));
     expect(table()).toEqual(expected);
@@ -347,7 +495,13 @@ describe('the correction loop over the ledgerly plan phase', () => {
     const c = store('curator', 'LED-101', 'r2', at('04', '09:10'));
     expect(c).toMatchObject({ evidence: 'L1', verdict: 'PASS', patterns: [] });
     ev = newEvents();
-    expect(ev).toEqual([expect.objectContaining({ type: 'deliberation.stored', role: 'curator', verdict: { verdict: 'PASS', effective: 'PASS', must_fix: [], false_positives: ['A1'], findings: [] } })]);
+    expect(ev).toEqual([
+      expect.objectContaining({
+        type: 'deliberation.stored',
+        role: 'curator',
+        verdict: { verdict: 'PASS', effective: 'PASS', must_fix: [], false_positives: ['A1'], findings: [] },
+      }),
+    ]);
 
     // feedback 09:15 — A1 → MAN again: ignore 2, weight 1·γ + 1 (the first dismissal aged by the
     // second); its sighting was an echo, nothing to retract. The PASS is backed by the auditor's L2
@@ -357,13 +511,26 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // → 09:00 the day before).
     const fb = feedback('LED-101', 'r2', at('04', '09:15'));
     expect(fb).toMatchObject({
-      verdict: 'PASS', effective: 'PASS', evidence: 'L2', gate: 'reinforced', unmatched: [], confirmed: [], reinforced: [id('MAPPER')],
+      verdict: 'PASS',
+      effective: 'PASS',
+      evidence: 'L2',
+      gate: 'reinforced',
+      unmatched: [],
+      confirmed: [],
+      reinforced: [id('MAPPER')],
       penalised: [{ finding: 'A1', pattern: id('MAN'), match: 'text', weight: 1, retracted: false, regressed: false }],
       aged: sortedIds(['TEST_FILE', 'MACHINE', 'STATUS', 'SCHEMA']),
     });
     ev = newEvents();
     expect(ev.map((e) => e.type)).toEqual(['pattern.ignored', 'pattern.reinforced', ...Array(4).fill('pattern.aged')]);
-    expect(ev[0]).toMatchObject({ pattern: id('MAN'), weight: 1, finding: 'A1', retract: false, issue: 'LED-101', run: 'r2' });
+    expect(ev[0]).toMatchObject({
+      pattern: id('MAN'),
+      weight: 1,
+      finding: 'A1',
+      retract: false,
+      issue: 'LED-101',
+      run: 'r2',
+    });
     expect(ev[1]).toMatchObject({ pattern: id('MAPPER'), issue: 'LED-101', run: 'r2', finding: 'A2' }); // the finding the PASS let stand
     change(['MAN'], () => ({ ignores: 2, weight: r9(aging() + 1) }));
     change(['MAPPER'], () => ({ success: 2, held: 1, reinforced: 1, validated: 1, lastUsed: at('04', '09:15') }));
@@ -374,7 +541,9 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // run (its finding stood on the PASS): the outcome leaves it to that verdict. Nothing is graded.
     const o = outcome('LED-101', 'r2', at('04', '09:20'));
     expect(o).toEqual({ issue: 'LED-101', run: 'r2', result: 'pass', applied: true, patterns: [] });
-    expect(newEvents()).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-101', run: 'r2', result: 'pass' })]);
+    expect(newEvents()).toEqual([
+      expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-101', run: 'r2', result: 'pass' }),
+    ]);
     expect(table()).toEqual(expected);
   });
 
@@ -403,7 +572,14 @@ describe('the correction loop over the ledgerly plan phase', () => {
     ]);
     expect(f.patterns.map((p) => p.id)).toEqual(R3_INJECTED.map(id));
     let ev = newEvents();
-    expect(ev).toEqual([expect.objectContaining({ type: 'pattern.injected', issue: 'LED-102', run: 'r1', patterns: f.patterns.map((p) => p.id) })]);
+    expect(ev).toEqual([
+      expect.objectContaining({
+        type: 'pattern.injected',
+        issue: 'LED-102',
+        run: 'r1',
+        patterns: f.patterns.map((p) => p.id),
+      }),
+    ]);
     change(R3_INJECTED, () => ({ lastUsed: at('06', '09:00') }));
     expect(table()).toEqual(expected);
 
@@ -411,14 +587,22 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // refreshed, nothing else). Three new patterns (tbd dropped). A1 → NOT_NULL, A2 → MAN, A3 → DATES.
     const s = store('auditor', 'LED-102', 'r1', at('06', '09:05'));
     expect(s.evidence).toBe('L3'); // bare file names without line numbers are not citations
-    expect(s.patterns.map((p) => [p.text, p.status])).toEqual([[T.TEST_FILE, 'echo'], [T.MAN, 'echo'], ...R3_NEW.map((k) => [T[k], 'new'])]);
+    expect(s.patterns.map((p) => [p.text, p.status])).toEqual([
+      [T.TEST_FILE, 'echo'],
+      [T.MAN, 'echo'],
+      ...R3_NEW.map((k) => [T[k], 'new']),
+    ]);
     expect(linksOf(s)).toEqual([
       ['A1', [id('NOT_NULL')], 'text'],
       ['A2', [id('MAN')], 'text'], // "ledgerly migrate gains --backfill-due-dates with no man page entry"
       ['A3', [id('DATES')], 'text'],
     ]);
     ev = newEvents();
-    expect(ev.map((e) => e.type)).toEqual(['deliberation.stored', ...Array(5).fill('pattern.observed'), ...Array(3).fill('finding.linked')]);
+    expect(ev.map((e) => e.type)).toEqual([
+      'deliberation.stored',
+      ...Array(5).fill('pattern.observed'),
+      ...Array(3).fill('finding.linked'),
+    ]);
     expect(ev.slice(1, 6).map((e) => [e.pattern, e.echo])).toEqual([
       [id('TEST_FILE'), true],
       [id('MAN'), true],
@@ -433,14 +617,24 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // store curator 09:10 — L2 (src/db/migrations/0042_add_due_date.sql:3 and a fenced statement).
     const c = store('curator', 'LED-102', 'r1', at('06', '09:10'));
     expect(c).toMatchObject({ evidence: 'L2', verdict: 'FAIL', patterns: [] });
-    expect(newEvents()).toEqual([expect.objectContaining({ type: 'deliberation.stored', role: 'curator', verdict: expect.objectContaining({ false_positives: ['A2'], must_fix: ['A1', 'A3'] }) })]);
+    expect(newEvents()).toEqual([
+      expect.objectContaining({
+        type: 'deliberation.stored',
+        role: 'curator',
+        verdict: expect.objectContaining({ false_positives: ['A2'], must_fix: ['A1', 'A3'] }),
+      }),
+    ]);
 
     // feedback 09:15 — A2 → MAN a third time: ignore 3, weight 1.7937·γ + 1, nothing to retract (an
     // echo). Never validated: no regression. Nothing held up in 3 dismissals (tested rate 0 < 0.2, ≥ 3
     // ignores) meets maintain's rule, applied at once: deprecated. A1 and A3 are kept, but L3.
     const fb = feedback('LED-102', 'r1', at('06', '09:15'));
     expect(fb).toMatchObject({
-      effective: 'FAIL', gate: 'not-a-pass', reinforced: [], aged: [], deprecated: [id('MAN')],
+      effective: 'FAIL',
+      gate: 'not-a-pass',
+      reinforced: [],
+      aged: [],
+      deprecated: [id('MAN')],
       penalised: [{ finding: 'A2', pattern: id('MAN'), match: 'text', weight: 1, retracted: false, regressed: false }],
       confirmed: [
         { finding: 'A1', patterns: [id('NOT_NULL')], reinforced: false },
@@ -448,8 +642,20 @@ describe('the correction loop over the ledgerly plan phase', () => {
       ],
     });
     expect(newEvents()).toEqual([
-      expect.objectContaining({ type: 'pattern.ignored', pattern: id('MAN'), finding: 'A2', retract: false, issue: 'LED-102', run: 'r1' }),
-      expect.objectContaining({ type: 'pattern.deprecated', pattern: id('MAN'), auto: true, reason: 'auto: dismissed: ignored 3x (≥ 3), 0 % of its recent tested evidence held up (< 20 %)' }),
+      expect.objectContaining({
+        type: 'pattern.ignored',
+        pattern: id('MAN'),
+        finding: 'A2',
+        retract: false,
+        issue: 'LED-102',
+        run: 'r1',
+      }),
+      expect.objectContaining({
+        type: 'pattern.deprecated',
+        pattern: id('MAN'),
+        auto: true,
+        reason: 'auto: dismissed: ignored 3x (≥ 3), 0 % of its recent tested evidence held up (< 20 %)',
+      }),
     ]);
     change(['MAN'], () => ({ ignores: 3, weight: r9((aging() + 1) * aging() + 1), lifecycle: 'deprecated' }));
     expect(table()).toEqual(expected);
@@ -458,9 +664,17 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // down), NOT_NULL and DATES (linked: ignore weight aged by γ^0.5, + 0.5 × 1.0). The six other injected
     // patterns were ignored: not graded.
     const o = outcome('LED-102', 'r1', at('06', '09:20'));
-    expect(o.patterns).toEqual(sortedIds(['TEST_FILE', 'NOT_NULL', 'DATES']).map((pattern) => ({ pattern, weight: 1, tested: pattern !== id('TEST_FILE') })));
+    expect(o.patterns).toEqual(
+      sortedIds(['TEST_FILE', 'NOT_NULL', 'DATES']).map((pattern) => ({
+        pattern,
+        weight: 1,
+        tested: pattern !== id('TEST_FILE'),
+      })),
+    );
     ev = newEvents();
-    expect(ev).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-102', run: 'r1', result: 'fail' })]);
+    expect(ev).toEqual([
+      expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-102', run: 'r1', result: 'fail' }),
+    ]);
     change(['TEST_FILE'], (r) => ({ untested: r.untested - 1 }));
     change(['NOT_NULL', 'DATES'], (r) => ({ weight: r9(r.weight * aging(0.5) + 0.5) }));
     expect(table()).toEqual(expected);
@@ -493,7 +707,14 @@ describe('the correction loop over the ledgerly plan phase', () => {
     ]);
     expect(f.block).not.toContain(T.MAN);
     let ev = newEvents();
-    expect(ev).toEqual([expect.objectContaining({ type: 'pattern.injected', issue: 'LED-103', run: 'r1', patterns: f.patterns.map((p) => p.id) })]);
+    expect(ev).toEqual([
+      expect.objectContaining({
+        type: 'pattern.injected',
+        issue: 'LED-103',
+        run: 'r1',
+        patterns: f.patterns.map((p) => p.id),
+      }),
+    ]);
     change(R4_INJECTED, () => ({ lastUsed: at('13', '09:00') }));
     expect(table()).toEqual(expected);
 
@@ -503,11 +724,22 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // Pre-validated checks block makes it L1; the auditor's own verdict is PASS.
     const s = store('auditor', 'LED-103', 'r1', at('13', '09:05'));
     expect(s).toMatchObject({ evidence: 'L1', verdict: 'PASS' });
-    expect(s.patterns.map((p) => [p.id, p.status])).toEqual([[id('TEST_FILE'), 'echo'], ...R4_NEW.map((k) => [id(k), 'new'])]);
+    expect(s.patterns.map((p) => [p.id, p.status])).toEqual([
+      [id('TEST_FILE'), 'echo'],
+      ...R4_NEW.map((k) => [id(k), 'new']),
+    ]);
     expect(linksOf(s)).toEqual([['A1', [id('A1_103')], 'self']]);
     ev = newEvents();
-    expect(ev.map((e) => e.type)).toEqual(['deliberation.stored', ...Array(5).fill('pattern.observed'), 'finding.linked']);
-    expect(ev[1]).toMatchObject({ pattern: id('TEST_FILE'), echo: true, text: T.TEST_FILE.replace(/starts$/, 'begins') });
+    expect(ev.map((e) => e.type)).toEqual([
+      'deliberation.stored',
+      ...Array(5).fill('pattern.observed'),
+      'finding.linked',
+    ]);
+    expect(ev[1]).toMatchObject({
+      pattern: id('TEST_FILE'),
+      echo: true,
+      text: T.TEST_FILE.replace(/starts$/, 'begins'),
+    });
     change(['TEST_FILE'], () => ({ lastUsed: at('13', '09:05') }));
     firstSight(R4_NEW, ['rule', 'causal', 'observation', 'observation'], at('13', '09:05'));
     expect(table()).toEqual(expected);
@@ -522,7 +754,14 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // stand: tested) — and ages the nine injected patterns it ignored (09:00 today → 09:00 yesterday).
     // The other three newcomers are untouched.
     const fb = feedback('LED-103', 'r1', at('13', '09:15'));
-    expect(fb).toMatchObject({ verdict: 'PASS', effective: 'PASS', evidence: 'L1', gate: 'reinforced', penalised: [], unmatched: [] });
+    expect(fb).toMatchObject({
+      verdict: 'PASS',
+      effective: 'PASS',
+      evidence: 'L1',
+      gate: 'reinforced',
+      penalised: [],
+      unmatched: [],
+    });
     expect(fb.reinforced).toEqual(sortedIds(['TEST_FILE', 'A1_103']));
     const ignored = R4_INJECTED.filter((k) => k !== 'TEST_FILE');
     expect(fb.aged).toEqual(sortedIds(ignored));
@@ -530,7 +769,13 @@ describe('the correction loop over the ledgerly plan phase', () => {
     expect(ev).toHaveLength(11);
     expect(reinforcedOf(ev)).toEqual(sortedIds(['TEST_FILE', 'A1_103']));
     change(['TEST_FILE'], (r) => ({ success: r.success + 1, untested: r.untested + 1, lastUsed: at('13', '09:15') }));
-    change(['A1_103'], (r) => ({ success: r.success + 1, held: 1, reinforced: r.reinforced + 1, validated: 1, lastUsed: at('13', '09:15') }));
+    change(['A1_103'], (r) => ({
+      success: r.success + 1,
+      held: 1,
+      reinforced: r.reinforced + 1,
+      validated: 1,
+      lastUsed: at('13', '09:15'),
+    }));
     change(ignored, () => ({ lastUsed: at('12', '09:00') }));
     expect(table()).toEqual(expected);
 
@@ -539,7 +784,9 @@ describe('the correction loop over the ledgerly plan phase', () => {
     const o = outcome('LED-103', 'r1', at('13', '09:20'));
     expect(o.patterns).toEqual([{ pattern: id('TEST_FILE'), weight: 1, tested: false }]);
     ev = newEvents();
-    expect(ev).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-103', run: 'r1', result: 'fail' })]);
+    expect(ev).toEqual([
+      expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-103', run: 'r1', result: 'fail' }),
+    ]);
     change(['TEST_FILE'], (r) => ({ untested: r.untested - 1 }));
     expect(table()).toEqual(expected);
 
@@ -548,14 +795,34 @@ describe('the correction loop over the ledgerly plan phase', () => {
       // 1 first sight + 1 PASS it was echoed in (both untested); its other sightings were echoes. The
       // failed outcome of LED-101 r1, whose kept finding applied it, weighs 0.5; the two failed runs it
       // was only echoed in took back its untested credit, one each. No validator ever tested it.
-      category: 'rule', success: 2, ignores: 0, weight: 0.5, held: 0, untested: 0, reinforced: 0,
-      sightings: 1, lifecycle: 'observed', validated: 0, regressed: 0, lastUsed: at('13', '09:15'),
+      category: 'rule',
+      success: 2,
+      ignores: 0,
+      weight: 0.5,
+      held: 0,
+      untested: 0,
+      reinforced: 0,
+      sightings: 1,
+      lifecycle: 'observed',
+      validated: 0,
+      regressed: 0,
+      lastUsed: at('13', '09:15'),
     });
     expect(expected.MAN).toEqual({
       // learned and dismissed in LED-101 r1 (its sighting taken back), shown in two blocks, dismissed
       // there too (echoes), retired at the third dismissal
-      category: 'rule', success: 0, ignores: 3, weight: r9((aging() + 1) * aging() + 1), held: 0, untested: 0, reinforced: 0, sightings: 0,
-      lifecycle: 'deprecated', validated: 0, regressed: 0, lastUsed: at('06', '09:05'),
+      category: 'rule',
+      success: 0,
+      ignores: 3,
+      weight: r9((aging() + 1) * aging() + 1),
+      held: 0,
+      untested: 0,
+      reinforced: 0,
+      sightings: 0,
+      lifecycle: 'deprecated',
+      validated: 0,
+      regressed: 0,
+      lastUsed: at('06', '09:05'),
     });
   });
 

@@ -20,12 +20,17 @@ const JSON_MODE = 'In JSON mode, progress lines must go to stderr, never to stdo
 
 function seed(opts: { provider?: string } = {}): string {
   const dir = tempProject();
-  if (opts.provider !== undefined) writeFileSync(join(dir, '.cairn', 'config.json'), JSON.stringify({ embeddings: { command: opts.provider } }));
-  const r = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--project', PROJECT, '--strict'], {
-    cwd: dir,
-    input: `## Plan review\nFine.\n\n## Accumulated Patterns\n${[MAN_PAGE, SESSIONS, INDEX, JSON_MODE].map((t) => `- ${t}`).join('\n')}\n`,
-    env: { CAIRN_NOW: '2025-03-01T12:00:00Z' },
-  });
+  if (opts.provider !== undefined)
+    writeFileSync(join(dir, '.cairn', 'config.json'), JSON.stringify({ embeddings: { command: opts.provider } }));
+  const r = run(
+    'store-deliberation',
+    ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--project', PROJECT, '--strict'],
+    {
+      cwd: dir,
+      input: `## Plan review\nFine.\n\n## Accumulated Patterns\n${[MAN_PAGE, SESSIONS, INDEX, JSON_MODE].map((t) => `- ${t}`).join('\n')}\n`,
+      env: { CAIRN_NOW: '2025-03-01T12:00:00Z' },
+    },
+  );
   expect(r.code, r.stderr).toBe(0);
   return dir;
 }
@@ -34,14 +39,20 @@ function cairn(dir: string, args: string[], env: Record<string, string> = {}): R
   return run('cairn', [...args, '--project', PROJECT], { cwd: dir, env });
 }
 
-function embed(dir: string, env: Record<string, string> = {}): { texts: number; cached: number; embedded: number; failed: number; dimensions: number | null } {
+function embed(
+  dir: string,
+  env: Record<string, string> = {},
+): { texts: number; cached: number; embedded: number; failed: number; dimensions: number | null } {
   const r = cairn(dir, ['embed', '--json', '--strict'], env);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout);
 }
 
 function ranked(dir: string, query: string, env: Record<string, string> = {}): { result: RunResult; texts: string[] } {
-  const result = run('format-patterns', ['--role', 'auditor', '--project', PROJECT, '--query', query, '--json'], { cwd: dir, env: { CAIRN_NOW: NOW, ...env } });
+  const result = run('format-patterns', ['--role', 'auditor', '--project', PROJECT, '--query', query, '--json'], {
+    cwd: dir,
+    env: { CAIRN_NOW: NOW, ...env },
+  });
   expect(result.code).toBe(0);
   return { result, texts: (JSON.parse(result.stdout).patterns as { text: string }[]).map((p) => p.text) };
 }
@@ -50,7 +61,10 @@ describe('parseVectors', () => {
   const wanted = new Set(['a', 'b', 'c']);
 
   it('reads one vector per id', () => {
-    const out = parseVectors('{"id":"a","vector":[1,0]}\n{"id":"b","vector":[0,1]}\n{"id":"c","vector":[0.5,0.5]}\n', wanted);
+    const out = parseVectors(
+      '{"id":"a","vector":[1,0]}\n{"id":"b","vector":[0,1]}\n{"id":"c","vector":[0.5,0.5]}\n',
+      wanted,
+    );
     expect(out.problems).toEqual([]);
     expect([...out.vectors.keys()]).toEqual(['a', 'b', 'c']);
     expect([...out.vectors.get('c')!]).toEqual([0.5, 0.5]);
@@ -108,19 +122,30 @@ describe('vectors', () => {
 describe('runProvider', () => {
   it('turns a provider that cannot start or fails into a clear error', () => {
     expect(() => runProvider('/nonexistent/embedder', [{ id: 'a', text: 'x' }], 5000)).toThrow(CairnError);
-    expect(() => runProvider('/nonexistent/embedder', [{ id: 'a', text: 'x' }], 5000)).toThrow(/embeddings provider exited with code 127/);
+    expect(() => runProvider('/nonexistent/embedder', [{ id: 'a', text: 'x' }], 5000)).toThrow(
+      /embeddings provider exited with code 127/,
+    );
     const previous = process.env.EMBED_FIXTURE_MODE;
     process.env.EMBED_FIXTURE_MODE = 'fail';
     try {
-      expect(() => runProvider(PROVIDER, [{ id: 'a', text: 'x' }], 5000)).toThrow(/exited with code 1 .*: provider: model not available/);
+      expect(() => runProvider(PROVIDER, [{ id: 'a', text: 'x' }], 5000)).toThrow(
+        /exited with code 1 .*: provider: model not available/,
+      );
     } finally {
       if (previous === undefined) delete process.env.EMBED_FIXTURE_MODE;
       else process.env.EMBED_FIXTURE_MODE = previous;
     }
   });
 
-  it('returns the fixture provider\'s normalised vectors by id', () => {
-    const out = runProvider(PROVIDER, [{ id: 'a', text: 'login' }, { id: 'b', text: 'session tokens' }], 10_000);
+  it("returns the fixture provider's normalised vectors by id", () => {
+    const out = runProvider(
+      PROVIDER,
+      [
+        { id: 'a', text: 'login' },
+        { id: 'b', text: 'session tokens' },
+      ],
+      10_000,
+    );
     expect(out.problems).toEqual([]);
     expect(out.vectors.get('a')!.length).toBe(64);
     expect(cosine(out.vectors.get('a')!, out.vectors.get('b')!)).toBeCloseTo(1); // one concept for the fixture
@@ -185,7 +210,10 @@ describe('format-patterns --query with embeddings', () => {
     const bm25 = ranked(seed(), 'progress lines stderr').texts; // the same patterns, no provider at all
     const pidFile = join(dir, 'provider.pid');
     for (const mode of ['fail', 'hang']) {
-      const { result, texts } = ranked(dir, 'progress lines stderr', { EMBED_FIXTURE_MODE: mode, EMBED_FIXTURE_PIDFILE: pidFile });
+      const { result, texts } = ranked(dir, 'progress lines stderr', {
+        EMBED_FIXTURE_MODE: mode,
+        EMBED_FIXTURE_PIDFILE: pidFile,
+      });
       expect(result.stderr).toMatch(/^cairn format-patterns: embeddings provider .*; using BM25 relevance/);
       expect(texts).toEqual(bm25);
       expect(texts[0]).toBe(JSON_MODE);
@@ -194,11 +222,13 @@ describe('format-patterns --query with embeddings', () => {
     expect(() => process.kill(Number(readFileSync(pidFile, 'utf8')), 0)).toThrow();
   });
 
-  it('uses BM25 for patterns whose vector does not fit the query\'s dimension', () => {
+  it("uses BM25 for patterns whose vector does not fit the query's dimension", () => {
     const dir = seed({ provider: PROVIDER });
     embed(dir);
     const { result, texts } = ranked(dir, 'index migration', { EMBED_FIXTURE_MODE: 'garbage' }); // the query comes back with 3 dimensions
-    expect(result.stderr).toContain('4 cached vectors differ in dimension from the query\'s 3; using BM25 for those patterns');
+    expect(result.stderr).toContain(
+      "4 cached vectors differ in dimension from the query's 3; using BM25 for those patterns",
+    );
     expect(texts[0]).toBe(INDEX);
   });
 });
@@ -211,14 +241,23 @@ describe('linking a finding by meaning (SPEC §3.9.1: the provider is used when 
   const text = `## Accumulated Patterns\n- ${EXPIRY}\n- ${INDEX}\n\n<!-- jkz:verdict-json ${JSON.stringify({ verdict: 'FAIL', issues: [finding], must_fix: ['A1'], false_positives: [] })} -->\n`;
 
   function storeFinding(dir: string, env: Record<string, string> = {}) {
-    const r = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-2', '--run', 'r1', '--project', PROJECT, '--json', '--strict'], { cwd: dir, input: text, env: { CAIRN_NOW: NOW, ...env } });
+    const r = run(
+      'store-deliberation',
+      ['--role', 'auditor', '--issue', 'LED-2', '--run', 'r1', '--project', PROJECT, '--json', '--strict'],
+      { cwd: dir, input: text, env: { CAIRN_NOW: NOW, ...env } },
+    );
     expect(r.code, r.stderr).toBe(0);
     return JSON.parse(r.stdout) as { links: { finding: string; patterns: string[]; match: string }[] };
   }
   function learned(provider?: string): string {
     const dir = tempProject();
-    if (provider !== undefined) writeFileSync(join(dir, '.cairn', 'config.json'), JSON.stringify({ embeddings: { command: provider } }));
-    run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--project', PROJECT, '--strict'], { cwd: dir, input: `## Accumulated Patterns\n- ${EXPIRY}\n- ${INDEX}\n` });
+    if (provider !== undefined)
+      writeFileSync(join(dir, '.cairn', 'config.json'), JSON.stringify({ embeddings: { command: provider } }));
+    run(
+      'store-deliberation',
+      ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--project', PROJECT, '--strict'],
+      { cwd: dir, input: `## Accumulated Patterns\n- ${EXPIRY}\n- ${INDEX}\n` },
+    );
     if (provider !== undefined) embed(dir);
     return dir;
   }
@@ -227,15 +266,23 @@ describe('linking a finding by meaning (SPEC §3.9.1: the provider is used when 
     const store = openTestStore(dir, PROJECT);
     const id = (patternDb(store).prepare('SELECT id FROM patterns WHERE text = ?').get(EXPIRY) as { id: string }).id;
     store.close();
-    expect(storeFinding(dir).links).toEqual([expect.objectContaining({ finding: 'A1', patterns: [id], match: 'embedding' })]);
+    expect(storeFinding(dir).links).toEqual([
+      expect.objectContaining({ finding: 'A1', patterns: [id], match: 'embedding' }),
+    ]);
   });
 
   it('without a provider, or when it fails, the finding states its own rule', () => {
     expect(storeFinding(learned()).links).toEqual([expect.objectContaining({ finding: 'A1', match: 'self' })]);
     const failing = learned(PROVIDER);
-    const stored = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-2', '--run', 'r1', '--project', PROJECT, '--json', '--strict'], {
-      cwd: failing, input: text, env: { CAIRN_NOW: NOW, EMBED_FIXTURE_MODE: 'fail' },
-    });
+    const stored = run(
+      'store-deliberation',
+      ['--role', 'auditor', '--issue', 'LED-2', '--run', 'r1', '--project', PROJECT, '--json', '--strict'],
+      {
+        cwd: failing,
+        input: text,
+        env: { CAIRN_NOW: NOW, EMBED_FIXTURE_MODE: 'fail' },
+      },
+    );
     expect(stored.code).toBe(0);
     expect(stored.stderr).toMatch(/findings are linked by their words only/);
     expect(JSON.parse(stored.stdout).links).toEqual([expect.objectContaining({ finding: 'A1', match: 'self' })]);

@@ -11,8 +11,17 @@ import { runFeedback } from '../lib/patterns/feedback.js';
 import { appendEvents, appendEventLines, patternDb, eventFollower } from '../lib/events/log.js';
 import { nextUlid } from '../lib/core/ids.js';
 import type { EventPayload } from '../lib/events/types.js';
-import { Deadline } from '../lib/core/deadline.js';
-import { deliberationFixtures, FIXTURES, fixturePath, fixtureText, openTestStore, run, seededRandom, tempProject } from './helpers.js';
+import type { Deadline } from '../lib/core/deadline.js';
+import {
+  deliberationFixtures,
+  FIXTURES,
+  fixturePath,
+  fixtureText,
+  openTestStore,
+  run,
+  seededRandom,
+  tempProject,
+} from './helpers.js';
 import { listPatterns } from '../lib/patterns/queries.js';
 import { scorePattern } from '../lib/patterns/scoring.js';
 
@@ -52,7 +61,10 @@ function snapshotFile(root: string): Snapshot {
   }
 }
 
-function rebuildByProcess(root: string): { report: { applied: number; skipped: number; rebuilt: boolean }; stderr: string } {
+function rebuildByProcess(root: string): {
+  report: { applied: number; skipped: number; rebuilt: boolean };
+  stderr: string;
+} {
   const r = run('cairn', ['rebuild', '--json', '--strict'], { cwd: root });
   expect(r.code, r.stderr).toBe(0);
   return { report: JSON.parse(r.stdout), stderr: r.stderr };
@@ -112,12 +124,31 @@ const ISSUES = ['LED-101', 'LED-102', 'LED-103', 'LED-104'];
 const RUNS = ['r1', 'r2', 'r3'];
 const PHASES = ['plan', 'review', 'qa', null];
 const LABELS = ['cli', 'api', 'database', 'auth', 'security'];
-const FILES = ['src/cli/status.ts', 'src/api/invoices.ts', 'db/migrations/0042_add_due_date.sql', 'src/auth/session.ts', 'test/status.test.ts'];
+const FILES = [
+  'src/cli/status.ts',
+  'src/api/invoices.ts',
+  'db/migrations/0042_add_due_date.sql',
+  'src/auth/session.ts',
+  'test/status.test.ts',
+];
 
 /** A finding worded about a concrete file, from some of a subject's words: it may link to that subject's pattern, or to none. */
-function findingAbout(rng: Rng, subject: string, id: string, cite?: string): { id: string; summary: string; location: string; fix_hint: string } {
-  const some = subject.split(' ').filter((w) => w.length > 4 && rng.next() < 0.6).join(' ');
-  return { id, summary: `${cite ? `[${cite}] ` : ''}${rng.pick(FILES)} misses this: ${some || 'nothing in common'}`, location: `${rng.pick(FILES)}:${1 + rng.int(90)}`, fix_hint: 'Fix it' };
+function findingAbout(
+  rng: Rng,
+  subject: string,
+  id: string,
+  cite?: string,
+): { id: string; summary: string; location: string; fix_hint: string } {
+  const some = subject
+    .split(' ')
+    .filter((w) => w.length > 4 && rng.next() < 0.6)
+    .join(' ');
+  return {
+    id,
+    summary: `${cite ? `[${cite}] ` : ''}${rng.pick(FILES)} misses this: ${some || 'nothing in common'}`,
+    location: `${rng.pick(FILES)}:${1 + rng.int(90)}`,
+    fix_hint: 'Fix it',
+  };
 }
 
 function generatedText(rng: Rng, cite?: string): string {
@@ -126,7 +157,9 @@ function generatedText(rng: Rng, cite?: string): string {
     return rng.next() < 0.5 ? s : `${s} ${rng.pick(ENDINGS)}`;
   });
   const prefix = rng.pick(['## Accumulated Patterns', '**Accumulated Patterns**', 'Accumulated Patterns:']);
-  const findings = Array.from({ length: rng.int(4) }, (_, i) => findingAbout(rng, rng.pick([...items, rng.pick(SUBJECTS)]), `A${i + 1}`, i === 0 ? cite : undefined));
+  const findings = Array.from({ length: rng.int(4) }, (_, i) =>
+    findingAbout(rng, rng.pick([...items, rng.pick(SUBJECTS)]), `A${i + 1}`, i === 0 ? cite : undefined),
+  );
   const evidence = rng.next() < 0.5 ? '```\n$ npm test\nTests: 12 passed, 12 total\n```\n' : 'Reasoning only.\n';
   const verdict = `<!-- jkz:verdict-json ${JSON.stringify({ verdict: findings.length ? 'FAIL' : 'PASS', issues: findings, must_fix: findings.map((f) => f.id), false_positives: [] })} -->`;
   return `# deliberation\n\nSome reasoning about the change.\n\n${evidence}\n${prefix}\n\n${items.map((t) => `- ${t}`).join('\n')}\n\n${verdict}\n`;
@@ -165,7 +198,9 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
     if (kind < 0.33) {
       const fx = rng.next() < 0.5 ? rng.pick(fixtures) : undefined;
       // now and then a finding cites a short id, as the block shows it with --ids
-      const known = patternDb(store).prepare('SELECT id FROM patterns WHERE project = ? ORDER BY id LIMIT 5').all(store.project) as { id: string }[];
+      const known = patternDb(store)
+        .prepare('SELECT id FROM patterns WHERE project = ? ORDER BY id LIMIT 5')
+        .all(store.project) as { id: string }[];
       const cite = known.length && rng.next() < 0.2 ? rng.pick(known).id.slice(0, 7) : undefined;
       const input = {
         text: fx ? fixtureText(fx.file) : generatedText(rng, cite),
@@ -185,8 +220,13 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
       if (rng.next() < 0.1) count(storeDeliberation(store, input).alreadyStored ? 'store:already' : 'store');
     } else if (kind < 0.45) {
       const report = runFeedback(store, {
-        adversarialRole: rng.pick(['auditor', 'judge', 'sentinel']), validatorRole: rng.pick(['curator', 'inspector', 'lens']), issue, run: runId,
-        files: rng.some(FILES, 1), validatorText: validatorText(rng), dryRun: false,
+        adversarialRole: rng.pick(['auditor', 'judge', 'sentinel']),
+        validatorRole: rng.pick(['curator', 'inspector', 'lens']),
+        issue,
+        run: runId,
+        files: rng.some(FILES, 1),
+        validatorText: validatorText(rng),
+        dryRun: false,
       });
       count('feedback');
       if (report.penalised.length) count('feedback:penalised');
@@ -208,7 +248,9 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
       recordInjection(store, result, issue, runId);
       count(`format:${result.path}`);
     } else {
-      const rows = patternDb(store).prepare('SELECT id, role FROM patterns WHERE project = ? ORDER BY id').all(store.project) as { id: string; role: string }[];
+      const rows = patternDb(store)
+        .prepare('SELECT id, role FROM patterns WHERE project = ? ORDER BY id')
+        .all(store.project) as { id: string; role: string }[];
       if (rows.length === 0) continue;
       const target = rng.pick(rows);
       // now and then an id this project does not have (a foreign or mistyped reference)
@@ -216,14 +258,30 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
       const scope = { issue, run: runId };
       const choice = rng.int(9);
       let payload: EventPayload;
-      if (choice === 0) payload = { type: 'pattern.ignored', pattern, role: target.role, weight: rng.pick([0.5, 1, 1.5]), finding: `F${rng.int(5)}`, retract: rng.next() < 0.5, ...scope };
+      if (choice === 0)
+        payload = {
+          type: 'pattern.ignored',
+          pattern,
+          role: target.role,
+          weight: rng.pick([0.5, 1, 1.5]),
+          finding: `F${rng.int(5)}`,
+          retract: rng.next() < 0.5,
+          ...scope,
+        };
       else if (choice === 1) payload = { type: 'pattern.reinforced', pattern, ...scope };
       else if (choice === 2) payload = { type: 'pattern.aged', pattern, ...scope };
       else if (choice === 3) {
         const graded = rng.some(rows, 4).map((r) => ({ pattern: r.id, weight: rng.pick([1, 1.5]) }));
         payload = { type: 'pattern.outcome', result: rng.pick(['pass', 'fail'] as const), patterns: graded, ...scope };
-      } else if (choice === 4) payload = { type: 'pattern.promoted', pattern, by: rng.pick(['ana', 'bo']), reason: 'keeps catching real bugs' };
-      else if (choice === 5) payload = { type: 'pattern.deprecated', pattern, reason: 'superseded', auto: rng.next() < 0.5 };
+      } else if (choice === 4)
+        payload = {
+          type: 'pattern.promoted',
+          pattern,
+          by: rng.pick(['ana', 'bo']),
+          reason: 'keeps catching real bugs',
+        };
+      else if (choice === 5)
+        payload = { type: 'pattern.deprecated', pattern, reason: 'superseded', auto: rng.next() < 0.5 };
       else if (choice === 6) payload = { type: 'pattern.regressed', pattern, finding: `F${rng.int(5)}`, ...scope };
       else if (choice === 7) {
         const role = rng.pick(ROLES);
@@ -234,7 +292,15 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
         const extra = rng.pick(rows);
         appendEvents(store, [
           { type: 'pattern.reinforced', pattern: extra.id, ...scope },
-          { type: 'pattern.ignored', pattern: target.id, role: target.role, weight: 1, finding: 'F9', retract: true, ...scope },
+          {
+            type: 'pattern.ignored',
+            pattern: target.id,
+            role: target.role,
+            weight: 1,
+            finding: 'F9',
+            retract: true,
+            ...scope,
+          },
         ]);
         count('batch');
         continue;
@@ -265,7 +331,17 @@ function smallHistory(root: string, seed = 3, ops = 40): Store {
 
 describe('replay equals live', () => {
   it('covers every table the spec names', () => {
-    expect(EVENT_LOG_TABLES).toEqual(expect.arrayContaining(['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries']));
+    expect(EVENT_LOG_TABLES).toEqual(
+      expect.arrayContaining([
+        'patterns',
+        'deliberations',
+        'sightings',
+        'injections',
+        'dismissals',
+        'outcomes',
+        'summaries',
+      ]),
+    );
   });
 
   it('600 seeded random operations over two projects leave exactly the state `cairn rebuild` replays', () => {
@@ -276,7 +352,31 @@ describe('replay equals live', () => {
 
     // the sequence really exercised what it claims to
     expect(counts.store).toBeGreaterThan(150);
-    for (const k of ['linked:text', 'linked:self', 'linked:explicit', 'store:already', 'feedback:penalised', 'feedback:confirmed', 'feedback:pass', 'observed:new', 'observed:seen', 'observed:merged', 'observed:echo', 'format:full', 'format:truncated', 'format:summary', 'pattern.ignored', 'pattern.reinforced', 'pattern.aged', 'pattern.outcome', 'pattern.promoted', 'pattern.deprecated', 'pattern.regressed', 'summary.stored', 'reopen']) {
+    for (const k of [
+      'linked:text',
+      'linked:self',
+      'linked:explicit',
+      'store:already',
+      'feedback:penalised',
+      'feedback:confirmed',
+      'feedback:pass',
+      'observed:new',
+      'observed:seen',
+      'observed:merged',
+      'observed:echo',
+      'format:full',
+      'format:truncated',
+      'format:summary',
+      'pattern.ignored',
+      'pattern.reinforced',
+      'pattern.aged',
+      'pattern.outcome',
+      'pattern.promoted',
+      'pattern.deprecated',
+      'pattern.regressed',
+      'summary.stored',
+      'reopen',
+    ]) {
       expect(counts[k] ?? 0, k).toBeGreaterThan(0);
     }
 
@@ -320,21 +420,23 @@ describe('replay equals live', () => {
     const db = patternDb(openTestStore(root));
     expect(snapshot(db)).toEqual(live);
     expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-    expect(db.prepare("SELECT name FROM sqlite_master WHERE name IN ('left_over', 'patterns_rank_immune')").pluck().all()).toEqual(['patterns_rank_immune']);
+    expect(
+      db.prepare("SELECT name FROM sqlite_master WHERE name IN ('left_over', 'patterns_rank_immune')").pluck().all(),
+    ).toEqual(['patterns_rank_immune']);
     expect(db.prepare("SELECT tokens FROM token_counts WHERE key = 'k1'").pluck().get()).toBe(7);
-    expect(db.prepare("SELECT COUNT(*) FROM embeddings").pluck().get()).toBe(1);
+    expect(db.prepare('SELECT COUNT(*) FROM embeddings').pluck().get()).toBe(1);
   });
 
   it('the schema version is the schema: a database of this version is opened as it is', () => {
     const root = tempProject();
     smallHistory(root).close();
     const before = new BetterSqlite3(dbPath(root));
-    const tables = before.prepare("SELECT name, sql FROM sqlite_master ORDER BY name").all();
+    const tables = before.prepare('SELECT name, sql FROM sqlite_master ORDER BY name').all();
     before.exec("INSERT INTO meta (key, value) VALUES ('probe', 'kept')");
     before.close();
     const db = patternDb(openTestStore(root));
     expect(db.prepare("SELECT value FROM meta WHERE key = 'probe'").pluck().get()).toBe('kept');
-    expect(db.prepare("SELECT name, sql FROM sqlite_master ORDER BY name").all()).toEqual(tables);
+    expect(db.prepare('SELECT name, sql FROM sqlite_master ORDER BY name').all()).toEqual(tables);
   });
 
   it('a log written before evidence aged (an older cairn’s demo) replays to a sane state: its PASSes untested, its dismissals aged, every rate in 0..1', () => {
@@ -353,10 +455,24 @@ describe('replay equals live', () => {
       expect(Number.isFinite(f.base)).toBe(true);
     }
     // its PASS reinforcements named no finding: untested credit, nothing validated by them
-    const reinforced = log.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.type === 'pattern.reinforced' && !e.finding);
+    const reinforced = log
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === 'pattern.reinforced' && !e.finding);
     expect(reinforced.length).toBeGreaterThan(0);
-    for (const e of reinforced) expect(patterns.find((p) => p.id === e.pattern)).toMatchObject({ reinforcement_count: 0, was_validated: 0, held: 0 });
-    expect(run('format-patterns', ['--role', 'auditor', '--project', project, '--strict'], { cwd: root, env: { CAIRN_NOW: '2026-11-05T00:00:00Z' } }).stdout).toMatch(/^=== HISTORICAL PATTERNS \(auditor\) ===/);
+    for (const e of reinforced)
+      expect(patterns.find((p) => p.id === e.pattern)).toMatchObject({
+        reinforcement_count: 0,
+        was_validated: 0,
+        held: 0,
+      });
+    expect(
+      run('format-patterns', ['--role', 'auditor', '--project', project, '--strict'], {
+        cwd: root,
+        env: { CAIRN_NOW: '2026-11-05T00:00:00Z' },
+      }).stdout,
+    ).toMatch(/^=== HISTORICAL PATTERNS \(auditor\) ===/);
     const live = snapshot(patternDb(store));
     store.close();
     rebuildByProcess(root);
@@ -377,18 +493,35 @@ describe('replay equals live', () => {
 });
 
 describe('incremental catch-up', () => {
-  it('another process\'s append is seen on the next sync, without a rebuild', () => {
+  it("another process's append is seen on the next sync, without a rebuild", () => {
     const root = tempProject();
     const store = smallHistory(root);
     const before = logLines(root).length;
-    const r = run('store-deliberation', ['--role', 'judge', '--issue', 'LED-104', '--run', 'r9', '--file', fixturePath('led-102-r1-review-judge.md'), '--json', '--strict'], { cwd: root });
+    const r = run(
+      'store-deliberation',
+      [
+        '--role',
+        'judge',
+        '--issue',
+        'LED-104',
+        '--run',
+        'r9',
+        '--file',
+        fixturePath('led-102-r1-review-judge.md'),
+        '--json',
+        '--strict',
+      ],
+      { cwd: root },
+    );
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { deliberation: string; patterns: unknown[]; links: unknown[] };
     expect(logLines(root).length).toBe(before + 1 + out.patterns.length + out.links.length);
 
     // that process applied its own events to the shared database; this connection just sees them
     expect(store.refresh(eventFollower(store))).toMatchObject({ rebuilt: false });
-    const row = patternDb(store).prepare('SELECT role, issue, run FROM deliberations WHERE project = ? AND id = ?').get(store.project, out.deliberation);
+    const row = patternDb(store)
+      .prepare('SELECT role, issue, run FROM deliberations WHERE project = ? AND id = ?')
+      .get(store.project, out.deliberation);
     expect(row).toEqual({ role: 'judge', issue: 'LED-104', run: 'r9' });
     const live = snapshot(patternDb(store));
     store.close();
@@ -406,7 +539,23 @@ describe('incremental catch-up', () => {
     writeFileSync(eventsPath(clone), readFileSync(eventsPath(root)));
     const before = logLines(root).length;
     for (const file of ['led-101-r2-plan-auditor.md', 'led-103-r1-plan-auditor.md']) {
-      const r = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-105', '--run', 'r1', '--project', 'shared-id', '--file', fixturePath(file), '--strict'], { cwd: clone });
+      const r = run(
+        'store-deliberation',
+        [
+          '--role',
+          'auditor',
+          '--issue',
+          'LED-105',
+          '--run',
+          'r1',
+          '--project',
+          'shared-id',
+          '--file',
+          fixturePath(file),
+          '--strict',
+        ],
+        { cwd: clone },
+      );
       expect(r.code, r.stderr).toBe(0);
     }
     const pulled = readFileSync(eventsPath(clone));
@@ -426,11 +575,17 @@ describe('incremental catch-up', () => {
   it('events appended without being applied (a crash between append and apply) are applied on the next open (a tested reinforcement)', () => {
     const root = tempProject();
     const store = smallHistory(root);
-    const target = patternDb(store).prepare('SELECT id, reinforcement_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as { id: string; reinforcement_count: number };
+    const target = patternDb(store)
+      .prepare('SELECT id, reinforcement_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1')
+      .get(store.project) as { id: string; reinforcement_count: number };
     store.close();
-    appendEventLines(store, [{ type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1', finding: 'A1' }]);
+    appendEventLines(store, [
+      { type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1', finding: 'A1' },
+    ]);
     const reopened = openTestStore(root);
-    const after = patternDb(reopened).prepare('SELECT reinforcement_count FROM patterns WHERE project = ? AND id = ?').get(reopened.project, target.id) as { reinforcement_count: number };
+    const after = patternDb(reopened)
+      .prepare('SELECT reinforcement_count FROM patterns WHERE project = ? AND id = ?')
+      .get(reopened.project, target.id) as { reinforcement_count: number };
     expect(after.reinforcement_count).toBe(target.reinforcement_count + 1);
   });
 });
@@ -441,10 +596,18 @@ describe('indexes left to the background (a fresh clone at 100k patterns)', () =
     const store = openTestStore(root, 'background-project'); // a fixed id: the same patterns every run
     drive([store], 200, 5);
     store.refresh(eventFollower(store));
-    const { role } = patternDb(store).prepare("SELECT role, COUNT(*) AS n FROM patterns WHERE lifecycle != 'deprecated' GROUP BY role ORDER BY n DESC LIMIT 1").get() as { role: string };
+    const { role } = patternDb(store)
+      .prepare(
+        "SELECT role, COUNT(*) AS n FROM patterns WHERE lifecycle != 'deprecated' GROUP BY role ORDER BY n DESC LIMIT 1",
+      )
+      .get() as { role: string };
     store.close();
     const block = () => {
-      const r = run('format-patterns', ['--role', role, '--project', 'background-project', '--budget', '120', '--strict', '--json'], { cwd: root });
+      const r = run(
+        'format-patterns',
+        ['--role', role, '--project', 'background-project', '--budget', '120', '--strict', '--json'],
+        { cwd: root },
+      );
       expect(r.code, r.stderr).toBe(0);
       return JSON.parse(r.stdout) as { path: string; patterns: { id: string }[] };
     };
@@ -455,7 +618,9 @@ describe('indexes left to the background (a fresh clone at 100k patterns)', () =
     // as a fresh clone's last hook leaves the database: every event applied, the indexes set aside
     const db = new BetterSqlite3(dbPath(root));
     for (const name of Object.keys(EVENT_LOG_INDEXES)) db.exec(`DROP INDEX ${name}`);
-    const mark = JSON.parse((db.prepare("SELECT value FROM meta WHERE key = 'log:events'").get() as { value: string }).value);
+    const mark = JSON.parse(
+      (db.prepare("SELECT value FROM meta WHERE key = 'log:events'").get() as { value: string }).value,
+    );
     db.prepare("UPDATE meta SET value = ? WHERE key = 'log:events'").run(JSON.stringify({ ...mark, building: true }));
     db.close();
     expect(block()).toEqual(before);
@@ -464,9 +629,14 @@ describe('indexes left to the background (a fresh clone at 100k patterns)', () =
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ applied: 0, skipped: 0, rebuilt: false, deferred: 0, packed: 0 }); // no list long enough to pack
     const after = new BetterSqlite3(dbPath(root));
-    const names = (after.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]).map((x) => x.name);
+    const names = (
+      after.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]
+    ).map((x) => x.name);
     expect(names).toEqual(expect.arrayContaining(Object.keys(EVENT_LOG_INDEXES)));
-    expect(JSON.parse((after.prepare("SELECT value FROM meta WHERE key = 'log:events'").get() as { value: string }).value).building).toBeUndefined();
+    expect(
+      JSON.parse((after.prepare("SELECT value FROM meta WHERE key = 'log:events'").get() as { value: string }).value)
+        .building,
+    ).toBeUndefined();
     after.close();
     expect(block()).toEqual(before);
   });
@@ -477,7 +647,12 @@ describe('a rebuild racing an appender', () => {
     const root = tempProject();
     const store = openTestStore(root);
     // enough events that the replay checks its deadline part-way (every 64 applied), after reading the log
-    const filler: EventPayload[] = Array.from({ length: 5000 }, (_, i) => ({ type: 'pattern.aged', pattern: `p${i}`, issue: null, run: null }));
+    const filler: EventPayload[] = Array.from({ length: 5000 }, (_, i) => ({
+      type: 'pattern.aged',
+      pattern: `p${i}`,
+      issue: null,
+      run: null,
+    }));
     appendEventLines(store, filler);
     let appended = false;
     const racing = {
@@ -497,7 +672,9 @@ describe('a rebuild racing an appender', () => {
     expect(report).toMatchObject({ rebuilt: true, applied: 5000 });
 
     store.refresh(eventFollower(store));
-    const row = patternDb(store).prepare('SELECT text FROM summaries WHERE project = ? AND role = ?').get(store.project, 'judge');
+    const row = patternDb(store)
+      .prepare('SELECT text FROM summaries WHERE project = ? AND role = ?')
+      .get(store.project, 'judge');
     expect(row).toEqual({ text: 'written meanwhile' });
   });
 });
@@ -511,7 +688,16 @@ describe('a torn last line (crash mid-append)', () => {
 
     // a writer died half-way through its line
     const size = readFileSync(eventsPath(root)).length;
-    const whole = JSON.stringify({ v: 1, id: nextUlid(Date.now()), ts: new Date().toISOString(), type: 'pattern.reinforced', project: store.project, pattern: 'p0', issue: 'X', run: 'r' });
+    const whole = JSON.stringify({
+      v: 1,
+      id: nextUlid(Date.now()),
+      ts: new Date().toISOString(),
+      type: 'pattern.reinforced',
+      project: store.project,
+      pattern: 'p0',
+      issue: 'X',
+      run: 'r',
+    });
     const fragment = whole.slice(0, 37);
     appendFileSync(eventsPath(root), fragment);
 
@@ -521,9 +707,25 @@ describe('a torn last line (crash mid-append)', () => {
     expect(snapshot(patternDb(reopened))).toEqual(applied);
 
     // another process appends: its first line is not glued to the fragment
-    const r = run('store-deliberation', ['--role', 'sentinel', '--issue', 'LED-103', '--run', 'r1', '--file', fixturePath('led-103-r1-qa-sentinel.md'), '--json'], { cwd: root });
+    const r = run(
+      'store-deliberation',
+      [
+        '--role',
+        'sentinel',
+        '--issue',
+        'LED-103',
+        '--run',
+        'r1',
+        '--file',
+        fixturePath('led-103-r1-qa-sentinel.md'),
+        '--json',
+      ],
+      { cwd: root },
+    );
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`cairn store-deliberation: events.jsonl: skipped the line at byte ${size}: invalid JSON`);
+    expect(r.stderr).toContain(
+      `cairn store-deliberation: events.jsonl: skipped the line at byte ${size}: invalid JSON`,
+    );
     const lines = logLines(root);
     const at = lines.indexOf(fragment);
     expect(at).toBeGreaterThan(0);
@@ -544,17 +746,30 @@ describe('a torn last line (crash mid-append)', () => {
   it('a record torn just before its newline is complete: it is kept and applied after the heal', () => {
     const root = tempProject();
     const store = smallHistory(root);
-    const target = patternDb(store).prepare('SELECT id, success_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as { id: string; success_count: number };
+    const target = patternDb(store)
+      .prepare('SELECT id, success_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1')
+      .get(store.project) as { id: string; success_count: number };
     store.close();
     const last = JSON.parse(logLines(root).at(-1)!) as { id: string; ts: string };
-    const whole = { v: 1, id: nextUlid(Date.parse(last.ts), last.id), ts: last.ts, type: 'pattern.reinforced', project: store.project, pattern: target.id, issue: 'X', run: 'r' };
+    const whole = {
+      v: 1,
+      id: nextUlid(Date.parse(last.ts), last.id),
+      ts: last.ts,
+      type: 'pattern.reinforced',
+      project: store.project,
+      pattern: target.id,
+      issue: 'X',
+      run: 'r',
+    };
     appendFileSync(eventsPath(root), JSON.stringify(whole)); // no newline
     const r = run('cairn', ['store-summary', '--role', 'auditor', '--strict'], { cwd: root, input: '- condensed' });
     expect(r.code, r.stderr).toBe(0);
     expect(logLines(root).at(-2)).toBe(JSON.stringify(whole));
 
     const reopened = openTestStore(root);
-    const row = patternDb(reopened).prepare('SELECT success_count FROM patterns WHERE project = ? AND id = ?').get(reopened.project, target.id) as { success_count: number };
+    const row = patternDb(reopened)
+      .prepare('SELECT success_count FROM patterns WHERE project = ? AND id = ?')
+      .get(reopened.project, target.id) as { success_count: number };
     expect(row.success_count).toBe(target.success_count + 1);
     const live = snapshot(patternDb(reopened));
     reopened.close();
@@ -571,7 +786,7 @@ describe('a log whose prefix changed', () => {
     writeFileSync(eventsPath(root), lines.join('\n') + '\n');
   }
 
-  it('a line merged into the middle (another machine\'s event) triggers a rebuild to the fresh-rebuild state', () => {
+  it("a line merged into the middle (another machine's event) triggers a rebuild to the fresh-rebuild state", () => {
     const root = tempProject();
     const store = smallHistory(root, 5, 60);
     const lines = logLines(root);
@@ -581,14 +796,33 @@ describe('a log whose prefix changed', () => {
     const before = JSON.parse(lines[mid - 1]) as { ts: string; id: string };
     const after = JSON.parse(lines[mid]) as { ts: string };
     expect(Date.parse(after.ts)).toBeGreaterThan(Date.parse(before.ts)); // there is room between them
-    const target = patternDb(store).prepare('SELECT id, role, text, success_count, sightings FROM patterns WHERE project = ? ORDER BY id LIMIT 1').get(store.project) as {
-      id: string; role: string; text: string; success_count: number; sightings: number;
+    const target = patternDb(store)
+      .prepare('SELECT id, role, text, success_count, sightings FROM patterns WHERE project = ? ORDER BY id LIMIT 1')
+      .get(store.project) as {
+      id: string;
+      role: string;
+      text: string;
+      success_count: number;
+      sightings: number;
     };
     // the other machine saw the same pattern once more, a millisecond after line mid-1
     const ts = new Date(Date.parse(before.ts) + 1).toISOString();
     const foreign = {
-      v: 1, id: nextUlid(Date.parse(ts)), ts, type: 'pattern.observed', project: store.project, pattern: target.id, role: target.role,
-      text: target.text, category: 'rule', issue: 'LED-999', run: 'm2', phase: 'plan', labels: ['merged'], files: [], deliberation: 'dforeign',
+      v: 1,
+      id: nextUlid(Date.parse(ts)),
+      ts,
+      type: 'pattern.observed',
+      project: store.project,
+      pattern: target.id,
+      role: target.role,
+      text: target.text,
+      category: 'rule',
+      issue: 'LED-999',
+      run: 'm2',
+      phase: 'plan',
+      labels: ['merged'],
+      files: [],
+      deliberation: 'dforeign',
     };
     // the insertion lies outside the hashed first and last 4 KiB of the applied prefix
     const insertedAt = Buffer.byteLength(lines.slice(0, mid).join('\n') + '\n');
@@ -598,8 +832,13 @@ describe('a log whose prefix changed', () => {
 
     expect(store.refresh(eventFollower(store))).toMatchObject({ rebuilt: true, skipped: 0 });
     const live = snapshot(patternDb(store));
-    const row = patternDb(store).prepare('SELECT success_count, sightings, labels, issues FROM patterns WHERE project = ? AND id = ?').get(store.project, target.id) as {
-      success_count: number; sightings: number; labels: string; issues: string;
+    const row = patternDb(store)
+      .prepare('SELECT success_count, sightings, labels, issues FROM patterns WHERE project = ? AND id = ?')
+      .get(store.project, target.id) as {
+      success_count: number;
+      sightings: number;
+      labels: string;
+      issues: string;
     };
     expect(row.sightings).toBe(target.sightings + 1);
     expect(JSON.parse(row.labels)).toContain('merged');

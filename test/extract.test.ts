@@ -1,5 +1,11 @@
 import { describe, it, expect } from 'vitest';
-import { accumulatedPatternItems, classify, extractPatterns, MAX_PATTERN_CHARS, MIN_PATTERN_CHARS } from '../lib/patterns/extract.js';
+import {
+  accumulatedPatternItems,
+  classify,
+  extractPatterns,
+  MAX_PATTERN_CHARS,
+  MIN_PATTERN_CHARS,
+} from '../lib/patterns/extract.js';
 import { parseVerdict } from '../lib/patterns/verdict.js';
 import { deliberationFixtures, fixtureText } from './helpers.js';
 
@@ -10,7 +16,10 @@ function extract(text: string) {
   return flat(extractPatterns(text, parseVerdict(text).verdict));
 }
 function flat(x: ReturnType<typeof extractPatterns>) {
-  return [...x.items, ...x.findings.map(({ text, category, source, finding }) => ({ text, category, source, finding }))];
+  return [
+    ...x.items,
+    ...x.findings.map(({ text, category, source, finding }) => ({ text, category, source, finding })),
+  ];
 }
 const sectionOf = (text: string) => extract(text).filter((e) => e.source === 'section');
 
@@ -67,16 +76,20 @@ describe('the Accumulated Patterns section of each adversarial fixture', () => {
   it('reads the recurring texts exactly as the README lists them', () => {
     const texts = (file: string) => sectionOf(fixtureText(file)).map((e) => e.text);
     const manPage = 'Every new CLI flag must be documented in the man page before merge';
-    for (const f of ['led-101-r1-plan-auditor.md', 'led-101-r2-plan-auditor.md', 'led-102-r1-plan-auditor.md']) expect(texts(f)).toContain(manPage);
+    for (const f of ['led-101-r1-plan-auditor.md', 'led-101-r2-plan-auditor.md', 'led-102-r1-plan-auditor.md'])
+      expect(texts(f)).toContain(manPage);
     expect(texts('led-103-r1-plan-auditor.md')).toContain(
       'Plans must name the test file that proves each acceptance criterion before implementation begins',
     );
-    expect(texts('led-102-r1-qa-sentinel.md')).toContain('Never write raw session tokens or secrets to logs or CLI output, even at trace level');
+    expect(texts('led-102-r1-qa-sentinel.md')).toContain(
+      'Never write raw session tokens or secrets to logs or CLI output, even at trace level',
+    );
   });
 });
 
 describe('section headings', () => {
-  const body = '\n- Retries need jitter to avoid a thundering herd\n\n## Next\n- Not a pattern at all, another section\n';
+  const body =
+    '\n- Retries need jitter to avoid a thundering herd\n\n## Next\n- Not a pattern at all, another section\n';
   it.each([
     ['## Accumulated Patterns', 'markdown heading'],
     ['### Accumulated Patterns', 'level 3'],
@@ -86,7 +99,9 @@ describe('section headings', () => {
     ['__Accumulated Patterns__', 'underscore bold'],
     ['Accumulated Patterns:', 'plain line'],
   ])('%s (%s) opens the section', (heading) => {
-    expect(accumulatedPatternItems(`# Review\n\nSome prose.\n\n${heading}${body}`)).toEqual(['Retries need jitter to avoid a thundering herd']);
+    expect(accumulatedPatternItems(`# Review\n\nSome prose.\n\n${heading}${body}`)).toEqual([
+      'Retries need jitter to avoid a thundering herd',
+    ]);
   });
 
   it('ignores a mention of the words inside prose or a code fence', () => {
@@ -135,7 +150,9 @@ describe('cleaning, length limits and dedupe', () => {
     const twelve = 'abcdefghijkl';
     const max = 'word '.repeat(100).trim().padEnd(MAX_PATTERN_CHARS, 'x');
     expect(max).toHaveLength(500);
-    const texts = extract(section(eleven, twelve, `**${eleven}**`, `RULE: ${eleven}`, max, max + 'y')).map((e) => e.text);
+    const texts = extract(section(eleven, twelve, `**${eleven}**`, `RULE: ${eleven}`, max, max + 'y')).map(
+      (e) => e.text,
+    );
     expect(texts).toEqual([twelve, max]);
   });
 
@@ -151,11 +168,16 @@ describe('cleaning, length limits and dedupe', () => {
       { text: MAN, category: 'rule', source: 'section' },
       { text: MAN, category: 'rule', source: 'finding', finding: 'A2' },
     ]);
-    expect(extract(fixtureText('led-101-r1-plan-auditor.md')).filter((e) => e.source === 'finding').map((e) => e.finding)).toEqual(['A1', 'A2', 'A3']);
+    expect(
+      extract(fixtureText('led-101-r1-plan-auditor.md'))
+        .filter((e) => e.source === 'finding')
+        .map((e) => e.finding),
+    ).toEqual(['A1', 'A2', 'A3']);
   });
 
   it('keeps a finding too short to be a pattern when it cites one, and drops its citation from the text', () => {
-    const text = '<!-- jkz:verdict-json {"verdict":"FAIL","issues":[{"id":"A1","summary":"See [p3f2a1c]"},{"id":"A2","summary":"Too short"},' +
+    const text =
+      '<!-- jkz:verdict-json {"verdict":"FAIL","issues":[{"id":"A1","summary":"See [p3f2a1c]"},{"id":"A2","summary":"Too short"},' +
       '{"id":"A3","summary":"The export endpoint is missing [p0a1b2c] from docs/openapi.yaml"}],"must_fix":["A1"],"false_positives":[]} -->';
     const { findings } = extractPatterns(text, parseVerdict(text).verdict);
     expect(findings.map((f) => [f.finding, f.text, f.storable])).toEqual([
@@ -171,7 +193,10 @@ describe('classification', () => {
       category: 'causal',
       text: 'string-built SQL leads to injection, so every query must use bound parameters',
     });
-    expect(classify('OBSERVATION: reviewers never read the generated files')).toEqual({ category: 'observation', text: 'reviewers never read the generated files' });
+    expect(classify('OBSERVATION: reviewers never read the generated files')).toEqual({
+      category: 'observation',
+      text: 'reviewers never read the generated files',
+    });
     expect(classify('RULE: a health command exits non-zero when a dependency is down')).toEqual({
       category: 'rule',
       text: 'a health command exits non-zero when a dependency is down',
@@ -184,12 +209,21 @@ describe('classification', () => {
     expect(sql?.category).toBe('causal');
   });
 
-  it.each(['must', 'never', 'always', 'do not', "don't", 'don’t', 'should', 'shouldn’t', 'required', 'avoid', 'forbidden'])(
-    'an obligation (%s) makes a rule',
-    (word) => {
-      expect(classify(`Handlers ${word} touch the session table directly`).category).toBe('rule');
-    },
-  );
+  it.each([
+    'must',
+    'never',
+    'always',
+    'do not',
+    "don't",
+    'don’t',
+    'should',
+    'shouldn’t',
+    'required',
+    'avoid',
+    'forbidden',
+  ])('an obligation (%s) makes a rule', (word) => {
+    expect(classify(`Handlers ${word} touch the session table directly`).category).toBe('rule');
+  });
 
   it.each(['because', 'caused by', 'causes', 'leads to', 'results in', 'due to', 'therefore', 'so that', '->', '→'])(
     'a cause (%s) makes a causal pattern',
@@ -209,14 +243,31 @@ describe('finding summaries', () => {
   it('every verdict-json finding summary becomes a candidate with its finding id', () => {
     const out = extract(fixtureText('led-102-r1-qa-sentinel.md')).filter((e) => e.source === 'finding');
     expect(out).toEqual([
-      { text: 'dueDate reaches the database without being parsed or validated in the handler', category: 'observation', source: 'finding', finding: 'S1' },
-      { text: 'Backfill uses string-built SQL, which leads to injection without bound parameters', category: 'causal', source: 'finding', finding: 'S2' },
+      {
+        text: 'dueDate reaches the database without being parsed or validated in the handler',
+        category: 'observation',
+        source: 'finding',
+        finding: 'S1',
+      },
+      {
+        text: 'Backfill uses string-built SQL, which leads to injection without bound parameters',
+        category: 'causal',
+        source: 'finding',
+        finding: 'S2',
+      },
     ]);
   });
 
   it('a validator’s own findings are candidates too, though it has no section', () => {
     const out = extract(fixtureText('led-101-r1-review-inspector.md'));
-    expect(out).toEqual([{ text: 'Exit status ignores down dependencies in both modes; track as LED-104', category: 'observation', source: 'finding', finding: 'I1' }]);
+    expect(out).toEqual([
+      {
+        text: 'Exit status ignores down dependencies in both modes; track as LED-104',
+        category: 'observation',
+        source: 'finding',
+        finding: 'I1',
+      },
+    ]);
   });
 
   it('without a verdict only the section items are candidates', () => {
@@ -228,12 +279,16 @@ describe('finding summaries', () => {
 
 describe('section and markdown edge cases', () => {
   it('finds a numbered "## 4. Accumulated Patterns" heading', () => {
-    const text = '## 3. Findings\n- not a pattern at all here\n## 4. Accumulated Patterns\n- Every migration must be reversible in one step\n## 5. Verdict\n';
+    const text =
+      '## 3. Findings\n- not a pattern at all here\n## 4. Accumulated Patterns\n- Every migration must be reversible in one step\n## 5. Verdict\n';
     expect(accumulatedPatternItems(text)).toEqual(['Every migration must be reversible in one step']);
   });
 
   it('keeps code spans as written while stripping emphasis around them', () => {
-    const [p] = extractPatterns('## Accumulated Patterns\n- **Never** override `__init__` in a _dataclass_ subclass\n', null).items;
+    const [p] = extractPatterns(
+      '## Accumulated Patterns\n- **Never** override `__init__` in a _dataclass_ subclass\n',
+      null,
+    ).items;
     expect(p.text).toBe('Never override __init__ in a dataclass subclass');
   });
 });

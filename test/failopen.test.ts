@@ -4,7 +4,17 @@ import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSy
 import { hostname } from 'node:os';
 import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
-import { asIfApplyingKeptRuns, corruptPatternsPage, expectFailOpen, fixturePath, fixtureText, run, seededBytes, tempProject, type RunResult } from './helpers.js';
+import {
+  asIfApplyingKeptRuns,
+  corruptPatternsPage,
+  expectFailOpen,
+  fixturePath,
+  fixtureText,
+  run,
+  seededBytes,
+  tempProject,
+  type RunResult,
+} from './helpers.js';
 
 // The fail-open contract (SPEC §2): every failure is one `cairn <name>:` line on stderr, exit 0
 // and nothing on stdout; --strict or CAIRN_STRICT=1 turns it into a non-zero exit. The detailed
@@ -16,23 +26,44 @@ const AUDITOR_2 = 'led-102-r1-plan-auditor.md';
 
 type Invocation = { name: string; args: string[]; input?: string | Buffer };
 
-const STORE: Invocation = { name: 'store-deliberation', args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'], input: fixtureText(AUDITOR_2) };
+const STORE: Invocation = {
+  name: 'store-deliberation',
+  args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'],
+  input: fixtureText(AUDITOR_2),
+};
 const FORMAT: Invocation = { name: 'format-patterns', args: ['--role', 'auditor'] };
 const REBUILD: Invocation = { name: 'rebuild', args: [] };
 
 /** `rebuild` is only reachable as `cairn rebuild`; messages still say `cairn rebuild:`. */
 function exe(inv: Invocation): { bin: string; args: string[] } {
-  return inv.name === 'store-deliberation' || inv.name === 'format-patterns' ? { bin: inv.name, args: inv.args } : { bin: 'cairn', args: [inv.name, ...inv.args] };
+  return inv.name === 'store-deliberation' || inv.name === 'format-patterns'
+    ? { bin: inv.name, args: inv.args }
+    : { bin: 'cairn', args: [inv.name, ...inv.args] };
 }
 
-function invoke(inv: Invocation, cwd: string, extra: string[] = [], env: Record<string, string> = {}, entryDir?: string): RunResult {
+function invoke(
+  inv: Invocation,
+  cwd: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+  entryDir?: string,
+): RunResult {
   const { bin, args } = exe(inv);
-  return run(bin, [...args, ...extra], { cwd, input: inv.input, env: { CAIRN_NOW: NOW, ...env }, entry: entryDir ? join(entryDir, 'bin', `${bin}.js`) : undefined });
+  return run(bin, [...args, ...extra], {
+    cwd,
+    input: inv.input,
+    env: { CAIRN_NOW: NOW, ...env },
+    entry: entryDir ? join(entryDir, 'bin', `${bin}.js`) : undefined,
+  });
 }
-
 
 /** The same failure under --strict and under CAIRN_STRICT=1: non-zero, still nothing on stdout. */
-function expectStrict(runIt: (extra: string[], env: Record<string, string>) => RunResult, name: string, message: RegExp, code = 1): void {
+function expectStrict(
+  runIt: (extra: string[], env: Record<string, string>) => RunResult,
+  name: string,
+  message: RegExp,
+  code = 1,
+): void {
   for (const r of [runIt(['--strict'], {}), runIt([], { CAIRN_STRICT: '1' })]) {
     expect(r.code, r.stderr).toBe(code);
     expect(r.stdout).toBe('');
@@ -44,7 +75,11 @@ function expectStrict(runIt: (extra: string[], env: Record<string, string>) => R
 /** A project whose store already holds one auditor deliberation. */
 function populated(): string {
   const root = tempProject();
-  const r = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r1', '--file', fixturePath(AUDITOR), '--strict'], { cwd: root, env: { CAIRN_NOW: NOW } });
+  const r = run(
+    'store-deliberation',
+    ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r1', '--file', fixturePath(AUDITOR), '--strict'],
+    { cwd: root, env: { CAIRN_NOW: NOW } },
+  );
   expect(r.code, r.stderr).toBe(0);
   return root;
 }
@@ -62,7 +97,10 @@ describe('a database file of random bytes', () => {
     writeFileSync(db, junk);
     return junk;
   }
-  const asides = (root: string) => readdirSync(join(root, '.cairn', 'cache')).filter((f) => f.startsWith('state.db.corrupt-') && !/-(wal|shm)$/.test(f));
+  const asides = (root: string) =>
+    readdirSync(join(root, '.cairn', 'cache')).filter(
+      (f) => f.startsWith('state.db.corrupt-') && !/-(wal|shm)$/.test(f),
+    );
 
   it('format-patterns moves it aside with a warning, rebuilds from the log and prints the same block', () => {
     const root = populated();
@@ -75,7 +113,9 @@ describe('a database file of random bytes', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe(healthy.stdout);
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/^cairn format-patterns: .*state\.db was not a usable database; moved it to .*state\.db\.corrupt-\d+ and rebuilt from the log/);
+    expect(r.stderr).toMatch(
+      /^cairn format-patterns: .*state\.db was not a usable database; moved it to .*state\.db\.corrupt-\d+ and rebuilt from the log/,
+    );
     const [aside] = asides(root);
     expect(readFileSync(join(root, '.cairn', 'cache', aside))).toEqual(junk);
     // the next run is quiet: the rebuilt database is fine
@@ -98,7 +138,11 @@ describe('a database file of random bytes', () => {
     expect(rebuilt.stderr).toMatch(/not a usable database; moved it to/);
     expect(asides(root)).toHaveLength(2);
     // the rebuilt index knows both deliberations' patterns (the man-page rule was seen twice)
-    const explained = run('cairn', ['explain', 'Every new CLI flag must be documented in the man page before merge', '--json', '--strict'], { cwd: root });
+    const explained = run(
+      'cairn',
+      ['explain', 'Every new CLI flag must be documented in the man page before merge', '--json', '--strict'],
+      { cwd: root },
+    );
     expect(JSON.parse(explained.stdout).pattern).toMatchObject({ success_count: 2, lifecycle: 'candidate' });
   });
 
@@ -125,8 +169,12 @@ describe('a database with a corrupt page behind an intact header', () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toBe('');
     // one line (SPEC §2): the failure, then what was said before it — that the file was moved aside
-    expect(first.stderr).toMatch(/^cairn format-patterns: .*state\.db is corrupt \(database disk image is malformed\); moved it to .*state\.db\.corrupt-\d+/m);
-    expect(first.stderr).toMatch(/^cairn format-patterns: skipped \(pipeline continues\): database disk image is malformed \(after: .*state\.db is corrupt .*\)\n$/);
+    expect(first.stderr).toMatch(
+      /^cairn format-patterns: .*state\.db is corrupt \(database disk image is malformed\); moved it to .*state\.db\.corrupt-\d+/m,
+    );
+    expect(first.stderr).toMatch(
+      /^cairn format-patterns: skipped \(pipeline continues\): database disk image is malformed \(after: .*state\.db is corrupt .*\)\n$/,
+    );
     expect(invoke(FORMAT, root, ['--strict'])).toEqual(healthy);
   });
 
@@ -142,8 +190,15 @@ describe('a database with a corrupt page behind an intact header', () => {
     const rebuilt = invoke(REBUILD, root, ['--json']);
     expect(rebuilt.code, rebuilt.stderr).toBe(0);
     expect(rebuilt.stderr).toMatch(/state\.db is corrupt .*moved it to/);
-    expect(JSON.parse(rebuilt.stdout)).toMatchObject({ rebuilt: true, applied: eventsOf(root).trimEnd().split('\n').length });
-    const explained = run('cairn', ['explain', 'Every new CLI flag must be documented in the man page before merge', '--json', '--strict'], { cwd: root });
+    expect(JSON.parse(rebuilt.stdout)).toMatchObject({
+      rebuilt: true,
+      applied: eventsOf(root).trimEnd().split('\n').length,
+    });
+    const explained = run(
+      'cairn',
+      ['explain', 'Every new CLI flag must be documented in the man page before merge', '--json', '--strict'],
+      { cwd: root },
+    );
     expect(JSON.parse(explained.stdout).pattern).toMatchObject({ success_count: 2 });
   });
 
@@ -176,11 +231,16 @@ describe('the term index not built yet (a fresh clone at 100k builds it in the b
     // as if a background run applied kept runs: the test applies the kept run itself
     const applying = asIfApplyingKeptRuns(root);
     // the first for want of the index, the second behind the first
-    for (const [extra, why] of [[[], /the term index is not built yet .*/], [['--strict'], /1 earlier run\(s\) kept for later are not applied yet/]] as const) {
+    for (const [extra, why] of [
+      [[], /the term index is not built yet .*/],
+      [['--strict'], /1 earlier run\(s\) kept for later are not applied yet/],
+    ] as const) {
       const r = invoke(STORE, root, [...extra]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toMatch(new RegExp(`^cairn store-deliberation: ${why.source}: this run is kept \\(cache/deferred/.*\\.json\\)`));
+      expect(r.stderr).toMatch(
+        new RegExp(`^cairn store-deliberation: ${why.source}: this run is kept \\(cache/deferred/.*\\.json\\)`),
+      );
     }
     expect(eventsOf(root)).toBe(before);
     // run again while the index is still missing: they stay kept, and why is recorded for cairn doctor
@@ -189,15 +249,24 @@ describe('the term index not built yet (a fresh clone at 100k builds it in the b
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout).deferred).toBe(0);
     expect(readdirSync(join(root, '.cairn', 'cache', 'deferred')).filter((n) => n.endsWith('.json'))).toHaveLength(2);
-    expect(readFileSync(join(root, '.cairn', 'cache', 'errors.log'), 'utf8')).toMatch(/store-deliberation.*a kept run is not applied yet: the term index is not built yet/);
+    expect(readFileSync(join(root, '.cairn', 'cache', 'errors.log'), 'utf8')).toMatch(
+      /store-deliberation.*a kept run is not applied yet: the term index is not built yet/,
+    );
     expect(invoke(REBUILD, root, ['--strict']).code).toBe(0);
-    const stored = eventsOf(root).slice(before.length).split('\n').filter((l) => l.includes('"type":"deliberation.stored"'));
+    const stored = eventsOf(root)
+      .slice(before.length)
+      .split('\n')
+      .filter((l) => l.includes('"type":"deliberation.stored"'));
     expect(stored).toHaveLength(1); // kept twice, stored once: the same text for the same issue/run (SPEC §3.9.4)
   });
 
   it('format-patterns --query in a large store prints the block ranked without relevance, as if no query were given', () => {
     const root = withoutTermIndex(50_000);
-    const query = invoke({ ...FORMAT, args: [...FORMAT.args, '--query', 'idempotency keys for retried payment webhooks'] }, root, ['--strict']);
+    const query = invoke(
+      { ...FORMAT, args: [...FORMAT.args, '--query', 'idempotency keys for retried payment webhooks'] },
+      root,
+      ['--strict'],
+    );
     expect(query.code, query.stderr).toBe(0);
     expect(query.stdout).toContain('HISTORICAL PATTERNS');
     expect(query.stdout).toBe(invoke(FORMAT, root, ['--strict']).stdout);
@@ -209,7 +278,11 @@ describe('the term index not built yet (a fresh clone at 100k builds it in the b
     expect(stored.code, stored.stderr).toBe(0);
     const out = JSON.parse(stored.stdout) as { patterns: { status: string }[] };
     expect(out.patterns.some((p) => p.status !== 'new')).toBe(true); // the first store's patterns were found
-    const query = invoke({ ...FORMAT, args: [...FORMAT.args, '--query', 'idempotency keys for retried payment webhooks'] }, root, ['--strict']);
+    const query = invoke(
+      { ...FORMAT, args: [...FORMAT.args, '--query', 'idempotency keys for retried payment webhooks'] },
+      root,
+      ['--strict'],
+    );
     expect(query.code, query.stderr).toBe(0);
     expect(query.stdout).not.toBe(invoke(FORMAT, root, ['--strict']).stdout); // ranked with relevance
   });
@@ -220,7 +293,14 @@ describe('malformed and empty stdin', () => {
   garbage[0] = 0xff; // never valid UTF-8, whatever the seed
   const cases: [string, Buffer, RegExp][] = [
     ['binary garbage', garbage, /binary data|not valid UTF-8/],
-    ['latin-1 text (invalid UTF-8)', Buffer.from('## Accumulated Patterns\n- Caf\xe9 menus must list every allergen before service starts\n', 'latin1'), /not valid UTF-8/],
+    [
+      'latin-1 text (invalid UTF-8)',
+      Buffer.from(
+        '## Accumulated Patterns\n- Caf\xe9 menus must list every allergen before service starts\n',
+        'latin1',
+      ),
+      /not valid UTF-8/,
+    ],
     ['text with a NUL byte', Buffer.from('## Accumulated Patterns\n- Every export must be\0 signed\n'), /binary data/],
     ['empty stdin', Buffer.alloc(0), /the deliberation is empty/],
     ['whitespace only', Buffer.from(' \n\t\n'), /the deliberation is empty/],
@@ -250,7 +330,8 @@ describe('a 10 MB stdin', () => {
   it('is cut at 8 MiB with a warning; the deliberation is stored from the prefix', () => {
     const root = tempProject();
     const cap = 8 * 1024 * 1024;
-    const head = '# auditor\n\n## Accumulated Patterns\n\n- Every queue consumer must acknowledge a message only after its write commits\n- CAUSAL: retries without jitter lead to synchronized load spikes on the primary\n\n## Notes\n\n';
+    const head =
+      '# auditor\n\n## Accumulated Patterns\n\n- Every queue consumer must acknowledge a message only after its write commits\n- CAUSAL: retries without jitter lead to synchronized load spikes on the primary\n\n## Notes\n\n';
     const filler = 'The review continues with more prose about invoices, ledgers and their totals.\n';
     let text = head + filler.repeat(Math.ceil((cap - head.length) / filler.length));
     text = text.slice(0, cap - 1) + '€' + filler.repeat(Math.ceil((10 * 1024 * 1024 - cap) / filler.length)); // '€' straddles the cap
@@ -301,12 +382,17 @@ describe('the event log lock', () => {
     const holder = await holdLock(lock);
     const before = eventsOf(root);
     const env = { CAIRN_DEADLINE_MS: '300' };
-    const heldBy = new RegExp(`lock .*events\\.jsonl\\.lock is held by another process \\(pid ${holder.pid} on ${hostname()}\\)`);
+    const heldBy = new RegExp(
+      `lock .*events\\.jsonl\\.lock is held by another process \\(pid ${holder.pid} on ${hostname()}\\)`,
+    );
 
     // as if a background run applied kept runs: none starts here
     asIfApplyingKeptRuns(root);
     // the first for the lock, the second behind the first (under --strict too: nothing failed)
-    for (const [extra, why] of [[[], heldBy], [['--strict'], /1 earlier run\(s\) kept for later/]] as const) {
+    for (const [extra, why] of [
+      [[], heldBy],
+      [['--strict'], /1 earlier run\(s\) kept for later/],
+    ] as const) {
       const r = invoke(STORE, root, [...extra], env);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe('');
@@ -315,7 +401,10 @@ describe('the event log lock', () => {
     }
     expect(readdirSync(join(root, '.cairn', 'cache', 'deferred')).filter((n) => n.endsWith('.json'))).toHaveLength(2);
     // format-patterns computes its block but must record the injection; it cannot, so it prints nothing
-    const withRun: Invocation = { name: 'format-patterns', args: ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r2'] };
+    const withRun: Invocation = {
+      name: 'format-patterns',
+      args: ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r2'],
+    };
     // (a deadline long enough that the block is built before the lock wait runs out)
     expectFailOpen(invoke(withRun, root, [], { CAIRN_DEADLINE_MS: '1500' }), 'format-patterns', heldBy);
     // without an issue/run there is nothing to record: the block is printed despite the lock
@@ -336,7 +425,9 @@ describe('the event log lock', () => {
     const r = invoke(STORE, root, ['--strict', '--json'], { CAIRN_DEADLINE_MS: '2000' });
     expect(r.code, r.stderr).toBe(0);
     const stored = JSON.parse(r.stdout) as { patterns: unknown[]; links: unknown[] };
-    expect(eventsOf(root).split('\n').filter(Boolean).length).toBe(before + 1 + stored.patterns.length + stored.links.length);
+    expect(eventsOf(root).split('\n').filter(Boolean).length).toBe(
+      before + 1 + stored.patterns.length + stored.links.length,
+    );
     expect(existsSync(lock)).toBe(false);
   });
 });
@@ -346,10 +437,19 @@ describe('usage', () => {
     const root = populated();
     for (const inv of [STORE, FORMAT, REBUILD]) {
       const bogus = { ...inv, args: [...inv.args, '--bogus-flag', 'x'] };
-      expectFailOpen(invoke(bogus, root), inv.name, /skipped \(pipeline continues\): unknown flag --bogus-flag; see --help/);
+      expectFailOpen(
+        invoke(bogus, root),
+        inv.name,
+        /skipped \(pipeline continues\): unknown flag --bogus-flag; see --help/,
+      );
       expectStrict((extra, env) => invoke(bogus, root, extra, env), inv.name, /unknown flag --bogus-flag/, 2);
     }
-    expectStrict((extra, env) => invoke({ ...STORE, args: ['--issue', 'X'] }, root, extra, env), 'store-deliberation', /--role is required/, 2);
+    expectStrict(
+      (extra, env) => invoke({ ...STORE, args: ['--issue', 'X'] }, root, extra, env),
+      'store-deliberation',
+      /--role is required/,
+      2,
+    );
   });
 
   it.each([

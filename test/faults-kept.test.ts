@@ -13,13 +13,25 @@ import { deliberationText, patternTexts } from '../bench/corpus.js';
 const REPORT = join(FIXTURES, 'landing', 'land-report.example.json');
 const deferred = (root: string) => join(root, '.cairn', 'cache', 'deferred');
 const kept = (root: string) => (existsSync(deferred(root)) ? readdirSync(deferred(root)).sort() : []);
-const events = (root: string, type: string) => readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8').split('\n').filter((l) => l.includes(`"type":"${type}"`));
+const events = (root: string, type: string) =>
+  readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(`"type":"${type}"`));
 const doctorCheck = (root: string) => {
   const r = run('cairn', ['doctor', '--json'], { cwd: root });
-  return { code: r.code, check: (JSON.parse(r.stdout) as { checks: { name: string; status: string; detail: string }[] }).checks.find((c) => c.name === 'deferred writes')! };
+  return {
+    code: r.code,
+    check: (JSON.parse(r.stdout) as { checks: { name: string; status: string; detail: string }[] }).checks.find(
+      (c) => c.name === 'deferred writes',
+    )!,
+  };
 };
 /** An outcome-score whose deadline passes at once: its run is kept. */
-const keptOutcome = (root: string, issue: string) => run('outcome-score', ['--issue', issue, '--run', 'r1', '--result', 'pass', '--report', REPORT], { cwd: root, env: { CAIRN_DEADLINE_MS: '1' } });
+const keptOutcome = (root: string, issue: string) =>
+  run('outcome-score', ['--issue', issue, '--run', 'r1', '--result', 'pass', '--report', REPORT], {
+    cwd: root,
+    env: { CAIRN_DEADLINE_MS: '1' },
+  });
 
 function waitUntil(done: () => boolean, ms: number): boolean {
   const until = Date.now() + ms;
@@ -32,12 +44,42 @@ function waitUntil(done: () => boolean, ms: number): boolean {
 
 /** Each writer as a pipeline or hook calls it, with what it reads. */
 const WRITERS: { name: string; args: string[]; input?: string; kept: string }[] = [
-  { name: 'store-deliberation', args: ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1'], input: fixtureText('led-101-r1-plan-auditor.md'), kept: 'stdin' },
-  { name: 'store-deliberation', args: ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--file', fixturePath('led-101-r1-plan-auditor.md')], kept: 'file' },
-  { name: 'feedback-loop', args: ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-1', '--run', 'r1'], input: fixtureText('led-101-r1-plan-curator.md'), kept: 'stdin' },
-  { name: 'outcome-score', args: ['--issue', 'LED-1', '--run', 'r1', '--result', 'pass', '--report', REPORT], kept: 'report' },
-  { name: 'memory-capture', args: ['--bead', 'b-1', '--text', 'LEARNED: the ledger totals are computed in cents'], kept: '' },
-  { name: 'memory-capture', args: [], input: JSON.stringify({ ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8')), cwd: '.' }), kept: 'stdin' },
+  {
+    name: 'store-deliberation',
+    args: ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1'],
+    input: fixtureText('led-101-r1-plan-auditor.md'),
+    kept: 'stdin',
+  },
+  {
+    name: 'store-deliberation',
+    args: ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--file', fixturePath('led-101-r1-plan-auditor.md')],
+    kept: 'file',
+  },
+  {
+    name: 'feedback-loop',
+    args: ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-1', '--run', 'r1'],
+    input: fixtureText('led-101-r1-plan-curator.md'),
+    kept: 'stdin',
+  },
+  {
+    name: 'outcome-score',
+    args: ['--issue', 'LED-1', '--run', 'r1', '--result', 'pass', '--report', REPORT],
+    kept: 'report',
+  },
+  {
+    name: 'memory-capture',
+    args: ['--bead', 'b-1', '--text', 'LEARNED: the ledger totals are computed in cents'],
+    kept: '',
+  },
+  {
+    name: 'memory-capture',
+    args: [],
+    input: JSON.stringify({
+      ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8')),
+      cwd: '.',
+    }),
+    kept: 'stdin',
+  },
 ];
 
 describe('kept runs', () => {
@@ -52,7 +94,9 @@ describe('kept runs', () => {
       expect(r.stderr, about).toMatch(new RegExp(`^cairn ${w.name}: .*: this run is kept \\(cache/deferred/`));
       const added = kept(root).filter((n) => !before.includes(n));
       expect(added, about).toHaveLength(1);
-      const request = JSON.parse(readFileSync(join(deferred(root), added[0]), 'utf8')) as { inputs: Record<string, string> };
+      const request = JSON.parse(readFileSync(join(deferred(root), added[0]), 'utf8')) as {
+        inputs: Record<string, string>;
+      };
       if (w.kept) expect(request.inputs[w.kept], about).toBe(w.input ?? readFileSync(w.args.at(-1)!, 'utf8'));
     }
   });
@@ -60,12 +104,22 @@ describe('kept runs', () => {
   it('a run kept right after the background job applied the last one is applied too, by a job its stderr names', () => {
     const root = tempProject();
     const first = keptOutcome(root, 'LED-1');
-    expect(waitUntil(() => kept(root).length === 0, 20_000), `still kept: ${kept(root)}`).toBe(true);
+    expect(
+      waitUntil(() => kept(root).length === 0, 20_000),
+      `still kept: ${kept(root)}`,
+    ).toBe(true);
     // within a minute of the first job: it has finished, and this run must not wait for another writer
     const second = keptOutcome(root, 'LED-2');
-    expect(waitUntil(() => kept(root).length === 0, 20_000), `stranded: ${kept(root)}`).toBe(true);
-    expect(first.stderr).toMatch(/this run is kept \(cache\/deferred\/.*\) and applied in order by cairn rebuild --continue, started in the background \(pid \d+\)/);
-    expect(second.stderr).toMatch(/this run is kept .* started in the background \(pid \d+\)|applies kept runs now \(cache\/deferred\.lock is held by another process \(pid \d+ /);
+    expect(
+      waitUntil(() => kept(root).length === 0, 20_000),
+      `stranded: ${kept(root)}`,
+    ).toBe(true);
+    expect(first.stderr).toMatch(
+      /this run is kept \(cache\/deferred\/.*\) and applied in order by cairn rebuild --continue, started in the background \(pid \d+\)/,
+    );
+    expect(second.stderr).toMatch(
+      /this run is kept .* started in the background \(pid \d+\)|applies kept runs now \(cache\/deferred\.lock is held by another process \(pid \d+ /,
+    );
     expect(events(root, 'pattern.outcome').map((l) => JSON.parse(l).issue)).toEqual(['LED-1', 'LED-2']);
     expect(doctorCheck(root).check).toMatchObject({ status: 'ok', detail: 'none waiting' });
   });
@@ -75,10 +129,17 @@ describe('kept runs', () => {
     const letGo = asIfApplyingKeptRuns(root);
     const r = keptOutcome(root, 'LED-1');
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(new RegExp(`applied in order by the cairn rebuild --continue that applies kept runs now \\(cache/deferred\\.lock is held by another process \\(pid ${process.pid} `));
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `applied in order by the cairn rebuild --continue that applies kept runs now \\(cache/deferred\\.lock is held by another process \\(pid ${process.pid} `,
+      ),
+    );
     expect(r.stderr).not.toMatch(/started/);
     expect(processesIn(root)).toEqual([]); // none started
-    expect(doctorCheck(root).check).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^1 waiting since .*: a background cairn rebuild --continue applies them$/) });
+    expect(doctorCheck(root).check).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/^1 waiting since .*: a background cairn rebuild --continue applies them$/),
+    });
 
     // the job died without applying it, and the run was kept a while ago: nothing will apply it
     letGo();
@@ -87,7 +148,10 @@ describe('kept runs', () => {
     renameSync(join(deferred(root), name), join(deferred(root), old));
     const stranded = doctorCheck(root);
     expect(stranded.code).toBe(1);
-    expect(stranded.check).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^1 waiting since .* and nothing is applying them: run cairn rebuild --continue/) });
+    expect(stranded.check).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/^1 waiting since .* and nothing is applying them: run cairn rebuild --continue/),
+    });
 
     expect(run('cairn', ['rebuild', '--continue', '--strict'], { cwd: root }).code).toBe(0);
     expect(kept(root)).toEqual([]);
@@ -105,25 +169,50 @@ describe('kept runs', () => {
     expect(events(root, 'landing.captured')).toHaveLength(1);
 
     // the job that had taken it was killed before it removed the request: the next job runs it again
-    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+      encoding: 'utf8',
+    }).stdout;
     copyFileSync(join(root, 'request.json'), join(deferred(root), `${name.replace(/\.json$/, '')}.${dead}.taken`));
     const again = run('cairn', ['rebuild', '--continue', '--strict', '--json'], { cwd: root });
     expect(JSON.parse(again.stdout).deferred).toBe(1);
     // the pipeline retries the step itself
-    const retried = run('outcome-score', ['--issue', 'LED-1', '--run', 'r1', '--result', 'pass', '--report', REPORT, '--strict'], { cwd: root });
+    const retried = run(
+      'outcome-score',
+      ['--issue', 'LED-1', '--run', 'r1', '--result', 'pass', '--report', REPORT, '--strict'],
+      { cwd: root },
+    );
     expect(retried.stderr).toMatch(/landing pattern already captured as lp-/);
 
     expect(events(root, 'landing.captured')).toHaveLength(1);
     expect(events(root, 'pattern.outcome')).toHaveLength(1);
-    expect(readFileSync(join(root, '.cairn', 'landings.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
+    expect(
+      readFileSync(join(root, '.cairn', 'landings.jsonl'), 'utf8')
+        .trim()
+        .split('\n'),
+    ).toHaveLength(1);
   });
 
   it('a kept run too long for a background job is set aside and reported, not run again by the next job; at a terminal it applies', () => {
     const root = tempProject();
     const bytes = 2_000_000;
-    writeFileSync(join(root, 'long.md'), deliberationText({ bytes, role: 'auditor', issue: 'LED-9', run: 'r1', items: patternTexts(bytes / 800, 7), findingsFromItems: 100, seed: 3 }));
+    writeFileSync(
+      join(root, 'long.md'),
+      deliberationText({
+        bytes,
+        role: 'auditor',
+        issue: 'LED-9',
+        run: 'r1',
+        items: patternTexts(bytes / 800, 7),
+        findingsFromItems: 100,
+        seed: 3,
+      }),
+    );
     const letGo = asIfApplyingKeptRuns(root);
-    const store = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--file', 'long.md'], { cwd: root, env: { CAIRN_DEADLINE_MS: '1' } });
+    const store = run(
+      'store-deliberation',
+      ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--file', 'long.md'],
+      { cwd: root, env: { CAIRN_DEADLINE_MS: '1' } },
+    );
     expect(store.stderr).toMatch(/this run is kept/);
     letGo();
     // a job with a deadline, as every background one has (a third of it for each kept run)
@@ -133,10 +222,17 @@ describe('kept runs', () => {
       expect(JSON.parse(job.stdout).deferred).toBe(0);
       expect(kept(root)).toEqual([expect.stringMatching(/^\d{15}-[0-9a-f]{8}\.failed$/)]);
     }
-    expect(readFileSync(join(root, '.cairn', 'cache', 'errors.log'), 'utf8')).toMatch(/store-deliberation: a kept store-deliberation was not applied within 200 ms and is set aside/);
+    expect(readFileSync(join(root, '.cairn', 'cache', 'errors.log'), 'utf8')).toMatch(
+      /store-deliberation: a kept store-deliberation was not applied within 200 ms and is set aside/,
+    );
     const doctor = doctorCheck(root);
     expect(doctor.code).toBe(1);
-    expect(doctor.check).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^1 kept run\(s\) took longer than the 60 s a background job gives one and were set aside \(cache\/deferred\/.*\.failed\): run cairn rebuild --continue at a terminal/) });
+    expect(doctor.check).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(
+        /^1 kept run\(s\) took longer than the 60 s a background job gives one and were set aside \(cache\/deferred\/.*\.failed\): run cairn rebuild --continue at a terminal/,
+      ),
+    });
 
     const person = run('cairn', ['rebuild', '--continue', '--json', '--strict'], { cwd: root });
     expect(JSON.parse(person.stdout).deferred).toBe(1);
@@ -146,9 +242,19 @@ describe('kept runs', () => {
 
   it('a background job runs with a deadline of its own: the sanitiser a capture starts gets 10 minutes', () => {
     const root = tempProject();
-    expect(run('memory-capture', ['--bead', 'b-1', '--text', 'LEARNED: the ledger totals are computed in cents'], { cwd: root }).code).toBe(0);
+    expect(
+      run('memory-capture', ['--bead', 'b-1', '--text', 'LEARNED: the ledger totals are computed in cents'], {
+        cwd: root,
+      }).code,
+    ).toBe(0);
     let pid: number | undefined;
-    waitUntil(() => (pid = processesIn(root).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('sanitize\0--catch-up'))) !== undefined, 10_000);
+    waitUntil(
+      () =>
+        (pid = processesIn(root).find((p) =>
+          readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('sanitize\0--catch-up'),
+        )) !== undefined,
+      10_000,
+    );
     expect(pid, 'no background sanitiser').toBeDefined();
     const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
     expect(env).toContain('CAIRN_DEADLINE_MS=600000');

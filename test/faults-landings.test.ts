@@ -12,7 +12,11 @@ import { readLandings } from '../lib/landing/library.js';
 const REPORT = readFileSync(join(FIXTURES, 'landing', 'land-report.example.json'), 'utf8');
 
 function git(cwd: string, ...args: string[]) {
-  const r = spawnSync('git', ['-c', 'user.name=cairn test', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8' });
+  const r = spawnSync(
+    'git',
+    ['-c', 'user.name=cairn test', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=main', ...args],
+    { cwd, encoding: 'utf8' },
+  );
   return { code: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
@@ -35,7 +39,10 @@ function commitAll(root: string, message: string): void {
 /** A landing report of some work: `title`, touching `paths`. */
 function report(root: string, name: string, title: string, paths: string[], id = name): string {
   const file = join(root, '..', `${name}.json`);
-  writeFileSync(file, JSON.stringify({ id, goal: title, changedByAgent: [{ agent: 'codex', paths }], validationCommand: 'npm test' }));
+  writeFileSync(
+    file,
+    JSON.stringify({ id, goal: title, changedByAgent: [{ agent: 'codex', paths }], validationCommand: 'npm test' }),
+  );
   return file;
 }
 
@@ -44,12 +51,20 @@ const capture = (root: string, file: string) => {
   expect(r.code, r.stderr).toBe(0);
 };
 
-const listed = (root: string) => JSON.parse(run('cairn', ['patterns', '--json', '--strict'], { cwd: root }).stdout).patterns as { id: string; title: string; report_id: string }[];
+const listed = (root: string) =>
+  JSON.parse(run('cairn', ['patterns', '--json', '--strict'], { cwd: root }).stdout).patterns as {
+    id: string;
+    title: string;
+    report_id: string;
+  }[];
 
 describe('landing patterns through git', () => {
   it('a clone of a project without a remote sees its landings: cairn patterns, auto-recall and format-patterns --query', () => {
     const origin = repository();
-    const captured = run('outcome-score', ['--issue', 'LED-8', '--run', 'r1', '--result', 'pass', '--strict'], { cwd: origin, input: REPORT });
+    const captured = run('outcome-score', ['--issue', 'LED-8', '--run', 'r1', '--result', 'pass', '--strict'], {
+      cwd: origin,
+      input: REPORT,
+    });
     expect(captured.code, captured.stderr).toBe(0);
     commitAll(origin, 'a landing');
     const clone = join(origin, '..', 'clone');
@@ -59,7 +74,12 @@ describe('landing patterns through git', () => {
     const text = run('cairn', ['patterns'], { cwd: clone });
     expect(text.stdout).toContain('Build a clinic command center');
     expect(text.stderr).not.toContain('no landing patterns yet');
-    const prompt = JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's1', cwd: '.', prompt: 'the clinic command center web shell' });
+    const prompt = JSON.stringify({
+      hook_event_name: 'UserPromptSubmit',
+      session_id: 's1',
+      cwd: '.',
+      prompt: 'the clinic command center web shell',
+    });
     const recalled = run('auto-recall', ['--format', 'text'], { cwd: clone, input: prompt });
     expect(recalled.stdout).toMatch(/^Pattern: Build a clinic command center — files: apps\/api\/src\/server\.ts/m);
     const block = run('format-patterns', ['--role', 'auditor', '--query', 'clinic command center'], { cwd: clone });
@@ -77,7 +97,11 @@ describe('landing patterns through git', () => {
     const merged = git(root, 'merge', '-q', '--no-edit', 'billing');
     expect(merged.code, merged.out).toBe(0);
     expect(merged.out).not.toMatch(/CONFLICT/);
-    expect(listed(root).map((p) => p.title).sort()).toEqual(['Add OAuth login to the API', 'Add the invoice export endpoint']);
+    expect(
+      listed(root)
+        .map((p) => p.title)
+        .sort(),
+    ).toEqual(['Add OAuth login to the API', 'Add the invoice export endpoint']);
     // the event log's notes merged by union too
     expect(readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8').match(/"landing\.captured"/g)).toHaveLength(2);
   });
@@ -87,7 +111,16 @@ describe('landing patterns through git', () => {
     for (const into of ['main', 'other']) {
       const root = repository();
       git(root, 'checkout', '-q', '-b', 'other');
-      capture(root, report(root, 'second', 'Add the invoice export endpoint', ['src/billing/export.ts', 'src/billing/csv.ts'], 'report-2'));
+      capture(
+        root,
+        report(
+          root,
+          'second',
+          'Add the invoice export endpoint',
+          ['src/billing/export.ts', 'src/billing/csv.ts'],
+          'report-2',
+        ),
+      );
       commitAll(root, 'landed on other');
       git(root, 'checkout', '-q', 'main');
       capture(root, report(root, 'first', 'Add the invoice export endpoint', ['src/billing/export.ts'], 'report-1'));
@@ -109,14 +142,30 @@ describe('landing patterns through git', () => {
   it('an existing landing-patterns.json is read with the log, and left as it is', () => {
     const root = repository();
     const project = JSON.parse(readFileSync(join(root, '.cairn', 'config.json'), 'utf8')).project as string;
-    const legacy = [{
-      id: 'lp-0123456789abcdef', sourceRepoRoot: project, missionId: null, reportId: 'report-9', title: 'Rotate the audit logs nightly', summary: '', prompt: null,
-      tags: ['logging'], examplePaths: ['ops/rotate.sh'], commands: ['make check'], createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z',
-    }];
+    const legacy = [
+      {
+        id: 'lp-0123456789abcdef',
+        sourceRepoRoot: project,
+        missionId: null,
+        reportId: 'report-9',
+        title: 'Rotate the audit logs nightly',
+        summary: '',
+        prompt: null,
+        tags: ['logging'],
+        examplePaths: ['ops/rotate.sh'],
+        commands: ['make check'],
+        createdAt: '2026-01-01T00:00:00.000Z',
+        updatedAt: '2026-01-01T00:00:00.000Z',
+      },
+    ];
     const text = JSON.stringify(legacy, null, 2) + '\n';
     writeFileSync(join(root, '.cairn', 'landing-patterns.json'), text);
     capture(root, report(root, 'auth', 'Add OAuth login to the API', ['src/auth/oauth.ts']));
-    expect(listed(root).map((p) => p.title).sort()).toEqual(['Add OAuth login to the API', 'Rotate the audit logs nightly']);
+    expect(
+      listed(root)
+        .map((p) => p.title)
+        .sort(),
+    ).toEqual(['Add OAuth login to the API', 'Rotate the audit logs nightly']);
     expect(readFileSync(join(root, '.cairn', 'landing-patterns.json'), 'utf8')).toBe(text);
   });
 

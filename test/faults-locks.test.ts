@@ -12,12 +12,31 @@ import { fixtureText, REPO, run, runAsync, tempProject, type RunResult } from '.
 /** A project with a pattern, a knowledge entry and a built index; and the pattern's id. */
 function populated(): { root: string; pattern: string } {
   const root = tempProject();
-  expect(run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--strict'], { cwd: root, input: fixtureText('led-101-r1-plan-auditor.md') }).code).toBe(0);
+  expect(
+    run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--strict'], {
+      cwd: root,
+      input: fixtureText('led-101-r1-plan-auditor.md'),
+    }).code,
+  ).toBe(0);
   writeFileSync(join(root, '.cairn', 'cache', 'sanitize.requested'), ''); // no background sanitiser keeping the database open
-  expect(run('memory-capture', ['--bead', 'b-1', '--text', 'LEARNED: the ledger totals are computed in cents', '--strict'], { cwd: root }).code).toBe(0);
+  expect(
+    run('memory-capture', ['--bead', 'b-1', '--text', 'LEARNED: the ledger totals are computed in cents', '--strict'], {
+      cwd: root,
+    }).code,
+  ).toBe(0);
   expect(run('cairn', ['recall', 'ledger', '--strict'], { cwd: root }).code).toBe(0);
-  const pattern = (JSON.parse(run('cairn', ['list', '--json'], { cwd: root }).stdout) as { patterns: { id: string }[] }).patterns[0].id;
-  writeFileSync(join(root, 'lavra.jsonl'), JSON.stringify({ key: 'fact-x', type: 'fact', content: 'imported note about invoices', tags: [], ts: 1_700_000_000 }) + '\n');
+  const pattern = (JSON.parse(run('cairn', ['list', '--json'], { cwd: root }).stdout) as { patterns: { id: string }[] })
+    .patterns[0].id;
+  writeFileSync(
+    join(root, 'lavra.jsonl'),
+    JSON.stringify({
+      key: 'fact-x',
+      type: 'fact',
+      content: 'imported note about invoices',
+      tags: [],
+      ts: 1_700_000_000,
+    }) + '\n',
+  );
   return { root, pattern };
 }
 
@@ -34,7 +53,9 @@ function holdDatabase(root: string): Promise<ChildProcess> {
   const script = `const D = require(${JSON.stringify(join(REPO, 'node_modules', 'better-sqlite3'))});
     const db = new D(process.argv[1]); db.pragma('locking_mode = EXCLUSIVE'); db.exec('BEGIN EXCLUSIVE');
     db.prepare('SELECT count(*) FROM sqlite_master').get(); process.stdout.write('held\\n'); setTimeout(() => {}, 600000);`;
-  const child = spawn(process.execPath, ['-e', script, join(root, '.cairn', 'cache', 'state.db')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', script, join(root, '.cairn', 'cache', 'state.db')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     child.stdout!.once('data', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`the process holding the database exited (${code})`)));
@@ -75,7 +96,11 @@ function expectNamed(r: RunResult & { ms: number }, command: string, holds: RegE
 
 describe('a command a person runs, at a held lock', () => {
   const LOCK_FAULTS: [string, (lock: string) => void, RegExp][] = [
-    ['held by a live process', (lock) => writeFileSync(lock, `${holder.pid} ${hostname()} ${Date.now()}\n`), /is held by another process \(pid \d+ on /],
+    [
+      'held by a live process',
+      (lock) => writeFileSync(lock, `${holder.pid} ${hostname()} ${Date.now()}\n`),
+      /is held by another process \(pid \d+ on /,
+    ],
     ['a directory (`mkdir x.lock`)', (lock) => mkdirSync(lock), /is a directory, not a cairn lock/],
     ['a dangling link', (lock) => symlinkSync('/nonexistent/cairn-lock', lock), /is a symbolic link, not a cairn lock/],
   ];
@@ -83,7 +108,8 @@ describe('a command a person runs, at a held lock', () => {
     const { root, pattern } = populated();
     for (const lock of ['events.jsonl.lock', 'memory/knowledge.jsonl.lock']) plant(join(root, '.cairn', lock));
     const before = readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8');
-    for (const { args } of PERSON_COMMANDS(pattern).filter((c) => c.locks)) expectNamed(await timed(root, args), args[0], holds);
+    for (const { args } of PERSON_COMMANDS(pattern).filter((c) => c.locks))
+      expectNamed(await timed(root, args), args[0], holds);
     expect(readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8')).toBe(before);
   });
 
@@ -92,12 +118,15 @@ describe('a command a person runs, at a held lock', () => {
     const db = await holdDatabase(root);
     try {
       const holds = new RegExp(`database is locked \\(SQLITE_BUSY\\).*held by another process \\(pid ${db.pid}: node `);
-      for (const { args } of PERSON_COMMANDS(pattern).filter((c) => c.args[0] !== 'init' && c.args[0] !== 'doctor')) expectNamed(await timed(root, args), args[0], holds);
+      for (const { args } of PERSON_COMMANDS(pattern).filter((c) => c.args[0] !== 'init' && c.args[0] !== 'doctor'))
+        expectNamed(await timed(root, args), args[0], holds);
       // init's import waits twice (two lookups), then reads the log instead of the index it cannot open (it took 20 s)
       const init = await timed(root, ['init', '--import-lavra', 'lavra.jsonl']);
       expect(init.ms, init.stderr).toBeLessThan(WITHIN_MS + WAIT_MS);
       expect(init.code, init.stderr).toBe(0);
-      expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).toContain('imported note about invoices');
+      expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).toContain(
+        'imported note about invoices',
+      );
       const doctor = await timed(root, ['doctor']);
       expect(doctor.ms, doctor.stdout).toBeLessThan(WITHIN_MS);
       expect(doctor.stdout).toMatch(new RegExp(`\\n {2}warn {2}database +.*${holds.source}`));
@@ -110,7 +139,10 @@ describe('a command a person runs, at a held lock', () => {
     const { root, pattern } = populated();
     writeFileSync(join(root, '.cairn', 'events.jsonl.lock'), `${holder.pid} ${hostname()} ${Date.now()}\n`);
     const started = Date.now();
-    const r = await runAsync('cairn', ['deprecate', pattern, '--reason', 'obsolete'], { cwd: root, env: { CAIRN_DEADLINE_MS: '1500' } });
+    const r = await runAsync('cairn', ['deprecate', pattern, '--reason', 'obsolete'], {
+      cwd: root,
+      env: { CAIRN_DEADLINE_MS: '1500' },
+    });
     const ms = Date.now() - started;
     expect(ms, r.stderr).toBeGreaterThanOrEqual(1500);
     expect(ms, r.stderr).toBeLessThan(1500 + SLACK_MS);

@@ -1,10 +1,36 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, closeSync, constants, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { asIfApplyingKeptRuns, binPath, cleanEnv, corruptPatternsPage, FIXTURES, fixtureText, packageWithBrokenModules, removeProject, seededBytes, type RunResult } from './helpers.js';
+import {
+  asIfApplyingKeptRuns,
+  binPath,
+  cleanEnv,
+  corruptPatternsPage,
+  FIXTURES,
+  fixtureText,
+  packageWithBrokenModules,
+  removeProject,
+  seededBytes,
+  type RunResult,
+} from './helpers.js';
 import { Store } from '../lib/store/store.js';
 import { locate } from '../lib/store/root.js';
 import { Deadline } from '../lib/core/deadline.js';
@@ -51,24 +77,105 @@ interface Executable {
   keeps?: boolean;
 }
 
-const OWN_BINS = new Set(['store-deliberation', 'format-patterns', 'feedback-loop', 'outcome-score', 'memory-capture', 'auto-recall']);
-const SESSION_START = JSON.stringify({ ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-session-start.json'), 'utf8')), cwd: '.' });
+const OWN_BINS = new Set([
+  'store-deliberation',
+  'format-patterns',
+  'feedback-loop',
+  'outcome-score',
+  'memory-capture',
+  'auto-recall',
+]);
+const SESSION_START = JSON.stringify({
+  ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-session-start.json'), 'utf8')),
+  cwd: '.',
+});
 let PATTERN = ''; // an auditor pattern of the template, known once it is built
 
 const EXECUTABLES: Executable[] = [
-  { command: 'store-deliberation', args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'], input: fixtureText('led-102-r1-plan-auditor.md'), db: true, writes: true, locks: true, creates: true, artifacts: true, keeps: true },
-  { command: 'format-patterns', args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'], db: true, writes: true, locks: true, creates: false },
-  { command: 'format-patterns', args: ['--role', 'auditor', '--strict'], db: true, writes: false, locks: false, creates: false },
-  { command: 'feedback-loop', args: ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-101', '--run', 'r1'], db: true, writes: true, locks: true, creates: false, artifacts: true, keeps: true },
-  { command: 'outcome-score', args: ['--issue', 'LED-101', '--run', 'r1', '--result', 'fail'], db: true, writes: true, locks: true, creates: false, keeps: true },
-  { command: 'memory-capture', args: ['--bead', 'bd-7', '--text', 'LEARNED: retries against the primary need jitter'], db: false, writes: true, locks: true, creates: true, keeps: true },
-  { command: 'store-summary', args: ['--role', 'auditor'], input: 'Plans name their tests; flags are documented.\n', db: true, writes: true, locks: true, creates: false },
+  {
+    command: 'store-deliberation',
+    args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'],
+    input: fixtureText('led-102-r1-plan-auditor.md'),
+    db: true,
+    writes: true,
+    locks: true,
+    creates: true,
+    artifacts: true,
+    keeps: true,
+  },
+  {
+    command: 'format-patterns',
+    args: ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'],
+    db: true,
+    writes: true,
+    locks: true,
+    creates: false,
+  },
+  {
+    command: 'format-patterns',
+    args: ['--role', 'auditor', '--strict'],
+    db: true,
+    writes: false,
+    locks: false,
+    creates: false,
+  },
+  {
+    command: 'feedback-loop',
+    args: ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-101', '--run', 'r1'],
+    db: true,
+    writes: true,
+    locks: true,
+    creates: false,
+    artifacts: true,
+    keeps: true,
+  },
+  {
+    command: 'outcome-score',
+    args: ['--issue', 'LED-101', '--run', 'r1', '--result', 'fail'],
+    db: true,
+    writes: true,
+    locks: true,
+    creates: false,
+    keeps: true,
+  },
+  {
+    command: 'memory-capture',
+    args: ['--bead', 'bd-7', '--text', 'LEARNED: retries against the primary need jitter'],
+    db: false,
+    writes: true,
+    locks: true,
+    creates: true,
+    keeps: true,
+  },
+  {
+    command: 'store-summary',
+    args: ['--role', 'auditor'],
+    input: 'Plans name their tests; flags are documented.\n',
+    db: true,
+    writes: true,
+    locks: true,
+    creates: false,
+  },
   { command: 'rebuild', args: [], db: true, writes: false, locks: false, creates: false },
   { command: 'list', args: ['--json'], db: true, writes: false, locks: false, creates: false },
   { command: 'events', args: [], db: false, writes: false, locks: false, creates: false },
   { command: 'explain', args: ['<pattern>'], db: true, writes: false, locks: false, creates: false },
-  { command: 'promote', args: ['<pattern>', '--by', 'ana', '--reason', 'keeps catching gaps'], db: true, writes: true, locks: true, creates: false },
-  { command: 'deprecate', args: ['<pattern>', '--reason', 'obsolete'], db: true, writes: true, locks: true, creates: false },
+  {
+    command: 'promote',
+    args: ['<pattern>', '--by', 'ana', '--reason', 'keeps catching gaps'],
+    db: true,
+    writes: true,
+    locks: true,
+    creates: false,
+  },
+  {
+    command: 'deprecate',
+    args: ['<pattern>', '--reason', 'obsolete'],
+    db: true,
+    writes: true,
+    locks: true,
+    creates: false,
+  },
   { command: 'maintain', args: [], db: true, writes: false, locks: false, creates: false },
   { command: 'embed', args: [], db: true, writes: false, locks: false, creates: false },
   { command: 'init', args: [], db: false, writes: false, locks: false, creates: true },
@@ -80,18 +187,41 @@ const EXECUTABLES: Executable[] = [
   { command: 'rotate', args: [], db: false, writes: true, locks: true, creates: false },
   { command: 'sanitize', args: [], db: false, writes: true, locks: false, creates: false },
   { command: 'curate', args: ['--dry-run'], db: false, writes: true, locks: false, creates: false, cache: true },
-  { command: 'patterns', args: ['capture', '--report', join(FIXTURES, 'landing', 'land-report.example.json')], db: false, writes: true, locks: true, creates: true },
+  {
+    command: 'patterns',
+    args: ['capture', '--report', join(FIXTURES, 'landing', 'land-report.example.json')],
+    db: false,
+    writes: true,
+    locks: true,
+    creates: true,
+  },
   // writes its page into cache/ (report.html)
   { command: 'report', args: [], db: true, writes: true, locks: false, creates: false, cache: true },
 ];
 
 /** The commands that read the pattern event log (the others read the knowledge log or no log). */
-const EVENT_LOG_READERS = ['store-deliberation', 'format-patterns', 'feedback-loop', 'outcome-score', 'store-summary', 'rebuild', 'list', 'events', 'explain', 'promote', 'deprecate', 'maintain', 'embed', 'report'];
+const EVENT_LOG_READERS = [
+  'store-deliberation',
+  'format-patterns',
+  'feedback-loop',
+  'outcome-score',
+  'store-summary',
+  'rebuild',
+  'list',
+  'events',
+  'explain',
+  'promote',
+  'deprecate',
+  'maintain',
+  'embed',
+  'report',
+];
 
 /** The commands that read the knowledge log. */
 const KNOWLEDGE_LOG_READERS = ['memory-capture', 'auto-recall', 'recall', 'rotate', 'sanitize', 'curate', 'report'];
 
-const label = (e: Executable) => [e.command, ...e.args.filter((a) => !a.startsWith('-') || a === '--strict').slice(0, 2)].join(' ');
+const label = (e: Executable) =>
+  [e.command, ...e.args.filter((a) => !a.startsWith('-') || a === '--strict').slice(0, 2)].join(' ');
 
 interface Outcome extends RunResult {
   ms: number;
@@ -193,13 +323,34 @@ beforeAll(() => {
   initStore(dir);
   recordProjectId({ root: template, dir, project: PROJECT, projectFrom: 'given', ownStore: true });
   const store = openStore(template);
-  for (const [role, file] of [['auditor', 'led-101-r1-plan-auditor.md'], ['curator', 'led-101-r1-plan-curator.md']]) {
-    const stored = storeDeliberation(store, { text: fixtureText(file), role, issue: 'LED-101', run: 'r1', phase: 'plan', iteration: 1, labels: [], files: [] });
+  for (const [role, file] of [
+    ['auditor', 'led-101-r1-plan-auditor.md'],
+    ['curator', 'led-101-r1-plan-curator.md'],
+  ]) {
+    const stored = storeDeliberation(store, {
+      text: fixtureText(file),
+      role,
+      issue: 'LED-101',
+      run: 'r1',
+      phase: 'plan',
+      iteration: 1,
+      labels: [],
+      files: [],
+    });
     if (role === 'auditor') PATTERN = stored.patterns[0].id;
   }
-  captureComments(store, [{ bead: 'bd-1', text: 'LEARNED: the ledger totals are computed in cents', ts: 1_770_000_000, source: 'user' }]);
+  captureComments(store, [
+    { bead: 'bd-1', text: 'LEARNED: the ledger totals are computed in cents', ts: 1_770_000_000, source: 'user' },
+  ]);
   store.close();
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({ project: PROJECT, embeddings: { command: `node ${join(FIXTURES, 'embeddings', 'provider.js')}` } }, null, 2) + '\n');
+  writeFileSync(
+    join(dir, 'config.json'),
+    JSON.stringify(
+      { project: PROJECT, embeddings: { command: `node ${join(FIXTURES, 'embeddings', 'provider.js')}` } },
+      null,
+      2,
+    ) + '\n',
+  );
 });
 
 afterAll(() => {
@@ -211,7 +362,12 @@ afterAll(() => {
 });
 
 /** What an executable must do under a fault: its normal work (warnings allowed), or fail open with a reason. */
-type Expect = { ok: true; warning?: RegExp } | { skipped: RegExp } | { okOrSkipped: RegExp } | { kept: RegExp } | { keptOrSkipped: RegExp };
+type Expect =
+  | { ok: true; warning?: RegExp }
+  | { skipped: RegExp }
+  | { okOrSkipped: RegExp }
+  | { kept: RegExp }
+  | { keptOrSkipped: RegExp };
 
 interface Fault {
   name: string;
@@ -247,10 +403,12 @@ const strictly = (e: Executable) => e.args.includes('--strict');
  * Lock faults: the writer gives up at its deadline (or meets the deadline first), having recorded
  * nothing; a writer of memory keeps its run for later instead (the store then holds it).
  */
-const lockedOut = (what: string) => (e: Executable): Expect => {
-  const reason = new RegExp(`lock .*\\.lock ${what}|deadline of ${DEADLINE_MS} ms passed`);
-  return e.keeps ? { kept: reason } : { skipped: reason };
-};
+const lockedOut =
+  (what: string) =>
+  (e: Executable): Expect => {
+    const reason = new RegExp(`lock .*\\.lock ${what}|deadline of ${DEADLINE_MS} ms passed`);
+    return e.keeps ? { kept: reason } : { skipped: reason };
+  };
 
 const FAULTS: Fault[] = [
   {
@@ -258,7 +416,10 @@ const FAULTS: Fault[] = [
     setup: (root) => rmSync(inStore(root), { recursive: true }),
     // the first write creates the store (SPEC §1.2, amended); readers never do
     // (doctor reports the missing store)
-    expect: (e) => (e.creates || e.command === 'doctor' ? { ok: true } : { skipped: /no cairn store at .*\.cairn \(run `cairn init` in the project\)/ }),
+    expect: (e) =>
+      e.creates || e.command === 'doctor'
+        ? { ok: true }
+        : { skipped: /no cairn store at .*\.cairn \(run `cairn init` in the project\)/ },
     after: (root, e) => expect(existsSync(inStore(root)), label(e)).toBe(e.creates),
   },
   {
@@ -269,19 +430,27 @@ const FAULTS: Fault[] = [
     },
     // pure reads are served from an index built in memory; writes fail at the store, before the commit point
     expect: (e) =>
-      e.writes ? { skipped: /EACCES|permission denied/ } : e.command === 'rebuild' ? { skipped: /cannot rebuild .*state\.db: the store is read-only/ } : { ok: true },
+      e.writes
+        ? { skipped: /EACCES|permission denied/ }
+        : e.command === 'rebuild'
+          ? { skipped: /cannot rebuild .*state\.db: the store is read-only/ }
+          : { ok: true },
   },
   {
     name: 'better-sqlite3 not loadable',
     setup: () => ({ entryDir: brokenSqlite }),
-    expect: (e) => (e.db ? { skipped: /better-sqlite3 is not loadable \(Could not locate the bindings file/ } : { ok: true }),
+    expect: (e) =>
+      e.db ? { skipped: /better-sqlite3 is not loadable \(Could not locate the bindings file/ } : { ok: true },
   },
   {
     // tiktoken is WebAssembly: node --jitless and a ulimit -v under ~10 GB leave it unloadable too.
     // No hook loads it; maintain counts tokens for the cache and goes on without them.
     name: 'tiktoken not loadable',
     setup: () => ({ entryDir: brokenTokenizer }),
-    expect: (e) => ({ ok: true, warning: e.command === 'maintain' ? /no line's tokens counted: tiktoken is not loadable/ : undefined }),
+    expect: (e) => ({
+      ok: true,
+      warning: e.command === 'maintain' ? /no line's tokens counted: tiktoken is not loadable/ : undefined,
+    }),
   },
   {
     name: 'state.db of random bytes',
@@ -289,7 +458,14 @@ const FAULTS: Fault[] = [
     setup: (root) => writeFileSync(inStore(root, 'cache', 'state.db'), seededBytes(64 * 1024, 7)),
     // (under --strict the broken file is the error, and it is left alone)
     expect: (e) =>
-      strictly(e) ? { skipped: /state\.db is not a usable database/ } : { ok: true, warning: e.db ? /state\.db was not a usable database; moved it to .*state\.db\.corrupt-\d+ and rebuilt from the log/ : undefined },
+      strictly(e)
+        ? { skipped: /state\.db is not a usable database/ }
+        : {
+            ok: true,
+            warning: e.db
+              ? /state\.db was not a usable database; moved it to .*state\.db\.corrupt-\d+ and rebuilt from the log/
+              : undefined,
+          },
   },
   {
     name: 'state.db with a corrupt page behind an intact header',
@@ -305,7 +481,10 @@ const FAULTS: Fault[] = [
       rmSync(inStore(root, 'cache', 'state.db'));
       mkdirSync(inStore(root, 'cache', 'state.db'));
     },
-    expect: (e) => (strictly(e) ? { skipped: /state\.db is a directory, not a database file/ } : { ok: true, warning: e.db ? /state\.db is a directory; moved it to .* and rebuilt from the log/ : undefined }),
+    expect: (e) =>
+      strictly(e)
+        ? { skipped: /state\.db is a directory, not a database file/ }
+        : { ok: true, warning: e.db ? /state\.db is a directory; moved it to .* and rebuilt from the log/ : undefined },
   },
   {
     name: 'state.db is a link to another SQLite file',
@@ -318,10 +497,17 @@ const FAULTS: Fault[] = [
       symlinkSync(join(root, 'other.db'), inStore(root, 'cache', 'state.db'));
     },
     expect: (e) =>
-      strictly(e) ? { skipped: /state\.db is a symbolic link, not a database file/ } : { ok: true, warning: e.db ? /state\.db is a symbolic link; moved it to .* and rebuilt from the log/ : undefined },
+      strictly(e)
+        ? { skipped: /state\.db is a symbolic link, not a database file/ }
+        : {
+            ok: true,
+            warning: e.db ? /state\.db is a symbolic link; moved it to .* and rebuilt from the log/ : undefined,
+          },
     after: (root) => {
       const other = new BetterSqlite3(join(root, 'other.db'), { readonly: true });
-      const tables = (other.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name);
+      const tables = (
+        other.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]
+      ).map((t) => t.name);
       other.close();
       expect(tables).toEqual(['mine']); // never cairn's tables in someone else's database
     },
@@ -334,7 +520,10 @@ const FAULTS: Fault[] = [
       symlinkSync(join(root, 'outside'), inStore(root, 'cache'));
     },
     // the index lives in cache/: nothing that needs it runs through the link (init would create it there)
-    expect: (e) => (e.db || e.cache || e.command === 'init' ? { skipped: /\.cairn\/cache is a symbolic link; cairn never writes through one/ } : { ok: true }),
+    expect: (e) =>
+      e.db || e.cache || e.command === 'init'
+        ? { skipped: /\.cairn\/cache is a symbolic link; cairn never writes through one/ }
+        : { ok: true },
     repair: (root) => rmSync(inStore(root, 'cache')),
     after: (root) => expect(readdirSync(join(root, 'outside'))).toEqual([]),
   },
@@ -346,7 +535,10 @@ const FAULTS: Fault[] = [
       rmSync(inStore(root, 'artifacts'), { recursive: true });
       symlinkSync(join(root, 'outside'), inStore(root, 'artifacts'));
     },
-    expect: (e) => (e.command === 'store-deliberation' ? { skipped: /\.cairn\/artifacts is a symbolic link; cairn never writes through one/ } : { ok: true }),
+    expect: (e) =>
+      e.command === 'store-deliberation'
+        ? { skipped: /\.cairn\/artifacts is a symbolic link; cairn never writes through one/ }
+        : { ok: true },
     after: (root) => expect(readdirSync(join(root, 'outside', 'deliberations'))).toHaveLength(2),
   },
   {
@@ -360,7 +552,11 @@ const FAULTS: Fault[] = [
     // on; a landing is recorded in its own log, and only its note in the event log is refused
     expect: (e) =>
       e.command === 'patterns' && e.args[0] === 'capture'
-        ? { ok: true, warning: /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one \(after the change was recorded/ }
+        ? {
+            ok: true,
+            warning:
+              /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one \(after the change was recorded/,
+          }
         : EVENT_LOG_READERS.includes(e.command)
           ? { skipped: /events\.jsonl is not a regular file/ }
           : { ok: true },
@@ -374,7 +570,12 @@ const FAULTS: Fault[] = [
       rmSync(inStore(root, 'cache'), { recursive: true });
     },
     // a capture's append meets the link first; every reader refuses it at once
-    expect: (e) => (KNOWLEDGE_LOG_READERS.includes(e.command) ? { skipped: /knowledge\.jsonl(: it is a symbolic link; cairn never writes through one| is not a regular file)/ } : { ok: true }),
+    expect: (e) =>
+      KNOWLEDGE_LOG_READERS.includes(e.command)
+        ? {
+            skipped: /knowledge\.jsonl(: it is a symbolic link; cairn never writes through one| is not a regular file)/,
+          }
+        : { ok: true },
     repair: (root) => rmSync(inStore(root, 'memory', 'knowledge.jsonl')),
   },
   {
@@ -383,10 +584,26 @@ const FAULTS: Fault[] = [
     setup: (root) => {
       mkdirSync(join(root, 'outside'));
       const planted = {
-        v: 1, id: '01ZZZZZZZZZZZZZZZZZZZZZZZZ', ts: NOW, type: 'pattern.observed', project: PROJECT, pattern: 'p0ut51de0000001', role: 'auditor',
-        text: `${OUTSIDE}: plans must name their tests`, category: 'rule', issue: 'LED-1', run: 'r1', phase: null, labels: [], files: [], deliberation: 'd0ut51de',
+        v: 1,
+        id: '01ZZZZZZZZZZZZZZZZZZZZZZZZ',
+        ts: NOW,
+        type: 'pattern.observed',
+        project: PROJECT,
+        pattern: 'p0ut51de0000001',
+        role: 'auditor',
+        text: `${OUTSIDE}: plans must name their tests`,
+        category: 'rule',
+        issue: 'LED-1',
+        run: 'r1',
+        phase: null,
+        labels: [],
+        files: [],
+        deliberation: 'd0ut51de',
       };
-      writeFileSync(join(root, 'outside', 'events.jsonl'), readFileSync(inStore(root, 'events.jsonl'), 'utf8') + JSON.stringify(planted) + '\n');
+      writeFileSync(
+        join(root, 'outside', 'events.jsonl'),
+        readFileSync(inStore(root, 'events.jsonl'), 'utf8') + JSON.stringify(planted) + '\n',
+      );
       rmSync(inStore(root, 'events.jsonl'));
       symlinkSync(join(root, 'outside', 'events.jsonl'), inStore(root, 'events.jsonl'));
       rmSync(inStore(root, 'cache'), { recursive: true }); // a fresh clone: the index is built from the log
@@ -395,7 +612,11 @@ const FAULTS: Fault[] = [
     // never read through the link: every reader of the event log refuses it and says why
     expect: (e) =>
       e.command === 'patterns' && e.args[0] === 'capture'
-        ? { ok: true, warning: /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one \(after the change was recorded/ }
+        ? {
+            ok: true,
+            warning:
+              /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one \(after the change was recorded/,
+          }
         : EVENT_LOG_READERS.includes(e.command)
           ? { skipped: /events\.jsonl is not a regular file but a symbolic link; cairn reads no log through one/ }
           : { ok: true },
@@ -409,33 +630,64 @@ const FAULTS: Fault[] = [
     name: 'memory/knowledge.jsonl committed as a link to a JSONL log outside the project',
     setup: (root) => {
       mkdirSync(join(root, 'outside'));
-      const planted = { key: 'learned-outside', type: 'learned', content: `${OUTSIDE} the ledger totals`, source: 'user', tags: ['learned'], ts: 1_770_000_000, bead: 'bd-9' };
-      writeFileSync(join(root, 'outside', 'knowledge.jsonl'), readFileSync(inStore(root, 'memory', 'knowledge.jsonl'), 'utf8') + JSON.stringify(planted) + '\n');
+      const planted = {
+        key: 'learned-outside',
+        type: 'learned',
+        content: `${OUTSIDE} the ledger totals`,
+        source: 'user',
+        tags: ['learned'],
+        ts: 1_770_000_000,
+        bead: 'bd-9',
+      };
+      writeFileSync(
+        join(root, 'outside', 'knowledge.jsonl'),
+        readFileSync(inStore(root, 'memory', 'knowledge.jsonl'), 'utf8') + JSON.stringify(planted) + '\n',
+      );
       rmSync(inStore(root, 'memory', 'knowledge.jsonl'));
       symlinkSync(join(root, 'outside', 'knowledge.jsonl'), inStore(root, 'memory', 'knowledge.jsonl'));
       rmSync(inStore(root, 'cache'), { recursive: true });
       asIfApplyingKeptRuns(root);
     },
-    expect: (e) => (KNOWLEDGE_LOG_READERS.includes(e.command) ? { skipped: /knowledge\.jsonl(: it is a symbolic link; cairn never writes through one| is not a regular file but a symbolic link; cairn reads no log through one)/ } : { ok: true }),
+    expect: (e) =>
+      KNOWLEDGE_LOG_READERS.includes(e.command)
+        ? {
+            skipped:
+              /knowledge\.jsonl(: it is a symbolic link; cairn never writes through one| is not a regular file but a symbolic link; cairn reads no log through one)/,
+          }
+        : { ok: true },
     repair: (root) => rmSync(inStore(root, 'memory', 'knowledge.jsonl')),
     after: (root, e, o) => {
       expect(o.stdout, label(e)).not.toContain('OUTSIDE');
-      expect(readFileSync(join(root, 'outside', 'knowledge.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+      expect(
+        readFileSync(join(root, 'outside', 'knowledge.jsonl'), 'utf8')
+          .split('\n')
+          .filter(Boolean),
+      ).toHaveLength(2);
     },
   },
   {
-    name: "the rotation journal is a link to a file outside the project",
+    name: 'the rotation journal is a link to a file outside the project',
     only: (e) => ['rotate', 'memory-capture'].includes(e.command),
     setup: (root) => {
       mkdirSync(join(root, 'outside'));
-      writeFileSync(join(root, 'outside', 'secrets.jsonl'), `{"inode":1}\n{"key":"x","type":"fact","content":"${OUTSIDE}"}\n`);
+      writeFileSync(
+        join(root, 'outside', 'secrets.jsonl'),
+        `{"inode":1}\n{"key":"x","type":"fact","content":"${OUTSIDE}"}\n`,
+      );
       symlinkSync(join(root, 'outside', 'secrets.jsonl'), inStore(root, 'memory', 'knowledge.jsonl.rotating.tmp'));
     },
     // reported, and nothing of the file behind it reaches the committed archive; a capture still captures
     expect: (e) =>
       e.command === 'rotate'
-        ? { skipped: /knowledge\.jsonl\.rotating\.tmp is not a regular file but a symbolic link; cairn reads no log through one/ }
-        : { ok: true, warning: /captured; rotation is left to the next run \(.*rotating\.tmp is not a regular file but a symbolic link/ },
+        ? {
+            skipped:
+              /knowledge\.jsonl\.rotating\.tmp is not a regular file but a symbolic link; cairn reads no log through one/,
+          }
+        : {
+            ok: true,
+            warning:
+              /captured; rotation is left to the next run \(.*rotating\.tmp is not a regular file but a symbolic link/,
+          },
     after: (root) => {
       const archive = inStore(root, 'memory', 'knowledge.archive.jsonl');
       expect(existsSync(archive) ? readFileSync(archive, 'utf8') : '').not.toContain(OUTSIDE);
@@ -452,7 +704,12 @@ const FAULTS: Fault[] = [
       }
     },
     // read as any input is: a device is refused at once instead of read without end
-    expect: (e) => (e.command === 'feedback-loop' ? { skipped: /the stored curator deliberation d\w+ is unreadable|deliberations\/d\w+\.md is not a regular file/ } : { ok: true }),
+    expect: (e) =>
+      e.command === 'feedback-loop'
+        ? {
+            skipped: /the stored curator deliberation d\w+ is unreadable|deliberations\/d\w+\.md is not a regular file/,
+          }
+        : { ok: true },
   },
   {
     name: '.cairn/.gitignore is a link to a secret',
@@ -462,7 +719,10 @@ const FAULTS: Fault[] = [
       rmSync(inStore(root, '.gitignore'));
       symlinkSync(join(root, 'secret.txt'), inStore(root, '.gitignore'));
     },
-    expect: (e) => (e.command === 'init' ? { skipped: /\.cairn\/\.gitignore is a symbolic link; cairn never writes through one/ } : { ok: true }),
+    expect: (e) =>
+      e.command === 'init'
+        ? { skipped: /\.cairn\/\.gitignore is a symbolic link; cairn never writes through one/ }
+        : { ok: true },
     after: (root) => {
       expect(readFileSync(join(root, 'secret.txt'), 'utf8')).toBe('AWS_SECRET=abc123\n');
       expect(lstatSync(inStore(root, '.gitignore')).isSymbolicLink()).toBe(true); // never replaced by a copy of the secret
@@ -477,7 +737,8 @@ const FAULTS: Fault[] = [
     },
     expect: lockedOut('is held by another process \\(pid \\d+ on '),
     after: (root) => {
-      for (const lock of LOCKS) expect(readFileSync(inStore(root, lock), 'utf8')).toMatch(new RegExp(`^${holder.pid} `)); // never stolen from a live holder
+      for (const lock of LOCKS)
+        expect(readFileSync(inStore(root, lock), 'utf8')).toMatch(new RegExp(`^${holder.pid} `)); // never stolen from a live holder
     },
   },
   {
@@ -554,7 +815,10 @@ function listedFromFreshRebuild(root: string): unknown {
 function rebuildAndList(root: string): unknown {
   const copy = mkdtempSync(join(tmpdir(), 'cairn-fault-rebuild-'));
   try {
-    cpSync(inStore(root), join(copy, '.cairn'), { recursive: true, filter: (src) => !src.includes(`${join('.cairn', 'cache')}`) });
+    cpSync(inStore(root), join(copy, '.cairn'), {
+      recursive: true,
+      filter: (src) => !src.includes(`${join('.cairn', 'cache')}`),
+    });
     return listed(copy);
   } finally {
     rmSync(copy, { recursive: true, force: true });
@@ -608,7 +872,8 @@ function expectOutcome(e: Executable, o: Outcome, expected: Expect): void {
     const last = lines.at(-1) ?? '';
     expect(last.startsWith(strict ? `${name}: ` : `${name}: skipped (pipeline continues): `), about).toBe(true);
     expect(last, about).toMatch(reason);
-    if (e.args.includes('--json')) expect(JSON.parse(o.stdout), about).toMatchObject({ kind: expect.any(String), exit_code: o.code });
+    if (e.args.includes('--json'))
+      expect(JSON.parse(o.stdout), about).toMatchObject({ kind: expect.any(String), exit_code: o.code });
     else expect(o.stdout, about).toBe('');
     return;
   }
@@ -670,19 +935,57 @@ const reader = (command: string, args: string[], input: string, empty: Expect, f
 });
 
 const INPUT_READERS: InputReader[] = [
-  reader('store-deliberation', ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'], fixtureText('led-102-r1-plan-auditor.md'), { skipped: /the deliberation is empty/ }, 'file'),
-  reader('feedback-loop', ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-101', '--run', 'r1'], fixtureText('led-101-r1-plan-curator.md'), { ok: true, warning: /no valid verdict-json block: nothing to do/ }, 'validator-file'),
+  reader(
+    'store-deliberation',
+    ['--role', 'auditor', '--issue', 'LED-102', '--run', 'r1'],
+    fixtureText('led-102-r1-plan-auditor.md'),
+    { skipped: /the deliberation is empty/ },
+    'file',
+  ),
+  reader(
+    'feedback-loop',
+    ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-101', '--run', 'r1'],
+    fixtureText('led-101-r1-plan-curator.md'),
+    { ok: true, warning: /no valid verdict-json block: nothing to do/ },
+    'validator-file',
+  ),
   reader('outcome-score', ['--issue', 'LED-101', '--run', 'r1', '--result', 'pass'], REPORT, { ok: true }, 'report'),
-  reader('patterns', ['capture'], REPORT, { skipped: /the landing report is not JSON|no landing report: give --report F/ }, 'report'),
+  reader(
+    'patterns',
+    ['capture'],
+    REPORT,
+    { skipped: /the landing report is not JSON|no landing report: give --report F/ },
+    'report',
+  ),
   // (half its deadline went to the wait: on a loaded machine the ranking may not fit the other half, and then it prints nothing)
-  reader('format-patterns', ['--role', 'auditor'], 'every CLI flag and its man page', { okOrSkipped: /deadline of \d+ ms passed/ }, 'query-file'),
-  reader('store-summary', ['--role', 'auditor'], 'Plans name their tests; flags are documented.\n', { skipped: /no summary text on stdin/ }),
+  reader(
+    'format-patterns',
+    ['--role', 'auditor'],
+    'every CLI flag and its man page',
+    { okOrSkipped: /deadline of \d+ ms passed/ },
+    'query-file',
+  ),
+  reader('store-summary', ['--role', 'auditor'], 'Plans name their tests; flags are documented.\n', {
+    skipped: /no summary text on stdin/,
+  }),
   // a PostToolUse payload whose cwd is the project the hook runs in
-  reader('memory-capture', [], JSON.stringify({ ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8')), cwd: '.' }), { ok: true }),
+  reader(
+    'memory-capture',
+    [],
+    JSON.stringify({
+      ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8')),
+      cwd: '.',
+    }),
+    { ok: true },
+  ),
 ];
 
 /** `--flag source` instead of the input on stdin. */
-const fromFile = (r: InputReader, source: string): Executable => ({ ...r.executable, args: [...r.executable.args, `--${r.fileFlag}`, source], input: '' });
+const fromFile = (r: InputReader, source: string): Executable => ({
+  ...r.executable,
+  args: [...r.executable.args, `--${r.fileFlag}`, source],
+  input: '',
+});
 
 interface InputFault {
   name: string;
@@ -692,8 +995,16 @@ interface InputFault {
 }
 
 const INPUT_FAULTS: InputFault[] = [
-  { name: '/dev/zero (never ends)', source: () => '/dev/zero', expect: () => ({ skipped: /holds binary data \(a NUL byte\), not text/ }) },
-  { name: '/dev/urandom', source: () => '/dev/urandom', expect: () => ({ skipped: /holds binary data|is not valid UTF-8 text/ }) },
+  {
+    name: '/dev/zero (never ends)',
+    source: () => '/dev/zero',
+    expect: () => ({ skipped: /holds binary data \(a NUL byte\), not text/ }),
+  },
+  {
+    name: '/dev/urandom',
+    source: () => '/dev/urandom',
+    expect: () => ({ skipped: /holds binary data|is not valid UTF-8 text/ }),
+  },
   {
     name: 'a FIFO without a writer',
     source: (root) => {
@@ -702,8 +1013,16 @@ const INPUT_FAULTS: InputFault[] = [
     },
     expect: (r) => r.empty,
   },
-  { name: 'a directory', source: () => '.git', expect: () => ({ skipped: /cannot read --[\w-]+ \.git: it is a directory/ }) },
-  { name: 'a relative path out of the project', source: () => '../../../etc/passwd', expect: () => ({ skipped: /leads outside the project root/ }) },
+  {
+    name: 'a directory',
+    source: () => '.git',
+    expect: () => ({ skipped: /cannot read --[\w-]+ \.git: it is a directory/ }),
+  },
+  {
+    name: 'a relative path out of the project',
+    source: () => '../../../etc/passwd',
+    expect: () => ({ skipped: /leads outside the project root/ }),
+  },
   // `sleep 100 | store-deliberation --file /dev/stdin`: the wait ends at half the deadline
   { name: '/dev/stdin, a pipe whose writer stays silent', source: () => '/dev/stdin', expect: (r) => r.empty },
 ];
@@ -717,7 +1036,10 @@ describe('every input reader under every input fault', () => {
         const source = fault.source(root);
         const e = fromFile(r, source);
         const before = logsOf(root);
-        const outcome = await invoke(e, root, { env: { CAIRN_DEADLINE_MS: String(INPUT_DEADLINE_MS) }, ...(source === '/dev/stdin' ? { stdin: 'silent-pipe' } : {}) });
+        const outcome = await invoke(e, root, {
+          env: { CAIRN_DEADLINE_MS: String(INPUT_DEADLINE_MS) },
+          ...(source === '/dev/stdin' ? { stdin: 'silent-pipe' } : {}),
+        });
         expect(outcome.ms, `${label(e)} ran ${outcome.ms} ms`).toBeLessThan(INPUT_DEADLINE_MS + SLACK_MS);
         expectOutcome(e, outcome, fault.expect(r));
         expectStoreIntact(root, before);
@@ -730,9 +1052,15 @@ describe('every input reader under every input fault', () => {
       INPUT_READERS.filter((r) => r.executable.command !== 'format-patterns').map((r) => async () => {
         const root = project();
         const before = logsOf(root);
-        const outcome = await invoke(r.executable, root, { env: { CAIRN_DEADLINE_MS: String(INPUT_DEADLINE_MS) }, stdin: 'left-open' });
+        const outcome = await invoke(r.executable, root, {
+          env: { CAIRN_DEADLINE_MS: String(INPUT_DEADLINE_MS) },
+          stdin: 'left-open',
+        });
         expect(outcome.ms).toBeLessThan(INPUT_DEADLINE_MS + SLACK_MS);
-        expectOutcome(r.executable, outcome, { ok: true, warning: /stdin was still open after \d+ ms; working on the \d+ bytes read/ });
+        expectOutcome(r.executable, outcome, {
+          ok: true,
+          warning: /stdin was still open after \d+ ms; working on the \d+ bytes read/,
+        });
         expect(logsOf(root), label(r.executable)).not.toEqual(before); // what arrived was recorded
         expectStoreIntact(root, before);
       }),
@@ -742,8 +1070,13 @@ describe('every input reader under every input fault', () => {
   it('stdin from /dev/zero: cut at the cap while reading, then refused as binary', async () => {
     await inPairs(
       INPUT_READERS.filter((r) => r.executable.command !== 'format-patterns').map((r) => async () => {
-        const outcome = await invoke(r.executable, project(), { env: { CAIRN_DEADLINE_MS: String(INPUT_DEADLINE_MS) }, stdin: { file: '/dev/zero' } });
-        expect(outcome.stderr).toContain(`stdin exceeded ${8 * 1024 * 1024} bytes; working on the first ${8 * 1024 * 1024}`);
+        const outcome = await invoke(r.executable, project(), {
+          env: { CAIRN_DEADLINE_MS: String(INPUT_DEADLINE_MS) },
+          stdin: { file: '/dev/zero' },
+        });
+        expect(outcome.stderr).toContain(
+          `stdin exceeded ${8 * 1024 * 1024} bytes; working on the first ${8 * 1024 * 1024}`,
+        );
         expectOutcome(r.executable, outcome, { skipped: /stdin holds binary data/ });
       }),
     );

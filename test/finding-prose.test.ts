@@ -15,13 +15,17 @@ describe('validatorReason', () => {
       '"note":"A1 mentions the man page"} -->',
       'A1 again: REST only.',
     ].join('\n');
-    expect(validatorReason('A1', text)).toBe('false positive: there is no GraphQL schema in this service. again: REST only.');
+    expect(validatorReason('A1', text)).toBe(
+      'false positive: there is no GraphQL schema in this service. again: REST only.',
+    );
     expect(validatorReason('A7', text)).toBe('');
   });
 
   it("the reason of a real validator's text: the paragraph or the heading's section about the id, and only the sentences about it where others are named", () => {
     const curator = fixtureText('led-101-r1-plan-curator.md');
-    expect(validatorReason('A2', curator, ['A1', 'A2', 'A3'])).toMatch(/^man page: false positive\. ledgerly ships no man page\. There is no man\/ directory, .* asks for a new artifact, not a fix\. is dismissed\.$/);
+    expect(validatorReason('A2', curator, ['A1', 'A2', 'A3'])).toMatch(
+      /^man page: false positive\. ledgerly ships no man page\. There is no man\/ directory, .* asks for a new artifact, not a fix\. is dismissed\.$/,
+    );
     const inspector = fixtureText('led-103-r1-review-inspector.md');
     const j2 = validatorReason('J2', inspector, ['J1', 'J2']);
     expect(j2).toContain('false positive Every route on the auth router, refresh included, sits behind the limiter');

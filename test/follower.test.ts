@@ -17,7 +17,12 @@ interface Item {
 
 function setup(): { dir: string; db: Database; log: string } {
   const dir = tempDir('cairn-follower-');
-  const db = openDatabase(join(dir, 'state.db'), { deadline: new Deadline(0), strict: true, warn: () => undefined, within: dir });
+  const db = openDatabase(join(dir, 'state.db'), {
+    deadline: new Deadline(0),
+    strict: true,
+    warn: () => undefined,
+    within: dir,
+  });
   db.exec('CREATE TABLE toy (name TEXT, k TEXT, v TEXT, seq INTEGER PRIMARY KEY)');
   return { dir, db, log: join(dir, 'log.jsonl') };
 }
@@ -40,8 +45,13 @@ function toy(name: string, path: string, ordered: boolean): LogFollower<Item> {
   };
 }
 
-const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => JSON.stringify({ k: String(from + i).padStart(6, '0'), v: `v${from + i}` }) + '\n').join('');
-const rows = (db: Database, name: string) => db.prepare('SELECT k, v FROM toy WHERE name = ? ORDER BY seq').all(name) as Item[];
+const lines = (from: number, to: number) =>
+  Array.from(
+    { length: to - from },
+    (_, i) => JSON.stringify({ k: String(from + i).padStart(6, '0'), v: `v${from + i}` }) + '\n',
+  ).join('');
+const rows = (db: Database, name: string) =>
+  db.prepare('SELECT k, v FROM toy WHERE name = ? ORDER BY seq').all(name) as Item[];
 const opts = { deadline: new Deadline(0), warn: () => undefined };
 
 /** A deadline that passes after `n` checks: a replay cut short part-way, deterministically. */
@@ -72,7 +82,7 @@ describe('incremental follow', () => {
     expect(rows(db, 'a').map((r) => r.k)).toEqual(Array.from({ length: 7 }, (_, i) => String(5 + i).padStart(6, '0')));
   });
 
-  it('resets only its own log\'s rows: two logs share one database', () => {
+  it("resets only its own log's rows: two logs share one database", () => {
     const { db, dir, log } = setup();
     const other = join(dir, 'other.jsonl');
     writeFileSync(log, lines(0, 5));
@@ -170,7 +180,7 @@ describe('a first build sets aside what only readers need (finish)', () => {
     const f = indexed(log);
     writeFileSync(log, lines(0, 3000));
     let calls = 0;
-    for (;; calls++) {
+    for (; ; calls++) {
       expect(calls).toBeLessThan(100);
       try {
         follow(db, f, { deadline: passesAfter(3), warn: () => undefined, sliceMs: 0 });
@@ -196,7 +206,13 @@ describe('a first build sets aside what only readers need (finish)', () => {
     const { db, log } = setup();
     const f = indexed(log);
     writeFileSync(log, lines(0, 50));
-    const late = { passed: () => false, remaining: () => 10, check: () => undefined, at: Date.now() + 10, ms: 1000 } as unknown as Deadline;
+    const late = {
+      passed: () => false,
+      remaining: () => 10,
+      check: () => undefined,
+      at: Date.now() + 10,
+      ms: 1000,
+    } as unknown as Deadline;
     expect(() => follow(db, f, { deadline: late, warn: () => undefined })).toThrow(/deadline of 1000 ms near/);
     expect(rows(db, 'a')).toHaveLength(50); // what was replayed stays
     expect(hasIndex(db)).toBe(false);

@@ -1,5 +1,16 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  cpSync,
+  mkdtempSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,7 +116,8 @@ export interface RunOptions {
 /** The environment a test process gets: this one without any CAIRN_* settings, plus `extra`. */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CAIRN_') && k !== 'CLAUDE_PROJECT_DIR') env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('CAIRN_') && k !== 'CLAUDE_PROJECT_DIR') env[k] = v;
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];
     else env[k] = v;
@@ -128,7 +140,10 @@ export function run(name: string, args: string[], opts: RunOptions): RunResult {
 /** The same, without waiting: for concurrency tests. */
 export function runAsync(name: string, args: string[], opts: RunOptions): Promise<RunResult> {
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [opts.entry ?? binPath(name), ...args], { cwd: opts.cwd, env: cleanEnv(opts.env) });
+    const child = spawn(process.execPath, [opts.entry ?? binPath(name), ...args], {
+      cwd: opts.cwd,
+      env: cleanEnv(opts.env),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -191,7 +206,9 @@ export function codexHookTrust(root: string): string {
   const lines: string[] = [];
   for (const event of Object.keys(settings.hooks)) {
     for (const { matcher, handler, group, index } of placedHandlers(settings, event)) {
-      lines.push(`[hooks.state.${JSON.stringify(`${join(root, '.codex', 'hooks.json')}:${codexEventLabel(event)}:${group}:${index}`)}]`);
+      lines.push(
+        `[hooks.state.${JSON.stringify(`${join(root, '.codex', 'hooks.json')}:${codexEventLabel(event)}:${group}:${index}`)}]`,
+      );
       lines.push(`trusted_hash = "${codexHookHash(event, matcher, handler)}"`, '');
     }
   }
@@ -201,7 +218,10 @@ export function codexHookTrust(root: string): string {
 /** Trust a project and cairn's hooks in it, in `codexHome`'s config.toml, as Codex's own prompts do. */
 export function trustCodexHooks(codexHome: string, root: string): void {
   mkdirSync(codexHome, { recursive: true });
-  appendFileSync(join(codexHome, 'config.toml'), `[projects.${JSON.stringify(root)}]\ntrust_level = "trusted"\n\n${codexHookTrust(root)}`);
+  appendFileSync(
+    join(codexHome, 'config.toml'),
+    `[projects.${JSON.stringify(root)}]\ntrust_level = "trusted"\n\n${codexHookTrust(root)}`,
+  );
 }
 
 /** A seeded pseudo-random generator (mulberry32): the same seed gives the same test data. */
@@ -229,7 +249,9 @@ export function seededBytes(n: number, seed: number): Buffer {
 export function corruptPatternsPage(dbPath: string): Buffer {
   const db = new BetterSqlite3(dbPath);
   const pageSize = db.pragma('page_size', { simple: true }) as number;
-  const { rootpage } = db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'patterns'").get() as { rootpage: number };
+  const { rootpage } = db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'patterns'").get() as {
+    rootpage: number;
+  };
   db.close();
   const bytes = readFileSync(dbPath);
   seededBytes(pageSize, 99).copy(bytes, (rootpage - 1) * pageSize);
@@ -293,7 +315,9 @@ export interface SecretShape {
 
 /** The corpus of some thirty secret shapes, its pieces joined. */
 export function secretShapes(): SecretShape[] {
-  const { shapes } = JSON.parse(readFileSync(join(FIXTURES, 'secrets', 'shapes.json'), 'utf8')) as { shapes: { name: string; secret: string[]; text: string[] }[] };
+  const { shapes } = JSON.parse(readFileSync(join(FIXTURES, 'secrets', 'shapes.json'), 'utf8')) as {
+    shapes: { name: string; secret: string[]; text: string[] }[];
+  };
   return shapes.map((s) => {
     const secret = s.secret.join('');
     return { name: s.name, secret, text: s.text.map((piece) => (piece === '{secret}' ? secret : piece)).join('') };

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { cronLines } from '../lib/hosts/cron.js';
@@ -18,14 +27,17 @@ const USER_CLAUDE_SETTINGS = {
   permissions: { allow: ['Bash(npm test)'] },
   env: { NODE_ENV: 'development' },
   hooks: {
-    PostToolUse: [{ matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'npx prettier --write "$CLAUDE_FILE_PATHS"' }] }],
+    PostToolUse: [
+      { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'npx prettier --write "$CLAUDE_FILE_PATHS"' }] },
+    ],
     SessionStart: [{ matcher: 'startup', hooks: [{ type: 'command', command: 'cat .claude/notes.md' }] }],
     Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }],
   },
 };
 
 /** A SessionStart command as cairn writes it: `command`, or what to do when its program cannot run. */
-const orElseSays = (command: string) => expect.stringMatching(new RegExp(`^${command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\|\\| echo '\\{`));
+const orElseSays = (command: string) =>
+  expect.stringMatching(new RegExp(`^${command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\|\\| echo '\\{`));
 
 describe('cairn init --claude', () => {
   it("keeps the user's other hooks and settings; running it twice changes nothing", () => {
@@ -57,7 +69,9 @@ describe('cairn init --claude', () => {
     expect(existsSync(join(root, '.cairn', '.gitignore'))).toBe(true);
 
     // the summary: what it did, what to commit, the cron lines, the next step — short lines, not one long one
-    expect(r.stdout).toContain('.claude/settings.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture');
+    expect(r.stdout).toContain(
+      '.claude/settings.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture',
+    );
     expect(r.stdout).toContain('git add .cairn .claude/settings.json && git commit -m "Set up cairn"');
     expect(r.stdout).toMatch(/\n {2}17 3 \* \* \* cd \S+ && (PATH=\S+ )?\S*cairn maintain --quiet\n/);
     expect(r.stdout).toMatch(/\n {2}27 3 \* \* \* cd \S+ && (PATH=\S+ )?\S*cairn rotate --quiet\n/);
@@ -79,12 +93,20 @@ describe('cairn init --claude', () => {
     const r = run('cairn', ['init', '--claude', '--cursor'], { cwd: root });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/^cairn init: claude: .*settings\.json is not valid JSON .*left as it is\n$/);
-    expect(r.stdout).toMatch(/\n {2}claude {2}not set up: .*settings\.json is not valid JSON .*left as it is; fix it, then cairn init --claude again\n/);
-    expect(r.stdout).toContain('  cursor  .cursor/hooks.json: sessionStart → auto-recall, afterShellExecution → memory-capture');
+    expect(r.stdout).toMatch(
+      /\n {2}claude {2}not set up: .*settings\.json is not valid JSON .*left as it is; fix it, then cairn init --claude again\n/,
+    );
+    expect(r.stdout).toContain(
+      '  cursor  .cursor/hooks.json: sessionStart → auto-recall, afterShellExecution → memory-capture',
+    );
     expect(r.stdout).toContain('git add .cairn .cursor/hooks.json && git commit'); // not the file it left alone
     expect(r.stdout).toMatch(/\nNext: start a cursor session here/);
     expect(readFileSync(join(root, '.claude', 'settings.json'), 'utf8')).toBe('{ "hooks": { // a comment\n');
-    expect(JSON.parse(run('cairn', ['init', '--claude', '--json'], { cwd: root }).stdout).hooks[0]).toMatchObject({ host: 'claude', added: [], error: expect.stringContaining('not valid JSON') });
+    expect(JSON.parse(run('cairn', ['init', '--claude', '--json'], { cwd: root }).stdout).hooks[0]).toMatchObject({
+      host: 'claude',
+      added: [],
+      error: expect.stringContaining('not valid JSON'),
+    });
     expect(run('cairn', ['init', '--claude', '--strict'], { cwd: root }).code).toBe(1);
   });
 
@@ -97,11 +119,19 @@ describe('cairn init --claude', () => {
       writeFileSync(join(npxBin, name), '#!/bin/sh\n');
       chmodSync(join(npxBin, name), 0o755);
     }
-    const r = run('cairn', ['init', '--claude'], { cwd: root, env: { PATH: `${npxBin}:/usr/bin:/bin`, npm_command: 'exec' } });
+    const r = run('cairn', ['init', '--claude'], {
+      cwd: root,
+      env: { PATH: `${npxBin}:/usr/bin:/bin`, npm_command: 'exec' },
+    });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain(".claude/settings.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture\n          ! 'auto-recall', 'memory-capture' not found on PATH: install cairn (README: Install cairn)");
+    expect(r.stdout).toContain(
+      ".claude/settings.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture\n          ! 'auto-recall', 'memory-capture' not found on PATH: install cairn (README: Install cairn)",
+    );
     // the same PATH outside npm is what the host has: found, no warning
-    const again = run('cairn', ['init', '--claude', '--json'], { cwd: root, env: { PATH: `${npxBin}:/usr/bin:/bin`, npm_command: undefined } });
+    const again = run('cairn', ['init', '--claude', '--json'], {
+      cwd: root,
+      env: { PATH: `${npxBin}:/usr/bin:/bin`, npm_command: undefined },
+    });
     expect(JSON.parse(again.stdout).hooks[0]).toMatchObject({ host: 'claude', added: [], error: null, warning: null });
   });
 
@@ -114,15 +144,27 @@ describe('cairn init --claude', () => {
       expect(r.code, r.stderr).toBe(0);
       const settings = JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8'));
       expect(settings.hooks.PostToolUse[0].hooks[0].command).toBe(`memory-capture --dir '${shared}'`);
-      expect(JSON.parse(readFileSync(join(root, '.cursor', 'hooks.json'), 'utf8')).hooks.sessionStart[0].command).toEqual(orElseSays(`auto-recall --dir '${shared}' --format cursor`));
+      expect(
+        JSON.parse(readFileSync(join(root, '.cursor', 'hooks.json'), 'utf8')).hooks.sessionStart[0].command,
+      ).toEqual(orElseSays(`auto-recall --dir '${shared}' --format cursor`));
       expect(r.stdout).toContain(`maintain --dir '${shared}' --quiet`);
-      expect(r.stdout).toContain(`Commit the hooks (the store ${shared} is outside this repository: not shared through it):\n  git add .claude/settings.json .cursor/hooks.json`);
+      expect(r.stdout).toContain(
+        `Commit the hooks (the store ${shared} is outside this repository: not shared through it):\n  git add .claude/settings.json .cursor/hooks.json`,
+      );
       // the capture hook, run as written (bin/ stands in for PATH), lands in the shared store, and no .cairn/ appears
       const bin = join(root, 'bin');
       mkdirSync(bin);
       for (const name of ['memory-capture', 'auto-recall']) symlinkSync(binPath(name), join(bin, name));
-      const payload = JSON.stringify({ ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8')), cwd: root });
-      const hook = spawnSync('sh', ['-c', settings.hooks.PostToolUse[0].hooks[0].command], { cwd: root, input: payload, env: { ...cleanEnv(), PATH: `${bin}:${process.env.PATH}` }, encoding: 'utf8' });
+      const payload = JSON.stringify({
+        ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-post-tool-use-bash.json'), 'utf8')),
+        cwd: root,
+      });
+      const hook = spawnSync('sh', ['-c', settings.hooks.PostToolUse[0].hooks[0].command], {
+        cwd: root,
+        input: payload,
+        env: { ...cleanEnv(), PATH: `${bin}:${process.env.PATH}` },
+        encoding: 'utf8',
+      });
       expect(hook.stderr).toContain('captured learned-oauth-redirect-uri');
       expect(readFileSync(join(shared, 'memory', 'knowledge.jsonl'), 'utf8')).toContain('OAuth redirect URI');
       expect(existsSync(join(root, '.cairn'))).toBe(false);
@@ -137,12 +179,15 @@ describe('cairn init --claude', () => {
       devDependency(root);
       const r = run('cairn', ['init', '--codex'], { cwd: root });
       expect(r.code, r.stderr).toBe(0);
-      const command = JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command;
+      const command = JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8')).hooks.SessionStart[0]
+        .hooks[0].command;
       expect(command).toEqual(orElseSays(`'${root}'/node_modules/.bin/auto-recall --format codex`));
       const ran = spawnSync('sh', ['-c', command], { cwd: join(root, '.codex'), encoding: 'utf8' });
       expect(ran.stdout.trim()).toBe('ran auto-recall --format codex');
       expect(r.stdout).not.toContain('git add');
-      expect(r.stdout).toContain('Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.');
+      expect(r.stdout).toContain(
+        'Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.',
+      );
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -162,14 +207,23 @@ describe('the cron lines', () => {
       `27 3 * * * cd ${root} && ${global}/cairn rotate --quiet`,
     ]);
     devDependency(root);
-    expect(cronLines(root, { env: { PATH: `${global}:/usr/bin` }, nodePath: '/home/me/.nvm/versions/node/v20.19.0/bin/node' })[0]).toBe(
+    expect(
+      cronLines(root, {
+        env: { PATH: `${global}:/usr/bin` },
+        nodePath: '/home/me/.nvm/versions/node/v20.19.0/bin/node',
+      })[0],
+    ).toBe(
       `17 3 * * * cd ${root} && PATH=/home/me/.nvm/versions/node/v20.19.0/bin:$PATH node_modules/.bin/cairn maintain --quiet`,
     );
     const spaced = join(root, "it's here");
     mkdirSync(spaced);
-    expect(cronLines(spaced, { env: { PATH: '/usr/bin' }, nodePath: '/usr/bin/node' })[0]).toBe(`17 3 * * * cd '${root}/it'\\''s here' && cairn maintain --quiet`);
+    expect(cronLines(spaced, { env: { PATH: '/usr/bin' }, nodePath: '/usr/bin/node' })[0]).toBe(
+      `17 3 * * * cd '${root}/it'\\''s here' && cairn maintain --quiet`,
+    );
     const line = cronLines(root, { env: { PATH: '/usr/bin' } })[0].replace(/^17 3 \* \* \* /, '');
-    expect(spawnSync('sh', ['-c', line], { env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8' }).stdout.trim()).toBe('ran cairn maintain --quiet');
+    expect(spawnSync('sh', ['-c', line], { env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8' }).stdout.trim()).toBe(
+      'ran cairn maintain --quiet',
+    );
   });
 });
 
@@ -183,34 +237,86 @@ describe('hook settings per host', () => {
       ['gemini', ['SessionStart', 'AfterTool']],
       ['cursor', ['sessionStart', 'afterShellExecution']],
     ]);
-    expect(out.commit).toBe('git add .cairn .codex/hooks.json .gemini/settings.json .cursor/hooks.json && git commit -m "Set up cairn"');
+    expect(out.commit).toBe(
+      'git add .cairn .codex/hooks.json .gemini/settings.json .cursor/hooks.json && git commit -m "Set up cairn"',
+    );
     expect(JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8'))).toEqual({
       hooks: {
-        SessionStart: [{ hooks: [{ type: 'command', command: orElseSays('auto-recall --format codex'), timeout: 10 }] }],
+        SessionStart: [
+          { hooks: [{ type: 'command', command: orElseSays('auto-recall --format codex'), timeout: 10 }] },
+        ],
         PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'memory-capture', timeout: 10 }] }],
       },
     });
     expect(JSON.parse(readFileSync(join(root, '.gemini', 'settings.json'), 'utf8'))).toEqual({
       hooks: {
-        SessionStart: [{ hooks: [{ name: 'cairn-auto-recall', type: 'command', command: orElseSays('auto-recall --format gemini'), timeout: 10000 }] }],
-        AfterTool: [{ matcher: 'run_shell_command', hooks: [{ name: 'cairn-memory-capture', type: 'command', command: 'memory-capture', timeout: 10000 }] }],
+        SessionStart: [
+          {
+            hooks: [
+              {
+                name: 'cairn-auto-recall',
+                type: 'command',
+                command: orElseSays('auto-recall --format gemini'),
+                timeout: 10000,
+              },
+            ],
+          },
+        ],
+        AfterTool: [
+          {
+            matcher: 'run_shell_command',
+            hooks: [{ name: 'cairn-memory-capture', type: 'command', command: 'memory-capture', timeout: 10000 }],
+          },
+        ],
       },
     });
     expect(JSON.parse(readFileSync(join(root, '.cursor', 'hooks.json'), 'utf8'))).toEqual({
       version: 1,
-      hooks: { sessionStart: [{ command: orElseSays('auto-recall --format cursor') }], afterShellExecution: [{ command: 'memory-capture' }] },
+      hooks: {
+        sessionStart: [{ command: orElseSays('auto-recall --format cursor') }],
+        afterShellExecution: [{ command: 'memory-capture' }],
+      },
     });
   });
 
   it('an entry of cairn already there (another path, other flags) is kept, not doubled; flat layout too', () => {
-    const mine = { hooks: { SessionStart: [{ hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude --limit 5' }] }] } };
-    const { settings, added } = mergeHooks(mine, claudeHooks, claudeHooks.entries((n) => n));
+    const mine = {
+      hooks: {
+        SessionStart: [
+          {
+            hooks: [
+              {
+                type: 'command',
+                command: '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude --limit 5',
+              },
+            ],
+          },
+        ],
+      },
+    };
+    const { settings, added } = mergeHooks(
+      mine,
+      claudeHooks,
+      claudeHooks.entries((n) => n),
+    );
     expect(added.map((e) => e.event)).toEqual(['PostToolUse', 'PostToolUse']);
-    expect(commandsFor(settings, 'nested', 'SessionStart')).toEqual(['"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude --limit 5']);
-    const cursor = { version: 1, hooks: { afterShellExecution: [{ command: './audit.sh' }, { command: '/usr/local/bin/memory-capture' }] } };
-    const merged = mergeHooks(cursor, cursorHooks, cursorHooks.entries((n) => n));
+    expect(commandsFor(settings, 'nested', 'SessionStart')).toEqual([
+      '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude --limit 5',
+    ]);
+    const cursor = {
+      version: 1,
+      hooks: { afterShellExecution: [{ command: './audit.sh' }, { command: '/usr/local/bin/memory-capture' }] },
+    };
+    const merged = mergeHooks(
+      cursor,
+      cursorHooks,
+      cursorHooks.entries((n) => n),
+    );
     expect(merged.added.map((e) => e.event)).toEqual(['sessionStart']);
-    expect(merged.settings.hooks).toEqual({ afterShellExecution: [{ command: './audit.sh' }, { command: '/usr/local/bin/memory-capture' }], sessionStart: [{ command: orElseSays('auto-recall --format cursor') }] });
+    expect(merged.settings.hooks).toEqual({
+      afterShellExecution: [{ command: './audit.sh' }, { command: '/usr/local/bin/memory-capture' }],
+      sessionStart: [{ command: orElseSays('auto-recall --format cursor') }],
+    });
   });
 
   it('a dev dependency is run from the project’s node_modules, named the way each host can resolve it', () => {
@@ -219,19 +325,29 @@ describe('hook settings per host', () => {
     mkdirSync(join(root, 'node_modules', '.bin'), { recursive: true });
     writeFileSync(join(root, 'node_modules', '.bin', 'auto-recall'), '#!/bin/sh\n');
     chmodSync(join(root, 'node_modules', '.bin', 'auto-recall'), 0o755);
-    expect(executableCommand(root, claudeHooks, 'auto-recall')).toBe('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall');
-    expect(executableCommand(root, geminiHooks, 'auto-recall')).toBe('"$GEMINI_PROJECT_DIR"/node_modules/.bin/auto-recall');
-    expect(executableCommand(root, codexHooks, 'auto-recall')).toBe('"$(git rev-parse --show-toplevel)"/node_modules/.bin/auto-recall');
+    expect(executableCommand(root, claudeHooks, 'auto-recall')).toBe(
+      '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall',
+    );
+    expect(executableCommand(root, geminiHooks, 'auto-recall')).toBe(
+      '"$GEMINI_PROJECT_DIR"/node_modules/.bin/auto-recall',
+    );
+    expect(executableCommand(root, codexHooks, 'auto-recall')).toBe(
+      '"$(git rev-parse --show-toplevel)"/node_modules/.bin/auto-recall',
+    );
     // a package of a monorepo with its own store: reached from git's top level
     const pkg = join(root, 'packages', 'my api');
     mkdirSync(join(pkg, '.cairn'), { recursive: true });
     devDependency(pkg);
-    expect(executableCommand(pkg, cursorHooks, 'auto-recall')).toBe(`"$(git rev-parse --show-toplevel)"/'packages/my api'/node_modules/.bin/auto-recall`);
-    expect(commandProgram('"$(git rev-parse --show-toplevel)"/node_modules/.bin/auto-recall --format codex')).toBe('$(git rev-parse --show-toplevel)/node_modules/.bin/auto-recall');
-    installHooks(root, claudeHooks);
-    expect(JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command).toEqual(
-      orElseSays('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude'),
+    expect(executableCommand(pkg, cursorHooks, 'auto-recall')).toBe(
+      `"$(git rev-parse --show-toplevel)"/'packages/my api'/node_modules/.bin/auto-recall`,
     );
+    expect(commandProgram('"$(git rev-parse --show-toplevel)"/node_modules/.bin/auto-recall --format codex')).toBe(
+      '$(git rev-parse --show-toplevel)/node_modules/.bin/auto-recall',
+    );
+    installHooks(root, claudeHooks);
+    expect(
+      JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command,
+    ).toEqual(orElseSays('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude'));
   });
 
   it('an async memory-capture hook an earlier cairn wrote: cairn doctor fails it, cairn init --claude replaces it with the synchronous ones and keeps the rest', () => {
@@ -243,7 +359,17 @@ describe('hook settings per host', () => {
         ...USER_CLAUDE_SETTINGS.hooks,
         PostToolUse: [
           USER_CLAUDE_SETTINGS.hooks.PostToolUse[0],
-          { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/memory-capture', async: true, timeout: 10 }] },
+          {
+            matcher: 'Bash',
+            hooks: [
+              {
+                type: 'command',
+                command: '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/memory-capture',
+                async: true,
+                timeout: 10,
+              },
+            ],
+          },
         ],
       },
     };
@@ -252,7 +378,9 @@ describe('hook settings per host', () => {
     expect(JSON.parse(before.stdout).checks.find((c: { name: string }) => c.name === 'hooks: claude')).toEqual({
       name: 'hooks: claude',
       status: 'fail',
-      detail: expect.stringMatching(/PostToolUse → memory-capture runs async: Claude Code cancels it when a session ends right after the command.* cairn init --claude replaces it/),
+      detail: expect.stringMatching(
+        /PostToolUse → memory-capture runs async: Claude Code cancels it when a session ends right after the command.* cairn init --claude replaces it/,
+      ),
     });
     const r = run('cairn', ['init', '--claude'], { cwd: root });
     expect(r.stdout).toContain('replaced the PostToolUse hook an earlier cairn wrote: it runs async');
@@ -261,37 +389,69 @@ describe('hook settings per host', () => {
       USER_CLAUDE_SETTINGS.hooks.PostToolUse[0],
       {
         matcher: 'Bash',
-        hooks: ['Bash(bd *)', 'Bash(*/bd *)'].map((rule) => ({ type: 'command', if: rule, command: '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/memory-capture', timeout: 10 })),
+        hooks: ['Bash(bd *)', 'Bash(*/bd *)'].map((rule) => ({
+          type: 'command',
+          if: rule,
+          command: '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/memory-capture',
+          timeout: 10,
+        })),
       },
     ]);
     expect(settings.hooks.Stop).toEqual(USER_CLAUDE_SETTINGS.hooks.Stop);
-    expect(JSON.parse(run('cairn', ['doctor', '--json'], { cwd: root }).stdout).checks.find((c: { name: string }) => c.name === 'hooks: claude').status).toBe('ok');
+    expect(
+      JSON.parse(run('cairn', ['doctor', '--json'], { cwd: root }).stdout).checks.find(
+        (c: { name: string }) => c.name === 'hooks: claude',
+      ).status,
+    ).toBe('ok');
   });
 
-  it.each(['claude', 'codex', 'gemini', 'cursor'] as const)('%s: where cairn is not installed (before npm install), the SessionStart hook tells the session what to do', (host) => {
-    const root = tempProject({ init: false });
-    devDependency(root);
-    expect(run('cairn', ['init', `--${host}`], { cwd: root }).code).toBe(0);
-    rmSync(join(root, 'node_modules'), { recursive: true });
-    const file = JSON.parse(readFileSync(join(root, { claude: '.claude/settings.json', codex: '.codex/hooks.json', gemini: '.gemini/settings.json', cursor: '.cursor/hooks.json' }[host]), 'utf8'));
-    const command: string = host === 'cursor' ? file.hooks.sessionStart[0].command : file.hooks.SessionStart[0].hooks[0].command;
-    const env = { PATH: '/usr/bin:/bin', CLAUDE_PROJECT_DIR: root, GEMINI_PROJECT_DIR: root };
-    const hook = spawnSync('sh', ['-c', command], { cwd: root, env, input: '{}', encoding: 'utf8' });
-    expect(hook.status).toBe(0);
-    const out = JSON.parse(hook.stdout);
-    const context: string = host === 'cursor' ? out.additional_context : out.hookSpecificOutput.additionalContext;
-    expect(context).toBe('cairn: auto-recall could not run here, so the memory of this project is neither recalled nor captured: run npm install at the project root, then run cairn doctor.');
-  });
+  it.each(['claude', 'codex', 'gemini', 'cursor'] as const)(
+    '%s: where cairn is not installed (before npm install), the SessionStart hook tells the session what to do',
+    (host) => {
+      const root = tempProject({ init: false });
+      devDependency(root);
+      expect(run('cairn', ['init', `--${host}`], { cwd: root }).code).toBe(0);
+      rmSync(join(root, 'node_modules'), { recursive: true });
+      const file = JSON.parse(
+        readFileSync(
+          join(
+            root,
+            {
+              claude: '.claude/settings.json',
+              codex: '.codex/hooks.json',
+              gemini: '.gemini/settings.json',
+              cursor: '.cursor/hooks.json',
+            }[host],
+          ),
+          'utf8',
+        ),
+      );
+      const command: string =
+        host === 'cursor' ? file.hooks.sessionStart[0].command : file.hooks.SessionStart[0].hooks[0].command;
+      const env = { PATH: '/usr/bin:/bin', CLAUDE_PROJECT_DIR: root, GEMINI_PROJECT_DIR: root };
+      const hook = spawnSync('sh', ['-c', command], { cwd: root, env, input: '{}', encoding: 'utf8' });
+      expect(hook.status).toBe(0);
+      const out = JSON.parse(hook.stdout);
+      const context: string = host === 'cursor' ? out.additional_context : out.hookSpecificOutput.additionalContext;
+      expect(context).toBe(
+        'cairn: auto-recall could not run here, so the memory of this project is neither recalled nor captured: run npm install at the project root, then run cairn doctor.',
+      );
+    },
+  );
 
   it('--codex says what Codex still needs: trust the project, then the hooks (until then it skips them without a word); nothing once they are trusted', () => {
     const root = tempProject({ init: false });
     devDependency(root);
     const codexHome = join(root, 'codex-home');
     const init = () => run('cairn', ['init', '--codex'], { cwd: root, env: { CODEX_HOME: codexHome } }).stdout;
-    expect(init()).toContain('          Codex runs them only once you trust the project and then the hooks: start codex here, /hooks (codex exec too;');
+    expect(init()).toContain(
+      '          Codex runs them only once you trust the project and then the hooks: start codex here, /hooks (codex exec too;',
+    );
     mkdirSync(codexHome);
     writeFileSync(join(codexHome, 'config.toml'), `[projects.${JSON.stringify(root)}]\ntrust_level = "trusted"\n`);
-    expect(init()).toContain("          ! Codex has not trusted cairn's SessionStart, PostToolUse hook(s) and skips them without a word: start codex here and trust them in /hooks");
+    expect(init()).toContain(
+      "          ! Codex has not trusted cairn's SessionStart, PostToolUse hook(s) and skips them without a word: start codex here and trust them in /hooks",
+    );
     rmSync(join(codexHome, 'config.toml'));
     trustCodexHooks(codexHome, root);
     expect(init()).not.toMatch(/!|trust/);
@@ -319,19 +479,28 @@ describe('cairn init --import-lavra', () => {
     const r = run('cairn', ['init', '--import-lavra', source, '--json'], { cwd: root });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).imported).toEqual({ read: 217, appended: 217, duplicates: 0, unreadable: 0 });
-    const log = readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const log = readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(log.every((e) => typeof e === 'object' && typeof e.content === 'string' && e.content !== '')).toBe(true);
     expect(new Set(log.map((e) => e.key))).toEqual(new Set(decoded.map((e) => e.key)));
     const again = run('cairn', ['init', '--import-lavra', source], { cwd: root });
     expect(again.stdout).toContain(`0 knowledge entries imported from ${source} (217 already there)`);
-    expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8').trim().split('\n')).toHaveLength(217);
+    expect(
+      readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')
+        .trim()
+        .split('\n'),
+    ).toHaveLength(217);
   });
 
   it('a log that is not there is said, before anything is set up', () => {
     const root = tempProject({ init: false });
     const r = run('cairn', ['init', '--claude', '--import-lavra', '.beads/knowledge.jsonl'], { cwd: root });
     expect(r).toMatchObject({ code: 0, stdout: '' });
-    expect(r.stderr).toBe('cairn init: skipped (pipeline continues): --import-lavra .beads/knowledge.jsonl: no such file (the Lavra log is usually .beads/memory/knowledge.jsonl); nothing was set up\n');
+    expect(r.stderr).toBe(
+      'cairn init: skipped (pipeline continues): --import-lavra .beads/knowledge.jsonl: no such file (the Lavra log is usually .beads/memory/knowledge.jsonl); nothing was set up\n',
+    );
     expect(existsSync(join(root, '.cairn'))).toBe(false);
     expect(existsSync(join(root, '.claude'))).toBe(false);
   });

@@ -50,11 +50,49 @@ describe.each([
 ])('two projects in one store directory (selected by %s)', (_how, select) => {
   it('never see each other in format-patterns, explain or events', () => {
     const { call } = sharedStore(select);
-    const a = json<Stored>(call('A', 'store-deliberation', ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r1', '--file', fixturePath(A_FIXTURE), '--json']));
-    const b = json<Stored>(call('B', 'store-deliberation', ['--role', 'auditor', '--issue', 'WMS-7', '--run', 'r1', '--json'], B_TEXT));
+    const a = json<Stored>(
+      call('A', 'store-deliberation', [
+        '--role',
+        'auditor',
+        '--issue',
+        'LED-101',
+        '--run',
+        'r1',
+        '--file',
+        fixturePath(A_FIXTURE),
+        '--json',
+      ]),
+    );
+    const b = json<Stored>(
+      call('B', 'store-deliberation', ['--role', 'auditor', '--issue', 'WMS-7', '--run', 'r1', '--json'], B_TEXT),
+    );
     // B also stores A's text twice: the same words are a different pattern in another project
-    const b2 = json<Stored>(call('B', 'store-deliberation', ['--role', 'auditor', '--issue', 'WMS-8', '--run', 'r1', '--file', fixturePath(A_FIXTURE), '--json']));
-    json<Stored>(call('B', 'store-deliberation', ['--role', 'auditor', '--issue', 'WMS-9', '--run', 'r1', '--file', fixturePath(A_FIXTURE), '--json']));
+    const b2 = json<Stored>(
+      call('B', 'store-deliberation', [
+        '--role',
+        'auditor',
+        '--issue',
+        'WMS-8',
+        '--run',
+        'r1',
+        '--file',
+        fixturePath(A_FIXTURE),
+        '--json',
+      ]),
+    );
+    json<Stored>(
+      call('B', 'store-deliberation', [
+        '--role',
+        'auditor',
+        '--issue',
+        'WMS-9',
+        '--run',
+        'r1',
+        '--file',
+        fixturePath(A_FIXTURE),
+        '--json',
+      ]),
+    );
 
     const aIds = new Set(a.patterns.map((p) => p.id));
     const bIds = new Set([...b.patterns, ...b2.patterns].map((p) => p.id));
@@ -63,18 +101,26 @@ describe.each([
     expect([...aIds].filter((id) => bIds.has(id))).toEqual([]);
 
     // format-patterns: A sees exactly its own patterns, B never leaks in
-    const fa = json<{ patterns: { id: string; text: string }[]; block: string }>(call('A', 'format-patterns', ['--role', 'auditor', '--json']));
+    const fa = json<{ patterns: { id: string; text: string }[]; block: string }>(
+      call('A', 'format-patterns', ['--role', 'auditor', '--json']),
+    );
     expect(new Set(fa.patterns.map((p) => p.id))).toEqual(aIds);
     for (const text of B_ONLY) expect(fa.block).not.toContain(text);
-    const fb = json<{ patterns: { id: string }[]; block: string }>(call('B', 'format-patterns', ['--role', 'auditor', '--json']));
+    const fb = json<{ patterns: { id: string }[]; block: string }>(
+      call('B', 'format-patterns', ['--role', 'auditor', '--json']),
+    );
     expect(fb.patterns.every((p) => bIds.has(p.id))).toBe(true);
     expect(fb.block).toContain(B_ONLY[0]);
 
     // explain: A's copy of the shared text was seen once; B's own copy twice
     const manPage = a.patterns.find((p) => /man page/.test(p.text))!;
-    const inA = json<{ pattern: { id: string; success_count: number; sightings: number } }>(call('A', 'cairn', ['explain', manPage.text, '--json']));
+    const inA = json<{ pattern: { id: string; success_count: number; sightings: number } }>(
+      call('A', 'cairn', ['explain', manPage.text, '--json']),
+    );
     expect(inA.pattern).toMatchObject({ id: manPage.id, success_count: 1, sightings: 1 });
-    const inB = json<{ pattern: { id: string; success_count: number; sightings: number } }>(call('B', 'cairn', ['explain', manPage.text, '--json']));
+    const inB = json<{ pattern: { id: string; success_count: number; sightings: number } }>(
+      call('B', 'cairn', ['explain', manPage.text, '--json']),
+    );
     expect(inB.pattern.id).not.toBe(manPage.id);
     expect(inB.pattern).toMatchObject({ success_count: 2, sightings: 2 });
 
@@ -91,7 +137,10 @@ describe.each([
     // events: only A's lines, none mentioning B's patterns
     const ev = call('A', 'cairn', ['events', '--json']);
     expect(ev.code).toBe(0);
-    const events = ev.stdout.trim().split('\n').map((l) => JSON.parse(l) as { project: string; type: string });
+    const events = ev.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { project: string; type: string });
     expect(events.length).toBe(1 + a.patterns.length + a.links.length);
     expect(events.every((e) => e.project === 'A')).toBe(true);
     for (const id of bIds) expect(ev.stdout).not.toContain(id);
@@ -111,8 +160,12 @@ describe.each([
 describe('project id derivation', () => {
   function repoWithOrigin(url: string | undefined, extraConfig = ''): string {
     const root = tempProject({ init: false });
-    const remote = url === undefined ? '' : `[remote "origin"]\n\turl = ${url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n`;
-    writeFileSync(join(root, '.git', 'config'), `[core]\n\tbare = false\n${extraConfig}${remote}[branch "main"]\n\tremote = origin\n`);
+    const remote =
+      url === undefined ? '' : `[remote "origin"]\n\turl = ${url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n`;
+    writeFileSync(
+      join(root, '.git', 'config'),
+      `[core]\n\tbare = false\n${extraConfig}${remote}[branch "main"]\n\tremote = origin\n`,
+    );
     return root;
   }
 
@@ -126,12 +179,15 @@ describe('project id derivation', () => {
   });
 
   it('reads only the origin remote, quoted or not, among other sections', () => {
-    const root = repoWithOrigin('"git@github.com:acme/ledgerly.git"', '[remote "upstream"]\n\turl = git@github.com:upstream/ledgerly.git\n');
+    const root = repoWithOrigin(
+      '"git@github.com:acme/ledgerly.git"',
+      '[remote "upstream"]\n\turl = git@github.com:upstream/ledgerly.git\n',
+    );
     expect(readOriginUrl(root)).toBe('git@github.com:acme/ledgerly.git');
     expect(projectIdFor(root)).toBe(projectIdFor(repoWithOrigin('https://github.com/acme/ledgerly.git')));
   });
 
-  it('a worktree (.git file with gitdir: and commondir) gets the main repository\'s id', () => {
+  it("a worktree (.git file with gitdir: and commondir) gets the main repository's id", () => {
     const main = repoWithOrigin('git@github.com:acme/ledgerly.git');
     const admin = join(main, '.git', 'worktrees', 'feature');
     mkdirSync(admin, { recursive: true });
@@ -147,11 +203,15 @@ describe('project id derivation', () => {
   });
 
   const hasGit = spawnSync('git', ['--version']).status === 0;
-  it.skipIf(!hasGit)('a worktree made by git itself gets the main repository\'s id', () => {
+  it.skipIf(!hasGit)("a worktree made by git itself gets the main repository's id", () => {
     const main = tempProject({ init: false });
     rmSync(join(main, '.git'), { recursive: true });
     const git = (cwd: string, ...args: string[]) => {
-      const r = spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8' });
+      const r = spawnSync(
+        'git',
+        ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args],
+        { cwd, encoding: 'utf8' },
+      );
       expect(r.status, r.stderr).toBe(0);
     };
     git(main, 'init', '-q');
@@ -167,7 +227,7 @@ describe('project id derivation', () => {
     }
   });
 
-  it('without an origin remote the id is a stable hash of the root\'s real path', () => {
+  it("without an origin remote the id is a stable hash of the root's real path", () => {
     const noConfig = tempProject({ init: false });
     const onlyUpstream = repoWithOrigin(undefined, '[remote "upstream"]\n\turl = git@github.com:acme/ledgerly.git\n');
     const other = tempProject({ init: false });
@@ -190,7 +250,11 @@ describe('project id derivation', () => {
     const two = repoWithOrigin('git@github.com:acme/ledgerly.git');
     const dir = join(one, 'store');
     initStore(dir);
-    const stored = run('store-deliberation', ['--role', 'auditor', '--dir', dir, '--file', fixturePath(A_FIXTURE), '--json'], { cwd: one });
+    const stored = run(
+      'store-deliberation',
+      ['--role', 'auditor', '--dir', dir, '--file', fixturePath(A_FIXTURE), '--json'],
+      { cwd: one },
+    );
     const ids = (JSON.parse(stored.stdout) as Stored).patterns.map((p) => p.id).sort();
     const fromTwo = run('format-patterns', ['--role', 'auditor', '--dir', dir, '--json'], { cwd: two });
     expect((JSON.parse(fromTwo.stdout) as Stored).patterns.map((p) => p.id).sort()).toEqual(ids);

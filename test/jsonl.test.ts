@@ -74,10 +74,14 @@ describe('appendLines', () => {
     writeFileSync(path, '{"n":1}\n');
     const deadline = new Deadline(30);
     expect(() =>
-      appendLines(path, () => {
-        sleepSync(60); // work under the lock: tens of thousands of captured comments compared with the log
-        return ['{"n":2}'];
-      }, { deadline, within: dirname(path) }),
+      appendLines(
+        path,
+        () => {
+          sleepSync(60); // work under the lock: tens of thousands of captured comments compared with the log
+          return ['{"n":2}'];
+        },
+        { deadline, within: dirname(path) },
+      ),
     ).toThrow(/deadline of 30 ms passed during recording the change/);
     expect(readFileSync(path, 'utf8')).toBe('{"n":1}\n');
     expect(existsSync(`${path}.lock`)).toBe(false);

@@ -14,15 +14,26 @@ import { knowledgeDb } from '../lib/knowledge/index.js';
 // the content cap, and the Lavra import.
 
 const P = 'cap';
-const entry = (content: string, project = P) => makeEntry({ type: 'fact', content, bead: 'b', source: 'test', ts: 1, project });
-const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const entry = (content: string, project = P) =>
+  makeEntry({ type: 'fact', content, bead: 'b', source: 'test', ts: 1, project });
+const lines = (path: string) =>
+  readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 describe('appendEntries', () => {
   it('finds a key family in the archive too, and ignores another project’s entries', () => {
     const store = openTestStore(tempProject(), P);
     mkdirSync(join(store.dir, 'memory'), { recursive: true });
     const archived = entry('Ports below 1024 need root');
-    writeFileSync(store.archivePath, JSON.stringify(archived) + '\n' + JSON.stringify({ ...entry('Ports below 1024 need root, says B', 'other'), key: `${archived.key}-2` }) + '\n');
+    writeFileSync(
+      store.archivePath,
+      JSON.stringify(archived) +
+        '\n' +
+        JSON.stringify({ ...entry('Ports below 1024 need root, says B', 'other'), key: `${archived.key}-2` }) +
+        '\n',
+    );
     // the same words, and other words under the same key (a slug collision)
     const other = { ...entry('Ports below 1024 need root (on Linux)'), key: archived.key };
     const r = appendEntries(store, [entry('ports below 1024 need ROOT.'), other]);
@@ -59,7 +70,10 @@ describe('appendEntries', () => {
       const root = tempProject();
       if (stored !== 'none') {
         const before = openTestStore(root, P);
-        appendEntries(before, Array.from({ length: 300 }, (_, i) => entry(`stored note number ${i}`)));
+        appendEntries(
+          before,
+          Array.from({ length: 300 }, (_, i) => entry(`stored note number ${i}`)),
+        );
         if (stored === 'index') knowledgeDb(before, ['log', 'archive']);
         before.close();
       }
@@ -97,18 +111,31 @@ describe('importLavraLog', () => {
     expect(log.filter((e) => e.tags.includes('ui'))).toHaveLength(0);
     const text = log.map((e) => e.content).join('\n');
     for (const ch of ['—', '→']) expect(text).toContain(ch);
-    const source = readFileSync(join(FIXTURES, 'knowledge', 'knowledge.main-f048edf.jsonl'), 'utf8').trim().split('\n').map((l) => {
-      const v = JSON.parse(l);
-      return typeof v === 'string' ? JSON.parse(v) : v;
-    });
+    const source = readFileSync(join(FIXTURES, 'knowledge', 'knowledge.main-f048edf.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => {
+        const v = JSON.parse(l);
+        return typeof v === 'string' ? JSON.parse(v) : v;
+      });
     expect(log.map((e) => [e.key, e.ts, e.type])).toEqual(source.map((e) => [e.key, e.ts, e.type]));
-    expect(importLavraLog(store, join(FIXTURES, 'knowledge', 'knowledge.main-f048edf.jsonl'))).toMatchObject({ appended: 0, duplicates: 217 });
+    expect(importLavraLog(store, join(FIXTURES, 'knowledge', 'knowledge.main-f048edf.jsonl'))).toMatchObject({
+      appended: 0,
+      duplicates: 217,
+    });
   });
 
   it('a capture later finds the imported key family', () => {
     const store = openTestStore(tempProject(), P);
     importLavraLog(store, join(FIXTURES, 'knowledge', 'knowledge.main-f048edf.jsonl'));
-    const r = captureComments(store, [{ bead: 'b', text: 'LEARNED: bd show --json returns an array, not a single object. Must use jq \'.[0].field\' to extract fields.', ts: 2, source: 'test' }]);
+    const r = captureComments(store, [
+      {
+        bead: 'b',
+        text: "LEARNED: bd show --json returns an array, not a single object. Must use jq '.[0].field' to extract fields.",
+        ts: 2,
+        source: 'test',
+      },
+    ]);
     expect(r.appended.map((a) => a.status)).toEqual(['duplicate']);
   });
 });

@@ -5,7 +5,10 @@ import { keyOf, makeEntry, parseTypedText, slugOf, suffixedKey, tagsFor, MAX_TAG
 
 describe('parseTypedText', () => {
   it.each([
-    ['LEARNED: OAuth redirect URI must match exactly', { type: 'learned', content: 'OAuth redirect URI must match exactly' }],
+    [
+      'LEARNED: OAuth redirect URI must match exactly',
+      { type: 'learned', content: 'OAuth redirect URI must match exactly' },
+    ],
     ['  \n DECISION:   keep the log append-only  ', { type: 'decision', content: 'keep the log append-only' }],
     ['MUST-CHECK: run migrations before deploy', { type: 'must-check', content: 'run migrations before deploy' }],
     ['DEVIATION: touched the installer too', { type: 'deviation', content: 'touched the installer too' }],
@@ -15,7 +18,14 @@ describe('parseTypedText', () => {
     expect(parseTypedText(body)).toEqual(expected);
   });
 
-  it.each(['FIX: not a type', 'BUG: neither', 'We LEARNED: nothing', 'learned: lower case is prose', 'LEARNED:', 'LEARNED:   '])('%j is not knowledge', (body) => {
+  it.each([
+    'FIX: not a type',
+    'BUG: neither',
+    'We LEARNED: nothing',
+    'learned: lower case is prose',
+    'LEARNED:',
+    'LEARNED:   ',
+  ])('%j is not knowledge', (body) => {
     expect(parseTypedText(body)).toBeUndefined();
   });
 
@@ -26,8 +36,12 @@ describe('parseTypedText', () => {
 
 describe('keys', () => {
   it('type + slug of the first 60 characters', () => {
-    expect(keyOf('learned', 'OAuth redirect URI must match exactly')).toBe('learned-oauth-redirect-uri-must-match-exactly');
-    expect(keyOf('fact', 'Use `SELECT … WHERE x = ?` — never interpolate!')).toBe('fact-use-select-where-x-never-interpolate');
+    expect(keyOf('learned', 'OAuth redirect URI must match exactly')).toBe(
+      'learned-oauth-redirect-uri-must-match-exactly',
+    );
+    expect(keyOf('fact', 'Use `SELECT … WHERE x = ?` — never interpolate!')).toBe(
+      'fact-use-select-where-x-never-interpolate',
+    );
     const long = 'a'.repeat(59) + 'bcdef';
     expect(slugOf(long)).toBe('a'.repeat(59) + 'b');
   });
@@ -57,7 +71,13 @@ describe('tagsFor', () => {
 
   it('allows plurals, keeps the order of mention, adds languages of mentioned files', () => {
     expect(tagsFor('learned', 'Hooks read the cache before auth; see src/app.tsx and cmd/main.go')).toEqual([
-      'learned', 'hook', 'cache', 'auth', 'typescript', 'react', 'go',
+      'learned',
+      'hook',
+      'cache',
+      'auth',
+      'typescript',
+      'react',
+      'go',
     ]);
   });
 
@@ -75,7 +95,16 @@ describe('tagsFor', () => {
 
 describe('makeEntry', () => {
   it('builds the Lavra line shape with the project', () => {
-    expect(makeEntry({ type: 'learned', content: 'OAuth redirect URI must match exactly', bead: 'beads-abc', source: 'hook', ts: 1706918400, project: 'p1' })).toEqual({
+    expect(
+      makeEntry({
+        type: 'learned',
+        content: 'OAuth redirect URI must match exactly',
+        bead: 'beads-abc',
+        source: 'hook',
+        ts: 1706918400,
+        project: 'p1',
+      }),
+    ).toEqual({
       key: 'learned-oauth-redirect-uri-must-match-exactly',
       type: 'learned',
       content: 'OAuth redirect URI must match exactly',

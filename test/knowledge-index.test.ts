@@ -1,7 +1,18 @@
 import { describe, it, expect } from 'vitest';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { BM25_WEIGHTS, knowledgeDb, knowledgeFollowers, knowledgeStats, NEWEST_LINES, NOISE_FACTOR, recentKnowledge, searchKnowledge, STATUS_FACTORS, type Source } from '../lib/knowledge/index.js';
+import {
+  BM25_WEIGHTS,
+  knowledgeDb,
+  knowledgeFollowers,
+  knowledgeStats,
+  NEWEST_LINES,
+  NOISE_FACTOR,
+  recentKnowledge,
+  searchKnowledge,
+  STATUS_FACTORS,
+  type Source,
+} from '../lib/knowledge/index.js';
 import { ftsMatch } from '../lib/store/fts.js';
 import type { Database } from '../lib/store/db.js';
 import { recallTerms } from '../lib/knowledge/search.js';
@@ -15,32 +26,59 @@ import { openTestStore, tempProject } from './helpers.js';
 const P = 'proj';
 let ts = 1_700_000_000;
 function entry(type: string, content: string, extra: Partial<KnowledgeEntry> = {}): KnowledgeEntry {
-  const key = `${type}-${content.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 60).replace(/^-|-$/g, '')}`;
+  const key = `${type}-${content
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, 60)
+    .replace(/^-|-$/g, '')}`;
   return { key, type, content, source: 'test', tags: [type], ts: ts++, bead: 'b-1', project: P, ...extra };
 }
 
 function setup(lines: Partial<Record<Source, KnowledgeEntry[]>>) {
   const root = tempProject();
   const store = openTestStore(root, P);
-  const paths: Record<Source, string> = { log: store.knowledgePath, archive: store.archivePath, active: store.activePath };
+  const paths: Record<Source, string> = {
+    log: store.knowledgePath,
+    archive: store.archivePath,
+    active: store.activePath,
+  };
   for (const [source, entries] of Object.entries(lines) as [Source, KnowledgeEntry[]][]) {
     mkdirSync(dirname(paths[source]), { recursive: true });
     writeFileSync(paths[source], entries.map((e) => JSON.stringify(e) + '\n').join(''));
   }
-  const search = (text: string, opts: { sources?: Source[]; type?: string; limit?: number; withSuperseded?: boolean } = {}) => {
+  const search = (
+    text: string,
+    opts: { sources?: Source[]; type?: string; limit?: number; withSuperseded?: boolean } = {},
+  ) => {
     const sources = opts.sources ?? ['log'];
     const followers = knowledgeFollowers(store);
     for (const s of sources) store.refresh(followers[s]);
     const db = store.database;
-    return searchKnowledge(db, { project: P, sources, terms: recallTerms(text), type: opts.type, limit: opts.limit ?? 10, withSuperseded: opts.withSuperseded }).map((h) => h.content);
+    return searchKnowledge(db, {
+      project: P,
+      sources,
+      terms: recallTerms(text),
+      type: opts.type,
+      limit: opts.limit ?? 10,
+      withSuperseded: opts.withSuperseded,
+    }).map((h) => h.content);
   };
   return { root, store, paths, search };
 }
 
 describe('search', () => {
   it('stems with porter: authenticate finds authentication and authenticated', () => {
-    const { search } = setup({ log: [entry('learned', 'Authentication tokens expire hourly'), entry('fact', 'Users are authenticated by the proxy'), entry('fact', 'Unrelated cache note')] });
-    expect(search('authenticate').sort()).toEqual(['Authentication tokens expire hourly', 'Users are authenticated by the proxy']);
+    const { search } = setup({
+      log: [
+        entry('learned', 'Authentication tokens expire hourly'),
+        entry('fact', 'Users are authenticated by the proxy'),
+        entry('fact', 'Unrelated cache note'),
+      ],
+    });
+    expect(search('authenticate').sort()).toEqual([
+      'Authentication tokens expire hourly',
+      'Users are authenticated by the proxy',
+    ]);
   });
 
   it('ranks more and rarer matches in content higher (positive weights)', () => {
@@ -55,8 +93,16 @@ describe('search', () => {
   });
 
   it('FTS5 syntax in the query is only words: C++, -, :, quotes, *, AND, NEAR, parentheses', () => {
-    const { search } = setup({ log: [entry('fact', 'C++ templates need explicit instantiation'), entry('fact', 'Plain words only')] });
-    for (const q of ['C++ "templates', 'templates AND (NOT', 'content: templates*', '-templates NEAR/2 x', 'templates OR"']) {
+    const { search } = setup({
+      log: [entry('fact', 'C++ templates need explicit instantiation'), entry('fact', 'Plain words only')],
+    });
+    for (const q of [
+      'C++ "templates',
+      'templates AND (NOT',
+      'content: templates*',
+      '-templates NEAR/2 x',
+      'templates OR"',
+    ]) {
       expect(search(q)).toEqual(['C++ templates need explicit instantiation']);
     }
     expect(search('AND OR NOT ( ) * : - "')).toEqual([]);
@@ -65,12 +111,17 @@ describe('search', () => {
   it('filters by type inside the query, before the limit', () => {
     const many = Array.from({ length: 12 }, (_, i) => entry('fact', `deploy step ${i} uses the deploy script deploy`));
     const { search } = setup({ log: [...many, entry('investigation', 'deploy failed once because of a stale lock')] });
-    expect(search('deploy', { type: 'investigation', limit: 3 })).toEqual(['deploy failed once because of a stale lock']);
+    expect(search('deploy', { type: 'investigation', limit: 3 })).toEqual([
+      'deploy failed once because of a stale lock',
+    ]);
     expect(search('deploy', { limit: 3 })).toHaveLength(3);
   });
 
   it('sinks shell residue below real notes, but still finds it when it is all there is', () => {
-    const junk = entry('learned', 'bd create --title="Fix the cache" --description="$(cat <<\'DESC\'\ncache eviction breaks\nDESC\n)"');
+    const junk = entry(
+      'learned',
+      'bd create --title="Fix the cache" --description="$(cat <<\'DESC\'\ncache eviction breaks\nDESC\n)"',
+    );
     const note = entry('learned', 'cache eviction runs every hour');
     const { search } = setup({ log: [junk, note] });
     expect(search('cache eviction')).toEqual([note.content, junk.content]);
@@ -94,23 +145,38 @@ describe('search', () => {
     const original = entry('decision', 'keep the log append-only');
     const { store, paths, search } = setup({ log: [original, original] });
     expect(search('append-only log')).toEqual([original.content]);
-    appendFileSync(paths.log, JSON.stringify({ ...original, status: 'superseded', superseded_by: 'x', review_reason: 'dupe' }) + '\n');
+    appendFileSync(
+      paths.log,
+      JSON.stringify({ ...original, status: 'superseded', superseded_by: 'x', review_reason: 'dupe' }) + '\n',
+    );
     expect(search('append-only log')).toEqual([]);
     const db = knowledgeDb(store, ['log']);
-    expect(recentKnowledge(db, { project: P, sources: ['log'], limit: 10, withSuperseded: true }).map((h) => h.status)).toEqual(['superseded']);
+    expect(
+      recentKnowledge(db, { project: P, sources: ['log'], limit: 10, withSuperseded: true }).map((h) => h.status),
+    ).toEqual(['superseded']);
   });
 
   it("never shows another project's entries; entries without a project are the store's", () => {
     const { search } = setup({
-      log: [entry('fact', 'ours: widgets are blue'), entry('fact', 'theirs: widgets are red', { project: 'other' }), entry('fact', 'legacy: widgets are green', { project: undefined })],
+      log: [
+        entry('fact', 'ours: widgets are blue'),
+        entry('fact', 'theirs: widgets are red', { project: 'other' }),
+        entry('fact', 'legacy: widgets are green', { project: undefined }),
+      ],
     });
     expect(search('widgets').sort()).toEqual(['legacy: widgets are green', 'ours: widgets are blue']);
   });
 
   it('searches the archive only when asked (--all), flagged as archived', () => {
-    const { store, search } = setup({ log: [entry('fact', 'queue workers restart nightly')], archive: [entry('fact', 'queue workers once ran hourly')] });
+    const { store, search } = setup({
+      log: [entry('fact', 'queue workers restart nightly')],
+      archive: [entry('fact', 'queue workers once ran hourly')],
+    });
     expect(search('queue workers')).toEqual(['queue workers restart nightly']);
-    expect(search('queue workers', { sources: ['log', 'archive'] }).sort()).toEqual(['queue workers once ran hourly', 'queue workers restart nightly']);
+    expect(search('queue workers', { sources: ['log', 'archive'] }).sort()).toEqual([
+      'queue workers once ran hourly',
+      'queue workers restart nightly',
+    ]);
     const db = knowledgeDb(store, ['log', 'archive']);
     const hits = searchKnowledge(db, { project: P, sources: ['log', 'archive'], terms: ['hourly'], limit: 5 });
     expect(hits.map((h) => h.archived)).toEqual([true]);
@@ -120,9 +186,14 @@ describe('search', () => {
 
 describe('exact ranking with bounded work', () => {
   // The reference: every matching row scored and sorted in SQL, as the index did before it pruned.
-  function reference(db: Database, q: { terms: string[]; limit: number; sources: Source[]; type?: string; withSuperseded?: boolean }) {
+  function reference(
+    db: Database,
+    q: { terms: string[]; limit: number; sources: Source[]; type?: string; withSuperseded?: boolean },
+  ) {
     const codes = q.sources.map((s) => ({ archive: 0, log: 1, active: 2 })[s]);
-    const status = Object.entries(STATUS_FACTORS).map(([s, f]) => `WHEN '${s}' THEN ${f}`).join(' ');
+    const status = Object.entries(STATUS_FACTORS)
+      .map(([s, f]) => `WHEN '${s}' THEN ${f}`)
+      .join(' ');
     return db
       .prepare(
         `SELECT k.id, -bm25(knowledge_fts, ${BM25_WEIGHTS.join(', ')}) * (CASE WHEN k.noise = 1 THEN ${NOISE_FACTOR} ELSE 1.0 END) * (CASE k.status ${status} ELSE 1.0 END) AS score
@@ -141,7 +212,9 @@ describe('exact ranking with bounded work', () => {
     const filler = (n: number) => Array.from({ length: n }, (_, i) => `word${i % 50}`).join(' ');
     const lines = [
       ...Array.from({ length: 7600 }, (_, i) => entry('fact', `other note ${i}`)),
-      ...Array.from({ length: 2100 }, (_, i) => entry('fact', i < 5 ? `cache cache cache ${i}` : `cache with ${filler(3)} ${i}`)),
+      ...Array.from({ length: 2100 }, (_, i) =>
+        entry('fact', i < 5 ? `cache cache cache ${i}` : `cache with ${filler(3)} ${i}`),
+      ),
       ...Array.from({ length: 300 }, (_, i) => entry('fact', `${filler(600)} zebra ${i}`)),
     ];
     const { store } = setup({ log: lines });
@@ -169,20 +242,42 @@ describe('exact ranking with bounded work', () => {
     const types = ['learned', 'fact', 'decision', 'investigation'];
     const lines: KnowledgeEntry[] = [];
     for (let i = 0; i < 1500; i++) {
-      const words = Array.from({ length: 3 + rnd(12) }, () => (rnd(3) === 0 ? rare[rnd(rare.length)] : common[rnd(common.length)]));
+      const words = Array.from({ length: 3 + rnd(12) }, () =>
+        rnd(3) === 0 ? rare[rnd(rare.length)] : common[rnd(common.length)],
+      );
       const content = rnd(15) === 0 ? `bd update x-${i} -d "${words.join(' ')}"` : `${words.join(' ')} note ${i}`;
-      const e = entry(types[rnd(types.length)], content, { status: statuses[rnd(statuses.length)], project: rnd(10) === 0 ? 'other' : rnd(10) === 0 ? undefined : P });
+      const e = entry(types[rnd(types.length)], content, {
+        status: statuses[rnd(statuses.length)],
+        project: rnd(10) === 0 ? 'other' : rnd(10) === 0 ? undefined : P,
+      });
       lines.push(e);
       if (rnd(20) === 0) lines.push({ ...e, status: 'superseded' }); // a curation line for the same entry
     }
     const { store } = setup({ log: lines.slice(300), archive: lines.slice(0, 300) });
     const db = knowledgeDb(store, ['log', 'archive']);
     let compared = 0;
-    const queries = ['cache deploy', 'term1 cache', 'term2 term3 term4 config test hook deploy cache', 'term39', 'hook', 'note cache term7 term8', 'nothing here'];
-    for (let i = 0; i < 40; i++) queries.push(Array.from({ length: 1 + rnd(6) }, () => (rnd(2) === 0 ? rare[rnd(rare.length)] : common[rnd(common.length)])).join(' '));
+    const queries = [
+      'cache deploy',
+      'term1 cache',
+      'term2 term3 term4 config test hook deploy cache',
+      'term39',
+      'hook',
+      'note cache term7 term8',
+      'nothing here',
+    ];
+    for (let i = 0; i < 40; i++)
+      queries.push(
+        Array.from({ length: 1 + rnd(6) }, () =>
+          rnd(2) === 0 ? rare[rnd(rare.length)] : common[rnd(common.length)],
+        ).join(' '),
+      );
     for (const text of queries) {
       for (const limit of [1, 3, 10, 40]) {
-        for (const opts of [{ sources: ['log'] as Source[] }, { sources: ['log', 'archive'] as Source[], withSuperseded: true }, { sources: ['log'] as Source[], type: 'investigation' }]) {
+        for (const opts of [
+          { sources: ['log'] as Source[] },
+          { sources: ['log', 'archive'] as Source[], withSuperseded: true },
+          { sources: ['log'] as Source[], type: 'investigation' },
+        ]) {
           const q = { terms: recallTerms(text), limit, ...opts };
           const found = searchKnowledge(db, { project: P, ...q }).map((h) => ({ id: h.id, score: h.score }));
           expect(found, `${text} / ${limit} / ${JSON.stringify(opts)}`).toEqual(reference(db, q));
@@ -194,11 +289,16 @@ describe('exact ranking with bounded work', () => {
   });
 });
 
-describe('the newest lines (auto-recall\'s working set)', () => {
-  const newestIds = (db: Database, source: number) => db.prepare('SELECT id FROM knowledge_newest WHERE source = ? ORDER BY id').pluck().all(source);
+describe("the newest lines (auto-recall's working set)", () => {
+  const newestIds = (db: Database, source: number) =>
+    db.prepare('SELECT id FROM knowledge_newest WHERE source = ? ORDER BY id').pluck().all(source);
   const expectedIds = (db: Database, source: number) =>
-    db.prepare('SELECT id FROM (SELECT id FROM knowledge WHERE source = ? ORDER BY id DESC LIMIT ?) ORDER BY id').pluck().all(source, NEWEST_LINES);
-  const indexed = (db: Database, term: string) => db.prepare('SELECT count(*) FROM knowledge_newest_fts WHERE knowledge_newest_fts MATCH ?').pluck().get(`"${term}"`);
+    db
+      .prepare('SELECT id FROM (SELECT id FROM knowledge WHERE source = ? ORDER BY id DESC LIMIT ?) ORDER BY id')
+      .pluck()
+      .all(source, NEWEST_LINES);
+  const indexed = (db: Database, term: string) =>
+    db.prepare('SELECT count(*) FROM knowledge_newest_fts WHERE knowledge_newest_fts MATCH ?').pluck().get(`"${term}"`);
 
   it('holds exactly the newest lines of the log through appends and a rewrite; auto-recall searches only them, recall every line', () => {
     const old = entry('fact', 'the oldest note mentions zeppelins');
@@ -215,7 +315,12 @@ describe('the newest lines (auto-recall\'s working set)', () => {
       store.refresh(knowledgeFollowers(store).log); // a later process: the log is followed again
       knowledgeDb(store, ['log'], { newest: true });
     };
-    appendFileSync(paths.log, [entry('fact', 'a new note about zeppelins'), entry('fact', 'another new note')].map((e) => JSON.stringify(e) + '\n').join(''));
+    appendFileSync(
+      paths.log,
+      [entry('fact', 'a new note about zeppelins'), entry('fact', 'another new note')]
+        .map((e) => JSON.stringify(e) + '\n')
+        .join(''),
+    );
     sync();
     expect(newestIds(db, 1)).toEqual(expectedIds(db, 1));
     expect(indexed(db, 'parsers')).toBe(NEWEST_LINES - 2);
@@ -256,7 +361,7 @@ describe('sync', () => {
 describe('noise', () => {
   it.each([
     'bd create --title="Component: Knowledge section" --description="$(cat <<\'DESC\'\nMemory system',
-    'bd update bdcompound-hm0.6 -d "$(cat <<\'DESC\'\nMemory system',
+    "bd update bdcompound-hm0.6 -d \"$(cat <<'DESC'\nMemory system",
     'cd /Users/rbm/Documents/projects/beads-compound-plugin && \\\ncommand-map iframe height',
     "# Test the || coverage in the trailing-operator sed\noauth works\" || handle_error' | sed -E 's/x//'",
     '## What\n\nAdd a FACT\n\n## Context\n\nAstro',
@@ -274,9 +379,13 @@ describe('noise', () => {
   });
 
   it('strips glued command tails, keeps the note', () => {
-    expect(stripShellResidue('Plugin loading shows console.log messages." && bd close bdcompound-rm9')).toBe('Plugin loading shows console.log messages.');
-    expect(stripShellResidue("tr -d arguments\" 2>/dev/null; echo \"ok")).toBe('tr -d arguments');
-    expect(stripShellResidue('the handler was a redundant double-call\nbd close bdcompound-807.19')).toBe('the handler was a redundant double-call');
+    expect(stripShellResidue('Plugin loading shows console.log messages." && bd close bdcompound-rm9')).toBe(
+      'Plugin loading shows console.log messages.',
+    );
+    expect(stripShellResidue('tr -d arguments" 2>/dev/null; echo "ok')).toBe('tr -d arguments');
+    expect(stripShellResidue('the handler was a redundant double-call\nbd close bdcompound-807.19')).toBe(
+      'the handler was a redundant double-call',
+    );
     expect(stripShellResidue('use "a" and "b" || fall back')).toBe('use "a" and "b" || fall back');
   });
 });

@@ -23,7 +23,15 @@ describe('the real Lavra log', () => {
     entries.forEach(({ entry }, i) => {
       let raw = JSON.parse(lines[i]);
       if (typeof raw === 'string') raw = JSON.parse(raw);
-      expect(entry).toEqual({ key: raw.key, type: raw.type, content: raw.content, source: raw.source, tags: raw.tags, ts: raw.ts, bead: raw.bead });
+      expect(entry).toEqual({
+        key: raw.key,
+        type: raw.type,
+        content: raw.content,
+        source: raw.source,
+        tags: raw.tags,
+        ts: raw.ts,
+        bead: raw.bead,
+      });
     });
     expect(entries.filter(({ entry }) => entry.content.includes('\n'))).toHaveLength(41);
   });
@@ -47,13 +55,37 @@ describe('parseEntryLine', () => {
   });
 
   it('fills a missing key from type and content, keeps curation fields, drops malformed ones', () => {
-    const r = parseEntryLine(JSON.stringify({ type: 'Learned', content: 'Retry with jitter', ts: '2026-02-20T00:48:55Z', status: 'canonical', supersedes: ['a', 3], review_reason: 'dupes', tags: 'oops' }));
+    const r = parseEntryLine(
+      JSON.stringify({
+        type: 'Learned',
+        content: 'Retry with jitter',
+        ts: '2026-02-20T00:48:55Z',
+        status: 'canonical',
+        supersedes: ['a', 3],
+        review_reason: 'dupes',
+        tags: 'oops',
+      }),
+    );
     expect(r).toEqual({
       ok: true,
-      value: { key: 'learned-retry-with-jitter', type: 'learned', content: 'Retry with jitter', source: '', tags: [], ts: 1771548535, bead: '', status: 'canonical', supersedes: ['a'], review_reason: 'dupes' },
+      value: {
+        key: 'learned-retry-with-jitter',
+        type: 'learned',
+        content: 'Retry with jitter',
+        source: '',
+        tags: [],
+        ts: 1771548535,
+        bead: '',
+        status: 'canonical',
+        supersedes: ['a'],
+        review_reason: 'dupes',
+      },
     });
     const bogus = parseEntryLine(JSON.stringify({ type: 'fact', content: 'x', status: 'bogus' }));
-    expect(bogus).toEqual({ ok: true, value: { key: 'fact-x', type: 'fact', content: 'x', source: '', tags: [], ts: 0, bead: '' } });
+    expect(bogus).toEqual({
+      ok: true,
+      value: { key: 'fact-x', type: 'fact', content: 'x', source: '', tags: [], ts: 0, bead: '' },
+    });
   });
 
   it.each([

@@ -10,7 +10,17 @@ import { openTestStore, processesIn, run, tempProject } from './helpers.js';
 const P = 'san';
 let ts = 1_780_000_000;
 const entry = (key: string, content: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ key, type: key.split('-')[0], content, source: 'test', tags: [], ts: ts++, bead: 'b-1', project: P, ...extra });
+  JSON.stringify({
+    key,
+    type: key.split('-')[0],
+    content,
+    source: 'test',
+    tags: [],
+    ts: ts++,
+    bead: 'b-1',
+    project: P,
+    ...extra,
+  });
 
 function project(lines: string[]) {
   const root = tempProject();
@@ -24,14 +34,21 @@ function project(lines: string[]) {
   return { root, log, store: openTestStore(root, P) };
 }
 
-const readJsonl = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const readJsonl = (path: string) =>
+  readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 describe('sanitizeKnowledge', () => {
   it('builds the active cache and an audit of every decision, leaving the log untouched', () => {
     const lines = [
       entry('fact-kept', 'The installer copies plugins/lavra/skills/SKILL.md (case as written)'),
       'not json at all',
-      entry('learned-bd-create-x', 'bd create --title="Fix it" --description="$(cat <<\'DESC\'\n## What\nstuff\nDESC\n)"'),
+      entry(
+        'learned-bd-create-x',
+        'bd create --title="Fix it" --description="$(cat <<\'DESC\'\n## What\nstuff\nDESC\n)"',
+      ),
       entry('learned-tail', 'OpenCode shows console.log messages." && bd close bdcompound-rm9'),
       entry('fact-dup-key', 'first wording of the dup'),
       entry('fact-dup-key', 'second wording of the dup, newer'),
@@ -46,7 +63,18 @@ describe('sanitizeKnowledge', () => {
     const { log, store } = project(lines);
     const before = readFileSync(log, 'utf8');
     const report = sanitizeKnowledge(store, Date.parse('2026-05-01T00:00:00Z'));
-    expect(report).toEqual({ read: 12, active: 6, unreadable: 1, superseded: 1, noise: 1, trimmed: 1, duplicateKey: 1, duplicateContent: 1, stale: 1, needsReview: 2 });
+    expect(report).toEqual({
+      read: 12,
+      active: 6,
+      unreadable: 1,
+      superseded: 1,
+      noise: 1,
+      trimmed: 1,
+      duplicateKey: 1,
+      duplicateContent: 1,
+      stale: 1,
+      needsReview: 2,
+    });
     expect(readFileSync(log, 'utf8')).toBe(before);
 
     const active = readJsonl(store.activePath);
@@ -58,7 +86,9 @@ describe('sanitizeKnowledge', () => {
       ['fact-partial', 'needs_review'],
       ['fact-symbol', 'needs_review'],
     ]);
-    expect(active.find((e) => e.key === 'fact-kept').content).toBe('The installer copies plugins/lavra/skills/SKILL.md (case as written)');
+    expect(active.find((e) => e.key === 'fact-kept').content).toBe(
+      'The installer copies plugins/lavra/skills/SKILL.md (case as written)',
+    );
     expect(active.find((e) => e.key === 'learned-tail').content).toBe('OpenCode shows console.log messages.');
     expect(active.find((e) => e.key === 'fact-dup-key').content).toBe('second wording of the dup, newer');
 
@@ -79,9 +109,17 @@ describe('sanitizeKnowledge', () => {
     );
     expect(audit.every((r) => typeof r.ts === 'number' && typeof r.action === 'string')).toBe(true);
     expect(audit.at(-1)).toEqual({ ts: 1777593600, action: 'summary', summary: report });
-    expect(audit.find((r) => r.key === 'fact-partial').anchors).toEqual({ files: ['src/capture.ts', 'src/gone.ts'], symbols: [], missingFiles: ['src/gone.ts'], missingSymbols: [] });
+    expect(audit.find((r) => r.key === 'fact-partial').anchors).toEqual({
+      files: ['src/capture.ts', 'src/gone.ts'],
+      symbols: [],
+      missingFiles: ['src/gone.ts'],
+      missingSymbols: [],
+    });
     expect(audit.find((r) => r.key === 'fact-symbol').anchors.missingSymbols).toEqual(['writeFileSafe']);
-    expect(audit.find((r) => r.action === 'skip_unreadable')).toMatchObject({ line: 2, reason: expect.stringMatching(/invalid JSON/) });
+    expect(audit.find((r) => r.action === 'skip_unreadable')).toMatchObject({
+      line: 2,
+      reason: expect.stringMatching(/invalid JSON/),
+    });
   });
 
   it('gives the cache the log’s time, so auto-recall takes it as fresh until the next capture', () => {
@@ -102,7 +140,11 @@ describe('anchorChecker', () => {
     mkdirSync(join(root, 'Docs'));
     writeFileSync(join(root, 'Docs', 'README.md'), 'x');
     const check = anchorChecker(root);
-    expect(check('See Docs/README.md, https://example.com/a/b.html, ~/.config/x.json, /etc/hosts.conf and ../outside/file.ts')).toEqual({
+    expect(
+      check(
+        'See Docs/README.md, https://example.com/a/b.html, ~/.config/x.json, /etc/hosts.conf and ../outside/file.ts',
+      ),
+    ).toEqual({
       files: ['Docs/README.md', '../outside/file.ts'],
       symbols: [],
       missingFiles: ['../outside/file.ts'],
@@ -123,31 +165,43 @@ describe('cairn sanitize', () => {
     const root = tempProject();
     writeFileSync(join(root, '.cairn', 'config.json'), JSON.stringify({ knowledge: { sanitizeEveryMs: 400 } }));
     for (const note of ['retries need jitter', 'timeouts need a budget', 'locks need a deadline']) {
-      expect(run('memory-capture', ['--bead', 'b-1', '--text', `LEARNED: ${note}`, '--quiet'], { cwd: root }).code).toBe(0);
+      expect(
+        run('memory-capture', ['--bead', 'b-1', '--text', `LEARNED: ${note}`, '--quiet'], { cwd: root }).code,
+      ).toBe(0);
     }
     // the first capture started the only run; the two after it, within its interval, started none
     const active = join(root, '.cairn', 'memory', 'knowledge.active.jsonl');
     const cached = () => {
       try {
-        return readFileSync(active, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).content as string);
+        return readFileSync(active, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l).content as string);
       } catch {
         return [];
       }
     };
-    for (let waited = 0; cached().length < 3 && waited < 15_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    for (let waited = 0; cached().length < 3 && waited < 15_000; waited += 100)
+      await new Promise((r) => setTimeout(r, 100));
     expect(cached().sort()).toEqual(['locks need a deadline', 'retries need jitter', 'timeouts need a budget']);
   });
 
   it('a project removed while the background run waits out its interval is not made again', async () => {
     const root = tempProject();
     writeFileSync(join(root, '.cairn', 'config.json'), JSON.stringify({ knowledge: { sanitizeEveryMs: 400 } }));
-    expect(run('memory-capture', ['--bead', 'b-1', '--text', 'LEARNED: worktrees are removed after landing', '--quiet'], { cwd: root }).code).toBe(0);
+    expect(
+      run('memory-capture', ['--bead', 'b-1', '--text', 'LEARNED: worktrees are removed after landing', '--quiet'], {
+        cwd: root,
+      }).code,
+    ).toBe(0);
     const active = join(root, '.cairn', 'memory', 'knowledge.active.jsonl');
-    for (let waited = 0; !existsSync(active) && waited < 15_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    for (let waited = 0; !existsSync(active) && waited < 15_000; waited += 50)
+      await new Promise((r) => setTimeout(r, 50));
     rmSync(root, { recursive: true, force: true, maxRetries: 10 }); // as `git worktree remove` does, the run still working or waiting
-    for (let waited = 0; processesIn(root).length > 0 && waited < 15_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    for (let waited = 0; processesIn(root).length > 0 && waited < 15_000; waited += 100)
+      await new Promise((r) => setTimeout(r, 100));
     expect(processesIn(root)).toEqual([]);
     expect(existsSync(root)).toBe(false);
   });
 });
-

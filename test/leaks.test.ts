@@ -1,5 +1,14 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -60,15 +69,26 @@ function sharedProject(): string {
   return root;
 }
 
-const sessionStart = (cwd: string, prompt: string) => JSON.stringify({ hook_event_name: 'SessionStart', cwd, source: 'startup', prompt });
+const sessionStart = (cwd: string, prompt: string) =>
+  JSON.stringify({ hook_event_name: 'SessionStart', cwd, source: 'startup', prompt });
 
 /** Every reader of what the store paths kept, as processes: name → its stdout and stderr. */
 function readAll(root: string, patternIds: string[]): Record<string, string> {
   const query = 'commit deploy token password key vault repository logs';
   const out: Record<string, string> = {};
-  const read = (label: string, name: string, args: string[], input?: string) => (out[label] = both(cli(root, name, args, input)));
+  const read = (label: string, name: string, args: string[], input?: string) =>
+    (out[label] = both(cli(root, name, args, input)));
   read('format-patterns', 'format-patterns', ['--role', 'auditor', '--budget', '100000']);
-  read('format-patterns --json --ids --query', 'format-patterns', ['--role', 'auditor', '--budget', '100000', '--json', '--ids', '--query', query]);
+  read('format-patterns --json --ids --query', 'format-patterns', [
+    '--role',
+    'auditor',
+    '--budget',
+    '100000',
+    '--json',
+    '--ids',
+    '--query',
+    query,
+  ]);
   read('format-patterns --query', 'format-patterns', ['--role', 'auditor', '--budget', '100000', '--query', query]);
   read('list', 'cairn', ['list', '--state', 'observed,candidate,verified,active,deprecated']);
   read('list --json', 'cairn', ['list', '--json', '--state', 'observed,candidate,verified,active,deprecated']);
@@ -81,7 +101,8 @@ function readAll(root: string, patternIds: string[]): Record<string, string> {
   read('recall', 'cairn', ['recall', query, '--all', '--limit', '50']);
   read('recall --json', 'cairn', ['recall', query, '--all', '--limit', '50', '--json']);
   read('recall --recent', 'cairn', ['recall', '--recent', '50', '--json']);
-  for (const format of ['claude', 'codex', 'gemini', 'cursor', 'text']) read(`auto-recall --format ${format}`, 'auto-recall', ['--format', format], sessionStart(root, query));
+  for (const format of ['claude', 'codex', 'gemini', 'cursor', 'text'])
+    read(`auto-recall --format ${format}`, 'auto-recall', ['--format', format], sessionStart(root, query));
   read('auto-recall --json', 'auto-recall', ['--json'], sessionStart(root, query));
   read('patterns', 'cairn', ['patterns']);
   read('patterns --json', 'cairn', ['patterns', '--json']);
@@ -104,8 +125,12 @@ function leaksInOutputs(outputs: Record<string, string>): Record<string, string[
 function indexed(root: string): { texts: string; knowledge: string } {
   const db = new BetterSqlite3(join(root, '.cairn', 'cache', 'state.db'), { readonly: true });
   try {
-    const texts = (db.prepare('SELECT text FROM patterns').all() as { text: string }[]).map((row) => row.text).join('\n');
-    const knowledge = (db.prepare('SELECT content FROM knowledge').all() as { content: string }[]).map((row) => row.content).join('\n');
+    const texts = (db.prepare('SELECT text FROM patterns').all() as { text: string }[])
+      .map((row) => row.text)
+      .join('\n');
+    const knowledge = (db.prepare('SELECT content FROM knowledge').all() as { content: string }[])
+      .map((row) => row.content)
+      .join('\n');
     return { texts, knowledge };
   } finally {
     db.close();
@@ -144,16 +169,50 @@ describe('every path that keeps a text, given every secret of the corpus', () =>
 
   beforeAll(() => {
     root = sharedProject();
-    writes['store-deliberation'] = cli(root, 'store-deliberation', ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--json'], deliberationWithSecrets());
+    writes['store-deliberation'] = cli(
+      root,
+      'store-deliberation',
+      ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--json'],
+      deliberationWithSecrets(),
+    );
     // a stored summary is at most 3000 bytes: the corpus in four
     for (let i = 0; i < shapes.length; i += 9) {
-      const chunk = shapes.slice(i, i + 9).map((s) => s.text).join('\n');
-      writes[`store-summary ${i}`] = cli(root, 'cairn', ['store-summary', '--role', ['auditor', 'judge', 'sentinel', 'lens'][i / 9]], chunk);
+      const chunk = shapes
+        .slice(i, i + 9)
+        .map((s) => s.text)
+        .join('\n');
+      writes[`store-summary ${i}`] = cli(
+        root,
+        'cairn',
+        ['store-summary', '--role', ['auditor', 'judge', 'sentinel', 'lens'][i / 9]],
+        chunk,
+      );
     }
     const command = commentsCommand();
-    writes['memory-capture'] = cli(root, 'memory-capture', [], JSON.stringify({ hook_event_name: 'PostToolUse', cwd: root, tool_name: 'Bash', tool_input: { command }, tool_response: { stdout: '', stderr: '' } }));
+    writes['memory-capture'] = cli(
+      root,
+      'memory-capture',
+      [],
+      JSON.stringify({
+        hook_event_name: 'PostToolUse',
+        cwd: root,
+        tool_name: 'Bash',
+        tool_input: { command },
+        tool_response: { stdout: '', stderr: '' },
+      }),
+    );
     writeFileSync(join(root, 'landing.json'), landingReport('Ship the deploy vault'));
-    writes['outcome-score'] = cli(root, 'outcome-score', ['--issue', 'LED-9', '--run', 'r1', '--result', 'pass', '--report', 'landing.json', '--json']);
+    writes['outcome-score'] = cli(root, 'outcome-score', [
+      '--issue',
+      'LED-9',
+      '--run',
+      'r1',
+      '--result',
+      'pass',
+      '--report',
+      'landing.json',
+      '--json',
+    ]);
     writeFileSync(join(root, 'landing-2.json'), landingReport(shapes[0].text));
     writes['patterns capture'] = cli(root, 'cairn', ['patterns', 'capture', '--report', 'landing-2.json', '--json']);
     // promote and deprecate, a reason and a name with each secret (in-process: 66 changes), then once each as processes
@@ -180,8 +239,16 @@ describe('every path that keeps a text, given every secret of the corpus', () =>
     expect(events).toContain('[REDACTED:github-token]');
     expect(events).toContain('summary.stored');
     expect(events).toContain('pattern.promoted');
-    expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(shapes.length);
-    expect(readFileSync(join(root, '.cairn', 'landings.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+    expect(
+      readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean),
+    ).toHaveLength(shapes.length);
+    expect(
+      readFileSync(join(root, '.cairn', 'landings.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean),
+    ).toHaveLength(2);
   });
 
   it('no committed file holds a secret: events.jsonl, the knowledge log, landings.jsonl, the artifacts', () => {
@@ -214,25 +281,104 @@ function plantOldLogs(root: string): string[] {
     const pattern = `pold${String(i).padStart(12, '0')}`;
     ids.push(pattern);
     const scope = { issue: 'OLD-1', run: 'r1', phase: null, labels: [], files: [] };
-    event({ type: 'deliberation.stored', deliberation: `dold${i}`, role: 'auditor', ...scope, iteration: null, verdict: null, evidence: 'L3', hash: String(i).padStart(64, '0'), size: 1, path: `artifacts/deliberations/dold${i}.md` });
-    event({ type: 'pattern.observed', pattern, role: 'auditor', text: oneLine(s.text).slice(0, 500), category: 'rule', ...scope, deliberation: `dold${i}` });
-    event({ type: 'finding.linked', deliberation: `dold${i}`, role: 'auditor', issue: 'OLD-1', run: 'r1', finding: `F${i}`, summary: oneLine(s.text).slice(0, 160), patterns: [pattern], match: 'self' });
+    event({
+      type: 'deliberation.stored',
+      deliberation: `dold${i}`,
+      role: 'auditor',
+      ...scope,
+      iteration: null,
+      verdict: null,
+      evidence: 'L3',
+      hash: String(i).padStart(64, '0'),
+      size: 1,
+      path: `artifacts/deliberations/dold${i}.md`,
+    });
+    event({
+      type: 'pattern.observed',
+      pattern,
+      role: 'auditor',
+      text: oneLine(s.text).slice(0, 500),
+      category: 'rule',
+      ...scope,
+      deliberation: `dold${i}`,
+    });
+    event({
+      type: 'finding.linked',
+      deliberation: `dold${i}`,
+      role: 'auditor',
+      issue: 'OLD-1',
+      run: 'r1',
+      finding: `F${i}`,
+      summary: oneLine(s.text).slice(0, 160),
+      patterns: [pattern],
+      match: 'self',
+    });
   });
   event({ type: 'pattern.promoted', pattern: ids[0], by: oneLine(shapes[1].text), reason: oneLine(shapes[2].text) });
   event({ type: 'pattern.deprecated', pattern: ids[3], reason: oneLine(shapes[4].text), auto: false });
-  event({ type: 'summary.stored', role: 'auditor', basis: 'b'.repeat(32), text: shapes.slice(0, 6).map((s) => s.text).join('\n') });
+  event({
+    type: 'summary.stored',
+    role: 'auditor',
+    basis: 'b'.repeat(32),
+    text: shapes
+      .slice(0, 6)
+      .map((s) => s.text)
+      .join('\n'),
+  });
   writeFileSync(join(root, '.cairn', 'events.jsonl'), lines.join('\n') + '\n');
   mkdirSync(join(root, '.cairn', 'memory'), { recursive: true });
-  const entries = shapes.map((s, i) => JSON.stringify({ key: `learned-old-${i}`, type: 'learned', content: s.text, source: 'hook', tags: ['deploy'], ts: 1769900000 + i, bead: `bd-${i}`, project: PROJECT }));
-  writeFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), [...entries, JSON.stringify({ key: 'learned-clean', type: 'learned', content: 'Deploys run from the release workflow only', source: 'hook', tags: [], ts: 1769900100, bead: 'bd-99', project: PROJECT })].join('\n') + '\n');
+  const entries = shapes.map((s, i) =>
+    JSON.stringify({
+      key: `learned-old-${i}`,
+      type: 'learned',
+      content: s.text,
+      source: 'hook',
+      tags: ['deploy'],
+      ts: 1769900000 + i,
+      bead: `bd-${i}`,
+      project: PROJECT,
+    }),
+  );
+  writeFileSync(
+    join(root, '.cairn', 'memory', 'knowledge.jsonl'),
+    [
+      ...entries,
+      JSON.stringify({
+        key: 'learned-clean',
+        type: 'learned',
+        content: 'Deploys run from the release workflow only',
+        source: 'hook',
+        tags: [],
+        ts: 1769900100,
+        bead: 'bd-99',
+        project: PROJECT,
+      }),
+    ].join('\n') + '\n',
+  );
   writeFileSync(join(root, '.cairn', 'memory', 'knowledge.archive.jsonl'), entries.slice(0, 3).join('\n') + '\n');
   const library = shapes.slice(0, 5).map((s, i) => ({
-    id: `lp-old${i}`, sourceRepoRoot: PROJECT, missionId: null, reportId: null, title: `Deploy vault ${i}: ${oneLine(s.text)}`, summary: oneLine(s.text), prompt: oneLine(s.text),
-    tags: ['deploy'], examplePaths: ['src/deploy/vault.ts'], commands: [oneLine(s.text)], createdAt: '2026-02-01T00:00:00.000Z', updatedAt: '2026-02-01T00:00:00.000Z',
+    id: `lp-old${i}`,
+    sourceRepoRoot: PROJECT,
+    missionId: null,
+    reportId: null,
+    title: `Deploy vault ${i}: ${oneLine(s.text)}`,
+    summary: oneLine(s.text),
+    prompt: oneLine(s.text),
+    tags: ['deploy'],
+    examplePaths: ['src/deploy/vault.ts'],
+    commands: [oneLine(s.text)],
+    createdAt: '2026-02-01T00:00:00.000Z',
+    updatedAt: '2026-02-01T00:00:00.000Z',
   }));
   writeFileSync(join(root, '.cairn', 'landing-patterns.json'), JSON.stringify(library, null, 2) + '\n');
   // the landing log a later cairn writes, one capture a line
-  writeFileSync(join(root, '.cairn', 'landings.jsonl'), library.slice(0, 2).map((e) => JSON.stringify({ ...e, id: `${e.id}-log` })).join('\n') + '\n');
+  writeFileSync(
+    join(root, '.cairn', 'landings.jsonl'),
+    library
+      .slice(0, 2)
+      .map((e) => JSON.stringify({ ...e, id: `${e.id}-log` }))
+      .join('\n') + '\n',
+  );
   return ids;
 }
 
@@ -256,12 +402,18 @@ describe('a log written before these rules, or by an older cairn, holding every 
   });
 
   it('cairn doctor counts the lines of the committed logs that hold secrets', () => {
-    const doctor = JSON.parse(cli(root, 'cairn', ['doctor', '--json']).stdout) as { checks: { name: string; status: string; detail: string }[] };
+    const doctor = JSON.parse(cli(root, 'cairn', ['doctor', '--json']).stdout) as {
+      checks: { name: string; status: string; detail: string }[];
+    };
     const check = doctor.checks.find((c) => c.name === 'secrets')!;
     expect(check.status).toBe('fail');
     // 33 texts, 33 summaries, the promotion, the deprecation, the stored summary; 33 knowledge lines; 3 archived; 2 logged landings; 5 landing entries of the old library
-    expect(check.detail).toContain(`${2 * shapes.length + 3 + shapes.length + 3 + 2 + 5} line(s) of the committed logs hold secrets`);
-    expect(check.detail).toMatch(/events\.jsonl 69, memory\/knowledge\.jsonl 33, memory\/knowledge\.archive\.jsonl 3, landings\.jsonl 2, landing-patterns\.json 5/);
+    expect(check.detail).toContain(
+      `${2 * shapes.length + 3 + shapes.length + 3 + 2 + 5} line(s) of the committed logs hold secrets`,
+    );
+    expect(check.detail).toMatch(
+      /events\.jsonl 69, memory\/knowledge\.jsonl 33, memory\/knowledge\.archive\.jsonl 3, landings\.jsonl 2, landing-patterns\.json 5/,
+    );
   });
 
   it('cairn scrub --dry-run counts them and changes nothing', () => {
@@ -310,7 +462,9 @@ describe('a log written before these rules, or by an older cairn, holding every 
       else if (line) expect(JSON.parse(line).id).toBe(JSON.parse(eventsBefore[i]).id);
     });
     // the same patterns, the same ids and counters, the texts redacted: the index was replayed from the rewritten log
-    const list = JSON.parse(cli(project, 'cairn', ['list', '--json', '--state', 'observed,candidate,verified,active,deprecated']).stdout).patterns as { id: string; text: string; lifecycle: string }[];
+    const list = JSON.parse(
+      cli(project, 'cairn', ['list', '--json', '--state', 'observed,candidate,verified,active,deprecated']).stdout,
+    ).patterns as { id: string; text: string; lifecycle: string }[];
     expect(list.map((p) => p.id).sort()).toEqual([...ids].sort());
     expect(list.find((p) => p.id === ids[0])!.lifecycle).toBe('active');
     const { texts, knowledge } = indexed(project);
@@ -318,8 +472,14 @@ describe('a log written before these rules, or by an older cairn, holding every 
     expect(leakedSecrets(knowledge, shapes)).toEqual([]);
     expect(texts).toContain('[REDACTED:');
     // doctor now finds none; a second scrub changes nothing
-    const doctor = JSON.parse(cli(project, 'cairn', ['doctor', '--json']).stdout) as { checks: { name: string; status: string; detail: string }[] };
-    expect(doctor.checks.find((c) => c.name === 'secrets')).toEqual({ name: 'secrets', status: 'ok', detail: 'none in the committed logs' });
+    const doctor = JSON.parse(cli(project, 'cairn', ['doctor', '--json']).stdout) as {
+      checks: { name: string; status: string; detail: string }[];
+    };
+    expect(doctor.checks.find((c) => c.name === 'secrets')).toEqual({
+      name: 'secrets',
+      status: 'ok',
+      detail: 'none in the committed logs',
+    });
     const files = committedFiles(project).map((f) => readFileSync(f, 'utf8'));
     const again = cli(project, 'cairn', ['scrub']);
     expect(again.stderr).toContain('no secrets in the committed logs');
@@ -333,7 +493,13 @@ describe('a log written before these rules, or by an older cairn, holding every 
     const scrubbed = tempDir();
     cpSync(root, scrubbed, { recursive: true });
     expect(cli(scrubbed, 'cairn', ['scrub']).code).toBe(0);
-    for (const file of ['events.jsonl', 'memory/knowledge.jsonl', 'memory/knowledge.archive.jsonl', 'landings.jsonl', 'landing-patterns.json']) {
+    for (const file of [
+      'events.jsonl',
+      'memory/knowledge.jsonl',
+      'memory/knowledge.archive.jsonl',
+      'landings.jsonl',
+      'landing-patterns.json',
+    ]) {
       cpSync(join(scrubbed, '.cairn', file), join(clone, '.cairn', file)); // the pull
     }
     expect(cli(clone, 'cairn', ['list']).code).toBe(0);

@@ -31,11 +31,15 @@ function deliberation(items: string[]): string {
 }
 
 function storeDeliberation(dir: string, role: string, issue: string, items: string[], now = iso(0)): void {
-  const r = run('store-deliberation', ['--role', role, '--issue', issue, '--run', 'r1', '--project', PROJECT, '--strict'], {
-    cwd: dir,
-    input: deliberation(items),
-    env: { CAIRN_NOW: now },
-  });
+  const r = run(
+    'store-deliberation',
+    ['--role', role, '--issue', issue, '--run', 'r1', '--project', PROJECT, '--strict'],
+    {
+      cwd: dir,
+      input: deliberation(items),
+      env: { CAIRN_NOW: now },
+    },
+  );
   expect(r.code, r.stderr).toBe(0);
 }
 
@@ -59,17 +63,32 @@ function listJson(dir: string, args: string[] = [], env: Record<string, string> 
 }
 
 function eventTypes(dir: string): string[] {
-  return readFileSync(join(dir, '.cairn', 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).type);
+  return readFileSync(join(dir, '.cairn', 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l).type);
 }
 
 const state = (over: Partial<ScoredState & { ignore_count: number }>): ScoredState & { ignore_count: number } => ({
-  role: 'auditor', category: 'observation', held: 1, untested: 0, ignore_count: 0, ignore_weight: 0, reinforcement_count: 0,
-  lifecycle: 'observed', last_used: T0, labels: [], files: [], phases: [], ...over,
+  role: 'auditor',
+  category: 'observation',
+  held: 1,
+  untested: 0,
+  ignore_count: 0,
+  ignore_weight: 0,
+  reinforcement_count: 0,
+  lifecycle: 'observed',
+  last_used: T0,
+  labels: [],
+  files: [],
+  phases: [],
+  ...over,
 });
 
 describe('autoDeprecationReason', () => {
   const now = T0 + 45 * DAY_MS;
-  const reasonFor = (over: Partial<ScoredState & { ignore_count: number }>) => autoDeprecationReason(state(over), now, DEFAULT_PRIOR);
+  const reasonFor = (over: Partial<ScoredState & { ignore_count: number }>) =>
+    autoDeprecationReason(state(over), now, DEFAULT_PRIOR);
 
   it('deprecates a stale pattern: base under 0.05 and unused for 30 days or more, naming the rule and its numbers', () => {
     expect(reasonFor({})).toMatch(/^auto: stale: score 0\.02\d+ < 0\.05 and unused for 45 days/); // 2/3 × exp(-45/14) ≈ 0.027
@@ -87,7 +106,9 @@ describe('autoDeprecationReason', () => {
       'auto: dismissed: ignored 3x (≥ 3), 14 % of its recent tested evidence held up (< 20 %)',
     );
     // neither the prior of the ranking nor untested credit plays a part: 0 of 3 is 0, not (0.5 + 1) / (3.5 + 2)
-    expect(reasonFor({ held: 0, untested: 9, ignore_count: 3, ignore_weight: 3, last_used: now })).toMatch(/, 0 % of its recent tested evidence/);
+    expect(reasonFor({ held: 0, untested: 9, ignore_count: 3, ignore_weight: 3, last_used: now })).toMatch(
+      /, 0 % of its recent tested evidence/,
+    );
   });
 
   it('keeps a dismissed pattern with too few ignores or a rate of 0.2 or more', () => {
@@ -96,7 +117,9 @@ describe('autoDeprecationReason', () => {
   });
 
   it('names both rules when both apply', () => {
-    expect(reasonFor({ held: 0, ignore_count: 5, ignore_weight: 5 })).toMatch(/^auto: stale: .*; dismissed: ignored 5x/);
+    expect(reasonFor({ held: 0, ignore_count: 5, ignore_weight: 5 })).toMatch(
+      /^auto: stale: .*; dismissed: ignored 5x/,
+    );
   });
 
   it('never touches an active or an already deprecated pattern', () => {
@@ -109,11 +132,15 @@ describe('autoDeprecationReason', () => {
 describe('cairn promote and deprecate', () => {
   it('observation alone never reaches active; promote needs --by and --reason and records who and why', () => {
     const dir = tempProject();
-    for (const [i, issue] of ['LED-1', 'LED-2', 'LED-3', 'LED-4', 'LED-5'].entries()) storeDeliberation(dir, 'auditor', issue, [MAN_PAGE], iso(i));
+    for (const [i, issue] of ['LED-1', 'LED-2', 'LED-3', 'LED-4', 'LED-5'].entries())
+      storeDeliberation(dir, 'auditor', issue, [MAN_PAGE], iso(i));
     const id = patternId(PROJECT, 'auditor', MAN_PAGE);
     expect(listJson(dir)[0]).toMatchObject({ id, lifecycle: 'verified' });
 
-    for (const args of [['--by', 'alice'], ['--reason', 'keeps catching docs gaps']]) {
+    for (const args of [
+      ['--by', 'alice'],
+      ['--reason', 'keeps catching docs gaps'],
+    ]) {
       const missing = cairn(dir, ['promote', id, ...args]);
       expect(missing.code).toBe(0); // fail open
       expect(missing.stderr).toMatch(/^cairn promote: skipped \(pipeline continues\): --(by|reason) is required/);
@@ -121,12 +148,34 @@ describe('cairn promote and deprecate', () => {
     }
     expect(listJson(dir)[0].lifecycle).toBe('verified');
 
-    const r = cairn(dir, ['promote', id.slice(0, 7), '--by', 'alice', '--reason', 'keeps catching docs gaps', '--json', '--strict']);
+    const r = cairn(dir, [
+      'promote',
+      id.slice(0, 7),
+      '--by',
+      'alice',
+      '--reason',
+      'keeps catching docs gaps',
+      '--json',
+      '--strict',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ id, lifecycle: 'active', changed: true });
-    expect(listJson(dir)[0]).toMatchObject({ id, lifecycle: 'active', promoted_by: 'alice', reason: 'keeps catching docs gaps' });
-    const events = readFileSync(join(dir, '.cairn', 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(events.at(-1)).toMatchObject({ type: 'pattern.promoted', pattern: id, by: 'alice', reason: 'keeps catching docs gaps' });
+    expect(listJson(dir)[0]).toMatchObject({
+      id,
+      lifecycle: 'active',
+      promoted_by: 'alice',
+      reason: 'keeps catching docs gaps',
+    });
+    const events = readFileSync(join(dir, '.cairn', 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(events.at(-1)).toMatchObject({
+      type: 'pattern.promoted',
+      pattern: id,
+      by: 'alice',
+      reason: 'keeps catching docs gaps',
+    });
 
     const explain = cairn(dir, ['explain', id, '--strict']);
     expect(explain.stdout).toContain('active');
@@ -144,7 +193,11 @@ describe('cairn promote and deprecate', () => {
   it('deprecate hides a pattern from format-patterns and list; only promote brings it back', () => {
     const dir = tempProject();
     storeDeliberation(dir, 'auditor', 'LED-1', [MAN_PAGE, TEST_FILE]);
-    const block = () => run('format-patterns', ['--role', 'auditor', '--project', PROJECT, '--strict'], { cwd: dir, env: { CAIRN_NOW: iso(1) } }).stdout;
+    const block = () =>
+      run('format-patterns', ['--role', 'auditor', '--project', PROJECT, '--strict'], {
+        cwd: dir,
+        env: { CAIRN_NOW: iso(1) },
+      }).stdout;
     expect(block()).toContain(MAN_PAGE);
 
     const r = cairn(dir, ['deprecate', `  ${MAN_PAGE.toUpperCase()}.`, '--reason', 'we have no man page']); // exact text, normalised
@@ -153,13 +206,17 @@ describe('cairn promote and deprecate', () => {
     expect(block()).not.toContain(MAN_PAGE);
     expect(block()).toContain(TEST_FILE);
     expect(listJson(dir).map((p) => p.text)).toEqual([TEST_FILE]);
-    expect(listJson(dir, ['--state', 'deprecated'])).toMatchObject([{ text: MAN_PAGE, lifecycle: 'deprecated', reason: 'we have no man page' }]);
+    expect(listJson(dir, ['--state', 'deprecated'])).toMatchObject([
+      { text: MAN_PAGE, lifecycle: 'deprecated', reason: 'we have no man page' },
+    ]);
     expect(eventTypes(dir).at(-1)).toBe('pattern.deprecated');
 
     expect(cairn(dir, ['deprecate', MAN_PAGE, '--reason', 'twice']).stderr).toContain('already deprecated');
     expect(cairn(dir, ['deprecate', MAN_PAGE, '--strict']).code).toBe(2); // --reason is required
 
-    expect(cairn(dir, ['promote', MAN_PAGE, '--by', 'carol', '--reason', 'we wrote one after all', '--strict']).code).toBe(0);
+    expect(
+      cairn(dir, ['promote', MAN_PAGE, '--by', 'carol', '--reason', 'we wrote one after all', '--strict']).code,
+    ).toBe(0);
     expect(block()).toContain(MAN_PAGE);
   });
 
@@ -170,11 +227,15 @@ describe('cairn promote and deprecate', () => {
     const before = eventTypes(dir).length;
     const fuzzy = cairn(dir, ['deprecate', 'Plans must name the reviewer', '--reason', 'x', '--strict']);
     expect(fuzzy.code).toBe(1);
-    expect(fuzzy.stderr).toMatch(/no pattern matches 'Plans must name the reviewer' by id or exact text, nothing changed \(closest: p[0-9a-f]+: Plans must name the test file/);
+    expect(fuzzy.stderr).toMatch(
+      /no pattern matches 'Plans must name the reviewer' by id or exact text, nothing changed \(closest: p[0-9a-f]+: Plans must name the test file/,
+    );
     // the same text in two roles: both listed, neither changed
     const twice = cairn(dir, ['deprecate', TEST_FILE, '--reason', 'x', '--strict']);
     expect(twice.code).toBe(2);
-    expect(twice.stderr).toContain(`is the text of 2 patterns, nothing changed; name one by id: ${patternId(PROJECT, 'auditor', TEST_FILE)} (auditor)`);
+    expect(twice.stderr).toContain(
+      `is the text of 2 patterns, nothing changed; name one by id: ${patternId(PROJECT, 'auditor', TEST_FILE)} (auditor)`,
+    );
     expect(twice.stderr).toContain(`${patternId(PROJECT, 'judge', TEST_FILE)} (judge)`);
     expect(eventTypes(dir).length).toBe(before);
     expect(listJson(dir).every((p) => p.lifecycle !== 'deprecated')).toBe(true);
@@ -185,8 +246,12 @@ describe('cairn promote and deprecate', () => {
     storeDeliberation(dir, 'auditor', 'LED-1', [MAN_PAGE]);
     const r = cairn(dir, ['promote', 'quantum flux capacitor alignment', '--by', 'a', '--reason', 'b']);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/^cairn promote: skipped \(pipeline continues\): no pattern matches 'quantum flux capacitor alignment' by id or exact text, nothing changed/);
-    expect(cairn(dir, ['promote', 'quantum flux capacitor alignment', '--by', 'a', '--reason', 'b', '--strict']).code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^cairn promote: skipped \(pipeline continues\): no pattern matches 'quantum flux capacitor alignment' by id or exact text, nothing changed/,
+    );
+    expect(
+      cairn(dir, ['promote', 'quantum flux capacitor alignment', '--by', 'a', '--reason', 'b', '--strict']).code,
+    ).toBe(1);
   });
 });
 
@@ -195,22 +260,52 @@ describe('cairn maintain', () => {
   function seed(): { dir: string; ids: Record<string, string> } {
     const dir = tempProject();
     const store = openTestStore(dir, PROJECT);
-    const texts = { stale: SESSIONS, dismissed: MAN_PAGE, fresh: TEST_FILE, active: 'Plans must say how the migration is rolled back' };
+    const texts = {
+      stale: SESSIONS,
+      dismissed: MAN_PAGE,
+      fresh: TEST_FILE,
+      active: 'Plans must say how the migration is rolled back',
+    };
     const ids = Object.fromEntries(Object.entries(texts).map(([k, t]) => [k, patternId(PROJECT, 'auditor', t)]));
     const observe = (text: string, category: Category) => ({
-      type: 'pattern.observed' as const, pattern: patternId(PROJECT, 'auditor', text), role: 'auditor', text, category, phase: 'plan',
-      labels: [], files: [], deliberation: 'd1', issue: 'LED-1', run: 'r1',
+      type: 'pattern.observed' as const,
+      pattern: patternId(PROJECT, 'auditor', text),
+      role: 'auditor',
+      text,
+      category,
+      phase: 'plan',
+      labels: [],
+      files: [],
+      deliberation: 'd1',
+      issue: 'LED-1',
+      run: 'r1',
     });
     // one dismissal per run: a second one in the same run would not count
-    const ignore = (pattern: string, run: string) => ({ type: 'pattern.ignored' as const, pattern, role: 'auditor', weight: 1, finding: 'A1', retract: true, issue: 'LED-1', run });
+    const ignore = (pattern: string, run: string) => ({
+      type: 'pattern.ignored' as const,
+      pattern,
+      role: 'auditor',
+      weight: 1,
+      finding: 'A1',
+      retract: true,
+      issue: 'LED-1',
+      run,
+    });
     const previous = process.env.CAIRN_NOW;
     try {
       process.env.CAIRN_NOW = iso(0);
       appendEvents(store, [observe(texts.stale, 'observation')]);
       process.env.CAIRN_NOW = iso(44);
-      appendEvents(store, [observe(texts.dismissed, 'rule'), observe(texts.fresh, 'rule'), observe(texts.active, 'rule')]);
+      appendEvents(store, [
+        observe(texts.dismissed, 'rule'),
+        observe(texts.fresh, 'rule'),
+        observe(texts.active, 'rule'),
+      ]);
       appendEvents(store, [{ type: 'pattern.promoted', pattern: ids.active, by: 'dana', reason: 'rollbacks matter' }]);
-      appendEvents(store, [ids.dismissed, ids.active].flatMap((id) => [ignore(id, 'r1'), ignore(id, 'r2'), ignore(id, 'r3')]));
+      appendEvents(
+        store,
+        [ids.dismissed, ids.active].flatMap((id) => [ignore(id, 'r1'), ignore(id, 'r2'), ignore(id, 'r3')]),
+      );
     } finally {
       if (previous === undefined) delete process.env.CAIRN_NOW;
       else process.env.CAIRN_NOW = previous;
@@ -225,7 +320,10 @@ describe('cairn maintain', () => {
     const { dir, ids } = seed();
     const r = cairn(dir, ['maintain', '--json', '--strict'], NOW);
     expect(r.code, r.stderr).toBe(0);
-    const { dry_run, deprecated } = JSON.parse(r.stdout) as { dry_run: boolean; deprecated: { id: string; reason: string }[] };
+    const { dry_run, deprecated } = JSON.parse(r.stdout) as {
+      dry_run: boolean;
+      deprecated: { id: string; reason: string }[];
+    };
     expect(dry_run).toBe(false);
     const byId = Object.fromEntries(deprecated.map((d) => [d.id, d.reason]));
     expect(Object.keys(byId).sort()).toEqual([ids.stale, ids.dismissed].sort());
@@ -235,8 +333,15 @@ describe('cairn maintain', () => {
     const deprecatedNow = listJson(dir, ['--state', 'deprecated'], NOW);
     expect(deprecatedNow.map((p) => p.id).sort()).toEqual([ids.stale, ids.dismissed].sort());
     expect(deprecatedNow.every((p) => p.reason?.startsWith('auto: '))).toBe(true);
-    expect(listJson(dir, [], NOW).map((p) => p.id).sort()).toEqual([ids.fresh, ids.active].sort());
-    const events = readFileSync(join(dir, '.cairn', 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(
+      listJson(dir, [], NOW)
+        .map((p) => p.id)
+        .sort(),
+    ).toEqual([ids.fresh, ids.active].sort());
+    const events = readFileSync(join(dir, '.cairn', 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(events.filter((e) => e.type === 'pattern.deprecated').every((e) => e.auto === true)).toBe(true);
 
     const before = eventTypes(dir).length;
@@ -249,9 +354,15 @@ describe('cairn maintain', () => {
     const { dir, ids } = seed();
     const pkg = packageWithBrokenModules(['tiktoken']);
     try {
-      const r = run('cairn', ['maintain', '--json', '--strict', '--project', PROJECT], { cwd: dir, env: NOW, entry: join(pkg, 'bin', 'cairn.js') });
+      const r = run('cairn', ['maintain', '--json', '--strict', '--project', PROJECT], {
+        cwd: dir,
+        env: NOW,
+        entry: join(pkg, 'bin', 'cairn.js'),
+      });
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).toMatch(/^cairn maintain: no line's tokens counted: tiktoken is not loadable .*; format-patterns fits uncounted lines by their byte length$/m);
+      expect(r.stderr).toMatch(
+        /^cairn maintain: no line's tokens counted: tiktoken is not loadable .*; format-patterns fits uncounted lines by their byte length$/m,
+      );
       const out = JSON.parse(r.stdout) as { deprecated: { id: string }[]; counted: number };
       expect(out.deprecated.map((d) => d.id).sort()).toEqual([ids.stale, ids.dismissed].sort());
       expect(out.counted).toBe(0);
@@ -260,7 +371,10 @@ describe('cairn maintain', () => {
     }
     // doctor sees the nightly run done
     const doctor = JSON.parse(run('cairn', ['doctor', '--json', '--project', PROJECT], { cwd: dir, env: NOW }).stdout);
-    expect(doctor.checks.find((c: { name: string }) => c.name === 'maintenance')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^cairn maintain last ran \d{4}-/) });
+    expect(doctor.checks.find((c: { name: string }) => c.name === 'maintenance')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/^cairn maintain last ran \d{4}-/),
+    });
   });
 
   it('--dry-run lists the same patterns and writes nothing', () => {
@@ -278,17 +392,32 @@ describe('cairn maintain', () => {
     expect(listJson(dir, ['--state', 'deprecated'], NOW)).toEqual([]);
   });
 
-  it('packs the term index\'s long posting lists once; a writer still finds near-duplicates through them; cairn rebuild packs them again', () => {
+  it("packs the term index's long posting lists once; a writer still finds near-duplicates through them; cairn rebuild packs them again", () => {
     const dir = tempProject();
     const store = openTestStore(dir, PROJECT);
     // 300 patterns that all hold "endpoint" and "document": lists long enough to pack
-    const texts = Array.from({ length: 300 }, (_, i) => `Every endpoint of service ${i} must document its error codes in runbook ${i * 7}`);
+    const texts = Array.from(
+      { length: 300 },
+      (_, i) => `Every endpoint of service ${i} must document its error codes in runbook ${i * 7}`,
+    );
     try {
       process.env.CAIRN_NOW = iso(0);
-      appendEvents(store, texts.map((text) => ({
-        type: 'pattern.observed' as const, pattern: patternId(PROJECT, 'auditor', text), role: 'auditor', text, category: 'rule' as const,
-        phase: 'plan', labels: [], files: [], deliberation: 'd1', issue: 'LED-1', run: 'r1',
-      })));
+      appendEvents(
+        store,
+        texts.map((text) => ({
+          type: 'pattern.observed' as const,
+          pattern: patternId(PROJECT, 'auditor', text),
+          role: 'auditor',
+          text,
+          category: 'rule' as const,
+          phase: 'plan',
+          labels: [],
+          files: [],
+          deliberation: 'd1',
+          issue: 'LED-1',
+          run: 'r1',
+        })),
+      );
     } finally {
       delete process.env.CAIRN_NOW;
       store.close();
@@ -307,13 +436,19 @@ describe('cairn maintain', () => {
     expect(packed()).toBe(JSON.parse(first.stdout).packed);
     expect(JSON.parse(cairn(dir, ['maintain', '--json', '--strict'], NOW).stdout).packed).toBe(0);
 
-    const near = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-2', '--run', 'r1', '--project', PROJECT, '--strict', '--json'], {
-      cwd: dir,
-      input: deliberation(['Every endpoint of service 17 must document its error codes in runbook 119 too']),
-      env: NOW,
-    });
+    const near = run(
+      'store-deliberation',
+      ['--role', 'auditor', '--issue', 'LED-2', '--run', 'r1', '--project', PROJECT, '--strict', '--json'],
+      {
+        cwd: dir,
+        input: deliberation(['Every endpoint of service 17 must document its error codes in runbook 119 too']),
+        env: NOW,
+      },
+    );
     expect(near.code, near.stderr).toBe(0);
-    expect(JSON.parse(near.stdout).patterns).toEqual([expect.objectContaining({ id: patternId(PROJECT, 'auditor', texts[17]), status: 'merged' })]);
+    expect(JSON.parse(near.stdout).patterns).toEqual([
+      expect.objectContaining({ id: patternId(PROJECT, 'auditor', texts[17]), status: 'merged' }),
+    ]);
 
     // a replay empties them; a rebuild of an index this small packs them again at once
     const rebuilt = cairn(dir, ['rebuild', '--json', '--strict']);
@@ -337,7 +472,9 @@ describe('cairn list', () => {
     const dir = tempProject();
     storeDeliberation(dir, 'auditor', 'LED-1', [MAN_PAGE, SESSIONS]);
     storeDeliberation(dir, 'auditor', 'LED-2', [MAN_PAGE]);
-    storeDeliberation(dir, 'judge', 'LED-1', ['Diffs that change a public output shape must update the contract test in the same commit']);
+    storeDeliberation(dir, 'judge', 'LED-1', [
+      'Diffs that change a public output shape must update the contract test in the same commit',
+    ]);
     const regressed = patternId(PROJECT, 'auditor', SESSIONS);
     const store = openTestStore(dir, PROJECT);
     appendEvents(store, [{ type: 'pattern.regressed', pattern: regressed, finding: 'J1', issue: 'LED-1', run: 'r1' }]);

@@ -12,13 +12,17 @@ import { packageWithBrokenModules, run, tempProject } from './helpers.js';
 const pkg = packageWithBrokenModules([]);
 afterAll(() => rmSync(pkg, { recursive: true, force: true }));
 const cacheOf = (name: string) => join(pkg, 'dist', 'bin', 'cache', `${name}.bin`);
-const recall = (root: string) => run('cairn', ['recall', '--recent', '1'], { cwd: root, entry: join(pkg, 'bin', 'cairn.js') });
+const recall = (root: string) =>
+  run('cairn', ['recall', '--recent', '1'], { cwd: root, entry: join(pkg, 'bin', 'cairn.js') });
 
 /** Does V8 take this cache for the bundle as it is now? */
 function accepted(name: string): boolean {
   const Module = createRequire(import.meta.url)('node:module') as { wrap(source: string): string };
   const file = join(pkg, 'dist', 'bin', `${name}.cjs`);
-  return !new Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file, cachedData: readFileSync(cacheOf(name)) }).cachedDataRejected;
+  return !new Script(Module.wrap(readFileSync(file, 'utf8')), {
+    filename: file,
+    cachedData: readFileSync(cacheOf(name)),
+  }).cachedDataRejected;
 }
 
 describe('the code cache of the bundles', () => {

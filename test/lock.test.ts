@@ -1,6 +1,15 @@
 import { describe, it, expect } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, lutimesSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  lutimesSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { acquireLock } from '../lib/io/lock.js';
@@ -40,7 +49,9 @@ describe('acquireLock for a command a person runs (no deadline)', () => {
     const held = target();
     writeFileSync(`${held}.lock`, `${process.pid} ${hostname()} ${Date.now()}\n`);
     const started = Date.now();
-    expect(() => acquireLock(held, person())).toThrow(new RegExp(`is held by another process \\(pid ${process.pid} on .*; gave up after \\d+ ms`));
+    expect(() => acquireLock(held, person())).toThrow(
+      new RegExp(`is held by another process \\(pid ${process.pid} on .*; gave up after \\d+ ms`),
+    );
     expect(Date.now() - started).toBeLessThan(3000); // 0.8 s of waiting, not the 10 s of maintenance
     const torn = target();
     writeFileSync(`${torn}.lock`, ''); // its holder died between creating and writing it
@@ -62,7 +73,9 @@ describe('acquireLock', () => {
     const path = target();
     mkdirSync(`${path}.lock`);
     const { err, ms } = giveUp(path);
-    expect(err.message).toMatch(/^lock .*events\.jsonl\.lock is a directory, not a cairn lock \(a `mkdir` lock\?\); gave up after \d+ ms$/);
+    expect(err.message).toMatch(
+      /^lock .*events\.jsonl\.lock is a directory, not a cairn lock \(a `mkdir` lock\?\); gave up after \d+ ms$/,
+    );
     expect(ms).toBeLessThan(2000);
     expect(lstatSync(`${path}.lock`).isDirectory()).toBe(true); // a fresh one is someone's: left alone
   });
@@ -76,7 +89,9 @@ describe('acquireLock', () => {
     mkdirSync(`${path}.lock`);
     writeFileSync(join(`${path}.lock`, 'owner'), 'a script\n');
     age(`${path}.lock`, 10);
-    expect(giveUp(path).err.message).toMatch(/is a directory, not a cairn lock \(a `mkdir` lock\? it is not empty and is never removed\)/);
+    expect(giveUp(path).err.message).toMatch(
+      /is a directory, not a cairn lock \(a `mkdir` lock\? it is not empty and is never removed\)/,
+    );
     expect(readFileSync(join(`${path}.lock`, 'owner'), 'utf8')).toBe('a script\n');
   });
 
@@ -85,7 +100,9 @@ describe('acquireLock', () => {
     const nowhere = join(path, '..', 'nowhere');
     symlinkSync(nowhere, `${path}.lock`);
     const { err, ms } = giveUp(path);
-    expect(err.message).toMatch(/is a symbolic link, not a cairn lock \(remove it if no process uses it\); gave up after/);
+    expect(err.message).toMatch(
+      /is a symbolic link, not a cairn lock \(remove it if no process uses it\); gave up after/,
+    );
     expect(ms).toBeLessThan(2000);
     expect(existsSync(nowhere)).toBe(false);
   });
@@ -104,12 +121,16 @@ describe('acquireLock', () => {
   it('a lock file that is not cairn’s is described by what it holds, not as a pid', () => {
     const path = target();
     writeFileSync(`${path}.lock`, 'garbage');
-    expect(giveUp(path).err.message).toMatch(/lock .*events\.jsonl\.lock holds "garbage", not a cairn lock; gave up after/);
+    expect(giveUp(path).err.message).toMatch(
+      /lock .*events\.jsonl\.lock holds "garbage", not a cairn lock; gave up after/,
+    );
   });
 
   it('a lock left by a process that died on this host is broken at once', () => {
     const path = target();
-    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+      encoding: 'utf8',
+    }).stdout;
     writeFileSync(`${path}.lock`, `${dead} ${hostname()} ${Date.now()}\n`);
     acquireLock(path, new Deadline(1000)).release();
     expect(existsSync(`${path}.lock`)).toBe(false);

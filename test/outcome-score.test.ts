@@ -35,7 +35,9 @@ type Role = keyof typeof TEXT;
 /** A role's deliberation in LED-7 that lists (echoes) these texts and, unless `raise` is false, raises a finding applying each. */
 function echo(s: Store, role: Role, runId: string, texts: string[], raise = true): void {
   const findings = raise ? texts.map((summary, i) => ({ id: `F${i + 1}`, summary })) : [];
-  const verdict = findings.length ? `\n<!-- jkz:verdict-json ${JSON.stringify({ verdict: 'FAIL', issues: findings, must_fix: [], false_positives: [] })} -->\n` : '';
+  const verdict = findings.length
+    ? `\n<!-- jkz:verdict-json ${JSON.stringify({ verdict: 'FAIL', issues: findings, must_fix: [], false_positives: [] })} -->\n`
+    : '';
   const text = `## Accumulated Patterns\n${texts.map((t) => `- ${t}`).join('\n')}\n${verdict}`;
   storeDeliberation(s, { text, role, issue: 'LED-7', run: runId, phase: null, iteration: 1, labels: [], files: [] });
 }
@@ -49,15 +51,40 @@ function project(opts: { deprecate?: Role[] } = {}): { root: string; ids: Record
   const s = openTestStore(root);
   process.env.CAIRN_NOW = iso(0);
   for (const role of Object.keys(TEXT) as Role[]) {
-    storeDeliberation(s, { text: `## Accumulated Patterns\n- ${TEXT[role]}\n`, role, issue: 'LED-6', run: 'r1', phase: null, iteration: 1, labels: [], files: [] });
+    storeDeliberation(s, {
+      text: `## Accumulated Patterns\n- ${TEXT[role]}\n`,
+      role,
+      issue: 'LED-6',
+      run: 'r1',
+      phase: null,
+      iteration: 1,
+      labels: [],
+      files: [],
+    });
   }
-  const ids = Object.fromEntries((Object.keys(TEXT) as Role[]).map((r) => [r, patternId(s.project, r, TEXT[r])])) as Record<Role, string>;
-  for (const role of opts.deprecate ?? []) appendEvents(s, [{ type: 'pattern.deprecated', pattern: ids[role], reason: 'test', auto: false }]);
+  const ids = Object.fromEntries(
+    (Object.keys(TEXT) as Role[]).map((r) => [r, patternId(s.project, r, TEXT[r])]),
+  ) as Record<Role, string>;
+  for (const role of opts.deprecate ?? [])
+    appendEvents(s, [{ type: 'pattern.deprecated', pattern: ids[role], reason: 'test', auto: false }]);
   process.env.CAIRN_NOW = iso(1);
   // r1: the auditor's block twice (auditor + sentinel, via cross-role), the lens's and the inspector's
   // blocks once each (lens + inspector, the validator kind). r2: the auditor's block only.
-  for (const [role, runId] of [['auditor', 'r1'], ['auditor', 'r1'], ['lens', 'r1'], ['auditor', 'r2']] as const) {
-    const result = formatPatterns(s, { role, issue: 'LED-7', run: runId, labels: [], files: [], phase: null, exactTokens: false });
+  for (const [role, runId] of [
+    ['auditor', 'r1'],
+    ['auditor', 'r1'],
+    ['lens', 'r1'],
+    ['auditor', 'r2'],
+  ] as const) {
+    const result = formatPatterns(s, {
+      role,
+      issue: 'LED-7',
+      run: runId,
+      labels: [],
+      files: [],
+      phase: null,
+      exactTokens: false,
+    });
     recordInjection(s, result, 'LED-7', runId);
   }
   echo(s, 'auditor', 'r1', [TEXT.auditor, TEXT.sentinel]);
@@ -80,8 +107,14 @@ function state(root: string): Record<string, Pick<Pattern, 'success_count' | 'ig
 
 const log = (root: string) => readFileSync(`${root}/.cairn/events.jsonl`);
 const outcomeEvents = (root: string) =>
-  log(root).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.type === 'pattern.outcome');
-const score = (root: string, args: string[], day = 2) => run('outcome-score', args, { cwd: root, env: { CAIRN_NOW: iso(day) } });
+  log(root)
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === 'pattern.outcome');
+const score = (root: string, args: string[], day = 2) =>
+  run('outcome-score', args, { cwd: root, env: { CAIRN_NOW: iso(day) } });
 const fresh = { success_count: 1, ignore_count: 0, ignore_weight: 0 };
 
 describe('grading the patterns applied in an issue/run', () => {
@@ -109,7 +142,9 @@ describe('grading the patterns applied in an issue/run', () => {
       lens: { ...fresh, success_count: 2 },
       scribe: fresh,
     });
-    expect(outcomeEvents(root)).toEqual([expect.objectContaining({ ts: iso(2), issue: 'LED-7', run: 'r1', result: 'pass', patterns: report.patterns })]);
+    expect(outcomeEvents(root)).toEqual([
+      expect.objectContaining({ ts: iso(2), issue: 'LED-7', run: 'r1', result: 'pass', patterns: report.patterns }),
+    ]);
   });
 
   it('leaves out a pattern injected but never applied: it shaped nothing', () => {
@@ -118,22 +153,56 @@ describe('grading the patterns applied in an issue/run', () => {
     process.env.CAIRN_NOW = iso(0);
     echo(s, 'auditor', 'r0', [TEXT.auditor, 'Webhooks must carry an idempotency key']);
     process.env.CAIRN_NOW = iso(1);
-    recordInjection(s, formatPatterns(s, { role: 'auditor', issue: 'LED-7', run: 'r1', labels: [], files: [], phase: null, exactTokens: false }), 'LED-7', 'r1');
+    recordInjection(
+      s,
+      formatPatterns(s, {
+        role: 'auditor',
+        issue: 'LED-7',
+        run: 'r1',
+        labels: [],
+        files: [],
+        phase: null,
+        exactTokens: false,
+      }),
+      'LED-7',
+      'r1',
+    );
     echo(s, 'auditor', 'r1', [TEXT.auditor]); // the idempotency pattern was in the block, and ignored
     s.close();
     const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--json']).stdout);
     const after = openTestStore(root);
-    expect(report.patterns).toEqual([{ pattern: patternId(after.project, 'auditor', TEXT.auditor), weight: 1, tested: true, credit: 1 }]);
-    expect(getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', 'Webhooks must carry an idempotency key'))).toMatchObject({ success_count: 1 });
+    expect(report.patterns).toEqual([
+      { pattern: patternId(after.project, 'auditor', TEXT.auditor), weight: 1, tested: true, credit: 1 },
+    ]);
+    expect(
+      getPattern(
+        patternDb(after),
+        after.project,
+        patternId(after.project, 'auditor', 'Webhooks must carry an idempotency key'),
+      ),
+    ).toMatchObject({ success_count: 1 });
   });
 
   it('leaves out a pattern dismissed as a false positive in that run: the pass did not vindicate it', () => {
     const { root, ids } = project();
     const s = openTestStore(root);
-    appendEvents(s, [{ type: 'pattern.ignored', pattern: ids.auditor, role: 'auditor', weight: 1, finding: 'A1', retract: false, issue: 'LED-7', run: 'r1' }]);
+    appendEvents(s, [
+      {
+        type: 'pattern.ignored',
+        pattern: ids.auditor,
+        role: 'auditor',
+        weight: 1,
+        finding: 'A1',
+        retract: false,
+        issue: 'LED-7',
+        run: 'r1',
+      },
+    ]);
     s.close();
     const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--json']).stdout);
-    expect(report.patterns.map((p: { pattern: string }) => p.pattern).sort()).toEqual([ids.sentinel, ids.inspector, ids.lens].sort());
+    expect(report.patterns.map((p: { pattern: string }) => p.pattern).sort()).toEqual(
+      [ids.sentinel, ids.inspector, ids.lens].sort(),
+    );
     expect(state(root).auditor).toEqual({ success_count: 1, ignore_count: 1, ignore_weight: 1 });
   });
 
@@ -159,7 +228,14 @@ describe('grading the patterns applied in an issue/run', () => {
       const r = score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', result, '--json'], 3);
       expect(r.code).toBe(0);
       expect(r.stderr).toBe("cairn outcome-score: LED-7/r1 was already graded 'pass'; nothing changed\n");
-      expect(JSON.parse(r.stdout)).toEqual({ issue: 'LED-7', run: 'r1', result, applied: false, previous: 'pass', patterns: [] });
+      expect(JSON.parse(r.stdout)).toEqual({
+        issue: 'LED-7',
+        run: 'r1',
+        result,
+        applied: false,
+        previous: 'pass',
+        patterns: [],
+      });
       expect(log(root)).toEqual(before);
       expect(state(root)).toEqual(graded);
     }
@@ -195,16 +271,37 @@ describe('grading the patterns applied in an issue/run', () => {
     const s = openTestStore(root);
     process.env.CAIRN_NOW = iso(0);
     echo(s, 'auditor', 'r0', [TEXT.auditor], false);
-    for (const [runId, result] of [['r1', 'pass'], ['r2', 'fail'], ['r3', 'fail']] as const) {
-      recordInjection(s, formatPatterns(s, { role: 'auditor', issue: 'LED-7', run: runId, labels: [], files: [], phase: null, exactTokens: false }), 'LED-7', runId);
+    for (const [runId, result] of [
+      ['r1', 'pass'],
+      ['r2', 'fail'],
+      ['r3', 'fail'],
+    ] as const) {
+      recordInjection(
+        s,
+        formatPatterns(s, {
+          role: 'auditor',
+          issue: 'LED-7',
+          run: runId,
+          labels: [],
+          files: [],
+          phase: null,
+          exactTokens: false,
+        }),
+        'LED-7',
+        runId,
+      );
       echo(s, 'auditor', runId, [TEXT.auditor], false);
       s.close();
       const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', runId, '--result', result, '--json']).stdout);
-      expect(report.patterns).toEqual([{ pattern: patternId(s.project, 'auditor', TEXT.auditor), weight: 1, tested: false }]);
+      expect(report.patterns).toEqual([
+        { pattern: patternId(s.project, 'auditor', TEXT.auditor), weight: 1, tested: false },
+      ]);
     }
     const after = openTestStore(root);
     // first sight + the pass, then the two fails take one each back; never tested, never penalised
-    expect(getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', TEXT.auditor))).toMatchObject({ success_count: 2, untested: 0, held: 0, ignore_weight: 0 });
+    expect(
+      getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', TEXT.auditor)),
+    ).toMatchObject({ success_count: 2, untested: 0, held: 0, ignore_weight: 0 });
   });
 
   it('leaves a pattern a validator judged in the run to that verdict: a run fails for what it missed, not for the defect its kept finding caught', () => {
@@ -226,9 +323,22 @@ describe('grading the patterns applied in an issue/run', () => {
     echo(s, 'auditor', 'r0', [TEXT.auditor], false);
     const credits: number[] = [];
     for (let k = 1; k <= 6; k++) {
-      recordInjection(s, formatPatterns(s, { role: 'auditor', issue: 'LED-7', run: `r${k}`, labels: [], files: [], phase: null, exactTokens: false }), 'LED-7', `r${k}`);
+      recordInjection(
+        s,
+        formatPatterns(s, {
+          role: 'auditor',
+          issue: 'LED-7',
+          run: `r${k}`,
+          labels: [],
+          files: [],
+          phase: null,
+          exactTokens: false,
+        }),
+        'LED-7',
+        `r${k}`,
+      );
       echo(s, 'auditor', `r${k}`, [TEXT.auditor]);
-      credits.push(...(scoreOutcome(s, 'LED-7', `r${k}`, 'pass').patterns.map((p) => p.credit ?? 0)));
+      credits.push(...scoreOutcome(s, 'LED-7', `r${k}`, 'pass').patterns.map((p) => p.credit ?? 0));
     }
     // twice the smoothed failure rate of the outcomes before: 2·1/2, 2·1/3, 2·1/4, …
     expect(credits).toEqual([1, 0.667, 0.5, 0.4, 0.333, 0.286]);
@@ -238,15 +348,48 @@ describe('grading the patterns applied in an issue/run', () => {
     const root = tempProject();
     const s = openTestStore(root);
     process.env.CAIRN_NOW = iso(0);
-    storeDeliberation(s, { text: `## Accumulated Patterns\n- ${TEXT.auditor}\n`, role: 'auditor', issue: 'LED-6', run: null, phase: null, iteration: null, labels: [], files: [] });
-    recordInjection(s, formatPatterns(s, { role: 'auditor', issue: 'LED-8', run: null, labels: [], files: [], phase: null, exactTokens: false }), 'LED-8', null);
-    storeDeliberation(s, { text: `## Accumulated Patterns\n- ${TEXT.auditor}\n`, role: 'auditor', issue: 'LED-8', run: null, phase: null, iteration: null, labels: [], files: [] });
+    storeDeliberation(s, {
+      text: `## Accumulated Patterns\n- ${TEXT.auditor}\n`,
+      role: 'auditor',
+      issue: 'LED-6',
+      run: null,
+      phase: null,
+      iteration: null,
+      labels: [],
+      files: [],
+    });
+    recordInjection(
+      s,
+      formatPatterns(s, {
+        role: 'auditor',
+        issue: 'LED-8',
+        run: null,
+        labels: [],
+        files: [],
+        phase: null,
+        exactTokens: false,
+      }),
+      'LED-8',
+      null,
+    );
+    storeDeliberation(s, {
+      text: `## Accumulated Patterns\n- ${TEXT.auditor}\n`,
+      role: 'auditor',
+      issue: 'LED-8',
+      run: null,
+      phase: null,
+      iteration: null,
+      labels: [],
+      files: [],
+    });
     s.close();
     const r = score(root, ['--issue', 'LED-8', '--result', 'pass', '--json']);
     expect(r.stderr).toBe('cairn outcome-score: LED-8 pass: 1 applied pattern(s) graded\n');
     expect(JSON.parse(r.stdout)).toMatchObject({ issue: 'LED-8', run: null, applied: true, patterns: [{ weight: 1 }] });
     const after = openTestStore(root);
-    expect(getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', TEXT.auditor))).toMatchObject({ success_count: 2 });
+    expect(
+      getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', TEXT.auditor)),
+    ).toMatchObject({ success_count: 2 });
   });
 
   it('--dry-run reports what would be graded and writes nothing; the real run afterwards still grades', () => {
@@ -277,10 +420,26 @@ describe('grading the patterns applied in an issue/run', () => {
 
 describe('usage errors', () => {
   const cases: [string, string[], RegExp][] = [
-    ['missing --issue', ['--run', 'r1', '--result', 'pass'], /^cairn outcome-score: skipped \(pipeline continues\): --issue is required/],
-    ['missing --result', ['--issue', 'LED-7', '--run', 'r1'], /^cairn outcome-score: skipped \(pipeline continues\): --result is required/],
-    ['a bad --result', ['--issue', 'LED-7', '--run', 'r1', '--result', 'maybe'], /^cairn outcome-score: skipped \(pipeline continues\): --result must be pass or fail, got 'maybe'/],
-    ['an unknown flag', ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--bogus'], /^cairn outcome-score: skipped \(pipeline continues\): unknown flag --bogus/],
+    [
+      'missing --issue',
+      ['--run', 'r1', '--result', 'pass'],
+      /^cairn outcome-score: skipped \(pipeline continues\): --issue is required/,
+    ],
+    [
+      'missing --result',
+      ['--issue', 'LED-7', '--run', 'r1'],
+      /^cairn outcome-score: skipped \(pipeline continues\): --result is required/,
+    ],
+    [
+      'a bad --result',
+      ['--issue', 'LED-7', '--run', 'r1', '--result', 'maybe'],
+      /^cairn outcome-score: skipped \(pipeline continues\): --result must be pass or fail, got 'maybe'/,
+    ],
+    [
+      'an unknown flag',
+      ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--bogus'],
+      /^cairn outcome-score: skipped \(pipeline continues\): unknown flag --bogus/,
+    ],
   ];
   for (const [name, args, message] of cases) {
     it(`${name}: one line on stderr, exit 0, nothing graded; exit 2 under --strict`, () => {
@@ -301,12 +460,42 @@ describe('a long grading', () => {
     const root = tempProject();
     const s = openTestStore(root);
     process.env.CAIRN_NOW = iso(0);
-    const items = Array.from({ length: 130 }, (_, i) => `- Handler alpha${i} must check field beta${i} against gamma${i} before commit`);
-    storeDeliberation(s, { text: `## Accumulated Patterns\n${items.join('\n')}\n`, role: 'auditor', issue: 'LED-8', run: 'r0', phase: null, iteration: 1, labels: [], files: [] });
+    const items = Array.from(
+      { length: 130 },
+      (_, i) => `- Handler alpha${i} must check field beta${i} against gamma${i} before commit`,
+    );
+    storeDeliberation(s, {
+      text: `## Accumulated Patterns\n${items.join('\n')}\n`,
+      role: 'auditor',
+      issue: 'LED-8',
+      run: 'r0',
+      phase: null,
+      iteration: 1,
+      labels: [],
+      files: [],
+    });
     process.env.CAIRN_NOW = iso(1);
-    const result = formatPatterns(s, { role: 'auditor', issue: 'LED-9', run: 'r1', labels: [], files: [], phase: null, budget: 100_000, exactTokens: false });
+    const result = formatPatterns(s, {
+      role: 'auditor',
+      issue: 'LED-9',
+      run: 'r1',
+      labels: [],
+      files: [],
+      phase: null,
+      budget: 100_000,
+      exactTokens: false,
+    });
     recordInjection(s, result, 'LED-9', 'r1');
-    storeDeliberation(s, { text: `## Accumulated Patterns\n${items.join('\n')}\n`, role: 'auditor', issue: 'LED-9', run: 'r1', phase: null, iteration: 1, labels: [], files: [] });
+    storeDeliberation(s, {
+      text: `## Accumulated Patterns\n${items.join('\n')}\n`,
+      role: 'auditor',
+      issue: 'LED-9',
+      run: 'r1',
+      phase: null,
+      iteration: 1,
+      labels: [],
+      files: [],
+    });
     s.close();
     expect(result.patterns.length).toBe(130); // every line fits: all 130 injected (in two events), and echoed
 
@@ -315,7 +504,8 @@ describe('a long grading', () => {
     const events = outcomeEvents(root);
     expect(events).toHaveLength(3); // 60 + 60 + 10
     expect(new Set(events.map((e) => e.grading)).size).toBe(1);
-    for (const line of log(root).toString('utf8').trim().split('\n')) expect(Buffer.byteLength(line)).toBeLessThan(4096);
+    for (const line of log(root).toString('utf8').trim().split('\n'))
+      expect(Buffer.byteLength(line)).toBeLessThan(4096);
     const after = openTestStore(root);
     const graded = result.patterns.map((p) => getPattern(patternDb(after), after.project, p.id)!.success_count);
     expect(graded.every((n) => n === 2)).toBe(true); // first sight + the pass, once
@@ -325,25 +515,36 @@ describe('a long grading', () => {
 });
 
 describe('a file that is not JSON is named with the place it breaks, never quoted (processes)', () => {
-  it('--report naming a password file: stderr, errors.log and the session start\'s degraded line hold none of it', () => {
+  it("--report naming a password file: stderr, errors.log and the session start's degraded line hold none of it", () => {
     const root = tempProject();
     const shadow = join(tempProject(), 'shadow');
     writeFileSync(shadow, 'root:$6$SAltSaLt$Xyzzy0123456789abcdef:19000:0:99999:7:::\n');
-    const r = run('outcome-score', ['--issue', 'LED-1', '--run', 'r1', '--result', 'pass', '--report', shadow], { cwd: root });
+    const r = run('outcome-score', ['--issue', 'LED-1', '--run', 'r1', '--result', 'pass', '--report', shadow], {
+      cwd: root,
+    });
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe(`cairn outcome-score: skipped (pipeline continues): the landing report (--report ${shadow}) is not valid JSON (line 1, column 1)\n`);
+    expect(r.stderr).toBe(
+      `cairn outcome-score: skipped (pipeline continues): the landing report (--report ${shadow}) is not valid JSON (line 1, column 1)\n`,
+    );
     const errors = readFileSync(join(root, '.cairn', 'cache', 'errors.log'), 'utf8');
-    const recall = run('auto-recall', ['--format', 'text'], { cwd: root, input: JSON.stringify({ hook_event_name: 'SessionStart', cwd: root, source: 'startup' }) });
+    const recall = run('auto-recall', ['--format', 'text'], {
+      cwd: root,
+      input: JSON.stringify({ hook_event_name: 'SessionStart', cwd: root, source: 'startup' }),
+    });
     expect(recall.stdout).toContain('memory degraded since');
     for (const out of [r.stderr, errors, recall.stdout]) expect(out).not.toMatch(/root|\$6\$|SAlt|Xyzzy/);
   });
 
   it('a broken config.json: the warning and cairn doctor name the place, not what the file says', () => {
     const root = tempProject();
-    writeFileSync(join(root, '.cairn', 'config.json'), '{"budgets": {"auditor": 900},\n  "embeddings": {"command": "deploy --token=hunter22secret" oops}}\n');
+    writeFileSync(
+      join(root, '.cairn', 'config.json'),
+      '{"budgets": {"auditor": 900},\n  "embeddings": {"command": "deploy --token=hunter22secret" oops}}\n',
+    );
     const r = run('format-patterns', ['--role', 'auditor', '--project', 'p1'], { cwd: root });
     const doctor = run('cairn', ['doctor', '--project', 'p1'], { cwd: root });
     expect(r.stderr).toContain('config.json is not valid JSON (line 2, column 61); using defaults');
-    for (const out of [r.stderr, doctor.stdout, readFileSync(join(root, '.cairn', 'cache', 'errors.log'), 'utf8')]) expect(out).not.toMatch(/hunter22|oops|deploy --token/);
+    for (const out of [r.stderr, doctor.stdout, readFileSync(join(root, '.cairn', 'cache', 'errors.log'), 'utf8')])
+      expect(out).not.toMatch(/hunter22|oops|deploy --token/);
   });
 });

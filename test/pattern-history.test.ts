@@ -11,12 +11,31 @@ import { tempDir } from './helpers.js';
 const P = 'historyproject';
 let n = 0;
 const line = (type: string, payload: Record<string, unknown>, project = P) =>
-  JSON.stringify({ v: 1, id: `01KM7XCQ80RSXABJ0VBY5${String(10000 + n).slice(-5)}`, ts: `2026-03-01T10:00:${String(n++ % 60).padStart(2, '0')}.000Z`, type, project, ...payload }) + '\n';
-const observed = (pattern: string) => line('pattern.observed', { pattern, role: 'auditor', text: `rule ${pattern}`, category: 'rule', issue: 'I', run: 'r1' });
+  JSON.stringify({
+    v: 1,
+    id: `01KM7XCQ80RSXABJ0VBY5${String(10000 + n).slice(-5)}`,
+    ts: `2026-03-01T10:00:${String(n++ % 60).padStart(2, '0')}.000Z`,
+    type,
+    project,
+    ...payload,
+  }) + '\n';
+const observed = (pattern: string) =>
+  line('pattern.observed', {
+    pattern,
+    role: 'auditor',
+    text: `rule ${pattern}`,
+    category: 'rule',
+    issue: 'I',
+    run: 'r1',
+  });
 const NO_DEADLINE = new Deadline(0);
 
 function same(history: PatternHistory, path: string, ids: string[]): void {
-  for (const id of ids) expect(history.events(P, id, () => {}, NO_DEADLINE), id).toEqual(readEvents(path, { project: P, pattern: id }, () => {}));
+  for (const id of ids)
+    expect(
+      history.events(P, id, () => {}, NO_DEADLINE),
+      id,
+    ).toEqual(readEvents(path, { project: P, pattern: id }, () => {}));
 }
 
 describe('PatternHistory', () => {
@@ -26,16 +45,37 @@ describe('PatternHistory', () => {
       path,
       observed('pa') +
         observed('pb') +
-        line('pattern.injected', { role: 'auditor', patterns: ['pa', 'pb'], path: 'full', tokens: 9, issue: 'I', run: 'r1' }) +
+        line('pattern.injected', {
+          role: 'auditor',
+          patterns: ['pa', 'pb'],
+          path: 'full',
+          tokens: 9,
+          issue: 'I',
+          run: 'r1',
+        }) +
         line('pattern.outcome', { result: 'pass', patterns: [{ pattern: 'pb', weight: 1 }], issue: 'I', run: 'r1' }) +
         observed('pa').replace(P, 'otherproject') + // another project's line names pa too
         'not json\n',
     );
     const history = new PatternHistory(path);
     same(history, path, ['pa', 'pb', 'pc']);
-    expect(history.events(P, 'pa', () => {}, NO_DEADLINE).map((e) => e.type)).toEqual(['pattern.observed', 'pattern.injected']);
+    expect(history.events(P, 'pa', () => {}, NO_DEADLINE).map((e) => e.type)).toEqual([
+      'pattern.observed',
+      'pattern.injected',
+    ]);
 
-    appendFileSync(path, line('pattern.ignored', { pattern: 'pa', role: 'auditor', weight: 1, finding: 'A1', retract: false, issue: 'I', run: 'r2' }) + observed('pc'));
+    appendFileSync(
+      path,
+      line('pattern.ignored', {
+        pattern: 'pa',
+        role: 'auditor',
+        weight: 1,
+        finding: 'A1',
+        retract: false,
+        issue: 'I',
+        run: 'r2',
+      }) + observed('pc'),
+    );
     same(history, path, ['pa', 'pb', 'pc']); // the appended lines are read
 
     writeFileSync(path, observed('pc') + observed('pd')); // a rewrite (a merge): started over

@@ -1,6 +1,12 @@
 import { describe, it, expect } from 'vitest';
 import { seededRandom } from './helpers.js';
-import { JavaScriptCounter, WebAssemblyCounter, postingCounter, type PostingCounter, type Postings } from '../lib/patterns/index/posting-count.js';
+import {
+  JavaScriptCounter,
+  WebAssemblyCounter,
+  postingCounter,
+  type PostingCounter,
+  type Postings,
+} from '../lib/patterns/index/posting-count.js';
 
 // The count at the heart of a near-duplicate lookup runs as WebAssembly, or in JavaScript where
 // WebAssembly's memory cannot be had (lib/patterns/index/posting-count.ts): each must find, list by list,
@@ -49,7 +55,10 @@ describe.each([
     for (const [k, top] of tops.entries()) {
       const { lists, needed } = lookup(rnd, 1 + (k % 9), top);
       const expected = plainCount(lists, needed);
-      expect(counter.reached(lists, needed).map((seqs) => Array.from(seqs)), `lookup ${k} (seqs below ${top})`).toEqual(expected);
+      expect(
+        counter.reached(lists, needed).map((seqs) => Array.from(seqs)),
+        `lookup ${k} (seqs below ${top})`,
+      ).toEqual(expected);
       found += expected.flat().length;
     }
     expect(found).toBeGreaterThan(100); // the lookups do find seqs
@@ -65,11 +74,16 @@ describe.each([
   });
 
   it('counts a seq in every list of a window of 255, the most a lookup reads', () => {
-    const lists = Array.from({ length: 255 }, () => ({ seqs: Int32Array.from([7, 70_000]), sizes: Uint16Array.from([40, 41]) }));
+    const lists = Array.from({ length: 255 }, () => ({
+      seqs: Int32Array.from([7, 70_000]),
+      sizes: Uint16Array.from([40, 41]),
+    }));
     const needed = new Uint8Array(65_536);
     needed[40] = 255;
     needed[41] = 1;
-    const found = newCounter().reached(lists, needed).map((seqs) => Array.from(seqs));
+    const found = newCounter()
+      .reached(lists, needed)
+      .map((seqs) => Array.from(seqs));
     expect(found[0]).toEqual([70_000]);
     expect(found[254]).toEqual([7]);
     expect(found.slice(1, 254).flat()).toEqual([]);
@@ -78,7 +92,9 @@ describe.each([
   it('finds nothing in empty lists, and the lookup after them counts from zero', () => {
     const counter = newCounter();
     const needed = new Uint8Array(65_536).fill(1);
-    expect(counter.reached([{ seqs: new Int32Array(0), sizes: new Uint16Array(0) }], needed).map((s) => s.length)).toEqual([0]);
+    expect(
+      counter.reached([{ seqs: new Int32Array(0), sizes: new Uint16Array(0) }], needed).map((s) => s.length),
+    ).toEqual([0]);
     const list = { seqs: Int32Array.from([3, 9]), sizes: Uint16Array.from([5, 5]) };
     expect(counter.reached([list], needed).map((s) => Array.from(s))).toEqual([[3, 9]]);
     expect(counter.reached([list], needed).map((s) => Array.from(s))).toEqual([[3, 9]]); // the counts were zeroed after the last lookup

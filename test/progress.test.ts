@@ -43,7 +43,11 @@ describe('progressText', () => {
 describe('progressLine', () => {
   it('writes nothing when the stream is not a terminal', () => {
     const written: string[] = [];
-    const line = progressLine('x', { stream: { isTTY: false, write: (t: string) => written.push(t) }, delayMs: 0, everyMs: 0 });
+    const line = progressLine('x', {
+      stream: { isTTY: false, write: (t: string) => written.push(t) },
+      delayMs: 0,
+      everyMs: 0,
+    });
     line.update(1, 2);
     line.end();
     expect(written).toEqual([]);
@@ -62,7 +66,11 @@ describe('progressLine', () => {
     line.update(70, 100);
     line.end();
     line.update(80, 100); // after the end: nothing more
-    expect(written).toEqual(['\r\x1b[Kcairn x: working 60 / 100 (60%) · 100/s · 1 s left', '\r\x1b[Kcairn x: working 70 / 100 (70%) · 100/s · 1 s left', '\r\x1b[K']);
+    expect(written).toEqual([
+      '\r\x1b[Kcairn x: working 60 / 100 (60%) · 100/s · 1 s left',
+      '\r\x1b[Kcairn x: working 70 / 100 (70%) · 100/s · 1 s left',
+      '\r\x1b[K',
+    ]);
   });
 
   it('never writes past the terminal width', () => {
@@ -90,20 +98,30 @@ describe('a long command', () => {
   async function bigStore(): Promise<string> {
     const dir = tempProject();
     const { writeEventLog } = await import(join(REPO, 'bench', 'stores.js'));
-    writeEventLog(join(dir, '.cairn', 'events.jsonl'), { patterns: { auditor: 12_000 }, nowMs: Date.parse('2026-04-20T10:00:00Z'), seed: 3 });
+    writeEventLog(join(dir, '.cairn', 'events.jsonl'), {
+      patterns: { auditor: 12_000 },
+      nowMs: Date.parse('2026-04-20T10:00:00Z'),
+      seed: 3,
+    });
     return dir;
   }
 
   it('cairn rebuild draws its progress on a terminal and clears it before its closing line', async () => {
     const dir = await bigStore();
     // `script` gives the command a pseudo-terminal for stdout and stderr, as a person's shell does
-    const r = spawnSync('script', ['-qec', `${process.execPath} ${binPath('cairn')} rebuild --project benchproject0001`, '/dev/null'], {
-      cwd: dir,
-      env: cleanEnv(),
-      encoding: 'utf8',
-    });
+    const r = spawnSync(
+      'script',
+      ['-qec', `${process.execPath} ${binPath('cairn')} rebuild --project benchproject0001`, '/dev/null'],
+      {
+        cwd: dir,
+        env: cleanEnv(),
+        encoding: 'utf8',
+      },
+    );
     expect(r.status, r.stdout).toBe(0);
-    expect(r.stdout).toMatch(/\r\x1b\[Kcairn rebuild: replaying events [\d,]+ \/ [\d,]+ \(\d+%\) · [\d,]+\/s · \d+ s left/);
+    expect(r.stdout).toMatch(
+      /\r\x1b\[Kcairn rebuild: replaying events [\d,]+ \/ [\d,]+ \(\d+%\) · [\d,]+\/s · \d+ s left/,
+    );
     expect(r.stdout).toMatch(/\r\x1b\[Kcairn rebuild: replayed \d+ events/);
   }, 60_000);
 

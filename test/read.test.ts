@@ -32,7 +32,11 @@ describe('readPathBounded', () => {
   it('reads a regular file whole, and stops at the cap with the rest left unread', async () => {
     const root = tempProject({ init: false });
     writeFileSync(join(root, 'small.md'), 'hello');
-    expect(await readPathBounded(join(root, 'small.md'), LIMITS, 'x')).toEqual({ bytes: Buffer.from('hello'), truncated: false, timedOut: false });
+    expect(await readPathBounded(join(root, 'small.md'), LIMITS, 'x')).toEqual({
+      bytes: Buffer.from('hello'),
+      truncated: false,
+      timedOut: false,
+    });
     writeFileSync(join(root, 'big.md'), Buffer.alloc(LIMITS.cap * 3, 0x61));
     const big = await readPathBounded(join(root, 'big.md'), LIMITS, 'x');
     expect(big.bytes.length).toBe(LIMITS.cap);
@@ -68,8 +72,12 @@ describe('readPathBounded', () => {
 
   it('names the path and says what is wrong with it', async () => {
     const root = tempProject({ init: false });
-    expect((await failure(readPathBounded(join(root, '.git'), LIMITS, '--file .git'))).message).toBe('cannot read --file .git: it is a directory');
-    expect((await failure(readPathBounded(join(root, 'missing.md'), LIMITS, '--file missing.md'))).message).toBe('cannot read --file missing.md: no such file');
+    expect((await failure(readPathBounded(join(root, '.git'), LIMITS, '--file .git'))).message).toBe(
+      'cannot read --file .git: it is a directory',
+    );
+    expect((await failure(readPathBounded(join(root, 'missing.md'), LIMITS, '--file missing.md'))).message).toBe(
+      'cannot read --file missing.md: no such file',
+    );
   });
 });
 
@@ -90,7 +98,9 @@ describe('readSmallFile', () => {
     writeFileSync(join(root, 'secret.txt'), 'AWS_SECRET=abc\n');
     symlinkSync(join(root, 'secret.txt'), join(root, 'link'));
     expect(readSmallFile(join(root, 'link'), 1024)?.toString()).toBe('AWS_SECRET=abc\n');
-    expect(() => readSmallFile(join(root, 'link'), 1024, true)).toThrow(/link is a symbolic link; cairn never writes through one/);
+    expect(() => readSmallFile(join(root, 'link'), 1024, true)).toThrow(
+      /link is a symbolic link; cairn never writes through one/,
+    );
   });
 });
 

@@ -8,14 +8,26 @@ import type { KnowledgeHit } from '../lib/knowledge/index.js';
 // cairn recall (SPEC §4.5) over the real Lavra log and a small archive.
 
 const entry = (key: string, type: string, content: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ key, type, content, source: 'test', tags: [type, 'sqlite'], ts: 1_780_000_000, bead: 'b-9', ...extra });
+  JSON.stringify({
+    key,
+    type,
+    content,
+    source: 'test',
+    tags: [type, 'sqlite'],
+    ts: 1_780_000_000,
+    bead: 'b-9',
+    ...extra,
+  });
 
 function project() {
   const root = tempProject();
   const memory = join(root, '.cairn', 'memory');
   mkdirSync(memory, { recursive: true });
   copyFileSync(join(FIXTURES, 'knowledge', 'knowledge.main-f048edf.jsonl'), join(memory, 'knowledge.jsonl'));
-  writeFileSync(join(memory, 'knowledge.archive.jsonl'), entry('fact-old-kb-search', 'fact', 'kb_search once used LIKE instead of FTS5') + '\n');
+  writeFileSync(
+    join(memory, 'knowledge.archive.jsonl'),
+    entry('fact-old-kb-search', 'fact', 'kb_search once used LIKE instead of FTS5') + '\n',
+  );
   const recall = (args: string[]) => {
     const r = run('cairn', ['recall', ...args, '--strict'], { cwd: root });
     expect(r.code, r.stderr).toBe(0);
@@ -45,10 +57,14 @@ describe('cairn recall', () => {
     const decisions = recall(['kb_search', 'injection', '--type', 'decision', '--limit', '1']).trimEnd().split('\n\n');
     expect(decisions).toHaveLength(1);
     expect(decisions[0]).toMatch(/^\[DECISION\] Fixed SQL injection in kb_search\(\)/);
-    expect(recall(['kb_search', 'injection', '--type', 'decision']).match(/^\[/gm)).toEqual(expect.arrayContaining(['[']));
+    expect(recall(['kb_search', 'injection', '--type', 'decision']).match(/^\[/gm)).toEqual(
+      expect.arrayContaining(['[']),
+    );
     expect(recall(['kb_search', 'injection', '--type', 'decision'])).not.toMatch(/^\[(?!DECISION)/m);
     expect(recall(['kb_search', 'LIKE'])).not.toContain('once used LIKE');
-    expect(recall(['kb_search', 'LIKE', '--all'])).toMatch(/\[FACT\] kb_search once used LIKE instead of FTS5\n {2}bead: b-9 \| sqlite \| archived/);
+    expect(recall(['kb_search', 'LIKE', '--all'])).toMatch(
+      /\[FACT\] kb_search once used LIKE instead of FTS5\n {2}bead: b-9 \| sqlite \| archived/,
+    );
   });
 
   it('--recent N lists the newest; --stats counts; --json carries the hits', () => {
@@ -57,11 +73,20 @@ describe('cairn recall', () => {
     expect(recent).toHaveLength(3);
     expect(recent[0]).toMatch(/^\[LEARNED\] DECISION: Engineering review applied/);
     const stats = JSON.parse(recall(['--stats', '--json']));
-    expect(stats).toMatchObject({ total: 218, archived: 1, by_type: { decision: 78, learned: 59, fact: 37, pattern: 30, investigation: 14 } });
+    expect(stats).toMatchObject({
+      total: 218,
+      archived: 1,
+      by_type: { decision: 78, learned: 59, fact: 37, pattern: 30, investigation: 14 },
+    });
     expect(recall(['--stats'])).toMatch(/^entries: 218 \(1 archived\)\n\nby type:\n {2}decision +78\n/);
     const json = JSON.parse(recall(['Tailwind', 'v4', 'theme', '--json']));
     expect(json.terms).toEqual(['tailwind', 'v4', 'theme']);
-    expect(json.hits[0]).toMatchObject({ type: 'learned', archived: false, status: null, bead: expect.stringMatching(/^bdcompound-hm0/) });
+    expect(json.hits[0]).toMatchObject({
+      type: 'learned',
+      archived: false,
+      status: null,
+      bead: expect.stringMatching(/^bdcompound-hm0/),
+    });
   });
 
   it('a query of only FTS5 syntax or short words finds nothing, without an error', () => {
@@ -71,10 +96,27 @@ describe('cairn recall', () => {
 });
 
 describe('formatHits', () => {
-  const hit = (content: string, extra: Partial<KnowledgeHit> = {}): KnowledgeHit => ({ id: 1, key: 'k', type: 'fact', content, bead: 'b-1', tags: ['fact', 'api'], ts: 0, status: null, archived: false, score: 1, ...extra });
+  const hit = (content: string, extra: Partial<KnowledgeHit> = {}): KnowledgeHit => ({
+    id: 1,
+    key: 'k',
+    type: 'fact',
+    content,
+    bead: 'b-1',
+    tags: ['fact', 'api'],
+    ts: 0,
+    status: null,
+    archived: false,
+    score: 1,
+    ...extra,
+  });
 
   it('indents continuation lines by four spaces, so no content line passes for the bead line or a new hit', () => {
-    expect(formatHits([hit('first\n  bead: fake | tags\n[FACT] fake hit\n\nlast'), hit('second', { status: 'needs_review', bead: 'cd /x && \\' })])).toBe(
+    expect(
+      formatHits([
+        hit('first\n  bead: fake | tags\n[FACT] fake hit\n\nlast'),
+        hit('second', { status: 'needs_review', bead: 'cd /x && \\' }),
+      ]),
+    ).toBe(
       '[FACT] first\n      bead: fake | tags\n    [FACT] fake hit\n    last\n  bead: b-1 | api\n\n[FACT] second\n  bead: - | api | needs_review\n',
     );
   });

@@ -10,14 +10,32 @@ import { appendEvents, patternDb, rebuildPatterns } from '../lib/events/log.js';
 
 type Observed = Extract<EventPayload, { type: 'pattern.observed' }>;
 const observe = (run: string): Observed => ({
-  type: 'pattern.observed', pattern: 'pabc', role: 'auditor', text: 'Every migration must be reversible', category: 'rule',
-  issue: 'I-1', run, phase: 'plan', labels: [], files: [], deliberation: `d-${run}`,
+  type: 'pattern.observed',
+  pattern: 'pabc',
+  role: 'auditor',
+  text: 'Every migration must be reversible',
+  category: 'rule',
+  issue: 'I-1',
+  run,
+  phase: 'plan',
+  labels: [],
+  files: [],
+  deliberation: `d-${run}`,
 });
 
 describe('reducer', () => {
   it('counts a dismissal once per issue/run, however often it was recorded; each ages the one before (SPEC §3.10.2)', () => {
     const store = openTestStore(tempProject());
-    const ignored = (run: string): EventPayload => ({ type: 'pattern.ignored', pattern: 'pabc', role: 'auditor', weight: 1.5, finding: 'A1', retract: false, issue: 'I-1', run });
+    const ignored = (run: string): EventPayload => ({
+      type: 'pattern.ignored',
+      pattern: 'pabc',
+      role: 'auditor',
+      weight: 1.5,
+      finding: 'A1',
+      retract: false,
+      issue: 'I-1',
+      run,
+    });
     appendEvents(store, [observe('r1'), ignored('r1'), ignored('r1'), ignored('r2')]);
     const p = getPattern(patternDb(store), store.project, 'pabc')!;
     expect(p.ignore_count).toBe(2);
@@ -26,7 +44,13 @@ describe('reducer', () => {
 
   it('grades an issue/run once, even when two outcome events were recorded', () => {
     const store = openTestStore(tempProject());
-    const outcome = (result: 'pass' | 'fail'): EventPayload => ({ type: 'pattern.outcome', issue: 'I-1', run: 'r1', result, patterns: [{ pattern: 'pabc', weight: 1 }] });
+    const outcome = (result: 'pass' | 'fail'): EventPayload => ({
+      type: 'pattern.outcome',
+      issue: 'I-1',
+      run: 'r1',
+      result,
+      patterns: [{ pattern: 'pabc', weight: 1 }],
+    });
     appendEvents(store, [observe('r1'), outcome('pass'), outcome('fail'), outcome('pass')]);
     const p = getPattern(patternDb(store), store.project, 'pabc')!;
     expect(p.success_count).toBe(2); // first sighting + one pass
@@ -36,7 +60,14 @@ describe('reducer', () => {
   it('applies every event of one grading (a long list split to keep lines small), and no other grading', () => {
     const store = openTestStore(tempProject());
     const other: EventPayload = { ...observe('r1'), pattern: 'pdef', text: 'Secrets never reach the logs' };
-    const part = (grading: string, pattern: string): EventPayload => ({ type: 'pattern.outcome', issue: 'I-1', run: 'r1', result: 'fail', grading, patterns: [{ pattern, weight: 1.5 }] });
+    const part = (grading: string, pattern: string): EventPayload => ({
+      type: 'pattern.outcome',
+      issue: 'I-1',
+      run: 'r1',
+      result: 'fail',
+      grading,
+      patterns: [{ pattern, weight: 1.5 }],
+    });
     appendEvents(store, [observe('r1'), other, part('g1', 'pabc'), part('g1', 'pdef'), part('g2', 'pabc')]);
     expect(getPattern(patternDb(store), store.project, 'pabc')!.ignore_weight).toBe(0.75);
     expect(getPattern(patternDb(store), store.project, 'pdef')!.ignore_weight).toBe(0.75);
@@ -44,11 +75,21 @@ describe('reducer', () => {
 
   it("adds a new pattern's terms after every term row already indexed, live and on replay (issue 8: appends, not inserts at random)", () => {
     const store = openTestStore(tempProject());
-    const texts = ['Every migration must be reversible', 'Every migration must name its rollback', 'Reversible migrations ship with a test'];
-    appendEvents(store, texts.map((text, i) => ({ ...observe('r1'), pattern: `p${i}`, text })));
+    const texts = [
+      'Every migration must be reversible',
+      'Every migration must name its rollback',
+      'Reversible migrations ship with a test',
+    ];
+    appendEvents(
+      store,
+      texts.map((text, i) => ({ ...observe('r1'), pattern: `p${i}`, text })),
+    );
     const seqs = () =>
-      patternDb(store).prepare('SELECT pattern, MIN(seq) AS low, MAX(seq) AS high, MIN(rowid) AS first FROM pattern_terms GROUP BY pattern ORDER BY pattern').all() as
-        { pattern: string; low: number; high: number; first: number }[];
+      patternDb(store)
+        .prepare(
+          'SELECT pattern, MIN(seq) AS low, MAX(seq) AS high, MIN(rowid) AS first FROM pattern_terms GROUP BY pattern ORDER BY pattern',
+        )
+        .all() as { pattern: string; low: number; high: number; first: number }[];
     const live = seqs();
     expect(live.map((r) => r.pattern)).toEqual(['p0', 'p1', 'p2']);
     for (const r of live) expect([r.low, r.high]).toEqual([r.first, r.first]); // one number per pattern: its first row
@@ -71,9 +112,18 @@ describe('reducer', () => {
 describe('once per run', () => {
   it('reinforces and ages a pattern at most once per issue/run', () => {
     const store = openTestStore(tempProject());
-    const reinforced = (run: string): EventPayload => ({ type: 'pattern.reinforced', pattern: 'pabc', issue: 'I-1', run, finding: 'A1' });
+    const reinforced = (run: string): EventPayload => ({
+      type: 'pattern.reinforced',
+      pattern: 'pabc',
+      issue: 'I-1',
+      run,
+      finding: 'A1',
+    });
     appendEvents(store, [observe('r1'), reinforced('r1'), reinforced('r1'), reinforced('r2')]);
-    expect(getPattern(patternDb(store), store.project, 'pabc')).toMatchObject({ success_count: 3, reinforcement_count: 2 });
+    expect(getPattern(patternDb(store), store.project, 'pabc')).toMatchObject({
+      success_count: 3,
+      reinforcement_count: 2,
+    });
     const before = getPattern(patternDb(store), store.project, 'pabc')!.last_used;
     const aged = (run: string): EventPayload => ({ type: 'pattern.aged', pattern: 'pabc', issue: 'I-1', run });
     appendEvents(store, [aged('r3'), aged('r3')]);
@@ -83,12 +133,32 @@ describe('once per run', () => {
 
 describe('a deliberation stored twice for one issue/run (racing writers, a merged log)', () => {
   const stored = (deliberation: string, hash = 'h1', run = 'r1'): EventPayload => ({
-    type: 'deliberation.stored', deliberation, role: 'auditor', issue: 'I-1', run, phase: null, iteration: 1, labels: [], files: [],
-    verdict: null, evidence: 'L3', hash, size: 10, path: `artifacts/deliberations/${deliberation}.md`,
+    type: 'deliberation.stored',
+    deliberation,
+    role: 'auditor',
+    issue: 'I-1',
+    run,
+    phase: null,
+    iteration: 1,
+    labels: [],
+    files: [],
+    verdict: null,
+    evidence: 'L3',
+    hash,
+    size: 10,
+    path: `artifacts/deliberations/${deliberation}.md`,
   });
   const seen = (deliberation: string, run = 'r1'): EventPayload => ({ ...observe(run), deliberation });
   const linked = (deliberation: string, run = 'r1'): EventPayload => ({
-    type: 'finding.linked', deliberation, role: 'auditor', issue: 'I-1', run, finding: 'A1', summary: 'The 0042 migration has no down step', patterns: ['pabc'], match: 'text',
+    type: 'finding.linked',
+    deliberation,
+    role: 'auditor',
+    issue: 'I-1',
+    run,
+    finding: 'A1',
+    summary: 'The 0042 migration has no down step',
+    patterns: ['pabc'],
+    match: 'text',
   });
 
   it('counts the first copy in the log; the later one and its sightings and links change nothing, live and on replay', () => {
@@ -107,7 +177,14 @@ describe('a deliberation stored twice for one issue/run (racing writers, a merge
 
   it('another text, or another run, is a deliberation of its own', () => {
     const store = openTestStore(tempProject());
-    appendEvents(store, [stored('d-1'), seen('d-1'), stored('d-2', 'h2'), seen('d-2'), stored('d-3', 'h1', 'r2'), seen('d-3', 'r2')]);
+    appendEvents(store, [
+      stored('d-1'),
+      seen('d-1'),
+      stored('d-2', 'h2'),
+      seen('d-2'),
+      stored('d-3', 'h1', 'r2'),
+      seen('d-3', 'r2'),
+    ]);
     expect(getPattern(patternDb(store), store.project, 'pabc')).toMatchObject({ success_count: 3, sightings: 3 });
   });
 });
@@ -134,7 +211,8 @@ describe('a learned-context list read without parsing it', () => {
   it('says a value is listed only when it is an element, and for every plain value exactly when it is', () => {
     const rnd = seededRandom(29);
     const alphabet = ['a', 'b', 'cli', ',', ']', '[', '"', '\\', '\n', '\u0001', 'é', '日', ' ', '\ud800'];
-    const word = () => Array.from({ length: Math.floor(rnd() * 4) }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join('');
+    const word = () =>
+      Array.from({ length: Math.floor(rnd() * 4) }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join('');
     let plain = 0;
     for (let i = 0; i < 20_000; i++) {
       const list = Array.from({ length: Math.floor(rnd() * 5) }, word);

@@ -1,5 +1,14 @@
 import { describe, it, expect } from 'vitest';
-import { BLOCK_FOOTER, blockHeader, fitBlock, linePieces, renderBlock, trackRecord, withoutRestatements, type FitInput } from '../lib/patterns/block.js';
+import {
+  BLOCK_FOOTER,
+  blockHeader,
+  fitBlock,
+  linePieces,
+  renderBlock,
+  trackRecord,
+  withoutRestatements,
+  type FitInput,
+} from '../lib/patterns/block.js';
 import type { Pattern } from '../lib/patterns/queries.js';
 import type { ScoreFactors } from '../lib/patterns/scoring.js';
 
@@ -7,8 +16,27 @@ import type { ScoreFactors } from '../lib/patterns/scoring.js';
 
 /** A ranked pattern whose rate × decay is 0.4242 (what the block shows), however large its ranking score. */
 function ranked(over: Partial<Pattern> = {}) {
-  const factors = { rate: 0.6, decay: 0.707, category: 1.3, context: 1.35, role: 1, days: 4.9, base: 0.744 } as ScoreFactors;
-  return { pattern: { id: 'p3f2a1c0d9e8b7a', role: 'auditor', text: 'Never log raw tokens', success_count: 1, ignore_count: 0, reinforcement_count: 0, ...over } as Pattern, factors };
+  const factors = {
+    rate: 0.6,
+    decay: 0.707,
+    category: 1.3,
+    context: 1.35,
+    role: 1,
+    days: 4.9,
+    base: 0.744,
+  } as ScoreFactors;
+  return {
+    pattern: {
+      id: 'p3f2a1c0d9e8b7a',
+      role: 'auditor',
+      text: 'Never log raw tokens',
+      success_count: 1,
+      ignore_count: 0,
+      reinforcement_count: 0,
+      ...over,
+    } as Pattern,
+    factors,
+  };
 }
 
 describe('track record', () => {
@@ -22,14 +50,19 @@ describe('track record', () => {
 
   it('shows net successes and ignores once ever ignored, even if also reinforced', () => {
     expect(trackRecord(ranked({ success_count: 1, ignore_count: 3 }))).toBe('-2 net, 3x ignored');
-    expect(trackRecord(ranked({ success_count: 4, ignore_count: 1, reinforcement_count: 2 }))).toBe('3 net, 1x ignored');
+    expect(trackRecord(ranked({ success_count: 4, ignore_count: 1, reinforcement_count: 2 }))).toBe(
+      '3 net, 1x ignored',
+    );
   });
 });
 
 describe('lines and block', () => {
   it('marks a pattern of another role with via:<role>', () => {
     expect(linePieces(ranked(), 'auditor')).toEqual(['- Never log raw tokens', ' (score:0.42)']);
-    expect(linePieces(ranked({ role: 'judge' }), 'auditor')).toEqual(['- Never log raw tokens', ' (score:0.42, via:judge)']);
+    expect(linePieces(ranked({ role: 'judge' }), 'auditor')).toEqual([
+      '- Never log raw tokens',
+      ' (score:0.42, via:judge)',
+    ]);
   });
 
   it('starts with the short id a finding can cite, with --ids', () => {
@@ -46,7 +79,11 @@ describe('lines and block', () => {
       'Never log raw tokens',
       'Never log raw request bodies: tokens and passwords travel in them',
     ].map((text) => ranked({ text }));
-    expect(withoutRestatements((j) => lines[j]).all().map((r) => r.pattern.text)).toEqual([lines[0], lines[1], lines[3], lines[4], lines[5], lines[6]].map((r) => r.pattern.text));
+    expect(
+      withoutRestatements((j) => lines[j])
+        .all()
+        .map((r) => r.pattern.text),
+    ).toEqual([lines[0], lines[1], lines[3], lines[4], lines[5], lines[6]].map((r) => r.pattern.text));
   });
 
   it('frames the lines with header and footer', () => {
@@ -98,12 +135,22 @@ describe('fitBlock', () => {
 
   it('(b) the summary when the lines do not all fit and the summary does', () => {
     const { fit } = input(30, { summary: { text: ' a short summary \n', tokens: () => 8, matches: () => true } });
-    expect(fitBlock(fit)).toEqual({ path: 'summary', count: 0, tokens: 13, block: renderBlock('auditor', ['a short summary']) });
+    expect(fitBlock(fit)).toEqual({
+      path: 'summary',
+      count: 0,
+      tokens: 13,
+      block: renderBlock('auditor', ['a short summary']),
+    });
   });
 
   it('(c) the best-first prefix when the summary is missing or too long', () => {
     const { fit, asked } = input(30, { summary: { text: 'long', tokens: () => 100, matches: () => true } });
-    expect(fitBlock(fit)).toEqual({ path: 'truncated', count: 2, tokens: 25, block: renderBlock('auditor', LINES.slice(0, 2)) });
+    expect(fitBlock(fit)).toEqual({
+      path: 'truncated',
+      count: 2,
+      tokens: 25,
+      block: renderBlock('auditor', LINES.slice(0, 2)),
+    });
     expect(asked).toEqual(['frame', 'line 0', 'line 1', 'line 2', 'frame']); // stops at the first line that overflows
   });
 
@@ -125,7 +172,11 @@ describe('fitBlock', () => {
   });
 
   it('applies the safety margin before comparing with the budget', () => {
-    expect(fitBlock(input(35, { scale: (t) => Math.ceil(t * 1.15) }).fit)).toMatchObject({ path: 'truncated', count: 2, tokens: 29 });
+    expect(fitBlock(input(35, { scale: (t) => Math.ceil(t * 1.15) }).fit)).toMatchObject({
+      path: 'truncated',
+      count: 2,
+      tokens: 29,
+    });
   });
 
   it('is skipped when not even one line fits, or there are no lines', () => {

@@ -11,14 +11,27 @@ import { demoProject, HOSTILE_NOW, HOSTILE_TOKEN, hostileProject, largeProject }
 // test-artifacts/ (not committed).
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const ARTIFACTS = join(REPO, 'test-artifacts');
 
 let browser: BrowserContext;
 let profile: string;
 beforeAll(async () => {
   profile = mkdtempSync(join(tmpdir(), 'cairn-chromium-')); // a fresh --user-data-dir
-  browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, viewport: { width: 1100, height: 900 } });
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    args: ARGS,
+    viewport: { width: 1100, height: 900 },
+  });
   mkdirSync(ARTIFACTS, { recursive: true });
 });
 afterAll(async () => {
@@ -40,7 +53,12 @@ async function open(path: string): Promise<{ page: Page; errors: string[]; reque
 
 /** Each chart's lines: their series and the number of points they draw. */
 const curves = (page: Page) =>
-  page.$$eval('svg.chart polyline.curve', (lines) => lines.map((l) => ({ series: l.getAttribute('data-series'), points: (l as SVGPolylineElement).points.numberOfItems })));
+  page.$$eval('svg.chart polyline.curve', (lines) =>
+    lines.map((l) => ({
+      series: l.getAttribute('data-series'),
+      points: (l as SVGPolylineElement).points.numberOfItems,
+    })),
+  );
 
 function report(cwd: string, now?: string): string {
   const out = join(tempDir(), 'report.html');
@@ -66,7 +84,7 @@ describe('cairn report in a browser', () => {
       const box = await page.locator('svg.chart').boundingBox();
       expect(box!.width).toBeGreaterThan(300); // drawn, not collapsed
       expect(await page.locator('pre.block').textContent()).toMatch(/^=== HISTORICAL PATTERNS \(auditor\) ===\n- /);
-      expect(await page.locator('#top svg.spark').count()).toBe(await page.locator('#top tr').count() - 1);
+      expect(await page.locator('#top svg.spark').count()).toBe((await page.locator('#top tr').count()) - 1);
       await page.screenshot({ path: join(ARTIFACTS, 'report.png'), fullPage: true });
     } finally {
       removeProject(demo);
@@ -81,7 +99,9 @@ describe('cairn report in a browser', () => {
     const hrefs = await page.$$eval('[href]', (els) => els.map((e) => e.getAttribute('href')));
     expect(hrefs.every((h) => h!.startsWith('#'))).toBe(true);
     const text = (await page.textContent('body'))!;
-    expect(text).toContain('Never merge <script>window.__cairnXss=1</script> nor </svg><img src=x onerror="window.__cairnXss=2">');
+    expect(text).toContain(
+      'Never merge <script>window.__cairnXss=1</script> nor </svg><img src=x onerror="window.__cairnXss=2">',
+    );
     expect(text).toContain('javascript:alert(1)'); // as text
     expect(text).not.toContain('\u202e');
     expect(text).not.toContain(HOSTILE_TOKEN);
@@ -96,7 +116,10 @@ describe('cairn report in a browser', () => {
       const rebuilt = run('cairn', ['rebuild', '--project', 'benchproject0001'], { cwd: dir });
       expect(rebuilt.code, rebuilt.stderr).toBe(0);
       const out = join(tempDir(), 'report.html');
-      const r = run('cairn', ['report', '--out', out, '--project', 'benchproject0001', '--strict'], { cwd: dir, env: { CAIRN_NOW: '2026-04-20T10:00:00.000Z' } });
+      const r = run('cairn', ['report', '--out', out, '--project', 'benchproject0001', '--strict'], {
+        cwd: dir,
+        env: { CAIRN_NOW: '2026-04-20T10:00:00.000Z' },
+      });
       expect(r.code, r.stderr).toBe(0);
       const { page, errors } = await open(out);
       expect(errors).toEqual([]);

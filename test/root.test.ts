@@ -1,5 +1,14 @@
 import { describe, it, expect, afterEach } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { locate, normaliseRemoteUrl, projectIdFor, projectIdStatus } from '../lib/store/root.js';
@@ -95,7 +104,9 @@ describe('root precedence: --root, $CAIRN_ROOT, $CLAUDE_PROJECT_DIR, payload cwd
     rmSync(join(a, '.cairn'), { recursive: true });
     expect(created(run('cairn', ['init', '--json'], { cwd: sub, env: { CAIRN_ROOT: b } }))).toBe(join(b, '.cairn'));
     rmSync(join(b, '.cairn'), { recursive: true });
-    expect(created(run('cairn', ['init', '--root', a, '--json'], { cwd: sub, env: { CAIRN_ROOT: b } }))).toBe(join(a, '.cairn'));
+    expect(created(run('cairn', ['init', '--root', a, '--json'], { cwd: sub, env: { CAIRN_ROOT: b } }))).toBe(
+      join(a, '.cairn'),
+    );
   });
 });
 
@@ -124,7 +135,8 @@ describe('normaliseRemoteUrl', () => {
 });
 
 describe('a stable identity (SPEC §1.2, amended)', () => {
-  const addRemote = (root: string, url: string) => writeFileSync(join(root, '.git', 'config'), `[remote "origin"]\n\turl = ${url}\n`);
+  const addRemote = (root: string, url: string) =>
+    writeFileSync(join(root, '.git', 'config'), `[remote "origin"]\n\turl = ${url}\n`);
 
   it('the id recorded in the project’s own store wins over the derived one; --project and $CAIRN_PROJECT win over both', () => {
     const root = realpathSync(tempProject({ init: false }));
@@ -134,7 +146,11 @@ describe('a stable identity (SPEC §1.2, amended)', () => {
     expect(recordProjectId(first)).toBe(first.project);
     addRemote(root, 'git@github.com:acme/ledgerly.git'); // the derived id changes; the memory must not
     expect(locate({ root }, {})).toMatchObject({ project: first.project, projectFrom: 'recorded' });
-    expect(projectIdStatus(locate({ root }, {}))).toEqual({ recorded: first.project, derived: projectIdFor(root), mismatch: true });
+    expect(projectIdStatus(locate({ root }, {}))).toEqual({
+      recorded: first.project,
+      derived: projectIdFor(root),
+      mismatch: true,
+    });
     expect(locate({ root, project: 'flag' }, {})).toMatchObject({ project: 'flag', projectFrom: 'given' });
     expect(locate({ root }, { CAIRN_PROJECT: 'env' })).toMatchObject({ project: 'env', projectFrom: 'given' });
   });
@@ -171,7 +187,9 @@ describe('a stable identity (SPEC §1.2, amended)', () => {
     expect(run('cairn', ['init', '--quiet'], { cwd: root }).code).toBe(0);
     const config = join(root, '.cairn', 'config.json');
     const recorded = JSON.parse(readFileSync(config, 'utf8')).project;
-    expect(run('memory-capture', ['--bead', 'b1', '--text', 'LEARNED: retries need jitter'], { cwd: root }).code).toBe(0);
+    expect(run('memory-capture', ['--bead', 'b1', '--text', 'LEARNED: retries need jitter'], { cwd: root }).code).toBe(
+      0,
+    );
     addRemote(root, 'git@github.com:acme/r1.git'); // the derived id changes
     writeFileSync(config, `{"project": "${recorded}", "budgets": {"adversarial": 900,},}\n`); // a trailing comma
 
@@ -179,7 +197,9 @@ describe('a stable identity (SPEC §1.2, amended)', () => {
     const found = run('cairn', ['recall', 'retries', 'jitter'], { cwd: root });
     expect(found.stdout).toMatch(/retries need jitter/);
     expect(found.stderr).toMatch(/config\.json is not valid JSON/);
-    expect(JSON.parse(readFileSync(join(root, '.cairn', 'cache', 'health.json'), 'utf8')).last_error).toMatch(/^config\.json: config\.json is not valid JSON/);
+    expect(JSON.parse(readFileSync(join(root, '.cairn', 'cache', 'health.json'), 'utf8')).last_error).toMatch(
+      /^config\.json: config\.json is not valid JSON/,
+    );
 
     writeFileSync(config, '{"budgets": '); // nothing left to read the id from
     expect(locate({ root }, {}).projectFrom).toBe('unreadable');
@@ -189,8 +209,12 @@ describe('a stable identity (SPEC §1.2, amended)', () => {
     expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).not.toMatch(/timeouts/);
 
     writeFileSync(config, JSON.stringify({ project: recorded }));
-    expect(run('memory-capture', ['--bead', 'b2', '--text', 'LEARNED: timeouts need a budget'], { cwd: root }).stderr).toMatch(/^cairn memory-capture: captured /);
-    expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).toMatch(new RegExp(`"project":"${recorded}".*timeouts|timeouts.*"project":"${recorded}"`));
+    expect(
+      run('memory-capture', ['--bead', 'b2', '--text', 'LEARNED: timeouts need a budget'], { cwd: root }).stderr,
+    ).toMatch(/^cairn memory-capture: captured /);
+    expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).toMatch(
+      new RegExp(`"project":"${recorded}".*timeouts|timeouts.*"project":"${recorded}"`),
+    );
     expect(existsSync(join(root, '.cairn', 'cache', 'health.json'))).toBe(false); // what failed succeeded: cleared
   });
 
@@ -215,7 +239,11 @@ describe('the first write creates the store (SPEC §1.2, amended)', () => {
     const root = realpathSync(tempProject({ init: false }));
     const r = run('store-deliberation', ['--role', 'auditor', '--json'], { cwd: root, input: text });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(new RegExp(`^cairn store-deliberation: created the store ${join(root, '.cairn')} \\(commit it: git add \\.cairn\\)\n`));
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^cairn store-deliberation: created the store ${join(root, '.cairn')} \\(commit it: git add \\.cairn\\)\n`,
+      ),
+    );
     expect(JSON.parse(r.stdout).patterns).toHaveLength(1);
     expect(readFileSync(join(root, '.cairn', '.gitignore'), 'utf8')).toContain('cache/');
     expect(readFileSync(join(root, '.cairn', '.gitattributes'), 'utf8')).toContain('events.jsonl merge=union');
@@ -229,7 +257,9 @@ describe('the first write creates the store (SPEC §1.2, amended)', () => {
     expect(readdirSync(plain)).toEqual([]);
     const root = realpathSync(tempProject({ init: false }));
     const missing = join(bareDir(), 'store');
-    expect(run('store-deliberation', ['--role', 'auditor', '--dir', missing], { cwd: root, input: text }).stderr).toMatch(/no cairn store at/);
+    expect(
+      run('store-deliberation', ['--role', 'auditor', '--dir', missing], { cwd: root, input: text }).stderr,
+    ).toMatch(/no cairn store at/);
     expect(readdirSync(root)).toEqual(['.git']);
   });
 });

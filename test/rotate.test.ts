@@ -1,6 +1,15 @@
 import { describe, it, expect } from 'vitest';
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { appendLines } from '../lib/io/jsonl.js';
@@ -12,12 +21,25 @@ import { REPO, run, tempProject } from './helpers.js';
 // a run killed at any point is finished by the next, never losing or doubling an entry.
 
 const NO_DEADLINE = new Deadline(0);
-const line = (i: number) => JSON.stringify({ key: `fact-n${i}`, type: 'fact', content: `note ${i}`, source: 'test', tags: ['fact'], ts: 1_700_000_000 + i, bead: 'b' });
+const line = (i: number) =>
+  JSON.stringify({
+    key: `fact-n${i}`,
+    type: 'fact',
+    content: `note ${i}`,
+    source: 'test',
+    tags: ['fact'],
+    ts: 1_700_000_000 + i,
+    bead: 'b',
+  });
 
 function memory(root: string) {
   const dir = join(root, '.cairn', 'memory');
   mkdirSync(dir, { recursive: true });
-  return { log: join(dir, 'knowledge.jsonl'), archive: join(dir, 'knowledge.archive.jsonl'), within: join(root, '.cairn') };
+  return {
+    log: join(dir, 'knowledge.jsonl'),
+    archive: join(dir, 'knowledge.archive.jsonl'),
+    within: join(root, '.cairn'),
+  };
 }
 /** The entries of a log, in order. A kill inside an append may leave one torn line (SPEC §2): it is no entry, and is counted apart. */
 function entries(path: string): { ids: number[]; torn: number } {
@@ -38,12 +60,34 @@ const range = (from: number, to: number) => Array.from({ length: to - from }, (_
 describe('rotate', () => {
   it('moves the oldest lines so the newest stay, and only when the log is over the limit', () => {
     const { log, archive, within } = memory(tempProject());
-    writeFileSync(log, range(0, 12).map((i) => line(i) + '\n').join(''));
-    expect(rotate(log, archive, { deadline: NO_DEADLINE, within, above: 12, keep: 5 })).toEqual({ moved: 0, kept: 12, recovered: 0 });
-    writeFileSync(log, range(0, 13).map((i) => line(i) + '\n').join('') + '{"torn":');
-    expect(rotate(log, archive, { deadline: NO_DEADLINE, within, above: 12, keep: 5 })).toEqual({ moved: 8, kept: 5, recovered: 0 });
+    writeFileSync(
+      log,
+      range(0, 12)
+        .map((i) => line(i) + '\n')
+        .join(''),
+    );
+    expect(rotate(log, archive, { deadline: NO_DEADLINE, within, above: 12, keep: 5 })).toEqual({
+      moved: 0,
+      kept: 12,
+      recovered: 0,
+    });
+    writeFileSync(
+      log,
+      range(0, 13)
+        .map((i) => line(i) + '\n')
+        .join('') + '{"torn":',
+    );
+    expect(rotate(log, archive, { deadline: NO_DEADLINE, within, above: 12, keep: 5 })).toEqual({
+      moved: 8,
+      kept: 5,
+      recovered: 0,
+    });
     expect(ids(archive)).toEqual(range(0, 8));
-    expect(readFileSync(log, 'utf8')).toBe(range(8, 13).map((i) => line(i) + '\n').join('') + '{"torn":'); // the torn tail stays for the next append
+    expect(readFileSync(log, 'utf8')).toBe(
+      range(8, 13)
+        .map((i) => line(i) + '\n')
+        .join('') + '{"torn":',
+    ); // the torn tail stays for the next append
     expect(existsSync(journalPath(log))).toBe(false);
   });
 
@@ -57,7 +101,12 @@ describe('rotate', () => {
     const { log, archive, within } = memory(tempProject());
     const countFile = join(within, 'cache', 'knowledge-lines.json');
     const opts = { deadline: NO_DEADLINE, within, countFile, above: 12, keep: 5 };
-    writeFileSync(log, range(0, 12).map((i) => line(i) + '\n').join(''));
+    writeFileSync(
+      log,
+      range(0, 12)
+        .map((i) => line(i) + '\n')
+        .join(''),
+    );
     expect(rotateIfDue(log, archive, opts)).toEqual({ moved: 0, kept: 12, recovered: 0 }); // read and counted
     expect(JSON.parse(readFileSync(countFile, 'utf8'))).toEqual({ size: statSync(log).size, lines: 12 });
     // a count that says there is room: the log is taken at its word (a line is 40 bytes at least)
@@ -66,11 +115,21 @@ describe('rotate', () => {
     expect(rotateIfDue(log, archive, opts)).toBeUndefined();
     expect(ids(log)).toHaveLength(13);
     // grown by more than the room left could hold: read, and rotated
-    appendFileSync(log, range(13, 20).map((i) => line(i) + '\n').join(''));
+    appendFileSync(
+      log,
+      range(13, 20)
+        .map((i) => line(i) + '\n')
+        .join(''),
+    );
     expect(rotateIfDue(log, archive, opts)).toEqual({ moved: 15, kept: 5, recovered: 0 });
     expect(JSON.parse(readFileSync(countFile, 'utf8'))).toEqual({ size: statSync(log).size, lines: 5 });
     // a log that shrank (rotated elsewhere, rewritten) is read again
-    writeFileSync(log, range(0, 13).map((i) => line(i) + '\n').join(''));
+    writeFileSync(
+      log,
+      range(0, 13)
+        .map((i) => line(i) + '\n')
+        .join(''),
+    );
     writeFileSync(countFile, JSON.stringify({ size: statSync(log).size + 1, lines: 0 }));
     expect(rotateIfDue(log, archive, opts)).toMatchObject({ moved: 8, kept: 5 });
   });
@@ -86,11 +145,18 @@ describe('rotate', () => {
     const all = range(0, 10);
     writeFileSync(archive, line(100) + '\n');
     writeFileSync(log, all.map((i) => line(i) + '\n').join(''));
-    const moved = range(0, 6).map((i) => line(i) + '\n').join('');
+    const moved = range(0, 6)
+      .map((i) => line(i) + '\n')
+      .join('');
     writeFileSync(journalPath(log), `${JSON.stringify({ inode: statSync(log).ino })}\n${moved}`);
     if (state.archived) appendLines(archive, () => range(0, 6).map(line), { deadline: NO_DEADLINE, within });
     if (state.rewritten) {
-      writeFileSync(`${log}.new`, range(6, 10).map((i) => line(i) + '\n').join(''));
+      writeFileSync(
+        `${log}.new`,
+        range(6, 10)
+          .map((i) => line(i) + '\n')
+          .join(''),
+      );
       renameSync(`${log}.new`, log);
     }
     const report = rotate(log, archive, { deadline: NO_DEADLINE, within, above: 100 });
@@ -103,9 +169,19 @@ describe('rotate', () => {
   it('killed inside the append to the archive: the part appended is cut off and the move made once, with no torn line left', () => {
     const { log, archive, within } = memory(tempProject());
     writeFileSync(archive, line(100) + '\n');
-    writeFileSync(log, range(0, 10).map((i) => line(i) + '\n').join(''));
-    const moved = range(0, 6).map((i) => line(i) + '\n').join('');
-    writeFileSync(journalPath(log), `${JSON.stringify({ inode: statSync(log).ino, archiveSize: statSync(archive).size })}\n${moved}`);
+    writeFileSync(
+      log,
+      range(0, 10)
+        .map((i) => line(i) + '\n')
+        .join(''),
+    );
+    const moved = range(0, 6)
+      .map((i) => line(i) + '\n')
+      .join('');
+    writeFileSync(
+      journalPath(log),
+      `${JSON.stringify({ inode: statSync(log).ino, archiveSize: statSync(archive).size })}\n${moved}`,
+    );
     appendFileSync(archive, moved.slice(0, moved.indexOf(line(3)) + 17)); // three lines and the start of a fourth
     expect(rotate(log, archive, { deadline: NO_DEADLINE, within, above: 100 }).recovered).toBe(6);
     expect(entries(archive)).toEqual({ ids: [100, ...range(0, 6)], torn: 0 });
@@ -135,12 +211,14 @@ describe('rotate', () => {
         next += batch.length;
         rotate(log, archive, { ...opts, above: 1000, keep: 300 });
       }`;
-    const seeded = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const seeded = (seed: number) => () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const random = seeded(9);
     let recovered = 0;
     // at least six kills, and more until one has landed inside a rotation (where it lands is timing)
     for (let round = 0; round < 6 || (recovered === 0 && round < 40); round++) {
-      const proc = spawn(process.execPath, ['--input-type=module', '-e', child, log, archive, within], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const proc = spawn(process.execPath, ['--input-type=module', '-e', child, log, archive, within], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       await new Promise((resolve) => proc.stdout.once('data', resolve));
       await new Promise((resolve) => setTimeout(resolve, 30 + random() * 200));
       proc.kill('SIGKILL');
@@ -161,7 +239,12 @@ describe('cairn rotate', () => {
   it('rotates a log of 5001 lines to 2500 and gzips artifacts older than --older-than', () => {
     const root = tempProject();
     const { log, archive } = memory(root);
-    writeFileSync(log, range(0, 5001).map((i) => line(i) + '\n').join(''));
+    writeFileSync(
+      log,
+      range(0, 5001)
+        .map((i) => line(i) + '\n')
+        .join(''),
+    );
     const artifacts = join(root, '.cairn', 'artifacts', 'deliberations');
     mkdirSync(artifacts, { recursive: true });
     writeFileSync(join(artifacts, 'old.md'), 'old deliberation\n'.repeat(50));

@@ -36,7 +36,9 @@ describe('mkdirNoFollow', () => {
     mkdirSync(outside);
     mkdirSync(dir);
     symlinkSync(outside, join(dir, 'artifacts'));
-    expect(() => mkdirNoFollow(dir, join(dir, 'artifacts', 'deliberations'))).toThrow(/\.cairn\/artifacts is a symbolic link; cairn never writes through one/);
+    expect(() => mkdirNoFollow(dir, join(dir, 'artifacts', 'deliberations'))).toThrow(
+      /\.cairn\/artifacts is a symbolic link; cairn never writes through one/,
+    );
     expect(readdirSync(outside)).toEqual([]);
 
     const linked = join(root, 'linked-store');
@@ -71,7 +73,9 @@ describe('writeFileAtomic', () => {
     mkdirSync(dir);
     mkdirSync(join(root, 'outside'));
     symlinkSync(join(root, 'outside'), join(dir, 'artifacts'));
-    expect(() => writeFileAtomic(join(dir, 'artifacts', 'deliberations', 'd1.md'), 'text', dir)).toThrow(/artifacts is a symbolic link/);
+    expect(() => writeFileAtomic(join(dir, 'artifacts', 'deliberations', 'd1.md'), 'text', dir)).toThrow(
+      /artifacts is a symbolic link/,
+    );
     expect(readdirSync(join(root, 'outside'))).toEqual([]);
   });
 });
@@ -82,7 +86,12 @@ describe('appendLines', () => {
     mkdirSync(dir);
     mkdirSync(join(root, 'outside'));
     symlinkSync(join(root, 'outside'), join(dir, 'memory'));
-    expect(() => appendLines(join(dir, 'memory', 'knowledge.jsonl'), () => ['{"n":1}'], { deadline: new Deadline(1000), within: dir })).toThrow(/memory is a symbolic link/);
+    expect(() =>
+      appendLines(join(dir, 'memory', 'knowledge.jsonl'), () => ['{"n":1}'], {
+        deadline: new Deadline(1000),
+        within: dir,
+      }),
+    ).toThrow(/memory is a symbolic link/);
     expect(readdirSync(join(root, 'outside'))).toEqual([]);
   });
 });

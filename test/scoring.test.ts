@@ -1,6 +1,16 @@
 import { describe, it, expect } from 'vitest';
 import { DAY_MS } from '../lib/core/clock.js';
-import { baseScoreSql, contextBoost, decayFactor, finalScore, scorePattern, shownScore, successRate, SCORE_CUT, type ScoredState } from '../lib/patterns/scoring.js';
+import {
+  baseScoreSql,
+  contextBoost,
+  decayFactor,
+  finalScore,
+  scorePattern,
+  shownScore,
+  successRate,
+  SCORE_CUT,
+  type ScoredState,
+} from '../lib/patterns/scoring.js';
 import type { Pattern } from '../lib/patterns/queries.js';
 import { rankPatterns } from '../lib/patterns/queries.js';
 import { basePassesSql } from '../lib/patterns/index/candidates.js';
@@ -54,8 +64,8 @@ const ctx = { now: NOW, role: 'auditor' };
 
 /** `count` patterns in many random states (a seeded generator: the same ones in every run). */
 function randomPatterns(count: number, seed: number): Pattern[] {
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const pick = <T,>(xs: T[]) => xs[Math.floor(random() * xs.length)];
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)];
   return Array.from({ length: count }, (_, i) =>
     pattern(`p${String(i).padStart(3, '0')}`, {
       role: pick(['auditor', 'judge']),
@@ -72,7 +82,6 @@ function randomPatterns(count: number, seed: number): Pattern[] {
     }),
   );
 }
-
 
 describe('time decay', () => {
   it('falls to exp(-1) ≈ 0.368 after 14 days unused', () => {
@@ -95,7 +104,10 @@ describe('time decay', () => {
 
   it('does not apply to an active (promoted) pattern', () => {
     expect(decayFactor(60, 0, 'active')).toBe(1);
-    expect(scorePattern(state({ last_used: NOW - 60 * DAY_MS, lifecycle: 'active' }), ctx).base).toBeCloseTo(ONE_SUCCESS, 12);
+    expect(scorePattern(state({ last_used: NOW - 60 * DAY_MS, lifecycle: 'active' }), ctx).base).toBeCloseTo(
+      ONE_SUCCESS,
+      12,
+    );
   });
 });
 
@@ -126,8 +138,16 @@ describe('context boost', () => {
   });
 
   it('adds them up when all three match, once each however many items overlap', () => {
-    expect(contextBoost(learned, { labels: ['cli', 'api'], files: ['src/cli/status.ts'], phase: 'plan' })).toBeCloseTo(1.35, 10);
-    const f = scorePattern(state({ category: 'rule', ...learned }), { ...ctx, labels: ['cli'], files: ['src/cli/status.ts'], phase: 'plan' });
+    expect(contextBoost(learned, { labels: ['cli', 'api'], files: ['src/cli/status.ts'], phase: 'plan' })).toBeCloseTo(
+      1.35,
+      10,
+    );
+    const f = scorePattern(state({ category: 'rule', ...learned }), {
+      ...ctx,
+      labels: ['cli'],
+      files: ['src/cli/status.ts'],
+      phase: 'plan',
+    });
     expect(f.context).toBeCloseTo(1.35, 10);
     expect(f.base).toBeCloseTo(1.3 * 1.35 * ONE_SUCCESS, 10);
   });
@@ -181,13 +201,23 @@ describe('the score shown to agents', () => {
     const f = scorePattern(state({ category: 'rule', held: 40, labels: ['cli'] }), { ...ctx, labels: ['cli'] });
     expect(f.base).toBeGreaterThan(1);
     expect(shownScore(f)).toBeCloseTo((41 / 42) * 1, 12);
-    expect(shownScore(scorePattern(state({ last_used: NOW - 14 * DAY_MS }), ctx))).toBeCloseTo(ONE_SUCCESS * Math.exp(-1), 10);
+    expect(shownScore(scorePattern(state({ last_used: NOW - 14 * DAY_MS }), ctx))).toBeCloseTo(
+      ONE_SUCCESS * Math.exp(-1),
+      10,
+    );
   });
 });
 
 describe('all factors together', () => {
   it('multiplies rate, decay, category, context and role into base', () => {
-    const p = state({ role: 'judge', category: 'causal', held: 3, ignore_weight: 1, last_used: NOW - 7 * DAY_MS, labels: ['cli'] });
+    const p = state({
+      role: 'judge',
+      category: 'causal',
+      held: 3,
+      ignore_weight: 1,
+      last_used: NOW - 7 * DAY_MS,
+      labels: ['cli'],
+    });
     const f = scorePattern(p, { ...ctx, labels: ['cli'] });
     expect(f).toMatchObject({ category: 1.1, role: 0.8 });
     expect(f.rate).toBeCloseTo(4 / 6, 12);
@@ -218,9 +248,22 @@ describe('the 0.1 cut (rankPatterns)', () => {
   });
 
   it('scores in SQL exactly as scorePattern does, context and cross-role included', () => {
-    const p = pattern('p-ctx', { role: 'judge', labels: ['cli'], files: ['src/a.ts'], phases: ['plan'], last_used: NOW - 7 * DAY_MS, category: 'causal' });
-    const [r] = rankPatterns(storeWith([p]), 'test', { roles: ['judge'], ctx: { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' } });
-    expect(r.score).toBeCloseTo(scorePattern(p, { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' }).base, 12);
+    const p = pattern('p-ctx', {
+      role: 'judge',
+      labels: ['cli'],
+      files: ['src/a.ts'],
+      phases: ['plan'],
+      last_used: NOW - 7 * DAY_MS,
+      category: 'causal',
+    });
+    const [r] = rankPatterns(storeWith([p]), 'test', {
+      roles: ['judge'],
+      ctx: { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' },
+    });
+    expect(r.score).toBeCloseTo(
+      scorePattern(p, { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' }).base,
+      12,
+    );
     expect(r.factors.context).toBeCloseTo(1.35, 10);
     expect(r.factors.role).toBe(0.8);
   });
@@ -250,7 +293,11 @@ describe('the 0.1 cut (rankPatterns)', () => {
       view.setBigUint64(0, view.getBigUint64(0) + BigInt(step));
       return view.getFloat64(0);
     };
-    for (const context of [ctx, { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' }, { ...ctx, role: 'judge', prior: { success: 2, failure: 0.5 } }]) {
+    for (const context of [
+      ctx,
+      { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' },
+      { ...ctx, role: 'judge', prior: { success: 2, failure: 0.5 } },
+    ]) {
       const base = baseScoreSql(context);
       const passes = basePassesSql(context);
       const scores = db.prepare(`SELECT ${base.sql} AS s FROM patterns`).pluck().all(base.params) as number[];
@@ -278,12 +325,20 @@ describe('the 0.1 cut (rankPatterns)', () => {
 
 function storeWith(patterns: Pattern[]) {
   const store = openTestStore(tempProject(), 'test');
-  const insert = patternDb(store).prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight,
+  const insert = patternDb(
+    store,
+  ).prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, success_count, ignore_count, ignore_weight,
     held, untested, reinforcement_count, sightings, lifecycle, first_seen, last_used, labels, files, phases, issues)
     VALUES (@project, @id, @role, @text, @ntok, @category, @success_count, @ignore_count, @ignore_weight,
     @held, @untested, @reinforcement_count, @sightings, @lifecycle, @first_seen, @last_used, @labels, @files, @phases, @issues)`);
   for (const p of patterns) {
-    insert.run({ ...p, labels: JSON.stringify(p.labels), files: JSON.stringify(p.files), phases: JSON.stringify(p.phases), issues: JSON.stringify(p.issues) });
+    insert.run({
+      ...p,
+      labels: JSON.stringify(p.labels),
+      files: JSON.stringify(p.files),
+      phases: JSON.stringify(p.phases),
+      issues: JSON.stringify(p.issues),
+    });
   }
   return patternDb(store);
 }

@@ -12,7 +12,12 @@ const SLACK = 'xox' + 'b-1234567890-0987654321-AbCdEfGhIjKlMnOp';
 const AWS = 'AKIA' + 'IOSFODNN7EXAMPLE';
 const GOOGLE = 'AIza' + 'SyA1234567890abcdefghijklmnopqrstuv';
 const JWT = 'eyJ' + 'hbGciOiJIUzI1NiJ9.eyJ' + 'zdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U';
-const PEM = ['-----BEGIN RSA PRIVATE KEY-----', 'MIIEowIBAAKCAQEAx1x2x3', 'abcdefghij==', '-----END RSA PRIVATE KEY-----'].join('\n');
+const PEM = [
+  '-----BEGIN RSA PRIVATE KEY-----',
+  'MIIEowIBAAKCAQEAx1x2x3',
+  'abcdefghij==',
+  '-----END RSA PRIVATE KEY-----',
+].join('\n');
 
 describe('redactSecrets', () => {
   it.each([
@@ -23,15 +28,31 @@ describe('redactSecrets', () => {
     ['aws-access-key', `aws id ${AWS} in us-east-1`, 'aws id [REDACTED:aws-access-key] in us-east-1'],
     ['google-api-key', `maps key ${GOOGLE}`, 'maps key [REDACTED:google-api-key]'],
     ['jwt', `header was ${JWT}`, 'header was [REDACTED:jwt]'],
-    ['bearer-token', 'curl -H "Authorization: Bearer abcdef0123456789abcdef"', 'curl -H "Authorization: Bearer [REDACTED:bearer-token]"'],
+    [
+      'bearer-token',
+      'curl -H "Authorization: Bearer abcdef0123456789abcdef"',
+      'curl -H "Authorization: Bearer [REDACTED:bearer-token]"',
+    ],
     ['private-key', `key:\n${PEM}\nafter`, 'key:\n[REDACTED:private-key]\nafter'],
-    ['private-key', 'pasted -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA', 'pasted [REDACTED:private-key]'],
-    ['connection-string', 'DATABASE_URL is postgres://app:s3cr3tpw@db.internal:5432/app', 'DATABASE_URL is postgres://app:[REDACTED:connection-string]@db.internal:5432/app'],
-    ['connection-string', 'mongodb+srv://admin:hunter22@cluster0.x.mongodb.net', 'mongodb+srv://admin:[REDACTED:connection-string]@cluster0.x.mongodb.net'],
+    [
+      'private-key',
+      'pasted -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA',
+      'pasted [REDACTED:private-key]',
+    ],
+    [
+      'connection-string',
+      'DATABASE_URL is postgres://app:s3cr3tpw@db.internal:5432/app',
+      'DATABASE_URL is postgres://app:[REDACTED:connection-string]@db.internal:5432/app',
+    ],
+    [
+      'connection-string',
+      'mongodb+srv://admin:hunter22@cluster0.x.mongodb.net',
+      'mongodb+srv://admin:[REDACTED:connection-string]@cluster0.x.mongodb.net',
+    ],
     ['assignment', 'set password=hunter2 in the test env', 'set password=[REDACTED:secret] in the test env'],
     ['assignment', 'DB_PASSWORD: "c0rrect-horse"', 'DB_PASSWORD: "[REDACTED:secret]"'],
     ['assignment', `{"api_key": "abcd1234efgh"}`, `{"api_key": "[REDACTED:secret]"}`],
-    ['assignment', 'client_secret = \'Zx9-long-value\'', 'client_secret = \'[REDACTED:secret]\''],
+    ['assignment', "client_secret = 'Zx9-long-value'", "client_secret = '[REDACTED:secret]'"],
   ])('%s: %j', (kind, input, expected) => {
     const r = redactSecrets(input);
     expect(r.text).toBe(expected);
@@ -74,10 +95,26 @@ describe('the corpus of secret shapes', () => {
 
   it.each([
     // the shapes knowledge capture missed
-    ['an upper-case key with a value starting with %', 'export PASSWORD=%Wia8#kP2vQ!x', 'export PASSWORD=[REDACTED:secret]'],
-    ['a key: value whose key holds a space', 'smtp password: RYayXcQvLmWp is in the vault', 'smtp password: [REDACTED:secret] is in the vault'],
-    ['a connection string with a password alone', 'REDIS_URL=redis://:y4QiT7vR2mZx@cache:6379/0', 'REDIS_URL=redis://:[REDACTED:connection-string]@cache:6379/0'],
-    ['an Anthropic key, dashes inside', `ANTHROPIC key sk-ant-api03-${'Ab3_x-'.repeat(15)}QQ ok`, 'ANTHROPIC key [REDACTED:api-key] ok'],
+    [
+      'an upper-case key with a value starting with %',
+      'export PASSWORD=%Wia8#kP2vQ!x',
+      'export PASSWORD=[REDACTED:secret]',
+    ],
+    [
+      'a key: value whose key holds a space',
+      'smtp password: RYayXcQvLmWp is in the vault',
+      'smtp password: [REDACTED:secret] is in the vault',
+    ],
+    [
+      'a connection string with a password alone',
+      'REDIS_URL=redis://:y4QiT7vR2mZx@cache:6379/0',
+      'REDIS_URL=redis://:[REDACTED:connection-string]@cache:6379/0',
+    ],
+    [
+      'an Anthropic key, dashes inside',
+      `ANTHROPIC key sk-ant-api03-${'Ab3_x-'.repeat(15)}QQ ok`,
+      'ANTHROPIC key [REDACTED:api-key] ok',
+    ],
   ])('%s', (_what, input, expected) => {
     expect(redactSecrets(input).text).toBe(expected);
   });

@@ -2,7 +2,19 @@ import { describe, it, expect } from 'vitest';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { binPath, cleanEnv, deliberationFixtures, fixturePath, fixtureText, openTestStore, run, runAsync, seededRandom, tempProject, type RunResult } from './helpers.js';
+import {
+  binPath,
+  cleanEnv,
+  deliberationFixtures,
+  fixturePath,
+  fixtureText,
+  openTestStore,
+  run,
+  runAsync,
+  seededRandom,
+  tempProject,
+  type RunResult,
+} from './helpers.js';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { getPattern, listPatterns, type Pattern } from '../lib/patterns/queries.js';
@@ -18,7 +30,8 @@ import { patternDb } from '../lib/events/log.js';
 const PROJECT = 'ledgerly'; // pinned so pattern ids are the same in every test run
 const MAN_PAGE = 'Every new CLI flag must be documented in the man page before merge';
 const TEST_FILE = 'Plans must name the test file that proves each acceptance criterion before implementation starts';
-const TEST_FILE_NEAR = 'Plans must name the test file that proves each acceptance criterion before implementation begins';
+const TEST_FILE_NEAR =
+  'Plans must name the test file that proves each acceptance criterion before implementation begins';
 const auditorId = (text: string) => patternId(PROJECT, 'auditor', text);
 
 interface Stored {
@@ -34,16 +47,32 @@ interface Stored {
 function fixtureArgs(file: string, over: { issue?: string; run?: string } = {}): string[] {
   const f = deliberationFixtures().find((x) => x.file === file)!;
   return [
-    '--role', f.role, '--issue', over.issue ?? f.issue, '--run', over.run ?? f.run, '--phase', f.phase,
-    '--iteration', String(f.iteration), '--labels', f.labels.join(','), '--files', f.files.join(','),
+    '--role',
+    f.role,
+    '--issue',
+    over.issue ?? f.issue,
+    '--run',
+    over.run ?? f.run,
+    '--phase',
+    f.phase,
+    '--iteration',
+    String(f.iteration),
+    '--labels',
+    f.labels.join(','),
+    '--files',
+    f.files.join(','),
   ];
 }
 
 function storeFixture(dir: string, file: string, opts: { issue?: string; run?: string; now?: string } = {}): Stored {
-  const r = run('store-deliberation', [...fixtureArgs(file, opts), '--file', fixturePath(file), '--project', PROJECT, '--json', '--strict'], {
-    cwd: dir,
-    env: { CAIRN_NOW: opts.now },
-  });
+  const r = run(
+    'store-deliberation',
+    [...fixtureArgs(file, opts), '--file', fixturePath(file), '--project', PROJECT, '--json', '--strict'],
+    {
+      cwd: dir,
+      env: { CAIRN_NOW: opts.now },
+    },
+  );
   expect(r.stderr).not.toMatch(/continuing without it|error/i);
   expect(r.code).toBe(0);
   return JSON.parse(r.stdout);
@@ -71,25 +100,45 @@ function allPatterns(dir: string): Pattern[] {
 function events(dir: string, type: string): Record<string, any>[] {
   const r = run('cairn', ['events', '--type', type, '--json', '--project', PROJECT, '--strict'], { cwd: dir });
   expect(r.code).toBe(0);
-  return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 describe('storing a deliberation', () => {
   it('prints the stored ids and patterns with --json, and a one-line summary on stderr', () => {
     const dir = tempProject();
-    const r = run('store-deliberation', [...fixtureArgs('led-101-r1-plan-auditor.md'), '--project', PROJECT, '--json'], {
-      cwd: dir,
-      input: fixtureText('led-101-r1-plan-auditor.md'), // stdin, no --file
-    });
+    const r = run(
+      'store-deliberation',
+      [...fixtureArgs('led-101-r1-plan-auditor.md'), '--project', PROJECT, '--json'],
+      {
+        cwd: dir,
+        input: fixtureText('led-101-r1-plan-auditor.md'), // stdin, no --file
+      },
+    );
     expect(r.code).toBe(0);
     const out: Stored = JSON.parse(r.stdout);
-    expect(Object.keys(out).sort()).toEqual(['already_stored', 'deliberation', 'evidence', 'links', 'patterns', 'verdict']);
+    expect(Object.keys(out).sort()).toEqual([
+      'already_stored',
+      'deliberation',
+      'evidence',
+      'links',
+      'patterns',
+      'verdict',
+    ]);
     expect(out.deliberation).toMatch(/^d[0-9a-z]{26}$/);
     expect(out.evidence).toBe('L3');
     expect(out.verdict).toBe('FAIL');
     // The 5 section items; the findings A1–A3 each apply one of them (SPEC §3.9.1), so none is a pattern of its own.
     expect(out.patterns).toHaveLength(5);
-    expect(out.patterns[1]).toEqual({ id: auditorId(MAN_PAGE), text: MAN_PAGE, category: 'rule', source: 'section', status: 'new' });
+    expect(out.patterns[1]).toEqual({
+      id: auditorId(MAN_PAGE),
+      text: MAN_PAGE,
+      category: 'rule',
+      source: 'section',
+      status: 'new',
+    });
     expect(out.patterns.every((p) => p.status === 'new')).toBe(true);
     expect(out.links.map((l) => [l.finding, l.patterns, l.match])).toEqual([
       ['A1', [out.patterns[2].id], 'text'], // "Plan does not specify the JSON output schema" → the unspecified-schema causal item
@@ -103,7 +152,9 @@ describe('storing a deliberation', () => {
 
   it('prints nothing on stdout without --json', () => {
     const dir = tempProject();
-    const r = run('store-deliberation', ['--role', 'auditor', '--file', fixturePath('led-101-r1-plan-auditor.md')], { cwd: dir });
+    const r = run('store-deliberation', ['--role', 'auditor', '--file', fixturePath('led-101-r1-plan-auditor.md')], {
+      cwd: dir,
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^cairn store-deliberation: stored d/);
@@ -181,7 +232,12 @@ describe('lifecycle of a recurring pattern', () => {
     const dir = tempProject();
     storeFixture(dir, 'led-101-r1-plan-auditor.md', { now: '2025-01-10T00:00:00Z' });
     storeFixture(dir, 'led-101-r2-plan-auditor.md', { now: '2025-01-11T00:00:00Z' });
-    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ lifecycle: 'candidate', success_count: 2, sightings: 2, issues: ['LED-101'] });
+    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({
+      lifecycle: 'candidate',
+      success_count: 2,
+      sightings: 2,
+      issues: ['LED-101'],
+    });
 
     storeFixture(dir, 'led-102-r1-plan-auditor.md', { now: '2025-01-12T00:00:00Z' });
     expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({
@@ -191,8 +247,13 @@ describe('lifecycle of a recurring pattern', () => {
       last_used: Date.parse('2025-01-12T00:00:00Z'),
       labels: ['cli', 'database', 'api'],
       files: [
-        'src/cli/status.ts', 'test/status.test.ts', 'README.md',
-        'src/db/migrations/0042_add_due_date.sql', 'src/api/invoices.ts', 'src/cli/migrate.ts', 'test/invoices.test.ts',
+        'src/cli/status.ts',
+        'test/status.test.ts',
+        'README.md',
+        'src/db/migrations/0042_add_due_date.sql',
+        'src/api/invoices.ts',
+        'src/cli/migrate.ts',
+        'test/invoices.test.ts',
       ],
       phases: ['plan'],
       issues: ['LED-101', 'LED-102'],
@@ -202,13 +263,20 @@ describe('lifecycle of a recurring pattern', () => {
   it('stays a candidate when all sightings are in one issue', () => {
     const dir = tempProject();
     for (const r of ['r1', 'r2', 'r3']) storeFixture(dir, 'led-101-r1-plan-auditor.md', { run: r });
-    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ lifecycle: 'candidate', sightings: 3, success_count: 3 });
+    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({
+      lifecycle: 'candidate',
+      sightings: 3,
+      success_count: 3,
+    });
   });
 
   it('keeps one pattern per role: the same text from another role is its own pattern', () => {
     const dir = tempProject();
     storeFixture(dir, 'led-101-r1-plan-auditor.md');
-    run('store-deliberation', ['--role', 'judge', '--project', PROJECT, '--strict'], { cwd: dir, input: `## Accumulated Patterns\n- ${MAN_PAGE}\n` });
+    run('store-deliberation', ['--role', 'judge', '--project', PROJECT, '--strict'], {
+      cwd: dir,
+      input: `## Accumulated Patterns\n- ${MAN_PAGE}\n`,
+    });
     expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ success_count: 1, role: 'auditor' });
     expect(patternState(dir, patternId(PROJECT, 'judge', MAN_PAGE))).toMatchObject({ success_count: 1, role: 'judge' });
   });
@@ -217,8 +285,10 @@ describe('lifecycle of a recurring pattern', () => {
 describe('near-duplicates', () => {
   it('creates a pattern for a text only when no earlier new text of the deliberation is its near-duplicate, as comparing it with each decides (700 texts)', () => {
     const rnd = seededRandom(17);
-    const vocabulary = ('plan test flag merge schema export invoice ledger retry token cache index migration review status command output page ' +
-      'queue worker deploy config secret header timeout locale currency tenant audit report backup session cookie parser router handler').split(' ');
+    const vocabulary = (
+      'plan test flag merge schema export invoice ledger retry token cache index migration review status command output page ' +
+      'queue worker deploy config secret header timeout locale currency tenant audit report backup session cookie parser router handler'
+    ).split(' ');
     const pick = (avoid: string[]) => {
       const left = vocabulary.filter((w) => !avoid.includes(w));
       return left[Math.floor(rnd() * left.length)];
@@ -232,7 +302,16 @@ describe('near-duplicates', () => {
     const texts = base.flatMap((w) => [w, w.map((x) => (rnd() < 0.1 ? pick(w) : x))]).map((w) => w.join(' '));
     texts.splice(300, 0, '——— !!! ——— ——— !!!', '🙂🙂🙂🙂 🚀🚀🚀🚀 🙂🙂🙂'); // no word at all: only themselves
     const text = `## Accumulated Patterns\n${texts.map((t) => `- ${t}`).join('\n')}\n`;
-    const out = storeDeliberation(openTestStore(tempProject(), PROJECT), { text, role: 'auditor', issue: null, run: null, phase: null, iteration: null, labels: [], files: [] });
+    const out = storeDeliberation(openTestStore(tempProject(), PROJECT), {
+      text,
+      role: 'auditor',
+      issue: null,
+      run: null,
+      phase: null,
+      iteration: null,
+      labels: [],
+      files: [],
+    });
     // the rule itself, over the texts in order: a text creates a pattern unless it is a near-duplicate of one created before it
     const created: { id: string; key: RuleKey }[] = [];
     const items = extractPatterns(text, null).items;
@@ -249,21 +328,42 @@ describe('near-duplicates', () => {
   // where WebAssembly cannot run, a lookup counts in JavaScript (lib/patterns/index/posting-count.ts)
   it.each([
     // V8 reserves ~10 GB of address space for a WebAssembly memory: under this limit it gets none
-    ['an address-space limit (ulimit -v) leaves WebAssembly no memory', ['/bin/sh', '-c', 'ulimit -v 6000000 && exec "$0" "$@"', process.execPath]],
+    [
+      'an address-space limit (ulimit -v) leaves WebAssembly no memory',
+      ['/bin/sh', '-c', 'ulimit -v 6000000 && exec "$0" "$@"', process.execPath],
+    ],
     ['node runs without WebAssembly (--jitless)', [process.execPath, '--jitless']],
   ])('merges the same where %s', (_, command) => {
-    const limited = (args: string[], cwd: string) => spawnSync(command[0], [...command.slice(1), ...args], { cwd, env: cleanEnv(), encoding: 'utf8' });
-    expect(limited(['-e', 'new WebAssembly.Memory({ initial: 1 })'], tmpdir()).stderr).toMatch(/RangeError|WebAssembly is not defined/);
+    const limited = (args: string[], cwd: string) =>
+      spawnSync(command[0], [...command.slice(1), ...args], { cwd, env: cleanEnv(), encoding: 'utf8' });
+    expect(limited(['-e', 'new WebAssembly.Memory({ initial: 1 })'], tmpdir()).stderr).toMatch(
+      /RangeError|WebAssembly is not defined/,
+    );
     const [plain, capped] = [tempProject(), tempProject()];
     for (const dir of [plain, capped]) storeFixture(dir, 'led-101-r1-plan-auditor.md');
     const expected = storeFixture(plain, 'led-103-r1-plan-auditor.md');
     const file = 'led-103-r1-plan-auditor.md';
-    const r = limited([binPath('store-deliberation'), ...fixtureArgs(file), '--file', fixturePath(file), '--project', PROJECT, '--json', '--strict'], capped);
+    const r = limited(
+      [
+        binPath('store-deliberation'),
+        ...fixtureArgs(file),
+        '--file',
+        fixturePath(file),
+        '--project',
+        PROJECT,
+        '--json',
+        '--strict',
+      ],
+      capped,
+    );
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as Stored;
     expect(out.patterns).toEqual(expected.patterns);
     expect(out.links).toEqual(expected.links);
-    expect(out.patterns.find((p) => p.text === TEST_FILE_NEAR)).toMatchObject({ id: auditorId(TEST_FILE), status: 'merged' });
+    expect(out.patterns.find((p) => p.text === TEST_FILE_NEAR)).toMatchObject({
+      id: auditorId(TEST_FILE),
+      status: 'merged',
+    });
   });
 
   it('a text with token-set Jaccard ≥ 0.8 to a pattern of the same role counts as that pattern', () => {
@@ -297,7 +397,11 @@ describe('near-duplicates', () => {
 
 describe('echoes are not evidence', () => {
   const inject = (dir: string, issue: string, runId: string, now: string) => {
-    const r = run('format-patterns', ['--role', 'auditor', '--issue', issue, '--run', runId, '--project', PROJECT, '--strict'], { cwd: dir, env: { CAIRN_NOW: now } });
+    const r = run(
+      'format-patterns',
+      ['--role', 'auditor', '--issue', issue, '--run', runId, '--project', PROJECT, '--strict'],
+      { cwd: dir, env: { CAIRN_NOW: now } },
+    );
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(MAN_PAGE);
   };
@@ -324,7 +428,11 @@ describe('echoes are not evidence', () => {
     inject(dir, 'LED-101', 'r2', '2025-01-11T00:00:00Z');
     const out = storeFixture(dir, 'led-101-r2-plan-auditor.md', { run: 'r3' });
     expect(out.patterns.find((p) => p.text === MAN_PAGE)?.status).toBe('seen');
-    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ success_count: 2, sightings: 2, lifecycle: 'candidate' });
+    expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({
+      success_count: 2,
+      sightings: 2,
+      lifecycle: 'candidate',
+    });
   });
 
   it('a near-duplicate of an injected pattern is an echo too', () => {
@@ -332,8 +440,15 @@ describe('echoes are not evidence', () => {
     storeFixture(dir, 'led-101-r1-plan-auditor.md');
     inject(dir, 'LED-103', 'r1', '2025-01-11T00:00:00Z');
     const out = storeFixture(dir, 'led-103-r1-plan-auditor.md');
-    expect(out.patterns.find((p) => p.text === TEST_FILE_NEAR)).toMatchObject({ id: auditorId(TEST_FILE), status: 'echo' });
-    expect(patternState(dir, auditorId(TEST_FILE))).toMatchObject({ success_count: 1, sightings: 1, issues: ['LED-101'] });
+    expect(out.patterns.find((p) => p.text === TEST_FILE_NEAR)).toMatchObject({
+      id: auditorId(TEST_FILE),
+      status: 'echo',
+    });
+    expect(patternState(dir, auditorId(TEST_FILE))).toMatchObject({
+      success_count: 1,
+      sightings: 1,
+      issues: ['LED-101'],
+    });
   });
 });
 
@@ -341,7 +456,11 @@ describe('event lines stay small', () => {
   it('keeps every line under 4 KiB however large the deliberation, its verdict and its context are', () => {
     const root = tempProject();
     const store = openTestStore(root);
-    const findings = Array.from({ length: 60 }, (_, i) => ({ id: `A${i}`, summary: `Finding number ${i} about a rather long and detailed concern`, location: `src/x${i}.ts:${i}` }));
+    const findings = Array.from({ length: 60 }, (_, i) => ({
+      id: `A${i}`,
+      summary: `Finding number ${i} about a rather long and detailed concern`,
+      location: `src/x${i}.ts:${i}`,
+    }));
     const text = [
       '## Accumulated Patterns',
       `- ${'Every exported handler must validate its input before touching the database. '.repeat(6).trim().slice(0, 500)}`,
@@ -349,11 +468,18 @@ describe('event lines stay small', () => {
       `<!-- jkz:verdict-json ${JSON.stringify({ verdict: 'FAIL', issues: findings, must_fix: findings.map((f) => f.id), false_positives: findings.map((f) => f.id) })} -->`,
     ].join('\n');
     storeDeliberation(store, {
-      text, role: 'auditor', issue: 'LED-1', run: 'r1', phase: 'plan', iteration: 1,
+      text,
+      role: 'auditor',
+      issue: 'LED-1',
+      run: 'r1',
+      phase: 'plan',
+      iteration: 1,
       labels: Array.from({ length: 40 }, (_, i) => `label-${i}-${'x'.repeat(150)}`),
       files: Array.from({ length: 40 }, (_, i) => `src/${'deep/'.repeat(60)}file-${i}.ts`),
     });
-    const lines = readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8').trim().split('\n');
+    const lines = readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
     expect(lines.map((l) => JSON.parse(l).type)).toContain('pattern.observed');
     for (const line of lines) expect(Buffer.byteLength(line)).toBeLessThan(4096);
   });
@@ -371,19 +497,33 @@ describe('a retry is not evidence (SPEC §3.9.4)', () => {
     const log = readFileSync(join(dir, '.cairn', 'events.jsonl'));
     const again = run('store-deliberation', args, { cwd: dir, input: fixtureText(FILE) });
     expect(again.code).toBe(0);
-    expect(again.stderr).toMatch(/^cairn store-deliberation: already stored as d[0-9a-z]{26} for this role and issue\/run; nothing changed$/m);
-    expect(JSON.parse(again.stdout)).toMatchObject({ deliberation: JSON.parse(first.stdout).deliberation, already_stored: true, patterns: [], links: [] });
+    expect(again.stderr).toMatch(
+      /^cairn store-deliberation: already stored as d[0-9a-z]{26} for this role and issue\/run; nothing changed$/m,
+    );
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      deliberation: JSON.parse(first.stdout).deliberation,
+      already_stored: true,
+      patterns: [],
+      links: [],
+    });
     expect(readFileSync(join(dir, '.cairn', 'events.jsonl'))).toEqual(log);
     expect(artifacts(dir)).toHaveLength(1);
     expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ success_count: 1, sightings: 1 });
     // Another run of the same issue is new evidence.
-    expect(run('store-deliberation', [...fixtureArgs(FILE, { run: 'r2' }), '--project', PROJECT, '--strict'], { cwd: dir, input: fixtureText(FILE) }).code).toBe(0);
+    expect(
+      run('store-deliberation', [...fixtureArgs(FILE, { run: 'r2' }), '--project', PROJECT, '--strict'], {
+        cwd: dir,
+        input: fixtureText(FILE),
+      }).code,
+    ).toBe(0);
     expect(patternState(dir, auditorId(MAN_PAGE))).toMatchObject({ success_count: 2, sightings: 2 });
   });
 
   it('two processes storing it at once record it once: the later copy in the log changes nothing, live or rebuilt', async () => {
     const dir = tempProject();
-    const results = await Promise.all([0, 1, 2].map(() => runAsync('store-deliberation', args, { cwd: dir, input: fixtureText(FILE) })));
+    const results = await Promise.all(
+      [0, 1, 2].map(() => runAsync('store-deliberation', args, { cwd: dir, input: fixtureText(FILE) })),
+    );
     expect(results.map((r) => r.code)).toEqual([0, 0, 0]);
     const stored = results.map((r) => JSON.parse(r.stdout));
     const kept = stored.filter((o) => !o.already_stored);

@@ -20,6 +20,9 @@ describe('nearest', () => {
   it('takes a shortened name for the one longer name it begins', () => {
     expect(nearest('validator', ['validator-role', 'validator-file', 'issue'])).toBeUndefined();
     expect(nearest('remaining', ['remaining-tokens', 'role'])).toBe('remaining-tokens');
-    expect(extensionsOf('adversarial', ['adversarial-role', 'adversarial-file', 'issue'])).toEqual(['adversarial-role', 'adversarial-file']);
+    expect(extensionsOf('adversarial', ['adversarial-role', 'adversarial-file', 'issue'])).toEqual([
+      'adversarial-role',
+      'adversarial-file',
+    ]);
   });
 });

@@ -48,7 +48,8 @@ function projectDb(): { root: string; db: Database } {
 
 function insertPatterns(db: Database, project: string, role: string, texts: string[]): void {
   const exists = db.prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
-  const insert = db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, first_seen, last_used, term_seq)
+  const insert =
+    db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, first_seen, last_used, term_seq)
     VALUES (?, ?, ?, ?, ?, 'rule', '2026-01-01', 0, ?)`);
   db.transaction(() => {
     for (const text of texts) {
@@ -102,9 +103,15 @@ describe('TermIndex.nearDuplicates', () => {
         const found = new Set(candidates.map((r) => r.id));
         for (const id of expected) expect(found.has(id), `${probe} → ${id}`).toBe(true);
         // m terms and n share at most min(m, n): Jaccard ≥ 0.8 needs m within [0.8·n, n / 0.8]
-        for (const id of found) expect(sizes.get(id)! / tokens.size, `${probe} → ${id}`).toSatisfy((r: number) => r >= NEAR_DUPLICATE - 1e-9 && r <= 1 / NEAR_DUPLICATE + 1e-9);
+        for (const id of found)
+          expect(sizes.get(id)! / tokens.size, `${probe} → ${id}`).toSatisfy(
+            (r: number) => r >= NEAR_DUPLICATE - 1e-9 && r <= 1 / NEAR_DUPLICATE + 1e-9,
+          );
         // and what the caller keeps of them is exactly what the scan finds
-        expect(candidates.filter((r) => jaccard(tokens, termSet(r.text)) >= NEAR_DUPLICATE).map((r) => r.id), probe).toEqual(expected);
+        expect(
+          candidates.filter((r) => jaccard(tokens, termSet(r.text)) >= NEAR_DUPLICATE).map((r) => r.id),
+          probe,
+        ).toEqual(expected);
       }
       expectedTotal += expected.length;
     }
@@ -113,12 +120,21 @@ describe('TermIndex.nearDuplicates', () => {
 
   it('compares texts by their content terms: function words make two wordings neither differ nor alike (SPEC §3.10.4)', () => {
     const { db } = projectDb();
-    const stored = ['it must be in the plan before the merge', 'others must be in the plan before merge', 'it is not in the plan after all', 'all of them are in it'];
+    const stored = [
+      'it must be in the plan before the merge',
+      'others must be in the plan before merge',
+      'it is not in the plan after all',
+      'all of them are in it',
+    ];
     insertPatterns(db, 'p1', 'auditor', [...stored, ...randomTexts(300, 31)]);
     const index = new TermIndex(db, 'p1', 'auditor');
     const found = (probe: string) => index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.text);
-    expect(found('every plan should be in there before a merge')).toEqual(expect.arrayContaining(['it must be in the plan before the merge']));
-    expect(found('the plan is not in it after all')).toEqual(expect.arrayContaining(['it is not in the plan after all']));
+    expect(found('every plan should be in there before a merge')).toEqual(
+      expect.arrayContaining(['it must be in the plan before the merge']),
+    );
+    expect(found('the plan is not in it after all')).toEqual(
+      expect.arrayContaining(['it is not in the plan after all']),
+    );
     // function words only: nothing indexed, and no other text's duplicate
     expect(indexTerms('all of them are in it').terms).toEqual([]);
     expect(found('all of them are in it')).toEqual([]);
@@ -133,12 +149,17 @@ describe('TermIndex.nearDuplicates', () => {
     const probe = 'the openapi schema of the export endpoint must be documented before merge';
     expect(index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.text)).not.toContain(probe);
     // the role grows under the same index: its estimates are stale, a rare word is now common
-    insertPatterns(db, 'p1', 'auditor', [probe, ...Array.from({ length: 200 }, (_, i) => `openapi schema export ${i}`)]);
+    insertPatterns(db, 'p1', 'auditor', [
+      probe,
+      ...Array.from({ length: 200 }, (_, i) => `openapi schema export ${i}`),
+    ]);
     expect(index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
     const reworded = 'every openapi schema of an export endpoint should be documented before the merge';
     expect(jaccard(termSet(reworded), termSet(probe))).toBeGreaterThanOrEqual(NEAR_DUPLICATE);
     expect(index.nearDuplicates(reworded, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
-    expect(new TermIndex(db, 'p1', 'auditor').nearDuplicates(reworded, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
+    expect(new TermIndex(db, 'p1', 'auditor').nearDuplicates(reworded, NEAR_DUPLICATE).map((r) => r.text)).toContain(
+      probe,
+    );
   });
 });
 
@@ -148,7 +169,10 @@ describe('TermIndex.size', () => {
     const texts = Array.from({ length: 20_000 }, (_, i) => `${randomTexts(1, i)[0]} case ${i}`);
     insertPatterns(db, 'p1', 'auditor', texts);
     insertPatterns(db, 'p1', 'judge', texts.slice(0, 700));
-    const exact = (role: string) => db.prepare('SELECT COUNT(*) AS n, AVG(ntok) AS mean FROM patterns WHERE project = ? AND role = ?').get('p1', role) as { n: number; mean: number };
+    const exact = (role: string) =>
+      db
+        .prepare('SELECT COUNT(*) AS n, AVG(ntok) AS mean FROM patterns WHERE project = ? AND role = ?')
+        .get('p1', role) as { n: number; mean: number };
     const judge = new TermIndex(db, 'p1', 'judge').size();
     expect(judge.patterns).toBe(700);
     expect(judge.meanLength).toBeCloseTo(exact('judge').mean, 9);
@@ -168,7 +192,9 @@ describe('TermIndex.weights', () => {
     const index = new TermIndex(db, 'p1', 'auditor');
     const terms = [...new Set(texts.flatMap((t) => indexTerms(t).terms))];
     const patterns = index.size().patterns;
-    const expected = new Map(terms.map((t) => [t, Math.log(1 + patterns / Math.max(1, index.documentFrequency([t]).get(t)!))]));
+    const expected = new Map(
+      terms.map((t) => [t, Math.log(1 + patterns / Math.max(1, index.documentFrequency([t]).get(t)!))]),
+    );
     const first = index.weights(texts.slice(0, 5));
     const asked = [...terms, ...[...terms].reverse(), ...terms];
     for (const t of asked) expect(first(t)).toBe(expected.get(t));
@@ -185,12 +211,25 @@ describe('the term index against the scan (fast ≡ scan, over random roles)', (
   function madeUpTexts(count: number, vocabulary: number, seed: number): string[] {
     const rnd = seededRandom(seed);
     const syllables = 'ka ze mo ri tu pe lo vi na sor bel dim'.split(' ');
-    const words = Array.from({ length: vocabulary }, (_, i) => `${syllables[i % 12]}${syllables[Math.floor(i / 12) % 12]}${syllables[Math.floor(i / 144) % 12]}q`);
-    return Array.from({ length: count }, () => Array.from({ length: 4 + Math.floor(rnd() * 12) }, () => words[Math.floor(rnd() * words.length)]).join(' '));
+    const words = Array.from(
+      { length: vocabulary },
+      (_, i) => `${syllables[i % 12]}${syllables[Math.floor(i / 12) % 12]}${syllables[Math.floor(i / 144) % 12]}q`,
+    );
+    return Array.from({ length: count }, () =>
+      Array.from({ length: 4 + Math.floor(rnd() * 12) }, () => words[Math.floor(rnd() * words.length)]).join(' '),
+    );
   }
   const roles = [
-    { name: 'a common vocabulary (words held by hundreds of patterns)', texts: (seed: number) => randomTexts(1200, seed), wide: false },
-    { name: 'a wide vocabulary (every word held by fewer than 64 patterns)', texts: (seed: number) => madeUpTexts(1200, 1700, seed), wide: true },
+    {
+      name: 'a common vocabulary (words held by hundreds of patterns)',
+      texts: (seed: number) => randomTexts(1200, seed),
+      wide: false,
+    },
+    {
+      name: 'a wide vocabulary (every word held by fewer than 64 patterns)',
+      texts: (seed: number) => madeUpTexts(1200, 1700, seed),
+      wide: true,
+    },
   ];
 
   it.each(roles)('counts, weighs, shares and finds near-duplicates as the scan does: $name', ({ texts, wide }) => {
@@ -209,13 +248,16 @@ describe('the term index against the scan (fast ≡ scan, over random roles)', (
       expect(exactly.length === terms.length).toBe(wide);
       // a word held by fewer than 64 patterns is counted exactly; a common one estimated from a sample, within a factor 2
       for (const t of exactly) expect(estimated.get(t), t).toBe(counted.get(t));
-      for (const t of terms) expect(estimated.get(t)! / counted.get(t)!, t).toSatisfy((r: number) => r >= 0.5 && r <= 2);
+      for (const t of terms)
+        expect(estimated.get(t)! / counted.get(t)!, t).toSatisfy((r: number) => r >= 0.5 && r <= 2);
       const [fastWeight, scanWeight] = [fast.weights(stored.slice(0, 5)), scan.weights([])];
       for (const t of exactly) expect(fastWeight(t), t).toBe(scanWeight(t));
       const rnd = seededRandom(seed + 1);
       const probes = [...stored.slice(0, 150).map((t) => variant(t, rnd)), ...texts(seed + 2).slice(0, 50)];
       for (const probe of probes) {
-        const alike = fast.nearDuplicates(probe, NEAR_DUPLICATE).filter((r) => jaccard(termSet(probe), termSet(r.text)) >= NEAR_DUPLICATE);
+        const alike = fast
+          .nearDuplicates(probe, NEAR_DUPLICATE)
+          .filter((r) => jaccard(termSet(probe), termSet(r.text)) >= NEAR_DUPLICATE);
         expect(alike, probe).toEqual(scan.nearDuplicates(probe, NEAR_DUPLICATE));
         // where the rarest words of the text are counted exactly, the same patterns share them, in the same order
         const rare = [...contentTerms(probe).keys()].every((t) => (counted.get(t) ?? 0) < 64);
@@ -234,8 +276,11 @@ describe('the term index against the scan (fast ≡ scan, over random roles)', (
     db.exec('DROP INDEX pattern_terms_key'); // as a first replay leaves it until its end
     const scanned = roleLookups(db, 'p1', 'auditor');
     expect(scanned).toBeInstanceOf(ScanLookups);
-    const alike = (rows: { id: string; text: string }[]) => rows.filter((r) => jaccard(termSet(probe), termSet(r.text)) >= NEAR_DUPLICATE);
-    expect(alike(scanned.nearDuplicates(probe, NEAR_DUPLICATE))).toEqual(alike(built.nearDuplicates(probe, NEAR_DUPLICATE)));
+    const alike = (rows: { id: string; text: string }[]) =>
+      rows.filter((r) => jaccard(termSet(probe), termSet(r.text)) >= NEAR_DUPLICATE);
+    expect(alike(scanned.nearDuplicates(probe, NEAR_DUPLICATE))).toEqual(
+      alike(built.nearDuplicates(probe, NEAR_DUPLICATE)),
+    );
     expect(alike(scanned.nearDuplicates(probe, NEAR_DUPLICATE)).length).toBeGreaterThan(0);
     // another project's rows make the store too large to read whole
     insertPatterns(db, 'p2', 'auditor', randomTexts(700, 73));
@@ -252,8 +297,14 @@ describe('packed posting lists (pattern_postings)', () => {
   // what a writer takes from a lookup: the candidates whose terms are near enough (which candidates a
   // lookup returns beyond them depends on which lists it found cheap to read)
   const lookups = (index: TermIndex, probes: string[]) =>
-    probes.map((p) => index.nearDuplicates(p, NEAR_DUPLICATE).filter((r) => jaccard(termSet(p), termSet(r.text)) >= NEAR_DUPLICATE).map((r) => r.id));
-  const packedCount = (db: Database) => (db.prepare('SELECT COUNT(*) AS n FROM pattern_postings').get() as { n: number }).n;
+    probes.map((p) =>
+      index
+        .nearDuplicates(p, NEAR_DUPLICATE)
+        .filter((r) => jaccard(termSet(p), termSet(r.text)) >= NEAR_DUPLICATE)
+        .map((r) => r.id),
+    );
+  const packedCount = (db: Database) =>
+    (db.prepare('SELECT COUNT(*) AS n FROM pattern_postings').get() as { n: number }).n;
   /** The lookups as the index alone answers them: no list packed. */
   function fromRows(db: Database, probes: string[]): string[][] {
     db.exec('SAVEPOINT rows_only; DELETE FROM pattern_postings');
@@ -264,17 +315,33 @@ describe('packed posting lists (pattern_postings)', () => {
     }
   }
 
-  it('`cairn rebuild --continue` (a fresh clone\'s background finisher) packs the long lists, once', () => {
+  it("`cairn rebuild --continue` (a fresh clone's background finisher) packs the long lists, once", () => {
     const root = tempProject();
     const store = openTestStore(root, 'p1');
     const texts = [...new Set(randomTexts(700, 41).map((t) => `refund ${t}`))];
-    appendEvents(store, texts.map((text, i): EventPayload => ({
-      type: 'pattern.observed', pattern: patternId('p1', 'auditor', text), role: 'auditor', text, category: 'rule', issue: 'I-1', run: `r${i}`, phase: null, labels: [], files: [], deliberation: `d${i}`,
-    })));
+    appendEvents(
+      store,
+      texts.map(
+        (text, i): EventPayload => ({
+          type: 'pattern.observed',
+          pattern: patternId('p1', 'auditor', text),
+          role: 'auditor',
+          text,
+          category: 'rule',
+          issue: 'I-1',
+          run: `r${i}`,
+          phase: null,
+          labels: [],
+          files: [],
+          deliberation: `d${i}`,
+        }),
+      ),
+    );
     store.close();
     const db = join(root, '.cairn', 'cache', 'state.db');
     for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true }); // a fresh clone: the log alone
-    const finish = () => run('cairn', ['rebuild', '--continue', '--project', 'p1', '--json', '--strict'], { cwd: root });
+    const finish = () =>
+      run('cairn', ['rebuild', '--continue', '--project', 'p1', '--json', '--strict'], { cwd: root });
     const first = finish();
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ applied: texts.length, packed: expect.any(Number) });
@@ -291,16 +358,37 @@ describe('packed posting lists (pattern_postings)', () => {
     const root = tempProject();
     const rnd = seededRandom(seed);
     const syllables = 'ka ze mo ri tu pe lo vi na sor bel dim'.split(' ');
-    const vocabulary = [...new Set(Array.from({ length: 4 * vocabularySize }, () => Array.from({ length: 3 }, () => syllables[Math.floor(rnd() * syllables.length)]).join('')))].slice(0, vocabularySize);
+    const vocabulary = [
+      ...new Set(
+        Array.from({ length: 4 * vocabularySize }, () =>
+          Array.from({ length: 3 }, () => syllables[Math.floor(rnd() * syllables.length)]).join(''),
+        ),
+      ),
+    ].slice(0, vocabularySize);
     const texts = Array.from({ length: count }, () => {
       const chosen = new Set<string>();
       while (chosen.size < words) chosen.add(vocabulary[Math.floor(rnd() * vocabulary.length)]);
       return [...chosen].join(' ');
     });
     const store = openTestStore(root, 'p1');
-    appendEvents(store, texts.map((text, i): EventPayload => ({
-      type: 'pattern.observed', pattern: patternId('p1', 'auditor', text), role: 'auditor', text, category: 'rule', issue: 'I-1', run: `r${i}`, phase: null, labels: [], files: [], deliberation: `d${i}`,
-    })));
+    appendEvents(
+      store,
+      texts.map(
+        (text, i): EventPayload => ({
+          type: 'pattern.observed',
+          pattern: patternId('p1', 'auditor', text),
+          role: 'auditor',
+          text,
+          category: 'rule',
+          issue: 'I-1',
+          run: `r${i}`,
+          phase: null,
+          labels: [],
+          files: [],
+          deliberation: `d${i}`,
+        }),
+      ),
+    );
     store.close();
     return root;
   }
@@ -332,7 +420,8 @@ describe('packed posting lists (pattern_postings)', () => {
     const root = loggedPatterns(3_500, 30, 150, 52); // 105,000 term rows (past what a hook's replay finishes itself), ~700 a word
     expect(rebuild(root)).toMatchObject({ applied: 3_500, packed: 0 });
     const background = () => spawnSync('pgrep', ['-f', `rebuild --continue --quiet --root ${root}`]).status === 0;
-    for (const started = Date.now(); background() && Date.now() - started < 60_000; ) await new Promise((r) => setTimeout(r, 100));
+    for (const started = Date.now(); background() && Date.now() - started < 60_000; )
+      await new Promise((r) => setTimeout(r, 100));
     expect(background()).toBe(false);
     // what `cairn maintain` would pack: every long list, each the index's own
     const packed = packedIn(root);
@@ -364,7 +453,12 @@ describe('packed posting lists (pattern_postings)', () => {
     expect(lookups(new TermIndex(db, 'p1', 'auditor'), probes)).toEqual(expected);
 
     // patterns added since: the packed lists plus the postings added after them
-    const through = () => new Map((db.prepare('SELECT term, through FROM pattern_postings').all() as { term: string; through: number }[]).map((r) => [r.term, r.through]));
+    const through = () =>
+      new Map(
+        (db.prepare('SELECT term, through FROM pattern_postings').all() as { term: string; through: number }[]).map(
+          (r) => [r.term, r.through],
+        ),
+      );
     const before = through();
     insertPatterns(db, 'p1', 'auditor', randomTexts(40, 35));
     expect(lookups(new TermIndex(db, 'p1', 'auditor'), probes)).toEqual(fromRows(db, probes));
@@ -391,7 +485,13 @@ describe('packed posting lists (pattern_postings)', () => {
     const { root, db } = projectDb();
     insertPatterns(db, 'p1', 'auditor', randomTexts(1500, 51));
     insertPatterns(db, 'p1', 'judge', randomTexts(100, 53)); // lists too short to pack
-    const long = (db.prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = 'p1' GROUP BY role, term HAVING COUNT(*) >= 256)").get() as { n: number }).n;
+    const long = (
+      db
+        .prepare(
+          "SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = 'p1' GROUP BY role, term HAVING COUNT(*) >= 256)",
+        )
+        .get() as { n: number }
+    ).n;
     expect(long).toBeGreaterThan(5);
     expect(packPostingLists(db, 'p1')).toBe(long);
     expect(packedCount(db)).toBe(long);
@@ -419,7 +519,10 @@ describe('packed posting lists (pattern_postings)', () => {
 describe('queryMatches (a query’s matches summed from the posting lists)', () => {
   /** Each match's BM25 by pattern id, as the walk's lists give it and as matchesSql computes it. */
   function bothWays(db: Database, roles: string[], query: string) {
-    const q = bm25Query(roles.map((role) => new TermIndex(db, 'p1', role)), query)!;
+    const q = bm25Query(
+      roles.map((role) => new TermIndex(db, 'p1', role)),
+      query,
+    )!;
     const matches = queryMatches(db, 'p1', roles, q);
     // a match's pattern is the one whose postings start at its seq
     const idOf = db.prepare('SELECT id FROM patterns WHERE project = ? AND role = ? AND term_seq = ?').pluck();
@@ -431,7 +534,10 @@ describe('queryMatches (a query’s matches summed from the posting lists)', () 
     });
     expect(matchIn(matches, 0, Math.max(...matches.seqs) + 1)).toBe(-1); // no pattern there
     const params: Record<string, unknown> = {};
-    const rows = db.prepare(`WITH ${queryTermsSql(q, params)} ${matchesSql('p1', roles, params)}`).all(params) as { id: string; bm: number }[];
+    const rows = db.prepare(`WITH ${queryTermsSql(q, params)} ${matchesSql('p1', roles, params)}`).all(params) as {
+      id: string;
+      bm: number;
+    }[];
     return { fromLists, fromSql: new Map(rows.map((r) => [r.id, r.bm])) };
   }
 

@@ -97,7 +97,9 @@ describe('parseVerdict: which block wins', () => {
   });
 
   it('rejects the template placeholder "PASS|FAIL"', () => {
-    const template = comment('{"verdict":"PASS|FAIL","issues":[{"id":"J1","severity":"CRITICAL|HIGH"}],"must_fix":["J1"],"false_positives":[]}');
+    const template = comment(
+      '{"verdict":"PASS|FAIL","issues":[{"id":"J1","severity":"CRITICAL|HIGH"}],"must_fix":["J1"],"false_positives":[]}',
+    );
     const { verdict, problems } = parseVerdict(template);
     expect(verdict).toBeNull();
     expect(problems).toEqual(['verdict-json block at line 1 has verdict "PASS|FAIL", expected PASS or FAIL.']);
@@ -154,7 +156,14 @@ describe('parseVerdict: normalisation', () => {
   it('skips issues that are not objects or lack an id, and drops non-string fields', () => {
     const json = JSON.stringify({
       verdict: 'FAIL',
-      issues: ['J0', null, [], { summary: 'no id' }, { id: '  ' }, { id: 3, severity: 2, summary: 'ok', location: null }],
+      issues: [
+        'J0',
+        null,
+        [],
+        { summary: 'no id' },
+        { id: '  ' },
+        { id: 3, severity: 2, summary: 'ok', location: null },
+      ],
       must_fix: ['3'],
     });
     expect(parseVerdict(comment(json)).verdict?.issues).toEqual([{ id: '3', summary: 'ok' }]);
@@ -218,7 +227,9 @@ describe('parseVerdict: hostile input', () => {
 
 describe('findingById', () => {
   const verdict = parseVerdict(
-    comment('{"verdict":"FAIL","issues":[{"id":"J1","summary":"first"},{"id":"s2","summary":"second"}],"must_fix":["J1"]}'),
+    comment(
+      '{"verdict":"FAIL","issues":[{"id":"J1","summary":"first"},{"id":"s2","summary":"second"}],"must_fix":["J1"]}',
+    ),
   ).verdict;
 
   it('matches ids case-insensitively after trimming', () => {

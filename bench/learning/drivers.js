@@ -19,8 +19,37 @@ const PROJECT = 'learning-sim';
 export const ADVERSARY = 'auditor';
 export const VALIDATOR = 'curator';
 
-const [{ Store }, { locate }, { Deadline }, { createLogger }, { initStore }, { sameKindRoles }, { patternDb }, format, deliberation, feedback, outcome, patterns, scoring] =
-  await Promise.all(['store/store', 'store/root', 'core/deadline', 'core/logger', 'store/init', 'store/config', 'events/log', 'patterns/format', 'patterns/deliberation', 'patterns/feedback', 'patterns/outcome', 'patterns/queries', 'patterns/scoring'].map(dist));
+const [
+  { Store },
+  { locate },
+  { Deadline },
+  { createLogger },
+  { initStore },
+  { sameKindRoles },
+  { patternDb },
+  format,
+  deliberation,
+  feedback,
+  outcome,
+  patterns,
+  scoring,
+] = await Promise.all(
+  [
+    'store/store',
+    'store/root',
+    'core/deadline',
+    'core/logger',
+    'store/init',
+    'store/config',
+    'events/log',
+    'patterns/format',
+    'patterns/deliberation',
+    'patterns/feedback',
+    'patterns/outcome',
+    'patterns/queries',
+    'patterns/scoring',
+  ].map(dist),
+);
 
 /** What the simulation keeps of a feedback-loop report: counts, and which pattern each dismissal landed on. */
 function feedbackRecord(r) {
@@ -46,7 +75,10 @@ function prepareProject(root) {
 /** What the store holds right now, read in-process whichever driver wrote it: `role`'s candidates, every pattern. */
 function inspectStore(store, now, role = ADVERSARY) {
   process.env.CAIRN_NOW = now;
-  const ranked = patterns.rankPatterns(patternDb(store), store.project, { roles: sameKindRoles(store.config, role), ctx: { now: Date.parse(now), role } });
+  const ranked = patterns.rankPatterns(patternDb(store), store.project, {
+    roles: sameKindRoles(store.config, role),
+    ctx: { now: Date.parse(now), role },
+  });
   const all = patterns.listPatterns(patternDb(store), store.project, { includeDeprecated: true });
   return {
     candidates: ranked.map((r) => ({ id: r.pattern.id, text: r.pattern.text, score: r.score })),
@@ -54,7 +86,11 @@ function inspectStore(store, now, role = ADVERSARY) {
   };
 }
 
-const blockOf = (r) => ({ path: r.path, tokens: r.tokens, patterns: r.patterns.map((p) => ({ id: p.id, text: p.text, record: p.record })) });
+const blockOf = (r) => ({
+  path: r.path,
+  tokens: r.tokens,
+  patterns: r.patterns.map((p) => ({ id: p.id, text: p.text, record: p.record })),
+});
 
 export function libraryDriver(root) {
   prepareProject(root);
@@ -63,17 +99,53 @@ export function libraryDriver(root) {
   return {
     format({ now, issue, run, budget, ids, role = ADVERSARY }) {
       at(now);
-      const result = format.formatPatterns(store, { role, issue, run, labels: [], files: [], phase: null, budget, exactTokens: true, ids });
+      const result = format.formatPatterns(store, {
+        role,
+        issue,
+        run,
+        labels: [],
+        files: [],
+        phase: null,
+        budget,
+        exactTokens: true,
+        ids,
+      });
       format.recordInjection(store, result, issue, run);
       return blockOf(result);
     },
     store({ now, role, issue, run, text }) {
       at(now);
-      deliberation.storeDeliberation(store, { text, role, issue, run, phase: 'plan', iteration: 1, labels: [], files: [] });
+      deliberation.storeDeliberation(store, {
+        text,
+        role,
+        issue,
+        run,
+        phase: 'plan',
+        iteration: 1,
+        labels: [],
+        files: [],
+      });
     },
-    feedback({ now, issue, run, adversarialText, validatorText, adversarialRole = ADVERSARY, validatorRole = VALIDATOR }) {
+    feedback({
+      now,
+      issue,
+      run,
+      adversarialText,
+      validatorText,
+      adversarialRole = ADVERSARY,
+      validatorRole = VALIDATOR,
+    }) {
       at(now);
-      const r = feedback.runFeedback(store, { adversarialRole, validatorRole, issue, run, files: [], adversarialText, validatorText, dryRun: false });
+      const r = feedback.runFeedback(store, {
+        adversarialRole,
+        validatorRole,
+        issue,
+        run,
+        files: [],
+        adversarialText,
+        validatorText,
+        dryRun: false,
+      });
       return feedbackRecord(r);
     },
     outcome({ now, issue, run, result }) {
@@ -90,9 +162,17 @@ export function processDriver(root) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_')));
   let files = 0;
   const exec = (name, args, now, input = '') => {
-    const r = spawnSync(process.execPath, [join(REPO, 'bin', `${name}.js`), ...args, '--root', root, '--project', PROJECT, '--strict'], {
-      cwd: root, env: { ...env, CAIRN_NOW: now }, input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
-    });
+    const r = spawnSync(
+      process.execPath,
+      [join(REPO, 'bin', `${name}.js`), ...args, '--root', root, '--project', PROJECT, '--strict'],
+      {
+        cwd: root,
+        env: { ...env, CAIRN_NOW: now },
+        input,
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     if (r.status !== 0) throw new Error(`${name} ${args.join(' ')} exited ${r.status}: ${r.stderr.trim()}`);
     return r.stdout;
   };
@@ -104,17 +184,52 @@ export function processDriver(root) {
   };
   return {
     format({ now, issue, run, budget, ids, role = ADVERSARY }) {
-      return blockOf(JSON.parse(exec('format-patterns', ['--role', role, ...scoped(issue, run), '--budget', String(budget), ...(ids ? ['--ids'] : []), '--json'], now)));
+      return blockOf(
+        JSON.parse(
+          exec(
+            'format-patterns',
+            ['--role', role, ...scoped(issue, run), '--budget', String(budget), ...(ids ? ['--ids'] : []), '--json'],
+            now,
+          ),
+        ),
+      );
     },
     store({ now, role, issue, run, text }) {
-      exec('store-deliberation', ['--role', role, ...scoped(issue, run), '--phase', 'plan', '--iteration', '1'], now, text);
+      exec(
+        'store-deliberation',
+        ['--role', role, ...scoped(issue, run), '--phase', 'plan', '--iteration', '1'],
+        now,
+        text,
+      );
     },
-    feedback({ now, issue, run, adversarialText, validatorText, adversarialRole = ADVERSARY, validatorRole = VALIDATOR }) {
+    feedback({
+      now,
+      issue,
+      run,
+      adversarialText,
+      validatorText,
+      adversarialRole = ADVERSARY,
+      validatorRole = VALIDATOR,
+    }) {
       const texts = [
         ...(adversarialText === undefined ? [] : ['--adversarial-file', tempFile(adversarialText)]),
         ...(validatorText === undefined ? [] : ['--validator-file', tempFile(validatorText)]),
       ];
-      const r = JSON.parse(exec('feedback-loop', ['--adversarial-role', adversarialRole, '--validator-role', validatorRole, ...scoped(issue, run), ...texts, '--json'], now));
+      const r = JSON.parse(
+        exec(
+          'feedback-loop',
+          [
+            '--adversarial-role',
+            adversarialRole,
+            '--validator-role',
+            validatorRole,
+            ...scoped(issue, run),
+            ...texts,
+            '--json',
+          ],
+          now,
+        ),
+      );
       return feedbackRecord(r);
     },
     outcome({ now, issue, run, result }) {

@@ -15,7 +15,10 @@ const { bestCandidate, weightsAmong } = await import(join(REPO, 'dist', 'lib', '
 const FIRST_TIER = 25;
 const TRIALS = 20;
 
-const CHECKS = [...TRUE_CHECKS.map((text, i) => ({ key: `T${i + 1}`, text })), ...FALSE_ALARMS.map((f, i) => ({ key: `F${i + 1}`, text: f.text, why: f.why }))];
+const CHECKS = [
+  ...TRUE_CHECKS.map((text, i) => ({ key: `T${i + 1}`, text })),
+  ...FALSE_ALARMS.map((f, i) => ({ key: `F${i + 1}`, text: f.text, why: f.why })),
+];
 
 /**
  * {right, wrong, none} shares over every check's finding of `set`, and the wrong links seen, check →
@@ -29,13 +32,21 @@ export function linkAccuracy(set, { seed = 1, alarms = false, reason = false } =
   const wrong = new Map();
   for (const check of alarms ? checks.filter((c) => c.why) : checks) {
     const own = set[check.key];
-    const finding = { id: 'A1', ...own, ...(reason ? { summary: `${own.summary}\nfalse positive. This does not apply here: ${check.why}.` } : {}) };
+    const finding = {
+      id: 'A1',
+      ...own,
+      ...(reason ? { summary: `${own.summary}\nfalse positive. This does not apply here: ${check.why}.` } : {}),
+    };
     for (let t = 0; t < TRIALS; t++) {
-      const others = checks.filter((c) => c !== check).sort((a, b) => uniform(seed, t, check.key, a.key) - uniform(seed, t, check.key, b.key));
+      const others = checks
+        .filter((c) => c !== check)
+        .sort((a, b) => uniform(seed, t, check.key, a.key) - uniform(seed, t, check.key, b.key));
       const candidates = [check, ...others].map((c) => ({ id: c.key, text: c.text }));
       // the role's patterns are the checks: each word weighs by how many of them hold it
       const weight = weightsAmong(checks.map((c) => c.text));
-      const best = bestCandidate(finding, candidates.slice(0, FIRST_TIER), weight) ?? bestCandidate(finding, candidates.slice(FIRST_TIER), weight);
+      const best =
+        bestCandidate(finding, candidates.slice(0, FIRST_TIER), weight) ??
+        bestCandidate(finding, candidates.slice(FIRST_TIER), weight);
       if (!best) counts.none++;
       else if (best.id === check.key) counts.right++;
       else {
@@ -46,5 +57,11 @@ export function linkAccuracy(set, { seed = 1, alarms = false, reason = false } =
     }
   }
   const n = counts.right + counts.wrong + counts.none;
-  return { right: counts.right / n, wrong: counts.wrong / n, none: counts.none / n, trials: n, wrongLinks: [...wrong].sort((a, b) => b[1] - a[1]) };
+  return {
+    right: counts.right / n,
+    wrong: counts.wrong / n,
+    none: counts.none / n,
+    trials: n,
+    wrongLinks: [...wrong].sort((a, b) => b[1] - a[1]),
+  };
 }

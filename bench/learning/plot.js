@@ -57,7 +57,8 @@ function drawPanel(c, panel, runs, top) {
   }
   for (const s of panel.series) {
     const pts = s.points.filter(([, y]) => y !== null);
-    for (let i = 1; i < pts.length; i++) c.line(px(pts[i - 1][0]), py(pts[i - 1][1]), px(pts[i][0]), py(pts[i][1]), s.color, 3, s.dash ?? 0);
+    for (let i = 1; i < pts.length; i++)
+      c.line(px(pts[i - 1][0]), py(pts[i - 1][1]), px(pts[i][0]), py(pts[i][1]), s.color, 3, s.dash ?? 0);
     for (const [x, y] of pts) c.rect(px(x) - 2, py(y) - 2, 5, 5, s.color);
   }
   let ly = top + 24;

@@ -48,26 +48,83 @@ export const TRUE_CHECKS = [
 ];
 
 export const FALSE_ALARMS = [
-  { text: 'Every new CLI flag must be documented in the man page before merge', why: 'ledgerly ships no man page; flags are documented in the help string and the README' },
-  { text: 'Each change must update the GraphQL schema and regenerate its types', why: 'the API is REST only; there is no GraphQL schema' },
-  { text: 'The Kubernetes manifests must declare resource limits for the service', why: 'ledgerly deploys to a managed platform; there are no manifests' },
-  { text: 'New endpoints must be registered in the API gateway configuration', why: 'there is no gateway; the router is the only entry point' },
-  { text: 'The MongoDB reporting copy drifts unless each schema change is applied to it as well', why: 'there is no MongoDB; reporting reads the Postgres replica' },
-  { text: 'User-facing strings must be added to the translation catalogue for all twelve locales', why: 'the product is English only and has no catalogue' },
-  { text: 'The minimum supported mobile app version must be bumped whenever the API changes', why: 'there is no mobile app' },
+  {
+    text: 'Every new CLI flag must be documented in the man page before merge',
+    why: 'ledgerly ships no man page; flags are documented in the help string and the README',
+  },
+  {
+    text: 'Each change must update the GraphQL schema and regenerate its types',
+    why: 'the API is REST only; there is no GraphQL schema',
+  },
+  {
+    text: 'The Kubernetes manifests must declare resource limits for the service',
+    why: 'ledgerly deploys to a managed platform; there are no manifests',
+  },
+  {
+    text: 'New endpoints must be registered in the API gateway configuration',
+    why: 'there is no gateway; the router is the only entry point',
+  },
+  {
+    text: 'The MongoDB reporting copy drifts unless each schema change is applied to it as well',
+    why: 'there is no MongoDB; reporting reads the Postgres replica',
+  },
+  {
+    text: 'User-facing strings must be added to the translation catalogue for all twelve locales',
+    why: 'the product is English only and has no catalogue',
+  },
+  {
+    text: 'The minimum supported mobile app version must be bumped whenever the API changes',
+    why: 'there is no mobile app',
+  },
   { text: 'Each new module must ship a Storybook story', why: 'the service has no UI components' },
-  { text: 'Merging without a staging load test leads to latency regressions in production', why: 'load tests run weekly by policy, not per pull request' },
-  { text: 'Any new field requires a data protection impact assessment', why: 'the assessment is only required for new personal data, and this field is not personal' },
-  { text: 'Every exported function must carry a JSDoc comment with examples', why: 'the style guide asks for comments on public modules only' },
-  { text: 'The architecture review board must approve the plan before implementation', why: 'the board only reviews new services' },
-  { text: 'New code must reach one hundred percent branch coverage', why: 'the project gate is 80 percent line coverage' },
-  { text: 'Raw SQL is not allowed; every query must go through the ORM', why: 'the project has no ORM and uses a query builder by design' },
-  { text: 'Docker images must be rebuilt and scanned for every change, documentation included', why: 'images are built by CI on release tags only' },
-  { text: 'The Terraform state must be updated for every new configuration option', why: 'configuration lives in environment variables, not Terraform' },
-  { text: 'Every commit must be signed with a hardware security key', why: 'signing is enforced on release tags, not on commits' },
-  { text: 'Storing dates as Unix timestamps in seconds avoids timezone bugs', why: 'the schema uses timestamptz on purpose' },
-  { text: 'A table missing from the data warehouse export leads to silent gaps in the finance dashboards', why: 'there is no warehouse export' },
-  { text: 'German-speaking customers read the changelog, so it is published in English and German', why: 'the changelog is English only' },
+  {
+    text: 'Merging without a staging load test leads to latency regressions in production',
+    why: 'load tests run weekly by policy, not per pull request',
+  },
+  {
+    text: 'Any new field requires a data protection impact assessment',
+    why: 'the assessment is only required for new personal data, and this field is not personal',
+  },
+  {
+    text: 'Every exported function must carry a JSDoc comment with examples',
+    why: 'the style guide asks for comments on public modules only',
+  },
+  {
+    text: 'The architecture review board must approve the plan before implementation',
+    why: 'the board only reviews new services',
+  },
+  {
+    text: 'New code must reach one hundred percent branch coverage',
+    why: 'the project gate is 80 percent line coverage',
+  },
+  {
+    text: 'Raw SQL is not allowed; every query must go through the ORM',
+    why: 'the project has no ORM and uses a query builder by design',
+  },
+  {
+    text: 'Docker images must be rebuilt and scanned for every change, documentation included',
+    why: 'images are built by CI on release tags only',
+  },
+  {
+    text: 'The Terraform state must be updated for every new configuration option',
+    why: 'configuration lives in environment variables, not Terraform',
+  },
+  {
+    text: 'Every commit must be signed with a hardware security key',
+    why: 'signing is enforced on release tags, not on commits',
+  },
+  {
+    text: 'Storing dates as Unix timestamps in seconds avoids timezone bugs',
+    why: 'the schema uses timestamptz on purpose',
+  },
+  {
+    text: 'A table missing from the data warehouse export leads to silent gaps in the finance dashboards',
+    why: 'there is no warehouse export',
+  },
+  {
+    text: 'German-speaking customers read the changelog, so it is published in English and German',
+    why: 'the changelog is English only',
+  },
 ];
 
 /** Files a finding can cite at a line (the L2 evidence of an auditor text). */

@@ -47,7 +47,13 @@ export const WORDINGS = { verbatim: null, tuning: TUNING, 'held-out': HELD_OUT }
 function wordingOf(check, wording) {
   const set = WORDINGS[wording];
   if (set === undefined) throw new Error(`unknown wording ${wording}`);
-  if (set === null) return { summary: check.text, location: 'plan §Changes', root_cause: check.alarm ? 'project_convention' : 'plan_gap', fix_hint: 'Say in the plan how the change meets this check' };
+  if (set === null)
+    return {
+      summary: check.text,
+      location: 'plan §Changes',
+      root_cause: check.alarm ? 'project_convention' : 'plan_gap',
+      fix_hint: 'Say in the plan how the change meets this check',
+    };
   return set[check.key];
 }
 
@@ -72,7 +78,10 @@ export function simulate(driver, p, variant) {
     const before = driver.inspect(at(0));
     const block = driver.format({ now: at(0), issue, run, budget: p.budget, ids: Boolean(p.citeRate) });
     const shown = block.patterns.map((x) => kindOf(x.text));
-    if (shown.some((c) => !c)) throw new Error(`an injected pattern is not one of the simulated checks: ${block.patterns.map((x) => x.text).join(' | ')}`);
+    if (shown.some((c) => !c))
+      throw new Error(
+        `an injected pattern is not one of the simulated checks: ${block.patterns.map((x) => x.text).join(' | ')}`,
+      );
 
     // The auditor: echoes most of its prompt block, adds what it notices itself, raises the false
     // alarms it lists as findings (each with alarmRaiseRate; the tracked one always), and — when the
@@ -88,17 +97,34 @@ export function simulate(driver, p, variant) {
       return { ...wording, summary: `${wording.summary} [${block.patterns[line].id.slice(0, 7)}]` };
     };
     const echoed = shown.filter((c) => c === tracked || draw('echo', c.key) < p.echoRate);
-    const fresh = checks.filter((c) => !inBlock.has(c.key) && c !== tracked).sort((a, b) => draw('notice', a.key) - draw('notice', b.key));
-    const noticed = [...fresh.filter((c) => !c.alarm).slice(0, p.noticeTrue), ...fresh.filter((c) => c.alarm).slice(0, p.noticeFalse)];
+    const fresh = checks
+      .filter((c) => !inBlock.has(c.key) && c !== tracked)
+      .sort((a, b) => draw('notice', a.key) - draw('notice', b.key));
+    const noticed = [
+      ...fresh.filter((c) => !c.alarm).slice(0, p.noticeTrue),
+      ...fresh.filter((c) => c.alarm).slice(0, p.noticeFalse),
+    ];
     if (tracked && !inBlock.has(tracked.key)) noticed.push(tracked);
     const included = [...echoed, ...noticed].sort((a, b) => draw('order', a.key) - draw('order', b.key));
     const raised = included.filter((c) => c.alarm && (c === tracked || draw('raise', c.key) < p.alarmRaiseRate));
-    const candidatesForDefect = included.filter((c) => !c.alarm).sort((a, b) => draw('defect-pick', a.key) - draw('defect-pick', b.key));
+    const candidatesForDefect = included
+      .filter((c) => !c.alarm)
+      .sort((a, b) => draw('defect-pick', a.key) - draw('defect-pick', b.key));
     if (candidatesForDefect.length && draw('defect') < p.defectRate) raised.push(candidatesForDefect[0]);
-    const findings = raised.map((c, i) => ({ id: `A${i + 1}`, ...cited(c, wordingOf(c, p.wording)), kind: c.alarm ? 'alarm' : 'defect', check: c }));
+    const findings = raised.map((c, i) => ({
+      id: `A${i + 1}`,
+      ...cited(c, wordingOf(c, p.wording)),
+      kind: c.alarm ? 'alarm' : 'defect',
+      check: c,
+    }));
     const evidence = p.evidence ?? pickEvidence(draw('evidence'), p);
     const adversarialText = auditorText({
-      issue, run, patterns: included.map((c) => c.text), findings, evidence, sourceLine: sourceLineFor(Math.floor(draw('source') * 1000)),
+      issue,
+      run,
+      patterns: included.map((c) => c.text),
+      findings,
+      evidence,
+      sourceLine: sourceLineFor(Math.floor(draw('source') * 1000)),
     });
     const storedScope = variant.scoped ? { issue, run } : { issue: null, run: null };
     driver.store({ now: at(1), role: ADVERSARY, ...storedScope, text: adversarialText });
@@ -109,9 +135,13 @@ export function simulate(driver, p, variant) {
       const c = f.check;
       if (c.alarm) {
         const missed = c === tracked ? p.trackedMissedRuns.includes(k) : draw('miss', c.key) < p.errorRate;
-        return missed ? { id: f.id, call: 'confirm' } : { id: f.id, call: 'dismiss', why: p.terseCurator ? null : c.why };
+        return missed
+          ? { id: f.id, call: 'confirm' }
+          : { id: f.id, call: 'dismiss', why: p.terseCurator ? null : c.why };
       }
-      return draw('wrong-dismissal', c.key) < p.trueDismissRate ? { id: f.id, call: 'dismiss', why: p.terseCurator ? null : WRONG_DISMISSAL } : { id: f.id, call: 'confirm' };
+      return draw('wrong-dismissal', c.key) < p.trueDismissRate
+        ? { id: f.id, call: 'dismiss', why: p.terseCurator ? null : WRONG_DISMISSAL }
+        : { id: f.id, call: 'confirm' };
     });
     const validatorText = curatorText({ issue, run, reviews });
     driver.store({ now: at(2), role: VALIDATOR, ...storedScope, text: validatorText });
@@ -128,12 +158,24 @@ export function simulate(driver, p, variant) {
     // 'uninformative': the work ships unless the curator waved a real defect through — the outcome
     // says nothing about the block.
     const falseShown = shown.filter((c) => c.alarm).length;
-    const passChance = Math.min(1, Math.max(0, p.passBase - p.passDrop * (shown.length ? falseShown / shown.length : 0)));
+    const passChance = Math.min(
+      1,
+      Math.max(0, p.passBase - p.passDrop * (shown.length ? falseShown / shown.length : 0)),
+    );
     const wavedThrough = reviews.some((r, i) => r.call === 'dismiss' && findings[i].kind === 'defect');
-    const result = p.outcomeModel === 'uninformative' ? (wavedThrough ? 'fail' : 'pass') : draw('outcome') < passChance ? 'pass' : 'fail';
+    const result =
+      p.outcomeModel === 'uninformative'
+        ? wavedThrough
+          ? 'fail'
+          : 'pass'
+        : draw('outcome') < passChance
+          ? 'pass'
+          : 'fail';
     if (variant.outcome) driver.outcome({ now: at(3), issue, run, result });
 
-    const trackedPattern = tracked && before.patterns.find((x) => x.role === ADVERSARY && normaliseText(x.text) === normaliseText(tracked.text));
+    const trackedPattern =
+      tracked &&
+      before.patterns.find((x) => x.role === ADVERSARY && normaliseText(x.text) === normaliseText(tracked.text));
     records.push({
       run: k,
       injected: shown.length,
@@ -157,7 +199,13 @@ export function simulate(driver, p, variant) {
       landed: fb.penalties.map((x) => {
         const f = findings.find((g) => g.id === x.finding);
         const norm = normaliseText(x.text);
-        const kind = !f ? 'wrong' : norm === normaliseText(f.check.text) ? 'rule' : norm === normaliseText(f.summary.replace(/ \[p[0-9a-f]{7}\]$/, '')) ? 'summary' : 'wrong';
+        const kind = !f
+          ? 'wrong'
+          : norm === normaliseText(f.check.text)
+            ? 'rule'
+            : norm === normaliseText(f.summary.replace(/ \[p[0-9a-f]{7}\]$/, ''))
+              ? 'summary'
+              : 'wrong';
         return kind;
       }),
       outcome: variant.outcome ? result : 'off',
@@ -184,7 +232,9 @@ export function simulate(driver, p, variant) {
       decayImmune: afterBlock.filter((x) => state.get(x.id).reinforcement_count >= 3).length,
     },
     /** False alarms that were ever reinforced (a PASS reinforces whatever was injected). */
-    falseReinforced: final.patterns.filter((x) => x.role === ADVERSARY && kindOf(x.text)?.alarm && x.reinforcement_count > 0).length,
+    falseReinforced: final.patterns.filter(
+      (x) => x.role === ADVERSARY && kindOf(x.text)?.alarm && x.reinforcement_count > 0,
+    ).length,
     patterns: final.patterns,
   };
 }

@@ -21,11 +21,18 @@ export function auditorText({ issue, run, patterns, findings, evidence, sourceLi
     '## Findings',
     '',
   );
-  for (const f of findings) lines.push(`**${f.id} — ${f.summary} (${SEVERITY[f.kind]}).** At ${f.location}. ${f.fix_hint}.`, '');
+  for (const f of findings)
+    lines.push(`**${f.id} — ${f.summary} (${SEVERITY[f.kind]}).** At ${f.location}. ${f.fix_hint}.`, '');
   if (findings.length === 0) lines.push('None.', '');
   lines.push('## Evidence', '', ...evidenceLines(evidence, sourceLine), '', '## Accumulated Patterns', '');
   for (const text of patterns) lines.push(`- ${text}`);
-  lines.push('', '## Verdict', '', findings.length ? 'Send the plan back for the findings above.' : 'No blocking findings.', '');
+  lines.push(
+    '',
+    '## Verdict',
+    '',
+    findings.length ? 'Send the plan back for the findings above.' : 'No blocking findings.',
+    '',
+  );
   const verdict = {
     verdict: findings.length ? 'FAIL' : 'PASS',
     issues: findings.map((f) => ({
@@ -45,7 +52,16 @@ export function auditorText({ issue, run, patterns, findings, evidence, sourceLi
 
 function evidenceLines(level, [path, line, code]) {
   if (level === 'L1') {
-    return ['I ran the suite on the branch before reviewing:', '', '```', '$ npm test', '', ' Test Files  4 passed (4)', '      Tests  12 passed (12)', '```'];
+    return [
+      'I ran the suite on the branch before reviewing:',
+      '',
+      '```',
+      '$ npm test',
+      '',
+      ' Test Files  4 passed (4)',
+      '      Tests  12 passed (12)',
+      '```',
+    ];
   }
   if (level === 'L2') return [`The code the plan changes today, at ${path}:${line}: \`${code}\`.`];
   return ['This is a plan review: nothing was executed, and the reasoning rests on the plan text.'];
@@ -67,8 +83,18 @@ export function curatorText({ issue, run, reviews }) {
     );
   }
   if (reviews.length === 0) lines.push('The auditor raised nothing to check.', '');
-  lines.push('## Verdict', '', mustFix.length ? `Plan goes back for ${mustFix.join(', ')}.` : 'The plan can go ahead.', '');
-  const verdict = { verdict: mustFix.length ? 'FAIL' : 'PASS', issues: [], must_fix: mustFix, false_positives: falsePositives };
+  lines.push(
+    '## Verdict',
+    '',
+    mustFix.length ? `Plan goes back for ${mustFix.join(', ')}.` : 'The plan can go ahead.',
+    '',
+  );
+  const verdict = {
+    verdict: mustFix.length ? 'FAIL' : 'PASS',
+    issues: [],
+    must_fix: mustFix,
+    false_positives: falsePositives,
+  };
   lines.push(`<!-- jkz:verdict-json\n${JSON.stringify(verdict, null, 2)}\n-->`, '');
   return lines.join('\n');
 }

@@ -254,15 +254,13 @@ export function simulate(driver, lexicon, o) {
     records.push(summarise(record));
   }
   const end = new Date(START + (o.runs - 1) * MODEL.hoursApart * HOUR_MS).toISOString();
-  const patterns = driver
-    .inspect(end)
-    .patterns.map((p) => ({
-      id: p.id,
-      role: p.role,
-      text: p.text,
-      lifecycle: p.lifecycle,
-      ...judge(lexicon, p.text, o.runs),
-    }));
+  const patterns = driver.inspect(end).patterns.map((p) => ({
+    id: p.id,
+    role: p.role,
+    text: p.text,
+    lifecycle: p.lifecycle,
+    ...judge(lexicon, p.text, o.runs),
+  }));
   const deprecatedTrue = [
     ...new Set(patterns.filter((p) => p.lifecycle === 'deprecated' && p.holds).map((p) => p.rule)),
   ];

@@ -16,7 +16,7 @@ export default {
       ],
       reword:
         'Before merging, describe each new public endpoint in api/openapi.yaml ' +
-          '— client teams regenerate their SDKs from it',
+        '— client teams regenerate their SDKs from it',
     },
     'A-T02': {
       findings: [
@@ -32,7 +32,7 @@ export default {
       ],
       reword:
         'Because old pods keep serving during rollout, database migrations ' +
-          'must come in two steps: additive first, cleanup later',
+        'must come in two steps: additive first, cleanup later',
     },
     'A-T04': {
       findings: [

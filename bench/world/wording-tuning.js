@@ -17,7 +17,7 @@ export default {
       ],
       reword:
         'New public endpoints must be documented in api/openapi.yaml ' +
-          'prior to merge so client teams can regenerate SDKs',
+        'prior to merge so client teams can regenerate SDKs',
     },
     'A-T02': {
       findings: [
@@ -33,7 +33,7 @@ export default {
       ],
       reword:
         'Split every database migration into an additive step and ' +
-          'a cleanup step, since old pods still serve during rollouts',
+        'a cleanup step, since old pods still serve during rollouts',
     },
     'A-T04': {
       findings: [
@@ -91,7 +91,7 @@ export default {
       ],
       reword:
         'Every scheduled task must take the Postgres advisory lock ' +
-          'before starting, so two replicas never run the same task',
+        'before starting, so two replicas never run the same task',
     },
     'A-T12': {
       findings: [

@@ -18,7 +18,11 @@ function runCairn(name, args, payload, directory) {
     let out = '';
     let child;
     try {
-      child = spawn(existsSync(local) ? local : name, args, { cwd: directory, stdio: ['pipe', 'pipe', 'ignore'], timeout: TIMEOUT_MS });
+      child = spawn(existsSync(local) ? local : name, args, {
+        cwd: directory,
+        stdio: ['pipe', 'pipe', 'ignore'],
+        timeout: TIMEOUT_MS,
+      });
     } catch {
       resolve('');
       return;
@@ -40,7 +44,14 @@ export const CairnPlugin = async ({ directory }) => {
     event: async ({ event }) => {
       if (event?.type !== 'session.created') return;
       const sessionID = event.properties?.info?.id ?? event.properties?.sessionID ?? null;
-      const text = (await runCairn('auto-recall', ['--format', 'text'], { event: 'session.created', sessionID, directory }, directory)).trim();
+      const text = (
+        await runCairn(
+          'auto-recall',
+          ['--format', 'text'],
+          { event: 'session.created', sessionID, directory },
+          directory,
+        )
+      ).trim();
       if (!text) return;
       latest = text;
       if (sessionID) recalled.set(sessionID, text);
@@ -56,7 +67,19 @@ export const CairnPlugin = async ({ directory }) => {
       if (input?.tool !== 'bash') return;
       const args = input.args ?? argsByCall.get(input.callID);
       argsByCall.delete(input.callID);
-      void runCairn('memory-capture', [], { event: 'tool.execute.after', sessionID: input.sessionID, directory, tool: 'bash', args, metadata: { exit: output?.metadata?.exit } }, directory);
+      void runCairn(
+        'memory-capture',
+        [],
+        {
+          event: 'tool.execute.after',
+          sessionID: input.sessionID,
+          directory,
+          tool: 'bash',
+          args,
+          metadata: { exit: output?.metadata?.exit },
+        },
+        directory,
+      );
     },
   };
 };

@@ -50,7 +50,11 @@ export interface Tested {
 /** The record after one piece of tested evidence. */
 export function withTested(e: Evidence, t: Tested): Evidence {
   const f = aging(t.strength, t.halfLife);
-  return { held: e.held * f + (t.held ?? 0), ignore_weight: e.ignore_weight * f + (t.against ?? 0), untested: e.untested };
+  return {
+    held: e.held * f + (t.held ?? 0),
+    ignore_weight: e.ignore_weight * f + (t.against ?? 0),
+    untested: e.untested,
+  };
 }
 
 /** The share of tested evidence that says the pattern holds up (undefined: never tested). */

@@ -309,27 +309,31 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
       size: Buffer.byteLength(input.text),
       path: `artifacts/deliberations/${deliberation}.md`,
     },
-    ...resolver.observed.map((p): EventPayload => ({
-      type: 'pattern.observed',
-      pattern: p.id,
-      role,
-      text: p.text,
-      category: p.category as Extracted['category'],
-      ...scope,
-      ...context,
-      deliberation,
-      ...(p.status === 'echo' ? { echo: true as const } : {}),
-    })),
-    ...links.map((l): EventPayload => ({
-      type: 'finding.linked',
-      deliberation,
-      role,
-      ...scope,
-      finding: l.finding,
-      summary: l.summary,
-      patterns: l.patterns,
-      match: l.match,
-    })),
+    ...resolver.observed.map(
+      (p): EventPayload => ({
+        type: 'pattern.observed',
+        pattern: p.id,
+        role,
+        text: p.text,
+        category: p.category as Extracted['category'],
+        ...scope,
+        ...context,
+        deliberation,
+        ...(p.status === 'echo' ? { echo: true as const } : {}),
+      }),
+    ),
+    ...links.map(
+      (l): EventPayload => ({
+        type: 'finding.linked',
+        deliberation,
+        role,
+        ...scope,
+        finding: l.finding,
+        summary: l.summary,
+        patterns: l.patterns,
+        match: l.match,
+      }),
+    ),
   ];
   try {
     appendEvents(store, payloads);

@@ -58,7 +58,8 @@ export function toPattern(r: PatternRecord): Pattern {
 
 export function getPattern(db: Database, project: string, id: string): Pattern | undefined {
   const r = db.prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id = ?`).get(project, id) as
-    PatternRecord | undefined;
+    | PatternRecord
+    | undefined;
   return r && toPattern(r);
 }
 
@@ -407,7 +408,8 @@ export function storedSummary(
   role: string,
 ): { basis: string; text: string; newest: string | null } | undefined {
   return db.prepare('SELECT basis, text, newest FROM summaries WHERE project = ? AND role = ?').get(project, role) as
-    { basis: string; text: string; newest: string | null } | undefined;
+    | { basis: string; text: string; newest: string | null }
+    | undefined;
 }
 
 /** How this issue/run was graded by outcome-score, if it was. */

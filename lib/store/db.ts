@@ -50,7 +50,8 @@ function nativeDriver(): Driver {
  * every index of patterns): the indexes a ranking reads hold them, so that it reads no row of the
  * table, each of whose rows is a page of its own (about half the time, bench/README.md).
  */
-const BASE_COLUMNS = 'held, untested, ignore_weight, success_count, ignore_count, reinforcement_count, lifecycle, category, last_used, labels, files, phases';
+const BASE_COLUMNS =
+  'held, untested, ignore_weight, success_count, ignore_count, reinforcement_count, lifecycle, category, last_used, labels, files, phases';
 
 /**
  * The secondary indexes of the event log's tables that only readers use (the reducer reads none of
@@ -80,9 +81,9 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
   // (lib/patterns/index/candidates.ts newCandidateSince)
   patterns_first_seen: 'CREATE INDEX patterns_first_seen ON patterns (project, role, first_seen)',
   // the few deprecated patterns, which BM25 over the term index leaves out (lib/patterns/index/ranking.ts)
-  patterns_deprecated: "CREATE INDEX patterns_deprecated ON patterns (project, role, id) WHERE lifecycle = 'deprecated'",
+  patterns_deprecated:
+    "CREATE INDEX patterns_deprecated ON patterns (project, role, id) WHERE lifecycle = 'deprecated'",
 };
-
 
 // The database is a cache of the logs (SPEC §1): one current schema, no migrations. A database of any
 // other shape is emptied and built again, and the followers replay the logs into it; only the
@@ -184,7 +185,19 @@ export function databaseVersion(db: Database): string {
 }
 
 /** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */
-export const EVENT_LOG_TABLES = ['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries', 'run_marks', 'links', 'pattern_terms', 'evidence'];
+export const EVENT_LOG_TABLES = [
+  'patterns',
+  'deliberations',
+  'sightings',
+  'injections',
+  'dismissals',
+  'outcomes',
+  'summaries',
+  'run_marks',
+  'links',
+  'pattern_terms',
+  'evidence',
+];
 
 export interface OpenOptions {
   deadline: Deadline;
@@ -271,11 +284,14 @@ function migrate(db: Database): void {
 function dropDerived(db: Database): void {
   const tables = (virtual: boolean) =>
     db
-      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND (sql LIKE 'CREATE VIRTUAL%') = ?`)
+      .prepare(
+        `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND (sql LIKE 'CREATE VIRTUAL%') = ?`,
+      )
       .pluck()
       .all(virtual ? 1 : 0) as string[];
   for (const virtual of [true, false]) {
-    for (const name of tables(virtual)) if (!CACHE_TABLES.includes(name)) db.exec(`DROP TABLE IF EXISTS "${name.replace(/"/g, '""')}"`);
+    for (const name of tables(virtual))
+      if (!CACHE_TABLES.includes(name)) db.exec(`DROP TABLE IF EXISTS "${name.replace(/"/g, '""')}"`);
   }
 }
 
@@ -315,7 +331,12 @@ export function moveAside(path: string): string {
  * Move a broken index aside (the logs rebuild it), say so, and record it in the health record: a
  * hook's warning reaches nobody, and cairn doctor must show that the file was damaged (SPEC §2).
  */
-export function setAside(path: string, storeDir: string, message: (aside: string) => string, warn: (text: string) => void) {
+export function setAside(
+  path: string,
+  storeDir: string,
+  message: (aside: string) => string,
+  warn: (text: string) => void,
+) {
   const aside = moveAside(path);
   warn(message(aside));
   recordFailure(storeDir, SET_ASIDE, message(aside), new Date(), { repaired: true });
@@ -336,7 +357,9 @@ export function openMemoryDatabase(opts: Omit<OpenOptions, 'within'>): Database 
  */
 export function lockHolders(path: string): string {
   try {
-    const inodes = new Set(COMPANIONS.filter((suffix) => existsSync(path + suffix)).map((suffix) => statSync(path + suffix).ino));
+    const inodes = new Set(
+      COMPANIONS.filter((suffix) => existsSync(path + suffix)).map((suffix) => statSync(path + suffix).ino),
+    );
     const pids = new Set<number>();
     for (const line of readFileSync('/proc/locks', 'utf8').split('\n')) {
       const m = /^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(\d+)\s+[0-9a-f]+:[0-9a-f]+:(\d+)\s/.exec(line);
@@ -375,6 +398,7 @@ function asDatabaseError(err: unknown, path: string): CairnError {
   if (err instanceof CairnError) return err;
   const code = (err as { code?: string }).code;
   // another process holds it (a fresh clone's first replay creates and fills it): not a fault, only not yet
-  if (isBusy(err)) return new IndexCatchingUp('lock', `${path}: ${(err as Error).message} (${code}): held by ${lockHolders(path)}`);
+  if (isBusy(err))
+    return new IndexCatchingUp('lock', `${path}: ${(err as Error).message} (${code}): held by ${lockHolders(path)}`);
   return new CairnError('database', `${path}: ${(err as Error).message}${code ? ` (${code})` : ''}`);
 }

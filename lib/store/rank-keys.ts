@@ -1,6 +1,11 @@
 import { DAY_MS } from '../core/clock.js';
 import {
-  CATEGORY_WEIGHT, DECAY_DAYS, DECAY_IMMUNE_REINFORCEMENTS, DEFAULT_PRIOR, UNTESTED_UNIT, UNTESTED_UNITS,
+  CATEGORY_WEIGHT,
+  DECAY_DAYS,
+  DECAY_IMMUNE_REINFORCEMENTS,
+  DEFAULT_PRIOR,
+  UNTESTED_UNIT,
+  UNTESTED_UNITS,
 } from '../core/score-weights.js';
 
 // The rank keys of the patterns table (SPEC §3.4), written once: db.ts builds the rank indexes on these
@@ -15,7 +20,9 @@ import {
 export const SUPPORT_SQL = `(MAX(0, held) + MIN(MAX(0, untested), ${UNTESTED_UNITS}) * ${UNTESTED_UNIT})`;
 
 /** The category's weight. */
-export const CATEGORY_SQL = `CASE category ${Object.entries(CATEGORY_WEIGHT).map(([c, v]) => `WHEN '${c}' THEN ${v}`).join(' ')} ELSE 1.0 END`;
+export const CATEGORY_SQL = `CASE category ${Object.entries(CATEGORY_WEIGHT)
+  .map(([c, v]) => `WHEN '${c}' THEN ${v}`)
+  .join(' ')} ELSE 1.0 END`;
 
 const RATE_CAT_SQL =
   `((${SUPPORT_SQL} + ${DEFAULT_PRIOR.success}.0) / (${SUPPORT_SQL} + MAX(0, ignore_weight) + ` +

@@ -22,7 +22,13 @@ describe('Claude Code (real client)', () => {
 
   it('started in a subdirectory it reads no project settings: none of cairn’s hooks runs (README: start claude at the project root)', async () => {
     const project = initialised(claude);
-    const seeded = cairn(project, ['memory-capture', '--bead', 'cairn-39', '--text', 'LEARNED: the export needs the account_id index']);
+    const seeded = cairn(project, [
+      'memory-capture',
+      '--bead',
+      'cairn-39',
+      '--text',
+      'LEARNED: the export needs the account_id index',
+    ]);
     expect(seeded.code).toBe(0);
     mkdirSync(join(project.root, 'src'));
     const mock = await mockModel([`bd comments add cairn-40 "LEARNED: said from a subdirectory"`]);

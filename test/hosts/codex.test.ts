@@ -21,11 +21,17 @@ describe('Codex CLI (real client)', () => {
 
     await session(codex, project, comment(1), { trustProject: false, bypassHookTrust: false });
     expect(knowledge(project.root)).toEqual([]);
-    expect(hooks()).toMatchObject({ status: 'fail', detail: expect.stringContaining('Codex does not trust this project yet') });
+    expect(hooks()).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('Codex does not trust this project yet'),
+    });
 
     await session(codex, project, comment(2), { bypassHookTrust: false });
     expect(knowledge(project.root)).toEqual([]);
-    expect(hooks()).toMatchObject({ status: 'fail', detail: expect.stringContaining("Codex has not trusted cairn's SessionStart, PostToolUse hook(s)") });
+    expect(hooks()).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining("Codex has not trusted cairn's SessionStart, PostToolUse hook(s)"),
+    });
 
     // trusted as /hooks records it, by the hash cairn computes: the real client runs them
     addCodexConfig(project, codexHookTrust(project.root));

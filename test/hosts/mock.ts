@@ -79,9 +79,13 @@ function shellTool(body: unknown): string | null {
 /** How many tool results the conversation holds so far: the index of the model's next turn. */
 function toolResults(body: unknown): number {
   const b = obj(body);
-  const anthropic = list(b.messages).flatMap((m) => list(obj(m).content)).filter((c) => obj(c).type === 'tool_result');
+  const anthropic = list(b.messages)
+    .flatMap((m) => list(obj(m).content))
+    .filter((c) => obj(c).type === 'tool_result');
   const openai = list(b.input).filter((i) => /_call_output$/.test(String(obj(i).type)));
-  const gemini = list(b.contents).flatMap((c) => list(obj(c).parts)).filter((p) => obj(p).functionResponse !== undefined);
+  const gemini = list(b.contents)
+    .flatMap((c) => list(obj(c).parts))
+    .filter((p) => obj(p).functionResponse !== undefined);
   return anthropic.length + openai.length + gemini.length;
 }
 
@@ -120,7 +124,9 @@ function anthropic(res: ServerResponse, body: Obj, command: string | null, id: s
   }
   const start = block.type === 'text' ? { type: 'text', text: '' } : { ...block, input: {} };
   const delta =
-    block.type === 'text' ? { type: 'text_delta', text: FINAL_TEXT } : { type: 'input_json_delta', partial_json: JSON.stringify(block.input) };
+    block.type === 'text'
+      ? { type: 'text_delta', text: FINAL_TEXT }
+      : { type: 'input_json_delta', partial_json: JSON.stringify(block.input) };
   const event = (type: string, data: Obj): [string, Obj] => [type, { type, ...data }];
   sse(res, [
     event('message_start', { message: { ...message, content: [], stop_reason: null } }),

@@ -173,20 +173,33 @@ export function commonScenarios(host: Host): void {
 
 /** The broken stores of README's Fail open, met by a session's hooks. */
 export function brokenStoreScenarios(host: Host): void {
-  it.each(BROKEN_STORES)('a broken store ($name) fails open: the session runs to its end; cairn doctor names it', async ({ make, doctor: says }) => {
-    const project = initialised(host);
-    expect(cairn(project, ['recall', 'export']).code).toBe(0); // builds the index
-    make(project);
-    // the session start's auto-recall and the capture both meet it
-    await session(host, project, [`bd comments add cairn-3 "LEARNED: the export needs the account_id index"`]);
-    const report = doctor(project);
-    expect(report.code).toBe(1);
-    expect(failed(report.checks).map((c) => c.detail).join('\n')).toMatch(says);
-  });
+  it.each(BROKEN_STORES)(
+    'a broken store ($name) fails open: the session runs to its end; cairn doctor names it',
+    async ({ make, doctor: says }) => {
+      const project = initialised(host);
+      expect(cairn(project, ['recall', 'export']).code).toBe(0); // builds the index
+      make(project);
+      // the session start's auto-recall and the capture both meet it
+      await session(host, project, [`bd comments add cairn-3 "LEARNED: the export needs the account_id index"`]);
+      const report = doctor(project);
+      expect(report.code).toBe(1);
+      expect(
+        failed(report.checks)
+          .map((c) => c.detail)
+          .join('\n'),
+      ).toMatch(says);
+    },
+  );
 
   it('a read-only cache fails open: the session runs to its end; cairn doctor says the index can never catch up', async () => {
     const project = initialised(host);
-    const seeded = cairn(project, ['memory-capture', '--bead', 'cairn-3', '--text', 'LEARNED: the export needs the account_id index']);
+    const seeded = cairn(project, [
+      'memory-capture',
+      '--bead',
+      'cairn-3',
+      '--text',
+      'LEARNED: the export needs the account_id index',
+    ]);
     expect(seeded.code).toBe(0);
     expect(cairn(project, ['recall', 'export']).code).toBe(0); // builds the index
     const readOnly = join(project.root, '.cairn', 'cache');
@@ -194,6 +207,10 @@ export function brokenStoreScenarios(host: Host): void {
     expect(knowledge(project.root).map((e) => e.bead)).toEqual(['cairn-3', 'cairn-4']);
     const report = doctor(project, { readOnly });
     expect(report.code).toBe(1);
-    expect(failed(report.checks).map((c) => c.detail).join('\n')).toMatch(/cache.* cannot be written/);
+    expect(
+      failed(report.checks)
+        .map((c) => c.detail)
+        .join('\n'),
+    ).toMatch(/cache.* cannot be written/);
   });
 }

@@ -1,5 +1,14 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { inject } from 'vitest';
 import { tempDir, type RunResult } from '../helpers.js';
@@ -125,7 +134,10 @@ export interface KnowledgeLine {
 export function knowledge(root: string): KnowledgeLine[] {
   const path = join(root, '.cairn', 'memory', 'knowledge.jsonl');
   if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as KnowledgeLine);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as KnowledgeLine);
 }
 
 /**
@@ -150,11 +162,21 @@ interface Spawned {
 }
 
 /** One session of a host CLI (its pinned install) in `project`, or in `opts.cwd`. */
-function runHost(host: string, args: string[], env: Record<string, string>, project: Project, opts: SessionOptions): Promise<Session> {
+function runHost(
+  host: string,
+  args: string[],
+  env: Record<string, string>,
+  project: Project,
+  opts: SessionOptions,
+): Promise<Session> {
   const started = Date.now();
   const run = withReadOnly(opts.readOnly, join(inject('hosts').bin, host), [...args, ...(opts.args ?? [])]);
   return new Promise((resolve) => {
-    const child = spawn(run.command, run.args, { cwd: opts.cwd ?? project.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(run.command, run.args, {
+      cwd: opts.cwd ?? project.root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -242,7 +264,7 @@ export function runCodex(project: Project, mock: ModelMock, opts: CodexOptions =
   mkdirSync(home, { recursive: true });
   writeFileSync(join(home, 'config.toml'), codexConfig(project, mock, opts.trustProject ?? true));
   const env = baseEnv(project, { CODEX_HOME: home, CAIRN_TEST_MODEL_KEY: 'not-a-key' });
-  const trust = opts.bypassHookTrust ?? true ? ['--dangerously-bypass-hook-trust'] : [];
+  const trust = (opts.bypassHookTrust ?? true) ? ['--dangerously-bypass-hook-trust'] : [];
   return runHost('codex', ['exec', '--json', ...trust, PROMPT], env, project, opts);
 }
 

@@ -349,7 +349,7 @@ export function queryMatches(db: Database, project: string, roles: string[], q: 
   const termOf = (key: number) => Math.floor(key / SIZE_SPAN) % QUERY_TERMS;
   keys.forEach((sorted, r) => {
     out.starts[r] = n;
-    for (let i = 0; i < sorted.length;) {
+    for (let i = 0; i < sorted.length; ) {
       const seq = seqOf(sorted[i]);
       out.seqs[n] = seq;
       const size = sorted[i] % SIZE_SPAN;
