@@ -8,7 +8,7 @@ import { binPath, cleanEnv, tempProject } from './helpers.js';
 // `sanitize` and `curate` on a log several times the size of their JavaScript heap still finish.
 // Each runs as a process under `node --max-old-space-size=16`, where the versions that read the log
 // whole ran out of memory (a million lines took them 1 to 1.9 GB); their figures at a million lines
-// are in bench/README.md.
+// are in bench/README.md ("Whole-log passes at a million knowledge lines").
 
 const HEAP_MB = '16';
 const line = (

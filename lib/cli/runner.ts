@@ -25,6 +25,7 @@ import { progressLine, type ProgressLine } from './progress.js';
 // The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
 // file per command (dist/bin/<name>.cjs) so a hook starts by loading one module, not thirty.
 // It parses flags, runs, and maps any error to the fail-open contract in one place (SPEC §2).
+// Over 400 lines: the one runner every command shares, its phases (parse, set up, execute, conclude) in order.
 
 export type { FlagSpec } from './flags.js';
 

@@ -13,6 +13,7 @@ import { ROTATE_ABOVE } from './rotate.js';
 // table `knowledge_fts` (porter unicode61; content, tags, type, key). Three logs feed it through the
 // one follower, each owning its rows: the log, its archive (searched only with --all) and the
 // sanitised active cache (auto-recall's working set while it is fresh).
+// Over 400 lines: the three logs' rows, their follower and the search read the same tables and statements.
 //
 // A line is one *version* of an entry: key + normalised content. Curation appends a new line for an
 // existing entry (a status, SPEC §4.5) and a union merge may keep a line twice, so only the latest
@@ -216,7 +217,7 @@ export interface KnowledgeQuery {
   newest?: boolean;
 }
 
-// Ranking (SPEC §4.3; the rules and why are in bench/README.md, "Retrieval quality"): BM25 with
+// Ranking (SPEC §4.3; the rules and why are in docs/decisions.md, "Knowledge search"): BM25 with
 // positive column weights, times a factor for what the log says about the entry — shell residue sinks,
 // needs_review is demoted, canonical wins a near-tie — and, at equal score, the newer entry first.
 export const BM25_WEIGHTS = [10, 5, 2, 1] as const;

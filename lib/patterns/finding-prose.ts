@@ -39,7 +39,7 @@ const REASON_CHARS = 600;
  * of a paragraph that names other findings too, only the sentences naming this one. A validator
  * explains a false positive by what the project lacks or does instead ("ledgerly ships no man
  * page"), which often names the rule the finding applied in the rule's own words where the finding
- * named only the concrete file (bench/README.md, "the held-out wording, and what closed it").
+ * named only the concrete file (docs/decisions.md, "Learning").
  */
 export function validatorReason(id: string, validatorText: string, otherIds: string[] = []): string {
   const names = namesId(id);

@@ -12,7 +12,7 @@ import type { TermWeight } from './index/index.js';
 // log, so a replay never runs this again.
 //
 // The constants were chosen on the tuning half of bench/learning/paraphrases.js (one wording per
-// check) and are reported on the held-out half in bench/README.md: a single shared word (`time`,
+// check) and are reported on the held-out half (docs/decisions.md, "Learning"): a single shared word (`time`,
 // `tenant`) linked too often to a short unrelated rule, and boosting identifiers that only the
 // finding has (its own paths: `src/api/…`) linked to rules that merely say "API".
 

@@ -15,6 +15,7 @@ export type Database = BetterSqlite3.Database;
 // (tools/bundle.js); its native addon — the heavy part — is loaded when a database is first opened,
 // so a hook that never needs one never pays for it, and a machine where the addon failed to build
 // fails open.
+// Over 400 lines: the schema's text is hashed into its version, so it stays beside the opener that checks it.
 const require = createRequire(import.meta.url);
 
 type Driver = typeof BetterSqlite3;
@@ -48,7 +49,7 @@ function nativeDriver(): Driver {
 /**
  * The columns a pattern's base score reads (lib/patterns/scoring.ts baseScoreSql, with role and id in
  * every index of patterns): the indexes a ranking reads hold them, so that it reads no row of the
- * table, each of whose rows is a page of its own (about half the time, bench/README.md).
+ * table, each of whose rows is a page of its own (about half the time: docs/decisions.md, "Ranking patterns").
  */
 const BASE_COLUMNS =
   'held, untested, ignore_weight, success_count, ignore_count, reinforcement_count, lifecycle, category, last_used, labels, files, phases';
@@ -57,7 +58,7 @@ const BASE_COLUMNS =
  * The secondary indexes of the event log's tables that only readers use (the reducer reads none of
  * them; it does read sightings_scope and deliberations_text, which stay): a full replay drops them
  * (every insert and update would maintain them, row by row, in random order) and builds them again
- * once at its end, which is several times faster (lib/events/log.ts, bench/README.md). The rank
+ * once at its end, which is several times faster (lib/events/log.ts; docs/decisions.md, "Store"). The rank
  * indexes are built on the rank keys of ./rank-keys.ts.
  */
 export const EVENT_LOG_INDEXES: Record<string, string> = {
