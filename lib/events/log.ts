@@ -97,11 +97,13 @@ export function patternDb(store: Store): Database {
 }
 
 /**
- * `cairn rebuild --continue`: finish what a replay under a deadline left (a fresh clone's indexes), without a deadline.
+ * `cairn rebuild --continue`: finish what a replay under a deadline left (a fresh clone's indexes). It is
+ * the job a long finish is handed to, so it builds them itself even under its own (background) deadline.
  */
 export function continuePatterns(store: Store, progress?: Progress): FollowReport {
   store.database.pragma(`cache_size = -${REPLAY_CACHE_KB}`);
-  return store.refresh(eventFollower(store), progress);
+  const { finishLater: _handedToThisJob, ...follower } = eventFollower(store);
+  return store.refresh(follower, progress);
 }
 
 /** `cairn rebuild`: replay the whole event log into emptied pattern tables. */
