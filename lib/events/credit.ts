@@ -20,7 +20,6 @@ export function support(e: Evidence): number {
   return Math.max(0, e.held) + untestedCredit(e.untested);
 }
 
-/** The factor earlier evidence is multiplied by when evidence of this strength arrives. */
 export function aging(strength: number, halfLife = DEFAULT_CONFIG.evidence.halfLife): number {
   return halfLife > 0 ? 2 ** (-strength / halfLife) : 1;
 }
@@ -57,7 +56,6 @@ export interface LedgerEntry {
   aging: number;
 }
 
-/** Its weight now is its weight × factor. */
 export type AgedEntry = LedgerEntry & { factor: number };
 
 /** What each piece of tested evidence weighs now: its own weight times the aging of every later one. */

@@ -20,7 +20,7 @@ const INLINE_FINISH_TERMS = 100_000;
 const FINISH_RETRY_MS = 60_000;
 /** A deadline-free replay's page cache (KiB): pattern rows keyed by a hash update random pages. Never in a hook. */
 const REPLAY_CACHE_KB = 100_000;
-/** SQLite's default page cache, with which the index builds are faster. */
+/** SQLite's default page cache: the index builds are faster with it. */
 const DEFAULT_CACHE_KB = 2_000;
 
 export function eventFollower(store: Store): LogFollower<CairnEvent> {
@@ -63,7 +63,7 @@ export function packLater(store: Store): boolean {
   return true;
 }
 
-/** Stores whose writer was checked for kept runs waiting before it (once per run). */
+/** Stores whose writer was checked for kept runs waiting before it. */
 const inOrder = new WeakSet<Store>();
 
 /** The pattern state up to date with events.jsonl; an in-order writer is kept behind runs kept before it. */
@@ -82,7 +82,6 @@ export function continuePatterns(store: Store, progress?: Progress): FollowRepor
   return store.refresh(eventFollower(store), progress);
 }
 
-/** `cairn rebuild`: replay the whole event log into emptied pattern tables. */
 export function rebuildPatterns(store: Store, progress?: Progress): FollowReport {
   store.database.pragma(`cache_size = -${REPLAY_CACHE_KB}`);
   return store.rebuildIndex(eventFollower(store), progress);
