@@ -46,7 +46,6 @@ interface Setting<T> {
   type: 'string' | 'number' | 'strings' | 'role map';
   read(value: unknown): T;
 }
-/** A section of config.json (`roles`, `knowledge`, …): settings by name, or further sections. */
 type Section = { [key: string]: Setting<unknown> | Section };
 type Read<S> = { [K in keyof S]: S[K] extends Setting<infer T> ? T : Read<S[K]> };
 
@@ -77,7 +76,7 @@ const byRole = (v: unknown): Record<string, number> => {
 };
 
 const d = DEFAULT_CONFIG;
-/** config.json's shape (README: config.json), read into a Config; `project` is read by lib/store/root.ts. */
+/** config.json's shape (README: config.json); `project` is read by lib/store/root.ts. */
 const SCHEMA = {
   project: text(undefined),
   roles: { adversarial: strings(d.roles.adversarial), validator: strings(d.roles.validator) },
@@ -166,7 +165,6 @@ function fits(type: Setting<unknown>['type'], v: unknown): boolean {
   return isPlainObject(v);
 }
 
-/** config.json's parsed value as the settings cairn runs with, and each setting it could not use. */
 export function parseConfig(raw: unknown): { config: Config; problems: ConfigProblem[] } {
   const { project: _recordedId, ...settings } = readSection(SCHEMA, raw);
   const config: Config = settings; // the schema reads every setting of a Config, each of its type

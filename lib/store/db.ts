@@ -183,7 +183,6 @@ export const EVENT_LOG_TABLES = [
 
 export interface OpenOptions {
   deadline: Deadline;
-  /** Under --strict a corrupt database is an error, else moved aside and rebuilt. */
   strict: boolean;
   warn: (message: string) => void;
   /** The store directory: no symbolic link in it is written through (SPEC §2). */
@@ -318,7 +317,6 @@ export function setAside(
 
 const SET_ASIDE = 'state.db';
 
-/** A database the store cannot write still serves pure reads from an index built in memory. */
 export function openMemoryDatabase(opts: Omit<OpenOptions, 'within'>): Database {
   return prepare(new (loadDriver())(':memory:'), opts);
 }
@@ -352,7 +350,6 @@ function commandOf(pid: number): string {
   }
 }
 
-/** SQLite gave up waiting for another connection's lock (busy_timeout). */
 export function isBusy(err: unknown): boolean {
   return ((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY');
 }

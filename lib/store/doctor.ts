@@ -25,7 +25,6 @@ import { indexWritable, type Store } from './store.js';
 // `cairn doctor`, the store's side (SPEC §2): modules load, settings read, the database is sound, each log is
 // applied, and no fail-open error waits. Over 400 lines: one small check a function, sharing every helper.
 
-/** better-sqlite3 and tiktoken (the encoding of config.json) load on this machine. */
 export function moduleChecks(encoding: string): Check[] {
   const check = (name: string, load: () => void): Check => {
     try {
@@ -57,7 +56,6 @@ export function configCheck(dir: string): Check {
   };
 }
 
-/** A problem of config.json as doctor says it: an unknown setting with the nearest known name. */
 function phrase(problem: ConfigProblem): string {
   const guess = problem.known && nearest(problem.setting.slice(problem.prefix.length), problem.known);
   return guess ? `${problem.text} (did you mean "${problem.prefix}${guess}"?)` : problem.text;
@@ -102,7 +100,6 @@ function lstatOrNull(path: string): Stats | null {
   }
 }
 
-/** The store's entries, its locks and whether its cache can be written: each broken one a failing check. */
 export function storeLayoutChecks(dir: string): Check[] {
   const checks: Check[] = [];
   for (const entry of STORE_ENTRIES) {
@@ -132,14 +129,13 @@ export function storeLayoutChecks(dir: string): Check[] {
   return checks;
 }
 
-/** A log whose index doctor reports, and what applies the rest of it when the index is behind. */
 export interface FollowedLog {
   follower: LogFollower<unknown>;
   /** Which run applies the rest (an index behind its log is normal after a capture or a pull). */
   catchUp: string;
 }
 
-/** Integrity of cache/state.db and how far each log is applied; the database is opened as is, never moved aside. */
+/** Integrity of cache/state.db and how far each log is applied; opened as is, never moved aside. */
 export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
   if (!existsSync(dbPath))
     return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
@@ -320,7 +316,6 @@ export function maintenanceCheck(dir: string, eventsPath: string): Check {
   };
 }
 
-/** When the pattern log's first line was written; NaN when it cannot be told. */
 function firstEventTime(eventsPath: string): number {
   try {
     const first = parseJsonLine<{ ts?: unknown }>(readBytes(eventsPath, 0, 4096).toString('utf8').split('\n')[0]);
@@ -368,7 +363,6 @@ export function roleCheck(config: Config, readStored: () => string[]): Check {
   };
 }
 
-/** Fail-open errors recorded since the last `cairn doctor --clear`. */
 export function healthCheck(dir: string): Check {
   const health = readHealth(dir);
   if (!health) return { name: 'health', status: 'ok', detail: 'no errors recorded' };
@@ -386,7 +380,6 @@ export function healthCheck(dir: string): Check {
   };
 }
 
-/** The recorded project id against the one this checkout derives (SPEC §1.2: reported, never silently followed). */
 export function projectIdCheck(loc: Location): Check {
   const name = 'project id';
   if (loc.projectFrom === 'given')

@@ -13,7 +13,6 @@ import type { Database } from './db.js';
 // slices, so the next process resumes a replay cut short; no reader acts on a half-applied log.
 
 export interface LogFollower<T> {
-  /** Progress is kept in `meta` under `log:<name>`. */
   name: string;
   path: string;
   parse(text: string, offset: number, warn: (message: string) => void): T | undefined;
@@ -99,7 +98,6 @@ function markAt(path: string, offset: number, last: string, seen: { size: number
   return { offset, ...windowHashes(path, offset), last, size: seen.size, mtimeMs: seen.mtimeMs };
 }
 
-/** Does the applied prefix still read as it did? (A merge or rotation rewrites it.) */
 export function prefixIntact(path: string, mark: Pick<Mark, 'offset' | 'head' | 'tail'>, size: number): boolean {
   if (size < mark.offset) return false;
   const { head, tail } = windowHashes(path, mark.offset);

@@ -62,7 +62,6 @@ export interface Check {
 
 const HEALTH_CAP = 64 * 1024;
 
-/** The health record, or null when no fail-open error was recorded since the last clear. */
 export function readHealth(storeDir: string): Health | null {
   try {
     return JSON.parse(
@@ -80,7 +79,6 @@ export function clearHealth(storeDir: string): void {
 
 const ERRORS_TAIL = 64 * 1024;
 
-/** The last `n` lines of cache/errors.log. */
 export function lastErrors(storeDir: string, n: number): string[] {
   try {
     // the tail's first line may be cut

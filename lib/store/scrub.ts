@@ -23,7 +23,6 @@ export interface ScrubTarget {
 
 export interface Scrubbed {
   file: string;
-  /** Lines (entries of an array) that held a secret. */
   lines: number;
 }
 
@@ -99,7 +98,6 @@ export function backupDirFor(storeDir: string, now: number): string {
   return join(storeDir, 'cache', `scrub-backup-${new Date(now).toISOString().replace(/[-:]|\.\d+/g, '')}`);
 }
 
-/** For `cairn doctor`: how many lines of the committed logs hold secrets. */
 export function secretsCheck(targets: ScrubTarget[], storeDir: string): Check {
   const found: Scrubbed[] = [];
   for (const target of targets) {
@@ -144,7 +142,7 @@ function parseArray(text: string, path: string): unknown[] {
   return value;
 }
 
-/** The file's text, read as a regular file and never through a symbolic link; undefined when missing. */
+/** Read as a regular file, never through a symbolic link; undefined when missing. */
 function readWhole(path: string): string | undefined {
   const fd = openRegularFile(path, true);
   if (fd === undefined) return undefined;
