@@ -36,7 +36,8 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
       db.exec('DELETE FROM pattern_postings');
     },
     finish: (db) => {
-      // One sorter helper thread; with the default cache the sorter sorts in one run, which builds faster.
+      // One sorter helper thread, which merges the sorter's runs: a large cache sorts in one run, leaving the helper
+      // idle, so the default cache builds faster.
       db.pragma('threads = 1');
       db.pragma(`cache_size = -${DEFAULT_CACHE_KB}`);
       for (const create of Object.values(EVENT_LOG_INDEXES))

@@ -9,7 +9,10 @@ import { DEFERRED_ENV } from '../core/deferred-env.js';
 
 const require = createRequire(import.meta.url);
 
-/** No background job runs unbounded (a runaway input would pin a CPU unseen); past it, it fails open. */
+/**
+ * No background job runs unbounded (a runaway input would pin a CPU unseen); ten minutes covers the sanitiser of a
+ * knowledge log far past rotation. A job past it fails open; the next one picks up what it left.
+ */
 const BACKGROUND_DEADLINE_MS = 10 * 60_000;
 
 /** The `cairn` entry beside the one running, if there is one. */
