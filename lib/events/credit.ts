@@ -1,21 +1,9 @@
 import { DEFAULT_CONFIG } from '../store/config.js';
 import { UNTESTED_UNIT, UNTESTED_UNITS } from '../core/score-weights.js';
 
-// How evidence moves a pattern's record (SPEC §3.10): the arithmetic the reducer applies, and that
-// feedback-loop (what a dismissal will do), maintain and `cairn explain` read. Pure.
-//
-//   held     tested evidence that the pattern holds up: validator-kept findings and effective PASSes
-//            it was applied in a finding of (behind the L1/L2 gate), informative passing outcomes
-//   ignore_weight
-//            tested evidence that it does not: dismissals (× the adversarial role's weight), failing outcomes
-//   untested re-sightings and PASSes it was only echoed in count one up, outcomes of runs where it
-//            shaped no finding one up or down: a bounded prior (UNTESTED_UNIT each, at most
-//            UNTESTED_UNITS of them), so an untested pattern never outranks one that held up once,
-//            nor climbs by riding along (§3.10.1)
-// Each piece of tested evidence first ages what came before it by 2^(−strength / half-life): a
-// validator's verdict has strength 1, an outcome its weight. Recent verdicts outweigh old ones, so a
-// rule dismissed in every run since it stopped being true loses its standing (§3.10.2), and no single
-// verdict, kept or dismissed, protects a pattern from the ones after it (§3.10.3).
+// How evidence moves a pattern's record (SPEC §3.10); pure. Untested credit is a bounded prior, so an untested
+// pattern never outranks one that held up once (§3.10.1); each piece of tested evidence ages what came before by
+// 2^(−strength / half-life), so no verdict protects a pattern from later ones (§3.10.2–3).
 
 export interface Evidence {
   held: number;
@@ -32,7 +20,6 @@ export function support(e: Evidence): number {
   return Math.max(0, e.held) + untestedCredit(e.untested);
 }
 
-/** The factor earlier evidence is multiplied by when evidence of this strength arrives. */
 export function aging(strength: number, halfLife = DEFAULT_CONFIG.evidence.halfLife): number {
   return halfLife > 0 ? 2 ** (-strength / halfLife) : 1;
 }
@@ -47,7 +34,6 @@ export interface Tested {
   halfLife?: number;
 }
 
-/** The record after one piece of tested evidence. */
 export function withTested(e: Evidence, t: Tested): Evidence {
   const f = aging(t.strength, t.halfLife);
   return {
@@ -67,11 +53,9 @@ export interface LedgerEntry {
   event: string;
   held: number;
   against: number;
-  /** How much this evidence aged what came before it. */
   aging: number;
 }
 
-/** A piece of tested evidence and what aging has left of it: its weight now is its weight × factor. */
 export type AgedEntry = LedgerEntry & { factor: number };
 
 /** What each piece of tested evidence weighs now: its own weight times the aging of every later one. */

@@ -17,7 +17,6 @@ export interface EventFilter {
   pattern?: string;
 }
 
-/** Does this event touch the pattern (directly, or in an injection or outcome list)? */
 function mentionsPattern(e: CairnEvent, id: string): boolean {
   const rec = e as unknown as Record<string, unknown>;
   if (rec.pattern === id) return true;
@@ -28,7 +27,6 @@ function mentionsPattern(e: CairnEvent, id: string): boolean {
   );
 }
 
-/** A line of the log as an event, or why it is not one (reported by the caller, never fatal). */
 function eventOf(text: string): { event: CairnEvent } | { problem: string } {
   const parsed = parseJsonLine(text);
   const problem = parsed.ok ? envelopeProblem(parsed.value) : parsed.reason;
@@ -36,10 +34,7 @@ function eventOf(text: string): { event: CairnEvent } | { problem: string } {
   return { event: parsed.value as unknown as CairnEvent };
 }
 
-/**
- * Every event of the log that passes the envelope checks, in file order; a line that does not is
- * reported and skipped. `progress` is told the bytes read.
- */
+/** Every event of the log that passes the envelope checks, in file order; others are reported and skipped. */
 export function* logEvents(path: string, warn: (m: string) => void, progress?: Progress): Generator<CairnEvent> {
   const size = progress ? fileSize(path) : 0;
   let count = 0;
@@ -66,7 +61,7 @@ export function readEvents(path: string, filter: EventFilter, warn: (m: string) 
   return out.sort(byTsThenId);
 }
 
-/** The pattern ids an event line names (its `pattern`, those of its `patterns` list), as mentionsPattern reads them. */
+/** The pattern ids an event line names, as mentionsPattern reads them. */
 function namedPatterns(value: Record<string, unknown>): Set<string> {
   const ids = new Set<string>();
   if (typeof value.pattern === 'string') ids.add(value.pattern);
@@ -82,10 +77,8 @@ function namedPatterns(value: Record<string, unknown>): Set<string> {
 }
 
 /**
- * Where each pattern's events are in the log, for a process that explains pattern after pattern
- * (`cairn mcp`): readEvents reads the whole log for each, ~90 MB at 100k patterns. One pass on first
- * use, then only what was appended since; a changed prefix (a merge, a rotation) starts it over. It
- * keeps byte ranges, not events, and reads a pattern's lines when asked.
+ * Where each pattern's events are in the log, for a process that explains pattern after pattern (`cairn mcp`),
+ * rather than reading the whole log for each. Keeps byte ranges; a changed prefix (merge, rotation) starts over.
  */
 export class PatternHistory {
   /** Pattern id → [start, end, start, end, …] of the lines that name it. */
@@ -94,7 +87,7 @@ export class PatternHistory {
 
   constructor(readonly path: string) {}
 
-  /** The events of `project` that touch pattern `id`, in (ts, id) order (readEvents with a pattern filter). */
+  /** The events of `project` that touch pattern `id`, in (ts, id) order. */
   events(project: string, id: string, warn: (m: string) => void, deadline: Deadline): CairnEvent[] {
     this.catchUp(deadline);
     const ranges = this.ranges.get(id) ?? [];
@@ -115,7 +108,7 @@ export class PatternHistory {
     return out.sort(byTsThenId);
   }
 
-  /** Index what was appended since the last call; past the deadline, keep what is indexed (the next call goes on). */
+  /** Index what was appended since the last call; past the deadline, keep what is indexed. */
   private catchUp(deadline: Deadline): void {
     const size = fileSize(this.path);
     if (!prefixIntact(this.path, this.mark, size)) {
@@ -162,7 +155,7 @@ export function parseSince(text: string, now: number): number {
 /** One readable line: time, type, and the payload fields that matter; sanitised, for a terminal (SPEC §4.6). */
 export function describeEvent(e: CairnEvent): string {
   const { v: _v, id: _id, ts, type, project: _p, ...payload } = e as unknown as Record<string, unknown> & CairnEvent;
-  // Each value is sanitised before it is quoted: quoting first would hide a marker behind an escaped line break.
+  // Sanitise each value before quoting: quoting first would hide a marker behind an escaped line break.
   const clean = (v: unknown): unknown =>
     typeof v === 'string'
       ? sanitizeUntrusted(v, { singleLine: true })
@@ -187,10 +180,7 @@ function scopeOf(e: { issue?: string | null; run?: string | null }): string {
 
 const quote = (text: string, max = 80) => `'${text.length > max ? text.slice(0, max - 1).trimEnd() + ' …' : text}'`;
 
-/**
- * One line of a pattern's history for `cairn explain`, in words: what happened to it, where, and
- * through which finding (SPEC §3.9.1: "dismissed in LED-7/r1 via finding A2: 'The export …'").
- */
+/** One line of a pattern's history for `cairn explain`, in words (SPEC §3.9.1). */
 export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): string {
   const where = scopeOf(e as { issue?: string | null; run?: string | null });
   const inScope = where ? ` in ${where}` : '';

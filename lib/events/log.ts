@@ -12,27 +12,17 @@ import { join } from 'node:path';
 import type { FollowReport, LogFollower } from '../store/follower.js';
 import type { Progress } from '../core/progress.js';
 
-// events.jsonl (SPEC §3.2): appended in (ts, id) order under the lock, replayed by the one reducer
-// through the one follower, in (ts, id) order.
+// events.jsonl (SPEC §3.2): appended in (ts, id) order under the lock, replayed by the one reducer in that order.
 
-/**
- * Term rows a hook indexes itself at the end of a replay; above, the `finish-index` background job
- * does: a hook that replayed a log that size has less than the half of its deadline left that
- * building the indexes needs (bench/README.md, the fresh-clone case).
- */
+/** Term rows above which a hook leaves building the indexes to the `finish-index` job: it lacks the time. */
 const INLINE_FINISH_TERMS = 100_000;
-/** A background build not done after this long is started again (it may have been killed). */
+/** A background build not done after this long is started again. */
 const FINISH_RETRY_MS = 60_000;
-/**
- * The page cache of a replay without a deadline (`cairn rebuild`), in KiB. Pattern rows are keyed by
- * a hash, so each event updates a random page of a large table; with SQLite's default cache most of
- * those pages are read and written again at every slice. More memory: in a command, never in a hook.
- */
+/** A deadline-free replay's page cache (KiB): pattern rows keyed by a hash update random pages. Never in a hook. */
 const REPLAY_CACHE_KB = 100_000;
-/** SQLite's default page cache, which the index builds are faster with (see finish). */
+/** SQLite's default page cache: the index builds are faster with it. */
 const DEFAULT_CACHE_KB = 2_000;
 
-/** How the follower reads the event log: parse and envelope-check a line, apply it, order it. */
 export function eventFollower(store: Store): LogFollower<CairnEvent> {
   return {
     name: 'events',
@@ -46,16 +36,14 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
       db.exec('DELETE FROM pattern_postings');
     },
     finish: (db) => {
-      // One helper thread for SQLite's sorter (more gained nothing on 2 cores). The sorter sorts in
-      // memory up to the page cache's size: with a large cache it sorts in one run and the helper has
-      // nothing to merge, so the default cache builds faster.
+      // One sorter helper thread, which merges the sorter's runs: a large cache sorts in one run, leaving the helper
+      // idle, so the default cache builds faster.
       db.pragma('threads = 1');
       db.pragma(`cache_size = -${DEFAULT_CACHE_KB}`);
       for (const create of Object.values(EVENT_LOG_INDEXES))
         db.exec(create.replace(/^CREATE (UNIQUE )?INDEX /, 'CREATE $1INDEX IF NOT EXISTS '));
     },
-    // A large term index takes seconds to build, more than a hook has: a fresh clone's hooks replay
-    // the log, and the `finish-index` background job builds it.
+    // A large term index takes longer to build than a hook has: the `finish-index` background job builds it.
     finishLater: (db) => {
       if (termRows(db) < INLINE_FINISH_TERMS) return false;
       startJob(store, 'finish-index', { path: finishStamp(store), everyMs: FINISH_RETRY_MS });
@@ -69,24 +57,17 @@ const termRows = (db: Database) =>
   (db.prepare('SELECT MAX(rowid) AS n FROM pattern_terms').get() as { n: number | null }).n ?? 0;
 const finishStamp = (store: Store) => join(store.dir, 'cache', 'index.requested');
 
-/**
- * After `cairn rebuild`, which empties the packed posting lists (a cache of the term index): leave
- * packing them again to the `pack-postings` background job, started now, when the index is too large
- * to pack within the rebuild's target; false when it is small enough for the caller to pack at once.
- */
+/** After `cairn rebuild`: false when the caller can pack the posting lists now, else `pack-postings` will. */
 export function packLater(store: Store): boolean {
   if (termRows(patternDb(store)) < INLINE_FINISH_TERMS) return false;
   startJob(store, 'pack-postings', { path: finishStamp(store), everyMs: 0 });
   return true;
 }
 
-/** Stores whose writer was checked for kept runs waiting before it (once per run). */
+/** Stores whose writer was checked for kept runs waiting before it. */
 const inOrder = new WeakSet<Store>();
 
-/**
- * The database with the pattern state up to date with events.jsonl. A writer whose runs apply in order
- * does not run ahead of runs kept before it (lib/store/deferred.ts): it is kept behind them.
- */
+/** The pattern state up to date with events.jsonl; an in-order writer is kept behind runs kept before it. */
 export function patternDb(store: Store): Database {
   if (store.writesInOrder && !inOrder.has(store)) {
     inOrder.add(store);
@@ -96,25 +77,20 @@ export function patternDb(store: Store): Database {
   return store.indexed(eventFollower(store));
 }
 
-/**
- * `cairn rebuild --continue`: finish what a replay under a deadline left (a fresh clone's indexes). It is
- * the job a long finish is handed to, so it builds them itself even under its own (background) deadline.
- */
+/** `cairn rebuild --continue`: the job a long finish is handed to, so it builds it itself under its own deadline. */
 export function continuePatterns(store: Store, progress?: Progress): FollowReport {
   store.database.pragma(`cache_size = -${REPLAY_CACHE_KB}`);
   const { finishLater: _handedToThisJob, ...follower } = eventFollower(store);
   return store.refresh(follower, progress);
 }
 
-/** `cairn rebuild`: replay the whole event log into emptied pattern tables. */
 export function rebuildPatterns(store: Store, progress?: Progress): FollowReport {
   store.database.pragma(`cache_size = -${REPLAY_CACHE_KB}`);
   return store.rebuildIndex(eventFollower(store), progress);
 }
 
 /**
- * Append events, then apply them (and anything appended meanwhile). The append is the commit point
- * (SPEC §2): once the lines are written the events are recorded, so a failure to index them now is a
+ * Append events, then apply them. The append is the commit point (SPEC §2): failing to index them now is a
  * warning — the next reader catches up — never an error that would make a caller retry and double them.
  */
 export function appendEvents(store: Store, payloads: EventPayload[]): CairnEvent[] {

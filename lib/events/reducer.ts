@@ -22,9 +22,7 @@ function prepareStatements(db: Database) {
       db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle,
       first_seen, last_used, labels, files, phases, issues, term_seq, untested) VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
       @ts, @last_used, @labels, @files, @phases, @issues, @term_seq, 1)`),
-    // a new pattern's terms in one statement (a replay inserts ~17 per pattern: one call each was a third of it),
-    // numbered after every term row already there (seq, the order of the term index: lib/store/db.ts), each
-    // with the pattern's length; the pattern row holds where its terms start (term_seq)
+    // a new pattern's terms in one statement, numbered after every term row already there (seq: lib/store/db.ts)
     insertTerms: db.prepare(`INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern, seq, ntok)
       SELECT @project, @role, value, @pattern, @seq, @ntok FROM json_each(@terms)`),
     nextTermSeq: db.prepare('SELECT IFNULL(MAX(rowid), 0) + 1 AS seq FROM pattern_terms'),
@@ -37,12 +35,10 @@ function prepareStatements(db: Database) {
       VALUES (?, ?, ?, ?, ?, ?, ?)`),
     retractSighting: db.prepare(`UPDATE sightings SET retracted = 1 WHERE rowid = (SELECT rowid FROM sightings
       WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1)`),
-    // an injection's rows in one statement, not one per pattern; its touches stay one per pattern
-    // (an UPDATE … IN (json_each) was slower: docs/decisions.md)
+    // an injection's rows in one statement; its touches stay one per pattern (docs/decisions.md)
     insertInjections: db.prepare(`INSERT INTO injections (project, issue, run, role, pattern, event, ts)
       SELECT @project, @issue, @run, @role, value, @event, @ts FROM json_each(@patterns)`),
     evidence: db.prepare('SELECT held, ignore_weight, untested FROM patterns WHERE project = ? AND id = ?'),
-    // each piece of tested evidence as it arrived, which cairn explain ages to show what it weighs now
     insertEvidence: db.prepare(
       'INSERT INTO evidence (project, pattern, event, held, against, aging) VALUES (?, ?, ?, ?, ?, ?)',
     ),
@@ -57,8 +53,7 @@ function prepareStatements(db: Database) {
     markRun: db.prepare('INSERT OR IGNORE INTO run_marks (project, issue, run, pattern, kind) VALUES (?, ?, ?, ?, ?)'),
     outcomeGrading: db.prepare('SELECT grading FROM outcomes WHERE project = ? AND issue = ? AND run = ?'),
     regress: db.prepare('UPDATE patterns SET regressed = 1 WHERE project = ? AND id = ?'),
-    // A finding the validator kept, or a PASS it was applied in a finding of, tested the pattern (SPEC
-    // §3.10.1); a PASS it was only echoed in is untested credit.
+    // A kept finding, or a PASS it was applied in a finding of, tested the pattern (SPEC §3.10.1).
     reinforceTested:
       db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
       was_validated = 1, last_used = @last_used, held = @held, ignore_weight = @ignore_weight WHERE project = @project AND id = @id`),
@@ -105,10 +100,8 @@ function statements(db: Database): Statements {
 }
 
 /**
- * A new pattern's index terms (the one writer of pattern_terms), each with the pattern's length
- * (`ntok`, as in its row), numbered after every pattern indexed before it: where they start (seq),
- * which its row holds (term_seq). A text of stop-words only has no terms, and 0: the next pattern's
- * terms start where its would have, and readers find a pattern's postings by where they start.
+ * A new pattern's index terms (the one writer of pattern_terms), numbered after every pattern indexed before;
+ * returns where they start (its row's term_seq), or 0 for no terms: readers find postings by where they start.
  */
 export function addTerms(
   db: Database,
@@ -144,12 +137,9 @@ function extend(json: string, add: (string | null | undefined)[]): string {
 }
 
 /**
- * Whether `value` is an element of the JSON list of strings `json`, without parsing it (a replay asks
- * ~90k times at 100k events), when that can be told from the text: with no backslash in the list,
- * every quote in it opens or closes an element; a value with no quote, backslash or control character
- * is its own JSON string between quotes; and unless it starts with ',' or ']' (what follows a closing
- * quote), a match starts at an opening quote and ends at that element's closing one. Otherwise false:
- * the list is parsed.
+ * Whether `value` is an element of the JSON string list `json`, told from the text without parsing (a replay
+ * asks once per event) where safe: no backslash in the list, no quote, backslash, control character or leading
+ * ',' / ']' in the value. Otherwise false, and the caller parses the list.
  */
 export function listed(json: string, value: string): boolean {
   return !json.includes('\\') && !/["\\\u0000-\u001f]|^[,\]]/.test(value) && json.includes(`"${value}"`);
@@ -163,10 +153,10 @@ export function nextLifecycle(current: string, sightings: number, distinctIssues
   return current;
 }
 
-/** The deliberation last asked about: its events follow one another (a replay of 100k events asks 73k times). */
+/** The deliberation last asked about: its events follow one another. */
 const lastAsked = new WeakMap<Statements, { project: string; deliberation: string; duplicate: boolean }>();
 
-/** Whether a deliberation was a repeat of one already stored for its issue/run (its events then change nothing). */
+/** Whether a deliberation repeats one already stored for its issue/run (its events then change nothing). */
 function isDuplicate(s: Statements, project: string, deliberation: string): boolean {
   const last = lastAsked.get(s);
   if (last && last.deliberation === deliberation && last.project === project) return last.duplicate;
@@ -199,9 +189,8 @@ export function applyEvent(db: Database, e: CairnEvent): void {
   switch (e.type) {
     case 'deliberation.stored': {
       lastAsked.delete(s); // its row is written now
-      // A retry is not evidence (SPEC §3.9.4): the same text for the same role and issue/run counts
-      // once. Writers check before appending; two racing writers (or a merged log) can still hold
-      // both, and then the first one in replay order counts.
+      // A retry is not evidence (SPEC §3.9.4): the same text for the same role and issue/run counts once; of racing
+      // writers or a merged log, the first in replay order counts.
       const first =
         issue || run
           ? (s.sameText.get(e.project, e.role, issue, run, e.hash, e.deliberation) as { id: string } | undefined)
@@ -289,8 +278,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       });
       return;
     case 'pattern.ignored':
-      // Writers check for an earlier dismissal in this run before appending; two racing writers, or a
-      // log merged from two machines, can still hold both. The first one counts.
+      // Racing writers or a merged log can hold two dismissals in a run: the first one counts.
       if ((issue || run) && s.insertDismissal.run(e.project, issue, run, e.pattern, e.finding).changes === 0) return;
       testEvidence(s, e, e.pattern, { against: e.weight, strength: 1, halfLife: e.halfLife }, (after) =>
         s.ignore.run({ project: e.project, id: e.pattern, ...after, retract: e.retract ? 1 : 0 }),
@@ -317,8 +305,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       s.age.run(e.project, e.pattern);
       return;
     case 'pattern.outcome': {
-      // Graded once per issue/run: the events of the first grading count, a repeat (two racing
-      // writers, a log merged from two machines) does not.
+      // Graded once per issue/run: the first grading's events count, a repeat (racing writers, a merge) does not.
       const grading = e.grading ?? e.id;
       const prior = s.outcomeGrading.get(e.project, issue, run) as { grading: string } | undefined;
       if (prior && prior.grading !== grading) return;
@@ -328,8 +315,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
         if (pass ? !p.credit : p.tested === false)
           s.outcomeUntested.run({ project: e.project, id: p.pattern, success: pass ? 1 : 0, step: pass ? 1 : -1 });
         else {
-          // a pass counts as much as outcomes in the project tell (its credit); a fail weighs half the role's weight
-          // (SPEC §3.8)
+          // a pass counts its credit; a fail weighs half the role's weight (SPEC §3.8)
           const t =
             e.result === 'pass' ? { held: p.credit, strength: p.credit! } : { against: 0.5 * p.weight, strength: 0.5 };
           testEvidence(s, e, p.pattern, { ...t, halfLife: e.halfLife }, (after) =>

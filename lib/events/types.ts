@@ -1,5 +1,4 @@
-// Every change to pattern state is one of these events (SPEC §3.2). Payload fields sit beside the
-// envelope, as in `{"v":1,"id":…,"ts":…,"type":"pattern.observed","project":…,"pattern":…}`.
+// Every change to pattern state is one of these events (SPEC §3.2); payload fields sit beside the envelope.
 
 export interface Envelope {
   v: 1;
@@ -47,8 +46,7 @@ export type EventPayload =
       echo?: true;
     } & Scope)
   | ({ type: 'pattern.injected'; role: string; patterns: string[]; path: string; tokens: number } & Scope)
-  // A finding of a stored deliberation and the patterns it applies (SPEC §3.9.1): recorded, so replay never re-runs the
-  // matcher.
+  // Recorded so that replay never re-runs the matcher (SPEC §3.9.1).
   | ({
       type: 'finding.linked';
       deliberation: string;
@@ -58,9 +56,8 @@ export type EventPayload =
       patterns: string[];
       match: 'explicit' | 'text' | 'embedding' | 'self';
     } & Scope)
-  // reason: the validator's words that led the dismissal here, when the finding's own words led elsewhere
-  // (lib/patterns/feedback.ts); halfLife: how fast the writer's config ages earlier evidence (lib/events/credit.ts), so
-  // replay needs no config
+  // reason: the validator's words that led the dismissal here (lib/patterns/feedback.ts); halfLife: the writer's
+  // config, so replay needs none (same in the events below)
   | ({
       type: 'pattern.ignored';
       pattern: string;
@@ -72,13 +69,11 @@ export type EventPayload =
       halfLife?: number;
     } & Scope)
   | ({ type: 'pattern.regressed'; pattern: string; finding: string } & Scope)
-  // With `finding`: tested — a finding the validator kept, or an evidence-backed PASS the pattern was applied
-  // in that finding of; without: a PASS it was only echoed in, untested credit (SPEC §3.10.1).
+  // With `finding`: tested evidence; without: a PASS it was only echoed in, untested credit (SPEC §3.10.1).
   | ({ type: 'pattern.reinforced'; pattern: string; finding?: string; halfLife?: number } & Scope)
   | ({ type: 'pattern.aged'; pattern: string } & Scope)
-  // One grading may span several events (`grading` names it) so that each line stays small. tested: the
-  // pattern was applied in a finding (absent in logs of older versions: a fail then counts as tested);
-  // credit: what a pass is worth to it (how informative outcomes are in the project).
+  // One grading may span several events (`grading`) so each line stays small. tested absent: a fail counts as
+  // tested; credit: what a pass is worth to the pattern.
   | ({
       type: 'pattern.outcome';
       result: 'pass' | 'fail';
@@ -89,7 +84,6 @@ export type EventPayload =
   | { type: 'pattern.promoted'; pattern: string; by: string; reason: string }
   | { type: 'pattern.deprecated'; pattern: string; reason: string; auto: boolean }
   // newest: the latest first sighting among the candidates' roles when the basis was taken
-  // (lib/patterns/index/candidates.ts newCandidateSince)
   | { type: 'summary.stored'; role: string; basis: string; text: string; newest?: string }
   // The landing itself is a line of .cairn/landings.jsonl (SPEC §5); this log only notes the capture.
   | ({ type: 'landing.captured'; landing: string; title: string; report: string | null; merged: boolean } & Scope);
@@ -107,9 +101,8 @@ export function envelopeProblem(value: Record<string, unknown>): string | undefi
   return undefined;
 }
 
-// What an event may carry (SPEC §3.2: lines well under 4 KiB; §3.3: a pattern is 12–500 characters).
-// Writers refuse more; the reducer's parse step skips a line that carries more (a forged or foreign
-// log line must not break or slow every later command).
+// Bounds of what an event may carry (SPEC §3.2, §3.3). The parse step skips a line that carries more: a forged
+// or foreign line must not break or slow every later command.
 export const MAX_PATTERN_CHARS = 500;
 export const MAX_ROLE_CHARS = 64;
 export const MAX_SCOPE_CHARS = 128; // issue, run, phase, finding ids

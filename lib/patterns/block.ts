@@ -3,12 +3,8 @@ import { shownScore } from './scoring.js';
 import { contentTerms } from '../core/text.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 
-// The historical-patterns block (SPEC §3.5 step 3) and how it is fitted into a token budget (step 4).
-
-// Every text in the block is untrusted (a pattern is whatever an agent wrote, a role and a summary
-// come from the log, which may predate any rule): each goes through the one sanitiser, on one line, so
-// no line of the block can imitate a chat role, be its closing line or show a secret (SPEC §4.6).
-/** A text as the block shows it; `format-patterns --json` carries the same. */
+// The historical-patterns block (SPEC §3.5 steps 3–4). Every text in it is untrusted, so each goes through the one
+// sanitiser on one line: no line can imitate a chat role, close the block or show a secret (SPEC §4.6).
 export const blockText = (text: string) => sanitizeUntrusted(text, { singleLine: true });
 
 export function blockHeader(role: string): string {
@@ -16,7 +12,7 @@ export function blockHeader(role: string): string {
 }
 export const BLOCK_FOOTER = '=== END HISTORICAL PATTERNS ===';
 
-/** A pattern's track record: `-2 net, 3x ignored`, else `5x validated`, else `score:0.42` (rate × decay, 0..1). */
+/** A pattern's track record, as the block shows it. */
 export function trackRecord(r: Pick<Ranked, 'pattern' | 'factors'>): string {
   const p = r.pattern;
   if (p.ignore_count > 0) return `${Math.round(p.success_count - p.ignore_count)} net, ${p.ignore_count}x ignored`;
@@ -24,34 +20,28 @@ export function trackRecord(r: Pick<Ranked, 'pattern' | 'factors'>): string {
   return `score:${shownScore(r.factors).toFixed(2)}`;
 }
 
-/** The short id a block line shows with --ids, which a finding can cite as `[p3f2a1c]` (SPEC §3.9.1). */
+/** The short id a block line shows with --ids, which a finding can cite (SPEC §3.9.1). */
 export function shortId(id: string): string {
   return id.slice(0, 7);
 }
 
 /**
- * A line as two pieces, `- [<short id>] <text>` and ` (<record>[, via:<role>])`. The second begins
- * a new pre-token for BPE tokenizers (a space then punctuation), so tokens(line) = tokens(a) +
- * tokens(b): the text's count is cached once per pattern and the record's once per distinct record.
+ * A line as two pieces, text and record. The second begins a new BPE pre-token (a space then punctuation), so
+ * tokens(line) = tokens(a) + tokens(b): each piece's count is cached once.
  */
 export function linePieces(r: Pick<Ranked, 'pattern' | 'factors'>, role: string, ids = false): [string, string] {
   const via = r.pattern.role !== role ? `, via:${blockText(r.pattern.role)}` : '';
   return [textPiece(r.pattern.text, ids ? r.pattern.id : undefined), ` (${trackRecord(r)}${via})`];
 }
 
-/** The first piece of a line: `- <text>`, or `- [<short id>] <text>` with an id. */
 export function textPiece(text: string, id?: string): string {
   return `- ${id ? `[${shortId(id)}] ` : ''}${blockText(text)}`;
 }
 
 /**
- * Leave out a line that restates a better-ranked one (a finding's summary beside the rule it
- * applies, stored before findings were linked): the stemmed content words of the shorter, at least
- * RESTATEMENT_MIN_TERMS of them, covered at RESTATEMENT_COVERED by the longer, and the two sharing
- * RESTATEMENT_SHARED of their words together (so a short rule is not lost inside a long, different one).
- * Decided best first and only as far as asked: `at(i)` is the i-th kept item, so a block that shows
- * 20 of 200 ranked lines reads the words of about 20, and `ranked(j)` (the j-th ranked item,
- * undefined past the last) is asked for no further than that.
+ * Leave out a line that restates a better-ranked one (a finding's summary beside the rule it applies): the
+ * shorter's content words mostly covered by the longer's, and enough shared overall that a short rule is not lost
+ * inside a long, different one. Lazy: `at(i)` asks `ranked` only as far as the i-th kept item needs.
  */
 export function withoutRestatements<T extends { pattern: { text: string } }>(
   ranked: (j: number) => T | undefined,
@@ -100,7 +90,7 @@ export type FitPath = 'full' | 'summary' | 'truncated' | 'skipped';
 
 export interface Fit {
   path: FitPath;
-  /** How many of the ranked lines are in the block (0 for a summary, which stands for them all). */
+  /** Ranked lines in the block (0 for a summary, which stands for them all). */
   count: number;
   tokens: number;
   block: string;
@@ -109,22 +99,18 @@ export interface Fit {
 export interface FitInput {
   role: string;
   budget: number;
-  /** Rendered line i, best first (undefined past the last); asked for lazily, in order. */
+  /** Rendered line i, best first; asked lazily, in order. */
   line: (i: number) => string | undefined;
-  /** Whether the lines are every candidate; when false, more candidates exist beyond them. */
   complete: boolean;
-  /** Token count of line i (pieces summed, plus its newline); called lazily, best first. */
   lineTokens: (i: number) => number;
-  /** Upper bound of a line's tokens without a tokenizer: its UTF-8 byte length plus the newline. */
+  /** Upper bound of a line's tokens without a tokenizer: its UTF-8 bytes plus the newline. */
   lineBytes: (i: number) => number;
-  /** Tokens of header + footer. */
   frameTokens: number;
   frameBytes: number;
-  /** The role's stored summary: its token count, and whether it was written for exactly these candidates (lazy). */
+  /** `matches`: written for exactly these candidates (lazy). */
   summary?: { text: string; tokens: () => number; matches: () => boolean };
-  /** Scale a raw count by the safety margin. */
   scale: (tokens: number) => number;
-  /** Count a block that fits by its byte bound anyway (for --json); otherwise report the bound. */
+  /** Count a block that fits by its byte bound anyway (for --json). */
   exactTokens: boolean;
 }
 
@@ -148,7 +134,7 @@ export function fitBlock(input: FitInput): Fit {
       };
     }
   }
-  // Then by counting, best first, until a line overflows: the longest prefix that fits.
+  // Then by counting, best first, until a line overflows.
   let tokens = input.frameTokens;
   let fitting = 0;
   while (input.line(fitting) !== undefined) {
@@ -160,19 +146,16 @@ export function fitBlock(input: FitInput): Fit {
   if (input.complete && input.line(fitting) === undefined) {
     return { path: 'full', count: fitting, tokens: input.scale(tokens), block: renderBlock(role, lines(fitting)) };
   }
-  // (b) the stored summary, when it was written for exactly these candidates.
-  // Its basis is checked last: that walks every candidate.
+  // (b) the stored summary; its basis is checked last, as that walks every candidate.
   if (input.summary) {
     const t = input.scale(input.frameTokens + input.summary.tokens());
     if (t <= budget && input.summary.matches())
       return { path: 'summary', count: 0, tokens: t, block: renderBlock(role, [input.summary.text.trim()]) };
   }
-  // (c) the highest-scoring lines that fit.
   if (fitting === 0) return empty;
   return { path: 'truncated', count: fitting, tokens: input.scale(tokens), block: renderBlock(role, lines(fitting)) };
 }
 
-/** The exact figure for a block whose fit the byte bound already proved. */
 function countAll(input: FitInput, n: number): number {
   let t = input.frameTokens;
   for (let i = 0; i < n; i++) t += input.lineTokens(i);

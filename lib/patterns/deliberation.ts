@@ -64,7 +64,7 @@ export interface StoredDeliberation {
   alreadyStored: boolean;
 }
 
-/** At most `count` values of at most `chars` characters: what an event line can carry (well under 4 KiB). */
+/** What an event line can carry (well under 4 KiB). */
 function capList(values: string[], count: number, chars: number): string[] {
   return values.slice(0, count).map((v) => v.slice(0, chars));
 }
@@ -89,13 +89,12 @@ interface Known {
 }
 
 /**
- * Resolves extracted texts to pattern ids: an echo of an injected pattern, else the exact pattern,
- * else a near-duplicate of the same role, else new. Texts of one deliberation that land on one
- * pattern are observed once.
+ * Resolves extracted texts to pattern ids: an echo of an injected pattern, else the exact pattern, else a
+ * near-duplicate of the same role, else new. Texts of one deliberation landing on one pattern are observed once.
  */
 class Resolver {
   private readonly exists;
-  /** Patterns this deliberation creates: not in the index yet, but near-duplicates of its later texts. */
+  /** Patterns this deliberation creates: not indexed yet, but near-duplicates of its later texts. */
   private readonly created: CreatedPatterns;
   private readonly seen = new Set<string>();
   /** Keys of the candidates read so far (texts of one deliberation share many). */
@@ -112,10 +111,8 @@ class Resolver {
     this.created = new CreatedPatterns(texts);
   }
 
-  /** The id the text lands on (observed, unless this deliberation already observed that id). */
   resolve(e: Extracted): string {
-    // a deliberation of megabytes has thousands of texts: the run stops at its deadline, before it records
-    // anything (SPEC §2)
+    // a huge deliberation stops at its deadline here, before it records anything (SPEC §2)
     this.store.deadline.check("matching the deliberation's texts to patterns");
     const key = ruleKey(e.text);
     const echoOf = bestMatch(key, this.injected);
@@ -142,7 +139,6 @@ class Resolver {
     return id;
   }
 
-  /** The role's stored patterns the text could be a near-duplicate of. */
   private indexed(text: string): Known[] {
     return this.lookups.nearDuplicates(text, NEAR_DUPLICATE).map((r) => {
       let key = this.keys.get(r.id);
@@ -153,11 +149,9 @@ class Resolver {
 }
 
 /**
- * The patterns a deliberation creates, found by the terms a near-duplicate must share with them:
- * two term sets with Jaccard ≥ t share one of the first |x| − ⌈t·|x|⌉ + 1 terms of each, in any one
- * fixed order of terms (prefix filtering). The order is rarest first among the deliberation's texts,
- * counted once so that it never changes (a term no text held counts as rarest), so that those first
- * terms are each held by few texts, rather than comparing each text with every pattern created before it.
+ * The patterns a deliberation creates, found by prefix filtering: two term sets with Jaccard ≥ t share one of the
+ * first |x| − ⌈t·|x|⌉ + 1 terms of each in one fixed order — rarest first among the deliberation's texts, counted
+ * once so it never changes — rather than comparing each text with every pattern created before it.
  */
 class CreatedPatterns {
   private readonly holding = new Map<string, number>();
@@ -176,7 +170,6 @@ class CreatedPatterns {
     }
   }
 
-  /** Every created pattern the text could be a near-duplicate of, and a few others. */
   candidates(key: RuleKey): Known[] {
     return [...new Set(this.prefix(key.terms).flatMap((term) => this.byTerm.get(term) ?? []))];
   }
@@ -188,12 +181,12 @@ class CreatedPatterns {
   }
 }
 
-/** The pattern of the pool the text is a wording of (the most alike; ties to the lower id), if any. */
+/** The most alike pattern of the pool the text is a wording of (ties to the lower id), if any. */
 function bestMatch(key: RuleKey, pool: Known[]): Known | undefined {
   let best: Known | undefined;
   let bestScore = NEAR_DUPLICATE;
   for (const k of pool) {
-    // Jaccard ≥ 0.8 needs the smaller set to be at least 0.8 of the larger: skip the rest unseen.
+    // Jaccard ≥ 0.8 needs the smaller set to be at least 0.8 of the larger.
     const [small, large] =
       k.key.terms.size < key.terms.size ? [k.key.terms.size, key.terms.size] : [key.terms.size, k.key.terms.size];
     if (small < large * NEAR_DUPLICATE) continue;
@@ -206,14 +199,14 @@ function bestMatch(key: RuleKey, pool: Known[]): Known | undefined {
   return best;
 }
 
-/** The patterns injected into this role for this issue/run: their return is an echo, not a sighting. */
+/** Patterns injected into this role for this issue/run: their return is an echo, not a sighting. */
 function injectedInto(store: Store, role: string, issue: string | null, run: string | null): Known[] {
   if (issue === null && run === null) return [];
   const ids = injectedPatternIds(patternDb(store), store.project, issue ?? '', run ?? '', role);
   return patternTexts(patternDb(store), store.project, ids).map((row) => ({ ...row, key: ruleKey(row.text) }));
 }
 
-/** Candidates for linking a role's findings (SPEC §3.9.1), around the patterns a deliberation observed. */
+/** Candidates for linking a role's findings (SPEC §3.9.1). */
 export function linkContext(store: Store, lookups: RoleLookups, first: { id: string; text: string }[]): LinkContext {
   return {
     role: lookups.role,
@@ -224,7 +217,6 @@ export function linkContext(store: Store, lookups: RoleLookups, first: { id: str
   };
 }
 
-/** How many of the role's other patterns a finding is compared with. */
 const LINK_CANDIDATES = 20;
 
 /** Writers refuse what the reducer would skip on replay (SPEC §3.2). */
@@ -237,8 +229,7 @@ export function checkScope(fields: Record<string, string | null>, limits: Record
 
 export function storeDeliberation(store: Store, given: DeliberationInput): StoredDeliberation {
   if (!given.text.trim()) throw new CairnError('input', 'the deliberation is empty');
-  // Secrets never reach the artifact, the event log or a pattern (SPEC §4.6): the text is redacted
-  // before anything is read from it, so what it is parsed, hashed and kept as is the same text.
+  // Secrets never reach the artifact, the log or a pattern (SPEC §4.6): redacted before anything reads the text.
   const input = { ...given, text: redactSecrets(given.text).text };
   const role = input.role.toLowerCase();
   checkScope(
@@ -355,7 +346,6 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
   return { deliberation, ...base, patterns: resolver.observed, links, alreadyStored: false };
 }
 
-/** The deliberation already recorded (not as a repeat) with this text for this role and issue/run. */
 function sameDeliberation(
   store: Store,
   role: string,
@@ -366,7 +356,7 @@ function sameDeliberation(
   return deliberationWithText(patternDb(store), store.project, role, issue ?? '', run ?? '', hash);
 }
 
-/** The latest stored deliberation of a role for this issue/run (a repeat of an earlier one is not a new one). */
+/** The latest stored deliberation of a role for this issue/run (a repeat is not a new one). */
 export function latestDeliberationText(
   store: Store,
   role: string,
@@ -375,7 +365,7 @@ export function latestDeliberationText(
 ): { id: string; text: string; files: string[] } | undefined {
   const row = latestDeliberation(patternDb(store), store.project, role, issue ?? '', run ?? '');
   if (!row) return undefined;
-  // The log is shared through git: its path field is not trusted. The artifact's place follows from the id.
+  // The log is shared through git, so its path field is not trusted: the artifact's place follows from the id.
   if (!/^d[0-9a-z]{26}$/.test(row.id))
     throw new CairnError(
       'input',
@@ -383,7 +373,7 @@ export function latestDeliberationText(
     );
   const path = store.artifactPath('deliberations', `${row.id}.md`);
   try {
-    // bounded like any input (SPEC §2): a regular file of at most the input cap, never a device or FIFO
+    // bounded like any input (SPEC §2): a regular file, never a device or FIFO
     const bytes = readSmallFile(path, DEFAULT_INPUT_CAP);
     if (!bytes) throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (ENOENT)`);
     return { id: row.id, text: bytes.toString('utf8'), files: row.files };

@@ -9,14 +9,11 @@ import { sha256 } from '../core/text.js';
 import { patternDb } from '../events/log.js';
 import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
-// node:child_process (and node:net with it) is loaded only when a provider runs: format-patterns
-// bundles this module, and most of its runs embed nothing.
+// node:child_process loads only when a provider runs: format-patterns bundles this module, most runs embed nothing.
 const require = createRequire(import.meta.url);
 
-// Optional embeddings (SPEC §6). The provider is an executable named in config.json
-// (`embeddings.command`): JSON lines {"id","text"} on stdin, {"id","vector":[…]} lines on stdout.
-// Vectors are cached as Float32 blobs keyed by provider and text, so they survive rebuilds and a
-// changed provider never mixes its vectors with another's.
+// Optional embeddings (SPEC §6): a provider executable (`embeddings.command`) reads {"id","text"} lines and writes
+// {"id","vector"} lines. Vectors are cached keyed by provider and text, so a changed provider never mixes its own.
 
 export const EMBED_BATCH = 64;
 /** Time a provider call may take when the command has no deadline. */
@@ -36,16 +33,11 @@ export function embeddingKey(command: string, text: string): string {
   return sha256(`${command}\u0000${text}`).slice(0, 32);
 }
 
-/** How long a provider call may take under this deadline. */
 export function providerTimeout(deadline: Deadline): number {
   return Number.isFinite(deadline.at) ? deadline.remaining() : EMBED_TIMEOUT_MS;
 }
 
-/**
- * Read a provider's output: one vector per requested id, all of one dimension (the given one, else
- * the most common). Bad lines are reported and skipped; an item without a usable vector is simply
- * missing from the result.
- */
+/** A provider's output: one vector per requested id, all of one dimension (given, else the most common). */
 export function parseVectors(stdout: string, wanted: Set<string>, dimensions?: number): ParsedVectors {
   const candidates: { where: string; id: string; vector: number[] }[] = [];
   const problems: string[] = [];
@@ -93,15 +85,14 @@ function mostCommon(values: number[]): number | undefined {
   return best;
 }
 
-/** Run the provider once over `items`. A provider that fails, hangs or cannot start is an error. */
+/** Run the provider once over `items`; failing, hanging or not starting is an error. */
 export function runProvider(
   command: string,
   items: EmbedItem[],
   timeoutMs: number,
   dimensions?: number,
 ): ParsedVectors {
-  // `exec`: the shell becomes the provider, so the kill at the timeout reaches it; killing only the
-  // shell would leave a hung provider running after every call.
+  // `exec`: the shell becomes the provider, so the timeout's kill reaches it rather than leaving it hung.
   const { spawnSync } = require('node:child_process') as typeof import('node:child_process');
   const r = spawnSync(`exec ${command}`, {
     shell: true,
@@ -127,7 +118,6 @@ export function runProvider(
   return parseVectors(r.stdout, new Set(items.map((item) => item.id)), dimensions);
 }
 
-/** A Float32 blob, as stored. */
 export function toBlob(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
 }
@@ -154,7 +144,6 @@ export function saveVectors(db: Database, vectors: Map<string, Float32Array>): v
   })();
 }
 
-/** Cosine similarity; 0 when either vector is all zeros. */
 export function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
   let na = 0;
@@ -175,7 +164,6 @@ export function providerCommand(store: Store): string {
 }
 
 export interface EmbedReport {
-  /** Distinct pattern texts in the project. */
   texts: number;
   cached: number;
   embedded: number;
@@ -183,7 +171,6 @@ export interface EmbedReport {
   dimensions: number | null;
 }
 
-/** Embed every pattern text of the project that has no cached vector, in batches. */
 export function embedPatterns(store: Store, batchSize = EMBED_BATCH, progress: Progress = NO_PROGRESS): EmbedReport {
   const command = providerCommand(store);
   const byKey = new Map<string, string>();
@@ -221,7 +208,7 @@ export function embedPatterns(store: Store, batchSize = EMBED_BATCH, progress: P
   };
 }
 
-/** The query's vector: one provider call. Any failure is an error for the caller to fall back from. */
+/** The query's vector: one provider call; any failure is the caller's to fall back from. */
 export function embedQuery(command: string, text: string, timeoutMs: number): Float32Array {
   const parsed = runProvider(command, [{ id: 'query', text }], timeoutMs);
   const vector = parsed.vectors.get('query');
@@ -234,11 +221,8 @@ export function embedQuery(command: string, text: string, timeoutMs: number): Fl
 export const EMBEDDING_LINK_MIN = 0.8;
 
 /**
- * Links for findings that no citation or words tied to a pattern (SPEC §3.9.1: "the embedding
- * provider is used when configured"): one provider call for their texts, each compared with the
- * cached vectors of the candidates (the deliberation's own items and the patterns injected for
- * this run). Without a provider, a cached vector or the time to ask, no link; a failing provider
- * is warned about and links nothing.
+ * Links for findings no citation or words tied to a pattern (SPEC §3.9.1): one provider call, each compared with
+ * the candidates' cached vectors. Without a provider, a cached vector or time, no link; a failing provider warns.
  */
 export function linkByEmbedding(
   store: Store,

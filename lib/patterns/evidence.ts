@@ -1,17 +1,9 @@
-// Evidence level of a deliberation (SPEC §3.6): how far a text backs what it claims.
-//   L1 — it shows execution output (a fenced block with a `$ ` prompt line, a test-runner
-//        summary or an exit code; or a "Pre-validated checks" block),
-//   L2 — it cites path/to/file.ext:LINE together with a quoted fragment of code,
-//   L3 — narrative only.
-// feedback-loop reinforces patterns only on L1/L2, so "I ran the tests and they pass" without
-// any output must stay L3: the loop must not learn to approve by narrative.
-//
-// HTML comments and verdict-json fences are skipped: they hold the machine-readable verdict,
-// whose "location" and quoted strings are a summary, not evidence.
+// Evidence level of a deliberation (SPEC §3.6): L1 shows execution output, L2 cites file:LINE with quoted code, L3
+// is narrative. feedback-loop reinforces only on L1/L2, so the loop never learns to approve by narrative. HTML
+// comments and verdict-json fences hold the machine-readable verdict: a summary, not evidence.
 
 export type EvidenceLevel = 'L1' | 'L2' | 'L3';
 
-/** The text as markdown blocks: prose lines and fenced code blocks, in order. */
 type Block = { kind: 'line'; text: string } | { kind: 'fence'; info: string; body: string[] };
 
 export function evidenceLevel(text: string, changedFiles?: string[]): EvidenceLevel {
@@ -22,7 +14,6 @@ export function evidenceLevel(text: string, changedFiles?: string[]): EvidenceLe
   return 'L3';
 }
 
-// ---------------------------------------------------------------------------------------------
 // Markdown structure
 
 const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})(.*)/;
@@ -44,8 +35,7 @@ function readBlocks(text: string): Block[] {
     if (start && !(start[1][0] === '`' && start[2].includes('`'))) {
       const info = firstWord(start[2]);
       open = { fence: start[1], body: [] };
-      // An unclosed fence runs to the end of the text, as in CommonMark, so the block is
-      // recorded now and filled as lines come.
+      // An unclosed fence runs to the end (CommonMark): the block is recorded now and filled as lines come.
       if (info !== 'verdict-json') blocks.push({ kind: 'fence', info, body: open.body });
       continue;
     }
@@ -76,7 +66,6 @@ function firstWord(text: string): string {
   return word ? word[0].toLowerCase() : '';
 }
 
-// ---------------------------------------------------------------------------------------------
 // L1: execution output
 
 const SHELL_PROMPT = /^\s*\$ +\S/;
@@ -122,7 +111,6 @@ function hasContentAfter(blocks: Block[], from: number): boolean {
   return false;
 }
 
-// ---------------------------------------------------------------------------------------------
 // L2: a file:line citation together with a quoted fragment
 
 const LINE_NUMBER = /:\d+(?:[:-]\d+)?/y; // ":12", ":12:5", ":12-20"
@@ -167,7 +155,7 @@ function isQuotedFragment(text: string, minLength: number): boolean {
   return fragment.length >= minLength && !CITATION_ONLY.test(fragment);
 }
 
-/** Paths cited with a line number in one line of text, e.g. `src/api/x.ts` from `src/api/x.ts:12:5`. */
+/** Paths cited with a line number in one line of text. */
 function citedPaths(line: string): string[] {
   const paths: string[] = [];
   for (let colon = line.indexOf(':'); colon >= 0; colon = line.indexOf(':', colon + 1)) {
@@ -218,7 +206,7 @@ function normalisePath(path: string): string {
   return normal;
 }
 
-/** Equal, or one is the other with leading directories, cut on a `/` boundary. */
+/** Equal, or one is the other with leading directories. */
 function samePath(cited: string, changed: string): boolean {
   return cited === changed || changed.endsWith(`/${cited}`) || cited.endsWith(`/${changed}`);
 }

@@ -5,21 +5,15 @@ import type { Pattern } from './queries.js';
 import { SCORE_CUT, type ScoreFactors } from './scoring.js';
 import { untestedCredit, type AgedEntry } from '../events/credit.js';
 
-/** What explain reads besides the pattern: its tested evidence as it weighs now, and the half-life that ages it. */
+/** Tested evidence as it weighs now, and the half-life that ages it. */
 export interface Evidence {
   ledger: AgedEntry[];
   halfLife: number;
 }
 
-// `cairn explain` (SPEC §3.2, §3.10.6): a pattern's counters, its score broken into factors, and every
-// event that touched it, in words. `cairn mcp`'s explain shows the same text.
+// `cairn explain` (SPEC §3.2, §3.10.6): a pattern's counters, its score in factors, and its events in words.
 
-/**
- * The explanation as lines: header, text, record, evidence, context, score, then one line per event
- * (the newest `maxEvents`, with a line for those left out), each piece of tested evidence with its
- * weight then and now (SPEC §3.10.6). Everything here came from the log: shown on one line each,
- * without control characters.
- */
+/** The explanation as lines, newest `maxEvents` events; everything came from the log, so each is sanitised. */
 export function explainLines(
   p: Pattern,
   f: ScoreFactors,
@@ -53,7 +47,7 @@ export function explainLines(
   ];
 }
 
-/** `; weighs 1, now 0.63` for a piece of tested evidence (a dismissal weighs against: negative). */
+/** A piece of tested evidence's weight then and now (a dismissal weighs against: negative). */
 function weighs(ledger: Evidence['ledger'], event: string): string {
   const tested = ledger.find((x) => x.event === event);
   if (!tested) return '';

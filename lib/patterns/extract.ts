@@ -4,24 +4,22 @@ import { collapseWhitespace, normaliseText, stripMarkdown } from '../core/text.j
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { citedIds, summaryWithoutCitations } from './link.js';
 
-// Pattern candidates from a deliberation (SPEC §3.3 step 2): the items of its "Accumulated Patterns"
-// section, and the summaries of its verdict findings (a summary becomes a pattern only when it
-// applies no known pattern, SPEC §3.9.1).
+// Pattern candidates from a deliberation (SPEC §3.3 step 2): its "Accumulated Patterns" items, and its verdict
+// findings' summaries (which become patterns only when they apply no known one, SPEC §3.9.1).
 
 export interface Extracted {
   text: string;
   category: Category;
   source: 'section' | 'finding';
-  /** The finding id, for patterns taken from a verdict finding. */
   finding?: string;
 }
 
 export interface ExtractedFinding extends Extracted {
   source: 'finding';
   finding: string;
-  /** The whole finding: its summary, location, fix hint and citations feed the link (SPEC §3.9.1). */
+  /** The whole finding: summary, location, fix hint and citations feed the link (SPEC §3.9.1). */
   detail: Finding;
-  /** Whether its summary may become a pattern (12–500 characters); a shorter one can still cite a pattern. */
+  /** Whether its summary may become a pattern; a shorter one can still cite a pattern. */
   storable: boolean;
 }
 
@@ -31,7 +29,7 @@ export interface Extraction {
 }
 
 export const MIN_PATTERN_CHARS = 12;
-/** A verdict lists a handful of findings; more than this are not read (one event line each). */
+/** More findings than this are not read (one event line each). */
 const MAX_FINDINGS = 50;
 export { MAX_PATTERN_CHARS };
 
@@ -42,7 +40,6 @@ const PLAIN_TITLE = /^\s*accumulated\s+patterns\s*:\s*$/i;
 const ITEM = /^(\s*)(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$/;
 const FENCE = /^\s*(```|~~~)/;
 
-/** Is this line the start of a section (a heading, a bold line, or an "Accumulated Patterns:" line)? */
 function sectionTitle(line: string): string | undefined {
   const h = HEADING.exec(line);
   if (h) return h[1];
@@ -91,7 +88,7 @@ export function accumulatedPatternItems(text: string): string[] {
       flush();
       current = [item[2]];
     } else if (current && (!blankSince || /^\s{2,}\S/.test(line))) {
-      current.push(line.trim()); // a continuation line of the item
+      current.push(line.trim());
     } else {
       flush(); // prose between or after the items is not a pattern
     }
@@ -102,7 +99,7 @@ export function accumulatedPatternItems(text: string): string[] {
 }
 
 const EXPLICIT = /^(rule|causal|observation)\s*:\s*/i;
-// Both apostrophes: generated text often writes don’t with U+2019.
+// Both apostrophes: generated text often writes U+2019.
 const OBLIGATION =
   /\b(must|never|always|do not|don['’]t|dont|should|shouldn['’]t|required|requires?|avoid|forbidden)\b/i;
 const CAUSE = /\b(because|caused by|causes|leads to|lead to|results in|result in|due to|therefore|so that)\b|->|→/i;
@@ -116,16 +113,11 @@ export function classify(text: string): { category: Category; text: string } {
   return { category: 'observation', text };
 }
 
-// The track record format-patterns appends to a line (`(score:0.42)`, `(5x validated, via:judge)`, …),
-// and the short id it puts first with --ids (`[p3f2a1c]`): an agent that copies an injected line
-// copies them too, and they are not part of the pattern.
+// The track record and short id format-patterns adds to a line: an agent copying an injected line copies them too.
 const TRACK_RECORD = /\s*\((?:score:\d+(?:\.\d+)?|\d+x validated|-?\d+ net, \d+x ignored)(?:, via:[\w.-]+)?\)\s*$/;
 const SHORT_ID = /^\[p[0-9a-f]{4,15}\]\s*/i;
 
-/**
- * Markdown, a copied short id and a copied track record stripped, on one line, sanitised (SPEC §4.6: a
- * pattern text is stored as the block shows it — no control, bidi or role marker, no fence, no secret).
- */
+/** Markdown, a copied short id and track record stripped, on one line, sanitised (SPEC §4.6). */
 export function cleanItem(raw: string): string {
   return sanitizeUntrusted(collapseWhitespace(stripMarkdown(raw)), { singleLine: true })
     .replace(SHORT_ID, '')
@@ -133,9 +125,8 @@ export function cleanItem(raw: string): string {
 }
 
 /**
- * The candidate patterns of a deliberation: its section items and its findings' summaries, each
- * kind length-filtered and deduplicated by normalised text. A finding that repeats an item stays a
- * finding: it is linked to the item's pattern.
+ * The candidate patterns of a deliberation, each kind length-filtered and deduplicated by normalised text. A
+ * finding that repeats an item stays a finding: it is linked to the item's pattern.
  */
 export function extractPatterns(text: string, verdict: Verdict | null): Extraction {
   const clean = (raw: string) => {

@@ -23,11 +23,9 @@ import { shortId } from './block.js';
 import { appendEvents, patternDb } from '../events/log.js';
 import { withTested } from '../events/credit.js';
 
-// feedback-loop (SPEC §3.7, §3.9.2): a validator's verdict corrects the adversarial role's patterns
-// through the links of its findings. A dismissed finding penalises the patterns it applied (weighted
-// by the adversarial role); a finding the validator keeps reinforces them, and an effective PASS
-// reinforces the patterns the adversary applied (echoed, or linked to a finding) — both only behind
-// L1/L2 evidence. Injected patterns it ignored are aged a step on that PASS.
+// feedback-loop (SPEC §3.7, §3.9.2): a validator's verdict corrects the adversarial role's patterns through the
+// links of its findings. A dismissal penalises; a kept finding, and an effective PASS for what the adversary
+// applied, reinforce — only behind L1/L2 evidence; injected patterns left unused age a step on that PASS.
 
 export interface FeedbackInput {
   adversarialRole: string;
@@ -45,7 +43,7 @@ export interface Penalty {
   finding: string;
   pattern: string;
   text: string;
-  /** How the finding was linked to the pattern (SPEC §3.9.1), or 'reason': through the validator's reason. */
+  /** How the finding was linked (SPEC §3.9.1), or 'reason': through the validator's reason. */
   match: string;
   weight: number;
   retracted: boolean;
@@ -55,7 +53,6 @@ export interface Penalty {
 export interface Confirmation {
   finding: string;
   patterns: string[];
-  /** Whether the evidence gate let the confirmation reinforce its patterns. */
   reinforced: boolean;
 }
 
@@ -65,36 +62,30 @@ export interface FeedbackReport {
   evidence: EvidenceLevel | null;
   problems: string[];
   penalised: Penalty[];
-  /** Findings the validator kept (must_fix or its own issues) and the patterns they applied. */
+  /** Findings the validator kept and the patterns they applied. */
   confirmed: Confirmation[];
-  /** Ids whose finding could not be found, or matched no pattern. */
   unmatched: { finding: string; reason: string }[];
   /** Patterns already penalised for this issue/run (a re-run of the same feedback). */
   alreadyDismissed: string[];
-  /** Penalised patterns that now meet an automatic deprecation rule (maintain, run opportunistically). */
+  /** Penalised patterns that now meet an automatic deprecation rule. */
   deprecated: string[];
-  /** Of those, the ones that had held up before (validated): a rule that stopped being true (SPEC §3.10.6). */
+  /** Of those, the ones validated before: a rule that stopped being true (SPEC §3.10.6). */
   obsolete: string[];
-  /** What the verdict's PASS did: reinforced the applied patterns, or why not. */
   gate: 'reinforced' | 'evidence-too-weak' | 'not-a-pass' | 'no-verdict';
-  /** Every pattern reinforced: by a confirmed finding or by the PASS. */
   reinforced: string[];
   aged: string[];
   dryRun: boolean;
 }
 
-/** At most this much of a validator's reason is recorded in the event (its words led the dismissal). */
+/** At most this much of a validator's reason is recorded in the event. */
 const REASON_RECORDED = 160;
 
-/** The adversary's text, and its verdict parsed once. */
 interface Adversary {
   text: string;
   verdict: Verdict | null;
-  /** The stored deliberation it was read from, if it was. */
   stored?: { id: string; files: string[] };
 }
 
-/** The two texts a feedback run reads: given, or the latest stored of each role for the issue/run. */
 function readTexts(store: Store, input: FeedbackInput, roles: { adversarial: string; validator: string }) {
   const validator = input.validatorText ?? latestDeliberationText(store, roles.validator, input.issue, input.run)?.text;
   if (validator === undefined) {
@@ -113,7 +104,6 @@ function readTexts(store: Store, input: FeedbackInput, roles: { adversarial: str
   return { validator, adversary };
 }
 
-/** What the phases of one feedback run share, and the events they gather. */
 interface Run {
   store: Store;
   input: FeedbackInput;
@@ -127,12 +117,11 @@ interface Run {
   links: FindingLinks;
   /** The adversary's evidence lets a confirmation or a PASS reinforce (SPEC §3.7: L1/L2). */
   grounded: boolean;
-  /** Dismissed earlier in this run (a re-run, an earlier iteration): not penalised twice, never reinforced. */
+  /** Dismissed earlier in this run: not penalised twice, never reinforced. */
   dismissedBefore: Set<string>;
-  /** Finding ids dismissed by this verdict, lower-cased. */
   dismissed: Set<string>;
   penalised: Set<string>;
-  /** What this issue/run already reinforced and aged: each happens once per run. */
+  /** Each happens once per run. */
   marked: { reinforced: Set<string>; aged: Set<string> };
   patternOf(id: string): Pattern | undefined;
   events: EventPayload[];
@@ -210,9 +199,8 @@ function startRun(
 }
 
 /**
- * Each finding the validator dismissed penalises the patterns it applied (SPEC §3.7, §3.9.2): weighted
- * by the adversarial role, its sighting's success taken back, a regression noted, and `cairn
- * maintain`'s rules applied at once to the pattern as the dismissal leaves it.
+ * Each dismissed finding penalises the patterns it applied (SPEC §3.7, §3.9.2), weighted by the adversarial role,
+ * its sighting's success taken back, and `cairn maintain`'s rules applied at once.
  */
 function penaliseDismissed(r: Run): void {
   const { store, input, verdict, adversary, report } = r;
@@ -244,7 +232,7 @@ function penaliseDismissed(r: Run): void {
       r.penalised.add(pid);
       const retracted = r.scoped && sightingAddedSuccess(patternDb(store), store.project, r.issue, r.run, pid);
       const regressed = p.was_validated === 1;
-      // the validator's words are kept in the log: sanitised, secrets redacted (SPEC §4.6)
+      // the validator's words go into the committed log: sanitised (SPEC §4.6)
       const why =
         match === 'reason' ? { reason: sanitizeUntrusted(reason, { singleLine: true }).slice(0, REASON_RECORDED) } : {};
       const scope = { issue: input.issue, run: input.run };
@@ -277,7 +265,6 @@ function penaliseDismissed(r: Run): void {
   }
 }
 
-/** Why a dismissed id penalised nothing: no text to look it up in, nothing names it, or it applies no pattern. */
 function whyUnmatched(r: Run, id: string): string {
   const { text, verdict } = r.adversary;
   if (!text) return `no ${r.role} text to look ${id} up in`;
@@ -285,13 +272,13 @@ function whyUnmatched(r: Run, id: string): string {
   return named ? `${id} applies no ${r.role} pattern` : `no finding or line names ${id} in the ${r.role} text`;
 }
 
-/** A pattern that may be credited or aged in this run: it exists, is not deprecated, and was not dismissed in it. */
+/** Credited or aged in this run: it exists, is not deprecated, and was not dismissed in it. */
 function eligible(r: Run, id: string): boolean {
   const p = r.patternOf(id);
   return !r.penalised.has(id) && !r.dismissedBefore.has(id) && !!p && p.lifecycle !== 'deprecated';
 }
 
-/** Reinforce a pattern once per run: with the finding that tested it (SPEC §3.10.1), else as untested credit. */
+/** Once per run: with the finding that tested it (SPEC §3.10.1), else as untested credit. */
 function reinforce(r: Run, id: string, finding?: string): void {
   if (!eligible(r, id) || r.marked.reinforced.has(id) || r.report.reinforced.includes(id)) return;
   r.report.reinforced.push(id);
@@ -305,7 +292,7 @@ function reinforce(r: Run, id: string, finding?: string): void {
   });
 }
 
-/** A finding the validator keeps held up: its patterns are reinforced, behind the evidence gate (SPEC §3.9.2). */
+/** A finding the validator keeps reinforces its patterns, behind the evidence gate (SPEC §3.9.2). */
 function reinforceKept(r: Run): void {
   const kept = [...new Set([...r.verdict.must_fix, ...r.verdict.issues.map((f) => f.id)])].filter(
     (id) => !r.dismissed.has(id.toLowerCase()),
@@ -319,9 +306,8 @@ function reinforceKept(r: Run): void {
 }
 
 /**
- * An effective PASS behind L1/L2 evidence reinforces what the adversary applied — linked to a finding
- * it raised (tested by this PASS), or only echoed in its deliberation (untested credit) — narrowed to
- * the changed files when given, and ages a step the injected patterns it left unused (SPEC §3.7, §3.9.2).
+ * An effective PASS behind L1/L2 evidence reinforces what the adversary applied (narrowed to the changed files when
+ * given) and ages a step the injected patterns it left unused (SPEC §3.7, §3.9.2).
  */
 function gateThePass(r: Run): void {
   const { store, input, report } = r;
@@ -346,7 +332,6 @@ function gateThePass(r: Run): void {
   }
 }
 
-/** The one-line account (stderr): what was penalised, confirmed, reinforced, aged and left unmatched, with ids. */
 export function feedbackSummary(r: FeedbackReport): string {
   if (r.gate === 'no-verdict') return 'no valid verdict-json block: nothing to do';
   const would = r.dryRun ? 'would be ' : '';

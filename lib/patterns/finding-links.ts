@@ -9,25 +9,16 @@ import { roleLookups } from './index/index.js';
 import { linkFinding, namesIdentifierOf, summaryWithoutCitations } from './link.js';
 import { patternDb } from '../events/log.js';
 
-// Which patterns a verdict's findings applied (SPEC §3.9.1), for feedback-loop to correct: the links
-// recorded when the adversary's deliberation was stored, or found now for a text given as a file, and
-// where a validator's reason for a dismissal leads.
+// Which patterns a verdict's findings applied (SPEC §3.9.1), for feedback-loop to correct: links recorded at
+// store time or found now for a file, and where a validator's reason for a dismissal leads.
 
 export interface FindingLinks {
-  /** The finding's link: recorded when its deliberation was stored, else found now. */
   of(id: string): StoredLink | undefined;
-  /**
-   * The pattern(s) the finding applies, read with the validator's reason for dismissing it: linked now,
-   * among the same candidates — unless the finding names an identifier of a pattern it is linked to.
-   */
+  /** The patterns the finding applies read with the validator's reason; none if it names a linked one's identifier. */
   withReason(id: string, reason: string, linked: string[]): string[] | undefined;
 }
 
-/**
- * The links of the adversary's findings. A stored deliberation has them recorded (SPEC §3.9.1); a
- * text given as a file is linked now, the same way, against the role's patterns (a finding that
- * linked to nothing when stored is its own pattern, found by its id).
- */
+/** The links of the adversary's findings: recorded (SPEC §3.9.1), or for a text given as a file, found now. */
 export function findingLinks(
   store: Store,
   role: string,
@@ -78,11 +69,8 @@ export function findingLinks(
 }
 
 /**
- * The patterns a dismissal penalises, and how each was reached. A finding linked by its words is read
- * again with the validator's reason, and the dismissal lands where that reading leads: a reason that
- * names the rule's premise ("there is no man page") mends a link the finding's concrete words got
- * wrong. A finding that was its own pattern stays penalised beside the rule the reason reaches. A
- * citation or an embedding link stands as recorded.
+ * The patterns a dismissal penalises. A finding linked by its words is read again with the validator's reason:
+ * a reason naming the rule's premise mends a link the concrete words got wrong. Citation and embedding links stand.
  */
 export function dismissalTargets(
   links: FindingLinks,

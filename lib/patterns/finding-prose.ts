@@ -2,9 +2,8 @@ import { stripMarkdown } from '../core/text.js';
 import { withoutVerdictBlocks, type Finding } from './verdict.js';
 import { summaryWithoutCitations } from './link.js';
 
-// What a deliberation's prose says about one finding, named by its id (A2, J1): the line of an
-// adversarial text that raises it when it has no verdict block, and the validator's reason for
-// dismissing it (feedback-loop, SPEC §3.7, §3.9.2). Pure functions of the text.
+// What a deliberation's prose says about one finding by id (SPEC §3.7, §3.9.2): the adversarial line that raises
+// it without a verdict block, and the validator's reason for dismissing it. Pure.
 
 const escapeRegExp = (id: string) => id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -13,7 +12,6 @@ function namesId(id: string): RegExp {
   return new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(id)}([^A-Za-z0-9_]|$)`, 'i');
 }
 
-/** A line without the id, its markdown and its leading list marks. */
 function withoutId(line: string, id: string): string {
   return stripMarkdown(line)
     .replace(new RegExp(escapeRegExp(id), 'gi'), ' ')
@@ -21,7 +19,7 @@ function withoutId(line: string, id: string): string {
     .trim();
 }
 
-/** A dismissed or kept id that names no finding: the line of the adversarial text that names it, as a finding. */
+/** A dismissed or kept id that names no finding: the adversarial line that names it, as a finding. */
 export function findingNamedByLine(id: string, adversarialText: string): Finding | undefined {
   const names = namesId(id);
   const line = adversarialText.split('\n').find((l) => names.test(l) && !/verdict-json/.test(l));
@@ -30,16 +28,12 @@ export function findingNamedByLine(id: string, adversarialText: string): Finding
   return summary ? { id, summary } : undefined;
 }
 
-/** At most this much of a validator's reason is read: a few sentences. */
 const REASON_CHARS = 600;
 
 /**
- * Why the validator dismissed a finding: its words about it, outside its verdict-json blocks — the
- * paragraph that names the id, or the section under a heading that does (`## J2 — false positive`);
- * of a paragraph that names other findings too, only the sentences naming this one. A validator
- * explains a false positive by what the project lacks or does instead ("ledgerly ships no man
- * page"), which often names the rule the finding applied in the rule's own words where the finding
- * named only the concrete file (docs/decisions.md, "Learning").
+ * Why the validator dismissed a finding: its words about it outside verdict blocks, by paragraph or heading
+ * section; only the sentences naming this one where others are named too. A reason often names the rule the
+ * finding applied in the rule's own words (docs/decisions.md, "Learning").
  */
 export function validatorReason(id: string, validatorText: string, otherIds: string[] = []): string {
   const names = namesId(id);
@@ -49,7 +43,6 @@ export function validatorReason(id: string, validatorText: string, otherIds: str
   paragraphs.forEach((paragraph, i) => {
     if (!names.test(paragraph)) return;
     if (HEADING.test(paragraph)) {
-      // the section under the heading, up to the next one
       const end = paragraphs.findIndex((p, j) => j > i && HEADING.test(p));
       words.push(...paragraphs.slice(i, end < 0 ? undefined : end).map((p) => withoutId(p.replace(/\s+/g, ' '), id)));
       return;
@@ -59,7 +52,6 @@ export function validatorReason(id: string, validatorText: string, otherIds: str
       : [paragraph];
     words.push(...about.map((text) => withoutId(text.replace(/\s+/g, ' '), id)));
   });
-  // summaryWithoutCitations collapses whitespace too
   return summaryWithoutCitations(words.join(' ')).slice(0, REASON_CHARS);
 }
 

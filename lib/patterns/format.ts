@@ -35,9 +35,9 @@ export interface FormatOptions {
   phase: string | null;
   budget?: number;
   remainingTokens?: number;
-  /** A query to rank by relevance too (BM25 over the project's patterns, SPEC §3.4). */
+  /** Rank by relevance too (BM25 over the project's patterns, SPEC §3.4). */
   query?: string;
-  /** Relevance of each pattern to the query from embeddings (0..1); it replaces BM25. */
+  /** Relevance from embeddings (0..1); it replaces BM25. */
   relevance?: Map<string, number>;
   /** Count tokens exactly even when the byte bound proves the fit (for --json). */
   exactTokens: boolean;
@@ -53,14 +53,10 @@ export interface FormatResult {
   basis: string;
   patterns: { id: string; score: number; text: string; record: string }[];
   block: string;
-  /** Whether tiktoken had to be loaded (for benchmarks). */
   tokenizerLoaded: boolean;
 }
 
-/**
- * The basis of a summary: the set of candidates it was written for, as their count and the sum of
- * their ids' first 40 bits (candidateDigest) — a digest SQLite takes in one pass without sorting the ids.
- */
+/** A summary's basis: a hash of the candidate set's digest (candidateDigest). */
 export function candidateBasis(digest: string): string {
   return sha256(`candidates ${digest}`).slice(0, 32);
 }
@@ -99,7 +95,6 @@ function rankOptions(
   };
 }
 
-/** The basis a summary is stored against: every current candidate of the role in this context. */
 export function currentBasis(
   store: Store,
   opts: Pick<FormatOptions, 'role' | 'issue' | 'run' | 'labels' | 'files' | 'phase' | 'query' | 'relevance'>,
@@ -127,7 +122,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   // Too little room left in the prompt to be useful (SPEC §3.5 step 2).
   if (opts.remainingTokens !== undefined && budget < store.config.minBlock) return skipped();
 
-  // No block holds more lines than this, so no more rows are read.
+  // No block holds more lines than this.
   const limit = Math.floor(budget / (MIN_LINE_TOKENS * store.config.tokenizer.margin)) + 1;
   const summaryRow = storedSummary(patternDb(store), store.project, role);
   const rank = rankOptions(store, opts);
@@ -138,7 +133,6 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   // A stored summary is untrusted text too (it may span lines; none can close the block).
   const summary = summaryRow && sanitizeUntrusted(summaryRow.text);
 
-  // Lines are rendered as the fit asks for them, best first: a block shows a few of the loaded rows.
   const pieces: [string, string][] = [];
   const piecesAt = (i: number): [string, string] | undefined => {
     if (pieces[i] === undefined) {
@@ -165,7 +159,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
       get complete() {
         return reader.complete;
       },
-      // +1 for the newline that ends each line; a newline may merge with the line's last token, never the reverse
+      // +1 for the newline: it may merge with the line's last token, never the reverse
       lineTokens: (i) => tokens(pieces[i][0]) + tokens(pieces[i][1]) + 1,
       lineBytes: (i) => Buffer.byteLength(lineAt(i)!) + 1,
       get frameTokens() {
@@ -203,11 +197,8 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
 type Ranked = ReturnType<typeof loadRanked>[number];
 
 /**
- * The role's candidates, best first, restatements left out, read a page at a time as the fit reaches
- * further, each page four times the last: the walk goes on from where it stopped, and the fewer rows a
- * page asks for, the fewer it reads. The first holds a block of lines of 64 tokens or more: on a hook's
- * path a line without a cached count counts its UTF-8 bytes (~100 for a pattern of 15 words).
- * Undefined when there is no candidate.
+ * The role's candidates, best first, restatements left out, read a page at a time as the fit reaches further, each
+ * page four times the last; the first holds a block of byte-counted lines. Undefined when there is none.
  */
 function rankedReader(store: Store, rank: RankOptions, limit: number) {
   let asked = Math.ceil(limit / 16);
@@ -218,7 +209,7 @@ function rankedReader(store: Store, rank: RankOptions, limit: number) {
     while (j >= loaded.length && !ranking.complete && asked < limit) {
       asked = Math.min(limit, asked * 4);
       ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
-      // (a writer may have moved a pattern between two reads: none is shown twice)
+      // a writer may have moved a pattern between two reads: none is shown twice
       const shown = new Set(loaded.map((r) => r.pattern.id));
       loaded.push(
         ...loadRanked(
@@ -239,17 +230,13 @@ function rankedReader(store: Store, rank: RankOptions, limit: number) {
   };
 }
 
-/**
- * The candidates' basis, taken for --json, and for a stored summary only when every line does not fit
- * and the summary does (it passes over every candidate: SPEC §3.5 step 4b).
- */
+/** The candidates' basis: taken for --json, and for a summary only when it is needed (a pass over every candidate). */
 function basisTaker(store: Store, rank: RankOptions, exactTokens: boolean) {
   let taken = exactTokens ? basisOf(store, rank) : '';
   return {
     get taken() {
       return taken;
     },
-    /** Whether a stored summary was written for the current candidates. */
     matches(stored: { basis: string; newest: string | null }): boolean {
       // a candidate first seen since the summary was stored is not in its basis: no pass needed
       if (!taken && stored.newest && newCandidateSince(patternDb(store), store.project, rank, stored.newest))
@@ -261,9 +248,8 @@ function basisTaker(store: Store, rank: RankOptions, exactTokens: boolean) {
 }
 
 /**
- * A text's tokens. No tokenizer on the hook path: a piece without a cached count counts as its UTF-8
- * length, which no token count exceeds (SPEC §3.5), so the budget holds for the exact count too.
- * `cairn maintain` fills the counts; --json counts exactly, where the tokenizer loads.
+ * A text's tokens. No tokenizer on a hook's path: a piece without a cached count counts as its UTF-8 length, which
+ * no token count exceeds (SPEC §3.5). `cairn maintain` fills the counts; --json counts exactly.
  */
 function tokenMeter(store: Store, counter: TokenCounter, exactTokens: boolean): (text: string) => number {
   let exact = exactTokens;
@@ -284,8 +270,7 @@ function tokenMeter(store: Store, counter: TokenCounter, exactTokens: boolean): 
 /** Record the injection so feedback and outcome grading can attribute the verdict (SPEC §3.5 step 6). */
 export function recordInjection(store: Store, result: FormatResult, issue: string | null, run: string | null): void {
   if (result.patterns.length === 0 || (issue === null && run === null)) return;
-  // A summary may stand for thousands of candidates: it is attributed to the best 100. Lines are
-  // named 100 to an event, so every event line stays small.
+  // A summary may stand for thousands of candidates: it is attributed to the best 100.
   const ids = (result.path === 'summary' ? result.patterns.slice(0, INJECTED_PER_EVENT) : result.patterns).map(
     (p) => p.id,
   );
@@ -305,10 +290,8 @@ export function recordInjection(store: Store, result: FormatResult, issue: strin
 }
 
 /**
- * Count and cache the pieces of every line format-patterns can show now — each non-deprecated
- * pattern's text, its record as seen from its role and the other roles of its kind, and the frame
- * of each of those blocks — so blocks are fitted by exact counts rather than byte lengths (`cairn
- * maintain`: the tokenizer is loaded here, never on a hook's path). Returns how many were counted.
+ * Count and cache every piece format-patterns can show now (texts, records as each role of the kind sees them,
+ * frames), so blocks fit by exact counts (`cairn maintain`: never on a hook's path). Returns how many were counted.
  */
 export function fillTokenCounts(store: Store, progress: Progress = NO_PROGRESS): number {
   const db = patternDb(store);
@@ -343,9 +326,8 @@ export function fillTokenCounts(store: Store, progress: Progress = NO_PROGRESS):
 }
 
 /**
- * Store a condensed block for a role (`cairn store-summary`), for the candidates of this context
- * (or the basis given). It reaches agents: sanitised now, and again when shown. It travels in one
- * event line, so it is small (SPEC §3.2).
+ * Store a condensed block for a role (`cairn store-summary`), against the candidates of this context or the basis
+ * given. It reaches agents: sanitised now and when shown. One event line, so small (SPEC §3.2).
  */
 export function storeSummary(
   store: Store,
@@ -364,7 +346,7 @@ export function storeSummary(
       `the summary is ${Buffer.byteLength(text)} bytes; at most ${MAX_SUMMARY_BYTES} are stored`,
     );
   const basis = givenBasis ?? currentBasis(store, { role: name, issue: null, run: null, ...context });
-  // taken after the basis: a later sighting only makes the check of newCandidateSince rarer, never wrong
+  // taken after the basis: a later sighting only makes newCandidateSince's check rarer, never wrong
   const newest =
     givenBasis === null
       ? newestFirstSeen(patternDb(store), store.project, sameKindRoles(store.config, name))

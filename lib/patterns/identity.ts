@@ -1,10 +1,8 @@
 import { identifiers, indexTerms } from '../core/text.js';
 
-// Which texts are one pattern, and which identifiers tell two apart (SPEC §3.10.4). Two wordings of
-// one rule share their identifiers and most of their content words ("Each X job …, so two instances
-// never schedule the same work" / "Every X job …, so that two instances never run the same work");
-// two rules one identifier apart (`edge-lan gateway` / `edge-lte gateway`) are two patterns however
-// many words they share, and never each other's link.
+// Which texts are one pattern, and which identifiers tell two apart (SPEC §3.10.4): two wordings of one rule share
+// their identifiers and most content words; two rules one identifier apart (`edge-lan` / `edge-lte`) are two
+// patterns however many words they share, and never each other's link.
 
 /** The least Jaccard similarity of two texts' content terms for them to be one pattern. */
 export const NEAR_DUPLICATE = 0.8;
@@ -18,15 +16,12 @@ export function ruleKey(text: string): RuleKey {
   return { terms: new Set(indexTerms(text).terms), identifiers: identifiers(text) };
 }
 
-/**
- * Whether two texts are wordings of one rule: the same identifiers, and content terms alike (a text of function
- * words only is only itself).
- */
+/** Two wordings of one rule: the same identifiers, content terms alike (a text of function words is only itself). */
 export function sameRule(a: RuleKey, b: RuleKey): boolean {
   return similarity(a, b) >= NEAR_DUPLICATE;
 }
 
-/** How alike two wordings are (Jaccard of their content terms), 0 when their identifiers differ. */
+/** Jaccard of the content terms, 0 when the identifiers differ. */
 export function similarity(a: RuleKey, b: RuleKey): number {
   if (a.terms.size === 0 || b.terms.size === 0 || !sameSet(a.identifiers, b.identifiers)) return 0;
   let shared = 0;
@@ -41,16 +36,15 @@ function sameSet(a: Set<string>, b: Set<string>): boolean {
 }
 
 /**
- * Two identifiers of one family that name different things: one or two characters apart and neither
- * part of the other (`helper3` / `helper18`, `v2.3` / `v2.4`, `billing/` / `billings/`), where
- * `ie11` / `11` or `src/api` / `src/api/refunds.ts` are one named more fully.
+ * Two identifiers of one family that name different things: one or two characters apart and neither part of the
+ * other (`helper3` / `helper18`), where `src/api` / `src/api/refunds.ts` are one named more fully.
  */
 export function nearMiss(a: string, b: string): boolean {
   if (a === b || a.includes(b) || b.includes(a) || a.length > MAX_COMPARED || b.length > MAX_COMPARED) return false;
   return Math.abs(a.length - b.length) <= 2 && editDistanceAtMost(a, b, 2);
 }
 
-/** Whether the finding names a near miss of one of the rule's identifiers, and not that identifier itself. */
+/** The finding names a near miss of one of the rule's identifiers, and not that identifier itself. */
 export function conflicts(finding: Set<string>, rule: Set<string>): boolean {
   for (const r of rule) {
     if (finding.has(r)) continue;
@@ -60,9 +54,8 @@ export function conflicts(finding: Set<string>, rule: Set<string>): boolean {
 }
 
 /**
- * How many of the rule's identifiers the finding names (bare numbers aside): as written, a path by a
- * `path:LINE` within it, or as the acronym of a name the other spells out (`IE11` for "Internet
- * Explorer 11", `GDPR` for "General Data Protection Regulation").
+ * How many of the rule's identifiers the finding names (bare numbers aside): as written, a path by a `path:LINE`
+ * within it, or an acronym of a name the other spells out (`IE11` for "Internet Explorer 11").
  */
 export function sharedIdentifiers(
   findingText: string,
@@ -78,16 +71,12 @@ export function sharedIdentifiers(
   return shared + acronymsMet(findingText, ruleText) + acronymsMet(ruleText, findingText);
 }
 
-/** A rule naming `docs/openapi.yaml` is named by a finding citing `docs/openapi.yaml:12`. */
 const PATH_LIKE = /[/._:-]/;
 const NUMBER = /^[\d.,]+$/;
 const ACRONYM = /\b([A-Z]{2,6})(\d*)\b/g;
 const WORD = /[\p{L}\p{N}]+/gu;
 
-/**
- * Acronyms in `short` whose letters begin consecutive capitalised words of `long` (followed by its
- * number, if it has one). Two letters alone (CI, PR, DB) spell too many phrases to count.
- */
+/** Acronyms in `short` spelled by consecutive capitalised words of `long`; two letters alone spell too much. */
 function acronymsMet(short: string, long: string): number {
   const words = long.match(WORD) ?? [];
   if (words.length < 2) return 0;
@@ -106,10 +95,9 @@ function acronymsMet(short: string, long: string): number {
   return met;
 }
 
-/** Identifiers longer than this are compared only whole (an edit distance costs their lengths' product). */
+/** Longer identifiers are compared only whole (an edit distance costs their lengths' product). */
 const MAX_COMPARED = 64;
 
-/** Levenshtein distance ≤ max. */
 function editDistanceAtMost(a: string, b: string, max: number): boolean {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {

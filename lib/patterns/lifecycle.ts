@@ -9,23 +9,20 @@ import { sanitizeUntrusted } from '../core/sanitize.js';
 import { appendEvents, patternDb } from '../events/log.js';
 import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
-// A pattern's lifecycle beyond what observation does automatically (SPEC §3.3 step 5, §3.4):
-// a person promotes to active or deprecates; `cairn maintain` deprecates what has decayed or
-// keeps being dismissed. Automatic moves never reach active.
+// A pattern's lifecycle beyond observation's automatic moves (SPEC §3.3 step 5, §3.4): a person promotes or
+// deprecates; `cairn maintain` deprecates what has decayed or keeps being dismissed. Only a person makes active.
 
 export const LIFECYCLES = ['observed', 'candidate', 'verified', 'active', 'deprecated'] as const;
 
-// Automatic deprecation (SPEC §3.4): stale, or repeatedly dismissed.
+// Automatic deprecation (SPEC §3.4).
 export const STALE_BASE = 0.05;
 export const STALE_DAYS = 30;
 export const DISMISSED_IGNORES = 3;
 export const DISMISSED_RATE = 0.2;
 
 /**
- * Why `cairn maintain` should deprecate this pattern now, or undefined. Base is scored for its own
- * role, without context. The dismissal rule reads the tested evidence alone (SPEC §3.10.1), aged
- * (§3.10.2): the untested prior keeps an unproven pattern from outranking proven ones, it is no
- * evidence for a pattern the validators keep dismissing.
+ * Why `cairn maintain` should deprecate this pattern now, or undefined. The dismissal rule reads tested evidence
+ * alone (SPEC §3.10.1): the untested prior ranks unproven patterns, it is no evidence for one validators dismiss.
  */
 export function autoDeprecationReason(
   p: ScoredState & { ignore_count: number },
@@ -55,7 +52,7 @@ export interface Deprecation {
   reason: string;
 }
 
-/** Deprecate every pattern the automatic rules condemn (all in one append); with dryRun, only report them. */
+/** Deprecate every pattern the automatic rules condemn, in one append. */
 export function maintain(store: Store, dryRun = false, progress: Progress = NO_PROGRESS): Deprecation[] {
   const now = nowMs();
   const due: Deprecation[] = [];
@@ -76,14 +73,13 @@ export function maintain(store: Store, dryRun = false, progress: Progress = NO_P
 
 export interface LifecycleChange {
   pattern: Pattern;
-  /** False when the pattern already was in that state (no event written). */
   changed: boolean;
 }
 
-/** Event lines stay small (SPEC §3.2): a note is a sentence, not a document. */
+/** Event lines stay small (SPEC §3.2). */
 const MAX_NOTE = 500;
 
-/** A person's note for the log: one line, sanitised, secrets redacted (SPEC §4.6: the log is committed). */
+/** A person's note for the committed log: one line, sanitised (SPEC §4.6). */
 function note(value: string, flag: string): string {
   const text = sanitizeUntrusted(value, { singleLine: true });
   if (!text) throw new CairnError('usage', `--${flag} is required`);
@@ -92,7 +88,7 @@ function note(value: string, flag: string): string {
   return text;
 }
 
-/** The only way to `active`: a person's decision, recorded with who and why. Also brings a deprecated pattern back. */
+/** The only way to `active`: a person's decision, with who and why; also brings a deprecated pattern back. */
 export function promotePattern(store: Store, ref: string, by: string, reason: string): LifecycleChange {
   const event = { by: note(by, 'by'), reason: note(reason, 'reason') };
   const pattern = resolvePattern(patternDb(store), store.project, ref);
@@ -112,7 +108,6 @@ export function deprecatePattern(store: Store, ref: string, reason: string): Lif
 export interface Listed {
   pattern: Pattern;
   factors: ScoreFactors;
-  /** Base score for its own role, now, without context. */
   score: number;
   record: string;
 }
@@ -123,7 +118,7 @@ export interface ListFilter {
   regressions: boolean;
 }
 
-/** Patterns as `cairn list` shows them, best first; deprecated ones only when asked for by state. */
+/** Patterns as `cairn list` shows them, best first. */
 export function listScored(store: Store, filter: ListFilter): Listed[] {
   const unknown = filter.states.filter((s) => !(LIFECYCLES as readonly string[]).includes(s));
   if (unknown.length)
@@ -140,10 +135,8 @@ export function listScored(store: Store, filter: ListFilter): Listed[] {
 }
 
 /**
- * One aligned line per pattern, under a header; the text comes last so long texts never break the
- * columns. Texts from the log are sanitised: a terminal never gets raw control characters (SPEC §4.6).
- * RANK is what orders candidates (the shown score × category and context); RECORD is what the agent
- * sees in the block, so the two are named apart.
+ * One aligned line per pattern, text last so long texts never break the columns; sanitised (SPEC §4.6). RANK
+ * orders candidates; RECORD is what the agent sees in the block, so the two are named apart.
  */
 export function renderList(rows: Listed[]): string[] {
   const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });

@@ -3,24 +3,14 @@ import type { Finding } from './verdict.js';
 import { conflicts, sharedIdentifiers } from './identity.js';
 import type { TermWeight } from './index/index.js';
 
-// Which patterns a finding applies (SPEC §3.9.1). A finding is worded about the concrete change
-// ("The export endpoint is missing from docs/openapi.yaml"), the rule behind it in general words
-// ("Every new HTTP endpoint must be documented in docs/openapi.yaml before merge"), so the link is
-// found by what the finding cites (pattern ids), else by how much of the rule the finding covers:
-// stemmed content words, weighted by how rare they are among the role's patterns, the rule's
-// identifiers (paths, file and code names) twice. Pure: the caller records the links in the event
-// log, so a replay never runs this again.
-//
-// The constants were chosen on the tuning half of bench/learning/paraphrases.js (one wording per
-// check) and are reported on the held-out half (docs/decisions.md, "Learning"): a single shared word (`time`,
-// `tenant`) linked too often to a short unrelated rule, and boosting identifiers that only the
-// finding has (its own paths: `src/api/…`) linked to rules that merely say "API".
+// Which patterns a finding applies (SPEC §3.9.1). A finding speaks of the concrete change, the rule in general
+// words, so the link is what the finding cites, else how much of the rule it covers: stemmed content words
+// weighted by rarity, identifiers double (thresholds: docs/decisions.md, "Learning"). Pure: the caller records
+// the links in the event log, so a replay never runs this again.
 
-/** The least share of a rule's weighted terms a finding must cover to be linked to it. */
+/** The least share of a rule's weighted terms a finding must cover, and of distinct terms shared, to link. */
 export const LINK_MIN_COVERAGE = 0.25;
-/** ...and the least number of distinct terms the two share. */
 export const LINK_MIN_SHARED = 2;
-/** The rule's identifier terms weigh this much more than its words. */
 const IDENTIFIER_BOOST = 2;
 /** At most this many patterns named by one finding (an event line stays small). */
 export const MAX_CITED = 5;
@@ -30,10 +20,7 @@ export interface LinkCandidate {
   text: string;
 }
 
-/**
- * Weights from how many of `texts` hold each term (`ln(1 + texts / holding)`): the role, when its patterns are at
- * hand.
- */
+/** Weights from how many of `texts` hold each term: the role's, when its patterns are at hand. */
 export function weightsAmong(texts: string[]): TermWeight {
   const df = new Map<string, number>();
   for (const text of texts) for (const t of contentTerms(text).keys()) df.set(t, (df.get(t) ?? 0) + 1);
@@ -44,7 +31,7 @@ export type LinkMatch = 'explicit' | 'text' | 'embedding' | 'self';
 
 export interface FindingLink {
   finding: string;
-  /** The finding's summary without its citations (what explain shows). */
+  /** Without its citations (what explain shows). */
   summary: string;
   patterns: string[];
   match: LinkMatch;
@@ -52,7 +39,6 @@ export interface FindingLink {
 
 const CITATION = /\[(p[0-9a-f]{4,15})\]/gi;
 
-/** The finding's summary without `[p3f2a1]` citations. */
 export function summaryWithoutCitations(summary: string): string {
   return summary.replace(CITATION, ' ').replace(/\s+/g, ' ').trim();
 }
@@ -66,7 +52,6 @@ export function citedIds(finding: Finding): string[] {
   );
 }
 
-/** The text of a finding that speaks about the rule: summary, fix hint, root cause. */
 export function findingText(finding: Finding): string {
   return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' ')]
     .filter((t) => t && t.trim())
@@ -74,9 +59,8 @@ export function findingText(finding: Finding): string {
 }
 
 /**
- * The terms a finding covers a rule with: its text's, and the words of its location (`plan §Changes`)
- * but not the pieces of a path there (`docs/plans/current.md:109`: `docs` and `md` would meet any rule
- * naming a file in docs/; the path itself is an identifier, findingIdentifiers).
+ * The terms a finding covers a rule with: its text's and its location's words, but not a path's pieces
+ * (`docs`, `md` would meet any rule naming a file in docs/; the path itself is an identifier).
  */
 function findingTerms(finding: Finding): Terms {
   const terms = new Map(contentTerms(findingText(finding)));
@@ -85,7 +69,6 @@ function findingTerms(finding: Finding): Terms {
   return terms;
 }
 
-/** The identifiers a finding names, its location's among them (a rule naming that file is named by it). */
 function findingIdentifiers(finding: Finding): Set<string> {
   return identifiers([findingText(finding), finding.location ?? ''].join('\n'));
 }
@@ -108,10 +91,7 @@ export function coverage(finding: Terms, rule: Terms, weight: TermWeight): { sco
   return { score: total > 0 ? covered / total : 0, shared };
 }
 
-/**
- * Each candidate's terms and identifiers, for as long as the candidate lives: a deliberation's findings
- * are each weighed against the same tier-1 candidates (a 64 KB deliberation: 26 findings × ~100 candidates).
- */
+/** Each candidate's terms and identifiers, cached: every finding of a deliberation is weighed against the same ones. */
 const candidateTerms = new WeakMap<LinkCandidate, Terms>();
 const candidateIdentifiers = new WeakMap<LinkCandidate, Set<string>>();
 
@@ -134,10 +114,7 @@ function identifiersOf(c: LinkCandidate): Set<string> {
   return ids;
 }
 
-/**
- * The candidate the finding covers best (at least LINK_MIN_COVERAGE and LINK_MIN_SHARED terms), or undefined; ties
- * go to the lower id.
- */
+/** The candidate the finding covers best past both thresholds, ties to the lower id. */
 export function bestCandidate(
   finding: Finding,
   candidates: LinkCandidate[],
@@ -155,24 +132,18 @@ export function bestCandidate(
 
 export interface LinkContext {
   role: string;
-  /** Tier 1: the deliberation's own items and the patterns injected for this run, with their texts. */
+  /** Tier 1: the deliberation's own items and the patterns injected for this run. */
   first: { id: string; text: string }[];
-  /** Patterns whose id starts with a cited prefix (resolved once per finding). */
   byPrefix: (prefix: string) => string[];
-  /** Tier 2: the role's patterns that share words with the finding (asked only when tier 1 has no match). */
+  /** Tier 2, asked only when tier 1 has no match. */
   others: (findingText: string) => { id: string; text: string }[];
-  /** How rare each term is among the role's patterns. */
   weight: TermWeight;
 }
 
 /**
- * Link one finding (SPEC §3.9.1, §3.10.5): the patterns it cites (resolved among tier 1 first, else
- * among the role's patterns by unique prefix); else, among the patterns the adversary applied (tier 1),
- * the one naming the finding's identifiers when exactly one does, else the one it covers best among
- * those naming them, else among all of tier 1; then tier 2. A pattern naming a near miss of one of the
- * finding's identifiers (`helper3` for a finding about `helper18`) is never its link. With the
- * validator's `reason` for dismissing it, the reason's words count too (but not its identifiers).
- * Undefined when nothing fits.
+ * Link one finding (SPEC §3.9.1, §3.10.5): the patterns it cites; else in tier 1 the one naming its identifiers
+ * when exactly one does, else the best covered; then tier 2. A pattern naming a near miss of the finding's
+ * identifiers is never its link. With the validator's `reason`, the reason's words count too.
  */
 export function linkFinding(
   finding: Finding,

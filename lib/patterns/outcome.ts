@@ -13,14 +13,10 @@ import {
 import type { Database } from '../store/db.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
-// outcome-score (SPEC §3.8, §3.9.2, §3.10.1): when the pipeline ends, every pattern applied in the
-// issue/run (echoed by the role it was injected into, or linked to a finding) that no validator
-// judged in it is graded once by the final result. A pattern applied in a finding shaped the run: a
-// fail weighs 0.5 × its role's weight against it, a pass credits it as much as outcomes in this
-// project tell (outcomeCredit). One only echoed shaped nothing the outcome can speak for: a pass or a
-// fail moves its untested credit by one. A validator's verdict on a finding it applied (kept, or
-// dismissed) is the more specific evidence: a run fails for what it missed, not for the defect its
-// kept finding caught. A pattern that was only injected is not graded.
+// outcome-score (SPEC §3.8, §3.9.2, §3.10.1): each pattern applied in the issue/run that no validator judged in
+// it is graded once by the final result. Applied in a finding, it shaped the run (tested: a fail weighs half its
+// role's weight, a pass its outcomeCredit); only echoed, a result moves its untested credit by one. A validator's
+// verdict is the more specific evidence: a run fails for what it missed, not for what a kept finding caught.
 
 const PATTERNS_PER_EVENT = 60;
 
@@ -66,7 +62,7 @@ export function scoreOutcome(
     };
   });
   if (!dryRun) {
-    // A long list is split over several events of one grading, so every event line stays small.
+    // Split over several events of one grading, so every event line stays small.
     const grading = randomBytes(8).toString('hex');
     const parts = patterns.length ? chunks(patterns, PATTERNS_PER_EVENT) : [[]];
     const { halfLife } = store.config.evidence;
@@ -87,9 +83,8 @@ export function scoreOutcome(
 }
 
 /**
- * What a pass tells about a pattern applied in the run: in a project whose work always ships a pass
- * tells nothing; where half the runs fail it is as good as a verdict. Twice the project's failure
- * rate so far (Laplace-smoothed), capped at 1, rounded so that the event carries a short number.
+ * What a pass tells about an applied pattern: nothing where work always ships, a verdict's worth where half the
+ * runs fail. Twice the project's smoothed failure rate, capped at 1.
  */
 export function outcomeCredit(db: Database, project: string): number {
   const { total, failed } = outcomeCounts(db, project);

@@ -6,8 +6,8 @@ import type { Category } from '../events/types.js';
 import { scorePattern, type ScoreFactors, type ScoredState } from './scoring.js';
 import type { LedgerEntry } from '../events/credit.js';
 
-// Reading pattern state. Every query names the project: no read can see another project's rows.
-// Over 400 lines on purpose: every SQL read of the pattern loop is here, so any query is found in one file.
+// Reading pattern state; every query names the project, so no read sees another project's rows.
+// Over 400 lines on purpose: every SQL read of the pattern loop is here, found in one file.
 
 export interface Pattern extends ScoredState {
   project: string;
@@ -63,7 +63,7 @@ export function getPattern(db: Database, project: string, id: string): Pattern |
   return r && toPattern(r);
 }
 
-/** Patterns whose id starts with `prefix` (ids are long; people type the first few characters). */
+/** Patterns whose id starts with `prefix` (people type the first few characters). */
 export function findPatternsByIdPrefix(db: Database, project: string, prefix: string): Pattern[] {
   const rows = db
     .prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id >= ? AND id < ? ORDER BY id LIMIT 10`)
@@ -96,10 +96,7 @@ export function listPatterns(db: Database, project: string, filter: PatternFilte
   return rows.map(toPattern);
 }
 
-/**
- * Pattern ids injected into `role` for this issue/run (the attribution feedback and outcomes use), in id order
- * (SPEC §3.9.5).
- */
+/** Pattern ids injected into `role` for this issue/run, in id order (SPEC §3.9.5). */
 export function injectedPatternIds(db: Database, project: string, issue: string, run: string, role?: string): string[] {
   const rows = role
     ? db
@@ -114,7 +111,7 @@ export function injectedPatternIds(db: Database, project: string, issue: string,
   return (rows as { pattern: string }[]).map((r) => r.pattern);
 }
 
-/** Id and text of the given patterns (any role, deprecated too), in id order. */
+/** Any role, deprecated too, in id order. */
 export function patternTexts(db: Database, project: string, ids: string[]): { id: string; text: string }[] {
   if (ids.length === 0) return [];
   return db
@@ -136,7 +133,6 @@ export function patternsByIds(db: Database, project: string, ids: string[]): Pat
   return out;
 }
 
-/** How many of the project's patterns are in each lifecycle state. */
 export function lifecycleCounts(db: Database, project: string): Record<string, number> {
   const rows = db
     .prepare('SELECT lifecycle, COUNT(*) AS n FROM patterns WHERE project = ? GROUP BY lifecycle')
@@ -144,7 +140,6 @@ export function lifecycleCounts(db: Database, project: string): Record<string, n
   return Object.fromEntries((rows as { lifecycle: string; n: number }[]).map((r) => [r.lifecycle, r.n]));
 }
 
-/** Id and role of the given patterns that exist, in id order. */
 export function patternRoles(db: Database, project: string, ids: string[]): { id: string; role: string }[] {
   if (ids.length === 0) return [];
   return db
@@ -152,7 +147,7 @@ export function patternRoles(db: Database, project: string, ids: string[]): { id
     .all(project, ...ids) as { id: string; role: string }[];
 }
 
-/** Ids of the role's patterns that start with `prefix` (at most two: enough to tell a unique one). */
+/** At most two: enough to tell a unique one. */
 export function roleIdsByPrefix(db: Database, project: string, role: string, prefix: string): string[] {
   const rows = db
     .prepare('SELECT id FROM patterns WHERE project = ? AND role = ? AND id >= ? AND id < ? ORDER BY id LIMIT 2')
@@ -161,8 +156,8 @@ export function roleIdsByPrefix(db: Database, project: string, role: string, pre
 }
 
 /**
- * The patterns applied in an issue/run (SPEC §3.9.2): echoed by the role they were injected into, or
- * linked to one of its findings — never those dismissed in the run. Role undefined: every role.
+ * The patterns applied in an issue/run (SPEC §3.9.2): echoed by the role they were injected into, or linked to one
+ * of its findings — never those dismissed in the run. Role undefined: every role.
  */
 export function appliedPatternIds(db: Database, project: string, issue: string, run: string, role?: string): string[] {
   const byRole = role === undefined ? '' : 'AND role = @role';
@@ -199,10 +194,7 @@ export function evidenceLedger(db: Database, project: string, pattern: string): 
     .all(project, pattern) as LedgerEntry[];
 }
 
-/**
- * The patterns a validator confirmed through a finding in the issue/run (a dismissal takes it out of
- * appliedPatternIds).
- */
+/** The patterns a validator confirmed through a finding in the issue/run. */
 export function judgedPatternIds(db: Database, project: string, issue: string, run: string): string[] {
   const rows = db
     .prepare(
@@ -218,7 +210,6 @@ export interface StoredLink {
   match: string;
 }
 
-/** The links of a stored deliberation's findings, by finding id. */
 export function deliberationLinks(db: Database, project: string, deliberation: string): Map<string, StoredLink> {
   const rows = db
     .prepare(
@@ -243,9 +234,8 @@ export function dismissedPatternIds(db: Database, project: string, issue: string
 }
 
 /**
- * The pattern a person names (`cairn promote`, `deprecate`, `explain`): its id, an id prefix that
- * only it has, or its exact text (normalised: case, markdown, edge punctuation). Anything else
- * changes nothing: several matches are listed, no match names the closest patterns to try.
+ * The pattern a person names (`cairn promote`, `deprecate`, `explain`): its id, a unique id prefix, or its exact
+ * text (normalised). Anything else changes nothing: several matches are listed, none names the closest.
  */
 export function resolvePattern(db: Database, project: string, ref: string): Pattern {
   const exact = getPattern(db, project, ref);
@@ -301,12 +291,11 @@ export function loadRanked(
   });
 }
 
-/** The best `limit` candidates (all of them without a limit), ranked, as full rows. */
 export function rankPatterns(db: Database, project: string, opts: RankOptions & { limit?: number }): Ranked[] {
   return loadRanked(db, project, rankScores(db, project, opts, { limit: opts.limit }).top, opts);
 }
 
-/** The latest first sighting among the patterns of `roles` (what a summary's basis is stored with). */
+/** The latest first sighting among the patterns of `roles` (a summary's basis is stored with it). */
 export function newestFirstSeen(db: Database, project: string, roles: string[]): string | undefined {
   const row = db
     .prepare(
@@ -317,13 +306,11 @@ export function newestFirstSeen(db: Database, project: string, roles: string[]):
   return row.newest ?? undefined;
 }
 
-/** Whether a pattern exists, for many ids in a row (the statement prepared once). */
 export function patternExists(db: Database, project: string): (id: string) => boolean {
   const exists = db.prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
   return (id) => exists.get(project, id) !== undefined;
 }
 
-/** The roles this project has stored deliberations or patterns for. */
 export function storedRoles(db: Database, project: string): string[] {
   const rows = db
     .prepare('SELECT role FROM deliberations WHERE project = ? UNION SELECT role FROM patterns WHERE project = ?')
@@ -349,7 +336,7 @@ export function deliberationWithText(
   return row?.id;
 }
 
-/** The latest deliberation of a role for this issue/run (a repeat of an earlier one is not a new one): id and files. */
+/** The latest deliberation of a role for this issue/run (a repeat is not a new one). */
 export function latestDeliberation(
   db: Database,
   project: string,
@@ -368,7 +355,6 @@ export function latestDeliberation(
   return row && { id: row.id, files: JSON.parse(row.files) };
 }
 
-/** What this issue/run already reinforced and aged: each happens once per run. */
 export function runMarks(
   db: Database,
   project: string,
@@ -401,7 +387,6 @@ export function sightingAddedSuccess(
   return row !== undefined;
 }
 
-/** The summary stored for a role: its text, the basis it was stored against, and the newest first sighting then. */
 export function storedSummary(
   db: Database,
   project: string,
@@ -412,7 +397,6 @@ export function storedSummary(
     | undefined;
 }
 
-/** How this issue/run was graded by outcome-score, if it was. */
 export function outcomeOf(db: Database, project: string, issue: string, run: string): 'pass' | 'fail' | undefined {
   const row = db
     .prepare('SELECT result FROM outcomes WHERE project = ? AND issue = ? AND run = ?')
@@ -420,7 +404,6 @@ export function outcomeOf(db: Database, project: string, issue: string, run: str
   return row?.result;
 }
 
-/** How many issue/runs of the project were graded, and how many of them failed. */
 export function outcomeCounts(db: Database, project: string): { total: number; failed: number } {
   return db
     .prepare(

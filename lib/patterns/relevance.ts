@@ -4,14 +4,10 @@ import { bm25Relevance } from './index/index.js';
 import { cosine, embeddingKey, embedQuery, readVectors, providerTimeout } from './embeddings.js';
 import { patternDb } from '../events/log.js';
 
-// How relevant each candidate pattern is to a query, 0..1 (SPEC §3.4): cosine similarity of
-// embeddings where the pattern has a cached vector and a provider embeds the query, else the BM25
-// match of the query against the pattern text over this project's own patterns.
+// How relevant each candidate pattern is to a query, 0..1 (SPEC §3.4): embeddings' cosine where a vector is
+// cached and a provider embeds the query, else BM25 over this project's patterns.
 
-/**
- * Cosine relevance for the candidates that have a cached vector, or undefined when there is no
- * provider, no cached vector, or the provider fails on the query (warned: relevance falls back to BM25).
- */
+/** Cosine relevance of the candidates with a cached vector; undefined when there is none to give (BM25 then). */
 export function embeddingRelevance(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
   const command = store.config.embeddings.command?.trim();
   if (!command || !query.trim()) return undefined;
@@ -23,7 +19,7 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
   if (cached.size === 0) return undefined; // nothing to compare with: spare the provider call
   let queryVector: Float32Array;
   try {
-    // Half the time left at most, so the fallback still has time to finish within the deadline.
+    // Half the time left at most, so the fallback still finishes within the deadline.
     const remaining = providerTimeout(store.deadline);
     queryVector = embedQuery(command, query, Number.isFinite(store.deadline.at) ? remaining / 2 : remaining);
   } catch (err) {
@@ -50,11 +46,7 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
   return out;
 }
 
-/**
- * Relevance of the candidates to the query from embeddings, merged over BM25 (a pattern without a
- * vector keeps its BM25 relevance); undefined without them — then format-patterns ranks by BM25
- * inside SQLite (the pattern index, lib/patterns/index/).
- */
+/** Embedding relevance merged over BM25; undefined without embeddings (format-patterns ranks in SQLite then). */
 export function embeddingRelevanceFor(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
   const semantic = embeddingRelevance(store, query, roles);
   if (!semantic?.size) return undefined;

@@ -4,11 +4,9 @@ import { nearest } from '../core/suggest.js';
 import { storedRoles } from './queries.js';
 import { configuredRoles } from '../store/config.js';
 
-// A role that neither config.json nor this project's store knows is most often a typo (`--role
-// audtor`): the command still runs (a new role is how roles begin), but says so, with the nearest
-// known role — otherwise format-patterns prints nothing and nobody learns why.
+// A role unknown to config.json and to the store is most often a typo: the command runs (new roles begin so) but
+// says so, with the nearest known role — else format-patterns prints nothing and nobody learns why.
 
-/** Warn (on the store's log) about each role unknown to config.json and to the store. */
 export function warnUnknownRoles(store: Store, ...names: string[]): void {
   const configured = configuredRoles(store.config);
   for (const role of names) {

@@ -4,14 +4,9 @@ import { CATEGORY_SQL, SUPPORT_SQL } from '../store/rank-keys.js';
 import type { Category } from '../events/types.js';
 import { support, type Evidence } from '../events/credit.js';
 
-// The score of a pattern at query time (SPEC §3.4, §3.9.3, §3.10), as a pure function with every factor exposed.
-//   rate  = (support + α) / (support + ignore weight + α + β): support is the tested credit plus a
-//           bounded untested prior, both from lib/events/credit.ts (α = β = 1 by default, config "prior")
-//   decay = 1 when reinforced ≥ 3 times or active, else exp(−days / 14)
-//   cat   = 1.3 rule · 1.1 causal · 1.0 observation
-//   ctx   = 1 + 0.15·labels overlap + 0.15·files overlap + 0.05·same phase
-//   role  = 1.0 own role · 0.8 another role of the same kind
-//   base  = rate · decay · cat · ctx · role;  final = 0.6·relevance + 0.4·base when relevance exists
+// The score of a pattern at query time (SPEC §3.4, §3.9.3, §3.10), pure, every factor exposed:
+// base = rate · decay · cat · ctx · role, rate from lib/events/credit.ts's support; with relevance,
+// final = 0.6·relevance + 0.4·base. baseScoreSql is the same score in SQL.
 
 export const SCORE_CUT = 0.1;
 export const CROSS_ROLE_FACTOR = 0.8;
@@ -36,7 +31,6 @@ export interface Prior {
 export interface ScoreContext {
   now: number;
   role: string;
-  /** The configured prior; the default when absent. */
   prior?: Prior;
   labels?: string[];
   files?: string[];
@@ -66,7 +60,6 @@ export function decayFactor(days: number, reinforcements: number, lifecycle: str
 
 const overlaps = (a: string[] | undefined, b: string[]) => !!a && a.length > 0 && a.some((x) => b.includes(x));
 
-/** The context factor from what overlaps: labels, files, phase. */
 export function contextFactor(labels: boolean, files: boolean, phase: boolean): number {
   return 1 + (labels ? 0.15 : 0) + (files ? 0.15 : 0) + (phase ? 0.05 : 0);
 }
@@ -82,10 +75,8 @@ export function contextBoost(
   );
 }
 
-/** The counters and state the score reads, without the learned context lists. */
 export type ScoredCounters = Omit<ScoredState, 'role' | 'labels' | 'files' | 'phases'>;
 
-/** Every factor, given the context factor and whether the pattern is the requesting role's own. */
 function scoreCounters(
   p: ScoredCounters,
   now: number,
@@ -106,17 +97,16 @@ export function scorePattern(p: ScoredState, ctx: ScoreContext): ScoreFactors {
 }
 
 /**
- * The score an agent sees in the block (`score:0.42`, SPEC §3.9.3): how well the pattern has held
- * up, now — rate × decay, in 0..1. Category, context and role order the block; they are not evidence.
+ * The score an agent sees in the block (SPEC §3.9.3): how well the pattern has held up, now. Category, context and
+ * role order the block; they are not evidence.
  */
 export function shownScore(f: Pick<ScoreFactors, 'rate' | 'decay'>): number {
   return f.rate * f.decay;
 }
 
 /**
- * The same base score as a SQL expression over the `patterns` table, so SQLite can rank a large
- * store without handing every row to JavaScript. Values go in as named parameters, never into the
- * text. test/scoring.test.ts checks that both forms agree.
+ * The base score as a SQL expression over `patterns`, so SQLite ranks a large store without handing every row to
+ * JavaScript; values go in as parameters, never into the text. test/scoring.test.ts checks both forms agree.
  */
 export function baseScoreSql(ctx: ScoreContext): {
   sql: string;
@@ -156,7 +146,6 @@ export function baseScoreSql(ctx: ScoreContext): {
   };
 }
 
-/** Blend relevance in when there is a relevance signal for this query. */
 export function finalScore(base: number, relevance: number | undefined): number {
   return relevance === undefined ? base : 0.6 * relevance + 0.4 * base;
 }

@@ -1,12 +1,7 @@
 import { jsonErrorPlace } from '../core/json.js';
 
-// Verdict-json blocks (SPEC §3.6).
-//
-// A validator ends its text with a machine-readable verdict, either as an HTML comment
-//   <!-- jkz:verdict-json { "verdict": "FAIL", ... } -->
-// (any namespace) or as a fenced block opened by ```verdict-json (or ~~~verdict-json).
-// The text is untrusted agent output, so scanning is linear-time, nothing here throws, and
-// every block that had to be ignored is reported.
+// Verdict-json blocks (SPEC §3.6): an HTML comment `<!-- ns:verdict-json {…} -->` or a ```verdict-json fence.
+// The text is untrusted agent output: scanning is linear-time, nothing throws, every ignored block is reported.
 
 export interface Finding {
   id: string;
@@ -20,7 +15,7 @@ export interface Finding {
 }
 
 export interface Verdict {
-  verdict: 'PASS' | 'FAIL'; // as written
+  verdict: 'PASS' | 'FAIL';
   effective: 'PASS' | 'FAIL'; // FAIL with an empty must_fix counts as PASS
   issues: Finding[];
   must_fix: string[];
@@ -29,30 +24,25 @@ export interface Verdict {
 
 export interface VerdictParse {
   verdict: Verdict | null;
-  problems: string[]; // one short sentence per invalid block found
+  problems: string[];
 }
 
 const MARKER = 'verdict-json';
 
-// How far before the marker we look for its `<!--` or the start of its fence line.
-// Bounding the look-back keeps the scan linear on texts full of markers.
+// Bounding the look-back for a marker's opener keeps the scan linear on texts full of markers.
 const OPENER_WINDOW = 200;
 
-// Problems are listed one by one up to this many, then summarised in one line.
 const MAX_PROBLEMS = 10;
 
-// What may stand between `<!--` and the marker: whitespace and an optional `ns:`.
 const COMMENT_PREFIX = /^\s*(?:[A-Za-z0-9_-]+:)?$/;
-// What may stand between the start of a line and the marker in a fence opener.
 const FENCE_PREFIX = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
-// A closing fence line.
 const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})[ \t]*\r?$/;
 
 const TEXT_FIELDS = ['severity', 'summary', 'location', 'root_cause', 'fix_hint'] as const;
 
 interface FoundBlock {
-  line: number; // 1-based line of the opener, for messages
-  body: string | null; // the JSON text, or null when the block is never closed
+  line: number;
+  body: string | null; // null: never closed
   span: [number, number]; // the whole block, opener to closer (to the end of the text when never closed)
 }
 
@@ -86,12 +76,10 @@ export function withoutVerdictBlocks(text: string): string {
   return prose + text.slice(from);
 }
 
-/** All verdict-json blocks, in text order. */
 function findBlocks(text: string): FoundBlock[] {
   const found: FoundBlock[] = [];
   const lineOf = lineCounter(text);
-  // Once a search for `-->` fails, no later comment can close either; remembering that
-  // keeps a text full of unclosed openers linear.
+  // Once a search for `-->` fails no later comment can close either: remembering it keeps the scan linear.
   let commentsCanClose = true;
   let from = 0;
   for (;;) {
@@ -127,7 +115,7 @@ function findBlocks(text: string): FoundBlock[] {
     const bodyStart = text.indexOf('\n', afterMarker) + 1; // the rest of the opener line is info
     const close = bodyStart > 0 ? closingFence(text, bodyStart, fence[1]) : null;
     if (!close) {
-      // An unclosed fence runs to the end of the text, so nothing after it is a block.
+      // An unclosed fence runs to the end of the text.
       found.push({ line, body: null, span: [at - linePrefix.length, text.length] });
       break;
     }
@@ -150,7 +138,6 @@ function closingFence(text: string, from: number, opener: string): { start: numb
   }
 }
 
-/** The verdict a block holds, or a short description of why it is invalid. */
 function readBlock(body: string): Verdict | string {
   let value: unknown;
   try {
@@ -197,7 +184,7 @@ function toFinding(entry: unknown): Finding | null {
   return finding;
 }
 
-/** Finding ids from a JSON array: trimmed, empties dropped, each kept once in order. */
+/** Finding ids from a JSON array: trimmed, empties dropped, each once in order. */
 function idList(value: unknown): string[] {
   const ids = new Set<string>();
   for (const entry of arrayOf(value)) {
@@ -207,7 +194,7 @@ function idList(value: unknown): string[] {
   return [...ids];
 }
 
-/** An id as a string; '' when the value cannot be one. Agents sometimes write ids as numbers. */
+/** Agents sometimes write ids as numbers. */
 function toId(value: unknown): string {
   if (typeof value === 'string') return value.trim();
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
@@ -252,7 +239,7 @@ function shortMessage(error: unknown): string {
   return clip(error instanceof Error ? error.message : String(error), 80);
 }
 
-/** Cut to `max` characters and drop control characters, so a message stays one short line. */
+/** Cut to `max` characters, control characters dropped: one short line. */
 function clip(text: string, max: number): string {
   const oneLine = text.slice(0, max + 1).replace(/[\u0000-\u001f\u007f]+/g, ' ');
   return oneLine.length > max ? `${oneLine.slice(0, max)}…` : oneLine;

@@ -7,9 +7,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { writeFileAtomic } from '../io/atomic.js';
 
-// Compacting old artifacts (SPEC §4.5, `cairn rotate --older-than 90d`): a deliberation's full text is
-// kept in .cairn/artifacts/<kind>/<id>.md for the verdicts and outcome of its run; long after that
-// run it is only history, so it is gzipped in place (<id>.md.gz) — smaller, and still there to read.
+// Compacting old artifacts (SPEC §4.5, `cairn rotate --older-than`): long after its run a deliberation's text is
+// only history, so it is gzipped in place (<id>.md.gz), still there to read.
 
 export interface CompactReport {
   compacted: number;

@@ -4,21 +4,18 @@ import { dirname, join } from 'node:path';
 import type { Store } from './store.js';
 import { DEFERRED_ENV } from '../core/deferred-env.js';
 
-// Work too long for a hook's deadline (the sanitiser after captures, the indexes a fresh clone's
-// replay leaves, the runs writers kept for later) runs in a detached `cairn` process that outlives
-// the hook, never waited for. child_process is loaded only then: most runs start nothing.
+// Work too long for a hook's deadline runs in a detached `cairn` process, never waited for. child_process is
+// loaded only then: most runs start nothing.
 
 const require = createRequire(import.meta.url);
 
 /**
- * The deadline of every job started here: none runs unbounded (a runaway input would otherwise pin a
- * CPU for minutes, unseen). Ten minutes: the sanitiser of a knowledge log of a million lines, far
- * past rotation, needs a few. A job that runs out of it fails open like any command — recorded for
- * `cairn doctor` and the session-start health line — and what it left is picked up by the next one.
+ * No background job runs unbounded (a runaway input would pin a CPU unseen); ten minutes covers the sanitiser of a
+ * knowledge log far past rotation. A job past it fails open; the next one picks up what it left.
  */
 const BACKGROUND_DEADLINE_MS = 10 * 60_000;
 
-/** The `cairn` entry beside the one running (bin/memory-capture.js → bin/cairn.js), if there is one. */
+/** The `cairn` entry beside the one running, if there is one. */
 export function cairnEntry(): string | undefined {
   try {
     const cairn = join(dirname(realpathSync(process.argv[1])), 'cairn.js');
@@ -34,31 +31,21 @@ export interface Stamp {
   everyMs: number;
 }
 
-/**
- * Every job cairn starts in the background, by name: the command it runs, and for the jobs of
- * `cairn rebuild` the steps it takes (`--job <name>`, put last so that the command line still starts
- * `cairn rebuild --continue`). `cairn rebuild --continue` alone takes every step, in REBUILD_STEPS' order.
- */
+/** Every background job: its command and, for `cairn rebuild`'s, its steps (`--job`, put last). */
 export const BACKGROUND_JOBS = {
-  /** Bring the pattern index up to date and build its indexes: what a fresh clone's hooks had no time for. */
+  /** What a fresh clone's hooks had no time for. */
   'finish-index': { args: ['rebuild', '--continue'], steps: ['catch-up', 'pack'] },
-  /** Apply the runs writers kept for later (lib/store/deferred.ts), in order, on a current index. */
   'apply-kept': { args: ['rebuild', '--continue'], steps: ['catch-up', 'apply-kept'] },
-  /** Pack the term index's long posting lists again, after a full rebuild emptied them. */
   'pack-postings': { args: ['rebuild', '--continue'], steps: ['pack'] },
-  /** Rebuild the knowledge working set after captures (SPEC §4.2, lib/knowledge/schedule.ts). */
+  /** SPEC §4.2, lib/knowledge/schedule.ts. */
   sanitize: { args: ['sanitize', '--catch-up'], steps: [] },
 } as const;
 
 export type BackgroundJob = keyof typeof BACKGROUND_JOBS;
-/** The steps of `cairn rebuild --continue`, in the order it takes them. */
 export const REBUILD_STEPS = ['catch-up', 'apply-kept', 'pack'] as const;
 export type RebuildStep = (typeof REBUILD_STEPS)[number];
 
-/**
- * Start the job for this store in the background (unless `stamp` says one started within its
- * interval), with the deadline above. Best effort: the pid of the process started, or undefined.
- */
+/** Start the job unless `stamp` says one started within its interval. Best effort: the pid, or undefined. */
 export function startJob(store: Store, job: BackgroundJob, stamp?: Stamp): number | undefined {
   const { args, steps } = BACKGROUND_JOBS[job];
   try {
@@ -68,7 +55,7 @@ export function startJob(store: Store, job: BackgroundJob, stamp?: Stamp): numbe
     if (!cairn) return undefined;
     if (stamp) store.writeFile(stamp.path, '');
     const { spawn } = require('node:child_process') as typeof import('node:child_process');
-    // not the hook's deadline (this work is here because it does not fit in one) but a bound of its own
+    // a bound of its own, not the hook's deadline
     const { [DEFERRED_ENV]: _kept, ...inherited } = process.env;
     const env = { ...inherited, CAIRN_DEADLINE_MS: String(BACKGROUND_DEADLINE_MS) };
     const where = ['--quiet', '--root', store.location.root, '--dir', store.dir, '--project', store.project];

@@ -15,15 +15,13 @@ export interface Config {
   /** Penalty weight of an adversarial role's dismissed pattern (SPEC §3.7). */
   roleWeights: Record<string, number>;
   defaultRoleWeight: number;
-  /**
-   * The success rate's prior (SPEC §3.9.3): rate = (successes + success) / (successes + ignores + success + failure).
-   */
+  /** The success rate's prior (SPEC §3.9.3). */
   prior: { success: number; failure: number };
-  /** How fast evidence ages (SPEC §3.10.2): after this many newer verdicts on a pattern, an old one weighs half. */
+  /** After this many newer verdicts on a pattern, an old one weighs half (SPEC §3.10.2). */
   evidence: { halfLife: number };
   tokenizer: { encoding: string; margin: number };
   embeddings: { command?: string };
-  /** SPEC §4.1, §4.4: words added to the tag vocabulary; auto-recall's token budget and how long it waits for bd. */
+  /** SPEC §4.1, §4.4: extra tag words; auto-recall's token budget and how long it waits for bd. */
   knowledge: { tags: string[]; budget: number; bdTimeoutMs: number; sanitizeEveryMs: number };
 }
 
@@ -41,20 +39,14 @@ export const DEFAULT_CONFIG: Config = {
   knowledge: { tags: [], budget: 1000, bdTimeoutMs: 400, sanitizeEveryMs: 60_000 },
 };
 
-/** config.json is a small settings file; anything larger is not read. */
 export const CONFIG_CAP = 1024 * 1024;
 
-/**
- * One setting of config.json: the type doctor holds it to, and how the loader reads it. The loader
- * takes a wrong value as the default without a word (a hook must run on), so doctor names it.
- */
+/** One setting of config.json. The loader takes a wrong value as the default (a hook must run on); doctor names it. */
 interface Setting<T> {
   type: 'string' | 'number' | 'strings' | 'role map';
   read(value: unknown): T;
 }
-/** A section of config.json (`roles`, `knowledge`, …): settings by name, or further sections. */
 type Section = { [key: string]: Setting<unknown> | Section };
-/** What a section reads as: each setting's value. */
 type Read<S> = { [K in keyof S]: S[K] extends Setting<infer T> ? T : Read<S[K]> };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
@@ -84,13 +76,12 @@ const byRole = (v: unknown): Record<string, number> => {
 };
 
 const d = DEFAULT_CONFIG;
-/** config.json's shape (README: config.json), read into a Config; `project` is read by lib/store/root.ts. */
+/** config.json's shape (README: config.json); `project` is read by lib/store/root.ts. */
 const SCHEMA = {
   project: text(undefined),
   roles: { adversarial: strings(d.roles.adversarial), validator: strings(d.roles.validator) },
   budgets: {
     type: 'role map',
-    // the per-kind budgets and, beside them, budgets by role name
     read: (v: unknown): Config['budgets'] => {
       const { adversarial, other, ...roles } = isObject(v) ? v : {};
       return {
@@ -121,9 +112,7 @@ const SCHEMA = {
 
 /** A setting config.json holds that the loader cannot use. */
 export interface ConfigProblem {
-  /** Its dotted name: `tokenizer.encodng`. */
   setting: string;
-  /** As a phrase: `unknown setting "budget"`, `"budgets.adversarial" is not a number ≥ 0`. */
   text: string;
   /** For an unknown setting, the names known beside it (doctor suggests the nearest). */
   known?: string[];
@@ -133,7 +122,7 @@ export interface ConfigProblem {
 
 const isSetting = (s: Setting<unknown> | Section): s is Setting<unknown> => typeof s.read === 'function';
 
-/** Read a section: each setting's value, or its default (a section that is not an object reads as empty). */
+/** Each setting's value, or its default (a section that is not an object reads as empty). */
 function readSection<S extends Section>(section: S, value: unknown): Read<S> {
   const given = isObject(value) ? value : {};
   return Object.fromEntries(
@@ -176,7 +165,6 @@ function fits(type: Setting<unknown>['type'], v: unknown): boolean {
   return isPlainObject(v);
 }
 
-/** config.json's parsed value as the settings cairn runs with, and each setting it could not use. */
 export function parseConfig(raw: unknown): { config: Config; problems: ConfigProblem[] } {
   const { project: _recordedId, ...settings } = readSection(SCHEMA, raw);
   const config: Config = settings; // the schema reads every setting of a Config, each of its type
@@ -199,7 +187,6 @@ export function readConfigFile(dir: string): { config: Config; problems: ConfigP
   return parseConfig(value);
 }
 
-/** Read `<dir>/config.json` over the defaults. A missing file is the defaults; a broken one is an input error. */
 export function loadConfig(dir: string): Config {
   return readConfigFile(dir)?.config ?? DEFAULT_CONFIG;
 }

@@ -11,11 +11,9 @@ import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_SQL } from './ra
 
 export type Database = BetterSqlite3.Database;
 
-// The one place that opens SQLite. better-sqlite3's JavaScript is bundled with the executables
-// (tools/bundle.js); its native addon — the heavy part — is loaded when a database is first opened,
-// so a hook that never needs one never pays for it, and a machine where the addon failed to build
-// fails open.
-// Over 400 lines: the schema's text is hashed into its version, so it stays beside the opener that checks it.
+// The one place that opens SQLite. better-sqlite3's native addon loads when a database is first opened, so a
+// hook that never needs one never pays for it, and a machine where the addon failed to build fails open.
+// The schema's text is hashed into its version, so it stays beside the opener that checks it.
 const require = createRequire(import.meta.url);
 
 type Driver = typeof BetterSqlite3;
@@ -29,7 +27,6 @@ function nativeDriver(): Driver {
   try {
     let addon: unknown;
     try {
-      // where npm builds (or downloads) it: loaded directly, without the `bindings` package's search
       addon = require(require.resolve('better-sqlite3/build/Release/better_sqlite3.node'));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
@@ -37,7 +34,7 @@ function nativeDriver(): Driver {
     }
     return class extends BetterSqlite3 {
       constructor(filename?: string | Buffer, options?: BetterSqlite3.Options) {
-        // the addon itself: better-sqlite3 takes it as well as a path (its types know only the path)
+        // better-sqlite3 takes the addon itself as well as a path (its types know only the path)
         super(filename, { ...options, nativeBinding: addon as string });
       }
     } as Driver;
@@ -46,26 +43,14 @@ function nativeDriver(): Driver {
   }
 }
 
-/**
- * The columns a pattern's base score reads (lib/patterns/scoring.ts baseScoreSql, with role and id in
- * every index of patterns): the indexes a ranking reads hold them, so that it reads no row of the
- * table, each of whose rows is a page of its own (about half the time: docs/decisions.md, "Ranking patterns").
- */
+/** The columns a pattern's base score reads: the rank indexes hold them, so a ranking reads no table row. */
 const BASE_COLUMNS =
   'held, untested, ignore_weight, success_count, ignore_count, reinforcement_count, lifecycle, category, last_used, labels, files, phases';
 
-/**
- * The secondary indexes of the event log's tables that only readers use (the reducer reads none of
- * them; it does read sightings_scope and deliberations_text, which stay): a full replay drops them
- * (every insert and update would maintain them, row by row, in random order) and builds them again
- * once at its end, which is several times faster (lib/events/log.ts; docs/decisions.md, "Store"). The rank
- * indexes are built on the rank keys of ./rank-keys.ts.
- */
+/** The event log's indexes only readers use: a full replay drops them and builds them once at its end. */
 export const EVENT_LOG_INDEXES: Record<string, string> = {
-  // each term's postings in the order their patterns were added (seq): a new pattern's terms go at the
-  // end of their terms' ranges, not at random places of the whole index,
-  // and readers group a term's postings by seq, in the order the index gives them; with the pattern's
-  // length (ntok), so that BM25 and the near-duplicates' size filter read the index alone
+  // each term's postings in the order their patterns were added (seq), so a new pattern's terms go at the end of
+  // their ranges; with ntok, so BM25 and the near-duplicates' size filter read the index alone
   pattern_terms_key: 'CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, seq, pattern, ntok)',
   patterns_role: 'CREATE INDEX patterns_role ON patterns (project, role, ntok)',
   deliberations_scope: 'CREATE INDEX deliberations_scope ON deliberations (project, role, issue, run, ts)',
@@ -75,21 +60,17 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
      WHERE ${DECAYING_SQL}`,
   patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (${IMMUNE_KEY_SQL}), term_seq, ${BASE_COLUMNS})
      WHERE ${IMMUNE_SQL}`,
-  // a query's matches' patterns by where their postings start (lib/patterns/index/ranking.ts bestMatches); with
-  // id_bits, a summary's basis (candidateDigest) reads it alone, not the table
+  // a query's matches' patterns by where their postings start; with id_bits, a summary's basis reads it alone
   patterns_seq: `CREATE INDEX patterns_seq ON patterns (project, term_seq, role, ${BASE_COLUMNS}, id_bits)`,
-  // a summary's newest candidates: the patterns first seen since it was stored
-  // (lib/patterns/index/candidates.ts newCandidateSince)
+  // a summary's newest candidates
   patterns_first_seen: 'CREATE INDEX patterns_first_seen ON patterns (project, role, first_seen)',
-  // the few deprecated patterns, which BM25 over the term index leaves out (lib/patterns/index/ranking.ts)
+  // the few deprecated patterns, which BM25 over the term index leaves out
   patterns_deprecated:
     "CREATE INDEX patterns_deprecated ON patterns (project, role, id) WHERE lifecycle = 'deprecated'",
 };
 
-// The database is a cache of the logs (SPEC §1): one current schema, no migrations. A database of any
-// other shape is emptied and built again, and the followers replay the logs into it; only the
-// content-addressed caches (token counts, embeddings: keyed by a hash of what they were computed
-// from) are kept. The version is a hash of the schema text, so any change to it is a new version.
+// The database is a cache of the logs (SPEC §1): one schema, no migrations. Another version's database is emptied
+// and replayed; only the content-addressed caches are kept. The version is a hash of the schema text.
 const TABLES = `
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   -- the pattern loop (lib/events/reducer.ts)
@@ -180,7 +161,7 @@ const SCHEMA = [TABLES, ...INDEXES, ...Object.values(EVENT_LOG_INDEXES), CACHES]
 /** user_version: 28 bits of the schema's hash (never 0, a new database's). */
 export const SCHEMA_VERSION = parseInt(sha256(SCHEMA).slice(0, 7), 16) || 1;
 
-/** A value that changes whenever the database does, by this connection or another: what a cache of rows is keyed by. */
+/** Changes whenever the database does, by any connection: what a cache of rows is keyed by. */
 export function databaseVersion(db: Database): string {
   return `${db.pragma('data_version', { simple: true })}:${(db.prepare('SELECT total_changes() AS n').get() as { n: number }).n}`;
 }
@@ -202,14 +183,12 @@ export const EVENT_LOG_TABLES = [
 
 export interface OpenOptions {
   deadline: Deadline;
-  /** Under --strict a corrupt database is an error; otherwise it is moved aside and rebuilt. */
   strict: boolean;
   warn: (message: string) => void;
   /** The store directory: no symbolic link in it is written through (SPEC §2). */
   within: string;
 }
 
-/** The database file and the companions SQLite writes beside it. */
 const COMPANIONS = ['', '-wal', '-shm', '-journal'];
 
 export function openDatabase(path: string, opts: OpenOptions): Database {
@@ -217,7 +196,7 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
   mkdirNoFollow(opts.within, dirname(path));
   const unusable = unusableFile(path);
   if (unusable) {
-    // SQLite would write through a link (into another database, say) or fail on a directory at every run.
+    // SQLite would write through a link or fail on a directory at every run.
     if (opts.strict) throw new CairnError('database', `${unusable}, not a database file`);
     setAside(path, opts.within, (aside) => `${unusable}; moved it to ${aside} and rebuilt from the log`, opts.warn);
   }
@@ -242,8 +221,8 @@ function prepare(db: Database, opts: Pick<OpenOptions, 'deadline'>): Database {
     const patience = Math.max(50, opts.deadline.waitLimit());
     db.pragma(`busy_timeout = ${patience}`);
     switchToWal(db, Date.now() + patience);
-    // No fsync: this file is an index that is rebuilt from the log whenever it is damaged or behind, and an
-    // fsync at every commit and checkpoint would cost a hook more than all its queries.
+    // No fsync: the index is rebuilt from the log whenever damaged or behind, and fsyncs would cost a hook more
+    // than all its queries.
     db.pragma('synchronous = OFF');
     migrate(db);
     return db;
@@ -254,9 +233,8 @@ function prepare(db: Database, opts: Pick<OpenOptions, 'deadline'>): Database {
 }
 
 /**
- * Two processes opening a new database at once can each hold a shared lock while wanting the exclusive
- * one the switch to WAL takes; SQLite answers SQLITE_BUSY to one of them at once rather than let the two
- * wait on each other, so busy_timeout does not help. Try again until the other has switched it.
+ * Two processes opening a new database at once can deadlock on the switch to WAL; SQLite answers SQLITE_BUSY
+ * at once to one of them (busy_timeout does not help), so try again until the other has switched it.
  */
 export function switchToWal(db: Database, until: number): void {
   for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
@@ -296,7 +274,6 @@ function dropDerived(db: Database): void {
   }
 }
 
-/** A database file or companion that is a symbolic link, a directory or anything but a regular file. */
 function unusableFile(path: string): string | undefined {
   for (const suffix of COMPANIONS) {
     let st;
@@ -311,10 +288,7 @@ function unusableFile(path: string): string | undefined {
   return undefined;
 }
 
-/**
- * The database is derived: keep a broken file (and its companions) for inspection, so the next open
- * starts afresh from the log. Links are moved as links, never followed.
- */
+/** Keep a broken database and its companions for inspection; the next open starts afresh. Links move as links. */
 export function moveAside(path: string): string {
   const aside = `${path}.corrupt-${Date.now()}`;
   for (const suffix of COMPANIONS) {
@@ -328,10 +302,7 @@ export function moveAside(path: string): string {
   return aside;
 }
 
-/**
- * Move a broken index aside (the logs rebuild it), say so, and record it in the health record: a
- * hook's warning reaches nobody, and cairn doctor must show that the file was damaged (SPEC §2).
- */
+/** Move a broken index aside and record it: a hook's warning reaches nobody, and doctor must show it (SPEC §2). */
 export function setAside(
   path: string,
   storeDir: string,
@@ -344,18 +315,13 @@ export function setAside(
   return aside;
 }
 
-/** How a database moved aside is named in the health record. */
 const SET_ASIDE = 'state.db';
 
-/** A database the store cannot write: it still serves pure reads from an index built in memory. */
 export function openMemoryDatabase(opts: Omit<OpenOptions, 'within'>): Database {
   return prepare(new (loadDriver())(':memory:'), opts);
 }
 
-/**
- * What holds SQLite's locks on the database (Linux's /proc/locks lists each lock's pid and inode), so a
- * person learns what to wait for or stop; `another process` where that cannot be told.
- */
+/** What holds SQLite's locks on the database (from /proc/locks), so a person learns what to wait for. */
 export function lockHolders(path: string): string {
   try {
     const inodes = new Set(
@@ -374,7 +340,6 @@ export function lockHolders(path: string): string {
   }
 }
 
-/** ` (node bin/cairn.js rebuild)`: a process's command line, shortened; '' when it cannot be read. */
 function commandOf(pid: number): string {
   try {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
@@ -385,7 +350,6 @@ function commandOf(pid: number): string {
   }
 }
 
-/** SQLite gave up waiting for another connection's lock (busy_timeout). */
 export function isBusy(err: unknown): boolean {
   return ((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY');
 }
@@ -398,7 +362,7 @@ export function isCorruption(err: unknown): boolean {
 function asDatabaseError(err: unknown, path: string): CairnError {
   if (err instanceof CairnError) return err;
   const code = (err as { code?: string }).code;
-  // another process holds it (a fresh clone's first replay creates and fills it): not a fault, only not yet
+  // another process holds it (a fresh clone's first replay): not a fault, only not yet
   if (isBusy(err))
     return new IndexCatchingUp('lock', `${path}: ${(err as Error).message} (${code}): held by ${lockHolders(path)}`);
   return new CairnError('database', `${path}: ${(err as Error).message}${code ? ` (${code})` : ''}`);

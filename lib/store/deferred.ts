@@ -9,22 +9,12 @@ import { recordFailure } from './health.js';
 import { DEFERRED_AGAIN, DEFERRED_ENV, DEFERRED_TOO_LONG } from '../core/deferred-env.js';
 import type { Store } from './store.js';
 
-// Writers' runs kept for later (SPEC §2: never lose a line of memory). A pattern-loop writer decides on
-// the current state, so while the index is behind its log, or a lock is held past the deadline, it cannot
-// finish in time; lib/cli/outcome.ts decides to keep its run here rather than drop it. The run is kept as a
-// request (its arguments and the texts it read) in cache/deferred/, and the `apply-kept` background job
-// (lib/store/background.ts) runs the requests in the order they came, on a current index. A writer that
-// finds requests waiting queues behind them, so a pipeline's steps apply in their order. memory-capture
-// keeps a capture that met a held lock the same way.
-//
-// One process at a time applies them, holding cache/deferred.lock; it looks for requests once more after
-// letting it go, and a writer that keeps a run starts a new applier unless a live process holds the lock,
-// so a kept run never waits for a writer that may never come.
+// Writers' runs kept for later (SPEC §2: never lose a line of memory): a writer that cannot finish in time (index
+// behind, lock held) keeps its request in cache/deferred/; the `apply-kept` job runs requests in the order they
+// came, on a current index, and a writer that finds requests waiting queues behind them. One applier at a time
+// holds cache/deferred.lock and looks once more after letting go, so a kept run never waits for a later writer.
 
-/**
- * A writer's run, kept to be run again: its command, arguments, working directory and the texts it read (stdin,
- * `--*-file`).
- */
+/** A writer's run, kept to be run again, with the texts it read (stdin, `--*-file`). */
 export interface DeferredRequest {
   command: string;
   argv: string[];
@@ -32,17 +22,12 @@ export interface DeferredRequest {
   inputs: Record<string, string>;
 }
 
-/**
- * A job with a deadline (a background one) gives each kept run 60 s — thirty times a writer's own
- * deadline, with the index current — or a third of its deadline when that is less, and starts one only
- * while that much and the kill's margin are left. A run that needs more is set aside for a person; one
- * never started for want of time is left to a successor job.
- */
+/** A background job gives each kept run 60 s (thirty times a writer's deadline), or a third of its own if less. */
 export const KEPT_RUN_MS = 60_000;
 const keptRunShare = (jobMs: number) => Math.floor(Math.min(KEPT_RUN_MS, jobMs / 3));
 /** A run that outlives its deadline this many times over (a step that never looks at it) is killed. */
 const KILL_AFTER = 1.25;
-/** A kept run waits this long at most for the background job a writer starts, before doctor calls it stranded. */
+/** The longest a kept run waits for the job its writer starts before doctor calls it stranded. */
 export const START_GRACE_MS = 15_000;
 
 const WAITING = '.json';
@@ -63,49 +48,41 @@ const names = (dir: string) => {
 const pending = (storeDir: string) =>
   names(deferredDir(storeDir)).filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN));
 
-/** How many requests wait or are being run (one directory read; none when nothing was ever deferred). */
 export function deferredCount(storeDir: string): number {
   return pending(storeDir).length;
 }
 
-/** Requests set aside because they could not be read (never run: for a person to look at). */
+/** Requests set aside unread, for a person to look at. */
 export function unreadableDeferred(storeDir: string): string[] {
   return names(deferredDir(storeDir)).filter((n) => n.endsWith(UNREADABLE));
 }
 
-/**
- * Requests set aside because applying them took longer than a background job may (`cairn rebuild --continue` at a
- * terminal runs them).
- */
+/** Requests too long for a background job (`cairn rebuild --continue` at a terminal runs them). */
 export function tooLongDeferred(storeDir: string): string[] {
   return names(deferredDir(storeDir)).filter((n) => n.endsWith(TOO_LONG));
 }
 
-/** When the oldest request still waiting was kept (its name starts with the time), or undefined when none waits. */
 export function oldestDeferred(storeDir: string): number | undefined {
   const oldest = pending(storeDir).sort()[0];
   return oldest === undefined ? undefined : Number(oldest.slice(0, 15));
 }
 
-/** The process applying the kept runs now (`is held by another process (pid …)`), or undefined when none is. */
 export function applier(storeDir: string): string | undefined {
   return lockHolder(deferredDir(storeDir));
 }
 
-/** A kept request: its file name, and how it will be applied (for the writer's one stderr line). */
 export interface Kept {
   name: string;
   applied: string;
 }
 
-/** Keep a request, named so that names sort in the order they came, and see that a background run applies it. */
+/** Keep a request, named to sort in arrival order, and see that a background run applies it. */
 export function deferRequest(store: Store, request: DeferredRequest): Kept {
   const name = `${String(Date.now()).padStart(15, '0')}-${randomBytes(4).toString('hex')}${WAITING}`;
   store.writeFile(join(deferredDir(store.dir), name), JSON.stringify(request));
   return { name, applied: startApplying(store) };
 }
 
-/** Start the `apply-kept` background job unless a process applies the kept runs: what happens, in words. */
 function startApplying(store: Store): string {
   // checked after the request is written: a holder that lets go now looks for requests once more
   const holder = applier(store.dir);
@@ -115,7 +92,6 @@ function startApplying(store: Store): string {
   return 'when cairn rebuild --continue runs (none could be started in the background: run it)';
 }
 
-/** The request a replayed run reads its inputs from. */
 export function readRequest(path: string): DeferredRequest {
   try {
     const value = JSON.parse(readFileSync(path, 'utf8')) as DeferredRequest;
@@ -128,9 +104,8 @@ export function readRequest(path: string): DeferredRequest {
 }
 
 /**
- * Take the oldest waiting request: renamed, so that one run takes it. The caller holds the lock, so a
- * request found taken was taken by a holder that died before it was done: it is offered again (the
- * writers are idempotent per issue/run: SPEC §3.9.4).
+ * Take the oldest waiting request by renaming it. The caller holds the lock, so one found taken belongs to a dead
+ * holder: it is offered again (writers are idempotent per issue/run, SPEC §3.9.4).
  */
 function takeOldest(dir: string): string | undefined {
   const offered = names(dir)
@@ -156,10 +131,8 @@ const require = createRequire(import.meta.url);
 type Stop = 'done' | 'again' | 'deadline';
 
 /**
- * Run every deferred request of the store, oldest first, each as the process it would have been (so
- * that its command's own code, flags and fail-open rules apply), with the index current. Returns how
- * many ran. A job with a deadline (a background one) gives each run its share of it and sets aside one
- * that needs more; a run without a deadline (a person's) gives those another go, without a bound.
+ * Run every deferred request, oldest first, each as the process it would have been, on a current index. A person's
+ * run (no deadline) gives set-aside ones another go.
  */
 export function runDeferred(store: Store): number {
   const dir = deferredDir(store.dir);
@@ -191,7 +164,7 @@ export function runDeferred(store: Store): number {
     // looked at after letting go: a run kept after the last look, whose writer saw the lock held, is here
     if (deferredCount(store.dir) === 0 || stop === 'again') return ran;
     if (stop === 'deadline') {
-      startJob(store, 'apply-kept'); // a successor with a deadline of its own
+      startJob(store, 'apply-kept');
       return ran;
     }
   }
@@ -213,7 +186,7 @@ function drain(store: Store, cairn: string, bounded: boolean): { ran: number; st
     try {
       request = readRequest(path);
     } catch (err) {
-      backTo(UNREADABLE); // kept for a person to look at, never run
+      backTo(UNREADABLE);
       store.log.warn((err as Error).message);
       continue;
     }

@@ -22,11 +22,9 @@ import {
 import { parseJsonLine, readBytes } from '../io/jsonl.js';
 import { indexWritable, type Store } from './store.js';
 
-// `cairn doctor`, the store's side (SPEC §2): the modules load, the settings read, the database is
-// sound, each log is applied to its index, and no fail-open error is waiting to be looked at.
-// Over 400 lines: one check a function, each small; split by file they would share every helper.
+// `cairn doctor`, the store's side (SPEC §2): modules load, settings read, the database is sound, each log is
+// applied, and no fail-open error waits. Over 400 lines: one small check a function, sharing every helper.
 
-/** better-sqlite3 and tiktoken (the encoding of config.json) load on this machine. */
 export function moduleChecks(encoding: string): Check[] {
   const check = (name: string, load: () => void): Check => {
     try {
@@ -58,13 +56,11 @@ export function configCheck(dir: string): Check {
   };
 }
 
-/** A problem of config.json as doctor says it: an unknown setting with the nearest known name. */
 function phrase(problem: ConfigProblem): string {
   const guess = problem.known && nearest(problem.setting.slice(problem.prefix.length), problem.known);
   return guess ? `${problem.text} (did you mean "${problem.prefix}${guess}"?)` : problem.text;
 }
 
-/** What a file system entry is, for a sentence. */
 function kindOf(stats: Stats): string {
   if (stats.isSymbolicLink()) return 'a symbolic link';
   if (stats.isDirectory()) return 'a directory';
@@ -76,9 +72,8 @@ function kindOf(stats: Stats): string {
 const RESTORE = (path: string) => `move it away, then restore the log from git (git checkout -- .cairn/${path})`;
 
 /**
- * The entries of a store that must be a directory or a regular file (never a link: cairn writes
- * through none, SPEC §2), and what to do when one is something else. Every command fails open on
- * them — so nothing else would ever say it.
+ * Store entries that must be a directory or a regular file (never a link: cairn writes through none, SPEC §2).
+ * Every command fails open on them, so nothing else would ever say it.
  */
 const STORE_ENTRIES: { path: string; kind: 'directory' | 'file'; remedy: string }[] = [
   {
@@ -105,10 +100,6 @@ function lstatOrNull(path: string): Stats | null {
   }
 }
 
-/**
- * The store's entries, its locks and whether its cache can be written: each broken one a failing
- * check named by its path, with what to do about it.
- */
 export function storeLayoutChecks(dir: string): Check[] {
   const checks: Check[] = [];
   for (const entry of STORE_ENTRIES) {
@@ -138,20 +129,13 @@ export function storeLayoutChecks(dir: string): Check[] {
   return checks;
 }
 
-/** A log whose index doctor reports, and what applies the rest of it when the index is behind. */
 export interface FollowedLog {
   follower: LogFollower<unknown>;
-  /**
-   * For a person reading the report: which run applies the rest (an index behind its log is normal after a capture or a
-   * pull).
-   */
+  /** Which run applies the rest (an index behind its log is normal after a capture or a pull). */
   catchUp: string;
 }
 
-/**
- * Integrity of cache/state.db and how far each log is applied to it. The database is opened as is: never moved aside
- * here.
- */
+/** Integrity of cache/state.db and how far each log is applied; opened as is, never moved aside. */
 export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
   if (!existsSync(dbPath))
     return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
@@ -165,7 +149,6 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
       within: dirname(dirname(dbPath)),
     });
   } catch (err) {
-    // held by another process: nothing is wrong with it, the person learns what to wait for (or stop)
     if (err instanceof IndexCatchingUp)
       return [{ name: 'database', status: 'warn', detail: `${describeError(err)}: checked again once it lets go` }];
     return [
@@ -209,9 +192,8 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
           detail: `${s.appliedBytes} of ${s.logBytes} bytes of ${log} applied so far: ${catchUp}`,
         });
     }
-    // The readers' indexes of the event log are set aside during a replay and built at its end; one
-    // missing with no build under way would make every lookup read a whole table (seconds at 100k
-    // patterns; store-deliberation fails open without the term index).
+    // The readers' indexes are set aside during a replay; one missing with no build under way makes every lookup
+    // read a whole table.
     const events = logs.find((l) => l.follower.name === 'events');
     if (events && !followerStatus(db, events.follower).rebuilding) {
       const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?");
@@ -238,9 +220,8 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
 }
 
 /**
- * Writes kept while the index caught up (lib/store/deferred.ts): a background `cairn rebuild
- * --continue` applies them within seconds. One waiting with nothing applying it, or set aside as too
- * long for the background, is memory not yet recorded: a failing check, with what to run.
+ * Writes kept while the index caught up (lib/store/deferred.ts). One waiting with nothing applying it, or set
+ * aside as too long for the background, is memory not yet recorded: a failing check.
  */
 export function deferredCheck(dir: string): Check {
   const name = 'deferred writes';
@@ -292,12 +273,8 @@ export function deferredCheck(dir: string): Check {
   };
 }
 
-/** The file `cairn maintain` rewrites after each run, in cache/: the cron line that runs it is this machine's. */
+/** The stamp `cairn maintain` rewrites in cache/: the cron line that runs it is this machine's. */
 export const MAINTAINED_STAMP = 'maintained';
-/**
- * After each `cairn maintain` (not a preview). Best effort: a store that cannot be written keeps no record (doctor then
- * says so).
- */
 export function recordMaintained(store: Store): void {
   try {
     store.writeFile(join(store.dir, 'cache', MAINTAINED_STAMP), '');
@@ -306,14 +283,11 @@ export function recordMaintained(store: Store): void {
   }
 }
 
-/** Nightly, with a few hours of slack. */
 const MAINTAIN_EVERY_MS = 36 * 3_600_000;
 
 /**
- * Whether the nightly `cairn maintain` runs (README: Nightly maintenance). Without it nothing that
- * decayed away is deprecated, blocks fit uncounted lines by their byte length and only writers pack
- * the lists they read: nothing fails, the blocks get worse. A store whose pattern log is younger than
- * a night has missed none yet.
+ * Whether the nightly `cairn maintain` runs (README: Nightly maintenance): without it nothing fails, but the blocks
+ * get worse. A store whose pattern log is younger than a night has missed none yet.
  */
 export function maintenanceCheck(dir: string, eventsPath: string): Check {
   const name = 'maintenance';
@@ -322,7 +296,7 @@ export function maintenanceCheck(dir: string, eventsPath: string): Check {
   try {
     ranAt = statSync(join(dir, 'cache', MAINTAINED_STAMP)).mtimeMs;
   } catch {
-    ranAt = undefined; // never ran here
+    ranAt = undefined;
   }
   // file times are real times: compared with the real clock, not a pinned CAIRN_NOW
   if (ranAt !== undefined) {
@@ -342,10 +316,6 @@ export function maintenanceCheck(dir: string, eventsPath: string): Check {
   };
 }
 
-/**
- * When the pattern log's first line was written; NaN when it cannot be told (the database checks report a log that does
- * not read).
- */
 function firstEventTime(eventsPath: string): number {
   try {
     const first = parseJsonLine<{ ts?: unknown }>(readBytes(eventsPath, 0, 4096).toString('utf8').split('\n')[0]);
@@ -356,9 +326,8 @@ function firstEventTime(eventsPath: string): number {
 }
 
 /**
- * Stored roles that config.json does not name and that look like a misspelling of another role. A
- * role is warned about only while nothing is stored for it, so `--role audtor` in one step of a
- * pipeline is said once and then learns, as a role of its own, from then on; doctor keeps saying it.
+ * Stored roles config.json does not name that look like a misspelling of another. A run warns only while nothing
+ * is stored for the role (then it learns as a role of its own); doctor keeps saying it.
  */
 export function roleCheck(config: Config, readStored: () => string[]): Check {
   const configured = configuredRoles(config);
@@ -394,11 +363,10 @@ export function roleCheck(config: Config, readStored: () => string[]): Check {
   };
 }
 
-/** Fail-open errors recorded since the last `cairn doctor --clear`. */
 export function healthCheck(dir: string): Check {
   const health = readHealth(dir);
   if (!health) return { name: 'health', status: 'ok', detail: 'no errors recorded' };
-  // recorded messages may quote what a command read, and a version before this one did not clean them
+  // recorded messages may quote what a command read
   const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
   const last = lastErrors(dir, 3)
     .map((l) => `\n    ${shown(l)}`)
@@ -412,7 +380,6 @@ export function healthCheck(dir: string): Check {
   };
 }
 
-/** The recorded project id against the one this checkout derives (SPEC §1.2: reported, never silently followed). */
 export function projectIdCheck(loc: Location): Check {
   const name = 'project id';
   if (loc.projectFrom === 'given')

@@ -7,32 +7,21 @@ import type { Deadline } from '../core/deadline.js';
 import type { Progress } from '../core/progress.js';
 import type { Database } from './db.js';
 
-// The one log→index follower (ARCHITECTURE seam 5, SPEC §3.2, §4.3). A JSONL log is the truth; SQLite
-// records how far into it it has applied: the byte offset, hashes of the first and last WINDOW bytes of
-// that prefix, and (for an ordered log) the last applied key. A grown log applies its tail; a changed
-// prefix (a merge, a rotation) or a tail that sorts before what was applied triggers a rebuild.
-//
-// Work is committed in batches (one transaction per time slice, the mark moving with it), so a replay
-// cut short by a deadline keeps its progress and the next process resumes it: a fresh clone's hooks
-// converge without `cairn rebuild`. A process that finds the index incomplete finishes it (or fails
-// open at its deadline) before reading, so no reader acts on a half-applied log.
+// The one log→index follower (ARCHITECTURE seam 5, SPEC §3.2, §4.3). SQLite records how far into a JSONL log it
+// applied (offset, hashes of the prefix's first and last WINDOW bytes, the last key of an ordered log): a grown
+// log applies its tail; a changed prefix or a tail sorting before what was applied rebuilds. Work commits in time
+// slices, so the next process resumes a replay cut short; no reader acts on a half-applied log.
 
 export interface LogFollower<T> {
-  /** Progress is kept in `meta` under `log:<name>`. */
   name: string;
-  /** Absolute path of the JSONL log. */
   path: string;
   parse(text: string, offset: number, warn: (message: string) => void): T | undefined;
   apply(db: Database, item: T, offset: number): void;
-  /** Delete this log's derived rows, and only its own (at the start of a full replay). */
+  /** Delete this log's derived rows, and only its own. */
   reset(db: Database): void;
   /** At the end of a full replay, in a transaction of its own: build what reset set aside. */
   finish?(db: Database): void;
-  /**
-   * At the end of a full replay under a deadline, before `finish`: start it elsewhere when it would
-   * take longer than a hook has (true), or leave it to this run (false). Every row is applied either
-   * way; readers work without what `finish` builds until it is built.
-   */
+  /** Under a deadline: true when `finish` was started elsewhere, taking longer than a hook has. */
   finishLater?(db: Database): boolean;
   /** For a log replayed in a sort order (the event log: (ts, id)); absent: file order. */
   orderKey?(item: T): string;
@@ -49,30 +38,24 @@ export interface FollowOptions {
   warn: (message: string) => void;
   /** Longest a batch holds the write lock before committing its progress (ms). */
   sliceMs?: number;
-  /** Told how far a replay has come: bytes of the log in file order, events in an ordered replay. */
   progress?: Progress;
 }
 
 const WINDOW = 4096;
-// A slice commits its progress; each commit writes the pages it touched, so a slice is long enough
-// to amortise that and short enough that a cut-short run loses little (the deadline ends one early).
+// Long enough to amortise a commit's page writes, short enough that a cut-short run loses little.
 const SLICE_MS = 400;
 
 interface Mark {
   offset: number;
   head: string;
   tail: string;
-  /** Last applied order key (ordered logs). */
   last: string;
   /** The log's size and mtime when the mark was written: an unchanged log costs one stat. */
   size: number;
   mtimeMs: number;
-  /**
-   * An ordered rebuild in progress: who started it, the last key it applied, and the log prefix it
-   * was started on (a later process resumes only while that prefix is unchanged).
-   */
+  /** An ordered rebuild in progress; a later process resumes it only while its basis prefix is unchanged. */
   rebuild?: { epoch: string; through: string; basis: { offset: number; head: string; tail: string } };
-  /** A first build in file order is under way: what `finish` builds is set aside until it reaches the end. */
+  /** A first build in file order is under way: what `finish` builds is set aside until the end. */
   building?: true;
 }
 
@@ -101,7 +84,7 @@ function statLog(path: string): { size: number; mtimeMs: number } | undefined {
   }
 }
 
-/** Hashes of the first and the last 4 KiB of a log's first `offset` bytes: what a prefix is recognised by. */
+/** Hashes of the first and last WINDOW bytes of a log's first `offset` bytes: how a prefix is recognised. */
 export function windowHashes(path: string, offset: number): { head: string; tail: string } {
   if (offset === 0) return { head: '', tail: '' };
   const tailStart = Math.max(0, offset - WINDOW);
@@ -111,12 +94,10 @@ export function windowHashes(path: string, offset: number): { head: string; tail
   };
 }
 
-/** A mark for "applied up to `offset`", with the log's size and mtime as stat saw them before reading. */
 function markAt(path: string, offset: number, last: string, seen: { size: number; mtimeMs: number }): Mark {
   return { offset, ...windowHashes(path, offset), last, size: seen.size, mtimeMs: seen.mtimeMs };
 }
 
-/** Does the applied prefix still read as it did? (A merge or rotation rewrites it.) */
 export function prefixIntact(path: string, mark: Pick<Mark, 'offset' | 'head' | 'tail'>, size: number): boolean {
   if (size < mark.offset) return false;
   const { head, tail } = windowHashes(path, mark.offset);
@@ -156,13 +137,12 @@ export function follow<T>(db: Database, f: LogFollower<T>, opts: FollowOptions):
   }
   if (!st && mark.offset === 0 && !mark.rebuild) return { applied: 0, skipped: 0, rebuilt: false };
   if (mark.rebuild) return orderedRebuild(db, f, opts, false);
-  // The first build (a fresh clone, a deleted state.db) goes in file order — a log written by appends
-  // is in order, and each run resumes where the last stopped without reading the prefix again — with
-  // what only readers need set aside (reset) and built once at its end (finish).
+  // A first build goes in file order (an appended log is in order, and each run resumes without rereading the
+  // prefix), with what only readers need set aside (reset) and built once at its end (finish).
   if (f.finish && mark.offset === 0 && st && st.size > 0) {
     db.transaction(() => {
       const now = readMark(db, f);
-      if (now.offset !== 0 || now.rebuild) return; // another process has started (and committed part of) it
+      if (now.offset !== 0 || now.rebuild) return; // another process has started it
       f.reset(db);
       writeMark(db, f, { ...EMPTY, building: true });
     }).immediate();
@@ -181,8 +161,8 @@ export function rebuildIndex<T>(db: Database, f: LogFollower<T>, opts: FollowOpt
 }
 
 /**
- * Apply lines after the mark in file order, one time slice per transaction. Each slice re-reads the
- * mark under the write lock, so processes following at once take turns and never apply a line twice.
+ * Apply lines after the mark in file order, one slice per transaction that re-reads the mark under the write
+ * lock, so processes following at once take turns and never apply a line twice.
  */
 function applyTail<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, rebuilt: boolean): FollowReport {
   const report: FollowReport = { applied: 0, skipped: 0, rebuilt };
@@ -254,10 +234,8 @@ function applyTail<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, rebu
 const NEEDS_REBUILD = Symbol('needs rebuild');
 
 /**
- * The end of a full replay: build what `reset` set aside (`finish`, one step that cannot be cut
- * short). Under a deadline, a finish too long for any hook is started in the background
- * (`finishLater`), and a run with less than half its deadline left leaves it to the next run, which
- * starts with all of its time: a hook ends within its deadline (SPEC §2).
+ * The end of a full replay: build what `reset` set aside, unless it goes to the background (`finishLater`) or
+ * less than half the deadline is left (the next run has all of its own).
  */
 function completeBuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions): void {
   if (!readMark(db, f).building) return;
@@ -308,11 +286,8 @@ function readSorted<T>(f: LogFollower<T>, opts: FollowOptions): { items: Keyed<T
 }
 
 /**
- * An ordered replay in slices: read and sort the whole log, skip what earlier slices (of this or
- * another process) applied, apply the rest. `fresh` empties the tables and starts a new epoch; a
- * resumed rebuild starts over when the log it was started on has changed under it. The stat is taken
- * before reading, so a line appended meanwhile leaves the final mark's size behind the file's and the
- * next follow applies it.
+ * An ordered replay in slices: read and sort the whole log, apply what earlier slices did not. The stat is taken
+ * before reading, so a line appended meanwhile leaves the mark's size behind and the next follow applies it.
  */
 function orderedRebuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, fresh: boolean): FollowReport {
   const seen = statLog(f.path) ?? { size: 0, mtimeMs: 0 };

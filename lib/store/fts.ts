@@ -1,28 +1,26 @@
 import { isStopWord, words } from '../core/text.js';
 
-// The one FTS5 query builder (ARCHITECTURE seam 6, SPEC §4.3). It is a security seam: text from a
-// user, a prompt or a log never reaches MATCH as syntax — every term is a quoted string, so `-`, `:`,
-// `"`, `*`, `^`, AND/OR/NOT/NEAR and parentheses in the input are only ever words to look for.
+// The one FTS5 query builder (ARCHITECTURE seam 6, SPEC §4.3), a security seam: every term is a quoted string,
+// so no text from a user, a prompt or a log ever reaches MATCH as syntax.
 
 /** Enough terms for any real query; keeps the MATCH expression bounded for a whole issue file. */
 const MAX_QUERY_TERMS = 128;
 
-/** The distinct content words of a text (lower case, stop-words dropped), in order of first use. */
+/** The distinct content words of a text, in order of first use. */
 export function queryTerms(text: string, max = MAX_QUERY_TERMS): string[] {
   return [...new Set(words(text).filter((w) => !isStopWord(w)))].slice(0, max);
 }
 
 const COLUMN = /^[a-z_][a-z0-9_]*$/;
 
-/** The terms an expression built by ftsMatch holds, in its order: distinct, none empty, at most MAX_QUERY_TERMS. */
+/** The terms an expression built by ftsMatch holds, in its order. */
 export function ftsTerms(terms: string[]): string[] {
   return [...new Set(terms.filter((t) => t !== ''))].slice(0, MAX_QUERY_TERMS);
 }
 
 /**
- * Terms as an FTS5 expression: each quoted (an inner `"` doubled), joined with OR; restricted to one
- * column when `column` is given (a fixed name from the caller, never user text). Undefined when there
- * is nothing to look for, so the caller can tell "no query" from "no match".
+ * Terms as an FTS5 expression of quoted terms joined with OR, optionally within one (fixed) column. Undefined
+ * when there is nothing to look for, so the caller can tell "no query" from "no match".
  */
 export function ftsMatch(terms: string[], opts: { column?: string } = {}): string | undefined {
   const quoted = ftsTerms(terms).map((t) => `"${t.replace(/"/g, '""')}"`);

@@ -11,17 +11,11 @@ export interface Health {
   last_error: string;
   last_error_at: string;
   errors: number;
-  /**
-   * The last error was repaired where it happened (a damaged index moved aside and rebuilt from the
-   * logs): cairn doctor shows it; a session is not told its memory is degraded.
-   */
+  /** Repaired where it happened (e.g. a damaged index rebuilt): doctor shows it; sessions are not told. */
   last_repaired?: true;
 }
 
-/**
- * Record a fail-open error: a line in `cache/errors.log` and the health record that auto-recall and
- * `cairn doctor` read. Best effort: only into a store directory that exists, never throwing.
- */
+/** Record a fail-open error in cache/errors.log and the health record. Best effort, never throws. */
 export function recordFailure(
   storeDir: string | undefined,
   command: string,
@@ -68,7 +62,6 @@ export interface Check {
 
 const HEALTH_CAP = 64 * 1024;
 
-/** The health record, or null when no fail-open error was recorded since the last clear. */
 export function readHealth(storeDir: string): Health | null {
   try {
     return JSON.parse(
@@ -86,10 +79,9 @@ export function clearHealth(storeDir: string): void {
 
 const ERRORS_TAIL = 64 * 1024;
 
-/** The last `n` lines of cache/errors.log. */
 export function lastErrors(storeDir: string, n: number): string[] {
   try {
-    // the log only grows: its tail holds the last lines, whatever its size (the tail's first line may be cut)
+    // the tail's first line may be cut
     const tail = readFileTail(join(storeDir, 'cache', 'errors.log'), ERRORS_TAIL);
     if (!tail) return [];
     const text = tail.toString('utf8');
@@ -103,10 +95,7 @@ export function lastErrors(storeDir: string, n: number): string[] {
   }
 }
 
-/**
- * A run of `command` succeeded: if the last recorded error was that command's, the memory is healthy
- * again and the record goes (SPEC §2: "cleared once a later run succeeds"). One stat when healthy.
- */
+/** A run of `command` succeeded: clear its recorded error (SPEC §2). One stat when healthy. */
 export function clearFailure(storeDir: string, command: string): void {
   if (!existsSync(join(storeDir, 'cache', 'health.json'))) return;
   if (readHealth(storeDir)?.last_error.startsWith(`${command}: `)) clearHealth(storeDir);

@@ -31,8 +31,8 @@ const GITATTRIBUTES_LINES = [
 const SETTINGS_CAP = 1024 * 1024;
 
 /**
- * Add the lines a file inside `within` lacks, keeping every line it has. Returns the lines added.
- * A symbolic link there is refused, not read: its target would be copied into a committed file.
+ * Add the lines a file inside `within` lacks, keeping every line it has; returns those added. A symbolic link
+ * is refused, not read: its target would be copied into a committed file.
  */
 export function ensureLines(path: string, wanted: string[], within: string): string[] {
   const current = readSmallFile(path, SETTINGS_CAP, true)?.toString('utf8') ?? '';
@@ -57,7 +57,6 @@ export function readGitattributes(dir: string): string[] {
 
 export function initStore(dir: string): { created: boolean; added: string[] } {
   const created = !existsSync(dir);
-  // a --dir store may name a directory whose parents are new too
   if (created) mkdirSync(dirname(dir), { recursive: true });
   mkdirNoFollow(dir, join(dir, 'cache'));
   const added = [
@@ -68,10 +67,8 @@ export function initStore(dir: string): { created: boolean; added: string[] } {
 }
 
 /**
- * Record the project id in the project's own store (SPEC §1.2, amended: `cairn init` and the first
- * write do), unless one is recorded already: from then on it wins over the derived id, so memory
- * survives moving the directory, adding a remote or cloning. config.json is committed, and every
- * other setting in it is kept. Returns the recorded id (null for a --dir store shared by projects).
+ * Record the project id in config.json unless one is there (SPEC §1.2): it then wins over the derived id, so
+ * memory survives a move, a new remote or a clone. Null for a --dir store shared by projects.
  */
 export function recordProjectId(location: Location): string | null {
   if (!location.ownStore) return null;

@@ -8,18 +8,14 @@ import {
   UNTESTED_UNITS,
 } from '../core/score-weights.js';
 
-// The rank keys of the patterns table (SPEC §3.4), written once: db.ts builds the rank indexes on these
-// very expressions, and the ranking reads them by the same text (lib/patterns/index/ranking.ts) — SQLite
-// uses an index on an expression only for that expression. A decaying pattern's ln(base) is
-// ln(rate · cat) + last_used / 14 days − now / 14 days + ln(ctx · role): the first two terms do not
-// depend on the moment, so one index over them orders a role's patterns as the score does at any time,
-// up to the context and role factors. A decay-immune pattern's key is ln(rate · cat) alone. Both use
-// the default prior: a configured one ranks by scoring every candidate.
+// The rank keys of the patterns table (SPEC §3.4), written once: db.ts indexes these very expressions and the
+// ranking reads them by the same text, as SQLite uses an expression index only for that expression. The
+// moment-independent part of ln(score) orders a role's patterns as the score does at any time, up to the context
+// and role factors; both keys use the default prior (a configured one scores every candidate).
 
 /** support() of lib/events/credit.ts over the patterns table. */
 export const SUPPORT_SQL = `(MAX(0, held) + MIN(MAX(0, untested), ${UNTESTED_UNITS}) * ${UNTESTED_UNIT})`;
 
-/** The category's weight. */
 export const CATEGORY_SQL = `CASE category ${Object.entries(CATEGORY_WEIGHT)
   .map(([c, v]) => `WHEN '${c}' THEN ${v}`)
   .join(' ')} ELSE 1.0 END`;

@@ -7,17 +7,12 @@ import { CONFIG_CAP } from './config.js';
 export interface Location {
   /** The project root: the first directory up from the start that holds `.cairn/` or `.git`. */
   root: string;
-  /** The store directory (`<root>/.cairn`, or --dir / $CAIRN_DIR). */
   dir: string;
   /** Every read and write is scoped by this id (SPEC §1.2). */
   project: string;
-  /**
-   * Where the id came from: --project or $CAIRN_PROJECT, the store's config.json, or the origin
-   * remote or root path — 'unreadable' when config.json exists but no recorded id can be read from
-   * it (the store then refuses to open rather than read or write under another id).
-   */
+  /** Where the id came from; 'unreadable': config.json holds no readable id, and the store refuses to open. */
   projectFrom: 'given' | 'recorded' | 'derived' | 'unreadable';
-  /** The store is the project's own `.cairn/`, not a --dir / $CAIRN_DIR store that many projects may share. */
+  /** The project's own `.cairn/`, not a --dir / $CAIRN_DIR store that many projects may share. */
   ownStore: boolean;
 }
 
@@ -25,19 +20,13 @@ export interface LocationOptions {
   root?: string;
   dir?: string;
   project?: string;
-  /** A hook payload's cwd, used after $CLAUDE_PROJECT_DIR (see locate). */
+  /** A hook payload's cwd, used after $CLAUDE_PROJECT_DIR. */
   payloadCwd?: string;
 }
 
 /**
- * Resolve root, store dir and project id without spawning anything (SPEC §1.2). The root and a
- * given store directory are real paths (links resolved): the caller chose them, and every write
- * below them refuses links (SPEC §2). The id recorded in the project's own store wins over a
- * derived one, so memory survives moving the directory or adding a remote; a store shared through
- * --dir holds many projects, so there the id is given or derived.
- *
- * A host's project directory outranks the payload's cwd: Claude Code's cwd follows the agent's `cd`
- * (into a nested repository, say), while a session's captures and its recall must find one store.
+ * Resolve root, store dir and project id without spawning anything (SPEC §1.2). A host's project directory
+ * outranks the payload's cwd: Claude Code's cwd follows the agent's `cd`, but a session must find one store.
  */
 export function locate(opts: LocationOptions = {}, env = process.env): Location {
   const start = opts.root ?? env.CAIRN_ROOT ?? env.CLAUDE_PROJECT_DIR ?? opts.payloadCwd ?? process.cwd();
@@ -63,23 +52,18 @@ function realOrResolved(path: string): string {
   try {
     return realpathSync(full);
   } catch {
-    return full; // not there (yet)
+    return full;
   }
 }
 
 const UNREADABLE = Symbol('unreadable config.json');
 
-/** The project id `cairn init` (or the first write) recorded in the store's config.json, if any. */
 function recordedProjectId(dir: string): string | undefined {
   const id = readRecordedId(dir);
   return typeof id === 'string' ? id : undefined;
 }
 
-/**
- * The recorded id; undefined when none is recorded; UNREADABLE when config.json cannot be parsed and
- * no id can be picked out of it. A typo elsewhere in the file (a trailing comma) must not switch the
- * project's identity: the id is then read from its `"project": "…"` pair alone.
- */
+/** A typo elsewhere in config.json must not switch the project's identity: then its `"project"` pair is read alone. */
 function readRecordedId(dir: string): string | undefined | typeof UNREADABLE {
   let text: string | undefined;
   try {
@@ -100,17 +84,12 @@ function readRecordedId(dir: string): string | undefined | typeof UNREADABLE {
 }
 
 export interface ProjectIdStatus {
-  /** The id recorded in the project's own store, or null. */
   recorded: string | null;
-  /** The id the origin remote (or the root's path) gives today. */
   derived: string;
-  /** A recorded id that differs from the derived one: the recorded one is used, and `cairn doctor` says so. */
   mismatch: boolean;
 }
 
-/**
- * For `cairn doctor` (SPEC §1.2): a derived id that differs from the recorded one is reported, never silently followed.
- */
+/** For `cairn doctor` (SPEC §1.2): a changed derived id is reported, never silently followed. */
 export function projectIdStatus(location: Location): ProjectIdStatus {
   const recorded = location.ownStore ? (recordedProjectId(location.dir) ?? null) : null;
   const derived = projectIdFor(location.root);
@@ -139,7 +118,6 @@ export function projectIdFor(root: string): string {
   return shortHash(`path:${real}`);
 }
 
-/** `https://user:tok@GitHub.com/Org/Repo.git` and `git@github.com:Org/Repo` normalise alike. */
 export function normaliseRemoteUrl(url: string): string {
   let u = url.trim();
   let scp = /^([^@/\s]+@)?([^:/\s]+):(?!\/)(.+)$/.exec(u); // scp-like: [user@]host:path
@@ -164,7 +142,7 @@ export function normaliseRemoteUrl(url: string): string {
   return `${host.toLowerCase()}/${path}`;
 }
 
-/** Read `remote "origin"`'s url from git's config file, following worktree and gitdir links. */
+/** `remote "origin"`'s url from git's config file. */
 export function readOriginUrl(root: string): string | undefined {
   const configPath = gitConfigPath(root);
   if (!configPath) return undefined;
@@ -189,7 +167,7 @@ export function readOriginUrl(root: string): string | undefined {
   return undefined;
 }
 
-/** The git directory of the work tree at `root` (for a linked worktree, its own one), following a `.git` file. */
+/** The git directory of the work tree at `root`, following a `.git` file. */
 export function gitDirOf(root: string): string | undefined {
   const dotGit = join(root, '.git');
   try {
@@ -215,10 +193,7 @@ export function currentBranch(root: string): string | undefined {
   }
 }
 
-/**
- * A small file of git's, read bounded (every hook reads these; a FIFO or device in its place must not hang it); throws
- * when missing.
- */
+/** A small file of git's, read bounded (a FIFO in its place must not hang a hook); throws when missing. */
 function gitFile(path: string): string {
   const bytes = readSmallFile(path, GIT_FILE_CAP);
   if (bytes === undefined) throw new Error(`${path} is missing`);

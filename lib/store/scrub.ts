@@ -10,15 +10,10 @@ import { readLines } from '../io/jsonl.js';
 import type { Check } from './health.js';
 import type { Store } from './store.js';
 
-// Secrets already in the committed logs (SPEC §4.6, amended 2026-11-27). A log written before every
-// text passed the redactor — or by a teammate's older cairn — may hold them: `cairn doctor` counts the
-// lines that do, and `cairn scrub` rewrites the logs with every string in them redacted. It is the one
-// sanctioned rewrite of an append-only log: under the log's lock, by the one write-temp-then-rename,
-// after a copy of the original outside the committed tree (cache/, ignored). A line without a secret
-// is kept byte for byte, and a line's rewrite depends on that line alone, so two clones that scrub the
-// same lines write the same lines and still merge by union. Ids stay as written: a pattern whose text
-// was redacted keeps the id its text once hashed to, so every event that names it still does, and a
-// replay gives the state it gave before, without the secret.
+// Secrets already in the committed logs (SPEC §4.6): doctor counts the lines that hold one; `cairn scrub` rewrites
+// the logs redacted — the one sanctioned rewrite of an append-only log, under its lock, after a backup in cache/.
+// A line's rewrite depends on that line alone (so scrubbed clones still merge by union), and ids stay as written
+// (so a replay gives the same state, without the secret).
 
 export interface ScrubTarget {
   path: string;
@@ -27,16 +22,11 @@ export interface ScrubTarget {
 }
 
 export interface Scrubbed {
-  /** The file, relative to the store. */
   file: string;
-  /** Lines (entries of an array) that held a secret. */
   lines: number;
 }
 
-/**
- * The committed logs (SPEC §1.2): the pattern log, the knowledge log and its archive, the landing log,
- * and the landing library an older cairn wrote (their paths are the landing domain's: lib/landing/library.ts).
- */
+/** The committed logs (SPEC §1.2); the landing paths are the landing domain's (lib/landing/library.ts). */
 export function committedLogs(store: Store, landings: { log: string; library: string }): ScrubTarget[] {
   return [
     { path: store.eventsPath, format: 'lines' },
@@ -47,7 +37,7 @@ export function committedLogs(store: Store, landings: { log: string; library: st
   ];
 }
 
-/** A log line with every string in it redacted; the line as written when nothing changes (not JSON: as text). */
+/** A log line with every string in it redacted; the line as written when nothing changes. */
 function scrubLine(line: string): string {
   let value: unknown;
   try {
@@ -59,7 +49,7 @@ function scrubLine(line: string): string {
   return scrubbed === value ? line : JSON.stringify(scrubbed);
 }
 
-/** How many lines (or entries) of the file hold a secret, read as it is (no lock: a count for doctor). */
+/** How many lines (or entries) of the file hold a secret, read without a lock (a count for doctor). */
 export function countSecrets(target: ScrubTarget): number {
   if (target.format === 'array') return scrubArray(readArray(target.path)).changed;
   let count = 0;
@@ -67,10 +57,6 @@ export function countSecrets(target: ScrubTarget): number {
   return count;
 }
 
-/**
- * Rewrite the file with its secrets redacted, under its lock, after a copy of the original in
- * `backupDir` (only a file that changes is copied and rewritten). Returns how many lines changed.
- */
 export interface ScrubOptions {
   deadline: Deadline;
   /** The store: nothing outside it is written, no link in it followed. */
@@ -78,6 +64,7 @@ export interface ScrubOptions {
   backupDir: string;
 }
 
+/** Rewrite the file redacted, under its lock, after a backup copy; returns how many lines changed. */
 export function scrubFile(target: ScrubTarget, opts: ScrubOptions): number {
   const lock = acquireLock(target.path, opts.deadline);
   try {
@@ -88,7 +75,7 @@ export function scrubFile(target: ScrubTarget, opts: ScrubOptions): number {
     if (target.format === 'array') {
       const scrubbed = scrubArray(parseArray(original, target.path));
       changed = scrubbed.changed;
-      text = `${JSON.stringify(scrubbed.entries, null, 2)}\n`; // the library's own layout (lib/landing/library.ts)
+      text = `${JSON.stringify(scrubbed.entries, null, 2)}\n`; // the library's own layout
     } else {
       // the last piece is '' after a final newline, or a torn line: scrubbed too
       const lines = original.split('\n');
@@ -111,7 +98,6 @@ export function backupDirFor(storeDir: string, now: number): string {
   return join(storeDir, 'cache', `scrub-backup-${new Date(now).toISOString().replace(/[-:]|\.\d+/g, '')}`);
 }
 
-/** For `cairn doctor`: how many lines of the committed logs hold secrets. */
 export function secretsCheck(targets: ScrubTarget[], storeDir: string): Check {
   const found: Scrubbed[] = [];
   for (const target of targets) {
@@ -156,7 +142,7 @@ function parseArray(text: string, path: string): unknown[] {
   return value;
 }
 
-/** The file's text, read as a regular file and never through a symbolic link; undefined when missing. */
+/** Read as a regular file, never through a symbolic link; undefined when missing. */
 function readWhole(path: string): string | undefined {
   const fd = openRegularFile(path, true);
   if (fd === undefined) return undefined;

@@ -13,15 +13,10 @@ import type { Deadline } from '../core/deadline.js';
 import type { Logger } from '../core/logger.js';
 import type { Progress } from '../core/progress.js';
 
-/**
- * How long `cairn rebuild` holds the write lock per committed slice (a hook's is shorter,
- * lib/store/follower.ts): each commit writes every page its slice touched, and a replay touches the same
- * pattern pages in every slice, so fewer commits are faster. Hooks meanwhile fail open after waiting for
- * the lock up to their deadline, as during any rebuild; a killed rebuild loses one slice.
- */
+/** `cairn rebuild`'s commit slice: a replay touches the same pattern pages in every slice, so fewer are faster. */
 const REBUILD_SLICE_MS = 2_000;
 
-/** An opened `.cairn/` store: where it is, its settings, and (lazily) its database kept in sync with the log. */
+/** An opened `.cairn/` store: where it is, its settings, and (lazily) its database in sync with the logs. */
 export class Store {
   readonly config: Config;
   private db: Database | undefined;
@@ -34,10 +29,6 @@ export class Store {
     readonly deadline: Deadline,
     readonly log: Logger,
     readonly strict: boolean,
-    /**
-     * A writer whose runs apply in the order they came: it queues behind writes deferred before it
-     * (lib/store/deferred.ts).
-     */
     readonly writesInOrder = false,
   ) {
     this.config = readConfig(location.dir, log, strict);
@@ -55,7 +46,6 @@ export class Store {
   get dbPath(): string {
     return join(this.dir, 'cache', 'state.db');
   }
-  // the knowledge logs and their local companions (SPEC §1.2, §4)
   get knowledgePath(): string {
     return join(this.dir, 'memory', 'knowledge.jsonl');
   }
@@ -84,10 +74,8 @@ export class Store {
   }
 
   /**
-   * Append lines to one of this store's logs (the one JSONL writer, under the log's lock, never
-   * through a symbolic link in the store). The append is the commit point (SPEC §2): before it the
-   * deadline may still stop the run and nothing is recorded; after it the run's change stands, and
-   * what fails later (indexing, the deadline) is a warning that the next run catches up on.
+   * Append lines to one of this store's logs. The append is the commit point (SPEC §2): after it, what fails is a
+   * warning the next run catches up on.
    */
   appendLines(path: string, build: (lastLine: string | undefined) => string[]): string[] {
     this.deadline.check('recording the change');
@@ -96,26 +84,20 @@ export class Store {
     return lines;
   }
 
-  /** Whether this run has appended to a log of the store: its change is recorded, whatever happens next. */
   get committed(): boolean {
     return this.appended;
   }
 
-  /** Rewrite a file of the store whole (temp file, then rename), never through a symbolic link in the store. */
   writeFile(path: string, content: string | ((fd: number) => void)): void {
     writeFileAtomic(path, content, this.dir);
   }
 
-  /** The database, opened on first use; no log is followed (see `indexed`). */
   get database(): Database {
     this.db ??= this.open();
     return this.db;
   }
 
-  /**
-   * The database with this log's derived tables brought up to date (once per process and log): the
-   * domains register their logs here, so a command that never asks loads no SQLite at all.
-   */
+  /** The database with this log's derived tables up to date (once per process and log). */
   indexed<T>(follower: LogFollower<T>): Database {
     // Every read of a domain starts here, so this is where a run past its deadline stops (SPEC §2).
     this.deadline.check(`reading the ${follower.name} index`);
@@ -123,8 +105,7 @@ export class Store {
       try {
         this.healing(() => follow(this.database, follower, this.followOptions()));
       } catch (err) {
-        // another process holds the index for as long as this run could wait: it is catching up (a fresh clone's
-        // replay)
+        // another process holds the index as long as this run can wait: it is catching up (a fresh clone's replay)
         if (isBusy(err))
           throw new IndexCatchingUp(
             'lock',
@@ -137,7 +118,6 @@ export class Store {
     return this.database;
   }
 
-  /** Bring a log's index up to date again (after this process appended to it). */
   refresh<T>(follower: LogFollower<T>, progress?: Progress): FollowReport {
     return this.healing(() => follow(this.database, follower, this.followOptions(progress)));
   }
@@ -155,9 +135,7 @@ export class Store {
     return { deadline: this.deadline, warn: (m: string) => this.log.warn(m), progress };
   }
 
-  /**
-   * Move a database with a corrupt page aside (the log still holds everything); the next open rebuilds it. Best effort.
-   */
+  /** Move a database with a corrupt page aside (the log holds everything); the next open rebuilds it. */
   quarantine(err: unknown): void {
     this.close();
     try {
@@ -170,11 +148,7 @@ export class Store {
     }
   }
 
-  /**
-   * The index file, or — when the store cannot be written (a read-only checkout, another user's
-   * store) — an index built in memory from the logs, so pure reads still work there (SPEC §2);
-   * writes fail at the append as they must.
-   */
+  /** The index file, or — when the store cannot be written — one built in memory, so pure reads work (SPEC §2). */
   private open(): Database {
     const opts = {
       deadline: this.deadline,
@@ -192,10 +166,7 @@ export class Store {
     return openDatabase(this.dbPath, opts);
   }
 
-  /**
-   * Run idempotent work (a sync, a rebuild); if it meets a corrupt page that the open did not see,
-   * start afresh from the log and run it again. Under --strict the corruption is the error.
-   */
+  /** Run idempotent work; on a corrupt page the open did not see, start afresh from the log and run it again. */
   private healing<T>(work: () => T): T {
     try {
       return work();
@@ -215,13 +186,12 @@ export class Store {
   }
 }
 
-/** Whether this process may write a store's index file (or create it, or its directory). */
 export function indexWritable(dbPath: string, storeDir: string): boolean {
   const cache = dirname(dbPath);
   return writable(dbPath) && writable(cache) && (existsSync(cache) || writable(storeDir));
 }
 
-/** False only when the file (or directory) exists and this process may not write it. */
+/** False only when the path exists and this process may not write it. */
 function writable(path: string): boolean {
   try {
     accessSync(path, constants.W_OK);
@@ -232,9 +202,8 @@ function writable(path: string): boolean {
 }
 
 /**
- * The store's settings. A broken config.json is a configuration bug nobody sees in a hook's stderr:
- * the run goes on with the defaults, and the problem is recorded for `cairn doctor` and the
- * auto-recall health line (SPEC §2) until the file reads again.
+ * A broken config.json goes unseen in a hook's stderr: run with the defaults and record the problem for doctor and
+ * auto-recall's health line (SPEC §2) until the file reads again.
  */
 function readConfig(dir: string, log: Logger, strict: boolean): Config {
   try {
@@ -249,26 +218,18 @@ function readConfig(dir: string, log: Logger, strict: boolean): Config {
   }
 }
 
-/** How a broken config.json is named in the health record. */
 const CONFIG_PROBLEM = 'config.json';
 
 export interface StoreOptions {
-  /** A hook payload's cwd. */
   payloadCwd?: string | null;
-  /**
-   * First write creates the store (SPEC §1.2): a writer in a git work tree without one creates it as `cairn init`
-   * would.
-   */
+  /** A writer's first write creates the store (SPEC §1.2). */
   create?: boolean;
-  /** See Store.writesInOrder (set by the runner for the commands that defer). */
   writesInOrder?: boolean;
 }
 
 /**
- * Open the store for this invocation. A missing store is an error (fail open: nothing to do), except
- * for a writer (`create`) in a git work tree without its `.cairn/`: the first write creates the store
- * as `cairn init` would, project id recorded, so a pipeline's first run loses nothing (SPEC §1.2).
- * Readers never create it, and neither does a writer for a --dir store that is not there.
+ * Open the store for this invocation; missing, it is an error (fail open), except that a writer (`create`) in a
+ * git work tree creates its `.cairn/` as `cairn init` would, so a pipeline's first run loses nothing (SPEC §1.2).
  */
 export function openStore(
   opts: LocationOptions,

@@ -4,8 +4,7 @@ import { sha256 } from '../core/text.js';
 import { CairnError } from '../core/errors.js';
 import type { Deadline } from '../core/deadline.js';
 
-// Token counts with tiktoken, cached in the database per (encoding, text). The tokenizer costs
-// ~100 ms to load, so it is loaded only when a count is missing from the cache.
+// Token counts with tiktoken, cached in the database per (encoding, text); the tokenizer loads only on a miss.
 
 const require = createRequire(import.meta.url);
 
@@ -14,13 +13,11 @@ interface Encoder {
   free(): void;
 }
 
-// One encoder per encoding per process: long-lived callers (the learning bench, tests) load it once.
 const encoders = new Map<string, Encoder>();
 
 /**
- * tiktoken cannot be loaded here. It is WebAssembly, so node --jitless and a ulimit -v under ~10 GB
- * leave it unloadable as a broken install does: callers that only cache or report counts go on
- * with the UTF-8 byte bound (SPEC §3.5), which no token count exceeds.
+ * tiktoken cannot be loaded (it is WebAssembly: --jitless or a low ulimit -v break it as a bad install does);
+ * callers that only cache or report counts go on with the UTF-8 byte bound (SPEC §3.5).
  */
 export class TokenizerUnavailable extends CairnError {
   constructor(reason: string) {
@@ -28,7 +25,7 @@ export class TokenizerUnavailable extends CairnError {
   }
 }
 
-/** The tokenizer for an encoding, loaded once per process (`cairn doctor` checks it loads). */
+/** The tokenizer for an encoding, loaded once per process. */
 export function encoderFor(encoding: string): Encoder {
   let encoder = encoders.get(encoding);
   if (!encoder) {
@@ -48,7 +45,7 @@ export function encoderFor(encoding: string): Encoder {
   return encoder;
 }
 
-/** Texts longer than this are counted by their byte length (an upper bound) instead of tokenized. */
+/** Longer texts count as their byte length (an upper bound). */
 const TOKENIZED_BYTES = 16 * 1024;
 
 export class TokenCounter {
@@ -65,7 +62,7 @@ export class TokenCounter {
     this.lookup = db.prepare('SELECT tokens FROM token_counts WHERE key = ?');
   }
 
-  /** True once a count was missing from the cache, so the tokenizer was needed (benchmarks and tests watch this). */
+  /** A count was missing from the cache, so the tokenizer was needed (benchmarks and tests watch this). */
   get loadedTokenizer(): boolean {
     return this.loaded;
   }
@@ -94,13 +91,11 @@ export class TokenCounter {
 
   private encode(text: string): number {
     const bytes = Buffer.byteLength(text);
-    // A text far beyond any block is not worth the tokenizer's time (it takes seconds on a forged
-    // 100 KB text and traps on a 1 MB one): its UTF-8 length bounds its tokens (SPEC §3.5), and that
-    // bound already keeps it out of the block.
+    // A text far beyond any block is not worth the tokenizer's time: its UTF-8 length bounds its tokens (SPEC §3.5).
     if (bytes > TOKENIZED_BYTES) return bytes;
-    if (!this.loaded) this.deadline.check('loading the tokenizer'); // ~150 ms that cannot be interrupted
+    if (!this.loaded) this.deadline.check('loading the tokenizer'); // cannot be interrupted
     this.loaded = true;
-    // Special-token text in a pattern is counted as plain text, never rejected.
+    // Special-token text is counted as plain text, never rejected.
     return encoderFor(this.encoding).encode(text, [], []).length;
   }
 

@@ -10,18 +10,16 @@ import {
   type Bm25Query,
 } from './weights.js';
 
-// A role's candidates (SPEC §3.5 step 1) in SQL: which rows they are, each one's score with the
-// query's relevance blended in (SPEC §3.4), and the digest of the set a summary's basis hashes
-// (§3.5 step 4b). Both rankings read them: the scan (./scan.ts) and the walk (./ranking.ts).
+// A role's candidates (SPEC §3.5 step 1) in SQL: which rows, each one's score with relevance blended in (§3.4),
+// and the digest of the set a summary's basis hashes (§3.5 step 4b); read by the scan and the walk.
 
 export interface RankOptions {
   roles: string[];
   ctx: ScoreContext;
-  /** A query to rank by relevance too (BM25 over the project's patterns), when no `relevance` is given. */
+  /** Rank by relevance too (BM25 over the project's patterns), when no `relevance` is given. */
   query?: string;
-  /** Relevance of each pattern to the query (0..1) from elsewhere (embeddings); it replaces BM25. */
+  /** Relevance from elsewhere (embeddings), 0..1; it replaces BM25. */
   relevance?: Map<string, number>;
-  /** Leave out patterns dismissed as false positives in this issue/run. */
   excludeDismissed?: { issue: string; run: string };
 }
 
@@ -31,9 +29,7 @@ export interface Scored {
 }
 
 export interface Ranking {
-  /** The best candidates, best first (ties by id), at most `limit`. */
   top: Scored[];
-  /** Whether `top` holds every candidate that passes the cut. */
   complete: boolean;
 }
 
@@ -43,7 +39,7 @@ export function dismissedClause(opts: RankOptions, params: Record<string, unknow
   return 'AND id NOT IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)';
 }
 
-/** The rows that may be candidates: this project's patterns of the roles, not deprecated, not dismissed in the run. */
+/** This project's patterns of the roles, not deprecated, not dismissed in the run. */
 export function candidateRows(opts: RankOptions, params: Record<string, unknown>): string {
   return `project = @project AND role IN (${roleList(opts.roles, params)})
     AND lifecycle != 'deprecated' ${dismissedClause(opts, params)}`;
@@ -52,21 +48,18 @@ export function candidateRows(opts: RankOptions, params: Record<string, unknown>
 export const withClause = (withs: string[]) => (withs.length ? `WITH ${withs.join(', ')} ` : '');
 
 /**
- * The query's weights for one connection, with the state of the database they were taken in, the
- * best candidate's BM25 once known, and whether temp.cairn_relevance holds its relevance. A summary's
- * basis after the ranking needs the same relevance: each is taken once, unless a pattern changed
- * meanwhile, in this connection or another.
+ * The query's weights for one connection, keyed by the database's state: a summary's basis after the ranking needs
+ * the same relevance, so each is taken once unless a pattern changed meanwhile.
  */
 export interface QueryState {
   key: string;
   q: Bm25Query | undefined;
-  /** The best candidate's BM25; null when no candidate matches; undefined until known. */
+  /** The best candidate's BM25; null when none matches; undefined until known. */
   max?: number | null;
   table: boolean;
 }
 const queryStates = new WeakMap<Database, QueryState>();
 
-/** The query's state for the database as it is now; `weigh` gives its weights when they are not known yet. */
 export function queryState(
   db: Database,
   project: string,
@@ -80,10 +73,9 @@ export function queryState(
   return known;
 }
 
-/** How many of a query's best matches are read first for its best candidate, before all of them are. */
+/** How many of a query's best matches are read first for its best candidate, before all are. */
 const BEST_OF = 64;
 
-/** The highest BM25 among the candidates that match the query; undefined when none does. */
 function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query): number | undefined {
   const params: Record<string, unknown> = { bestOf: BEST_OF };
   const terms = queryTermsSql(q, params);
@@ -95,7 +87,7 @@ function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query)
     )
     .get(params) as { max: number | null };
   if (best.max !== null) return best.max;
-  // the best BEST_OF all deprecated (or fewer matches than that): every match then
+  // the best BEST_OF all deprecated (or fewer matches): every match then
   const all = db
     .prepare(`WITH ${terms} SELECT MAX(bm) AS max FROM (${matches}) WHERE ${notDeprecated(roles, params)}`)
     .get(params) as { max: number | null };
@@ -103,9 +95,8 @@ function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query)
 }
 
 /**
- * How relevance enters the score: from `opts.relevance` (map), from the query's BM25 loaded into
- * temp.cairn_relevance for a pass over every candidate (table), from each pattern's own postings for
- * the few patterns a walk reads (terms), or not at all — also when the query matches no candidate.
+ * How relevance enters the score: from `opts.relevance` (map), from temp.cairn_relevance for a pass over every
+ * candidate (table), from each pattern's postings for the few a walk reads (terms), or not at all.
  */
 export type Blend = { kind: 'map' } | { kind: 'table' | 'terms'; q: Bm25Query; max: number } | null;
 
@@ -127,10 +118,7 @@ export function blendFor(
   return { kind: pass, q: query.q, max: query.max };
 }
 
-/**
- * A candidate's score in SQL, with relevance blended in as `blend` says; the CTEs it needs go into `withs`, its
- * parameters into `params`.
- */
+/** A candidate's score in SQL; the CTEs it needs go into `withs`, its parameters into `params`. */
 export function scoreSql(
   db: Database,
   opts: RankOptions,
@@ -158,11 +146,9 @@ export function scoreSql(
 const CONTEXT_BOUND = 1.36;
 
 /**
- * Whether a pattern's base score (baseScoreSql) is at least @cut, in SQL, exactly, without the
- * context factor for most patterns: the base is the rest of the product times the context (1 to
- * 1.35) times the role factor, and a rounded product only grows with a factor, so the rest times the
- * role alone decides when it reaches the cut, and the rest times CONTEXT_BOUND when even that does
- * not. The context is three searches of the learned lists' JSON: most of a pass over every candidate.
+ * Whether a pattern's base score is at least @cut, exactly, mostly without the context factor (three JSON searches,
+ * most of a pass's cost): a rounded product only grows with a factor in 1..1.35, so rest × role ≥ cut passes and
+ * rest × CONTEXT_BOUND × role < cut fails.
  */
 export function basePassesSql(ctx: ScoreContext): { sql: string; params: Record<string, unknown> } {
   const base = baseScoreSql(ctx);
@@ -172,10 +158,7 @@ export function basePassesSql(ctx: ScoreContext): { sql: string; params: Record<
   return { sql, params: base.params };
 }
 
-/**
- * What a summary's basis hashes (SPEC §3.5 step 4b): how many candidates pass the cut and the sum of
- * their id bits — a digest of the candidate set that SQLite takes in one pass, sorting nothing.
- */
+/** What a summary's basis hashes (SPEC §3.5 step 4b): the count passing the cut and their id bits' sum, one pass. */
 export function candidateDigest(db: Database, project: string, opts: RankOptions, query: QueryState | null): string {
   if (opts.roles.length === 0) return '0:0';
   const params: Record<string, unknown> = { project, cut: SCORE_CUT };
@@ -197,11 +180,8 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
 }
 
 /**
- * Whether a pattern first seen after `newest` is a candidate now. Such a pattern did not exist when a
- * summary whose basis was taken with `newest` the latest first sighting among its roles was stored
- * (a pattern's first sighting is its earliest observation: events apply in (ts, id) order), so it is
- * not in that basis, and the summary cannot match: SPEC §3.5 step 4b without a pass over every
- * candidate, for a summary that more patterns have overtaken — the common case in a pipeline.
+ * Whether a pattern first seen after `newest` is a candidate now: it is not in a basis taken with `newest` the latest
+ * first sighting (events apply in (ts, id) order), so that summary cannot match, without a pass over every candidate.
  */
 export function newCandidateSince(
   db: Database,
@@ -211,8 +191,7 @@ export function newCandidateSince(
   newest: string,
 ): boolean {
   if (opts.roles.length === 0) return false;
-  // One role at a time: with a list of roles SQLite walks the whole project rather than the
-  // first-sighting index; with one, it reads the index from `newest` on and stops at the first candidate.
+  // One role at a time: with a list SQLite walks the whole project, with one it reads the first-sighting index.
   return opts.roles.some((role) => {
     const params: Record<string, unknown> = { project, cut: SCORE_CUT, newest };
     const withs: string[] = [];

@@ -7,17 +7,13 @@ import { packLongLists, TermIndex, termIndexBuilt, termRows } from './terms.js';
 import { bm25Query, loadedRelevance, loadRelevance, type TermStatistics, type TermWeight } from './weights.js';
 import type { QueryState, RankOptions, Ranking } from './candidates.js';
 
-// The pattern index: what the pattern loop asks of its patterns by their words and their scores —
-// near-duplicates of a text (SPEC §3.3), the patterns a finding shares words with and what each word
-// weighs (§3.9.1), a ranked page of candidates and the digest of the set (§3.4, §3.5). Two engines
-// answer: the fast one (the term index ./terms.ts, the walk by rank keys ./ranking.ts) once its
-// indexes are built, and the scan (./scan.ts) while they are being built (a fresh clone's replay sets
-// them aside). The scan is also what the fast engine is tested against. See ./README.md.
+// The pattern index: near-duplicates of a text (SPEC §3.3), the patterns a finding shares words with and word
+// weights (§3.9.1), a ranked page of candidates and the set's digest (§3.4, §3.5). The fast engine (./terms.ts,
+// ./ranking.ts) answers once its indexes are built, the scan (./scan.ts) meanwhile. See ./README.md.
 
 export type { RankOptions, Ranking, Scored } from './candidates.js';
 export type { TermWeight } from './weights.js';
 
-/** A pattern's id and text. */
 export interface PatternText {
   id: string;
   text: string;
@@ -26,38 +22,27 @@ export interface PatternText {
 /** One role's patterns looked up by their words, for one command. */
 export interface RoleLookups {
   readonly role: string;
-  /**
-   * Every pattern of the role the text could be a near-duplicate of (Jaccard ≥ threshold of their
-   * index terms), and maybe a few more: the caller compares them.
-   */
+  /** Every pattern of the role the text could be a near-duplicate of, maybe a few more: the caller compares. */
   nearDuplicates(text: string, threshold: number): PatternText[];
-  /** The role's patterns that share the most of the text's rarest content words, best first, at most `limit`. */
+  /** The role's patterns sharing the most of the text's rarest content words, best first. */
   sharing(text: string, limit: number): PatternText[];
-  /**
-   * What each word weighs among the role's patterns: ln(1 + patterns / those holding it); `texts` are asked about
-   * first.
-   */
+  /** What each word weighs among the role's patterns: ln(1 + patterns / those holding it). */
   weights(texts: string[]): TermWeight;
-  /** Keep what this command read for the next command (a cache: it waits for no lock). */
+  /** Keep what this command read for the next one (a cache: it waits for no lock). */
   packWhatWasRead(): void;
 }
 
 /**
- * Term rows read whole in a few milliseconds: while the term index is being built, a store this small
- * is scanned, a larger one is not looked up at all (the scan of a large role would outlive a hook's
- * deadline) — a new project's first writers race its first replay over a handful of rows.
+ * Term rows read whole in a few milliseconds: while the term index is being built a store this small is scanned
+ * (a new project's first writers race its first replay); a larger one is not looked up at all.
  */
 const SCANNED_TERMS = 5_000;
 
-/** Whether a role can be looked up now: the term index is built, or the store is small enough to scan. */
 export function lookupsReady(db: Database): boolean {
   return termIndexBuilt(db) || termRows(db) <= SCANNED_TERMS;
 }
 
-/**
- * One role's lookups; IndexCatchingUp (a command fails open, SPEC §2) when the store is too large to
- * scan and its term index is not built yet.
- */
+/** One role's lookups; IndexCatchingUp (fail open, SPEC §2) when too large to scan and the index is not built. */
 export function roleLookups(db: Database, project: string, role: string): RoleLookups {
   return engineFor(db, project, role);
 }
@@ -72,20 +57,14 @@ function engineFor(db: Database, project: string, role: string): RoleLookups & T
   );
 }
 
-/**
- * The query's state for this connection, when the ranking weighs relevance by BM25 (no query, or relevance given:
- * none).
- */
+/** The query's state when the ranking weighs relevance by BM25. */
 function queryOf(db: Database, project: string, opts: RankOptions): QueryState | null {
   if (opts.relevance || opts.query === undefined) return null;
   const query = opts.query;
   return candidates.queryState(db, project, opts.roles, query, () => queryWeights(db, project, opts.roles, query));
 }
 
-/**
- * BM25 weights of the query's terms over the roles' patterns; none while the term index is too far behind to count
- * them.
- */
+/** BM25 weights of the query's terms; none while the term index is too far behind to count them. */
 function queryWeights(db: Database, project: string, roles: string[], query: string) {
   if (!lookupsReady(db)) return undefined; // a block ranks without relevance rather than wait for the index
   return bm25Query(
@@ -95,8 +74,8 @@ function queryWeights(db: Database, project: string, roles: string[], query: str
 }
 
 /**
- * The best `want.limit` candidates of `opts.roles` (every one without a limit), best first, ties by id:
- * by the rank indexes where they order candidates as this context's score does, else by scoring each.
+ * The best `want.limit` candidates of `opts.roles`, best first, ties by id: by the rank indexes where they order
+ * candidates as this context's score does, else by scoring each.
  */
 export function rankScores(db: Database, project: string, opts: RankOptions, want: { limit?: number } = {}): Ranking {
   if (opts.roles.length === 0) return { top: [], complete: true };
@@ -106,7 +85,7 @@ export function rankScores(db: Database, project: string, opts: RankOptions, wan
   return rankByKey(db, project, opts, want.limit, query?.q ? query : null);
 }
 
-/** The same ranking by scoring every candidate, whatever indexes exist: the reference the walk is checked against. */
+/** The same ranking by scoring every candidate: the reference the walk is checked against. */
 export function rankByScan(db: Database, project: string, opts: RankOptions, limit?: number): Ranking {
   if (opts.roles.length === 0) return { top: [], complete: true };
   return scanRanking(
@@ -123,18 +102,12 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
   return candidates.candidateDigest(db, project, opts, queryOf(db, project, opts));
 }
 
-/**
- * Whether a pattern first seen after `newest` is a candidate now (then a summary stored with `newest` is
- * overtaken).
- */
+/** Whether a pattern first seen after `newest` is a candidate now (overtaking a summary stored with it). */
 export function newCandidateSince(db: Database, project: string, opts: RankOptions, newest: string): boolean {
   return candidates.newCandidateSince(db, project, opts, queryOf(db, project, opts), newest);
 }
 
-/**
- * BM25 relevance of the project's non-deprecated patterns of `roles` to the query, the best match 1;
- * a pattern that matches no term is absent; undefined when nothing matches.
- */
+/** BM25 relevance of the roles' non-deprecated patterns to the query, best 1; undefined when nothing matches. */
 export function bm25Relevance(
   db: Database,
   project: string,
@@ -148,7 +121,7 @@ export function bm25Relevance(
   return relevance.size ? relevance : undefined; // a query that matches nothing is no signal
 }
 
-/** `cairn maintain`, `cairn rebuild`: pack every long posting list of the project; the number written. */
+/** `cairn maintain`, `cairn rebuild`: pack every long posting list of the project. */
 export function packPostingLists(db: Database, project: string): number {
   return lookupsReady(db) ? packLongLists(db, project) : 0;
 }

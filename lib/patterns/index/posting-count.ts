@@ -1,9 +1,6 @@
-// The hot loop of a near-duplicate lookup (terms.ts nearDuplicates): count each posting's pattern by
-// its seq, and note the seqs whose count a list brought to what their size needs. A command runs
-// this loop before V8 has optimised it, so it runs as WebAssembly, compiled before its first call
-// (the bench case that pays for it: ./README.md).
-//
-// The function, in WebAssembly's text format (the bytes below are its binary encoding):
+// The hot loop of a near-duplicate lookup (terms.ts nearDuplicates): count each posting's pattern by its seq, and
+// note the seqs a list brought to the count their size needs. A command runs it before V8 has optimised it, so it
+// runs as WebAssembly (./README.md). Its source in WebAssembly's text format, of which BODY is the encoding:
 //   (func (export "count") (param $seqs i32) (param $sizes i32) (param $n i32) (param $counts i32)
 //                          (param $needed i32) (param $found i32) (result i32)
 //     (local $i i32) (local $reached i32) (local $seq i32) (local $c i32)
@@ -21,8 +18,7 @@
 //       (br 0)))
 //     (local.get $reached))
 //   (memory (export "memory") 1)
-// A count is a byte, as in a Uint8Array: a list adds at most one to each seq, and a window holds at
-// most 255 lists (terms.ts COUNTED_STEMS), so no count passes 255.
+// A count is a byte: a list adds at most one to each seq, and a window holds at most 255 lists (COUNTED_STEMS).
 
 /* prettier-ignore */
 const BODY = [
@@ -161,20 +157,15 @@ export interface Postings {
   sizes: Uint16Array;
 }
 
-/** Counts for one command's lookups: each zeroed again after its lookup, so the next starts from none. */
+/** Counts for one command's lookups, zeroed again after each lookup. */
 export interface PostingCounter {
-  /**
-   * For each list, the seqs whose count it brought to what their size needs (`needed`, indexed by
-   * size; 0 for a size that cannot be a match), counting across the lists in their order. Each
-   * list is in seq order.
-   */
+  /** For each list (in seq order), the seqs whose count it brought to what their size needs (`needed`, by size). */
   reached(lists: Postings[], needed: Uint8Array): Int32Array[];
 }
 
 /**
- * The WebAssembly count where WebAssembly can run, else the count in JavaScript (the same results,
- * the slower start): `node --jitless` has no WebAssembly, and V8 reserves ~10 GB of address space
- * for a WebAssembly memory, which a limit on that (`ulimit -v`) refuses.
+ * The WebAssembly count where WebAssembly can run, else the same count in JavaScript: `node --jitless` has none,
+ * and a `ulimit -v` refuses the ~10 GB of address space V8 reserves for a WebAssembly memory.
  */
 export function postingCounter(): PostingCounter {
   if (typeof WebAssembly === 'undefined') return new JavaScriptCounter();
@@ -186,10 +177,7 @@ export function postingCounter(): PostingCounter {
   }
 }
 
-/**
- * The count of each seq, the table of what each size needs, and room for one list and what it finds, in one
- * WebAssembly memory.
- */
+/** Each seq's count, each size's need, and room for one list and what it finds, in one WebAssembly memory. */
 export class WebAssemblyCounter implements PostingCounter {
   private readonly memory: WebAssembly.Memory;
   private readonly count: (
@@ -211,7 +199,7 @@ export class WebAssemblyCounter implements PostingCounter {
 
   reached(lists: Postings[], needed: Uint8Array): Int32Array[] {
     const { top, longest } = extent(lists);
-    // the counts first, then the rest: where the counts of a larger seq go, an earlier lookup's table and list lay
+    // counts first: where a larger seq's counts go, an earlier lookup's table and list lay
     const counted = align(top + 1);
     const at = { needed: Math.max(counted, this.counted), seqs: 0, sizes: 0, found: 0 };
     at.seqs = at.needed + SIZES;
@@ -228,7 +216,7 @@ export class WebAssemblyCounter implements PostingCounter {
       const n = this.count(at.seqs, at.sizes, seqs.length, 0, at.needed, at.found);
       return new Int32Array(this.memory.buffer, at.found, n).slice();
     });
-    bytes.fill(0, 0, top + 1); // a memset: the counts serve the command's next lookup
+    bytes.fill(0, 0, top + 1); // the counts serve the command's next lookup
     return found;
   }
 
@@ -238,7 +226,6 @@ export class WebAssemblyCounter implements PostingCounter {
   }
 }
 
-/** The same count in JavaScript: a byte per seq in a Uint8Array. */
 export class JavaScriptCounter implements PostingCounter {
   private counts = new Uint8Array(0);
 

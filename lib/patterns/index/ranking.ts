@@ -15,39 +15,28 @@ import { dismissedClause, type QueryState, type RankOptions, type Ranking, type 
 import { SIZE_CAP, TermIndex } from './terms.js';
 import { bm25, QUERY_TERMS, roleList, type Bm25Query } from './weights.js';
 
-// The fast ranking (SPEC §3.4, §3.5): a role's candidates read best first by the rank indexes, only
-// the rows a block can hold crossing into JavaScript, in the very order the scan gives (./scan.ts).
-//   - Each role's patterns are read in rank-key order (lib/store/rank-keys.ts), a page at a time,
-//     until no pattern further down any index can beat the best found (rankKeyBound).
-//   - With a query, the same walk goes beside a fourth list, the patterns that match it in BM25 order
-//     (summed from the term index's posting lists: queryMatches), every pattern read scored by
-//     0.6 · relevance + 0.4 · base, until no pattern unread in all the lists can reach the best found
-//     (a threshold walk: unread, a pattern's relevance is at most the last read in BM25 order, and
-//     its base at most its index's bound).
+// The fast ranking (SPEC §3.4, §3.5): a role's candidates read best first by the rank indexes, a page at a time,
+// in the very order the scan gives, until nothing further down can beat the best found. With a query, a fourth
+// list — the matches in BM25 order — is walked beside them (a threshold walk: unread, a pattern's relevance is at
+// most the last match read, its base at most its index's bound).
 
 /** Room for rounding between a bound computed in JavaScript and a score computed in SQL. */
 const BOUND_SLACK = 1 + 1e-9;
 
-/**
- * How many of the best matches of a query a threshold walk sums first (then four times as many, …), and reads at
- * a time.
- */
+/** How many of a query's best matches a walk sums first (then four times as many), and reads at a time. */
 const FIRST_MATCHES = 2048;
 const MATCH_PAGE = 128;
 
 const byScore = (a: Scored, b: Scored) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** The rank key in JavaScript: the SQL twin of lib/store/rank-keys.ts is checked against it. */
+/** The rank key in JavaScript, against which lib/store/rank-keys.ts's SQL is checked. */
 export function rankKey(p: ScoredCounters): { key: number; immune: boolean } {
   const immune = p.reinforcement_count >= DECAY_IMMUNE_REINFORCEMENTS || p.lifecycle === 'active';
   const rateCat = successRate(p) * (CATEGORY_WEIGHT[p.category] ?? 1);
   return { key: Math.log(rateCat) + (immune ? 0 : p.last_used / DECAY_SPAN_MS), immune };
 }
 
-/**
- * The highest base score a pattern with this rank key can have now, in any context, as one of
- * `role` when ranking for `ctx.role`: no pattern further down its index can score more.
- */
+/** The highest base score a pattern with this rank key can have now, in any context: none below it scores more. */
 export function rankKeyBound(key: number, immune: boolean, role: string, ctx: ScoreContext): number {
   const context = contextFactor((ctx.labels?.length ?? 0) > 0, (ctx.files?.length ?? 0) > 0, !!ctx.phase);
   const roleFactor = role === ctx.role ? 1 : CROSS_ROLE_FACTOR;
@@ -59,11 +48,7 @@ export function rankIndexUsable(ctx: ScoreContext): boolean {
   return !ctx.prior || (ctx.prior.success === DEFAULT_PRIOR.success && ctx.prior.failure === DEFAULT_PRIOR.failure);
 }
 
-/**
- * Whether the indexes a walk reads exist (the rank indexes, and patterns_seq for a query's matches): a
- * fresh clone's replay sets them aside and builds them at its end, maybe in the background
- * (lib/events/log.ts); without them the scan ranks.
- */
+/** Whether the indexes a walk reads exist: a fresh clone's replay builds them at its end; meanwhile the scan ranks. */
 export function rankIndexesBuilt(db: Database): boolean {
   const names = ['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq'];
   const listed = names.map((name) => `'${name}'`).join(', ');
@@ -76,12 +61,9 @@ export function rankIndexesBuilt(db: Database): boolean {
 }
 
 /**
- * The best `limit` candidates by the rank indexes, and by a query's matches when `query` is given.
- * Each role's two indexes are read a page at a time while the bound of the next row could still reach
- * the best `limit`: its base is at most rankKeyBound of the last key read, and its relevance at most
- * that of the last match read (0 once every match is read). Every pattern read is scored exactly, as
- * the full scan scores it. The walk is kept for the connection: a ranking asked for more (a block
- * whose first page falls short) goes on from where the last one stopped, until a pattern changes.
+ * The best `limit` candidates by the rank indexes (and a query's matches). Every pattern read is scored exactly as
+ * the scan scores it. The walk is kept for the connection: a ranking asked for more goes on where the last one
+ * stopped, until a pattern changes.
  */
 export function rankByKey(
   db: Database,
@@ -100,14 +82,12 @@ export function rankByKey(
 const walks = new WeakMap<Database, RankWalk>();
 
 class RankWalk {
-  /** The exact score of every candidate read that passes the cut. */
   private readonly found = new Map<string, number>();
   private readonly matches: ReturnType<typeof bestMatches> | null = null;
   private readonly relevanceOf?: (role: number, seq: number) => number;
   private readonly streams;
   private rowsRead = 0;
-  // the best `limit` scores found, highest first (the kth is the last of them): kept as rows are
-  // added, not sorted again at each page
+  // the best `limit` scores found, highest first, kept as rows are added
   private best: number[] = [];
   private limit = 0;
 
@@ -126,9 +106,8 @@ class RankWalk {
       if (query!.max === null) matches = null; // no candidate matches: no relevance signal
     }
     this.matches = matches;
-    // A row's relevance is its match's BM25 over the best match's (0 when it matches no term): looked up
-    // among the matches summed already, where weighing each row against the query in SQL took eight
-    // index lookups a row. Its score is the full scan's arithmetic (finalScore), on the same numbers.
+    // A row's relevance is its match's BM25 over the best match's, looked up among the matches summed already; its
+    // score is the scan's arithmetic (finalScore) on the same numbers.
     if (matches) {
       const found = summedMatches.get(query!)!;
       this.relevanceOf = (r, seq) => {
@@ -185,9 +164,7 @@ class RankWalk {
     for (;;) {
       const best = this.best;
       const kth = best.length >= limit ? Math.max(best[limit - 1], SCORE_CUT) : SCORE_CUT;
-      // The bounds come from the rank keys, the scores from each row's base as SQL computes it: a few ulps
-      // apart, a tie at the kth score would be cut off where the ids decide (found by a block of 20 lines
-      // among 30 tied patterns).
+      // Rank-key bounds and SQL scores are a few ulps apart: the slack keeps a tie at the kth score from being cut off.
       const relevance = matches ? matches.bound() : 0;
       const baseBound = (s: (typeof streams)[number]) =>
         s.read === 0 ? Infinity : rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx);
@@ -195,10 +172,8 @@ class RankWalk {
         (0.6 * relevance + (matches ? 0.4 : 1) * baseBound(s)) * BOUND_SLACK;
       for (const s of streams) if (!s.done && bound(s) < SCORE_CUT) s.done = true;
       const open = streams.filter((s) => !s.done && bound(s) >= kth);
-      // Every candidate is in one of the indexes: once each index is read as far as its bound allows,
-      // every candidate that could reach the best `limit` is read. Reading the matches deeper lowers
-      // those bounds: a page of them is read whenever the indexes have read as many rows as the matches
-      // (a row of either costs about the same: both are read from an index alone).
+      // Every candidate is in one of the indexes, so once each is read as far as its bound allows the ranking is
+      // done. Reading matches deeper lowers the bounds: a page of them whenever the indexes read as many rows.
       if (open.length === 0) {
         const ranked = [...this.found].map(([id, score]) => ({ id, score })).sort(byScore);
         return { top: ranked.slice(0, limit), complete: ranked.length <= limit && streams.every((s) => s.done) };
@@ -208,8 +183,7 @@ class RankWalk {
         continue;
       }
       for (const s of open) {
-        // from the last key read on (the rows that share it and were read are skipped), not from an
-        // offset, which SQLite reaches by walking every row before it
+        // from the last key read on, not from an offset, which SQLite reaches by walking every row before it
         const rows = s.statement.all({ ...s.params, page, lastKey: s.lastKey, ties: s.ties }) as {
           id: string;
           seq: number;
@@ -230,17 +204,12 @@ class RankWalk {
   }
 }
 
-/**
- * A query's matches in BM25 order (ties by their place among the matches), MATCH_PAGE at a time at
- * each `next()`, each scored as the full scan scores it — the deprecated and dismissed ones are read,
- * for the bound, and left out. The matches are summed once (queryMatches); the best FIRST_MATCHES are
- * put in order first (again four times as many if they run out), and a page of them is read by where
- * each one's postings start. The first page finds the best candidate's BM25 too, when `query.max` is
- * not known yet; `bound()` is the relevance no match further down exceeds.
- */
-/** Every match of a query, once a walk summed them. */
 const summedMatches = new WeakMap<QueryState, QueryMatches>();
 
+/**
+ * A query's matches in BM25 order, MATCH_PAGE at a time, each scored as the scan scores it (deprecated and
+ * dismissed ones are read for the bound, then left out). `bound()`: the relevance no match further down exceeds.
+ */
 function bestMatches(db: Database, project: string, opts: RankOptions, query: QueryState) {
   let all = summedMatches.get(query);
   if (!all) summedMatches.set(query, (all = queryMatches(db, project, opts.roles, query.q!)));
@@ -261,8 +230,7 @@ function bestMatches(db: Database, project: string, opts: RankOptions, query: Qu
   const dismissed = opts.excludeDismissed
     ? 'id IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)'
     : '0';
-  // a page of matches, each by where its postings start (patterns_seq: one entry of an index that
-  // holds what its score reads)
+  // a page of matches, each by where its postings start (patterns_seq covers what its score reads)
   const pageRows = db.prepare(
     `SELECT id, term_seq AS seq, ${base.sql} AS base, ${dismissed} AS skip FROM patterns
      WHERE project = @project AND term_seq IN (SELECT value FROM json_each(@seqs))`,
@@ -302,10 +270,7 @@ function bestMatches(db: Database, project: string, opts: RankOptions, query: Qu
   return stream;
 }
 
-/**
- * The places of the `depth` highest values, highest first (ties by place): the depth-th highest found by a numeric
- * sort of a copy, the few above it sorted.
- */
+/** The places of the `depth` highest values, highest first (ties by place). */
 function bestFirst(values: Float64Array, depth: number): number[] {
   const cut = depth < values.length ? Float64Array.from(values).sort()[values.length - depth] : -Infinity;
   const places: number[] = [];
@@ -314,10 +279,8 @@ function bestFirst(values: Float64Array, depth: number): number[] {
 }
 
 /**
- * Every pattern of `roles` that matches the query, deprecated or not, with its seq, its BM25 (as
- * matchesSql computes it) and, to find its id, the role and the query term of one of its postings:
- * each role's matches in seq order, from `starts[r]` to `starts[r + 1]` (matchIn finds one). Summed
- * in JavaScript over the posting lists, several times faster than SQLite's GROUP BY over them.
+ * Every pattern of `roles` matching the query, deprecated or not, with its seq and BM25 (as matchesSql computes
+ * it), each role's in seq order from `starts[r]` to `starts[r + 1]`; summed in JavaScript over the posting lists.
  */
 export interface QueryMatches {
   /** Each matching pattern's seq (where its postings start: its row's term_seq), by role, ascending. */
@@ -327,8 +290,7 @@ export interface QueryMatches {
   starts: Int32Array;
 }
 
-// A posting as one number that sorts by seq, then term: (seq · QUERY_TERMS + term) · 2^16 + size,
-// below 2^53 (seq < 2^31), so exact.
+// A posting as one number sorting by seq, then term: (seq · QUERY_TERMS + term) · 2^16 + size < 2^53, so exact.
 const SIZE_SPAN = SIZE_CAP + 1;
 
 export function queryMatches(db: Database, project: string, roles: string[], q: Bm25Query): QueryMatches {
@@ -362,7 +324,7 @@ export function queryMatches(db: Database, project: string, roles: string[], q: 
   return { seqs: out.seqs.slice(0, n), bm: out.bm.slice(0, n), starts: out.starts };
 }
 
-/** Where the match with this seq among role `r`'s is in `m`, or -1 when the pattern matches no term of the query. */
+/** Where the match with this seq among role `r`'s is in `m`, or -1. */
 export function matchIn(m: QueryMatches, r: number, seq: number): number {
   let lo = m.starts[r];
   let hi = m.starts[r + 1];

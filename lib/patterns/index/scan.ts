@@ -12,13 +12,12 @@ import {
 } from './candidates.js';
 import { rarestTerms, termWeights, type TermStatistics, type TermWeight } from './weights.js';
 
-// The plain way: read every pattern that could be an answer and look at each. It answers while the
-// fast engine's indexes are being built (lib/patterns/index/index.ts decides), and it is what the fast
-// engine is tested against (test/terms.test.ts, test/ranking.test.ts): the same answers, found slowly.
+// The plain way: read every pattern that could be an answer. It answers while the fast engine's indexes are being
+// built, and the fast engine is tested against it (test/terms.test.ts, test/ranking.test.ts).
 
 type Row = { id: string; text: string };
 
-/** One role's patterns, read whole once, with their index terms: every lookup compares the text with each. */
+/** One role's patterns with their index terms, read whole once. */
 export class ScanLookups implements TermStatistics {
   private patterns?: { id: string; text: string; terms: Set<string> }[];
   private holding?: Map<string, number>;
@@ -39,7 +38,6 @@ export class ScanLookups implements TermStatistics {
     return this.patterns;
   }
 
-  /** Exactly how many of the role's patterns hold each term. */
   documentFrequency(terms: string[]): Map<string, number> {
     if (!this.holding) {
       this.holding = new Map();
@@ -54,7 +52,7 @@ export class ScanLookups implements TermStatistics {
     return { patterns: patterns.length, meanLength: patterns.length ? length / patterns.length : 1 };
   }
 
-  /** Exactly the role's patterns whose index terms are alike the text's (Jaccard ≥ threshold), by id. */
+  /** Exact, by id. */
   nearDuplicates(text: string, threshold: number): Row[] {
     const terms = new Set(indexTerms(text).terms);
     if (terms.size === 0) return [];
@@ -63,7 +61,7 @@ export class ScanLookups implements TermStatistics {
       .map(({ id, text }) => ({ id, text }));
   }
 
-  /** The role's patterns holding the most of the text's rarest content terms, best first (ties by id). */
+  /** Exact, ties by id. */
   sharing(text: string, limit: number): Row[] {
     const rarest = rarestTerms(this, text);
     if (rarest.length === 0) return [];
@@ -79,7 +77,6 @@ export class ScanLookups implements TermStatistics {
     return termWeights(this, texts);
   }
 
-  /** Nothing is kept for the next command. */
   packWhatWasRead(): void {}
 }
 
@@ -90,15 +87,14 @@ function jaccard(a: Set<string>, b: Set<string>): number {
 }
 
 /**
- * Score every candidate in SQL, cut below SCORE_CUT, and keep the best `limit` (all without one),
- * best first, ties by id: what ranks when the rank indexes cannot (a configured prior, relevance
- * from embeddings, no limit, the indexes not built yet).
+ * Score every candidate in SQL, cut below SCORE_CUT, keep the best `limit`, ties by id: what ranks when the rank
+ * indexes cannot (a configured prior, embeddings, no limit, indexes not built yet).
  */
 export function scanRanking(db: Database, project: string, opts: RankOptions, blend: Blend, limit = Infinity): Ranking {
   const params: Record<string, unknown> = { project, cut: SCORE_CUT, limit: limit === Infinity ? -1 : limit + 1 };
   const withs: string[] = [];
   const score = scoreSql(db, opts, blend, params, withs);
-  // MATERIALIZED: each score is computed once (a flattened subquery computes it for the cut and again for the order)
+  // MATERIALIZED: each score computed once (a flattened subquery computes it for the cut and again for the order)
   withs.push(
     `scored AS MATERIALIZED (SELECT id, ${score} AS score FROM patterns WHERE ${candidateRows(opts, params)})`,
   );

@@ -4,51 +4,32 @@ import { indexTerms } from '../../core/text.js';
 import { postingCounter, type PostingCounter, type Postings } from './posting-count.js';
 import { rarestTerms, termWeights, type TermStatistics, type TermWeight } from './weights.js';
 
-// The term index (pattern_terms: project, role, term → pattern, in the order the patterns were added,
-// seq: one number per pattern; terms from core/text indexTerms, written by events/reducer addTerms):
-// what finds the few patterns a text could be a near-duplicate of, or could apply, and counts how many
-// patterns hold a word — without loading the role. Long posting lists are packed, one blob a term
-// (pattern_postings), by the writers that read them and by `cairn maintain`.
-// Over 400 lines: reading lists, estimating frequencies and packing share one command's state (TermIndex).
+// The term index (pattern_terms: project, role, term → pattern, in the order patterns were added, seq; written by
+// events/reducer addTerms): finds the few patterns a text could duplicate or apply, and counts how many hold a word,
+// without loading the role. Long lists are packed, one blob a term (pattern_postings), by their readers and maintain.
 
-/** A sample of the term index holding this many of a term's rows estimates its frequency well enough. */
+/** A sample holding this many of a term's rows estimates its frequency well enough. */
 const COUNTED = 64;
 /** A role of up to this many patterns is counted exactly (on patterns_role: a few hundred pages at most). */
 const ROLE_EXACT = 16_384;
-/** A sample of ids holding this many of the role's patterns estimates its size well enough. */
+/** A sample holding this many of the role's patterns estimates its size well enough. */
 const ROLE_COUNTED = 1024;
-/**
- * How many stems beyond the prefix a near-duplicate lookup reads: each adds a posting list and cuts
- * the candidates it returns; and up to this many more whose lists cost next to nothing to read (packed,
- * or read already). Measured in docs/decisions.md.
- */
+/** Stems beyond the prefix a near-duplicate lookup reads, and more whose lists are cheap (docs/decisions.md). */
 const WINDOW_BEYOND_PREFIX = 3;
 const CHEAP_BEYOND_WINDOW = 3;
-/**
- * A posting holds its pattern's seq (up to 2^31 term rows) and size (its distinct words, counted up
- * to this: a larger size counted as this only lets more candidates through).
- */
+/** A posting's size (its pattern's distinct words) is capped here: a larger one only lets more candidates through. */
 export const SIZE_CAP = 65_535;
-/**
- * A near-duplicate lookup counts a pattern's stems in a byte: at most this many (an item of 500 characters has
- * fewer).
- */
+/** A near-duplicate lookup counts a pattern's stems in a byte (an item of 500 characters has fewer). */
 const COUNTED_STEMS = 255;
 /** Postings a TermIndex holds read at most (6 bytes each): beyond, it forgets those it holds. */
 const POSTINGS_HELD = 1_000_000;
-/**
- * A posting list this long is packed once a command has read it from the index, and packed again once
- * this many postings (and a quarter of the list) have been added since: one blob reads several times
- * faster than its rows.
- */
+/** A list this long is packed once read from the index, and again once this many postings (and a quarter) are added. */
 export const PACKED_POSTINGS_MIN = 256;
 
 type Row = { id: string; text: string };
 
-// How common each term is decides which of a text's words are read first (prefix filtering holds for
-// any order) and how much a word weighs, so an estimate serves: the index keeps each term's rows in the
-// order they were added (seq), so the rows added last, the last 1/16, 1/256, … of all term rows, are a
-// sample of the role that one index range reads.
+// Term frequencies only order a text's words (prefix filtering holds for any order) and weigh them, so an estimate
+// serves: the rows added last — the last 1/16, 1/256, … of all term rows — are a sample one index range reads.
 const SAMPLE_LEVELS = 4;
 
 // A writer asks the same few queries once per text of a deliberation: each is prepared once.
@@ -61,36 +42,29 @@ function statement(db: Database, sql: string): Statement<unknown[]> {
   return s;
 }
 
-/**
- * Whether the term index is built: a first replay sets it aside and builds it at its end, in the background for a
- * large log (lib/events/log.ts).
- */
+/** Whether the term index is built: a first replay builds it at its end, in the background for a large log. */
 export function termIndexBuilt(db: Database): boolean {
   return (
     statement(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'pattern_terms_key'").get() !== undefined
   );
 }
 
-/** How many term rows the store holds (every project's): what a lookup would read without the index. */
 export function termRows(db: Database): number {
   return (statement(db, 'SELECT IFNULL(MAX(rowid), 0) AS n FROM pattern_terms').get() as { n: number }).n;
 }
 
 /**
- * One role's term index, for one command's lookups. The texts of a deliberation share most of their
- * words: each word's frequency is estimated once. The estimates live no longer than this object, so
- * what a lookup returns depends only on the database, never on what the process did before.
+ * One role's term index, for one command's lookups: each word's frequency is estimated once, and the estimates
+ * live no longer than this object, so a lookup's answer depends only on the database.
  */
 export class TermIndex implements TermStatistics {
   private readonly estimates = new Map<string, number>();
-  /** The posting lists this command has read, by term. */
   private readonly readLists = new Map<string, Postings>();
   private postingsHeld = 0;
   /** Lists read from the index that pattern_postings lacks, or holds too short: packWhatWasRead writes them. */
   private readonly toPack = new Map<string, { list: Postings; through: number; last: string }>();
   /** The database's version the postings were read at (a command may write between its lookups). */
   private postingsVersion = '';
-  /** Counts a lookup's postings (made at the first lookup, kept for the command's next ones). */
   private counter?: PostingCounter;
   /** Where each sample starts (seq), from the whole sequence down to its last 1/4096. */
   private samples?: number[];
@@ -101,7 +75,6 @@ export class TermIndex implements TermStatistics {
     readonly role: string,
   ) {}
 
-  /** An estimate of how many of the role's patterns hold each term (0: none does). */
   documentFrequency(terms: string[]): Map<string, number> {
     const unknown = [...new Set(terms)].filter((t) => !this.estimates.has(t));
     if (unknown.length) this.estimate(unknown);
@@ -109,11 +82,9 @@ export class TermIndex implements TermStatistics {
   }
 
   /**
-   * Count each term up to COUNTED rows in the last 1/4096 of the index, 1/256, 1/16 and the whole: a
-   * term with fewer rows than that is counted exactly, a common one from the largest sample it does
-   * not fill, so that no term costs more than a few hundred index entries. One statement per sample
-   * for every term still unsettled, from the smallest sample up: a common term is read in the small
-   * samples only.
+   * Count each term up to COUNTED rows in the last 1/4096 of the index, 1/256, 1/16 and the whole: a rare term is
+   * counted exactly, a common one from the largest sample it does not fill, so none costs more than a few hundred
+   * index entries. One statement per sample, smallest first, for every term still unsettled.
    */
   private estimate(terms: string[]): void {
     if (!this.samples) {
@@ -128,8 +99,7 @@ export class TermIndex implements TermStatistics {
          WHERE project = @project AND role = @role AND term = value AND seq >= @since LIMIT ${COUNTED})) AS n
        FROM json_each(@terms)`,
     );
-    // a term's estimate comes from the largest sample it does not fill: the one below the first it fills
-    // (the samples are nested)
+    // from the largest sample a term does not fill (the samples are nested)
     const scaled = (n: number, level: number) =>
       Math.max(n * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1));
     const below = new Map<string, number>();
@@ -158,13 +128,9 @@ export class TermIndex implements TermStatistics {
   }
 
   /**
-   * Every pattern of the role that the text could be a near-duplicate of (Jaccard ≥ t of their index
-   * terms, lib/patterns/identity.ts), and a few others: the caller compares them. A pattern of m terms
-   * (m within a factor t of the text's n) shares at least k = ⌈t·(n + m)/(1 + t)⌉ of them, so at least
-   * k − n + w of any w of the text's terms. Prefix filtering: the terms are read rarest first, as many
-   * as make that at least one for every m (the prefix, n − ⌈t·n⌉ + 1) and three more, and of the next
-   * three those whose lists cost next to nothing to read, so that few postings are read and few
-   * candidates come back. A text of function words only has no terms and is no other text's duplicate.
+   * Every pattern of the role the text could be a near-duplicate of (Jaccard ≥ t of index terms), and a few others:
+   * the caller compares. A pattern of m terms shares at least k = ⌈t·(n + m)/(1 + t)⌉, so k − n + w of any w of the
+   * text's terms (prefix filtering): the rarest terms are read, the prefix n − ⌈t·n⌉ + 1 and a few more.
    */
   nearDuplicates(text: string, threshold: number): Row[] {
     const { db, project, role } = this;
@@ -185,21 +151,19 @@ export class TermIndex implements TermStatistics {
     const version = databaseVersion(db);
     if (version !== this.postingsVersion) this.forgetPostings(version);
     const window = stems.slice(0, Math.min(stems.length, prefix + WINDOW_BEYOND_PREFIX, COUNTED_STEMS));
-    // any w of the text's stems bound the count as below, so the window may take cheap lists further on
+    // any w of the text's stems bound the count, so the window may take cheap lists further on
     const further = stems.slice(
       window.length,
       Math.min(stems.length, window.length + CHEAP_BEYOND_WINDOW, COUNTED_STEMS),
     );
     window.push(...further.filter((term) => this.cheapToRead(term)));
-    // how many of the window's stems a pattern of each near size must hold (at least one: the prefix);
-    // 0, which a count never equals once raised, for any other size
+    // how many of the window's stems a pattern of each near size must hold (at least one); 0 for any other size
     const needed = new Uint8Array(SIZE_CAP + 1);
     for (let m = least; m <= Math.min(most, SIZE_CAP); m++) {
       needed[m] = Math.max(1, Math.ceil((threshold * (n + m)) / (1 + threshold) - 1e-9) - n + window.length);
     }
     const lists = window.map((term) => this.postings(term));
-    // Count each pattern's postings by its seq; it is a candidate when its count reaches what its size
-    // needs (found by the term whose posting made it so).
+    // A pattern is a candidate when its count reaches what its size needs (found by the term that made it so).
     const candidates: [string, number][] = [];
     (this.counter ??= postingCounter()).reached(lists, needed).forEach((found, place) => {
       for (const seq of found) candidates.push([window[place], seq]);
@@ -214,11 +178,7 @@ export class TermIndex implements TermStatistics {
     ).all(JSON.stringify(candidates), project, role) as Row[];
   }
 
-  /**
-   * A term's postings in the role, in the order they were added, each its pattern's seq and size.
-   * The texts of a deliberation share many of their rarer words: each list is read once per command,
-   * within a bound.
-   */
+  /** A term's postings in the role, in the order they were added; read once per command, within a bound. */
   postings(term: string): Postings {
     let list = this.readLists.get(term);
     if (list) return list;
@@ -231,11 +191,8 @@ export class TermIndex implements TermStatistics {
   }
 
   /**
-   * The postings packed up to a seq (`through`), and those added since from the index. A packed list
-   * counts only while its last posting is still in the index as it was (seq and pattern): a replay that
-   * numbered the postings differently (a merged log) makes it stale, and it is read whole again. Term
-   * rows are only ever added after every row there (seq grows) or all removed (a replay), so the
-   * postings up to that seq are the ones packed.
+   * The postings packed up to a seq (`through`), and those added since. A packed list counts only while its last
+   * posting is in the index as it was; term rows are only ever appended (seq grows) or all replaced (a replay).
    */
   private readPostings(term: string): Postings {
     const { db, project, role } = this;
@@ -281,11 +238,7 @@ export class TermIndex implements TermStatistics {
     return list;
   }
 
-  /**
-   * Pack the long lists this command read from the index, so that the next command reads each as one
-   * blob. A cache: it waits for no lock (a busy database packs nothing), and every reader checks what
-   * it reads.
-   */
+  /** Pack the long lists this command read, for the next command. A cache: it waits for no lock. */
   packWhatWasRead(): void {
     if (this.toPack.size === 0) return;
     const patience = this.db.pragma('busy_timeout', { simple: true }) as number;
@@ -300,7 +253,7 @@ export class TermIndex implements TermStatistics {
     }
   }
 
-  /** Pack each of these terms' lists where it is not packed, or is stale (cairn maintain); the number written. */
+  /** Pack each term's list where unpacked or stale (cairn maintain); the number written. */
   packLists(terms: string[]): number {
     let written = 0;
     let held = 0;
@@ -331,7 +284,7 @@ export class TermIndex implements TermStatistics {
     return written;
   }
 
-  /** Whether a term's list is read already, or packed (a tenth of the cost of reading it from the index). */
+  /** A term's list is read already, or packed. */
   private cheapToRead(term: string): boolean {
     if (this.readLists.has(term)) return true;
     return (
@@ -349,16 +302,14 @@ export class TermIndex implements TermStatistics {
     this.postingsVersion = version;
   }
 
-  /** How rare each term is among the role's patterns, from the estimates (./weights.ts termWeights). */
   weights(texts: string[]): TermWeight {
     return termWeights(this, texts);
   }
 
   /**
-   * How many patterns the role holds, and their mean length: exact up to ROLE_EXACT, else estimated
-   * from the role's patterns among the ids that start with 'p00' or 'p000' (ids are hashes: a 1/256
-   * or 1/4096 sample of the project). The 1/256 sample is read first and tells a small role, which is
-   * then counted whole, from a large one, so that sizing a large role reads a few hundred rows.
+   * How many patterns the role holds, and their mean length: exact up to ROLE_EXACT, else from the role's patterns
+   * among ids starting 'p00' or 'p000' (ids are hashes: a 1/256 or 1/4096 sample). The 1/256 sample tells a small
+   * role from a large one first, so sizing a large role reads a few hundred rows.
    */
   size(): { patterns: number; meanLength: number } {
     const exact = statement(
@@ -392,10 +343,6 @@ export class TermIndex implements TermStatistics {
     return size(best.n, best.length, best.scale);
   }
 
-  /**
-   * The role's patterns that share the most of a text's rarest content words, best first (ties by id): link
-   * candidates (SPEC §3.9.1).
-   */
   sharing(text: string, limit: number): Row[] {
     const rarest = rarestTerms(this, text);
     if (rarest.length === 0) return [];
@@ -409,10 +356,6 @@ export class TermIndex implements TermStatistics {
   }
 }
 
-/**
- * Every long posting list of the project's term index packed, so that the writers' near-duplicate
- * lookups read each as one blob (they keep up to date what they read); the number of lists written.
- */
 export function packLongLists(db: Database, project: string): number {
   const long = db
     .prepare(
@@ -427,8 +370,7 @@ export function packLongLists(db: Database, project: string): number {
   return written;
 }
 
-// A packed list is its seqs (4 bytes each), then its sizes (2 bytes each), in this machine's byte order:
-// the database is this machine's cache.
+// A packed list: seqs (4 bytes each), then sizes (2 bytes each), in this machine's byte order (its own cache).
 function pack({ seqs, sizes }: Postings): Buffer {
   const bytes = Buffer.allocUnsafe(seqs.byteLength + sizes.byteLength);
   bytes.set(new Uint8Array(seqs.buffer, seqs.byteOffset, seqs.byteLength), 0);

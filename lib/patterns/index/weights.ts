@@ -1,28 +1,21 @@
 import type { Database } from '../../store/db.js';
 import { contentTerms } from '../../core/text.js';
 
-// What a term weighs among a role's patterns, from how many of them hold it: a finding's words when it
-// is linked (SPEC §3.9.1), a query's words when patterns are ranked by relevance (BM25, SPEC §3.4).
-// Either engine counts: the term index estimates (./terms.ts), the scan counts exactly (./scan.ts).
+// What a term weighs among a role's patterns, from how many hold it: a finding's words when it is linked (SPEC
+// §3.9.1), a query's for BM25 relevance (§3.4). The term index estimates the counts, the scan counts exactly.
 
-/** How many patterns a role holds and how many of them hold a term: what a term's weight is made of. */
 export interface TermStatistics {
-  /** How many patterns the role holds, and their mean number of index terms. */
   size(): { patterns: number; meanLength: number };
-  /** How many of the role's patterns hold each term (0: none does). */
   documentFrequency(terms: string[]): Map<string, number>;
 }
 
-/** A term's weight: how rare it is among the role's patterns (the more patterns hold it, the less it says). */
+/** A term's weight: the more patterns hold it, the less it says. */
 export type TermWeight = (term: string) => number;
 
 /** At most this many of a text's rarest content terms look for the patterns it shares words with. */
 const SHARING_TERMS = 6;
 
-/**
- * A finding's word weighs `ln(1 + patterns / holding)` among the role's patterns; the terms of `texts`
- * (the candidates looked at first) are counted at once.
- */
+/** A word weighs `ln(1 + patterns / holding)`; the terms of `texts`, looked at first, are counted at once. */
 export function termWeights(stats: TermStatistics, texts: string[]): TermWeight {
   let patterns: number | undefined;
   let counted = false;
@@ -52,9 +45,8 @@ export function rarestTerms(stats: TermStatistics, text: string): string[] {
 }
 
 /**
- * BM25 (k1 1.2, b 0.75) over this project's patterns of these roles: each query term's weight (its
- * idf in units of BM25_UNIT, a whole number, so that a pattern's sum of weights is exact in any order
- * and its relevance the same number whichever way it is read), and the patterns' mean length.
+ * BM25 (k1 1.2, b 0.75) query: each term's idf in whole units of BM25_UNIT, so a pattern's sum of weights is exact
+ * in any order and its relevance the same whichever way it is read; and the patterns' mean length.
  */
 export interface Bm25Query {
   terms: { term: string; weight: number }[];
@@ -71,9 +63,8 @@ const COMMON_SHARE = 0.5;
 export const QUERY_TERMS = 32;
 
 /**
- * The query's weights for BM25 over the project's own patterns of these roles, one TermStatistics a
- * role (their count, mean length and term frequencies: another project in a shared store moves
- * nothing). Undefined when no term of the query is in them: no relevance signal.
+ * The query's BM25 weights over the project's own patterns of these roles (another project in a shared store moves
+ * nothing); undefined when no query term is in them.
  */
 export function bm25Query(roles: TermStatistics[], query: string): Bm25Query | undefined {
   const terms = [...contentTerms(query).keys()].slice(0, 128);
@@ -93,18 +84,12 @@ export function bm25Query(roles: TermStatistics[], query: string): Bm25Query | u
   return { terms: kept.map((d) => ({ term: d.term, weight: Math.round(idf(d.df) / BM25_UNIT) })), avgLength };
 }
 
-/**
- * bm25Sql in JavaScript, operation for operation, so that both give the very same number (tested):
- * a pattern's BM25 from the sum of its matched terms' weights and its length.
- */
+/** bm25Sql in JavaScript, operation for operation, so both give the very same number (tested). */
 export function bm25(weights: number, length: number, avgLength: number): number {
   return (weights * BM25_UNIT * (BM25_K1 + 1)) / (1 + BM25_K1 * (1 - BM25_B + (BM25_B * length) / avgLength));
 }
 
-/**
- * The query's terms as the rows of a CTE `q (term, w)` and the constants of `bm25Sql`, into `params`:
- * the WITH clause of every statement that weighs patterns against the query.
- */
+/** The query's terms as a CTE `q (term, w)`, and bm25Sql's constants into `params`. */
 export function queryTermsSql(q: Bm25Query, params: Record<string, unknown>): string {
   Object.assign(params, { bmUnit: BM25_UNIT, bmK1: BM25_K1, bmB: BM25_B, bmAvg: q.avgLength });
   const rows = q.terms.map(
@@ -114,20 +99,17 @@ export function queryTermsSql(q: Bm25Query, params: Record<string, unknown>): st
 }
 
 /**
- * A pattern's BM25 from the sum of its matched terms' weights and its length. Term frequency is 1 (a
- * pattern is one sentence and indexes each term once), so the score is that sum times one factor of
- * the length. One expression for every statement, so that each computes the very same number.
+ * A pattern's BM25 from its matched terms' summed weights and its length (term frequency is 1: a pattern indexes
+ * each term once). One expression for every statement, so each computes the very same number.
  */
 export function bm25Sql(weights: string, length: string): string {
   return `(${weights} * @bmUnit * (@bmK1 + 1) / (1 + @bmK1 * (1 - @bmB + @bmB * ${length} / @bmAvg)))`;
 }
 
 /**
- * The BM25 of each pattern of `roles` that matches the query, deprecated or not, as `(id, bm)` rows: a
- * CTE body that reads the postings of the query's terms alone (each holds its pattern's length; CROSS
- * JOIN reads them term by term, where SQLite would walk the roles' postings). Leaving the deprecated
- * out is the reader's part: a test of each match costs as much as the sum, and the few a block needs
- * are read from their rows anyway.
+ * The BM25 of each pattern of `roles` matching the query, deprecated or not, as `(id, bm)` rows, reading only the
+ * query terms' postings (CROSS JOIN fixes that order). Leaving deprecated ones out is the reader's part: testing
+ * each match costs as much as the sum.
  */
 export function matchesSql(project: string, roles: string[], params: Record<string, unknown>): string {
   params.project = project;
@@ -137,11 +119,7 @@ export function matchesSql(project: string, roles: string[], params: Record<stri
       WHERE t.project = @project AND t.role IN (${list}) GROUP BY t.seq) WHERE bm > 0`;
 }
 
-/**
- * The BM25 of the pattern of the current row of `patterns`, from its own postings (its terms start at
- * term_seq): a few index lookups, for a ranking that reads patterns by the rank indexes. NULL when it
- * matches no term.
- */
+/** The BM25 of the current `patterns` row from its own postings (from term_seq); NULL when it matches no term. */
 export function patternBm25Sql(): string {
   return bm25Sql(
     `(SELECT SUM(q.w) FROM q CROSS JOIN pattern_terms t ON t.project = patterns.project AND t.role = patterns.role ` +
@@ -156,16 +134,11 @@ export function notDeprecated(roles: string[], params: Record<string, unknown>):
     AND role IN (${roleList(roles, params)}) AND lifecycle = 'deprecated')`;
 }
 
-/** The roles as named parameters `@r0, @r1, …`, into `params`. */
 export function roleList(roles: string[], params: Record<string, unknown>): string {
   return roles.map((role, i) => ((params[`r${i}`] = role), `@r${i}`)).join(', ');
 }
 
-/**
- * The query's relevance of each matching candidate, its BM25 over the best one's (SPEC §3.4: 0..1
- * within the candidate set), in a temporary table `cairn_relevance`: what a ranking that scores every
- * candidate joins.
- */
+/** Each matching candidate's BM25 over the best one's (SPEC §3.4: 0..1), into temp table `cairn_relevance`. */
 export function loadRelevance(db: Database, project: string, roles: string[], q: Bm25Query): void {
   db.exec(
     'CREATE TEMP TABLE IF NOT EXISTS cairn_relevance (pid TEXT PRIMARY KEY, relevance REAL NOT NULL) WITHOUT ROWID',
@@ -180,7 +153,6 @@ export function loadRelevance(db: Database, project: string, roles: string[], q:
   ).run(params);
 }
 
-/** The relevance loadRelevance left, by pattern id. */
 export function loadedRelevance(db: Database): Map<string, number> {
   const rows = db.prepare('SELECT pid, relevance FROM temp.cairn_relevance ORDER BY pid').all() as {
     pid: string;
