@@ -46,10 +46,7 @@ function increment(s: string): string | undefined {
   return undefined;
 }
 
-/**
- * A ULID strictly greater than `after` (the last id in the log), so appends stay in (ts, id)
- * order even when processes race within one millisecond or the clock steps back.
- */
+/** A ULID greater than `after`, so appends stay in (ts, id) order through races and clock steps. */
 export function nextUlid(now: number, after?: string): string {
   const afterTime = after && after.length === TIME_CHARS + RANDOM_CHARS ? ulidTime(after) : NaN;
   if (Number.isFinite(afterTime) && afterTime >= now) {
@@ -67,11 +64,7 @@ export function patternId(project: string, role: string, text: string): string {
 
 const HEX = '0123456789abcdef';
 
-/**
- * The 40 bits after a pattern id's `p`, as a number, which the reducer stores (patterns.id_bits) for a
- * summary's basis to sum over the candidates in SQL (lib/patterns/index/candidates.ts candidateDigest); any
- * string gives one (a character that is not a hex digit counts −1, a missing one 0).
- */
+/** The 40 bits after a pattern id's `p`, summed in SQL for the candidate digest; a non-hex character counts −1. */
 export function idBits(id: string): number {
   let n = 0;
   for (let i = 1; i <= 10; i++) n = n * 16 + HEX.indexOf(id.charAt(i));
