@@ -36,7 +36,7 @@ export const FENCE_INTRO =
 
 const MAX_ENTRIES = 10;
 export const MAX_CHARS = 9000;
-/** One long entry must not crowd out the rest: each shows at most this much (recall shows all). */
+/** Each entry shows at most this much, so one long entry cannot crowd out the rest. */
 const ENTRY_CHARS = 700;
 const SESSION_STATE_CHARS = 2000;
 const SESSION_STATE_MAX_AGE = DAY_MS;
@@ -63,7 +63,7 @@ export async function autoRecall(
   const source: Source = activeCacheFresh(store) ? 'active' : 'log';
   const db = knowledgeDb(store, [source], { newest: true });
   const q = { project: store.project, sources: [source], newest: true };
-  const counts = new TermCounts(db, true); // topics share words: each is counted once
+  const counts = new TermCounts(db, true);
   const search = (text: string) => searchTopic(db, q, text, 3 * MAX_ENTRIES, counts);
   // the topics not waiting on bd are searched meanwhile; fused in contextTopics' order, the block is the one a
   // wait would give (docs/decisions.md, "Start-up: the hooks")
@@ -139,7 +139,7 @@ export function entryLines(hit: KnowledgeHit): string {
   );
 }
 
-/** Best first, the entries whose lines fit the token budget and the character budget; at most 10. */
+/** Best first, the entries whose lines fit the token and character budgets; at most 10. */
 export function fitEntries(
   hits: KnowledgeHit[],
   tokens: (text: string, hit: KnowledgeHit) => number,
@@ -169,8 +169,10 @@ function lineKey(encoding: string, text: string): string {
   return `${encoding}:${(h >>> 0).toString(16)}`;
 }
 
-/** Count with the tokenizer the working set's lines that have no count for their current text, and keep the
- * counts (`cairn sanitize`, in the background). Returns how many it counted. */
+/**
+ * Count with the tokenizer the working set's lines that have no count for their current text, and keep the
+ * counts (`cairn sanitize`, in the background). Returns how many it counted.
+ */
 export function countLineTokens(db: Database, encoding: string, deadline: Deadline): number {
   const missing = newestEntries(db, ['log', 'active'])
     .map((hit) => {
@@ -213,12 +215,12 @@ export function healthLine(storeDir: string, now: number): string | undefined {
   });
 }
 
-/** `cairn: <what keeps the hooks from running> — run cairn doctor` (SPEC §2: never silent). */
+/** `cairn: <what keeps the hooks from running> — run cairn doctor` (SPEC §2). */
 function hooksLine(problem: string): string {
   return sanitizeUntrusted(`cairn: ${problem} — run cairn doctor`, { singleLine: true });
 }
 
-/** A session-state file younger than a day, as its own fenced section (it is local, but not ours). */
+/** A session-state file younger than a day, as its own fenced section. */
 function sessionState(path: string, now: number): { section: string } | undefined {
   let text: string;
   try {

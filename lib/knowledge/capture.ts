@@ -37,7 +37,7 @@ export interface CaptureContext {
 
 const MAX_BEAD_CHARS = 128;
 
-/** Untrusted text as stored content: sanitised by code point and its secrets redacted (SPEC §4.6), then capped. */
+/** Untrusted text as stored content: sanitised, redacted (SPEC §4.6), capped. */
 export function cleanContent(text: string): string {
   return capUtf8(sanitizeUntrusted(text), MAX_CONTENT_BYTES).trim();
 }
@@ -48,7 +48,7 @@ function cleanBead(bead: string): string {
     .join('');
 }
 
-/** The entry a comment makes, 'skip' for `SKIP:`, undefined when it is not knowledge (or nothing is left of it). */
+/** The entry a comment makes, 'skip' for `SKIP:`, undefined when it is not knowledge. */
 function entryFromComment(comment: Comment, ctx: CaptureContext): KnowledgeEntry | 'skip' | undefined {
   const typed = parseTypedText(comment.text);
   if (typed === undefined || typed === 'skip') return typed;
@@ -71,8 +71,10 @@ export interface Appended {
   status: 'added' | 'duplicate';
 }
 
-/** Append entries under the log's lock: the same normalised content in the key family (`k`, `k-2`, … in log and
- * archive) is a duplicate; otherwise the entry takes the first free suffix. */
+/**
+ * Append entries under the log's lock: the same normalised content in the key family (`k`, `k-2`, … in log and
+ * archive) is a duplicate; otherwise the entry takes the first free suffix.
+ */
 export function appendEntries(store: Store, entries: KnowledgeEntry[], progress: Progress = NO_PROGRESS): Appended[] {
   const results: Appended[] = [];
   if (entries.length === 0) return results;
@@ -109,8 +111,10 @@ interface Family {
   contents: Map<string, string>;
 }
 
-/** The stored versions of each base key's family (under the log's lock): from the index brought up to date, or
- * from the files when there is none or catching up would take longer than reading them. */
+/**
+ * The stored versions of each base key's family (under the log's lock): from the index brought up to date, or
+ * from the files when there is none or catching up would take longer than reading them.
+ */
 function storedFamilies(store: Store, baseKeys: Set<string>, project: string | undefined): Map<string, Family> {
   if (existsSync(store.dbPath)) {
     try {
@@ -157,7 +161,7 @@ function addVersion(families: Map<string, Family>, base: string, key: string, co
 
 // a byte search per key is cheapest for a hook's few keys; a backfill of many reads every line once
 const SEARCHED_KEYS = 16;
-/** A knowledge log rotates at 5000 lines (SPEC §4.5): one far beyond this is not read whole by a hook. */
+/** A log rotates at 5000 lines (SPEC §4.5): one far beyond this is not read whole by a hook. */
 const LOG_CAP = 64 * 1024 * 1024;
 
 function keyFamilies(
@@ -185,7 +189,7 @@ function keyFamilies(
   return families;
 }
 
-/** Start offsets of the lines that may hold one of the keys (a key is [a-z0-9-] only, so JSON never escapes it). */
+/** Offsets of the lines that may hold a key (keys are [a-z0-9-]: JSON never escapes them). */
 function candidateLines(buf: Buffer, keys: Set<string>): Set<number> {
   const starts = new Set<number>();
   if (keys.size > SEARCHED_KEYS) {
@@ -213,8 +217,10 @@ export interface CaptureReport {
   rotated?: RotateReport;
 }
 
-/** Capture comments into the log. The append is the commit point: indexing and rotation after it are best
- * effort (a warning), so a caller never retries and doubles an entry. */
+/**
+ * Capture comments into the log. The append is the commit point: indexing and rotation after it are best
+ * effort (a warning), so a caller never retries and doubles an entry.
+ */
 export function captureComments(store: Store, comments: Comment[]): CaptureReport {
   const ctx = { project: store.project, tagWords: [...DEFAULT_TAG_WORDS, ...store.config.knowledge.tags] };
   const entries: KnowledgeEntry[] = [];
@@ -257,8 +263,10 @@ export interface ImportReport {
   unreadable: number;
 }
 
-/** `cairn init --import-lavra PATH`: a Lavra log's readable entries, cleaned as a capture is, keeping key, type,
- * time, bead and source; entries already held are skipped. */
+/**
+ * `cairn init --import-lavra PATH`: a Lavra log's readable entries, cleaned as a capture is, keeping key, type,
+ * time, bead and source; entries already held are skipped.
+ */
 export function importLavraLog(store: Store, path: string, progress: Progress = NO_PROGRESS): ImportReport {
   const tagWords = [...DEFAULT_TAG_WORDS, ...store.config.knowledge.tags];
   const entries: KnowledgeEntry[] = [];

@@ -46,7 +46,7 @@ export function branchWords(branch: string): string[] {
   return branch.split(/[-_/.]+/).filter((w) => w !== '' && !BRANCH_NOISE.has(w.toLowerCase()));
 }
 
-/** Names of the files modified since git last wrote its index, newest first (a bounded walk); none outside git. */
+/** Files modified since git last wrote its index, newest first, by name (a bounded walk); none outside git. */
 export function changedFiles(root: string, limit = 10, maxEntries = 4000): string[] {
   let since: number;
   try {

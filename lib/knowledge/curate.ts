@@ -26,7 +26,7 @@ export function proposalHash(lines: string[]): string {
   return sha256(stringify(lines.map((l) => JSON.parse(l) as unknown)));
 }
 
-/** This project's entries in the log, in order (unreadable lines are skipped: `cairn sanitize` audits them). */
+/** This project's entries in the log (unreadable lines skipped: `cairn sanitize` audits them). */
 function* projectEntries(store: Store): Generator<KnowledgeEntry> {
   let n = 0;
   for (const line of readLines(store.knowledgePath)) {
@@ -39,7 +39,6 @@ function* projectEntries(store: Store): Generator<KnowledgeEntry> {
 
 const CHECK_EVERY = 1024;
 
-/** An existing entry with curation fields set, as the line that records them. */
 function curated(
   e: KnowledgeEntry,
   status: CurationStatus,
@@ -66,14 +65,16 @@ function curated(
   });
 }
 
-/** Gather candidates and build the proposal (nothing written): a first reading holds a few numbers a line
- * (version, content, status) to find visible entries and shared contents; a second keeps only those proposed. */
+/**
+ * Gather candidates and build the proposal (nothing written): a first reading holds a few numbers a line
+ * (version, content, status) to find visible entries and shared contents; a second keeps only those proposed.
+ */
 export function proposeCuration(store: Store): Proposal {
   const versions = new NumberList();
   const contents = new NumberList();
-  const superseded = new NumberList(); // 1 for a line that marks its entry superseded
+  const superseded = new NumberList();
   const latest = new HashTable();
-  const says: { at: number; key: string; supersedes: string[] }[] = []; // the lines that name entries they supersede
+  const says: { at: number; key: string; supersedes: string[] }[] = [];
   for (const e of projectEntries(store)) {
     const version = hash52(`${e.key}\u0000${normaliseText(e.content)}`); // versionOf, as a number
     if (e.supersedes?.length) says.push({ at: versions.length, key: e.key, supersedes: e.supersedes });
@@ -91,7 +92,7 @@ export function proposeCuration(store: Store): Proposal {
 
   // duplicates: the same content under several keys (one version per key)
   const groups = new Map<number, KnowledgeEntry[]>();
-  const named: KnowledgeEntry[] = []; // entries another one says it supersedes
+  const named: KnowledgeEntry[] = [];
   const stale: { e: KnowledgeEntry; missing: string[] }[] = [];
   const anchorsOf = anchorChecker(store.location.root);
   let j = -1;
@@ -106,7 +107,7 @@ export function proposeCuration(store: Store): Proposal {
   }
 
   const lines: string[] = [];
-  const decided = new Set<string>(); // keys already given a line
+  const decided = new Set<string>();
   // duplicates: the newest becomes canonical
   for (const group of groups.values()) {
     const [newest, ...older] = [...group].sort((a, b) => b.ts - a.ts);

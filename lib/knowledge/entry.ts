@@ -44,7 +44,7 @@ const SLUG_CHARS = 60;
 // The prefix must lead the body (after whitespace); `SKIP:` means "store nothing" (SPEC §4.2).
 const PREFIX = /^\s*(LEARNED|DECISION|FACT|PATTERN|INVESTIGATION|DEVIATION|MUST-CHECK|SKIP):[ \t]*/;
 
-/** A comment body as knowledge: its type and content, 'skip' for `SKIP:`, undefined when it is not knowledge. */
+/** A comment body's type and content, 'skip' for `SKIP:`, undefined when it is not knowledge. */
 export function parseTypedText(body: string): { type: KnowledgeType; content: string } | 'skip' | undefined {
   const m = PREFIX.exec(body);
   if (!m) return undefined;
@@ -150,7 +150,7 @@ export const DEFAULT_TAG_WORDS = [
 // a mention starts where a run of path characters does, so a long run is not rescanned (quadratic)
 const FILE_MENTION = /(?<![A-Za-z0-9_./-])[A-Za-z0-9_./-]*[A-Za-z0-9_]\.([A-Za-z0-9]{1,6})\b/g;
 
-/** Tags: the type, vocabulary words as whole words (plurals allowed), languages of the files named; at most 12. */
+/** Tags: the type, vocabulary words (plurals allowed), languages of the files named; at most 12. */
 export function tagsFor(type: string, content: string, words: readonly string[] = DEFAULT_TAG_WORDS): string[] {
   const tags = new Set<string>([type]);
   const lower = content.toLowerCase();
@@ -161,7 +161,7 @@ export function tagsFor(type: string, content: string, words: readonly string[] 
     const at = lower.search(wholeWord(word));
     if (at >= 0) found.push({ word, at });
   }
-  found.sort((a, b) => a.at - b.at); // in the order the text names them
+  found.sort((a, b) => a.at - b.at);
   for (const f of found) tags.add(f.word);
   for (const m of content.matchAll(FILE_MENTION)) for (const language of languagesOf(m[0])) tags.add(language);
   return [...tags].slice(0, MAX_TAGS);

@@ -9,11 +9,9 @@ import { isCommandLike } from './noise.js';
 import { parseEntryLine } from './reader.js';
 import { ROTATE_ABOVE } from './rotate.js';
 
-// The knowledge index (SPEC §4.3): one row per line of the log, its archive and the active cache, each fed
-// by the one follower, searched through FTS5 `knowledge_fts`. Only the latest line of a version (key +
-// normalised content) is visible: curation appends and a union merge may keep a line twice (SPEC §4.5).
-// auto-recall searches only the newest NEWEST_LINES lines (`knowledge_newest_fts`): see docs/decisions.md.
-// Over 400 lines: the three logs' rows, their follower and the search read the same tables and statements.
+// The knowledge index (SPEC §4.3): a row per line of the log, archive and active cache, fed by the one follower,
+// searched through FTS5; only a version's latest line is visible (SPEC §4.5). auto-recall searches only the newest
+// NEWEST_LINES (docs/decisions.md). Over 400 lines: the rows, their follower and the search share tables.
 
 export type Source = 'archive' | 'log' | 'active';
 const SOURCE_CODE: Record<Source, number> = { archive: 0, log: 1, active: 2 };
@@ -113,7 +111,7 @@ export function knowledgeFollowers(store: Store): Record<Source, LogFollower<Kno
   };
 }
 
-/** The database with the index of each given source up to date (and, with `newest`, its newest lines too). */
+/** The database with each given source indexed up to date (with `newest`, its newest lines too). */
 export function knowledgeDb(store: Store, sources: Source[], opts: { newest?: boolean } = {}): Database {
   const followers = knowledgeFollowers(store);
   let db: Database | undefined;
@@ -125,8 +123,10 @@ export function knowledgeDb(store: Store, sources: Source[], opts: { newest?: bo
 
 export const NEWEST_LINES = ROTATE_ABOVE;
 
-/** Bring `knowledge_newest_fts` up to date with a source's newest NEWEST_LINES rows. Rows join a source only
- * with ids above all others, so a sync adds rows above the newest held and forgets those below the window. */
+/**
+ * Bring `knowledge_newest_fts` up to date with a source's newest NEWEST_LINES rows. Rows join a source only
+ * with ids above all others, so a sync adds rows above the newest held and forgets those below the window.
+ */
 function syncNewest(db: Database, source: Source): void {
   const code = SOURCE_CODE[source];
   const s = statements(db);
@@ -176,7 +176,7 @@ export interface KnowledgeHit {
   status: string | null;
   archived: boolean;
   score: number;
-  /** The tokens of the entry's line in the auto-recall block, once counted; `key` says which line and encoding. */
+    /** The entry line's tokens in the auto-recall block, once counted; `key` says which line and encoding. */
   lineTokens?: { key: string; tokens: number };
 }
 
@@ -305,8 +305,10 @@ export class TermCounts {
   }
 }
 
-/** Entries matching any term, best first, exactly as scoring every row would give, without scoring rows that
- * cannot reach the top k: each term adds below (k1 + 1)·idf (docs/decisions.md, "Knowledge search"). */
+/**
+ * Entries matching any term, best first, exactly as scoring every row would give, without scoring rows that
+ * cannot reach the top k: each term adds below (k1 + 1)·idf (docs/decisions.md, "Knowledge search").
+ */
 export function searchKnowledge(
   db: Database,
   q: KnowledgeQuery & { terms: string[] },
@@ -358,8 +360,10 @@ function largestFactor(db: Database): number {
   return Math.max(1, ...statuses.map((s) => STATUS_FACTORS[s] ?? 1));
 }
 
-/** The top `q.limit` visible rows matching `match`, best raw BM25 first, stopping once no further row could
- * beat the k-th kept score with the largest factor. */
+/**
+ * The top `q.limit` visible rows matching `match`, best raw BM25 first, stopping once no further row could
+ * beat the k-th kept score with the largest factor.
+ */
 function rankRows(
   db: Database,
   q: KnowledgeQuery,
@@ -421,7 +425,7 @@ export interface KnowledgeStats {
   topTags: { tag: string; count: number }[];
 }
 
-/** Totals, archived, by type and top tags of the visible entries (superseded included: they are history). */
+/** Totals, archived, by type and top tags of the visible entries, superseded included. */
 export function knowledgeStats(db: Database, project: string, topTags = 10): KnowledgeStats {
   const f = filters({ project, sources: ['log', 'archive'], limit: 0, withSuperseded: true });
   const rows = db.prepare(`SELECT k.type, k.tags, k.source FROM knowledge k WHERE ${f.sql}`).all(...f.params) as {

@@ -8,8 +8,10 @@ const SHELL_SYNTAX = /--[a-z][a-z-]*=|\$\(|<<-?\s*['"]?[A-Z]|\s&&(\s|$)|\s\|\|\s
 const PIPELINE = /['"]\s*\|\s*\\?$|\|\s*(?:sed|grep|awk|tr|head|tail|xargs)\b|\s&&\s|\s\|\|\s|\$\(/m;
 const HEADING = /^#{1,6}\s+\S/gm;
 
-/** Content that is a command or a dump of one (a program with shell syntax, a `#` line and a pipeline, two
- * or more markdown headings); a note with a command tail glued on is still a note. */
+/**
+ * Content that is a command or a dump of one (a program with shell syntax, a `#` line and a pipeline, two
+ * or more markdown headings); a note with a command tail glued on is still a note.
+ */
 export function isCommandLike(content: string): boolean {
   const text = stripShellResidue(content);
   const firstLine = text.split('\n', 1)[0];

@@ -8,7 +8,6 @@ export function shownContent(content: string): string {
   return sanitizeUntrusted(content);
 }
 
-/** At most `max` characters, cut with an ellipsis. */
 export function clip(text: string, max: number): string {
   const chars = Array.from(text);
   return chars.length <= max
@@ -19,14 +18,16 @@ export function clip(text: string, max: number): string {
         .trimEnd() + '…';
 }
 
-/** The first line as given, the others indented by `indent`; blank lines dropped. */
+/** The first line as given, the others indented; blank lines dropped. */
 export function hangingIndent(first: string, text: string, indent: string): string[] {
   const [head = '', ...rest] = text.split('\n').filter((l) => l.trim() !== '');
   return [first + head, ...rest.map((l) => indent + l)];
 }
 
-/** The label an entry is shown under: its type when one of the seven (SPEC §4.1), else `other` — a forged
- * type could close the fence. */
+/**
+ * The label an entry is shown under: its type when one of the seven (SPEC §4.1), else `other` — a forged
+ * type could close the fence.
+ */
 export function shownType(type: string): string {
   return (KNOWLEDGE_TYPES as readonly string[]).includes(type) ? type : OTHER_TYPE;
 }

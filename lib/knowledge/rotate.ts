@@ -30,7 +30,7 @@ export interface RotateOptions {
   within: string;
   above?: number;
   keep?: number;
-    /** Where the log's last line count is kept: a log grown by a few lines since is known not due without a read. */
+        /** Where the log's last line count is kept, so a log grown by a few lines is known not due without a read. */
   countFile?: string;
 }
 
@@ -132,7 +132,7 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
   }
 }
 
-/** Finish a rotation that was cut short (the caller holds the log's lock). Returns the lines it moved. */
+/** Finish a rotation cut short (under the log's lock): the lines it moved. */
 function finishJournal(logPath: string, archivePath: string, opts: RotateOptions): number {
   // never read through a link: one planted at the journal's place would move its target into the archive
   const journal = openLog(journalPath(logPath));
@@ -172,7 +172,7 @@ function finishJournal(logPath: string, archivePath: string, opts: RotateOptions
   }
 }
 
-/** An append to the archive killed part-way: cut its partial lines off, so appending them again doubles none. */
+/** An append to the archive killed part-way: cut its partial lines off, so appending again doubles none. */
 function cutPartialAppend(archivePath: string, size: number, lines: LineRange): void {
   let fd: number;
   try {

@@ -56,14 +56,13 @@ export interface Anchors {
 }
 
 export interface AuditDigest {
-  /** The summary the last `cairn sanitize` closed its audit with, and when; undefined before the first run. */
   summary?: SanitizeReport;
   ts?: number;
   byAction: Record<string, number>;
   recent: AuditRecord[];
 }
 
-/** What the last `cairn sanitize` left out or flagged (knowledge.audit.jsonl, rewritten by each run), in one pass. */
+/** What the last `cairn sanitize` left out or flagged (knowledge.audit.jsonl), in one pass. */
 export function readAudit(store: Store, last = 20): AuditDigest {
   const digest: AuditDigest = { byAction: {}, recent: [] };
   for (const line of readLines(store.auditPath)) {
@@ -82,8 +81,10 @@ export function readAudit(store: Store, last = 20): AuditDigest {
   return digest;
 }
 
-/** Build the active cache and audit in three passes that hold a few numbers an entry, never the entries:
- * each version's latest line; those cleaned into a candidates file; once duplicates are known, the cache. */
+/**
+ * Build the active cache and audit in three passes that hold a few numbers an entry, never the entries:
+ * each version's latest line; those cleaned into a candidates file; once duplicates are known, the cache.
+ */
 export function sanitizeKnowledge(store: Store, now: number, progress: Progress = NO_PROGRESS): SanitizeReport {
   const ts = Math.floor(now / 1000);
   // before reading: a capture meanwhile leaves the cache stale, as it should
@@ -132,7 +133,7 @@ interface Candidates {
   content: NumberList;
 }
 
-/** Each version's latest line (SPEC §4.5: later lines win), superseded and residue out, cleaned into `candidates`. */
+/** Each version's latest line (SPEC §4.5), superseded and residue out, cleaned into `candidates`. */
 function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates: string): Candidates {
   const versions = new NumberList();
   const latest = new HashTable();
@@ -196,11 +197,11 @@ function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates:
   return kept;
 }
 
-/** Dedupe by key, then content, keeping the newest: duplicate's index → kept one's, or -1 for a newer of its key. */
+/** Dedupe by key, then content, keeping the newest: index → the kept one's, or -1 for a newer one of its key. */
 function newestUnique(kept: Candidates): Map<number, number> {
   const order = Uint32Array.from({ length: kept.ts.length }, (_, i) => i).sort(
     (a, b) => kept.ts.at(b) - kept.ts.at(a) || b - a,
-  ); // newest first
+  );
   const keys = new HashTable(order.length, false);
   const contents = new HashTable(order.length);
   const duplicateOf = new Map<number, number>();
@@ -215,11 +216,11 @@ function newestUnique(kept: Candidates): Map<number, number> {
   return duplicateOf;
 }
 
-/** The candidates in log order: duplicates audited, anchors checked (SPEC §4.5), the rest into the active cache. */
+/** The candidates in log order: duplicates audited, anchors checked (SPEC §4.5), the rest into the cache. */
 function writeActive({ store, ts, report, audit }: Pass, candidates: string, duplicateOf: Map<number, number>): void {
   const anchorsOf = anchorChecker(store.location.root);
   const named = new Set(duplicateOf.values());
-  const keyOf = new Map<number, string>(); // of the entries a duplicate names
+  const keyOf = new Map<number, string>();
   const waiting: { key: string; of: number }[] = []; // duplicates of an entry further down
   const duplicate = (key: string, of: number) => {
     if (of < 0) {
@@ -264,7 +265,7 @@ function writeActive({ store, ts, report, audit }: Pass, candidates: string, dup
   for (const w of waiting) duplicate(w.key, w.of);
 }
 
-/** Lines between two looks at the deadline (a background run has one: lib/store/background.ts). */
+/** Lines between two looks at the deadline (lib/store/background.ts). */
 const CHECK_EVERY = 1024;
 
 function* entries(path: string): Generator<KnowledgeEntry> {
@@ -333,7 +334,7 @@ export function anchorChecker(root: string): (text: string) => Anchors {
   };
 }
 
-/** Does `relative` name an existing path inside `root`? (A path that climbs out counts as missing.) */
+/** Does `relative` name an existing path inside `root`? (One that climbs out counts as missing.) */
 function existsInside(root: string, relative: string): boolean {
   if (isAbsolute(relative)) return false;
   const path = normalize(join(root, relative));
@@ -348,7 +349,7 @@ function statOf(path: string) {
   }
 }
 
-/** The active cache is fresh when built from the log as it is now: it gets the log's mtime, which any capture moves. */
+/** The active cache is fresh when built from the log as it is now: it takes the log's mtime. */
 export function activeCacheFresh(store: Store): boolean {
   try {
     return Math.abs(statSync(store.activePath).mtimeMs - statSync(store.knowledgePath).mtimeMs) < 1;

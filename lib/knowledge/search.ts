@@ -7,9 +7,9 @@ import { branchWords, type SessionContext } from './context.js';
 // files), each searched alone and fused by reciprocal rank: one query of all words would let long generic
 // entries win over the ones any topic is about.
 
-/** Words shorter than this carry no topic ("to", "8", "0"), unless they mix letters and digits ("v4", "e2"). */
+/** Shorter words carry no topic ("to", "8"), unless they mix letters and digits ("v4"). */
 const MIN_WORD = 3;
-/** Terms of one topic at most; a longer one (a long prompt) keeps its most distinctive. */
+/** Terms of one topic at most; a longer one keeps its most distinctive. */
 const MAX_TOPIC_TERMS = 12;
 const MAX_BEAD_TOPICS = 8;
 /** RRF's constant (60, as in Cormack et al. 2009). */
@@ -21,7 +21,7 @@ const PROMPT_WEIGHT = 2;
 // does, so a long word is not rescanned.
 const COMPOUND = /(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:[_.-][\p{L}\p{N}]+)+/gu;
 
-/** The search terms of a text: compound identifiers as phrases, then content words, in order of first use. */
+/** The search terms of a text: compound identifiers as phrases, then content words. */
 export function recallTerms(text: string): string[] {
   const terms: string[] = [];
   let rest = '';
