@@ -71,8 +71,10 @@ export async function readTextFile(ctx: Context, flag: string, path: string): Pr
   return decode(ctx, input, what, flag, l);
 }
 
-/** A relative path must resolve, links followed, inside the project root (SPEC §2); an absolute one is the
- * caller's explicit choice (cairn has the caller's rights: mktemp files, /dev/stdin). */
+/**
+ * A relative path must resolve, links followed, inside the project root (SPEC §2); an absolute one is the
+ * caller's explicit choice (cairn has the caller's rights: mktemp files, /dev/stdin).
+ */
 export function commandLinePath(path: string, root: string, what: string): string {
   if (isAbsolute(path)) return path;
   const full = resolve(path);

@@ -231,8 +231,10 @@ function setUp(command: Command, args: minimist.ParsedArgs, argv: string[], pass
   return { command, args, argv, deadline, log, ctx, output, deferrable, state };
 }
 
-/** Ends the process when the deadline passes during a wait on I/O; a writer's only wait is its bounded input, so
- * it is not armed for writers, which keep their run at the next check. */
+/**
+ * Ends the process when the deadline passes during a wait on I/O; a writer's only wait is its bounded input, so
+ * it is not armed for writers, which keep their run at the next check.
+ */
 function armDeadlineTimer(run: Run): NodeJS.Timeout | undefined {
   if (!Number.isFinite(run.deadline.at) || run.deferrable) return undefined;
   const timer = setTimeout(() => process.exit(conclude(run, { ended: 'timed-out' })), run.deadline.remaining());

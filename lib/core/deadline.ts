@@ -23,8 +23,10 @@ export class Deadline {
   passed(): boolean {
     return Date.now() >= this.at;
   }
-  /** One wait for another process: the deadline's rest, at most 10 s; without one, a person's command waits
-   * under a second so its line says at once what holds the lock. */
+  /**
+   * One wait for another process: the deadline's rest, at most 10 s; without one, a person's command waits
+   * under a second so its line says at once what holds the lock.
+   */
   waitLimit(): number {
     if (Number.isFinite(this.at)) return Math.min(this.remaining(), MAX_WAIT_MS);
     return this.person ? PERSON_WAIT_MS : MAX_WAIT_MS;

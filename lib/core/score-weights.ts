@@ -10,7 +10,9 @@ export const DEFAULT_PRIOR = { success: 1, failure: 1 } as const;
 export const DECAY_DAYS = 14;
 export const DECAY_IMMUNE_REINFORCEMENTS = 3;
 
-/** Untested sightings' support: 0.05 in all keeps a never-tested rule (0.666) under an observation
- * that held up once (2/3), §3.10.1. */
+/**
+ * Untested sightings' support: 0.05 in all keeps a never-tested rule (0.666) under an observation
+ * that held up once (2/3), §3.10.1.
+ */
 export const UNTESTED_UNIT = 0.01;
 export const UNTESTED_UNITS = 5;

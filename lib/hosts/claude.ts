@@ -51,8 +51,10 @@ export function claudeEnvelope(eventName: string, text: string): string {
 /** Commands a `bd comments add` can be in (Claude Code's `if`, matched per command of a compound one). */
 const CLAUDE_CAPTURE_IF = ['Bash(bd *)', 'Bash(*/bd *)'];
 
-/** .claude/settings.json: memory-capture runs synchronously (Claude Code cancels an async hook when `claude -p`
- * ends right after the command) and only for bd commands (`if`), so an ordinary command starts no process. */
+/**
+ * .claude/settings.json: memory-capture runs synchronously (Claude Code cancels an async hook when `claude -p`
+ * ends right after the command) and only for bd commands (`if`), so an ordinary command starts no process.
+ */
 export const claudeHooks: HostHooks = {
   file: '.claude/settings.json',
   layout: 'nested',

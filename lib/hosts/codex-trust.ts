@@ -93,8 +93,10 @@ export function codexEventLabel(event: string): string {
   return event.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 }
 
-/** The hash Codex trusts a command hook by: sha256 of canonical JSON of event, matcher and handler as Codex
- * reads it (timeout defaulted to 600 s, unknown keys left out). */
+/**
+ * The hash Codex trusts a command hook by: sha256 of canonical JSON of event, matcher and handler as Codex
+ * reads it (timeout defaulted to 600 s, unknown keys left out).
+ */
 export function codexHookHash(event: string, matcher: string | undefined, handler: Json): string {
   const timeout = typeof handler.timeout === 'number' ? Math.max(1, handler.timeout) : 600;
   const normalised: Json = { type: 'command', command: handler.command, timeout, async: handler.async === true };

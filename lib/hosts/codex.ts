@@ -22,8 +22,10 @@ export const codexEnvelope = claudeEnvelope;
 
 const TRANSCRIPT_TAIL = 8 * 1024 * 1024;
 
-/** A Codex shell call's exit code from the session's transcript (its `tool_response` is the output alone);
- * null when it cannot tell. */
+/**
+ * A Codex shell call's exit code from the session's transcript (its `tool_response` is the output alone);
+ * null when it cannot tell.
+ */
 export function transcriptExitCode(transcriptPath: string, callId: string): number | null {
   let tail: Buffer | undefined;
   try {
@@ -54,8 +56,10 @@ export function codexCallFailed(input: HookInput): boolean {
   return code !== null && code !== 0;
 }
 
-/** .codex/hooks.json: synchronous, since `async` handlers are recent in Codex; memory-capture exits at once
- * on a payload without a capture. */
+/**
+ * .codex/hooks.json: synchronous, since `async` handlers are recent in Codex; memory-capture exits at once
+ * on a payload without a capture.
+ */
 export const codexHooks: HostHooks = {
   file: '.codex/hooks.json',
   layout: 'nested',

@@ -97,8 +97,10 @@ export function mcpHostsFound(root: string): McpHost[] {
   return MCP_HOSTS.filter((h) => MCP_CONFIGS[h].markers.some((m) => existsSync(join(root, m))));
 }
 
-/** How a host starts `cairn mcp`: as the hooks run cairn; with no shell and no project variable, a project-local
- * install is found through git by `sh -c`. */
+/**
+ * How a host starts `cairn mcp`: as the hooks run cairn; with no shell and no project variable, a project-local
+ * install is found through git by `sh -c`.
+ */
 export function serverCommand(root: string, storeDir?: string): ServerCommand {
   const program = executableCommand(root, { projectDir: GIT_TOP_LEVEL }, 'cairn');
   const dir = storeDir === undefined ? [] : ['--dir', storeDir];

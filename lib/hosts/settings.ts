@@ -46,8 +46,10 @@ export function gitTopLevel(root: string): string | null {
   }
 }
 
-/** The project root as a hook of this host names it; a root below git's top level (a monorepo package) is
- * reached from there, and one outside git by its path. */
+/**
+ * The project root as a hook of this host names it; a root below git's top level (a monorepo package) is
+ * reached from there, and one outside git by its path.
+ */
 function projectDirExpression(root: string, hooks: Pick<HostHooks, 'projectDir'>): string {
   if (hooks.projectDir !== GIT_TOP_LEVEL) return hooks.projectDir;
   const top = gitTopLevel(root);
@@ -56,8 +58,10 @@ function projectDirExpression(root: string, hooks: Pick<HostHooks, 'projectDir'>
   return below === '' ? GIT_TOP_LEVEL : `${GIT_TOP_LEVEL}/${shellWord(below)}`;
 }
 
-/** How a hook invokes a cairn executable: via the project's node_modules when a dev dependency (hosts run hooks
- * with a shell, not npm: .bin is not on PATH), else by name from PATH. */
+/**
+ * How a hook invokes a cairn executable: via the project's node_modules when a dev dependency (hosts run hooks
+ * with a shell, not npm: .bin is not on PATH), else by name from PATH.
+ */
 export function executableCommand(root: string, hooks: Pick<HostHooks, 'projectDir'>, name: string): string {
   return existsSync(join(root, 'node_modules', '.bin', name))
     ? `${projectDirExpression(root, hooks)}/node_modules/.bin/${name}`
@@ -230,8 +234,10 @@ export function readSettings(path: string): Json {
   return obj;
 }
 
-/** Merge cairn's hooks into the host's settings file, written only when something was added. `storeDir`: a store
- * outside the project, which the hooks must be told or their first capture starts another store. */
+/**
+ * Merge cairn's hooks into the host's settings file, written only when something was added. `storeDir`: a store
+ * outside the project, which the hooks must be told or their first capture starts another store.
+ */
 export function installHooks(root: string, hooks: HostHooks, storeDir?: string): Merged & { path: string } {
   let merged: Merged | undefined;
   const path = updateSettings(root, hooks.file, hooks.base, (current) => {

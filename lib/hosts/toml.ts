@@ -120,8 +120,10 @@ function outsideQuotes(text: string, from: number, end: number, target: string):
 
 const startsWith = (path: string[], prefix: string[]) => prefix.every((p, k) => path[k] === p);
 
-/** Whether the document defines the table at `path`; 'blocked' when an inline table or array of tables above
- * it could not be extended by an appended `[path]` header. */
+/**
+ * Whether the document defines the table at `path`; 'blocked' when an inline table or array of tables above
+ * it could not be extended by an appended `[path]` header.
+ */
 export function tomlTableState(text: string, path: string[]): 'present' | 'absent' | 'blocked' {
   let state: 'present' | 'absent' | 'blocked' = 'absent';
   for (const s of statements(text)) {

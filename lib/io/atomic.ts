@@ -4,8 +4,10 @@ import { dirname } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { mkdirNoFollow } from './safe.js';
 
-/** Write a file whole inside `within`: an exclusive temp file beside it, then rename; no symbolic link on the
- * way is followed and one at the path is replaced (SPEC §2). `write` streams a large file instead of a text. */
+/**
+ * Write a file whole inside `within`: an exclusive temp file beside it, then rename; no symbolic link on the
+ * way is followed and one at the path is replaced (SPEC §2). `write` streams a large file instead of a text.
+ */
 export function writeFileAtomic(
   path: string,
   content: string | Uint8Array | ((fd: number) => void),

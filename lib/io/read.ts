@@ -78,8 +78,10 @@ export async function readPathBounded(path: string, limits: InputLimits, what: s
   );
 }
 
-/** Open a file cairn keeps: only a regular file (a link to /dev/zero would read forever); `noFollow` refuses a
- * symbolic link too (a read that feeds a rewrite must not copy a link's target into the store). */
+/**
+ * Open a file cairn keeps: only a regular file (a link to /dev/zero would read forever); `noFollow` refuses a
+ * symbolic link too (a read that feeds a rewrite must not copy a link's target into the store).
+ */
 export function openRegularFile(path: string, noFollow = false): number | undefined {
   return openRegular(path, noFollow ? `${path} is a symbolic link; cairn never writes through one` : undefined);
 }

@@ -6,8 +6,10 @@ import { CairnError } from '../core/errors.js';
 // ~/.ssh`), so every directory from the one a writer names down to the file must be real, and files are made
 // with O_EXCL or O_NOFOLLOW or replaced by rename.
 
-/** `dir` as a real directory inside `within`, made if missing (`within` too, never its parents: a removed
- * project is not made again); no symbolic link on the way. */
+/**
+ * `dir` as a real directory inside `within`, made if missing (`within` too, never its parents: a removed
+ * project is not made again); no symbolic link on the way.
+ */
 export function mkdirNoFollow(within: string, dir: string): void {
   const rel = relative(within, dir);
   if (rel.startsWith('..') || isAbsolute(rel)) throw new CairnError('store', `${dir} is outside ${within}`);
