@@ -1,5 +1,6 @@
-// Where a process applying a kept run (lib/store/deferred.ts) finds its request; read by the runner and by
-// a hook's gate, hence its own module (the gate loads no store code). Exit codes: lib/cli/outcome.ts.
+// Where a writer that `cairn rebuild --continue` starts to apply a kept run (lib/store/deferred.ts) finds its
+// request; read by the runner and a hook's gate, hence its own module (the gate loads no store code).
+// lib/cli/outcome.ts decides the exit codes below.
 
 export const DEFERRED_ENV = 'CAIRN_DEFERRED';
 

@@ -1,4 +1,4 @@
-// Typed-array hash tables for passes over a whole log: ~12 bytes an entry where a Map of strings takes 100+.
+// Typed-array hash tables for passes over a whole log: far smaller than Maps of strings (docs/decisions.md).
 
 /** A 52-bit non-cryptographic hash of a text (exact in a JS number; ~1 in 10^4 collision odds at 10^6 texts). */
 export function hash52(text: string): number {

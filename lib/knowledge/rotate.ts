@@ -20,7 +20,8 @@ import type { Deadline } from '../core/deadline.js';
 // Rotation (SPEC §4.5): past 5000 lines the oldest move to knowledge.archive.jsonl, leaving the newest 2500.
 // Journalled, under the log's lock: (1) journal the lines (with the log's inode and the archive's size),
 // (2) append them to the archive, (3) rewrite the log (new inode), (4) remove the journal. A killed move is
-// finished from the journal: (2) cut back and redone, (3) skipped once the inode changed. Nothing lost or doubled.
+// finished from the journal: (2) skipped if the archive ends with the lines, else a partial append is cut off
+// first; (3) skipped once the inode changed. Nothing is lost or doubled.
 
 export const ROTATE_ABOVE = 5000;
 export const KEEP_NEWEST = 2500;
