@@ -176,7 +176,7 @@ export interface KnowledgeHit {
   status: string | null;
   archived: boolean;
   score: number;
-    /** The entry line's tokens in the auto-recall block, once counted; `key` says which line and encoding. */
+  /** The entry line's tokens in the auto-recall block, once counted; `key` says which line and encoding. */
   lineTokens?: { key: string; tokens: number };
 }
 
@@ -294,7 +294,7 @@ export class TermCounts {
     return n;
   }
 
-    /** BM25's N, or more (the bounds only need idf no smaller than FTS5's): the largest row id. */
+  /** BM25's N, or more (the bounds only need idf no smaller than FTS5's): the largest row id. */
   total(): number {
     this.rowCount ??=
       (this.db

@@ -31,7 +31,7 @@ export interface RotateOptions {
   within: string;
   above?: number;
   keep?: number;
-        /** Where the log's last line count is kept, so a log grown by a few lines is known not due without a read. */
+  /** Where the log's last line count is kept, so a log grown by a few lines is known not due without a read. */
   countFile?: string;
 }
 
