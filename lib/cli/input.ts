@@ -17,7 +17,7 @@ import { optionalString } from './flags.js';
 
 const WAIT_WITHOUT_DEADLINE_MS = 5000;
 
-/** However short its deadline, a writer waits this long for input still arriving rather than keep a run without it. */
+/** A writer waits at least this long for input still arriving rather than keep a run without it. */
 const KEEPING_WAIT_MS = 250;
 
 /** The cap and the wait for input under this deadline (the hook gate's too). */

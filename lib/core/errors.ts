@@ -26,7 +26,7 @@ export function errorKind(err: unknown): ErrorKind | 'internal' {
   return err instanceof CairnError ? err.kind : 'internal';
 }
 
-/** A one-line description of any thrown value, for stderr and errors.log. */
+/** One line describing any thrown value (stderr, errors.log). */
 export function describeError(err: unknown): string {
   // JSON.parse's message quotes its input (SPEC §4.6)
   if (err instanceof SyntaxError && /JSON/.test(err.message)) {

@@ -32,7 +32,7 @@ function randomPart(): string {
   return out;
 }
 
-/** The base32 string one greater than `s` (the random part of a ULID), or undefined on overflow. */
+/** `s` plus one in base32, or undefined on overflow. */
 function increment(s: string): string | undefined {
   const chars = s.split('');
   for (let i = chars.length - 1; i >= 0; i--) {
@@ -57,7 +57,7 @@ export function nextUlid(now: number, after?: string): string {
   return encodeTime(now) + randomPart();
 }
 
-/** Deterministic pattern id: the same text from the same role in the same project is one pattern everywhere. */
+/** Deterministic: the same text from the same role and project is one pattern everywhere. */
 export function patternId(project: string, role: string, text: string): string {
   return 'p' + shortHash(`${project}\u0000${role}\u0000${normaliseText(text)}`).slice(0, 15);
 }

@@ -6,10 +6,10 @@ import { sanitizeUntrusted } from './sanitize.js';
 export interface Logger {
   warn(message: string): void;
   info(message: string): void;
-  /** Warnings printed (or held) so far (strict mode and tests read them). */
+  /** Warnings printed (or held) so far. */
   readonly warnings: string[];
   flush(): void;
-  /** The run's one last line, with the warnings held back folded into it; what else was held is dropped. */
+  /** The run's last line, with the held warnings folded in; the other held lines are dropped. */
   end(message: string): void;
 }
 
