@@ -2,9 +2,7 @@ import minimist from 'minimist';
 import { CairnError } from '../core/errors.js';
 import { extensionsOf, nearest } from '../core/suggest.js';
 
-// Parsing and reading flags. A usage mistake is a configuration bug in the caller's pipeline, so it
-// is named precisely: an unknown flag (with the nearest known one), a single-value flag given twice,
-// an argument the command does not take.
+// Flags. A usage mistake is a bug in the caller's pipeline, so it is named precisely (with the nearest flag).
 
 type Args = minimist.ParsedArgs;
 
@@ -22,7 +20,7 @@ export interface ParsedFlags {
   problem?: string;
 }
 
-/** Parse argv against a command's flags. `operands`: whether it takes positional arguments. */
+/** `operands`: whether the command takes positional arguments. */
 export function parseFlags(spec: Required<FlagSpec>, argv: string[], operands: boolean): ParsedFlags {
   const known = [...spec.string, ...spec.list, ...spec.boolean];
   const names = new Set([...known, ...Object.keys(spec.alias), ...Object.values(spec.alias)]);
@@ -71,7 +69,6 @@ function usageProblem(
   return undefined;
 }
 
-/** A string flag's value, or null. */
 export function optionalString(args: Args, name: string): string | null {
   const v = args[name];
   if (v === undefined || v === null || v === '' || typeof v === 'boolean') return null;

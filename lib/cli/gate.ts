@@ -5,13 +5,10 @@ import { readHookInput, type HookInput } from '../hosts/payload.js';
 import { inputLimits } from './input.js';
 import type { GatePassed } from './runner.js';
 
-// A hook's hot path, decided before the runner and the command's own code are loaded: each
-// scripts/<name>.gate.ts calls this. For the hook's own invocation — a payload on stdin and no flag but
-// the store's — the payload is read here; when the command has nothing to do with it, the process ends
-// as the runner would have ended it: exit 0, nothing printed, nothing written. Anything else goes on to
-// the runner, with the deadline already running and stdin as far as it was read.
+// A hook's hot path, before the runner and the command load (scripts/<name>.gate.ts): a payload the command
+// has nothing to do with ends the process as the runner would (exit 0, nothing written); anything else goes
+// on to the runner with the deadline running and stdin as far as read.
 
-/** Flags that change nothing for a payload the command has nothing to do with. */
 const STORE_FLAGS = new Set(['--root', '--dir', '--project']);
 const QUIET_FLAGS = new Set(['--quiet', '--strict', '--json']);
 

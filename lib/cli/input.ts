@@ -13,33 +13,24 @@ import type { Deadline } from '../core/deadline.js';
 import type { Context } from './runner.js';
 import { optionalString } from './flags.js';
 
-// Input text (SPEC §2): stdin and `--*-file` flags go through the one bounded reader, with one cap,
-// one wait and one set of warnings.
+// Input text (SPEC §2): stdin and `--*-file` flags through the one bounded reader, one cap, one wait.
 
-/** Without a deadline (maintenance commands), a pipe left open is still abandoned after this long. */
 const WAIT_WITHOUT_DEADLINE_MS = 5000;
 
-/**
- * A writer keeps its run for later when its deadline passes (SPEC §2), and a run is kept with its
- * input: however short the deadline, it waits this long for input still arriving rather than keep a
- * run without it.
- */
+/** A writer waits at least this long for input still arriving rather than keep a run without it. */
 const KEEPING_WAIT_MS = 250;
 
-/** The cap and the wait for input read under this deadline (the hook gate reads stdin with them too). */
+/** The cap and the wait for input under this deadline (the hook gate's too). */
 export function inputLimits(deadline: Deadline, keepsRuns = false): InputLimits {
   const cap = Number(process.env.CAIRN_STDIN_CAP) > 0 ? Number(process.env.CAIRN_STDIN_CAP) : DEFAULT_INPUT_CAP;
-  // The wait takes at most half of what is left, so the work on what arrived still fits the deadline.
+  // at most half of what is left, so the work on what arrived still fits the deadline
   const half = Number.isFinite(deadline.at) ? Math.floor(deadline.remaining() / 2) : WAIT_WITHOUT_DEADLINE_MS;
   return { cap, waitMs: keepsRuns ? Math.max(half, KEEPING_WAIT_MS) : half };
 }
 
 const limits = (ctx: Context) => inputLimits(ctx.deadline, ctx.keepsRuns);
 
-/**
- * The text read, recorded as this run's input (what a kept run is given again); then the deadline:
- * a writer goes on to its store, where a deadline that passed keeps the run with this input.
- */
+/** Recorded as this run's input (what a kept run is given again); a writer skips the check to keep its run. */
 function decode(ctx: Context, input: BoundedInput, what: string, flag: string, { cap, waitMs }: InputLimits): string {
   if (input.truncated) ctx.log.warn(`${what} exceeded ${cap} bytes; working on the first ${cap}`);
   if (input.timedOut)
@@ -56,22 +47,20 @@ export async function stdinText(ctx: Context, reading?: Promise<BoundedInput>): 
   return decode(ctx, await (reading ?? readStdinBounded(l)), 'stdin', 'stdin', l);
 }
 
-/** Text from `--<flag> PATH` when given, else stdin. */
 export async function textFromFileOrStdin(ctx: Context, flag: string): Promise<string> {
   const path = optionalString(ctx.args, flag);
   return path === null ? ctx.stdin() : readTextFile(ctx, flag, path);
 }
 
-/** How an error names what textFromFileOrStdin read: `--report F`, or stdin. */
 export function inputName(ctx: Context, flag: string): string {
   const path = optionalString(ctx.args, flag);
   return path === null ? 'stdin' : `--${flag} ${path}`;
 }
 
-/** Names of this process's own stdin: read as stdin (reopening it fails for a socket, and a pipe is already open). */
+/** This process's own stdin: read as stdin (reopening fails for a socket). */
 const STDIN_NAMES = new Set(['-', '/dev/stdin', '/dev/fd/0', '/proc/self/fd/0']);
 
-/** A text file, pipe or device named by `--<flag>`: bounded like stdin; binary content is an input error. */
+/** A text file, pipe or device named by `--<flag>`: bounded like stdin. */
 export async function readTextFile(ctx: Context, flag: string, path: string): Promise<string> {
   if (ctx.replayed) return (ctx.inputs[flag] = ctx.replayed[flag] ?? '');
   const what = `--${flag} ${path}`;
@@ -83,12 +72,8 @@ export async function readTextFile(ctx: Context, flag: string, path: string): Pr
 }
 
 /**
- * Where a path named on the command line may lead (SPEC §2: paths from input stay inside the
- * project root). A relative path must resolve, symbolic links followed, inside the root: `..` and
- * links out of the project are how a path that looks local escapes it, for instance when an agent's
- * words are templated into a command. An absolute path is the caller's explicit choice and is read as
- * given: cairn runs with the caller's own rights, so it can show the caller nothing `cat` could not,
- * and pipelines hand over temp files (mktemp) and /dev/stdin that way.
+ * A relative path must resolve, links followed, inside the project root (SPEC §2); an absolute one is the
+ * caller's explicit choice (cairn has the caller's rights: mktemp files, /dev/stdin).
  */
 export function commandLinePath(path: string, root: string, what: string): string {
   if (isAbsolute(path)) return path;

@@ -2,26 +2,17 @@ import { errorKind, IndexCatchingUp } from '../core/errors.js';
 import { DEFERRED_AGAIN, DEFERRED_TOO_LONG } from '../core/deferred-env.js';
 import { isCorruption } from '../store/db.js';
 
-// Fail open (SPEC §2), decided in one place: what a run's end — finished, thrown, or cut by the
-// deadline's timer — does. Where the deadline is enforced: `Deadline.check` between steps and
-// `Deadline.waitLimit` on every wait (lib/core/deadline.ts; called by Store.indexed, Store.appendLines
-// and each slice of the follower), and `armDeadlineTimer` in lib/cli/runner.ts for a wait on I/O.
-// Past it, and past any other failure, `decide` below says what happens:
-//
-// - a writer that meets a passing failure (the deadline, a lock, the index catching up) before it
-//   recorded anything keeps its run for later, in order (lib/store/deferred.ts applies it), and exits 0;
-// - a run that recorded its change (the append is the commit point) never reports a failure: the
-//   caller would retry and record it twice; the next run catches up;
-// - anything else is one stderr line, recorded in the health record for `cairn doctor` and the
-//   session start, and exit 0 — 1 under --strict, 2 for a usage error at a terminal or under --strict.
+// Fail open (SPEC §2), decided in one place. The deadline is enforced by `Deadline.check`/`waitLimit`
+// (lib/core/deadline.ts) and by `armDeadlineTimer` (lib/cli/runner.ts) on a wait for I/O. Past it, or any
+// failure: a writer not yet committed keeps its run for later on a passing failure; a committed run never
+// reports failure (a retry would record twice); else one stderr line, health record, exit 0 (--strict: 1).
 
-/** What went wrong, as far as the policy cares. */
 export type Failure =
-  | 'usage' // a caller's mistake: bad flags or arguments
-  | 'deadline' // the deadline passed (during the work, or as the index caught up)
+  | 'usage'
+  | 'deadline'
   | 'busy' // a lock held, or the index catching up with its log: a later run would not meet it
   | 'corrupt' // a corrupt page in the database, which is a cache of the logs
-  | 'fault'; // anything else: bad input, a broken store, a bug
+  | 'fault';
 
 export function classify(err: unknown): Failure {
   if (isCorruption(err)) return 'corrupt';
@@ -32,58 +23,46 @@ export function classify(err: unknown): Failure {
 }
 
 export interface Situation {
-  /** How the run ended: its command returned, threw, or the deadline's timer fired while it waited on I/O. */
   ended: 'finished' | 'threw' | 'timed-out';
-  /** What it threw ('threw'; 'deadline' for 'timed-out'). */
   failure?: Failure;
-  /** The deadline had passed when the command returned. */
   late?: boolean;
-  /** The exit code the command returned, if any. */
   returned?: number;
   /** The run appended to a log of the store: its change stands whatever happens next. */
   committed: boolean;
   /** A writer whose runs are kept for later (its command is deferrable, not a preview) with its store open. */
   keepsRuns: boolean;
-  /** This run is a kept run being applied (`CAIRN_DEFERRED`). */
   replayed: boolean;
   /** The run opened its store (a corrupt index can be moved aside). */
   hasStore: boolean;
   strict: boolean;
   /** stderr is a terminal: a person sees the line. */
   interactive: boolean;
-  /** --json: a failure is also a JSON object on stdout. */
   json: boolean;
 }
 
 /** The one stderr line a run ends with (see `lineText`), or the lines it held, as they are ('done'). */
 export type Line =
   | 'done'
-  | 'late' // a warning that it finished past its deadline, then the held lines
-  | 'after-commit' // a warning with the failure, then the held lines
-  | 'timed-out-after-commit' // a warning that nothing is printed, then the held lines
+  | 'late'
+  | 'after-commit'
+  | 'timed-out-after-commit'
   | 'kept'
   | 'replay-too-long'
   | 'replay-again'
-  | 'skipped' // the failure, the pipeline continues (exit 0)
-  | 'failed'; // the failure, exit non-zero
+  | 'skipped'
+  | 'failed';
 
 export interface Outcome {
   exit: number;
-  /** Keep the run as a request (lib/store/deferred.ts); when it cannot be kept, decide again with keepsRuns false. */
+  /** Keep the run as a request (lib/store/deferred.ts); if it cannot be, decide again with keepsRuns false. */
   keep: boolean;
-  /** Move the corrupt database aside: the next run rebuilds it from the log. */
   quarantine: boolean;
-  /** The health record: a line for `cairn doctor` and the session start, cleared by a success, or left. */
   health: 'record' | 'clear' | 'leave';
   line: Line;
-  /** The product (held until now), a JSON error object, a JSON note that the run was kept, or nothing. */
   stdout: 'product' | 'error' | 'deferred' | 'nothing';
 }
 
-/**
- * Exit 0 unless --strict, which exits 1 (2 for a usage error). A usage error is a configuration bug,
- * not a runtime fault: a person at a terminal gets exit 2 at once; a pipeline or hook continues.
- */
+/** Exit 0, or 1 under --strict; a usage error exits 2 at a terminal or under --strict. */
 export function exitCode(failure: Failure, opts: { strict: boolean; interactive: boolean }): number {
   if (failure === 'usage') return opts.strict || opts.interactive ? 2 : 0;
   return opts.strict ? 1 : 0;
@@ -106,10 +85,9 @@ export function decide(s: Situation): Outcome {
   // a run that returned past its deadline without recording anything failed as if the deadline had stopped it
   const f: Failure = failure ?? 'deadline';
   const quarantine = f === 'corrupt' && s.hasStore && !s.strict;
-  // the timer ends the process at once: the run is not kept then (the runner arms it only for runs that do not keep)
+  // the timer ends the process at once, so it is armed only for runs that do not keep
   if (s.ended !== 'timed-out' && s.keepsRuns && !s.committed && passing(f)) {
-    // A kept run out of its own deadline is too long to apply in the background: the applier sets it
-    // aside and records that. Any other passing failure: it waits for the next applier, recorded here.
+    // a kept run out of its own deadline is set aside; any other passing failure waits for the next applier
     if (s.replayed) {
       if (f === 'deadline')
         return {
@@ -129,7 +107,7 @@ export function decide(s: Situation): Outcome {
         stdout: 'nothing',
       };
     }
-    // kept is not a failure (exit 0, under --strict too), and not done either: the health record stays as it is
+    // kept is neither a failure (exit 0 under --strict too) nor done: the health record stays
     return { exit: 0, keep: true, quarantine, health: 'leave', line: 'kept', stdout: s.json ? 'deferred' : 'nothing' };
   }
   if (s.committed) {
@@ -138,8 +116,7 @@ export function decide(s: Situation): Outcome {
     return { exit: 0, keep: false, quarantine, health: 'leave', line: 'after-commit', stdout: 'product' };
   }
   const exit = exitCode(f, s);
-  // A usage mistake at a terminal was seen by the person who made it; recorded, it would open every
-  // agent session with "memory degraded". In a pipeline or hook nobody sees stderr: it is recorded.
+  // a usage mistake at a terminal was seen; recorded, it would open every agent session with "memory degraded"
   const health = f === 'usage' && s.interactive ? 'leave' : 'record';
   return {
     exit,

@@ -1,8 +1,7 @@
 import { CLEAR_LINE, NO_PROGRESS, progressShown, type Progress } from '../core/progress.js';
 
-// A progress line for long work (rebuild, maintain, embed, sanitize, an import, report): drawn on
-// stderr, in place, when stderr is a terminal — and nothing at all when it is not (hooks, cron, CI
-// read stderr as a log). Drawing never fails the work: a write that throws only stops the line.
+// A progress line for long work, drawn in place on stderr only when it is a terminal (hooks, cron and CI
+// read stderr as a log). Drawing never fails the work.
 
 export interface ProgressStream {
   isTTY?: boolean;
@@ -11,26 +10,22 @@ export interface ProgressStream {
 }
 
 export interface ProgressOptions {
-  /** The units are bytes (shown as MB). */
   bytes?: boolean;
   stream?: ProgressStream;
   now?: () => number;
   /** Work shorter than this shows no line at all (no flicker for a quick run). */
   delayMs?: number;
-  /** The line is redrawn at most this often. */
   everyMs?: number;
 }
 
 export interface ProgressLine {
   update: Progress;
-  /** Clear the line (the terminal is left as it was before the first draw). */
   end(): void;
 }
 
 const count = (n: number, bytes: boolean) =>
   bytes ? `${(n / 1e6).toFixed(1)} MB` : Math.round(n).toLocaleString('en');
 
-/** `<label> 12,345 / 100,000 (12%) · 8,400/s · 10 s left`: count, total, rate and time left. */
 export function progressText(label: string, done: number, total: number, elapsedMs: number, bytes = false): string {
   const share = total > 0 ? ` (${Math.floor((100 * Math.min(done, total)) / total)}%)` : '';
   const parts = [`${label} ${count(done, bytes)} / ${count(total, bytes)}${share}`];
@@ -49,7 +44,7 @@ function formatDuration(seconds: number): string {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
-/** A progress line labelled `label` (e.g. `cairn rebuild: replaying events`); inert unless the stream is a terminal. */
+/** A progress line; inert unless the stream is a terminal. */
 export function progressLine(label: string, opts: ProgressOptions = {}): ProgressLine {
   const stream = opts.stream ?? process.stderr;
   if (!stream.isTTY) return { update: NO_PROGRESS, end: () => {} };

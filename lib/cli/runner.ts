@@ -22,39 +22,25 @@ import { DEFERRED_ENV } from '../core/deferred-env.js';
 import type { Progress } from '../core/progress.js';
 import { progressLine, type ProgressLine } from './progress.js';
 
-// The shared runner: every executable is a Command in scripts/<name>.ts. tools/bundle.js builds one
-// file per command (dist/bin/<name>.cjs) so a hook starts by loading one module, not thirty.
-// It parses flags, runs, and maps any error to the fail-open contract in one place (SPEC §2).
-// Over 400 lines: the one runner every command shares, its phases (parse, set up, execute, conclude) in order.
+// The shared runner: parse flags, set up, execute, conclude (lib/cli/outcome.ts decides the fail-open
+// outcome, SPEC §2). Over 400 lines: the one runner every command shares, its phases in order.
 
 export type { FlagSpec } from './flags.js';
 
 export interface Command {
   name: string;
-  /** Usage text for --help, with an example. */
   usage: string;
   flags: FlagSpec;
-  /** Whether the command takes positional arguments (a pattern id or text); the others refuse them. */
   operands?: boolean;
-  /**
-   * Hooks and pipeline steps finish within CAIRN_DEADLINE_MS (default 2000); maintenance commands have no deadline by
-   * default.
-   */
+  /** CAIRN_DEADLINE_MS default: 2000 for hooks and pipeline steps, 0 (none) for maintenance. */
   deadlineMs: number;
-  /** A server (`cairn mcp`) runs until its client leaves: CAIRN_DEADLINE_MS bounds each request, not the process. */
+  /** A server (`cairn mcp`): CAIRN_DEADLINE_MS bounds each request, not the process. */
   server?: boolean;
-  /**
-   * A command a person runs: without a deadline, it waits for a lock under a second, then names the holder
-   * (Deadline.waitLimit).
-   */
+  /** A command a person runs: without a deadline it waits under a second for a lock (Deadline.waitLimit). */
   person?: boolean;
-  /**
-   * A writer of memory (the pattern loop's, memory-capture): on a passing failure (the index catching up with its log,
-   * a lock or the deadline) its run is kept and applied later, in order, instead of failing open and losing what it was
-   * given (lib/store/deferred.ts).
-   */
+  /** A writer of memory: on a passing failure its run is kept and applied later, in order (lib/store/deferred.ts). */
   deferrable?: boolean;
-  /** A number returned is the exit code (`cairn doctor` exits 1 when a check fails); errors still fail open. */
+  /** A number returned is the exit code; errors still fail open. */
   run(ctx: Context): Promise<void | number> | void | number;
 }
 
@@ -66,33 +52,22 @@ export interface Context {
   log: Logger;
   /** Buffer product output; it reaches stdout only if the command succeeds. */
   print(text: string): void;
-  /** The product as one JSON object (--json), keys in the one naming style of cairn's JSON: snake_case. */
+  /** The product as one JSON object (--json), keys in snake_case. */
   json(value: unknown): void;
   /** Stdin as text (bounded; empty for a TTY). */
   stdin(): Promise<string>;
-  /**
-   * A progress line for a phase of long work (`what` names it), drawn on stderr when it is a terminal
-   * and nothing otherwise (lib/cli/progress.ts); a new phase ends the last one's line.
-   */
+  /** A progress line for a phase of long work, on stderr only when it is a terminal. */
   progress(what: string, opts?: { bytes?: boolean }): Progress;
-  /** The texts this run read, by flag (`stdin` for stdin): what a deferred run is given again. */
+  /** The texts this run read, by flag (`stdin` for stdin): what a kept run is given again. */
   inputs: Record<string, string>;
-  /** A writer whose run is kept for later on a passing failure (its command is deferrable; not a preview). */
   keepsRuns: boolean;
-  /** A deferred run's texts, read from its request instead of stdin and files. */
   replayed?: Record<string, string>;
-  /** What a hook gate started before the runner was loaded (scripts/<name>.gate.ts). */
   gate?: GatePassed;
-  /** Where the project and its store are (--root, --dir, --project and their defaults). */
   location(): Location;
-  /**
-   * The project store, opened on first call. A hook passes its payload's cwd (SPEC §1.2: after
-   * $CLAUDE_PROJECT_DIR, before the current directory); a writer may create the store.
-   */
+  /** The project store, opened on first call; a hook passes its payload's cwd (SPEC §1.2). */
   store(opts?: StoreOptions): Store;
 }
 
-/** Flags every command accepts. */
 const COMMON: Required<FlagSpec> = {
   string: ['root', 'dir', 'project'],
   list: [],
@@ -129,23 +104,17 @@ export const COMMANDS: Record<string, string> = {
   report: 'write an HTML page of what cairn learned here',
 };
 
-/** What a hook gate (gate.ts) hands on: the deadline it started, and stdin when it has read it. */
 export interface GatePassed {
   deadline: Deadline;
   stdin?: Promise<BoundedInput>;
-  /** auto-recall's bd listings, started by its gate. */
   beads?: BeadListing;
 }
 
-/** An executable: run one command with its arguments; the exit code goes to process.exitCode. */
 export async function main(command: Command, argv: string[], passed?: GatePassed): Promise<void> {
   process.exitCode = await runCommand(command, argv, passed);
 }
 
-/**
- * `cairn <name> …`: usage and unknown names here; a known name runs through `runNamed`, which loads
- * that command's own bundle and runs it there (one runner, one error class, per process path).
- */
+/** `cairn <name> …`: usage and unknown names here; `runNamed` loads that command's own bundle. */
 export async function cairn(argv: string[], runNamed: (name: string, argv: string[]) => Promise<void>): Promise<void> {
   const sub = argv[0];
   if (!sub || sub === '--help' || sub === '-h' || sub === 'help') {
@@ -177,7 +146,6 @@ export async function cairn(argv: string[], runNamed: (name: string, argv: strin
   }
 }
 
-/** Parse, set up, run, decide the outcome (lib/cli/outcome.ts), write it: the exit code. */
 export async function runCommand(command: Command, argv: string[], passed?: GatePassed): Promise<number> {
   const { args, problem } = parseFlags(flagSpec(command), argv, command.operands ?? false);
   if (args.help) {
@@ -207,7 +175,6 @@ function flagSpec(command: Command): Required<FlagSpec> {
   };
 }
 
-/** One run of a command, as its phases share it. */
 interface Run {
   command: Command;
   args: minimist.ParsedArgs;
@@ -215,20 +182,16 @@ interface Run {
   deadline: Deadline;
   log: Logger;
   ctx: Context;
-  /** Product output, held until the outcome is known. */
   output: string[];
-  /** A writer whose run is kept for later on a passing failure (its command is deferrable; not a preview). */
   deferrable: boolean;
-  /** What the run opened or read as it went. */
   state: { store?: Store; location?: Location; replay?: DeferredRequest; progress?: ProgressLine };
 }
 
 function setUp(command: Command, args: minimist.ParsedArgs, argv: string[], passed?: GatePassed): Run {
   const strict = isStrict(args);
-  // held until the outcome is known, for one line on a failure; a server's run has no one outcome and prints as it goes
+  // held for one line on a failure; a server has no one outcome and prints as it goes
   const log = createLogger(command.name, Boolean(args.quiet), !command.server);
-  // the gate's deadline, carried over: the gate is another bundle, and its Deadline would throw its own copy of
-  // CairnError, which this bundle's errorKind does not know (a deadline there was a failure, not a run to keep)
+  // carried over: the gate is another bundle, whose CairnError this bundle's errorKind would not know
   const deadline = passed
     ? new Deadline(passed.deadline.ms, passed.deadline.at)
     : command.server
@@ -245,8 +208,7 @@ function setUp(command: Command, args: minimist.ParsedArgs, argv: string[], pass
     deadline,
     log,
     print: (text) => output.push(text),
-    // JSON escapes what a terminal would act on; a secret in a value read from an old log is redacted
-    // here, for every command
+    // a secret in a value read from an old log is redacted here, for every command
     json: (value) => output.push(JSON.stringify(snakeCaseKeys(redactStrings(value))) + '\n'),
     stdin: () => stdinText(ctx, passed?.stdin),
     progress: (what, opts) => {
@@ -259,8 +221,7 @@ function setUp(command: Command, args: minimist.ParsedArgs, argv: string[], pass
     gate: passed,
     location: () => (state.location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
-      // a writer past its deadline still opens the store, to keep its run rather than lose it: its next check stops it
-      // (SPEC §2)
+      // a writer past its deadline still opens the store to keep its run; its next check stops it (SPEC §2)
       if (!state.store && !deferrable) deadline.check('opening the store');
       const inOrder = deferrable && !state.replay;
       const where = { ...locationFlags(args), payloadCwd: opts.payloadCwd ?? undefined };
@@ -271,9 +232,8 @@ function setUp(command: Command, args: minimist.ParsedArgs, argv: string[], pass
 }
 
 /**
- * A deadline that passes while waiting on I/O ends the process; synchronous work checks it at each
- * phase (lib/core/deadline.ts). A writer's only wait is its input (bounded by the reader): it reads
- * that whole, then keeps its run at the next check instead of being ended with nothing kept.
+ * Ends the process when the deadline passes during a wait on I/O; a writer's only wait is its bounded input, so
+ * it is not armed for writers, which keep their run at the next check.
  */
 function armDeadlineTimer(run: Run): NodeJS.Timeout | undefined {
   if (!Number.isFinite(run.deadline.at) || run.deferrable) return undefined;
@@ -288,7 +248,7 @@ async function execute(run: Run, problem: string | undefined): Promise<End> {
   try {
     if (problem) throw new CairnError('usage', problem);
     if (process.env[DEFERRED_ENV]) {
-      // only a writer's own kept run is run this way: a request names its command, and the file could be anyone's
+      // only a writer's own kept run: the request file could be anyone's
       const name = run.command.name;
       if (!run.deferrable)
         throw new CairnError(
@@ -306,7 +266,6 @@ async function execute(run: Run, problem: string | undefined): Promise<End> {
   }
 }
 
-/** Decide what the run's end does (lib/cli/outcome.ts), do it, and return the exit code. */
 function conclude(run: Run, end: End): number {
   const { store, replay } = run.state;
   const committed = Boolean(store?.committed);
@@ -329,7 +288,6 @@ function conclude(run: Run, end: End): number {
     hasStore: store !== undefined,
   });
   let outcome = decide(situation);
-  // a corrupt page met mid-command: fail open now, and let the next run rebuild from the log
   if (outcome.quarantine) store?.quarantine(error);
   let kept: Kept | undefined;
   if (outcome.keep && store) {
@@ -354,12 +312,11 @@ function conclude(run: Run, end: End): number {
   return outcome.exit;
 }
 
-/** The policy's inputs that come from the flags and the terminal. */
 function facts(args: minimist.ParsedArgs, rest: Omit<Situation, 'strict' | 'interactive' | 'json'>): Situation {
   return {
     ...rest,
     strict: isStrict(args),
-    // read only when a failure asks: touching process.stderr loads tty, which a run that succeeds is spared
+    // read only on failure: touching process.stderr loads tty
     get interactive() {
       return Boolean(process.stderr.isTTY);
     },
@@ -367,9 +324,7 @@ function facts(args: minimist.ParsedArgs, rest: Omit<Situation, 'strict' | 'inte
   };
 }
 
-/**
- * Keep a writer's run for later (lib/store/deferred.ts); undefined when it cannot be kept (then the run fails open).
- */
+/** Keep a writer's run for later; undefined when it cannot be (then the run fails open). */
 function keepForLater(store: Store, request: DeferredRequest, log: Logger): Kept | undefined {
   try {
     return deferRequest(store, request);
@@ -385,20 +340,16 @@ interface Written {
   error: unknown;
   deadlineMs: number;
   kept?: Kept;
-  /** The run's logger; a failure before any run (an unknown command) writes its line itself. */
   log?: Logger;
   product?: string;
   storeDir?: string;
 }
 
-/**
- * An outcome as output (SPEC §2): one stderr line (or the lines the run held), the product or a JSON
- * object on stdout, and the health record, so that `cairn doctor` and auto-recall show a failure.
- */
+/** An outcome as output (SPEC §2): the stderr line(s), stdout, the health record. */
 function writeOutcome(outcome: Outcome, w: Written): void {
   const failing = outcome.line === 'skipped' || outcome.line === 'failed';
   const raw = w.error === undefined ? '' : describeError(w.error);
-  // the message may quote what the command read: it reaches stderr, errors.log and the session start (SPEC §4.6)
+  // it may quote what the command read (SPEC §4.6)
   const message = failing ? sanitizeUntrusted(raw, { singleLine: true }) : raw;
   const kept = w.kept && `(cache/deferred/${w.kept.name}) and applied in order ${w.kept.applied}`;
   const text = lineText(outcome.line, { message, deadlineMs: w.deadlineMs, kept });
@@ -430,7 +381,7 @@ function flaggedStoreDir(args: minimist.ParsedArgs): string | undefined {
   }
 }
 
-/** A failure before any command runs (an unknown name, a bundle that will not load), written: the exit code. */
+/** A failure before any command runs (unknown name, bundle that will not load): the exit code. */
 function failBeforeRun(label: string, error: unknown, args: minimist.ParsedArgs): number {
   const where = { committed: false, keepsRuns: false, replayed: false, hasStore: false };
   const outcome = decide(facts(args, { ended: 'threw', failure: classify(error), ...where }));
@@ -438,10 +389,7 @@ function failBeforeRun(label: string, error: unknown, args: minimist.ParsedArgs)
   return outcome.exit;
 }
 
-/**
- * Every command's JSON reads alike: `dryRun` → `dry_run`, at any depth. Only a camelCase
- * boundary changes a key, so data used as keys (types, roles, finding ids like `A4`) passes as it is.
- */
+/** `dryRun` → `dry_run` at any depth; only a camelCase boundary changes a key, so data keys pass as they are. */
 export function snakeCaseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(snakeCaseKeys);
   if (value === null || typeof value !== 'object') return value;
@@ -454,16 +402,12 @@ function isStrict(args: minimist.ParsedArgs): boolean {
   return Boolean(args.strict) || process.env.CAIRN_STRICT === '1';
 }
 
-/** --root, --dir and --project as given (absent when empty): where `locate` starts. */
 export function locationFlags(args: minimist.ParsedArgs) {
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   return { root: str(args.root), dir: str(args.dir), project: str(args.project) };
 }
 
-/**
- * The package's version, from the package.json above this module (the bundle and the tsc output sit at different
- * depths).
- */
+/** The package's version, from the package.json above (bundle and tsc output sit at different depths). */
 export function version(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let up = 0; up < 5; up++, dir = dirname(dir)) {

@@ -1,9 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as Crypto from 'node:crypto';
 
-// node:crypto, loaded on first use. With the stream modules it brings along it costs a process about a
-// third of `node -e 0`, and most hook runs need none of it: a session start over an index that is up
-// to date hashes nothing, and a run that writes no file needs no random name.
+// node:crypto loads on first use: it is costly to load and most hook runs hash nothing (docs/decisions.md).
 
 const require = createRequire(import.meta.url);
 let crypto: typeof Crypto | undefined;

@@ -1,9 +1,8 @@
 import { CairnError } from './errors.js';
 
-// The deadline (SPEC §2): a hook or pipeline step finishes within CAIRN_DEADLINE_MS. It is enforced
-// where the work is: `check` between steps (input read, store opened, each indexing slice, before a
-// change is recorded), `waitLimit` on every wait for another process (locks, SQLite's busy wait), and
-// the runner's timer for a wait on I/O. What happens past it is decided in lib/cli/outcome.ts.
+// The deadline (SPEC §2) is enforced where the work is: `check` between steps (input read, store opened, each
+// indexing slice, before a change is recorded), `waitLimit` on each wait for another process (locks, SQLite's
+// busy wait), the runner's timer on a wait for I/O. lib/cli/outcome.ts decides what happens past it.
 
 /** A hook's deadline unless CAIRN_DEADLINE_MS says otherwise (SPEC §2). */
 export const HOOK_DEADLINE_MS = 2000;
@@ -13,9 +12,9 @@ const PERSON_WAIT_MS = 800;
 export class Deadline {
   constructor(
     readonly ms: number,
-    /** When it passes: `ms` from now, unless it was started earlier (a hook's gate: lib/cli/gate.ts). */
+    /** `ms` from now, unless started earlier (a hook's gate). */
     readonly at = ms > 0 ? Date.now() + ms : Infinity,
-    /** Of a command a person runs (`list`, `promote`, …): see waitLimit. */
+    /** A command a person runs: see waitLimit. */
     readonly person = false,
   ) {}
   remaining(): number {
@@ -25,10 +24,8 @@ export class Deadline {
     return Date.now() >= this.at;
   }
   /**
-   * How long one wait for another process (a lock, SQLite's busy wait) may last: what is left of the
-   * deadline, at most 10 s. A command a person runs without a deadline waits under a second, then its
-   * one line says what holds the lock: the person hears it at once, rather than watch a silent
-   * terminal. Maintenance (cron, background jobs) waits the 10 s.
+   * One wait for another process: the deadline's rest, at most 10 s; without one, a person's command waits
+   * under a second so its line says at once what holds the lock.
    */
   waitLimit(): number {
     if (Number.isFinite(this.at)) return Math.min(this.remaining(), MAX_WAIT_MS);
@@ -46,7 +43,7 @@ export function deadlineFromEnv(defaultMs: number, person = false): Deadline {
   return new Deadline(Number.isFinite(parsed) && parsed >= 0 ? parsed : defaultMs, undefined, person);
 }
 
-/** Block the thread briefly without spinning (lock waits are synchronous by design). */
+/** Block the thread without spinning (lock waits are synchronous by design). */
 export function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

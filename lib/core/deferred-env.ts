@@ -1,8 +1,6 @@
-// How a process started to apply a kept run (lib/store/deferred.ts) learns where its request is: set by
-// `cairn rebuild --continue` for the writer it starts (and never passed on to work started in the
-// background), read by the runner and by a hook's gate, which must let such a run through without a
-// payload on stdin. Its own module: the gate loads no store code. The exit codes are how such a run
-// tells the applier what became of it (lib/cli/outcome.ts decides them).
+// Where a writer that `cairn rebuild --continue` starts to apply a kept run (lib/store/deferred.ts) finds its
+// request; read by the runner and a hook's gate, hence its own module (the gate loads no store code).
+// lib/cli/outcome.ts decides the exit codes below.
 
 export const DEFERRED_ENV = 'CAIRN_DEFERRED';
 

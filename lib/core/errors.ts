@@ -1,13 +1,12 @@
-// One error type for everything cairn reports on purpose; lib/cli/outcome.ts decides what each one does
-// (exit code, keep the run, health record) in one place.
+// The one error type; lib/cli/outcome.ts decides what each kind does.
 export type ErrorKind =
   | 'usage' // bad flags or arguments: a configuration bug in the caller
-  | 'input' // malformed input (stdin, files, verdicts)
-  | 'store' // .cairn/ missing, unreadable or unwritable
+  | 'input'
+  | 'store'
   | 'database' // SQLite missing, corrupt or busy
-  | 'lock' // advisory lock not acquired in time
-  | 'deadline' // CAIRN_DEADLINE_MS passed
-  | 'not-found'; // a named pattern, file or record does not exist
+  | 'lock'
+  | 'deadline'
+  | 'not-found';
 
 export class CairnError extends Error {
   constructor(
@@ -19,10 +18,7 @@ export class CairnError extends Error {
   }
 }
 
-/**
- * The index is still catching up with its log (a fresh clone's replay, its indexes being built): not
- * a fault, only not yet. A writer keeps its run for later instead of failing (lib/store/deferred.ts).
- */
+/** The index is still catching up with its log: a writer keeps its run for later (lib/store/deferred.ts). */
 export class IndexCatchingUp extends CairnError {}
 
 /** The kind of any thrown value; an unexpected exception is 'internal'. */
@@ -30,10 +26,9 @@ export function errorKind(err: unknown): ErrorKind | 'internal' {
   return err instanceof CairnError ? err.kind : 'internal';
 }
 
-/** A one-line description of any thrown value, for stderr and errors.log. */
+/** One line describing any thrown value (stderr, errors.log). */
 export function describeError(err: unknown): string {
-  // JSON.parse's message quotes the input it could not read, which may be anything (SPEC §4.6); a
-  // caller that knows the text names the place instead (lib/core/json.ts)
+  // JSON.parse's message quotes its input (SPEC §4.6)
   if (err instanceof SyntaxError && /JSON/.test(err.message)) {
     return `invalid JSON${/ at position \d+/.exec(err.message)?.[0] ?? ''}`;
   }

@@ -1,12 +1,6 @@
-// What a pass over a log of a million entries must remember of each — which line is a version's
-// latest, which keys and contents were kept — held in typed arrays: about 12 bytes an entry, where a
-// Map of strings takes a hundred and more (the whole-log readers took gigabytes).
+// Typed-array hash tables for passes over a whole log: far smaller than Maps of strings (docs/decisions.md).
 
-/**
- * A 52-bit hash of a text: a whole number JavaScript holds exactly, wide enough not to collide in
- * practice (about 1 in 10,000 at a million texts). Two 32-bit multiply-xor lanes over the UTF-16
- * units, each mixed again at the end; not for security (a hash of the crypto module costs ten times more).
- */
+/** A 52-bit non-cryptographic hash of a text (exact in a JS number; ~1 in 10^4 collision odds at 10^6 texts). */
 export function hash52(text: string): number {
   let a = 0x9e3779b9 ^ text.length;
   let b = 0x85ebca6b ^ text.length;
@@ -19,15 +13,12 @@ export function hash52(text: string): number {
   b = Math.imul(b ^ (b >>> 15), 0x2c1b3c6d) ^ Math.imul(a ^ (a >>> 16), 0x297a2d39);
   a ^= a >>> 15;
   b ^= b >>> 16;
-  return (b >>> 12) * 2 ** 32 + (a >>> 0); // 20 + 32 bits
+  return (b >>> 12) * 2 ** 32 + (a >>> 0);
 }
 
 const EMPTY = -1; // no key is negative
 
-/**
- * A map from 52-bit keys (hash52) to 32-bit whole numbers (indexes, counts) — or, without values, a set — open
- * addressing; grows as needed.
- */
+/** Open-addressing map from hash52 keys to 32-bit numbers, or a set without values. */
 export class HashTable {
   private keys: Float64Array;
   private values: Int32Array | undefined;
@@ -43,7 +34,6 @@ export class HashTable {
     return this.count;
   }
 
-  /** The slot of `key`, or of the empty slot where it would go. */
   private slot(key: number): number {
     const mask = this.keys.length - 1;
     for (let i = (key % (mask + 1)) >>> 0; ; i = (i + 1) & mask) {
@@ -89,7 +79,6 @@ export class HashTable {
   }
 }
 
-/** A growable list of numbers in a typed array. */
 export class NumberList {
   private data = new Float64Array(1024);
   length = 0;

@@ -1,7 +1,6 @@
 import { CairnError } from './errors.js';
 
-// Parsed JSON from outside (hook payloads, reports, settings files) is read through this: a value
-// that is not a plain object reads as absent.
+// JSON from outside is read through this: a value that is not a plain object reads as absent.
 
 export type Json = Record<string, unknown>;
 
@@ -9,11 +8,7 @@ export function asObject(value: unknown): Json | null {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null;
 }
 
-/**
- * Where a text stops being JSON, as `line L, column C` — never the text: JSON.parse's own message
- * quotes the input (`"root:$6$SA"… is not valid JSON`), and the input may be any file a flag names
- * (SPEC §4.6). `err` is what JSON.parse threw for `text`.
- */
+/** Where `text` stops being JSON, as `line L, column C` — never the text, which may be a secret (SPEC §4.6). */
 export function jsonErrorPlace(text: string, err: unknown): string {
   const at = jsonErrorOffset(text, err);
   if (at >= text.length) return 'it ends before its JSON does';
@@ -26,14 +21,12 @@ export function jsonErrorPlace(text: string, err: unknown): string {
   return `line ${line}, column ${at - lineStart + 1}`;
 }
 
-/** The offset of the first character that no JSON text could continue with. */
 function jsonErrorOffset(text: string, err: unknown): number {
   const message = err instanceof Error ? err.message : '';
   const position = / at position (\d+)/.exec(message);
   if (position) return Number(position[1]);
   if (/Unexpected end of JSON input/.test(message)) return text.length;
-  // V8 names an unexpected token without its position: the longest prefix that could still become
-  // JSON is found by halving (only on this error path); the token follows it.
+  // V8 names an unexpected token without its position: halve to find the longest viable prefix
   let viable = 0;
   let broken = text.length;
   while (broken - viable > 1) {
@@ -44,7 +37,7 @@ function jsonErrorOffset(text: string, err: unknown): number {
   return viable;
 }
 
-/** Whether more text could make this prefix JSON (it parses, or fails only at its end). */
+/** Whether more text could make this prefix JSON. */
 function couldBecomeJson(prefix: string): boolean {
   try {
     JSON.parse(prefix);

@@ -1,20 +1,15 @@
 import { CLEAR_LINE, progressShown } from './progress.js';
 import { sanitizeUntrusted } from './sanitize.js';
 
-// Diagnostics go to stderr, one line each, prefixed `cairn <name>:`; stdout carries only the product. A
-// line may quote what the command read (a pattern, a title, a path): it is sanitised and its secrets
-// redacted like any text cairn shows (SPEC §4.6). A run that fails says so in one line (SPEC §2): the
-// runner's logger holds its lines until the run's outcome is known, then prints them all (it
-// succeeded) or only the line that ends it, with the warnings that came before folded into it (it
-// failed, or kept its run for later).
+// Diagnostics: one sanitised, redacted line each on stderr, `cairn <name>:` (SPEC §2, §4.6). A held
+// logger prints its lines once the run succeeds, or only the last one, with the warnings folded in.
 export interface Logger {
   warn(message: string): void;
   info(message: string): void;
-  /** Warnings printed (or held) so far (strict mode and tests read them). */
+  /** Warnings printed (or held) so far. */
   readonly warnings: string[];
-  /** Print the lines held back, in order (the run succeeded). */
   flush(): void;
-  /** The run's one last line, with the warnings held back folded into it; what else was held is dropped. */
+  /** The run's last line, with the held warnings folded in; the other held lines are dropped. */
   end(message: string): void;
 }
 
@@ -24,7 +19,6 @@ const FOLDED = 3;
 export function createLogger(name: string, quiet = false, hold = false): Logger {
   const warnings: string[] = [];
   let held: string[] = [];
-  // A line first clears the progress line it would start on (lib/cli/progress.ts), if one is drawn.
   const line = (message: string) => {
     const clear = progressShown.now ? CLEAR_LINE : '';
     return `${clear}cairn ${name}: ${sanitizeUntrusted(message, { singleLine: true })}\n`;

@@ -1,58 +1,42 @@
 import { redactSecrets } from './secrets.js';
 
-// The one sanitiser for untrusted text (SPEC §4.6, ARCHITECTURE seam 7): every text cairn keeps in a
-// committed file or shows — knowledge entries, pattern texts, finding summaries, stored summaries,
-// reasons, landing reports — passes it on the way in, and again where it is rendered on the way out
-// (a log written before, or by another version, may hold anything). Anyone with commit access can
-// write what every later session reads, so what cannot be seen, what imitates a chat role, and what
-// could close the fence around it is taken out, and the one redactor (secrets.ts) takes out secrets.
-// Everything else, non-ASCII text included, is kept as written: removal works on code points, and
-// NFKC is used only to *detect* disguised markers.
+// The one sanitiser for untrusted text (SPEC §4.6, ARCHITECTURE seam 7), applied on the way in and again
+// on the way out: removes what cannot be seen, imitates a chat role or closes a fence, then redacts
+// secrets. The rest is kept as written; NFKC only *detects* disguised markers.
 
 export type Removal = 'bidi' | 'invisible' | 'control' | 'escape-sequence' | 'role-marker' | 'fence' | 'secret';
 
 export interface SanitizeOptions {
-  /** One line: line breaks and tabs become spaces, runs of spaces collapse (pattern lines, titles). */
+  /** Line breaks and tabs become spaces, runs of spaces collapse. */
   singleLine?: boolean;
 }
 
 export interface Sanitized {
   text: string;
-  /** The kinds of thing removed, each once, in a fixed order (for audits and warnings). */
+  /** The kinds removed, each once, in a fixed order. */
   removed: Removal[];
 }
 
-// Direction overrides and isolates, and the marks that reorder text without showing.
 const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
-// Zero-width and other invisible characters, and the Unicode tag block (invisible ASCII look-alikes).
 const INVISIBLE = /[\u00AD\u180E\u200B-\u200D\u2060-\u2064\uFEFF\u{E0000}-\u{E007F}]/gu;
-// Terminal escape sequences (CSI, OSC, DCS/PM/APC, two-character), whole, before lone controls go.
 const ESCAPE_SEQUENCE =
   /\u001B(?:\[[0-?]*[ -/]*[@-~]?|\][^\u0007\u001B]*(?:\u0007|\u001B\\)?|[PX^_][^\u001B]*(?:\u001B\\)?|[@-Z\\-_])|\u009B[0-?]*[ -/]*[@-~]?/g;
-// C0 and C1 controls except tab and line feed (CR and NUL included, SPEC §4.6).
 const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 const LINE_SEPARATORS = /[\u2028\u2029]/g;
 
-// Markers are looked for in a "skeleton" of the text: each code point NFKC-normalised (fullwidth
-// `ＳＹＳＴＥＭ：` → `SYSTEM:`) and common Cyrillic/Greek look-alikes folded to Latin.
+// Markers are found in a "skeleton": NFKC per code point, Cyrillic/Greek look-alikes folded to Latin.
 const ROLE_WORDS = 'system|assistant|user|human|developer';
 const MARKERS: { kind: Removal; pattern: RegExp }[] = [
-  // Chat-template tokens, anywhere: <|im_start|>, <|eot_id|>, [INST], [/INST], <s>, </s>, <<SYS>>.
   {
     kind: 'role-marker',
     pattern: /<\|\s*\/?[a-z_][a-z0-9_]{0,31}\s*\|>|\[\s*\/?\s*inst\s*\]|<\s*\/?\s*s\s*>|<<\s*\/?\s*sys\s*>>/giu,
   },
-  // `[SYSTEM]`, `<system>`, `</assistant>` style role tags.
   {
     kind: 'role-marker',
     pattern: new RegExp(`\\[\\s*(?:${ROLE_WORDS})\\s*\\]|<\\s*\\/?\\s*(?:${ROLE_WORDS})\\s*>`, 'giu'),
   },
-  // `SYSTEM:` written in capitals is a marker wherever it stands.
   { kind: 'role-marker', pattern: new RegExp(`(?<![\\p{L}\\p{N}_])(?:${ROLE_WORDS.toUpperCase()})\\s*:`, 'gu') },
-  // `System:` in any case where a speaker label would stand: the start of the text or a line, after a
-  // bullet, a number, an opening bracket or quote or a dash, or after punctuation that ends a clause.
-  // "the file system: ext4" keeps its word. The word is looked for first and only then what stands
-  // before it (looked behind first, a long run of blanks was read back from each of its positions).
+  // `System:` where a speaker label stands ("file system: ext4" keeps its word); the word before the look-behind
   {
     kind: 'role-marker',
     pattern: new RegExp(
@@ -60,9 +44,8 @@ const MARKERS: { kind: Removal; pattern: RegExp }[] = [
       'giu',
     ),
   },
-  // Prompt-format headings: `### Instruction:`, `### Response:`.
   { kind: 'role-marker', pattern: /#{1,6}\s*(?:instruction|response|system)\s*:/giu },
-  // The fences cairn wraps untrusted text in: the knowledge tag (SPEC §4.4) and the pattern block (§3.5).
+  // The fences cairn wraps untrusted text in (SPEC §4.4, §3.5).
   { kind: 'fence', pattern: /<\s*\/?\s*untrusted-knowledge\b[^>\n]*>?/giu },
   { kind: 'fence', pattern: /(?<!=)={2,}\s*(?:end\s+)?historical\s+patterns\b[^=\n]*(?:={2,})?/giu },
 ];
@@ -130,9 +113,8 @@ const LOOK_ALIKES: Record<string, string> = {
 
 const NON_ASCII = /[^\u0000-\u007f]/;
 
-/** The skeleton of a text, with the original span [start, end) of each skeleton character. */
+/** The skeleton, with each skeleton character's original span [start, end). */
 function skeleton(text: string): { text: string; start: (at: number) => number; end: (at: number) => number } {
-  // ASCII is its own NFKC form and imitates nothing: most text is its own skeleton
   if (!NON_ASCII.test(text)) return { text, start: (at) => at, end: (at) => at + 1 };
   let out = '';
   const start: number[] = [];
@@ -150,14 +132,12 @@ function skeleton(text: string): { text: string; start: (at: number) => number; 
   return { text: out, start: (at) => start[at], end: (at) => end[at] };
 }
 
-// Every marker above holds one of these (with the same case folding): a skeleton without any holds no
-// marker, and is spared the seven scans — most texts, since a hook shows thirty of them at each start.
+// A skeleton without any of these holds no marker and skips the scans (most texts).
 const MAY_HOLD_MARKER = new RegExp(
   `${ROLE_WORDS}|inst|sys|<\\s*\\/?\\s*s\\s*>|<\\||untrusted-knowledge|historical|instruction|response`,
   'iu',
 );
 
-/** Remove every marker span found in the skeleton (and the spaces right after it) from the text. */
 function removeMarkers(text: string, removed: Set<Removal>): string {
   const sk = skeleton(text);
   if (!MAY_HOLD_MARKER.test(sk.text)) return text;
@@ -172,8 +152,7 @@ function removeMarkers(text: string, removed: Set<Removal>): string {
   }
   if (spans.length === 0) return text;
   spans.sort((a, b) => a[0] - b[0]);
-  // pieces joined once at the end, and the last kept character remembered: reading it back from a
-  // string built by `+=` flattens that string at every marker (time quadratic in their number)
+  // pieces joined once: reading back from a `+=` string flattens it at every marker (quadratic)
   const kept: string[] = [];
   let last = '';
   let at = 0;
@@ -213,8 +192,7 @@ export function sanitizeReport(input: string, opts: SanitizeOptions = {}): Sanit
     if (next === text) break;
     text = next;
   }
-  // trailing blanks of each line, matched from where their run starts (from inside it, a long run
-  // would be scanned again)
+  // matched from the start of each trailing run: from inside it, a long run is rescanned
   text = opts.singleLine ? text.replace(/\s+/g, ' ').trim() : text.replace(/(?<![ \t])[ \t]+$/gm, '').trim();
   // last: the secret a marker or an invisible character split is whole again
   const redacted = redactSecrets(text);
@@ -222,7 +200,7 @@ export function sanitizeReport(input: string, opts: SanitizeOptions = {}): Sanit
   return { text: redacted.text, removed: ORDER.filter((k) => removed.has(k)) };
 }
 
-/** Untrusted text made safe to keep in a committed file or show to an agent or a person (SPEC §4.6). */
+/** Untrusted text made safe to keep in a committed file or show (SPEC §4.6). */
 export function sanitizeUntrusted(text: string, opts: SanitizeOptions = {}): string {
   return sanitizeReport(text, opts).text;
 }

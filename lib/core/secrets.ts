@@ -1,46 +1,33 @@
-// Secret redaction (SPEC §4.6): every text cairn keeps in a committed file or shows an agent may hold a
-// credential someone pasted, so it is redacted before it is written and again before it is shown. Each
-// rule replaces only the secret itself with `[REDACTED:<kind>]`, keeping the words around it (and the
-// name of an assignment) readable. The text is untrusted: every rule runs in time linear in its length
-// (a scan starts only where a secret can start, and no unbounded run is scanned again from inside it).
+// The one redactor (SPEC §4.6): each rule replaces only the secret with `[REDACTED:<kind>]`, keeping the
+// words around it. Untrusted input: every rule runs in time linear in the text's length.
 
 export interface Redaction {
   text: string;
-  /** The kinds redacted, one per occurrence, in rule order (for the sanitiser's audit). */
   kinds: string[];
 }
 
 interface Rule {
   kind: string;
   pattern: RegExp;
-  /** The replacement for one match; by default the whole match becomes the marker. */
   replace?: (match: string, ...groups: string[]) => string;
 }
 
 const marker = (kind: string) => `[REDACTED:${kind}]`;
 
-// A value that names a secret instead of holding one: `$DB_PASSWORD`, `${TOKEN}`, `<password>`,
-// `{{ secret }}`, `%s`, `%(pw)s`, `%PASSWORD%`, `***`, `xxxx`, `...`, or a placeholder word. A value
-// that merely starts with `$` or `%` (`%Wia8…`) is a password.
+// A value that names a secret (`$DB_PASSWORD`, `<password>`, `%s`, `***`) rather than holding one.
 const PLACEHOLDER = /^(?:\$(?:\{.*|[A-Z_][A-Z0-9_]*)|[<{].*|%(?:[sdif]|\(.*|\w+%)|\*+|[xX]+|\.+)$/;
 // A member reference or a call, unquoted after a colon: code that names a value, not the value.
 const CODE_REFERENCE = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(.*)?$/;
 const WORDS_IN_CAMEL_CASE = /^[A-Za-z][a-z]*(?:[A-Z][a-z]{2,})*$/;
 const PLACEHOLDER_WORD = /^(?:null|none|nil|true|false|empty|redacted|required|optional|changeme|undefined)$/i;
 
-/**
- * An assignment value that looks like a credential rather than prose: `password=hunter2` and
- * `password = "x1"` are, `secret: rotate it` and `?token= param` are not.
- */
+/** Whether an assignment's value looks like a credential rather than prose. */
 function credentialValue(value: string, separator: string, quoted: boolean): boolean {
   if (value === '' || value.startsWith('[REDACTED')) return false;
   if (PLACEHOLDER.test(value) || PLACEHOLDER_WORD.test(value)) return false;
   if (quoted || /^:?=$/.test(separator)) return value.length >= 4;
-  // `refreshToken: next.refreshToken`, `token: expect.any(String)`: code quoted in prose
   if (CODE_REFERENCE.test(value)) return false;
-  // after a colon, or `= ` with a space, an unquoted value must look machine-made: long, with a digit
-  // or symbol, or with capitals inside that are not words in camelCase (`RYayXcQvLmWp`, not
-  // `refreshToken` or `Required`)
+  // unquoted after a colon or `= `, a value must look machine-made
   if (value.length >= 16 || (value.length >= 6 && /[\d\W_]/.test(value))) return true;
   return value.length >= 8 && /[a-z]/.test(value) && /[A-Z]/.test(value.slice(1)) && !WORDS_IN_CAMEL_CASE.test(value);
 }
@@ -59,11 +46,7 @@ const PEM_LINE = [
 const RULES: Rule[] = [
   {
     kind: 'private-key',
-    // a PEM block: its body and its END line. The body is base64 lines (a short last one ends in `=`),
-    // and the `Proc-Type`/`DEK-Info` headers of an old encrypted key, each after a line break (`\n`
-    // too, inside a JSON string, or a space once the text was put on one line). A block cut off
-    // before its END loses all the body there is, and what follows it stays: prose, a next item, the
-    // quote that closes a JSON string.
+    // a PEM block: body lines (after a newline, a literal `\n` or a space) and its END; a cut-off block loses its body
     pattern: new RegExp(
       `-----BEGIN ${PEM_LABEL}-----(?:(?:\\s|\\\\[nr])+(?:${PEM_LINE}))*(?:(?:\\s|\\\\[nr])*-----END ${PEM_LABEL}-----)?`,
       'g',
@@ -77,33 +60,27 @@ const RULES: Rule[] = [
   { kind: 'stripe-key', pattern: /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b/g },
   { kind: 'npm-token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g },
   {
-    // OpenAI / Anthropic style: sk-…, sk-proj-…, sk-ant-api03-…: a long run with a digit in it, so
-    // `sk-learn`, `task-runner` and `sk-some-long-branch-name` survive
+    // sk-…, sk-ant-…: only with a digit, so `sk-learn` and branch names survive
     kind: 'api-key',
     pattern: /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}/g,
     replace: (match) => (/\d/.test(match) ? marker('api-key') : match),
   },
-  // three base64url segments, the first two JSON (`eyJ` is `{"`); a scan starts only where a segment run does
   { kind: 'jwt', pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
   {
     kind: 'bearer-token',
     pattern: /\b(Bearer|Basic)\s+([A-Za-z0-9._~+/=-]{16,})/gi,
-    // a token is machine-made (a digit, base64 padding or a capital inside); prose after "basic" is not
     replace: (match, scheme, token) =>
       /[\d+/=]/.test(token) || /[A-Z]/.test(token.slice(1)) ? `${scheme} ${marker('bearer-token')}` : match,
   },
   {
-    // scheme://user:password@host and scheme://:password@host — the user and host stay, the password goes.
-    // A scheme is short: bounding it keeps a long run of letters, dots and dashes from being scanned from every start.
+    // the password goes, user and host stay; a bounded scheme keeps long runs from rescans
     kind: 'connection-string',
     pattern: /\b([a-z][a-z0-9+.-]{0,31}:\/\/)([^\s:/@]*):([^\s/@]+)@/gi,
     replace: (_m, scheme, user) => `${scheme}${user}:${marker('connection-string')}@`,
   },
   {
     kind: 'assignment',
-    // `password=hunter2`, `PASSWORD=%Wia…`, `smtp password: RYay…`, `DB_PASSWORD: "s3cr3t"`, `"api_key": "…"`;
-    // `--token abc…` is not covered (no separator)
-    // (a name and value quoted inside a JSON string, `{\"api_key\": \"…\"}`, too)
+    // `password=…`, `DB_PASSWORD: "…"`, `"api_key": "…"`, also quoted inside a JSON string
     pattern: new RegExp(
       `(\\b[A-Za-z0-9_]*(?:${ASSIGNED_NAMES})(?:\\\\?["'])?)(\\s*(?:=|:=|:)\\s*)(\\\\?"[^"\\n]*?\\\\?"|'[^'\\n]*'|[^\\s"',;)}\\]]+)`,
       'gi',
@@ -117,9 +94,7 @@ const RULES: Rule[] = [
   },
 ];
 
-// Every rule's match holds one of these (case aside; an assignment's name is followed by its
-// separator): a text without any is spared the rules — most texts, since the block and the session
-// start show dozens at each call, and prose speaks of tokens and keys without assigning them.
+// Every rule's match holds one of these: a text without any (most texts) skips the rules.
 const MAY_HOLD_SECRET = new RegExp(
   [
     '-----BEGIN',
@@ -142,7 +117,7 @@ const MAY_HOLD_SECRET = new RegExp(
   'i',
 );
 
-/** Replace every secret in `text`; the rest of the text is kept exactly as written. */
+/** Replace every secret in `text`; the rest is kept exactly as written. */
 export function redactSecrets(text: string): Redaction {
   const kinds: string[] = [];
   if (!MAY_HOLD_SECRET.test(text)) return { text, kinds };
@@ -158,10 +133,7 @@ export function redactSecrets(text: string): Redaction {
   return { text: out, kinds };
 }
 
-/**
- * Every string in a JSON value redacted (a command's `--json` product, a log line being scrubbed: what
- * was read may predate the rules). The value itself when nothing changed, so a caller can tell.
- */
+/** Every string in a JSON value redacted; the value itself when nothing changed. */
 export function redactStrings(value: unknown): unknown {
   if (typeof value === 'string') return redactSecrets(value).text;
   if (Array.isArray(value)) {

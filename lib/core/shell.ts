@@ -1,26 +1,17 @@
-// Reading a shell command line the way the shell would split it, without running anything: which
-// simple commands it holds, each as its words after quote removal. Enough of POSIX sh and bash for
-// what agents type — `&&`, `||`, `;`, `|`, `&`, newlines, subshells, `$( )` and backticks, single,
-// double and ANSI-C quotes, backslash escapes and continuations, comments, redirections and
-// here-documents (whose bodies are data, never commands).
+// A shell command line split into its simple commands the way sh/bash would, without running anything;
+// here-document bodies are data, never commands.
 
 export interface SimpleCommand {
-  /** The words after quote removal, without redirections, leading assignments or reserved words. */
+  /** After quote removal, without redirections, leading assignments or reserved words. */
   words: string[];
-  /** The body of a here-document on this command's stdin (`cat <<'EOF' … EOF`), if any. */
   heredoc?: string;
 }
 
 const RESERVED = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', '!', '{', 'time']);
-// Wrappers that run the next word as the command.
 const WRAPPERS = new Set(['env', 'command', 'exec', 'nohup']);
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
-/**
- * Every simple command in `script`, in order; those inside `$( )` and backticks follow the commands
- * around them. `checkpoint` runs after each command is read: a script of megabytes (tens of thousands
- * of commands) takes a while, and a caller with a deadline looks at it there.
- */
+/** Every simple command in `script`, substitutions' after their own; `checkpoint` runs after each (deadlines). */
 export function simpleCommands(script: string, checkpoint?: () => void): SimpleCommand[] {
   return new Lexer(script, false, 0, checkpoint).run().commands;
 }
@@ -43,7 +34,6 @@ class Lexer {
   private readonly done: RawCommand[] = [];
   private readonly nestedCommands: RawCommand[] = [];
   private pending: PendingHeredoc[] = [];
-  /** What the next word is: a command word, a redirection target, or a here-document delimiter. */
   private nextWordRole: 'word' | 'target' | 'heredoc' | 'heredoc-strip' = 'word';
   private depth = 0;
 
@@ -137,7 +127,6 @@ class Lexer {
     this.checkpoint?.();
   }
 
-  /** Control and redirection operators at the cursor; true when one was consumed. */
   private operator(): boolean {
     const src = this.src;
     const c = src[this.i];
@@ -250,7 +239,7 @@ class Lexer {
         this.i++;
       }
     }
-    this.i++; // the closing quote
+    this.i++;
     this.append(text);
   }
 
@@ -294,11 +283,7 @@ class Lexer {
     this.append(text);
   }
 
-  /**
-   * `$( … )` starting at `start` (just inside the parenthesis). Its commands are kept (they run);
-   * its value is a here-document's body for `cat <<EOF`, the common way to pass multi-line text,
-   * else the text as written.
-   */
+  /** `$( … )` from just inside it: its commands are kept; its value is a `cat <<EOF` body, else the text. */
   private substitution(start: number): string {
     const inner = new Lexer(this.src, true, start, this.checkpoint).run();
     const written = this.src.slice(start - 2, inner.end);
@@ -326,7 +311,7 @@ class Lexer {
   }
 }
 
-/** Drop leading assignments, reserved words and wrappers: what is left starts with the program run. */
+/** Drop leading assignments, reserved words and wrappers (env, exec, …). */
 function commandWords(words: string[]): string[] {
   let k = 0;
   while (k < words.length && (ASSIGNMENT.test(words[k]) || RESERVED.has(words[k]) || WRAPPERS.has(words[k]))) k++;

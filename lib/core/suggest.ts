@@ -1,4 +1,4 @@
-// "Did you mean …?" for a mistyped command, flag or role (the first hour of a new user).
+// "Did you mean …?" for a mistyped command, flag or role.
 
 /** Edit distance counting an adjacent swap as one edit (`lsit` → `list` is 1). */
 export function editDistance(a: string, b: string): number {
@@ -15,10 +15,7 @@ export function editDistance(a: string, b: string): number {
   return d[a.length][b.length];
 }
 
-/**
- * The candidate nearest to `word`, if it is near enough to be a typo of it (ties: the first given),
- * else the one candidate `word` is the start of (`--adversarial` for `--adversarial-role`).
- */
+/** The candidate near enough to be a typo of `word` (ties: the first), else the one it is the start of. */
 export function nearest(word: string, candidates: Iterable<string>): string | undefined {
   const w = word.toLowerCase();
   const list = [...candidates];
@@ -37,7 +34,7 @@ export function nearest(word: string, candidates: Iterable<string>): string | un
   return extended.length === 1 ? extended[0] : undefined;
 }
 
-/** The candidates that begin with `word` (at least 3 characters): what a shortened name may have meant. */
+/** The candidates that begin with `word` (at least 3 characters). */
 export function extensionsOf(word: string, candidates: Iterable<string>): string[] {
   const w = word.toLowerCase();
   return w.length < 3 ? [] : [...candidates].filter((c) => c.toLowerCase().startsWith(w));

@@ -16,11 +16,7 @@ import {
 // `cairn doctor` and `cairn init`, the hosts' side (SPEC §2): which host settings run cairn's hooks,
 // and whether each hook's program would be found when the host runs it.
 
-/**
- * PATH as an agent host sees it. Under npm (`npx cairn …`, an npm script) PATH also holds npm's own
- * directories — the project's node_modules/.bin, npx's cache — which a host's shell does not have:
- * a hook found only there works for `npx cairn doctor` and fails in every session.
- */
+/** PATH as an agent host sees it: without npm's directories, so a hook found only there fails in sessions. */
 export function hostPath(env: NodeJS.ProcessEnv = process.env): string {
   const entries = (env.PATH ?? '').split(delimiter).filter(Boolean);
   if (env.npm_command === undefined) return entries.join(delimiter);
@@ -55,10 +51,7 @@ function isExecutable(path: string): boolean {
   }
 }
 
-/**
- * One host: not configured (off), every cairn hook resolving (ok), or what is wrong and what to do
- * (fail). `programs: false` leaves out whether their programs are found (a hook that runs knows).
- */
+/** One host: off, ok, or what is wrong and what to do; `programs: false` skips finding their programs. */
 export function hookCheck(
   root: string,
   host: ConfigurableHost,
@@ -113,7 +106,6 @@ export function hookCheck(
   return { name, status: 'ok', detail: `${hooks.file}: ${runs.join(', ')}` };
 }
 
-/** Every host `cairn init` can configure, in order. */
 export function hookChecks(root: string, env: NodeJS.ProcessEnv = process.env): Check[] {
   return CONFIGURABLE_HOSTS.map((host) => hookCheck(root, host, env));
 }

@@ -3,10 +3,8 @@ import { failedExitCode, firstStr, shellCommand, str } from './fields.js';
 import type { HookInput } from './payload.js';
 import { commandProgram, sessionStartCommand, type HostHooks } from './settings.js';
 
-// Claude Code (hooks reference, code.claude.com/docs/en/hooks; see hooks/README.md): every payload
-// has hook_event_name, session_id and cwd; SessionStart adds source, UserPromptSubmit prompt,
-// PostToolUse tool_name, tool_input and tool_response. A failed tool run fires PostToolUseFailure.
-// Codex and Gemini CLI send the same shape; their files reuse this reader with their own tool names.
+// Claude Code (code.claude.com/docs/en/hooks; hooks/README.md): payloads with hook_event_name, session_id, cwd,
+// plus source, prompt or tool_name/tool_input/tool_response; Codex and Gemini CLI reuse this reader.
 
 const SHELL_TOOLS = new Set(['Bash']);
 
@@ -50,17 +48,12 @@ export function claudeEnvelope(eventName: string, text: string): string {
   return JSON.stringify({ hookSpecificOutput: { hookEventName: eventName, additionalContext: text } }) + '\n';
 }
 
-/**
- * Commands a `bd comments add` can be in (Claude Code's `if`, permission-rule syntax, matched against
- * each command of a compound one): bd by name, or by a path. memory-capture reads no other command.
- */
+/** Commands a `bd comments add` can be in (Claude Code's `if`, matched per command of a compound one). */
 const CLAUDE_CAPTURE_IF = ['Bash(bd *)', 'Bash(*/bd *)'];
 
 /**
- * .claude/settings.json (committed; settings.local.json is the personal one): SessionStart →
- * auto-recall; PostToolUse on Bash → memory-capture, synchronous — Claude Code cancels an async
- * hook when `claude -p` ends right after the command, and the capture is lost — and only for
- * commands that run bd (`if`), so an ordinary command starts no process.
+ * .claude/settings.json: memory-capture runs synchronously (Claude Code cancels an async hook when `claude -p`
+ * ends right after the command) and only for bd commands (`if`), so an ordinary command starts no process.
  */
 export const claudeHooks: HostHooks = {
   file: '.claude/settings.json',

@@ -7,26 +7,18 @@ import type { Json } from '../core/json.js';
 import { readSmallFile } from '../io/read.js';
 import { gitTopLevel, placedHandlers } from './settings.js';
 
-// What Codex trusts (seen with codex 0.171.0; test/hosts/codex.test.ts). It reads a project's .codex/
-// only once the project is trusted — `[projects."<dir>"] trust_level = "trusted"` in
-// $CODEX_HOME/config.toml — and runs a project hook only once that hook is trusted:
-// `[hooks.state."<hooks.json>:<event>:<group>:<handler>"] trusted_hash = "sha256:…"`, the hash of the
-// hook as Codex normalises it. An untrusted or changed hook is skipped without a word.
+// What Codex trusts (codex 0.171.0): a project's .codex/ only once `[projects."<dir>"] trust_level = "trusted"`
+// in $CODEX_HOME/config.toml, and each hook only once its `[hooks.state."…"] trusted_hash` matches; an
+// untrusted or changed hook is skipped without a word.
 
-/** $CODEX_HOME, else ~/.codex. */
 export function codexHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.CODEX_HOME || join(env.HOME || homedir(), '.codex');
 }
 
 type TomlValue = string | boolean;
-/** The tables of a TOML file by their key path (JSON of its parts), each its string and boolean keys. */
 export type TomlTables = Map<string, Map<string, TomlValue>>;
 
-/**
- * The string and boolean values of a TOML file, by table: as much of TOML as Codex writes for trust
- * (`[a."b c".d]` headers, `key = "…"`, `key = true`). Other values (numbers, arrays, inline tables)
- * and array tables are passed over.
- */
+/** The string and boolean values of a TOML file, by table: as much TOML as Codex writes for trust. */
 export function readTomlTables(text: string): TomlTables {
   const tables: TomlTables = new Map([['[]', new Map()]]);
   let current: Map<string, TomlValue> | null = tables.get('[]')!;
@@ -52,7 +44,6 @@ export function readTomlTables(text: string): TomlTables {
   return tables;
 }
 
-/** A dotted key (bare, "basic" or 'literal' parts) at the start of `text`, and what follows it. */
 function keyParts(text: string): { keys: string[]; rest: string } | null {
   const keys: string[] = [];
   let rest = text;
@@ -69,7 +60,6 @@ function keyParts(text: string): { keys: string[]; rest: string } | null {
   }
 }
 
-/** The length of the quoted TOML string at the start of `text`, or null. */
 function quotedLength(text: string): number | null {
   const m = text[0] === '"' ? /^"(?:[^"\\]|\\.)*"/.exec(text) : text[0] === "'" ? /^'[^']*'/.exec(text) : null;
   return m ? m[0].length : null;
@@ -104,9 +94,8 @@ export function codexEventLabel(event: string): string {
 }
 
 /**
- * The hash Codex trusts a command hook by: sha256 of canonical JSON of the event, the group's
- * matcher and the handler as Codex reads it (its timeout defaulted to 600 s; keys Codex does not
- * know left out).
+ * The hash Codex trusts a command hook by: sha256 of canonical JSON of event, matcher and handler as Codex
+ * reads it (timeout defaulted to 600 s, unknown keys left out).
  */
 export function codexHookHash(event: string, matcher: string | undefined, handler: Json): string {
   const timeout = typeof handler.timeout === 'number' ? Math.max(1, handler.timeout) : 600;
@@ -117,10 +106,7 @@ export function codexHookHash(event: string, matcher: string | undefined, handle
   return `sha256:${sha256(stringify(identity))}`;
 }
 
-/**
- * Whether Codex runs cairn's hooks of the project at `root` (its .codex/hooks.json read as
- * `settings`): null, or the problem and what to do — fatal when hooks are lost because of it.
- */
+/** Whether Codex runs cairn's hooks at `root`: null, or the problem and what to do (fatal when hooks are lost). */
 export function codexTrustProblem(
   root: string,
   settings: Json,

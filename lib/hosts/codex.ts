@@ -5,9 +5,8 @@ import { claudeEnvelope, readClaudeShaped } from './claude.js';
 import type { HookInput } from './payload.js';
 import { GIT_TOP_LEVEL, sessionStartCommand, type HostHooks } from './settings.js';
 
-// Codex CLI (developers.openai.com/codex/hooks; openai/codex codex-rs/hooks/schema): hooks.json in
-// .codex/ with Claude's layout, payloads in Claude's shape plus turn_id on turn-scoped events, and
-// output schemas that forbid unknown keys — the envelope carries hookEventName and additionalContext only.
+// Codex CLI (developers.openai.com/codex/hooks): .codex/hooks.json in Claude's layout, payloads in Claude's
+// shape plus turn_id; output schemas forbid unknown keys (hookEventName and additionalContext only).
 
 const SHELL_TOOLS = new Set(['Bash', 'shell', 'local_shell', 'exec_command']);
 
@@ -21,13 +20,11 @@ export function readCodexPayload(p: Json): HookInput {
 
 export const codexEnvelope = claudeEnvelope;
 
-/** How far back a transcript is searched for the command's record (its output is in it). */
 const TRANSCRIPT_TAIL = 8 * 1024 * 1024;
 
 /**
- * The exit code of a Codex shell call, from the session's transcript: Codex's PostToolUse
- * `tool_response` is the command's output alone, and the rollout file has recorded the call's
- * `item_completed` event, with its `exit_code`, before the hook runs. Null when it cannot tell.
+ * A Codex shell call's exit code from the session's transcript (its `tool_response` is the output alone);
+ * null when it cannot tell.
  */
 export function transcriptExitCode(transcriptPath: string, callId: string): number | null {
   let tail: Buffer | undefined;
@@ -60,9 +57,8 @@ export function codexCallFailed(input: HookInput): boolean {
 }
 
 /**
- * .codex/hooks.json: SessionStart → auto-recall; PostToolUse on Bash → memory-capture. Synchronous:
- * `async` handlers are recent in Codex and a synchronous one works in every release; memory-capture
- * exits at once on a payload without a capture. Codex runs a project's hooks once the user trusts them.
+ * .codex/hooks.json: synchronous, since `async` handlers are recent in Codex; memory-capture exits at once
+ * on a payload without a capture.
  */
 export const codexHooks: HostHooks = {
   file: '.codex/hooks.json',

@@ -5,13 +5,11 @@ import { asObject, type Json } from '../core/json.js';
 /** The transcript and tool call of a payload whose host gives neither. */
 export const NO_CALL = { transcriptPath: null, toolUseId: null };
 
-/** A non-empty string field, else null. */
 export function str(obj: Json | null, key: string): string | null {
   const v = obj?.[key];
   return typeof v === 'string' && v !== '' ? v : null;
 }
 
-/** The first of several keys that holds a non-empty string. */
 export function firstStr(obj: Json | null, ...keys: string[]): string | null {
   for (const key of keys) {
     const v = str(obj, key);
@@ -26,10 +24,7 @@ export function failedExitCode(value: unknown): boolean {
   return typeof n === 'number' && Number.isFinite(n) && n !== 0;
 }
 
-/**
- * The shell command of a tool input: a string, or an argv array. `["bash", "-lc", "<script>"]`
- * is the script; any other argv is joined with spaces (good enough to find `bd comments add`).
- */
+/** The shell command of a tool input: a string, or argv (`["bash", "-lc", script]` is the script). */
 export function shellCommand(toolInput: unknown): string | null {
   const input = asObject(toolInput);
   const raw = input?.command ?? input?.cmd;

@@ -4,10 +4,8 @@ import { claudeEnvelope, readClaudeShaped } from './claude.js';
 import type { HookInput } from './payload.js';
 import { sessionStartCommand, type HostHooks } from './settings.js';
 
-// Gemini CLI (google-gemini/gemini-cli docs/hooks): hooks in .gemini/settings.json (or an
-// extension's hooks/hooks.json); payloads in Claude's shape with a timestamp and Gemini's own event
-// names (BeforeAgent for a prompt, AfterTool after a tool) and tool names (run_shell_command).
-// stdout must be JSON only; SessionStart, BeforeAgent and AfterTool read hookSpecificOutput.additionalContext.
+// Gemini CLI (gemini-cli docs/hooks): .gemini/settings.json, payloads in Claude's shape with a timestamp and
+// its own event and tool names (BeforeAgent, AfterTool, run_shell_command); stdout must be JSON only.
 
 const EVENTS = new Set([
   'BeforeAgent',
@@ -42,10 +40,7 @@ function shellReportedFailure(response: unknown): boolean {
 
 export const geminiEnvelope = claudeEnvelope;
 
-/**
- * .gemini/settings.json: SessionStart → auto-recall; AfterTool on run_shell_command → memory-capture.
- * Gemini CLI waits for every hook (no async) and counts timeouts in milliseconds.
- */
+/** .gemini/settings.json: Gemini CLI waits for every hook (no async); timeouts in milliseconds. */
 export const geminiHooks: HostHooks = {
   file: '.gemini/settings.json',
   layout: 'nested',

@@ -5,12 +5,10 @@ import type { Check } from '../store/health.js';
 import { hostPath } from './check.js';
 import type { ServerCommand } from './mcp.js';
 
-// `cairn doctor` starts the registered server as a host would — the registered command, in the
-// project, with the PATH a host has — and asks it what a host asks first: initialize, then
-// tools/list, within a deadline. Loaded only when a host registers the server (the SDK's client is
-// not part of doctor's start-up otherwise).
+// `cairn doctor` starts the registered server as a host would and asks initialize, then tools/list, within a
+// deadline. Loaded only when a host registers the server.
 
-/** How long the server has to start and answer both (a cold start is well under a second). */
+/** How long the server has to start and answer both. */
 const PROBE_MS = 10_000;
 
 export async function probeServer(root: string, server: ServerCommand, env = process.env, deadlineMs = PROBE_MS) {

@@ -9,10 +9,8 @@ import { hostPath, resolveProgram } from './check.js';
 import { appendTomlTable, readTomlTable, tomlTableState } from './toml.js';
 import { commandProgram, dirFlag, executableCommand, GIT_TOP_LEVEL, readSettings, updateSettings } from './settings.js';
 
-// `cairn mcp` registered in each host's MCP configuration (`cairn init --mcp`), and `cairn doctor`'s
-// view of it. Each file is merged as the hook settings are: cairn's server is added beside the
-// user's, an entry named cairn already there is left as it is, and running init again changes nothing.
-// Formats, with sources, in hooks/README.md.
+// `cairn mcp` registered in each host's MCP configuration (`cairn init --mcp`), merged as the hook settings
+// are; `cairn doctor`'s view of it. Formats, with sources, in hooks/README.md.
 
 export const MCP_HOSTS = ['claude', 'codex', 'gemini', 'cursor', 'opencode'] as const;
 export type McpHost = (typeof MCP_HOSTS)[number];
@@ -24,9 +22,7 @@ export interface ServerCommand {
 }
 
 interface McpConfig {
-  /** The project's MCP configuration file. */
   file: string;
-  /** What the user must still do on the host's side, if anything. */
   note?: string;
   /** A file the host reads in its place that cairn does not edit (JSON with comments). */
   instead?: string;
@@ -34,7 +30,6 @@ interface McpConfig {
   markers: string[];
   /** A JSON file's key holding the servers (TOML: the `mcp_servers` table). */
   key: string;
-  /** Keys a new JSON file starts with. */
   base?: Json;
   /** The server's entry as the host reads it. */
   entry(c: ServerCommand): Json;
@@ -98,16 +93,13 @@ export const MCP_CONFIGS: Record<McpHost, McpConfig> = {
 const SERVER_NAME = 'cairn';
 const TOML_PATH = ['mcp_servers', SERVER_NAME];
 
-/** The hosts a project shows it uses (its directory or file is there), in order. */
 export function mcpHostsFound(root: string): McpHost[] {
   return MCP_HOSTS.filter((h) => MCP_CONFIGS[h].markers.some((m) => existsSync(join(root, m))));
 }
 
 /**
- * How a host starts `cairn mcp`: as the hooks run cairn — from the project's node_modules when it is
- * a dev dependency there, else by name from PATH. A host starts a server without a shell and sets no
- * project variable for it, so a project-local install is found through git from the directory the
- * host starts it in (the project), by `sh -c` — as the hooks of hosts without a variable are.
+ * How a host starts `cairn mcp`: as the hooks run cairn; with no shell and no project variable, a project-local
+ * install is found through git by `sh -c`.
  */
 export function serverCommand(root: string, storeDir?: string): ServerCommand {
   const program = executableCommand(root, { projectDir: GIT_TOP_LEVEL }, 'cairn');
@@ -182,10 +174,7 @@ export function registeredServer(root: string, host: McpHost): ServerCommand | '
   }
 }
 
-/**
- * The program a server command runs, as a host would find it: the command itself, or for `sh -c
- * 'exec PROGRAM …'` the program the shell line starts.
- */
+/** The program a server command runs, as a host finds it (for `sh -c 'exec PROGRAM …'`, PROGRAM). */
 export function serverProgram(c: ServerCommand): string {
   const shell = basename(c.command) === 'sh' && c.args[0] === '-c' && c.args[1];
   if (shell) return commandProgram(shell.replace(/^\s*exec\s+/, ''));

@@ -2,9 +2,8 @@ import { asObject, type Json } from '../core/json.js';
 import { failedExitCode, firstStr, NO_CALL, shellCommand, str } from './fields.js';
 import type { HookInput } from './payload.js';
 
-// OpenCode has no command hooks: hooks/opencode/cairn.js, a plugin, pipes its own events to the
-// executables as `{event, sessionID, directory, tool, args, metadata}` — `session.created`, and
-// `tool.execute.after` for the bash tool (opencode.ai/docs/plugins). Context goes back as text.
+// OpenCode has no command hooks: its plugin (hooks/opencode/cairn.js) pipes its own events to the
+// executables (opencode.ai/docs/plugins); context goes back as text.
 
 export function isOpenCodePayload(p: Json): boolean {
   return str(p, 'sessionID') !== null || /^(tool|session)\./.test(str(p, 'event') ?? '');

@@ -6,9 +6,8 @@ import { isCursorPayload, readCursorPayload } from './cursor.js';
 import { isGeminiPayload, readGeminiPayload } from './gemini.js';
 import { isOpenCodePayload, readOpenCodePayload } from './opencode.js';
 
-// One normalised view of a hook payload from any host (SPEC §4.2, §4.4, §7). Each host's shape is
-// read by that host's file; the most specific shapes are tried first (Codex and Gemini CLI send
-// Claude's shape plus marks of their own).
+// One normalised view of a hook payload from any host (SPEC §4.2, §4.4, §7); the most specific shapes are
+// tried first (Codex and Gemini CLI send Claude's shape plus marks of their own).
 
 export type Host = 'claude' | 'codex' | 'gemini' | 'cursor' | 'opencode' | 'unknown';
 
@@ -18,17 +17,13 @@ export interface HookInput {
   event: string | null;
   cwd: string | null;
   sessionId: string | null;
-  /** A prompt-submit payload's prompt. */
   prompt: string | null;
-  /** SessionStart source (startup, resume, clear, compact). */
   source: string | null;
   /** The shell command of a shell-tool event (Bash, run_shell_command, shell…), else null. */
   command: string | null;
-  /** The payload says the tool run failed (exit code ≠ 0, error, success:false…). */
   toolFailed: boolean;
   /** The session's transcript, where the host keeps one (Codex records a command's exit code there). */
   transcriptPath: string | null;
-  /** The tool call the payload is about. */
   toolUseId: string | null;
 }
 

@@ -5,60 +5,40 @@ import { CairnError } from '../core/errors.js';
 import { asObject, type Json, jsonErrorPlace } from '../core/json.js';
 import { writeFileAtomic } from '../io/atomic.js';
 
-// A host's hook settings file, merged in place (SPEC §7): cairn's entries are added beside the user's
-// own, never replacing or reordering them; an entry of cairn's already there for the event is left
-// as it is, so running `cairn init --<host>` again changes nothing. Two layouts exist:
-//   nested (Claude Code, Codex, Gemini CLI): {hooks: {Event: [{matcher?, hooks: [{type, command, …}]}]}}
-//   flat (Cursor):                           {version: 1, hooks: {event: [{command, …}]}}
+// A host's hook settings file, merged in place (SPEC §7): cairn's entries go beside the user's, never
+// replacing or reordering them, and one already there is left as it is, so `cairn init` again changes nothing.
+// Layouts: nested {hooks: {Event: [{matcher?, hooks: [handler]}]}} (Claude Code, Codex, Gemini); flat (Cursor).
 
 export type Layout = 'nested' | 'flat';
 
 export interface HookEntry {
   event: string;
-  /** The tool the entry is for (nested layout), e.g. Bash. */
   matcher?: string;
   /** The handler object as the host reads it; its `command` runs a cairn executable. */
   handler: { command: string } & Json;
 }
 
 export interface HostHooks {
-  /** The settings file, relative to the project root. */
   file: string;
   layout: Layout;
-  /** Keys a new file starts with (Cursor's `version`). */
   base?: Json;
-  /**
-   * The project root as a hook command can name it: the variable the host sets, or GIT_TOP_LEVEL
-   * where the host sets none (Codex runs hooks in the session's directory, Cursor in the project's
-   * or its .cursor/ — git finds the root from either; see projectDirExpression).
-   */
+  /** The project root as a hook can name it: the host's variable, or GIT_TOP_LEVEL where it sets none. */
   projectDir: string;
-  /** What the user must still do on the host's side, if anything. */
   note?: string;
-  /** cairn's entries, with the executables invoked as `exe(name)` gives. */
   entries(exe: (name: string) => string): HookEntry[];
-  /**
-   * Why a handler of cairn's that an earlier cairn wrote no longer works (`cairn init` replaces it,
-   * `cairn doctor` fails it), or null.
-   */
+  /** Why an earlier cairn's handler no longer works (init replaces it, doctor fails it), or null. */
   outdated?(handler: Json): string | null;
 }
 
-/** The project root for hosts that set no variable for it. */
 export const GIT_TOP_LEVEL = '"$(git rev-parse --show-toplevel)"';
 
-/** The executables cairn's hooks run. */
 export const HOOK_EXECUTABLES = ['auto-recall', 'memory-capture'];
 
-/** A word for sh: as it is when plain, else single-quoted. */
 export function shellWord(text: string): string {
   return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-/**
- * The work tree git reports as top level for `root`: the first directory up holding `.git` (a directory, or a file for
- * worktrees and submodules).
- */
+/** The first directory up from `root` holding `.git` (a directory, or a file for worktrees and submodules). */
 export function gitTopLevel(root: string): string | null {
   for (let dir = root; ; dir = dirname(dir)) {
     if (existsSync(join(dir, '.git'))) return dir;
@@ -67,10 +47,8 @@ export function gitTopLevel(root: string): string | null {
 }
 
 /**
- * The project root as a hook of `hooks`' host names it. Where the host sets no variable, git's top
- * level stands for it when it is the root; a root below it (a package of a monorepo with its own
- * .cairn/) is reached from there, and a project outside git is named by its path (nothing shares
- * its settings through git).
+ * The project root as a hook of this host names it; a root below git's top level (a monorepo package) is
+ * reached from there, and one outside git by its path.
  */
 function projectDirExpression(root: string, hooks: Pick<HostHooks, 'projectDir'>): string {
   if (hooks.projectDir !== GIT_TOP_LEVEL) return hooks.projectDir;
@@ -81,9 +59,8 @@ function projectDirExpression(root: string, hooks: Pick<HostHooks, 'projectDir'>
 }
 
 /**
- * How a hook invokes a cairn executable: through the project's node_modules when cairn is a dev
- * dependency there (hosts run hooks with a shell, not npm, so node_modules/.bin is not on PATH),
- * else by name from PATH (a global install).
+ * How a hook invokes a cairn executable: via the project's node_modules when a dev dependency (hosts run hooks
+ * with a shell, not npm: .bin is not on PATH), else by name from PATH.
  */
 export function executableCommand(root: string, hooks: Pick<HostHooks, 'projectDir'>, name: string): string {
   return existsSync(join(root, 'node_modules', '.bin', name))
@@ -91,9 +68,7 @@ export function executableCommand(root: string, hooks: Pick<HostHooks, 'projectD
     : name;
 }
 
-/**
- * The program a command line runs (first word, quotes removed), e.g. `"$X"/bin/auto-recall -v` → `$X/bin/auto-recall`.
- */
+/** The program a command line runs (first word, quotes removed). */
 export function commandProgram(command: string): string {
   const first = /^\s*((?:"[^"]*"|'[^']*'|[^\s"'])+)/.exec(command);
   return first ? first[1].replace(/["']/g, '') : '';
@@ -103,13 +78,11 @@ function runsSameExecutable(a: string, b: string): boolean {
   return basename(commandProgram(a)) === basename(commandProgram(b));
 }
 
-/** The event lists of a settings object's `hooks`, as found (anything unexpected reads as empty). */
 function eventList(settings: Json, event: string): unknown[] {
   const list = asObject(settings.hooks)?.[event];
   return Array.isArray(list) ? list : [];
 }
 
-/** The handler objects of an event, in either layout. */
 function handlersOf(settings: Json, layout: Layout, event: string): Json[] {
   const groups = eventList(settings, event);
   const nested = (g: unknown) => (Array.isArray(asObject(g)?.hooks) ? (asObject(g)!.hooks as unknown[]) : []);
@@ -117,7 +90,6 @@ function handlersOf(settings: Json, layout: Layout, event: string): Json[] {
   return handlers.map((h) => asObject(h)).filter((h): h is Json => h !== null);
 }
 
-/** Every command configured for `event`, in either layout. */
 export function commandsFor(settings: Json, layout: Layout, event: string): string[] {
   return handlersOf(settings, layout, event)
     .map((h) => h.command)
@@ -127,17 +99,14 @@ export function commandsFor(settings: Json, layout: Layout, event: string): stri
 export interface PlacedHandler {
   matcher?: string;
   handler: Json;
-  /** Its place in the file: its group's index in the event's list, its own in the group. */
   group: number;
   index: number;
 }
 
-/** Whether a handler runs one of cairn's executables. */
 function isCairns(handler: Json | null): handler is Json & { command: string } {
   return typeof handler?.command === 'string' && HOOK_EXECUTABLES.includes(basename(commandProgram(handler.command)));
 }
 
-/** cairn's handlers of `event` in the nested layout, each with its group's matcher and its place in the file. */
 export function placedHandlers(settings: Json, event: string): PlacedHandler[] {
   return eventList(settings, event).flatMap((g, group) => {
     const obj = asObject(g);
@@ -150,7 +119,6 @@ export function placedHandlers(settings: Json, event: string): PlacedHandler[] {
   });
 }
 
-/** cairn's handlers of `event` that `outdated` rejects, with the reason. */
 export function outdatedHandlers(
   settings: Json,
   hooks: Pick<HostHooks, 'layout' | 'outdated'>,
@@ -164,7 +132,6 @@ export function outdatedHandlers(
   });
 }
 
-/** The settings without the given handlers (a group left without any goes too). */
 function withoutHandlers(settings: Json, layout: Layout, event: string, drop: Json[]): Json {
   const kept = eventList(settings, event).flatMap((g) => {
     const group = asObject(g);
@@ -183,15 +150,10 @@ function withoutHandlers(settings: Json, layout: Layout, event: string, drop: Js
 export interface Merged {
   settings: Json;
   added: HookEntry[];
-  /** cairn's outdated handlers taken out (their current form is among `added`), with why. */
   replaced: { event: string; reason: string }[];
 }
 
-/**
- * Add the entries an event does not have yet: an event that already runs the entry's executable (a
- * handler of cairn's, in any form the user gave it) is left as it is, unless the host calls that
- * handler outdated, which is replaced. Entries of one event and matcher share one group.
- */
+/** Add the entries an event lacks: one already running the executable (in any form) stays unless outdated. */
 export function mergeHooks(
   settings: Json,
   hooks: Pick<HostHooks, 'layout' | 'outdated'>,
@@ -233,11 +195,7 @@ export function mergeHooks(
   return { settings: { ...current, hooks: result }, added, replaced };
 }
 
-/**
- * The SessionStart command: auto-recall with `args`, or — when its program cannot run at all (not
- * installed here: the shell's exit 127) — the message of notInstalledMessage in the host's context
- * envelope (`envelope`), telling the agent what to do.
- */
+/** The SessionStart command: auto-recall, or, when it cannot run (exit 127), a message telling the agent so. */
 export function sessionStartCommand(
   exe: (name: string) => string,
   args: string,
@@ -261,7 +219,6 @@ const SETTINGS_CAP = 4 * 1024 * 1024;
 
 /** A settings file as an object ({} when absent); a file that is not a JSON object is never overwritten. */
 export function readSettings(path: string): Json {
-  // a device or a huge file in its place is an error
   const text = readSmallFile(path, SETTINGS_CAP)?.toString('utf8') ?? '';
   if (text.trim() === '') return {};
   let value: unknown;
@@ -278,9 +235,8 @@ export function readSettings(path: string): Json {
 }
 
 /**
- * Merge cairn's hooks into the host's settings file under `root`; written (atomically) only when
- * something was added. `storeDir`: a store outside the project (`cairn init --dir`), which the hooks
- * must be told, or their first capture would start a store of the project's own.
+ * Merge cairn's hooks into the host's settings file, written only when something was added. `storeDir`: a store
+ * outside the project, which the hooks must be told or their first capture starts another store.
  */
 export function installHooks(root: string, hooks: HostHooks, storeDir?: string): Merged & { path: string } {
   let merged: Merged | undefined;
@@ -295,16 +251,12 @@ export function installHooks(root: string, hooks: HostHooks, storeDir?: string):
   return { path, ...merged! };
 }
 
-/** ` --dir <store>` for a store outside the project, else nothing: how a hook or server is told where the store is. */
+/** ` --dir <store>` for a store outside the project, else nothing. */
 export function dirFlag(storeDir: string | undefined): string {
   return storeDir === undefined ? '' : ` --dir ${shellWord(storeDir)}`;
 }
 
-/**
- * The one way a host's JSON settings file is changed: read (a file that is not a JSON object is left
- * as it is), `merge` returns the new settings or undefined when nothing is to be added, and the file
- * is rewritten whole (temp file, rename), in its own indentation. A new file starts from `base`.
- */
+/** The one way a host's JSON settings file is changed: rewritten whole (temp, rename) in its own indentation. */
 export function updateSettings(
   root: string,
   file: string,
@@ -318,7 +270,6 @@ export function updateSettings(
   return path;
 }
 
-/** Keep the file's own indentation (two spaces for a new file). */
 function indentOf(path: string): string {
   try {
     return /\n([ \t]+)"/.exec(readSmallFile(path, SETTINGS_CAP)?.toString('utf8') ?? '')?.[1] ?? '  ';

@@ -1,11 +1,8 @@
 import { CairnError } from '../core/errors.js';
 
-// The smallest TOML cairn needs: to find whether a document defines one table (Codex's
-// `[mcp_servers.cairn]` in .codex/config.toml), to append it when it does not, and to read back its
-// string and string-list values. The scanner knows the syntax that can hide a table or a key —
-// comments, the four kinds of strings (multi-line too), arrays and inline tables over several lines,
-// quoted and dotted keys — and nothing else; the user's text is never rewritten, only appended to.
-// (A TOML library would parse and re-serialise the user's file, losing its comments and layout.)
+// The smallest TOML cairn needs: whether a document defines one table (Codex's `[mcp_servers.cairn]`),
+// append it when not, read back its string values. The user's text is never rewritten, only appended to
+// (a TOML library would re-serialise it, losing comments and layout).
 
 export type TomlValue = string | string[];
 
@@ -35,16 +32,11 @@ function unescapeBasic(body: string): string {
 
 interface Statement {
   kind: 'table' | 'array-table' | 'key';
-  /** The full path: a header's, or the current table's plus the key's. */
   path: string[];
-  /** For a key: its value's source text. */
   value?: string;
 }
 
-/**
- * The statements of a document — table headers and key/value pairs with their values' text — with
- * comments, strings, and arrays or inline tables spanning lines skipped correctly.
- */
+/** The statements of a document (headers, key/value pairs with their values' text), skipping what hides one. */
 function statements(text: string): Statement[] {
   const out: Statement[] = [];
   let table: string[] = [];
@@ -58,7 +50,6 @@ function statements(text: string): Statement[] {
     }
   };
   const unterminated = () => new CairnError('input', 'not valid TOML: a string, array or table is not closed');
-  /** Skip a value (string, array, inline table, or bare word) from i; returns its text. */
   const value = (): string => {
     const start = i;
     let depth = 0;
@@ -130,9 +121,8 @@ function outsideQuotes(text: string, from: number, end: number, target: string):
 const startsWith = (path: string[], prefix: string[]) => prefix.every((p, k) => path[k] === p);
 
 /**
- * Whether the document defines the table at `path` (its header, a key inside it, or it as a key's
- * value): 'present'; 'absent'; or 'blocked' when a table above it is an inline table or an array of
- * tables, which a `[path]` header appended below may not extend.
+ * Whether the document defines the table at `path`; 'blocked' when an inline table or array of tables above
+ * it could not be extended by an appended `[path]` header.
  */
 export function tomlTableState(text: string, path: string[]): 'present' | 'absent' | 'blocked' {
   let state: 'present' | 'absent' | 'blocked' = 'absent';
@@ -150,7 +140,6 @@ export function tomlString(value: string): string {
   return JSON.stringify(value).replace(/\x7f/g, '\\u007f');
 }
 
-/** The document with the table appended at its end (the caller checked that it is absent). */
 export function appendTomlTable(text: string, path: string[], values: Record<string, TomlValue>): string {
   const header = `[${path.map((p) => (/^[A-Za-z0-9_-]+$/.test(p) ? p : tomlString(p))).join('.')}]`;
   const value = (v: TomlValue) => (Array.isArray(v) ? `[${v.map(tomlString).join(', ')}]` : tomlString(v));
@@ -172,7 +161,6 @@ export function readTomlTable(text: string, path: string[]): Record<string, Toml
   return found ? values : undefined;
 }
 
-/** A one-line string or list of strings (what cairn writes); undefined for anything else. */
 function stringOrList(source: string): TomlValue | undefined {
   const str = /^(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)')$/;
   const one = (s: string) => {

@@ -5,10 +5,8 @@ import { CairnError } from '../core/errors.js';
 import { mkdirNoFollow } from './safe.js';
 
 /**
- * Write a file whole inside `within`: a temp file beside it (created exclusively), then rename.
- * No directory on the way may be a symbolic link, and a link at the path itself is replaced, never
- * followed (SPEC §2). The content is a text, bytes, or what `write` writes to the open temp file (a
- * large file copied in pieces, never whole in memory).
+ * Write a file whole inside `within`: an exclusive temp file beside it, then rename; no symbolic link on the
+ * way is followed and one at the path is replaced (SPEC §2). `write` streams a large file instead of a text.
  */
 export function writeFileAtomic(
   path: string,

@@ -14,15 +14,11 @@ const APPEND_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT |
 
 export interface AppendOptions {
   deadline: Deadline;
-  /** The directory the log lives inside (the store): no symbolic link on the way is followed (SPEC §2). */
+  /** The directory the log lives inside: no symbolic link on the way is followed (SPEC §2). */
   within: string;
 }
 
-/**
- * Append lines to a JSONL file. `build` runs under the lock and sees the last complete line, so
- * callers can derive ordered ids from it; it may check the deadline itself (nothing is written when
- * it throws). Returns the lines written.
- */
+/** Append lines under the lock; `build` sees the last complete line (for ordered ids) and may throw. */
 export function appendLines(
   path: string,
   build: (lastLine: string | undefined) => string[],
@@ -32,8 +28,7 @@ export function appendLines(
   appendUnderLock(path, opts, (fd, { lastLine, endsWithNewline }) => {
     lines = build(lastLine);
     if (lines.length === 0) return;
-    // The write is the commit point (SPEC §2): a build that ran past the deadline under the lock
-    // records nothing, and the caller keeps its run for later.
+    // the write is the commit point (SPEC §2): past the deadline nothing is recorded and the run is kept
     opts.deadline.check('recording the change');
     for (const line of lines) {
       if (line.includes('\n')) throw new CairnError('input', 'a JSONL record may not contain a newline');
@@ -43,14 +38,13 @@ export function appendLines(
   return lines;
 }
 
-/** Bytes [start, end) of an open file: whole lines, each ending in a newline. */
 export interface LineRange {
   fd: number;
   start: number;
   end: number;
 }
 
-/** Append whole lines held in another file (a rotation's move), copied in pieces: never whole in memory. */
+/** Append whole lines held in another file (a rotation's move), never whole in memory. */
 export function appendRange(path: string, range: LineRange, opts: AppendOptions): void {
   appendUnderLock(path, opts, (fd, { endsWithNewline }) => {
     if (range.end <= range.start) return;
@@ -95,7 +89,6 @@ function writeAll(fd: number, buf: Buffer): void {
 
 const PIECE = 1 << 20;
 
-/** Copy bytes [start, end) of an open file to another open file, a piece at a time. */
 export function copyRange({ fd, start, end }: LineRange, to: number): void {
   const buf = Buffer.allocUnsafe(Math.min(PIECE, Math.max(1, end - start)));
   for (let pos = start; pos < end; ) {
@@ -106,7 +99,7 @@ export function copyRange({ fd, start, end }: LineRange, to: number): void {
   }
 }
 
-/** Whether `length` bytes of one open file at `a` equal those of another at `b` (read a piece at a time). */
+/** Whether `length` bytes of one open file at `a` equal those of another at `b`. */
 export function sameBytes(fdA: number, a: number, fdB: number, b: number, length: number): boolean {
   const size = Math.min(PIECE, Math.max(1, length));
   const [x, y] = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
@@ -120,10 +113,7 @@ export function sameBytes(fdA: number, a: number, fdB: number, b: number, length
   return true;
 }
 
-/**
- * How many newlines bytes [start, end) of an open file hold; with `keep`, also where each of the last `keep` lines
- * ends.
- */
+/** How many newlines bytes [start, end) hold; with `keep`, also where each of the last `keep` lines ends. */
 export function countLines(fd: number, start: number, end: number, keep = 0): { lines: number; lastEnds: number[] } {
   const buf = Buffer.allocUnsafe(Math.min(PIECE, Math.max(1, end - start)));
   const ring = new Array<number>(keep); // the last `keep` line ends, the oldest at lines % keep
@@ -141,7 +131,6 @@ export function countLines(fd: number, start: number, end: number, keep = 0): { 
   return { lines, lastEnds: Array.from({ length: held }, (_, i) => ring[(lines - held + i) % keep]) };
 }
 
-/** The last complete line of an open file, and whether the file ends cleanly. */
 function readTail(fd: number): { lastLine: string | undefined; endsWithNewline: boolean } {
   const size = fstatSync(fd).size;
   if (size === 0) return { lastLine: undefined, endsWithNewline: true };
@@ -157,23 +146,16 @@ function readTail(fd: number): { lastLine: string | undefined; endsWithNewline: 
 }
 
 export interface LogLine {
-  /** Byte offset of the line's first byte. */
   offset: number;
-  /** Byte offset just past its newline. */
   end: number;
   text: string;
 }
 
-/**
- * Complete lines from `from` to the end of the file, read in chunks. A last line without its
- * newline is not returned (it is torn, or still being written). Returns no lines for a missing file;
- * a log is never read through a symbolic link (openLog).
- */
+/** Complete lines from `from` on; a last line without its newline is torn or still being written: skipped. */
 export function* readLines(path: string, from = 0, chunkSize = 1 << 20): Generator<LogLine> {
   const fd = openLog(path);
   if (fd === undefined) return;
   try {
-    // one buffer, reused: the part of a line cut at a chunk's end moves to its start (a longer line grows it)
     let buf = Buffer.allocUnsafe(chunkSize);
     let held = 0; // bytes of an unfinished line at the start of buf
     let pos = from; // file offset just past what buf holds
@@ -201,7 +183,6 @@ export function* readLines(path: string, from = 0, chunkSize = 1 << 20): Generat
   }
 }
 
-/** Read `length` bytes at `position` (for prefix checks); short at end of file. */
 export function readBytes(path: string, position: number, length: number): Buffer {
   const fd = openLog(path);
   if (fd === undefined) return Buffer.alloc(0);
@@ -216,7 +197,6 @@ export function readBytes(path: string, position: number, length: number): Buffe
 
 export type ParsedLine<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-/** Parse one JSONL line into an object; never throws. */
 export function parseJsonLine<T = Record<string, unknown>>(text: string): ParsedLine<T> {
   const trimmed = text.trim();
   if (trimmed === '') return { ok: false, reason: 'empty line' };

@@ -16,13 +16,11 @@ import { CairnError } from '../core/errors.js';
 import { sleepSync, type Deadline } from '../core/deadline.js';
 import { readSmallFile } from './read.js';
 
-// Advisory lock: a `<file>.lock` created with O_EXCL holding "pid host time". A lock whose holder
-// died on this host, or that is older than STALE_MS, is broken; a live holder is waited for until
-// the deadline, then the caller fails open. Something else at the lock path (a directory made by
-// the shell idiom `mkdir x.lock`, a symbolic link) is treated as a foreign lock: waited for, never
-// followed, and removed only when it is stale and harmless to remove (an empty directory, a link).
+// Advisory lock: `<file>.lock` created with O_EXCL holding "pid host time". A lock whose holder died on this
+// host, or older than STALE_MS, is broken; a live one is waited for until the deadline. Anything else at the
+// path (a `mkdir` lock, a link) is foreign: waited for, never followed, removed only when stale and harmless.
 const STALE_MS = 5 * 60_000;
-/** A cairn lock file that is still empty this long after its creation lost its holder between create and write. */
+/** A cairn lock file still empty this long after creation lost its holder between create and write. */
 const TORN_MS = 1000;
 
 export interface Lock {
@@ -31,10 +29,9 @@ export interface Lock {
 
 interface Found {
   stats: Stats;
-  /** What holds the lock, for the message when we give up. */
   holder: string;
   stale: boolean;
-  /** When an empty lock turns stale (its holder died while taking it): worth waiting for. */
+  /** When an empty lock turns stale: worth waiting for. */
   staleAt?: number;
 }
 
@@ -49,7 +46,7 @@ export function acquireLock(target: string, deadline: Deadline): Lock {
     if (lock) return lock;
     const found = inspect(path);
     const broken = found === undefined || (found.stale && breakStale(path, found));
-    // Checked on every round, whatever happened: nothing at the lock path can keep a writer here past its deadline.
+    // checked every round: nothing at the lock path can keep a writer here past its deadline
     const until =
       found?.staleAt === undefined ? giveUpAt : Math.max(giveUpAt, Math.min(found.staleAt + 10, deadline.at));
     if (Date.now() >= until) {
@@ -65,7 +62,7 @@ export function acquireLock(target: string, deadline: Deadline): Lock {
   }
 }
 
-/** Take the lock if it is free (or its holder is gone): never waits. Undefined while a live holder has it. */
+/** Take the lock if it is free (or its holder is gone): never waits. */
 export function tryLock(target: string): Lock | undefined {
   const path = `${target}.lock`;
   const token = `${process.pid} ${hostname()} ${Date.now()}\n`;
@@ -76,13 +73,11 @@ export function tryLock(target: string): Lock | undefined {
   return broken ? create(path, token) : undefined;
 }
 
-/** Who holds the lock (`is held by another process (pid …)`), or undefined when nothing live holds it. */
 export function lockHolder(target: string): string | undefined {
   const found = inspect(`${target}.lock`);
   return found === undefined || found.stale ? undefined : found.holder;
 }
 
-/** Create the lock file holding `token`; undefined when something is at the path already. */
 function create(path: string, token: string): Lock | undefined {
   try {
     const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
@@ -106,7 +101,6 @@ function releaseLock(path: string, token: string): void {
   }
 }
 
-/** What is at the lock path, without following a link; undefined when it vanished meanwhile. */
 function inspect(path: string): Found | undefined {
   let stats: Stats;
   try {
@@ -158,10 +152,7 @@ function inspect(path: string): Found | undefined {
   return { stats, holder, stale: deadHolder || Date.now() - Number(timeText) > STALE_MS };
 }
 
-/**
- * Remove a stale lock. Renaming it aside first means two breakers cannot both succeed, and one that
- * moved a fresh lock taken after its check (another inode) puts it back.
- */
+/** Renaming a stale lock aside first: two breakers cannot both win, and a fresh lock moved by mistake goes back. */
 function breakStale(path: string, found: Found): boolean {
   const aside = `${path}.stale-${process.pid}`;
   try {

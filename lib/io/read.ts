@@ -3,36 +3,28 @@ import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import { CairnError } from '../core/errors.js';
 
-// The one bounded reader (SPEC §2): stdin and every file a flag names are read with a byte cap
-// applied while reading and a time limit, and never with a read that could block the thread (the
-// runner's deadline cannot interrupt a blocked synchronous read). Regular files are read
-// synchronously up to the cap; pipes, sockets and devices are opened non-blocking and read
-// asynchronously under a timer; anything else is refused.
+// The one bounded reader (SPEC §2): a byte cap and a time limit, and never a read that could block the thread
+// (the deadline's timer cannot interrupt one): regular files synchronously, pipes and devices non-blocking.
 
 export const DEFAULT_INPUT_CAP = 8 * 1024 * 1024;
 
 export interface InputLimits {
-  /** Stop reading after this many bytes. */
   cap: number;
-  /** Give up waiting on a pipe or device after this long and work on what arrived. */
   waitMs: number;
 }
 
 export interface BoundedInput {
   bytes: Buffer;
-  /** The cap was reached: there may be more. */
   truncated: boolean;
-  /** The writer was still connected when the wait ended. */
   timedOut: boolean;
 }
 
-// node:net (with the stream modules) is loaded only to read a pipe a flag names: a hook that reads no
-// such pipe does not pay for it at start-up.
+// node:net is loaded only to read a pipe a flag names: hooks do not pay for it at start-up
 const require = createRequire(import.meta.url);
 
 const NONE: BoundedInput = { bytes: Buffer.alloc(0), truncated: false, timedOut: false };
 
-// O_NONBLOCK: opening a FIFO without a writer returns at once, and a device read that would wait fails instead.
+// O_NONBLOCK: a FIFO without a writer opens at once; a device read that would wait fails instead
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0);
 
 /** Stdin: a terminal is never read (it would wait for a person). */
@@ -87,25 +79,18 @@ export async function readPathBounded(path: string, limits: InputLimits, what: s
 }
 
 /**
- * Open a file cairn keeps (a log, config.json, an artifact) for reading: undefined when it does not
- * exist. Only a regular file is opened — a log committed as a link to /dev/zero or a FIFO would
- * otherwise be read without end; with `noFollow`, a symbolic link is refused too (a read that feeds
- * a rewrite must not copy a link's target into the store).
+ * Open a file cairn keeps: only a regular file (a link to /dev/zero would read forever); `noFollow` refuses a
+ * symbolic link too (a read that feeds a rewrite must not copy a link's target into the store).
  */
 export function openRegularFile(path: string, noFollow = false): number | undefined {
   return openRegular(path, noFollow ? `${path} is a symbolic link; cairn never writes through one` : undefined);
 }
 
-/**
- * Open a log cairn keeps for reading: a regular file, never read through a symbolic link — a log is
- * committed, and a clone may bring it as a link to any file of the machine, whose lines would then
- * reach the index, `cairn list` and every session start (SPEC §2). Undefined when it does not exist.
- */
+/** Open a log, never through a symbolic link: a clone may bring one pointing at any file (SPEC §2). */
 export function openLog(path: string): number | undefined {
   return openRegular(path, `${path} is not a regular file but a symbolic link; cairn reads no log through one`);
 }
 
-/** A regular file opened for reading; `linkRefused` (the message) refuses a symbolic link at the path. */
 function openRegular(path: string, linkRefused: string | undefined): number | undefined {
   let fd: number;
   try {
@@ -126,12 +111,11 @@ function openRegular(path: string, linkRefused: string | undefined): number | un
   return fd;
 }
 
-/** A small file cairn keeps, whole: undefined when missing; at most `cap` bytes (see openRegularFile). */
+/** A small file cairn keeps, whole: undefined when missing; at most `cap` bytes. */
 export function readSmallFile(path: string, cap: number, noFollow = false): Buffer | undefined {
   return readWhole(path, openRegularFile(path, noFollow), cap);
 }
 
-/** A log cairn keeps, whole, up to `cap` bytes (see openLog). */
 export function readSmallLog(path: string, cap: number): Buffer | undefined {
   return readWhole(path, openLog(path), cap);
 }
@@ -147,7 +131,6 @@ function readWhole(path: string, fd: number | undefined, cap: number): Buffer | 
   }
 }
 
-/** The last `bytes` bytes of a regular file cairn keeps (a log that only grows); undefined when missing. */
 export function readFileTail(path: string, bytes: number): Buffer | undefined {
   const fd = openRegularFile(path);
   if (fd === undefined) return undefined;
@@ -180,7 +163,6 @@ function readRegular(fd: number, cap: number): BoundedInput {
     : { bytes, truncated: false, timedOut: false };
 }
 
-/** Read a stream until its end, the cap or the wait, whichever comes first; then let it go. */
 function collect(stream: Readable, limits: InputLimits, what: string): Promise<BoundedInput> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -229,10 +211,7 @@ function errnoText(err: unknown): string {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/**
- * Decode UTF-8; when cut at the cap, drop a trailing partial character. Binary data (invalid UTF-8
- * or a NUL byte) is malformed input, not text to store with U+FFFD in it.
- */
+/** Decode UTF-8, dropping a partial last character when cut; binary data (invalid UTF-8, NUL) is bad input. */
 export function decodeUtf8Prefix(bytes: Buffer, cut: boolean, what = 'stdin'): string {
   let end = bytes.length;
   if (cut) {

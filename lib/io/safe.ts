@@ -2,16 +2,13 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { CairnError } from '../core/errors.js';
 
-// cairn never writes through a symbolic link (SPEC §2). A clone can carry committed links
-// (`.cairn/artifacts -> ~/.ssh`, `.cairn/cache -> /somewhere`), so every writer names the directory
-// it writes inside, and that directory and each one below it down to the file must be real
-// directories; files themselves are created with O_EXCL or O_NOFOLLOW, or replaced by rename,
-// none of which follows a link.
+// cairn never writes through a symbolic link (SPEC §2): a clone can carry committed links (`.cairn/cache ->
+// ~/.ssh`), so every directory from the one a writer names down to the file must be real, and files are made
+// with O_EXCL or O_NOFOLLOW or replaced by rename.
 
 /**
- * Make sure `dir` exists as a real directory inside `within` (creating what is missing, `within`
- * included but not its parents: a project removed meanwhile is not made again by a run still
- * writing to it): neither `within` nor any directory below it on the way may be a symbolic link.
+ * `dir` as a real directory inside `within`, made if missing (`within` too, never its parents: a removed
+ * project is not made again); no symbolic link on the way.
  */
 export function mkdirNoFollow(within: string, dir: string): void {
   const rel = relative(within, dir);
@@ -33,9 +30,7 @@ export function mkdirNoFollow(within: string, dir: string): void {
   }
 }
 
-/**
- * True for a real directory; false for anything else that exists; undefined when missing. Throws on a symbolic link.
- */
+/** True for a real directory, false for anything else, undefined when missing; throws on a symbolic link. */
 function realDirectory(path: string): boolean | undefined {
   let st;
   try {

@@ -1,7 +1,6 @@
 import { writeSync } from 'node:fs';
 
-// The product goes to fd 1 with a plain write: touching process.stdout builds a stream over the pipe
-// and loads node:net and the stream modules (~5 % of `node -e 0`), on every hook run.
+// The product goes to fd 1 with a plain write: process.stdout would load node:net on every hook run.
 
 /** Write `text` to stdout whole. A caller that closed its end (EPIPE) gets nothing and no crash. */
 export function writeStdout(text: string): void {
@@ -12,7 +11,7 @@ export function writeStdout(text: string): void {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EPIPE') return;
-      // A non-blocking stdout that is full: the stream queues the rest and drains it before exit.
+      // non-blocking stdout full: the stream queues the rest and drains it before exit
       if (code === 'EAGAIN') return void process.stdout.write(rest);
       throw err;
     }

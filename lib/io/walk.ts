@@ -1,14 +1,11 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-// A bounded walk of a work tree, breadth first, for the few places that look at the project's files
-// without git (auto-recall's changed files, the sanitiser's anchors): hidden entries, dependencies and
-// build output are skipped, and it stops after `maxEntries` directory entries, so a huge tree costs a
-// bounded amount of time.
+// A bounded breadth-first walk of a work tree without git: hidden entries, dependencies and build output
+// skipped, stopping after `maxEntries` entries so a huge tree costs bounded time.
 
 const SKIP_DIRS = new Set(['node_modules', 'dist', 'build', 'out', 'target', 'vendor', 'coverage', '__pycache__']);
 
-/** Call `visit` with each file's path (absolute) and its path relative to `root` (with `/`). */
 export function walkFiles(root: string, visit: (path: string, relative: string) => void, maxEntries: number): void {
   const queue: [string, string][] = [[root, '']];
   let seen = 0;

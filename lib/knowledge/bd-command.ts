@@ -2,16 +2,14 @@ import { simpleCommands, type SimpleCommand } from '../core/shell.js';
 import { codexCallFailed } from '../hosts/codex.js';
 import type { HookInput } from '../hosts/payload.js';
 
-// Finding `bd comments add <id> <text>` (or `bd comment add`) in a shell command an agent ran
-// (SPEC §4.2): every one of them, at a command position only — chained, on several lines, inside
-// `$( )`, quoted either way — so `echo "bd comments add …"` is text, not a capture.
+// Finding `bd comments add <id> <text>` in an agent's shell command (SPEC §4.2), at command positions only,
+// so `echo "bd comments add …"` is text, not a capture.
 
 export interface BdComment {
   bead: string;
   text: string;
 }
 
-// Flags of `bd comments add` (and bd's global ones) that take a value.
 const VALUE_FLAGS = new Set(['-a', '--author', '-f', '--file', '--actor', '--db']);
 const STDIN_FILES = new Set(['-', '/dev/stdin']);
 
@@ -20,10 +18,7 @@ export function mayAddComment(command: string): boolean {
   return /\bbd\b/.test(command) && /\bcomments?\W{1,8}add\b/.test(command);
 }
 
-/**
- * Could this hook payload hold a capture? A shell command that ran, did not fail and may add a bd
- * comment (memory-capture's gate asks after every one; Codex's transcript is read only for those).
- */
+/** Could this hook payload hold a capture (a shell command that ran, did not fail, may add a bd comment)? */
 export function mayCapture(input: HookInput): input is HookInput & { command: string } {
   return input.command !== null && !input.toolFailed && mayAddComment(input.command) && !codexCallFailed(input);
 }

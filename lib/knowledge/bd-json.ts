@@ -3,9 +3,7 @@ import { asObject, jsonErrorPlace } from '../core/json.js';
 import { seconds } from './reader.js';
 import type { Comment } from './capture.js';
 
-// `memory-capture --from-bd-json` (SPEC §4.2): the output of `bd comments <id> --json` — an array of
-// {id, issue_id, author, text, created_at} — as comments to capture, for backfill. JSON lines (an
-// export of several beads concatenated) are read too.
+// `memory-capture --from-bd-json` (SPEC §4.2): `bd comments <id> --json` output (or JSON lines) for backfill.
 
 /** The comments in `bd comments --json` output; `now` (Unix seconds) stands in for a missing time. */
 export function commentsFromBdJson(text: string, now: number): Comment[] {

@@ -6,18 +6,14 @@ import type { HookInput } from '../hosts/payload.js';
 import { DEFAULT_CONFIG, loadConfig, type Config } from '../store/config.js';
 import { locate } from '../store/root.js';
 
-// Titles of the work in progress, from beads (SPEC §4.4): `bd list --status=in_progress --json` and
-// `--status=open`. A session start cannot afford to wait on them, so both are started at once, before
-// the index is opened, and run while it is; each is cut off at its timeout. No `.beads/` in the
-// project, or no `bd` on PATH: nothing is spawned, and child_process is not even loaded (it is loaded
-// synchronously when it is, so the listings start before the index is opened).
+// Titles of the work in progress from beads (SPEC §4.4): both `bd list` calls start at once, before the index
+// opens, each cut off at its timeout. No `.beads/` or no `bd` on PATH: nothing spawned, child_process unloaded.
 
 const require = createRequire(import.meta.url);
 
-/** At most this many titles: in-progress work first, then open beads, as bd lists them. */
+/** In-progress work first, then open beads. */
 const MAX_TITLES = 20;
 
-/** Listings started for a project root. */
 export interface BeadListing {
   root: string;
   titles: Promise<string[]>;
@@ -28,18 +24,14 @@ export function bdTimeout(config: Config, deadline: Deadline): number {
   return Math.min(config.knowledge.bdTimeoutMs, deadline.remaining() / 4);
 }
 
-/**
- * Start the listings from auto-recall's gate (scripts/auto-recall.gate.ts), as soon as the payload names the
- * project, before the command's own modules are loaded and the store opened: at a session
- * start bd is most of the wait. The root is found as the runner finds it; `--root` is left to the runner.
- */
+/** Start the listings from auto-recall's gate, before the store opens: bd is most of a session start's wait. */
 export function earlyBeadListing(
   flags: { root?: string; dir?: string; project?: string },
   input: HookInput,
   deadline: Deadline,
 ): BeadListing | undefined {
   if (flags.root !== undefined) return undefined;
-  // The gate runs before the runner and its fail-open handling: whatever goes wrong here is left to it.
+  // the gate runs before the runner's fail-open handling: whatever goes wrong here is left to it
   try {
     const { root, dir } = locate({ dir: flags.dir, project: flags.project, payloadCwd: input.cwd ?? undefined });
     let config = DEFAULT_CONFIG;
@@ -74,7 +66,7 @@ export function beadTitles(root: string, timeoutMs: number): Promise<string[]> {
   );
 }
 
-/** Titles in `bd list --json` output (an array of issues), keeping only the status asked for when issues carry one. */
+/** Titles in `bd list --json` output, only of the status asked for when issues carry one. */
 export function titlesOf(stdout: string, status: string): string[] {
   let rows: unknown;
   try {

@@ -20,14 +20,12 @@ import { parseEntryLine, readEntries } from './reader.js';
 import { rotateIfDue, type RotateReport } from './rotate.js';
 import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
-// Capture (SPEC §4.2): a comment body becomes an entry — sanitised, secrets redacted, capped — and
-// is appended to the log under its lock, unless the log already holds it. A key taken by other
-// content gets `-2`, `-3`, …: nothing is ever dropped silently.
+// Capture (SPEC §4.2): a comment becomes an entry (sanitised, redacted, capped), appended under the log's lock
+// unless the log holds it already; a key taken by other content gets `-2`, `-3`, …: nothing dropped silently.
 
 export interface Comment {
   bead: string;
   text: string;
-  /** Unix seconds. */
   ts: number;
   source: string;
 }
@@ -39,7 +37,7 @@ export interface CaptureContext {
 
 const MAX_BEAD_CHARS = 128;
 
-/** Untrusted text as stored content: sanitised by code point and its secrets redacted (SPEC §4.6), then capped. */
+/** Untrusted text as stored content: sanitised, redacted (SPEC §4.6), capped. */
 export function cleanContent(text: string): string {
   return capUtf8(sanitizeUntrusted(text), MAX_CONTENT_BYTES).trim();
 }
@@ -50,7 +48,7 @@ function cleanBead(bead: string): string {
     .join('');
 }
 
-/** The entry a comment makes, 'skip' for `SKIP:`, undefined when it is not knowledge (or nothing is left of it). */
+/** The entry a comment makes, 'skip' for `SKIP:`, undefined when it is not knowledge. */
 function entryFromComment(comment: Comment, ctx: CaptureContext): KnowledgeEntry | 'skip' | undefined {
   const typed = parseTypedText(comment.text);
   if (typed === undefined || typed === 'skip') return typed;
@@ -74,9 +72,8 @@ export interface Appended {
 }
 
 /**
- * Append entries to the log under its lock. Each is compared with the entries of its key family
- * (`k`, `k-2`, `k-3`, … in the log and the archive, of this project or of none): the same
- * normalised content is a duplicate; otherwise it takes the first free suffix.
+ * Append entries under the log's lock: the same normalised content in the key family (`k`, `k-2`, … in log and
+ * archive) is a duplicate; otherwise the entry takes the first free suffix.
  */
 export function appendEntries(store: Store, entries: KnowledgeEntry[], progress: Progress = NO_PROGRESS): Appended[] {
   const results: Appended[] = [];
@@ -111,15 +108,12 @@ export function appendEntries(store: Store, entries: KnowledgeEntry[], progress:
 
 interface Family {
   keys: Set<string>;
-  /** Normalised content → the key it is stored under. */
   contents: Map<string, string>;
 }
 
 /**
- * The stored versions of each base key's family (called under the log's lock). A store with an index
- * answers from it, brought up to date with the archive and the log first — usually the few lines
- * other captures appended since. Without an index, or when catching up would take longer than reading
- * the files (a rebuild, a large merge), the files are read: on a store of 100,000 entries, some 60 MB.
+ * The stored versions of each base key's family (under the log's lock): from the index brought up to date, or
+ * from the files when there is none or catching up would take longer than reading them.
  */
 function storedFamilies(store: Store, baseKeys: Set<string>, project: string | undefined): Map<string, Family> {
   if (existsSync(store.dbPath)) {
@@ -133,7 +127,7 @@ function storedFamilies(store: Store, baseKeys: Set<string>, project: string | u
   return keyFamilies([store.archivePath, store.knowledgePath], baseKeys, project, store.deadline);
 }
 
-/** How long a capture lets the index catch up before it reads the files instead (about what reading 60 MB takes). */
+/** How long a capture lets the index catch up before it reads the files instead (about what reading them takes). */
 const CATCH_UP_MS = 150;
 
 function familiesFromIndex(store: Store, baseKeys: Set<string>, project: string | undefined): Map<string, Family> {
@@ -165,13 +159,11 @@ function addVersion(families: Map<string, Family>, base: string, key: string, co
   family.contents.set(normaliseText(content), key);
 }
 
-// Looking each key up by a byte search is cheapest for the few keys of a hook capture; a backfill
-// of many keys reads every line once instead.
+// a byte search per key is cheapest for a hook's few keys; a backfill of many reads every line once
 const SEARCHED_KEYS = 16;
-/** A knowledge log rotates at 5000 lines (SPEC §4.5): one far beyond this is not read whole by a hook. */
+/** A log rotates at 5000 lines (SPEC §4.5): one far beyond this is not read whole by a hook. */
 const LOG_CAP = 64 * 1024 * 1024;
 
-/** The stored versions of each base key's family, from the files given (missing files hold none). */
 function keyFamilies(
   paths: string[],
   baseKeys: Set<string>,
@@ -180,8 +172,7 @@ function keyFamilies(
 ): Map<string, Family> {
   const families = new Map<string, Family>();
   for (const path of paths) {
-    // a regular file only, never through a link (a log committed as a link to /dev/zero is refused, not read without
-    // end)
+    // a regular file only, never through a link
     const buf = readSmallLog(path, LOG_CAP);
     if (buf === undefined) continue;
     for (const start of candidateLines(buf, baseKeys)) {
@@ -198,7 +189,7 @@ function keyFamilies(
   return families;
 }
 
-/** Start offsets of the lines that may hold one of the keys (a key is [a-z0-9-] only, so JSON never escapes it). */
+/** Offsets of the lines that may hold a key (keys are [a-z0-9-]: JSON never escapes them). */
 function candidateLines(buf: Buffer, keys: Set<string>): Set<number> {
   const starts = new Set<number>();
   if (keys.size > SEARCHED_KEYS) {
@@ -214,7 +205,6 @@ function candidateLines(buf: Buffer, keys: Set<string>): Set<number> {
   return starts;
 }
 
-/** The base key whose family `key` belongs to: the key itself, or it with a numeric suffix. */
 function baseOf(key: string, bases: Set<string>): string | undefined {
   if (bases.has(key)) return key;
   const m = /^(.*)-\d+$/.exec(key);
@@ -223,15 +213,13 @@ function baseOf(key: string, bases: Set<string>): string | undefined {
 
 export interface CaptureReport {
   appended: Appended[];
-  /** Comments that were not knowledge (no type prefix), or `SKIP:`. */
   ignored: number;
   rotated?: RotateReport;
 }
 
 /**
- * Capture comments into the store's log. The append is the commit point: updating the index (if
- * there is one) and rotating (if due) afterwards are best effort — a failure there is a warning,
- * and the next reader or rotation catches up — so a caller never retries and doubles an entry.
+ * Capture comments into the log. The append is the commit point: indexing and rotation after it are best
+ * effort (a warning), so a caller never retries and doubles an entry.
  */
 export function captureComments(store: Store, comments: Comment[]): CaptureReport {
   const ctx = { project: store.project, tagWords: [...DEFAULT_TAG_WORDS, ...store.config.knowledge.tags] };
@@ -276,9 +264,8 @@ export interface ImportReport {
 }
 
 /**
- * `cairn init --import-lavra PATH`: every readable entry of a Lavra knowledge log, cleaned as a
- * capture is (sanitised, secrets redacted, capped; tags recomputed as whole words), keeping its key,
- * type, time, bead and source. Entries the log already holds are not appended again.
+ * `cairn init --import-lavra PATH`: a Lavra log's readable entries, cleaned as a capture is, keeping key, type,
+ * time, bead and source; entries already held are skipped.
  */
 export function importLavraLog(store: Store, path: string, progress: Progress = NO_PROGRESS): ImportReport {
   const tagWords = [...DEFAULT_TAG_WORDS, ...store.config.knowledge.tags];

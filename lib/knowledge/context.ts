@@ -3,9 +3,8 @@ import { basename, extname, join } from 'node:path';
 import { walkFiles } from '../io/walk.js';
 import { gitDirOf } from '../store/root.js';
 
-// What a session is about, for the auto-recall query (SPEC §4.4), in order of weight: the prompt,
-// the titles of beads in progress and open, the words of the git branch, the names of the files
-// changed since git last wrote its index. All read without spawning git.
+// What a session is about, for auto-recall's query (SPEC §4.4), by weight: prompt, bead titles, branch words,
+// files changed since git last wrote its index. Read without spawning git.
 
 export interface SessionContext {
   prompt: string | null;
@@ -21,7 +20,6 @@ export function contextText(c: SessionContext): string {
     .join('\n');
 }
 
-// Conventional prefixes and long-lived branch names say nothing about the topic.
 const BRANCH_NOISE = new Set([
   'feat',
   'feature',
@@ -48,11 +46,7 @@ export function branchWords(branch: string): string[] {
   return branch.split(/[-_/.]+/).filter((w) => w !== '' && !BRANCH_NOISE.has(w.toLowerCase()));
 }
 
-/**
- * Names (without extension) of the files modified after git last wrote its index — edited since the
- * last checkout, add or commit — newest first. The walk is bounded (see walkFiles), so a huge tree
- * costs a few milliseconds at most. None outside a git work tree.
- */
+/** Files modified since git last wrote its index, newest first, by name (a bounded walk); none outside git. */
 export function changedFiles(root: string, limit = 10, maxEntries = 4000): string[] {
   let since: number;
   try {

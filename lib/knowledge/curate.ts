@@ -12,24 +12,21 @@ import { versionOf } from './index.js';
 import { parseEntryLine, toEntry } from './reader.js';
 import { anchorChecker } from './sanitize.js';
 
-// Shared curation (SPEC §4.5): the review-gated way to improve the committed log without rewriting it.
-// `--dry-run` gathers candidates — duplicates, stale entries, entries another one says it supersedes —
-// and writes a proposal: the exact lines it would append, each with a review_reason, and a hash of them
-// over canonical JSON (so key order does not change it). `--apply` appends those lines only when the
-// proposal still hashes to what the reviewer confirmed. The log is only ever appended to.
+// Shared curation (SPEC §4.5): `--dry-run` proposes the exact lines to append (each with a review_reason) and a
+// hash of them over canonical JSON; `--apply` appends them only when they still hash to what the reviewer
+// confirmed. The log is only ever appended to.
 
 export interface Proposal {
-  /** The exact JSONL lines to append. */
   lines: string[];
   hash: string;
 }
 
-/** sha256 of the proposal's lines as canonical JSON (fast-json-stable-stringify). */
+/** sha256 of the proposal's lines as canonical JSON. */
 export function proposalHash(lines: string[]): string {
   return sha256(stringify(lines.map((l) => JSON.parse(l) as unknown)));
 }
 
-/** This project's entries in the log, in order (unreadable lines are skipped: `cairn sanitize` audits them). */
+/** This project's entries in the log (unreadable lines skipped: `cairn sanitize` audits them). */
 function* projectEntries(store: Store): Generator<KnowledgeEntry> {
   let n = 0;
   for (const line of readLines(store.knowledgePath)) {
@@ -40,10 +37,8 @@ function* projectEntries(store: Store): Generator<KnowledgeEntry> {
   }
 }
 
-/** Lines between two looks at the deadline. */
 const CHECK_EVERY = 1024;
 
-/** An existing entry with curation fields set, as the line that records them. */
 function curated(
   e: KnowledgeEntry,
   status: CurationStatus,
@@ -71,17 +66,15 @@ function curated(
 }
 
 /**
- * Gather candidates and build the proposal (nothing is written to the log). Two readings of the log,
- * the first holding a few numbers a line — its version, content and status — to tell which entries are
- * visible (the latest line of each version, not superseded) and which share a content; the second
- * keeping only the entries a proposed line is about. A log of a million lines takes tens of megabytes.
+ * Gather candidates and build the proposal (nothing written): a first reading holds a few numbers a line
+ * (version, content, status) to find visible entries and shared contents; a second keeps only those proposed.
  */
 export function proposeCuration(store: Store): Proposal {
   const versions = new NumberList();
   const contents = new NumberList();
-  const superseded = new NumberList(); // 1 for a line that marks its entry superseded
+  const superseded = new NumberList();
   const latest = new HashTable();
-  const says: { at: number; key: string; supersedes: string[] }[] = []; // the lines that name entries they supersede
+  const says: { at: number; key: string; supersedes: string[] }[] = [];
   for (const e of projectEntries(store)) {
     const version = hash52(`${e.key}\u0000${normaliseText(e.content)}`); // versionOf, as a number
     if (e.supersedes?.length) says.push({ at: versions.length, key: e.key, supersedes: e.supersedes });
@@ -99,7 +92,7 @@ export function proposeCuration(store: Store): Proposal {
 
   // duplicates: the same content under several keys (one version per key)
   const groups = new Map<number, KnowledgeEntry[]>();
-  const named: KnowledgeEntry[] = []; // entries another one says it supersedes
+  const named: KnowledgeEntry[] = [];
   const stale: { e: KnowledgeEntry; missing: string[] }[] = [];
   const anchorsOf = anchorChecker(store.location.root);
   let j = -1;
@@ -114,7 +107,7 @@ export function proposeCuration(store: Store): Proposal {
   }
 
   const lines: string[] = [];
-  const decided = new Set<string>(); // keys already given a line
+  const decided = new Set<string>();
   // duplicates: the newest becomes canonical
   for (const group of groups.values()) {
     const [newest, ...older] = [...group].sort((a, b) => b.ts - a.ts);
@@ -149,7 +142,7 @@ export function proposeCuration(store: Store): Proposal {
   return { lines, hash: proposalHash(lines) };
 }
 
-/** Write the proposal file; `within` is the directory no symbolic link may lead out of (SPEC §2). */
+/** Write the proposal file inside `within` (SPEC §2). */
 export function writeProposal(path: string, proposal: Proposal, within: string): void {
   writeFileAtomic(path, JSON.stringify(proposal, null, 1) + '\n', within);
 }
@@ -162,10 +155,7 @@ export interface Applied {
 
 const PROPOSAL_CAP = 16 * 1024 * 1024;
 
-/**
- * Append a reviewed proposal. Refused when its lines no longer hash to `confirm` (changed since review),
- * when a line is not a curated entry of this project with a review_reason, or without a confirmation.
- */
+/** Append a reviewed proposal; refused when its lines no longer hash to `confirm` or are not curated entries. */
 export function applyProposal(store: Store, proposalPath: string, confirm: string): Applied {
   let text: string;
   try {

@@ -1,9 +1,7 @@
 import { languagesOf } from '../core/languages.js';
 import { shortHash } from '../core/text.js';
 
-// A knowledge entry (SPEC §4.1), in the Lavra line format:
-// {"key":…,"type":…,"content":…,"source":…,"tags":[…],"ts":…,"bead":…} plus, when cairn writes it,
-// the project id, and the optional curation fields.
+// A knowledge entry (SPEC §4.1) in the Lavra line format, plus the project id and curation fields cairn writes.
 
 export const KNOWLEDGE_TYPES = [
   'learned',
@@ -26,10 +24,9 @@ export interface KnowledgeEntry {
   content: string;
   source: string;
   tags: string[];
-  /** Unix seconds. */
   ts: number;
   bead: string;
-  /** The project that wrote it (SPEC §1.2); absent in logs written before cairn (visible to the store's readers). */
+  /** The project that wrote it (SPEC §1.2); absent in logs written before cairn. */
   project?: string;
   status?: CurationStatus;
   supersedes?: string[];
@@ -47,7 +44,7 @@ const SLUG_CHARS = 60;
 // The prefix must lead the body (after whitespace); `SKIP:` means "store nothing" (SPEC §4.2).
 const PREFIX = /^\s*(LEARNED|DECISION|FACT|PATTERN|INVESTIGATION|DEVIATION|MUST-CHECK|SKIP):[ \t]*/;
 
-/** A comment body as knowledge: its type and content, 'skip' for `SKIP:`, undefined when it is not knowledge. */
+/** A comment body's type and content, 'skip' for `SKIP:`, undefined when it is not knowledge. */
 export function parseTypedText(body: string): { type: KnowledgeType; content: string } | 'skip' | undefined {
   const m = PREFIX.exec(body);
   if (!m) return undefined;
@@ -56,11 +53,7 @@ export function parseTypedText(body: string): { type: KnowledgeType; content: st
   return content ? { type: m[1].toLowerCase() as KnowledgeType, content } : undefined;
 }
 
-/**
- * The first 60 characters of the content, lowercased, each run of characters outside [a-z0-9] one
- * `-`, trimmed. Content with no such characters at all (a note in Japanese) gets a short hash, so
- * its key still says something unique.
- */
+/** The first 60 characters of the content as a slug; content with no [a-z0-9] (Japanese) gets a short hash. */
 export function slugOf(content: string): string {
   const slug = Array.from(content)
     .slice(0, SLUG_CHARS)
@@ -154,27 +147,21 @@ export const DEFAULT_TAG_WORDS = [
   'convention',
 ];
 
-/** Paths and file names with an extension mentioned in the text (`src/app.tsx`, `main.go`). */
-// A mention starts where a run of path characters does: scanned from inside the run too, a long run
-// without an extension took time quadratic in its length.
+// a mention starts where a run of path characters does, so a long run is not rescanned (quadratic)
 const FILE_MENTION = /(?<![A-Za-z0-9_./-])[A-Za-z0-9_./-]*[A-Za-z0-9_]\.([A-Za-z0-9]{1,6})\b/g;
 
-/**
- * Tags: the type, then vocabulary words found as whole words (plurals allowed, so `hooks` is `hook`
- * and `retries` is `retry`, but `build` is never `ui`), then languages of the files mentioned; at most 12.
- */
+/** Tags: the type, vocabulary words (plurals allowed), languages of the files named; at most 12. */
 export function tagsFor(type: string, content: string, words: readonly string[] = DEFAULT_TAG_WORDS): string[] {
   const tags = new Set<string>([type]);
   const lower = content.toLowerCase();
   const found: { word: string; at: number }[] = [];
   for (const word of words) {
-    // A word's pattern costs far more to compile and run than a substring search: only words whose
-    // stem occurs in the text are looked for as whole words.
+    // a word's regex costs far more than a substring search: only words whose stem occurs are looked for
     if (!lower.includes(stemOf(word))) continue;
     const at = lower.search(wholeWord(word));
     if (at >= 0) found.push({ word, at });
   }
-  found.sort((a, b) => a.at - b.at); // in the order the text names them
+  found.sort((a, b) => a.at - b.at);
   for (const f of found) tags.add(f.word);
   for (const m of content.matchAll(FILE_MENTION)) for (const language of languagesOf(m[0])) tags.add(language);
   return [...tags].slice(0, MAX_TAGS);
@@ -191,7 +178,6 @@ function wholeWord(word: string): RegExp {
   let re = wordPatterns.get(word);
   if (!re) {
     const escaped = word.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    // retry, retries
     const inflected = escaped.endsWith('y') ? `${escaped.slice(0, -1)}(?:y|ies)` : `${escaped}(?:e?s)?`;
     re = new RegExp(`(?<![\\p{L}\\p{N}_])${inflected}(?![\\p{L}\\p{N}_])`, 'u');
     wordPatterns.set(word, re);
@@ -209,7 +195,6 @@ export interface NewEntry {
   tagWords?: readonly string[];
 }
 
-/** A new entry with its base key (the caller suffixes it if the key is taken by other content). */
 export function makeEntry(e: NewEntry): KnowledgeEntry {
   return {
     key: keyOf(e.type, e.content),

@@ -9,29 +9,15 @@ import { isCommandLike } from './noise.js';
 import { parseEntryLine } from './reader.js';
 import { ROTATE_ABOVE } from './rotate.js';
 
-// The knowledge index (SPEC §4.3): one row per log line in `knowledge`, searched through the FTS5
-// table `knowledge_fts` (porter unicode61; content, tags, type, key). Three logs feed it through the
-// one follower, each owning its rows: the log, its archive (searched only with --all) and the
-// sanitised active cache (auto-recall's working set while it is fresh).
-// Over 400 lines: the three logs' rows, their follower and the search read the same tables and statements.
-//
-// A line is one *version* of an entry: key + normalised content. Curation appends a new line for an
-// existing entry (a status, SPEC §4.5) and a union merge may keep a line twice, so only the latest
-// line of a version is visible — the log's after the archive's, a later offset after an earlier one.
-//
-// auto-recall reads a working set of its own: the newest NEWEST_LINES lines of the log (or of the
-// active cache), what rotation keeps in the log (SPEC §4.5), indexed again in `knowledge_newest_fts`.
-// A session start then costs the same on a log of 5,000 lines as on one of 100,000 that rotation has
-// not reached yet. `cairn recall` searches every line of the log and the archive in `knowledge_fts`;
-// the active cache, which only auto-recall reads, is full-text indexed in the newest lines' table alone.
-// The tables are created by the knowledge steps of the migration list in lib/store/db.ts.
+// The knowledge index (SPEC §4.3): a row per line of the log, archive and active cache, fed by the one follower,
+// searched through FTS5; only a version's latest line is visible (SPEC §4.5). auto-recall searches only the newest
+// NEWEST_LINES (docs/decisions.md). Over 400 lines: the rows, their follower and the search share tables.
 
 export type Source = 'archive' | 'log' | 'active';
 const SOURCE_CODE: Record<Source, number> = { archive: 0, log: 1, active: 2 };
 // Versions compare within the raw logs (archive < log) and within the active cache, never across.
 const SEQ_BASE: Record<Source, number> = { archive: 0, log: 2 ** 40, active: 0 };
 
-/** How the follower reads one knowledge log into the index. */
 function knowledgeFollower(path: string, source: Source): LogFollower<KnowledgeEntry> {
   const code = SOURCE_CODE[source];
   return {
@@ -89,7 +75,6 @@ function prepareStatements(db: Database) {
         'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     insertFts: db.prepare('INSERT INTO knowledge_fts (rowid, content, tags, type, key) VALUES (?, ?, ?, ?, ?)'),
-    // the newest lines' table (syncNewest)
     windowStart: db.prepare('SELECT id FROM knowledge WHERE source = ? ORDER BY id DESC LIMIT 1 OFFSET ?'),
     newestTop: db.prepare('SELECT max(id) AS id FROM knowledge_newest WHERE source = ?'),
     sourceAbove: db.prepare('SELECT 1 FROM knowledge WHERE source = ? AND id > ? LIMIT 1'),
@@ -118,7 +103,6 @@ function statements(db: Database) {
   return s;
 }
 
-/** The followers of a store's knowledge logs. */
 export function knowledgeFollowers(store: Store): Record<Source, LogFollower<KnowledgeEntry>> {
   return {
     log: knowledgeFollower(store.knowledgePath, 'log'),
@@ -127,7 +111,7 @@ export function knowledgeFollowers(store: Store): Record<Source, LogFollower<Kno
   };
 }
 
-/** The database with the index of each given source up to date (and, with `newest`, its newest lines too). */
+/** The database with each given source indexed up to date (with `newest`, its newest lines too). */
 export function knowledgeDb(store: Store, sources: Source[], opts: { newest?: boolean } = {}): Database {
   const followers = knowledgeFollowers(store);
   let db: Database | undefined;
@@ -137,15 +121,11 @@ export function knowledgeDb(store: Store, sources: Source[], opts: { newest?: bo
   return db;
 }
 
-/** Lines of a source in auto-recall's working set: what rotation keeps in the log. */
 export const NEWEST_LINES = ROTATE_ABOVE;
 
 /**
- * Bring `knowledge_newest_fts` up to date with the newest NEWEST_LINES rows of a source. Rows only
- * ever join a source with ids above all others (a rebuild starts by forgetting the source here), so
- * the table holds exactly the source's rows from the window's first id on: a sync adds the rows
- * above the newest it holds and forgets those that fell below the window. Nothing changed: a few
- * index lookups; one new line: one row in, one out.
+ * Bring `knowledge_newest_fts` up to date with a source's newest NEWEST_LINES rows. Rows join a source only
+ * with ids above all others, so a sync adds rows above the newest held and forgets those below the window.
  */
 function syncNewest(db: Database, source: Source): void {
   const code = SOURCE_CODE[source];
@@ -176,10 +156,7 @@ function forgetNewest(db: Database, code: number, floor: number): void {
   s.forgetNewest.run(code, floor);
 }
 
-/**
- * Lines of the archive and the log, in that order, whose key is `base` or `base-<anything>` (a capture's key family,
- * SPEC §4.1).
- */
+/** Archive then log lines whose key is `base` or `base-<anything>` (a capture's key family, SPEC §4.1). */
 export function keyFamilyLines(db: Database, base: string): { key: string; content: string; project: string }[] {
   return statements(db).keyFamily.all(base, `${base}-`, `${base}.`) as {
     key: string;
@@ -189,7 +166,6 @@ export function keyFamilyLines(db: Database, base: string): { key: string; conte
 }
 
 export interface KnowledgeHit {
-  /** The index row (stable while the index is). */
   id: number;
   key: string;
   type: string;
@@ -199,37 +175,32 @@ export interface KnowledgeHit {
   ts: number;
   status: string | null;
   archived: boolean;
-  /** Ranking score (higher is better); 0 for the recent-entries listing. */
   score: number;
-  /** The tokens of the entry's line in the auto-recall block, once counted; `key` says which line and encoding. */
+  /** The entry line's tokens in the auto-recall block, once counted; `key` says which line and encoding. */
   lineTokens?: { key: string; tokens: number };
 }
 
 export interface KnowledgeQuery {
   project: string;
-  /** Which sources to read: ['log'], ['log', 'archive'] (--all), or ['active'] (searched with `newest` only). */
+  /** Which sources: ['log'], ['log', 'archive'] (--all), or ['active'] (with `newest` only). */
   sources: Source[];
   type?: string;
   limit: number;
-  /** Superseded entries are hidden unless asked for (--all). */
   withSuperseded?: boolean;
-  /** Search only the newest NEWEST_LINES lines of each source (auto-recall's working set; see syncNewest). */
   newest?: boolean;
 }
 
-// Ranking (SPEC §4.3; the rules and why are in docs/decisions.md, "Knowledge search"): BM25 with
-// positive column weights, times a factor for what the log says about the entry — shell residue sinks,
-// needs_review is demoted, canonical wins a near-tie — and, at equal score, the newer entry first.
+// Ranking (SPEC §4.3; why in docs/decisions.md, "Knowledge search"): BM25 with positive column weights, times
+// a factor for the entry's status and residue; at equal score the newer entry first.
 export const BM25_WEIGHTS = [10, 5, 2, 1] as const;
 export const NOISE_FACTOR = 0.3;
 export const STATUS_FACTORS: Record<string, number> = { canonical: 1.15, needs_review: 0.6 };
 
 /** FTS5's bm25 constant k1: one term adds less than (k1 + 1) · idf to a row's score. */
 const BM25_K1 = 1.2;
-/** Rows the first round of a search scores at most, beyond its rarest term (about a millisecond of BM25). */
+/** Rows the first round of a search scores at most, beyond its rarest term. */
 const FIRST_ROUND_ROWS = 2000;
 
-/** The filters every knowledge query shares: project, sources, type, latest version only, superseded. */
 function filters(q: KnowledgeQuery): { sql: string; params: unknown[] } {
   const codes = q.sources.map((s) => SOURCE_CODE[s]);
   const parts = [
@@ -283,7 +254,6 @@ function toHit(r: Row): KnowledgeHit {
   return hit;
 }
 
-/** The entries of auto-recall's working set: the newest lines of these sources (see syncNewest). */
 export function newestEntries(db: Database, sources: Source[]): KnowledgeHit[] {
   const codes = sources.map((s) => SOURCE_CODE[s]);
   const rows = db
@@ -295,7 +265,6 @@ export function newestEntries(db: Database, sources: Source[]): KnowledgeHit[] {
   return rows.map(toHit);
 }
 
-/** Keep the token counts of entries' lines in the auto-recall block. */
 export function recordLineTokens(db: Database, counted: { id: number; key: string; tokens: number }[]): void {
   const update = db.prepare('UPDATE knowledge SET recall_key = ?, recall_tokens = ? WHERE id = ?');
   db.transaction(() => {
@@ -305,10 +274,7 @@ export function recordLineTokens(db: Database, counted: { id: number; key: strin
 
 const ftsTable = (newest: boolean | undefined) => (newest ? 'knowledge_newest_fts' : 'knowledge_fts');
 
-/**
- * How many rows of the searched FTS table hold each term, counted once per search (the index does not change during
- * one).
- */
+/** How many rows of the searched table hold each term, counted once per search. */
 export class TermCounts {
   private readonly memo = new Map<string, number>();
   private readonly statement;
@@ -328,10 +294,7 @@ export class TermCounts {
     return n;
   }
 
-  /**
-   * BM25's N, the rows in the table — or more: the bounds only need idf no smaller than FTS5's, and
-   * idf grows with N. For every line, the largest row id (counting 100,000 rows reads their index).
-   */
+  /** BM25's N, or more (the bounds only need idf no smaller than FTS5's): the largest row id. */
   total(): number {
     this.rowCount ??=
       (this.db
@@ -343,14 +306,8 @@ export class TermCounts {
 }
 
 /**
- * Entries matching any of the terms, best first; the type filter is part of the query, before the
- * limit. Exact — the same entries in the same order as scoring every matching row — but without
- * scoring every row a common word matches: BM25 adds one contribution per term, each below
- * (k1 + 1) · idf(term), and the factors raise a score by at most the largest one in use. So once k
- * entries score at least S, a row holding only terms whose bounds add up to less than S cannot enter
- * the top k and is never scored. The first round scores the rows holding the rarest terms; the k-th
- * score it reaches rules out the common terms that cannot lift a row that far on their own; a second
- * round scores the rows holding any of the other terms, if there are such.
+ * Entries matching any term, best first, exactly as scoring every row would give, without scoring rows that
+ * cannot reach the top k: each term adds below (k1 + 1)·idf (docs/decisions.md, "Knowledge search").
  */
 export function searchKnowledge(
   db: Database,
@@ -394,10 +351,7 @@ export function searchKnowledge(
   return top.map(toHit);
 }
 
-/**
- * The largest factor any entry can have: canonical entries raise their score (a few rows, from the partial index of
- * statuses).
- */
+/** The largest factor any entry can have (canonical entries raise their score). */
 function largestFactor(db: Database): number {
   const statuses = db
     .prepare('SELECT DISTINCT status FROM knowledge WHERE status IS NOT NULL')
@@ -407,9 +361,8 @@ function largestFactor(db: Database): number {
 }
 
 /**
- * The top `q.limit` visible rows among those matching `match` — restricted to rows holding one of
- * `holding`, when given — scored by the whole expression. Rows come best raw BM25 first, so the walk
- * stops once the k-th kept score beats what any further row could reach with the largest factor.
+ * The top `q.limit` visible rows matching `match`, best raw BM25 first, stopping once no further row could
+ * beat the k-th kept score with the largest factor.
  */
 function rankRows(
   db: Database,
@@ -419,8 +372,7 @@ function rankRows(
   maxFactor: number,
 ): Row[] {
   const table = ftsTable(q.newest);
-  // The newest lines' table holds the log's and the active cache's: only the sources asked for are scored,
-  // through its `source` column, which weighs nothing in BM25 (and no query term is a bare digit).
+  // the newest lines' table holds several sources: filtered by its `source` column, which weighs nothing in BM25
   const match = q.newest
     ? `${ftsMatch(
         q.sources.map((s) => String(SOURCE_CODE[s])),
@@ -444,7 +396,6 @@ function rankRows(
     if (top.length === q.limit && top[q.limit - 1].score > raw * maxFactor) break;
     const row = visible.get(id, ...f.params) as (Row & { seq: number; noise: number }) | undefined;
     if (!row) continue;
-    // as SQL would: left to right
     row.score = raw * (row.noise === 1 ? NOISE_FACTOR : 1) * (STATUS_FACTORS[row.status ?? ''] ?? 1);
     let at = top.length;
     while (at > 0 && ranksBefore(row, top[at - 1])) at--;
@@ -459,7 +410,6 @@ function ranksBefore(a: Row & { seq: number }, b: Row & { seq: number }): boolea
   return a.score !== b.score ? a.score > b.score : a.ts !== b.ts ? a.ts > b.ts : a.seq > b.seq;
 }
 
-/** The newest entries (the fallback when a query finds nothing, and `recall --recent N`). */
 export function recentKnowledge(db: Database, q: KnowledgeQuery): KnowledgeHit[] {
   const f = filters(q);
   const rows = db
@@ -475,7 +425,7 @@ export interface KnowledgeStats {
   topTags: { tag: string; count: number }[];
 }
 
-/** Totals, archived, by type and top tags of the visible entries (superseded included: they are history). */
+/** Totals, archived, by type and top tags of the visible entries, superseded included. */
 export function knowledgeStats(db: Database, project: string, topTags = 10): KnowledgeStats {
   const f = filters({ project, sources: ['log', 'archive'], limit: 0, withSuperseded: true });
   const rows = db.prepare(`SELECT k.type, k.tags, k.source FROM knowledge k WHERE ${f.sql}`).all(...f.params) as {

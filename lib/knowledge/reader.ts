@@ -3,9 +3,8 @@ import { jsonErrorPlace } from '../core/json.js';
 import { readLines, type ParsedLine } from '../io/jsonl.js';
 import { CURATION_STATUSES, keyOf, type CurationStatus, type KnowledgeEntry } from './entry.js';
 
-// The tolerant reader (SPEC §4.1): any JSON spacing, an object stored as a JSON string (decoded
-// twice — 29 % of a real Lavra log), multi-line content, and a torn last line are all readable; a
-// line that still is not an entry is reported and skipped, never removed.
+// The tolerant reader (SPEC §4.1): any spacing, an object stored as a JSON string, multi-line content and a
+// torn last line are read; a line that still is not an entry is reported and skipped, never removed.
 
 /** One line of a knowledge log as an entry. Never throws. */
 export function parseEntryLine(text: string): ParsedLine<KnowledgeEntry> {
@@ -67,10 +66,8 @@ export function seconds(v: unknown): number {
 
 export interface ReadEntry {
   entry: KnowledgeEntry;
-  /** Byte offset of the line, and just past it. */
   offset: number;
   end: number;
-  /** The line as written. */
   line: string;
 }
 

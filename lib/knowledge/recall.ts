@@ -1,9 +1,8 @@
 import { clip, hangingIndent, shownBead, shownContent, shownTags, shownType } from './render.js';
 import type { KnowledgeHit, KnowledgeStats } from './index.js';
 
-// `cairn recall` output (SPEC §4.5): each hit as `[TYPE] content`, then `  bead: X | tags`. Lines of
-// multi-line content are indented further (four spaces), so none of them can pass for the two-space
-// bead line or for the start of another hit; hits are separated by a blank line.
+// `cairn recall` output (SPEC §4.5): multi-line content is indented four spaces, so no line can pass for the
+// two-space bead line or another hit.
 
 export function formatHits(hits: KnowledgeHit[]): string {
   return hits.map(formatHit).join('\n\n') + (hits.length ? '\n' : '');
@@ -20,7 +19,6 @@ function formatHit(hit: KnowledgeHit): string {
   return [...lines, `  ${meta.join(' | ')}`].join('\n');
 }
 
-/** Totals, archived, by type and top tags, as aligned lines. */
 export function formatStats(s: KnowledgeStats): string {
   const lines = [`entries: ${s.total} (${s.archived} archived)`, '', 'by type:'];
   for (const [type, n] of Object.entries(s.byType).sort((a, b) => b[1] - a[1])) lines.push(`  ${type.padEnd(14)} ${n}`);

@@ -17,41 +17,27 @@ import { openLog } from '../io/read.js';
 import { CairnError } from '../core/errors.js';
 import type { Deadline } from '../core/deadline.js';
 
-// Rotation (SPEC §4.5): when knowledge.jsonl holds more than 5000 lines, the oldest move to
-// knowledge.archive.jsonl so that the newest 2500 stay. Two files change, so the move is journalled:
-//   1. the lines to move are written to a journal beside the log (with the log's inode and the
-//      archive's size),
-//   2. appended to the archive,
-//   3. the log is rewritten without them (temp file + rename: a new inode),
-//   4. the journal is removed.
-// Killed at any point, the next rotation (or capture) finishes the move from the journal: step 2 is
-// skipped if the archive already ends with the lines, and an append cut short (the archive holds
-// part of it) is cut off first; step 3 is skipped if the log's inode has changed. So no entry is ever
-// lost or doubled. All of it runs under the log's lock, so no capture appends meanwhile, and a piece at
-// a time: a log of any size is moved in the memory of one piece (lib/io/jsonl.ts).
+// Rotation (SPEC §4.5): past 5000 lines the oldest move to knowledge.archive.jsonl, leaving the newest 2500.
+// Journalled, under the log's lock: (1) journal the lines (with the log's inode and the archive's size),
+// (2) append them to the archive, (3) rewrite the log (new inode), (4) remove the journal. A killed move is
+// finished from the journal: (2) skipped if the archive ends with the lines, else a partial append is cut off
+// first; (3) skipped once the inode changed. Nothing is lost or doubled.
 
 export const ROTATE_ABOVE = 5000;
 export const KEEP_NEWEST = 2500;
 
 export interface RotateOptions {
   deadline: Deadline;
-  /** The store directory: no symbolic link in it is written through (SPEC §2). */
   within: string;
-  /** Rotate when the log has more complete lines than this (5000). */
   above?: number;
-  /** Lines the log keeps (2500). */
   keep?: number;
-  /**
-   * Where the line count of the log's last reading is kept (in cache/): with it, rotateIfDue knows a
-   * log that has grown by a few lines since is not due without reading it again.
-   */
+  /** Where the log's last line count is kept, so a log grown by a few lines is known not due without a read. */
   countFile?: string;
 }
 
 export interface RotateReport {
   moved: number;
   kept: number;
-  /** Lines a rotation cut short earlier had left half-moved, now finished. */
   recovered: number;
 }
 
@@ -63,20 +49,13 @@ export function journalPath(logPath: string): string {
 // log that grew by N bytes since it was counted gained at most N / SMALLEST_LINE lines.
 const SMALLEST_LINE = 40;
 
-/**
- * The log held `lines` complete lines when it was `size` bytes long. Appends and merges only add bytes,
- * each new line SMALLEST_LINE of them at least; a rotation shrinks it, and then it is counted again.
- */
+/** The log held `lines` lines at `size` bytes; appends add at least SMALLEST_LINE bytes a line. */
 interface LineCount {
   size: number;
   lines: number;
 }
 
-/**
- * Rotate if due, and always finish a rotation that was cut short. Cheap when not due: a stat, and —
- * for a log of some thousand lines, which a capture appends to every time — the count remembered
- * from the last reading instead of reading megabytes again.
- */
+/** Rotate if due, and always finish a cut-short rotation; when not due, a stat and the remembered count. */
 export function rotateIfDue(logPath: string, archivePath: string, opts: RotateOptions): RotateReport | undefined {
   const above = opts.above ?? ROTATE_ABOVE;
   if (!exists(journalPath(logPath))) {
@@ -103,7 +82,7 @@ function readLineCount(path: string): LineCount | undefined {
   }
 }
 
-/** Remember the count of the log as it now is; best effort (without it the next capture reads the log). */
+/** Remember the log's line count; best effort. */
 function rememberLineCount(logPath: string, lines: number, opts: RotateOptions): void {
   if (!opts.countFile) return;
   try {
@@ -116,12 +95,11 @@ function rememberLineCount(logPath: string, lines: number, opts: RotateOptions):
 export function rotate(logPath: string, archivePath: string, opts: RotateOptions): RotateReport {
   const above = opts.above ?? ROTATE_ABOVE;
   const keep = Math.min(opts.keep ?? KEEP_NEWEST, above);
-  // nothing captured yet
   if (!exists(logPath) && !exists(journalPath(logPath))) return { moved: 0, kept: 0, recovered: 0 };
   const lock = acquireLock(logPath, opts.deadline);
   try {
     const recovered = finishJournal(logPath, archivePath, opts);
-    // a regular file, never a FIFO or device in its place, nor a link: read a piece at a time, at any size
+    // never a FIFO, device or link; read a piece at a time, at any size
     const fd = openLog(logPath);
     if (fd === undefined) return { moved: 0, kept: 0, recovered };
     try {
@@ -155,13 +133,12 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
   }
 }
 
-/** Finish a rotation that was cut short (the caller holds the log's lock). Returns the lines it moved. */
+/** Finish a rotation cut short (under the log's lock): the lines it moved. */
 function finishJournal(logPath: string, archivePath: string, opts: RotateOptions): number {
   // never read through a link: one planted at the journal's place would move its target into the archive
   const journal = openLog(journalPath(logPath));
   if (journal === undefined) return 0;
   try {
-    // written whole (temp file + rename): a header line, then the lines being moved
     const size = fstatSync(journal).size;
     const head = Buffer.alloc(Math.min(size, 4096));
     readSync(journal, head, 0, head.length, 0);
@@ -196,11 +173,7 @@ function finishJournal(logPath: string, archivePath: string, opts: RotateOptions
   }
 }
 
-/**
- * An append to the archive killed part-way left the archive as it was plus the start of the lines
- * (a newline first when it had none): cut that start off, so that appending them again doubles none.
- * Anything else after `size` (the archive changed in another way since) is left alone.
- */
+/** An append to the archive killed part-way: cut its partial lines off, so appending again doubles none. */
 function cutPartialAppend(archivePath: string, size: number, lines: LineRange): void {
   let fd: number;
   try {
@@ -230,7 +203,6 @@ function sizeOf(path: string): number {
   }
 }
 
-/** Does the file end with exactly these bytes? */
 function endsWith(path: string, bytes: LineRange): boolean {
   const length = bytes.end - bytes.start;
   const fd = exists(path) ? openLog(path) : undefined;

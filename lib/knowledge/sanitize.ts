@@ -14,10 +14,9 @@ import { parseEntryLine } from './reader.js';
 import { cleanContent } from './capture.js';
 import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
-// `cairn sanitize` (SPEC §4.5): the local working set. From the shared log it builds
-// knowledge.active.jsonl — readable, no shell residue, no duplicates, no stale entries, the latest
-// curation status — and knowledge.audit.jsonl, one record per decision and a closing summary. The log
-// itself is never touched. Normalisation is only for comparing: what is kept keeps its case.
+// `cairn sanitize` (SPEC §4.5): from the shared log, builds the local knowledge.active.jsonl (readable, no
+// residue, duplicates or stale entries, latest status) and knowledge.audit.jsonl. The log is never touched;
+// normalisation is only for comparing.
 
 export interface AuditRecord {
   ts: number;
@@ -57,16 +56,13 @@ export interface Anchors {
 }
 
 export interface AuditDigest {
-  /** The summary the last `cairn sanitize` closed its audit with, and when; undefined before the first run. */
   summary?: SanitizeReport;
   ts?: number;
-  /** How many records of each action (the summary aside). */
   byAction: Record<string, number>;
-  /** The last `last` records that are not the summary, as written. */
   recent: AuditRecord[];
 }
 
-/** What the last `cairn sanitize` left out or flagged (knowledge.audit.jsonl, rewritten by each run), in one pass. */
+/** What the last `cairn sanitize` left out or flagged (knowledge.audit.jsonl), in one pass. */
 export function readAudit(store: Store, last = 20): AuditDigest {
   const digest: AuditDigest = { byAction: {}, recent: [] };
   for (const line of readLines(store.auditPath)) {
@@ -86,11 +82,8 @@ export function readAudit(store: Store, last = 20): AuditDigest {
 }
 
 /**
- * Build the active cache and the audit from the store's log, in three passes that hold a few numbers
- * an entry, never the entries (a log of a million lines is read a line at a time, in some tens of
- * megabytes): which line is each version's latest; the latest ones cleaned, into a file of
- * candidates, with their time, key and content hashed; then, once the newest of duplicates are
- * known, the candidates into the cache.
+ * Build the active cache and audit in three passes that hold a few numbers an entry, never the entries:
+ * each version's latest line; those cleaned into a candidates file; once duplicates are known, the cache.
  */
 export function sanitizeKnowledge(store: Store, now: number, progress: Progress = NO_PROGRESS): SanitizeReport {
   const ts = Math.floor(now / 1000);
@@ -131,21 +124,16 @@ interface Pass {
   ts: number;
   report: SanitizeReport;
   audit: (record: AuditRecord) => void;
-  /** The first two passes' progress, in bytes of the log read. */
   progress: Progress;
 }
 
-/** What the dedupe needs of each candidate, in candidate order. */
 interface Candidates {
   ts: NumberList;
   key: NumberList;
   content: NumberList;
 }
 
-/**
- * The latest line of each version (SPEC §4.5: curation appends, later lines win), in the order of
- * those lines: superseded ones and shell residue out, the rest cleaned and written to `candidates`.
- */
+/** Each version's latest line (SPEC §4.5), superseded and residue out, cleaned into `candidates`. */
 function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates: string): Candidates {
   const versions = new NumberList();
   const latest = new HashTable();
@@ -165,7 +153,6 @@ function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates:
     }
     report.read++;
     const e = parsed.value;
-    // versionOf, in the project
     const version = hash52(`${e.project ?? ''}\u0000${e.key}\u0000${normaliseText(e.content)}`);
     latest.set(version, versions.length);
     versions.push(version);
@@ -210,14 +197,11 @@ function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates:
   return kept;
 }
 
-/**
- * Dedupe by key, then by normalised content, keeping the newest (by time, then log order): each
- * duplicate's candidate index → the kept one's of the same content, or -1 for a newer one of its key.
- */
+/** Dedupe by key, then content, keeping the newest: index → the kept one's, or -1 for a newer one of its key. */
 function newestUnique(kept: Candidates): Map<number, number> {
   const order = Uint32Array.from({ length: kept.ts.length }, (_, i) => i).sort(
     (a, b) => kept.ts.at(b) - kept.ts.at(a) || b - a,
-  ); // newest first
+  );
   const keys = new HashTable(order.length, false);
   const contents = new HashTable(order.length);
   const duplicateOf = new Map<number, number>();
@@ -232,11 +216,11 @@ function newestUnique(kept: Candidates): Map<number, number> {
   return duplicateOf;
 }
 
-/** The candidates in log order: duplicates audited, anchors checked (SPEC §4.5), the rest into the active cache. */
+/** The candidates in log order: duplicates audited, anchors checked (SPEC §4.5), the rest into the cache. */
 function writeActive({ store, ts, report, audit }: Pass, candidates: string, duplicateOf: Map<number, number>): void {
   const anchorsOf = anchorChecker(store.location.root);
   const named = new Set(duplicateOf.values());
-  const keyOf = new Map<number, string>(); // of the entries a duplicate names
+  const keyOf = new Map<number, string>();
   const waiting: { key: string; of: number }[] = []; // duplicates of an entry further down
   const duplicate = (key: string, of: number) => {
     if (of < 0) {
@@ -281,10 +265,9 @@ function writeActive({ store, ts, report, audit }: Pass, candidates: string, dup
   for (const w of waiting) duplicate(w.key, w.of);
 }
 
-/** Lines between two looks at the deadline (a background run has one: lib/store/background.ts). */
+/** Lines between two looks at the deadline (lib/store/background.ts). */
 const CHECK_EVERY = 1024;
 
-/** The readable entries of a log, in order (the unreadable ones were audited in the first pass). */
 function* entries(path: string): Generator<KnowledgeEntry> {
   for (const line of readLines(path)) {
     const parsed = line.text.trim() ? parseEntryLine(line.text) : undefined;
@@ -296,7 +279,6 @@ function writeLine(fd: number, record: unknown): void {
   writeSync(fd, JSON.stringify(record) + '\n');
 }
 
-/** A scratch file of the store (never through a link), written by `write`. */
 function writeLines(path: string, within: string, write: (fd: number) => void): void {
   mkdirNoFollow(within, dirname(path));
   const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
@@ -311,12 +293,12 @@ function writeLines(path: string, within: string, write: (fd: number) => void): 
 const FILE_ANCHOR = /(?<![\w/.~:-])((?:\.{1,2}\/)?[\w.-]*[\w-]\/(?:[\w.-]+\/)*[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])/g;
 // `symbol`, `symbol()`, `a.b.c` between backticks: an identifier, not a command or a phrase.
 const SYMBOL_ANCHOR = /`([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(?:\(\))?`/g;
-// Bounds on reading the project for symbols: the sanitiser runs in the background after captures.
+// bounded: the sanitiser reads the project for symbols in the background after captures
 const MAX_SCANNED_FILES = 5000;
 const MAX_FILE_BYTES = 1 << 20;
 const MAX_TOTAL_BYTES = 64 << 20;
 
-/** The anchors a text names and which of them are missing under `root`; the project's files are read once, lazily. */
+/** The anchors a text names and which are missing under `root`; the project's files read once, lazily. */
 export function anchorChecker(root: string): (text: string) => Anchors {
   let corpus: string[] | undefined;
   const files = () => {
@@ -352,7 +334,7 @@ export function anchorChecker(root: string): (text: string) => Anchors {
   };
 }
 
-/** Does `relative` name an existing path inside `root`? (A path that climbs out counts as missing.) */
+/** Does `relative` name an existing path inside `root`? (One that climbs out counts as missing.) */
 function existsInside(root: string, relative: string): boolean {
   if (isAbsolute(relative)) return false;
   const path = normalize(join(root, relative));
@@ -367,10 +349,7 @@ function statOf(path: string) {
   }
 }
 
-/**
- * The active cache (SPEC §4.5) is fresh when `cairn sanitize` built it from the log as it is now: the
- * sanitiser gives it the log's modification time, and any later capture moves the log's on.
- */
+/** The active cache is fresh when built from the log as it is now: it takes the log's mtime. */
 export function activeCacheFresh(store: Store): boolean {
   try {
     return Math.abs(statSync(store.activePath).mtimeMs - statSync(store.knowledgePath).mtimeMs) < 1;

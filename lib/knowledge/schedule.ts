@@ -2,15 +2,10 @@ import { join } from 'node:path';
 import type { Store } from '../store/store.js';
 import { startJob } from '../store/background.js';
 
-// After a capture the sanitiser rebuilds the active cache (SPEC §4.2): in the background, never
-// waited for, and at most once a minute however many captures arrive (a stamp file's time says when
-// it was last asked for; `knowledge.sanitizeEveryMs` in config.json). The run it starts waits out that
-// minute and builds once more if captures came meanwhile, so the last of a burst is not left out of
-// the cache.
+// After a capture the sanitiser rebuilds the active cache (SPEC §4.2) in the background, at most once a
+// minute (`knowledge.sanitizeEveryMs`); the run waits out the minute and builds again if captures came.
 
-/**
- * Start `cairn sanitize` for this store in a detached process, unless one was started within the minute. Best effort.
- */
+/** Start `cairn sanitize` detached unless one was started within the minute. Best effort. */
 export function scheduleSanitize(store: Store): boolean {
   const stamp = {
     path: join(store.dir, 'cache', 'sanitize.requested'),

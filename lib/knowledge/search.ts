@@ -3,32 +3,25 @@ import type { Database } from '../store/db.js';
 import { searchKnowledge, TermCounts, type KnowledgeHit, type KnowledgeQuery } from './index.js';
 import { branchWords, type SessionContext } from './context.js';
 
-// Query terms for knowledge search (SPEC §4.3, §4.4): the content words of a text, without stop-words
-// and short words. A session's context is several topics at once — the prompt, each bead in progress
-// or open, the branch and the files changed — so each is searched on its own and the rankings are
-// fused (reciprocal rank fusion): every thread of work gets its best entries in, and an entry that
-// several topics find rises. One query of all the words together would let long entries that touch
-// many generic words win over the entries any one topic is about.
+// Query terms for knowledge search (SPEC §4.3, §4.4). A session is several topics (prompt, beads, branch and
+// files), each searched alone and fused by reciprocal rank: one query of all words would let long generic
+// entries win over the ones any topic is about.
 
-/** Words shorter than this carry no topic ("to", "8", "0"), unless they mix letters and digits ("v4", "e2"). */
+/** Shorter words carry no topic ("to", "8"), unless they mix letters and digits ("v4"). */
 const MIN_WORD = 3;
-/** Terms of one topic at most; a longer one (a long prompt) keeps its most distinctive. */
+/** Terms of one topic at most; a longer one keeps its most distinctive. */
 const MAX_TOPIC_TERMS = 12;
-/** Bead titles searched at most (in-progress ones come first). */
 const MAX_BEAD_TOPICS = 8;
-/** RRF's constant: how fast a lower rank's contribution fades (60, as in Cormack et al. 2009). */
+/** RRF's constant (60, as in Cormack et al. 2009). */
 const RRF_K = 60;
 /** The prompt is what the person asks now: its ranking counts twice. */
 const PROMPT_WEIGHT = 2;
 
-// An identifier joined by `_`, `.` or `-` (kb_search, tool.execute.after, auto-recall): the index splits
-// it into words, so it is searched as a phrase of them — the words next to each other, in order.
-// A compound starts where a word does (from inside a long word, each start would scan it again).
+// A compound identifier (kb_search, auto-recall) is searched as a phrase of its words; it starts where a word
+// does, so a long word is not rescanned.
 const COMPOUND = /(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:[_.-][\p{L}\p{N}]+)+/gu;
 
-/**
- * The search terms of a text: compound identifiers (each a phrase) and distinct content words, in order of first use.
- */
+/** The search terms of a text: compound identifiers as phrases, then content words. */
 export function recallTerms(text: string): string[] {
   const terms: string[] = [];
   let rest = '';
@@ -43,11 +36,7 @@ export function recallTerms(text: string): string[] {
   return [...new Set([...terms, ...words])];
 }
 
-/**
- * At most `max` terms of the candidates (in priority order), keeping the most distinctive: a term that
- * matches no entry is dropped; among the rest, fewer matching entries wins, then earlier in the list.
- * Counting costs one index lookup per term, so short candidate lists are taken as they are.
- */
+/** At most `max` of the candidate terms: no-match terms dropped, then the rarest first, then list order. */
 function distinctiveTerms(counts: TermCounts, candidates: string[], max: number): string[] {
   const terms = [...new Set(candidates)];
   if (terms.length <= max) return terms;
@@ -65,7 +54,6 @@ export interface Topic {
   weight: number;
 }
 
-/** The topics of a session: the prompt, each bead title, and the branch with the changed files. */
 export function contextTopics(c: SessionContext): Topic[] {
   const topics: Topic[] = [];
   if (c.prompt?.trim()) topics.push({ text: c.prompt, weight: PROMPT_WEIGHT });
@@ -75,13 +63,12 @@ export function contextTopics(c: SessionContext): Topic[] {
   return topics;
 }
 
-/** One topic's ranking, and the terms it searched. */
 export interface TopicRanking {
   hits: KnowledgeHit[];
   terms: string[];
 }
 
-/** A topic searched on its own (its most distinctive terms): its best `limit` entries. */
+/** A topic searched on its own: its best `limit` entries. */
 export function searchTopic(
   db: Database,
   q: Omit<KnowledgeQuery, 'limit'>,
@@ -93,10 +80,7 @@ export function searchTopic(
   return { hits: searchKnowledge(db, { ...q, terms, limit }, counts), terms };
 }
 
-/**
- * The rankings of the topics fused, in the topics' order (it breaks exact ties); best first. Also returns the terms
- * searched.
- */
+/** The topics' rankings fused, ties broken by topic order; best first, with the terms searched. */
 export function fuseTopics(
   rankings: (TopicRanking & { weight: number })[],
   limit: number,
@@ -115,7 +99,6 @@ export function fuseTopics(
   return { hits: hits.slice(0, limit), terms: [...new Set(rankings.flatMap((r) => r.terms))] };
 }
 
-/** Each topic searched on its own, the rankings fused; best first. Also returns the terms searched. */
 export function searchTopics(
   db: Database,
   q: Omit<KnowledgeQuery, 'limit'>,
