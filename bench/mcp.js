@@ -61,10 +61,15 @@ function bigStore(patterns, entries) {
   const roles = { auditor: patterns, judge: small, sentinel: small, curator: small };
   const log = writeEventLog(join(dir, '.cairn', 'events.jsonl'), { patterns: roles, nowMs: Date.parse(NOW), seed: 31 });
   const knowledge = join(dir, '.cairn', 'memory', 'knowledge.jsonl');
-  writeKnowledgeLog(knowledge, { entries, seed: 31, project: PROJECT, nowMs: Date.parse(NOW) });
-  progress(`indexing ${fmt(log.events)} events and the knowledge log`);
+  // as rotation keeps a long-lived store (SPEC §4.5): 4,000 lines in the log, the rest in its archive
+  const logLines = Math.min(entries, 4000);
+  writeKnowledgeLog(knowledge, { entries: logLines, seed: 31, project: PROJECT, nowMs: Date.parse(NOW) });
+  const archive = join(dir, '.cairn', 'memory', 'knowledge.archive.jsonl');
+  if (entries > logLines)
+    writeKnowledgeLog(archive, { entries: entries - logLines, seed: 32, project: PROJECT, nowMs: Date.parse(NOW) });
+  progress(`indexing ${fmt(log.events)} events and the knowledge log and archive`);
   cairn(dir, ['rebuild']);
-  cairn(dir, ['recall', '--stats']);
+  cairn(dir, ['recall', '--all', '--stats']);
   waitForBackground(dir);
   return { dir, events: log.events };
 }
