@@ -23,6 +23,9 @@ import { createLogger } from '../lib/core/logger.js';
 import { initStore } from '../lib/store/init.js';
 import { codexEventLabel, codexHookHash } from '../lib/hosts/codex-trust.js';
 import { placedHandlers } from '../lib/hosts/settings.js';
+import { patternId } from '../lib/core/ids.js';
+import { appendEvents } from '../lib/events/log.js';
+import type { EventPayload } from '../lib/events/types.js';
 
 // Shared test helpers: temporary projects, the executables run as processes, fixtures.
 
@@ -337,4 +340,31 @@ export function telltales(secret: string): string[] {
 /** The names of the shapes whose secret shows in `text` (none, as a rule). */
 export function leakedSecrets(text: string, shapes: SecretShape[]): string[] {
   return shapes.filter((s) => telltales(s.secret).some((part) => text.includes(part))).map((s) => s.name);
+}
+
+/** Project p1's log with one auditor rule observed per text (a run each); with `fresh`, no database: a fresh clone. */
+export function observedPatterns(root: string, texts: string[], fresh = false): void {
+  const store = openTestStore(root, 'p1');
+  appendEvents(
+    store,
+    texts.map(
+      (text, i): EventPayload => ({
+        type: 'pattern.observed',
+        pattern: patternId('p1', 'auditor', text),
+        role: 'auditor',
+        text,
+        category: 'rule',
+        issue: 'I-1',
+        run: `r${i}`,
+        phase: null,
+        labels: [],
+        files: [],
+        deliberation: `d${i}`,
+      }),
+    ),
+  );
+  store.close();
+  if (!fresh) return;
+  const db = join(root, '.cairn', 'cache', 'state.db');
+  for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
 }

@@ -2,38 +2,17 @@ import { describe, it, expect } from 'vitest';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { openTestStore, run, tempProject } from './helpers.js';
+import { observedPatterns, run, tempProject } from './helpers.js';
 import { EVENT_LOG_INDEXES } from '../lib/store/db.js';
-import { patternId } from '../lib/core/ids.js';
-import { appendEvents } from '../lib/events/log.js';
-import type { EventPayload } from '../lib/events/types.js';
 
 /** A fresh clone: an event log of `count` patterns sharing the word 'refund', and no database. */
 function freshClone(count: number): string {
   const root = tempProject();
-  const store = openTestStore(root, 'p1');
-  appendEvents(
-    store,
-    Array.from({ length: count }, (_, i): EventPayload => {
-      const text = `refund rule ${i} for invoices of kind ${i % 7}`;
-      return {
-        type: 'pattern.observed',
-        pattern: patternId('p1', 'auditor', text),
-        role: 'auditor',
-        text,
-        category: 'rule',
-        issue: 'I-1',
-        run: `r${i}`,
-        phase: null,
-        labels: [],
-        files: [],
-        deliberation: `d${i}`,
-      };
-    }),
+  observedPatterns(
+    root,
+    Array.from({ length: count }, (_, i) => `refund rule ${i} for invoices of kind ${i % 7}`),
+    true,
   );
-  store.close();
-  const db = join(root, '.cairn', 'cache', 'state.db');
-  for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
   return root;
 }
 

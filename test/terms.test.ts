@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { openTestStore, run, seededRandom, tempProject } from './helpers.js';
+import { observedPatterns, openTestStore, run, seededRandom, tempProject } from './helpers.js';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { TermIndex } from '../lib/patterns/index/terms.js';
@@ -19,10 +19,9 @@ function jaccard(a: Set<string>, b: Set<string>): number {
   return shared / (a.size + b.size - shared);
 }
 import { patternId } from '../lib/core/ids.js';
-import { appendEvents, patternDb } from '../lib/events/log.js';
+import { patternDb } from '../lib/events/log.js';
 import { addTerms } from '../lib/events/reducer.js';
 import type { Database } from '../lib/store/db.js';
-import type { EventPayload } from '../lib/events/types.js';
 import { rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
@@ -317,29 +316,9 @@ describe('packed posting lists (pattern_postings)', () => {
 
   it("`cairn rebuild --continue` (a fresh clone's background finisher) packs the long lists, once", () => {
     const root = tempProject();
-    const store = openTestStore(root, 'p1');
     const texts = [...new Set(randomTexts(700, 41).map((t) => `refund ${t}`))];
-    appendEvents(
-      store,
-      texts.map(
-        (text, i): EventPayload => ({
-          type: 'pattern.observed',
-          pattern: patternId('p1', 'auditor', text),
-          role: 'auditor',
-          text,
-          category: 'rule',
-          issue: 'I-1',
-          run: `r${i}`,
-          phase: null,
-          labels: [],
-          files: [],
-          deliberation: `d${i}`,
-        }),
-      ),
-    );
-    store.close();
+    observedPatterns(root, texts, true); // a fresh clone: the log alone
     const db = join(root, '.cairn', 'cache', 'state.db');
-    for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true }); // a fresh clone: the log alone
     const finish = () =>
       run('cairn', ['rebuild', '--continue', '--project', 'p1', '--json', '--strict'], { cwd: root });
     const first = finish();
@@ -370,26 +349,7 @@ describe('packed posting lists (pattern_postings)', () => {
       while (chosen.size < words) chosen.add(vocabulary[Math.floor(rnd() * vocabulary.length)]);
       return [...chosen].join(' ');
     });
-    const store = openTestStore(root, 'p1');
-    appendEvents(
-      store,
-      texts.map(
-        (text, i): EventPayload => ({
-          type: 'pattern.observed',
-          pattern: patternId('p1', 'auditor', text),
-          role: 'auditor',
-          text,
-          category: 'rule',
-          issue: 'I-1',
-          run: `r${i}`,
-          phase: null,
-          labels: [],
-          files: [],
-          deliberation: `d${i}`,
-        }),
-      ),
-    );
-    store.close();
+    observedPatterns(root, texts);
     return root;
   }
   const rebuild = (root: string) => {
