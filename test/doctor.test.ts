@@ -39,6 +39,7 @@ import {
   run,
   tempProject,
   trustCodexHooks,
+  UNSCOPED,
 } from './helpers.js';
 import { readTomlTables } from '../lib/hosts/codex-trust.js';
 
@@ -735,11 +736,7 @@ describe('role names from the log are shown on one line (doctor, explain)', () =
       role,
       text: 'Plans must name their tests before implementation',
       category: 'rule',
-      issue: null,
-      run: null,
-      phase: null,
-      labels: [],
-      files: [],
+      ...UNSCOPED,
       deliberation: 'drole',
     };
     writeFileSync(join(root, '.cairn', 'events.jsonl'), JSON.stringify(event) + '\n');

@@ -3,7 +3,7 @@ import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
 import { get_encoding } from 'tiktoken';
-import { openTestStore, packageWithBrokenModules, run, seededRandom, tempProject } from './helpers.js';
+import { openTestStore, packageWithBrokenModules, run, seededRandom, tempProject, UNSCOPED } from './helpers.js';
 import { patternId } from '../lib/core/ids.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { fillTokenCounts, formatPatterns, storeSummary, type FormatOptions } from '../lib/patterns/format.js';
@@ -367,11 +367,7 @@ describe('fitting the block', () => {
     // a budget (in UTF-8 bytes: no token counts here) that a summary fits and two lines overflow
     const options: FormatOptions = {
       role: 'auditor',
-      issue: null,
-      run: null,
-      labels: [],
-      files: [],
-      phase: null,
+      ...UNSCOPED,
       budget: 150,
       exactTokens: false,
     };
@@ -398,12 +394,8 @@ describe('fitting the block', () => {
           storeDeliberation(store, {
             text: section(...new Set(picked)),
             role: rnd() < 0.8 ? 'auditor' : 'judge',
-            issue: null,
-            run: null,
-            phase: null,
+            ...UNSCOPED,
             iteration: null,
-            labels: [],
-            files: [],
           });
         } else if (action < 0.7)
           storeSummary(store, 'auditor', `- condensed at step ${step}`, null, { labels: [], files: [], phase: null });
@@ -486,12 +478,8 @@ describe('the budget is never exceeded (real tiktoken, ~200 patterns)', () => {
       storeDeliberation(store, {
         text: section(...texts),
         role,
-        issue: null,
-        run: null,
-        phase: null,
+        ...UNSCOPED,
         iteration: null,
-        labels: [],
-        files: [],
       });
     const auditor = deliberation('auditor', patternTexts(160, 7));
     deliberation('judge', patternTexts(40, 11));
@@ -525,11 +513,7 @@ describe('the budget is never exceeded (real tiktoken, ~200 patterns)', () => {
 
   const options = (budget: number): FormatOptions => ({
     role: 'auditor',
-    issue: null,
-    run: null,
-    labels: [],
-    files: [],
-    phase: null,
+    ...UNSCOPED,
     budget,
     exactTokens: false,
   });
@@ -698,11 +682,7 @@ describe('what is never injected', () => {
 describe('loading the tokenizer', () => {
   const options = (budget: number, exactTokens = false): FormatOptions => ({
     role: 'auditor',
-    issue: null,
-    run: null,
-    labels: [],
-    files: [],
-    phase: null,
+    ...UNSCOPED,
     budget,
     exactTokens,
   });
@@ -713,12 +693,8 @@ describe('loading the tokenizer', () => {
     storeDeliberation(store, {
       text: section(NEVER_LOG, JITTER, DEPLOY),
       role: 'auditor',
-      issue: null,
-      run: null,
-      phase: null,
+      ...UNSCOPED,
       iteration: null,
-      labels: [],
-      files: [],
     });
     return store;
   }
@@ -756,12 +732,8 @@ describe('loading the tokenizer', () => {
     storeDeliberation(store, {
       text: section('Every handler that writes to the ledger must run inside one database transaction'),
       role: 'auditor',
-      issue: null,
-      run: null,
-      phase: null,
+      ...UNSCOPED,
       iteration: null,
-      labels: [],
-      files: [],
     });
     const out = formatPatterns(store, options(100));
     expect(out.tokenizerLoaded).toBe(false);
@@ -790,11 +762,7 @@ describe('untrusted text in the block (issue 7, SPEC §4.6)', () => {
           role: 'auditor',
           text,
           category: 'rule',
-          issue: null,
-          run: null,
-          phase: null,
-          labels: [],
-          files: [],
+          ...UNSCOPED,
           deliberation: `dh${i}`,
         }),
       ),
@@ -860,11 +828,7 @@ describe('untrusted text in the block (issue 7, SPEC §4.6)', () => {
       role: 'auditor',
       text: 'x '.repeat(500_000),
       category: 'rule',
-      issue: null,
-      run: null,
-      phase: null,
-      labels: [],
-      files: [],
+      ...UNSCOPED,
       deliberation: 'dforged',
     });
     appendFileSync(join(dir, '.cairn', 'events.jsonl'), line + '\n');
@@ -933,11 +897,7 @@ describe('pattern texts are kept as the block shows them (processes)', () => {
       role: 'auditor',
       text: raw,
       category: 'rule',
-      issue: null,
-      run: null,
-      phase: null,
-      labels: [],
-      files: [],
+      ...UNSCOPED,
       deliberation: 'draw',
     };
     writeFileSync(join(root, '.cairn', 'events.jsonl'), JSON.stringify(event) + '\n');

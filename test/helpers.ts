@@ -368,3 +368,6 @@ export function observedPatterns(root: string, texts: string[], fresh = false): 
   const db = join(root, '.cairn', 'cache', 'state.db');
   for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
 }
+
+/** The fields of a deliberation or a block outside any issue, run, phase, label or file. */
+export const UNSCOPED = { issue: null, run: null, phase: null, labels: [] as string[], files: [] as string[] };

@@ -14,6 +14,7 @@ import {
   seededRandom,
   tempProject,
   type RunResult,
+  UNSCOPED,
 } from './helpers.js';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -305,12 +306,8 @@ describe('near-duplicates', () => {
     const out = storeDeliberation(openTestStore(tempProject(), PROJECT), {
       text,
       role: 'auditor',
-      issue: null,
-      run: null,
-      phase: null,
+      ...UNSCOPED,
       iteration: null,
-      labels: [],
-      files: [],
     });
     // the rule itself, over the texts in order: a text creates a pattern unless it is a near-duplicate of one created before it
     const created: { id: string; key: RuleKey }[] = [];
