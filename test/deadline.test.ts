@@ -1,13 +1,20 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { initStore } from '../lib/store/init.js';
-import { asIfApplyingKeptRuns, FIXTURES, fixtureText, removeProject, run, tempProject } from './helpers.js';
+import {
+  asIfApplyingKeptRuns,
+  FIXTURES,
+  fixtureText,
+  indexedBenchStore,
+  longDeliberation,
+  removeProject,
+  run,
+  tempProject,
+} from './helpers.js';
 // @ts-expect-error: the benchmark's store writer is plain JavaScript (it writes cairn's event format directly)
-import { PROJECT, writeEventLog } from '../bench/stores.js';
+import { PROJECT } from '../bench/stores.js';
 // @ts-expect-error: the benchmark's text generator is plain JavaScript
-import { deliberationText, patternTexts, validatorText } from '../bench/corpus.js';
+import { validatorText } from '../bench/corpus.js';
 
 // The deadline on a store big enough that the work does not fit it (SPEC §2): a hook ends within its
 // deadline plus one step, prints nothing it did not finish, and is never reported as failed with its
@@ -33,16 +40,7 @@ function timed(...args: Parameters<typeof run>) {
 }
 
 beforeAll(() => {
-  indexed = mkdtempSync(join(tmpdir(), 'cairn-big-')); // shared by the tests (a tempProject is removed after each)
-  mkdirSync(join(indexed, '.git'));
-  initStore(join(indexed, '.cairn'));
-  writeEventLog(join(indexed, '.cairn', 'events.jsonl'), {
-    patterns: { auditor: 3000, judge: 3000 },
-    nowMs: Date.parse(NOW),
-  });
-  expect(
-    run('cairn', ['rebuild', '--project', PROJECT, '--strict'], { cwd: indexed, env: { CAIRN_NOW: NOW } }).code,
-  ).toBe(0);
+  indexed = indexedBenchStore('cairn-big-', NOW); // shared by the tests (a tempProject is removed after each)
 });
 
 afterAll(() => removeProject(indexed));
@@ -55,18 +53,6 @@ function bigProjectKeepingRuns(): string {
 }
 
 /** An auditor's deliberation of about 4 MB: ~4,000 texts to match and ~1,700 findings to link. */
-function longDeliberation(): string {
-  const bytes = 4_000_000;
-  return deliberationText({
-    bytes,
-    role: 'auditor',
-    issue: 'LED-9',
-    run: 'r1',
-    items: patternTexts(bytes / 800, 7),
-    findingsFromItems: 100,
-    seed: 3,
-  });
-}
 
 /** What a writer that ran out of time on a long text must have done: nothing recorded, the run kept, within the deadline plus one step. */
 function expectKeptInTime(root: string, before: string, r: ReturnType<typeof timed>, command: string): void {
@@ -80,7 +66,7 @@ function expectKeptInTime(root: string, before: string, r: ReturnType<typeof tim
 describe('past the deadline', () => {
   it('store-deliberation of a 4 MB text stops matching and linking at the deadline: kept for later, nothing recorded', () => {
     const root = bigProjectKeepingRuns();
-    writeFileSync(join(root, 'long.md'), longDeliberation());
+    writeFileSync(join(root, 'long.md'), longDeliberation(4_000_000));
     const before = readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8');
     const r = timed(
       'store-deliberation',
@@ -116,7 +102,7 @@ describe('past the deadline', () => {
 
   it('feedback-loop over a 4 MB adversarial text: within the deadline plus one step, kept for later, nothing recorded', () => {
     const root = bigProjectKeepingRuns();
-    const adversarial = longDeliberation();
+    const adversarial = longDeliberation(4_000_000);
     writeFileSync(join(root, 'adversarial.md'), adversarial);
     const dismissed = [...adversarial.matchAll(/^\*\*(A\d+) — /gm)].map((m) => m[1]);
     expect(dismissed.length).toBeGreaterThan(1000);

@@ -1,29 +1,18 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { initStore } from '../lib/store/init.js';
 import {
   asIfApplyingKeptRuns,
   fixturePath,
   fixtureText,
+  indexedBenchStore,
   removeProject,
   run,
   runAsync,
   tempProject,
 } from './helpers.js';
 // @ts-expect-error: the benchmark's store writer is plain JavaScript (it writes cairn's event format directly)
-import { PROJECT, writeEventLog } from '../bench/stores.js';
+import { PROJECT } from '../bench/stores.js';
 
 // Writes that arrive while the index catches up with its log (a fresh clone's first hooks) are kept
 // and applied later, in the order they came (lib/store/deferred.ts): nothing a pipeline step was
@@ -33,16 +22,7 @@ const NOW = '2026-03-02T10:00:00.000Z';
 let indexed: string;
 
 beforeAll(() => {
-  indexed = mkdtempSync(join(tmpdir(), 'cairn-deferred-'));
-  mkdirSync(join(indexed, '.git'));
-  initStore(join(indexed, '.cairn'));
-  writeEventLog(join(indexed, '.cairn', 'events.jsonl'), {
-    patterns: { auditor: 3000, judge: 3000 },
-    nowMs: Date.parse(NOW),
-  });
-  expect(
-    run('cairn', ['rebuild', '--project', PROJECT, '--strict'], { cwd: indexed, env: { CAIRN_NOW: NOW } }).code,
-  ).toBe(0);
+  indexed = indexedBenchStore('cairn-deferred-', NOW);
 });
 
 afterAll(() => removeProject(indexed));

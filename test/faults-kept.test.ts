@@ -2,9 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { asIfApplyingKeptRuns, FIXTURES, fixturePath, fixtureText, processesIn, run, tempProject } from './helpers.js';
-// @ts-expect-error: the benchmark's corpus is plain JavaScript
-import { deliberationText, patternTexts } from '../bench/corpus.js';
+import {
+  asIfApplyingKeptRuns,
+  fixturePath,
+  FIXTURES,
+  fixtureText,
+  longDeliberation,
+  processesIn,
+  run,
+  tempProject,
+} from './helpers.js';
 
 // Runs kept for later (lib/store/deferred.ts) are applied soon after, by a background job that has a
 // deadline of its own; stderr says what really happens to them, and `cairn doctor` fails while one
@@ -195,18 +202,7 @@ describe('kept runs', () => {
   it('a kept run too long for a background job is set aside and reported, not run again by the next job; at a terminal it applies', () => {
     const root = tempProject();
     const bytes = 2_000_000;
-    writeFileSync(
-      join(root, 'long.md'),
-      deliberationText({
-        bytes,
-        role: 'auditor',
-        issue: 'LED-9',
-        run: 'r1',
-        items: patternTexts(bytes / 800, 7),
-        findingsFromItems: 100,
-        seed: 3,
-      }),
-    );
+    writeFileSync(join(root, 'long.md'), longDeliberation(bytes));
     const letGo = asIfApplyingKeptRuns(root);
     const store = run(
       'store-deliberation',

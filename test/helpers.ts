@@ -26,6 +26,11 @@ import { placedHandlers } from '../lib/hosts/settings.js';
 import { patternId } from '../lib/core/ids.js';
 import { appendEvents } from '../lib/events/log.js';
 import type { EventPayload } from '../lib/events/types.js';
+import type { KnowledgeHit } from '../lib/knowledge/index.js';
+// @ts-expect-error: the benchmark's store writer is plain JavaScript (it writes cairn's event format directly)
+import { PROJECT as BENCH_PROJECT, writeEventLog } from '../bench/stores.js';
+// @ts-expect-error: the benchmark's text generator is plain JavaScript
+import { deliberationText, patternTexts } from '../bench/corpus.js';
 
 // Shared test helpers: temporary projects, the executables run as processes, fixtures.
 
@@ -371,3 +376,51 @@ export function observedPatterns(root: string, texts: string[], fresh = false): 
 
 /** The fields of a deliberation or a block outside any issue, run, phase, label or file. */
 export const UNSCOPED = { issue: null, run: null, phase: null, labels: [] as string[], files: [] as string[] };
+
+/**
+ * A store of 3,000 auditor and 3,000 judge patterns (bench/stores.js, project PROJECT of bench/stores.js)
+ * indexed by `cairn rebuild` at `now`: big enough that a replay outlasts a short deadline.
+ */
+export function indexedBenchStore(prefix: string, now: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  mkdirSync(join(dir, '.git'));
+  initStore(join(dir, '.cairn'));
+  writeEventLog(join(dir, '.cairn', 'events.jsonl'), {
+    patterns: { auditor: 3000, judge: 3000 },
+    nowMs: Date.parse(now),
+  });
+  expect(
+    run('cairn', ['rebuild', '--project', BENCH_PROJECT, '--strict'], { cwd: dir, env: { CAIRN_NOW: now } }).code,
+  ).toBe(0);
+  return dir;
+}
+
+/** An auditor deliberation of `bytes` (bench/corpus.js): a pattern per 800 bytes, 100 findings among them. */
+export function longDeliberation(bytes: number): string {
+  return deliberationText({
+    bytes,
+    role: 'auditor',
+    issue: 'LED-9',
+    run: 'r1',
+    items: patternTexts(bytes / 800, 7),
+    findingsFromItems: 100,
+    seed: 3,
+  });
+}
+
+/** A knowledge search hit with `content` (id 1 unless `extra` says otherwise). */
+export function knowledgeHit(content: string, extra: Partial<KnowledgeHit> = {}): KnowledgeHit {
+  return {
+    key: 'k',
+    type: 'learned',
+    content,
+    bead: 'b-1',
+    tags: [],
+    ts: 0,
+    status: null,
+    archived: false,
+    score: 1,
+    ...extra,
+    id: extra.id ?? 1,
+  };
+}

@@ -3,8 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { captureComments } from '../lib/knowledge/capture.js';
 import { autoRecall, entryLines, FENCE_CLOSE, FENCE_OPEN } from '../lib/knowledge/auto-recall.js';
-import type { KnowledgeHit } from '../lib/knowledge/index.js';
-import { openTestStore, run, tempProject } from './helpers.js';
+import { knowledgeHit, openTestStore, run, tempProject } from './helpers.js';
 
 // The attack corpus (SPEC §4.6): what an entry may try — invisible and reordering characters, chat
 // role markers plain and disguised, closing the fence, control characters, secrets — run end to end
@@ -130,18 +129,7 @@ describe('the attack corpus', () => {
   });
 
   describe('through injection: a line committed straight into the log', () => {
-    const hit = (content: string): KnowledgeHit => ({
-      id: 1,
-      key: 'k',
-      type: 'learned',
-      content,
-      bead: 'b-1',
-      tags: [],
-      ts: 0,
-      status: null,
-      archived: false,
-      score: 1,
-    });
+    const hit = (content: string) => knowledgeHit(content);
 
     it.each(attacks)('%s', (_name, content, forbidden) => {
       const shown = entryLines(hit(content));
