@@ -81,6 +81,14 @@ function fakeExecutables(root: string): string {
 const statusOf = (checks: { name: string; status: string }[], name: string) =>
   checks.find((c) => c.name === name)?.status;
 
+/** One knowledge capture, as a hook records it: the log gains a line its index has not read yet. */
+function captureOne(root: string): void {
+  const r = run('memory-capture', ['--bead', 'led-1', '--text', 'LEARNED: invoices round half-even', '--strict'], {
+    cwd: root,
+  });
+  expect(r.code, r.stderr).toBe(0);
+}
+
 describe('cairn doctor as a process', () => {
   it('a healthy store with Claude Code hooks that resolve: every check ok, exit 0', () => {
     const root = populated();
@@ -275,11 +283,7 @@ describe('each broken state', () => {
 
   it('a log the index is behind (a git pull appended to it), either log: ok, saying what applies the rest', () => {
     const root = populated();
-    expect(
-      run('memory-capture', ['--bead', 'led-1', '--text', 'LEARNED: invoices round half-even', '--strict'], {
-        cwd: root,
-      }).code,
-    ).toBe(0);
+    captureOne(root);
     const store = openTestStore(root);
     const followers = [
       { follower: eventFollower(store), catchUp: 'the next pipeline command applies the rest' },
@@ -386,11 +390,7 @@ describe('each broken state', () => {
 
   it('a cache this user cannot write (a read-only checkout, another user’s store): fail — the index never catches up', () => {
     const root = populated();
-    expect(
-      run('memory-capture', ['--bead', 'led-1', '--text', 'LEARNED: invoices round half-even', '--strict'], {
-        cwd: root,
-      }).code,
-    ).toBe(0);
+    captureOne(root);
     const cache = join(root, '.cairn', 'cache');
     let r;
     if (process.getuid?.() === 0) {

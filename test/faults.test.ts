@@ -550,16 +550,7 @@ const FAULTS: Fault[] = [
     },
     // every reader of the event log refuses it at once (it would read without end); the knowledge side goes
     // on; a landing is recorded in its own log, and only its note in the event log is refused
-    expect: (e) =>
-      e.command === 'patterns' && e.args[0] === 'capture'
-        ? {
-            ok: true,
-            warning:
-              /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one \(after the change was recorded/,
-          }
-        : EVENT_LOG_READERS.includes(e.command)
-          ? { skipped: /events\.jsonl is not a regular file/ }
-          : { ok: true },
+    expect: (e) => linkedEventLog(e, /events\.jsonl is not a regular file/),
     repair: (root) => rmSync(inStore(root, 'events.jsonl')),
   },
   {
@@ -611,15 +602,7 @@ const FAULTS: Fault[] = [
     },
     // never read through the link: every reader of the event log refuses it and says why
     expect: (e) =>
-      e.command === 'patterns' && e.args[0] === 'capture'
-        ? {
-            ok: true,
-            warning:
-              /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one \(after the change was recorded/,
-          }
-        : EVENT_LOG_READERS.includes(e.command)
-          ? { skipped: /events\.jsonl is not a regular file but a symbolic link; cairn reads no log through one/ }
-          : { ok: true },
+      linkedEventLog(e, /events\.jsonl is not a regular file but a symbolic link; cairn reads no log through one/),
     repair: (root) => rmSync(inStore(root, 'events.jsonl')),
     after: (root, e, o) => {
       expect(o.stdout, label(e)).not.toContain('OUTSIDE');
@@ -880,6 +863,19 @@ function expectOutcome(e: Executable, o: Outcome, expected: Expect): void {
   expect(e.command === 'doctor' ? [0, 1] : [0], about).toContain(o.code); // doctor exits 1 when one of its checks fails
   expect(failed, about).toBe(false);
   if ('ok' in expected && expected.warning) expect(o.stderr, about).toMatch(expected.warning);
+}
+
+/** A linked event log: a landing is recorded in its own log (its note in the event log refused), every reader of
+ * the event log refuses it with `refusal`, the knowledge side goes on. */
+function linkedEventLog(e: Executable, refusal: RegExp): Expect {
+  if (e.command === 'patterns' && e.args[0] === 'capture') {
+    return {
+      ok: true,
+      warning:
+        /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one \(after the change was recorded/,
+    };
+  }
+  return EVENT_LOG_READERS.includes(e.command) ? { skipped: refusal } : { ok: true };
 }
 
 describe('every executable under every fault', () => {

@@ -2,7 +2,16 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempProject, openTestStore, run, fixtureText, fixturePath, leakedSecrets, secretShapes } from './helpers.js';
+import {
+  fixturePath,
+  fixtureText,
+  leakedSecrets,
+  openTestStore,
+  run,
+  secretShapes,
+  tempProject,
+  UNSCOPED,
+} from './helpers.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
 import { runFeedback, type FeedbackInput, type FeedbackReport } from '../lib/patterns/feedback.js';
@@ -935,11 +944,9 @@ describe('dismissals within a run', () => {
     expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 1, ignore_count: 1 });
     const again = formatPatterns(s, {
       role: 'auditor',
+      ...UNSCOPED,
       issue: 'LED-9',
       run: 'r1',
-      labels: [],
-      files: [],
-      phase: null,
       exactTokens: false,
     });
     expect(again.patterns.map((p) => p.id)).not.toContain(pid(s, CHANGELOG));
@@ -947,11 +954,9 @@ describe('dismissals within a run', () => {
     // …so a later run gets it again.
     const next = formatPatterns(s, {
       role: 'auditor',
+      ...UNSCOPED,
       issue: 'LED-9',
       run: 'r2',
-      labels: [],
-      files: [],
-      phase: null,
       exactTokens: false,
     });
     expect(next.patterns.map((p) => p.id)).toContain(pid(s, CHANGELOG));

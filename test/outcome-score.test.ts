@@ -1,7 +1,7 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempProject, openTestStore, run } from './helpers.js';
+import { openTestStore, run, tempProject, UNSCOPED } from './helpers.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
 import { getPattern, type Pattern } from '../lib/patterns/queries.js';
@@ -78,11 +78,9 @@ function project(opts: { deprecate?: Role[] } = {}): { root: string; ids: Record
   ] as const) {
     const result = formatPatterns(s, {
       role,
+      ...UNSCOPED,
       issue: 'LED-7',
       run: runId,
-      labels: [],
-      files: [],
-      phase: null,
       exactTokens: false,
     });
     recordInjection(s, result, 'LED-7', runId);
@@ -157,11 +155,9 @@ describe('grading the patterns applied in an issue/run', () => {
       s,
       formatPatterns(s, {
         role: 'auditor',
+        ...UNSCOPED,
         issue: 'LED-7',
         run: 'r1',
-        labels: [],
-        files: [],
-        phase: null,
         exactTokens: false,
       }),
       'LED-7',
@@ -280,11 +276,9 @@ describe('grading the patterns applied in an issue/run', () => {
         s,
         formatPatterns(s, {
           role: 'auditor',
+          ...UNSCOPED,
           issue: 'LED-7',
           run: runId,
-          labels: [],
-          files: [],
-          phase: null,
           exactTokens: false,
         }),
         'LED-7',
@@ -327,11 +321,9 @@ describe('grading the patterns applied in an issue/run', () => {
         s,
         formatPatterns(s, {
           role: 'auditor',
+          ...UNSCOPED,
           issue: 'LED-7',
           run: `r${k}`,
-          labels: [],
-          files: [],
-          phase: null,
           exactTokens: false,
         }),
         'LED-7',
@@ -362,11 +354,9 @@ describe('grading the patterns applied in an issue/run', () => {
       s,
       formatPatterns(s, {
         role: 'auditor',
+        ...UNSCOPED,
         issue: 'LED-8',
         run: null,
-        labels: [],
-        files: [],
-        phase: null,
         exactTokens: false,
       }),
       'LED-8',
@@ -477,11 +467,9 @@ describe('a long grading', () => {
     process.env.CAIRN_NOW = iso(1);
     const result = formatPatterns(s, {
       role: 'auditor',
+      ...UNSCOPED,
       issue: 'LED-9',
       run: 'r1',
-      labels: [],
-      files: [],
-      phase: null,
       budget: 100_000,
       exactTokens: false,
     });
