@@ -1,7 +1,15 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { deliberationFixtures, fixturePath, openTestStore, runAsync, tempProject, type RunResult } from './helpers.js';
+import {
+  deliberationFixtures,
+  fixturePath,
+  observedEvent,
+  openTestStore,
+  runAsync,
+  tempProject,
+  type RunResult,
+} from './helpers.js';
 import BetterSqlite3 from 'better-sqlite3';
 import { appendEvents, patternDb, eventFollower } from '../lib/events/log.js';
 import { patternId } from '../lib/core/ids.js';
@@ -126,19 +134,7 @@ describe('concurrent writers', () => {
     );
     appendEvents(
       store,
-      texts.map((text) => ({
-        type: 'pattern.observed' as const,
-        pattern: patternId('ledgerly', 'auditor', text),
-        role: 'auditor',
-        text,
-        category: 'rule' as const,
-        phase: 'plan',
-        labels: [],
-        files: [],
-        deliberation: 'd0',
-        issue: 'LED-0',
-        run: 'r1',
-      })),
+      texts.map((text) => observedEvent('ledgerly', text, { deliberation: 'd0', issue: 'LED-0' })),
     );
     store.close();
     const writers = [3, 50, 101, 202, 303, 399];

@@ -347,25 +347,32 @@ export function leakedSecrets(text: string, shapes: SecretShape[]): string[] {
   return shapes.filter((s) => telltales(s.secret).some((part) => text.includes(part))).map((s) => s.name);
 }
 
+/** An auditor rule observed in a plan deliberation of LED-1 run r1 (`over` changes any field). */
+export function observedEvent(project: string, text: string, over: Partial<ObservedEvent> = {}): ObservedEvent {
+  return {
+    type: 'pattern.observed',
+    pattern: patternId(project, over.role ?? 'auditor', text),
+    role: 'auditor',
+    text,
+    category: 'rule',
+    phase: 'plan',
+    labels: [],
+    files: [],
+    deliberation: 'd1',
+    issue: 'LED-1',
+    run: 'r1',
+    ...over,
+  };
+}
+type ObservedEvent = Extract<EventPayload, { type: 'pattern.observed' }>;
+
 /** Project p1's log with one auditor rule observed per text (a run each); with `fresh`, no database: a fresh clone. */
 export function observedPatterns(root: string, texts: string[], fresh = false): void {
   const store = openTestStore(root, 'p1');
   appendEvents(
     store,
-    texts.map(
-      (text, i): EventPayload => ({
-        type: 'pattern.observed',
-        pattern: patternId('p1', 'auditor', text),
-        role: 'auditor',
-        text,
-        category: 'rule',
-        issue: 'I-1',
-        run: `r${i}`,
-        phase: null,
-        labels: [],
-        files: [],
-        deliberation: `d${i}`,
-      }),
+    texts.map((text, i) =>
+      observedEvent('p1', text, { issue: 'I-1', run: `r${i}`, phase: null, deliberation: `d${i}` }),
     ),
   );
   store.close();

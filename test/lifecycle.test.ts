@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync, rmSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
-import { openTestStore, packageWithBrokenModules, run, tempProject, type RunResult } from './helpers.js';
+import { observedEvent, openTestStore, packageWithBrokenModules, run, tempProject, type RunResult } from './helpers.js';
 import { autoDeprecationReason } from '../lib/patterns/lifecycle.js';
 import { patternId } from '../lib/core/ids.js';
 import { DAY_MS } from '../lib/core/clock.js';
@@ -267,19 +267,7 @@ describe('cairn maintain', () => {
       active: 'Plans must say how the migration is rolled back',
     };
     const ids = Object.fromEntries(Object.entries(texts).map(([k, t]) => [k, patternId(PROJECT, 'auditor', t)]));
-    const observe = (text: string, category: Category) => ({
-      type: 'pattern.observed' as const,
-      pattern: patternId(PROJECT, 'auditor', text),
-      role: 'auditor',
-      text,
-      category,
-      phase: 'plan',
-      labels: [],
-      files: [],
-      deliberation: 'd1',
-      issue: 'LED-1',
-      run: 'r1',
-    });
+    const observe = (text: string, category: Category) => observedEvent(PROJECT, text, { category });
     // one dismissal per run: a second one in the same run would not count
     const ignore = (pattern: string, run: string) => ({
       type: 'pattern.ignored' as const,
@@ -404,19 +392,7 @@ describe('cairn maintain', () => {
       process.env.CAIRN_NOW = iso(0);
       appendEvents(
         store,
-        texts.map((text) => ({
-          type: 'pattern.observed' as const,
-          pattern: patternId(PROJECT, 'auditor', text),
-          role: 'auditor',
-          text,
-          category: 'rule' as const,
-          phase: 'plan',
-          labels: [],
-          files: [],
-          deliberation: 'd1',
-          issue: 'LED-1',
-          run: 'r1',
-        })),
+        texts.map((text) => observedEvent(PROJECT, text)),
       );
     } finally {
       delete process.env.CAIRN_NOW;
