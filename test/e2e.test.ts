@@ -307,6 +307,11 @@ const R4_INJECTED: Key[] = [
 ];
 const R4_NEW: Key[] = ['REFRESH', 'SLIDING', 'POSTGRES', 'A1_103'];
 
+/** The one event a recorded block appends: the injection of its patterns in run r1 of `issue`. */
+function injectedIn(issue: string, patterns: { id: string }[]) {
+  return expect.objectContaining({ type: 'pattern.injected', issue, run: 'r1', patterns: patterns.map((p) => p.id) });
+}
+
 describe('the correction loop over the ledgerly plan phase', () => {
   it('LED-101 r1: learns five auditor patterns, links the three findings to them, and penalises the man-page rule', () => {
     // format 09:00 — an empty store has nothing to inject: path skipped, and no injection event.
@@ -572,14 +577,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
     ]);
     expect(f.patterns.map((p) => p.id)).toEqual(R3_INJECTED.map(id));
     let ev = newEvents();
-    expect(ev).toEqual([
-      expect.objectContaining({
-        type: 'pattern.injected',
-        issue: 'LED-102',
-        run: 'r1',
-        patterns: f.patterns.map((p) => p.id),
-      }),
-    ]);
+    expect(ev).toEqual([injectedIn('LED-102', f.patterns)]);
     change(R3_INJECTED, () => ({ lastUsed: at('06', '09:00') }));
     expect(table()).toEqual(expected);
 
@@ -707,14 +705,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
     ]);
     expect(f.block).not.toContain(T.MAN);
     let ev = newEvents();
-    expect(ev).toEqual([
-      expect.objectContaining({
-        type: 'pattern.injected',
-        issue: 'LED-103',
-        run: 'r1',
-        patterns: f.patterns.map((p) => p.id),
-      }),
-    ]);
+    expect(ev).toEqual([injectedIn('LED-103', f.patterns)]);
     change(R4_INJECTED, () => ({ lastUsed: at('13', '09:00') }));
     expect(table()).toEqual(expected);
 

@@ -29,6 +29,19 @@ function logOf(root: string): Record<string, unknown>[] {
 const capture = (root: string, input: string, args: string[] = []) =>
   run('memory-capture', args, { cwd: root, input, env: { CAIRN_NOW: NOW } });
 
+/** Claude Code's PostToolUse payload of a Bash call that ran `command` in `root` (with an empty stderr if asked). */
+function bashPayload(root: string, command: string, withStderr = false): string {
+  const tool_response = withStderr ? { stdout: 'ok', stderr: '' } : { stdout: 'ok' };
+  return JSON.stringify({
+    session_id: 's',
+    cwd: root,
+    hook_event_name: 'PostToolUse',
+    tool_name: 'Bash',
+    tool_input: { command },
+    tool_response,
+  });
+}
+
 describe('from a hook payload', () => {
   it('captures every comment of a chained Claude Code command, creating the store on the first write', () => {
     const root = tempProject({ init: false });
@@ -39,14 +52,7 @@ describe('from a hook payload', () => {
       `bd comments add led-7 'BUG: not a knowledge type'`,
       `bd comments add led-8 "DECISION: invoices round half-even — the tax office says so" && bd close led-8`,
     ].join(' && ');
-    const input = JSON.stringify({
-      session_id: 's',
-      cwd: root,
-      hook_event_name: 'PostToolUse',
-      tool_name: 'Bash',
-      tool_input: { command },
-      tool_response: { stdout: 'ok', stderr: '' },
-    });
+    const input = bashPayload(root, command, true);
     const r = capture(root, input);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('');
@@ -137,14 +143,7 @@ describe('the hot path', () => {
 
   it('an ordinary shell command loads neither SQLite nor tiktoken, prints nothing and writes nothing', () => {
     const root = tempProject();
-    const input = JSON.stringify({
-      session_id: 's',
-      cwd: root,
-      hook_event_name: 'PostToolUse',
-      tool_name: 'Bash',
-      tool_input: { command: 'npm test -- --grep "bd comments"' },
-      tool_response: { stdout: 'ok' },
-    });
+    const input = bashPayload(root, 'npm test -- --grep "bd comments"');
     expect(viaPkg(root, input)).toEqual({ code: 0, stdout: '', stderr: '' });
     expect(existsSync(join(root, '.cairn', 'memory'))).toBe(false);
   });
@@ -185,14 +184,7 @@ describe('the hot path', () => {
           env: { CAIRN_NOW: NOW },
           entry: join(gated, 'bin', 'memory-capture.js'),
         });
-      const ordinary = JSON.stringify({
-        session_id: 's',
-        cwd: root,
-        hook_event_name: 'PostToolUse',
-        tool_name: 'Bash',
-        tool_input: { command: 'bd list --status=open' },
-        tool_response: { stdout: 'ok' },
-      });
+      const ordinary = bashPayload(root, 'bd list --status=open');
       expect(viaGate(ordinary)).toEqual({ code: 0, stdout: '', stderr: '' });
       expect(viaGate(payload('claude-post-tool-use-bash.json', root)).stderr).toMatch(/the capture bundle was loaded/);
     } finally {

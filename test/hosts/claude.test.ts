@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { brokenStoreScenarios, commonScenarios, initialised, injected, mockModel, session } from './scenarios.js';
 import type { Host } from './scenarios.js';
-import { cairn, knowledge, runClaude } from './session.js';
+import { knowledge, runClaude, seedKnowledge } from './session.js';
 
 // Claude Code, the version pinned in test/hosts/package.json, driven in print mode (`claude -p`).
 const claude: Host = { name: 'claude', run: runClaude };
@@ -22,13 +22,7 @@ describe('Claude Code (real client)', () => {
 
   it('started in a subdirectory it reads no project settings: none of cairn’s hooks runs (README: start claude at the project root)', async () => {
     const project = initialised(claude);
-    const seeded = cairn(project, [
-      'memory-capture',
-      '--bead',
-      'cairn-39',
-      '--text',
-      'LEARNED: the export needs the account_id index',
-    ]);
+    const seeded = seedKnowledge(project, 'cairn-39');
     expect(seeded.code).toBe(0);
     mkdirSync(join(project.root, 'src'));
     const mock = await mockModel([`bd comments add cairn-40 "LEARNED: said from a subdirectory"`]);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { FENCE_CLOSE, FENCE_OPEN, HEADER } from '../../lib/knowledge/auto-recall.js';
 import { startModelMock, textOf, type ModelMock } from './mock.js';
-import { cairn, doctor, fakeBd, git, knowledge, newProject } from './session.js';
+import { cairn, doctor, fakeBd, git, knowledge, newProject, seedKnowledge } from './session.js';
 import type { CodexOptions, DoctorCheck, Project, Session, SessionOptions } from './session.js';
 
 // What every host is checked for (README: Getting started with an agent host): a session's
@@ -193,13 +193,7 @@ export function brokenStoreScenarios(host: Host): void {
 
   it('a read-only cache fails open: the session runs to its end; cairn doctor says the index can never catch up', async () => {
     const project = initialised(host);
-    const seeded = cairn(project, [
-      'memory-capture',
-      '--bead',
-      'cairn-3',
-      '--text',
-      'LEARNED: the export needs the account_id index',
-    ]);
+    const seeded = seedKnowledge(project, 'cairn-3');
     expect(seeded.code).toBe(0);
     expect(cairn(project, ['recall', 'export']).code).toBe(0); // builds the index
     const readOnly = join(project.root, '.cairn', 'cache');

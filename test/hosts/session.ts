@@ -103,6 +103,11 @@ export function cairn(project: Project, args: string[], env: Record<string, stri
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** A knowledge entry captured under `bead` before the session, as a hook would have: what recall should show. */
+export function seedKnowledge(project: Project, bead: string): RunResult {
+  return cairn(project, ['memory-capture', '--bead', bead, '--text', 'LEARNED: the export needs the account_id index']);
+}
+
 export interface Doctor {
   code: number | null;
   checks: DoctorCheck[];
