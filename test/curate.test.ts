@@ -2,24 +2,14 @@ import { describe, it, expect } from 'vitest';
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyProposal, proposalHash, proposeCuration } from '../lib/knowledge/curate.js';
-import { openTestStore, run, tempProject } from './helpers.js';
+import { knowledgeLine, openTestStore, run, tempProject } from './helpers.js';
 
 // cairn curate (SPEC §4.5): a proposal of exact lines with a hash over canonical JSON; applied only
 // as reviewed, never from a hook; the log only appended to.
 
 const P = 'cur';
 const entry = (key: string, content: string, ts: number, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({
-    key,
-    type: key.split('-')[0],
-    content,
-    source: 'test',
-    tags: [],
-    ts,
-    bead: 'b-1',
-    project: P,
-    ...extra,
-  });
+  knowledgeLine(P, key, content, ts, extra);
 
 function project() {
   const root = tempProject();

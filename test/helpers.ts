@@ -431,3 +431,24 @@ export function knowledgeHit(content: string, extra: Partial<KnowledgeHit> = {})
     id: extra.id ?? 1,
   };
 }
+
+/** A knowledge log line of `project` (its type the key's first word, bead b-1), `extra` changing any field. */
+export function knowledgeLine(
+  project: string,
+  key: string,
+  content: string,
+  ts: number,
+  extra: Record<string, unknown> = {},
+): string {
+  return JSON.stringify({
+    key,
+    type: key.split('-')[0],
+    content,
+    source: 'test',
+    tags: [],
+    ts,
+    bead: 'b-1',
+    project,
+    ...extra,
+  });
+}

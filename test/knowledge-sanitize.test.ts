@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { activeCacheFresh, anchorChecker, sanitizeKnowledge } from '../lib/knowledge/sanitize.js';
-import { openTestStore, processesIn, run, tempProject } from './helpers.js';
+import { knowledgeLine, openTestStore, processesIn, run, tempProject } from './helpers.js';
 
 // cairn sanitize (SPEC §4.5): the active cache and its audit, built from the shared log, which is
 // left exactly as it was.
@@ -10,17 +10,7 @@ import { openTestStore, processesIn, run, tempProject } from './helpers.js';
 const P = 'san';
 let ts = 1_780_000_000;
 const entry = (key: string, content: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({
-    key,
-    type: key.split('-')[0],
-    content,
-    source: 'test',
-    tags: [],
-    ts: ts++,
-    bead: 'b-1',
-    project: P,
-    ...extra,
-  });
+  knowledgeLine(P, key, content, ts++, extra);
 
 function project(lines: string[]) {
   const root = tempProject();
