@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   asIfApplyingKeptRuns,
@@ -7,6 +7,7 @@ import {
   fixtureText,
   indexedBenchStore,
   longDeliberation,
+  projectCopy,
   removeProject,
   run,
   tempProject,
@@ -26,12 +27,7 @@ let indexed: string;
 
 /** A copy of the big project; `withIndex: false` is a fresh clone (the log without its index). */
 function bigProject(withIndex: boolean): string {
-  const root = tempProject({ init: false });
-  cpSync(join(indexed, '.cairn'), join(root, '.cairn'), {
-    recursive: true,
-    filter: (src) => withIndex || !src.includes(join('.cairn', 'cache')),
-  });
-  return root;
+  return projectCopy(indexed, withIndex);
 }
 
 function timed(...args: Parameters<typeof run>) {

@@ -6,6 +6,7 @@ import {
   fixturePath,
   fixtureText,
   indexedBenchStore,
+  projectCopy,
   removeProject,
   run,
   runAsync,
@@ -29,12 +30,7 @@ afterAll(() => removeProject(indexed));
 
 /** A copy of the big project; without its index it is a fresh clone. */
 function bigProject(withIndex: boolean): string {
-  const root = tempProject({ init: false });
-  cpSync(join(indexed, '.cairn'), join(root, '.cairn'), {
-    recursive: true,
-    filter: (src) => withIndex || !src.includes(join('.cairn', 'cache')),
-  });
-  return root;
+  return projectCopy(indexed, withIndex);
 }
 
 const scope = ['--issue', 'LED-101', '--run', 'r1', '--project', PROJECT];

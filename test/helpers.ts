@@ -452,3 +452,13 @@ export function knowledgeLine(
     ...extra,
   });
 }
+
+/** A copy of the project at `source`; without its index (`withIndex` false) it is a fresh clone. */
+export function projectCopy(source: string, withIndex: boolean): string {
+  const root = tempProject({ init: false });
+  cpSync(join(source, '.cairn'), join(root, '.cairn'), {
+    recursive: true,
+    filter: (src) => withIndex || !src.includes(join('.cairn', 'cache')),
+  });
+  return root;
+}
