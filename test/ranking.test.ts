@@ -102,6 +102,20 @@ const contexts: ScoreContext[] = [
   { now: NOW + 20 * DAY_MS, role: 'sentinel', labels: ['api'] },
 ];
 
+/** The walk by rank indexes ranks a page as the full scan does: the same ids, scores (exactly, or to 12 digits), completeness. */
+function sameAsScan(db: Database, opts: RankOptions, limit: number, label: string, exact: boolean): void {
+  const byIndex = rankScores(db, 'p1', opts, { limit });
+  const full = rankByScan(db, 'p1', opts, limit);
+  expect(
+    byIndex.top.map((s) => s.id),
+    label,
+  ).toEqual(full.top.map((s) => s.id));
+  byIndex.top.forEach((s, i) =>
+    exact ? expect(s.score).toBe(full.top[i].score) : expect(s.score).toBeCloseTo(full.top[i].score, 12),
+  );
+  expect(byIndex.complete, label).toBe(full.complete);
+}
+
 describe('ranking by the rank indexes', () => {
   const store = () => randomStore(600, 11).db;
 
@@ -110,14 +124,7 @@ describe('ranking by the rank indexes', () => {
     for (const ctx of contexts) {
       for (const limit of [1, 7, 30, 201]) {
         const opts: RankOptions = { roles: ROLES, ctx };
-        const byIndex = rankScores(db, 'p1', opts, { limit });
-        const full = rankByScan(db, 'p1', opts, limit);
-        expect(
-          byIndex.top.map((s) => s.id),
-          `${ctx.role} ${limit}`,
-        ).toEqual(full.top.map((s) => s.id));
-        byIndex.top.forEach((s, i) => expect(s.score).toBeCloseTo(full.top[i].score, 12));
-        expect(byIndex.complete).toBe(full.complete);
+        sameAsScan(db, opts, limit, `${ctx.role} ${limit}`, false);
       }
     }
   });
@@ -226,13 +233,7 @@ describe('ranking by the rank indexes', () => {
     for (const query of ['refund webhook retry', 'session token cookie', 'tenant', 'nothing matches this']) {
       for (const limit of [5, 40]) {
         const opts: RankOptions = { roles: ROLES, ctx: contexts[1], query };
-        const byIndex = rankScores(db, 'p1', opts, { limit });
-        const full = rankByScan(db, 'p1', opts, limit);
-        expect(
-          byIndex.top.map((s) => s.id),
-          query,
-        ).toEqual(full.top.map((s) => s.id));
-        byIndex.top.forEach((s, i) => expect(s.score).toBeCloseTo(full.top[i].score, 12));
+        sameAsScan(db, opts, limit, query, false);
       }
     }
   });
@@ -248,14 +249,7 @@ describe('ranking by the rank indexes', () => {
       for (const extra of [{}, { excludeDismissed: { issue: 'I-1', run: 'r1' } }]) {
         for (const limit of [3, 25, 120, 2500]) {
           const opts: RankOptions = { roles: ROLES, ctx, query, ...extra };
-          const byIndex = rankScores(db, 'p1', opts, { limit });
-          const full = rankByScan(db, 'p1', opts, limit);
-          expect(
-            byIndex.top.map((s) => s.id),
-            `${ctx.role} ${limit}`,
-          ).toEqual(full.top.map((s) => s.id));
-          byIndex.top.forEach((s, i) => expect(s.score).toBe(full.top[i].score));
-          expect(byIndex.complete).toBe(full.complete);
+          sameAsScan(db, opts, limit, `${ctx.role} ${limit}`, true);
         }
       }
     }
