@@ -17,9 +17,7 @@ const closingLine: Reporter = {
       }
     };
     walk(files as never);
-    process.stdout.write(
-      `vitest: ${counts.pass} passed, ${counts.fail} failed${counts.skip ? `, ${counts.skip} skipped` : ''}\n`,
-    );
+    process.stdout.write(`vitest: ${counts.pass} passed, ${counts.fail} failed${counts.skip ? `, ${counts.skip} skipped` : ''}\n`);
   },
 };
 

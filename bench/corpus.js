@@ -418,9 +418,7 @@ export function deliberationText({ bytes, role, issue, run, items, findingsFromI
     '## Accumulated Patterns',
     '',
     ...items.map((t, i) =>
-      i % 5 === 2 && t.length > 60
-        ? `- ${t.slice(0, t.indexOf(' ', 40))}\n  ${t.slice(t.indexOf(' ', 40) + 1)}`
-        : `- ${t}`,
+      i % 5 === 2 && t.length > 60 ? `- ${t.slice(0, t.indexOf(' ', 40))}\n  ${t.slice(t.indexOf(' ', 40) + 1)}` : `- ${t}`,
     ),
     '- n/a',
     '',
@@ -457,16 +455,7 @@ export function deliberationText({ bytes, role, issue, run, items, findingsFromI
     filler.push(para, '');
     size += Buffer.byteLength(para) + 2;
   }
-  return [
-    ...head,
-    ...findingParas.flatMap((p) => [p, '']),
-    '## Discussion',
-    '',
-    ...filler,
-    ...evidence,
-    ...patterns,
-    ...tail,
-  ].join('\n');
+  return [...head, ...findingParas.flatMap((p) => [p, '']), '## Discussion', '', ...filler, ...evidence, ...patterns, ...tail].join('\n');
 }
 
 /**
@@ -475,8 +464,7 @@ export function deliberationText({ bytes, role, issue, run, items, findingsFromI
  */
 export function validatorText({ role, issue, run, dismiss, keep }) {
   const lines = [`# ${role} — ${issue} plan review check (run ${run})`, '', '## Review of the findings', ''];
-  for (const id of dismiss)
-    lines.push(`- ${id}: does not apply to this change; the plan already covers it. False positive.`);
+  for (const id of dismiss) lines.push(`- ${id}: does not apply to this change; the plan already covers it. False positive.`);
   for (const id of keep) lines.push(`- ${id}: confirmed against the diff; this must be fixed before implementation.`);
   const verdict = { verdict: keep.length ? 'FAIL' : 'PASS', issues: [], must_fix: keep, false_positives: dismiss };
   lines.push('', `<!-- jkz:verdict-json\n${JSON.stringify(verdict, null, 2)}\n-->`, '');

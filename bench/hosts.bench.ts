@@ -13,10 +13,7 @@ import { cairn, newProject, runClaude, runCodex, type Project, type Session } fr
 
 const CALLS = 20;
 const ordinary = Array.from({ length: CALLS }, () => 'true');
-const capturing = Array.from(
-  { length: CALLS },
-  (_, i) => `bd comments add cairn-${i} "LEARNED: lesson ${i} about the export"`,
-);
+const capturing = Array.from({ length: CALLS }, (_, i) => `bd comments add cairn-${i} "LEARNED: lesson ${i} about the export"`);
 
 type Edit = (settings: { hooks: Record<string, { matcher?: string; hooks: Record<string, unknown>[] }[]> }) => void;
 

@@ -14,17 +14,7 @@
 // detail), so term statistics are those of real notes and every content is distinct.
 
 import { spawnSync } from 'node:child_process';
-import {
-  copyFileSync,
-  cpSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-  appendFileSync,
-} from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync, appendFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -50,25 +40,20 @@ const { progress, fmt, tempDir, cleanup, fail } = benchSession('knowledge-', { k
 const RUNS = Number(opts.runs);
 const ENTRIES = Number(opts.entries);
 if (!Number.isInteger(RUNS) || RUNS < 5) fail('--runs must be an integer ≥ 5');
-await import(join(REPO, 'dist', 'lib', 'knowledge', 'entry.js')).catch(() =>
-  fail('dist/ is missing: run `npm run build` first'),
-);
+await import(join(REPO, 'dist', 'lib', 'knowledge', 'entry.js')).catch(() => fail('dist/ is missing: run `npm run build` first'));
 
 const NOW = '2026-04-20T10:00:00.000Z';
 const PROJECT = 'benchknowledge';
 const env = {
   ...Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([k]) => !k.startsWith('CAIRN_') && !(opts['without-extra-certs'] && k === 'NODE_EXTRA_CA_CERTS'),
-    ),
+    Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_') && !(opts['without-extra-certs'] && k === 'NODE_EXTRA_CA_CERTS')),
   ),
   CAIRN_NOW: NOW,
 };
 const results = [];
 
 /** A knowledge.jsonl of `n` entries (bench/stores.js), of this bench's project. */
-const writeLog = (path, n, seed) =>
-  writeKnowledgeLog(path, { entries: n, seed, project: PROJECT, nowMs: Date.parse(NOW) });
+const writeLog = (path, n, seed) => writeKnowledgeLog(path, { entries: n, seed, project: PROJECT, nowMs: Date.parse(NOW) });
 
 /** A git work tree with a store, on branch feat/cursor-hooks. */
 function project(tag) {
@@ -171,13 +156,7 @@ function captureCases() {
     stdinFile: ordinary,
     check: (r) => r.stdout && fail(`printed ${r.stdout}`),
   });
-  add(
-    'memory-capture, an ordinary shell command (no capture)',
-    m1,
-    '≤ 1.2×',
-    m1.ratio <= 1.2,
-    'loads neither SQLite nor tiktoken',
-  );
+  add('memory-capture, an ordinary shell command (no capture)', m1, '≤ 1.2×', m1.ratio <= 1.2, 'loads neither SQLite nor tiktoken');
 
   const file = payloadFile(dir, 'capture', {
     hook_event_name: 'PostToolUse',

@@ -23,12 +23,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-if (!existsSync(join(REPO, 'dist', 'lib', 'patterns', 'feedback.js')))
-  fail('dist/ is missing: run `npm run build` first');
+if (!existsSync(join(REPO, 'dist', 'lib', 'patterns', 'feedback.js'))) fail('dist/ is missing: run `npm run build` first');
 const WORLD = takeWorldOption();
 const HARDER_WORLD = join(REPO, 'bench', 'world', 'bench.js');
-if (WORLD === 'new')
-  process.exit(spawnSync(process.execPath, [HARDER_WORLD, ...process.argv.slice(2)], { stdio: 'inherit' }).status ?? 2);
+if (WORLD === 'new') process.exit(spawnSync(process.execPath, [HARDER_WORLD, ...process.argv.slice(2)], { stdio: 'inherit' }).status ?? 2);
 const { libraryDriver, processDriver } = await import('./learning/drivers.js');
 const { simulate, checkPool } = await import('./learning/sim.js');
 const { plotPanels, COLORS } = await import('./learning/plot.js');
@@ -51,8 +49,7 @@ const { values: opts } = parseOptions({
 });
 const num = (name, min, max) => {
   const v = Number(opts[name]);
-  if (!Number.isFinite(v) || v < min || v > max)
-    fail(`--${name} must be a number in [${min}, ${max}], got '${opts[name]}'`);
+  if (!Number.isFinite(v) || v < min || v > max) fail(`--${name} must be a number in [${min}, ${max}], got '${opts[name]}'`);
   return v;
 };
 const RUNS = num('runs', 1, 1000);
@@ -212,9 +209,7 @@ for (const s of selected) {
   const tracked = seedList.map((seed) =>
     departure(run({ ...params(seed), budget: ROOM_BUDGET, tracked: 'F1', trackedMissedRuns: [] }, VARIANTS.full)),
   );
-  const missedOnce = departure(
-    run({ ...params(1), budget: ROOM_BUDGET, tracked: 'F1', trackedMissedRuns: [1] }, VARIANTS.full),
-  );
+  const missedOnce = departure(run({ ...params(1), budget: ROOM_BUDGET, tracked: 'F1', trackedMissedRuns: [1] }, VARIANTS.full));
   const gaps = full.map((r, i) => r.after.precision - off[i].after.precision);
   results.push({
     key: s.key,
@@ -225,9 +220,7 @@ for (const s of selected) {
     off: spread(off.map((r) => r.after.precision)),
     gap: { mean: mean(gaps), min: Math.min(...gaps) },
     falseInBlock: spread(full.map((r) => r.after.falseInjected)),
-    trueDeprecated: spread(
-      full.map((r) => r.patterns.filter((p) => p.lifecycle === 'deprecated' && isTrueCheck(p.text)).length),
-    ),
+    trueDeprecated: spread(full.map((r) => r.patterns.filter((p) => p.lifecycle === 'deprecated' && isTrueCheck(p.text)).length)),
     landed,
     tracked,
     missedOnce,
@@ -252,9 +245,7 @@ const mainParams = { ...BASE, ...main.params, seed: 1 };
 const mainRuns = { ...mainResult.mainRuns, feedbackOnly: run(mainParams, VARIANTS.feedbackOnly) };
 const fingerprint = (r) => JSON.stringify({ records: r.records, after: r.after });
 const reference = fingerprint(mainRuns.full);
-const repeats = Array.from({ length: REPEATS }, () => fingerprint(run(mainParams, VARIANTS.full)) === reference).filter(
-  Boolean,
-).length;
+const repeats = Array.from({ length: REPEATS }, () => fingerprint(run(mainParams, VARIANTS.full)) === reference).filter(Boolean).length;
 
 // A stream of PASS verdicts whose auditor texts are L3 only reinforces nothing; the same stream
 // with L1 texts is the control that shows the check can fail.
@@ -285,17 +276,7 @@ if (opts.processes) {
   const viaProcesses = run(short, VARIANTS.full, processDriver);
   const seconds = (Date.now() - started) / 1000;
   const viaLibrary = run(short, VARIANTS.full);
-  const fields = [
-    'ids',
-    'falseInjected',
-    'candidates',
-    'verdict',
-    'gate',
-    'penalised',
-    'reinforced',
-    'outcome',
-    'landed',
-  ];
+  const fields = ['ids', 'falseInjected', 'candidates', 'verdict', 'gate', 'penalised', 'reinforced', 'outcome', 'landed'];
   const differences = [];
   viaLibrary.records.forEach((a, i) => {
     const b = viaProcesses.records[i];
@@ -306,15 +287,7 @@ if (opts.processes) {
   const state = (r) =>
     JSON.stringify(
       r.patterns
-        .map((p) => [
-          p.id,
-          p.success_count,
-          p.ignore_count,
-          p.ignore_weight,
-          p.reinforcement_count,
-          p.last_used,
-          p.lifecycle,
-        ])
+        .map((p) => [p.id, p.success_count, p.ignore_count, p.ignore_weight, p.reinforcement_count, p.last_used, p.lifecycle])
         .sort(),
     );
   if (state(viaLibrary) !== state(viaProcesses)) differences.push('final pattern states differ');
@@ -406,9 +379,7 @@ linkTable(['right rule', 'another rule (wrong)', 'no link (own pattern)', 'trial
   pct1(v.none),
   v.trials,
 ]);
-line(
-  `Most frequent wrong links — tuning: ${fmtWrong(links.tuning)}${links.heldOut ? `; held-out: ${fmtWrong(links.heldOut)}` : ''}.`,
-);
+line(`Most frequent wrong links — tuning: ${fmtWrong(links.tuning)}${links.heldOut ? `; held-out: ${fmtWrong(links.heldOut)}` : ''}.`);
 line();
 line(
   "The false alarms' findings alone, as a curator dismisses them: by the finding's words (as stored), and read with the curator's reason (as feedback-loop reads a dismissal):",
@@ -454,9 +425,7 @@ line(
   `| **after ${RUNS}** | **${pct(after('full').precision)}** | ${after('full').falseInjected}/${after('full').injected} | ${pct(after('feedbackOnly').precision)} | ${after('feedbackOnly').falseInjected}/${after('feedbackOnly').injected} | ${pct(after('off').precision)} | ${after('off').falseInjected}/${after('off').injected} | | | | | |`,
 );
 line();
-line(
-  `Determinism: seed 1 of ${main.key} run ${REPEATS} more times: ${repeats} of ${REPEATS} gave the same records and final block.`,
-);
+line(`Determinism: seed 1 of ${main.key} run ${REPEATS} more times: ${repeats} of ${REPEATS} gave the same records and final block.`);
 line();
 line(
   `L3 stream (${main.key} with no real defects and no curator errors): L3-only auditor texts, ${l3Stats.l3.passes} PASS runs, most patterns credited by one PASS **${l3Stats.l3.maxReinforced}**; ` +

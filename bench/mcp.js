@@ -65,8 +65,7 @@ function bigStore(patterns, entries) {
   const logLines = Math.min(entries, 4000);
   writeKnowledgeLog(knowledge, { entries: logLines, seed: 31, project: PROJECT, nowMs: Date.parse(NOW) });
   const archive = join(dir, '.cairn', 'memory', 'knowledge.archive.jsonl');
-  if (entries > logLines)
-    writeKnowledgeLog(archive, { entries: entries - logLines, seed: 32, project: PROJECT, nowMs: Date.parse(NOW) });
+  if (entries > logLines) writeKnowledgeLog(archive, { entries: entries - logLines, seed: 32, project: PROJECT, nowMs: Date.parse(NOW) });
   progress(`indexing ${fmt(log.events)} events and the knowledge log and archive`);
   cairn(dir, ['rebuild']);
   cairn(dir, ['recall', '--all', '--stats']);

@@ -21,8 +21,7 @@ function hasGnuTime() {
 }
 
 // CAIRN_BENCH_MEMORY=resource-usage forces the fallback (to check it on a machine that has GNU time).
-export const MEMORY_METHOD =
-  process.env.CAIRN_BENCH_MEMORY !== 'resource-usage' && hasGnuTime() ? 'gnu-time' : 'resource-usage';
+export const MEMORY_METHOD = process.env.CAIRN_BENCH_MEMORY !== 'resource-usage' && hasGnuTime() ? 'gnu-time' : 'resource-usage';
 
 const scratch = mkdtempSync(join(tmpdir(), 'cairn-bench-measure-'));
 const timeOut = join(scratch, 'time.out');
@@ -92,8 +91,7 @@ export function runNode(args, { cwd, env, stdinFile } = {}) {
       .split(' ')
       .map(Number);
     // GNU time prints "Command exited with non-zero status N" before the figure when the child fails.
-    const rssKb =
-      MEMORY_METHOD === 'gnu-time' ? Number(readFileSync(timeOut, 'utf8').trim().split('\n').pop()) : maxRss;
+    const rssKb = MEMORY_METHOD === 'gnu-time' ? Number(readFileSync(timeOut, 'utf8').trim().split('\n').pop()) : maxRss;
     return { ms, cpuMs: cpuUs / 1000, rssKb, code: res.status, stdout: res.stdout, stderr: res.stderr };
   } finally {
     closeSync(stdinFd);

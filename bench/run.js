@@ -57,9 +57,7 @@ const NOW = '2025-06-01T12:00:00.000Z';
 process.env.CAIRN_NOW = NOW;
 const env = {
   ...Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([k]) => !k.startsWith('CAIRN_') && !(opts['without-extra-certs'] && k === 'NODE_EXTRA_CA_CERTS'),
-    ),
+    Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_') && !(opts['without-extra-certs'] && k === 'NODE_EXTRA_CA_CERTS')),
   ),
   CAIRN_NOW: NOW,
 };
@@ -110,28 +108,14 @@ const profiles = [];
 // The pattern loop's executables on stores of N patterns
 
 const SCOPE = ['--project', PROJECT, '--strict'];
-const FORMAT_ARGS = [
-  '--role',
-  'auditor',
-  '--labels',
-  'cli',
-  '--files',
-  'src/cli/status.ts',
-  '--phase',
-  'plan',
-  ...SCOPE,
-];
+const FORMAT_ARGS = ['--role', 'auditor', '--labels', 'cli', '--files', 'src/cli/status.ts', '--phase', 'plan', ...SCOPE];
 const QUERY = 'add a --json flag to the status command and document its output shape';
 const GRADED = { issue: 'LED-9001', run: 'r1' }; // the run feedback-loop and outcome-score grade
 const STORED = { issue: 'LED-9002', run: 'r1' }; // the run the measured deliberations are stored for
 
 function checkBlock(res) {
   const lines = res.stdout.split('\n');
-  if (
-    lines[0] !== '=== HISTORICAL PATTERNS (auditor) ===' ||
-    lines.at(-2) !== '=== END HISTORICAL PATTERNS ===' ||
-    lines.length < 8
-  ) {
+  if (lines[0] !== '=== HISTORICAL PATTERNS (auditor) ===' || lines.at(-2) !== '=== END HISTORICAL PATTERNS ===' || lines.length < 8) {
     throw new Error(`format-patterns printed no proper block:\n${res.stdout.slice(0, 400)}\n${res.stderr}`);
   }
   if (res.stderr.trim()) throw new Error(`format-patterns warned: ${res.stderr}`);
@@ -224,10 +208,7 @@ const storeArgs = (role, scope, file) => [
 ];
 
 function injectFor(dir, scope) {
-  const res = runChecked(
-    [bin('format-patterns'), ...FORMAT_ARGS, '--issue', scope.issue, '--run', scope.run, '--json'],
-    dir,
-  );
+  const res = runChecked([bin('format-patterns'), ...FORMAT_ARGS, '--issue', scope.issue, '--run', scope.run, '--json'], dir);
   const injected = JSON.parse(res.stdout).patterns.map((p) => p.text);
   if (injected.length < 6) throw new Error(`format-patterns injected only ${injected.length} patterns`);
   return injected;
@@ -406,10 +387,7 @@ async function patternCases(sizes) {
   const prepared = [];
   for (const size of sizes) prepared.push(await patternWorkloads(size));
   const together = prepared.filter((p) => GROWTH_SIZES.includes(p.size));
-  const groups = [
-    ...prepared.filter((p) => !together.includes(p)).map((p) => [p]),
-    ...(together.length ? [together] : []),
-  ];
+  const groups = [...prepared.filter((p) => !together.includes(p)).map((p) => [p]), ...(together.length ? [together] : [])];
   for (const group of groups) {
     for (let i = 0; i < group[0].workloads.length; i++) {
       progress(`${group.map((p) => p.size).join(' and ')}: ${group[0].workloads[i].name} (${RUNS} rounds)`);
@@ -456,8 +434,7 @@ function patternTarget(workload, size, m, tokenizerLoaded) {
   if (workload === 'format' && size === 100_000) return within(1.6, 80);
   if (workload === 'format-query' && size === 100_000) return within(2.0, 80);
   if (['store-5k', 'store-64k', 'feedback', 'outcome'].includes(workload) && size === 100_000) return within(2.5, 120);
-  if (workload === 'format-after-store')
-    return { target: '≤ 2.0×, no tokenizer', met: m.ratio <= 2.0 && tokenizerLoaded === false };
+  if (workload === 'format-after-store') return { target: '≤ 2.0×, no tokenizer', met: m.ratio <= 2.0 && tokenizerLoaded === false };
   return { target: '—', met: undefined };
 }
 
@@ -508,8 +485,7 @@ function waitForIndexes(dir) {
     const mark = JSON.parse(db.prepare("SELECT value FROM meta WHERE key = 'log:events'").get()?.value ?? '{}');
     db.close();
     if (!mark.building) built = polls === 0 ? 0 : Date.now() - started;
-    else if (Date.now() - started > 60_000)
-      throw new Error('fresh clone: the indexes left to the background were not built within 60 s');
+    else if (Date.now() - started > 60_000) throw new Error('fresh clone: the indexes left to the background were not built within 60 s');
     else pause();
   }
   waitForBackground(dir);
@@ -524,8 +500,7 @@ function waitForIndexes(dir) {
 function waitForBackground(dir) {
   const started = Date.now();
   while (spawnSync('pgrep', ['-f', `rebuild --continue --quiet --root ${dir}`]).status === 0) {
-    if (Date.now() - started > 60_000)
-      throw new Error(`the background cairn rebuild --continue in ${dir} did not exit within 60 s`);
+    if (Date.now() - started > 60_000) throw new Error(`the background cairn rebuild --continue in ${dir} did not exit within 60 s`);
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }
   return Date.now() - started;
@@ -554,8 +529,7 @@ async function rebuildCases() {
   const args = [bin('cairn'), 'rebuild', '--project', PROJECT, '--json', '--strict'];
   const check = (res) => {
     const report = JSON.parse(res.stdout);
-    if (report.applied !== log.events || report.skipped !== 0 || !report.rebuilt)
-      throw new Error(`rebuild replayed ${res.stdout}`);
+    if (report.applied !== log.events || report.skipped !== 0 || !report.rebuilt) throw new Error(`rebuild replayed ${res.stdout}`);
   };
   // each run starts a background cairn rebuild --continue that packs the posting lists: waited for
   // after each run (before the next round's `node -e 0`); how long the packing took after the runs
@@ -576,8 +550,7 @@ async function rebuildCases() {
     after: settled,
   });
   const noDb = () => {
-    for (const suffix of ['', '-wal', '-shm'])
-      rmSync(join(dir, '.cairn', 'cache', `state.db${suffix}`), { force: true });
+    for (const suffix of ['', '-wal', '-shm']) rmSync(join(dir, '.cairn', 'cache', `state.db${suffix}`), { force: true });
   };
   progress(`rebuild: measuring from no database (${RUNS} runs)`);
   const mf = measure({ runs: RUNS, args, cwd: dir, env, before: noDb, check, after: settled });
@@ -617,8 +590,7 @@ function profileMissed() {
 function scalingLines() {
   const byWorkload = new Map();
   for (const r of results.filter((x) => x.group === 'patterns')) {
-    if (!byWorkload.has(r.workload))
-      byWorkload.set(r.workload, { name: r.name.replace(/, [\d,]+ patterns$/, ''), bySize: new Map() });
+    if (!byWorkload.has(r.workload)) byWorkload.set(r.workload, { name: r.name.replace(/, [\d,]+ patterns$/, ''), bySize: new Map() });
     byWorkload.get(r.workload).bySize.set(r.size, r.m);
   }
   const rows = [];
@@ -647,9 +619,7 @@ function report() {
     `${RUNS} runs per case, each after a \`node -e 0\` run; medians. Wall time is the target figure; CPU time (user + system) is the cross-check for a busy host. Peak RSS of the child (the highest of the runs) via ${MEMORY_METHOD === 'gnu-time' ? '`/usr/bin/time -f %M`' : '`process.resourceUsage().maxRSS` from the preload (GNU time not found)'}.`,
   );
   out.push('');
-  out.push(
-    '| case | wall ms | `node -e 0` ms | wall ratio | min–max ms | CPU ms | CPU ratio | peak RSS MB | target | verdict |',
-  );
+  out.push('| case | wall ms | `node -e 0` ms | wall ratio | min–max ms | CPU ms | CPU ratio | peak RSS MB | target | verdict |');
   out.push('|---|---:|---:|---:|---:|---:|---:|---:|---|---|');
   const verdict = (met) => (met === undefined ? '—' : met ? 'met' : '**missed**');
   // by size (10k and 100k were measured in alternating rounds), a size's fresh clone after its cases, the rebuild last

@@ -41,10 +41,7 @@ export function makeProject(dir) {
  * `days` before `nowMs`. With `limit`, stop after exactly that many events.
  * Returns {events, known: {role: [{id, text, category}]}, counts: {type: n}}.
  */
-export function writeEventLog(
-  path,
-  { patterns, nowMs, days = 30, seed = 1, limit, resight = 0.2, vocabulary = 'small' },
-) {
+export function writeEventLog(path, { patterns, nowMs, days = 30, seed = 1, limit, resight = 0.2, vocabulary = 'small' }) {
   const r = rng(seed);
   const roles = Object.keys(patterns);
   const total = Object.values(patterns).reduce((a, b) => a + b, 0);
@@ -179,10 +176,8 @@ export function writeEventLog(
         result: r.pick(['pass', 'pass', 'fail']),
         patterns: some(ids, 8).map((p) => ({ pattern: p.id, weight: 1 })),
       });
-    if (r.chance(0.01))
-      emit({ type: 'pattern.promoted', pattern: r.pick(ids).id, by: 'bench', reason: 'benchmark data' });
-    if (r.chance(0.01))
-      emit({ type: 'pattern.deprecated', pattern: r.pick(ids).id, reason: 'benchmark data', auto: r.chance(0.5) });
+    if (r.chance(0.01)) emit({ type: 'pattern.promoted', pattern: r.pick(ids).id, by: 'bench', reason: 'benchmark data' });
+    if (r.chance(0.01)) emit({ type: 'pattern.deprecated', pattern: r.pick(ids).id, reason: 'benchmark data', auto: r.chance(0.5) });
     if (r.chance(0.01)) {
       const newest = roles
         .filter((other) => KIND[other] === KIND[role] && newestFirstSeen[other])

@@ -52,9 +52,7 @@ const runs = index
   .filter((d) => d.phase === 'plan' && d.role === 'auditor')
   .map((auditor) => ({
     auditor,
-    curator: index.find(
-      (d) => d.phase === 'plan' && d.role === 'curator' && d.issue === auditor.issue && d.run === auditor.run,
-    ),
+    curator: index.find((d) => d.phase === 'plan' && d.role === 'curator' && d.issue === auditor.issue && d.run === auditor.run),
   }))
   .filter((r) => r.curator);
 
@@ -77,9 +75,7 @@ try {
     const current = new Map(block.patterns.map((p) => [p.id, blockLine(p)]));
     if (current.size === 0) console.log('Block injected into the auditor: (empty — nothing learned yet)');
     else {
-      console.log(
-        `Block injected into the auditor (${current.size} patterns, ${block.tokens} tokens; + new since the last run):`,
-      );
+      console.log(`Block injected into the auditor (${current.size} patterns, ${block.tokens} tokens; + new since the last run):`);
       for (const [id, line] of current) console.log(`  ${previous.has(id) ? ' ' : '+'} ${line}`);
     }
     for (const [id, line] of previous) if (!current.has(id)) console.log(`  - dropped: ${line}`);
@@ -91,18 +87,9 @@ try {
       ['--role', 'auditor', ...scope, ...context, '--file', join(fixtures, 'deliberations', auditor.file)],
       { json: true },
     );
-    cairn('store-deliberation', [
-      '--role',
-      'curator',
-      ...scope,
-      ...context,
-      '--file',
-      join(fixtures, 'deliberations', curator.file),
-    ]);
+    cairn('store-deliberation', ['--role', 'curator', ...scope, ...context, '--file', join(fixtures, 'deliberations', curator.file)]);
     const learned = stored.patterns.filter((p) => p.status === 'new').length;
-    console.log(
-      `The auditor's deliberation (evidence ${auditor.evidence}): ${stored.patterns.length} patterns in it, ${learned} new.`,
-    );
+    console.log(`The auditor's deliberation (evidence ${auditor.evidence}): ${stored.patterns.length} patterns in it, ${learned} new.`);
 
     const feedback = cairn(
       'feedback-loop',
@@ -117,26 +104,16 @@ try {
       const seen = penalisedIn.get(p.pattern) ?? { text: p.text, runs: 0 };
       penalisedIn.set(p.pattern, { ...seen, runs: seen.runs + 1 });
     }
-    for (const id of feedback.deprecated ?? [])
-      console.log(`  ✗ retired (dismissed too often): ${short(penalisedIn.get(id)?.text ?? id)}`);
+    for (const id of feedback.deprecated ?? []) console.log(`  ✗ retired (dismissed too often): ${short(penalisedIn.get(id)?.text ?? id)}`);
     if (feedback.reinforced.length > 0)
-      console.log(
-        `  ✓ reinforced ${feedback.reinforced.length} pattern(s) the auditor applied: the pass is backed by evidence`,
-      );
-    if (feedback.aged.length > 0)
-      console.log(`  · ${feedback.aged.length} injected pattern(s) this pass did not confirm are aged a day`);
-    if (feedback.gate === 'evidence-too-weak')
-      console.log('  · a pass argued without evidence (L3) reinforces nothing');
+      console.log(`  ✓ reinforced ${feedback.reinforced.length} pattern(s) the auditor applied: the pass is backed by evidence`);
+    if (feedback.aged.length > 0) console.log(`  · ${feedback.aged.length} injected pattern(s) this pass did not confirm are aged a day`);
+    if (feedback.gate === 'evidence-too-weak') console.log('  · a pass argued without evidence (L3) reinforces nothing');
 
     const last = i === runs.length - 1;
     const outcome = cairn(
       'outcome-score',
-      [
-        ...scope,
-        '--result',
-        'pass',
-        ...(last ? ['--report', join(fixtures, 'landing', 'land-report.example.json')] : []),
-      ],
+      [...scope, '--result', 'pass', ...(last ? ['--report', join(fixtures, 'landing', 'land-report.example.json')] : [])],
       { json: true },
     );
     console.log(`Pipeline passed: ${outcome.patterns.length} applied pattern(s) graded once more.`);
@@ -169,9 +146,7 @@ try {
   heading('Landing patterns · how the work was done, for the next piece of work');
   const [landing] = cairn('cairn', ['patterns'], { json: true }).patterns;
   console.log(`The last run passed with a landing report: captured "${landing.title}"`);
-  console.log(
-    `  files ${landing.example_paths.length}, tags ${landing.tags.join(', ')}, run: ${landing.commands.join('; ')}`,
-  );
+  console.log(`  files ${landing.example_paths.length}, tags ${landing.tags.join(', ')}, run: ${landing.commands.join('; ')}`);
   const next = cairn('format-patterns', ['--role', 'auditor', '--query', 'clinic command center web shell'], {
     json: true,
   });
@@ -185,8 +160,7 @@ try {
   );
   const hookPayload = (fixture, extra) =>
     JSON.stringify({ ...JSON.parse(readFileSync(join(fixtures, 'hooks', fixture), 'utf8')), cwd: project, ...extra });
-  const context = (stdout) =>
-    stdout.trim() ? JSON.parse(stdout).hookSpecificOutput.additionalContext.trimEnd() : '(nothing)';
+  const context = (stdout) => (stdout.trim() ? JSON.parse(stdout).hookSpecificOutput.additionalContext.trimEnd() : '(nothing)');
   const indent = (text) =>
     text
       .split('\n')

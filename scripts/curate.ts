@@ -34,8 +34,7 @@ example:
   deadlineMs: 0,
   run(ctx) {
     const apply = optionalString(ctx.args, 'apply');
-    if (apply === null && !ctx.args['dry-run'])
-      throw new CairnError('usage', 'give --dry-run or --apply FILE --confirm HASH (see --help)');
+    if (apply === null && !ctx.args['dry-run']) throw new CairnError('usage', 'give --dry-run or --apply FILE --confirm HASH (see --help)');
     const store = ctx.store();
     if (apply === null) {
       const proposal = proposeCuration(store);
@@ -57,9 +56,7 @@ example:
       throw new CairnError('usage', `--apply needs --confirm HASH (${why}); see cairn curate --dry-run`);
     }
     const applied = applyProposal(store, commandLinePath(apply, store.location.root, `--apply ${apply}`), confirm);
-    ctx.log.info(
-      `appended ${applied.appended} curation line(s)${applied.already ? `; ${applied.already} were already applied` : ''}`,
-    );
+    ctx.log.info(`appended ${applied.appended} curation line(s)${applied.already ? `; ${applied.already} were already applied` : ''}`);
     if (ctx.args.json) ctx.json(applied);
   },
 };

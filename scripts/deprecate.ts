@@ -21,11 +21,7 @@ example:
     const ref = ctx.args._.map(String).join(' ').trim();
     if (!ref) throw new CairnError('usage', 'name a pattern: cairn deprecate <id|text> --reason TEXT');
     const { pattern: p, changed } = deprecatePattern(ctx.store(), ref, requiredString(ctx.args, 'reason'));
-    ctx.log.info(
-      changed
-        ? `deprecated ${p.id} (${p.role}): ${p.text}`
-        : `${p.id} (${p.role}) is already deprecated; nothing recorded`,
-    );
+    ctx.log.info(changed ? `deprecated ${p.id} (${p.role}): ${p.text}` : `${p.id} (${p.role}) is already deprecated; nothing recorded`);
     if (ctx.args.json) ctx.json({ id: p.id, role: p.role, lifecycle: p.lifecycle, changed, text: p.text });
   },
 };

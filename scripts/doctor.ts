@@ -59,8 +59,7 @@ example:
         { follower: knowledge.archive, catchUp: 'the next cairn recall --all applies the rest' },
         {
           follower: knowledge.active,
-          catchUp:
-            'auto-recall applies it while the cache matches the log, else reads the log (cairn sanitize refreshes the cache)',
+          catchUp: 'auto-recall applies it while the cache matches the log, else reads the log (cairn sanitize refreshes the cache)',
         },
       ].filter(({ follower }) => !broken.has(follower.path) && !broken.has(dirname(follower.path)));
       if (!broken.has(dirname(store.dbPath))) checks.push(...databaseChecks(store.dbPath, logs));
@@ -70,9 +69,7 @@ example:
         checks.push(roleCheck(store.config, () => storedRoles(patternDb(store), store.project)));
       }
       checks.push(deferredCheck(loc.dir), maintenanceCheck(loc.dir, store.eventsPath), libraryCheck(loc.dir));
-      checks.push(
-        secretsCheck(committedLogs(store, { log: landingLogPath(loc.dir), library: libraryPath(loc.dir) }), loc.dir),
-      );
+      checks.push(secretsCheck(committedLogs(store, { log: landingLogPath(loc.dir), library: libraryPath(loc.dir) }), loc.dir));
       const health = ctx.args.clear ? readHealth(loc.dir) : null;
       if (health) {
         clearHealth(loc.dir);

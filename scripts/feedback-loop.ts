@@ -58,15 +58,11 @@ example:
     });
     for (const p of report.problems) ctx.log.warn(p);
     for (const p of report.penalised.filter((x) => x.regressed)) {
-      ctx.log.warn(
-        `regression: ${p.pattern} had been validated and was dismissed as a false positive (${p.finding}): ${p.text}`,
-      );
+      ctx.log.warn(`regression: ${p.pattern} had been validated and was dismissed as a false positive (${p.finding}): ${p.text}`);
     }
     for (const id of report.obsolete) {
       const p = report.penalised.find((x) => x.pattern === id)!;
-      ctx.log.warn(
-        `obsolete: ${id} had held up and is now dismissed more often than not; deprecated, it leaves the block: ${p.text}`,
-      );
+      ctx.log.warn(`obsolete: ${id} had held up and is now dismissed more often than not; deprecated, it leaves the block: ${p.text}`);
     }
     for (const u of report.unmatched) ctx.log.warn(`unmatched false positive ${u.finding}: ${u.reason}`);
     ctx.log.info(feedbackSummary(report));

@@ -49,8 +49,7 @@ example:
     const query = await queryText(ctx);
     const store = ctx.store();
     warnUnknownRoles(store, role);
-    const relevance =
-      query === null ? undefined : embeddingRelevanceFor(store, query, sameKindRoles(store.config, role.toLowerCase()));
+    const relevance = query === null ? undefined : embeddingRelevanceFor(store, query, sameKindRoles(store.config, role.toLowerCase()));
     const result = formatPatterns(store, {
       role,
       issue,

@@ -183,18 +183,9 @@ example:
       );
     }
     if (commit && inRoot(loc.dir) === null)
-      lines.push(
-        '',
-        `Commit the hooks (the store ${loc.dir} is outside this repository: not shared through it):`,
-        `  ${commit}`,
-      );
-    else if (commit)
-      lines.push('', 'Commit it (the logs are shared through git; the cache stays local):', `  ${commit}`);
-    else if (!git)
-      lines.push(
-        '',
-        'Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.',
-      );
+      lines.push('', `Commit the hooks (the store ${loc.dir} is outside this repository: not shared through it):`, `  ${commit}`);
+    else if (commit) lines.push('', 'Commit it (the logs are shared through git; the cache stays local):', `  ${commit}`);
+    else if (!git) lines.push('', 'Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.');
     lines.push('', 'Nightly maintenance (crontab -e):', ...cron.map((l) => `  ${l}`), '');
     const ready = hosts.filter((h) => !h.error);
     const serving = servers.filter((m) => !m.error);

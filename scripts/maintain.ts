@@ -38,9 +38,7 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
       } catch (err) {
         // a cache (format-patterns fits an uncounted line by its bytes): where the tokenizer cannot load
         // (it is WebAssembly: not under node --jitless or a ulimit -v), maintenance goes on without it
-        ctx.log.warn(
-          `no line's tokens counted: ${describeError(err)}; format-patterns fits uncounted lines by their byte length`,
-        );
+        ctx.log.warn(`no line's tokens counted: ${describeError(err)}; format-patterns fits uncounted lines by their byte length`);
       }
       packed = packPostingLists(patternDb(store), store.project);
       recordMaintained(store);

@@ -45,8 +45,7 @@ example:
         `landing pattern ${captured.repeated ? 'already captured as' : captured.merged ? 'merged into' : 'captured as'} ${captured.entry.id}`,
       );
     }
-    if (ctx.args.json)
-      ctx.json(captured ? { ...report, landing: { id: captured.entry.id, merged: captured.merged } } : report);
+    if (ctx.args.json) ctx.json(captured ? { ...report, landing: { id: captured.entry.id, merged: captured.merged } } : report);
   },
 };
 

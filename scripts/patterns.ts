@@ -47,18 +47,14 @@ example:
     else if (found.length > 0) ctx.print(found.map(describe).join('\n'));
     else if (!query) ctx.log.info('no landing patterns yet (they are captured from landing reports)');
     else
-      ctx.log.info(
-        `no landing pattern matches '${query}'${nearest(query, ['capture']) ? ' (did you mean cairn patterns capture?)' : ''}`,
-      );
+      ctx.log.info(`no landing pattern matches '${query}'${nearest(query, ['capture']) ? ' (did you mean cairn patterns capture?)' : ''}`);
   },
 };
 
 async function capture(ctx: Context): Promise<void> {
-  if (ctx.args._.length > 1)
-    throw new CairnError('usage', 'capture takes no words; give the report with --report F or on stdin');
+  if (ctx.args._.length > 1) throw new CairnError('usage', 'capture takes no words; give the report with --report F or on stdin');
   const text = await textFromFileOrStdin(ctx, 'report');
-  if (text.trim() === '')
-    throw new CairnError('input', 'no landing report: give --report F, or pipe the report on stdin');
+  if (text.trim() === '') throw new CairnError('input', 'no landing report: give --report F, or pipe the report on stdin');
   const store = ctx.store({ create: true });
   const report = parseLandingReport(text, store.location.root, `the landing report (${inputName(ctx, 'report')})`);
   const { entry, merged, repeated } = captureLanding(store, report);

@@ -21,17 +21,8 @@ example:
   run(ctx) {
     const ref = ctx.args._.map(String).join(' ').trim();
     if (!ref) throw new CairnError('usage', 'name a pattern: cairn promote <id|text> --by NAME --reason TEXT');
-    const { pattern: p, changed } = promotePattern(
-      ctx.store(),
-      ref,
-      requiredString(ctx.args, 'by'),
-      requiredString(ctx.args, 'reason'),
-    );
-    ctx.log.info(
-      changed
-        ? `promoted ${p.id} (${p.role}) to active: ${p.text}`
-        : `${p.id} (${p.role}) is already active; nothing recorded`,
-    );
+    const { pattern: p, changed } = promotePattern(ctx.store(), ref, requiredString(ctx.args, 'by'), requiredString(ctx.args, 'reason'));
+    ctx.log.info(changed ? `promoted ${p.id} (${p.role}) to active: ${p.text}` : `${p.id} (${p.role}) is already active; nothing recorded`);
     if (ctx.args.json) ctx.json({ id: p.id, role: p.role, lifecycle: p.lifecycle, changed, text: p.text });
   },
 };

@@ -55,8 +55,7 @@ example:
       const deferred = runDeferred(store);
       if (deferred) ctx.log.info(`applied ${deferred} write(s) kept while the index was catching up`);
       const holder = deferredCount(store.dir) ? applier(store.dir) : undefined;
-      if (holder)
-        ctx.log.info(`the kept writes still waiting are applied by another process (cache/deferred.lock ${holder})`);
+      if (holder) ctx.log.info(`the kept writes still waiting are applied by another process (cache/deferred.lock ${holder})`);
       output.deferred = deferred;
     }
     if (steps.has('pack')) {
@@ -76,7 +75,6 @@ example:
 /** A full rebuild and `--continue` take every step; `--continue --job NAME` those of the background job NAME. */
 function chosenSteps(continuing: boolean, job: string | undefined): Set<RebuildStep> {
   if (job === undefined) return new Set(REBUILD_STEPS);
-  if (!continuing || !JOBS.includes(job))
-    throw new CairnError('usage', `--job takes, with --continue, one of ${JOBS.join(', ')}`);
+  if (!continuing || !JOBS.includes(job)) throw new CairnError('usage', `--job takes, with --continue, one of ${JOBS.join(', ')}`);
   return new Set(BACKGROUND_JOBS[job as keyof typeof BACKGROUND_JOBS].steps);
 }

@@ -50,8 +50,7 @@ example:
       throw new CairnError('usage', `--type must be one of ${KNOWLEDGE_TYPES.join(', ')}`);
     const recent = optionalInt(ctx.args, 'recent', 1);
     const query = ctx.args._.map(String).join(' ').trim();
-    if (recent === undefined && !query)
-      throw new CairnError('usage', 'give a query, --recent N or --stats (see --help)');
+    if (recent === undefined && !query) throw new CairnError('usage', 'give a query, --recent N or --stats (see --help)');
     const q = { project: store.project, sources, type, withSuperseded: all };
     const db = knowledgeDb(store, sources);
     const terms = recent === undefined ? recallTerms(query) : [];
@@ -63,9 +62,7 @@ example:
       ctx.print(formatHits(hits));
       if (!hits.length)
         ctx.log.info(
-          terms.length || recent !== undefined
-            ? 'no entries found'
-            : `nothing to search for in '${query}' (only short or common words)`,
+          terms.length || recent !== undefined ? 'no entries found' : `nothing to search for in '${query}' (only short or common words)`,
         );
       return;
     }

@@ -45,9 +45,7 @@ example:
     const targets = committedLogs(store, { log: landingLogPath(store.dir), library: libraryPath(store.dir) });
     const files = targets.map((target) => ({
       file: relative(store.dir, target.path),
-      lines: dryRun
-        ? countSecrets(target)
-        : scrubFile(target, { deadline: ctx.deadline, within: store.dir, backupDir }),
+      lines: dryRun ? countSecrets(target) : scrubFile(target, { deadline: ctx.deadline, within: store.dir, backupDir }),
     }));
     const changed = (path: string) => files[targets.findIndex((t) => t.path === path)].lines > 0;
     // The follower replays a log whose prefix changed; rebuilding here makes sure of it on this clone.
@@ -66,9 +64,7 @@ example:
       return;
     }
     const where = files.filter((f) => f.lines > 0).map((f) => `  ${f.file}: ${f.lines} line(s)`);
-    const head = dryRun
-      ? `${total} line(s) hold secrets (cairn scrub redacts them):`
-      : `redacted the secrets of ${total} line(s):`;
+    const head = dryRun ? `${total} line(s) hold secrets (cairn scrub redacts them):` : `redacted the secrets of ${total} line(s):`;
     const kept = backup ? [`The originals are in ${backup}/ (never committed): delete it once you are done.`] : [];
     ctx.print([head, ...where, ...kept, HISTORY].join('\n') + '\n');
   },

@@ -1,14 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   devDependency,
@@ -82,11 +73,7 @@ function hookPayload(name: string): Record<string, unknown> {
 }
 
 /** What the agent reads: the block inside the host's envelope, checked the way the host parses it. */
-function contextOf(
-  stdout: string,
-  host: 'claude' | 'codex' | 'gemini' | 'cursor' | 'text',
-  event = 'SessionStart',
-): string {
+function contextOf(stdout: string, host: 'claude' | 'codex' | 'gemini' | 'cursor' | 'text', event = 'SessionStart'): string {
   if (host === 'text') return stdout;
   const parsed = JSON.parse(stdout); // one JSON document, nothing else on stdout
   if (host === 'cursor') {
@@ -314,20 +301,15 @@ describe('what is shown', () => {
 
   it('says when memory is degraded, until the failing command succeeds again', () => {
     const { root, recall } = project({ log: false });
-    const backfill = (input: string) =>
-      run('memory-capture', ['--from-bd-json'], { cwd: root, input, env: { CAIRN_NOW: NOW } });
+    const backfill = (input: string) => run('memory-capture', ['--from-bd-json'], { cwd: root, input, env: { CAIRN_NOW: NOW } });
     expect(backfill('{"text": "LEARNED: cut off').stderr).toMatch(
       /^cairn memory-capture: skipped \(pipeline continues\): --from-bd-json: stdin is neither a JSON array nor JSON lines/,
     );
     const health = JSON.parse(readFileSync(join(root, '.cairn', 'cache', 'health.json'), 'utf8'));
     const degraded = contextOf(recall(hookPayload('claude-session-start.json')).stdout, 'claude');
-    expect(degraded).toBe(
-      `${HEADER}\n\ncairn: memory degraded since ${health.degraded_since}: ${health.last_error} — run cairn doctor\n`,
-    );
+    expect(degraded).toBe(`${HEADER}\n\ncairn: memory degraded since ${health.degraded_since}: ${health.last_error} — run cairn doctor\n`);
 
-    expect(
-      backfill(JSON.stringify([{ issue_id: 'b-1', text: 'LEARNED: the export job needs the account index' }])).code,
-    ).toBe(0);
+    expect(backfill(JSON.stringify([{ issue_id: 'b-1', text: 'LEARNED: the export job needs the account index' }])).code).toBe(0);
     expect(existsSync(join(root, '.cairn', 'cache', 'health.json'))).toBe(false);
     expect(contextOf(recall(hookPayload('claude-session-start.json')).stdout, 'claude')).not.toContain('degraded');
   });
@@ -373,10 +355,7 @@ describe('hooks the host does not run', () => {
       async: true,
       timeout: 10,
     };
-    writeFileSync(
-      join(root, '.claude', 'settings.json'),
-      JSON.stringify({ hooks: { PostToolUse: [{ matcher: 'Bash', hooks: [hook] }] } }),
-    );
+    writeFileSync(join(root, '.claude', 'settings.json'), JSON.stringify({ hooks: { PostToolUse: [{ matcher: 'Bash', hooks: [hook] }] } }));
     expect(contextOf(recall(hookPayload('claude-session-start.json')).stdout, 'claude')).toMatch(
       /^cairn: hooks: claude: \.claude\/settings\.json: PostToolUse → memory-capture runs async: Claude Code cancels it when a session ends right after the command, and the capture is lost — cairn init --claude replaces it — run cairn doctor$/m,
     );
@@ -410,9 +389,9 @@ describe('the block, in-process', () => {
 
   it('renders nothing for nothing, and the health line alone when that is all there is', () => {
     expect(renderBlock({ lines: [], patterns: [] })).toBe('');
-    expect(
-      renderBlock({ health: 'cairn: memory degraded since t: x — run cairn doctor', lines: [], patterns: [] }),
-    ).toBe(`${HEADER}\n\ncairn: memory degraded since t: x — run cairn doctor\n`);
+    expect(renderBlock({ health: 'cairn: memory degraded since t: x — run cairn doctor', lines: [], patterns: [] })).toBe(
+      `${HEADER}\n\ncairn: memory degraded since t: x — run cairn doctor\n`,
+    );
     expect(renderBlock({ lines: ['- [FACT] a'], patterns: ['Pattern: p — files: a.ts'] })).toBe(
       `${HEADER}\n\n${FENCE_OPEN}\n${FENCE_INTRO}\n\n- [FACT] a\n\nPattern: p — files: a.ts\n${FENCE_CLOSE}\n`,
     );
@@ -432,10 +411,7 @@ describe('the block, in-process', () => {
 
   it('reads bd list --json output, keeping the status asked for', () => {
     expect(
-      titlesOf(
-        JSON.stringify([{ title: 'A', status: 'open' }, { title: 'B', status: 'closed' }, { title: 'C' }, { nope: 1 }]),
-        'open',
-      ),
+      titlesOf(JSON.stringify([{ title: 'A', status: 'open' }, { title: 'B', status: 'closed' }, { title: 'C' }, { nope: 1 }]), 'open'),
     ).toEqual(['A', 'C']);
     expect(titlesOf('not json', 'open')).toEqual([]);
   });

@@ -43,21 +43,9 @@ const DECISION_NAME = text('bdcompound-8nm', 1);
 const DECISION_ARCH = text('bdcompound-8nm', 2);
 
 const cases: [string, string, { bead: string; text: string }[]][] = [
-  [
-    'double quotes',
-    `bd comments add bdcompound-8nm ${dq(DECISION_NAME)}`,
-    [{ bead: 'bdcompound-8nm', text: DECISION_NAME }],
-  ],
-  [
-    'single quotes',
-    `bd comments add bdcompound-8nm ${sq(DECISION_ARCH)}`,
-    [{ bead: 'bdcompound-8nm', text: DECISION_ARCH }],
-  ],
-  [
-    'singular `comment add`',
-    `bd comment add bdcompound-8nm ${sq(DECISION_NAME)}`,
-    [{ bead: 'bdcompound-8nm', text: DECISION_NAME }],
-  ],
+  ['double quotes', `bd comments add bdcompound-8nm ${dq(DECISION_NAME)}`, [{ bead: 'bdcompound-8nm', text: DECISION_NAME }]],
+  ['single quotes', `bd comments add bdcompound-8nm ${sq(DECISION_ARCH)}`, [{ bead: 'bdcompound-8nm', text: DECISION_ARCH }]],
+  ['singular `comment add`', `bd comment add bdcompound-8nm ${sq(DECISION_NAME)}`, [{ bead: 'bdcompound-8nm', text: DECISION_NAME }]],
   [
     'escaped double quotes and $ inside double quotes',
     `bd comments add bdcompound-5bg ${dq(SQLITE)}`,
@@ -68,26 +56,10 @@ const cases: [string, string, { bead: string; text: string }[]][] = [
     `bd comments add bdcompound-5bg ${sq(SQLITE)}`,
     [{ bead: 'bdcompound-5bg', text: SQLITE }],
   ],
-  [
-    'operators inside the quoted text',
-    `bd comments add bdcompound-o5q ${sq(SED)}`,
-    [{ bead: 'bdcompound-o5q', text: SED }],
-  ],
-  [
-    'parentheses inside quotes',
-    `bd comments add bdcompound-807.19 ${dq(EXIT)}`,
-    [{ bead: 'bdcompound-807.19', text: EXIT }],
-  ],
-  [
-    'backslashes kept inside single quotes',
-    `bd comments add bdcompound-4xy ${sq(BSD)}`,
-    [{ bead: 'bdcompound-4xy', text: BSD }],
-  ],
-  [
-    'backslashes inside double quotes',
-    `bd comments add bdcompound-4xy ${dq(BSD)}`,
-    [{ bead: 'bdcompound-4xy', text: BSD }],
-  ],
+  ['operators inside the quoted text', `bd comments add bdcompound-o5q ${sq(SED)}`, [{ bead: 'bdcompound-o5q', text: SED }]],
+  ['parentheses inside quotes', `bd comments add bdcompound-807.19 ${dq(EXIT)}`, [{ bead: 'bdcompound-807.19', text: EXIT }]],
+  ['backslashes kept inside single quotes', `bd comments add bdcompound-4xy ${sq(BSD)}`, [{ bead: 'bdcompound-4xy', text: BSD }]],
+  ['backslashes inside double quotes', `bd comments add bdcompound-4xy ${dq(BSD)}`, [{ bead: 'bdcompound-4xy', text: BSD }]],
   [
     'chained with && and a `2>&1 && bd close` tail',
     `bd comments add bdcompound-807.10 ${dq(WORKSPACE)} 2>&1 && bd close bdcompound-807.10`,
@@ -110,11 +82,7 @@ const cases: [string, string, { bead: string; text: string }[]][] = [
       { bead: 'medsimples-7zgx', text: CPF },
     ],
   ],
-  [
-    'a multi-line body in double quotes',
-    `bd comments add medsimples-odru ${dq(RUFF)}`,
-    [{ bead: 'medsimples-odru', text: RUFF }],
-  ],
+  ['a multi-line body in double quotes', `bd comments add medsimples-odru ${dq(RUFF)}`, [{ bead: 'medsimples-odru', text: RUFF }]],
   [
     "a heredoc through $(cat <<'EOF')",
     `bd comments add medsimples-odru "$(cat <<'EOF'\n${CACHE}\nEOF\n)"`,
@@ -151,21 +119,9 @@ const cases: [string, string, { bead: string; text: string }[]][] = [
     `bd comments add --author agent bdcompound-8nm ${dq(DECISION_NAME)}`,
     [{ bead: 'bdcompound-8nm', text: DECISION_NAME }],
   ],
-  [
-    'an env assignment and `if` before it',
-    `if BD_ACTOR=bot bd comments add x ${sq(CPF)}; then echo ok; fi`,
-    [{ bead: 'x', text: CPF }],
-  ],
-  [
-    'inside a subshell and a pipeline',
-    `(cd repo && bd comments add x ${dq(CPF)}) | tee log.txt`,
-    [{ bead: 'x', text: CPF }],
-  ],
-  [
-    'inside $( ) assigned to a variable',
-    `out=$(bd comments add x ${dq(CPF)} 2>/dev/null) || true`,
-    [{ bead: 'x', text: CPF }],
-  ],
+  ['an env assignment and `if` before it', `if BD_ACTOR=bot bd comments add x ${sq(CPF)}; then echo ok; fi`, [{ bead: 'x', text: CPF }]],
+  ['inside a subshell and a pipeline', `(cd repo && bd comments add x ${dq(CPF)}) | tee log.txt`, [{ bead: 'x', text: CPF }]],
+  ['inside $( ) assigned to a variable', `out=$(bd comments add x ${dq(CPF)} 2>/dev/null) || true`, [{ bead: 'x', text: CPF }]],
   ['echo of a capture command is not a capture', `echo "bd comments add x ${DECISION_NAME.replace(/"/g, '')}"`, []],
   ['echo with unquoted words is not a capture', `echo bd comments add x ${sq(DECISION_NAME)}`, []],
   ['grep for the command is not a capture', `grep -rn 'bd comments add' plugins/ | head`, []],
@@ -199,9 +155,7 @@ describe('bdComments', () => {
       expect(bdComments(`bd comments add ${c.issue_id} ${dq(c.text)} && bd close ${c.issue_id}`)).toEqual([
         { bead: c.issue_id, text: c.text },
       ]);
-      expect(bdComments(`bd comments add ${c.issue_id} ${sq(c.text)}; bd sync`)).toEqual([
-        { bead: c.issue_id, text: c.text },
-      ]);
+      expect(bdComments(`bd comments add ${c.issue_id} ${sq(c.text)}; bd sync`)).toEqual([{ bead: c.issue_id, text: c.text }]);
     }
   });
 

@@ -69,9 +69,7 @@ describe('files in the way', () => {
   it('a curation proposal given as a FIFO is an input error, not a wait', () => {
     const root = tempProject();
     const store = openTestStore(root);
-    expect(() => applyProposal(store, fifo(join(root, 'proposal.json')), 'abc')).toThrow(
-      /cannot read the proposal .*not a regular file/,
-    );
+    expect(() => applyProposal(store, fifo(join(root, 'proposal.json')), 'abc')).toThrow(/cannot read the proposal .*not a regular file/);
   });
 });
 
@@ -80,10 +78,7 @@ describe('errors.log', () => {
     const root = tempProject();
     const cache = join(root, '.cairn', 'cache');
     mkdirSync(cache, { recursive: true });
-    const lines = Array.from(
-      { length: 20_000 },
-      (_, i) => `2026-01-01T00:00:00.000Z store-deliberation: error number ${i}`,
-    );
+    const lines = Array.from({ length: 20_000 }, (_, i) => `2026-01-01T00:00:00.000Z store-deliberation: error number ${i}`);
     writeFileSync(join(cache, 'errors.log'), lines.join('\n') + '\n');
     expect(readFileSync(join(cache, 'errors.log')).length).toBeGreaterThan(64 * 1024);
     expect(lastErrors(join(root, '.cairn'), 3)).toEqual(lines.slice(-3));

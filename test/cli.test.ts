@@ -25,9 +25,7 @@ describe('cairn', () => {
     const scripts = readdirSync(join(REPO, 'scripts'))
       .filter((f) => f.endsWith('.ts') && !f.endsWith('.gate.ts'))
       .map((f) => f.slice(0, -3));
-    expect(scripts).toEqual(
-      expect.arrayContaining(['store-deliberation', 'format-patterns', 'rebuild', 'events', 'explain']),
-    );
+    expect(scripts).toEqual(expect.arrayContaining(['store-deliberation', 'format-patterns', 'rebuild', 'events', 'explain']));
     for (const name of scripts) {
       expect(Object.keys(COMMANDS), `${name} is not listed by cairn --help`).toContain(name);
       const r = run('cairn', [name, '--help'], { cwd: root });
@@ -51,16 +49,7 @@ describe('cairn', () => {
 
   it('`cairn store-deliberation` and the store-deliberation executable are the same command', () => {
     const root = tempProject();
-    const args = [
-      '--role',
-      'auditor',
-      '--issue',
-      'LED-101',
-      '--file',
-      fixturePath('led-101-r1-plan-auditor.md'),
-      '--json',
-      '--strict',
-    ];
+    const args = ['--role', 'auditor', '--issue', 'LED-101', '--file', fixturePath('led-101-r1-plan-auditor.md'), '--json', '--strict'];
     const direct = JSON.parse(run('store-deliberation', [...args, '--run', 'r1'], { cwd: root }).stdout);
     const via = JSON.parse(run('cairn', ['store-deliberation', ...args, '--run', 'r2'], { cwd: root }).stdout);
     expect(via.patterns.map((p: { id: string }) => p.id)).toEqual(direct.patterns.map((p: { id: string }) => p.id));
@@ -180,8 +169,7 @@ process.exitCode = await runCommand({
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const sent =
-      '## Accumulated Patterns\n- Every queue consumer must acknowledge a message only after its write commits\n';
+    const sent = '## Accumulated Patterns\n- Every queue consumer must acknowledge a message only after its write commits\n';
     child.stdin.write(sent);
     const code = await new Promise((resolve) => child.on('close', resolve)); // stdin is never closed by us
     expect(code).toBe(0);
@@ -278,9 +266,7 @@ describe('usage errors', () => {
         stdout: '',
         stderr: `${prefix}: skipped (pipeline continues): ${message}\n`,
       });
-      expect(JSON.parse(readFileSync(healthPath, 'utf8')).last_error).toBe(
-        `${prefix.replace(/^cairn ?/, '') || 'cairn'}: ${message}`,
-      );
+      expect(JSON.parse(readFileSync(healthPath, 'utf8')).last_error).toBe(`${prefix.replace(/^cairn ?/, '') || 'cairn'}: ${message}`);
       expect(run(bin, [...args, '--strict'], { cwd: root })).toMatchObject({ code: 2, stderr: `${line}\n` });
     },
   );
@@ -294,9 +280,9 @@ describe('usage errors', () => {
       kind: 'usage',
       exit_code: 0,
     });
-    expect(
-      JSON.parse(run('cairn', ['list', '--json', '--stat', 'verified', '--strict'], { cwd: root }).stdout),
-    ).toMatchObject({ exit_code: 2 });
+    expect(JSON.parse(run('cairn', ['list', '--json', '--stat', 'verified', '--strict'], { cwd: root }).stdout)).toMatchObject({
+      exit_code: 2,
+    });
     const missing = run('format-patterns', ['--role', 'auditor', '--json'], { cwd: tempProject({ init: false }) });
     expect(JSON.parse(missing.stdout)).toMatchObject({
       kind: 'store',
@@ -311,8 +297,7 @@ describe('usage errors', () => {
     expect(r).toEqual({
       code: 0,
       stdout: '',
-      stderr:
-        "cairn format-patterns: role 'audtor' is not in config.json and nothing is stored for it yet (did you mean auditor?)\n",
+      stderr: "cairn format-patterns: role 'audtor' is not in config.json and nothing is stored for it yet (did you mean auditor?)\n",
     });
     expect(run('format-patterns', ['--role', 'auditor'], { cwd: root }).stderr).toBe('');
   });

@@ -1,15 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  deliberationFixtures,
-  fixturePath,
-  observedEvent,
-  openTestStore,
-  runAsync,
-  tempProject,
-  type RunResult,
-} from './helpers.js';
+import { deliberationFixtures, fixturePath, observedEvent, openTestStore, runAsync, tempProject, type RunResult } from './helpers.js';
 import BetterSqlite3 from 'better-sqlite3';
 import { appendEvents, patternDb, eventFollower } from '../lib/events/log.js';
 import { patternId } from '../lib/core/ids.js';
@@ -66,20 +58,7 @@ describe('concurrent writers', () => {
       fixtures.map((f) =>
         runAsync(
           'store-deliberation',
-          [
-            '--role',
-            f.role,
-            '--issue',
-            f.issue,
-            '--run',
-            f.run,
-            '--phase',
-            f.phase,
-            '--file',
-            fixturePath(f.file),
-            '--json',
-            '--strict',
-          ],
+          ['--role', f.role, '--issue', f.issue, '--run', f.run, '--phase', f.phase, '--file', fixturePath(f.file), '--json', '--strict'],
           { cwd: root, env: ENV },
         ),
       ),
@@ -110,15 +89,17 @@ describe('concurrent writers', () => {
     // the database (after catching up) has every deliberation and every sighting
     const store = openTestStore(root);
     store.refresh(eventFollower(store));
-    const ids = (
-      patternDb(store).prepare('SELECT id FROM deliberations WHERE project = ?').all(store.project) as { id: string }[]
-    ).map((r) => r.id);
+    const ids = (patternDb(store).prepare('SELECT id FROM deliberations WHERE project = ?').all(store.project) as { id: string }[]).map(
+      (r) => r.id,
+    );
     expect(ids.sort()).toEqual(outputs.map((o) => o.deliberation).sort());
     const perPattern = new Map<string, number>();
     for (const e of observed) perPattern.set(e.pattern!, (perPattern.get(e.pattern!) ?? 0) + 1);
-    const rows = patternDb(store)
-      .prepare('SELECT id, sightings, success_count FROM patterns WHERE project = ?')
-      .all(store.project) as { id: string; sightings: number; success_count: number }[];
+    const rows = patternDb(store).prepare('SELECT id, sightings, success_count FROM patterns WHERE project = ?').all(store.project) as {
+      id: string;
+      sightings: number;
+      success_count: number;
+    }[];
     expect(new Map(rows.map((r) => [r.id, r.sightings]))).toEqual(perPattern);
     for (const r of rows) expect(r.success_count).toBe(r.sightings); // no echoes or feedback here
     expect([...perPattern.values()].some((n) => n >= 2)).toBe(true); // the race on shared patterns happened
@@ -128,10 +109,7 @@ describe('concurrent writers', () => {
     const root = tempProject();
     const store = openTestStore(root, 'ledgerly');
     // 400 patterns that share most of their words: their terms' lists are long enough to pack
-    const texts = Array.from(
-      { length: 400 },
-      (_, i) => `Every endpoint of service ${i} must document its error codes in runbook ${i * 7}`,
-    );
+    const texts = Array.from({ length: 400 }, (_, i) => `Every endpoint of service ${i} must document its error codes in runbook ${i * 7}`);
     appendEvents(
       store,
       texts.map((text) => observedEvent('ledgerly', text, { deliberation: 'd0', issue: 'LED-0' })),
@@ -212,17 +190,13 @@ describe('concurrent writers', () => {
       }),
     );
     const written = (await Promise.all(writers)).map((r) => JSON.parse(ok(r).stdout) as { deliberation: string });
-    const formatted = (await Promise.all(readers)).map(
-      (r) => JSON.parse(ok(r).stdout) as { patterns: { id: string }[] },
-    );
+    const formatted = (await Promise.all(readers)).map((r) => JSON.parse(ok(r).stdout) as { patterns: { id: string }[] });
 
     const events = readLog(root);
     expectOrderedUnique(events);
     const injected = events.filter((e) => e.type === 'pattern.injected');
     expect(injected).toHaveLength(4);
-    expect(injected.map((e) => [...e.patterns!].sort()).sort()).toEqual(
-      formatted.map((f) => f.patterns.map((p) => p.id).sort()).sort(),
-    );
+    expect(injected.map((e) => [...e.patterns!].sort()).sort()).toEqual(formatted.map((f) => f.patterns.map((p) => p.id).sort()).sort());
     expect(events.filter((e) => e.type === 'deliberation.stored')).toHaveLength(1 + written.length);
 
     const store = openTestStore(root);
@@ -231,9 +205,9 @@ describe('concurrent writers', () => {
       .prepare("SELECT COUNT(*) AS n FROM injections WHERE project = ? AND issue = 'LED-200'")
       .get(store.project) as { n: number };
     expect(injections.n).toBe(formatted.reduce((n, f) => n + f.patterns.length, 0));
-    const deliberations = patternDb(store)
-      .prepare('SELECT COUNT(*) AS n FROM deliberations WHERE project = ?')
-      .get(store.project) as { n: number };
+    const deliberations = patternDb(store).prepare('SELECT COUNT(*) AS n FROM deliberations WHERE project = ?').get(store.project) as {
+      n: number;
+    };
     expect(deliberations.n).toBe(1 + written.length);
   });
 });

@@ -8,8 +8,7 @@ import { knowledgeLine, openTestStore, run, tempProject } from './helpers.js';
 // as reviewed, never from a hook; the log only appended to.
 
 const P = 'cur';
-const entry = (key: string, content: string, ts: number, extra: Record<string, unknown> = {}) =>
-  knowledgeLine(P, key, content, ts, extra);
+const entry = (key: string, content: string, ts: number, extra: Record<string, unknown> = {}) => knowledgeLine(P, key, content, ts, extra);
 
 function project() {
   const root = tempProject();
@@ -41,11 +40,7 @@ describe('proposeCuration', () => {
     expect(readFileSync(log, 'utf8')).toBe(before); // a dry run writes nothing to the log
     const lines = proposal.lines.map((l) => JSON.parse(l));
     expect(lines.map((l) => [l.key, l.status, l.review_reason])).toEqual([
-      [
-        'learned-retry-uploads-with-backoff',
-        'canonical',
-        'keeps 1 duplicate(s) of the same content: fact-retry-uploads',
-      ],
+      ['learned-retry-uploads-with-backoff', 'canonical', 'keeps 1 duplicate(s) of the same content: fact-retry-uploads'],
       ['fact-retry-uploads', 'superseded', 'duplicate of learned-retry-uploads-with-backoff'],
       ['decision-old-way', 'superseded', 'decision-new-way supersedes it'],
       ['fact-gone', 'needs_review', 'the files it names no longer exist: src/parser.ts'],
@@ -108,9 +103,7 @@ describe('applying a proposal', () => {
     const refused = run('cairn', ['curate', '--apply', path, '--project', P], { cwd: root });
     expect(refused.code).toBe(0);
     expect(refused.stdout).toBe('');
-    expect(refused.stderr).toMatch(
-      /^cairn curate: skipped \(pipeline continues\): --apply needs --confirm HASH \(not from a hook/,
-    );
+    expect(refused.stderr).toMatch(/^cairn curate: skipped \(pipeline continues\): --apply needs --confirm HASH \(not from a hook/);
     expect(readFileSync(log, 'utf8')).toBe(before);
     const applied = run('cairn', ['curate', '--apply', path, '--confirm', hash, '--json', '--strict', '--project', P], {
       cwd: root,

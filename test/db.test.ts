@@ -68,9 +68,7 @@ describe('opening a new database', () => {
               });
               let err = '';
               p.stderr.on('data', (d) => (err += d));
-              p.on('exit', (code) =>
-                resolve(code === 0 ? '' : (err.split('\n').find((l) => l.includes('Error')) ?? `exit ${code}`)),
-              );
+              p.on('exit', (code) => resolve(code === 0 ? '' : (err.split('\n').find((l) => l.includes('Error')) ?? `exit ${code}`)));
             }),
         ),
       );

@@ -102,10 +102,7 @@ describe('past the deadline', () => {
     writeFileSync(join(root, 'adversarial.md'), adversarial);
     const dismissed = [...adversarial.matchAll(/^\*\*(A\d+) — /gm)].map((m) => m[1]);
     expect(dismissed.length).toBeGreaterThan(1000);
-    writeFileSync(
-      join(root, 'validator.md'),
-      validatorText({ role: 'judge', issue: 'LED-9', run: 'r1', dismiss: dismissed, keep: [] }),
-    );
+    writeFileSync(join(root, 'validator.md'), validatorText({ role: 'judge', issue: 'LED-9', run: 'r1', dismiss: dismissed, keep: [] }));
     const before = readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8');
     const args = [
       '--adversarial-role',
@@ -151,22 +148,16 @@ describe('past the deadline', () => {
     const before = log();
     // as if a background run applied kept runs: none starts in this test's project
     asIfApplyingKeptRuns(root);
-    const r = timed(
-      'store-deliberation',
-      ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--project', PROJECT, '--strict'],
-      {
-        cwd: root,
-        input: fixtureText('led-101-r1-plan-auditor.md'),
-        env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
-      },
-    );
+    const r = timed('store-deliberation', ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--project', PROJECT, '--strict'], {
+      cwd: root,
+      input: fixtureText('led-101-r1-plan-auditor.md'),
+      env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
+    });
     expect(r.ms).toBeLessThan(300 + SLACK_MS);
     expect(r.code, r.stderr).toBe(0);
     if (log() === before) {
       // not caught up in time: kept, and applied by the background cairn rebuild --continue (test/deferred.test.ts)
-      expect(r.stderr).toMatch(
-        /^cairn store-deliberation: deadline passed while indexing events .*: this run is kept/m,
-      );
+      expect(r.stderr).toMatch(/^cairn store-deliberation: deadline passed while indexing events .*: this run is kept/m);
     } else expect(log().length).toBeGreaterThan(before.length);
   });
 });

@@ -59,14 +59,7 @@ const waiting = (root: string) => (existsSync(deferredDir(root)) ? readdirSync(d
 /** What the run's events did, without their ids and times and what digests them (two stores give the same run different ones). */
 const effects = (lines: string[]) =>
   lines.map((l) => {
-    const {
-      id: _id,
-      ts: _ts,
-      deliberation: _d,
-      path: _p,
-      grading: _g,
-      ...rest
-    } = JSON.parse(l) as Record<string, unknown>;
+    const { id: _id, ts: _ts, deliberation: _d, path: _p, grading: _g, ...rest } = JSON.parse(l) as Record<string, unknown>;
     return JSON.stringify(rest);
   });
 
@@ -98,9 +91,9 @@ describe('writes while a fresh clone catches up', () => {
     expect(logLines(clone)).toEqual(before); // nothing applied yet, nothing lost
     const doctor = () =>
       (
-        JSON.parse(
-          run('cairn', ['doctor', '--json', '--project', PROJECT], { cwd: clone, env: { CAIRN_NOW: NOW } }).stdout,
-        ) as { checks: { name: string; status: string; detail: string }[] }
+        JSON.parse(run('cairn', ['doctor', '--json', '--project', PROJECT], { cwd: clone, env: { CAIRN_NOW: NOW } }).stdout) as {
+          checks: { name: string; status: string; detail: string }[];
+        }
       ).checks.find((c) => c.name === 'deferred writes');
     expect(doctor()).toMatchObject({
       status: 'ok',
@@ -121,9 +114,7 @@ describe('writes while a fresh clone catches up', () => {
     const current = bigProject(true);
     const start = logLines(current).length;
     for (const step of STEPS)
-      expect(
-        run(step.name, [...step.args, '--strict'], { cwd: current, input: step.input, env: { CAIRN_NOW: NOW } }).code,
-      ).toBe(0);
+      expect(run(step.name, [...step.args, '--strict'], { cwd: current, input: step.input, env: { CAIRN_NOW: NOW } }).code).toBe(0);
     const expected = effects(logLines(current).slice(start));
     expect(expected.some((e) => e.includes('"type":"pattern.outcome"'))).toBe(true); // the whole run took effect
     expect(effects(logLines(clone).slice(before.length))).toEqual(expected);
@@ -144,15 +135,10 @@ describe('writes while a fresh clone catches up', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(waiting(clone)).toHaveLength(1);
     letGo();
-    expect(
-      run('cairn', ['rebuild', '--continue', '--project', PROJECT, '--strict'], { cwd: clone, env: { CAIRN_NOW: NOW } })
-        .code,
-    ).toBe(0);
+    expect(run('cairn', ['rebuild', '--continue', '--project', PROJECT, '--strict'], { cwd: clone, env: { CAIRN_NOW: NOW } }).code).toBe(0);
     expect(stored()).toBe(storedBefore + 1);
     // the same text stored again for the same issue/run changes nothing (SPEC §3.9.4)
-    expect(
-      run(step.name, [...step.args, '--strict'], { cwd: clone, input: step.input, env: { CAIRN_NOW: NOW } }).code,
-    ).toBe(0);
+    expect(run(step.name, [...step.args, '--strict'], { cwd: clone, input: step.input, env: { CAIRN_NOW: NOW } }).code).toBe(0);
     expect(stored()).toBe(storedBefore + 1);
   });
 
@@ -221,9 +207,7 @@ describe('writes while a fresh clone catches up', () => {
       env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
     });
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(
-      /^cairn outcome-score: skipped \(pipeline continues\): deadline passed while indexing events/,
-    );
+    expect(r.stderr).toMatch(/^cairn outcome-score: skipped \(pipeline continues\): deadline passed while indexing events/);
     expect(waiting(clone)).toEqual([]);
   });
 
@@ -248,15 +232,11 @@ describe('writes while a fresh clone catches up', () => {
     const issues = ['LED-201', 'LED-202', 'LED-203', 'LED-204'];
     const kept = await Promise.all(
       issues.map((issue) =>
-        runAsync(
-          'store-deliberation',
-          ['--role', 'auditor', '--issue', issue, '--run', 'r1', '--project', PROJECT, '--strict'],
-          {
-            cwd: clone,
-            input: fixtureText('led-101-r1-plan-auditor.md'),
-            env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
-          },
-        ),
+        runAsync('store-deliberation', ['--role', 'auditor', '--issue', issue, '--run', 'r1', '--project', PROJECT, '--strict'], {
+          cwd: clone,
+          input: fixtureText('led-101-r1-plan-auditor.md'),
+          env: { CAIRN_NOW: NOW, CAIRN_DEADLINE_MS: '300' },
+        }),
       ),
     );
     for (const r of kept) expect(r.code, r.stderr).toBe(0);

@@ -1,15 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  appendFileSync,
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { hookChecks, hostPath, resolveProgram } from '../lib/hosts/check.js';
@@ -50,17 +40,7 @@ function populated(): string {
   const root = tempProject();
   const r = run(
     'store-deliberation',
-    [
-      '--role',
-      'auditor',
-      '--issue',
-      'LED-101',
-      '--run',
-      'r1',
-      '--file',
-      fixturePath('led-101-r1-plan-auditor.md'),
-      '--strict',
-    ],
+    ['--role', 'auditor', '--issue', 'LED-101', '--run', 'r1', '--file', fixturePath('led-101-r1-plan-auditor.md'), '--strict'],
     { cwd: root },
   );
   expect(r.code, r.stderr).toBe(0);
@@ -78,8 +58,7 @@ function fakeExecutables(root: string): string {
   return bin;
 }
 
-const statusOf = (checks: { name: string; status: string }[], name: string) =>
-  checks.find((c) => c.name === name)?.status;
+const statusOf = (checks: { name: string; status: string }[], name: string) => checks.find((c) => c.name === name)?.status;
 
 /** One knowledge capture, as a hook records it: the log gains a line its index has not read yet. */
 function captureOne(root: string): void {
@@ -139,15 +118,10 @@ describe('cairn doctor as a process', () => {
     });
     // the same store whose log goes back three days (a clone of a project in use)
     const old = join(root, 'old-events.jsonl');
-    writeFileSync(
-      old,
-      `${JSON.stringify({ v: 1, id: 'e1', ts: new Date(Date.now() - 3 * 86_400_000).toISOString() })}\n`,
-    );
+    writeFileSync(old, `${JSON.stringify({ v: 1, id: 'e1', ts: new Date(Date.now() - 3 * 86_400_000).toISOString() })}\n`);
     expect(maintenanceCheck(dir, old)).toMatchObject({
       status: 'warn',
-      detail: expect.stringMatching(
-        /never run on this machine, and the pattern log goes back 3 day\(s\): add the nightly cron line/,
-      ),
+      detail: expect.stringMatching(/never run on this machine, and the pattern log goes back 3 day\(s\): add the nightly cron line/),
     });
 
     const r = run('cairn', ['maintain', '--json', '--strict'], { cwd: root });
@@ -210,9 +184,7 @@ describe('cairn doctor as a process', () => {
     expect(r.code).toBe(1);
     const health = JSON.parse(r.stdout).checks.find((c: { name: string }) => c.name === 'health');
     expect(health.status).toBe('fail');
-    expect(health.detail).toContain(
-      'degraded since 2026-11-02T09:00:00.000Z: 2 error(s), the last: memory-capture: lock',
-    );
+    expect(health.detail).toContain('degraded since 2026-11-02T09:00:00.000Z: 2 error(s), the last: memory-capture: lock');
     expect(health.detail).toContain('2026-11-02T09:00:00.000Z format-patterns: database is locked');
     const cleared = run('cairn', ['doctor', '--clear'], { cwd: root });
     expect(cleared.code).toBe(0);
@@ -231,9 +203,7 @@ describe('cairn doctor as a process', () => {
       const root = tempProject();
       const r = run('cairn', ['doctor'], { cwd: root, entry: join(pkg, 'bin', 'cairn.js') });
       expect(r.code).toBe(1);
-      expect(r.stdout).toMatch(
-        /fail {2}better-sqlite3 +better-sqlite3 is not loadable \(Could not locate the bindings file/,
-      );
+      expect(r.stdout).toMatch(/fail {2}better-sqlite3 +better-sqlite3 is not loadable \(Could not locate the bindings file/);
       expect(r.stdout).toMatch(/fail {2}tiktoken +tiktoken is not loadable/);
     });
   });
@@ -258,9 +228,7 @@ describe('each broken state', () => {
     expect(check).toMatchObject({
       name: 'database',
       status: 'fail',
-      detail: expect.stringMatching(
-        /not a usable database.* — cairn rebuild moves it aside and rebuilds it from the logs$/,
-      ),
+      detail: expect.stringMatching(/not a usable database.* — cairn rebuild moves it aside and rebuilds it from the logs$/),
     });
     expect(readdirSync(join(store.dir, 'cache'))).toEqual(['state.db']);
   });
@@ -321,15 +289,11 @@ describe('each broken state', () => {
     expect(statusOf(checks, 'database')).toBe('ok');
     expect(checks.find((c) => c.name === 'events index')).toMatchObject({
       status: 'ok',
-      detail: expect.stringMatching(
-        /^\d+ of \d+ bytes of events\.jsonl applied so far: the next pipeline command applies the rest$/,
-      ),
+      detail: expect.stringMatching(/^\d+ of \d+ bytes of events\.jsonl applied so far: the next pipeline command applies the rest$/),
     });
     expect(checks.find((c) => c.name === 'knowledge-log index')).toMatchObject({
       status: 'ok',
-      detail: expect.stringMatching(
-        /^\d+ of \d+ bytes of memory\/knowledge\.jsonl applied so far: the next session start/,
-      ),
+      detail: expect.stringMatching(/^\d+ of \d+ bytes of memory\/knowledge\.jsonl applied so far: the next session start/),
     });
   });
 
@@ -482,9 +446,7 @@ describe('each broken state', () => {
   });
 
   it('every setting the loader reads is one doctor knows', () => {
-    const unknown = Object.keys(DEFAULT_CONFIG).filter((key) =>
-      parseConfig({ [key]: {} }).problems.some((p) => p.known),
-    );
+    const unknown = Object.keys(DEFAULT_CONFIG).filter((key) => parseConfig({ [key]: {} }).problems.some((p) => p.known));
     expect(unknown).toEqual([]);
   });
 
@@ -515,9 +477,7 @@ describe('each broken state', () => {
     const moved = projectIdCheck(locate({ root }));
     expect(moved).toMatchObject({
       status: 'warn',
-      detail: expect.stringMatching(
-        new RegExp(`^${derived} is recorded in config.json, but this checkout derives [0-9a-f]{16} `),
-      ),
+      detail: expect.stringMatching(new RegExp(`^${derived} is recorded in config.json, but this checkout derives [0-9a-f]{16} `)),
     });
     expect(projectIdCheck(locate({ root, project: 'mine' }))).toMatchObject({
       status: 'ok',
@@ -580,8 +540,7 @@ describe('each broken state', () => {
     const checks = hookChecks(root, env);
     expect(checks.find((c) => c.name === 'hooks: claude')).toMatchObject({
       status: 'fail',
-      detail:
-        ".claude/settings.json: 'auto-recall', 'memory-capture' not found on PATH: install cairn (README: Install cairn)",
+      detail: ".claude/settings.json: 'auto-recall', 'memory-capture' not found on PATH: install cairn (README: Install cairn)",
     });
     expect(checks.find((c) => c.name === 'hooks: cursor')).toMatchObject({
       status: 'fail',
@@ -602,9 +561,7 @@ describe('each broken state', () => {
     const local = hookChecks(root, env);
     expect(statusOf(local, 'hooks: claude')).toBe('ok');
     expect(statusOf(local, 'hooks: codex')).toBe('ok');
-    expect(resolveProgram('$CLAUDE_PROJECT_DIR/node_modules/.bin/auto-recall', root, env)).toBe(
-      join(bin, 'auto-recall'),
-    );
+    expect(resolveProgram('$CLAUDE_PROJECT_DIR/node_modules/.bin/auto-recall', root, env)).toBe(join(bin, 'auto-recall'));
     expect(resolveProgram('$(git rev-parse --show-toplevel)/node_modules/.bin/nope', root, env)).toBeNull();
     expect(existsSync(join(root, '.cairn'))).toBe(true);
     // the dev dependency gone (node_modules deleted): what to do is npm install
@@ -620,8 +577,7 @@ describe('each broken state', () => {
     devDependency(root);
     run('cairn', ['init', '--codex'], { cwd: root });
     const codexHome = join(root, 'codex-home');
-    const codex = () =>
-      hookChecks(root, { PATH: '/usr/bin:/bin', CODEX_HOME: codexHome }).find((c) => c.name === 'hooks: codex');
+    const codex = () => hookChecks(root, { PATH: '/usr/bin:/bin', CODEX_HOME: codexHome }).find((c) => c.name === 'hooks: codex');
     expect(codex()).toMatchObject({
       status: 'warn',
       detail: expect.stringContaining('Codex runs them only once you trust the project and then the hooks'),
@@ -652,10 +608,7 @@ describe('each broken state', () => {
       status: 'fail',
       detail: expect.stringContaining("cairn's PostToolUse hook(s) changed since Codex trusted them"),
     });
-    appendFileSync(
-      join(codexHome, 'config.toml'),
-      `[hooks.state.${JSON.stringify(`${file}:post_tool_use:0:0`)}]\nenabled = false\n`,
-    );
+    appendFileSync(join(codexHome, 'config.toml'), `[hooks.state.${JSON.stringify(`${file}:post_tool_use:0:0`)}]\nenabled = false\n`);
     expect(codex()).toMatchObject({
       status: 'fail',
       detail: expect.stringContaining("cairn's PostToolUse (disabled) hook(s)"),
@@ -680,9 +633,10 @@ describe('each broken state', () => {
     );
     expect(tables.get('[]')?.get('model')).toBe('gpt-5');
     expect(tables.get(JSON.stringify(['projects', '/home/dev/it\'s "here"']))?.get('trust_level')).toBe('trusted');
-    expect(
-      Object.fromEntries(tables.get(JSON.stringify(['hooks', 'state', '/p/.codex/hooks.json:session_start:0:0']))!),
-    ).toEqual({ trusted_hash: 'sha256:ab#cd', enabled: false });
+    expect(Object.fromEntries(tables.get(JSON.stringify(['hooks', 'state', '/p/.codex/hooks.json:session_start:0:0']))!)).toEqual({
+      trusted_hash: 'sha256:ab#cd',
+      enabled: false,
+    });
     expect(Object.fromEntries(tables.get(JSON.stringify(['hooks', 'state', 'bare-key']))!)).toEqual({
       note: 'café 😀',
     });
@@ -711,9 +665,9 @@ describe('each broken state', () => {
     mkdirSync(join(top, 'node_modules', '.bin'), { recursive: true });
     writeFileSync(join(top, 'node_modules', '.bin', 'auto-recall'), '#!/bin/sh\n');
     chmodSync(join(top, 'node_modules', '.bin', 'auto-recall'), 0o755);
-    expect(
-      resolveProgram('$(git rev-parse --show-toplevel)/node_modules/.bin/auto-recall', pkg, { PATH: '/usr/bin' }),
-    ).toBe(join(top, 'node_modules', '.bin', 'auto-recall'));
+    expect(resolveProgram('$(git rev-parse --show-toplevel)/node_modules/.bin/auto-recall', pkg, { PATH: '/usr/bin' })).toBe(
+      join(top, 'node_modules', '.bin', 'auto-recall'),
+    );
     expect(
       resolveProgram('$(git rev-parse --show-toplevel)/packages/api/node_modules/.bin/auto-recall', pkg, {
         PATH: '/usr/bin',

@@ -45,8 +45,7 @@ const T = {
     'A machine-readable mode that also prints banner or progress lines is unusable from scripts because the first non-JSON line aborts the parser',
   STATUS: 'status commands in this repo are read by the deploy script as well as by people',
   // LED-101 r2 auditor: the man page again (item 1, an echo; finding A1), three new items; A2 → MAPPER.
-  MAPPER:
-    'output mappers copy named keys; an object spread of internal state is never acceptable on a public output path',
+  MAPPER: 'output mappers copy named keys; an object spread of internal state is never acceptable on a public output path',
   SPREAD: 'Spreading a context object into output → secrets leak as soon as someone adds a field upstream',
   REDACTION: 'A redaction test that only asserts the presence of keys proves nothing about what was removed',
   // LED-102 r1 auditor: TEST_FILE and MAN again (echoes), three new items; A1 → NOT_NULL, A2 → MAN, A3 → DATES.
@@ -58,8 +57,7 @@ const T = {
   // pattern, so its summary is stored as one.
   REFRESH: 'Refresh tokens must be single-use; reuse of a rotated token should revoke the whole token family',
   SLIDING: 'Sliding expiry without an absolute cap results in sessions that last forever for active clients',
-  POSTGRES:
-    'ledgerly keeps sessions in Postgres rather than Redis, so revocation is a row update and survives restarts',
+  POSTGRES: 'ledgerly keeps sessions in Postgres rather than Redis, so revocation is a row update and survives restarts',
   A1_103: 'Plan does not state the clock-skew tolerance for expiry checks',
 } as const;
 type Key = keyof typeof T;
@@ -204,18 +202,7 @@ function fixtureOf(issue: string, runId: string, role: string) {
 
 function contextArgs(issue: string, runId: string): string[] {
   const f = fixtureOf(issue, runId, 'auditor');
-  return [
-    '--issue',
-    issue,
-    '--run',
-    runId,
-    '--labels',
-    f.labels.join(','),
-    '--files',
-    f.files.join(','),
-    '--phase',
-    f.phase,
-  ];
+  return ['--issue', issue, '--run', runId, '--labels', f.labels.join(','), '--files', f.files.join(','), '--phase', f.phase];
 }
 
 function format(issue: string, runId: string, now: string) {
@@ -253,11 +240,7 @@ function feedback(issue: string, runId: string, now: string) {
 }
 
 function outcome(issue: string, runId: string, now: string) {
-  const r = step(
-    'outcome-score',
-    ['--issue', issue, '--run', runId, '--result', ROUND_RESULT[`${issue}/${runId}`], '--json'],
-    now,
-  );
+  const r = step('outcome-score', ['--issue', issue, '--run', runId, '--result', ROUND_RESULT[`${issue}/${runId}`], '--json'], now);
   return JSON.parse(r.stdout);
 }
 
@@ -268,8 +251,7 @@ function expectInjected(got: ReturnType<typeof format>, scores: [Key, number, st
   expect(Object.fromEntries(got.patterns.map((p) => [p.id, p.score]))).toEqual(
     Object.fromEntries(scores.map(([k, s]) => [id(k), expect.closeTo(s, 4)])),
   );
-  for (let i = 1; i < got.patterns.length; i++)
-    expect(got.patterns[i].score).toBeLessThanOrEqual(got.patterns[i - 1].score);
+  for (let i = 1; i < got.patterns.length; i++) expect(got.patterns[i].score).toBeLessThanOrEqual(got.patterns[i - 1].score);
   for (const [k, , record] of scores) expect(got.block).toContain(`- ${T[k]} (${record})\n`);
 }
 
@@ -293,18 +275,7 @@ const R2_INJECTED: Key[] = ['MACHINE', 'TEST_FILE', 'STATUS', 'SCHEMA', 'MAN'];
 const R2_NEW: Key[] = ['MAPPER', 'SPREAD', 'REDACTION'];
 const R3_INJECTED: Key[] = ['MAPPER', 'SPREAD', 'MACHINE', 'REDACTION', 'TEST_FILE', 'STATUS', 'SCHEMA', 'MAN'];
 const R3_NEW: Key[] = ['NOT_NULL', 'SERIALIZER', 'DATES'];
-const R4_INJECTED: Key[] = [
-  'MAPPER',
-  'MACHINE',
-  'SPREAD',
-  'DATES',
-  'TEST_FILE',
-  'SERIALIZER',
-  'REDACTION',
-  'STATUS',
-  'NOT_NULL',
-  'SCHEMA',
-];
+const R4_INJECTED: Key[] = ['MAPPER', 'MACHINE', 'SPREAD', 'DATES', 'TEST_FILE', 'SERIALIZER', 'REDACTION', 'STATUS', 'NOT_NULL', 'SCHEMA'];
 const R4_NEW: Key[] = ['REFRESH', 'SLIDING', 'POSTGRES', 'A1_103'];
 
 /** The one event a recorded block appends: the injection of its patterns in run r1 of `issue`. */
@@ -393,9 +364,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
       gate: 'not-a-pass',
       reinforced: [],
       aged: [],
-      penalised: [
-        { finding: 'A2', pattern: id('MAN'), text: T.MAN, match: 'text', weight: 1, retracted: true, regressed: false },
-      ],
+      penalised: [{ finding: 'A2', pattern: id('MAN'), text: T.MAN, match: 'text', weight: 1, retracted: true, regressed: false }],
       confirmed: [
         { finding: 'A1', patterns: [id('SCHEMA')], reinforced: false },
         { finding: 'A3', patterns: [id('TEST_FILE')], reinforced: false },
@@ -427,9 +396,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
       applied: true,
       patterns: sortedIds(['SCHEMA', 'TEST_FILE']).map((pattern) => ({ pattern, weight: 1, tested: true })),
     });
-    expect(newEvents()).toEqual([
-      expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-101', run: 'r1', result: 'fail' }),
-    ]);
+    expect(newEvents()).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-101', run: 'r1', result: 'fail' })]);
     change(['SCHEMA', 'TEST_FILE'], () => ({ weight: 0.5 }));
     expect(table()).toEqual(expected);
   });
@@ -487,10 +454,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
       evidence: 'L2',
       verdict: { effective: 'FAIL', must_fix: ['A1'], findings: ['A1', 'A2'] },
     });
-    expect(ev.slice(1, 5).map((e) => [e.pattern, e.echo])).toEqual([
-      [id('MAN'), true],
-      ...R2_NEW.map((k) => [id(k), undefined]),
-    ]);
+    expect(ev.slice(1, 5).map((e) => [e.pattern, e.echo])).toEqual([[id('MAN'), true], ...R2_NEW.map((k) => [id(k), undefined])]);
     change(['MAN'], () => ({ lastUsed: at('04', '09:05') }));
     firstSight(R2_NEW, ['rule', 'causal', 'observation'], at('04', '09:05'));
     expect(table()).toEqual(expected);
@@ -546,9 +510,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // run (its finding stood on the PASS): the outcome leaves it to that verdict. Nothing is graded.
     const o = outcome('LED-101', 'r2', at('04', '09:20'));
     expect(o).toEqual({ issue: 'LED-101', run: 'r2', result: 'pass', applied: true, patterns: [] });
-    expect(newEvents()).toEqual([
-      expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-101', run: 'r2', result: 'pass' }),
-    ]);
+    expect(newEvents()).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-101', run: 'r2', result: 'pass' })]);
     expect(table()).toEqual(expected);
   });
 
@@ -670,9 +632,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
       })),
     );
     ev = newEvents();
-    expect(ev).toEqual([
-      expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-102', run: 'r1', result: 'fail' }),
-    ]);
+    expect(ev).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-102', run: 'r1', result: 'fail' })]);
     change(['TEST_FILE'], (r) => ({ untested: r.untested - 1 }));
     change(['NOT_NULL', 'DATES'], (r) => ({ weight: r9(r.weight * aging(0.5) + 0.5) }));
     expect(table()).toEqual(expected);
@@ -715,17 +675,10 @@ describe('the correction loop over the ledgerly plan phase', () => {
     // Pre-validated checks block makes it L1; the auditor's own verdict is PASS.
     const s = store('auditor', 'LED-103', 'r1', at('13', '09:05'));
     expect(s).toMatchObject({ evidence: 'L1', verdict: 'PASS' });
-    expect(s.patterns.map((p) => [p.id, p.status])).toEqual([
-      [id('TEST_FILE'), 'echo'],
-      ...R4_NEW.map((k) => [id(k), 'new']),
-    ]);
+    expect(s.patterns.map((p) => [p.id, p.status])).toEqual([[id('TEST_FILE'), 'echo'], ...R4_NEW.map((k) => [id(k), 'new'])]);
     expect(linksOf(s)).toEqual([['A1', [id('A1_103')], 'self']]);
     ev = newEvents();
-    expect(ev.map((e) => e.type)).toEqual([
-      'deliberation.stored',
-      ...Array(5).fill('pattern.observed'),
-      'finding.linked',
-    ]);
+    expect(ev.map((e) => e.type)).toEqual(['deliberation.stored', ...Array(5).fill('pattern.observed'), 'finding.linked']);
     expect(ev[1]).toMatchObject({
       pattern: id('TEST_FILE'),
       echo: true,
@@ -775,9 +728,7 @@ describe('the correction loop over the ledgerly plan phase', () => {
     const o = outcome('LED-103', 'r1', at('13', '09:20'));
     expect(o.patterns).toEqual([{ pattern: id('TEST_FILE'), weight: 1, tested: false }]);
     ev = newEvents();
-    expect(ev).toEqual([
-      expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-103', run: 'r1', result: 'fail' }),
-    ]);
+    expect(ev).toEqual([expect.objectContaining({ type: 'pattern.outcome', issue: 'LED-103', run: 'r1', result: 'fail' })]);
     change(['TEST_FILE'], (r) => ({ untested: r.untested - 1 }));
     expect(table()).toEqual(expected);
 

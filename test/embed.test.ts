@@ -22,15 +22,11 @@ function seed(opts: { provider?: string } = {}): string {
   const dir = tempProject();
   if (opts.provider !== undefined)
     writeFileSync(join(dir, '.cairn', 'config.json'), JSON.stringify({ embeddings: { command: opts.provider } }));
-  const r = run(
-    'store-deliberation',
-    ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--project', PROJECT, '--strict'],
-    {
-      cwd: dir,
-      input: `## Plan review\nFine.\n\n## Accumulated Patterns\n${[MAN_PAGE, SESSIONS, INDEX, JSON_MODE].map((t) => `- ${t}`).join('\n')}\n`,
-      env: { CAIRN_NOW: '2025-03-01T12:00:00Z' },
-    },
-  );
+  const r = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--project', PROJECT, '--strict'], {
+    cwd: dir,
+    input: `## Plan review\nFine.\n\n## Accumulated Patterns\n${[MAN_PAGE, SESSIONS, INDEX, JSON_MODE].map((t) => `- ${t}`).join('\n')}\n`,
+    env: { CAIRN_NOW: '2025-03-01T12:00:00Z' },
+  });
   expect(r.code, r.stderr).toBe(0);
   return dir;
 }
@@ -61,10 +57,7 @@ describe('parseVectors', () => {
   const wanted = new Set(['a', 'b', 'c']);
 
   it('reads one vector per id', () => {
-    const out = parseVectors(
-      '{"id":"a","vector":[1,0]}\n{"id":"b","vector":[0,1]}\n{"id":"c","vector":[0.5,0.5]}\n',
-      wanted,
-    );
+    const out = parseVectors('{"id":"a","vector":[1,0]}\n{"id":"b","vector":[0,1]}\n{"id":"c","vector":[0.5,0.5]}\n', wanted);
     expect(out.problems).toEqual([]);
     expect([...out.vectors.keys()]).toEqual(['a', 'b', 'c']);
     expect([...out.vectors.get('c')!]).toEqual([0.5, 0.5]);
@@ -122,15 +115,11 @@ describe('vectors', () => {
 describe('runProvider', () => {
   it('turns a provider that cannot start or fails into a clear error', () => {
     expect(() => runProvider('/nonexistent/embedder', [{ id: 'a', text: 'x' }], 5000)).toThrow(CairnError);
-    expect(() => runProvider('/nonexistent/embedder', [{ id: 'a', text: 'x' }], 5000)).toThrow(
-      /embeddings provider exited with code 127/,
-    );
+    expect(() => runProvider('/nonexistent/embedder', [{ id: 'a', text: 'x' }], 5000)).toThrow(/embeddings provider exited with code 127/);
     const previous = process.env.EMBED_FIXTURE_MODE;
     process.env.EMBED_FIXTURE_MODE = 'fail';
     try {
-      expect(() => runProvider(PROVIDER, [{ id: 'a', text: 'x' }], 5000)).toThrow(
-        /exited with code 1 .*: provider: model not available/,
-      );
+      expect(() => runProvider(PROVIDER, [{ id: 'a', text: 'x' }], 5000)).toThrow(/exited with code 1 .*: provider: model not available/);
     } finally {
       if (previous === undefined) delete process.env.EMBED_FIXTURE_MODE;
       else process.env.EMBED_FIXTURE_MODE = previous;
@@ -226,9 +215,7 @@ describe('format-patterns --query with embeddings', () => {
     const dir = seed({ provider: PROVIDER });
     embed(dir);
     const { result, texts } = ranked(dir, 'index migration', { EMBED_FIXTURE_MODE: 'garbage' }); // the query comes back with 3 dimensions
-    expect(result.stderr).toContain(
-      "4 cached vectors differ in dimension from the query's 3; using BM25 for those patterns",
-    );
+    expect(result.stderr).toContain("4 cached vectors differ in dimension from the query's 3; using BM25 for those patterns");
     expect(texts[0]).toBe(INDEX);
   });
 });
@@ -251,13 +238,11 @@ describe('linking a finding by meaning (SPEC §3.9.1: the provider is used when 
   }
   function learned(provider?: string): string {
     const dir = tempProject();
-    if (provider !== undefined)
-      writeFileSync(join(dir, '.cairn', 'config.json'), JSON.stringify({ embeddings: { command: provider } }));
-    run(
-      'store-deliberation',
-      ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--project', PROJECT, '--strict'],
-      { cwd: dir, input: `## Accumulated Patterns\n- ${EXPIRY}\n- ${INDEX}\n` },
-    );
+    if (provider !== undefined) writeFileSync(join(dir, '.cairn', 'config.json'), JSON.stringify({ embeddings: { command: provider } }));
+    run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-1', '--run', 'r1', '--project', PROJECT, '--strict'], {
+      cwd: dir,
+      input: `## Accumulated Patterns\n- ${EXPIRY}\n- ${INDEX}\n`,
+    });
     if (provider !== undefined) embed(dir);
     return dir;
   }
@@ -266,9 +251,7 @@ describe('linking a finding by meaning (SPEC §3.9.1: the provider is used when 
     const store = openTestStore(dir, PROJECT);
     const id = (patternDb(store).prepare('SELECT id FROM patterns WHERE text = ?').get(EXPIRY) as { id: string }).id;
     store.close();
-    expect(storeFinding(dir).links).toEqual([
-      expect.objectContaining({ finding: 'A1', patterns: [id], match: 'embedding' }),
-    ]);
+    expect(storeFinding(dir).links).toEqual([expect.objectContaining({ finding: 'A1', patterns: [id], match: 'embedding' })]);
   });
 
   it('without a provider, or when it fails, the finding states its own rule', () => {

@@ -12,16 +12,7 @@ import { appendEvents, appendEventLines, patternDb, eventFollower } from '../lib
 import { nextUlid } from '../lib/core/ids.js';
 import type { EventPayload } from '../lib/events/types.js';
 import type { Deadline } from '../lib/core/deadline.js';
-import {
-  deliberationFixtures,
-  FIXTURES,
-  fixturePath,
-  fixtureText,
-  openTestStore,
-  run,
-  seededRandom,
-  tempProject,
-} from './helpers.js';
+import { deliberationFixtures, FIXTURES, fixturePath, fixtureText, openTestStore, run, seededRandom, tempProject } from './helpers.js';
 import { listPatterns } from '../lib/patterns/queries.js';
 import { scorePattern } from '../lib/patterns/scoring.js';
 
@@ -198,9 +189,9 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
     if (kind < 0.33) {
       const fx = rng.next() < 0.5 ? rng.pick(fixtures) : undefined;
       // now and then a finding cites a short id, as the block shows it with --ids
-      const known = patternDb(store)
-        .prepare('SELECT id FROM patterns WHERE project = ? ORDER BY id LIMIT 5')
-        .all(store.project) as { id: string }[];
+      const known = patternDb(store).prepare('SELECT id FROM patterns WHERE project = ? ORDER BY id LIMIT 5').all(store.project) as {
+        id: string;
+      }[];
       const cite = known.length && rng.next() < 0.2 ? rng.pick(known).id.slice(0, 7) : undefined;
       const input = {
         text: fx ? fixtureText(fx.file) : generatedText(rng, cite),
@@ -248,9 +239,10 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
       recordInjection(store, result, issue, runId);
       count(`format:${result.path}`);
     } else {
-      const rows = patternDb(store)
-        .prepare('SELECT id, role FROM patterns WHERE project = ? ORDER BY id')
-        .all(store.project) as { id: string; role: string }[];
+      const rows = patternDb(store).prepare('SELECT id, role FROM patterns WHERE project = ? ORDER BY id').all(store.project) as {
+        id: string;
+        role: string;
+      }[];
       if (rows.length === 0) continue;
       const target = rng.pick(rows);
       // now and then an id this project does not have (a foreign or mistyped reference)
@@ -280,8 +272,7 @@ function drive(stores: Store[], ops: number, seed: number): Counts {
           by: rng.pick(['ana', 'bo']),
           reason: 'keeps catching real bugs',
         };
-      else if (choice === 5)
-        payload = { type: 'pattern.deprecated', pattern, reason: 'superseded', auto: rng.next() < 0.5 };
+      else if (choice === 5) payload = { type: 'pattern.deprecated', pattern, reason: 'superseded', auto: rng.next() < 0.5 };
       else if (choice === 6) payload = { type: 'pattern.regressed', pattern, finding: `F${rng.int(5)}`, ...scope };
       else if (choice === 7) {
         const role = rng.pick(ROLES);
@@ -332,15 +323,7 @@ function smallHistory(root: string, seed = 3, ops = 40): Store {
 describe('replay equals live', () => {
   it('covers every table the spec names', () => {
     expect(EVENT_LOG_TABLES).toEqual(
-      expect.arrayContaining([
-        'patterns',
-        'deliberations',
-        'sightings',
-        'injections',
-        'dismissals',
-        'outcomes',
-        'summaries',
-      ]),
+      expect.arrayContaining(['patterns', 'deliberations', 'sightings', 'injections', 'dismissals', 'outcomes', 'summaries']),
     );
   });
 
@@ -420,9 +403,9 @@ describe('replay equals live', () => {
     const db = patternDb(openTestStore(root));
     expect(snapshot(db)).toEqual(live);
     expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-    expect(
-      db.prepare("SELECT name FROM sqlite_master WHERE name IN ('left_over', 'patterns_rank_immune')").pluck().all(),
-    ).toEqual(['patterns_rank_immune']);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name IN ('left_over', 'patterns_rank_immune')").pluck().all()).toEqual([
+      'patterns_rank_immune',
+    ]);
     expect(db.prepare("SELECT tokens FROM token_counts WHERE key = 'k1'").pluck().get()).toBe(7);
     expect(db.prepare('SELECT COUNT(*) FROM embeddings').pluck().get()).toBe(1);
   });
@@ -499,18 +482,7 @@ describe('incremental catch-up', () => {
     const before = logLines(root).length;
     const r = run(
       'store-deliberation',
-      [
-        '--role',
-        'judge',
-        '--issue',
-        'LED-104',
-        '--run',
-        'r9',
-        '--file',
-        fixturePath('led-102-r1-review-judge.md'),
-        '--json',
-        '--strict',
-      ],
+      ['--role', 'judge', '--issue', 'LED-104', '--run', 'r9', '--file', fixturePath('led-102-r1-review-judge.md'), '--json', '--strict'],
       { cwd: root },
     );
     expect(r.code, r.stderr).toBe(0);
@@ -541,19 +513,7 @@ describe('incremental catch-up', () => {
     for (const file of ['led-101-r2-plan-auditor.md', 'led-103-r1-plan-auditor.md']) {
       const r = run(
         'store-deliberation',
-        [
-          '--role',
-          'auditor',
-          '--issue',
-          'LED-105',
-          '--run',
-          'r1',
-          '--project',
-          'shared-id',
-          '--file',
-          fixturePath(file),
-          '--strict',
-        ],
+        ['--role', 'auditor', '--issue', 'LED-105', '--run', 'r1', '--project', 'shared-id', '--file', fixturePath(file), '--strict'],
         { cwd: clone },
       );
       expect(r.code, r.stderr).toBe(0);
@@ -579,9 +539,7 @@ describe('incremental catch-up', () => {
       .prepare('SELECT id, reinforcement_count FROM patterns WHERE project = ? ORDER BY id LIMIT 1')
       .get(store.project) as { id: string; reinforcement_count: number };
     store.close();
-    appendEventLines(store, [
-      { type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1', finding: 'A1' },
-    ]);
+    appendEventLines(store, [{ type: 'pattern.reinforced', pattern: target.id, issue: 'LED-101', run: 'r1', finding: 'A1' }]);
     const reopened = openTestStore(root);
     const after = patternDb(reopened)
       .prepare('SELECT reinforcement_count FROM patterns WHERE project = ? AND id = ?')
@@ -597,17 +555,13 @@ describe('indexes left to the background (a fresh clone at 100k patterns)', () =
     drive([store], 200, 5);
     store.refresh(eventFollower(store));
     const { role } = patternDb(store)
-      .prepare(
-        "SELECT role, COUNT(*) AS n FROM patterns WHERE lifecycle != 'deprecated' GROUP BY role ORDER BY n DESC LIMIT 1",
-      )
+      .prepare("SELECT role, COUNT(*) AS n FROM patterns WHERE lifecycle != 'deprecated' GROUP BY role ORDER BY n DESC LIMIT 1")
       .get() as { role: string };
     store.close();
     const block = () => {
-      const r = run(
-        'format-patterns',
-        ['--role', role, '--project', 'background-project', '--budget', '120', '--strict', '--json'],
-        { cwd: root },
-      );
+      const r = run('format-patterns', ['--role', role, '--project', 'background-project', '--budget', '120', '--strict', '--json'], {
+        cwd: root,
+      });
       expect(r.code, r.stderr).toBe(0);
       return JSON.parse(r.stdout) as { path: string; patterns: { id: string }[] };
     };
@@ -618,9 +572,7 @@ describe('indexes left to the background (a fresh clone at 100k patterns)', () =
     // as a fresh clone's last hook leaves the database: every event applied, the indexes set aside
     const db = new BetterSqlite3(dbPath(root));
     for (const name of Object.keys(EVENT_LOG_INDEXES)) db.exec(`DROP INDEX ${name}`);
-    const mark = JSON.parse(
-      (db.prepare("SELECT value FROM meta WHERE key = 'log:events'").get() as { value: string }).value,
-    );
+    const mark = JSON.parse((db.prepare("SELECT value FROM meta WHERE key = 'log:events'").get() as { value: string }).value);
     db.prepare("UPDATE meta SET value = ? WHERE key = 'log:events'").run(JSON.stringify({ ...mark, building: true }));
     db.close();
     expect(block()).toEqual(before);
@@ -629,13 +581,10 @@ describe('indexes left to the background (a fresh clone at 100k patterns)', () =
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ applied: 0, skipped: 0, rebuilt: false, deferred: 0, packed: 0 }); // no list long enough to pack
     const after = new BetterSqlite3(dbPath(root));
-    const names = (
-      after.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]
-    ).map((x) => x.name);
+    const names = (after.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]).map((x) => x.name);
     expect(names).toEqual(expect.arrayContaining(Object.keys(EVENT_LOG_INDEXES)));
     expect(
-      JSON.parse((after.prepare("SELECT value FROM meta WHERE key = 'log:events'").get() as { value: string }).value)
-        .building,
+      JSON.parse((after.prepare("SELECT value FROM meta WHERE key = 'log:events'").get() as { value: string }).value).building,
     ).toBeUndefined();
     after.close();
     expect(block()).toEqual(before);
@@ -672,9 +621,7 @@ describe('a rebuild racing an appender', () => {
     expect(report).toMatchObject({ rebuilt: true, applied: 5000 });
 
     store.refresh(eventFollower(store));
-    const row = patternDb(store)
-      .prepare('SELECT text FROM summaries WHERE project = ? AND role = ?')
-      .get(store.project, 'judge');
+    const row = patternDb(store).prepare('SELECT text FROM summaries WHERE project = ? AND role = ?').get(store.project, 'judge');
     expect(row).toEqual({ text: 'written meanwhile' });
   });
 });
@@ -709,23 +656,11 @@ describe('a torn last line (crash mid-append)', () => {
     // another process appends: its first line is not glued to the fragment
     const r = run(
       'store-deliberation',
-      [
-        '--role',
-        'sentinel',
-        '--issue',
-        'LED-103',
-        '--run',
-        'r1',
-        '--file',
-        fixturePath('led-103-r1-qa-sentinel.md'),
-        '--json',
-      ],
+      ['--role', 'sentinel', '--issue', 'LED-103', '--run', 'r1', '--file', fixturePath('led-103-r1-qa-sentinel.md'), '--json'],
       { cwd: root },
     );
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(
-      `cairn store-deliberation: events.jsonl: skipped the line at byte ${size}: invalid JSON`,
-    );
+    expect(r.stderr).toContain(`cairn store-deliberation: events.jsonl: skipped the line at byte ${size}: invalid JSON`);
     const lines = logLines(root);
     const at = lines.indexOf(fragment);
     expect(at).toBeGreaterThan(0);

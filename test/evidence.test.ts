@@ -27,9 +27,7 @@ describe('evidenceLevel: L1, execution output', () => {
   });
 
   it('sees a "Pre-validated checks" heading followed by content, even unfenced', () => {
-    expect(evidenceLevel('## Pre-validated checks\n\n- lint: ok\n- tests: 14 passed\n\n## Review\nLooks fine.')).toBe(
-      'L1',
-    );
+    expect(evidenceLevel('## Pre-validated checks\n\n- lint: ok\n- tests: 14 passed\n\n## Review\nLooks fine.')).toBe('L1');
     expect(evidenceLevel('### Pre-validated checks\n```\nnpm run build\n```')).toBe('L1');
   });
 
@@ -60,9 +58,7 @@ describe('evidenceLevel: L2, a citation with a quoted fragment', () => {
   });
 
   it('accepts a fenced block', () => {
-    expect(
-      evidenceLevel('In lib/score.ts:88-91 the decay is applied twice:\n```ts\nscore *= decay;\nscore *= decay;\n```'),
-    ).toBe('L2');
+    expect(evidenceLevel('In lib/score.ts:88-91 the decay is applied twice:\n```ts\nscore *= decay;\nscore *= decay;\n```')).toBe('L2');
   });
 
   it('accepts a double-quoted fragment of at least 3 characters', () => {

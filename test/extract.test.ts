@@ -1,11 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import {
-  accumulatedPatternItems,
-  classify,
-  extractPatterns,
-  MAX_PATTERN_CHARS,
-  MIN_PATTERN_CHARS,
-} from '../lib/patterns/extract.js';
+import { accumulatedPatternItems, classify, extractPatterns, MAX_PATTERN_CHARS, MIN_PATTERN_CHARS } from '../lib/patterns/extract.js';
 import { parseVerdict } from '../lib/patterns/verdict.js';
 import { deliberationFixtures, fixtureText } from './helpers.js';
 
@@ -16,10 +10,7 @@ function extract(text: string) {
   return flat(extractPatterns(text, parseVerdict(text).verdict));
 }
 function flat(x: ReturnType<typeof extractPatterns>) {
-  return [
-    ...x.items,
-    ...x.findings.map(({ text, category, source, finding }) => ({ text, category, source, finding })),
-  ];
+  return [...x.items, ...x.findings.map(({ text, category, source, finding }) => ({ text, category, source, finding }))];
 }
 const sectionOf = (text: string) => extract(text).filter((e) => e.source === 'section');
 
@@ -88,8 +79,7 @@ describe('the Accumulated Patterns section of each adversarial fixture', () => {
 });
 
 describe('section headings', () => {
-  const body =
-    '\n- Retries need jitter to avoid a thundering herd\n\n## Next\n- Not a pattern at all, another section\n';
+  const body = '\n- Retries need jitter to avoid a thundering herd\n\n## Next\n- Not a pattern at all, another section\n';
   it.each([
     ['## Accumulated Patterns', 'markdown heading'],
     ['### Accumulated Patterns', 'level 3'],
@@ -150,9 +140,7 @@ describe('cleaning, length limits and dedupe', () => {
     const twelve = 'abcdefghijkl';
     const max = 'word '.repeat(100).trim().padEnd(MAX_PATTERN_CHARS, 'x');
     expect(max).toHaveLength(500);
-    const texts = extract(section(eleven, twelve, `**${eleven}**`, `RULE: ${eleven}`, max, max + 'y')).map(
-      (e) => e.text,
-    );
+    const texts = extract(section(eleven, twelve, `**${eleven}**`, `RULE: ${eleven}`, max, max + 'y')).map((e) => e.text);
     expect(texts).toEqual([twelve, max]);
   });
 
@@ -209,21 +197,12 @@ describe('classification', () => {
     expect(sql?.category).toBe('causal');
   });
 
-  it.each([
-    'must',
-    'never',
-    'always',
-    'do not',
-    "don't",
-    'don’t',
-    'should',
-    'shouldn’t',
-    'required',
-    'avoid',
-    'forbidden',
-  ])('an obligation (%s) makes a rule', (word) => {
-    expect(classify(`Handlers ${word} touch the session table directly`).category).toBe('rule');
-  });
+  it.each(['must', 'never', 'always', 'do not', "don't", 'don’t', 'should', 'shouldn’t', 'required', 'avoid', 'forbidden'])(
+    'an obligation (%s) makes a rule',
+    (word) => {
+      expect(classify(`Handlers ${word} touch the session table directly`).category).toBe('rule');
+    },
+  );
 
   it.each(['because', 'caused by', 'causes', 'leads to', 'results in', 'due to', 'therefore', 'so that', '->', '→'])(
     'a cause (%s) makes a causal pattern',
@@ -285,10 +264,7 @@ describe('section and markdown edge cases', () => {
   });
 
   it('keeps code spans as written while stripping emphasis around them', () => {
-    const [p] = extractPatterns(
-      '## Accumulated Patterns\n- **Never** override `__init__` in a _dataclass_ subclass\n',
-      null,
-    ).items;
+    const [p] = extractPatterns('## Accumulated Patterns\n- **Never** override `__init__` in a _dataclass_ subclass\n', null).items;
     expect(p.text).toBe('Never override __init__ in a dataclass subclass');
   });
 });

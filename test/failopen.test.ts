@@ -41,13 +41,7 @@ function exe(inv: Invocation): { bin: string; args: string[] } {
     : { bin: 'cairn', args: [inv.name, ...inv.args] };
 }
 
-function invoke(
-  inv: Invocation,
-  cwd: string,
-  extra: string[] = [],
-  env: Record<string, string> = {},
-  entryDir?: string,
-): RunResult {
+function invoke(inv: Invocation, cwd: string, extra: string[] = [], env: Record<string, string> = {}, entryDir?: string): RunResult {
   const { bin, args } = exe(inv);
   return run(bin, [...args, ...extra], {
     cwd,
@@ -58,12 +52,7 @@ function invoke(
 }
 
 /** The same failure under --strict and under CAIRN_STRICT=1: non-zero, still nothing on stdout. */
-function expectStrict(
-  runIt: (extra: string[], env: Record<string, string>) => RunResult,
-  name: string,
-  message: RegExp,
-  code = 1,
-): void {
+function expectStrict(runIt: (extra: string[], env: Record<string, string>) => RunResult, name: string, message: RegExp, code = 1): void {
   for (const r of [runIt(['--strict'], {}), runIt([], { CAIRN_STRICT: '1' })]) {
     expect(r.code, r.stderr).toBe(code);
     expect(r.stdout).toBe('');
@@ -98,9 +87,7 @@ describe('a database file of random bytes', () => {
     return junk;
   }
   const asides = (root: string) =>
-    readdirSync(join(root, '.cairn', 'cache')).filter(
-      (f) => f.startsWith('state.db.corrupt-') && !/-(wal|shm)$/.test(f),
-    );
+    readdirSync(join(root, '.cairn', 'cache')).filter((f) => f.startsWith('state.db.corrupt-') && !/-(wal|shm)$/.test(f));
 
   it('format-patterns moves it aside with a warning, rebuilds from the log and prints the same block', () => {
     const root = populated();
@@ -238,9 +225,7 @@ describe('the term index not built yet (a fresh clone at 100k builds it in the b
       const r = invoke(STORE, root, [...extra]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toMatch(
-        new RegExp(`^cairn store-deliberation: ${why.source}: this run is kept \\(cache/deferred/.*\\.json\\)`),
-      );
+      expect(r.stderr).toMatch(new RegExp(`^cairn store-deliberation: ${why.source}: this run is kept \\(cache/deferred/.*\\.json\\)`));
     }
     expect(eventsOf(root)).toBe(before);
     // run again while the index is still missing: they stay kept, and why is recorded for cairn doctor
@@ -262,11 +247,9 @@ describe('the term index not built yet (a fresh clone at 100k builds it in the b
 
   it('format-patterns --query in a large store prints the block ranked without relevance, as if no query were given', () => {
     const root = withoutTermIndex(50_000);
-    const query = invoke(
-      { ...FORMAT, args: [...FORMAT.args, '--query', 'idempotency keys for retried payment webhooks'] },
-      root,
-      ['--strict'],
-    );
+    const query = invoke({ ...FORMAT, args: [...FORMAT.args, '--query', 'idempotency keys for retried payment webhooks'] }, root, [
+      '--strict',
+    ]);
     expect(query.code, query.stderr).toBe(0);
     expect(query.stdout).toContain('HISTORICAL PATTERNS');
     expect(query.stdout).toBe(invoke(FORMAT, root, ['--strict']).stdout);
@@ -278,11 +261,9 @@ describe('the term index not built yet (a fresh clone at 100k builds it in the b
     expect(stored.code, stored.stderr).toBe(0);
     const out = JSON.parse(stored.stdout) as { patterns: { status: string }[] };
     expect(out.patterns.some((p) => p.status !== 'new')).toBe(true); // the first store's patterns were found
-    const query = invoke(
-      { ...FORMAT, args: [...FORMAT.args, '--query', 'idempotency keys for retried payment webhooks'] },
-      root,
-      ['--strict'],
-    );
+    const query = invoke({ ...FORMAT, args: [...FORMAT.args, '--query', 'idempotency keys for retried payment webhooks'] }, root, [
+      '--strict',
+    ]);
     expect(query.code, query.stderr).toBe(0);
     expect(query.stdout).not.toBe(invoke(FORMAT, root, ['--strict']).stdout); // ranked with relevance
   });
@@ -295,10 +276,7 @@ describe('malformed and empty stdin', () => {
     ['binary garbage', garbage, /binary data|not valid UTF-8/],
     [
       'latin-1 text (invalid UTF-8)',
-      Buffer.from(
-        '## Accumulated Patterns\n- Caf\xe9 menus must list every allergen before service starts\n',
-        'latin1',
-      ),
+      Buffer.from('## Accumulated Patterns\n- Caf\xe9 menus must list every allergen before service starts\n', 'latin1'),
       /not valid UTF-8/,
     ],
     ['text with a NUL byte', Buffer.from('## Accumulated Patterns\n- Every export must be\0 signed\n'), /binary data/],
@@ -382,9 +360,7 @@ describe('the event log lock', () => {
     const holder = await holdLock(lock);
     const before = eventsOf(root);
     const env = { CAIRN_DEADLINE_MS: '300' };
-    const heldBy = new RegExp(
-      `lock .*events\\.jsonl\\.lock is held by another process \\(pid ${holder.pid} on ${hostname()}\\)`,
-    );
+    const heldBy = new RegExp(`lock .*events\\.jsonl\\.lock is held by another process \\(pid ${holder.pid} on ${hostname()}\\)`);
 
     // as if a background run applied kept runs: none starts here
     asIfApplyingKeptRuns(root);
@@ -425,9 +401,7 @@ describe('the event log lock', () => {
     const r = invoke(STORE, root, ['--strict', '--json'], { CAIRN_DEADLINE_MS: '2000' });
     expect(r.code, r.stderr).toBe(0);
     const stored = JSON.parse(r.stdout) as { patterns: unknown[]; links: unknown[] };
-    expect(eventsOf(root).split('\n').filter(Boolean).length).toBe(
-      before + 1 + stored.patterns.length + stored.links.length,
-    );
+    expect(eventsOf(root).split('\n').filter(Boolean).length).toBe(before + 1 + stored.patterns.length + stored.links.length);
     expect(existsSync(lock)).toBe(false);
   });
 });
@@ -437,11 +411,7 @@ describe('usage', () => {
     const root = populated();
     for (const inv of [STORE, FORMAT, REBUILD]) {
       const bogus = { ...inv, args: [...inv.args, '--bogus-flag', 'x'] };
-      expectFailOpen(
-        invoke(bogus, root),
-        inv.name,
-        /skipped \(pipeline continues\): unknown flag --bogus-flag; see --help/,
-      );
+      expectFailOpen(invoke(bogus, root), inv.name, /skipped \(pipeline continues\): unknown flag --bogus-flag; see --help/);
       expectStrict((extra, env) => invoke(bogus, root, extra, env), inv.name, /unknown flag --bogus-flag/, 2);
     }
     expectStrict(

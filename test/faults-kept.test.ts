@@ -2,16 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  asIfApplyingKeptRuns,
-  fixturePath,
-  FIXTURES,
-  fixtureText,
-  longDeliberation,
-  processesIn,
-  run,
-  tempProject,
-} from './helpers.js';
+import { asIfApplyingKeptRuns, fixturePath, FIXTURES, fixtureText, longDeliberation, processesIn, run, tempProject } from './helpers.js';
 
 // Runs kept for later (lib/store/deferred.ts) are applied soon after, by a background job that has a
 // deadline of its own; stderr says what really happens to them, and `cairn doctor` fails while one
@@ -183,11 +174,9 @@ describe('kept runs', () => {
     const again = run('cairn', ['rebuild', '--continue', '--strict', '--json'], { cwd: root });
     expect(JSON.parse(again.stdout).deferred).toBe(1);
     // the pipeline retries the step itself
-    const retried = run(
-      'outcome-score',
-      ['--issue', 'LED-1', '--run', 'r1', '--result', 'pass', '--report', REPORT, '--strict'],
-      { cwd: root },
-    );
+    const retried = run('outcome-score', ['--issue', 'LED-1', '--run', 'r1', '--result', 'pass', '--report', REPORT, '--strict'], {
+      cwd: root,
+    });
     expect(retried.stderr).toMatch(/landing pattern already captured as lp-/);
 
     expect(events(root, 'landing.captured')).toHaveLength(1);
@@ -204,11 +193,10 @@ describe('kept runs', () => {
     const bytes = 2_000_000;
     writeFileSync(join(root, 'long.md'), longDeliberation(bytes));
     const letGo = asIfApplyingKeptRuns(root);
-    const store = run(
-      'store-deliberation',
-      ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--file', 'long.md'],
-      { cwd: root, env: { CAIRN_DEADLINE_MS: '1' } },
-    );
+    const store = run('store-deliberation', ['--role', 'auditor', '--issue', 'LED-9', '--run', 'r1', '--file', 'long.md'], {
+      cwd: root,
+      env: { CAIRN_DEADLINE_MS: '1' },
+    });
     expect(store.stderr).toMatch(/this run is kept/);
     letGo();
     // a job with a deadline, as every background one has (a third of it for each kept run)
@@ -246,9 +234,7 @@ describe('kept runs', () => {
     let pid: number | undefined;
     waitUntil(
       () =>
-        (pid = processesIn(root).find((p) =>
-          readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('sanitize\0--catch-up'),
-        )) !== undefined,
+        (pid = processesIn(root).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('sanitize\0--catch-up'))) !== undefined,
       10_000,
     );
     expect(pid, 'no background sanitiser').toBeDefined();

@@ -39,10 +39,7 @@ function commitAll(root: string, message: string): void {
 /** A landing report of some work: `title`, touching `paths`. */
 function report(root: string, name: string, title: string, paths: string[], id = name): string {
   const file = join(root, '..', `${name}.json`);
-  writeFileSync(
-    file,
-    JSON.stringify({ id, goal: title, changedByAgent: [{ agent: 'codex', paths }], validationCommand: 'npm test' }),
-  );
+  writeFileSync(file, JSON.stringify({ id, goal: title, changedByAgent: [{ agent: 'codex', paths }], validationCommand: 'npm test' }));
   return file;
 }
 
@@ -111,16 +108,7 @@ describe('landing patterns through git', () => {
     for (const into of ['main', 'other']) {
       const root = repository();
       git(root, 'checkout', '-q', '-b', 'other');
-      capture(
-        root,
-        report(
-          root,
-          'second',
-          'Add the invoice export endpoint',
-          ['src/billing/export.ts', 'src/billing/csv.ts'],
-          'report-2',
-        ),
-      );
+      capture(root, report(root, 'second', 'Add the invoice export endpoint', ['src/billing/export.ts', 'src/billing/csv.ts'], 'report-2'));
       commitAll(root, 'landed on other');
       git(root, 'checkout', '-q', 'main');
       capture(root, report(root, 'first', 'Add the invoice export endpoint', ['src/billing/export.ts'], 'report-1'));

@@ -25,8 +25,7 @@ function populated(): { root: string; pattern: string } {
     }).code,
   ).toBe(0);
   expect(run('cairn', ['recall', 'ledger', '--strict'], { cwd: root }).code).toBe(0);
-  const pattern = (JSON.parse(run('cairn', ['list', '--json'], { cwd: root }).stdout) as { patterns: { id: string }[] })
-    .patterns[0].id;
+  const pattern = (JSON.parse(run('cairn', ['list', '--json'], { cwd: root }).stdout) as { patterns: { id: string }[] }).patterns[0].id;
   writeFileSync(
     join(root, 'lavra.jsonl'),
     JSON.stringify({
@@ -108,8 +107,7 @@ describe('a command a person runs, at a held lock', () => {
     const { root, pattern } = populated();
     for (const lock of ['events.jsonl.lock', 'memory/knowledge.jsonl.lock']) plant(join(root, '.cairn', lock));
     const before = readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8');
-    for (const { args } of PERSON_COMMANDS(pattern).filter((c) => c.locks))
-      expectNamed(await timed(root, args), args[0], holds);
+    for (const { args } of PERSON_COMMANDS(pattern).filter((c) => c.locks)) expectNamed(await timed(root, args), args[0], holds);
     expect(readFileSync(join(root, '.cairn', 'events.jsonl'), 'utf8')).toBe(before);
   });
 
@@ -124,9 +122,7 @@ describe('a command a person runs, at a held lock', () => {
       const init = await timed(root, ['init', '--import-lavra', 'lavra.jsonl']);
       expect(init.ms, init.stderr).toBeLessThan(WITHIN_MS + WAIT_MS);
       expect(init.code, init.stderr).toBe(0);
-      expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).toContain(
-        'imported note about invoices',
-      );
+      expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).toContain('imported note about invoices');
       const doctor = await timed(root, ['doctor']);
       expect(doctor.ms, doctor.stdout).toBeLessThan(WITHIN_MS);
       expect(doctor.stdout).toMatch(new RegExp(`\\n {2}warn {2}database +.*${holds.source}`));

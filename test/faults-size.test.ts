@@ -11,10 +11,7 @@ import { binPath, cleanEnv, tempProject } from './helpers.js';
 // are in bench/README.md ("Whole-log passes at a million knowledge lines").
 
 const HEAP_MB = '16';
-const line = (
-  i: number,
-  content = `note ${i}: the ledger totals are computed in cents for tenant ${i % 97} after the nightly export`,
-) =>
+const line = (i: number, content = `note ${i}: the ledger totals are computed in cents for tenant ${i % 97} after the nightly export`) =>
   JSON.stringify({
     key: `learned-note-${i}`,
     type: 'learned',
@@ -98,9 +95,7 @@ describe('a knowledge log many times the heap', () => {
       stale: 0,
       needs_review: 0,
     });
-    const active = lines(join(root, '.cairn', 'memory', 'knowledge.active.jsonl')).map(
-      (l) => JSON.parse(l).key as string,
-    );
+    const active = lines(join(root, '.cairn', 'memory', 'knowledge.active.jsonl')).map((l) => JSON.parse(l).key as string);
     expect(active).toHaveLength(19_999);
     expect(active).not.toContain('learned-note-5'); // the older of the two with its content
     expect(active).toContain('learned-note-20001');

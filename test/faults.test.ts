@@ -77,14 +77,7 @@ interface Executable {
   keeps?: boolean;
 }
 
-const OWN_BINS = new Set([
-  'store-deliberation',
-  'format-patterns',
-  'feedback-loop',
-  'outcome-score',
-  'memory-capture',
-  'auto-recall',
-]);
+const OWN_BINS = new Set(['store-deliberation', 'format-patterns', 'feedback-loop', 'outcome-score', 'memory-capture', 'auto-recall']);
 const SESSION_START = JSON.stringify({
   ...JSON.parse(readFileSync(join(FIXTURES, 'hooks', 'claude-session-start.json'), 'utf8')),
   cwd: '.',
@@ -220,8 +213,7 @@ const EVENT_LOG_READERS = [
 /** The commands that read the knowledge log. */
 const KNOWLEDGE_LOG_READERS = ['memory-capture', 'auto-recall', 'recall', 'rotate', 'sanitize', 'curate', 'report'];
 
-const label = (e: Executable) =>
-  [e.command, ...e.args.filter((a) => !a.startsWith('-') || a === '--strict').slice(0, 2)].join(' ');
+const label = (e: Executable) => [e.command, ...e.args.filter((a) => !a.startsWith('-') || a === '--strict').slice(0, 2)].join(' ');
 
 interface Outcome extends RunResult {
   ms: number;
@@ -339,17 +331,11 @@ beforeAll(() => {
     });
     if (role === 'auditor') PATTERN = stored.patterns[0].id;
   }
-  captureComments(store, [
-    { bead: 'bd-1', text: 'LEARNED: the ledger totals are computed in cents', ts: 1_770_000_000, source: 'user' },
-  ]);
+  captureComments(store, [{ bead: 'bd-1', text: 'LEARNED: the ledger totals are computed in cents', ts: 1_770_000_000, source: 'user' }]);
   store.close();
   writeFileSync(
     join(dir, 'config.json'),
-    JSON.stringify(
-      { project: PROJECT, embeddings: { command: `node ${join(FIXTURES, 'embeddings', 'provider.js')}` } },
-      null,
-      2,
-    ) + '\n',
+    JSON.stringify({ project: PROJECT, embeddings: { command: `node ${join(FIXTURES, 'embeddings', 'provider.js')}` } }, null, 2) + '\n',
   );
 });
 
@@ -362,12 +348,7 @@ afterAll(() => {
 });
 
 /** What an executable must do under a fault: its normal work (warnings allowed), or fail open with a reason. */
-type Expect =
-  | { ok: true; warning?: RegExp }
-  | { skipped: RegExp }
-  | { okOrSkipped: RegExp }
-  | { kept: RegExp }
-  | { keptOrSkipped: RegExp };
+type Expect = { ok: true; warning?: RegExp } | { skipped: RegExp } | { okOrSkipped: RegExp } | { kept: RegExp } | { keptOrSkipped: RegExp };
 
 interface Fault {
   name: string;
@@ -417,9 +398,7 @@ const FAULTS: Fault[] = [
     // the first write creates the store (SPEC §1.2, amended); readers never do
     // (doctor reports the missing store)
     expect: (e) =>
-      e.creates || e.command === 'doctor'
-        ? { ok: true }
-        : { skipped: /no cairn store at .*\.cairn \(run `cairn init` in the project\)/ },
+      e.creates || e.command === 'doctor' ? { ok: true } : { skipped: /no cairn store at .*\.cairn \(run `cairn init` in the project\)/ },
     after: (root, e) => expect(existsSync(inStore(root)), label(e)).toBe(e.creates),
   },
   {
@@ -439,8 +418,7 @@ const FAULTS: Fault[] = [
   {
     name: 'better-sqlite3 not loadable',
     setup: () => ({ entryDir: brokenSqlite }),
-    expect: (e) =>
-      e.db ? { skipped: /better-sqlite3 is not loadable \(Could not locate the bindings file/ } : { ok: true },
+    expect: (e) => (e.db ? { skipped: /better-sqlite3 is not loadable \(Could not locate the bindings file/ } : { ok: true }),
   },
   {
     // tiktoken is WebAssembly: node --jitless and a ulimit -v under ~10 GB leave it unloadable too.
@@ -505,9 +483,7 @@ const FAULTS: Fault[] = [
           },
     after: (root) => {
       const other = new BetterSqlite3(join(root, 'other.db'), { readonly: true });
-      const tables = (
-        other.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]
-      ).map((t) => t.name);
+      const tables = (other.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name);
       other.close();
       expect(tables).toEqual(['mine']); // never cairn's tables in someone else's database
     },
@@ -601,8 +577,7 @@ const FAULTS: Fault[] = [
       asIfApplyingKeptRuns(root);
     },
     // never read through the link: every reader of the event log refuses it and says why
-    expect: (e) =>
-      linkedEventLog(e, /events\.jsonl is not a regular file but a symbolic link; cairn reads no log through one/),
+    expect: (e) => linkedEventLog(e, /events\.jsonl is not a regular file but a symbolic link; cairn reads no log through one/),
     repair: (root) => rmSync(inStore(root, 'events.jsonl')),
     after: (root, e, o) => {
       expect(o.stdout, label(e)).not.toContain('OUTSIDE');
@@ -653,23 +628,18 @@ const FAULTS: Fault[] = [
     only: (e) => ['rotate', 'memory-capture'].includes(e.command),
     setup: (root) => {
       mkdirSync(join(root, 'outside'));
-      writeFileSync(
-        join(root, 'outside', 'secrets.jsonl'),
-        `{"inode":1}\n{"key":"x","type":"fact","content":"${OUTSIDE}"}\n`,
-      );
+      writeFileSync(join(root, 'outside', 'secrets.jsonl'), `{"inode":1}\n{"key":"x","type":"fact","content":"${OUTSIDE}"}\n`);
       symlinkSync(join(root, 'outside', 'secrets.jsonl'), inStore(root, 'memory', 'knowledge.jsonl.rotating.tmp'));
     },
     // reported, and nothing of the file behind it reaches the committed archive; a capture still captures
     expect: (e) =>
       e.command === 'rotate'
         ? {
-            skipped:
-              /knowledge\.jsonl\.rotating\.tmp is not a regular file but a symbolic link; cairn reads no log through one/,
+            skipped: /knowledge\.jsonl\.rotating\.tmp is not a regular file but a symbolic link; cairn reads no log through one/,
           }
         : {
             ok: true,
-            warning:
-              /captured; rotation is left to the next run \(.*rotating\.tmp is not a regular file but a symbolic link/,
+            warning: /captured; rotation is left to the next run \(.*rotating\.tmp is not a regular file but a symbolic link/,
           },
     after: (root) => {
       const archive = inStore(root, 'memory', 'knowledge.archive.jsonl');
@@ -703,9 +673,7 @@ const FAULTS: Fault[] = [
       symlinkSync(join(root, 'secret.txt'), inStore(root, '.gitignore'));
     },
     expect: (e) =>
-      e.command === 'init'
-        ? { skipped: /\.cairn\/\.gitignore is a symbolic link; cairn never writes through one/ }
-        : { ok: true },
+      e.command === 'init' ? { skipped: /\.cairn\/\.gitignore is a symbolic link; cairn never writes through one/ } : { ok: true },
     after: (root) => {
       expect(readFileSync(join(root, 'secret.txt'), 'utf8')).toBe('AWS_SECRET=abc123\n');
       expect(lstatSync(inStore(root, '.gitignore')).isSymbolicLink()).toBe(true); // never replaced by a copy of the secret
@@ -720,8 +688,7 @@ const FAULTS: Fault[] = [
     },
     expect: lockedOut('is held by another process \\(pid \\d+ on '),
     after: (root) => {
-      for (const lock of LOCKS)
-        expect(readFileSync(inStore(root, lock), 'utf8')).toMatch(new RegExp(`^${holder.pid} `)); // never stolen from a live holder
+      for (const lock of LOCKS) expect(readFileSync(inStore(root, lock), 'utf8')).toMatch(new RegExp(`^${holder.pid} `)); // never stolen from a live holder
     },
   },
   {
@@ -855,8 +822,7 @@ function expectOutcome(e: Executable, o: Outcome, expected: Expect): void {
     const last = lines.at(-1) ?? '';
     expect(last.startsWith(strict ? `${name}: ` : `${name}: skipped (pipeline continues): `), about).toBe(true);
     expect(last, about).toMatch(reason);
-    if (e.args.includes('--json'))
-      expect(JSON.parse(o.stdout), about).toMatchObject({ kind: expect.any(String), exit_code: o.code });
+    if (e.args.includes('--json')) expect(JSON.parse(o.stdout), about).toMatchObject({ kind: expect.any(String), exit_code: o.code });
     else expect(o.stdout, about).toBe('');
     return;
   }
@@ -871,8 +837,7 @@ function linkedEventLog(e: Executable, refusal: RegExp): Expect {
   if (e.command === 'patterns' && e.args[0] === 'capture') {
     return {
       ok: true,
-      warning:
-        /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one \(after the change was recorded/,
+      warning: /cannot append to .*events\.jsonl: it is a symbolic link; cairn never writes through one \(after the change was recorded/,
     };
   }
   return EVENT_LOG_READERS.includes(e.command) ? { skipped: refusal } : { ok: true };
@@ -946,13 +911,7 @@ const INPUT_READERS: InputReader[] = [
     'validator-file',
   ),
   reader('outcome-score', ['--issue', 'LED-101', '--run', 'r1', '--result', 'pass'], REPORT, { ok: true }, 'report'),
-  reader(
-    'patterns',
-    ['capture'],
-    REPORT,
-    { skipped: /the landing report is not JSON|no landing report: give --report F/ },
-    'report',
-  ),
+  reader('patterns', ['capture'], REPORT, { skipped: /the landing report is not JSON|no landing report: give --report F/ }, 'report'),
   // (half its deadline went to the wait: on a loaded machine the ranking may not fit the other half, and then it prints nothing)
   reader(
     'format-patterns',
@@ -1070,9 +1029,7 @@ describe('every input reader under every input fault', () => {
           env: { CAIRN_DEADLINE_MS: String(INPUT_DEADLINE_MS) },
           stdin: { file: '/dev/zero' },
         });
-        expect(outcome.stderr).toContain(
-          `stdin exceeded ${8 * 1024 * 1024} bytes; working on the first ${8 * 1024 * 1024}`,
-        );
+        expect(outcome.stderr).toContain(`stdin exceeded ${8 * 1024 * 1024} bytes; working on the first ${8 * 1024 * 1024}`);
         expectOutcome(r.executable, outcome, { skipped: /stdin holds binary data/ });
       }),
     );

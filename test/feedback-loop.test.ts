@@ -2,16 +2,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  fixturePath,
-  fixtureText,
-  leakedSecrets,
-  openTestStore,
-  run,
-  secretShapes,
-  tempProject,
-  UNSCOPED,
-} from './helpers.js';
+import { fixturePath, fixtureText, leakedSecrets, openTestStore, run, secretShapes, tempProject, UNSCOPED } from './helpers.js';
 import { storeDeliberation } from '../lib/patterns/deliberation.js';
 import { formatPatterns, recordInjection } from '../lib/patterns/format.js';
 import { runFeedback, type FeedbackInput, type FeedbackReport } from '../lib/patterns/feedback.js';
@@ -153,16 +144,7 @@ function events(root: string, type?: string): Record<string, any>[] {
   return type ? lines.filter((e) => e.type === type) : lines;
 }
 
-const FEEDBACK_ARGS = [
-  '--adversarial-role',
-  'auditor',
-  '--validator-role',
-  'curator',
-  '--issue',
-  'LED-9',
-  '--run',
-  'r1',
-];
+const FEEDBACK_ARGS = ['--adversarial-role', 'auditor', '--validator-role', 'curator', '--issue', 'LED-9', '--run', 'r1'];
 
 /** A project whose auditor raised A1 (TOKENS) and A2 (MIGRATION) in LED-9 r1, both learned as patterns. */
 function seeded(): string {
@@ -238,10 +220,7 @@ describe('bad verdicts: never a crash, never the wrong pattern', () => {
   it('binary garbage as --validator-file fails open and changes nothing', () => {
     const root = seeded();
     const file = join(root, 'garbage.bin');
-    writeFileSync(
-      file,
-      Buffer.concat([randomBytes(32 * 1024), Buffer.from('<!-- jkz:verdict-json {"verdict": '), randomBytes(1024)]),
-    );
+    writeFileSync(file, Buffer.concat([randomBytes(32 * 1024), Buffer.from('<!-- jkz:verdict-json {"verdict": '), randomBytes(1024)]));
     const before = snapshot(root);
     const r = run('feedback-loop', [...FEEDBACK_ARGS, '--validator-file', file], {
       cwd: root,
@@ -257,10 +236,7 @@ describe('bad verdicts: never a crash, never the wrong pattern', () => {
     const root = seeded();
     // The adversarial text given on the command line has A9, about something no pattern speaks of.
     const file = join(root, 'auditor.md');
-    writeFileSync(
-      file,
-      adversarial({ findings: [{ id: 'A9', summary: 'Quarterly revenue report uses the wrong fiscal calendar' }] }),
-    );
+    writeFileSync(file, adversarial({ findings: [{ id: 'A9', summary: 'Quarterly revenue report uses the wrong fiscal calendar' }] }));
     const before = snapshot(root);
     const r = run('feedback-loop', [...FEEDBACK_ARGS, '--adversarial-file', file, '--json'], {
       cwd: root,
@@ -338,9 +314,7 @@ describe('bad verdicts: never a crash, never the wrong pattern', () => {
     const r = run('feedback-loop', ['--validator-role', 'curator'], { cwd: root, input: dismissing('A1') });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/--adversarial-role is required/);
-    expect(
-      run('feedback-loop', ['--validator-role', 'curator', '--strict'], { cwd: root, input: dismissing('A1') }).code,
-    ).toBe(2);
+    expect(run('feedback-loop', ['--validator-role', 'curator', '--strict'], { cwd: root, input: dismissing('A1') }).code).toBe(2);
     expect(events(root, 'pattern.ignored')).toEqual([]);
   });
 });
@@ -365,10 +339,7 @@ describe('the penalty weight is the adversarial role’s', () => {
 
   it('config.json roleWeights overrides the weight', () => {
     const root = tempProject();
-    writeFileSync(
-      join(root, '.cairn', 'config.json'),
-      JSON.stringify({ roleWeights: { auditor: 2.5, sentinel: 1.5, inspector: 1.5 } }),
-    );
+    writeFileSync(join(root, '.cairn', 'config.json'), JSON.stringify({ roleWeights: { auditor: 2.5, sentinel: 1.5, inspector: 1.5 } }));
     const s = openTestStore(root);
     now(0);
     store(s, adversarial({ items: [TOKENS], findings: [{ id: 'A1', summary: TOKENS }] }));
@@ -408,13 +379,9 @@ describe('regression', () => {
     });
     expect(r.code).toBe(0);
     const id = patternId(openTestStore(root).project, 'auditor', TOKENS);
-    expect(r.stderr).toContain(
-      `cairn feedback-loop: regression: ${id} had been validated and was dismissed as a false positive (A4)`,
-    );
+    expect(r.stderr).toContain(`cairn feedback-loop: regression: ${id} had been validated and was dismissed as a false positive (A4)`);
     expect(JSON.parse(r.stdout).penalised).toEqual([expect.objectContaining({ pattern: id, regressed: true })]);
-    expect(events(root, 'pattern.regressed')).toEqual([
-      expect.objectContaining({ pattern: id, finding: 'A4', issue: 'LED-9', run: 'r2' }),
-    ]);
+    expect(events(root, 'pattern.regressed')).toEqual([expect.objectContaining({ pattern: id, finding: 'A4', issue: 'LED-9', run: 'r2' })]);
     const after = openTestStore(root);
     expect(pat(after, TOKENS)).toMatchObject({ regressed: 1, ignore_count: 1 });
     expect(pat(after, MIGRATION)).toMatchObject({ regressed: 0 });
@@ -517,9 +484,7 @@ describe('the evidence gate on PASS, and what a PASS credits (SPEC §3.9.2, §3.
       findings: [{ id: 'A1', summary: 'The changelog has no entry for this user-facing change' }],
     });
     const stored = store(s, text, 'auditor', 'LED-9', 'r1');
-    expect(stored.links).toEqual([
-      expect.objectContaining({ finding: 'A1', patterns: [pid(s, CHANGELOG)], match: 'text' }),
-    ]);
+    expect(stored.links).toEqual([expect.objectContaining({ finding: 'A1', patterns: [pid(s, CHANGELOG)], match: 'text' })]);
     now(1.5);
     const report = feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
     expect(report.reinforced.sort()).toEqual([pid(s, TOKENS), pid(s, CHANGELOG)].sort());
@@ -695,9 +660,7 @@ describe('a dismissed finding reaches the patterns it applied (SPEC §3.9.1)', (
         ],
       }),
     );
-    expect(stored.links).toEqual([
-      { finding: 'A1', summary: OPENAPI_FINDING, patterns: [pid(s, OPENAPI)], match: 'text' },
-    ]);
+    expect(stored.links).toEqual([{ finding: 'A1', summary: OPENAPI_FINDING, patterns: [pid(s, OPENAPI)], match: 'text' }]);
     expect(stored.patterns).toEqual([]); // the summary is not a pattern of its own: it applies one
   });
 
@@ -827,9 +790,7 @@ describe('a dismissed finding reaches the patterns it applied (SPEC §3.9.1)', (
       summary: 'session tokens are written raw to the debug log in src/auth.ts',
     });
     const report = feedback(s, { adversarialText: text, validatorText: dismissing('A1') });
-    expect(report.penalised).toEqual([
-      expect.objectContaining({ finding: 'A1', pattern: pid(s, TOKENS), match: 'text' }),
-    ]);
+    expect(report.penalised).toEqual([expect.objectContaining({ finding: 'A1', pattern: pid(s, TOKENS), match: 'text' })]);
     expect(pat(s, CHANGELOG).ignore_count).toBe(0);
     expect(pat(s, MIGRATION).ignore_count).toBe(0);
   });
@@ -886,9 +847,7 @@ describe('--dry-run and --json', () => {
       effective: 'FAIL',
       evidence: 'L3',
       problems: [],
-      penalised: [
-        { finding: 'A1', pattern: id, text: TOKENS, match: 'text', weight: 1, retracted: true, regressed: false },
-      ],
+      penalised: [{ finding: 'A1', pattern: id, text: TOKENS, match: 'text', weight: 1, retracted: true, regressed: false }],
       confirmed: [],
       unmatched: [{ finding: 'Z9', reason: 'no finding or line names Z9 in the auditor text' }],
       already_dismissed: [],
@@ -907,9 +866,7 @@ describe('--dry-run and --json', () => {
     const r = run('feedback-loop', FEEDBACK_ARGS, { cwd: root, input: dismissing('A1'), env: { CAIRN_NOW: iso(1) } });
     expect(r).toMatchObject({ code: 0, stdout: '' });
     const id = pid(openTestStore(root), TOKENS).slice(0, 7);
-    expect(r.stderr).toBe(
-      `cairn feedback-loop: FAIL: 1 penalised (A1→${id}), 0 confirmed, 0 reinforced, 0 aged, 0 unmatched\n`,
-    );
+    expect(r.stderr).toBe(`cairn feedback-loop: FAIL: 1 penalised (A1→${id}), 0 confirmed, 0 reinforced, 0 aged, 0 unmatched\n`);
   });
 });
 
@@ -976,13 +933,7 @@ describe('dismissals within a run', () => {
     store(s, adversarial({ items: [CHANGELOG] }), 'auditor', 'LED-9', 'r0');
     now(1);
     // Not injected in r1, so listing it again is a real sighting: success 1 → 2; A1 applies it.
-    store(
-      s,
-      adversarial({ items: [CHANGELOG], findings: [{ id: 'A1', summary: CHANGELOG }] }),
-      'auditor',
-      'LED-9',
-      'r1',
-    );
+    store(s, adversarial({ items: [CHANGELOG], findings: [{ id: 'A1', summary: CHANGELOG }] }), 'auditor', 'LED-9', 'r1');
     expect(pat(s, CHANGELOG)).toMatchObject({ success_count: 2, sightings: 2 });
     const report = feedback(s, { validatorText: dismissing('A1') });
     expect(report.penalised).toEqual([expect.objectContaining({ retracted: true })]);
@@ -1029,9 +980,7 @@ describe('dismissals within a run', () => {
     const report = JSON.parse(second.stdout);
     const s = openTestStore(root);
     expect(report).toMatchObject({ penalised: [], already_dismissed: [pid(s, TOKENS)] });
-    expect(second.stderr).toMatch(
-      /0 penalised, 0 confirmed, 0 reinforced, 0 aged, 0 unmatched, 1 already penalised in this run/,
-    );
+    expect(second.stderr).toMatch(/0 penalised, 0 confirmed, 0 reinforced, 0 aged, 0 unmatched, 1 already penalised in this run/);
     expect(readFileSync(join(root, '.cairn', 'events.jsonl'))).toEqual(log);
     expect(pat(s, TOKENS)).toMatchObject({ ignore_count: 1, ignore_weight: 1, success_count: 0 });
   });
@@ -1039,18 +988,7 @@ describe('dismissals within a run', () => {
 
 describe('a false alarm raised and dismissed in every run, worded about the concrete change', () => {
   const OPENAPI = 'Every new HTTP endpoint must be documented in docs/openapi.yaml before merge';
-  const ENDPOINTS = [
-    'export',
-    'webhook',
-    'login',
-    'refund',
-    'invoice',
-    'customer',
-    'payment',
-    'report',
-    'search',
-    'session',
-  ];
+  const ENDPOINTS = ['export', 'webhook', 'login', 'refund', 'invoice', 'customer', 'payment', 'report', 'search', 'session'];
   /** The auditor lists the rule and raises A1 about this run's endpoint, never in the rule's words. */
   const raising = (day: number) =>
     adversarial({
@@ -1081,9 +1019,7 @@ describe('a false alarm raised and dismissed in every run, worded about the conc
     now(0);
     store(s, raising(0), 'auditor', 'LED-5', 'r0');
     const report = feedback(s, { issue: 'LED-5', run: 'r0', validatorText: dismissing('A1') });
-    expect(report.penalised).toEqual([
-      expect.objectContaining({ pattern: pid(s, OPENAPI), match: 'text', retracted: true }),
-    ]);
+    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, OPENAPI), match: 'text', retracted: true })]);
     expect(listPatterns(patternDb(s), s.project).map((p) => p.text)).toEqual([OPENAPI]);
   });
 
@@ -1140,10 +1076,7 @@ describe('the openapi case of issue 6, as a pipeline runs it (processes)', () =>
         items: [RULE],
         findings: [{ id: 'A2', summary, location: 'src/api/routes.ts:40', fix_hint: 'Add the path and its schema' }],
       });
-      expect(
-        run('store-deliberation', ['--role', 'auditor', ...scope, '--strict'], { cwd: root, input: auditorText, env })
-          .code,
-      ).toBe(0);
+      expect(run('store-deliberation', ['--role', 'auditor', ...scope, '--strict'], { cwd: root, input: auditorText, env }).code).toBe(0);
       expect(
         run('store-deliberation', ['--role', 'curator', ...scope, '--strict'], {
           cwd: root,
@@ -1151,11 +1084,10 @@ describe('the openapi case of issue 6, as a pipeline runs it (processes)', () =>
           env,
         }).code,
       ).toBe(0);
-      const fb = run(
-        'feedback-loop',
-        ['--adversarial-role', 'auditor', '--validator-role', 'curator', ...scope, '--json', '--strict'],
-        { cwd: root, env },
-      );
+      const fb = run('feedback-loop', ['--adversarial-role', 'auditor', '--validator-role', 'curator', ...scope, '--json', '--strict'], {
+        cwd: root,
+        env,
+      });
       expect(fb.code).toBe(0);
       expect(JSON.parse(fb.stdout).penalised).toEqual([expect.objectContaining({ finding: 'A2', text: RULE })]);
     }
@@ -1166,16 +1098,10 @@ describe('the openapi case of issue 6, as a pipeline runs it (processes)', () =>
         env: { CAIRN_NOW: iso(3) },
       }).stdout,
     ).patterns;
-    expect(list).toEqual([
-      expect.objectContaining({ text: RULE, ignore_count: 3, success_count: 0, lifecycle: 'deprecated' }),
-    ]);
-    expect(
-      run('format-patterns', ['--role', 'auditor', '--strict'], { cwd: root, env: { CAIRN_NOW: iso(3) } }).stdout,
-    ).toBe('');
+    expect(list).toEqual([expect.objectContaining({ text: RULE, ignore_count: 3, success_count: 0, lifecycle: 'deprecated' })]);
+    expect(run('format-patterns', ['--role', 'auditor', '--strict'], { cwd: root, env: { CAIRN_NOW: iso(3) } }).stdout).toBe('');
     const explain = run('cairn', ['explain', list[0].id, '--strict'], { cwd: root, env: { CAIRN_NOW: iso(3) } });
-    expect(explain.stdout).toContain(
-      "dismissed in LED-7/r1 via finding A2: 'The login endpoint is not listed in docs/openapi.yaml'",
-    );
+    expect(explain.stdout).toContain("dismissed in LED-7/r1 via finding A2: 'The login endpoint is not listed in docs/openapi.yaml'");
   });
 });
 
@@ -1256,10 +1182,7 @@ describe('a stored deliberation named by the shared log', () => {
     const root = tempProject();
     const s = openTestStore(root);
     const outside = join(root, 'outside.md');
-    writeFileSync(
-      outside,
-      '<!-- jkz:verdict-json {"verdict":"FAIL","issues":[],"must_fix":["X1"],"false_positives":[]} -->',
-    );
+    writeFileSync(outside, '<!-- jkz:verdict-json {"verdict":"FAIL","issues":[],"must_fix":["X1"],"false_positives":[]} -->');
     const id = 'd' + '0'.repeat(26);
     appendEvents(s, [stored(id, '../outside.md')]);
     expect(() => runFeedback(s, input)).toThrow(/curator deliberation d0+ is unreadable \(ENOENT\)/);
@@ -1310,8 +1233,7 @@ describe('credit from tested evidence, evidence that ages (SPEC §3.10)', () => 
       validatorText: call === 'dismiss' ? dismissing('A1') : validator({ verdict: 'FAIL', must_fix: ['A1'] }),
     });
   }
-  const rateOf = (s: Store, text: string) =>
-    scorePattern(pat(s, text), { now: Date.parse(process.env.CAIRN_NOW!), role: 'auditor' }).rate;
+  const rateOf = (s: Store, text: string) => scorePattern(pat(s, text), { now: Date.parse(process.env.CAIRN_NOW!), role: 'auditor' }).rate;
 
   it('riding along in passing runs earns a bounded untested credit: never above a pattern a validator kept once (ridden-along credit)', () => {
     const s = riddenAlong(10);
@@ -1323,13 +1245,7 @@ describe('credit from tested evidence, evidence that ages (SPEC §3.10)', () => 
       was_validated: 0,
     });
     now(11);
-    store(
-      s,
-      adversarial({ evidence: 'L1', items: [MIGRATION], findings: [{ id: 'A1', summary: MIGRATION }] }),
-      'auditor',
-      'LED-40',
-      'r1',
-    );
+    store(s, adversarial({ evidence: 'L1', items: [MIGRATION], findings: [{ id: 'A1', summary: MIGRATION }] }), 'auditor', 'LED-40', 'r1');
     feedback(s, { issue: 'LED-40', validatorText: validator({ verdict: 'FAIL', must_fix: ['A1'] }) });
     expect(pat(s, MIGRATION)).toMatchObject({ held: 1, reinforcement_count: 1, was_validated: 1 });
     expect(rateOf(s, TOKENS)).toBeCloseTo(1.05 / 2.05, 12);
@@ -1389,30 +1305,23 @@ describe('credit from tested evidence, evidence that ages (SPEC §3.10)', () => 
         items: [TOKENS],
         findings: [{ id: 'A1', summary: 'src/auth.ts writes the raw session token to the debug log' }],
       });
-      expect(
-        run('store-deliberation', ['--role', 'auditor', ...scope, '--strict'], { cwd: root, input: auditorText, env })
-          .code,
-      ).toBe(0);
-      const r = run(
-        'feedback-loop',
-        ['--adversarial-role', 'auditor', '--validator-role', 'curator', ...scope, '--strict'],
-        { cwd: root, input: dismissing('A1'), env },
-      );
+      expect(run('store-deliberation', ['--role', 'auditor', ...scope, '--strict'], { cwd: root, input: auditorText, env }).code).toBe(0);
+      const r = run('feedback-loop', ['--adversarial-role', 'auditor', '--validator-role', 'curator', ...scope, '--strict'], {
+        cwd: root,
+        input: dismissing('A1'),
+        env,
+      });
       expect(r.code, r.stderr).toBe(0);
       lines.push(...r.stderr.split('\n'));
       if (lines.some((l) => l.includes('obsolete:'))) break;
     }
     const id = pid(openTestStore(root), TOKENS);
     expect(lines).toContainEqual(
-      expect.stringContaining(
-        `cairn feedback-loop: regression: ${id} had been validated and was dismissed as a false positive (A1)`,
-      ),
+      expect.stringContaining(`cairn feedback-loop: regression: ${id} had been validated and was dismissed as a false positive (A1)`),
     );
     expect(lines).toContainEqual(
       expect.stringMatching(
-        new RegExp(
-          `^cairn feedback-loop: obsolete: ${id} had held up and is now dismissed more often than not; deprecated`,
-        ),
+        new RegExp(`^cairn feedback-loop: obsolete: ${id} had held up and is now dismissed more often than not; deprecated`),
       ),
     );
   });
@@ -1429,9 +1338,7 @@ describe('credit from tested evidence, evidence that ages (SPEC §3.10)', () => 
     expect(explain.stdout).toContain(
       `evidence: held up ${aged.toFixed(2)}, against 1 (tested, recent verdicts weigh more; half-life 3 verdicts), untested 7 (counts 0.05)`,
     );
-    expect(explain.stdout).toMatch(
-      new RegExp(`confirmed in LED-50/r1 via finding A1: .*; weighs 1, now ${aged.toFixed(2)}`),
-    );
+    expect(explain.stdout).toMatch(new RegExp(`confirmed in LED-50/r1 via finding A1: .*; weighs 1, now ${aged.toFixed(2)}`));
     expect(explain.stdout).toMatch(/dismissed in LED-51\/r1 via finding A1: .*; weighs -1, now -1/);
   });
 
@@ -1478,24 +1385,17 @@ describe("a dismissal read with the validator's reason", () => {
 
   it("lands on the rule the reason names when the finding's own words led to another", () => {
     const { s, stored } = raised();
-    expect(stored.links).toEqual([
-      expect.objectContaining({ finding: 'A1', patterns: [pid(s, STATUS_JSON)], match: 'text' }),
-    ]);
+    expect(stored.links).toEqual([expect.objectContaining({ finding: 'A1', patterns: [pid(s, STATUS_JSON)], match: 'text' })]);
     const report = feedback(s, {
-      validatorText: withReason(
-        'This does not apply here: ledgerly ships no man page; flags are documented in the help text.',
-      ),
+      validatorText: withReason('This does not apply here: ledgerly ships no man page; flags are documented in the help text.'),
     });
-    expect(report.penalised).toEqual([
-      expect.objectContaining({ finding: 'A1', pattern: pid(s, MAN_PAGE), match: 'reason' }),
-    ]);
+    expect(report.penalised).toEqual([expect.objectContaining({ finding: 'A1', pattern: pid(s, MAN_PAGE), match: 'reason' })]);
     expect(pat(s, STATUS_JSON).ignore_count).toBe(0);
     expect(events(s.location.root, 'pattern.ignored')).toEqual([
       expect.objectContaining({
         pattern: pid(s, MAN_PAGE),
         finding: 'A1',
-        reason:
-          'false positive. This does not apply here: ledgerly ships no man page; flags are documented in the help text.',
+        reason: 'false positive. This does not apply here: ledgerly ships no man page; flags are documented in the help text.',
       }),
     ]);
   });
@@ -1512,10 +1412,7 @@ describe("a dismissal read with the validator's reason", () => {
     now(0);
     store(s, adversarial({ items: [MAN_PAGE, STATUS_JSON] }), 'auditor', 'LED-8', 'r1');
     now(1);
-    store(
-      s,
-      adversarial({ findings: [{ ...FINDING, summary: `${FINDING.summary} [${pid(s, STATUS_JSON).slice(0, 8)}]` }] }),
-    );
+    store(s, adversarial({ findings: [{ ...FINDING, summary: `${FINDING.summary} [${pid(s, STATUS_JSON).slice(0, 8)}]` }] }));
     const report = feedback(s, {
       validatorText: withReason('ledgerly ships no man page; flags are documented in the help text.'),
     });
@@ -1585,10 +1482,7 @@ describe("a dismissal read with the validator's reason", () => {
       expect({ shape: shape.name, ...ignored }).toMatchObject({
         reason: expect.stringMatching(new RegExp(`^false positive\\. ${premise}: `)),
       });
-      expect(
-        leakedSecrets(readFileSync(join(s.location.root, '.cairn', 'events.jsonl'), 'utf8'), [shape]),
-        shape.name,
-      ).toEqual([]);
+      expect(leakedSecrets(readFileSync(join(s.location.root, '.cairn', 'events.jsonl'), 'utf8'), [shape]), shape.name).toEqual([]);
       s.close();
     }
   });

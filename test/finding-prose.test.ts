@@ -15,9 +15,7 @@ describe('validatorReason', () => {
       '"note":"A1 mentions the man page"} -->',
       'A1 again: REST only.',
     ].join('\n');
-    expect(validatorReason('A1', text)).toBe(
-      'false positive: there is no GraphQL schema in this service. again: REST only.',
-    );
+    expect(validatorReason('A1', text)).toBe('false positive: there is no GraphQL schema in this service. again: REST only.');
     expect(validatorReason('A7', text)).toBe('');
   });
 

@@ -46,12 +46,8 @@ function toy(name: string, path: string, ordered: boolean): LogFollower<Item> {
 }
 
 const lines = (from: number, to: number) =>
-  Array.from(
-    { length: to - from },
-    (_, i) => JSON.stringify({ k: String(from + i).padStart(6, '0'), v: `v${from + i}` }) + '\n',
-  ).join('');
-const rows = (db: Database, name: string) =>
-  db.prepare('SELECT k, v FROM toy WHERE name = ? ORDER BY seq').all(name) as Item[];
+  Array.from({ length: to - from }, (_, i) => JSON.stringify({ k: String(from + i).padStart(6, '0'), v: `v${from + i}` }) + '\n').join('');
+const rows = (db: Database, name: string) => db.prepare('SELECT k, v FROM toy WHERE name = ? ORDER BY seq').all(name) as Item[];
 const opts = { deadline: new Deadline(0), warn: () => undefined };
 
 /** A deadline that passes after `n` checks: a replay cut short part-way, deterministically. */

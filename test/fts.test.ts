@@ -37,8 +37,7 @@ describe('ftsMatch', () => {
     for (const term of hostile) {
       expect(() => db.prepare('SELECT count(*) FROM t WHERE t MATCH ?').get(ftsMatch([term]))).not.toThrow();
     }
-    const hits = (q: string) =>
-      (db.prepare('SELECT content FROM t WHERE t MATCH ?').all(q) as { content: string }[]).map((r) => r.content);
+    const hits = (q: string) => (db.prepare('SELECT content FROM t WHERE t MATCH ?').all(q) as { content: string }[]).map((r) => r.content);
     expect(hits(ftsQuery('authenticate')!)).toEqual(['authentication tokens expire']); // porter stemming
     expect(hits(ftsMatch(queryTerms('tokens'), { column: 'type' })!)).toEqual([]);
     expect(hits(ftsMatch(['learned'], { column: 'type' })!)).toEqual(['authentication tokens expire']);

@@ -124,8 +124,7 @@ export interface RunOptions {
 /** The environment a test process gets: this one without any CAIRN_* settings, plus `extra`. */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (!k.startsWith('CAIRN_') && k !== 'CLAUDE_PROJECT_DIR') env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CAIRN_') && k !== 'CLAUDE_PROJECT_DIR') env[k] = v;
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];
     else env[k] = v;
@@ -214,9 +213,7 @@ export function codexHookTrust(root: string): string {
   const lines: string[] = [];
   for (const event of Object.keys(settings.hooks)) {
     for (const { matcher, handler, group, index } of placedHandlers(settings, event)) {
-      lines.push(
-        `[hooks.state.${JSON.stringify(`${join(root, '.codex', 'hooks.json')}:${codexEventLabel(event)}:${group}:${index}`)}]`,
-      );
+      lines.push(`[hooks.state.${JSON.stringify(`${join(root, '.codex', 'hooks.json')}:${codexEventLabel(event)}:${group}:${index}`)}]`);
       lines.push(`trusted_hash = "${codexHookHash(event, matcher, handler)}"`, '');
     }
   }
@@ -226,10 +223,7 @@ export function codexHookTrust(root: string): string {
 /** Trust a project and cairn's hooks in it, in `codexHome`'s config.toml, as Codex's own prompts do. */
 export function trustCodexHooks(codexHome: string, root: string): void {
   mkdirSync(codexHome, { recursive: true });
-  appendFileSync(
-    join(codexHome, 'config.toml'),
-    `[projects.${JSON.stringify(root)}]\ntrust_level = "trusted"\n\n${codexHookTrust(root)}`,
-  );
+  appendFileSync(join(codexHome, 'config.toml'), `[projects.${JSON.stringify(root)}]\ntrust_level = "trusted"\n\n${codexHookTrust(root)}`);
 }
 
 /** A seeded pseudo-random generator (mulberry32): the same seed gives the same test data. */
@@ -371,9 +365,7 @@ export function observedPatterns(root: string, texts: string[], fresh = false): 
   const store = openTestStore(root, 'p1');
   appendEvents(
     store,
-    texts.map((text, i) =>
-      observedEvent('p1', text, { issue: 'I-1', run: `r${i}`, phase: null, deliberation: `d${i}` }),
-    ),
+    texts.map((text, i) => observedEvent('p1', text, { issue: 'I-1', run: `r${i}`, phase: null, deliberation: `d${i}` })),
   );
   store.close();
   if (!fresh) return;
@@ -396,9 +388,7 @@ export function indexedBenchStore(prefix: string, now: string): string {
     patterns: { auditor: 3000, judge: 3000 },
     nowMs: Date.parse(now),
   });
-  expect(
-    run('cairn', ['rebuild', '--project', BENCH_PROJECT, '--strict'], { cwd: dir, env: { CAIRN_NOW: now } }).code,
-  ).toBe(0);
+  expect(run('cairn', ['rebuild', '--project', BENCH_PROJECT, '--strict'], { cwd: dir, env: { CAIRN_NOW: now } }).code).toBe(0);
   return dir;
 }
 
@@ -433,13 +423,7 @@ export function knowledgeHit(content: string, extra: Partial<KnowledgeHit> = {})
 }
 
 /** A knowledge log line of `project` (its type the key's first word, bead b-1), `extra` changing any field. */
-export function knowledgeLine(
-  project: string,
-  key: string,
-  content: string,
-  ts: number,
-  extra: Record<string, unknown> = {},
-): string {
+export function knowledgeLine(project: string, key: string, content: string, ts: number, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
     key,
     type: key.split('-')[0],

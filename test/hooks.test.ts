@@ -73,10 +73,7 @@ describe('the OpenCode plugin', () => {
       { tool: 'bash', sessionID: 'ses_1', callID: 'c1' },
       { title: '', output: 'ok', metadata: { exit: 0 } },
     );
-    await hooks['tool.execute.after'](
-      { tool: 'read', sessionID: 'ses_1', callID: 'c2' },
-      { title: '', output: '', metadata: {} },
-    );
+    await hooks['tool.execute.after']({ tool: 'read', sessionID: 'ses_1', callID: 'c2' }, { title: '', output: '', metadata: {} });
     for (let i = 0; i < 100; i++) {
       try {
         if (readHookInput(readFileSync(join(root, 'memory-capture.payload'), 'utf8')).command) break;
@@ -111,9 +108,7 @@ describe('hooks/pipeline.sh', () => {
       fixturePath('led-101-r1-plan-curator.md'),
     );
     expect(after.status, after.stderr).toBe(0);
-    expect(after.stderr).toMatch(
-      /cairn store-deliberation: stored .*\ncairn store-deliberation: stored .*\ncairn feedback-loop: /,
-    );
+    expect(after.stderr).toMatch(/cairn store-deliberation: stored .*\ncairn store-deliberation: stored .*\ncairn feedback-loop: /);
     const end = step(
       'end',
       '--issue',
@@ -148,15 +143,11 @@ describe('hooks/pipeline.sh', () => {
 
   it('runs $CAIRN_BIN instead when it is set (a command with its arguments)', () => {
     const root = tempProject();
-    const r = spawnSync(
-      'bash',
-      [join(REPO, 'hooks', 'pipeline.sh'), 'before', '--issue', 'LED-1', '--run', 'r1', '--files', 'a b.ts'],
-      {
-        cwd: root,
-        env: cleanEnv({ CAIRN_BIN: 'printf %s|' }),
-        encoding: 'utf8',
-      },
-    );
+    const r = spawnSync('bash', [join(REPO, 'hooks', 'pipeline.sh'), 'before', '--issue', 'LED-1', '--run', 'r1', '--files', 'a b.ts'], {
+      cwd: root,
+      env: cleanEnv({ CAIRN_BIN: 'printf %s|' }),
+      encoding: 'utf8',
+    });
     expect(r.stdout).toBe('format-patterns|--role|auditor|--issue|LED-1|--run|r1|--phase|plan|--files|a b.ts|');
     const judge = spawnSync(
       'bash',

@@ -55,10 +55,7 @@ describe('readHookInput', () => {
         toolFailed: false,
       },
     ],
-    [
-      'gemini-session-start.json',
-      { host: 'gemini', event: 'SessionStart', source: 'startup', cwd: '/home/dev/ledger' },
-    ],
+    ['gemini-session-start.json', { host: 'gemini', event: 'SessionStart', source: 'startup', cwd: '/home/dev/ledger' }],
     [
       'gemini-before-agent.json',
       { host: 'gemini', event: 'BeforeAgent', prompt: 'Why does the invoice export time out on large accounts?' },
@@ -149,8 +146,7 @@ describe('readHookInput', () => {
 
   it('reads an argv command (`bash -lc <script>` is the script)', () => {
     const codex = (command: unknown) =>
-      readHookInput({ hook_event_name: 'PostToolUse', turn_id: 't', tool_name: 'shell', tool_input: { command } })
-        .command;
+      readHookInput({ hook_event_name: 'PostToolUse', turn_id: 't', tool_name: 'shell', tool_input: { command } }).command;
     expect(codex(['bash', '-lc', 'bd comments add x "LEARNED: y"'])).toBe('bd comments add x "LEARNED: y"');
     expect(codex(['bd', 'comments', 'add', 'x', 'LEARNED: y'])).toBe('bd comments add x LEARNED: y');
     expect(codex([1, 2])).toBeNull();
@@ -173,8 +169,7 @@ describe('readHookInput', () => {
       transcriptPath: null,
       toolUseId: null,
     };
-    for (const junk of [null, undefined, 42, 'not json {', [], ['a'], {}, { foo: 'bar' }, true])
-      expect(readHookInput(junk)).toEqual(empty);
+    for (const junk of [null, undefined, 42, 'not json {', [], ['a'], {}, { foo: 'bar' }, true]) expect(readHookInput(junk)).toEqual(empty);
     // fields of the wrong type read as absent
     expect(readHookInput({ hook_event_name: 'SessionStart', cwd: 7, session_id: ['x'], source: {} })).toMatchObject({
       host: 'claude',
@@ -182,9 +177,10 @@ describe('readHookInput', () => {
       sessionId: null,
       source: null,
     });
-    expect(
-      readHookInput({ hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: null, tool_response: 5 }),
-    ).toMatchObject({ command: null, toolFailed: false });
+    expect(readHookInput({ hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: null, tool_response: 5 })).toMatchObject({
+      command: null,
+      toolFailed: false,
+    });
   });
 });
 
@@ -244,9 +240,7 @@ describe('envelopes', () => {
         hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block },
       });
       expect(JSON.parse(out).hookSpecificOutput.additionalContext).not.toContain('\\n');
-      expect(JSON.parse(wrapContext(format, 'UserPromptSubmit', block)).hookSpecificOutput.hookEventName).toBe(
-        'UserPromptSubmit',
-      );
+      expect(JSON.parse(wrapContext(format, 'UserPromptSubmit', block)).hookSpecificOutput.hookEventName).toBe('UserPromptSubmit');
     },
   );
 

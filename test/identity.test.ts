@@ -12,8 +12,7 @@ import type { Store } from '../lib/store/store.js';
 // wordings that defeated word overlap: rewordings of one rule, rules one identifier apart.
 
 const LEASE = 'Each scheduler job must hold a lease in the jobs table, so two instances never schedule the same work';
-const LEASE_REWORDED =
-  'Every scheduler job should hold a lease in the jobs table, so that two instances never run the same work';
+const LEASE_REWORDED = 'Every scheduler job should hold a lease in the jobs table, so that two instances never run the same work';
 const LAN = 'The edge-lan gateway must terminate TLS itself before traffic reaches the internal network';
 const LTE = 'The edge-lte gateway must terminate TLS itself before traffic reaches the internal network';
 
@@ -90,25 +89,16 @@ describe('identifiers of one family', () => {
 
   it('a finding naming one conflicts with a rule naming the other, unless it names that one too', () => {
     expect(conflicts(identifiers('helper18 catches exceptions'), identifiers('helper3 catches exceptions'))).toBe(true);
+    expect(conflicts(identifiers('helper18 and helper3 both catch exceptions'), identifiers('helper3 catches exceptions'))).toBe(false);
     expect(
-      conflicts(identifiers('helper18 and helper3 both catch exceptions'), identifiers('helper3 catches exceptions')),
-    ).toBe(false);
-    expect(
-      conflicts(
-        identifiers('src/api/export.ts:42 adds an endpoint'),
-        identifiers('Every endpoint is documented in docs/openapi.yaml'),
-      ),
+      conflicts(identifiers('src/api/export.ts:42 adds an endpoint'), identifiers('Every endpoint is documented in docs/openapi.yaml')),
     ).toBe(false);
   });
 
   it('a finding names a rule by its identifier, by a path:LINE within a path it names, or by an acronym of its capitalised words', () => {
-    const named = (finding: string, rule: string) =>
-      sharedIdentifiers(finding, identifiers(finding), rule, identifiers(rule));
+    const named = (finding: string, rule: string) => sharedIdentifiers(finding, identifiers(finding), rule, identifiers(rule));
     expect(
-      named(
-        'The export endpoint is missing from docs/openapi.yaml:12',
-        'Every endpoint must be documented in docs/openapi.yaml',
-      ),
+      named('The export endpoint is missing from docs/openapi.yaml:12', 'Every endpoint must be documented in docs/openapi.yaml'),
     ).toBe(1);
     expect(
       named(
@@ -122,12 +112,7 @@ describe('identifiers of one family', () => {
 });
 
 describe('links that reach the rule (SPEC §3.10.5)', () => {
-  function storeRun(
-    s: Store,
-    run: string,
-    items: string[],
-    findings: { id: string; summary: string; location?: string }[],
-  ) {
+  function storeRun(s: Store, run: string, items: string[], findings: { id: string; summary: string; location?: string }[]) {
     const verdict = { verdict: 'FAIL', issues: findings, must_fix: findings.map((f) => f.id), false_positives: [] };
     const text = `## Accumulated Patterns\n${items.map((t) => `- ${t}`).join('\n')}\n\n<!-- jkz:verdict-json ${JSON.stringify(verdict)} -->\n`;
     return storeDeliberation(s, {
@@ -147,12 +132,7 @@ describe('links that reach the rule (SPEC §3.10.5)', () => {
     const OLD = 'helper3 catches exceptions and drops them without logging';
     storeRun(s, 'r1', [], [{ id: 'A1', summary: OLD }]); // a finding that became its own pattern
     const RULE = 'helper18 runs the payment retries, so a failure there must raise an alert'; // shares only its identifier with the finding
-    const second = storeRun(
-      s,
-      'r2',
-      [RULE],
-      [{ id: 'A1', summary: 'helper18 catches exceptions and drops them without logging' }],
-    );
+    const second = storeRun(s, 'r2', [RULE], [{ id: 'A1', summary: 'helper18 catches exceptions and drops them without logging' }]);
     expect(second.links).toEqual([
       expect.objectContaining({ finding: 'A1', patterns: [patternId(s.project, 'auditor', RULE)], match: 'text' }),
     ]);
@@ -161,12 +141,7 @@ describe('links that reach the rule (SPEC §3.10.5)', () => {
   it('never links a finding about the edge-lte gateway to the rule about edge-lan, and a rule of its own is stored instead', () => {
     const s = openTestStore(tempProject());
     storeRun(s, 'r1', [LAN], []);
-    const second = storeRun(
-      s,
-      'r2',
-      [],
-      [{ id: 'A1', summary: 'The edge-lte gateway forwards plain HTTP to the internal network' }],
-    );
+    const second = storeRun(s, 'r2', [], [{ id: 'A1', summary: 'The edge-lte gateway forwards plain HTTP to the internal network' }]);
     expect(second.links).toEqual([expect.objectContaining({ finding: 'A1', match: 'self' })]);
   });
 
@@ -204,8 +179,6 @@ describe('links that reach the rule (SPEC §3.10.5)', () => {
         },
       ],
     );
-    expect(stored.links).toEqual([
-      expect.objectContaining({ finding: 'A1', patterns: [patternId(s.project, 'auditor', RULE)] }),
-    ]);
+    expect(stored.links).toEqual([expect.objectContaining({ finding: 'A1', patterns: [patternId(s.project, 'auditor', RULE)] })]);
   });
 });

@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { cronLines } from '../lib/hosts/cron.js';
@@ -27,9 +18,7 @@ const USER_CLAUDE_SETTINGS = {
   permissions: { allow: ['Bash(npm test)'] },
   env: { NODE_ENV: 'development' },
   hooks: {
-    PostToolUse: [
-      { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'npx prettier --write "$CLAUDE_FILE_PATHS"' }] },
-    ],
+    PostToolUse: [{ matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'npx prettier --write "$CLAUDE_FILE_PATHS"' }] }],
     SessionStart: [{ matcher: 'startup', hooks: [{ type: 'command', command: 'cat .claude/notes.md' }] }],
     Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }],
   },
@@ -69,9 +58,7 @@ describe('cairn init --claude', () => {
     expect(existsSync(join(root, '.cairn', '.gitignore'))).toBe(true);
 
     // the summary: what it did, what to commit, the cron lines, the next step — short lines, not one long one
-    expect(r.stdout).toContain(
-      '.claude/settings.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture',
-    );
+    expect(r.stdout).toContain('.claude/settings.json: SessionStart → auto-recall, PostToolUse (Bash) → memory-capture');
     expect(r.stdout).toContain('git add .cairn .claude/settings.json && git commit -m "Set up cairn"');
     expect(r.stdout).toMatch(/\n {2}17 3 \* \* \* cd \S+ && (PATH=\S+ )?\S*cairn maintain --quiet\n/);
     expect(r.stdout).toMatch(/\n {2}27 3 \* \* \* cd \S+ && (PATH=\S+ )?\S*cairn rotate --quiet\n/);
@@ -96,9 +83,7 @@ describe('cairn init --claude', () => {
     expect(r.stdout).toMatch(
       /\n {2}claude {2}not set up: .*settings\.json is not valid JSON .*left as it is; fix it, then cairn init --claude again\n/,
     );
-    expect(r.stdout).toContain(
-      '  cursor  .cursor/hooks.json: sessionStart → auto-recall, afterShellExecution → memory-capture',
-    );
+    expect(r.stdout).toContain('  cursor  .cursor/hooks.json: sessionStart → auto-recall, afterShellExecution → memory-capture');
     expect(r.stdout).toContain('git add .cairn .cursor/hooks.json && git commit'); // not the file it left alone
     expect(r.stdout).toMatch(/\nNext: start a cursor session here/);
     expect(readFileSync(join(root, '.claude', 'settings.json'), 'utf8')).toBe('{ "hooks": { // a comment\n');
@@ -144,9 +129,9 @@ describe('cairn init --claude', () => {
       expect(r.code, r.stderr).toBe(0);
       const settings = JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8'));
       expect(settings.hooks.PostToolUse[0].hooks[0].command).toBe(`memory-capture --dir '${shared}'`);
-      expect(
-        JSON.parse(readFileSync(join(root, '.cursor', 'hooks.json'), 'utf8')).hooks.sessionStart[0].command,
-      ).toEqual(orElseSays(`auto-recall --dir '${shared}' --format cursor`));
+      expect(JSON.parse(readFileSync(join(root, '.cursor', 'hooks.json'), 'utf8')).hooks.sessionStart[0].command).toEqual(
+        orElseSays(`auto-recall --dir '${shared}' --format cursor`),
+      );
       expect(r.stdout).toContain(`maintain --dir '${shared}' --quiet`);
       expect(r.stdout).toContain(
         `Commit the hooks (the store ${shared} is outside this repository: not shared through it):\n  git add .claude/settings.json .cursor/hooks.json`,
@@ -179,15 +164,12 @@ describe('cairn init --claude', () => {
       devDependency(root);
       const r = run('cairn', ['init', '--codex'], { cwd: root });
       expect(r.code, r.stderr).toBe(0);
-      const command = JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8')).hooks.SessionStart[0]
-        .hooks[0].command;
+      const command = JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command;
       expect(command).toEqual(orElseSays(`'${root}'/node_modules/.bin/auto-recall --format codex`));
       const ran = spawnSync('sh', ['-c', command], { cwd: join(root, '.codex'), encoding: 'utf8' });
       expect(ran.stdout.trim()).toBe('ran auto-recall --format codex');
       expect(r.stdout).not.toContain('git add');
-      expect(r.stdout).toContain(
-        'Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.',
-      );
+      expect(r.stdout).toContain('Not a git repository: memory is shared through git, so git init here and commit .cairn/ to share it.');
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -212,9 +194,7 @@ describe('the cron lines', () => {
         env: { PATH: `${global}:/usr/bin` },
         nodePath: '/home/me/.nvm/versions/node/v20.19.0/bin/node',
       })[0],
-    ).toBe(
-      `17 3 * * * cd ${root} && PATH=/home/me/.nvm/versions/node/v20.19.0/bin:$PATH node_modules/.bin/cairn maintain --quiet`,
-    );
+    ).toBe(`17 3 * * * cd ${root} && PATH=/home/me/.nvm/versions/node/v20.19.0/bin:$PATH node_modules/.bin/cairn maintain --quiet`);
     const spaced = join(root, "it's here");
     mkdirSync(spaced);
     expect(cronLines(spaced, { env: { PATH: '/usr/bin' }, nodePath: '/usr/bin/node' })[0]).toBe(
@@ -237,14 +217,10 @@ describe('hook settings per host', () => {
       ['gemini', ['SessionStart', 'AfterTool']],
       ['cursor', ['sessionStart', 'afterShellExecution']],
     ]);
-    expect(out.commit).toBe(
-      'git add .cairn .codex/hooks.json .gemini/settings.json .cursor/hooks.json && git commit -m "Set up cairn"',
-    );
+    expect(out.commit).toBe('git add .cairn .codex/hooks.json .gemini/settings.json .cursor/hooks.json && git commit -m "Set up cairn"');
     expect(JSON.parse(readFileSync(join(root, '.codex', 'hooks.json'), 'utf8'))).toEqual({
       hooks: {
-        SessionStart: [
-          { hooks: [{ type: 'command', command: orElseSays('auto-recall --format codex'), timeout: 10 }] },
-        ],
+        SessionStart: [{ hooks: [{ type: 'command', command: orElseSays('auto-recall --format codex'), timeout: 10 }] }],
         PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'memory-capture', timeout: 10 }] }],
       },
     });
@@ -325,15 +301,9 @@ describe('hook settings per host', () => {
     mkdirSync(join(root, 'node_modules', '.bin'), { recursive: true });
     writeFileSync(join(root, 'node_modules', '.bin', 'auto-recall'), '#!/bin/sh\n');
     chmodSync(join(root, 'node_modules', '.bin', 'auto-recall'), 0o755);
-    expect(executableCommand(root, claudeHooks, 'auto-recall')).toBe(
-      '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall',
-    );
-    expect(executableCommand(root, geminiHooks, 'auto-recall')).toBe(
-      '"$GEMINI_PROJECT_DIR"/node_modules/.bin/auto-recall',
-    );
-    expect(executableCommand(root, codexHooks, 'auto-recall')).toBe(
-      '"$(git rev-parse --show-toplevel)"/node_modules/.bin/auto-recall',
-    );
+    expect(executableCommand(root, claudeHooks, 'auto-recall')).toBe('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall');
+    expect(executableCommand(root, geminiHooks, 'auto-recall')).toBe('"$GEMINI_PROJECT_DIR"/node_modules/.bin/auto-recall');
+    expect(executableCommand(root, codexHooks, 'auto-recall')).toBe('"$(git rev-parse --show-toplevel)"/node_modules/.bin/auto-recall');
     // a package of a monorepo with its own store: reached from git's top level
     const pkg = join(root, 'packages', 'my api');
     mkdirSync(join(pkg, '.cairn'), { recursive: true });
@@ -345,9 +315,9 @@ describe('hook settings per host', () => {
       '$(git rev-parse --show-toplevel)/node_modules/.bin/auto-recall',
     );
     installHooks(root, claudeHooks);
-    expect(
-      JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command,
-    ).toEqual(orElseSays('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude'));
+    expect(JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command).toEqual(
+      orElseSays('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude'),
+    );
   });
 
   it('an async memory-capture hook an earlier cairn wrote: cairn doctor fails it, cairn init --claude replaces it with the synchronous ones and keeps the rest', () => {
@@ -399,9 +369,8 @@ describe('hook settings per host', () => {
     ]);
     expect(settings.hooks.Stop).toEqual(USER_CLAUDE_SETTINGS.hooks.Stop);
     expect(
-      JSON.parse(run('cairn', ['doctor', '--json'], { cwd: root }).stdout).checks.find(
-        (c: { name: string }) => c.name === 'hooks: claude',
-      ).status,
+      JSON.parse(run('cairn', ['doctor', '--json'], { cwd: root }).stdout).checks.find((c: { name: string }) => c.name === 'hooks: claude')
+        .status,
     ).toBe('ok');
   });
 
@@ -426,8 +395,7 @@ describe('hook settings per host', () => {
           'utf8',
         ),
       );
-      const command: string =
-        host === 'cursor' ? file.hooks.sessionStart[0].command : file.hooks.SessionStart[0].hooks[0].command;
+      const command: string = host === 'cursor' ? file.hooks.sessionStart[0].command : file.hooks.SessionStart[0].hooks[0].command;
       const env = { PATH: '/usr/bin:/bin', CLAUDE_PROJECT_DIR: root, GEMINI_PROJECT_DIR: root };
       const hook = spawnSync('sh', ['-c', command], { cwd: root, env, input: '{}', encoding: 'utf8' });
       expect(hook.status).toBe(0);

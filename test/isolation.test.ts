@@ -63,35 +63,13 @@ describe.each([
         '--json',
       ]),
     );
-    const b = json<Stored>(
-      call('B', 'store-deliberation', ['--role', 'auditor', '--issue', 'WMS-7', '--run', 'r1', '--json'], B_TEXT),
-    );
+    const b = json<Stored>(call('B', 'store-deliberation', ['--role', 'auditor', '--issue', 'WMS-7', '--run', 'r1', '--json'], B_TEXT));
     // B also stores A's text twice: the same words are a different pattern in another project
     const b2 = json<Stored>(
-      call('B', 'store-deliberation', [
-        '--role',
-        'auditor',
-        '--issue',
-        'WMS-8',
-        '--run',
-        'r1',
-        '--file',
-        fixturePath(A_FIXTURE),
-        '--json',
-      ]),
+      call('B', 'store-deliberation', ['--role', 'auditor', '--issue', 'WMS-8', '--run', 'r1', '--file', fixturePath(A_FIXTURE), '--json']),
     );
     json<Stored>(
-      call('B', 'store-deliberation', [
-        '--role',
-        'auditor',
-        '--issue',
-        'WMS-9',
-        '--run',
-        'r1',
-        '--file',
-        fixturePath(A_FIXTURE),
-        '--json',
-      ]),
+      call('B', 'store-deliberation', ['--role', 'auditor', '--issue', 'WMS-9', '--run', 'r1', '--file', fixturePath(A_FIXTURE), '--json']),
     );
 
     const aIds = new Set(a.patterns.map((p) => p.id));
@@ -106,9 +84,7 @@ describe.each([
     );
     expect(new Set(fa.patterns.map((p) => p.id))).toEqual(aIds);
     for (const text of B_ONLY) expect(fa.block).not.toContain(text);
-    const fb = json<{ patterns: { id: string }[]; block: string }>(
-      call('B', 'format-patterns', ['--role', 'auditor', '--json']),
-    );
+    const fb = json<{ patterns: { id: string }[]; block: string }>(call('B', 'format-patterns', ['--role', 'auditor', '--json']));
     expect(fb.patterns.every((p) => bIds.has(p.id))).toBe(true);
     expect(fb.block).toContain(B_ONLY[0]);
 
@@ -160,12 +136,8 @@ describe.each([
 describe('project id derivation', () => {
   function repoWithOrigin(url: string | undefined, extraConfig = ''): string {
     const root = tempProject({ init: false });
-    const remote =
-      url === undefined ? '' : `[remote "origin"]\n\turl = ${url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n`;
-    writeFileSync(
-      join(root, '.git', 'config'),
-      `[core]\n\tbare = false\n${extraConfig}${remote}[branch "main"]\n\tremote = origin\n`,
-    );
+    const remote = url === undefined ? '' : `[remote "origin"]\n\turl = ${url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n`;
+    writeFileSync(join(root, '.git', 'config'), `[core]\n\tbare = false\n${extraConfig}${remote}[branch "main"]\n\tremote = origin\n`);
     return root;
   }
 
@@ -207,11 +179,10 @@ describe('project id derivation', () => {
     const main = tempProject({ init: false });
     rmSync(join(main, '.git'), { recursive: true });
     const git = (cwd: string, ...args: string[]) => {
-      const r = spawnSync(
-        'git',
-        ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args],
-        { cwd, encoding: 'utf8' },
-      );
+      const r = spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], {
+        cwd,
+        encoding: 'utf8',
+      });
       expect(r.status, r.stderr).toBe(0);
     };
     git(main, 'init', '-q');
@@ -250,11 +221,7 @@ describe('project id derivation', () => {
     const two = repoWithOrigin('git@github.com:acme/ledgerly.git');
     const dir = join(one, 'store');
     initStore(dir);
-    const stored = run(
-      'store-deliberation',
-      ['--role', 'auditor', '--dir', dir, '--file', fixturePath(A_FIXTURE), '--json'],
-      { cwd: one },
-    );
+    const stored = run('store-deliberation', ['--role', 'auditor', '--dir', dir, '--file', fixturePath(A_FIXTURE), '--json'], { cwd: one });
     const ids = (JSON.parse(stored.stdout) as Stored).patterns.map((p) => p.id).sort();
     const fromTwo = run('format-patterns', ['--role', 'auditor', '--dir', dir, '--json'], { cwd: two });
     expect((JSON.parse(fromTwo.stdout) as Stored).patterns.map((p) => p.id).sort()).toEqual(ids);

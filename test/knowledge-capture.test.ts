@@ -14,8 +14,7 @@ import { knowledgeDb } from '../lib/knowledge/index.js';
 // the content cap, and the Lavra import.
 
 const P = 'cap';
-const entry = (content: string, project = P) =>
-  makeEntry({ type: 'fact', content, bead: 'b', source: 'test', ts: 1, project });
+const entry = (content: string, project = P) => makeEntry({ type: 'fact', content, bead: 'b', source: 'test', ts: 1, project });
 const lines = (path: string) =>
   readFileSync(path, 'utf8')
     .trim()

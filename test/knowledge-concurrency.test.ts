@@ -45,9 +45,7 @@ describe('concurrent captures', () => {
 
     const after = openTestStore(root, 'conc');
     const db = knowledgeDb(after, ['log']);
-    expect((db.prepare('SELECT count(*) AS n FROM knowledge WHERE source = 1').get() as { n: number }).n).toBe(
-      PROCESSES * EACH,
-    );
+    expect((db.prepare('SELECT count(*) AS n FROM knowledge WHERE source = 1').get() as { n: number }).n).toBe(PROCESSES * EACH);
     expect(
       (
         db.prepare(`SELECT count(*) AS n FROM knowledge_fts WHERE knowledge_fts MATCH '"caches"'`).get() as {

@@ -5,10 +5,7 @@ import { keyOf, makeEntry, parseTypedText, slugOf, suffixedKey, tagsFor, MAX_TAG
 
 describe('parseTypedText', () => {
   it.each([
-    [
-      'LEARNED: OAuth redirect URI must match exactly',
-      { type: 'learned', content: 'OAuth redirect URI must match exactly' },
-    ],
+    ['LEARNED: OAuth redirect URI must match exactly', { type: 'learned', content: 'OAuth redirect URI must match exactly' }],
     ['  \n DECISION:   keep the log append-only  ', { type: 'decision', content: 'keep the log append-only' }],
     ['MUST-CHECK: run migrations before deploy', { type: 'must-check', content: 'run migrations before deploy' }],
     ['DEVIATION: touched the installer too', { type: 'deviation', content: 'touched the installer too' }],
@@ -18,16 +15,12 @@ describe('parseTypedText', () => {
     expect(parseTypedText(body)).toEqual(expected);
   });
 
-  it.each([
-    'FIX: not a type',
-    'BUG: neither',
-    'We LEARNED: nothing',
-    'learned: lower case is prose',
-    'LEARNED:',
-    'LEARNED:   ',
-  ])('%j is not knowledge', (body) => {
-    expect(parseTypedText(body)).toBeUndefined();
-  });
+  it.each(['FIX: not a type', 'BUG: neither', 'We LEARNED: nothing', 'learned: lower case is prose', 'LEARNED:', 'LEARNED:   '])(
+    '%j is not knowledge',
+    (body) => {
+      expect(parseTypedText(body)).toBeUndefined();
+    },
+  );
 
   it('SKIP: stores nothing', () => {
     expect(parseTypedText('SKIP: nothing worth keeping here')).toBe('skip');
@@ -36,12 +29,8 @@ describe('parseTypedText', () => {
 
 describe('keys', () => {
   it('type + slug of the first 60 characters', () => {
-    expect(keyOf('learned', 'OAuth redirect URI must match exactly')).toBe(
-      'learned-oauth-redirect-uri-must-match-exactly',
-    );
-    expect(keyOf('fact', 'Use `SELECT … WHERE x = ?` — never interpolate!')).toBe(
-      'fact-use-select-where-x-never-interpolate',
-    );
+    expect(keyOf('learned', 'OAuth redirect URI must match exactly')).toBe('learned-oauth-redirect-uri-must-match-exactly');
+    expect(keyOf('fact', 'Use `SELECT … WHERE x = ?` — never interpolate!')).toBe('fact-use-select-where-x-never-interpolate');
     const long = 'a'.repeat(59) + 'bcdef';
     expect(slugOf(long)).toBe('a'.repeat(59) + 'b');
   });

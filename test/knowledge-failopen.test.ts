@@ -1,15 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -52,13 +43,7 @@ const SANITIZE: Exe = { name: 'sanitize', bin: 'cairn', args: ['sanitize'] };
 const CURATE: Exe = { name: 'curate', bin: 'cairn', args: ['curate', '--dry-run'] };
 const ALL = [CAPTURE, AUTO, RECALL, ROTATE, SANITIZE, CURATE];
 
-function invoke(
-  exe: Exe,
-  cwd: string,
-  extra: string[] = [],
-  env: Record<string, string> = {},
-  entry?: string,
-): RunResult {
+function invoke(exe: Exe, cwd: string, extra: string[] = [], env: Record<string, string> = {}, entry?: string): RunResult {
   return run(exe.bin, [...exe.args, ...extra], { cwd, input: exe.input, env, entry });
 }
 
@@ -66,10 +51,7 @@ function invoke(
 function withLog(): string {
   const root = tempProject();
   mkdirSync(join(root, '.cairn', 'memory'), { recursive: true });
-  copyFileSync(
-    join(FIXTURES, 'knowledge', 'knowledge.main-f048edf.jsonl'),
-    join(root, '.cairn', 'memory', 'knowledge.jsonl'),
-  );
+  copyFileSync(join(FIXTURES, 'knowledge', 'knowledge.main-f048edf.jsonl'), join(root, '.cairn', 'memory', 'knowledge.jsonl'));
   return root;
 }
 
@@ -91,27 +73,15 @@ describe('usage', () => {
 
   it('wrong values are usage errors', () => {
     const root = withLog();
-    expectFailOpen(
-      invoke(AUTO, root, ['--format', 'xml']),
-      'auto-recall',
-      /--format must be one of claude, codex, gemini, cursor, text/,
-    );
+    expectFailOpen(invoke(AUTO, root, ['--format', 'xml']), 'auto-recall', /--format must be one of claude, codex, gemini, cursor, text/);
     expectFailOpen(
       invoke({ ...RECALL, args: ['recall', 'x', '--type', 'note'] }, root),
       'recall',
       /--type must be one of learned, decision/,
     );
-    expectFailOpen(
-      invoke({ ...CAPTURE, args: ['--text', 'LEARNED: x'] }, root),
-      'memory-capture',
-      /--bead and --text go together/,
-    );
+    expectFailOpen(invoke({ ...CAPTURE, args: ['--text', 'LEARNED: x'] }, root), 'memory-capture', /--bead and --text go together/);
     expectFailOpen(invoke({ ...CURATE, args: ['curate'] }, root), 'curate', /give --dry-run or --apply/);
-    expectFailOpen(
-      invoke({ ...ROTATE, args: ['rotate', '--older-than', 'soon'] }, root),
-      'rotate',
-      /--older-than takes a number of days/,
-    );
+    expectFailOpen(invoke({ ...ROTATE, args: ['rotate', '--older-than', 'soon'] }, root), 'rotate', /--older-than takes a number of days/);
   });
 });
 
@@ -144,11 +114,7 @@ describe('better-sqlite3 not loadable', () => {
   it.each([AUTO, RECALL])('$name fails open with one line naming the module', (exe) => {
     const root = withLog();
     const entry = join(pkg, 'bin', `${exe.bin}.js`);
-    expectFailOpen(
-      invoke(exe, root, [], {}, entry),
-      exe.name,
-      /better-sqlite3 is not loadable \(Could not locate the bindings file/,
-    );
+    expectFailOpen(invoke(exe, root, [], {}, entry), exe.name, /better-sqlite3 is not loadable \(Could not locate the bindings file/);
   });
 
   it('the commands that need no database work without it: capture, rotate, sanitize, curate', () => {
@@ -201,9 +167,7 @@ describe('the knowledge log lock', () => {
       children.push(holder);
       await new Promise((resolve) => holder.stdout!.once('data', resolve));
       const before = readFileSync(log, 'utf8');
-      const heldBy = new RegExp(
-        `lock .*knowledge\\.jsonl\\.lock is held by another process \\(pid ${holder.pid} on ${hostname()}\\)`,
-      );
+      const heldBy = new RegExp(`lock .*knowledge\\.jsonl\\.lock is held by another process \\(pid ${holder.pid} on ${hostname()}\\)`);
       // as if a background run applied kept runs: none starts here
       const applying = asIfApplyingKeptRuns(root);
       const captured = invoke(capture, root, [], { CAIRN_DEADLINE_MS: '300' });

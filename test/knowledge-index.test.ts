@@ -46,10 +46,7 @@ function setup(lines: Partial<Record<Source, KnowledgeEntry[]>>) {
     mkdirSync(dirname(paths[source]), { recursive: true });
     writeFileSync(paths[source], entries.map((e) => JSON.stringify(e) + '\n').join(''));
   }
-  const search = (
-    text: string,
-    opts: { sources?: Source[]; type?: string; limit?: number; withSuperseded?: boolean } = {},
-  ) => {
+  const search = (text: string, opts: { sources?: Source[]; type?: string; limit?: number; withSuperseded?: boolean } = {}) => {
     const sources = opts.sources ?? ['log'];
     const followers = knowledgeFollowers(store);
     for (const s of sources) store.refresh(followers[s]);
@@ -75,10 +72,7 @@ describe('search', () => {
         entry('fact', 'Unrelated cache note'),
       ],
     });
-    expect(search('authenticate').sort()).toEqual([
-      'Authentication tokens expire hourly',
-      'Users are authenticated by the proxy',
-    ]);
+    expect(search('authenticate').sort()).toEqual(['Authentication tokens expire hourly', 'Users are authenticated by the proxy']);
   });
 
   it('ranks more and rarer matches in content higher (positive weights)', () => {
@@ -96,13 +90,7 @@ describe('search', () => {
     const { search } = setup({
       log: [entry('fact', 'C++ templates need explicit instantiation'), entry('fact', 'Plain words only')],
     });
-    for (const q of [
-      'C++ "templates',
-      'templates AND (NOT',
-      'content: templates*',
-      '-templates NEAR/2 x',
-      'templates OR"',
-    ]) {
+    for (const q of ['C++ "templates', 'templates AND (NOT', 'content: templates*', '-templates NEAR/2 x', 'templates OR"']) {
       expect(search(q)).toEqual(['C++ templates need explicit instantiation']);
     }
     expect(search('AND OR NOT ( ) * : - "')).toEqual([]);
@@ -111,17 +99,12 @@ describe('search', () => {
   it('filters by type inside the query, before the limit', () => {
     const many = Array.from({ length: 12 }, (_, i) => entry('fact', `deploy step ${i} uses the deploy script deploy`));
     const { search } = setup({ log: [...many, entry('investigation', 'deploy failed once because of a stale lock')] });
-    expect(search('deploy', { type: 'investigation', limit: 3 })).toEqual([
-      'deploy failed once because of a stale lock',
-    ]);
+    expect(search('deploy', { type: 'investigation', limit: 3 })).toEqual(['deploy failed once because of a stale lock']);
     expect(search('deploy', { limit: 3 })).toHaveLength(3);
   });
 
   it('sinks shell residue below real notes, but still finds it when it is all there is', () => {
-    const junk = entry(
-      'learned',
-      'bd create --title="Fix the cache" --description="$(cat <<\'DESC\'\ncache eviction breaks\nDESC\n)"',
-    );
+    const junk = entry('learned', 'bd create --title="Fix the cache" --description="$(cat <<\'DESC\'\ncache eviction breaks\nDESC\n)"');
     const note = entry('learned', 'cache eviction runs every hour');
     const { search } = setup({ log: [junk, note] });
     expect(search('cache eviction')).toEqual([note.content, junk.content]);
@@ -145,15 +128,12 @@ describe('search', () => {
     const original = entry('decision', 'keep the log append-only');
     const { store, paths, search } = setup({ log: [original, original] });
     expect(search('append-only log')).toEqual([original.content]);
-    appendFileSync(
-      paths.log,
-      JSON.stringify({ ...original, status: 'superseded', superseded_by: 'x', review_reason: 'dupe' }) + '\n',
-    );
+    appendFileSync(paths.log, JSON.stringify({ ...original, status: 'superseded', superseded_by: 'x', review_reason: 'dupe' }) + '\n');
     expect(search('append-only log')).toEqual([]);
     const db = knowledgeDb(store, ['log']);
-    expect(
-      recentKnowledge(db, { project: P, sources: ['log'], limit: 10, withSuperseded: true }).map((h) => h.status),
-    ).toEqual(['superseded']);
+    expect(recentKnowledge(db, { project: P, sources: ['log'], limit: 10, withSuperseded: true }).map((h) => h.status)).toEqual([
+      'superseded',
+    ]);
   });
 
   it("never shows another project's entries; entries without a project are the store's", () => {
@@ -186,10 +166,7 @@ describe('search', () => {
 
 describe('exact ranking with bounded work', () => {
   // The reference: every matching row scored and sorted in SQL, as the index did before it pruned.
-  function reference(
-    db: Database,
-    q: { terms: string[]; limit: number; sources: Source[]; type?: string; withSuperseded?: boolean },
-  ) {
+  function reference(db: Database, q: { terms: string[]; limit: number; sources: Source[]; type?: string; withSuperseded?: boolean }) {
     const codes = q.sources.map((s) => ({ archive: 0, log: 1, active: 2 })[s]);
     const status = Object.entries(STATUS_FACTORS)
       .map(([s, f]) => `WHEN '${s}' THEN ${f}`)
@@ -212,9 +189,7 @@ describe('exact ranking with bounded work', () => {
     const filler = (n: number) => Array.from({ length: n }, (_, i) => `word${i % 50}`).join(' ');
     const lines = [
       ...Array.from({ length: 7600 }, (_, i) => entry('fact', `other note ${i}`)),
-      ...Array.from({ length: 2100 }, (_, i) =>
-        entry('fact', i < 5 ? `cache cache cache ${i}` : `cache with ${filler(3)} ${i}`),
-      ),
+      ...Array.from({ length: 2100 }, (_, i) => entry('fact', i < 5 ? `cache cache cache ${i}` : `cache with ${filler(3)} ${i}`)),
       ...Array.from({ length: 300 }, (_, i) => entry('fact', `${filler(600)} zebra ${i}`)),
     ];
     const { store } = setup({ log: lines });
@@ -242,9 +217,7 @@ describe('exact ranking with bounded work', () => {
     const types = ['learned', 'fact', 'decision', 'investigation'];
     const lines: KnowledgeEntry[] = [];
     for (let i = 0; i < 1500; i++) {
-      const words = Array.from({ length: 3 + rnd(12) }, () =>
-        rnd(3) === 0 ? rare[rnd(rare.length)] : common[rnd(common.length)],
-      );
+      const words = Array.from({ length: 3 + rnd(12) }, () => (rnd(3) === 0 ? rare[rnd(rare.length)] : common[rnd(common.length)]));
       const content = rnd(15) === 0 ? `bd update x-${i} -d "${words.join(' ')}"` : `${words.join(' ')} note ${i}`;
       const e = entry(types[rnd(types.length)], content, {
         status: statuses[rnd(statuses.length)],
@@ -267,9 +240,7 @@ describe('exact ranking with bounded work', () => {
     ];
     for (let i = 0; i < 40; i++)
       queries.push(
-        Array.from({ length: 1 + rnd(6) }, () =>
-          rnd(2) === 0 ? rare[rnd(rare.length)] : common[rnd(common.length)],
-        ).join(' '),
+        Array.from({ length: 1 + rnd(6) }, () => (rnd(2) === 0 ? rare[rnd(rare.length)] : common[rnd(common.length)])).join(' '),
       );
     for (const text of queries) {
       for (const limit of [1, 3, 10, 40]) {
@@ -317,9 +288,7 @@ describe("the newest lines (auto-recall's working set)", () => {
     };
     appendFileSync(
       paths.log,
-      [entry('fact', 'a new note about zeppelins'), entry('fact', 'another new note')]
-        .map((e) => JSON.stringify(e) + '\n')
-        .join(''),
+      [entry('fact', 'a new note about zeppelins'), entry('fact', 'another new note')].map((e) => JSON.stringify(e) + '\n').join(''),
     );
     sync();
     expect(newestIds(db, 1)).toEqual(expectedIds(db, 1));

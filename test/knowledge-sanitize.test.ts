@@ -9,8 +9,7 @@ import { knowledgeLine, openTestStore, processesIn, run, tempProject } from './h
 
 const P = 'san';
 let ts = 1_780_000_000;
-const entry = (key: string, content: string, extra: Record<string, unknown> = {}) =>
-  knowledgeLine(P, key, content, ts++, extra);
+const entry = (key: string, content: string, extra: Record<string, unknown> = {}) => knowledgeLine(P, key, content, ts++, extra);
 
 function project(lines: string[]) {
   const root = tempProject();
@@ -35,10 +34,7 @@ describe('sanitizeKnowledge', () => {
     const lines = [
       entry('fact-kept', 'The installer copies plugins/lavra/skills/SKILL.md (case as written)'),
       'not json at all',
-      entry(
-        'learned-bd-create-x',
-        'bd create --title="Fix it" --description="$(cat <<\'DESC\'\n## What\nstuff\nDESC\n)"',
-      ),
+      entry('learned-bd-create-x', 'bd create --title="Fix it" --description="$(cat <<\'DESC\'\n## What\nstuff\nDESC\n)"'),
       entry('learned-tail', 'OpenCode shows console.log messages." && bd close bdcompound-rm9'),
       entry('fact-dup-key', 'first wording of the dup'),
       entry('fact-dup-key', 'second wording of the dup, newer'),
@@ -76,9 +72,7 @@ describe('sanitizeKnowledge', () => {
       ['fact-partial', 'needs_review'],
       ['fact-symbol', 'needs_review'],
     ]);
-    expect(active.find((e) => e.key === 'fact-kept').content).toBe(
-      'The installer copies plugins/lavra/skills/SKILL.md (case as written)',
-    );
+    expect(active.find((e) => e.key === 'fact-kept').content).toBe('The installer copies plugins/lavra/skills/SKILL.md (case as written)');
     expect(active.find((e) => e.key === 'learned-tail').content).toBe('OpenCode shows console.log messages.');
     expect(active.find((e) => e.key === 'fact-dup-key').content).toBe('second wording of the dup, newer');
 
@@ -130,11 +124,7 @@ describe('anchorChecker', () => {
     mkdirSync(join(root, 'Docs'));
     writeFileSync(join(root, 'Docs', 'README.md'), 'x');
     const check = anchorChecker(root);
-    expect(
-      check(
-        'See Docs/README.md, https://example.com/a/b.html, ~/.config/x.json, /etc/hosts.conf and ../outside/file.ts',
-      ),
-    ).toEqual({
+    expect(check('See Docs/README.md, https://example.com/a/b.html, ~/.config/x.json, /etc/hosts.conf and ../outside/file.ts')).toEqual({
       files: ['Docs/README.md', '../outside/file.ts'],
       symbols: [],
       missingFiles: ['../outside/file.ts'],
@@ -155,9 +145,7 @@ describe('cairn sanitize', () => {
     const root = tempProject();
     writeFileSync(join(root, '.cairn', 'config.json'), JSON.stringify({ knowledge: { sanitizeEveryMs: 400 } }));
     for (const note of ['retries need jitter', 'timeouts need a budget', 'locks need a deadline']) {
-      expect(
-        run('memory-capture', ['--bead', 'b-1', '--text', `LEARNED: ${note}`, '--quiet'], { cwd: root }).code,
-      ).toBe(0);
+      expect(run('memory-capture', ['--bead', 'b-1', '--text', `LEARNED: ${note}`, '--quiet'], { cwd: root }).code).toBe(0);
     }
     // the first capture started the only run; the two after it, within its interval, started none
     const active = join(root, '.cairn', 'memory', 'knowledge.active.jsonl');
@@ -172,8 +160,7 @@ describe('cairn sanitize', () => {
         return [];
       }
     };
-    for (let waited = 0; cached().length < 3 && waited < 15_000; waited += 100)
-      await new Promise((r) => setTimeout(r, 100));
+    for (let waited = 0; cached().length < 3 && waited < 15_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
     expect(cached().sort()).toEqual(['locks need a deadline', 'retries need jitter', 'timeouts need a budget']);
   });
 
@@ -186,11 +173,9 @@ describe('cairn sanitize', () => {
       }).code,
     ).toBe(0);
     const active = join(root, '.cairn', 'memory', 'knowledge.active.jsonl');
-    for (let waited = 0; !existsSync(active) && waited < 15_000; waited += 50)
-      await new Promise((r) => setTimeout(r, 50));
+    for (let waited = 0; !existsSync(active) && waited < 15_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
     rmSync(root, { recursive: true, force: true, maxRetries: 10 }); // as `git worktree remove` does, the run still working or waiting
-    for (let waited = 0; processesIn(root).length > 0 && waited < 15_000; waited += 100)
-      await new Promise((r) => setTimeout(r, 100));
+    for (let waited = 0; processesIn(root).length > 0 && waited < 15_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
     expect(processesIn(root)).toEqual([]);
     expect(existsSync(root)).toBe(false);
   });

@@ -178,9 +178,7 @@ describe('the attack corpus', () => {
       expect(text.split(FENCE_OPEN)).toHaveLength(2);
       expect(text.split(FENCE_CLOSE)).toHaveLength(2);
       expect(text.trimEnd().endsWith(FENCE_CLOSE)).toBe(true);
-      expect(
-        folded(text.slice(text.indexOf(FENCE_OPEN) + FENCE_OPEN.length, text.lastIndexOf(FENCE_CLOSE))),
-      ).not.toMatch(FENCE);
+      expect(folded(text.slice(text.indexOf(FENCE_OPEN) + FENCE_OPEN.length, text.lastIndexOf(FENCE_CLOSE)))).not.toMatch(FENCE);
       expect(text).not.toMatch(INVISIBLE);
     });
   });
@@ -227,8 +225,7 @@ describe('forged fields of an entry: every field that reaches output is checked 
     mkdirSync(join(root, '.cairn', 'memory'), { recursive: true });
     writeFileSync(
       join(root, '.cairn', 'memory', 'knowledge.jsonl'),
-      FORGED.map((e, i) => JSON.stringify({ source: 'x', tags: [], ts: 1000 + i, bead: 'b-2', ...e })).join('\n') +
-        '\n',
+      FORGED.map((e, i) => JSON.stringify({ source: 'x', tags: [], ts: 1000 + i, bead: 'b-2', ...e })).join('\n') + '\n',
     );
     return root;
   }
@@ -257,27 +254,22 @@ describe('forged fields of an entry: every field that reaches output is checked 
       .filter((l) => l.trim());
     expect(inside.length).toBeGreaterThanOrEqual(4);
     for (const line of inside)
-      expect(line).toMatch(
-        /^(?:- \[(?:LEARNED|DECISION|FACT|PATTERN|INVESTIGATION|DEVIATION|MUST-CHECK|OTHER)\] | {2})/,
-      );
+      expect(line).toMatch(/^(?:- \[(?:LEARNED|DECISION|FACT|PATTERN|INVESTIGATION|DEVIATION|MUST-CHECK|OTHER)\] | {2})/);
     expect(text).not.toMatch(/SYSTEM|OBEY|\[FACT\] OK|FORGED/i);
   }
 
-  it.each(FORMATS)(
-    'auto-recall --format %s keeps every entry inside the fence, an unknown type under OTHER',
-    (format) => {
-      const root = project();
-      const r = run('auto-recall', ['--format', format], {
-        cwd: root,
-        input: JSON.stringify({ hook_event_name: 'SessionStart', cwd: root, source: 'startup', prompt: 'zebra' }),
-      });
-      expect(r.code).toBe(0);
-      const text = block(r.stdout, format);
-      expectFenced(text);
-      expect(text).toContain('- [OTHER] zebra note about crossings');
-      expect(text).toContain('- [OTHER] zebra type with an escape');
-    },
-  );
+  it.each(FORMATS)('auto-recall --format %s keeps every entry inside the fence, an unknown type under OTHER', (format) => {
+    const root = project();
+    const r = run('auto-recall', ['--format', format], {
+      cwd: root,
+      input: JSON.stringify({ hook_event_name: 'SessionStart', cwd: root, source: 'startup', prompt: 'zebra' }),
+    });
+    expect(r.code).toBe(0);
+    const text = block(r.stdout, format);
+    expectFenced(text);
+    expect(text).toContain('- [OTHER] zebra note about crossings');
+    expect(text).toContain('- [OTHER] zebra type with an escape');
+  });
 
   it('auto-recall --json names each entry by a clean key and a known type', () => {
     const root = project();

@@ -47,12 +47,7 @@ describe('capture from a landing report', () => {
         'Merged managed work into main. codex: 2 path(s) | claude: 2 path(s) Validation ran with "npm test". No review threads were marked as landed.',
       prompt: null,
       tags: ['api', 'domain', 'react', 'typescript', 'ui', 'web'],
-      examplePaths: [
-        'apps/api/src/server.ts',
-        'packages/domain/patient.ts',
-        'apps/web/app/page.tsx',
-        'packages/ui/src/queue.tsx',
-      ],
+      examplePaths: ['apps/api/src/server.ts', 'packages/domain/patient.ts', 'apps/web/app/page.tsx', 'packages/ui/src/queue.tsx'],
       commands: ['npm test', 'npm run build', 'npm run lint'],
       createdAt: '2026-04-02T00:06:00.000Z',
       updatedAt: '2026-04-02T00:06:00.000Z',
@@ -71,9 +66,7 @@ describe('capture from a landing report', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    expect(logged).toEqual([
-      expect.objectContaining({ type: 'landing.captured', landing: entry.id, report: 'report-1', merged: false }),
-    ]);
+    expect(logged).toEqual([expect.objectContaining({ type: 'landing.captured', landing: entry.id, report: 'report-1', merged: false })]);
   });
 
   it('the same landing twice is one entry: latest texts, lists unioned, updatedAt refreshed', () => {
@@ -118,10 +111,7 @@ describe('capture from a landing report', () => {
         root,
       ),
     );
-    expect(readLandings(store.dir).map((e) => e.title)).toEqual([
-      'Build a clinic command center',
-      'Add OAuth login to the API',
-    ]);
+    expect(readLandings(store.dir).map((e) => e.title)).toEqual(['Build a clinic command center', 'Add OAuth login to the API']);
   });
 
   it('keeps every entry and field of a library another tool wrote (kavi), and never shows another project its entries', () => {
@@ -153,9 +143,7 @@ describe('capture from a landing report', () => {
     const r = run('cairn', ['patterns', 'capture', '--report', REPORT_PATH], { cwd: root });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(
-      /^cairn patterns: .*landing-patterns\.json: entry 1 is not a landing pattern; left as it is/,
-    );
+    expect(r.stderr).toMatch(/^cairn patterns: .*landing-patterns\.json: entry 1 is not a landing pattern; left as it is/);
     expect(readFileSync(join(store.dir, 'cache', 'health.json'), 'utf8')).toContain('left as it is');
     expect(run('cairn', ['patterns', 'capture', '--report', REPORT_PATH, '--strict'], { cwd: root }).code).toBe(1);
     expect(readFileSync(path, 'utf8')).toBe('[{"id": "x"}]');
@@ -210,13 +198,7 @@ describe('tags, commands, paths', () => {
       {
         goal: 'x',
         validationCommand: 'make check',
-        commandsRun: [
-          'git merge --ff-only x',
-          'npm run build',
-          'node /home/dev/tools/verify.js test',
-          'cd ~/src && npm test',
-          'echo done',
-        ],
+        commandsRun: ['git merge --ff-only x', 'npm run build', 'node /home/dev/tools/verify.js test', 'cd ~/src && npm test', 'echo done'],
       },
       root,
     );
@@ -239,9 +221,7 @@ describe('tags, commands, paths', () => {
     );
     expect(report.paths).toEqual(['src/a.ts', 'b/c.ts']);
     expect(() => readLandingReport({ validationCommand: 'npm test' }, root)).toThrow(/no title, goal or summary/);
-    expect(() => parseLandingReport('not json', root)).toThrow(
-      /^the landing report is not valid JSON \(line 1, column 2\)$/,
-    );
+    expect(() => parseLandingReport('not json', root)).toThrow(/^the landing report is not valid JSON \(line 1, column 2\)$/);
   });
 });
 
@@ -330,9 +310,7 @@ describe('shown entries', () => {
     expect(listed).not.toContain('Wia9xQ');
     expect(listed).not.toContain('\\u001b');
     const [line] = landingPatternLines(store.dir, store.project, 'api token');
-    expect(line).toMatch(
-      /^Pattern: Rotate the API token \[REDACTED[^\]]*\] — files: src\/api\/token\.ts — run: npm test$/,
-    );
+    expect(line).toMatch(/^Pattern: Rotate the API token \[REDACTED[^\]]*\] — files: src\/api\/token\.ts — run: npm test$/);
   });
 });
 
@@ -340,11 +318,9 @@ describe('as processes', () => {
   it('cairn patterns lists, searches and answers --json; outcome-score --result pass --report captures, a fail does not', () => {
     const root = nodeProject();
     expect(run('cairn', ['patterns'], { cwd: root })).toMatchObject({ code: 0, stdout: '' });
-    const graded = run(
-      'outcome-score',
-      ['--issue', 'LED-7', '--run', 'r1', '--result', 'fail', '--report', REPORT_PATH, '--json'],
-      { cwd: root },
-    );
+    const graded = run('outcome-score', ['--issue', 'LED-7', '--run', 'r1', '--result', 'fail', '--report', REPORT_PATH, '--json'], {
+      cwd: root,
+    });
     expect(JSON.parse(graded.stdout)).toMatchObject({ result: 'fail' });
     expect(JSON.parse(graded.stdout)).not.toHaveProperty('landing');
     const passed = run('outcome-score', ['--issue', 'LED-8', '--run', 'r1', '--result', 'pass', '--json'], {

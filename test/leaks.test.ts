@@ -1,14 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -69,15 +60,13 @@ function sharedProject(): string {
   return root;
 }
 
-const sessionStart = (cwd: string, prompt: string) =>
-  JSON.stringify({ hook_event_name: 'SessionStart', cwd, source: 'startup', prompt });
+const sessionStart = (cwd: string, prompt: string) => JSON.stringify({ hook_event_name: 'SessionStart', cwd, source: 'startup', prompt });
 
 /** Every reader of what the store paths kept, as processes: name → its stdout and stderr. */
 function readAll(root: string, patternIds: string[]): Record<string, string> {
   const query = 'commit deploy token password key vault repository logs';
   const out: Record<string, string> = {};
-  const read = (label: string, name: string, args: string[], input?: string) =>
-    (out[label] = both(cli(root, name, args, input)));
+  const read = (label: string, name: string, args: string[], input?: string) => (out[label] = both(cli(root, name, args, input)));
   read('format-patterns', 'format-patterns', ['--role', 'auditor', '--budget', '100000']);
   read('format-patterns --json --ids --query', 'format-patterns', [
     '--role',
@@ -125,12 +114,8 @@ function leaksInOutputs(outputs: Record<string, string>): Record<string, string[
 function indexed(root: string): { texts: string; knowledge: string } {
   const db = new BetterSqlite3(join(root, '.cairn', 'cache', 'state.db'), { readonly: true });
   try {
-    const texts = (db.prepare('SELECT text FROM patterns').all() as { text: string }[])
-      .map((row) => row.text)
-      .join('\n');
-    const knowledge = (db.prepare('SELECT content FROM knowledge').all() as { content: string }[])
-      .map((row) => row.content)
-      .join('\n');
+    const texts = (db.prepare('SELECT text FROM patterns').all() as { text: string }[]).map((row) => row.text).join('\n');
+    const knowledge = (db.prepare('SELECT content FROM knowledge').all() as { content: string }[]).map((row) => row.content).join('\n');
     return { texts, knowledge };
   } finally {
     db.close();
@@ -408,9 +393,7 @@ describe('a log written before these rules, or by an older cairn, holding every 
     const check = doctor.checks.find((c) => c.name === 'secrets')!;
     expect(check.status).toBe('fail');
     // 33 texts, 33 summaries, the promotion, the deprecation, the stored summary; 33 knowledge lines; 3 archived; 2 logged landings; 5 landing entries of the old library
-    expect(check.detail).toContain(
-      `${2 * shapes.length + 3 + shapes.length + 3 + 2 + 5} line(s) of the committed logs hold secrets`,
-    );
+    expect(check.detail).toContain(`${2 * shapes.length + 3 + shapes.length + 3 + 2 + 5} line(s) of the committed logs hold secrets`);
     expect(check.detail).toMatch(
       /events\.jsonl 69, memory\/knowledge\.jsonl 33, memory\/knowledge\.archive\.jsonl 3, landings\.jsonl 2, landing-patterns\.json 5/,
     );
@@ -462,9 +445,8 @@ describe('a log written before these rules, or by an older cairn, holding every 
       else if (line) expect(JSON.parse(line).id).toBe(JSON.parse(eventsBefore[i]).id);
     });
     // the same patterns, the same ids and counters, the texts redacted: the index was replayed from the rewritten log
-    const list = JSON.parse(
-      cli(project, 'cairn', ['list', '--json', '--state', 'observed,candidate,verified,active,deprecated']).stdout,
-    ).patterns as { id: string; text: string; lifecycle: string }[];
+    const list = JSON.parse(cli(project, 'cairn', ['list', '--json', '--state', 'observed,candidate,verified,active,deprecated']).stdout)
+      .patterns as { id: string; text: string; lifecycle: string }[];
     expect(list.map((p) => p.id).sort()).toEqual([...ids].sort());
     expect(list.find((p) => p.id === ids[0])!.lifecycle).toBe('active');
     const { texts, knowledge } = indexed(project);

@@ -65,8 +65,7 @@ function oracleStream(runs: number) {
 
 /** The findings of a stored adversarial text's verdict-json (an HTML comment or a fenced block). */
 function findingsOf(text: string): { id: string; summary: string; patterns?: string[] }[] {
-  const json =
-    text.match(/<!-- jkz:verdict-json\n([\s\S]*?)\n-->/)?.[1] ?? text.match(/```verdict-json\n([\s\S]*?)\n```/)?.[1];
+  const json = text.match(/<!-- jkz:verdict-json\n([\s\S]*?)\n-->/)?.[1] ?? text.match(/```verdict-json\n([\s\S]*?)\n```/)?.[1];
   return json ? JSON.parse(json).issues : [];
 }
 
@@ -123,17 +122,8 @@ describe('the harder world of bench:learning', () => {
 
   it('words the held-out set apart from the tuning set: no finding, rewording, reason or frame in common', () => {
     const texts = (set: WordingSet) => {
-      const rules = Object.values(set.rules).flatMap((w) => [
-        ...w.findings,
-        ...(w.reword ? [w.reword] : []),
-        ...(w.why ?? []),
-      ]);
-      const frames = [
-        ...set.reasonFrames.map((f) => f('A1', 'x')),
-        set.bareDismissal('A1'),
-        ...set.wrongDismissals,
-        ...set.categories,
-      ];
+      const rules = Object.values(set.rules).flatMap((w) => [...w.findings, ...(w.reword ? [w.reword] : []), ...(w.why ?? [])]);
+      const frames = [...set.reasonFrames.map((f) => f('A1', 'x')), set.bareDismissal('A1'), ...set.wrongDismissals, ...set.categories];
       return new Set([...rules, ...frames].map(normalise));
     };
     const tuning = texts(SETS.tuning);
@@ -144,8 +134,7 @@ describe('the harder world of bench:learning', () => {
         const w = set.rules[rule.key];
         expect(w?.findings.length, `${set.name} ${rule.key}`).toBeGreaterThan(0);
         // a rule the validator dismisses (false, or obsolete after the drift) has reasons to give
-        if (!rule.truth || rule.group === 'drift-old')
-          expect(w.why?.length, `${set.name} ${rule.key}`).toBeGreaterThan(0);
+        if (!rule.truth || rule.group === 'drift-old') expect(w.why?.length, `${set.name} ${rule.key}`).toBeGreaterThan(0);
       }
     }
   });

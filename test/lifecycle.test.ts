@@ -31,15 +31,11 @@ function deliberation(items: string[]): string {
 }
 
 function storeDeliberation(dir: string, role: string, issue: string, items: string[], now = iso(0)): void {
-  const r = run(
-    'store-deliberation',
-    ['--role', role, '--issue', issue, '--run', 'r1', '--project', PROJECT, '--strict'],
-    {
-      cwd: dir,
-      input: deliberation(items),
-      env: { CAIRN_NOW: now },
-    },
-  );
+  const r = run('store-deliberation', ['--role', role, '--issue', issue, '--run', 'r1', '--project', PROJECT, '--strict'], {
+    cwd: dir,
+    input: deliberation(items),
+    env: { CAIRN_NOW: now },
+  });
   expect(r.code, r.stderr).toBe(0);
 }
 
@@ -87,8 +83,7 @@ const state = (over: Partial<ScoredState & { ignore_count: number }>): ScoredSta
 
 describe('autoDeprecationReason', () => {
   const now = T0 + 45 * DAY_MS;
-  const reasonFor = (over: Partial<ScoredState & { ignore_count: number }>) =>
-    autoDeprecationReason(state(over), now, DEFAULT_PRIOR);
+  const reasonFor = (over: Partial<ScoredState & { ignore_count: number }>) => autoDeprecationReason(state(over), now, DEFAULT_PRIOR);
 
   it('deprecates a stale pattern: base under 0.05 and unused for 30 days or more, naming the rule and its numbers', () => {
     expect(reasonFor({})).toMatch(/^auto: stale: score 0\.02\d+ < 0\.05 and unused for 45 days/); // 2/3 × exp(-45/14) ≈ 0.027
@@ -117,9 +112,7 @@ describe('autoDeprecationReason', () => {
   });
 
   it('names both rules when both apply', () => {
-    expect(reasonFor({ held: 0, ignore_count: 5, ignore_weight: 5 })).toMatch(
-      /^auto: stale: .*; dismissed: ignored 5x/,
-    );
+    expect(reasonFor({ held: 0, ignore_count: 5, ignore_weight: 5 })).toMatch(/^auto: stale: .*; dismissed: ignored 5x/);
   });
 
   it('never touches an active or an already deprecated pattern', () => {
@@ -148,16 +141,7 @@ describe('cairn promote and deprecate', () => {
     }
     expect(listJson(dir)[0].lifecycle).toBe('verified');
 
-    const r = cairn(dir, [
-      'promote',
-      id.slice(0, 7),
-      '--by',
-      'alice',
-      '--reason',
-      'keeps catching docs gaps',
-      '--json',
-      '--strict',
-    ]);
+    const r = cairn(dir, ['promote', id.slice(0, 7), '--by', 'alice', '--reason', 'keeps catching docs gaps', '--json', '--strict']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ id, lifecycle: 'active', changed: true });
     expect(listJson(dir)[0]).toMatchObject({
@@ -214,9 +198,7 @@ describe('cairn promote and deprecate', () => {
     expect(cairn(dir, ['deprecate', MAN_PAGE, '--reason', 'twice']).stderr).toContain('already deprecated');
     expect(cairn(dir, ['deprecate', MAN_PAGE, '--strict']).code).toBe(2); // --reason is required
 
-    expect(
-      cairn(dir, ['promote', MAN_PAGE, '--by', 'carol', '--reason', 'we wrote one after all', '--strict']).code,
-    ).toBe(0);
+    expect(cairn(dir, ['promote', MAN_PAGE, '--by', 'carol', '--reason', 'we wrote one after all', '--strict']).code).toBe(0);
     expect(block()).toContain(MAN_PAGE);
   });
 
@@ -249,9 +231,7 @@ describe('cairn promote and deprecate', () => {
     expect(r.stderr).toMatch(
       /^cairn promote: skipped \(pipeline continues\): no pattern matches 'quantum flux capacitor alignment' by id or exact text, nothing changed/,
     );
-    expect(
-      cairn(dir, ['promote', 'quantum flux capacitor alignment', '--by', 'a', '--reason', 'b', '--strict']).code,
-    ).toBe(1);
+    expect(cairn(dir, ['promote', 'quantum flux capacitor alignment', '--by', 'a', '--reason', 'b', '--strict']).code).toBe(1);
   });
 });
 
@@ -284,11 +264,7 @@ describe('cairn maintain', () => {
       process.env.CAIRN_NOW = iso(0);
       appendEvents(store, [observe(texts.stale, 'observation')]);
       process.env.CAIRN_NOW = iso(44);
-      appendEvents(store, [
-        observe(texts.dismissed, 'rule'),
-        observe(texts.fresh, 'rule'),
-        observe(texts.active, 'rule'),
-      ]);
+      appendEvents(store, [observe(texts.dismissed, 'rule'), observe(texts.fresh, 'rule'), observe(texts.active, 'rule')]);
       appendEvents(store, [{ type: 'pattern.promoted', pattern: ids.active, by: 'dana', reason: 'rollbacks matter' }]);
       appendEvents(
         store,
@@ -384,10 +360,7 @@ describe('cairn maintain', () => {
     const dir = tempProject();
     const store = openTestStore(dir, PROJECT);
     // 300 patterns that all hold "endpoint" and "document": lists long enough to pack
-    const texts = Array.from(
-      { length: 300 },
-      (_, i) => `Every endpoint of service ${i} must document its error codes in runbook ${i * 7}`,
-    );
+    const texts = Array.from({ length: 300 }, (_, i) => `Every endpoint of service ${i} must document its error codes in runbook ${i * 7}`);
     try {
       process.env.CAIRN_NOW = iso(0);
       appendEvents(
@@ -448,9 +421,7 @@ describe('cairn list', () => {
     const dir = tempProject();
     storeDeliberation(dir, 'auditor', 'LED-1', [MAN_PAGE, SESSIONS]);
     storeDeliberation(dir, 'auditor', 'LED-2', [MAN_PAGE]);
-    storeDeliberation(dir, 'judge', 'LED-1', [
-      'Diffs that change a public output shape must update the contract test in the same commit',
-    ]);
+    storeDeliberation(dir, 'judge', 'LED-1', ['Diffs that change a public output shape must update the contract test in the same commit']);
     const regressed = patternId(PROJECT, 'auditor', SESSIONS);
     const store = openTestStore(dir, PROJECT);
     appendEvents(store, [{ type: 'pattern.regressed', pattern: regressed, finding: 'J1', issue: 'LED-1', run: 'r1' }]);

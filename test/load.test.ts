@@ -12,8 +12,7 @@ import { packageWithBrokenModules, run, tempProject } from './helpers.js';
 const pkg = packageWithBrokenModules([]);
 afterAll(() => rmSync(pkg, { recursive: true, force: true }));
 const cacheOf = (name: string) => join(pkg, 'dist', 'bin', 'cache', `${name}.bin`);
-const recall = (root: string) =>
-  run('cairn', ['recall', '--recent', '1'], { cwd: root, entry: join(pkg, 'bin', 'cairn.js') });
+const recall = (root: string) => run('cairn', ['recall', '--recent', '1'], { cwd: root, entry: join(pkg, 'bin', 'cairn.js') });
 
 /** Does V8 take this cache for the bundle as it is now? */
 function accepted(name: string): boolean {

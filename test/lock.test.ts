@@ -1,15 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  lstatSync,
-  lutimesSync,
-  mkdirSync,
-  readFileSync,
-  symlinkSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, lstatSync, lutimesSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { acquireLock } from '../lib/io/lock.js';
@@ -73,9 +64,7 @@ describe('acquireLock', () => {
     const path = target();
     mkdirSync(`${path}.lock`);
     const { err, ms } = giveUp(path);
-    expect(err.message).toMatch(
-      /^lock .*events\.jsonl\.lock is a directory, not a cairn lock \(a `mkdir` lock\?\); gave up after \d+ ms$/,
-    );
+    expect(err.message).toMatch(/^lock .*events\.jsonl\.lock is a directory, not a cairn lock \(a `mkdir` lock\?\); gave up after \d+ ms$/);
     expect(ms).toBeLessThan(2000);
     expect(lstatSync(`${path}.lock`).isDirectory()).toBe(true); // a fresh one is someone's: left alone
   });
@@ -89,9 +78,7 @@ describe('acquireLock', () => {
     mkdirSync(`${path}.lock`);
     writeFileSync(join(`${path}.lock`, 'owner'), 'a script\n');
     age(`${path}.lock`, 10);
-    expect(giveUp(path).err.message).toMatch(
-      /is a directory, not a cairn lock \(a `mkdir` lock\? it is not empty and is never removed\)/,
-    );
+    expect(giveUp(path).err.message).toMatch(/is a directory, not a cairn lock \(a `mkdir` lock\? it is not empty and is never removed\)/);
     expect(readFileSync(join(`${path}.lock`, 'owner'), 'utf8')).toBe('a script\n');
   });
 
@@ -100,9 +87,7 @@ describe('acquireLock', () => {
     const nowhere = join(path, '..', 'nowhere');
     symlinkSync(nowhere, `${path}.lock`);
     const { err, ms } = giveUp(path);
-    expect(err.message).toMatch(
-      /is a symbolic link, not a cairn lock \(remove it if no process uses it\); gave up after/,
-    );
+    expect(err.message).toMatch(/is a symbolic link, not a cairn lock \(remove it if no process uses it\); gave up after/);
     expect(ms).toBeLessThan(2000);
     expect(existsSync(nowhere)).toBe(false);
   });
@@ -121,9 +106,7 @@ describe('acquireLock', () => {
   it('a lock file that is not cairn’s is described by what it holds, not as a pid', () => {
     const path = target();
     writeFileSync(`${path}.lock`, 'garbage');
-    expect(giveUp(path).err.message).toMatch(
-      /lock .*events\.jsonl\.lock holds "garbage", not a cairn lock; gave up after/,
-    );
+    expect(giveUp(path).err.message).toMatch(/lock .*events\.jsonl\.lock holds "garbage", not a cairn lock; gave up after/);
   });
 
   it('a lock left by a process that died on this host is broken at once', () => {

@@ -2,14 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  MCP_CONFIGS,
-  MCP_HOSTS,
-  registeredServer,
-  serverCommand,
-  serverProgram,
-  type McpHost,
-} from '../lib/hosts/mcp.js';
+import { MCP_CONFIGS, MCP_HOSTS, registeredServer, serverCommand, serverProgram, type McpHost } from '../lib/hosts/mcp.js';
 import { appendTomlTable, readTomlTable, tomlString, tomlTableState } from '../lib/hosts/toml.js';
 import { binPath, run, tempProject } from './helpers.js';
 
@@ -18,9 +11,7 @@ import { binPath, run, tempProject } from './helpers.js';
 
 /** What a user already has in each host's file: another server, and settings of their own. */
 const USER_FILES: Record<McpHost, string> = {
-  claude:
-    JSON.stringify({ mcpServers: { github: { type: 'http', url: 'https://api.githubcopilot.com/mcp/' } } }, null, 2) +
-    '\n',
+  claude: JSON.stringify({ mcpServers: { github: { type: 'http', url: 'https://api.githubcopilot.com/mcp/' } } }, null, 2) + '\n',
   codex: [
     '# my Codex settings',
     'model = "o3" # the default',
@@ -40,11 +31,7 @@ const USER_FILES: Record<McpHost, string> = {
     "model = 'o4-mini'",
   ].join('\n'),
   gemini:
-    JSON.stringify(
-      { theme: 'GitHub', mcpServers: { search: { command: 'search-mcp', args: ['--stdio'], trust: false } } },
-      null,
-      4,
-    ) + '\n',
+    JSON.stringify({ theme: 'GitHub', mcpServers: { search: { command: 'search-mcp', args: ['--stdio'], trust: false } } }, null, 4) + '\n',
   cursor: JSON.stringify({ mcpServers: { figma: { url: 'http://127.0.0.1:3845/sse' } } }, null, 2) + '\n',
   opencode:
     JSON.stringify(
@@ -68,11 +55,10 @@ function userPart(host: McpHost, text: string): unknown {
 
 /** A TOML document as Python's tomllib (a complete TOML 1.0 parser) reads it, as JSON. */
 function parseToml(text: string): unknown {
-  const r = spawnSync(
-    'python3',
-    ['-c', 'import sys, json, tomllib; print(json.dumps(tomllib.loads(sys.stdin.read())))'],
-    { input: text, encoding: 'utf8' },
-  );
+  const r = spawnSync('python3', ['-c', 'import sys, json, tomllib; print(json.dumps(tomllib.loads(sys.stdin.read())))'], {
+    input: text,
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`tomllib: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -115,9 +101,7 @@ describe('cairn init --mcp', () => {
     const root = tempProject({ init: false });
     const none = run('cairn', ['init', '--mcp'], { cwd: root });
     expect(none.code).toBe(0);
-    expect(none.stderr).toMatch(
-      /no agent host found here to register cairn mcp with; name one: cairn init --mcp --claude/,
-    );
+    expect(none.stderr).toMatch(/no agent host found here to register cairn mcp with; name one: cairn init --mcp --claude/);
     mkdirSync(join(root, '.claude'));
     writeFileSync(join(root, 'GEMINI.md'), '# notes\n');
     const r = run('cairn', ['init', '--mcp'], { cwd: root });
@@ -158,9 +142,7 @@ describe('cairn init --mcp', () => {
     const root = tempProject({ init: false });
     const own = { mcpServers: { cairn: { command: '/opt/cairn/bin/cairn', args: ['mcp', '--dir', '/srv/memory'] } } };
     writeFileSync(join(root, '.mcp.json'), JSON.stringify(own));
-    expect(run('cairn', ['init', '--mcp', '--claude'], { cwd: root }).stdout).toContain(
-      '.mcp.json: already registered',
-    );
+    expect(run('cairn', ['init', '--mcp', '--claude'], { cwd: root }).stdout).toContain('.mcp.json: already registered');
     expect(JSON.parse(readFileSync(join(root, '.mcp.json'), 'utf8'))).toEqual(own);
   });
 
@@ -207,9 +189,7 @@ describe('cairn doctor and cairn mcp', () => {
       ['mcp: opencode', 'ok'],
       ['mcp: server', 'ok'], // one start: both register the same command
     ]);
-    expect(mcp[2].detail).toMatch(
-      /^answers initialize and tools\/list \(recall, remember, patterns, explain, landings\) in \d+ ms$/,
-    );
+    expect(mcp[2].detail).toMatch(/^answers initialize and tools\/list \(recall, remember, patterns, explain, landings\) in \d+ ms$/);
   });
 
   it('says what is wrong: a program that is not there, a server that does not answer, and nothing registered', () => {
@@ -222,13 +202,8 @@ describe('cairn doctor and cairn mcp', () => {
           detail: string;
         }[]
       ).filter((c) => c.name.startsWith('mcp'));
-    expect(doctor()).toEqual([
-      { name: 'mcp', status: 'off', detail: 'no host registers cairn mcp (cairn init --mcp)' },
-    ]);
-    writeFileSync(
-      join(root, '.mcp.json'),
-      JSON.stringify({ mcpServers: { cairn: { command: 'cairn', args: ['mcp'] } } }),
-    );
+    expect(doctor()).toEqual([{ name: 'mcp', status: 'off', detail: 'no host registers cairn mcp (cairn init --mcp)' }]);
+    writeFileSync(join(root, '.mcp.json'), JSON.stringify({ mcpServers: { cairn: { command: 'cairn', args: ['mcp'] } } }));
     writeFileSync(
       join(root, 'opencode.json'),
       JSON.stringify({ mcp: { cairn: { type: 'local', command: ['node', '-e', 'process.exit(3)'] } } }),
@@ -255,9 +230,7 @@ describe('the TOML merge', () => {
     expect(tomlTableState("[mcp_servers.'cairn'.env]\nA = '1'\n", path)).toBe('present');
     expect(tomlTableState('mcp_servers.cairn.command = "x"\n', path)).toBe('present');
     expect(tomlTableState('[mcp_servers]\ncairn = { command = "x" }\n', path)).toBe('present');
-    expect(
-      tomlTableState('# [mcp_servers.cairn]\nx = """\n[mcp_servers.cairn]\n"""\ny = \'[mcp_servers.cairn]\'\n', path),
-    ).toBe('absent');
+    expect(tomlTableState('# [mcp_servers.cairn]\nx = """\n[mcp_servers.cairn]\n"""\ny = \'[mcp_servers.cairn]\'\n', path)).toBe('absent');
     expect(tomlTableState('[mcp_servers]\ndocs = { command = "npx", args = ["a]", "b"] }\n', path)).toBe('absent');
     expect(tomlTableState('mcp_servers = { docs = { command = "npx" } }\n', path)).toBe('blocked');
     expect(tomlTableState('[[mcp_servers]]\nname = "docs"\n', path)).toBe('blocked');
@@ -283,20 +256,9 @@ describe('the TOML merge', () => {
   it.runIf(hasTomllib)('writes what a TOML parser reads as written', () => {
     const values = {
       command: 'sh',
-      args: [
-        '-c',
-        'exec "$(git rev-parse --show-toplevel)"/node_modules/.bin/cairn mcp --dir \'/srv/a b\'',
-        'ünïcode ✓',
-        'del\x7f',
-      ],
+      args: ['-c', 'exec "$(git rev-parse --show-toplevel)"/node_modules/.bin/cairn mcp --dir \'/srv/a b\'', 'ünïcode ✓', 'del\x7f'],
     };
-    for (const doc of [
-      '',
-      'a = 1',
-      USER_FILES.codex,
-      '[mcp_servers]\nother = { command = "x" }\n',
-      'mcp_servers.docs.command = "npx"\n',
-    ]) {
+    for (const doc of ['', 'a = 1', USER_FILES.codex, '[mcp_servers]\nother = { command = "x" }\n', 'mcp_servers.docs.command = "npx"\n']) {
       const parsed = parseToml(appendTomlTable(doc, path, values)) as { mcp_servers: Record<string, unknown> };
       expect(parsed.mcp_servers.cairn, doc).toEqual(values);
     }

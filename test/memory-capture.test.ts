@@ -78,9 +78,7 @@ describe('from a hook payload', () => {
         project: expect.any(String),
       },
     ]);
-    expect(readFileSync(join(root, '.cairn', '.gitattributes'), 'utf8')).toContain(
-      'memory/knowledge.jsonl merge=union',
-    );
+    expect(readFileSync(join(root, '.cairn', '.gitattributes'), 'utf8')).toContain('memory/knowledge.jsonl merge=union');
   });
 
   it.each([
@@ -160,9 +158,7 @@ describe('the hot path', () => {
     expect(modules).toContain('dist/lib/cli/gate.js');
     expect(
       modules.filter(
-        (m) =>
-          /^dist\/lib\/(cli\/runner|store|knowledge\/(capture|index|reader|rotate))/.test(m) ||
-          m.startsWith('node_modules/'),
+        (m) => /^dist\/lib\/(cli\/runner|store|knowledge\/(capture|index|reader|rotate))/.test(m) || m.startsWith('node_modules/'),
       ),
     ).toEqual([]);
     const atStart = [...gate.matchAll(/^(?:const|var) \S+ = (?:__toESM\()?require\("([^"]+)"\)/gm)].map((m) => m[1]);
@@ -172,10 +168,7 @@ describe('the hot path', () => {
   it('a command that adds no comment never loads the capture bundle; one that does, does', () => {
     const gated = packageWithBrokenModules([]);
     try {
-      writeFileSync(
-        join(gated, 'dist', 'bin', 'memory-capture.run.cjs'),
-        "throw new Error('the capture bundle was loaded');\n",
-      );
+      writeFileSync(join(gated, 'dist', 'bin', 'memory-capture.run.cjs'), "throw new Error('the capture bundle was loaded');\n");
       const root = tempProject();
       const viaGate = (input: string) =>
         run('memory-capture', [], {
@@ -197,9 +190,7 @@ describe('the hot path', () => {
     writeFileSync(join(root, '.cairn', 'cache', 'state.db'), '');
     const r = viaPkg(root, payload('claude-post-tool-use-bash.json', root));
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(
-      /^cairn memory-capture: captured; indexing is left to the next reader \(better-sqlite3 is not loadable/m,
-    );
+    expect(r.stderr).toMatch(/^cairn memory-capture: captured; indexing is left to the next reader \(better-sqlite3 is not loadable/m);
     expect(logOf(root)).toMatchObject([{ type: 'learned', bead: 'led-142' }]);
   });
 });
@@ -213,16 +204,8 @@ describe('--bead / --text', () => {
       ignored: 0,
     });
     const again = capture(root, '', ['--bead', 'b-2', '--text', 'FACT:   ports below 1024 need **root**.', '--json']);
-    expect(JSON.parse(again.stdout).captured).toEqual([
-      { key: 'fact-ports-below-1024-need-root', type: 'fact', status: 'duplicate' },
-    ]);
-    const other = capture(root, '', [
-      '--bead',
-      'b-3',
-      '--text',
-      'FACT: Ports below 1024 need root, or CAP_NET_BIND_SERVICE',
-      '--json',
-    ]);
+    expect(JSON.parse(again.stdout).captured).toEqual([{ key: 'fact-ports-below-1024-need-root', type: 'fact', status: 'duplicate' }]);
+    const other = capture(root, '', ['--bead', 'b-3', '--text', 'FACT: Ports below 1024 need root, or CAP_NET_BIND_SERVICE', '--json']);
     expect(JSON.parse(other.stdout).captured).toEqual([
       { key: 'fact-ports-below-1024-need-root-or-cap-net-bind-service', type: 'fact', status: 'added' },
     ]);
@@ -266,9 +249,7 @@ describe('--from-bd-json', () => {
       lines
         .slice(0, 20)
         .every((l) =>
-          /^cairn memory-capture: captured learned-retry-budget-\d+-is-bounded-by-the-caller-s-deadline \(bead led-\d+\)$/.test(
-            l,
-          ),
+          /^cairn memory-capture: captured learned-retry-budget-\d+-is-bounded-by-the-caller-s-deadline \(bead led-\d+\)$/.test(l),
         ),
     ).toBe(true);
     expect(lines[20]).toBe('cairn memory-capture: and 10 more captured, 15 more already known');
@@ -300,9 +281,7 @@ describe('--from-bd-json', () => {
       expect(log[i].ts).toBe(Date.parse(row.created_at) / 1000);
       // the one comment that quotes role markers loses them (SPEC §4.6); every other is kept exactly
       if (/SYSTEM:\/ASSISTANT:/.test(content))
-        expect(log[i].content).toBe(
-          content.replace('(SYSTEM:/ASSISTANT:/[INST])', '(//)').replace(/<untrusted-knowledge>\s*/g, ''),
-        );
+        expect(log[i].content).toBe(content.replace('(SYSTEM:/ASSISTANT:/[INST])', '(//)').replace(/<untrusted-knowledge>\s*/g, ''));
       else expect(log[i].content).toBe(content);
     });
     const all = log.map((e) => e.content).join('\n');

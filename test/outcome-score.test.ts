@@ -62,9 +62,7 @@ function project(opts: { deprecate?: Role[] } = {}): { root: string; ids: Record
       files: [],
     });
   }
-  const ids = Object.fromEntries(
-    (Object.keys(TEXT) as Role[]).map((r) => [r, patternId(s.project, r, TEXT[r])]),
-  ) as Record<Role, string>;
+  const ids = Object.fromEntries((Object.keys(TEXT) as Role[]).map((r) => [r, patternId(s.project, r, TEXT[r])])) as Record<Role, string>;
   for (const role of opts.deprecate ?? [])
     appendEvents(s, [{ type: 'pattern.deprecated', pattern: ids[role], reason: 'test', auto: false }]);
   process.env.CAIRN_NOW = iso(1);
@@ -111,8 +109,7 @@ const outcomeEvents = (root: string) =>
     .filter(Boolean)
     .map((l) => JSON.parse(l))
     .filter((e) => e.type === 'pattern.outcome');
-const score = (root: string, args: string[], day = 2) =>
-  run('outcome-score', args, { cwd: root, env: { CAIRN_NOW: iso(day) } });
+const score = (root: string, args: string[], day = 2) => run('outcome-score', args, { cwd: root, env: { CAIRN_NOW: iso(day) } });
 const fresh = { success_count: 1, ignore_count: 0, ignore_weight: 0 };
 
 describe('grading the patterns applied in an issue/run', () => {
@@ -167,15 +164,9 @@ describe('grading the patterns applied in an issue/run', () => {
     s.close();
     const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--json']).stdout);
     const after = openTestStore(root);
-    expect(report.patterns).toEqual([
-      { pattern: patternId(after.project, 'auditor', TEXT.auditor), weight: 1, tested: true, credit: 1 },
-    ]);
+    expect(report.patterns).toEqual([{ pattern: patternId(after.project, 'auditor', TEXT.auditor), weight: 1, tested: true, credit: 1 }]);
     expect(
-      getPattern(
-        patternDb(after),
-        after.project,
-        patternId(after.project, 'auditor', 'Webhooks must carry an idempotency key'),
-      ),
+      getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', 'Webhooks must carry an idempotency key')),
     ).toMatchObject({ success_count: 1 });
   });
 
@@ -196,9 +187,7 @@ describe('grading the patterns applied in an issue/run', () => {
     ]);
     s.close();
     const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', 'r1', '--result', 'pass', '--json']).stdout);
-    expect(report.patterns.map((p: { pattern: string }) => p.pattern).sort()).toEqual(
-      [ids.sentinel, ids.inspector, ids.lens].sort(),
-    );
+    expect(report.patterns.map((p: { pattern: string }) => p.pattern).sort()).toEqual([ids.sentinel, ids.inspector, ids.lens].sort());
     expect(state(root).auditor).toEqual({ success_count: 1, ignore_count: 1, ignore_weight: 1 });
   });
 
@@ -287,15 +276,16 @@ describe('grading the patterns applied in an issue/run', () => {
       echo(s, 'auditor', runId, [TEXT.auditor], false);
       s.close();
       const report = JSON.parse(score(root, ['--issue', 'LED-7', '--run', runId, '--result', result, '--json']).stdout);
-      expect(report.patterns).toEqual([
-        { pattern: patternId(s.project, 'auditor', TEXT.auditor), weight: 1, tested: false },
-      ]);
+      expect(report.patterns).toEqual([{ pattern: patternId(s.project, 'auditor', TEXT.auditor), weight: 1, tested: false }]);
     }
     const after = openTestStore(root);
     // first sight + the pass, then the two fails take one each back; never tested, never penalised
-    expect(
-      getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', TEXT.auditor)),
-    ).toMatchObject({ success_count: 2, untested: 0, held: 0, ignore_weight: 0 });
+    expect(getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', TEXT.auditor))).toMatchObject({
+      success_count: 2,
+      untested: 0,
+      held: 0,
+      ignore_weight: 0,
+    });
   });
 
   it('leaves a pattern a validator judged in the run to that verdict: a run fails for what it missed, not for the defect its kept finding caught', () => {
@@ -377,9 +367,9 @@ describe('grading the patterns applied in an issue/run', () => {
     expect(r.stderr).toBe('cairn outcome-score: LED-8 pass: 1 applied pattern(s) graded\n');
     expect(JSON.parse(r.stdout)).toMatchObject({ issue: 'LED-8', run: null, applied: true, patterns: [{ weight: 1 }] });
     const after = openTestStore(root);
-    expect(
-      getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', TEXT.auditor)),
-    ).toMatchObject({ success_count: 2 });
+    expect(getPattern(patternDb(after), after.project, patternId(after.project, 'auditor', TEXT.auditor))).toMatchObject({
+      success_count: 2,
+    });
   });
 
   it('--dry-run reports what would be graded and writes nothing; the real run afterwards still grades', () => {
@@ -410,16 +400,8 @@ describe('grading the patterns applied in an issue/run', () => {
 
 describe('usage errors', () => {
   const cases: [string, string[], RegExp][] = [
-    [
-      'missing --issue',
-      ['--run', 'r1', '--result', 'pass'],
-      /^cairn outcome-score: skipped \(pipeline continues\): --issue is required/,
-    ],
-    [
-      'missing --result',
-      ['--issue', 'LED-7', '--run', 'r1'],
-      /^cairn outcome-score: skipped \(pipeline continues\): --result is required/,
-    ],
+    ['missing --issue', ['--run', 'r1', '--result', 'pass'], /^cairn outcome-score: skipped \(pipeline continues\): --issue is required/],
+    ['missing --result', ['--issue', 'LED-7', '--run', 'r1'], /^cairn outcome-score: skipped \(pipeline continues\): --result is required/],
     [
       'a bad --result',
       ['--issue', 'LED-7', '--run', 'r1', '--result', 'maybe'],
@@ -450,10 +432,7 @@ describe('a long grading', () => {
     const root = tempProject();
     const s = openTestStore(root);
     process.env.CAIRN_NOW = iso(0);
-    const items = Array.from(
-      { length: 130 },
-      (_, i) => `- Handler alpha${i} must check field beta${i} against gamma${i} before commit`,
-    );
+    const items = Array.from({ length: 130 }, (_, i) => `- Handler alpha${i} must check field beta${i} against gamma${i} before commit`);
     storeDeliberation(s, {
       text: `## Accumulated Patterns\n${items.join('\n')}\n`,
       role: 'auditor',
@@ -492,8 +471,7 @@ describe('a long grading', () => {
     const events = outcomeEvents(root);
     expect(events).toHaveLength(3); // 60 + 60 + 10
     expect(new Set(events.map((e) => e.grading)).size).toBe(1);
-    for (const line of log(root).toString('utf8').trim().split('\n'))
-      expect(Buffer.byteLength(line)).toBeLessThan(4096);
+    for (const line of log(root).toString('utf8').trim().split('\n')) expect(Buffer.byteLength(line)).toBeLessThan(4096);
     const after = openTestStore(root);
     const graded = result.patterns.map((p) => getPattern(patternDb(after), after.project, p.id)!.success_count);
     expect(graded.every((n) => n === 2)).toBe(true); // first sight + the pass, once

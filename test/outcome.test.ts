@@ -1,13 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import {
-  classify,
-  decide,
-  lineText,
-  type Failure,
-  type Line,
-  type Outcome,
-  type Situation,
-} from '../lib/cli/outcome.js';
+import { classify, decide, lineText, type Failure, type Line, type Outcome, type Situation } from '../lib/cli/outcome.js';
 import { CairnError, IndexCatchingUp } from '../lib/core/errors.js';
 import { DEFERRED_AGAIN, DEFERRED_TOO_LONG } from '../lib/core/deferred-env.js';
 
@@ -29,8 +21,7 @@ function everyThrow(): Threw[] {
           for (const hasStore of BOOL)
             for (const strict of BOOL)
               for (const interactive of BOOL)
-                for (const json of BOOL)
-                  all.push({ failure, committed, keepsRuns, replayed, hasStore, strict, interactive, json });
+                for (const json of BOOL) all.push({ failure, committed, keepsRuns, replayed, hasStore, strict, interactive, json });
   return all;
 }
 
@@ -185,23 +176,11 @@ describe('what a thrown value counts as', () => {
   it.each<[string, unknown, Failure]>([
     ['a usage error', new CairnError('usage', 'unknown flag --x'), 'usage'],
     ['the deadline', new CairnError('deadline', 'deadline of 2000 ms passed'), 'deadline'],
-    [
-      'the index out of time catching up',
-      new IndexCatchingUp('deadline', 'deadline passed while indexing events'),
-      'deadline',
-    ],
+    ['the index out of time catching up', new IndexCatchingUp('deadline', 'deadline passed while indexing events'), 'deadline'],
     ['a lock held', new CairnError('lock', 'is held by another process'), 'busy'],
     ['the index held by its replay', new IndexCatchingUp('lock', 'state.db is held'), 'busy'],
-    [
-      'runs kept before this one',
-      new IndexCatchingUp('store', '2 earlier run(s) kept for later are not applied yet'),
-      'busy',
-    ],
-    [
-      'a corrupt page',
-      Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' }),
-      'corrupt',
-    ],
+    ['runs kept before this one', new IndexCatchingUp('store', '2 earlier run(s) kept for later are not applied yet'), 'busy'],
+    ['a corrupt page', Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' }), 'corrupt'],
     ['not a database', Object.assign(new Error('file is not a database'), { code: 'SQLITE_NOTADB' }), 'corrupt'],
     ['bad input', new CairnError('input', 'no verdict'), 'fault'],
     ['a broken store', new CairnError('store', 'no cairn store'), 'fault'],

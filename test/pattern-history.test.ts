@@ -59,10 +59,7 @@ describe('PatternHistory', () => {
     );
     const history = new PatternHistory(path);
     same(history, path, ['pa', 'pb', 'pc']);
-    expect(history.events(P, 'pa', () => {}, NO_DEADLINE).map((e) => e.type)).toEqual([
-      'pattern.observed',
-      'pattern.injected',
-    ]);
+    expect(history.events(P, 'pa', () => {}, NO_DEADLINE).map((e) => e.type)).toEqual(['pattern.observed', 'pattern.injected']);
 
     appendFileSync(
       path,

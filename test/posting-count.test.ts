@@ -92,9 +92,7 @@ describe.each([
   it('finds nothing in empty lists, and the lookup after them counts from zero', () => {
     const counter = newCounter();
     const needed = new Uint8Array(65_536).fill(1);
-    expect(
-      counter.reached([{ seqs: new Int32Array(0), sizes: new Uint16Array(0) }], needed).map((s) => s.length),
-    ).toEqual([0]);
+    expect(counter.reached([{ seqs: new Int32Array(0), sizes: new Uint16Array(0) }], needed).map((s) => s.length)).toEqual([0]);
     const list = { seqs: Int32Array.from([3, 9]), sizes: Uint16Array.from([5, 5]) };
     expect(counter.reached([list], needed).map((s) => Array.from(s))).toEqual([[3, 9]]);
     expect(counter.reached([list], needed).map((s) => Array.from(s))).toEqual([[3, 9]]); // the counts were zeroed after the last lookup

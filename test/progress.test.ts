@@ -109,19 +109,13 @@ describe('a long command', () => {
   it('cairn rebuild draws its progress on a terminal and clears it before its closing line', async () => {
     const dir = await bigStore();
     // `script` gives the command a pseudo-terminal for stdout and stderr, as a person's shell does
-    const r = spawnSync(
-      'script',
-      ['-qec', `${process.execPath} ${binPath('cairn')} rebuild --project benchproject0001`, '/dev/null'],
-      {
-        cwd: dir,
-        env: cleanEnv(),
-        encoding: 'utf8',
-      },
-    );
+    const r = spawnSync('script', ['-qec', `${process.execPath} ${binPath('cairn')} rebuild --project benchproject0001`, '/dev/null'], {
+      cwd: dir,
+      env: cleanEnv(),
+      encoding: 'utf8',
+    });
     expect(r.status, r.stdout).toBe(0);
-    expect(r.stdout).toMatch(
-      /\r\x1b\[Kcairn rebuild: replaying events [\d,]+ \/ [\d,]+ \(\d+%\) · [\d,]+\/s · \d+ s left/,
-    );
+    expect(r.stdout).toMatch(/\r\x1b\[Kcairn rebuild: replaying events [\d,]+ \/ [\d,]+ \(\d+%\) · [\d,]+\/s · \d+ s left/);
     expect(r.stdout).toMatch(/\r\x1b\[Kcairn rebuild: replayed \d+ events/);
   }, 60_000);
 

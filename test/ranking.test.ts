@@ -110,9 +110,7 @@ function sameAsScan(db: Database, opts: RankOptions, limit: number, label: strin
     byIndex.top.map((s) => s.id),
     label,
   ).toEqual(full.top.map((s) => s.id));
-  byIndex.top.forEach((s, i) =>
-    exact ? expect(s.score).toBe(full.top[i].score) : expect(s.score).toBeCloseTo(full.top[i].score, 12),
-  );
+  byIndex.top.forEach((s, i) => (exact ? expect(s.score).toBe(full.top[i].score) : expect(s.score).toBeCloseTo(full.top[i].score, 12)));
   expect(byIndex.complete, label).toBe(full.complete);
 }
 
@@ -147,9 +145,7 @@ describe('ranking by the rank indexes', () => {
             expect(walk, `${seed} ${ctx.role} ${JSON.stringify(extra)} ${limit}`).toEqual(scan);
           }
           const all = rankByScan(db, 'p1', opts).top;
-          expect(candidateDigest(db, 'p1', opts)).toBe(
-            `${all.length}:${all.reduce((sum, s) => sum + idBits(s.id), 0)}`,
-          );
+          expect(candidateDigest(db, 'p1', opts)).toBe(`${all.length}:${all.reduce((sum, s) => sum + idBits(s.id), 0)}`);
         }
       }
     }
@@ -217,9 +213,7 @@ describe('ranking by the rank indexes', () => {
 
   it('leaves out what was dismissed in the run, as the full scan does', () => {
     const db = store();
-    const dismiss = db.prepare(
-      'INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)',
-    );
+    const dismiss = db.prepare('INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)');
     const best = rankScores(db, 'p1', { roles: ROLES, ctx: contexts[0] }, { limit: 5 }).top;
     for (const s of best.slice(0, 3)) dismiss.run('p1', 'I-1', 'r1', s.id, 'A1');
     const opts: RankOptions = { roles: ROLES, ctx: contexts[0], excludeDismissed: { issue: 'I-1', run: 'r1' } };
@@ -349,9 +343,7 @@ describe('ranking by the rank indexes', () => {
   it('reads each role’s rank indexes in key order, and a query’s matches by where their postings start, from indexes alone: no sort of the role, no row of the table', () => {
     const db = store();
     for (const extra of [{}, { query: 'refund webhook retry' }, { excludeDismissed: { issue: 'I-1', run: 'r1' } }]) {
-      const plans = queryPlans(db, () =>
-        rankScores(db, 'p1', { roles: ROLES, ctx: contexts[0], ...extra }, { limit: 10 }),
-      ).join('\n');
+      const plans = queryPlans(db, () => rankScores(db, 'p1', { roles: ROLES, ctx: contexts[0], ...extra }, { limit: 10 })).join('\n');
       expect(plans).toMatch(/USING COVERING INDEX patterns_rank_decaying/);
       expect(plans).toMatch(/USING COVERING INDEX patterns_rank_immune/);
       if ('query' in extra) expect(plans).toMatch(/USING COVERING INDEX patterns_seq/); // a page of matches
@@ -414,8 +406,7 @@ describe('ranking by the rank indexes', () => {
       const { key, immune } = rankKey(r);
       expect(key).toBeCloseTo(immune ? r.immune : r.decaying, 9);
     }
-    const sql = (name: string) =>
-      (db.prepare('SELECT sql FROM sqlite_master WHERE name = ?').get(name) as { sql: string }).sql;
+    const sql = (name: string) => (db.prepare('SELECT sql FROM sqlite_master WHERE name = ?').get(name) as { sql: string }).sql;
     expect(sql('patterns_rank_decaying')).toContain(`(${DECAYING_KEY_SQL})`);
     expect(sql('patterns_rank_immune')).toContain(`(${IMMUNE_KEY_SQL})`);
   });

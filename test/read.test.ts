@@ -98,9 +98,7 @@ describe('readSmallFile', () => {
     writeFileSync(join(root, 'secret.txt'), 'AWS_SECRET=abc\n');
     symlinkSync(join(root, 'secret.txt'), join(root, 'link'));
     expect(readSmallFile(join(root, 'link'), 1024)?.toString()).toBe('AWS_SECRET=abc\n');
-    expect(() => readSmallFile(join(root, 'link'), 1024, true)).toThrow(
-      /link is a symbolic link; cairn never writes through one/,
-    );
+    expect(() => readSmallFile(join(root, 'link'), 1024, true)).toThrow(/link is a symbolic link; cairn never writes through one/);
   });
 });
 

@@ -16,8 +16,7 @@ function freshClone(count: number): string {
   return root;
 }
 
-const rebuild = (root: string, ...args: string[]) =>
-  run('cairn', ['rebuild', '--project', 'p1', '--strict', ...args], { cwd: root });
+const rebuild = (root: string, ...args: string[]) => run('cairn', ['rebuild', '--project', 'p1', '--strict', ...args], { cwd: root });
 
 describe('cairn rebuild --continue --job NAME (the background jobs, by name)', () => {
   it('takes only the steps of the named job', () => {
@@ -51,8 +50,7 @@ describe('cairn rebuild --continue --job NAME (the background jobs, by name)', (
       INSERT INTO pattern_terms (project, role, term, pattern, seq) SELECT 'p1', 'auditor', 'filler' || (i % 997),
       'p' || i, i FROM n`);
     for (const name of Object.keys(EVENT_LOG_INDEXES)) db.exec(`DROP INDEX IF EXISTS ${name}`);
-    const mark = () =>
-      JSON.parse((db.prepare("SELECT value FROM meta WHERE key = 'log:events'").get() as { value: string }).value);
+    const mark = () => JSON.parse((db.prepare("SELECT value FROM meta WHERE key = 'log:events'").get() as { value: string }).value);
     db.prepare("UPDATE meta SET value = ? WHERE key = 'log:events'").run(JSON.stringify({ ...mark(), building: true }));
 
     const job = run('cairn', ['rebuild', '--continue', '--quiet', '--project', 'p1', '--job', 'finish-index'], {
@@ -61,9 +59,7 @@ describe('cairn rebuild --continue --job NAME (the background jobs, by name)', (
     });
     expect(job.code, job.stderr).toBe(0);
     expect(mark().building).toBeUndefined();
-    const indexes = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]).map(
-      (x) => x.name,
-    );
+    const indexes = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]).map((x) => x.name);
     expect(indexes).toEqual(expect.arrayContaining(Object.keys(EVENT_LOG_INDEXES)));
     db.close();
     rmSync(root, { recursive: true, force: true });
@@ -86,9 +82,7 @@ describe('cairn rebuild --continue --job NAME (the background jobs, by name)', (
     ]) {
       const r = rebuild(root, ...args);
       expect(r.code, args.join(' ')).not.toBe(0);
-      expect(r.stderr).toMatch(
-        /^cairn rebuild: .*--job takes, with --continue, one of finish-index, apply-kept, pack-postings/m,
-      );
+      expect(r.stderr).toMatch(/^cairn rebuild: .*--job takes, with --continue, one of finish-index, apply-kept, pack-postings/m);
     }
     rmSync(root, { recursive: true, force: true });
   });

@@ -57,9 +57,7 @@ describe('cairn recall', () => {
     const decisions = recall(['kb_search', 'injection', '--type', 'decision', '--limit', '1']).trimEnd().split('\n\n');
     expect(decisions).toHaveLength(1);
     expect(decisions[0]).toMatch(/^\[DECISION\] Fixed SQL injection in kb_search\(\)/);
-    expect(recall(['kb_search', 'injection', '--type', 'decision']).match(/^\[/gm)).toEqual(
-      expect.arrayContaining(['[']),
-    );
+    expect(recall(['kb_search', 'injection', '--type', 'decision']).match(/^\[/gm)).toEqual(expect.arrayContaining(['[']));
     expect(recall(['kb_search', 'injection', '--type', 'decision'])).not.toMatch(/^\[(?!DECISION)/m);
     expect(recall(['kb_search', 'LIKE'])).not.toContain('once used LIKE');
     expect(recall(['kb_search', 'LIKE', '--all'])).toMatch(

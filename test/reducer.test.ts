@@ -177,14 +177,7 @@ describe('a deliberation stored twice for one issue/run (racing writers, a merge
 
   it('another text, or another run, is a deliberation of its own', () => {
     const store = openTestStore(tempProject());
-    appendEvents(store, [
-      stored('d-1'),
-      seen('d-1'),
-      stored('d-2', 'h2'),
-      seen('d-2'),
-      stored('d-3', 'h1', 'r2'),
-      seen('d-3', 'r2'),
-    ]);
+    appendEvents(store, [stored('d-1'), seen('d-1'), stored('d-2', 'h2'), seen('d-2'), stored('d-3', 'h1', 'r2'), seen('d-3', 'r2')]);
     expect(getPattern(patternDb(store), store.project, 'pabc')).toMatchObject({ success_count: 3, sightings: 3 });
   });
 });
@@ -211,8 +204,7 @@ describe('a learned-context list read without parsing it', () => {
   it('says a value is listed only when it is an element, and for every plain value exactly when it is', () => {
     const rnd = seededRandom(29);
     const alphabet = ['a', 'b', 'cli', ',', ']', '[', '"', '\\', '\n', '\u0001', 'é', '日', ' ', '\ud800'];
-    const word = () =>
-      Array.from({ length: Math.floor(rnd() * 4) }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join('');
+    const word = () => Array.from({ length: Math.floor(rnd() * 4) }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join('');
     let plain = 0;
     for (let i = 0; i < 20_000; i++) {
       const list = Array.from({ length: Math.floor(rnd() * 5) }, word);

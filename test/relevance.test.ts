@@ -21,15 +21,11 @@ const JUDGE_OUTPUT = 'Diffs that change a public output shape must update the co
 const id = (role: string, text: string) => patternId(PROJECT, role, text);
 
 function storeDeliberation(dir: string, role: string, items: string[], project = PROJECT): void {
-  const r = run(
-    'store-deliberation',
-    ['--role', role, '--issue', 'LED-1', '--run', 'r1', '--project', project, '--strict'],
-    {
-      cwd: dir,
-      input: `## Plan review\nFine.\n\n## Accumulated Patterns\n${items.map((t) => `- ${t}`).join('\n')}\n`,
-      env: { CAIRN_NOW: '2025-03-01T12:00:00Z' },
-    },
-  );
+  const r = run('store-deliberation', ['--role', role, '--issue', 'LED-1', '--run', 'r1', '--project', project, '--strict'], {
+    cwd: dir,
+    input: `## Plan review\nFine.\n\n## Accumulated Patterns\n${items.map((t) => `- ${t}`).join('\n')}\n`,
+    env: { CAIRN_NOW: '2025-03-01T12:00:00Z' },
+  });
   expect(r.code, r.stderr).toBe(0);
 }
 
@@ -67,9 +63,7 @@ describe('bm25Relevance', () => {
   it('matches word forms through porter stemming: "authenticate" finds "authentication"', () => {
     const store = openTestStore(seed(), PROJECT);
     expect(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'authenticate')?.get(id('auditor', AUTH))).toBe(1);
-    expect(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'migrations indexes')?.get(id('auditor', INDEX))).toBe(
-      1,
-    );
+    expect(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'migrations indexes')?.get(id('auditor', INDEX))).toBe(1);
   });
 
   it('never errors on FTS5 syntax in the query', () => {
@@ -90,9 +84,7 @@ describe('bm25Relevance', () => {
     ]) {
       expect(() => bm25Relevance(patternDb(store), PROJECT, ['auditor'], q)).not.toThrow();
     }
-    expect(
-      bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'token" OR "1"="1')?.get(id('auditor', AUTH)),
-    ).toBeGreaterThan(0);
+    expect(bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'token" OR "1"="1')?.get(id('auditor', AUTH))).toBeGreaterThan(0);
   });
 
   it('only sees the given roles, this project, and live patterns', () => {
@@ -101,13 +93,11 @@ describe('bm25Relevance', () => {
     const store = openTestStore(dir, PROJECT);
     const rel = bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'refresh tokens redis contract test')!;
     expect([...rel.keys()].sort()).toEqual([id('auditor', REFRESH), id('auditor', AUTH)].sort());
-    expect([
-      ...bm25Relevance(patternDb(store), PROJECT, ['judge'], 'refresh tokens redis contract test')!.keys(),
-    ]).toEqual([id('judge', JUDGE_OUTPUT)]);
-
-    appendEvents(store, [
-      { type: 'pattern.deprecated', pattern: id('auditor', REFRESH), reason: 'moved to Redis', auto: false },
+    expect([...bm25Relevance(patternDb(store), PROJECT, ['judge'], 'refresh tokens redis contract test')!.keys()]).toEqual([
+      id('judge', JUDGE_OUTPUT),
     ]);
+
+    appendEvents(store, [{ type: 'pattern.deprecated', pattern: id('auditor', REFRESH), reason: 'moved to Redis', auto: false }]);
     const after = bm25Relevance(patternDb(store), PROJECT, ['auditor'], 'refresh tokens redis')!;
     expect(after.has(id('auditor', REFRESH))).toBe(false);
     expect(after.get(id('auditor', AUTH))).toBe(1); // normalised within the live candidates
@@ -150,8 +140,6 @@ describe('format-patterns --query', () => {
 
   it('a query of stop-words only changes nothing', () => {
     const dir = seed();
-    expect(formatPatterns(dir, ['--query', 'what is the', '--strict']).stdout).toBe(
-      formatPatterns(dir, ['--strict']).stdout,
-    );
+    expect(formatPatterns(dir, ['--query', 'what is the', '--strict']).stdout).toBe(formatPatterns(dir, ['--strict']).stdout);
   });
 });

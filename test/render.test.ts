@@ -50,19 +50,14 @@ describe('track record', () => {
 
   it('shows net successes and ignores once ever ignored, even if also reinforced', () => {
     expect(trackRecord(ranked({ success_count: 1, ignore_count: 3 }))).toBe('-2 net, 3x ignored');
-    expect(trackRecord(ranked({ success_count: 4, ignore_count: 1, reinforcement_count: 2 }))).toBe(
-      '3 net, 1x ignored',
-    );
+    expect(trackRecord(ranked({ success_count: 4, ignore_count: 1, reinforcement_count: 2 }))).toBe('3 net, 1x ignored');
   });
 });
 
 describe('lines and block', () => {
   it('marks a pattern of another role with via:<role>', () => {
     expect(linePieces(ranked(), 'auditor')).toEqual(['- Never log raw tokens', ' (score:0.42)']);
-    expect(linePieces(ranked({ role: 'judge' }), 'auditor')).toEqual([
-      '- Never log raw tokens',
-      ' (score:0.42, via:judge)',
-    ]);
+    expect(linePieces(ranked({ role: 'judge' }), 'auditor')).toEqual(['- Never log raw tokens', ' (score:0.42, via:judge)']);
   });
 
   it('starts with the short id a finding can cite, with --ids', () => {

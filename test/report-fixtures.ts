@@ -103,10 +103,7 @@ export function hostileProject(dir: string): string {
     },
     { ts: 1772359200, action: 'summary', summary: { read: 2, active: 1 } },
   ];
-  appendFileSync(
-    join(dir, '.cairn', 'memory', 'knowledge.audit.jsonl'),
-    audit.map((r) => JSON.stringify(r)).join('\n') + '\n',
-  );
+  appendFileSync(join(dir, '.cairn', 'memory', 'knowledge.audit.jsonl'), audit.map((r) => JSON.stringify(r)).join('\n') + '\n');
   return dir;
 }
 

@@ -99,9 +99,7 @@ describe('cairn report in a browser', () => {
     const hrefs = await page.$$eval('[href]', (els) => els.map((e) => e.getAttribute('href')));
     expect(hrefs.every((h) => h!.startsWith('#'))).toBe(true);
     const text = (await page.textContent('body'))!;
-    expect(text).toContain(
-      'Never merge <script>window.__cairnXss=1</script> nor </svg><img src=x onerror="window.__cairnXss=2">',
-    );
+    expect(text).toContain('Never merge <script>window.__cairnXss=1</script> nor </svg><img src=x onerror="window.__cairnXss=2">');
     expect(text).toContain('javascript:alert(1)'); // as text
     expect(text).not.toContain('\u202e');
     expect(text).not.toContain(HOSTILE_TOKEN);

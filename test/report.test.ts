@@ -60,18 +60,14 @@ describe('cairn report on the demo', () => {
     expect(r.stderr).toBe(''); // no progress line: stderr is not a terminal
     const html = readFileSync(path, 'utf8');
     expect(html).toMatch(/^<!doctype html>/);
-    expect(html).toContain(
-      `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">`,
-    );
+    expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">`);
     expect(html).not.toMatch(/<script|<link|<img|https?:\/\/|src=/i); // nothing to run, nothing fetched
     // the auditor's learning: the false alarm given in runs 2 and 3, dismissed there, retired before run 4
     expect(html).toMatch(
       /<polyline class="curve dismissed" data-series="dismissed" fill="none" points="[\d.]+,[\d.]+ [\d.]+,[\d.]+ [\d.]+,[\d.]+"/,
     );
     expect(html).toContain('Dismissed lines per run: 1.0 in the first run, 0.0 in the last run');
-    expect(html).toMatch(
-      /<td>Every new CLI flag must be documented in the man page before merge<\/td><td>deprecated: /,
-    );
+    expect(html).toMatch(/<td>Every new CLI flag must be documented in the man page before merge<\/td><td>deprecated: /);
     expect(html).toMatch(/<pre class="block">=== HISTORICAL PATTERNS \(auditor\) ===\n- /);
     expect(html).toContain('OAuth redirect URI must match the registered one exactly');
     expect(html).toContain('<td>Build a clinic command center</td>');
@@ -97,9 +93,7 @@ describe('cairn report on the demo', () => {
     const none = run('cairn', ['report', '--open', '--strict'], { cwd: demo, env: { PATH: '/nonexistent' } });
     expect(none.code).toBe(0);
     expect(none.stdout).toBe(join(demo, '.cairn', 'cache', 'report.html') + '\n');
-    expect(none.stderr).toMatch(
-      /^cairn report: cannot open the page \(xdg-open: ENOENT\); open \S+report\.html in a browser\n$/,
-    );
+    expect(none.stderr).toMatch(/^cairn report: cannot open the page \(xdg-open: ENOENT\); open \S+report\.html in a browser\n$/);
   });
 });
 
@@ -120,9 +114,7 @@ describe('every text on the page is shown as text', () => {
     }
     expect(html).not.toContain(HOSTILE_TOKEN);
     expect(html).not.toContain('\u202e');
-    const asText = escapeHtml(
-      'Never merge <script>window.__cairnXss=1</script> nor </svg><img src=x onerror="window.__cairnXss=2">',
-    );
+    const asText = escapeHtml('Never merge <script>window.__cairnXss=1</script> nor </svg><img src=x onerror="window.__cairnXss=2">');
     expect(body.split(asText).length - 1).toBeGreaterThanOrEqual(4); // the block, top patterns, knowledge, landings
     expect(body).toContain('&lt;script&gt;window.__cairnXss=4&lt;/script&gt;'); // the audit's key
     expect(body).toContain('[REDACTED:github-token]');

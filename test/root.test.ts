@@ -1,14 +1,5 @@
 import { describe, it, expect, afterEach } from 'vitest';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { locate, normaliseRemoteUrl, projectIdFor, projectIdStatus } from '../lib/store/root.js';
@@ -104,9 +95,7 @@ describe('root precedence: --root, $CAIRN_ROOT, $CLAUDE_PROJECT_DIR, payload cwd
     rmSync(join(a, '.cairn'), { recursive: true });
     expect(created(run('cairn', ['init', '--json'], { cwd: sub, env: { CAIRN_ROOT: b } }))).toBe(join(b, '.cairn'));
     rmSync(join(b, '.cairn'), { recursive: true });
-    expect(created(run('cairn', ['init', '--root', a, '--json'], { cwd: sub, env: { CAIRN_ROOT: b } }))).toBe(
-      join(a, '.cairn'),
-    );
+    expect(created(run('cairn', ['init', '--root', a, '--json'], { cwd: sub, env: { CAIRN_ROOT: b } }))).toBe(join(a, '.cairn'));
   });
 });
 
@@ -135,8 +124,7 @@ describe('normaliseRemoteUrl', () => {
 });
 
 describe('a stable identity (SPEC §1.2, amended)', () => {
-  const addRemote = (root: string, url: string) =>
-    writeFileSync(join(root, '.git', 'config'), `[remote "origin"]\n\turl = ${url}\n`);
+  const addRemote = (root: string, url: string) => writeFileSync(join(root, '.git', 'config'), `[remote "origin"]\n\turl = ${url}\n`);
 
   it('the id recorded in the project’s own store wins over the derived one; --project and $CAIRN_PROJECT win over both', () => {
     const root = realpathSync(tempProject({ init: false }));
@@ -187,9 +175,7 @@ describe('a stable identity (SPEC §1.2, amended)', () => {
     expect(run('cairn', ['init', '--quiet'], { cwd: root }).code).toBe(0);
     const config = join(root, '.cairn', 'config.json');
     const recorded = JSON.parse(readFileSync(config, 'utf8')).project;
-    expect(run('memory-capture', ['--bead', 'b1', '--text', 'LEARNED: retries need jitter'], { cwd: root }).code).toBe(
-      0,
-    );
+    expect(run('memory-capture', ['--bead', 'b1', '--text', 'LEARNED: retries need jitter'], { cwd: root }).code).toBe(0);
     addRemote(root, 'git@github.com:acme/r1.git'); // the derived id changes
     writeFileSync(config, `{"project": "${recorded}", "budgets": {"adversarial": 900,},}\n`); // a trailing comma
 
@@ -209,9 +195,9 @@ describe('a stable identity (SPEC §1.2, amended)', () => {
     expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).not.toMatch(/timeouts/);
 
     writeFileSync(config, JSON.stringify({ project: recorded }));
-    expect(
-      run('memory-capture', ['--bead', 'b2', '--text', 'LEARNED: timeouts need a budget'], { cwd: root }).stderr,
-    ).toMatch(/^cairn memory-capture: captured /);
+    expect(run('memory-capture', ['--bead', 'b2', '--text', 'LEARNED: timeouts need a budget'], { cwd: root }).stderr).toMatch(
+      /^cairn memory-capture: captured /,
+    );
     expect(readFileSync(join(root, '.cairn', 'memory', 'knowledge.jsonl'), 'utf8')).toMatch(
       new RegExp(`"project":"${recorded}".*timeouts|timeouts.*"project":"${recorded}"`),
     );
@@ -240,9 +226,7 @@ describe('the first write creates the store (SPEC §1.2, amended)', () => {
     const r = run('store-deliberation', ['--role', 'auditor', '--json'], { cwd: root, input: text });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(
-      new RegExp(
-        `^cairn store-deliberation: created the store ${join(root, '.cairn')} \\(commit it: git add \\.cairn\\)\n`,
-      ),
+      new RegExp(`^cairn store-deliberation: created the store ${join(root, '.cairn')} \\(commit it: git add \\.cairn\\)\n`),
     );
     expect(JSON.parse(r.stdout).patterns).toHaveLength(1);
     expect(readFileSync(join(root, '.cairn', '.gitignore'), 'utf8')).toContain('cache/');
@@ -257,9 +241,9 @@ describe('the first write creates the store (SPEC §1.2, amended)', () => {
     expect(readdirSync(plain)).toEqual([]);
     const root = realpathSync(tempProject({ init: false }));
     const missing = join(bareDir(), 'store');
-    expect(
-      run('store-deliberation', ['--role', 'auditor', '--dir', missing], { cwd: root, input: text }).stderr,
-    ).toMatch(/no cairn store at/);
+    expect(run('store-deliberation', ['--role', 'auditor', '--dir', missing], { cwd: root, input: text }).stderr).toMatch(
+      /no cairn store at/,
+    );
     expect(readdirSync(root)).toEqual(['.git']);
   });
 });

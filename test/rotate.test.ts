@@ -1,15 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { spawn } from 'node:child_process';
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { appendLines } from '../lib/io/jsonl.js';
@@ -178,10 +169,7 @@ describe('rotate', () => {
     const moved = range(0, 6)
       .map((i) => line(i) + '\n')
       .join('');
-    writeFileSync(
-      journalPath(log),
-      `${JSON.stringify({ inode: statSync(log).ino, archiveSize: statSync(archive).size })}\n${moved}`,
-    );
+    writeFileSync(journalPath(log), `${JSON.stringify({ inode: statSync(log).ino, archiveSize: statSync(archive).size })}\n${moved}`);
     appendFileSync(archive, moved.slice(0, moved.indexOf(line(3)) + 17)); // three lines and the start of a fourth
     expect(rotate(log, archive, { deadline: NO_DEADLINE, within, above: 100 }).recovered).toBe(6);
     expect(entries(archive)).toEqual({ ids: [100, ...range(0, 6)], torn: 0 });

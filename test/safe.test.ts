@@ -73,9 +73,7 @@ describe('writeFileAtomic', () => {
     mkdirSync(dir);
     mkdirSync(join(root, 'outside'));
     symlinkSync(join(root, 'outside'), join(dir, 'artifacts'));
-    expect(() => writeFileAtomic(join(dir, 'artifacts', 'deliberations', 'd1.md'), 'text', dir)).toThrow(
-      /artifacts is a symbolic link/,
-    );
+    expect(() => writeFileAtomic(join(dir, 'artifacts', 'deliberations', 'd1.md'), 'text', dir)).toThrow(/artifacts is a symbolic link/);
     expect(readdirSync(join(root, 'outside'))).toEqual([]);
   });
 });

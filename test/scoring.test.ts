@@ -104,10 +104,7 @@ describe('time decay', () => {
 
   it('does not apply to an active (promoted) pattern', () => {
     expect(decayFactor(60, 0, 'active')).toBe(1);
-    expect(scorePattern(state({ last_used: NOW - 60 * DAY_MS, lifecycle: 'active' }), ctx).base).toBeCloseTo(
-      ONE_SUCCESS,
-      12,
-    );
+    expect(scorePattern(state({ last_used: NOW - 60 * DAY_MS, lifecycle: 'active' }), ctx).base).toBeCloseTo(ONE_SUCCESS, 12);
   });
 });
 
@@ -138,10 +135,7 @@ describe('context boost', () => {
   });
 
   it('adds them up when all three match, once each however many items overlap', () => {
-    expect(contextBoost(learned, { labels: ['cli', 'api'], files: ['src/cli/status.ts'], phase: 'plan' })).toBeCloseTo(
-      1.35,
-      10,
-    );
+    expect(contextBoost(learned, { labels: ['cli', 'api'], files: ['src/cli/status.ts'], phase: 'plan' })).toBeCloseTo(1.35, 10);
     const f = scorePattern(state({ category: 'rule', ...learned }), {
       ...ctx,
       labels: ['cli'],
@@ -201,10 +195,7 @@ describe('the score shown to agents', () => {
     const f = scorePattern(state({ category: 'rule', held: 40, labels: ['cli'] }), { ...ctx, labels: ['cli'] });
     expect(f.base).toBeGreaterThan(1);
     expect(shownScore(f)).toBeCloseTo((41 / 42) * 1, 12);
-    expect(shownScore(scorePattern(state({ last_used: NOW - 14 * DAY_MS }), ctx))).toBeCloseTo(
-      ONE_SUCCESS * Math.exp(-1),
-      10,
-    );
+    expect(shownScore(scorePattern(state({ last_used: NOW - 14 * DAY_MS }), ctx))).toBeCloseTo(ONE_SUCCESS * Math.exp(-1), 10);
   });
 });
 
@@ -260,10 +251,7 @@ describe('the 0.1 cut (rankPatterns)', () => {
       roles: ['judge'],
       ctx: { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' },
     });
-    expect(r.score).toBeCloseTo(
-      scorePattern(p, { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' }).base,
-      12,
-    );
+    expect(r.score).toBeCloseTo(scorePattern(p, { ...ctx, labels: ['cli'], files: ['src/a.ts'], phase: 'plan' }).base, 12);
     expect(r.factors.context).toBeCloseTo(1.35, 10);
     expect(r.factors.role).toBe(0.8);
   });

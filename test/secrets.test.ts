@@ -12,12 +12,7 @@ const SLACK = 'xox' + 'b-1234567890-0987654321-AbCdEfGhIjKlMnOp';
 const AWS = 'AKIA' + 'IOSFODNN7EXAMPLE';
 const GOOGLE = 'AIza' + 'SyA1234567890abcdefghijklmnopqrstuv';
 const JWT = 'eyJ' + 'hbGciOiJIUzI1NiJ9.eyJ' + 'zdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U';
-const PEM = [
-  '-----BEGIN RSA PRIVATE KEY-----',
-  'MIIEowIBAAKCAQEAx1x2x3',
-  'abcdefghij==',
-  '-----END RSA PRIVATE KEY-----',
-].join('\n');
+const PEM = ['-----BEGIN RSA PRIVATE KEY-----', 'MIIEowIBAAKCAQEAx1x2x3', 'abcdefghij==', '-----END RSA PRIVATE KEY-----'].join('\n');
 
 describe('redactSecrets', () => {
   it.each([
@@ -28,17 +23,9 @@ describe('redactSecrets', () => {
     ['aws-access-key', `aws id ${AWS} in us-east-1`, 'aws id [REDACTED:aws-access-key] in us-east-1'],
     ['google-api-key', `maps key ${GOOGLE}`, 'maps key [REDACTED:google-api-key]'],
     ['jwt', `header was ${JWT}`, 'header was [REDACTED:jwt]'],
-    [
-      'bearer-token',
-      'curl -H "Authorization: Bearer abcdef0123456789abcdef"',
-      'curl -H "Authorization: Bearer [REDACTED:bearer-token]"',
-    ],
+    ['bearer-token', 'curl -H "Authorization: Bearer abcdef0123456789abcdef"', 'curl -H "Authorization: Bearer [REDACTED:bearer-token]"'],
     ['private-key', `key:\n${PEM}\nafter`, 'key:\n[REDACTED:private-key]\nafter'],
-    [
-      'private-key',
-      'pasted -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA',
-      'pasted [REDACTED:private-key]',
-    ],
+    ['private-key', 'pasted -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA', 'pasted [REDACTED:private-key]'],
     [
       'connection-string',
       'DATABASE_URL is postgres://app:s3cr3tpw@db.internal:5432/app',
@@ -95,11 +82,7 @@ describe('the corpus of secret shapes', () => {
 
   it.each([
     // the shapes knowledge capture missed
-    [
-      'an upper-case key with a value starting with %',
-      'export PASSWORD=%Wia8#kP2vQ!x',
-      'export PASSWORD=[REDACTED:secret]',
-    ],
+    ['an upper-case key with a value starting with %', 'export PASSWORD=%Wia8#kP2vQ!x', 'export PASSWORD=[REDACTED:secret]'],
     [
       'a key: value whose key holds a space',
       'smtp password: RYayXcQvLmWp is in the vault',
@@ -110,11 +93,7 @@ describe('the corpus of secret shapes', () => {
       'REDIS_URL=redis://:y4QiT7vR2mZx@cache:6379/0',
       'REDIS_URL=redis://:[REDACTED:connection-string]@cache:6379/0',
     ],
-    [
-      'an Anthropic key, dashes inside',
-      `ANTHROPIC key sk-ant-api03-${'Ab3_x-'.repeat(15)}QQ ok`,
-      'ANTHROPIC key [REDACTED:api-key] ok',
-    ],
+    ['an Anthropic key, dashes inside', `ANTHROPIC key sk-ant-api03-${'Ab3_x-'.repeat(15)}QQ ok`, 'ANTHROPIC key [REDACTED:api-key] ok'],
   ])('%s', (_what, input, expected) => {
     expect(redactSecrets(input).text).toBe(expected);
   });

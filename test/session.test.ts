@@ -20,9 +20,7 @@ describe('a Claude Code session', () => {
     const settings = JSON.parse(readFileSync(join(root, '.claude', 'settings.json'), 'utf8'));
     const sessionStart: string = settings.hooks.SessionStart[0].hooks[0].command;
     const bash = settings.hooks.PostToolUse.find((g: { matcher?: string }) => g.matcher === 'Bash').hooks[0];
-    expect(
-      sessionStart.startsWith('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude || echo '),
-    ).toBe(true);
+    expect(sessionStart.startsWith('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/auto-recall --format claude || echo ')).toBe(true);
     expect(bash).toEqual({
       type: 'command',
       if: 'Bash(bd *)',
@@ -59,10 +57,7 @@ describe('a Claude Code session', () => {
       },
     ]);
 
-    const next = hook(
-      sessionStart,
-      payload('claude-session-start.json', { session_id: 'a-new-session', source: 'startup' }),
-    );
+    const next = hook(sessionStart, payload('claude-session-start.json', { session_id: 'a-new-session', source: 'startup' }));
     expect(next.status, next.stderr).toBe(0);
     expect(next.stdout.trimEnd().split('\n')).toHaveLength(1); // one JSON object for Claude Code to parse
     const out = JSON.parse(next.stdout);

@@ -31,8 +31,7 @@ import { patternDb } from '../lib/events/log.js';
 const PROJECT = 'ledgerly'; // pinned so pattern ids are the same in every test run
 const MAN_PAGE = 'Every new CLI flag must be documented in the man page before merge';
 const TEST_FILE = 'Plans must name the test file that proves each acceptance criterion before implementation starts';
-const TEST_FILE_NEAR =
-  'Plans must name the test file that proves each acceptance criterion before implementation begins';
+const TEST_FILE_NEAR = 'Plans must name the test file that proves each acceptance criterion before implementation begins';
 const auditorId = (text: string) => patternId(PROJECT, 'auditor', text);
 
 interface Stored {
@@ -110,24 +109,13 @@ function events(dir: string, type: string): Record<string, any>[] {
 describe('storing a deliberation', () => {
   it('prints the stored ids and patterns with --json, and a one-line summary on stderr', () => {
     const dir = tempProject();
-    const r = run(
-      'store-deliberation',
-      [...fixtureArgs('led-101-r1-plan-auditor.md'), '--project', PROJECT, '--json'],
-      {
-        cwd: dir,
-        input: fixtureText('led-101-r1-plan-auditor.md'), // stdin, no --file
-      },
-    );
+    const r = run('store-deliberation', [...fixtureArgs('led-101-r1-plan-auditor.md'), '--project', PROJECT, '--json'], {
+      cwd: dir,
+      input: fixtureText('led-101-r1-plan-auditor.md'), // stdin, no --file
+    });
     expect(r.code).toBe(0);
     const out: Stored = JSON.parse(r.stdout);
-    expect(Object.keys(out).sort()).toEqual([
-      'already_stored',
-      'deliberation',
-      'evidence',
-      'links',
-      'patterns',
-      'verdict',
-    ]);
+    expect(Object.keys(out).sort()).toEqual(['already_stored', 'deliberation', 'evidence', 'links', 'patterns', 'verdict']);
     expect(out.deliberation).toMatch(/^d[0-9a-z]{26}$/);
     expect(out.evidence).toBe('L3');
     expect(out.verdict).toBe('FAIL');
@@ -333,24 +321,13 @@ describe('near-duplicates', () => {
   ])('merges the same where %s', (_, command) => {
     const limited = (args: string[], cwd: string) =>
       spawnSync(command[0], [...command.slice(1), ...args], { cwd, env: cleanEnv(), encoding: 'utf8' });
-    expect(limited(['-e', 'new WebAssembly.Memory({ initial: 1 })'], tmpdir()).stderr).toMatch(
-      /RangeError|WebAssembly is not defined/,
-    );
+    expect(limited(['-e', 'new WebAssembly.Memory({ initial: 1 })'], tmpdir()).stderr).toMatch(/RangeError|WebAssembly is not defined/);
     const [plain, capped] = [tempProject(), tempProject()];
     for (const dir of [plain, capped]) storeFixture(dir, 'led-101-r1-plan-auditor.md');
     const expected = storeFixture(plain, 'led-103-r1-plan-auditor.md');
     const file = 'led-103-r1-plan-auditor.md';
     const r = limited(
-      [
-        binPath('store-deliberation'),
-        ...fixtureArgs(file),
-        '--file',
-        fixturePath(file),
-        '--project',
-        PROJECT,
-        '--json',
-        '--strict',
-      ],
+      [binPath('store-deliberation'), ...fixtureArgs(file), '--file', fixturePath(file), '--project', PROJECT, '--json', '--strict'],
       capped,
     );
     expect(r.status, r.stderr).toBe(0);
@@ -394,11 +371,10 @@ describe('near-duplicates', () => {
 
 describe('echoes are not evidence', () => {
   const inject = (dir: string, issue: string, runId: string, now: string) => {
-    const r = run(
-      'format-patterns',
-      ['--role', 'auditor', '--issue', issue, '--run', runId, '--project', PROJECT, '--strict'],
-      { cwd: dir, env: { CAIRN_NOW: now } },
-    );
+    const r = run('format-patterns', ['--role', 'auditor', '--issue', issue, '--run', runId, '--project', PROJECT, '--strict'], {
+      cwd: dir,
+      env: { CAIRN_NOW: now },
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(MAN_PAGE);
   };
@@ -518,9 +494,7 @@ describe('a retry is not evidence (SPEC §3.9.4)', () => {
 
   it('two processes storing it at once record it once: the later copy in the log changes nothing, live or rebuilt', async () => {
     const dir = tempProject();
-    const results = await Promise.all(
-      [0, 1, 2].map(() => runAsync('store-deliberation', args, { cwd: dir, input: fixtureText(FILE) })),
-    );
+    const results = await Promise.all([0, 1, 2].map(() => runAsync('store-deliberation', args, { cwd: dir, input: fixtureText(FILE) })));
     expect(results.map((r) => r.code)).toEqual([0, 0, 0]);
     const stored = results.map((r) => JSON.parse(r.stdout));
     const kept = stored.filter((o) => !o.already_stored);

@@ -47,8 +47,7 @@ function projectDb(): { root: string; db: Database } {
 
 function insertPatterns(db: Database, project: string, role: string, texts: string[]): void {
   const exists = db.prepare('SELECT 1 FROM patterns WHERE project = ? AND id = ?');
-  const insert =
-    db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, first_seen, last_used, term_seq)
+  const insert = db.prepare(`INSERT INTO patterns (project, id, role, text, ntok, category, first_seen, last_used, term_seq)
     VALUES (?, ?, ?, ?, ?, 'rule', '2026-01-01', 0, ?)`);
   db.transaction(() => {
     for (const text of texts) {
@@ -131,9 +130,7 @@ describe('TermIndex.nearDuplicates', () => {
     expect(found('every plan should be in there before a merge')).toEqual(
       expect.arrayContaining(['it must be in the plan before the merge']),
     );
-    expect(found('the plan is not in it after all')).toEqual(
-      expect.arrayContaining(['it is not in the plan after all']),
-    );
+    expect(found('the plan is not in it after all')).toEqual(expect.arrayContaining(['it is not in the plan after all']));
     // function words only: nothing indexed, and no other text's duplicate
     expect(indexTerms('all of them are in it').terms).toEqual([]);
     expect(found('all of them are in it')).toEqual([]);
@@ -148,17 +145,12 @@ describe('TermIndex.nearDuplicates', () => {
     const probe = 'the openapi schema of the export endpoint must be documented before merge';
     expect(index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.text)).not.toContain(probe);
     // the role grows under the same index: its estimates are stale, a rare word is now common
-    insertPatterns(db, 'p1', 'auditor', [
-      probe,
-      ...Array.from({ length: 200 }, (_, i) => `openapi schema export ${i}`),
-    ]);
+    insertPatterns(db, 'p1', 'auditor', [probe, ...Array.from({ length: 200 }, (_, i) => `openapi schema export ${i}`)]);
     expect(index.nearDuplicates(probe, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
     const reworded = 'every openapi schema of an export endpoint should be documented before the merge';
     expect(jaccard(termSet(reworded), termSet(probe))).toBeGreaterThanOrEqual(NEAR_DUPLICATE);
     expect(index.nearDuplicates(reworded, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
-    expect(new TermIndex(db, 'p1', 'auditor').nearDuplicates(reworded, NEAR_DUPLICATE).map((r) => r.text)).toContain(
-      probe,
-    );
+    expect(new TermIndex(db, 'p1', 'auditor').nearDuplicates(reworded, NEAR_DUPLICATE).map((r) => r.text)).toContain(probe);
   });
 });
 
@@ -169,9 +161,10 @@ describe('TermIndex.size', () => {
     insertPatterns(db, 'p1', 'auditor', texts);
     insertPatterns(db, 'p1', 'judge', texts.slice(0, 700));
     const exact = (role: string) =>
-      db
-        .prepare('SELECT COUNT(*) AS n, AVG(ntok) AS mean FROM patterns WHERE project = ? AND role = ?')
-        .get('p1', role) as { n: number; mean: number };
+      db.prepare('SELECT COUNT(*) AS n, AVG(ntok) AS mean FROM patterns WHERE project = ? AND role = ?').get('p1', role) as {
+        n: number;
+        mean: number;
+      };
     const judge = new TermIndex(db, 'p1', 'judge').size();
     expect(judge.patterns).toBe(700);
     expect(judge.meanLength).toBeCloseTo(exact('judge').mean, 9);
@@ -191,9 +184,7 @@ describe('TermIndex.weights', () => {
     const index = new TermIndex(db, 'p1', 'auditor');
     const terms = [...new Set(texts.flatMap((t) => indexTerms(t).terms))];
     const patterns = index.size().patterns;
-    const expected = new Map(
-      terms.map((t) => [t, Math.log(1 + patterns / Math.max(1, index.documentFrequency([t]).get(t)!))]),
-    );
+    const expected = new Map(terms.map((t) => [t, Math.log(1 + patterns / Math.max(1, index.documentFrequency([t]).get(t)!))]));
     const first = index.weights(texts.slice(0, 5));
     const asked = [...terms, ...[...terms].reverse(), ...terms];
     for (const t of asked) expect(first(t)).toBe(expected.get(t));
@@ -247,16 +238,13 @@ describe('the term index against the scan (fast ≡ scan, over random roles)', (
       expect(exactly.length === terms.length).toBe(wide);
       // a word held by fewer than 64 patterns is counted exactly; a common one estimated from a sample, within a factor 2
       for (const t of exactly) expect(estimated.get(t), t).toBe(counted.get(t));
-      for (const t of terms)
-        expect(estimated.get(t)! / counted.get(t)!, t).toSatisfy((r: number) => r >= 0.5 && r <= 2);
+      for (const t of terms) expect(estimated.get(t)! / counted.get(t)!, t).toSatisfy((r: number) => r >= 0.5 && r <= 2);
       const [fastWeight, scanWeight] = [fast.weights(stored.slice(0, 5)), scan.weights([])];
       for (const t of exactly) expect(fastWeight(t), t).toBe(scanWeight(t));
       const rnd = seededRandom(seed + 1);
       const probes = [...stored.slice(0, 150).map((t) => variant(t, rnd)), ...texts(seed + 2).slice(0, 50)];
       for (const probe of probes) {
-        const alike = fast
-          .nearDuplicates(probe, NEAR_DUPLICATE)
-          .filter((r) => jaccard(termSet(probe), termSet(r.text)) >= NEAR_DUPLICATE);
+        const alike = fast.nearDuplicates(probe, NEAR_DUPLICATE).filter((r) => jaccard(termSet(probe), termSet(r.text)) >= NEAR_DUPLICATE);
         expect(alike, probe).toEqual(scan.nearDuplicates(probe, NEAR_DUPLICATE));
         // where the rarest words of the text are counted exactly, the same patterns share them, in the same order
         const rare = [...contentTerms(probe).keys()].every((t) => (counted.get(t) ?? 0) < 64);
@@ -275,11 +263,8 @@ describe('the term index against the scan (fast ≡ scan, over random roles)', (
     db.exec('DROP INDEX pattern_terms_key'); // as a first replay leaves it until its end
     const scanned = roleLookups(db, 'p1', 'auditor');
     expect(scanned).toBeInstanceOf(ScanLookups);
-    const alike = (rows: { id: string; text: string }[]) =>
-      rows.filter((r) => jaccard(termSet(probe), termSet(r.text)) >= NEAR_DUPLICATE);
-    expect(alike(scanned.nearDuplicates(probe, NEAR_DUPLICATE))).toEqual(
-      alike(built.nearDuplicates(probe, NEAR_DUPLICATE)),
-    );
+    const alike = (rows: { id: string; text: string }[]) => rows.filter((r) => jaccard(termSet(probe), termSet(r.text)) >= NEAR_DUPLICATE);
+    expect(alike(scanned.nearDuplicates(probe, NEAR_DUPLICATE))).toEqual(alike(built.nearDuplicates(probe, NEAR_DUPLICATE)));
     expect(alike(scanned.nearDuplicates(probe, NEAR_DUPLICATE)).length).toBeGreaterThan(0);
     // another project's rows make the store too large to read whole
     insertPatterns(db, 'p2', 'auditor', randomTexts(700, 73));
@@ -302,8 +287,7 @@ describe('packed posting lists (pattern_postings)', () => {
         .filter((r) => jaccard(termSet(p), termSet(r.text)) >= NEAR_DUPLICATE)
         .map((r) => r.id),
     );
-  const packedCount = (db: Database) =>
-    (db.prepare('SELECT COUNT(*) AS n FROM pattern_postings').get() as { n: number }).n;
+  const packedCount = (db: Database) => (db.prepare('SELECT COUNT(*) AS n FROM pattern_postings').get() as { n: number }).n;
   /** The lookups as the index alone answers them: no list packed. */
   function fromRows(db: Database, probes: string[]): string[][] {
     db.exec('SAVEPOINT rows_only; DELETE FROM pattern_postings');
@@ -319,8 +303,7 @@ describe('packed posting lists (pattern_postings)', () => {
     const texts = [...new Set(randomTexts(700, 41).map((t) => `refund ${t}`))];
     observedPatterns(root, texts, true); // a fresh clone: the log alone
     const db = join(root, '.cairn', 'cache', 'state.db');
-    const finish = () =>
-      run('cairn', ['rebuild', '--continue', '--project', 'p1', '--json', '--strict'], { cwd: root });
+    const finish = () => run('cairn', ['rebuild', '--continue', '--project', 'p1', '--json', '--strict'], { cwd: root });
     const first = finish();
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ applied: texts.length, packed: expect.any(Number) });
@@ -380,8 +363,7 @@ describe('packed posting lists (pattern_postings)', () => {
     const root = loggedPatterns(3_500, 30, 150, 52); // 105,000 term rows (past what a hook's replay finishes itself), ~700 a word
     expect(rebuild(root)).toMatchObject({ applied: 3_500, packed: 0 });
     const background = () => spawnSync('pgrep', ['-f', `rebuild --continue --quiet --root ${root}`]).status === 0;
-    for (const started = Date.now(); background() && Date.now() - started < 60_000; )
-      await new Promise((r) => setTimeout(r, 100));
+    for (const started = Date.now(); background() && Date.now() - started < 60_000; ) await new Promise((r) => setTimeout(r, 100));
     expect(background()).toBe(false);
     // what `cairn maintain` would pack: every long list, each the index's own
     const packed = packedIn(root);
@@ -415,9 +397,10 @@ describe('packed posting lists (pattern_postings)', () => {
     // patterns added since: the packed lists plus the postings added after them
     const through = () =>
       new Map(
-        (db.prepare('SELECT term, through FROM pattern_postings').all() as { term: string; through: number }[]).map(
-          (r) => [r.term, r.through],
-        ),
+        (db.prepare('SELECT term, through FROM pattern_postings').all() as { term: string; through: number }[]).map((r) => [
+          r.term,
+          r.through,
+        ]),
       );
     const before = through();
     insertPatterns(db, 'p1', 'auditor', randomTexts(40, 35));
@@ -447,9 +430,7 @@ describe('packed posting lists (pattern_postings)', () => {
     insertPatterns(db, 'p1', 'judge', randomTexts(100, 53)); // lists too short to pack
     const long = (
       db
-        .prepare(
-          "SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = 'p1' GROUP BY role, term HAVING COUNT(*) >= 256)",
-        )
+        .prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM pattern_terms WHERE project = 'p1' GROUP BY role, term HAVING COUNT(*) >= 256)")
         .get() as { n: number }
     ).n;
     expect(long).toBeGreaterThan(5);

@@ -77,10 +77,9 @@ describe('indexTerms', () => {
       'HTTPs',
     ];
     for (let i = 0; i < 2000; i++) {
-      const text = Array.from(
-        { length: 1 + Math.floor(rnd() * 8) },
-        () => pieces[Math.floor(rnd() * pieces.length)],
-      ).join(rnd() < 0.2 ? '' : ' ');
+      const text = Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => pieces[Math.floor(rnd() * pieces.length)]).join(
+        rnd() < 0.2 ? '' : ' ',
+      );
       const expected = new Set([...new Set(words(text))].filter((w) => !isStopWord(w)).map(stem));
       for (const t of contentTerms(text).keys()) expected.add(t);
       const { terms, length } = indexTerms(text);
@@ -93,15 +92,9 @@ describe('indexTerms', () => {
 describe('identifiers', () => {
   it('names paths, files, versions, numbers, code names with digits, hyphenated and dotted names, flags, camelCase and backticks (SPEC §3.10.4)', () => {
     expect([
-      ...identifiers(
-        'The edge-lan gateway in billing/ reads docs/openapi.yaml:12 since v2.3 on helper18 (retry 3 times), see `Sync Job`',
-      ),
+      ...identifiers('The edge-lan gateway in billing/ reads docs/openapi.yaml:12 since v2.3 on helper18 (retry 3 times), see `Sync Job`'),
     ]).toEqual(['edge-lan', 'billing/', 'docs/openapi.yaml:12', 'v2.3', 'helper18', '3', 'sync job']);
-    expect([...identifiers('Pass --dry-run to exportCsv() and TAX_API_URL')]).toEqual([
-      '--dry-run',
-      'exportcsv',
-      'tax_api_url',
-    ]);
+    expect([...identifiers('Pass --dry-run to exportCsv() and TAX_API_URL')]).toEqual(['--dry-run', 'exportcsv', 'tax_api_url']);
   });
 
   it('takes capitals for emphasis, not for a name: NEVER and never are the same word', () => {

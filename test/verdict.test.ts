@@ -156,14 +156,7 @@ describe('parseVerdict: normalisation', () => {
   it('skips issues that are not objects or lack an id, and drops non-string fields', () => {
     const json = JSON.stringify({
       verdict: 'FAIL',
-      issues: [
-        'J0',
-        null,
-        [],
-        { summary: 'no id' },
-        { id: '  ' },
-        { id: 3, severity: 2, summary: 'ok', location: null },
-      ],
+      issues: ['J0', null, [], { summary: 'no id' }, { id: '  ' }, { id: 3, severity: 2, summary: 'ok', location: null }],
       must_fix: ['3'],
     });
     expect(parseVerdict(comment(json)).verdict?.issues).toEqual([{ id: '3', summary: 'ok' }]);
@@ -227,9 +220,7 @@ describe('parseVerdict: hostile input', () => {
 
 describe('findingById', () => {
   const verdict = parseVerdict(
-    comment(
-      '{"verdict":"FAIL","issues":[{"id":"J1","summary":"first"},{"id":"s2","summary":"second"}],"must_fix":["J1"]}',
-    ),
+    comment('{"verdict":"FAIL","issues":[{"id":"J1","summary":"first"},{"id":"s2","summary":"second"}],"must_fix":["J1"]}'),
   ).verdict;
 
   it('matches ids case-insensitively after trimming', () => {

@@ -126,15 +126,7 @@ export function libraryDriver(root) {
         files: [],
       });
     },
-    feedback({
-      now,
-      issue,
-      run,
-      adversarialText,
-      validatorText,
-      adversarialRole = ADVERSARY,
-      validatorRole = VALIDATOR,
-    }) {
+    feedback({ now, issue, run, adversarialText, validatorText, adversarialRole = ADVERSARY, validatorRole = VALIDATOR }) {
       at(now);
       const r = feedback.runFeedback(store, {
         adversarialRole,
@@ -162,17 +154,13 @@ export function processDriver(root) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAIRN_')));
   let files = 0;
   const exec = (name, args, now, input = '') => {
-    const r = spawnSync(
-      process.execPath,
-      [join(REPO, 'bin', `${name}.js`), ...args, '--root', root, '--project', PROJECT, '--strict'],
-      {
-        cwd: root,
-        env: { ...env, CAIRN_NOW: now },
-        input,
-        encoding: 'utf8',
-        maxBuffer: 64 * 1024 * 1024,
-      },
-    );
+    const r = spawnSync(process.execPath, [join(REPO, 'bin', `${name}.js`), ...args, '--root', root, '--project', PROJECT, '--strict'], {
+      cwd: root,
+      env: { ...env, CAIRN_NOW: now },
+      input,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
     if (r.status !== 0) throw new Error(`${name} ${args.join(' ')} exited ${r.status}: ${r.stderr.trim()}`);
     return r.stdout;
   };
@@ -195,22 +183,9 @@ export function processDriver(root) {
       );
     },
     store({ now, role, issue, run, text }) {
-      exec(
-        'store-deliberation',
-        ['--role', role, ...scoped(issue, run), '--phase', 'plan', '--iteration', '1'],
-        now,
-        text,
-      );
+      exec('store-deliberation', ['--role', role, ...scoped(issue, run), '--phase', 'plan', '--iteration', '1'], now, text);
     },
-    feedback({
-      now,
-      issue,
-      run,
-      adversarialText,
-      validatorText,
-      adversarialRole = ADVERSARY,
-      validatorRole = VALIDATOR,
-    }) {
+    feedback({ now, issue, run, adversarialText, validatorText, adversarialRole = ADVERSARY, validatorRole = VALIDATOR }) {
       const texts = [
         ...(adversarialText === undefined ? [] : ['--adversarial-file', tempFile(adversarialText)]),
         ...(validatorText === undefined ? [] : ['--validator-file', tempFile(validatorText)]),
@@ -218,15 +193,7 @@ export function processDriver(root) {
       const r = JSON.parse(
         exec(
           'feedback-loop',
-          [
-            '--adversarial-role',
-            adversarialRole,
-            '--validator-role',
-            validatorRole,
-            ...scoped(issue, run),
-            ...texts,
-            '--json',
-          ],
+          ['--adversarial-role', adversarialRole, '--validator-role', validatorRole, ...scoped(issue, run), ...texts, '--json'],
           now,
         ),
       );

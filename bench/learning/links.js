@@ -45,8 +45,7 @@ export function linkAccuracy(set, { seed = 1, alarms = false, reason = false } =
       // the role's patterns are the checks: each word weighs by how many of them hold it
       const weight = weightsAmong(checks.map((c) => c.text));
       const best =
-        bestCandidate(finding, candidates.slice(0, FIRST_TIER), weight) ??
-        bestCandidate(finding, candidates.slice(FIRST_TIER), weight);
+        bestCandidate(finding, candidates.slice(0, FIRST_TIER), weight) ?? bestCandidate(finding, candidates.slice(FIRST_TIER), weight);
       if (!best) counts.none++;
       else if (best.id === check.key) counts.right++;
       else {

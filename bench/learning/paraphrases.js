@@ -292,12 +292,7 @@ export const TUNING = {
     'client_compat',
     'Raise min_app_version in config/clients.json',
   ),
-  F8: f(
-    'src/billing/fx.ts is a new module with no .stories.tsx file',
-    'src/billing/fx.ts:1',
-    'missing_story',
-    'Add fx.stories.tsx',
-  ),
+  F8: f('src/billing/fx.ts is a new module with no .stories.tsx file', 'src/billing/fx.ts:1', 'missing_story', 'Add fx.stories.tsx'),
   F9: f(
     'The new export endpoint was never load tested on staging; p99 may regress',
     'src/api/export.ts:5',
@@ -316,12 +311,7 @@ export const TUNING = {
     'missing_docs',
     'Add /** */ comments with an @example',
   ),
-  F12: f(
-    'The refunds plan has no ARB sign-off recorded',
-    'plan §Approvals',
-    'process_gap',
-    'Get architecture board approval first',
-  ),
+  F12: f('The refunds plan has no ARB sign-off recorded', 'plan §Approvals', 'process_gap', 'Get architecture board approval first'),
   F13: f(
     'refund.ts branches for partial refunds are not all covered (84%)',
     'src/billing/refund.ts:35',
@@ -346,12 +336,7 @@ export const TUNING = {
     'infra_drift',
     'Add the variable to Terraform and apply',
   ),
-  F17: f(
-    'Commits 3f1c2ab and 9e07d41 on this branch are unsigned',
-    'git log',
-    'process_gap',
-    'Re-sign the commits with a YubiKey',
-  ),
+  F17: f('Commits 3f1c2ab and 9e07d41 on this branch are unsigned', 'git log', 'process_gap', 'Re-sign the commits with a YubiKey'),
   F18: f(
     'due_date uses timestamptz; epoch seconds would sidestep zone conversions',
     'src/db/migrations/0042_add_due_date.sql:3',
@@ -709,12 +694,7 @@ export const HELD_OUT = {
     'infra_drift',
     'Declare it in the Terraform module',
   ),
-  F17: f(
-    'The branch history has commits without a verified signature',
-    'PR #231',
-    'process_gap',
-    'Sign each commit with the hardware key',
-  ),
+  F17: f('The branch history has commits without a verified signature', 'PR #231', 'process_gap', 'Sign each commit with the hardware key'),
   F18: f(
     'Reminder times are kept as timestamptz and converted in three places; an integer epoch is safer',
     'src/jobs/reminders.ts:12',

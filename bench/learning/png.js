@@ -134,11 +134,6 @@ export class Canvas {
     const raw = Buffer.alloc((stride + 1) * this.height); // each row: filter byte 0, then the pixels
     for (let y = 0; y < this.height; y++) this.pixels.copy(raw, y * (stride + 1) + 1, y * stride, (y + 1) * stride);
     const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-    return Buffer.concat([
-      signature,
-      chunk('IHDR', header),
-      chunk('IDAT', deflateSync(raw)),
-      chunk('IEND', Buffer.alloc(0)),
-    ]);
+    return Buffer.concat([signature, chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
   }
 }

@@ -79,9 +79,7 @@ export function simulate(driver, p, variant) {
     const block = driver.format({ now: at(0), issue, run, budget: p.budget, ids: Boolean(p.citeRate) });
     const shown = block.patterns.map((x) => kindOf(x.text));
     if (shown.some((c) => !c))
-      throw new Error(
-        `an injected pattern is not one of the simulated checks: ${block.patterns.map((x) => x.text).join(' | ')}`,
-      );
+      throw new Error(`an injected pattern is not one of the simulated checks: ${block.patterns.map((x) => x.text).join(' | ')}`);
 
     // The auditor: echoes most of its prompt block, adds what it notices itself, raises the false
     // alarms it lists as findings (each with alarmRaiseRate; the tracked one always), and — when the
@@ -97,19 +95,12 @@ export function simulate(driver, p, variant) {
       return { ...wording, summary: `${wording.summary} [${block.patterns[line].id.slice(0, 7)}]` };
     };
     const echoed = shown.filter((c) => c === tracked || draw('echo', c.key) < p.echoRate);
-    const fresh = checks
-      .filter((c) => !inBlock.has(c.key) && c !== tracked)
-      .sort((a, b) => draw('notice', a.key) - draw('notice', b.key));
-    const noticed = [
-      ...fresh.filter((c) => !c.alarm).slice(0, p.noticeTrue),
-      ...fresh.filter((c) => c.alarm).slice(0, p.noticeFalse),
-    ];
+    const fresh = checks.filter((c) => !inBlock.has(c.key) && c !== tracked).sort((a, b) => draw('notice', a.key) - draw('notice', b.key));
+    const noticed = [...fresh.filter((c) => !c.alarm).slice(0, p.noticeTrue), ...fresh.filter((c) => c.alarm).slice(0, p.noticeFalse)];
     if (tracked && !inBlock.has(tracked.key)) noticed.push(tracked);
     const included = [...echoed, ...noticed].sort((a, b) => draw('order', a.key) - draw('order', b.key));
     const raised = included.filter((c) => c.alarm && (c === tracked || draw('raise', c.key) < p.alarmRaiseRate));
-    const candidatesForDefect = included
-      .filter((c) => !c.alarm)
-      .sort((a, b) => draw('defect-pick', a.key) - draw('defect-pick', b.key));
+    const candidatesForDefect = included.filter((c) => !c.alarm).sort((a, b) => draw('defect-pick', a.key) - draw('defect-pick', b.key));
     if (candidatesForDefect.length && draw('defect') < p.defectRate) raised.push(candidatesForDefect[0]);
     const findings = raised.map((c, i) => ({
       id: `A${i + 1}`,
@@ -135,9 +126,7 @@ export function simulate(driver, p, variant) {
       const c = f.check;
       if (c.alarm) {
         const missed = c === tracked ? p.trackedMissedRuns.includes(k) : draw('miss', c.key) < p.errorRate;
-        return missed
-          ? { id: f.id, call: 'confirm' }
-          : { id: f.id, call: 'dismiss', why: p.terseCurator ? null : c.why };
+        return missed ? { id: f.id, call: 'confirm' } : { id: f.id, call: 'dismiss', why: p.terseCurator ? null : c.why };
       }
       return draw('wrong-dismissal', c.key) < p.trueDismissRate
         ? { id: f.id, call: 'dismiss', why: p.terseCurator ? null : WRONG_DISMISSAL }
@@ -158,24 +147,13 @@ export function simulate(driver, p, variant) {
     // 'uninformative': the work ships unless the curator waved a real defect through — the outcome
     // says nothing about the block.
     const falseShown = shown.filter((c) => c.alarm).length;
-    const passChance = Math.min(
-      1,
-      Math.max(0, p.passBase - p.passDrop * (shown.length ? falseShown / shown.length : 0)),
-    );
+    const passChance = Math.min(1, Math.max(0, p.passBase - p.passDrop * (shown.length ? falseShown / shown.length : 0)));
     const wavedThrough = reviews.some((r, i) => r.call === 'dismiss' && findings[i].kind === 'defect');
-    const result =
-      p.outcomeModel === 'uninformative'
-        ? wavedThrough
-          ? 'fail'
-          : 'pass'
-        : draw('outcome') < passChance
-          ? 'pass'
-          : 'fail';
+    const result = p.outcomeModel === 'uninformative' ? (wavedThrough ? 'fail' : 'pass') : draw('outcome') < passChance ? 'pass' : 'fail';
     if (variant.outcome) driver.outcome({ now: at(3), issue, run, result });
 
     const trackedPattern =
-      tracked &&
-      before.patterns.find((x) => x.role === ADVERSARY && normaliseText(x.text) === normaliseText(tracked.text));
+      tracked && before.patterns.find((x) => x.role === ADVERSARY && normaliseText(x.text) === normaliseText(tracked.text));
     records.push({
       run: k,
       injected: shown.length,
@@ -232,9 +210,7 @@ export function simulate(driver, p, variant) {
       decayImmune: afterBlock.filter((x) => state.get(x.id).reinforcement_count >= 3).length,
     },
     /** False alarms that were ever reinforced (a PASS reinforces whatever was injected). */
-    falseReinforced: final.patterns.filter(
-      (x) => x.role === ADVERSARY && kindOf(x.text)?.alarm && x.reinforcement_count > 0,
-    ).length,
+    falseReinforced: final.patterns.filter((x) => x.role === ADVERSARY && kindOf(x.text)?.alarm && x.reinforcement_count > 0).length,
     patterns: final.patterns,
   };
 }

@@ -21,18 +21,11 @@ export function auditorText({ issue, run, patterns, findings, evidence, sourceLi
     '## Findings',
     '',
   );
-  for (const f of findings)
-    lines.push(`**${f.id} — ${f.summary} (${SEVERITY[f.kind]}).** At ${f.location}. ${f.fix_hint}.`, '');
+  for (const f of findings) lines.push(`**${f.id} — ${f.summary} (${SEVERITY[f.kind]}).** At ${f.location}. ${f.fix_hint}.`, '');
   if (findings.length === 0) lines.push('None.', '');
   lines.push('## Evidence', '', ...evidenceLines(evidence, sourceLine), '', '## Accumulated Patterns', '');
   for (const text of patterns) lines.push(`- ${text}`);
-  lines.push(
-    '',
-    '## Verdict',
-    '',
-    findings.length ? 'Send the plan back for the findings above.' : 'No blocking findings.',
-    '',
-  );
+  lines.push('', '## Verdict', '', findings.length ? 'Send the plan back for the findings above.' : 'No blocking findings.', '');
   const verdict = {
     verdict: findings.length ? 'FAIL' : 'PASS',
     issues: findings.map((f) => ({
@@ -83,12 +76,7 @@ export function curatorText({ issue, run, reviews }) {
     );
   }
   if (reviews.length === 0) lines.push('The auditor raised nothing to check.', '');
-  lines.push(
-    '## Verdict',
-    '',
-    mustFix.length ? `Plan goes back for ${mustFix.join(', ')}.` : 'The plan can go ahead.',
-    '',
-  );
+  lines.push('## Verdict', '', mustFix.length ? `Plan goes back for ${mustFix.join(', ')}.` : 'The plan can go ahead.', '');
   const verdict = {
     verdict: mustFix.length ? 'FAIL' : 'PASS',
     issues: [],

@@ -9,18 +9,8 @@
 // caller's deterministic draw of an index in [0, n).
 
 const SEVERITIES = ['HIGH', 'MEDIUM', 'LOW'];
-const DEFAULT_AREAS = [
-  'api/routes/trips.ts',
-  'services/alerts/server.ts',
-  'workers/ingest/consumer.py',
-  'web/src/pages/Fleet.tsx',
-];
-const DEFAULT_CODE = [
-  'return next(err)',
-  'const page = await repo.list(q)',
-  'batch = fetch_batch(cursor)',
-  'useEffect(() => load(), [])',
-];
+const DEFAULT_AREAS = ['api/routes/trips.ts', 'services/alerts/server.ts', 'workers/ingest/consumer.py', 'web/src/pages/Fleet.tsx'];
+const DEFAULT_CODE = ['return next(err)', 'const page = await repo.list(q)', 'batch = fetch_batch(cursor)', 'useEffect(() => load(), [])'];
 const L3_SECTIONS = ['plan §Changes', 'plan §Rollout', 'plan §Testing', 'plan §Risks'];
 
 /** `area:LINE` and a code fragment for a finding (a rule without an area gets a plausible one). */
@@ -85,8 +75,7 @@ function emphasise(text, how) {
  */
 export function adversaryText({ role, issue, phase, findings, items, evidence, style, set, pick }) {
   const out = [];
-  const where = (f) =>
-    evidence === 'L3' ? L3_SECTIONS[pick(`sec-${f.id}`, L3_SECTIONS.length)] : `${f.place.area}:${f.place.line}`;
+  const where = (f) => (evidence === 'L3' ? L3_SECTIONS[pick(`sec-${f.id}`, L3_SECTIONS.length)] : `${f.place.area}:${f.place.line}`);
   const json = {
     verdict: findings.length ? 'FAIL' : 'PASS',
     issues: findings.map((f) => ({
@@ -142,14 +131,8 @@ export function adversaryText({ role, issue, phase, findings, items, evidence, s
     else out.push(...wrapItem(`${i + 1}.`, `**${f.id}** (${f.severity}) — ${f.summary}. ${cite}`), '');
     if (evidence === 'L2' && i === 0) out.push('```' + langOf(f.place.area), f.place.code, '```', '');
   });
-  if (evidence === 'L2' && !findings.length)
-    out.push(`Checked ${cited.area}:${cited.line}: \`${cited.code}\` is fine.`, '');
-  const headings = [
-    '## Accumulated Patterns',
-    '### Accumulated Patterns',
-    '**Accumulated Patterns**',
-    'Accumulated Patterns:',
-  ];
+  if (evidence === 'L2' && !findings.length) out.push(`Checked ${cited.area}:${cited.line}: \`${cited.code}\` is fine.`, '');
+  const headings = ['## Accumulated Patterns', '### Accumulated Patterns', '**Accumulated Patterns**', 'Accumulated Patterns:'];
   out.push(headings[pick('ap-heading', headings.length)], '');
   const numbered = pick('ap-numbered', 3) === 0;
   const bold = pick('ap-bold', 4);
@@ -167,13 +150,7 @@ export function adversaryText({ role, issue, phase, findings, items, evidence, s
     out.push(...wrapItem(marker, text));
     if (it.provenance) out.push(`${nested}  - ${it.provenance}`);
   }
-  out.push(
-    '',
-    '## Verdict',
-    '',
-    findings.length ? `FAIL: ${findings.map((f) => f.id).join(', ')} need a change.` : 'PASS.',
-    '',
-  );
+  out.push('', '## Verdict', '', findings.length ? `FAIL: ${findings.map((f) => f.id).join(', ')} need a change.` : 'PASS.', '');
   out.push(verdictBlock(json, style, pick('fence', 2) === 0));
   return out.join('\n') + '\n';
 }
@@ -190,8 +167,7 @@ export function validatorText({ role, adversary, issue, verdicts, style, set, pi
     must_fix: mustFix,
     false_positives: verdicts.filter((v) => !v.kept).map((v) => v.id),
   };
-  const keep = (v) =>
-    set.keepFrames[pick(`keep-${v.id}`, set.keepFrames.length)](v.id, v.summary, `${v.place.area}:${v.place.line}`);
+  const keep = (v) => set.keepFrames[pick(`keep-${v.id}`, set.keepFrames.length)](v.id, v.summary, `${v.place.area}:${v.place.line}`);
   const verdictLine = mustFix.length ? `FAIL on ${mustFix.join(', ')}.` : 'PASS.';
   const out = [];
   if (style === 'plain') {
@@ -201,12 +177,7 @@ export function validatorText({ role, adversary, issue, verdicts, style, set, pi
     out.push('## Verdict', '', verdictLine, '', verdictBlock(json, style, false));
     return out.join('\n') + '\n';
   }
-  out.push(
-    `# ${role} — ${issue}`,
-    '',
-    set.validatorIntros[pick('v-intro', set.validatorIntros.length)](issue, verdicts.length),
-    '',
-  );
+  out.push(`# ${role} — ${issue}`, '', set.validatorIntros[pick('v-intro', set.validatorIntros.length)](issue, verdicts.length), '');
   const layout = pick('v-layout', 4);
   if (layout === 0 && verdicts.length > 1) {
     // several findings discussed in one paragraph, as validators often write

@@ -56,8 +56,7 @@ rows (--only): ${HARDSHIPS.map((h) => h.key).join(', ')}
 }
 const num = (name, min, max) => {
   const v = Number(opts[name]);
-  if (!Number.isInteger(v) || v < min || v > max)
-    fail(`--${name} must be an integer in [${min}, ${max}], got '${opts[name]}'`);
+  if (!Number.isInteger(v) || v < min || v > max) fail(`--${name} must be an integer in [${min}, ${max}], got '${opts[name]}'`);
   return v;
 };
 const RUNS = num('runs', DRIFT_RUN + 1, 1000);
@@ -100,8 +99,7 @@ for (const row of rows) {
 }
 jobs.push({ ...base, row: MAIN.key, set: mainSet, variant: 'on', seed: 1, keep: true, kind: 'repeat' });
 // the two-pair rows are the slowest: start them first
-const cost = (j) =>
-  (HARDSHIPS.find((h) => h.key === j.row).switches.twoPairs ? 2 : 1) * (j.variant === 'off' ? 0.7 : 1);
+const cost = (j) => (HARDSHIPS.find((h) => h.key === j.row).switches.twoPairs ? 2 : 1) * (j.variant === 'off' ? 0.7 : 1);
 jobs.sort((a, b) => cost(b) - cost(a));
 
 const started = Date.now();
@@ -159,10 +157,7 @@ const figures = rows.map((row) => {
         rules: [...new Set(on.flatMap((r) => r.deprecatedTrue))],
       },
       landed: ['rule', 'own', 'other', 'unknown'].reduce((o, k) => ({ ...o, [k]: sum(on, (r) => r.landed[k]) }), {}),
-      landedOracle: ['rule', 'own', 'other', 'unknown'].reduce(
-        (o, k) => ({ ...o, [k]: sum(oracle, (r) => r.landed[k]) }),
-        {},
-      ),
+      landedOracle: ['rule', 'own', 'other', 'unknown'].reduce((o, k) => ({ ...o, [k]: sum(oracle, (r) => r.landed[k]) }), {}),
       junkShare:
         sum(on, (r) => r.junk) /
         Math.max(
@@ -215,8 +210,7 @@ function differences(a, b) {
     const y = b[i];
     for (const role of Object.keys(x.roles)) {
       for (const f of ['lines', 'findings', 'penalties']) {
-        if (JSON.stringify(x.roles[role][f]) !== JSON.stringify(y.roles[role]?.[f]))
-          out.push(`run ${x.run} ${role} ${f}`);
+        if (JSON.stringify(x.roles[role][f]) !== JSON.stringify(y.roles[role]?.[f])) out.push(`run ${x.run} ${role} ${f}`);
       }
     }
     if (x.outcome !== y.outcome) out.push(`run ${x.run} outcome`);
@@ -234,21 +228,15 @@ const targets = [];
 if (sets.includes(JUDGED)) {
   if (singles.length) {
     targets.push({
-      name:
-        `every single hardship: block precision ≥ ${TARGET.single} ` +
-        `(worst of seeds 1–${SEEDS}, last ${LAST} of ${RUNS} runs)`,
+      name: `every single hardship: block precision ≥ ${TARGET.single} ` + `(worst of seeds 1–${SEEDS}, last ${LAST} of ${RUNS} runs)`,
       measured: singles.map((f) => `${f.key} ${fmt(heldOutOf(f).on.worst)}`).join(', '),
       pass: singles.every((f) => (heldOutOf(f).on.worst ?? 0) >= TARGET.single),
     });
     // The gap is judged as the earlier world judges it, by the mean over the seeds of each seed's
     // on − off: correction off reaches ~0.7 in a few seeds, where no learner can be 0.35 above it.
     targets.push({
-      name:
-        `every single hardship: ≥ ${TARGET.gap} above correction off ` +
-        '(mean over the seeds of on − off; worst seed in brackets)',
-      measured: singles
-        .map((f) => `${f.key} ${signed(heldOutOf(f).gap.mean)} (${signed(heldOutOf(f).gap.worst)})`)
-        .join(', '),
+      name: `every single hardship: ≥ ${TARGET.gap} above correction off ` + '(mean over the seeds of on − off; worst seed in brackets)',
+      measured: singles.map((f) => `${f.key} ${signed(heldOutOf(f).gap.mean)} (${signed(heldOutOf(f).gap.worst)})`).join(', '),
       pass: singles.every((f) => heldOutOf(f).gap.mean >= TARGET.gap),
     });
   }
@@ -267,9 +255,7 @@ if (sets.includes(JUDGED)) {
         `of run ${DRIFT_RUN} (by run ${DRIFT_RUN + TARGET.drift}, every seed)`,
       measured: drifted
         .map(
-          (f) =>
-            `${f.key}: out ${runOf(heldOutOf(f).drift.oldLeftWorst)}, ` +
-            `in ${runOf(heldOutOf(f).drift.newEnteredWorst, 'never')}`,
+          (f) => `${f.key}: out ${runOf(heldOutOf(f).drift.oldLeftWorst)}, ` + `in ${runOf(heldOutOf(f).drift.newEnteredWorst, 'never')}`,
         )
         .join('; '),
       pass: drifted.every((f) => {
@@ -318,9 +304,7 @@ if (agreement) {
 const out = [];
 const line = (s = '') => out.push(s);
 const row = (cells) => `| ${cells.join(' | ')} |`;
-line(
-  `### The harder world: block precision after ${RUNS} runs (last ${LAST} runs averaged; worst of seeds 1–${SEEDS})`,
-);
+line(`### The harder world: block precision after ${RUNS} runs (last ${LAST} runs averaged; worst of seeds 1–${SEEDS})`);
 line();
 const setCols = sets.map((s) => (s === JUDGED ? `${s} (judged)` : s));
 line(
@@ -337,14 +321,8 @@ for (const f of figures) {
   const ho = f.sets[JUDGED];
   const need = f.key === 'combined' ? TARGET.combined : TARGET.single;
   const verdict =
-    !ho || f.key === 'base'
-      ? 'control'
-      : ho.on.worst >= need && (f.key === 'combined' || ho.gap.mean >= TARGET.gap)
-        ? 'met'
-        : '**missed**';
-  const cells = sets
-    .map((s) => [f.sets[s].on.worst, f.sets[s].off.worst, f.sets[s].oracle.worst].map(fmt).join(' | '))
-    .join(' | ');
+    !ho || f.key === 'base' ? 'control' : ho.on.worst >= need && (f.key === 'combined' || ho.gap.mean >= TARGET.gap) ? 'met' : '**missed**';
+  const cells = sets.map((s) => [f.sets[s].on.worst, f.sets[s].off.worst, f.sets[s].oracle.worst].map(fmt).join(' | ')).join(' | ');
   line(
     row([
       f.label,
@@ -358,9 +336,7 @@ for (const f of figures) {
 line();
 line(
   `Means over the seeds (${mainSet}): ` +
-    figures
-      .map((f) => `${f.key} ${['on', 'off', 'oracle'].map((v) => fmt(f.sets[mainSet][v].mean)).join(' / ')}`)
-      .join('; ') +
+    figures.map((f) => `${f.key} ${['on', 'off', 'oracle'].map((v) => fmt(f.sets[mainSet][v].mean)).join(' / ')}`).join('; ') +
     ' (on / off / oracle).',
 );
 line();
@@ -468,10 +444,7 @@ const variantSeries = (c) => [
   { label: 'CORRECTION OFF', color: COLORS.red, points: points(c.off) },
 ];
 const seed1 = (variant) =>
-  results.find(
-    (r) =>
-      r.job.row === MAIN.key && r.job.set === mainSet && r.job.variant === variant && r.job.seed === 1 && !r.job.kind,
-  );
+  results.find((r) => r.job.row === MAIN.key && r.job.set === mainSet && r.job.variant === variant && r.job.seed === 1 && !r.job.kind);
 const trackedSeed1 = results.find((r) => r.job.row === MAIN.key && r.job.kind === 'tracked' && r.job.seed === 1);
 const mainTarget = MAIN.key === 'combined' ? TARGET.combined : TARGET.single;
 writeFileSync(

@@ -17,10 +17,7 @@ export function normalise(text) {
 /** The function-word rewordings every agent makes (each/every, so that/so, because/since). */
 export function functionWordVariants(text) {
   const out = [text];
-  const swapped = text.replace(
-    /\b(Each|each|Every|every)\b/,
-    (w) => ({ Each: 'Every', each: 'every', Every: 'Each', every: 'each' })[w],
-  );
+  const swapped = text.replace(/\b(Each|each|Every|every)\b/, (w) => ({ Each: 'Every', each: 'every', Every: 'Each', every: 'each' })[w]);
   if (swapped !== text) out.push(swapped);
   for (const t of [...out]) {
     if (t.includes(', so that ')) out.push(t.replace(', so that ', ', so '));

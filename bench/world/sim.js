@@ -114,9 +114,7 @@ export const VARIANTS = {
 
 function inWorld(rule, sw) {
   if (rule.role === 'sentinel' && !sw.twoPairs) return false;
-  return { head: true, twins: sw.twins, vocab: sw.vocab, tail: sw.tail, 'drift-old': sw.drift, 'drift-new': sw.drift }[
-    rule.group
-  ];
+  return { head: true, twins: sw.twins, vocab: sw.vocab, tail: sw.tail, 'drift-old': sw.drift, 'drift-new': sw.drift }[rule.group];
 }
 
 /** How often a rule's situation arises in a run. */
@@ -172,11 +170,7 @@ export function simulate(driver, lexicon, o) {
       for (const r of own) {
         const forced = alwaysDismissed(r, run, o.tracked);
         if (!forced && draw('arises', r.key) >= arises(r)) continue;
-        const p = inBlock.has(r.key)
-          ? MODEL.raise.block
-          : listed.has(r.key)
-            ? MODEL.raise.listed
-            : MODEL.raise.unlisted;
+        const p = inBlock.has(r.key) ? MODEL.raise.block : listed.has(r.key) ? MODEL.raise.listed : MODEL.raise.unlisted;
         const real = trueAt(r, run);
         if (!forced && draw('raise', r.key) >= p) {
           if (real) record.missed++;
@@ -261,9 +255,7 @@ export function simulate(driver, lexicon, o) {
     lifecycle: p.lifecycle,
     ...judge(lexicon, p.text, o.runs),
   }));
-  const deprecatedTrue = [
-    ...new Set(patterns.filter((p) => p.lifecycle === 'deprecated' && p.holds).map((p) => p.rule)),
-  ];
+  const deprecatedTrue = [...new Set(patterns.filter((p) => p.lifecycle === 'deprecated' && p.holds).map((p) => p.rule))];
   return { records, final: { deprecatedTrue, patterns: patterns.length } };
 }
 
@@ -305,17 +297,13 @@ function reasonFor(f, sw, set, draw) {
 
 /** Items in the order an agent lists them; with markdown, some lists grouped under headings, provenance notes. */
 function decorate(items, sw, set, run, draw) {
-  const sorted = items
-    .map((it, i) => ({ ...it, order: draw('order', `${i}:${it.text}`) }))
-    .sort((a, b) => a.order - b.order);
+  const sorted = items.map((it, i) => ({ ...it, order: draw('order', `${i}:${it.text}`) })).sort((a, b) => a.order - b.order);
   if (!sw.markdown) return sorted;
   const grouped = draw('grouped') < MODEL.grouped;
   const out = sorted.map((it) => ({
     text: it.text,
     // an agent files a rule under the same heading every time
-    category: grouped
-      ? set.categories[Math.floor(uniform('category', it.rule ?? it.text) * set.categories.length)]
-      : undefined,
+    category: grouped ? set.categories[Math.floor(uniform('category', it.rule ?? it.text) * set.categories.length)] : undefined,
     provenance:
       run > 1 && draw('provenance', it.text) < MODEL.provenance
         ? set.provenance[Math.floor(draw('provenance-kind', it.text) * set.provenance.length)](

@@ -14,9 +14,7 @@ export default {
         'Alert listing endpoint added in this change has no OpenAPI description',
         'api/openapi.yaml was not updated for the geofence creation call; SDK clients will not see it',
       ],
-      reword:
-        'Before merging, describe each new public endpoint in api/openapi.yaml ' +
-        '— client teams regenerate their SDKs from it',
+      reword: 'Before merging, describe each new public endpoint in api/openapi.yaml ' + '— client teams regenerate their SDKs from it',
     },
     'A-T02': {
       findings: [
@@ -31,29 +29,18 @@ export default {
         'vin is renamed in one step; pods on the previous release will fail mid-rollout',
       ],
       reword:
-        'Because old pods keep serving during rollout, database migrations ' +
-        'must come in two steps: additive first, cleanup later',
+        'Because old pods keep serving during rollout, database migrations ' + 'must come in two steps: additive first, cleanup later',
     },
     'A-T04': {
-      findings: [
-        'Flag new_route_planner has neither owner nor expiry',
-        'eta_v2 is registered without a date for its removal',
-      ],
+      findings: ['Flag new_route_planner has neither owner nor expiry', 'eta_v2 is registered without a date for its removal'],
       reword: 'Each feature flag in config/flags.yaml needs an owner and a removal date',
     },
     'A-T05': {
-      findings: [
-        'A redelivered ingest message creates a duplicate reading row',
-        'The odometer consumer has no dedup on message id',
-      ],
-      reword:
-        'Since the broker redelivers after a crash, every consumer of the queue must tolerate the same message twice',
+      findings: ['A redelivered ingest message creates a duplicate reading row', 'The odometer consumer has no dedup on message id'],
+      reword: 'Since the broker redelivers after a crash, every consumer of the queue must tolerate the same message twice',
     },
     'A-T06': {
-      findings: [
-        'Maps API requests in the http client have no deadline',
-        'If the geocoding upstream stalls, our call never returns',
-      ],
+      findings: ['Maps API requests in the http client have no deadline', 'If the geocoding upstream stalls, our call never returns'],
       reword: 'Give every outbound HTTP request an explicit timeout — the default client never gives up',
     },
     'A-T07': {
@@ -64,39 +51,23 @@ export default {
       reword: 'Event schema changes must reach the schema registry before any producer is deployed',
     },
     'A-T08': {
-      findings: [
-        'Alerts page has an English literal where a catalogue key belongs',
-        'New fleet-page labels are not translatable',
-      ],
+      findings: ['Alerts page has an English literal where a catalogue key belongs', 'New fleet-page labels are not translatable'],
       reword: 'All dashboard text a user sees must come from the i18n catalogue',
     },
     'A-T09': {
-      findings: [
-        'env.example lacks ROUTE_CACHE_TTL although the planner needs it',
-        'MAPS_REGION is not in the chart values',
-      ],
+      findings: ['env.example lacks ROUTE_CACHE_TTL although the planner needs it', 'MAPS_REGION is not in the chart values'],
       reword: 'New environment variables belong in deploy/env.example and in the Helm values, both',
     },
     'A-T10': {
-      findings: [
-        'Invoice totals are held as floating-point euros in money.ts',
-        'Surcharge arithmetic uses floats and rounds wrong',
-      ],
+      findings: ['Invoice totals are held as floating-point euros in money.ts', 'Surcharge arithmetic uses floats and rounds wrong'],
       reword: 'Never keep money in floating point; use integer cents',
     },
     'A-T11': {
-      findings: [
-        'scheduler.ts runs the nightly job with no lock held',
-        'The compaction task may run twice when both scheduler pods fire',
-      ],
-      reword:
-        'So that no two replicas execute one job, every scheduled job has to acquire the Postgres advisory lock first',
+      findings: ['scheduler.ts runs the nightly job with no lock held', 'The compaction task may run twice when both scheduler pods fire'],
+      reword: 'So that no two replicas execute one job, every scheduled job has to acquire the Postgres advisory lock first',
     },
     'A-T12': {
-      findings: [
-        'vehicle_id is renamed in a minor release with nothing in the changelog',
-        'Removal of /v2/fleet/summary is not announced',
-      ],
+      findings: ['vehicle_id is renamed in a minor release with nothing in the changelog', 'Removal of /v2/fleet/summary is not announced'],
       reword: 'Breaking changes to the API need a major version bump and an entry in docs/changelog.md',
     },
     'A-T13': {
@@ -135,10 +106,7 @@ export default {
     'A-F02': {
       findings: ['CHANGELOG.md is untouched by this PR', 'Geofence export is not mentioned in the changelog'],
       reword: 'Pull requests should always come with a CHANGELOG.md line',
-      why: [
-        'the changelog is produced at release time from commit messages',
-        'release-please owns that file; hand edits get overwritten',
-      ],
+      why: ['the changelog is produced at release time from commit messages', 'release-please owns that file; hand edits get overwritten'],
     },
     'A-F03': {
       findings: ['Trip report bypasses the ORM with a hand-written query', 'Raw SQL file added under db/queries'],
@@ -151,10 +119,7 @@ export default {
     'A-F04': {
       findings: ['No story file for RouteBadge', 'AlertList lacks Storybook coverage'],
       reword: 'Add a Storybook story for every React component',
-      why: [
-        'we dropped Storybook last year and rely on Playwright visual snapshots',
-        'Storybook is not installed in web/',
-      ],
+      why: ['we dropped Storybook last year and rely on Playwright visual snapshots', 'Storybook is not installed in web/'],
     },
     'A-F05': {
       findings: ['Nobody from security signed off on date-fns', 'Two new packages lack a security review'],
@@ -165,10 +130,7 @@ export default {
       ],
     },
     'A-F06': {
-      findings: [
-        'Alerts endpoint is planned without a load test',
-        'Geofence route has no performance test in the plan',
-      ],
+      findings: ['Alerts endpoint is planned without a load test', 'Geofence route has no performance test in the plan'],
       reword: 'Plans adding endpoints should include load testing',
       why: [
         'every route is load tested each night on staging by the k6 job',
@@ -176,10 +138,7 @@ export default {
       ],
     },
     'A-F07': {
-      findings: [
-        'Pending migrations are not applied at service boot',
-        'alerts main.ts does not migrate the schema on start',
-      ],
+      findings: ['Pending migrations are not applied at service boot', 'alerts main.ts does not migrate the schema on start'],
       reword: 'Services must apply their DB migrations when they boot',
       why: [
         'a dedicated pre-deploy step migrates; services must never migrate themselves',
@@ -197,16 +156,10 @@ export default {
     'A-F09': {
       findings: ['helper18 sweep is in Python rather than TypeScript', 'Purge worker added as Python'],
       reword: 'Write every worker in TypeScript, matching the other services',
-      why: [
-        'workers are deliberately Python to share the data team’s geo code',
-        'the worker image ships a Python runtime only',
-      ],
+      why: ['workers are deliberately Python to share the data team’s geo code', 'the worker image ships a Python runtime only'],
     },
     'A-F10': {
-      findings: [
-        'Ingest batch_size is changed with no flag guarding it',
-        'Retention change is not behind a feature flag',
-      ],
+      findings: ['Ingest batch_size is changed with no flag guarding it', 'Retention change is not behind a feature flag'],
       reword: 'Config changes should ship behind feature flags',
       why: [
         'settings roll out through per-environment GitOps overlays, not flags',
@@ -222,10 +175,7 @@ export default {
       reword: 'The quay-lan gateway has to spool telemetry to its disk during uplink outages',
     },
     'A-LTE': {
-      findings: [
-        'quay-lte gateway holds outage data only in memory',
-        'No disk spooling on quay-lte while the link is down',
-      ],
+      findings: ['quay-lte gateway holds outage data only in memory', 'No disk spooling on quay-lte while the link is down'],
       reword: 'The quay-lte gateway has to spool telemetry to its disk during uplink outages',
       why: [
         'the quay-lte box is diskless; an in-memory ring is the intended design',
@@ -233,10 +183,7 @@ export default {
       ],
     },
     'A-H18': {
-      findings: [
-        'helper18 swallows exceptions with no log line',
-        'Exceptions caught by helper18 disappear before the retry',
-      ],
+      findings: ['helper18 swallows exceptions with no log line', 'Exceptions caught by helper18 disappear before the retry'],
       reword: 'Before a retry, helper18 must log the exception it caught',
     },
     'A-H3': {
@@ -254,10 +201,7 @@ export default {
     'A-V24': {
       findings: ['v2.4 list responses have no total_count', 'total_count absent from API v2.4'],
       reword: 'Keep total_count in API v2.4 responses',
-      why: [
-        'v2.4 removed that field deliberately in favour of cursors',
-        'the v2.4 contract has no total_count; only v2.3 keeps it',
-      ],
+      why: ['v2.4 removed that field deliberately in favour of cursors', 'the v2.4 contract has no total_count; only v2.3 keeps it'],
     },
     'A-BILLING': {
       findings: [
@@ -267,10 +211,7 @@ export default {
       reword: 'A migration test must accompany every change in services/billing/',
     },
     'A-BILLINGS': {
-      findings: [
-        'services/billings/ export edit has no migration test',
-        'Change to services/billings/ comes without a migration test',
-      ],
+      findings: ['services/billings/ export edit has no migration test', 'Change to services/billings/ comes without a migration test'],
       reword: 'A migration test must accompany every change in services/billings/',
       why: [
         'services/billings/ is a read-only archive without a schema of its own',
@@ -279,23 +220,14 @@ export default {
     },
 
     'A-IE11': {
-      findings: [
-        'FleetMap relies on grid layout and ?. syntax that IE11 does not support',
-        'Alerts page will not load in IE11',
-      ],
+      findings: ['FleetMap relies on grid layout and ?. syntax that IE11 does not support', 'Alerts page will not load in IE11'],
       reword: 'Dashboard pages should be tested in Internet Explorer 11',
-      why: [
-        'only current evergreen browsers are supported',
-        'our browser policy covers evergreen Chrome, Edge, Firefox and Safari',
-      ],
+      why: ['only current evergreen browsers are supported', 'our browser policy covers evergreen Chrome, Edge, Firefox and Safari'],
     },
     'A-DOWN': {
       findings: ['Segment migration cannot be rolled back', 'Migration 0091 ships without an undo script'],
       reword: 'Every schema migration needs a down migration so it can be reversed',
-      why: [
-        'migrations here are forward-only by policy',
-        'nothing is ever rolled back in this database; fixes go forward',
-      ],
+      why: ['migrations here are forward-only by policy', 'nothing is ever rolled back in this database; fixes go forward'],
     },
     'A-PII': {
       findings: [
@@ -362,17 +294,11 @@ export default {
       reword: 'Even at debug level, session tokens must not appear in logs',
     },
     'S-T02': {
-      findings: [
-        'Vehicle update does not verify the fleet of the caller',
-        'Geofences of another fleet are editable by any dispatcher',
-      ],
+      findings: ['Vehicle update does not verify the fleet of the caller', 'Geofences of another fleet are editable by any dispatcher'],
       reword: "Any endpoint that modifies data has to verify the caller's fleet scope",
     },
     'S-T03': {
-      findings: [
-        'Uploads are written to the bucket unscanned and unbounded',
-        'No size cap or malware scan on document upload',
-      ],
+      findings: ['Uploads are written to the bucket unscanned and unbounded', 'No size cap or malware scan on document upload'],
       reword: 'Cap the size of every upload and scan it before storing it',
     },
     'S-T04': {
@@ -400,35 +326,23 @@ export default {
       reword: "Location history of a driver may only be read by that driver's fleet",
     },
     'S-T10': {
-      findings: [
-        'User disable action leaves no audit trail',
-        'Role changes in the admin console are not attributed to an actor',
-      ],
+      findings: ['User disable action leaves no audit trail', 'Role changes in the admin console are not attributed to an actor'],
       reword: 'Write every admin action to the audit log together with who performed it',
     },
     'S-F01': {
       findings: ['Trips client has no mTLS configured', 'Plain HTTP between alerts and trips services'],
       reword: 'Application code must set up mutual TLS for internal calls',
-      why: [
-        'mTLS is handled transparently by the mesh sidecars',
-        'the sidecar proxy already encrypts and authenticates every hop',
-      ],
+      why: ['mTLS is handled transparently by the mesh sidecars', 'the sidecar proxy already encrypts and authenticates every hop'],
     },
     'S-F02': {
       findings: ['No rate-limit headers on trip listing', 'Alerts API omits X-RateLimit-Remaining'],
       reword: 'Rate-limit headers should be present on every API response',
-      why: [
-        'those headers are added by the gateway, not by services',
-        'services are behind the gateway, which owns rate limiting',
-      ],
+      why: ['those headers are added by the gateway, not by services', 'services are behind the gateway, which owns rate limiting'],
     },
     'S-F03': {
       findings: ['Settings form lacks a CAPTCHA', 'Geofence editor is not CAPTCHA-protected'],
       reword: 'Put a CAPTCHA on every form',
-      why: [
-        'CAPTCHA is only for anonymous sign-up; these forms require login',
-        'authenticated staff forms never use CAPTCHA',
-      ],
+      why: ['CAPTCHA is only for anonymous sign-up; these forms require login', 'authenticated staff forms never use CAPTCHA'],
     },
     'S-F04': {
       findings: ['argon2 used instead of bcrypt for passwords', 'bcrypt is not the password hash'],
@@ -438,10 +352,7 @@ export default {
     'S-F05': {
       findings: ['Ingest DB password has no 30-day rotation', 'Reports database credential is never rotated'],
       reword: 'Rotate each service’s database password every 30 days',
-      why: [
-        'database access uses short-lived IAM tokens; no password exists',
-        'with IAM auth there are no static credentials to rotate',
-      ],
+      why: ['database access uses short-lived IAM tokens; no password exists', 'with IAM auth there are no static credentials to rotate'],
     },
     'S-F06': {
       findings: ['X-XSS-Protection header is not set', 'The XSS filter header is disabled on the dashboard'],
@@ -484,10 +395,7 @@ export default {
       ],
     },
     'S-ERASE': {
-      findings: [
-        'trip_archive is not covered by the GDPR purge',
-        'Erased drivers remain in archived exports for months',
-      ],
+      findings: ['trip_archive is not covered by the GDPR purge', 'Erased drivers remain in archived exports for months'],
       reword: 'Erasure requests must be completed for all personal data within 30 days',
     },
 
@@ -516,12 +424,7 @@ export default {
     (id, fact) => `${id}. ${cap(fact)}; nothing to fix.`,
   ],
   bareDismissal: (id) => `${id}: not an issue.`,
-  wrongDismissals: [
-    'fine as is for this change',
-    'we accept this for now',
-    'covered by an existing ticket',
-    'intended behaviour',
-  ],
+  wrongDismissals: ['fine as is for this change', 'we accept this for now', 'covered by an existing ticket', 'intended behaviour'],
   keepFrames: [
     (id, summary, at) => `${id} is valid — ${at}. ${summary}.`,
     (id, summary) => `Agree with ${id}: ${summary[0].toLowerCase()}${summary.slice(1)}. Blocking.`,

@@ -15,9 +15,7 @@ export default {
         'The new GET /v2/alerts route is not in api/openapi.yaml',
         'POST /v2/geofences ships without an OpenAPI entry, so the SDK generator will miss it',
       ],
-      reword:
-        'New public endpoints must be documented in api/openapi.yaml ' +
-        'prior to merge so client teams can regenerate SDKs',
+      reword: 'New public endpoints must be documented in api/openapi.yaml ' + 'prior to merge so client teams can regenerate SDKs',
     },
     'A-T02': {
       findings: [
@@ -31,9 +29,7 @@ export default {
         'Migration 0091 drops trips.legacy_id in the same step that adds its replacement',
         'The rename of vehicles.vin happens in a single migration, which breaks pods still on the old release',
       ],
-      reword:
-        'Split every database migration into an additive step and ' +
-        'a cleanup step, since old pods still serve during rollouts',
+      reword: 'Split every database migration into an additive step and ' + 'a cleanup step, since old pods still serve during rollouts',
     },
     'A-T04': {
       findings: [
@@ -89,9 +85,7 @@ export default {
         'The nightly runner in scheduler.ts starts without taking the advisory lock',
         'Two scheduler replicas can both start the 02:00 compaction job',
       ],
-      reword:
-        'Every scheduled task must take the Postgres advisory lock ' +
-        'before starting, so two replicas never run the same task',
+      reword: 'Every scheduled task must take the Postgres advisory lock ' + 'before starting, so two replicas never run the same task',
     },
     'A-T12': {
       findings: [
@@ -122,17 +116,11 @@ export default {
       reword: 'Any plan touching trip ingestion must include a backfill strategy for data already stored',
     },
     'A-T16': {
-      findings: [
-        'alert_rules is created without a default for created_at',
-        'The new geofence_events table has no primary key',
-      ],
+      findings: ['alert_rules is created without a default for created_at', 'The new geofence_events table has no primary key'],
       reword: 'Every new table must declare a primary key plus a created_at column with a default',
     },
     'A-F01': {
-      findings: [
-        'The alerts service has no /metrics endpoint for Prometheus',
-        'services/alerts does not expose scrape metrics',
-      ],
+      findings: ['The alerts service has no /metrics endpoint for Prometheus', 'services/alerts does not expose scrape metrics'],
       reword: 'Each service must expose a Prometheus /metrics endpoint for scraping',
       why: [
         'metrics are pushed through the OpenTelemetry collector; nothing scrapes /metrics in this stack',
@@ -167,10 +155,7 @@ export default {
       ],
     },
     'A-F05': {
-      findings: [
-        'date-fns is added without a security team approval',
-        'The plan adds two npm packages with no security sign-off',
-      ],
+      findings: ['date-fns is added without a security team approval', 'The plan adds two npm packages with no security sign-off'],
       reword: 'New dependencies must be approved by the security team before merging',
       why: [
         'dependencies are checked in CI against the licence and advisory allowlist; there is no manual approval step',
@@ -178,10 +163,7 @@ export default {
       ],
     },
     'A-F06': {
-      findings: [
-        'The plan adds GET /v2/alerts without a load test',
-        'No load test is planned for the geofence endpoint',
-      ],
+      findings: ['The plan adds GET /v2/alerts without a load test', 'No load test is planned for the geofence endpoint'],
       reword: 'Each plan adding an endpoint must include a load test',
       why: [
         'load tests run nightly against staging for every route; plans do not carry their own',
@@ -195,20 +177,15 @@ export default {
       ],
       reword: 'Every service must run its database migrations at startup',
       why: [
-        'migrations run in a separate pre-deploy job; running them ' +
-          'on startup is forbidden here because replicas would race',
+        'migrations run in a separate pre-deploy job; running them ' + 'on startup is forbidden here because replicas would race',
         'the deploy pipeline applies migrations once before the rollout, never from the service',
       ],
     },
     'A-F08': {
-      findings: [
-        'api/errors.ts returns a custom error object instead of problem+json',
-        'Validation errors are not RFC 7807 documents',
-      ],
+      findings: ['api/errors.ts returns a custom error object instead of problem+json', 'Validation errors are not RFC 7807 documents'],
       reword: 'API errors must return problem+json bodies as in RFC 7807',
       why: [
-        'the error envelope {error: {code, message}} is the documented ' +
-          'contract in openapi.yaml; RFC 7807 was never adopted',
+        'the error envelope {error: {code, message}} is the documented ' + 'contract in openapi.yaml; RFC 7807 was never adopted',
         'clients parse the existing error envelope, and switching to problem+json would break them',
       ],
     },
@@ -235,8 +212,7 @@ export default {
     'A-LAN': {
       findings: [
         'The quay-lan gateway drops telemetry frames when its uplink is down',
-        'firmware/lan/uplink.c discards readings during an outage ' +
-          'instead of writing them to disk on the quay-lan gateway',
+        'firmware/lan/uplink.c discards readings during an outage ' + 'instead of writing them to disk on the quay-lan gateway',
       ],
       reword: 'While its uplink is down, the quay-lan gateway must buffer telemetry to local disk',
     },
@@ -312,10 +288,7 @@ export default {
       ],
     },
     'A-DOWN': {
-      findings: [
-        '0091_trip_segments.sql has no rollback',
-        'There is no way to undo the segment migration if the release is reverted',
-      ],
+      findings: ['0091_trip_segments.sql has no rollback', 'There is no way to undo the segment migration if the release is reverted'],
       reword: 'Schema migrations must each be reversible with a down step',
       why: [
         'we roll forward only: a bad migration is fixed by the next one',
@@ -398,10 +371,7 @@ export default {
     },
 
     'S-T01': {
-      findings: [
-        'session.ts logs the refresh token at debug level',
-        'The token refresh path writes the raw bearer token to the log',
-      ],
+      findings: ['session.ts logs the refresh token at debug level', 'The token refresh path writes the raw bearer token to the log'],
       reword: 'Never write session tokens to logs, not even at debug level',
     },
     'S-T02': {
@@ -426,10 +396,7 @@ export default {
       reword: 'Read secrets from Vault at runtime and never bake them into images',
     },
     'S-T05': {
-      findings: [
-        'The plate search builds its WHERE clause by string concatenation',
-        'query.ts interpolates the plate number into SQL',
-      ],
+      findings: ['The plate search builds its WHERE clause by string concatenation', 'query.ts interpolates the plate number into SQL'],
       reword: 'SQL statements must always use bound parameters instead of string concatenation',
     },
     'S-T06': {
@@ -444,10 +411,7 @@ export default {
       reword: 'Rate limit login and password reset per account and per IP',
     },
     'S-T08': {
-      findings: [
-        'The dashboard CSP still allows unsafe-inline scripts',
-        "headers.ts sets script-src with 'unsafe-inline'",
-      ],
+      findings: ['The dashboard CSP still allows unsafe-inline scripts', "headers.ts sets script-src with 'unsafe-inline'"],
       reword: 'Each dashboard page must send a Content-Security-Policy that forbids unsafe-inline',
     },
     'S-T09': {
@@ -458,10 +422,7 @@ export default {
       reword: "Only the driver's own fleet may read driver location history",
     },
     'S-T10': {
-      findings: [
-        'Disabling a user from the admin console writes no audit entry',
-        'users.ts changes roles without logging who did it',
-      ],
+      findings: ['Disabling a user from the admin console writes no audit entry', 'users.ts changes roles without logging who did it'],
       reword: 'Every admin action must be written to the audit log with the id of the actor',
     },
     'S-F01': {
@@ -476,10 +437,7 @@ export default {
       ],
     },
     'S-F02': {
-      findings: [
-        'GET /v2/trips does not return rate-limit headers',
-        'Responses from the alerts API carry no X-RateLimit headers',
-      ],
+      findings: ['GET /v2/trips does not return rate-limit headers', 'Responses from the alerts API carry no X-RateLimit headers'],
       reword: 'Every API response must include rate-limit headers',
       why: [
         'the API gateway adds rate-limit headers at the edge; services never set them',
@@ -489,10 +447,7 @@ export default {
     'S-F03': {
       findings: ['The settings form has no CAPTCHA', 'The geofence editor form can be submitted without a CAPTCHA'],
       reword: 'Each form must be protected by a CAPTCHA',
-      why: [
-        'only the public sign-up takes a CAPTCHA; forms behind login do not',
-        'these forms are only reachable by signed-in staff',
-      ],
+      why: ['only the public sign-up takes a CAPTCHA; forms behind login do not', 'these forms are only reachable by signed-in staff'],
     },
     'S-F04': {
       findings: ['password.ts hashes with argon2 instead of bcrypt', 'Password hashing does not use bcrypt'],
@@ -529,29 +484,19 @@ export default {
       reword: 'The management port of the quay-lte gateway must accept TLS 1.3 only',
     },
     'S-LAN': {
-      findings: [
-        "The quay-lan gateway's management port negotiates TLS 1.2",
-        'quay-lan firmware allows TLS 1.2 on management',
-      ],
+      findings: ["The quay-lan gateway's management port negotiates TLS 1.2", 'quay-lan firmware allows TLS 1.2 on management'],
       reword: 'The management port of the quay-lan gateway must accept TLS 1.3 only',
       why: [
-        'the quay-lan chipset stops at TLS 1.2 and its management ' +
-          'port is bound to the depot VLAN; 1.2 is accepted by design',
+        'the quay-lan chipset stops at TLS 1.2 and its management ' + 'port is bound to the depot VLAN; 1.2 is accepted by design',
         'quay-lan units cannot do 1.3 and the port is not reachable outside the depot network',
       ],
     },
     'S-V24': {
-      findings: [
-        'API v2.4 accepts tokens without a fleet claim',
-        'The v2.4 auth check only looks at sub, not at the fleet claim',
-      ],
+      findings: ['API v2.4 accepts tokens without a fleet claim', 'The v2.4 auth check only looks at sub, not at the fleet claim'],
       reword: 'Tokens lacking the fleet claim must be rejected by API v2.4',
     },
     'S-V23': {
-      findings: [
-        'API v2.3 accepts tokens that have no fleet claim',
-        'v2.3 auth lets through tokens without a fleet claim',
-      ],
+      findings: ['API v2.3 accepts tokens that have no fleet claim', 'v2.3 auth lets through tokens without a fleet claim'],
       reword: 'Tokens lacking the fleet claim must be rejected by API v2.3',
       why: [
         'v2.3 predates fleet claims; the gateway maps each legacy token to a fleet before it reaches the service',

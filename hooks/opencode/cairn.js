@@ -45,12 +45,7 @@ export const CairnPlugin = async ({ directory }) => {
       if (event?.type !== 'session.created') return;
       const sessionID = event.properties?.info?.id ?? event.properties?.sessionID ?? null;
       const text = (
-        await runCairn(
-          'auto-recall',
-          ['--format', 'text'],
-          { event: 'session.created', sessionID, directory },
-          directory,
-        )
+        await runCairn('auto-recall', ['--format', 'text'], { event: 'session.created', sessionID, directory }, directory)
       ).trim();
       if (!text) return;
       latest = text;

@@ -30,40 +30,28 @@ export function parseFlags(spec: Required<FlagSpec>, argv: string[], operands: b
     boolean: spec.boolean,
     alias: spec.alias,
     unknown: (flag) => {
-      if (flag.startsWith('-') && !names.has(flag.replace(/^--?(no-)?/, '').split('=')[0]))
-        unknown.push(flag.split('=')[0]);
+      if (flag.startsWith('-') && !names.has(flag.replace(/^--?(no-)?/, '').split('=')[0])) unknown.push(flag.split('=')[0]);
       return true;
     },
   });
   return { args, problem: usageProblem(args, spec, known, unknown, operands) };
 }
 
-function usageProblem(
-  args: Args,
-  spec: Required<FlagSpec>,
-  known: string[],
-  unknown: string[],
-  operands: boolean,
-): string | undefined {
+function usageProblem(args: Args, spec: Required<FlagSpec>, known: string[], unknown: string[], operands: boolean): string | undefined {
   if (unknown.length) {
     const flag = unknown[0];
     const name = flag.replace(/^--?/, '');
-    const guesses = [nearest(name, known) ?? extensionsOf(name, known)]
-      .flat()
-      .filter((g): g is string => g !== undefined);
+    const guesses = [nearest(name, known) ?? extensionsOf(name, known)].flat().filter((g): g is string => g !== undefined);
     return `unknown flag ${flag}${guesses.length ? ` (did you mean ${guesses.map((g) => `--${g}`).join(' or ')}?)` : ''}; see --help`;
   }
   for (const name of spec.string) {
     const v = args[name];
-    if (Array.isArray(v))
-      return `--${name} was given ${v.length} times (${v.map((x) => `'${x}'`).join(', ')}); give it once`;
+    if (Array.isArray(v)) return `--${name} was given ${v.length} times (${v.map((x) => `'${x}'`).join(', ')}); give it once`;
   }
   if (!operands && args._.length) {
     const word = String(args._[0]);
     // `cairn init claude` meant `--claude`; `notes.md` meant `--file notes.md`
-    const flag =
-      nearest(word.replace(/^-+/, ''), known) ??
-      (/\.\w+$/.test(word) && spec.string.includes('file') ? 'file' : undefined);
+    const flag = nearest(word.replace(/^-+/, ''), known) ?? (/\.\w+$/.test(word) && spec.string.includes('file') ? 'file' : undefined);
     return `unexpected argument '${word}'${flag ? ` (did you mean --${flag}?)` : ''}; see --help`;
   }
   return undefined;
@@ -99,7 +87,6 @@ export function optionalInt(args: Args, name: string, min = 0): number | undefin
   const v = optionalString(args, name);
   if (v === null) return undefined;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min)
-    throw new CairnError('usage', `--${name} must be a whole number ≥ ${min}, got '${v}'`);
+  if (!Number.isInteger(n) || n < min) throw new CairnError('usage', `--${name} must be a whole number ≥ ${min}, got '${v}'`);
   return n;
 }

@@ -1,14 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { CairnError } from '../core/errors.js';
-import {
-  DEFAULT_INPUT_CAP,
-  decodeUtf8Prefix,
-  readPathBounded,
-  readStdinBounded,
-  type BoundedInput,
-  type InputLimits,
-} from '../io/read.js';
+import { DEFAULT_INPUT_CAP, decodeUtf8Prefix, readPathBounded, readStdinBounded, type BoundedInput, type InputLimits } from '../io/read.js';
 import type { Deadline } from '../core/deadline.js';
 import type { Context } from './runner.js';
 import { optionalString } from './flags.js';
@@ -33,8 +26,7 @@ const limits = (ctx: Context) => inputLimits(ctx.deadline, ctx.keepsRuns);
 /** Recorded as this run's input (what a kept run is given again); a writer skips the check to keep its run. */
 function decode(ctx: Context, input: BoundedInput, what: string, flag: string, { cap, waitMs }: InputLimits): string {
   if (input.truncated) ctx.log.warn(`${what} exceeded ${cap} bytes; working on the first ${cap}`);
-  if (input.timedOut)
-    ctx.log.warn(`${what} was still open after ${waitMs} ms; working on the ${input.bytes.length} bytes read`);
+  if (input.timedOut) ctx.log.warn(`${what} was still open after ${waitMs} ms; working on the ${input.bytes.length} bytes read`);
   const text = (ctx.inputs[flag] = decodeUtf8Prefix(input.bytes, input.truncated, what));
   if (!ctx.keepsRuns) ctx.deadline.check(`reading ${what}`);
   return text;

@@ -129,10 +129,7 @@ export function decide(s: Situation): Outcome {
 }
 
 /** The text of a run's last line (the logger prefixes `cairn <name>: `); undefined for 'done'. */
-export function lineText(
-  line: Line,
-  facts: { message: string; deadlineMs: number; kept?: string },
-): string | undefined {
+export function lineText(line: Line, facts: { message: string; deadlineMs: number; kept?: string }): string | undefined {
   const { message, deadlineMs } = facts;
   switch (line) {
     case 'done':

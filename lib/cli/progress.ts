@@ -23,8 +23,7 @@ export interface ProgressLine {
   end(): void;
 }
 
-const count = (n: number, bytes: boolean) =>
-  bytes ? `${(n / 1e6).toFixed(1)} MB` : Math.round(n).toLocaleString('en');
+const count = (n: number, bytes: boolean) => (bytes ? `${(n / 1e6).toFixed(1)} MB` : Math.round(n).toLocaleString('en'));
 
 export function progressText(label: string, done: number, total: number, elapsedMs: number, bytes = false): string {
   const share = total > 0 ? ` (${Math.floor((100 * Math.min(done, total)) / total)}%)` : '';

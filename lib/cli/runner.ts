@@ -128,21 +128,14 @@ export async function cairn(argv: string[], runNamed: (name: string, argv: strin
   const { args } = parseFlags(COMMON, argv.slice(1), true);
   if (!(sub in COMMANDS)) {
     const guess = nearest(sub, Object.keys(COMMANDS));
-    const err = new CairnError(
-      'usage',
-      `unknown command '${sub}'${guess ? ` (did you mean ${guess}?)` : ''}; see cairn --help`,
-    );
+    const err = new CairnError('usage', `unknown command '${sub}'${guess ? ` (did you mean ${guess}?)` : ''}; see cairn --help`);
     process.exitCode = failBeforeRun('cairn', err, args);
     return;
   }
   try {
     await runNamed(sub, argv.slice(1));
   } catch (err) {
-    process.exitCode = failBeforeRun(
-      `cairn ${sub}`,
-      new Error(`cannot load the command (${describeError(err)})`),
-      args,
-    );
+    process.exitCode = failBeforeRun(`cairn ${sub}`, new Error(`cannot load the command (${describeError(err)})`), args);
   }
 }
 
@@ -250,11 +243,7 @@ async function execute(run: Run, problem: string | undefined): Promise<End> {
     if (process.env[DEFERRED_ENV]) {
       // only a writer's own kept run: the request file could be anyone's
       const name = run.command.name;
-      if (!run.deferrable)
-        throw new CairnError(
-          'usage',
-          `${name} is not a command whose runs are kept for later (${DEFERRED_ENV} is set)`,
-        );
+      if (!run.deferrable) throw new CairnError('usage', `${name} is not a command whose runs are kept for later (${DEFERRED_ENV} is set)`);
       run.ctx.replayed = (run.state.replay = readRequest(process.env[DEFERRED_ENV])).inputs;
     }
     const code = await run.command.run(run.ctx);
@@ -272,11 +261,7 @@ function conclude(run: Run, end: End): number {
   const late = end.ended === 'finished' && run.deadline.passed();
   const pastDeadline = end.ended === 'timed-out' || (late && !committed);
   const error =
-    end.ended === 'threw'
-      ? end.error
-      : pastDeadline
-        ? new CairnError('deadline', `deadline of ${run.deadline.ms} ms passed`)
-        : undefined;
+    end.ended === 'threw' ? end.error : pastDeadline ? new CairnError('deadline', `deadline of ${run.deadline.ms} ms passed`) : undefined;
   const situation = facts(run.args, {
     ended: end.ended,
     failure: error === undefined ? undefined : classify(error),
@@ -291,11 +276,7 @@ function conclude(run: Run, end: End): number {
   if (outcome.quarantine) store?.quarantine(error);
   let kept: Kept | undefined;
   if (outcome.keep && store) {
-    kept = keepForLater(
-      store,
-      { command: run.command.name, argv: run.argv, cwd: process.cwd(), inputs: run.ctx.inputs },
-      run.log,
-    );
+    kept = keepForLater(store, { command: run.command.name, argv: run.argv, cwd: process.cwd(), inputs: run.ctx.inputs }, run.log);
     if (!kept) outcome = decide({ ...situation, keepsRuns: false });
   }
   const product = run.output.join('');
@@ -360,17 +341,14 @@ function writeOutcome(outcome: Outcome, w: Written): void {
   } else if (w.log)
     w.log.end(text); // with the warnings that came before, in the one line (SPEC §2)
   else process.stderr.write(`${w.label}: ${text}\n`);
-  if (failing && !(w.error instanceof CairnError) && process.env.CAIRN_DEBUG)
-    process.stderr.write(`${(w.error as Error)?.stack ?? ''}\n`);
+  if (failing && !(w.error instanceof CairnError) && process.env.CAIRN_DEBUG) process.stderr.write(`${(w.error as Error)?.stack ?? ''}\n`);
   if (outcome.stdout === 'product' && w.product) writeStdout(w.product);
   if (outcome.stdout === 'deferred') writeStdout(JSON.stringify({ deferred: w.kept?.name }) + '\n');
-  if (outcome.stdout === 'error')
-    writeStdout(JSON.stringify({ error: message, kind: errorKind(w.error), exit_code: outcome.exit }) + '\n');
+  if (outcome.stdout === 'error') writeStdout(JSON.stringify({ error: message, kind: errorKind(w.error), exit_code: outcome.exit }) + '\n');
   const command = w.label.replace(/^cairn ?/, '') || 'cairn';
   if (outcome.health === 'clear' && w.storeDir) clearFailure(w.storeDir, command);
   // a failure is recorded where the flags say the store is (it may not open); a kept run that waits, in its store
-  if (outcome.health === 'record')
-    recordFailure(failing ? flaggedStoreDir(w.args) : w.storeDir, command, failing ? message : text!);
+  if (outcome.health === 'record') recordFailure(failing ? flaggedStoreDir(w.args) : w.storeDir, command, failing ? message : text!);
 }
 
 function flaggedStoreDir(args: minimist.ParsedArgs): string | undefined {

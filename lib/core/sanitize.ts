@@ -39,10 +39,7 @@ const MARKERS: { kind: Removal; pattern: RegExp }[] = [
   // `System:` where a speaker label stands ("file system: ext4" keeps its word); the word before the look-behind
   {
     kind: 'role-marker',
-    pattern: new RegExp(
-      `(?=(?:${ROLE_WORDS})\\s*:)(?<=^|[\\n.!?;:>)\\]("'“”‘’«»\`*#|+•·‣◦▪—–-]\\s*|^\\s+)(?:${ROLE_WORDS})\\s*:`,
-      'giu',
-    ),
+    pattern: new RegExp(`(?=(?:${ROLE_WORDS})\\s*:)(?<=^|[\\n.!?;:>)\\]("'“”‘’«»\`*#|+•·‣◦▪—–-]\\s*|^\\s+)(?:${ROLE_WORDS})\\s*:`, 'giu'),
   },
   { kind: 'role-marker', pattern: /#{1,6}\s*(?:instruction|response|system)\s*:/giu },
   // The fences cairn wraps untrusted text in (SPEC §4.4, §3.5).

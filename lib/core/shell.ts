@@ -198,11 +198,7 @@ class Lexer {
           break;
         }
         // `EOF)` closing a `$(cat <<EOF …` on the delimiter's own line
-        if (
-          this.nested &&
-          line.startsWith(doc.delimiter) &&
-          line.slice(doc.delimiter.length).trimStart().startsWith(')')
-        ) {
+        if (this.nested && line.startsWith(doc.delimiter) && line.slice(doc.delimiter.length).trimStart().startsWith(')')) {
           this.i += src.slice(this.i).indexOf(doc.delimiter) + doc.delimiter.length;
           break;
         }

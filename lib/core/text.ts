@@ -130,8 +130,7 @@ export function contentTerms(text: string): Map<string, boolean> {
   const parts = text.normalize('NFKC').split(/`([^`]*)`/);
   parts.forEach((part, i) => {
     if (i % 2 === 1) return add(part, true);
-    for (const m of part.matchAll(CHUNK))
-      add(m[0], part.startsWith('()', m.index + m[0].length) || CODE_LIKE.test(m[0]));
+    for (const m of part.matchAll(CHUNK)) add(m[0], part.startsWith('()', m.index + m[0].length) || CODE_LIKE.test(m[0]));
   });
   if (termsCache.size >= TERMS_CACHED) termsCache.clear();
   termsCache.set(text, terms);

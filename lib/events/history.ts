@@ -21,10 +21,7 @@ function mentionsPattern(e: CairnEvent, id: string): boolean {
   const rec = e as unknown as Record<string, unknown>;
   if (rec.pattern === id) return true;
   const list = rec.patterns;
-  return (
-    Array.isArray(list) &&
-    list.some((p) => p === id || (p && typeof p === 'object' && (p as { pattern?: unknown }).pattern === id))
-  );
+  return Array.isArray(list) && list.some((p) => p === id || (p && typeof p === 'object' && (p as { pattern?: unknown }).pattern === id));
 }
 
 function eventOf(text: string): { event: CairnEvent } | { problem: string } {
@@ -145,8 +142,7 @@ function fileSize(path: string): number {
 /** `--since` as an ISO date or a relative age (`7d`, `12h`, `30m`). */
 export function parseSince(text: string, now: number): number {
   const rel = /^(\d+)\s*([dhm])$/i.exec(text.trim());
-  if (rel)
-    return now - Number(rel[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000 }[rel[2].toLowerCase() as 'd' | 'h' | 'm'];
+  if (rel) return now - Number(rel[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000 }[rel[2].toLowerCase() as 'd' | 'h' | 'm'];
   const t = Date.parse(text);
   if (Number.isNaN(t)) throw new CairnError('usage', `--since takes a date or an age like 7d, got '${text}'`);
   return t;
@@ -208,9 +204,7 @@ export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): stri
       what = `regressed${inScope}: validated before, dismissed via finding ${e.finding}`;
       break;
     case 'pattern.reinforced':
-      what = e.finding
-        ? `confirmed${inScope} via ${finding(e.finding)}`
-        : `echoed in an evidence-backed PASS${inScope} (untested credit)`;
+      what = e.finding ? `confirmed${inScope} via ${finding(e.finding)}` : `echoed in an evidence-backed PASS${inScope} (untested credit)`;
       break;
     case 'pattern.aged':
       what = `aged a day${inScope} (injected, not applied)`;

@@ -53,8 +53,7 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
   };
 }
 
-const termRows = (db: Database) =>
-  (db.prepare('SELECT MAX(rowid) AS n FROM pattern_terms').get() as { n: number | null }).n ?? 0;
+const termRows = (db: Database) => (db.prepare('SELECT MAX(rowid) AS n FROM pattern_terms').get() as { n: number | null }).n ?? 0;
 const finishStamp = (store: Store) => join(store.dir, 'cache', 'index.requested');
 
 /** After `cairn rebuild`: false when the caller can pack the posting lists now, else `pack-postings` will. */

@@ -15,11 +15,8 @@ const cache = new WeakMap<Database, Statements>();
 
 function prepareStatements(db: Database) {
   return {
-    getPattern: db.prepare(
-      'SELECT lifecycle, sightings, labels, files, phases, issues FROM patterns WHERE project = ? AND id = ?',
-    ),
-    insertPattern:
-      db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle,
+    getPattern: db.prepare('SELECT lifecycle, sightings, labels, files, phases, issues FROM patterns WHERE project = ? AND id = ?'),
+    insertPattern: db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle,
       first_seen, last_used, labels, files, phases, issues, term_seq, untested) VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
       @ts, @last_used, @labels, @files, @phases, @issues, @term_seq, 1)`),
     // a new pattern's terms in one statement, numbered after every term row already there (seq: lib/store/db.ts)
@@ -39,51 +36,37 @@ function prepareStatements(db: Database) {
     insertInjections: db.prepare(`INSERT INTO injections (project, issue, run, role, pattern, event, ts)
       SELECT @project, @issue, @run, @role, value, @event, @ts FROM json_each(@patterns)`),
     evidence: db.prepare('SELECT held, ignore_weight, untested FROM patterns WHERE project = ? AND id = ?'),
-    insertEvidence: db.prepare(
-      'INSERT INTO evidence (project, pattern, event, held, against, aging) VALUES (?, ?, ?, ?, ?, ?)',
-    ),
+    insertEvidence: db.prepare('INSERT INTO evidence (project, pattern, event, held, against, aging) VALUES (?, ?, ?, ?, ?, ?)'),
     // A retracted sighting was no success, and does not count towards the lifecycle either (SPEC §3.7, §3.9).
-    ignore:
-      db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = @ignore_weight, held = @held,
+    ignore: db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = @ignore_weight, held = @held,
       success_count = MAX(0, success_count - @retract), untested = MAX(0, untested - @retract), sightings = MAX(0, sightings - @retract)
       WHERE project = @project AND id = @id`),
-    insertDismissal: db.prepare(
-      'INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)',
-    ),
+    insertDismissal: db.prepare('INSERT OR IGNORE INTO dismissals (project, issue, run, pattern, finding) VALUES (?, ?, ?, ?, ?)'),
     markRun: db.prepare('INSERT OR IGNORE INTO run_marks (project, issue, run, pattern, kind) VALUES (?, ?, ?, ?, ?)'),
     outcomeGrading: db.prepare('SELECT grading FROM outcomes WHERE project = ? AND issue = ? AND run = ?'),
     regress: db.prepare('UPDATE patterns SET regressed = 1 WHERE project = ? AND id = ?'),
     // A kept finding, or a PASS it was applied in a finding of, tested the pattern (SPEC §3.10.1).
-    reinforceTested:
-      db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
+    reinforceTested: db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
       was_validated = 1, last_used = @last_used, held = @held, ignore_weight = @ignore_weight WHERE project = @project AND id = @id`),
-    reinforceUntested:
-      db.prepare(`UPDATE patterns SET success_count = success_count + 1, untested = untested + 1, last_used = @last_used
+    reinforceUntested: db.prepare(`UPDATE patterns SET success_count = success_count + 1, untested = untested + 1, last_used = @last_used
       WHERE project = @project AND id = @id`),
     age: db.prepare(`UPDATE patterns SET last_used = last_used - ${DAY_MS}
       WHERE project = ? AND id = ? AND reinforcement_count < 3 AND lifecycle != 'active'`),
     outcomeUntested: db.prepare(
       'UPDATE patterns SET success_count = success_count + @success, untested = MAX(0, untested + @step) WHERE project = @project AND id = @id',
     ),
-    outcomeTested:
-      db.prepare(`UPDATE patterns SET success_count = success_count + @success, held = @held, ignore_weight = @ignore_weight
+    outcomeTested: db.prepare(`UPDATE patterns SET success_count = success_count + @success, held = @held, ignore_weight = @ignore_weight
       WHERE project = @project AND id = @id`),
-    insertOutcome: db.prepare(
-      'INSERT OR IGNORE INTO outcomes (project, issue, run, result, ts, grading) VALUES (?, ?, ?, ?, ?, ?)',
-    ),
-    setLifecycle: db.prepare(
-      'UPDATE patterns SET lifecycle = ?, promoted_by = ?, reason = ? WHERE project = ? AND id = ?',
-    ),
+    insertOutcome: db.prepare('INSERT OR IGNORE INTO outcomes (project, issue, run, result, ts, grading) VALUES (?, ?, ?, ?, ?, ?)'),
+    setLifecycle: db.prepare('UPDATE patterns SET lifecycle = ?, promoted_by = ?, reason = ? WHERE project = ? AND id = ?'),
     insertDeliberation:
       db.prepare(`INSERT OR REPLACE INTO deliberations (project, id, ts, role, issue, run, phase, iteration, labels, files,
       verdict, evidence, text_hash, size, path, duplicate_of) VALUES (@project, @id, @ts, @role, @issue, @run, @phase, @iteration, @labels, @files,
       @verdict, @evidence, @hash, @size, @path, @duplicate_of)`),
-    sameText:
-      db.prepare(`SELECT id FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND text_hash = ?
+    sameText: db.prepare(`SELECT id FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND text_hash = ?
       AND duplicate_of IS NULL AND id != ? LIMIT 1`),
     duplicateOf: db.prepare('SELECT duplicate_of FROM deliberations WHERE project = ? AND id = ?'),
-    insertLink:
-      db.prepare(`INSERT OR IGNORE INTO links (project, deliberation, issue, run, role, finding, pattern, match, summary)
+    insertLink: db.prepare(`INSERT OR IGNORE INTO links (project, deliberation, issue, run, role, finding, pattern, match, summary)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     upsertSummary: db.prepare(`INSERT INTO summaries (project, role, basis, text, ts, newest) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT (project, role) DO UPDATE SET basis = excluded.basis, text = excluded.text, ts = excluded.ts, newest = excluded.newest`),
@@ -103,14 +86,7 @@ function statements(db: Database): Statements {
  * A new pattern's index terms (the one writer of pattern_terms), numbered after every pattern indexed before;
  * returns where they start (its row's term_seq), or 0 for no terms: readers find postings by where they start.
  */
-export function addTerms(
-  db: Database,
-  project: string,
-  role: string,
-  pattern: string,
-  terms: string[],
-  ntok: number,
-): number {
+export function addTerms(db: Database, project: string, role: string, pattern: string, terms: string[], ntok: number): number {
   if (terms.length === 0) return 0;
   const s = statements(db);
   const seq = (s.nextTermSeq.get() as { seq: number }).seq;
@@ -192,9 +168,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       // A retry is not evidence (SPEC §3.9.4): the same text for the same role and issue/run counts once; of racing
       // writers or a merged log, the first in replay order counts.
       const first =
-        issue || run
-          ? (s.sameText.get(e.project, e.role, issue, run, e.hash, e.deliberation) as { id: string } | undefined)
-          : undefined;
+        issue || run ? (s.sameText.get(e.project, e.role, issue, run, e.hash, e.deliberation) as { id: string } | undefined) : undefined;
       s.insertDeliberation.run({
         project: e.project,
         id: e.deliberation,
@@ -316,8 +290,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
           s.outcomeUntested.run({ project: e.project, id: p.pattern, success: pass ? 1 : 0, step: pass ? 1 : -1 });
         else {
           // a pass counts its credit; a fail weighs half the role's weight (SPEC §3.8)
-          const t =
-            e.result === 'pass' ? { held: p.credit, strength: p.credit! } : { against: 0.5 * p.weight, strength: 0.5 };
+          const t = e.result === 'pass' ? { held: p.credit, strength: p.credit! } : { against: 0.5 * p.weight, strength: 0.5 };
           testEvidence(s, e, p.pattern, { ...t, halfLife: e.halfLife }, (after) =>
             s.outcomeTested.run({ project: e.project, id: p.pattern, success: e.result === 'pass' ? 1 : 0, ...after }),
           );

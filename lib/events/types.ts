@@ -215,12 +215,7 @@ export function payloadProblem(e: Record<string, unknown>): string | undefined {
       );
       break;
     case 'summary.stored':
-      checks.push(
-        text('role', MAX_ROLE_CHARS),
-        text('basis', 64),
-        text('text', MAX_SUMMARY_BYTES),
-        text('newest', 40, true),
-      );
+      checks.push(text('role', MAX_ROLE_CHARS), text('basis', 64), text('text', MAX_SUMMARY_BYTES), text('newest', 40, true));
       break;
   }
   return checks.find((c) => c !== undefined);

@@ -4,14 +4,7 @@ import { describeError } from '../core/errors.js';
 import type { Check } from '../store/health.js';
 import { codexTrustProblem } from './codex-trust.js';
 import { CONFIGURABLE_HOSTS, HOST_HOOKS, type ConfigurableHost } from './registry.js';
-import {
-  commandProgram,
-  commandsFor,
-  gitTopLevel,
-  HOOK_EXECUTABLES,
-  outdatedHandlers,
-  readSettings,
-} from './settings.js';
+import { commandProgram, commandsFor, gitTopLevel, HOOK_EXECUTABLES, outdatedHandlers, readSettings } from './settings.js';
 
 // `cairn doctor` and `cairn init`, the hosts' side (SPEC §2): which host settings run cairn's hooks,
 // and whether each hook's program would be found when the host runs it.
@@ -20,9 +13,7 @@ import {
 export function hostPath(env: NodeJS.ProcessEnv = process.env): string {
   const entries = (env.PATH ?? '').split(delimiter).filter(Boolean);
   if (env.npm_command === undefined) return entries.join(delimiter);
-  return entries
-    .filter((dir) => !/[\\/]node_modules[\\/]\.bin$|[\\/]_npx[\\/]|[\\/]node-gyp-bin$/.test(dir))
-    .join(delimiter);
+  return entries.filter((dir) => !/[\\/]node_modules[\\/]\.bin$|[\\/]_npx[\\/]|[\\/]node-gyp-bin$/.test(dir)).join(delimiter);
 }
 
 /** Where a hook command's program is on this machine, or null. `env.PATH` is searched as given (see hostPath). */
@@ -52,16 +43,10 @@ function isExecutable(path: string): boolean {
 }
 
 /** One host: off, ok, or what is wrong and what to do; `programs: false` skips finding their programs. */
-export function hookCheck(
-  root: string,
-  host: ConfigurableHost,
-  env: NodeJS.ProcessEnv = process.env,
-  { programs = true } = {},
-): Check {
+export function hookCheck(root: string, host: ConfigurableHost, env: NodeJS.ProcessEnv = process.env, { programs = true } = {}): Check {
   const hooks = HOST_HOOKS[host];
   const name = `hooks: ${host}`;
-  if (!existsSync(join(root, hooks.file)))
-    return { name, status: 'off', detail: `no ${hooks.file} (cairn init --${host})` };
+  if (!existsSync(join(root, hooks.file))) return { name, status: 'off', detail: `no ${hooks.file} (cairn init --${host})` };
   let settings;
   try {
     settings = readSettings(join(root, hooks.file));
@@ -77,8 +62,7 @@ export function hookCheck(
       })),
     )
     .filter(({ program }) => HOOK_EXECUTABLES.includes(basename(program)));
-  if (found.length === 0)
-    return { name, status: 'off', detail: `${hooks.file} runs no cairn hook (cairn init --${host})` };
+  if (found.length === 0) return { name, status: 'off', detail: `${hooks.file} runs no cairn hook (cairn init --${host})` };
   const lookup = { ...env, PATH: hostPath(env) };
   const unresolved = programs ? found.filter(({ program }) => resolveProgram(program, root, lookup) === null) : [];
   const missing = [...new Set(unresolved.map(({ program }) => program))];

@@ -130,9 +130,7 @@ export function codexTrustProblem(
   const places = [...new Set([root, gitTopLevel(root) ?? root].flatMap((dir) => [dir, realOrSame(dir)]))];
   const levels = places.map((dir) => table('projects', dir)?.get('trust_level'));
   if (!levels.includes('trusted')) {
-    const why = levels.includes('untrusted')
-      ? 'Codex is told not to trust this project'
-      : 'Codex does not trust this project yet';
+    const why = levels.includes('untrusted') ? 'Codex is told not to trust this project' : 'Codex does not trust this project yet';
     const what = 'start codex here and trust the folder (codex exec --trust)';
     return { fatal: true, detail: `${why}, so it reads no .codex/ here and runs none of its hooks: ${what}` };
   }

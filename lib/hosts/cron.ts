@@ -14,10 +14,7 @@ export interface CronOptions {
   nodePath?: string;
 }
 
-export function cronLines(
-  root: string,
-  { storeDir, env = process.env, nodePath = process.execPath }: CronOptions = {},
-): string[] {
+export function cronLines(root: string, { storeDir, env = process.env, nodePath = process.execPath }: CronOptions = {}): string[] {
   const cairn = existsSync(join(root, 'node_modules', '.bin', 'cairn'))
     ? 'node_modules/.bin/cairn'
     : shellWord(resolveProgram('cairn', root, { ...env, PATH: hostPath(env) }) ?? 'cairn');

@@ -7,16 +7,13 @@ import { GIT_TOP_LEVEL, sessionStartCommand, type HostHooks } from './settings.j
 // and workspace_roots; sessionStart injects `additional_context`.
 
 export function isCursorPayload(p: Json): boolean {
-  if (str(p, 'conversation_id') !== null || Array.isArray(p.workspace_roots) || str(p, 'cursor_version') !== null)
-    return true;
+  if (str(p, 'conversation_id') !== null || Array.isArray(p.workspace_roots) || str(p, 'cursor_version') !== null) return true;
   return /^[a-z][A-Za-z]+$/.test(str(p, 'hook_event_name') ?? '');
 }
 
 export function readCursorPayload(p: Json): HookInput {
   const event = str(p, 'hook_event_name');
-  const roots = Array.isArray(p.workspace_roots)
-    ? p.workspace_roots.filter((r): r is string => typeof r === 'string' && r !== '')
-    : [];
+  const roots = Array.isArray(p.workspace_roots) ? p.workspace_roots.filter((r): r is string => typeof r === 'string' && r !== '') : [];
   const shell = event === 'beforeShellExecution' || event === 'afterShellExecution';
   return {
     host: 'cursor',
@@ -26,10 +23,7 @@ export function readCursorPayload(p: Json): HookInput {
     prompt: str(p, 'prompt'),
     source: str(p, 'source'),
     command: shell ? str(p, 'command') : null,
-    toolFailed:
-      failedExitCode(p.exit_code ?? p.exitCode) ||
-      asObject(p.error) !== null ||
-      (typeof p.error === 'string' && p.error !== ''),
+    toolFailed: failedExitCode(p.exit_code ?? p.exitCode) || asObject(p.error) !== null || (typeof p.error === 'string' && p.error !== ''),
     ...NO_CALL,
   };
 }

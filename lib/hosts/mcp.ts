@@ -37,8 +37,7 @@ interface McpConfig {
   command(entry: Json): ServerCommand | undefined;
 }
 
-const strings = (v: unknown) =>
-  Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;
+const strings = (v: unknown) => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined);
 const commandAndArgs = (entry: Json) => {
   if (typeof entry.command !== 'string') return undefined;
   return { command: entry.command, args: strings(entry.args) ?? [] };
@@ -160,8 +159,7 @@ export function registeredServer(root: string, host: McpHost): ServerCommand | '
     if (host === 'codex') {
       const text = readSmallFile(path, TOML_CAP)?.toString('utf8') ?? '';
       const table = readTomlTable(text, TOML_PATH);
-      if (table)
-        return commandAndArgs(table as Json) ?? { problem: `${config.file}: [mcp_servers.cairn] names no command` };
+      if (table) return commandAndArgs(table as Json) ?? { problem: `${config.file}: [mcp_servers.cairn] names no command` };
       if (tomlTableState(text, TOML_PATH) === 'absent') return 'absent';
       return { problem: `${config.file}: cairn's server is written in a form cairn does not read back` };
     }

@@ -63,9 +63,7 @@ function projectDirExpression(root: string, hooks: Pick<HostHooks, 'projectDir'>
  * with a shell, not npm: .bin is not on PATH), else by name from PATH.
  */
 export function executableCommand(root: string, hooks: Pick<HostHooks, 'projectDir'>, name: string): string {
-  return existsSync(join(root, 'node_modules', '.bin', name))
-    ? `${projectDirExpression(root, hooks)}/node_modules/.bin/${name}`
-    : name;
+  return existsSync(join(root, 'node_modules', '.bin', name)) ? `${projectDirExpression(root, hooks)}/node_modules/.bin/${name}` : name;
 }
 
 /** The program a command line runs (first word, quotes removed). */
@@ -154,11 +152,7 @@ export interface Merged {
 }
 
 /** Add the entries an event lacks: one already running the executable (in any form) stays unless outdated. */
-export function mergeHooks(
-  settings: Json,
-  hooks: Pick<HostHooks, 'layout' | 'outdated'>,
-  entries: HookEntry[],
-): Merged {
+export function mergeHooks(settings: Json, hooks: Pick<HostHooks, 'layout' | 'outdated'>, entries: HookEntry[]): Merged {
   const { layout } = hooks;
   let current: Json = { ...settings, hooks: { ...(asObject(settings.hooks) ?? {}) } };
   const replaced: Merged['replaced'] = [];
@@ -196,11 +190,7 @@ export function mergeHooks(
 }
 
 /** The SessionStart command: auto-recall, or, when it cannot run (exit 127), a message telling the agent so. */
-export function sessionStartCommand(
-  exe: (name: string) => string,
-  args: string,
-  envelope: (text: string) => string,
-): string {
+export function sessionStartCommand(exe: (name: string) => string, args: string, envelope: (text: string) => string): string {
   const program = exe('auto-recall');
   return `${program} ${args} || echo ${shellWord(envelope(notInstalledMessage(commandProgram(program))).trimEnd())}`;
 }
@@ -208,9 +198,7 @@ export function sessionStartCommand(
 /** What a session is told when auto-recall is not installed where its hook looks (SPEC §2: never silent). */
 function notInstalledMessage(program: string): string {
   const dependency = program.includes('/node_modules/.bin/');
-  const remedy = dependency
-    ? 'run npm install at the project root'
-    : 'install cairn (README: Install cairn in your project)';
+  const remedy = dependency ? 'run npm install at the project root' : 'install cairn (README: Install cairn in your project)';
   const lost = 'so the memory of this project is neither recalled nor captured';
   return `cairn: ${basename(program)} could not run here, ${lost}: ${remedy}, then run cairn doctor.`;
 }
@@ -257,12 +245,7 @@ export function dirFlag(storeDir: string | undefined): string {
 }
 
 /** The one way a host's JSON settings file is changed: rewritten whole (temp, rename) in its own indentation. */
-export function updateSettings(
-  root: string,
-  file: string,
-  base: Json | undefined,
-  merge: (settings: Json) => Json | undefined,
-): string {
+export function updateSettings(root: string, file: string, base: Json | undefined, merge: (settings: Json) => Json | undefined): string {
   const path = join(root, file);
   const current = readSettings(path);
   const next = merge(Object.keys(current).length === 0 ? { ...base } : current);

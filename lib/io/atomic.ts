@@ -8,11 +8,7 @@ import { mkdirNoFollow } from './safe.js';
  * Write a file whole inside `within`: an exclusive temp file beside it, then rename; no symbolic link on the
  * way is followed and one at the path is replaced (SPEC §2). `write` streams a large file instead of a text.
  */
-export function writeFileAtomic(
-  path: string,
-  content: string | Uint8Array | ((fd: number) => void),
-  within: string,
-): void {
+export function writeFileAtomic(path: string, content: string | Uint8Array | ((fd: number) => void), within: string): void {
   mkdirNoFollow(within, dirname(path));
   const tmp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   try {
@@ -27,9 +23,6 @@ export function writeFileAtomic(
   } catch (err) {
     rmSync(tmp, { force: true });
     if (err instanceof CairnError) throw err; // from what `write` read: said as it is
-    throw new CairnError(
-      'store',
-      `cannot write ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
+    throw new CairnError('store', `cannot write ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
 }

@@ -19,11 +19,7 @@ export interface AppendOptions {
 }
 
 /** Append lines under the lock; `build` sees the last complete line (for ordered ids) and may throw. */
-export function appendLines(
-  path: string,
-  build: (lastLine: string | undefined) => string[],
-  opts: AppendOptions,
-): string[] {
+export function appendLines(path: string, build: (lastLine: string | undefined) => string[], opts: AppendOptions): string[] {
   let lines: string[] = [];
   appendUnderLock(path, opts, (fd, { lastLine, endsWithNewline }) => {
     lines = build(lastLine);
@@ -202,8 +198,7 @@ export function parseJsonLine<T = Record<string, unknown>>(text: string): Parsed
   if (trimmed === '') return { ok: false, reason: 'empty line' };
   try {
     const value = JSON.parse(trimmed) as unknown;
-    if (value === null || typeof value !== 'object' || Array.isArray(value))
-      return { ok: false, reason: 'not a JSON object' };
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'not a JSON object' };
     return { ok: true, value: value as T };
   } catch (err) {
     return { ok: false, reason: `invalid JSON (${jsonErrorPlace(trimmed, err)})` };

@@ -47,15 +47,11 @@ export function acquireLock(target: string, deadline: Deadline): Lock {
     const found = inspect(path);
     const broken = found === undefined || (found.stale && breakStale(path, found));
     // checked every round: nothing at the lock path can keep a writer here past its deadline
-    const until =
-      found?.staleAt === undefined ? giveUpAt : Math.max(giveUpAt, Math.min(found.staleAt + 10, deadline.at));
+    const until = found?.staleAt === undefined ? giveUpAt : Math.max(giveUpAt, Math.min(found.staleAt + 10, deadline.at));
     if (Date.now() >= until) {
       const last = broken ? create(path, token) : undefined; // a stale lock broken just now is free: one last try
       if (last) return last;
-      throw new CairnError(
-        'lock',
-        `lock ${path} ${found?.holder ?? 'kept changing hands'}; gave up after ${Date.now() - started} ms`,
-      );
+      throw new CairnError('lock', `lock ${path} ${found?.holder ?? 'kept changing hands'}; gave up after ${Date.now() - started} ms`);
     }
     sleepSync(broken ? 1 : Math.min(pause, Math.max(1, until - Date.now())));
     pause = Math.min(pause * 2, 25);

@@ -65,17 +65,10 @@ export async function readPathBounded(path: string, limits: InputLimits, what: s
     }
   }
   if (st.isFIFO() || st.isSocket())
-    return collect(
-      new (require('node:net') as typeof import('node:net')).Socket({ fd, readable: true, writable: false }),
-      limits,
-      what,
-    );
+    return collect(new (require('node:net') as typeof import('node:net')).Socket({ fd, readable: true, writable: false }), limits, what);
   if (st.isCharacterDevice()) return collect(createReadStream('', { fd, highWaterMark: 64 * 1024 }), limits, what);
   closeSync(fd);
-  throw new CairnError(
-    'input',
-    `cannot read ${what}: ${st.isDirectory() ? 'it is a directory' : 'not a file, pipe or device'}`,
-  );
+  throw new CairnError('input', `cannot read ${what}: ${st.isDirectory() ? 'it is a directory' : 'not a file, pipe or device'}`);
 }
 
 /**
@@ -158,9 +151,7 @@ function readRegular(fd: number, cap: number): BoundedInput {
     if (total > cap) break;
   }
   const bytes = Buffer.concat(chunks, total);
-  return total > cap
-    ? { bytes: bytes.subarray(0, cap), truncated: true, timedOut: false }
-    : { bytes, truncated: false, timedOut: false };
+  return total > cap ? { bytes: bytes.subarray(0, cap), truncated: true, timedOut: false } : { bytes, truncated: false, timedOut: false };
 }
 
 function collect(stream: Readable, limits: InputLimits, what: string): Promise<BoundedInput> {
@@ -177,10 +168,7 @@ function collect(stream: Readable, limits: InputLimits, what: string): Promise<B
       if (outcome instanceof CairnError) reject(outcome);
       else resolve(outcome);
     };
-    const timer = setTimeout(
-      () => settle({ bytes: Buffer.concat(chunks, total), truncated: false, timedOut: true }),
-      limits.waitMs,
-    );
+    const timer = setTimeout(() => settle({ bytes: Buffer.concat(chunks, total), truncated: false, timedOut: true }), limits.waitMs);
     stream.on('data', (chunk: Buffer) => {
       if (total + chunk.length >= limits.cap) {
         const rest = chunk.subarray(0, limits.cap - total);

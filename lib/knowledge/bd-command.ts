@@ -56,7 +56,6 @@ function asComment(cmd: SimpleCommand): BdComment | undefined {
   const [bead, ...rest] = positional;
   if (!bead) return undefined;
   // `--file -` reads the text from stdin: a here-document is the only stdin we can see
-  if (file !== undefined)
-    return STDIN_FILES.has(file) && cmd.heredoc !== undefined ? { bead, text: cmd.heredoc } : undefined;
+  if (file !== undefined) return STDIN_FILES.has(file) && cmd.heredoc !== undefined ? { bead, text: cmd.heredoc } : undefined;
   return rest.length ? { bead, text: rest.join(' ') } : undefined;
 }

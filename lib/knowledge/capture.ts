@@ -4,15 +4,7 @@ import { describeError, errorKind } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { capUtf8, normaliseText } from '../core/text.js';
-import {
-  DEFAULT_TAG_WORDS,
-  makeEntry,
-  MAX_CONTENT_BYTES,
-  parseTypedText,
-  suffixedKey,
-  tagsFor,
-  type KnowledgeEntry,
-} from './entry.js';
+import { DEFAULT_TAG_WORDS, makeEntry, MAX_CONTENT_BYTES, parseTypedText, suffixedKey, tagsFor, type KnowledgeEntry } from './entry.js';
 import { Deadline } from '../core/deadline.js';
 import { follow } from '../store/follower.js';
 import { keyFamilyLines, knowledgeFollowers } from './index.js';
@@ -164,12 +156,7 @@ const SEARCHED_KEYS = 16;
 /** A log rotates at 5000 lines (SPEC §4.5): one far beyond this is not read whole by a hook. */
 const LOG_CAP = 64 * 1024 * 1024;
 
-function keyFamilies(
-  paths: string[],
-  baseKeys: Set<string>,
-  project: string | undefined,
-  deadline: Deadline,
-): Map<string, Family> {
+function keyFamilies(paths: string[], baseKeys: Set<string>, project: string | undefined, deadline: Deadline): Map<string, Family> {
   const families = new Map<string, Family>();
   for (const path of paths) {
     // a regular file only, never through a link

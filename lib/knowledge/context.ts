@@ -15,9 +15,7 @@ export interface SessionContext {
 
 /** The context as one text, most important first (query terms are taken in this order). */
 export function contextText(c: SessionContext): string {
-  return [c.prompt ?? '', ...c.beadTitles, branchWords(c.branch ?? '').join(' '), ...c.changedFiles]
-    .filter(Boolean)
-    .join('\n');
+  return [c.prompt ?? '', ...c.beadTitles, branchWords(c.branch ?? '').join(' '), ...c.changedFiles].filter(Boolean).join('\n');
 }
 
 const BRANCH_NOISE = new Set([

@@ -32,29 +32,14 @@ function* projectEntries(store: Store): Generator<KnowledgeEntry> {
   for (const line of readLines(store.knowledgePath)) {
     if (++n % CHECK_EVERY === 0) store.deadline.check('reading the knowledge log');
     const parsed = line.text.trim() ? parseEntryLine(line.text) : undefined;
-    if (parsed?.ok && (parsed.value.project === undefined || parsed.value.project === store.project))
-      yield parsed.value;
+    if (parsed?.ok && (parsed.value.project === undefined || parsed.value.project === store.project)) yield parsed.value;
   }
 }
 
 const CHECK_EVERY = 1024;
 
-function curated(
-  e: KnowledgeEntry,
-  status: CurationStatus,
-  reason: string,
-  extra: Partial<KnowledgeEntry>,
-  project: string,
-): string {
-  const {
-    status: _s,
-    superseded_by: _b,
-    supersedes: _p,
-    merged_from: _m,
-    review_source: _rs,
-    review_reason: _rr,
-    ...base
-  } = e;
+function curated(e: KnowledgeEntry, status: CurationStatus, reason: string, extra: Partial<KnowledgeEntry>, project: string): string {
+  const { status: _s, superseded_by: _b, supersedes: _p, merged_from: _m, review_source: _rs, review_reason: _rr, ...base } = e;
   return JSON.stringify({
     ...base,
     project: e.project ?? project,
@@ -85,8 +70,7 @@ export function proposeCuration(store: Store): Proposal {
   }
   const visible = (j: number) => latest.get(versions.at(j)) === j && superseded.at(j) === 0;
   const sameContent = new HashTable();
-  for (let j = 0; j < versions.length; j++)
-    if (visible(j)) sameContent.set(contents.at(j), (sameContent.get(contents.at(j)) ?? 0) + 1);
+  for (let j = 0; j < versions.length; j++) if (visible(j)) sameContent.set(contents.at(j), (sameContent.get(contents.at(j)) ?? 0) + 1);
   const supersededBy = new Map<string, string>();
   for (const s of says) if (visible(s.at)) for (const k of s.supersedes) if (k !== s.key) supersededBy.set(k, s.key);
 
@@ -121,8 +105,7 @@ export function proposeCuration(store: Store): Proposal {
         store.project,
       ),
     );
-    for (const e of older)
-      lines.push(curated(e, 'superseded', `duplicate of ${newest.key}`, { superseded_by: newest.key }, store.project));
+    for (const e of older) lines.push(curated(e, 'superseded', `duplicate of ${newest.key}`, { superseded_by: newest.key }, store.project));
     for (const k of [newest.key, ...olderKeys]) decided.add(k);
   }
   // superseded: an entry another one says it supersedes, not yet marked
@@ -135,9 +118,7 @@ export function proposeCuration(store: Store): Proposal {
   // stale: every file the entry names is gone from the project — for a person to review, not to drop
   for (const { e, missing } of stale) {
     if (!decided.has(e.key))
-      lines.push(
-        curated(e, 'needs_review', `the files it names no longer exist: ${missing.join(', ')}`, {}, store.project),
-      );
+      lines.push(curated(e, 'needs_review', `the files it names no longer exist: ${missing.join(', ')}`, {}, store.project));
   }
   return { lines, hash: proposalHash(lines) };
 }
@@ -175,10 +156,7 @@ export function applyProposal(store: Store, proposalPath: string, confirm: strin
   const entries = proposal.lines.map((line, i) => {
     const parsed = toEntry(parseJson(line, `line ${i + 1} of the proposal`));
     if (!parsed.ok || !parsed.value.status || !parsed.value.review_reason)
-      throw new CairnError(
-        'input',
-        `line ${i + 1} of the proposal is not a curated entry with a status and a review_reason`,
-      );
+      throw new CairnError('input', `line ${i + 1} of the proposal is not a curated entry with a status and a review_reason`);
     if (parsed.value.project !== undefined && parsed.value.project !== store.project)
       throw new CairnError('input', `line ${i + 1} of the proposal belongs to another project`);
     if (line.includes('\n')) throw new CairnError('input', `line ${i + 1} of the proposal holds a newline`);

@@ -3,15 +3,7 @@ import { shortHash } from '../core/text.js';
 
 // A knowledge entry (SPEC §4.1) in the Lavra line format, plus the project id and curation fields cairn writes.
 
-export const KNOWLEDGE_TYPES = [
-  'learned',
-  'decision',
-  'fact',
-  'pattern',
-  'investigation',
-  'deviation',
-  'must-check',
-] as const;
+export const KNOWLEDGE_TYPES = ['learned', 'decision', 'fact', 'pattern', 'investigation', 'deviation', 'must-check'] as const;
 export type KnowledgeType = (typeof KNOWLEDGE_TYPES)[number];
 
 export const CURATION_STATUSES = ['canonical', 'superseded', 'needs_review'] as const;

@@ -26,9 +26,7 @@ function knowledgeFollower(path: string, source: Source): LogFollower<KnowledgeE
     parse(text, offset, warn) {
       const parsed = parseEntryLine(text);
       if (parsed.ok) return parsed.value;
-      warn(
-        `${source === 'log' ? 'knowledge.jsonl' : `knowledge ${source}`}: skipped the line at byte ${offset}: ${parsed.reason}`,
-      );
+      warn(`${source === 'log' ? 'knowledge.jsonl' : `knowledge ${source}`}: skipped the line at byte ${offset}: ${parsed.reason}`);
       return undefined;
     },
     apply(db, e, offset) {
@@ -83,9 +81,7 @@ function prepareStatements(db: Database) {
       'INSERT INTO knowledge_newest_fts (rowid, content, tags, type, key, source) SELECT id, content, tags, type, ' +
         'key, source FROM knowledge WHERE source = ? AND id >= ? ORDER BY id',
     ),
-    addNewest: db.prepare(
-      'INSERT INTO knowledge_newest (id, source) SELECT id, source FROM knowledge WHERE source = ? AND id >= ?',
-    ),
+    addNewest: db.prepare('INSERT INTO knowledge_newest (id, source) SELECT id, source FROM knowledge WHERE source = ? AND id >= ?'),
     forgetNewestFts: db.prepare(
       `INSERT INTO knowledge_newest_fts (knowledge_newest_fts, rowid, content, tags, type, key, source)
        SELECT 'delete', k.id, k.content, k.tags, k.type, k.key, k.source FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source = ? AND n.id < ?`,
@@ -136,8 +132,7 @@ function syncNewest(db: Database, source: Source): void {
     return {
       floor,
       top,
-      change:
-        s.sourceAbove.get(code, Math.max(top, floor - 1)) !== undefined || s.newestBelow.get(code, floor) !== undefined,
+      change: s.sourceAbove.get(code, Math.max(top, floor - 1)) !== undefined || s.newestBelow.get(code, floor) !== undefined,
     };
   };
   if (!plan().change) return;
@@ -218,8 +213,7 @@ function filters(q: KnowledgeQuery): { sql: string; params: unknown[] } {
   return { sql: parts.join(' AND '), params };
 }
 
-const COLUMNS =
-  'k.id, k.key, k.type, k.content, k.bead, k.tags, k.ts, k.status, k.source, k.recall_key, k.recall_tokens';
+const COLUMNS = 'k.id, k.key, k.type, k.content, k.bead, k.tags, k.ts, k.status, k.source, k.recall_key, k.recall_tokens';
 
 interface Row {
   id: number;
@@ -249,8 +243,7 @@ function toHit(r: Row): KnowledgeHit {
     archived: r.source === 0,
     score: r.score,
   };
-  if (r.recall_key !== null && r.recall_tokens !== null)
-    hit.lineTokens = { key: r.recall_key, tokens: r.recall_tokens };
+  if (r.recall_key !== null && r.recall_tokens !== null) hit.lineTokens = { key: r.recall_key, tokens: r.recall_tokens };
   return hit;
 }
 
@@ -326,20 +319,10 @@ export function searchKnowledge(
   const bound = (rows: number) => (BM25_K1 + 1) * Math.max(1e-6, Math.log((n - rows + 0.5) / (rows + 0.5)));
   const maxFactor = largestFactor(db);
   const rank = (holding: number) =>
-    rankRows(
-      db,
-      q,
-      match,
-      holding < rarestFirst.length ? rarestFirst.slice(0, holding).map((t) => t.term) : undefined,
-      maxFactor,
-    );
+    rankRows(db, q, match, holding < rarestFirst.length ? rarestFirst.slice(0, holding).map((t) => t.term) : undefined, maxFactor);
 
   let first = 1;
-  for (
-    let rows = rarestFirst[0].rows;
-    first < rarestFirst.length && rows + rarestFirst[first].rows <= FIRST_ROUND_ROWS;
-    first++
-  )
+  for (let rows = rarestFirst[0].rows; first < rarestFirst.length && rows + rarestFirst[first].rows <= FIRST_ROUND_ROWS; first++)
     rows += rarestFirst[first].rows;
   let top = rank(first);
   if (first === rarestFirst.length) return top.map(toHit);
@@ -353,10 +336,7 @@ export function searchKnowledge(
 
 /** The largest factor any entry can have (canonical entries raise their score). */
 function largestFactor(db: Database): number {
-  const statuses = db
-    .prepare('SELECT DISTINCT status FROM knowledge WHERE status IS NOT NULL')
-    .pluck()
-    .all() as string[];
+  const statuses = db.prepare('SELECT DISTINCT status FROM knowledge WHERE status IS NOT NULL').pluck().all() as string[];
   return Math.max(1, ...statuses.map((s) => STATUS_FACTORS[s] ?? 1));
 }
 
@@ -364,13 +344,7 @@ function largestFactor(db: Database): number {
  * The top `q.limit` visible rows matching `match`, best raw BM25 first, stopping once no further row could
  * beat the k-th kept score with the largest factor.
  */
-function rankRows(
-  db: Database,
-  q: KnowledgeQuery,
-  terms: string,
-  holding: string[] | undefined,
-  maxFactor: number,
-): Row[] {
+function rankRows(db: Database, q: KnowledgeQuery, terms: string, holding: string[] | undefined, maxFactor: number): Row[] {
   const table = ftsTable(q.newest);
   // the newest lines' table holds several sources: filtered by its `source` column, which weighs nothing in BM25
   const match = q.newest
@@ -390,9 +364,7 @@ function rankRows(
   const f = filters(q);
   const visible = db.prepare(`SELECT ${COLUMNS}, k.seq, k.noise FROM knowledge k WHERE k.id = ? AND ${f.sql}`);
   const top: (Row & { seq: number })[] = [];
-  for (const [id, raw] of scored.iterate(...(holding ? [match, ftsMatch(holding)] : [match])) as Iterable<
-    [number, number]
-  >) {
+  for (const [id, raw] of scored.iterate(...(holding ? [match, ftsMatch(holding)] : [match])) as Iterable<[number, number]>) {
     if (top.length === q.limit && top[q.limit - 1].score > raw * maxFactor) break;
     const row = visible.get(id, ...f.params) as (Row & { seq: number; noise: number }) | undefined;
     if (!row) continue;

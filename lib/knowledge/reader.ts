@@ -22,8 +22,7 @@ export function parseEntryLine(text: string): ParsedLine<KnowledgeEntry> {
 
 /** A parsed value as an entry: content and type are required; the rest is filled in or dropped when malformed. */
 export function toEntry(value: unknown): ParsedLine<KnowledgeEntry> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    return { ok: false, reason: 'not a JSON object' };
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'not a JSON object' };
   const o = value as Record<string, unknown>;
   const content = typeof o.content === 'string' ? o.content : '';
   const type = typeof o.type === 'string' ? o.type.trim().toLowerCase() : '';

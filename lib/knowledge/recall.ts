@@ -10,10 +10,7 @@ export function formatHits(hits: KnowledgeHit[]): string {
 
 function formatHit(hit: KnowledgeHit): string {
   const lines = hangingIndent(`[${shownType(hit.type).toUpperCase()}] `, shownContent(hit.content), '    ');
-  const meta = [
-    `bead: ${shownBead(hit.bead) ?? '-'}`,
-    shownTags(hit.tags.filter((t) => t !== hit.type)).join(', ') || '-',
-  ];
+  const meta = [`bead: ${shownBead(hit.bead) ?? '-'}`, shownTags(hit.tags.filter((t) => t !== hit.type)).join(', ') || '-'];
   if (hit.status) meta.push(hit.status);
   if (hit.archived) meta.push('archived');
   return [...lines, `  ${meta.join(' | ')}`].join('\n');

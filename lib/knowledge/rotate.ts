@@ -1,15 +1,4 @@
-import {
-  closeSync,
-  constants,
-  ftruncateSync,
-  openSync,
-  readFileSync,
-  readSync,
-  fstatSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, constants, ftruncateSync, openSync, readFileSync, readSync, fstatSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { appendRange, copyRange, countLines, sameBytes, type LineRange } from '../io/jsonl.js';
 import { acquireLock } from '../io/lock.js';
 import { writeFileAtomic } from '../io/atomic.js';
@@ -143,8 +132,7 @@ function finishJournal(logPath: string, archivePath: string, opts: RotateOptions
     const head = Buffer.alloc(Math.min(size, 4096));
     readSync(journal, head, 0, head.length, 0);
     const headerEnd = head.indexOf(0x0a);
-    if (headerEnd < 0)
-      throw new CairnError('store', `${journalPath(logPath)} is not a rotation journal; left as it is`);
+    if (headerEnd < 0) throw new CairnError('store', `${journalPath(logPath)} is not a rotation journal; left as it is`);
     const { inode, archiveSize } = JSON.parse(head.toString('utf8', 0, headerEnd)) as {
       inode: number;
       archiveSize?: number;

@@ -199,9 +199,7 @@ function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates:
 
 /** Dedupe by key, then content, keeping the newest: index → the kept one's, or -1 for a newer one of its key. */
 function newestUnique(kept: Candidates): Map<number, number> {
-  const order = Uint32Array.from({ length: kept.ts.length }, (_, i) => i).sort(
-    (a, b) => kept.ts.at(b) - kept.ts.at(a) || b - a,
-  );
+  const order = Uint32Array.from({ length: kept.ts.length }, (_, i) => i).sort((a, b) => kept.ts.at(b) - kept.ts.at(a) || b - a);
   const keys = new HashTable(order.length, false);
   const contents = new HashTable(order.length);
   const duplicateOf = new Map<number, number>();
@@ -324,9 +322,7 @@ export function anchorChecker(root: string): (text: string) => Anchors {
     return corpus;
   };
   return (text) => {
-    const fileAnchors = [
-      ...new Set([...text.matchAll(FILE_ANCHOR)].map((m) => m[1]).filter((p) => !p.includes('://'))),
-    ];
+    const fileAnchors = [...new Set([...text.matchAll(FILE_ANCHOR)].map((m) => m[1]).filter((p) => !p.includes('://')))];
     const symbols = [...new Set([...text.matchAll(SYMBOL_ANCHOR)].map((m) => m[1]).filter((s) => s.length >= 3))];
     const missingFiles = fileAnchors.filter((p) => !existsInside(root, p));
     const missingSymbols = symbols.length ? symbols.filter((s) => !files().some((t) => t.includes(s))) : [];

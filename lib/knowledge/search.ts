@@ -69,22 +69,13 @@ export interface TopicRanking {
 }
 
 /** A topic searched on its own: its best `limit` entries. */
-export function searchTopic(
-  db: Database,
-  q: Omit<KnowledgeQuery, 'limit'>,
-  text: string,
-  limit: number,
-  counts: TermCounts,
-): TopicRanking {
+export function searchTopic(db: Database, q: Omit<KnowledgeQuery, 'limit'>, text: string, limit: number, counts: TermCounts): TopicRanking {
   const terms = distinctiveTerms(counts, recallTerms(text), MAX_TOPIC_TERMS);
   return { hits: searchKnowledge(db, { ...q, terms, limit }, counts), terms };
 }
 
 /** The topics' rankings fused, ties broken by topic order; best first, with the terms searched. */
-export function fuseTopics(
-  rankings: (TopicRanking & { weight: number })[],
-  limit: number,
-): { hits: KnowledgeHit[]; terms: string[] } {
+export function fuseTopics(rankings: (TopicRanking & { weight: number })[], limit: number): { hits: KnowledgeHit[]; terms: string[] } {
   const fused = new Map<number, { hit: KnowledgeHit; score: number }>();
   for (const { hits, weight } of rankings) {
     hits.forEach((hit, rank) => {
@@ -93,9 +84,7 @@ export function fuseTopics(
       fused.set(hit.id, f);
     });
   }
-  const hits = [...fused.values()]
-    .sort((a, b) => b.score - a.score || b.hit.score - a.hit.score || b.hit.ts - a.hit.ts)
-    .map((f) => f.hit);
+  const hits = [...fused.values()].sort((a, b) => b.score - a.score || b.hit.score - a.hit.score || b.hit.ts - a.hit.ts).map((f) => f.hit);
   return { hits: hits.slice(0, limit), terms: [...new Set(rankings.flatMap((r) => r.terms))] };
 }
 

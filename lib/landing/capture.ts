@@ -45,11 +45,7 @@ function isRepeat(earlier: LandingPattern[], capture: LandingRecord): boolean {
   });
 }
 
-export function captureLanding(
-  store: Store,
-  report: LandingReport,
-  scope: Scope = { issue: null, run: null },
-): Capture {
+export function captureLanding(store: Store, report: LandingReport, scope: Scope = { issue: null, run: null }): Capture {
   const { root } = store.location;
   const now = new Date(nowMs()).toISOString();
   const fields = {
@@ -71,9 +67,7 @@ export function captureLanding(
   let capture: Capture | undefined;
   // Under the log's lock: which captures of this work exist decides merged and repeated.
   store.appendLines(log, () => {
-    const earlier = [...readLibrary(libraryPath(store.dir)), ...readLandingLog(store.dir, () => {})].filter(
-      (c) => c.id === record.id,
-    );
+    const earlier = [...readLibrary(libraryPath(store.dir)), ...readLandingLog(store.dir, () => {})].filter((c) => c.id === record.id);
     const repeated = isRepeat(earlier, record);
     const [entry] = foldLandings(repeated ? earlier : [...earlier, record]);
     capture = { entry, merged: earlier.length > 0, repeated };

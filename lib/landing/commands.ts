@@ -42,9 +42,7 @@ export function projectCommands(root: string): string[] {
 function packageScripts(root: string): Set<string> {
   try {
     const scripts = JSON.parse(projectFile(root, 'package.json') ?? 'null')?.scripts;
-    return new Set(
-      scripts && typeof scripts === 'object' ? Object.keys(scripts).filter((k) => typeof scripts[k] === 'string') : [],
-    );
+    return new Set(scripts && typeof scripts === 'object' ? Object.keys(scripts).filter((k) => typeof scripts[k] === 'string') : []);
   } catch {
     return new Set();
   }

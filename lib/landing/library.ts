@@ -96,8 +96,7 @@ const textOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : n
 
 /** A line of the log as a record (only the fields a capture writes); undefined when it is not one. */
 function toRecord(value: Record<string, unknown>): LandingRecord | undefined {
-  if (!isLandingPattern(value) || typeof value.updatedAt !== 'string' || typeof value.createdAt !== 'string')
-    return undefined;
+  if (!isLandingPattern(value) || typeof value.updatedAt !== 'string' || typeof value.createdAt !== 'string') return undefined;
   const v = value as unknown as LandingRecord;
   return {
     id: v.id,
@@ -123,16 +122,12 @@ export function readLandingLog(storeDir: string, warn: (message: string) => void
   let bytes = 0;
   for (const line of readLines(landingLogPath(storeDir))) {
     bytes = line.end;
-    if (bytes > LIBRARY_CAP)
-      throw new CairnError('store', `${landingLogPath(storeDir)} is larger than ${LIBRARY_CAP} bytes; not read`);
+    if (bytes > LIBRARY_CAP) throw new CairnError('store', `${landingLogPath(storeDir)} is larger than ${LIBRARY_CAP} bytes; not read`);
     if (!line.text.trim()) continue;
     const parsed = parseJsonLine(line.text);
     const record = parsed.ok ? toRecord(parsed.value) : undefined;
     if (record) records.push(record);
-    else
-      warn(
-        `landings.jsonl: skipped the line at byte ${line.offset}: ${parsed.ok ? 'not a landing capture' : parsed.reason}`,
-      );
+    else warn(`landings.jsonl: skipped the line at byte ${line.offset}: ${parsed.ok ? 'not a landing capture' : parsed.reason}`);
   }
   return records;
 }
@@ -171,9 +166,7 @@ export function foldLandings(captures: LandingPattern[]): LandingPattern[] {
   }
   const entries = [...byId.values()].map((list) => {
     list.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    return list
-      .slice(1)
-      .reduce((entry, next) => mergePattern(entry, patternOf(next.pattern)), patternOf(list[0].pattern));
+    return list.slice(1).reduce((entry, next) => mergePattern(entry, patternOf(next.pattern)), patternOf(list[0].pattern));
   });
   return entries.sort((a, b) => compareText(a.createdAt, b.createdAt) || compareText(a.id, b.id));
 }
@@ -224,8 +217,7 @@ export function libraryCheck(storeDir: string): Check {
     return { name, status: 'fail', detail: describeError(err) };
   }
   if (count === 0 && skipped.length === 0) return { name, status: 'ok', detail: 'none yet' };
-  if (skipped.length > 0)
-    return { name, status: 'warn', detail: `${count} pattern(s); ${skipped.length} line(s) skipped: ${skipped[0]}` };
+  if (skipped.length > 0) return { name, status: 'warn', detail: `${count} pattern(s); ${skipped.length} line(s) skipped: ${skipped[0]}` };
   if (!readGitattributes(storeDir).includes('landings.jsonl merge=union')) {
     return {
       name,

@@ -36,9 +36,7 @@ export function parseLandingReport(text: string, root: string, source = 'the lan
 export function readLandingReport(json: unknown, root: string): LandingReport {
   const r = asObject(json);
   if (!r) throw new CairnError('input', 'a landing report must be a JSON object');
-  const summaryLines = Array.isArray(r.summary)
-    ? texts(r.summary)
-    : [text(r.summary)].filter((s): s is string => s !== null);
+  const summaryLines = Array.isArray(r.summary) ? texts(r.summary) : [text(r.summary)].filter((s): s is string => s !== null);
   const title = text(r.title) ?? text(r.goal) ?? summaryLines[0] ?? null;
   if (title === null) throw new CairnError('input', 'the landing report has no title, goal or summary');
   const changed = Array.isArray(r.changedByAgent) ? r.changedByAgent.flatMap((a) => texts(asObject(a)?.paths)) : [];
@@ -49,9 +47,7 @@ export function readLandingReport(json: unknown, root: string): LandingReport {
     missionId: text(r.missionId),
     reportId: text(r.reportId) ?? text(r.id),
     paths: unique(
-      [...changed, ...texts(r.changedPaths), ...texts(r.paths)]
-        .map((p) => projectPath(p, root))
-        .filter((p): p is string => p !== null),
+      [...changed, ...texts(r.changedPaths), ...texts(r.paths)].map((p) => projectPath(p, root)).filter((p): p is string => p !== null),
     ),
     validationCommand: text(r.validationCommand),
     commandsRun: texts(r.commandsRun),

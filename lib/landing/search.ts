@@ -49,10 +49,7 @@ export function searchPatterns(entries: LandingPattern[], query: string, limit: 
   const idf = new Map(
     terms.map((t) => [
       t,
-      Math.log(
-        1 +
-          (docs.length - docs.filter((d) => d.tf.has(t)).length + 0.5) / (docs.filter((d) => d.tf.has(t)).length + 0.5),
-      ),
+      Math.log(1 + (docs.length - docs.filter((d) => d.tf.has(t)).length + 0.5) / (docs.filter((d) => d.tf.has(t)).length + 0.5)),
     ]),
   );
   return docs
@@ -78,11 +75,7 @@ export function compareRecent(a: LandingPattern, b: LandingPattern): number {
 function patternLine(p: LandingPattern): string {
   const title = p.title.length > 160 ? `${p.title.slice(0, 159)}…` : p.title;
   const files = p.examplePaths.length > 4 ? `${p.examplePaths.slice(0, 4).join(', ')}, …` : p.examplePaths.join(', ');
-  const parts = [
-    `Pattern: ${title}`,
-    files && `files: ${files}`,
-    p.commands.length > 0 && `run: ${p.commands.slice(0, 3).join('; ')}`,
-  ];
+  const parts = [`Pattern: ${title}`, files && `files: ${files}`, p.commands.length > 0 && `run: ${p.commands.slice(0, 3).join('; ')}`];
   return sanitizeUntrusted(parts.filter(Boolean).join(' — '), { singleLine: true });
 }
 

@@ -55,9 +55,7 @@ export function withoutRestatements<T extends { pattern: { text: string } }>(
       if (small.size < RESTATEMENT_MIN_TERMS) return false;
       let shared = 0;
       for (const t of small) if (large.has(t)) shared++;
-      return (
-        shared / small.size >= RESTATEMENT_COVERED && shared / (small.size + large.size - shared) >= RESTATEMENT_SHARED
-      );
+      return shared / small.size >= RESTATEMENT_COVERED && shared / (small.size + large.size - shared) >= RESTATEMENT_SHARED;
     });
   const at = (i: number): T | undefined => {
     while (kept.length <= i && !exhausted) {

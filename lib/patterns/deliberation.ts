@@ -1,13 +1,7 @@
 import { rmSync } from 'node:fs';
 import { writeFileAtomic } from '../io/atomic.js';
 import type { Store } from '../store/store.js';
-import {
-  MAX_FINDING_SUMMARY_CHARS,
-  MAX_ROLE_CHARS,
-  MAX_SCOPE_CHARS,
-  type EventPayload,
-  type VerdictDigest,
-} from '../events/types.js';
+import { MAX_FINDING_SUMMARY_CHARS, MAX_ROLE_CHARS, MAX_SCOPE_CHARS, type EventPayload, type VerdictDigest } from '../events/types.js';
 import { parseVerdict, type Verdict } from './verdict.js';
 import { evidenceLevel, type EvidenceLevel } from './evidence.js';
 import { extractPatterns, type Extracted } from './extract.js';
@@ -18,14 +12,7 @@ import { nowMs } from '../core/clock.js';
 import { CairnError, describeError } from '../core/errors.js';
 import { redactSecrets } from '../core/secrets.js';
 import { DEFAULT_INPUT_CAP, readSmallFile } from '../io/read.js';
-import {
-  deliberationWithText,
-  injectedPatternIds,
-  latestDeliberation,
-  patternExists,
-  patternTexts,
-  roleIdsByPrefix,
-} from './queries.js';
+import { deliberationWithText, injectedPatternIds, latestDeliberation, patternExists, patternTexts, roleIdsByPrefix } from './queries.js';
 import { roleLookups, type RoleLookups } from './index/index.js';
 import { findingText, linkFinding, type FindingLink, type LinkContext } from './link.js';
 import { linkByEmbedding } from './embeddings.js';
@@ -158,8 +145,7 @@ class CreatedPatterns {
   private readonly byTerm = new Map<string, Known[]>();
 
   constructor(texts: string[]) {
-    for (const text of texts)
-      for (const term of ruleKey(text).terms) this.holding.set(term, (this.holding.get(term) ?? 0) + 1);
+    for (const text of texts) for (const term of ruleKey(text).terms) this.holding.set(term, (this.holding.get(term) ?? 0) + 1);
   }
 
   add(k: Known): void {
@@ -187,8 +173,7 @@ function bestMatch(key: RuleKey, pool: Known[]): Known | undefined {
   let bestScore = NEAR_DUPLICATE;
   for (const k of pool) {
     // Jaccard ≥ 0.8 needs the smaller set to be at least 0.8 of the larger.
-    const [small, large] =
-      k.key.terms.size < key.terms.size ? [k.key.terms.size, key.terms.size] : [key.terms.size, k.key.terms.size];
+    const [small, large] = k.key.terms.size < key.terms.size ? [k.key.terms.size, key.terms.size] : [key.terms.size, k.key.terms.size];
     if (small < large * NEAR_DUPLICATE) continue;
     const j = similarity(key, k.key);
     if (j >= bestScore && (!best || j > bestScore || k.id < best.id)) {
@@ -222,8 +207,7 @@ const LINK_CANDIDATES = 20;
 /** Writers refuse what the reducer would skip on replay (SPEC §3.2). */
 export function checkScope(fields: Record<string, string | null>, limits: Record<string, number>): void {
   for (const [name, value] of Object.entries(fields)) {
-    if (value !== null && value.length > limits[name])
-      throw new CairnError('usage', `--${name} is longer than ${limits[name]} characters`);
+    if (value !== null && value.length > limits[name]) throw new CairnError('usage', `--${name} is longer than ${limits[name]} characters`);
   }
 }
 
@@ -346,13 +330,7 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
   return { deliberation, ...base, patterns: resolver.observed, links, alreadyStored: false };
 }
 
-function sameDeliberation(
-  store: Store,
-  role: string,
-  issue: string | null,
-  run: string | null,
-  hash: string,
-): string | undefined {
+function sameDeliberation(store: Store, role: string, issue: string | null, run: string | null, hash: string): string | undefined {
   return deliberationWithText(patternDb(store), store.project, role, issue ?? '', run ?? '', hash);
 }
 
@@ -367,10 +345,7 @@ export function latestDeliberationText(
   if (!row) return undefined;
   // The log is shared through git, so its path field is not trusted: the artifact's place follows from the id.
   if (!/^d[0-9a-z]{26}$/.test(row.id))
-    throw new CairnError(
-      'input',
-      `the stored ${role} deliberation has a malformed id ${JSON.stringify(row.id.slice(0, 40))}`,
-    );
+    throw new CairnError('input', `the stored ${role} deliberation has a malformed id ${JSON.stringify(row.id.slice(0, 40))}`);
   const path = store.artifactPath('deliberations', `${row.id}.md`);
   try {
     // bounded like any input (SPEC §2): a regular file, never a device or FIFO
@@ -381,8 +356,7 @@ export function latestDeliberationText(
     if (err instanceof CairnError) throw err;
     throw new CairnError(
       'store',
-      `the stored ${role} deliberation ${row.id} is unreadable ` +
-        `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      `the stored ${role} deliberation ${row.id} is unreadable ` + `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
     );
   }
 }

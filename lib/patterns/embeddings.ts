@@ -55,11 +55,7 @@ export function parseVectors(stdout: string, wanted: Set<string>, dimensions?: n
     const { id, vector } = (value ?? {}) as { id?: unknown; vector?: unknown };
     if (typeof id !== 'string' || !wanted.has(id)) {
       problems.push(`${where} has an unknown id ${String(JSON.stringify(id)).slice(0, 40)}`);
-    } else if (
-      !Array.isArray(vector) ||
-      vector.length === 0 ||
-      !vector.every((x) => typeof x === 'number' && Number.isFinite(x))
-    ) {
+    } else if (!Array.isArray(vector) || vector.length === 0 || !vector.every((x) => typeof x === 'number' && Number.isFinite(x))) {
       problems.push(`${where} (id ${id}) has no vector of finite numbers`);
     } else {
       candidates.push({ where, id, vector });
@@ -86,12 +82,7 @@ function mostCommon(values: number[]): number | undefined {
 }
 
 /** Run the provider once over `items`; failing, hanging or not starting is an error. */
-export function runProvider(
-  command: string,
-  items: EmbedItem[],
-  timeoutMs: number,
-  dimensions?: number,
-): ParsedVectors {
+export function runProvider(command: string, items: EmbedItem[], timeoutMs: number, dimensions?: number): ParsedVectors {
   // `exec`: the shell becomes the provider, so the timeout's kill reaches it rather than leaving it hung.
   const { spawnSync } = require('node:child_process') as typeof import('node:child_process');
   const r = spawnSync(`exec ${command}`, {
@@ -109,8 +100,7 @@ export function runProvider(
   }
   // A provider that exits before reading its input breaks the pipe: its exit code says more than EPIPE.
   const brokePipe = (r.error as NodeJS.ErrnoException | undefined)?.code === 'EPIPE' && typeof r.status === 'number';
-  if (r.error && !brokePipe)
-    throw new CairnError('input', `embeddings provider could not run (${r.error.message})${said}`);
+  if (r.error && !brokePipe) throw new CairnError('input', `embeddings provider could not run (${r.error.message})${said}`);
   if (r.status !== 0) {
     const how = r.signal ? `was killed by ${r.signal}` : `exited with code ${r.status}`;
     throw new CairnError('input', `embeddings provider ${how} (${command})${said}`);
@@ -158,8 +148,7 @@ export function cosine(a: Float32Array, b: Float32Array): number {
 
 export function providerCommand(store: Store): string {
   const command = store.config.embeddings.command?.trim();
-  if (!command)
-    throw new CairnError('input', 'no embeddings provider: set "embeddings": {"command": "..."} in .cairn/config.json');
+  if (!command) throw new CairnError('input', 'no embeddings provider: set "embeddings": {"command": "..."} in .cairn/config.json');
   return command;
 }
 
@@ -188,10 +177,7 @@ export function embedPatterns(store: Store, batchSize = EMBED_BATCH, progress: P
       parsed = runProvider(command, batch, providerTimeout(store.deadline), dimensions);
     } catch (err) {
       if (embedded === 0) throw err;
-      throw new CairnError(
-        'input',
-        `${(err as Error).message} — after embedding ${embedded} of ${missing.length} texts (kept)`,
-      );
+      throw new CairnError('input', `${(err as Error).message} — after embedding ${embedded} of ${missing.length} texts (kept)`);
     }
     for (const problem of parsed.problems) store.log.warn(problem);
     // Each batch is saved at once, so an interrupted run keeps its progress.
@@ -212,8 +198,7 @@ export function embedPatterns(store: Store, batchSize = EMBED_BATCH, progress: P
 export function embedQuery(command: string, text: string, timeoutMs: number): Float32Array {
   const parsed = runProvider(command, [{ id: 'query', text }], timeoutMs);
   const vector = parsed.vectors.get('query');
-  if (!vector)
-    throw new CairnError('input', `embeddings provider gave no vector for the query (${parsed.problems.join('; ')})`);
+  if (!vector) throw new CairnError('input', `embeddings provider gave no vector for the query (${parsed.problems.join('; ')})`);
   return vector;
 }
 
@@ -224,11 +209,7 @@ export const EMBEDDING_LINK_MIN = 0.8;
  * Links for findings no citation or words tied to a pattern (SPEC §3.9.1): one provider call, each compared with
  * the candidates' cached vectors. Without a provider, a cached vector or time, no link; a failing provider warns.
  */
-export function linkByEmbedding(
-  store: Store,
-  findings: EmbedItem[],
-  candidates: { id: string; text: string }[],
-): Map<string, string> {
+export function linkByEmbedding(store: Store, findings: EmbedItem[], candidates: { id: string; text: string }[]): Map<string, string> {
   const links = new Map<string, string>();
   const command = store.config.embeddings.command?.trim();
   if (!command || findings.length === 0 || candidates.length === 0) return links;

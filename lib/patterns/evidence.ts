@@ -78,8 +78,7 @@ const RUNNER_OUTPUT = [
 ];
 
 const PREVALIDATED_HEADING = /^ {0,3}#{1,6}[ \t]+[*_]*pre[- ]?validated[ \t]+checks(?![A-Za-z0-9])/i;
-const PREVALIDATED_BOLD =
-  /^[ \t]*(?:\*\*|__)[ \t]*pre[- ]?validated[ \t]+checks(?![A-Za-z0-9])[^*_\n]*(?:\*\*|__)(.*)/i;
+const PREVALIDATED_BOLD = /^[ \t]*(?:\*\*|__)[ \t]*pre[- ]?validated[ \t]+checks(?![A-Za-z0-9])[^*_\n]*(?:\*\*|__)(.*)/i;
 
 function showsExecution(blocks: Block[]): boolean {
   for (let i = 0; i < blocks.length; i++) {

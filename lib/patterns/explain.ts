@@ -14,14 +14,7 @@ export interface Evidence {
 // `cairn explain` (SPEC §3.2, §3.10.6): a pattern's counters, its score in factors, and its events in words.
 
 /** The explanation as lines, newest `maxEvents` events; everything came from the log, so each is sanitised. */
-export function explainLines(
-  p: Pattern,
-  f: ScoreFactors,
-  role: string,
-  events: CairnEvent[],
-  evidence: Evidence,
-  maxEvents = Infinity,
-) {
+export function explainLines(p: Pattern, f: ScoreFactors, role: string, events: CairnEvent[], evidence: Evidence, maxEvents = Infinity) {
   const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
   const cut = f.base >= SCORE_CUT ? `injectable (≥ ${SCORE_CUT})` : `below the ${SCORE_CUT} cut`;
   const status = p.lifecycle === 'deprecated' ? 'deprecated: never injected' : cut;

@@ -100,8 +100,7 @@ export function accumulatedPatternItems(text: string): string[] {
 
 const EXPLICIT = /^(rule|causal|observation)\s*:\s*/i;
 // Both apostrophes: generated text often writes U+2019.
-const OBLIGATION =
-  /\b(must|never|always|do not|don['’]t|dont|should|shouldn['’]t|required|requires?|avoid|forbidden)\b/i;
+const OBLIGATION = /\b(must|never|always|do not|don['’]t|dont|should|shouldn['’]t|required|requires?|avoid|forbidden)\b/i;
 const CAUSE = /\b(because|caused by|causes|leads to|lead to|results in|result in|due to|therefore|so that)\b|->|→/i;
 
 /** Category and text without its explicit prefix (SPEC §3.3 step 3). */

@@ -95,10 +95,7 @@ function readTexts(store: Store, input: FeedbackInput, roles: { adversarial: str
         `or store the ${roles.validator} deliberation for this issue/run first`,
     );
   }
-  const stored =
-    input.adversarialText === undefined
-      ? latestDeliberationText(store, roles.adversarial, input.issue, input.run)
-      : undefined;
+  const stored = input.adversarialText === undefined ? latestDeliberationText(store, roles.adversarial, input.issue, input.run) : undefined;
   const text = input.adversarialText ?? stored?.text ?? '';
   const adversary: Adversary = { text, verdict: parseVerdict(text).verdict, stored };
   return { validator, adversary };
@@ -191,9 +188,7 @@ function startRun(
     dismissedBefore: scoped ? dismissedPatternIds(patternDb(store), store.project, issue, run) : new Set<string>(),
     dismissed: new Set(verdict.false_positives.map((id) => id.toLowerCase())),
     penalised: new Set<string>(),
-    marked: scoped
-      ? runMarks(patternDb(store), store.project, issue, run)
-      : { reinforced: new Set<string>(), aged: new Set<string>() },
+    marked: scoped ? runMarks(patternDb(store), store.project, issue, run) : { reinforced: new Set<string>(), aged: new Set<string>() },
     events: [],
   };
 }
@@ -233,8 +228,7 @@ function penaliseDismissed(r: Run): void {
       const retracted = r.scoped && sightingAddedSuccess(patternDb(store), store.project, r.issue, r.run, pid);
       const regressed = p.was_validated === 1;
       // the validator's words go into the committed log: sanitised (SPEC §4.6)
-      const why =
-        match === 'reason' ? { reason: sanitizeUntrusted(reason, { singleLine: true }).slice(0, REASON_RECORDED) } : {};
+      const why = match === 'reason' ? { reason: sanitizeUntrusted(reason, { singleLine: true }).slice(0, REASON_RECORDED) } : {};
       const scope = { issue: input.issue, run: input.run };
       r.events.push({
         type: 'pattern.ignored',
@@ -317,18 +311,15 @@ function gateThePass(r: Run): void {
     report.gate = 'reinforced';
     const raised = (r.adversary.verdict?.issues ?? []).filter((f) => !r.dismissed.has(f.id.toLowerCase()));
     const testedBy = new Map<string, string>();
-    for (const f of raised)
-      for (const id of r.links.of(f.id)?.patterns ?? []) if (!testedBy.has(id)) testedBy.set(id, f.id);
+    for (const f of raised) for (const id of r.links.of(f.id)?.patterns ?? []) if (!testedBy.has(id)) testedBy.set(id, f.id);
     const echoed = r.scoped ? appliedPatternIds(patternDb(store), store.project, r.issue, r.run, r.role) : [];
     const applied = new Set([...echoed, ...testedBy.keys()]);
     const files = new Set(input.files);
     for (const id of [...applied].sort())
-      if (files.size === 0 || (r.patternOf(id)?.files ?? []).some((f) => files.has(f)))
-        reinforce(r, id, testedBy.get(id));
+      if (files.size === 0 || (r.patternOf(id)?.files ?? []).some((f) => files.has(f))) reinforce(r, id, testedBy.get(id));
     const injected = r.scoped ? injectedPatternIds(patternDb(store), store.project, r.issue, r.run, r.role) : [];
     report.aged = injected.filter((id) => !applied.has(id) && eligible(r, id) && !r.marked.aged.has(id));
-    for (const id of report.aged)
-      r.events.push({ type: 'pattern.aged', pattern: id, issue: input.issue, run: input.run });
+    for (const id of report.aged) r.events.push({ type: 'pattern.aged', pattern: id, issue: input.issue, run: input.run });
   }
 }
 
@@ -354,9 +345,7 @@ export function feedbackSummary(r: FeedbackReport): string {
     `${r.reinforced.length} ${would}reinforced${ids(r.reinforced)},`,
     `${r.aged.length} ${would}aged${ids(r.aged)},`,
     `${r.unmatched.length} unmatched${r.unmatched.length ? ` (${r.unmatched.map((u) => u.finding).join(' ')})` : ''}` +
-      (r.alreadyDismissed.length
-        ? `, ${r.alreadyDismissed.length} already penalised in this run${ids(r.alreadyDismissed)}`
-        : '') +
+      (r.alreadyDismissed.length ? `, ${r.alreadyDismissed.length} already penalised in this run${ids(r.alreadyDismissed)}` : '') +
       `${r.deprecated.length ? `, ${r.deprecated.length} ${would}deprecated${ids(r.deprecated)}` : ''}`,
   ].join(' ');
 }

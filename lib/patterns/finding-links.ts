@@ -58,8 +58,7 @@ export function findingLinks(
       const finding = findingOf(id);
       if (!finding) return undefined;
       // what the finding names outweighs what the reason says (it often names the rule that replaced this one)
-      if (patternTexts(patternDb(store), store.project, linked).some((p) => namesIdentifierOf(finding, p.text)))
-        return undefined;
+      if (patternTexts(patternDb(store), store.project, linked).some((p) => namesIdentifierOf(finding, p.text))) return undefined;
       // the finding's own citations, if any, were resolved when it was linked
       const read = { ...finding, summary: summaryWithoutCitations(finding.summary ?? ''), patterns: undefined };
       store.deadline.check('linking the findings to patterns');
@@ -72,18 +71,11 @@ export function findingLinks(
  * The patterns a dismissal penalises. A finding linked by its words is read again with the validator's reason:
  * a reason naming the rule's premise mends a link the concrete words got wrong. Citation and embedding links stand.
  */
-export function dismissalTargets(
-  links: FindingLinks,
-  id: string,
-  reason: string,
-): { pattern: string; match: string }[] {
+export function dismissalTargets(links: FindingLinks, id: string, reason: string): { pattern: string; match: string }[] {
   const link = links.of(id);
   const recorded = (link?.patterns ?? []).map((pattern) => ({ pattern, match: link!.match }));
   if (!reason || (link && link.match !== 'text' && link.match !== 'self')) return recorded;
-  const read =
-    links
-      .withReason(id, reason, link?.match === 'text' ? link.patterns : [])
-      ?.filter((p) => !link?.patterns.includes(p)) ?? [];
+  const read = links.withReason(id, reason, link?.match === 'text' ? link.patterns : [])?.filter((p) => !link?.patterns.includes(p)) ?? [];
   if (read.length === 0) return recorded;
   const kept = link?.match === 'self' ? recorded : [];
   return [...kept, ...read.map((pattern) => ({ pattern, match: 'reason' }))];

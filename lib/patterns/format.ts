@@ -1,16 +1,7 @@
 import type { Store } from '../store/store.js';
 import { roleBudget, sameKindRoles } from '../store/config.js';
 import { candidateDigest, newCandidateSince, rankScores, type RankOptions } from './index/index.js';
-import {
-  fitBlock,
-  linePieces,
-  blockHeader,
-  blockText,
-  textPiece,
-  withoutRestatements,
-  BLOCK_FOOTER,
-  type FitPath,
-} from './block.js';
+import { fitBlock, linePieces, blockHeader, blockText, textPiece, withoutRestatements, BLOCK_FOOTER, type FitPath } from './block.js';
 import { TokenCounter, TokenizerUnavailable } from '../store/tokens.js';
 import { nowMs } from '../core/clock.js';
 import { sha256 } from '../core/text.js';
@@ -90,8 +81,7 @@ function rankOptions(
     },
     query: opts.query,
     relevance: opts.relevance,
-    excludeDismissed:
-      opts.issue !== null || opts.run !== null ? { issue: opts.issue ?? '', run: opts.run ?? '' } : undefined,
+    excludeDismissed: opts.issue !== null || opts.run !== null ? { issue: opts.issue ?? '', run: opts.run ?? '' } : undefined,
   };
 }
 
@@ -166,9 +156,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
         return tokens(header) + tokens(footer);
       },
       frameBytes: Buffer.byteLength(header) + Buffer.byteLength(footer),
-      summary: summary
-        ? { text: summary, tokens: () => tokens(summary) + 1, matches: () => basis.matches(summaryRow!) }
-        : undefined,
+      summary: summary ? { text: summary, tokens: () => tokens(summary) + 1, matches: () => basis.matches(summaryRow!) } : undefined,
       scale: (t) => Math.ceil(t * margin),
       exactTokens: opts.exactTokens,
     });
@@ -239,8 +227,7 @@ function basisTaker(store: Store, rank: RankOptions, exactTokens: boolean) {
     },
     matches(stored: { basis: string; newest: string | null }): boolean {
       // a candidate first seen since the summary was stored is not in its basis: no pass needed
-      if (!taken && stored.newest && newCandidateSince(patternDb(store), store.project, rank, stored.newest))
-        return false;
+      if (!taken && stored.newest && newCandidateSince(patternDb(store), store.project, rank, stored.newest)) return false;
       taken ||= basisOf(store, rank);
       return stored.basis === taken;
     },
@@ -271,9 +258,7 @@ function tokenMeter(store: Store, counter: TokenCounter, exactTokens: boolean): 
 export function recordInjection(store: Store, result: FormatResult, issue: string | null, run: string | null): void {
   if (result.patterns.length === 0 || (issue === null && run === null)) return;
   // A summary may stand for thousands of candidates: it is attributed to the best 100.
-  const ids = (result.path === 'summary' ? result.patterns.slice(0, INJECTED_PER_EVENT) : result.patterns).map(
-    (p) => p.id,
-  );
+  const ids = (result.path === 'summary' ? result.patterns.slice(0, INJECTED_PER_EVENT) : result.patterns).map((p) => p.id);
   const events: EventPayload[] = [];
   for (let i = 0; i < ids.length; i += INJECTED_PER_EVENT) {
     events.push({
@@ -302,12 +287,7 @@ export function fillTokenCounts(store: Store, progress: Progress = NO_PROGRESS):
     pieces.add(textPiece(pattern.text));
     for (const viewer of sameKindRoles(store.config, pattern.role)) {
       pieces.add(blockHeader(viewer) + '\n');
-      pieces.add(
-        linePieces(
-          { pattern, factors: scorePattern(pattern, { now, role: viewer, prior: store.config.prior }) },
-          viewer,
-        )[1],
-      );
+      pieces.add(linePieces({ pattern, factors: scorePattern(pattern, { now, role: viewer, prior: store.config.prior }) }, viewer)[1]);
     }
   }
   let counted = 0;
@@ -341,19 +321,11 @@ export function storeSummary(
   const text = sanitizeUntrusted(raw);
   if (!text) throw new CairnError('input', 'no summary text on stdin');
   if (Buffer.byteLength(text) > MAX_SUMMARY_BYTES)
-    throw new CairnError(
-      'input',
-      `the summary is ${Buffer.byteLength(text)} bytes; at most ${MAX_SUMMARY_BYTES} are stored`,
-    );
+    throw new CairnError('input', `the summary is ${Buffer.byteLength(text)} bytes; at most ${MAX_SUMMARY_BYTES} are stored`);
   const basis = givenBasis ?? currentBasis(store, { role: name, issue: null, run: null, ...context });
   // taken after the basis: a later sighting only makes newCandidateSince's check rarer, never wrong
-  const newest =
-    givenBasis === null
-      ? newestFirstSeen(patternDb(store), store.project, sameKindRoles(store.config, name))
-      : undefined;
-  appendEvents(store, [
-    { type: 'summary.stored', role: name, basis: basis.slice(0, 64), text, ...(newest ? { newest } : {}) },
-  ]);
+  const newest = givenBasis === null ? newestFirstSeen(patternDb(store), store.project, sameKindRoles(store.config, name)) : undefined;
+  appendEvents(store, [{ type: 'summary.stored', role: name, basis: basis.slice(0, 64), text, ...(newest ? { newest } : {}) }]);
   return { basis, text };
 }
 

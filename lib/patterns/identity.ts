@@ -57,12 +57,7 @@ export function conflicts(finding: Set<string>, rule: Set<string>): boolean {
  * How many of the rule's identifiers the finding names (bare numbers aside): as written, a path by a `path:LINE`
  * within it, or an acronym of a name the other spells out (`IE11` for "Internet Explorer 11").
  */
-export function sharedIdentifiers(
-  findingText: string,
-  finding: Set<string>,
-  ruleText: string,
-  rule: Set<string>,
-): number {
+export function sharedIdentifiers(findingText: string, finding: Set<string>, ruleText: string, rule: Set<string>): number {
   let shared = 0;
   for (const r of rule) {
     if (NUMBER.test(r)) continue; // "3 retries" and "3 files" name nothing in common

@@ -24,19 +24,13 @@ export const DISMISSED_RATE = 0.2;
  * Why `cairn maintain` should deprecate this pattern now, or undefined. The dismissal rule reads tested evidence
  * alone (SPEC §3.10.1): the untested prior ranks unproven patterns, it is no evidence for one validators dismiss.
  */
-export function autoDeprecationReason(
-  p: ScoredState & { ignore_count: number },
-  now: number,
-  prior: Prior,
-): string | undefined {
+export function autoDeprecationReason(p: ScoredState & { ignore_count: number }, now: number, prior: Prior): string | undefined {
   if (p.lifecycle === 'active' || p.lifecycle === 'deprecated') return undefined;
   const f = scorePattern(p, { now, role: p.role, prior });
   const tested = testedRate(p);
   const reasons: string[] = [];
   if (f.base < STALE_BASE && f.days >= STALE_DAYS) {
-    reasons.push(
-      `stale: score ${f.base.toFixed(4)} < ${STALE_BASE} and unused for ${Math.floor(f.days)} days (≥ ${STALE_DAYS})`,
-    );
+    reasons.push(`stale: score ${f.base.toFixed(4)} < ${STALE_BASE} and unused for ${Math.floor(f.days)} days (≥ ${STALE_DAYS})`);
   }
   if (p.ignore_count >= DISMISSED_IGNORES && tested !== undefined && tested < DISMISSED_RATE) {
     reasons.push(
@@ -83,8 +77,7 @@ const MAX_NOTE = 500;
 function note(value: string, flag: string): string {
   const text = sanitizeUntrusted(value, { singleLine: true });
   if (!text) throw new CairnError('usage', `--${flag} is required`);
-  if (text.length > MAX_NOTE)
-    throw new CairnError('usage', `--${flag} is too long (${text.length} characters, at most ${MAX_NOTE})`);
+  if (text.length > MAX_NOTE) throw new CairnError('usage', `--${flag} is too long (${text.length} characters, at most ${MAX_NOTE})`);
   return text;
 }
 
@@ -121,8 +114,7 @@ export interface ListFilter {
 /** Patterns as `cairn list` shows them, best first. */
 export function listScored(store: Store, filter: ListFilter): Listed[] {
   const unknown = filter.states.filter((s) => !(LIFECYCLES as readonly string[]).includes(s));
-  if (unknown.length)
-    throw new CairnError('usage', `unknown state ${unknown.join(', ')} (one of ${LIFECYCLES.join(', ')})`);
+  if (unknown.length) throw new CairnError('usage', `unknown state ${unknown.join(', ')} (one of ${LIFECYCLES.join(', ')})`);
   const query: PatternFilter = { roles: filter.roles, lifecycle: filter.states };
   const now = nowMs();
   return listPatterns(patternDb(store), store.project, query)
@@ -156,9 +148,7 @@ export function renderList(rows: Listed[]): string[] {
     ]),
   ];
   const widths = table[0].map((_, col) => Math.max(...table.map((row) => row[col].length)));
-  return table.map((row) =>
-    row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]))).join('  '),
-  );
+  return table.map((row) => row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]))).join('  '));
 }
 
 const formatCount = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));

@@ -46,16 +46,11 @@ export function summaryWithoutCitations(summary: string): string {
 /** Pattern ids (or id prefixes) a finding cites: its `patterns` list and `[p…]` tags in its summary. */
 export function citedIds(finding: Finding): string[] {
   const ids = [...(finding.patterns ?? []), ...[...(finding.summary ?? '').matchAll(CITATION)].map((m) => m[1])];
-  return [...new Set(ids.map((id) => id.toLowerCase()).filter((id) => /^p[0-9a-f]{4,15}$/.test(id)))].slice(
-    0,
-    MAX_CITED,
-  );
+  return [...new Set(ids.map((id) => id.toLowerCase()).filter((id) => /^p[0-9a-f]{4,15}$/.test(id)))].slice(0, MAX_CITED);
 }
 
 export function findingText(finding: Finding): string {
-  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' ')]
-    .filter((t) => t && t.trim())
-    .join('\n');
+  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' ')].filter((t) => t && t.trim()).join('\n');
 }
 
 /**
@@ -64,8 +59,7 @@ export function findingText(finding: Finding): string {
  */
 function findingTerms(finding: Finding): Terms {
   const terms = new Map(contentTerms(findingText(finding)));
-  for (const [t, identifier] of contentTerms(finding.location ?? ''))
-    if (!identifier && !terms.has(t)) terms.set(t, false);
+  for (const [t, identifier] of contentTerms(finding.location ?? '')) if (!identifier && !terms.has(t)) terms.set(t, false);
   return terms;
 }
 
@@ -103,9 +97,7 @@ function termsOf(c: LinkCandidate): Terms {
 
 /** Whether the finding names an identifier of the pattern's text (as linkFinding counts it). */
 export function namesIdentifierOf(finding: Finding, patternText: string): boolean {
-  return (
-    sharedIdentifiers(findingText(finding), findingIdentifiers(finding), patternText, identifiers(patternText)) > 0
-  );
+  return sharedIdentifiers(findingText(finding), findingIdentifiers(finding), patternText, identifiers(patternText)) > 0;
 }
 
 function identifiersOf(c: LinkCandidate): Set<string> {

@@ -2,14 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.js';
 import { roleWeight } from '../store/config.js';
 import { CairnError } from '../core/errors.js';
-import {
-  appliedPatternIds,
-  findingPatternIds,
-  judgedPatternIds,
-  outcomeCounts,
-  outcomeOf,
-  patternRoles,
-} from './queries.js';
+import { appliedPatternIds, findingPatternIds, judgedPatternIds, outcomeCounts, outcomeOf, patternRoles } from './queries.js';
 import type { Database } from '../store/db.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
@@ -30,16 +23,9 @@ export interface OutcomeReport {
   patterns: { pattern: string; weight: number; tested: boolean; credit?: number }[];
 }
 
-export function scoreOutcome(
-  store: Store,
-  issue: string | null,
-  run: string | null,
-  resultText: string,
-  dryRun = false,
-): OutcomeReport {
+export function scoreOutcome(store: Store, issue: string | null, run: string | null, resultText: string, dryRun = false): OutcomeReport {
   const result = resultText.trim().toLowerCase();
-  if (result !== 'pass' && result !== 'fail')
-    throw new CairnError('usage', `--result must be pass or fail, got '${resultText}'`);
+  if (result !== 'pass' && result !== 'fail') throw new CairnError('usage', `--result must be pass or fail, got '${resultText}'`);
   if (issue === null) throw new CairnError('usage', '--issue is required');
   const db = patternDb(store);
   const previous = outcomeOf(db, store.project, issue, run ?? '');

@@ -57,9 +57,7 @@ export function toPattern(r: PatternRecord): Pattern {
 }
 
 export function getPattern(db: Database, project: string, id: string): Pattern | undefined {
-  const r = db.prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id = ?`).get(project, id) as
-    | PatternRecord
-    | undefined;
+  const r = db.prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id = ?`).get(project, id) as PatternRecord | undefined;
   return r && toPattern(r);
 }
 
@@ -90,9 +88,7 @@ export function listPatterns(db: Database, project: string, filter: PatternFilte
   } else if (!filter.includeDeprecated) {
     where.push(`lifecycle != 'deprecated'`);
   }
-  const rows = db
-    .prepare(`SELECT ${COLUMNS} FROM patterns WHERE ${where.join(' AND ')}`)
-    .all(...params) as PatternRecord[];
+  const rows = db.prepare(`SELECT ${COLUMNS} FROM patterns WHERE ${where.join(' AND ')}`).all(...params) as PatternRecord[];
   return rows.map(toPattern);
 }
 
@@ -134,9 +130,7 @@ export function patternsByIds(db: Database, project: string, ids: string[]): Pat
 }
 
 export function lifecycleCounts(db: Database, project: string): Record<string, number> {
-  const rows = db
-    .prepare('SELECT lifecycle, COUNT(*) AS n FROM patterns WHERE project = ? GROUP BY lifecycle')
-    .all(project);
+  const rows = db.prepare('SELECT lifecycle, COUNT(*) AS n FROM patterns WHERE project = ? GROUP BY lifecycle').all(project);
   return Object.fromEntries((rows as { lifecycle: string; n: number }[]).map((r) => [r.lifecycle, r.n]));
 }
 
@@ -197,9 +191,7 @@ export function evidenceLedger(db: Database, project: string, pattern: string): 
 /** The patterns a validator confirmed through a finding in the issue/run. */
 export function judgedPatternIds(db: Database, project: string, issue: string, run: string): string[] {
   const rows = db
-    .prepare(
-      "SELECT pattern FROM run_marks WHERE project = ? AND issue = ? AND run = ? AND kind = 'judged' ORDER BY pattern",
-    )
+    .prepare("SELECT pattern FROM run_marks WHERE project = ? AND issue = ? AND run = ? AND kind = 'judged' ORDER BY pattern")
     .all(project, issue, run);
   return (rows as { pattern: string }[]).map((r) => r.pattern);
 }
@@ -227,9 +219,9 @@ export function deliberationLinks(db: Database, project: string, deliberation: s
 }
 
 export function dismissedPatternIds(db: Database, project: string, issue: string, run: string): Set<string> {
-  const rows = db
-    .prepare('SELECT pattern FROM dismissals WHERE project = ? AND issue = ? AND run = ?')
-    .all(project, issue, run) as { pattern: string }[];
+  const rows = db.prepare('SELECT pattern FROM dismissals WHERE project = ? AND issue = ? AND run = ?').all(project, issue, run) as {
+    pattern: string;
+  }[];
   return new Set(rows.map((r) => r.pattern));
 }
 
@@ -245,26 +237,20 @@ export function resolvePattern(db: Database, project: string, ref: string): Patt
     const byPrefix = findPatternsByIdPrefix(db, project, ref);
     if (byPrefix.length === 1) return byPrefix[0];
     if (byPrefix.length > 1)
-      throw new CairnError(
-        'usage',
-        `'${ref}' matches ${byPrefix.length} patterns, nothing changed: ${describe(byPrefix)}`,
-      );
+      throw new CairnError('usage', `'${ref}' matches ${byPrefix.length} patterns, nothing changed: ${describe(byPrefix)}`);
   }
   // A pattern's id is a hash of its role and normalised text: an exact text is found by id, per role.
-  const roles = (
-    db.prepare('SELECT DISTINCT role FROM patterns WHERE project = ? ORDER BY role').all(project) as { role: string }[]
-  ).map((r) => r.role);
+  const roles = (db.prepare('SELECT DISTINCT role FROM patterns WHERE project = ? ORDER BY role').all(project) as { role: string }[]).map(
+    (r) => r.role,
+  );
   const same = roles.flatMap((role) => getPattern(db, project, patternId(project, role, ref)) ?? []);
   if (same.length === 1) return same[0];
   if (same.length > 1)
     throw new CairnError(
       'usage',
-      `'${ref.slice(0, 80)}' is the text of ${same.length} patterns, nothing changed; ` +
-        `name one by id: ${describe(same)}`,
+      `'${ref.slice(0, 80)}' is the text of ${same.length} patterns, nothing changed; ` + `name one by id: ${describe(same)}`,
     );
-  const near = lookupsReady(db)
-    ? roles.flatMap((role) => roleLookups(db, project, role).sharing(ref, 3)).slice(0, 3)
-    : [];
+  const near = lookupsReady(db) ? roles.flatMap((role) => roleLookups(db, project, role).sharing(ref, 3)).slice(0, 3) : [];
   throw new CairnError(
     'not-found',
     `no pattern matches '${ref.slice(0, 80)}' by id or exact text, nothing changed` +
@@ -273,12 +259,7 @@ export function resolvePattern(db: Database, project: string, ref: string): Patt
 }
 
 /** Full rows for the given scores, in their order, with every factor spelled out. */
-export function loadRanked(
-  db: Database,
-  project: string,
-  scores: Scored[],
-  opts: Pick<RankOptions, 'ctx' | 'relevance'>,
-): Ranked[] {
+export function loadRanked(db: Database, project: string, scores: Scored[], opts: Pick<RankOptions, 'ctx' | 'relevance'>): Ranked[] {
   if (scores.length === 0) return [];
   const rows = db
     .prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id IN (${scores.map(() => '?').join(', ')})`)
@@ -355,15 +336,11 @@ export function latestDeliberation(
   return row && { id: row.id, files: JSON.parse(row.files) };
 }
 
-export function runMarks(
-  db: Database,
-  project: string,
-  issue: string,
-  run: string,
-): { reinforced: Set<string>; aged: Set<string> } {
-  const rows = db
-    .prepare('SELECT pattern, kind FROM run_marks WHERE project = ? AND issue = ? AND run = ?')
-    .all(project, issue, run) as { pattern: string; kind: string }[];
+export function runMarks(db: Database, project: string, issue: string, run: string): { reinforced: Set<string>; aged: Set<string> } {
+  const rows = db.prepare('SELECT pattern, kind FROM run_marks WHERE project = ? AND issue = ? AND run = ?').all(project, issue, run) as {
+    pattern: string;
+    kind: string;
+  }[];
   return {
     reinforced: new Set(rows.filter((r) => r.kind === 'reinforced').map((r) => r.pattern)),
     aged: new Set(rows.filter((r) => r.kind === 'aged').map((r) => r.pattern)),
@@ -371,13 +348,7 @@ export function runMarks(
 }
 
 /** Whether the pattern's sighting in this issue/run added a success that was not taken back. */
-export function sightingAddedSuccess(
-  db: Database,
-  project: string,
-  issue: string,
-  run: string,
-  pattern: string,
-): boolean {
+export function sightingAddedSuccess(db: Database, project: string, issue: string, run: string, pattern: string): boolean {
   const row = db
     .prepare(
       `SELECT 1 FROM sightings WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1
@@ -398,17 +369,15 @@ export function storedSummary(
 }
 
 export function outcomeOf(db: Database, project: string, issue: string, run: string): 'pass' | 'fail' | undefined {
-  const row = db
-    .prepare('SELECT result FROM outcomes WHERE project = ? AND issue = ? AND run = ?')
-    .get(project, issue, run) as { result: 'pass' | 'fail' } | undefined;
+  const row = db.prepare('SELECT result FROM outcomes WHERE project = ? AND issue = ? AND run = ?').get(project, issue, run) as
+    | { result: 'pass' | 'fail' }
+    | undefined;
   return row?.result;
 }
 
 export function outcomeCounts(db: Database, project: string): { total: number; failed: number } {
   return db
-    .prepare(
-      "SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE result = 'fail') AS failed FROM outcomes WHERE project = ?",
-    )
+    .prepare("SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE result = 'fail') AS failed FROM outcomes WHERE project = ?")
     .get(project) as {
     total: number;
     failed: number;

@@ -39,8 +39,7 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
   }
   if (mismatched) {
     store.log.warn(
-      `${mismatched} cached vectors differ in dimension from the query's ${queryVector.length}; ` +
-        'using BM25 for those patterns',
+      `${mismatched} cached vectors differ in dimension from the query's ${queryVector.length}; ` + 'using BM25 for those patterns',
     );
   }
   return out;

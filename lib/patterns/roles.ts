@@ -15,9 +15,6 @@ export function warnUnknownRoles(store: Store, ...names: string[]): void {
     const stored = storedRoles(patternDb(store), store.project);
     if (stored.includes(r)) continue;
     const guess = nearest(r, [...new Set([...configured, ...stored])]);
-    store.log.warn(
-      `role '${role}' is not in config.json and nothing is stored for it yet` +
-        (guess ? ` (did you mean ${guess}?)` : ''),
-    );
+    store.log.warn(`role '${role}' is not in config.json and nothing is stored for it yet` + (guess ? ` (did you mean ${guess}?)` : ''));
   }
 }

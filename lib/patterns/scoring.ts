@@ -64,26 +64,13 @@ export function contextFactor(labels: boolean, files: boolean, phase: boolean): 
   return 1 + (labels ? 0.15 : 0) + (files ? 0.15 : 0) + (phase ? 0.05 : 0);
 }
 
-export function contextBoost(
-  p: Pick<ScoredState, 'labels' | 'files' | 'phases'>,
-  ctx: Omit<ScoreContext, 'now' | 'role'>,
-): number {
-  return contextFactor(
-    overlaps(ctx.labels, p.labels),
-    overlaps(ctx.files, p.files),
-    !!ctx.phase && p.phases.includes(ctx.phase),
-  );
+export function contextBoost(p: Pick<ScoredState, 'labels' | 'files' | 'phases'>, ctx: Omit<ScoreContext, 'now' | 'role'>): number {
+  return contextFactor(overlaps(ctx.labels, p.labels), overlaps(ctx.files, p.files), !!ctx.phase && p.phases.includes(ctx.phase));
 }
 
 export type ScoredCounters = Omit<ScoredState, 'role' | 'labels' | 'files' | 'phases'>;
 
-function scoreCounters(
-  p: ScoredCounters,
-  now: number,
-  context: number,
-  ownRole: boolean,
-  prior: Prior | undefined,
-): ScoreFactors {
+function scoreCounters(p: ScoredCounters, now: number, context: number, ownRole: boolean, prior: Prior | undefined): ScoreFactors {
   const rate = successRate(p, prior);
   const days = (now - p.last_used) / DAY_MS;
   const decay = decayFactor(days, p.reinforcement_count, p.lifecycle);

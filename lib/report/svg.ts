@@ -13,8 +13,7 @@ const f = (n: number) => (Math.round(n * 10) / 10).toString();
 
 /** An `<svg>` start tag: an image of `width` × `height` user units, named by `label` (escaped by the caller). */
 const svgOpen = (className: string, width: number, height: number, label: string) =>
-  `<svg class="${className}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" ` +
-  `role="img" aria-label="${label}">`;
+  `<svg class="${className}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" ` + `role="img" aria-label="${label}">`;
 
 /** `x1,y1 x2,y2 …` for values over an area `width` × `height` (y grows downwards), scaled to `max`. */
 export function polylinePoints(values: number[], width: number, height: number, max: number, min = 0): string {

@@ -64,14 +64,12 @@ const count = (fallback: number, zero = 0): Setting<number> => ({
 });
 const strings = (fallback: string[]): Setting<string[]> => ({
   type: 'strings',
-  read: (v) =>
-    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.toLowerCase()) : fallback,
+  read: (v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.toLowerCase()) : fallback),
 });
 /** Numbers by role name (any role may be a key; names are lower-cased). */
 const byRole = (v: unknown): Record<string, number> => {
   const out: Record<string, number> = {};
-  if (isObject(v))
-    for (const [k, x] of Object.entries(v)) if (typeof x === 'number' && x >= 0) out[k.toLowerCase()] = x;
+  if (isObject(v)) for (const [k, x] of Object.entries(v)) if (typeof x === 'number' && x >= 0) out[k.toLowerCase()] = x;
   return out;
 };
 
@@ -94,9 +92,7 @@ const SCHEMA = {
   reserve: count(d.reserve),
   minBlock: count(d.minBlock),
   // naming one role keeps the other defaults
-  roleWeights: { type: 'role map', read: (v: unknown) => ({ ...d.roleWeights, ...byRole(v) }) } as Setting<
-    Record<string, number>
-  >,
+  roleWeights: { type: 'role map', read: (v: unknown) => ({ ...d.roleWeights, ...byRole(v) }) } as Setting<Record<string, number>>,
   defaultRoleWeight: count(d.defaultRoleWeight),
   prior: { success: count(d.prior.success), failure: count(d.prior.failure) },
   evidence: { halfLife: count(d.evidence.halfLife, d.evidence.halfLife) },
@@ -143,10 +139,8 @@ function problemsIn(value: Record<string, unknown>, section: Section, prefix: st
     const name = `${prefix}${key}`;
     const s = Object.hasOwn(section, key) ? section[key] : undefined;
     const wrong = (what: string): ConfigProblem => ({ setting: name, text: `"${name}" ${what}`, prefix });
-    if (s === undefined)
-      problems.push({ setting: name, text: `unknown setting "${name}"`, known: Object.keys(section), prefix });
-    else if (!isSetting(s))
-      problems.push(...(isPlainObject(v) ? problemsIn(v, s, `${name}.`) : [wrong('is not an object')]));
+    if (s === undefined) problems.push({ setting: name, text: `unknown setting "${name}"`, known: Object.keys(section), prefix });
+    else if (!isSetting(s)) problems.push(...(isPlainObject(v) ? problemsIn(v, s, `${name}.`) : [wrong('is not an object')]));
     else if (s.type === 'role map' && isPlainObject(v)) {
       problems.push(
         ...Object.entries(v)
@@ -168,9 +162,7 @@ function fits(type: Setting<unknown>['type'], v: unknown): boolean {
 export function parseConfig(raw: unknown): { config: Config; problems: ConfigProblem[] } {
   const { project: _recordedId, ...settings } = readSection(SCHEMA, raw);
   const config: Config = settings; // the schema reads every setting of a Config, each of its type
-  const problems = isPlainObject(raw)
-    ? problemsIn(raw, SCHEMA, '')
-    : [{ setting: '', text: 'it is not a JSON object', prefix: '' }];
+  const problems = isPlainObject(raw) ? problemsIn(raw, SCHEMA, '') : [{ setting: '', text: 'it is not a JSON object', prefix: '' }];
   return { config, problems };
 }
 

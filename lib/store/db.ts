@@ -65,8 +65,7 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
   // a summary's newest candidates
   patterns_first_seen: 'CREATE INDEX patterns_first_seen ON patterns (project, role, first_seen)',
   // the few deprecated patterns, which BM25 over the term index leaves out
-  patterns_deprecated:
-    "CREATE INDEX patterns_deprecated ON patterns (project, role, id) WHERE lifecycle = 'deprecated'",
+  patterns_deprecated: "CREATE INDEX patterns_deprecated ON patterns (project, role, id) WHERE lifecycle = 'deprecated'",
 };
 
 // The database is a cache of the logs (SPEC §1): one schema, no migrations. Another version's database is emptied
@@ -263,14 +262,11 @@ function migrate(db: Database): void {
 function dropDerived(db: Database): void {
   const tables = (virtual: boolean) =>
     db
-      .prepare(
-        `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND (sql LIKE 'CREATE VIRTUAL%') = ?`,
-      )
+      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND (sql LIKE 'CREATE VIRTUAL%') = ?`)
       .pluck()
       .all(virtual ? 1 : 0) as string[];
   for (const virtual of [true, false]) {
-    for (const name of tables(virtual))
-      if (!CACHE_TABLES.includes(name)) db.exec(`DROP TABLE IF EXISTS "${name.replace(/"/g, '""')}"`);
+    for (const name of tables(virtual)) if (!CACHE_TABLES.includes(name)) db.exec(`DROP TABLE IF EXISTS "${name.replace(/"/g, '""')}"`);
   }
 }
 
@@ -303,12 +299,7 @@ export function moveAside(path: string): string {
 }
 
 /** Move a broken index aside and record it: a hook's warning reaches nobody, and doctor must show it (SPEC §2). */
-export function setAside(
-  path: string,
-  storeDir: string,
-  message: (aside: string) => string,
-  warn: (text: string) => void,
-) {
+export function setAside(path: string, storeDir: string, message: (aside: string) => string, warn: (text: string) => void) {
   const aside = moveAside(path);
   warn(message(aside));
   recordFailure(storeDir, SET_ASIDE, message(aside), new Date(), { repaired: true });
@@ -324,9 +315,7 @@ export function openMemoryDatabase(opts: Omit<OpenOptions, 'within'>): Database 
 /** What holds SQLite's locks on the database (from /proc/locks), so a person learns what to wait for. */
 export function lockHolders(path: string): string {
   try {
-    const inodes = new Set(
-      COMPANIONS.filter((suffix) => existsSync(path + suffix)).map((suffix) => statSync(path + suffix).ino),
-    );
+    const inodes = new Set(COMPANIONS.filter((suffix) => existsSync(path + suffix)).map((suffix) => statSync(path + suffix).ino));
     const pids = new Set<number>();
     for (const line of readFileSync('/proc/locks', 'utf8').split('\n')) {
       const m = /^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(\d+)\s+[0-9a-f]+:[0-9a-f]+:(\d+)\s/.exec(line);
@@ -363,7 +352,6 @@ function asDatabaseError(err: unknown, path: string): CairnError {
   if (err instanceof CairnError) return err;
   const code = (err as { code?: string }).code;
   // another process holds it (a fresh clone's first replay): not a fault, only not yet
-  if (isBusy(err))
-    return new IndexCatchingUp('lock', `${path}: ${(err as Error).message} (${code}): held by ${lockHolders(path)}`);
+  if (isBusy(err)) return new IndexCatchingUp('lock', `${path}: ${(err as Error).message} (${code}): held by ${lockHolders(path)}`);
   return new CairnError('database', `${path}: ${(err as Error).message}${code ? ` (${code})` : ''}`);
 }

@@ -45,8 +45,7 @@ const names = (dir: string) => {
   }
 };
 
-const pending = (storeDir: string) =>
-  names(deferredDir(storeDir)).filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN));
+const pending = (storeDir: string) => names(deferredDir(storeDir)).filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN));
 
 export function deferredCount(storeDir: string): number {
   return pending(storeDir).length;
@@ -139,10 +138,7 @@ export function runDeferred(store: Store): number {
   const cairn = cairnEntry();
   if (!cairn) {
     if (deferredCount(store.dir))
-      throw new CairnError(
-        'store',
-        'deferred writes are waiting, but bin/cairn.js is not beside this command to run them',
-      );
+      throw new CairnError('store', 'deferred writes are waiting, but bin/cairn.js is not beside this command to run them');
     return 0;
   }
   const bounded = Number.isFinite(store.deadline.at);
@@ -153,8 +149,7 @@ export function runDeferred(store: Store): number {
     let stop: Stop;
     try {
       if (!bounded)
-        for (const name of tooLongDeferred(store.dir))
-          renameSync(join(dir, name), join(dir, name.replace(TAKEN_OR_WAITING, WAITING)));
+        for (const name of tooLongDeferred(store.dir)) renameSync(join(dir, name), join(dir, name.replace(TAKEN_OR_WAITING, WAITING)));
       const drained = drain(store, cairn, bounded);
       ran += drained.ran;
       stop = drained.stop;
@@ -208,8 +203,7 @@ function drain(store: Store, cairn: string, bounded: boolean): { ran: number; st
     }
     if (child.error || child.status === DEFERRED_AGAIN) {
       backTo(WAITING); // offered again to the next run
-      if (child.error)
-        throw new CairnError('store', `cannot run the deferred ${request.command} (${child.error.message})`);
+      if (child.error) throw new CairnError('store', `cannot run the deferred ${request.command} (${child.error.message})`);
       store.log.warn(`the kept ${request.command} could not apply yet; it waits for the next cairn rebuild --continue`);
       return { ran, stop: 'again' };
     }

@@ -10,15 +10,7 @@ import { followerStatus, type LogFollower } from './follower.js';
 import { lastErrors, readHealth, type Check } from './health.js';
 import { encoderFor } from './tokens.js';
 import { projectIdStatus, type Location } from './root.js';
-import {
-  applier,
-  deferredCount,
-  KEPT_RUN_MS,
-  oldestDeferred,
-  START_GRACE_MS,
-  tooLongDeferred,
-  unreadableDeferred,
-} from './deferred.js';
+import { applier, deferredCount, KEPT_RUN_MS, oldestDeferred, START_GRACE_MS, tooLongDeferred, unreadableDeferred } from './deferred.js';
 import { parseJsonLine, readBytes } from '../io/jsonl.js';
 import { indexWritable, type Store } from './store.js';
 
@@ -34,10 +26,7 @@ export function moduleChecks(encoding: string): Check[] {
       return { name, status: 'fail', detail: describeError(err) };
     }
   };
-  return [
-    check('better-sqlite3', () => new (loadDriver())(':memory:').close()),
-    check('tiktoken', () => encoderFor(encoding)),
-  ];
+  return [check('better-sqlite3', () => new (loadDriver())(':memory:').close()), check('tiktoken', () => encoderFor(encoding))];
 }
 
 export function configCheck(dir: string): Check {
@@ -137,8 +126,7 @@ export interface FollowedLog {
 
 /** Integrity of cache/state.db and how far each log is applied; opened as is, never moved aside. */
 export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
-  if (!existsSync(dbPath))
-    return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
+  if (!existsSync(dbPath)) return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
   let db: Database;
   try {
     // a person's check: a database held by another process is named at once, not waited for
@@ -382,10 +370,8 @@ export function healthCheck(dir: string): Check {
 
 export function projectIdCheck(loc: Location): Check {
   const name = 'project id';
-  if (loc.projectFrom === 'given')
-    return { name, status: 'ok', detail: `${loc.project} (given by --project or $CAIRN_PROJECT)` };
-  if (!loc.ownStore)
-    return { name, status: 'ok', detail: `${loc.project} (derived: a store shared through --dir records none)` };
+  if (loc.projectFrom === 'given') return { name, status: 'ok', detail: `${loc.project} (given by --project or $CAIRN_PROJECT)` };
+  if (!loc.ownStore) return { name, status: 'ok', detail: `${loc.project} (derived: a store shared through --dir records none)` };
   if (loc.projectFrom === 'unreadable') {
     return {
       name,
@@ -408,8 +394,7 @@ export function projectIdCheck(loc: Location): Check {
       status: 'warn',
       detail: `${id.derived} is derived, not recorded: run cairn init to record it, so memory survives moving the directory`,
     };
-  if (!id.mismatch)
-    return { name, status: 'ok', detail: `${id.recorded} (recorded, and this checkout derives the same)` };
+  if (!id.mismatch) return { name, status: 'ok', detail: `${id.recorded} (recorded, and this checkout derives the same)` };
   return {
     name,
     status: 'warn',

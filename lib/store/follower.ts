@@ -119,11 +119,7 @@ export function followerStatus(
   const mark = readMark(db, f);
   const st = statLog(f.path);
   const logBytes = st?.size ?? 0;
-  const inSync =
-    !mark.rebuild &&
-    !mark.building &&
-    mark.offset === logBytes &&
-    (logBytes === 0 || prefixIntact(f.path, mark, logBytes));
+  const inSync = !mark.rebuild && !mark.building && mark.offset === logBytes && (logBytes === 0 || prefixIntact(f.path, mark, logBytes));
   return { appliedBytes: mark.offset, logBytes, inSync, rebuilding: Boolean(mark.rebuild || mark.building) };
 }
 
@@ -247,10 +243,7 @@ function completeBuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions):
       `deadline of ${d.ms} ms passed during indexing ${f.name} (replayed; its indexes are built by the next run)`,
     );
   if (Number.isFinite(d.at) && d.remaining() < d.ms / 2) {
-    throw new IndexCatchingUp(
-      'deadline',
-      `deadline of ${d.ms} ms near after replaying ${f.name}; its indexes are built by the next run`,
-    );
+    throw new IndexCatchingUp('deadline', `deadline of ${d.ms} ms near after replaying ${f.name}; its indexes are built by the next run`);
   }
   db.transaction(() => {
     const mark = readMark(db, f);
@@ -305,8 +298,7 @@ function orderedRebuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions,
     if (!mark.rebuild) return { applied: 0, skipped, rebuilt: true }; // another process finished it
     const { basis, through } = mark.rebuild;
     const grownOnly =
-      prefixIntact(f.path, { ...EMPTY, ...basis }, seen.size) &&
-      items.every((x) => x.offset < basis.offset || x.key > through);
+      prefixIntact(f.path, { ...EMPTY, ...basis }, seen.size) && items.every((x) => x.offset < basis.offset || x.key > through);
     if (!grownOnly) return orderedRebuild(db, f, opts, true);
     epoch = mark.rebuild.epoch;
   }

@@ -64,9 +64,7 @@ const HEALTH_CAP = 64 * 1024;
 
 export function readHealth(storeDir: string): Health | null {
   try {
-    return JSON.parse(
-      readSmallFile(join(storeDir, 'cache', 'health.json'), HEALTH_CAP)?.toString('utf8') ?? 'null',
-    ) as Health | null;
+    return JSON.parse(readSmallFile(join(storeDir, 'cache', 'health.json'), HEALTH_CAP)?.toString('utf8') ?? 'null') as Health | null;
   } catch {
     return null;
   }
@@ -85,11 +83,7 @@ export function lastErrors(storeDir: string, n: number): string[] {
     const tail = readFileTail(join(storeDir, 'cache', 'errors.log'), ERRORS_TAIL);
     if (!tail) return [];
     const text = tail.toString('utf8');
-    return (tail.length < ERRORS_TAIL ? text : text.slice(text.indexOf('\n') + 1))
-      .trimEnd()
-      .split('\n')
-      .filter(Boolean)
-      .slice(-n);
+    return (tail.length < ERRORS_TAIL ? text : text.slice(text.indexOf('\n') + 1)).trimEnd().split('\n').filter(Boolean).slice(-n);
   } catch {
     return [];
   }

@@ -47,9 +47,7 @@ export function ensureLines(path: string, wanted: string[], within: string): str
 /** The lines of the store's .gitattributes (none when it is missing or cannot be read). */
 export function readGitattributes(dir: string): string[] {
   try {
-    return (readSmallFile(join(dir, '.gitattributes'), SETTINGS_CAP, true)?.toString('utf8') ?? '')
-      .split(/\r?\n/)
-      .map((l) => l.trim());
+    return (readSmallFile(join(dir, '.gitattributes'), SETTINGS_CAP, true)?.toString('utf8') ?? '').split(/\r?\n/).map((l) => l.trim());
   } catch {
     return [];
   }
@@ -80,10 +78,7 @@ export function recordProjectId(location: Location): string | null {
     try {
       parsed = JSON.parse(raw);
     } catch (err) {
-      throw new CairnError(
-        'input',
-        `${path} is not valid JSON (${jsonErrorPlace(raw, err)}); the project id was not recorded`,
-      );
+      throw new CairnError('input', `${path} is not valid JSON (${jsonErrorPlace(raw, err)}); the project id was not recorded`);
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
       throw new CairnError('input', `${path} is not a JSON object; the project id was not recorded`);

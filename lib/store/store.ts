@@ -140,8 +140,7 @@ export class Store {
     this.close();
     try {
       const why = (err as Error).message;
-      const said = (aside: string) =>
-        `${this.dbPath} is corrupt (${why}); moved it to ${aside} to rebuild it from the log`;
+      const said = (aside: string) => `${this.dbPath} is corrupt (${why}); moved it to ${aside} to rebuild it from the log`;
       setAside(this.dbPath, this.dir, said, (m) => this.log.warn(m));
     } catch {
       // cannot move it (a read-only store): the error itself is reported by the caller
@@ -158,9 +157,7 @@ export class Store {
     };
     if (!indexWritable(this.dbPath, this.dir)) {
       this.inMemory = true;
-      this.log.warn(
-        `${this.dbPath} cannot be written (a read-only store); reading from an index built in memory from the logs`,
-      );
+      this.log.warn(`${this.dbPath} cannot be written (a read-only store); reading from an index built in memory from the logs`);
       return openMemoryDatabase(opts);
     }
     return openDatabase(this.dbPath, opts);

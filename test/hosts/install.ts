@@ -1,16 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,14 +69,10 @@ export function packCairn(): string {
  */
 export function installCairnProject(tarball: string): string {
   const { dependencies } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { dependencies: object };
-  const dir = join(
-    cacheDir(),
-    `project-${sha(JSON.stringify(dependencies), process.version, process.platform, process.arch)}`,
-  );
+  const dir = join(cacheDir(), `project-${sha(JSON.stringify(dependencies), process.version, process.platform, process.arch)}`);
   mkdirSync(dir, { recursive: true });
   const manifest = { name: 'hosts-project', version: '1.0.0', private: true };
-  if (!existsSync(join(dir, 'package.json')))
-    writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
+  if (!existsSync(join(dir, 'package.json'))) writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
   timed('installed cairn into the project', () => npm(['install', '--save-dev', tarball], dir));
   rmSync(dirname(tarball), { recursive: true, force: true });
   removeOthers('project-', dir);

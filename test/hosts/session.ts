@@ -1,14 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import {
-  appendFileSync,
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  realpathSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { inject } from 'vitest';
 import { tempDir, type RunResult } from '../helpers.js';
@@ -167,13 +158,7 @@ interface Spawned {
 }
 
 /** One session of a host CLI (its pinned install) in `project`, or in `opts.cwd`. */
-function runHost(
-  host: string,
-  args: string[],
-  env: Record<string, string>,
-  project: Project,
-  opts: SessionOptions,
-): Promise<Session> {
+function runHost(host: string, args: string[], env: Record<string, string>, project: Project, opts: SessionOptions): Promise<Session> {
   const started = Date.now();
   const run = withReadOnly(opts.readOnly, join(inject('hosts').bin, host), [...args, ...(opts.args ?? [])]);
   return new Promise((resolve) => {

@@ -1,14 +1,6 @@
 import { databaseVersion, type Database } from '../../store/db.js';
 import { baseScoreSql, SCORE_CUT, type ScoreContext } from '../scoring.js';
-import {
-  loadRelevance,
-  matchesSql,
-  notDeprecated,
-  patternBm25Sql,
-  queryTermsSql,
-  roleList,
-  type Bm25Query,
-} from './weights.js';
+import { loadRelevance, matchesSql, notDeprecated, patternBm25Sql, queryTermsSql, roleList, type Bm25Query } from './weights.js';
 
 // A role's candidates (SPEC §3.5 step 1) in SQL: which rows, each one's score with relevance blended in (§3.4),
 // and the digest of the set a summary's basis hashes (§3.5 step 4b); read by the scan and the walk.
@@ -60,13 +52,7 @@ export interface QueryState {
 }
 const queryStates = new WeakMap<Database, QueryState>();
 
-export function queryState(
-  db: Database,
-  project: string,
-  roles: string[],
-  query: string,
-  weigh: () => Bm25Query | undefined,
-): QueryState {
+export function queryState(db: Database, project: string, roles: string[], query: string, weigh: () => Bm25Query | undefined): QueryState {
   const key = `${JSON.stringify([project, roles, query])}@${databaseVersion(db)}`;
   let known = queryStates.get(db);
   if (!known || known.key !== key) queryStates.set(db, (known = { key, q: weigh(), table: false }));
@@ -88,9 +74,9 @@ function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query)
     .get(params) as { max: number | null };
   if (best.max !== null) return best.max;
   // the best BEST_OF all deprecated (or fewer matches): every match then
-  const all = db
-    .prepare(`WITH ${terms} SELECT MAX(bm) AS max FROM (${matches}) WHERE ${notDeprecated(roles, params)}`)
-    .get(params) as { max: number | null };
+  const all = db.prepare(`WITH ${terms} SELECT MAX(bm) AS max FROM (${matches}) WHERE ${notDeprecated(roles, params)}`).get(params) as {
+    max: number | null;
+  };
   return all.max ?? undefined;
 }
 
@@ -100,13 +86,7 @@ function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query)
  */
 export type Blend = { kind: 'map' } | { kind: 'table' | 'terms'; q: Bm25Query; max: number } | null;
 
-export function blendFor(
-  db: Database,
-  project: string,
-  opts: RankOptions,
-  query: QueryState | null,
-  pass: 'table' | 'terms',
-): Blend {
+export function blendFor(db: Database, project: string, opts: RankOptions, query: QueryState | null, pass: 'table' | 'terms'): Blend {
   if (opts.relevance) return { kind: 'map' };
   if (!query?.q) return null;
   if (query.max === undefined) query.max = bestMatch(db, project, opts.roles, query.q) ?? null;
@@ -119,13 +99,7 @@ export function blendFor(
 }
 
 /** A candidate's score in SQL; the CTEs it needs go into `withs`, its parameters into `params`. */
-export function scoreSql(
-  db: Database,
-  opts: RankOptions,
-  blend: Blend,
-  params: Record<string, unknown>,
-  withs: string[],
-): string {
+export function scoreSql(db: Database, opts: RankOptions, blend: Blend, params: Record<string, unknown>, withs: string[]): string {
   const base = baseScoreSql(opts.ctx);
   Object.assign(params, base.params);
   if (blend === null) return base.sql;
@@ -183,13 +157,7 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
  * Whether a pattern first seen after `newest` is a candidate now: it is not in a basis taken with `newest` the latest
  * first sighting (events apply in (ts, id) order), so that summary cannot match, without a pass over every candidate.
  */
-export function newCandidateSince(
-  db: Database,
-  project: string,
-  opts: RankOptions,
-  query: QueryState | null,
-  newest: string,
-): boolean {
+export function newCandidateSince(db: Database, project: string, opts: RankOptions, query: QueryState | null, newest: string): boolean {
   if (opts.roles.length === 0) return false;
   // One role at a time: with a list SQLite walks the whole project, with one it reads the first-sighting index.
   return opts.roles.some((role) => {

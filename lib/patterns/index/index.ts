@@ -88,13 +88,7 @@ export function rankScores(db: Database, project: string, opts: RankOptions, wan
 /** The same ranking by scoring every candidate: the reference the walk is checked against. */
 export function rankByScan(db: Database, project: string, opts: RankOptions, limit?: number): Ranking {
   if (opts.roles.length === 0) return { top: [], complete: true };
-  return scanRanking(
-    db,
-    project,
-    opts,
-    candidates.blendFor(db, project, opts, queryOf(db, project, opts), 'table'),
-    limit,
-  );
+  return scanRanking(db, project, opts, candidates.blendFor(db, project, opts, queryOf(db, project, opts), 'table'), limit);
 }
 
 /** What a summary's basis hashes: how many candidates pass the cut and the sum of their id bits. */
@@ -108,12 +102,7 @@ export function newCandidateSince(db: Database, project: string, opts: RankOptio
 }
 
 /** BM25 relevance of the roles' non-deprecated patterns to the query, best 1; undefined when nothing matches. */
-export function bm25Relevance(
-  db: Database,
-  project: string,
-  roles: string[],
-  query: string,
-): Map<string, number> | undefined {
+export function bm25Relevance(db: Database, project: string, roles: string[], query: string): Map<string, number> | undefined {
   const q = queryWeights(db, project, roles, query);
   if (!q) return undefined;
   loadRelevance(db, project, roles, q);

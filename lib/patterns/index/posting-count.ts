@@ -180,14 +180,7 @@ export function postingCounter(): PostingCounter {
 /** Each seq's count, each size's need, and room for one list and what it finds, in one WebAssembly memory. */
 export class WebAssemblyCounter implements PostingCounter {
   private readonly memory: WebAssembly.Memory;
-  private readonly count: (
-    seqs: number,
-    sizes: number,
-    n: number,
-    counts: number,
-    needed: number,
-    found: number,
-  ) => number;
+  private readonly count: (seqs: number, sizes: number, n: number, counts: number, needed: number, found: number) => number;
   /** How many bytes from the start hold counts (zero between lookups). */
   private counted = 0;
 

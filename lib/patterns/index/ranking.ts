@@ -65,13 +65,7 @@ export function rankIndexesBuilt(db: Database): boolean {
  * the scan scores it. The walk is kept for the connection: a ranking asked for more goes on where the last one
  * stopped, until a pattern changes.
  */
-export function rankByKey(
-  db: Database,
-  project: string,
-  opts: RankOptions,
-  limit: number,
-  query: QueryState | null,
-): Ranking {
+export function rankByKey(db: Database, project: string, opts: RankOptions, limit: number, query: QueryState | null): Ranking {
   const state = JSON.stringify([project, opts.roles, opts.ctx, opts.query, opts.excludeDismissed]);
   const key = `${state}@${databaseVersion(db)}`;
   let walk = walks.get(db);
@@ -166,10 +160,8 @@ class RankWalk {
       const kth = best.length >= limit ? Math.max(best[limit - 1], SCORE_CUT) : SCORE_CUT;
       // Rank-key bounds and SQL scores are a few ulps apart: the slack keeps a tie at the kth score from being cut off.
       const relevance = matches ? matches.bound() : 0;
-      const baseBound = (s: (typeof streams)[number]) =>
-        s.read === 0 ? Infinity : rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx);
-      const bound = (s: (typeof streams)[number]) =>
-        (0.6 * relevance + (matches ? 0.4 : 1) * baseBound(s)) * BOUND_SLACK;
+      const baseBound = (s: (typeof streams)[number]) => (s.read === 0 ? Infinity : rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx));
+      const bound = (s: (typeof streams)[number]) => (0.6 * relevance + (matches ? 0.4 : 1) * baseBound(s)) * BOUND_SLACK;
       for (const s of streams) if (!s.done && bound(s) < SCORE_CUT) s.done = true;
       const open = streams.filter((s) => !s.done && bound(s) >= kth);
       // Every candidate is in one of the indexes, so once each is read as far as its bound allows the ranking is
@@ -243,17 +235,14 @@ function bestMatches(db: Database, project: string, opts: RankOptions, query: Qu
       base: number;
       skip: number;
     }[];
-    return rows
-      .filter((r) => !r.skip)
-      .map((r) => ({ id: r.id, score: finalScore(r.base, bm.get(r.seq)! / query.max!) }));
+    return rows.filter((r) => !r.skip).map((r) => ({ id: r.id, score: finalScore(r.base, bm.get(r.seq)! / query.max!) }));
   };
   let order: number[] = [];
   let depth = 0;
   const stream = {
     read: 0,
     done: false,
-    bound: () =>
-      stream.done ? 0 : Math.min(1, (stream.read ? all.bm[order[stream.read - 1]] : Infinity) / query.max!),
+    bound: () => (stream.done ? 0 : Math.min(1, (stream.read ? all.bm[order[stream.read - 1]] : Infinity) / query.max!)),
     next(): Scored[] {
       if (stream.read === order.length && order.length === depth) {
         depth = depth === 0 ? FIRST_MATCHES : depth * 4;

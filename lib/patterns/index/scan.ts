@@ -1,15 +1,7 @@
 import type { Database } from '../../store/db.js';
 import { indexTerms } from '../../core/text.js';
 import { SCORE_CUT } from '../scoring.js';
-import {
-  candidateRows,
-  scoreSql,
-  withClause,
-  type Blend,
-  type RankOptions,
-  type Ranking,
-  type Scored,
-} from './candidates.js';
+import { candidateRows, scoreSql, withClause, type Blend, type RankOptions, type Ranking, type Scored } from './candidates.js';
 import { rarestTerms, termWeights, type TermStatistics, type TermWeight } from './weights.js';
 
 // The plain way: read every pattern that could be an answer. It answers while the fast engine's indexes are being
@@ -95,9 +87,7 @@ export function scanRanking(db: Database, project: string, opts: RankOptions, bl
   const withs: string[] = [];
   const score = scoreSql(db, opts, blend, params, withs);
   // MATERIALIZED: each score computed once (a flattened subquery computes it for the cut and again for the order)
-  withs.push(
-    `scored AS MATERIALIZED (SELECT id, ${score} AS score FROM patterns WHERE ${candidateRows(opts, params)})`,
-  );
+  withs.push(`scored AS MATERIALIZED (SELECT id, ${score} AS score FROM patterns WHERE ${candidateRows(opts, params)})`);
   const sql = `${withClause(withs)}SELECT id, score FROM scored WHERE score >= @cut
     ORDER BY score DESC, id LIMIT @limit`;
   const top = db.prepare(sql).all(params) as Scored[];

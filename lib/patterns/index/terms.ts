@@ -44,9 +44,7 @@ function statement(db: Database, sql: string): Statement<unknown[]> {
 
 /** Whether the term index is built: a first replay builds it at its end, in the background for a large log. */
 export function termIndexBuilt(db: Database): boolean {
-  return (
-    statement(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'pattern_terms_key'").get() !== undefined
-  );
+  return statement(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'pattern_terms_key'").get() !== undefined;
 }
 
 export function termRows(db: Database): number {
@@ -89,9 +87,7 @@ export class TermIndex implements TermStatistics {
   private estimate(terms: string[]): void {
     if (!this.samples) {
       const last = termRows(this.db);
-      this.samples = Array.from({ length: SAMPLE_LEVELS }, (_, level) =>
-        level === 0 ? 0 : Math.floor(last - last / 16 ** level) + 1,
-      );
+      this.samples = Array.from({ length: SAMPLE_LEVELS }, (_, level) => (level === 0 ? 0 : Math.floor(last - last / 16 ** level) + 1));
     }
     const count = statement(
       this.db,
@@ -100,8 +96,7 @@ export class TermIndex implements TermStatistics {
        FROM json_each(@terms)`,
     );
     // from the largest sample a term does not fill (the samples are nested)
-    const scaled = (n: number, level: number) =>
-      Math.max(n * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1));
+    const scaled = (n: number, level: number) => Math.max(n * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1));
     const below = new Map<string, number>();
     let left = terms;
     for (let level = SAMPLE_LEVELS - 1; level >= 0 && left.length; level--) {
@@ -113,11 +108,7 @@ export class TermIndex implements TermStatistics {
       left = [];
       for (const { term, n } of rows) {
         // a term that fills the smallest sample is at least that common
-        if (n >= COUNTED)
-          this.estimates.set(
-            term,
-            level === SAMPLE_LEVELS - 1 ? scaled(n, level) : scaled(below.get(term)!, level + 1),
-          );
+        if (n >= COUNTED) this.estimates.set(term, level === SAMPLE_LEVELS - 1 ? scaled(n, level) : scaled(below.get(term)!, level + 1));
         else if (level === 0) this.estimates.set(term, n);
         else {
           below.set(term, n);
@@ -141,10 +132,12 @@ export class TermIndex implements TermStatistics {
     const prefix = n - least + 1;
     if (prefix > COUNTED_STEMS) {
       // a text far longer than an item: every pattern of a near size (rare)
-      return statement(
-        db,
-        'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id',
-      ).all(project, role, least, most) as Row[];
+      return statement(db, 'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id').all(
+        project,
+        role,
+        least,
+        most,
+      ) as Row[];
     }
     const holding = this.documentFrequency(stems);
     stems.sort((a, b) => holding.get(a)! - holding.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
@@ -152,10 +145,7 @@ export class TermIndex implements TermStatistics {
     if (version !== this.postingsVersion) this.forgetPostings(version);
     const window = stems.slice(0, Math.min(stems.length, prefix + WINDOW_BEYOND_PREFIX, COUNTED_STEMS));
     // any w of the text's stems bound the count, so the window may take cheap lists further on
-    const further = stems.slice(
-      window.length,
-      Math.min(stems.length, window.length + CHEAP_BEYOND_WINDOW, COUNTED_STEMS),
-    );
+    const further = stems.slice(window.length, Math.min(stems.length, window.length + CHEAP_BEYOND_WINDOW, COUNTED_STEMS));
     window.push(...further.filter((term) => this.cheapToRead(term)));
     // how many of the window's stems a pattern of each near size must hold (at least one); 0 for any other size
     const needed = new Uint8Array(SIZE_CAP + 1);
@@ -196,16 +186,20 @@ export class TermIndex implements TermStatistics {
    */
   private readPostings(term: string): Postings {
     const { db, project, role } = this;
-    const packed = statement(
-      db,
-      'SELECT through, last, postings FROM pattern_postings WHERE project = ? AND role = ? AND term = ?',
-    ).get(project, role, term) as { through: number; last: string; postings: Buffer } | undefined;
+    const packed = statement(db, 'SELECT through, last, postings FROM pattern_postings WHERE project = ? AND role = ? AND term = ?').get(
+      project,
+      role,
+      term,
+    ) as { through: number; last: string; postings: Buffer } | undefined;
     const stillTrue = (p: NonNullable<typeof packed>) =>
       p.postings.length % POSTING_BYTES === 0 &&
-      statement(
-        db,
-        'SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ? AND pattern = ?',
-      ).get(project, role, term, p.through, p.last) !== undefined;
+      statement(db, 'SELECT 1 FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ? AND pattern = ?').get(
+        project,
+        role,
+        term,
+        p.through,
+        p.last,
+      ) !== undefined;
     const head = packed && stillTrue(packed) ? unpack(packed.postings) : undefined;
     // seq and size in one number per row (one column reads fastest)
     const since = statement(
@@ -227,10 +221,7 @@ export class TermIndex implements TermStatistics {
     }
     if (added.length >= Math.max(PACKED_POSTINGS_MIN, from / 4)) {
       const through = list.seqs[list.seqs.length - 1];
-      const last = statement(
-        db,
-        'SELECT pattern FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ?',
-      )
+      const last = statement(db, 'SELECT pattern FROM pattern_terms WHERE project = ? AND role = ? AND term = ? AND seq = ?')
         .pluck()
         .get(project, role, term, through) as string;
       this.toPack.set(term, { list, through, last });

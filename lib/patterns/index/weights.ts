@@ -92,9 +92,7 @@ export function bm25(weights: number, length: number, avgLength: number): number
 /** The query's terms as a CTE `q (term, w)`, and bm25Sql's constants into `params`. */
 export function queryTermsSql(q: Bm25Query, params: Record<string, unknown>): string {
   Object.assign(params, { bmUnit: BM25_UNIT, bmK1: BM25_K1, bmB: BM25_B, bmAvg: q.avgLength });
-  const rows = q.terms.map(
-    (t, i) => ((params[`qt${i}`] = t.term), (params[`qw${i}`] = t.weight), `(@qt${i}, @qw${i})`),
-  );
+  const rows = q.terms.map((t, i) => ((params[`qt${i}`] = t.term), (params[`qw${i}`] = t.weight), `(@qt${i}, @qw${i})`));
   return `q (term, w) AS (VALUES ${rows.join(', ')})`;
 }
 
@@ -140,9 +138,7 @@ export function roleList(roles: string[], params: Record<string, unknown>): stri
 
 /** Each matching candidate's BM25 over the best one's (SPEC §3.4: 0..1), into temp table `cairn_relevance`. */
 export function loadRelevance(db: Database, project: string, roles: string[], q: Bm25Query): void {
-  db.exec(
-    'CREATE TEMP TABLE IF NOT EXISTS cairn_relevance (pid TEXT PRIMARY KEY, relevance REAL NOT NULL) WITHOUT ROWID',
-  );
+  db.exec('CREATE TEMP TABLE IF NOT EXISTS cairn_relevance (pid TEXT PRIMARY KEY, relevance REAL NOT NULL) WITHOUT ROWID');
   db.exec('DELETE FROM cairn_relevance');
   const params: Record<string, unknown> = {};
   // MATERIALIZED: the scores are computed once, for the rows and for their maximum
