@@ -1,7 +1,6 @@
 import type { Command } from '../lib/cli/runner.js';
-import { requiredString } from '../lib/cli/flags.js';
+import { requiredOperand, requiredString } from '../lib/cli/flags.js';
 import { deprecatePattern } from '../lib/patterns/lifecycle.js';
-import { CairnError } from '../lib/core/errors.js';
 
 export const command: Command = {
   name: 'deprecate',
@@ -18,8 +17,7 @@ example:
   deadlineMs: 0,
   person: true,
   run(ctx) {
-    const ref = ctx.args._.map(String).join(' ').trim();
-    if (!ref) throw new CairnError('usage', 'name a pattern: cairn deprecate <id|text> --reason TEXT');
+    const ref = requiredOperand(ctx.args, 'name a pattern: cairn deprecate <id|text> --reason TEXT');
     const { pattern: p, changed } = deprecatePattern(ctx.store(), ref, requiredString(ctx.args, 'reason'));
     ctx.log.info(changed ? `deprecated ${p.id} (${p.role}): ${p.text}` : `${p.id} (${p.role}) is already deprecated; nothing recorded`);
     if (ctx.args.json) ctx.json({ id: p.id, role: p.role, lifecycle: p.lifecycle, changed, text: p.text });

@@ -1,12 +1,11 @@
 import type { Command } from '../lib/cli/runner.js';
-import { list, optionalString } from '../lib/cli/flags.js';
+import { list, optionalString, requiredOperand } from '../lib/cli/flags.js';
 import { evidenceLedger, resolvePattern } from '../lib/patterns/queries.js';
 import { agedLedger } from '../lib/events/credit.js';
 import { scorePattern } from '../lib/patterns/scoring.js';
 import { readEvents } from '../lib/events/history.js';
 import { explainLines } from '../lib/patterns/explain.js';
 import { nowMs } from '../lib/core/clock.js';
-import { CairnError } from '../lib/core/errors.js';
 import { patternDb } from '../lib/events/log.js';
 
 export const command: Command = {
@@ -24,8 +23,7 @@ example:
   deadlineMs: 0,
   person: true,
   run(ctx) {
-    const ref = ctx.args._.map(String).join(' ').trim();
-    if (!ref) throw new CairnError('usage', 'name a pattern: cairn explain <id|text>');
+    const ref = requiredOperand(ctx.args, 'name a pattern: cairn explain <id|text>');
     const store = ctx.store();
     const p = resolvePattern(patternDb(store), store.project, ref);
     const role = (optionalString(ctx.args, 'role') ?? p.role).toLowerCase();

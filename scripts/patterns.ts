@@ -1,5 +1,5 @@
 import type { Command, Context } from '../lib/cli/runner.js';
-import { optionalInt, optionalString } from '../lib/cli/flags.js';
+import { operandText, optionalInt, optionalString } from '../lib/cli/flags.js';
 import { inputName, textFromFileOrStdin } from '../lib/cli/input.js';
 import { CairnError } from '../lib/core/errors.js';
 import { nearest } from '../lib/core/suggest.js';
@@ -36,7 +36,7 @@ example:
       const word = ctx.args._[0] === undefined ? '' : `'${ctx.args._[0]}' is not capture, and `;
       throw new CairnError('usage', `${word}--report is only for capture: cairn patterns capture --report F`);
     }
-    const query = ctx.args._.map(String).join(' ').trim();
+    const query = operandText(ctx.args);
     const store = ctx.store();
     const entries = projectLandings(store.dir, store.project, (m) => ctx.log.warn(m));
     const limit = optionalInt(ctx.args, 'limit', 1);

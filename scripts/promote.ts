@@ -1,7 +1,6 @@
 import type { Command } from '../lib/cli/runner.js';
-import { requiredString } from '../lib/cli/flags.js';
+import { requiredOperand, requiredString } from '../lib/cli/flags.js';
 import { promotePattern } from '../lib/patterns/lifecycle.js';
-import { CairnError } from '../lib/core/errors.js';
 
 export const command: Command = {
   name: 'promote',
@@ -19,8 +18,7 @@ example:
   deadlineMs: 0,
   person: true,
   run(ctx) {
-    const ref = ctx.args._.map(String).join(' ').trim();
-    if (!ref) throw new CairnError('usage', 'name a pattern: cairn promote <id|text> --by NAME --reason TEXT');
+    const ref = requiredOperand(ctx.args, 'name a pattern: cairn promote <id|text> --by NAME --reason TEXT');
     const { pattern: p, changed } = promotePattern(ctx.store(), ref, requiredString(ctx.args, 'by'), requiredString(ctx.args, 'reason'));
     ctx.log.info(changed ? `promoted ${p.id} (${p.role}) to active: ${p.text}` : `${p.id} (${p.role}) is already active; nothing recorded`);
     if (ctx.args.json) ctx.json({ id: p.id, role: p.role, lifecycle: p.lifecycle, changed, text: p.text });

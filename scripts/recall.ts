@@ -1,5 +1,5 @@
 import type { Command } from '../lib/cli/runner.js';
-import { optionalInt, optionalString } from '../lib/cli/flags.js';
+import { operandText, optionalInt, optionalString } from '../lib/cli/flags.js';
 import { CairnError } from '../lib/core/errors.js';
 import { KNOWLEDGE_TYPES } from '../lib/knowledge/entry.js';
 import { knowledgeDb, knowledgeStats, recentKnowledge, searchKnowledge, type Source } from '../lib/knowledge/index.js';
@@ -49,7 +49,7 @@ example:
     if (type !== undefined && !(KNOWLEDGE_TYPES as readonly string[]).includes(type))
       throw new CairnError('usage', `--type must be one of ${KNOWLEDGE_TYPES.join(', ')}`);
     const recent = optionalInt(ctx.args, 'recent', 1);
-    const query = ctx.args._.map(String).join(' ').trim();
+    const query = operandText(ctx.args);
     if (recent === undefined && !query) throw new CairnError('usage', 'give a query, --recent N or --stats (see --help)');
     const q = { project: store.project, sources, type, withSuperseded: all };
     const db = knowledgeDb(store, sources);

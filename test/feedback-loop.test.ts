@@ -64,6 +64,13 @@ function adversarial(
   return lines.join('\n') + '\n';
 }
 
+/** The auditor with L1 output echoing both rules and raising TOKENS as A1. */
+const RAISES_TOKENS = adversarial({ evidence: 'L1', items: [TOKENS, MIGRATION], findings: [{ id: 'A1', summary: TOKENS }] });
+
+/** The auditor with L1 output echoing TOKENS and passing with one kept finding, A1. */
+const echoTokensPassing = (summary: string) =>
+  adversarial({ evidence: 'L1', items: [TOKENS], verdict: 'PASS', findings: [{ id: 'A1', summary }] });
+
 /** A validator's text ending in its verdict-json block. */
 function validator(v: { verdict?: string; must_fix?: unknown[]; false_positives?: unknown[] }): string {
   const block = {
@@ -100,6 +107,14 @@ function inject(s: Store, role: string, issue: string, runId: string, opts: { fi
   });
   recordInjection(s, result, issue, runId);
   return result.patterns.map((p) => p.id);
+}
+
+/** Day 0: the auditor lists TOKENS and MIGRATION in `issue` r0 (both learned); day 1: both are injected into r1. */
+function learnedThenInjected(s: Store, issue: string): void {
+  now(0);
+  store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', issue, 'r0');
+  now(1);
+  inject(s, 'auditor', issue, 'r1');
 }
 
 function feedback(s: Store, over: Partial<FeedbackInput>): FeedbackReport {
@@ -353,10 +368,7 @@ describe('regression', () => {
   it('dismissing a validated pattern records pattern.regressed and warns `regression:` on stderr', () => {
     const root = tempProject();
     const s = openTestStore(root);
-    now(0);
-    store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-9', 'r0');
-    now(1);
-    inject(s, 'auditor', 'LED-9', 'r1');
+    learnedThenInjected(s, 'LED-9');
     // applied in a finding that an evidence-backed PASS let stand: tested, validated (SPEC §3.10.1)
     store(
       s,
@@ -460,12 +472,7 @@ describe('the evidence gate on PASS, and what a PASS credits (SPEC §3.9.2, §3.
 
   it('an L1 PASS that lets a finding stand tests the patterns that finding applied: reinforcement + 1, validated, held up (SPEC §3.10.1)', () => {
     const s = injectedFour();
-    const text = adversarial({
-      evidence: 'L1',
-      items: [TOKENS],
-      verdict: 'PASS',
-      findings: [{ id: 'A1', summary: MIGRATION }],
-    });
+    const text = echoTokensPassing(MIGRATION);
     store(s, text, 'auditor', 'LED-9', 'r1');
     now(1.5);
     feedback(s, { validatorText: validator({ verdict: 'PASS' }) });
@@ -477,12 +484,7 @@ describe('the evidence gate on PASS, and what a PASS credits (SPEC §3.9.2, §3.
   it('reinforces only the patterns the auditor applied (echoed or linked to a finding); the injected ones it ignored are aged a day', () => {
     const s = injectedFour();
     // TOKENS is echoed, CHANGELOG is what a (kept, non-blocking) finding applies; MIGRATION and RETRIES are ignored.
-    const text = adversarial({
-      evidence: 'L1',
-      items: [TOKENS],
-      verdict: 'PASS',
-      findings: [{ id: 'A1', summary: 'The changelog has no entry for this user-facing change' }],
-    });
+    const text = echoTokensPassing('The changelog has no entry for this user-facing change');
     const stored = store(s, text, 'auditor', 'LED-9', 'r1');
     expect(stored.links).toEqual([expect.objectContaining({ finding: 'A1', patterns: [pid(s, CHANGELOG)], match: 'text' })]);
     now(1.5);
@@ -802,13 +804,7 @@ describe('--dry-run and --json', () => {
     const s = openTestStore(root);
     now(0.5);
     inject(s, 'auditor', 'LED-9', 'r1');
-    store(
-      s,
-      adversarial({ evidence: 'L1', items: [TOKENS, MIGRATION], findings: [{ id: 'A1', summary: TOKENS }] }),
-      'auditor',
-      'LED-9',
-      'r1',
-    );
+    store(s, RAISES_TOKENS);
     s.close();
     const before = snapshot(root);
     const r = run('feedback-loop', [...FEEDBACK_ARGS, '--dry-run', '--json'], {
@@ -1108,10 +1104,7 @@ describe('the openapi case of issue 6, as a pipeline runs it (processes)', () =>
 describe('a re-run of the same feedback', () => {
   it('reinforces nothing a second time: one validation per run', () => {
     const s = openTestStore(tempProject());
-    now(0);
-    store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-10', 'r0');
-    now(1);
-    inject(s, 'auditor', 'LED-10', 'r1');
+    learnedThenInjected(s, 'LED-10');
     store(s, adversarial({ evidence: 'L1', items: [TOKENS, MIGRATION], findings: [] }), 'auditor', 'LED-10', 'r1');
     const pass = validator({ verdict: 'PASS' });
     expect(feedback(s, { issue: 'LED-10', run: 'r1', validatorText: pass }).reinforced).toHaveLength(2);
@@ -1124,18 +1117,9 @@ describe('a re-run of the same feedback', () => {
 describe('a pattern dismissed in this run is never reinforced in it', () => {
   it('a later PASS of the same run (a re-run, or the next iteration) reinforces the others, not the dismissed one', () => {
     const s = openTestStore(tempProject());
-    now(0);
-    store(s, adversarial({ items: [TOKENS, MIGRATION] }), 'auditor', 'LED-9', 'r0');
-    now(1);
-    inject(s, 'auditor', 'LED-9', 'r1');
+    learnedThenInjected(s, 'LED-9');
     // Iteration 1: the auditor echoes both and raises TOKENS with L1 output; the curator dismisses it but confirms X9.
-    store(
-      s,
-      adversarial({ evidence: 'L1', items: [TOKENS, MIGRATION], findings: [{ id: 'A1', summary: TOKENS }] }),
-      'auditor',
-      'LED-9',
-      'r1',
-    );
+    store(s, RAISES_TOKENS);
     expect(feedback(s, { validatorText: dismissing('A1') }).penalised).toHaveLength(1);
     // Iteration 2: the curator passes the plan, repeating its dismissal of A1.
     const pass = feedback(s, { validatorText: validator({ verdict: 'PASS', false_positives: ['A1'] }) });

@@ -360,6 +360,17 @@ export function observedEvent(project: string, text: string, over: Partial<Obser
 }
 type ObservedEvent = Extract<EventPayload, { type: 'pattern.observed' }>;
 
+/** events.jsonl holding just this observation, written as is: a line an older version (or a hand) wrote, no sanitiser between. */
+export function plantObservation(
+  root: string,
+  ts: string,
+  project: string,
+  over: Partial<ObservedEvent> & { pattern: string; text: string },
+): void {
+  const event = { v: 1, id: '01KPLANTED0000000000000000', ts, project, ...observedEvent(project, over.text, { ...UNSCOPED, ...over }) };
+  writeFileSync(join(root, '.cairn', 'events.jsonl'), JSON.stringify(event) + '\n');
+}
+
 /** Project p1's log with one auditor rule observed per text (a run each); with `fresh`, no database: a fresh clone. */
 export function observedPatterns(root: string, texts: string[], fresh = false): void {
   const store = openTestStore(root, 'p1');

@@ -122,15 +122,7 @@ describe('the fail-open decision (lib/cli/outcome.ts)', () => {
     for (const s of everyThrow()) {
       const { failure: _none, ...rest } = s;
       const late = decide({ ...rest, ended: 'finished', late: true, returned: 3 });
-      if (s.committed)
-        expect(late).toEqual({
-          exit: 3,
-          keep: false,
-          quarantine: false,
-          health: 'clear',
-          line: 'late',
-          stdout: 'product',
-        });
+      if (s.committed) expect(late).toEqual({ exit: 3, keep: false, quarantine: false, health: 'clear', line: 'late', stdout: 'product' });
       else expect(late, JSON.stringify(s)).toEqual(decide(threw({ ...s, failure: 'deadline' })));
     }
   });

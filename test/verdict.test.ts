@@ -5,18 +5,16 @@ const comment = (json: string, ns = 'jkz') => `<!-- ${ns}:verdict-json\n${json}\
 
 describe('parseVerdict: block forms', () => {
   it('reads a jkz comment block spanning lines, with every field', () => {
-    const text = [
-      'The handler trusts the client total.',
-      '<!-- jkz:verdict-json',
-      '{',
-      '  "verdict": "FAIL",',
-      '  "issues": [{ "id": "J1", "severity": "HIGH", "summary": "total not recomputed",',
-      '    "location": "src/api/invoices.ts:42", "root_cause": "implementation_bug", "fix_hint": "recompute server-side" }],',
-      '  "must_fix": ["J1"],',
-      '  "false_positives": ["A2"]',
-      '}',
-      '-->',
-    ].join('\n');
+    const text = `The handler trusts the client total.
+<!-- jkz:verdict-json
+{
+  "verdict": "FAIL",
+  "issues": [{ "id": "J1", "severity": "HIGH", "summary": "total not recomputed",
+    "location": "src/api/invoices.ts:42", "root_cause": "implementation_bug", "fix_hint": "recompute server-side" }],
+  "must_fix": ["J1"],
+  "false_positives": ["A2"]
+}
+-->`;
     const { verdict, problems } = parseVerdict(text);
     expect(problems).toEqual([]);
     expect(verdict).toEqual({

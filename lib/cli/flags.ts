@@ -69,6 +69,18 @@ export function requiredString(args: Args, name: string): string {
   return v;
 }
 
+/** The operands as one text (`cairn recall auth token` → 'auth token'). */
+export function operandText(args: Args): string {
+  return args._.map(String).join(' ').trim();
+}
+
+/** The operands as one text; none is a usage mistake, and `missing` says what to name. */
+export function requiredOperand(args: Args, missing: string): string {
+  const text = operandText(args);
+  if (!text) throw new CairnError('usage', missing);
+  return text;
+}
+
 /** `--labels a,b --labels c` → ['a', 'b', 'c'], trimmed, empty items dropped. */
 export function list(args: Args, name: string): string[] {
   const raw = args[name];

@@ -47,14 +47,6 @@ export function readHookInput(json: unknown): HookInput {
   }
   const p = asObject(value);
   if (p) for (const [matches, read] of READERS) if (matches(p)) return read(p);
-  const nothing = {
-    event: null,
-    cwd: null,
-    sessionId: null,
-    prompt: null,
-    source: null,
-    command: null,
-    toolFailed: false,
-  };
+  const nothing = { event: null, cwd: null, sessionId: null, prompt: null, source: null, command: null, toolFailed: false };
   return { host: 'unknown', ...nothing, ...NO_CALL };
 }
