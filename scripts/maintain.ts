@@ -61,8 +61,7 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
         );
     }
     const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-    ctx.log.info(
-      `${verb} ${plural(due.length, 'pattern')}${dryRun ? '' : `; counted the tokens of ${plural(counted, 'line')}; packed ${plural(packed, 'posting list')}`}`,
-    );
+    const tallied = `; counted the tokens of ${plural(counted, 'line')}; packed ${plural(packed, 'posting list')}`;
+    ctx.log.info(`${verb} ${plural(due.length, 'pattern')}${dryRun ? '' : tallied}`);
   },
 };

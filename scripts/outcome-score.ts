@@ -41,9 +41,8 @@ example:
     let captured: Capture | null = null;
     if (landing && !dryRun) {
       captured = captureLanding(store, landing, { issue: report.issue, run: report.run });
-      ctx.log.info(
-        `landing pattern ${captured.repeated ? 'already captured as' : captured.merged ? 'merged into' : 'captured as'} ${captured.entry.id}`,
-      );
+      const how = captured.repeated ? 'already captured as' : captured.merged ? 'merged into' : 'captured as';
+      ctx.log.info(`landing pattern ${how} ${captured.entry.id}`);
     }
     if (ctx.args.json) ctx.json(captured ? { ...report, landing: { id: captured.entry.id, merged: captured.merged } } : report);
   },

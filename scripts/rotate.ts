@@ -36,7 +36,9 @@ example (cron; \`cairn init\` prints this line with the paths your machine needs
     ctx.log.info(
       `${report.moved ? `moved ${report.moved} entries to the archive, kept ${report.kept}` : `nothing to rotate (${report.kept} lines)`}` +
         `${report.recovered ? `; finished an interrupted rotation of ${report.recovered} lines` : ''}` +
-        `${artifacts.compacted ? `; gzipped ${artifacts.compacted} artifacts (${artifacts.bytesBefore} → ${artifacts.bytesAfter} bytes)` : ''}`,
+        (artifacts.compacted
+          ? `; gzipped ${artifacts.compacted} artifacts (${artifacts.bytesBefore} → ${artifacts.bytesAfter} bytes)`
+          : ''),
     );
     if (ctx.args.json) ctx.json({ ...report, artifacts });
   },

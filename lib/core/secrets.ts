@@ -32,8 +32,10 @@ function credentialValue(value: string, separator: string, quoted: boolean): boo
   return value.length >= 8 && /[a-z]/.test(value) && /[A-Z]/.test(value.slice(1)) && !WORDS_IN_CAMEL_CASE.test(value);
 }
 
-const ASSIGNED_NAMES =
-  'password|passwd|passphrase|pwd|pass|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|token';
+const ASSIGNED_NAMES = [
+  'password|passwd|passphrase|pwd|pass|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key',
+  'auth[_-]?token|access[_-]?token|refresh[_-]?token|token',
+].join('|');
 
 const PEM_LABEL = '(?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?';
 const PEM_LINE = ['[A-Za-z0-9+/]{16,}={0,2}', '[A-Za-z0-9+/]{0,15}={1,2}', 'Proc-Type:[ \\t]*[\\w,-]+', 'DEK-Info:[ \\t]*[\\w,-]+'].join(

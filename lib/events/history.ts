@@ -164,7 +164,8 @@ export function describeEvent(e: CairnEvent): string {
     .filter(([, v]) => v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0))
     .map(([k, raw]) => {
       const v = clean(raw);
-      return `${k}=${typeof v === 'string' ? (v.length > 80 ? JSON.stringify(v.slice(0, 77) + '...') : /\s/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v)}`;
+      if (typeof v !== 'string') return `${k}=${JSON.stringify(v)}`;
+      return `${k}=${v.length > 80 ? JSON.stringify(v.slice(0, 77) + '...') : /\s/.test(v) ? JSON.stringify(v) : v}`;
     });
   return sanitizeUntrusted(`${ts} ${type} ${parts.join(' ')}`, { singleLine: true });
 }
@@ -175,6 +176,14 @@ function scopeOf(e: { issue?: string | null; run?: string | null }): string {
 }
 
 const quote = (text: string, max = 80) => `'${text.length > max ? text.slice(0, max - 1).trimEnd() + ' …' : text}'`;
+
+/** How a finding reached the pattern it applied, in words. */
+const LINK_MATCH_WORDS = {
+  explicit: 'it cites the id',
+  text: 'by its words',
+  embedding: 'by its meaning (embeddings)',
+  self: 'the finding is this pattern',
+};
 
 /** One line of a pattern's history for `cairn explain`, in words (SPEC §3.9.1). */
 export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): string {
@@ -190,15 +199,16 @@ export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): stri
       what = e.echo ? `echoed${inScope} (it was injected: no new success)` : `seen${inScope}`;
       break;
     case 'finding.linked':
-      what =
-        `applied${inScope} by finding ${e.finding}: ${quote(e.summary)} ` +
-        `(${{ explicit: 'it cites the id', text: 'by its words', embedding: 'by its meaning (embeddings)', self: 'the finding is this pattern' }[e.match]})`;
+      what = `applied${inScope} by finding ${e.finding}: ${quote(e.summary)} ` + `(${LINK_MATCH_WORDS[e.match]})`;
       break;
     case 'pattern.injected':
       what = `injected into ${e.role}${where ? ` for ${where}` : ''}`;
       break;
     case 'pattern.ignored':
-      what = `dismissed${inScope} via ${finding(e.finding)}${e.reason ? `, reached through the validator's reason ${quote(e.reason)}` : ''} (weight ${e.weight}${e.retract ? ', its sighting taken back' : ''})`;
+      what =
+        `dismissed${inScope} via ${finding(e.finding)}` +
+        (e.reason ? `, reached through the validator's reason ${quote(e.reason)}` : '') +
+        ` (weight ${e.weight}${e.retract ? ', its sighting taken back' : ''})`;
       break;
     case 'pattern.regressed':
       what = `regressed${inScope}: validated before, dismissed via finding ${e.finding}`;

@@ -17,16 +17,17 @@ function prepareStatements(db: Database) {
   return {
     getPattern: db.prepare('SELECT lifecycle, sightings, labels, files, phases, issues FROM patterns WHERE project = ? AND id = ?'),
     insertPattern: db.prepare(`INSERT INTO patterns (project, id, id_bits, role, text, ntok, category, success_count, sightings, lifecycle,
-      first_seen, last_used, labels, files, phases, issues, term_seq, untested) VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
+      first_seen, last_used, labels, files, phases, issues, term_seq, untested)
+      VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
       @ts, @last_used, @labels, @files, @phases, @issues, @term_seq, 1)`),
     // a new pattern's terms in one statement, numbered after every term row already there (seq: lib/store/db.ts)
     insertTerms: db.prepare(`INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern, seq, ntok)
       SELECT @project, @role, value, @pattern, @seq, @ntok FROM json_each(@terms)`),
     nextTermSeq: db.prepare('SELECT IFNULL(MAX(rowid), 0) + 1 AS seq FROM pattern_terms'),
     // a sighting is untested credit (SPEC §3.10.1): the bounded prior of lib/events/credit.ts
-    seenAgain:
-      db.prepare(`UPDATE patterns SET success_count = success_count + 1, untested = untested + 1, sightings = sightings + 1, last_used = @last_used,
-      lifecycle = @lifecycle, labels = @labels, files = @files, phases = @phases, issues = @issues WHERE project = @project AND id = @id`),
+    seenAgain: db.prepare(`UPDATE patterns SET success_count = success_count + 1, untested = untested + 1, sightings = sightings + 1,
+      last_used = @last_used, lifecycle = @lifecycle, labels = @labels, files = @files, phases = @phases, issues = @issues
+      WHERE project = @project AND id = @id`),
     touch: db.prepare('UPDATE patterns SET last_used = ? WHERE project = ? AND id = ?'),
     insertSighting: db.prepare(`INSERT INTO sightings (project, issue, run, role, pattern, deliberation, added_success)
       VALUES (?, ?, ?, ?, ?, ?, ?)`),
@@ -52,16 +53,16 @@ function prepareStatements(db: Database) {
       WHERE project = @project AND id = @id`),
     age: db.prepare(`UPDATE patterns SET last_used = last_used - ${DAY_MS}
       WHERE project = ? AND id = ? AND reinforcement_count < 3 AND lifecycle != 'active'`),
-    outcomeUntested: db.prepare(
-      'UPDATE patterns SET success_count = success_count + @success, untested = MAX(0, untested + @step) WHERE project = @project AND id = @id',
-    ),
+    outcomeUntested: db.prepare(`UPDATE patterns SET success_count = success_count + @success, untested = MAX(0, untested + @step)
+      WHERE project = @project AND id = @id`),
     outcomeTested: db.prepare(`UPDATE patterns SET success_count = success_count + @success, held = @held, ignore_weight = @ignore_weight
       WHERE project = @project AND id = @id`),
     insertOutcome: db.prepare('INSERT OR IGNORE INTO outcomes (project, issue, run, result, ts, grading) VALUES (?, ?, ?, ?, ?, ?)'),
     setLifecycle: db.prepare('UPDATE patterns SET lifecycle = ?, promoted_by = ?, reason = ? WHERE project = ? AND id = ?'),
     insertDeliberation:
       db.prepare(`INSERT OR REPLACE INTO deliberations (project, id, ts, role, issue, run, phase, iteration, labels, files,
-      verdict, evidence, text_hash, size, path, duplicate_of) VALUES (@project, @id, @ts, @role, @issue, @run, @phase, @iteration, @labels, @files,
+      verdict, evidence, text_hash, size, path, duplicate_of)
+      VALUES (@project, @id, @ts, @role, @issue, @run, @phase, @iteration, @labels, @files,
       @verdict, @evidence, @hash, @size, @path, @duplicate_of)`),
     sameText: db.prepare(`SELECT id FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ? AND text_hash = ?
       AND duplicate_of IS NULL AND id != ? LIMIT 1`),

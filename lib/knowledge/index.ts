@@ -84,7 +84,8 @@ function prepareStatements(db: Database) {
     addNewest: db.prepare('INSERT INTO knowledge_newest (id, source) SELECT id, source FROM knowledge WHERE source = ? AND id >= ?'),
     forgetNewestFts: db.prepare(
       `INSERT INTO knowledge_newest_fts (knowledge_newest_fts, rowid, content, tags, type, key, source)
-       SELECT 'delete', k.id, k.content, k.tags, k.type, k.key, k.source FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source = ? AND n.id < ?`,
+       SELECT 'delete', k.id, k.content, k.tags, k.type, k.key, k.source
+       FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source = ? AND n.id < ?`,
     ),
     forgetNewest: db.prepare('DELETE FROM knowledge_newest WHERE source = ? AND id < ?'),
     // '-' sorts just before '.': the range is every key that starts with `base-` (`+source`: by key, not by source)

@@ -1,8 +1,10 @@
 // Shell residue in a knowledge log (SPEC §4.5, §8): whole commands stored as "knowledge", and command tails
 // glued onto real notes. cairn sanitize drops the first and trims the second; the index ranks the first low.
 
-const PROGRAMS =
-  'bd|git|gh|cd|npm|npx|pnpm|yarn|bun|node|deno|python3?|pip|uv|cargo|go|make|docker|kubectl|curl|wget|cat|echo|printf|sed|awk|grep|rg|ls|rm|mv|cp|mkdir|chmod|export|source|sudo|sqlite3|jq';
+const PROGRAMS = [
+  'bd|git|gh|cd|npm|npx|pnpm|yarn|bun|node|deno|python3?|pip|uv|cargo|go|make|docker|kubectl|curl|wget',
+  'cat|echo|printf|sed|awk|grep|rg|ls|rm|mv|cp|mkdir|chmod|export|source|sudo|sqlite3|jq',
+].join('|');
 const COMMAND_START = new RegExp(`^(?:${PROGRAMS})\\s`);
 const SHELL_SYNTAX = /--[a-z][a-z-]*=|\$\(|<<-?\s*['"]?[A-Z]|\s&&(\s|$)|\s\|\|\s|\\$|\s2>&1|^cd\s+[~/.]/;
 const PIPELINE = /['"]\s*\|\s*\\?$|\|\s*(?:sed|grep|awk|tr|head|tail|xargs)\b|\s&&\s|\s\|\|\s|\$\(/m;

@@ -78,10 +78,12 @@ const TABLES = `
     ntok INTEGER NOT NULL, category TEXT NOT NULL, term_seq INTEGER NOT NULL DEFAULT 0,
     -- the record as counted, and the evidence the score reads (lib/events/credit.ts)
     success_count REAL NOT NULL DEFAULT 0, ignore_count INTEGER NOT NULL DEFAULT 0, reinforcement_count INTEGER NOT NULL DEFAULT 0,
-    sightings INTEGER NOT NULL DEFAULT 0, held REAL NOT NULL DEFAULT 0, ignore_weight REAL NOT NULL DEFAULT 0, untested REAL NOT NULL DEFAULT 0,
+    sightings INTEGER NOT NULL DEFAULT 0, held REAL NOT NULL DEFAULT 0, ignore_weight REAL NOT NULL DEFAULT 0,
+    untested REAL NOT NULL DEFAULT 0,
     was_validated INTEGER NOT NULL DEFAULT 0, regressed INTEGER NOT NULL DEFAULT 0, lifecycle TEXT NOT NULL DEFAULT 'observed',
     first_seen TEXT NOT NULL, last_used INTEGER NOT NULL,
-    labels TEXT NOT NULL DEFAULT '[]', files TEXT NOT NULL DEFAULT '[]', phases TEXT NOT NULL DEFAULT '[]', issues TEXT NOT NULL DEFAULT '[]',
+    labels TEXT NOT NULL DEFAULT '[]', files TEXT NOT NULL DEFAULT '[]', phases TEXT NOT NULL DEFAULT '[]',
+    issues TEXT NOT NULL DEFAULT '[]',
     promoted_by TEXT, reason TEXT,
     PRIMARY KEY (project, id)
   ) WITHOUT ROWID;
@@ -100,8 +102,8 @@ const TABLES = `
     event TEXT NOT NULL, ts TEXT NOT NULL);
   CREATE TABLE dismissals (project TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, pattern TEXT NOT NULL, finding TEXT,
     PRIMARY KEY (project, issue, run, pattern));
-  CREATE TABLE outcomes (project TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, result TEXT NOT NULL, ts TEXT NOT NULL, grading TEXT,
-    PRIMARY KEY (project, issue, run));
+  CREATE TABLE outcomes (project TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, result TEXT NOT NULL, ts TEXT NOT NULL,
+    grading TEXT, PRIMARY KEY (project, issue, run));
   CREATE TABLE summaries (project TEXT NOT NULL, role TEXT NOT NULL, basis TEXT NOT NULL, text TEXT NOT NULL, ts TEXT NOT NULL, newest TEXT,
     PRIMARY KEY (project, role));
   -- a pattern is reinforced, or aged, at most once per issue/run
@@ -130,9 +132,11 @@ const TABLES = `
     project TEXT NOT NULL,     -- '' for lines written without one: visible to every reader of the store
     key TEXT NOT NULL, type TEXT NOT NULL, content TEXT NOT NULL, tags TEXT NOT NULL, bead TEXT NOT NULL,
     ts INTEGER NOT NULL, status TEXT, noise INTEGER NOT NULL, recall_key TEXT, recall_tokens INTEGER);
-  CREATE VIRTUAL TABLE knowledge_fts USING fts5 (content, tags, type, key, content = 'knowledge', content_rowid = 'id', tokenize = 'porter unicode61');
+  CREATE VIRTUAL TABLE knowledge_fts USING fts5 (content, tags, type, key,
+    content = 'knowledge', content_rowid = 'id', tokenize = 'porter unicode61');
   -- auto-recall's working set: the newest lines of the log and of the active cache
-  CREATE VIRTUAL TABLE knowledge_newest_fts USING fts5 (content, tags, type, key, source, content = 'knowledge', content_rowid = 'id', tokenize = 'porter unicode61');
+  CREATE VIRTUAL TABLE knowledge_newest_fts USING fts5 (content, tags, type, key, source,
+    content = 'knowledge', content_rowid = 'id', tokenize = 'porter unicode61');
   CREATE TABLE knowledge_newest (id INTEGER PRIMARY KEY, source INTEGER NOT NULL);
 `;
 
@@ -157,8 +161,8 @@ const CACHES = `
 const CACHE_TABLES = ['token_counts', 'embeddings'];
 
 const SCHEMA = [TABLES, ...INDEXES, ...Object.values(EVENT_LOG_INDEXES), CACHES].join(';\n');
-/** user_version: 28 bits of the schema's hash (never 0, a new database's). */
-export const SCHEMA_VERSION = parseInt(sha256(SCHEMA).slice(0, 7), 16) || 1;
+/** user_version: 28 bits of the schema's hash (never 0, a new database's); comments and layout aside, so reformatting costs no replay. */
+export const SCHEMA_VERSION = parseInt(sha256(SCHEMA.replace(/--[^\n]*/g, '').replace(/\s+/g, ' ')).slice(0, 7), 16) || 1;
 
 /** Changes whenever the database does, by any connection: what a cache of rows is keyed by. */
 export function databaseVersion(db: Database): string {
