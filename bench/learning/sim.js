@@ -16,7 +16,6 @@ import { TUNING, HELD_OUT } from './paraphrases.js';
 
 const START = Date.parse('2026-01-05T09:00:00Z');
 const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
 /** What the curator says when it wrongly waves a real problem through. */
 const WRONG_DISMISSAL = 'the plan already covers this';
 

@@ -50,7 +50,7 @@ export function citedIds(finding: Finding): string[] {
 }
 
 export function findingText(finding: Finding): string {
-  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' ')].filter((t) => t && t.trim()).join('\n');
+  return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' ')].filter((t) => t?.trim()).join('\n');
 }
 
 /**
