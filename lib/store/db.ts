@@ -43,9 +43,9 @@ function nativeDriver(): Driver {
   }
 }
 
-/** The columns a pattern's base score reads: the rank indexes hold them, so a ranking reads no table row. */
+/** The columns a pattern's base score reads, and its id bits: the rank indexes hold them, so a ranking or a digest reads no table row. */
 const BASE_COLUMNS =
-  'held, untested, ignore_weight, success_count, ignore_count, reinforcement_count, lifecycle, category, last_used, labels, files, phases';
+  'held, untested, ignore_weight, success_count, ignore_count, reinforcement_count, lifecycle, category, last_used, labels, files, phases, id_bits';
 
 /** The event log's indexes only readers use: a full replay drops them and builds them once at its end. */
 export const EVENT_LOG_INDEXES: Record<string, string> = {
@@ -61,7 +61,7 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
   patterns_rank_immune: `CREATE INDEX patterns_rank_immune ON patterns (project, role, (${IMMUNE_KEY_SQL}), term_seq, ${BASE_COLUMNS})
      WHERE ${IMMUNE_SQL}`,
   // a query's matches' patterns by where their postings start; with id_bits, a summary's basis reads it alone
-  patterns_seq: `CREATE INDEX patterns_seq ON patterns (project, term_seq, role, ${BASE_COLUMNS}, id_bits)`,
+  patterns_seq: `CREATE INDEX patterns_seq ON patterns (project, term_seq, role, ${BASE_COLUMNS})`,
   // a summary's newest candidates
   patterns_first_seen: 'CREATE INDEX patterns_first_seen ON patterns (project, role, first_seen)',
   // the few deprecated patterns, which BM25 over the term index leaves out

@@ -1,5 +1,6 @@
 import { databaseVersion, type Database } from '../../store/db.js';
-import { baseScoreSql, SCORE_CUT, type ScoreContext } from '../scoring.js';
+import { DECAY_SPAN_MS, DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_SQL } from '../../store/rank-keys.js';
+import { baseScoreSql, contextFactor, CROSS_ROLE_FACTOR, SCORE_CUT, type ScoreContext } from '../scoring.js';
 import { loadRelevance, matchesSql, notDeprecated, patternBm25Sql, queryTermsSql, roleList, type Bm25Query } from './weights.js';
 
 // A role's candidates (SPEC §3.5 step 1) in SQL: which rows, each one's score with relevance blended in (§3.4),
@@ -151,6 +152,67 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
     )
     .get(params) as { digest: string };
   return row.digest;
+}
+
+/** Room for rounding between a bound on a rank key and a score computed from the same row. */
+const KEY_SLACK = 1e-9;
+
+/**
+ * The same digest read off the rank indexes (built with the default prior): a row whose key puts its score at or
+ * above the cut in any context counts off the index, one below it in every context is never read, and only those
+ * between are scored. With a query, the matches (temp.cairn_relevance) are scored and the rest weigh 0.4 of a base.
+ */
+export function digestByKey(db: Database, project: string, opts: RankOptions, query: QueryState | null): string {
+  if (opts.roles.length === 0) return '0:0';
+  const blend = blendFor(db, project, opts, query, 'table');
+  const share = blend === null ? 1 : 0.4;
+  const base = baseScoreSql(opts.ctx);
+  const { labels, files, phase } = opts.ctx;
+  const widest = contextFactor(!!labels?.length, !!files?.length, !!phase);
+  let n = 0n;
+  let bits = 0n;
+  const add = (sql: string, params: Record<string, unknown>) => {
+    const row = db.prepare(sql).safeIntegers().get(params) as { n: bigint; bits: bigint };
+    n += row.n;
+    bits += row.bits;
+  };
+  const unmatched = blend === null ? '' : 'AND id NOT IN (SELECT pid FROM temp.cairn_relevance)';
+  for (const role of opts.roles) {
+    const factor = share * (role === opts.ctx.role ? 1 : CROSS_ROLE_FACTOR);
+    for (const [key, where, immune] of [
+      [DECAYING_KEY_SQL, DECAYING_SQL, false],
+      [IMMUNE_KEY_SQL, IMMUNE_SQL, true],
+    ] as const) {
+      const shift = immune ? 0 : opts.ctx.now / DECAY_SPAN_MS;
+      const params: Record<string, unknown> = {
+        ...base.params,
+        project,
+        cut: SCORE_CUT,
+        streamRole: role,
+        sure: Math.log((SCORE_CUT * (1 + KEY_SLACK)) / factor) + shift,
+        least: Math.log((SCORE_CUT * (1 - KEY_SLACK)) / (factor * widest)) + shift,
+      };
+      // a decaying row last used after now has no decay yet, which its key overstates: it is scored
+      const sure = `${key} >= @sure${immune ? '' : ' AND last_used <= @now'}`;
+      add(
+        `SELECT COUNT(*) AS n, COALESCE(SUM(id_bits), 0) AS bits FROM patterns
+          WHERE project = @project AND role = @streamRole AND ${where} ${dismissedClause(opts, params)} ${unmatched}
+            AND ${key} >= @least AND (CASE WHEN ${sure} THEN 1 ELSE ${share} * ${base.sql} >= @cut END)`,
+        params,
+      );
+    }
+  }
+  if (blend !== null) {
+    const params: Record<string, unknown> = { project, cut: SCORE_CUT };
+    const withs: string[] = [];
+    const score = scoreSql(db, opts, blend, params, withs);
+    add(
+      `${withClause(withs)}SELECT COUNT(*) AS n, COALESCE(SUM(id_bits), 0) AS bits FROM patterns
+        WHERE ${candidateRows(opts, params)} AND id IN (SELECT pid FROM temp.cairn_relevance) AND ${score} >= @cut`,
+      params,
+    );
+  }
+  return `${n}:${bits}`;
 }
 
 /**

@@ -93,7 +93,9 @@ export function rankByScan(db: Database, project: string, opts: RankOptions, lim
 
 /** What a summary's basis hashes: how many candidates pass the cut and the sum of their id bits. */
 export function candidateDigest(db: Database, project: string, opts: RankOptions): string {
-  return candidates.candidateDigest(db, project, opts, queryOf(db, project, opts));
+  const query = queryOf(db, project, opts);
+  if (opts.relevance || !rankIndexUsable(opts.ctx) || !rankIndexesBuilt(db)) return candidates.candidateDigest(db, project, opts, query);
+  return candidates.digestByKey(db, project, opts, query);
 }
 
 /** Whether a pattern first seen after `newest` is a candidate now (overtaking a summary stored with it). */
