@@ -20,9 +20,7 @@ deliberation for the issue/run) and corrects A's patterns through the links of A
   - a finding V keeps (must_fix, or V's own issues) reinforces the patterns it applied, and an
     effective PASS (FAIL with empty must_fix counts) reinforces the patterns applied in A's
     findings it let stand — both only when A's text shows L1/L2 evidence; the patterns A only
-    echoed get untested credit; on that PASS, injected patterns A ignored are aged a day;
-  - a judged finding worded as one stored as its own pattern in an earlier run (nothing applied
-    was its rule then) carries that pattern's tested evidence to the rule it links to now, once.
+    echoed get untested credit; on that PASS, injected patterns A ignored are aged a day.
 
   --dry-run   print what would change, write nothing
   --json      the full account on stdout

@@ -849,7 +849,6 @@ describe('--dry-run and --json', () => {
       already_dismissed: [],
       deprecated: [],
       obsolete: [],
-      carried: [],
       gate: 'not-a-pass',
       reinforced: [],
       aged: [],
@@ -1342,59 +1341,6 @@ describe('credit from tested evidence, evidence that ages (SPEC §3.10)', () => 
     expect(run('cairn', ['rebuild', '--strict'], { cwd: root }).code).toBe(0);
     const rebuilt = openTestStore(root);
     expect(getPattern(patternDb(rebuilt), rebuilt.project, live.id)).toEqual(live);
-  });
-});
-
-describe('a finding stored as its own pattern, then linked to its rule (SPEC §3.10.5)', () => {
-  const WORDED = 'Session tokens are written raw to the debug log';
-  /** Day `day`: the auditor raises A1 in these words (listing TOKENS, the rule it applies, when `listing`); the curator dismisses A1. */
-  function dismissedOn(s: Store, day: number, listing: boolean, verdict = dismissing('A1')): FeedbackReport {
-    now(day);
-    store(s, adversarial({ items: listing ? [TOKENS] : [], findings: [{ id: 'A1', summary: WORDED }] }), 'auditor', 'LED-3', `r${day}`);
-    return feedback(s, { issue: 'LED-3', run: `r${day}`, validatorText: verdict });
-  }
-
-  it("the rule takes the own pattern's tested evidence when a verdict first reaches it through the link, and leaves at once", () => {
-    const s = openTestStore(tempProject());
-    dismissedOn(s, 0, false);
-    dismissedOn(s, 1, false);
-    const own = pat(s, WORDED);
-    expect(own).toMatchObject({ ignore_count: 2, lifecycle: 'observed' });
-    const report = dismissedOn(s, 2, true);
-    expect(report.penalised).toEqual([expect.objectContaining({ pattern: pid(s, TOKENS), match: 'text' })]);
-    expect(report.carried).toEqual([{ finding: 'A1', pattern: pid(s, TOKENS), alias: own.id }]);
-    // two dismissals carried, then its own: 0 of 3 held up, maintain's rule retires it now rather than two runs on
-    expect(pat(s, TOKENS)).toMatchObject({ ignore_count: 3, lifecycle: 'deprecated' });
-    expect(pat(s, TOKENS).ignore_weight).toBeCloseTo(own.ignore_weight * 2 ** (-1 / 3) + 1, 12);
-    expect(pat(s, WORDED)).toEqual(own); // a copy: the own pattern keeps its record
-    expect(report.deprecated).toEqual([pid(s, TOKENS)]);
-  });
-
-  it('carries once, from a finding the validator keeps too, and a replay and explain agree', () => {
-    const root = tempProject();
-    const s = openTestStore(root);
-    dismissedOn(s, 0, false);
-    const kept = validator({ verdict: 'FAIL', must_fix: ['A1'] });
-    expect(dismissedOn(s, 1, true, kept).carried).toEqual([{ finding: 'A1', pattern: pid(s, TOKENS), alias: pid(s, WORDED) }]);
-    expect(pat(s, TOKENS)).toMatchObject({ ignore_count: 1, lifecycle: 'observed' });
-    expect(dismissedOn(s, 2, true).carried).toEqual([]);
-    expect(pat(s, TOKENS)).toMatchObject({ ignore_count: 2 });
-    const live = pat(s, TOKENS);
-    s.close();
-    expect(run('cairn', ['rebuild', '--strict'], { cwd: root }).code).toBe(0);
-    const rebuilt = openTestStore(root);
-    expect(getPattern(patternDb(rebuilt), rebuilt.project, live.id)).toEqual(live);
-    rebuilt.close();
-    const explain = run('cairn', ['explain', live.id, '--strict'], { cwd: root, env: { CAIRN_NOW: iso(3) } });
-    expect(explain.stdout).toContain(`took the tested evidence of ${pid(s, WORDED)} in LED-3/r1: finding A1`);
-  });
-
-  it('a finding that is its own pattern, or that names no rule applied, carries nothing', () => {
-    const s = openTestStore(tempProject());
-    dismissedOn(s, 0, false);
-    expect(dismissedOn(s, 1, false).carried).toEqual([]);
-    expect(pat(s, WORDED)).toMatchObject({ ignore_count: 2 });
-    expect(listPatterns(patternDb(s), s.project).map((p) => p.text)).toEqual([WORDED]);
   });
 });
 

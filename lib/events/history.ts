@@ -210,9 +210,6 @@ export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): stri
         (e.reason ? `, reached through the validator's reason ${quote(e.reason)}` : '') +
         ` (weight ${e.weight}${e.retract ? ', its sighting taken back' : ''})`;
       break;
-    case 'pattern.aliased':
-      what = `took the tested evidence of ${e.alias}${inScope}: ${finding(e.finding)} was worded as that pattern, and its verdict linked it here`;
-      break;
     case 'pattern.regressed':
       what = `regressed${inScope}: validated before, dismissed via finding ${e.finding}`;
       break;

@@ -46,9 +46,6 @@ function prepareStatements(db: Database) {
     markRun: db.prepare('INSERT OR IGNORE INTO run_marks (project, issue, run, pattern, kind) VALUES (?, ?, ?, ?, ?)'),
     outcomeGrading: db.prepare('SELECT grading FROM outcomes WHERE project = ? AND issue = ? AND run = ?'),
     regress: db.prepare('UPDATE patterns SET regressed = 1 WHERE project = ? AND id = ?'),
-    insertAlias: db.prepare('INSERT OR IGNORE INTO aliases (project, alias, pattern) VALUES (?, ?, ?)'),
-    carry: db.prepare(`UPDATE patterns SET held = held + @held, ignore_weight = ignore_weight + @ignore_weight,
-      ignore_count = ignore_count + @ignore_count WHERE project = @project AND id = @id`),
     // A kept finding, or a PASS it was applied in a finding of, tested the pattern (SPEC §3.10.1).
     reinforceTested: db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
       was_validated = 1, last_used = @last_used, held = @held, ignore_weight = @ignore_weight WHERE project = @project AND id = @id`),
@@ -265,11 +262,6 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       return;
     case 'pattern.regressed':
       s.regress.run(e.project, e.pattern);
-      return;
-    case 'pattern.aliased':
-      if (!s.evidence.get(e.project, e.pattern) || s.insertAlias.run(e.project, e.alias, e.pattern).changes === 0) return;
-      s.carry.run({ project: e.project, id: e.pattern, held: e.held, ignore_weight: e.against, ignore_count: e.dismissals });
-      s.insertEvidence.run(e.project, e.pattern, e.id, e.held, e.against, 1);
       return;
     case 'pattern.reinforced':
       // One validation per run: a re-run of the same feedback, or a merged copy, does not count again.

@@ -69,17 +69,6 @@ export type EventPayload =
       halfLife?: number;
     } & Scope)
   | ({ type: 'pattern.regressed'; pattern: string; finding: string } & Scope)
-  // A finding's wording stored as its own pattern before the rule it applies was known: a validator's verdict on
-  // the finding's link to the rule carries that pattern's tested evidence (as it was then) to the rule, once (SPEC §3.10.5).
-  | ({
-      type: 'pattern.aliased';
-      pattern: string;
-      alias: string;
-      finding: string;
-      held: number;
-      against: number;
-      dismissals: number;
-    } & Scope)
   // With `finding`: tested evidence; without: a PASS it was only echoed in, untested credit (SPEC §3.10.1).
   | ({ type: 'pattern.reinforced'; pattern: string; finding?: string; halfLife?: number } & Scope)
   | ({ type: 'pattern.aged'; pattern: string } & Scope)
@@ -194,16 +183,6 @@ export function payloadProblem(e: Record<string, unknown>): string | undefined {
         typeof e.weight === 'number' && Number.isFinite(e.weight) && e.weight >= 0 && e.weight <= 100
           ? undefined
           : 'weight is not a number in 0..100',
-      );
-      break;
-    case 'pattern.aliased':
-      checks.push(
-        text('pattern', 32),
-        text('alias', 32),
-        text('finding', MAX_SCOPE_CHARS),
-        ['held', 'against', 'dismissals'].every((k) => typeof e[k] === 'number' && Number.isFinite(e[k]) && e[k] >= 0 && e[k] <= 1e6)
-          ? undefined
-          : 'held, against or dismissals is not a number in 0..1e6',
       );
       break;
     case 'pattern.regressed':

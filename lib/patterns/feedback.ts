@@ -10,7 +10,6 @@ import {
   dismissedPatternIds,
   getPattern,
   injectedPatternIds,
-  isAlias,
   runMarks,
   sightingAddedSuccess,
   type Pattern,
@@ -23,7 +22,6 @@ import { dismissalTargets, findingLinks, type FindingLinks } from './finding-lin
 import { shortId } from './block.js';
 import { appendEvents, patternDb } from '../events/log.js';
 import { withTested } from '../events/credit.js';
-import { patternId } from '../core/ids.js';
 
 // feedback-loop (SPEC §3.7, §3.9.2): a validator's verdict corrects the adversarial role's patterns through the
 // links of its findings. A dismissal penalises; a kept finding, and an effective PASS for what the adversary
@@ -73,8 +71,6 @@ export interface FeedbackReport {
   deprecated: string[];
   /** Of those, the ones validated before: a rule that stopped being true (SPEC §3.10.6). */
   obsolete: string[];
-  /** A finding's own pattern from an earlier run whose tested evidence joined the rule the finding linked to. */
-  carried: { finding: string; pattern: string; alias: string }[];
   gate: 'reinforced' | 'evidence-too-weak' | 'not-a-pass' | 'no-verdict';
   reinforced: string[];
   aged: string[];
@@ -145,7 +141,6 @@ export function runFeedback(store: Store, input: FeedbackInput): FeedbackReport 
     alreadyDismissed: [],
     deprecated: [],
     obsolete: [],
-    carried: [],
     gate: 'no-verdict',
     reinforced: [],
     aged: [],
@@ -223,7 +218,6 @@ function penaliseDismissed(r: Run): void {
     }
     for (const { pattern: pid, match } of targets) {
       const p = r.patternOf(pid);
-      const sole = match !== 'self' && targets.filter((t) => t.match !== 'self').length === 1;
       // two ids naming one pattern: one dismissal
       if (!p || r.penalised.has(pid) || report.alreadyDismissed.includes(pid)) continue;
       if (r.dismissedBefore.has(pid)) {
@@ -231,7 +225,6 @@ function penaliseDismissed(r: Run): void {
         continue;
       }
       r.penalised.add(pid);
-      const carried = sole ? carryOwnPattern(r, id, pid) : undefined;
       const retracted = r.scoped && sightingAddedSuccess(patternDb(store), store.project, r.issue, r.run, pid);
       const regressed = p.was_validated === 1;
       // the validator's words go into the committed log: sanitised (SPEC §4.6)
@@ -250,11 +243,10 @@ function penaliseDismissed(r: Run): void {
       });
       if (regressed) r.events.push({ type: 'pattern.regressed', pattern: pid, ...scope, finding: id });
       report.penalised.push({ finding: id, pattern: pid, text: p.text, match, weight, retracted, regressed });
-      const before = carried ? { ...p, ...sumOf(p, carried) } : p;
       const after = {
-        ...before,
-        ...withTested(before, { against: weight, strength: 1, halfLife }),
-        ignore_count: before.ignore_count + 1,
+        ...p,
+        ...withTested(p, { against: weight, strength: 1, halfLife }),
+        ignore_count: p.ignore_count + 1,
         untested: Math.max(0, p.untested - (retracted ? 1 : 0)),
       };
       const reasonToDeprecate = autoDeprecationReason(after, nowMs(), store.config.prior);
@@ -272,42 +264,6 @@ function whyUnmatched(r: Run, id: string): string {
   if (!text) return `no ${r.role} text to look ${id} up in`;
   const named = findingById(verdict, id) || findingNamedByLine(id, text);
   return named ? `${id} applies no ${r.role} pattern` : `no finding or line names ${id} in the ${r.role} text`;
-}
-
-type TestedRecord = Pick<Pattern, 'held' | 'ignore_weight' | 'ignore_count'>;
-
-const sumOf = (a: TestedRecord, b: TestedRecord): TestedRecord => ({
-  held: a.held + b.held,
-  ignore_weight: a.ignore_weight + b.ignore_weight,
-  ignore_count: a.ignore_count + b.ignore_count,
-});
-
-/**
- * A finding worded as an earlier one that, linked to nothing applied then, was stored as its own pattern: the link
- * a validator judged now says whose rule it was, so that pattern's tested evidence joins the rule's, once (SPEC
- * §3.10.5). Returns what was carried.
- */
-function carryOwnPattern(r: Run, finding: string, pid: string): TestedRecord | undefined {
-  const summary = r.links.of(finding)?.summary;
-  if (!summary) return undefined;
-  const alias = patternId(r.store.project, r.role, summary);
-  const own = alias === pid ? undefined : r.patternOf(alias);
-  if (!own || own.role !== r.role || own.held + own.ignore_weight <= 0) return undefined;
-  if (r.report.carried.some((c) => c.alias === alias) || isAlias(patternDb(r.store), r.store.project, alias)) return undefined;
-  const carried = { held: own.held, ignore_weight: own.ignore_weight, ignore_count: own.ignore_count };
-  const scope = { issue: r.input.issue, run: r.input.run };
-  r.events.push({
-    type: 'pattern.aliased',
-    pattern: pid,
-    alias,
-    finding,
-    ...scope,
-    held: own.held,
-    against: own.ignore_weight,
-    dismissals: own.ignore_count,
-  });
-  r.report.carried.push({ finding, pattern: pid, alias });
-  return carried;
 }
 
 /** Credited or aged in this run: it exists, is not deprecated, and was not dismissed in it. */
@@ -339,7 +295,6 @@ function reinforceKept(r: Run): void {
     const link = r.links.of(id);
     if (!link) continue;
     r.report.confirmed.push({ finding: id, patterns: link.patterns, reinforced: r.grounded });
-    if (link.patterns.length === 1 && link.match !== 'self') carryOwnPattern(r, id, link.patterns[0]);
     if (r.grounded) for (const pid of link.patterns) reinforce(r, pid, id);
   }
 }
@@ -368,8 +323,6 @@ function gateThePass(r: Run): void {
   }
 }
 
-const carriedWords = (c: { finding: string; pattern: string; alias: string }) => `${c.finding}: ${shortId(c.alias)}→${shortId(c.pattern)}`;
-
 export function feedbackSummary(r: FeedbackReport): string {
   if (r.gate === 'no-verdict') return 'no valid verdict-json block: nothing to do';
   const would = r.dryRun ? 'would be ' : '';
@@ -393,7 +346,6 @@ export function feedbackSummary(r: FeedbackReport): string {
     `${r.aged.length} ${would}aged${ids(r.aged)},`,
     `${r.unmatched.length} unmatched${r.unmatched.length ? ` (${r.unmatched.map((u) => u.finding).join(' ')})` : ''}` +
       (r.alreadyDismissed.length ? `, ${r.alreadyDismissed.length} already penalised in this run${ids(r.alreadyDismissed)}` : '') +
-      `${r.deprecated.length ? `, ${r.deprecated.length} ${would}deprecated${ids(r.deprecated)}` : ''}` +
-      (r.carried.length ? `, ${r.carried.length} ${would}carried over (${r.carried.map(carriedWords).join(' ')})` : ''),
+      `${r.deprecated.length ? `, ${r.deprecated.length} ${would}deprecated${ids(r.deprecated)}` : ''}`,
   ].join(' ');
 }

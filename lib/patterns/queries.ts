@@ -218,11 +218,6 @@ export function deliberationLinks(db: Database, project: string, deliberation: s
   return out;
 }
 
-/** Whether a finding's own pattern already carried its evidence to a rule (lib/patterns/feedback.ts). */
-export function isAlias(db: Database, project: string, id: string): boolean {
-  return db.prepare('SELECT 1 FROM aliases WHERE project = ? AND alias = ?').get(project, id) !== undefined;
-}
-
 export function dismissedPatternIds(db: Database, project: string, issue: string, run: string): Set<string> {
   const rows = db.prepare('SELECT pattern FROM dismissals WHERE project = ? AND issue = ? AND run = ?').all(project, issue, run) as {
     pattern: string;

@@ -109,8 +109,6 @@ const TABLES = `
   -- a pattern is reinforced, or aged, at most once per issue/run
   CREATE TABLE run_marks (project TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, pattern TEXT NOT NULL, kind TEXT NOT NULL,
     PRIMARY KEY (project, issue, run, pattern, kind)) WITHOUT ROWID;
-  -- a finding's own pattern whose tested evidence a confirmed link carried to its rule (SPEC §3.10.5)
-  CREATE TABLE aliases (project TEXT NOT NULL, alias TEXT NOT NULL, pattern TEXT NOT NULL, PRIMARY KEY (project, alias)) WITHOUT ROWID;
   -- findings linked to the patterns they apply (SPEC §3.9.1)
   CREATE TABLE links (project TEXT NOT NULL, deliberation TEXT NOT NULL, issue TEXT NOT NULL, run TEXT NOT NULL, role TEXT NOT NULL,
     finding TEXT NOT NULL, pattern TEXT NOT NULL, match TEXT NOT NULL, summary TEXT NOT NULL,
@@ -181,7 +179,6 @@ export const EVENT_LOG_TABLES = [
   'outcomes',
   'summaries',
   'run_marks',
-  'aliases',
   'links',
   'pattern_terms',
   'evidence',
