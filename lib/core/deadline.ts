@@ -1,6 +1,7 @@
 import { CairnError } from './errors.js';
 
-// SPEC §2: `check` between steps, `waitLimit` on each wait for another process; outcome.ts decides past it.
+// SPEC §2: `check` between steps, `waitLimit` on each wait for another process, the runner's timer on I/O;
+// lib/cli/outcome.ts decides what happens past it.
 
 export const HOOK_DEADLINE_MS = 2000;
 const MAX_WAIT_MS = 10_000;
