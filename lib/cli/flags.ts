@@ -2,13 +2,13 @@ import minimist from 'minimist';
 import { CairnError } from '../core/errors.js';
 import { extensionsOf, nearest } from '../core/suggest.js';
 
-// Flags. A usage mistake is a bug in the caller's pipeline, so it is named precisely (with the nearest flag).
+// A usage mistake is a bug in the caller's pipeline: named precisely, with the nearest flag.
 
 type Args = minimist.ParsedArgs;
 
 export interface FlagSpec {
   string?: string[];
-  /** Flags that may repeat, each a comma list (`--labels a,b --labels c`). */
+  /** Repeatable, each a comma list. */
   list?: string[];
   boolean?: string[];
   alias?: Record<string, string>;
@@ -16,11 +16,10 @@ export interface FlagSpec {
 
 export interface ParsedFlags {
   args: Args;
-  /** The first usage mistake, if any (the args are still parsed, so --strict and --json are known). */
+  /** The first usage mistake (args still parsed, so --strict and --json are known). */
   problem?: string;
 }
 
-/** `operands`: whether the command takes positional arguments. */
 export function parseFlags(spec: Required<FlagSpec>, argv: string[], operands: boolean): ParsedFlags {
   const known = [...spec.string, ...spec.list, ...spec.boolean];
   const names = new Set([...known, ...Object.keys(spec.alias), ...Object.values(spec.alias)]);
@@ -69,19 +68,17 @@ export function requiredString(args: Args, name: string): string {
   return v;
 }
 
-/** The operands as one text (`cairn recall auth token` → 'auth token'). */
 export function operandText(args: Args): string {
   return args._.map(String).join(' ').trim();
 }
 
-/** The operands as one text; none is a usage mistake, and `missing` says what to name. */
 export function requiredOperand(args: Args, missing: string): string {
   const text = operandText(args);
   if (!text) throw new CairnError('usage', missing);
   return text;
 }
 
-/** `--labels a,b --labels c` → ['a', 'b', 'c'], trimmed, empty items dropped. */
+/** `--labels a,b --labels c` → [a, b, c] */
 export function list(args: Args, name: string): string[] {
   const raw = args[name];
   const values = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((v) => typeof v === 'string');

@@ -5,14 +5,12 @@ import { readHookInput, type HookInput } from '../hosts/payload.js';
 import { inputLimits } from './input.js';
 import type { GatePassed } from './runner.js';
 
-// A hook's hot path, before the runner and the command load (scripts/<name>.gate.ts): a payload the command
-// has nothing to do with ends the process as the runner would (exit 0, nothing written); anything else goes
-// on to the runner with the deadline running and stdin as far as read.
+// A hook's hot path before the runner loads: a payload the command ignores ends the process as the runner would.
 
 const STORE_FLAGS = new Set(['--root', '--dir', '--project']);
 const QUIET_FLAGS = new Set(['--quiet', '--strict', '--json']);
 
-/** The store flags given (`--root X`, `--dir=Y`), or undefined when `argv` holds any other flag. */
+/** The store flags given, or undefined when `argv` holds any other flag. */
 export function storeFlags(argv: string[]): { root?: string; dir?: string; project?: string } | undefined {
   const given: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
@@ -25,7 +23,6 @@ export function storeFlags(argv: string[]): { root?: string; dir?: string; proje
   return given;
 }
 
-/** Undefined: nothing to do, the process may end. Otherwise what the runner takes over. */
 export async function hookGate(
   argv: string[],
   deadlineMs: number,
@@ -33,7 +30,7 @@ export async function hookGate(
   keepsRuns = false,
 ): Promise<GatePassed | undefined> {
   const deadline = deadlineFromEnv(deadlineMs);
-  // a kept run being applied reads its payload from its request, not stdin (lib/store/deferred.ts)
+  // a kept run reads its payload from its request (lib/store/deferred.ts)
   if (!storeFlags(argv) || process.env[DEFERRED_ENV]) return { deadline };
   const stdin = readStdinBounded(inputLimits(deadline, keepsRuns));
   let text: string;

@@ -6,24 +6,23 @@ import type { Deadline } from '../core/deadline.js';
 import type { Context } from './runner.js';
 import { optionalString } from './flags.js';
 
-// Input text (SPEC §2): stdin and `--*-file` flags through the one bounded reader, one cap, one wait.
+// Input text (SPEC §2): stdin and `--*-file` flags, one bounded reader, one cap, one wait.
 
 const WAIT_WITHOUT_DEADLINE_MS = 5000;
 
-/** A writer waits at least this long for input still arriving rather than keep a run without it. */
+/** A writer waits at least this for input still arriving rather than keep a run without it. */
 const KEEPING_WAIT_MS = 250;
 
-/** The cap and the wait for input under this deadline (the hook gate's too). */
 export function inputLimits(deadline: Deadline, keepsRuns = false): InputLimits {
   const cap = Number(process.env.CAIRN_STDIN_CAP) > 0 ? Number(process.env.CAIRN_STDIN_CAP) : DEFAULT_INPUT_CAP;
-  // at most half of what is left, so the work on what arrived still fits the deadline
+  // half of what is left, so the work on what arrived still fits
   const half = Number.isFinite(deadline.at) ? Math.floor(deadline.remaining() / 2) : WAIT_WITHOUT_DEADLINE_MS;
   return { cap, waitMs: keepsRuns ? Math.max(half, KEEPING_WAIT_MS) : half };
 }
 
 const limits = (ctx: Context) => inputLimits(ctx.deadline, ctx.keepsRuns);
 
-/** Recorded as this run's input (what a kept run is given again); a writer skips the check to keep its run. */
+/** Recorded as the run's input (given again to a kept run); a writer skips the check to keep its run. */
 function decode(ctx: Context, input: BoundedInput, what: string, flag: string, { cap, waitMs }: InputLimits): string {
   if (input.truncated) ctx.log.warn(`${what} exceeded ${cap} bytes; working on the first ${cap}`);
   if (input.timedOut) ctx.log.warn(`${what} was still open after ${waitMs} ms; working on the ${input.bytes.length} bytes read`);
@@ -32,7 +31,6 @@ function decode(ctx: Context, input: BoundedInput, what: string, flag: string, {
   return text;
 }
 
-/** Stdin as text (empty for a terminal); `reading` when a hook gate has started reading it already. */
 export async function stdinText(ctx: Context, reading?: Promise<BoundedInput>): Promise<string> {
   if (ctx.replayed) return (ctx.inputs.stdin = ctx.replayed.stdin ?? '');
   const l = limits(ctx);
@@ -49,10 +47,9 @@ export function inputName(ctx: Context, flag: string): string {
   return path === null ? 'stdin' : `--${flag} ${path}`;
 }
 
-/** This process's own stdin: read as stdin (reopening fails for a socket). */
+/** This process's own stdin (reopening fails for a socket). */
 const STDIN_NAMES = new Set(['-', '/dev/stdin', '/dev/fd/0', '/proc/self/fd/0']);
 
-/** A text file, pipe or device named by `--<flag>`: bounded like stdin. */
 export async function readTextFile(ctx: Context, flag: string, path: string): Promise<string> {
   if (ctx.replayed) return (ctx.inputs[flag] = ctx.replayed[flag] ?? '');
   const what = `--${flag} ${path}`;
@@ -63,10 +60,7 @@ export async function readTextFile(ctx: Context, flag: string, path: string): Pr
   return decode(ctx, input, what, flag, l);
 }
 
-/**
- * A relative path must resolve, links followed, inside the project root (SPEC §2); an absolute one is the
- * caller's explicit choice (cairn has the caller's rights: mktemp files, /dev/stdin).
- */
+/** A relative path must resolve inside the project root (SPEC §2); an absolute one is the caller's choice. */
 export function commandLinePath(path: string, root: string, what: string): string {
   if (isAbsolute(path)) return path;
   const full = resolve(path);

@@ -2,16 +2,14 @@ import { errorKind, IndexCatchingUp } from '../core/errors.js';
 import { DEFERRED_AGAIN, DEFERRED_TOO_LONG } from '../core/deferred-env.js';
 import { isCorruption } from '../store/db.js';
 
-// Fail open (SPEC §2), decided in one place. The deadline is enforced by `Deadline.check`/`waitLimit`
-// (lib/core/deadline.ts) and by `armDeadlineTimer` (lib/cli/runner.ts) on a wait for I/O. Past it, or any
-// failure: a writer not yet committed keeps its run for later on a passing failure; a committed run never
-// reports failure (a retry would record twice); else one stderr line, health record, exit 0 (--strict: 1).
+// Fail open (SPEC §2), decided in one place; the deadline itself is enforced in lib/core/deadline.ts.
+// A committed run never reports failure: a retry would record twice.
 
 export type Failure =
   | 'usage'
   | 'deadline'
-  | 'busy' // a lock held, or the index catching up with its log: a later run would not meet it
-  | 'corrupt' // a corrupt page in the database, which is a cache of the logs
+  | 'busy' // a lock, or the index catching up: a later run would not meet it
+  | 'corrupt' // the database is a cache of the logs
   | 'fault';
 
 export function classify(err: unknown): Failure {
@@ -27,20 +25,18 @@ export interface Situation {
   failure?: Failure;
   late?: boolean;
   returned?: number;
-  /** The run appended to a log of the store: its change stands whatever happens next. */
+  /** Appended to a log: the change stands whatever happens next. */
   committed: boolean;
-  /** A writer whose runs are kept for later (its command is deferrable, not a preview) with its store open. */
+  /** A deferrable writer, not a preview, with its store open. */
   keepsRuns: boolean;
   replayed: boolean;
-  /** The run opened its store (a corrupt index can be moved aside). */
   hasStore: boolean;
   strict: boolean;
-  /** stderr is a terminal: a person sees the line. */
   interactive: boolean;
   json: boolean;
 }
 
-/** The one stderr line a run ends with (see `lineText`), or the lines it held, as they are ('done'). */
+/** 'done': the held lines as they are. */
 export type Line =
   | 'done'
   | 'late'
@@ -54,7 +50,7 @@ export type Line =
 
 export interface Outcome {
   exit: number;
-  /** Keep the run as a request (lib/store/deferred.ts); if it cannot be, decide again with keepsRuns false. */
+  /** Keep as a request; if that fails, decide again with keepsRuns false. */
   keep: boolean;
   quarantine: boolean;
   health: 'record' | 'clear' | 'leave';
@@ -62,7 +58,7 @@ export interface Outcome {
   stdout: 'product' | 'error' | 'deferred' | 'nothing';
 }
 
-/** Exit 0, or 1 under --strict; a usage error exits 2 at a terminal or under --strict. */
+/** A usage error exits 2 at a terminal or under --strict. */
 export function exitCode(failure: Failure, opts: { strict: boolean; interactive: boolean }): number {
   if (failure === 'usage') return opts.strict || opts.interactive ? 2 : 0;
   return opts.strict ? 1 : 0;
@@ -82,12 +78,12 @@ export function decide(s: Situation): Outcome {
       stdout: 'product',
     };
   }
-  // a run that returned past its deadline without recording anything failed as if the deadline had stopped it
+  // returned late without recording anything: as if the deadline had stopped it
   const f: Failure = failure ?? 'deadline';
   const quarantine = f === 'corrupt' && s.hasStore && !s.strict;
   // the timer ends the process at once, so it is armed only for runs that do not keep
   if (s.ended !== 'timed-out' && s.keepsRuns && !s.committed && passing(f)) {
-    // a kept run out of its own deadline is set aside; any other passing failure waits for the next applier
+    // a kept run out of its own deadline is set aside; other passing failures wait for the next applier
     if (s.replayed) {
       if (f === 'deadline')
         return {
@@ -107,7 +103,7 @@ export function decide(s: Situation): Outcome {
         stdout: 'nothing',
       };
     }
-    // kept is neither a failure (exit 0 under --strict too) nor done: the health record stays
+    // kept is neither failure (exit 0 under --strict) nor done: the health record stays
     return { exit: 0, keep: true, quarantine, health: 'leave', line: 'kept', stdout: s.json ? 'deferred' : 'nothing' };
   }
   if (s.committed) {
@@ -116,7 +112,7 @@ export function decide(s: Situation): Outcome {
     return { exit: 0, keep: false, quarantine, health: 'leave', line: 'after-commit', stdout: 'product' };
   }
   const exit = exitCode(f, s);
-  // a usage mistake at a terminal was seen; recorded, it would open every agent session with "memory degraded"
+  // recorded, a usage mistake at a terminal would open every agent session with "memory degraded"
   const health = f === 'usage' && s.interactive ? 'leave' : 'record';
   return {
     exit,
@@ -128,7 +124,6 @@ export function decide(s: Situation): Outcome {
   };
 }
 
-/** The text of a run's last line (the logger prefixes `cairn <name>: `); undefined for 'done'. */
 export function lineText(line: Line, facts: { message: string; deadlineMs: number; kept?: string }): string | undefined {
   const { message, deadlineMs } = facts;
   switch (line) {

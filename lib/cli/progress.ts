@@ -1,7 +1,6 @@
 import { CLEAR_LINE, NO_PROGRESS, progressShown, type Progress } from '../core/progress.js';
 
-// A progress line for long work, drawn in place on stderr only when it is a terminal (hooks, cron and CI
-// read stderr as a log). Drawing never fails the work.
+// A progress line on stderr, only at a terminal (hooks, cron and CI read stderr as a log); never fails the work.
 
 export interface ProgressStream {
   isTTY?: boolean;
@@ -13,7 +12,7 @@ export interface ProgressOptions {
   bytes?: boolean;
   stream?: ProgressStream;
   now?: () => number;
-  /** Work shorter than this shows no line at all (no flicker for a quick run). */
+  /** Shorter work shows no line (no flicker). */
   delayMs?: number;
   everyMs?: number;
 }
@@ -43,7 +42,6 @@ function formatDuration(seconds: number): string {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
-/** A progress line; inert unless the stream is a terminal. */
 export function progressLine(label: string, opts: ProgressOptions = {}): ProgressLine {
   const stream = opts.stream ?? process.stderr;
   if (!stream.isTTY) return { update: NO_PROGRESS, end: () => {} };
@@ -57,7 +55,7 @@ export function progressLine(label: string, opts: ProgressOptions = {}): Progres
     try {
       stream.write(text);
     } catch {
-      stopped = true; // a closed terminal: the work goes on without its line
+      stopped = true; // a closed terminal
     }
   };
   return {

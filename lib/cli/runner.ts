@@ -22,8 +22,7 @@ import { DEFERRED_ENV } from '../core/deferred-env.js';
 import type { Progress } from '../core/progress.js';
 import { progressLine, type ProgressLine } from './progress.js';
 
-// The shared runner: parse flags, set up, execute, conclude (lib/cli/outcome.ts decides the fail-open
-// outcome, SPEC §2). Over 400 lines: the one runner every command shares, its phases in order.
+// The runner every command shares, its phases in order (over 400 lines for that); outcome.ts decides (SPEC §2).
 
 export type { FlagSpec } from './flags.js';
 
@@ -34,13 +33,12 @@ export interface Command {
   operands?: boolean;
   /** CAIRN_DEADLINE_MS default: 2000 for hooks and pipeline steps, 0 (none) for maintenance. */
   deadlineMs: number;
-  /** A server (`cairn mcp`): CAIRN_DEADLINE_MS bounds each request, not the process. */
+  /** `cairn mcp`: CAIRN_DEADLINE_MS bounds each request, not the process. */
   server?: boolean;
-  /** A command a person runs: without a deadline it waits under a second for a lock (Deadline.waitLimit). */
+  /** Without a deadline it waits under a second for a lock (Deadline.waitLimit). */
   person?: boolean;
-  /** A writer of memory: on a passing failure its run is kept and applied later, in order (lib/store/deferred.ts). */
+  /** A writer: on a passing failure its run is kept and applied later (lib/store/deferred.ts). */
   deferrable?: boolean;
-  /** A number returned is the exit code; errors still fail open. */
   run(ctx: Context): Promise<void | number> | void | number;
 }
 
@@ -50,21 +48,18 @@ export interface Context {
   strict: boolean;
   deadline: Deadline;
   log: Logger;
-  /** Buffer product output; it reaches stdout only if the command succeeds. */
+  /** Reaches stdout only if the command succeeds. */
   print(text: string): void;
-  /** The product as one JSON object (--json), keys in snake_case. */
   json(value: unknown): void;
-  /** Stdin as text (bounded; empty for a TTY). */
   stdin(): Promise<string>;
-  /** A progress line for a phase of long work, on stderr only when it is a terminal. */
   progress(what: string, opts?: { bytes?: boolean }): Progress;
-  /** The texts this run read, by flag (`stdin` for stdin): what a kept run is given again. */
+  /** The texts this run read, by flag: what a kept run is given again. */
   inputs: Record<string, string>;
   keepsRuns: boolean;
   replayed?: Record<string, string>;
   gate?: GatePassed;
   location(): Location;
-  /** The project store, opened on first call; a hook passes its payload's cwd (SPEC §1.2). */
+  /** Opened on first call; a hook passes its payload's cwd (SPEC §1.2). */
   store(opts?: StoreOptions): Store;
 }
 
@@ -75,7 +70,7 @@ const COMMON: Required<FlagSpec> = {
   alias: { h: 'help' },
 };
 
-/** Every command `cairn` knows, with the line `cairn --help` shows for it (known without loading any). */
+/** Known without loading any command. */
 export const COMMANDS: Record<string, string> = {
   'store-deliberation': 'store a deliberation and learn its patterns',
   'format-patterns': 'print the historical-patterns block for a role',
@@ -114,7 +109,6 @@ export async function main(command: Command, argv: string[], passed?: GatePassed
   process.exitCode = await runCommand(command, argv, passed);
 }
 
-/** `cairn <name> …`: usage and unknown names here; `runNamed` loads that command's own bundle. */
 export async function cairn(argv: string[], runNamed: (name: string, argv: string[]) => Promise<void>): Promise<void> {
   const sub = argv[0];
   if (!sub || sub === '--help' || sub === '-h' || sub === 'help') {
@@ -182,9 +176,9 @@ interface Run {
 
 function setUp(command: Command, args: minimist.ParsedArgs, argv: string[], passed?: GatePassed): Run {
   const strict = isStrict(args);
-  // held for one line on a failure; a server has no one outcome and prints as it goes
+  // held for one line on a failure; a server prints as it goes
   const log = createLogger(command.name, Boolean(args.quiet), !command.server);
-  // carried over: the gate is another bundle, whose CairnError this bundle's errorKind would not know
+  // carried over: the gate is another bundle, whose CairnError this one's errorKind would not know
   const deadline = passed
     ? new Deadline(passed.deadline.ms, passed.deadline.at)
     : command.server
@@ -201,7 +195,7 @@ function setUp(command: Command, args: minimist.ParsedArgs, argv: string[], pass
     deadline,
     log,
     print: (text) => output.push(text),
-    // a secret in a value read from an old log is redacted here, for every command
+    // redacts a secret read from an old log, for every command
     json: (value) => output.push(JSON.stringify(snakeCaseKeys(redactStrings(value))) + '\n'),
     stdin: () => stdinText(ctx, passed?.stdin),
     progress: (what, opts) => {
@@ -214,7 +208,7 @@ function setUp(command: Command, args: minimist.ParsedArgs, argv: string[], pass
     gate: passed,
     location: () => (state.location ??= locate(locationFlags(args))),
     store: (opts = {}) => {
-      // a writer past its deadline still opens the store to keep its run; its next check stops it (SPEC §2)
+      // a writer past its deadline still opens the store to keep its run (SPEC §2)
       if (!state.store && !deferrable) deadline.check('opening the store');
       const inOrder = deferrable && !state.replay;
       const where = { ...locationFlags(args), payloadCwd: opts.payloadCwd ?? undefined };
@@ -224,10 +218,7 @@ function setUp(command: Command, args: minimist.ParsedArgs, argv: string[], pass
   return { command, args, argv, deadline, log, ctx, output, deferrable, state };
 }
 
-/**
- * Ends the process when the deadline passes during a wait on I/O; a writer's only wait is its bounded input, so
- * it is not armed for writers, which keep their run at the next check.
- */
+/** Ends the process when the deadline passes during a wait on I/O; writers keep their run at the next check instead. */
 function armDeadlineTimer(run: Run): NodeJS.Timeout | undefined {
   if (!Number.isFinite(run.deadline.at) || run.deferrable) return undefined;
   const timer = setTimeout(() => process.exit(conclude(run, { ended: 'timed-out' })), run.deadline.remaining());
@@ -297,7 +288,7 @@ function facts(args: minimist.ParsedArgs, rest: Omit<Situation, 'strict' | 'inte
   return {
     ...rest,
     strict: isStrict(args),
-    // read only on failure: touching process.stderr loads tty
+    // touching process.stderr loads tty
     get interactive() {
       return Boolean(process.stderr.isTTY);
     },
@@ -305,7 +296,6 @@ function facts(args: minimist.ParsedArgs, rest: Omit<Situation, 'strict' | 'inte
   };
 }
 
-/** Keep a writer's run for later; undefined when it cannot be (then the run fails open). */
 function keepForLater(store: Store, request: DeferredRequest, log: Logger): Kept | undefined {
   try {
     return deferRequest(store, request);
@@ -326,7 +316,6 @@ interface Written {
   storeDir?: string;
 }
 
-/** An outcome as output (SPEC §2): the stderr line(s), stdout, the health record. */
 function writeOutcome(outcome: Outcome, w: Written): void {
   const failing = outcome.line === 'skipped' || outcome.line === 'failed';
   const raw = w.error === undefined ? '' : describeError(w.error);
@@ -339,7 +328,7 @@ function writeOutcome(outcome: Outcome, w: Written): void {
     w.log?.warn(text);
     w.log?.flush();
   } else if (w.log)
-    w.log.end(text); // with the warnings that came before, in the one line (SPEC §2)
+    w.log.end(text); // with the warnings before it, one line (SPEC §2)
   else process.stderr.write(`${w.label}: ${text}\n`);
   if (failing && !(w.error instanceof CairnError) && process.env.CAIRN_DEBUG) process.stderr.write(`${(w.error as Error)?.stack ?? ''}\n`);
   if (outcome.stdout === 'product' && w.product) writeStdout(w.product);
@@ -347,7 +336,7 @@ function writeOutcome(outcome: Outcome, w: Written): void {
   if (outcome.stdout === 'error') writeStdout(JSON.stringify({ error: message, kind: errorKind(w.error), exit_code: outcome.exit }) + '\n');
   const command = w.label.replace(/^cairn ?/, '') || 'cairn';
   if (outcome.health === 'clear' && w.storeDir) clearFailure(w.storeDir, command);
-  // a failure is recorded where the flags say the store is (it may not open); a kept run that waits, in its store
+  // a failure goes where the flags say the store is (it may not open); a waiting kept run, in its store
   if (outcome.health === 'record') recordFailure(failing ? flaggedStoreDir(w.args) : w.storeDir, command, failing ? message : text!);
 }
 
@@ -359,7 +348,6 @@ function flaggedStoreDir(args: minimist.ParsedArgs): string | undefined {
   }
 }
 
-/** A failure before any command runs (unknown name, bundle that will not load): the exit code. */
 function failBeforeRun(label: string, error: unknown, args: minimist.ParsedArgs): number {
   const where = { committed: false, keepsRuns: false, replayed: false, hasStore: false };
   const outcome = decide(facts(args, { ended: 'threw', failure: classify(error), ...where }));
@@ -367,7 +355,7 @@ function failBeforeRun(label: string, error: unknown, args: minimist.ParsedArgs)
   return outcome.exit;
 }
 
-/** `dryRun` → `dry_run` at any depth; only a camelCase boundary changes a key, so data keys pass as they are. */
+/** Only a camelCase boundary changes a key, so data keys pass as they are. */
 export function snakeCaseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(snakeCaseKeys);
   if (value === null || typeof value !== 'object') return value;
@@ -385,7 +373,7 @@ export function locationFlags(args: minimist.ParsedArgs) {
   return { root: str(args.root), dir: str(args.dir), project: str(args.project) };
 }
 
-/** The package's version, from the package.json above (bundle and tsc output sit at different depths). */
+/** Bundle and tsc output sit at different depths. */
 export function version(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let up = 0; up < 5; up++, dir = dirname(dir)) {
@@ -393,7 +381,7 @@ export function version(): string {
       const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
       if (pkg.name === 'cairn' && pkg.version) return pkg.version;
     } catch {
-      // not here: one level up
+      // one level up
     }
   }
   return 'unknown';

@@ -1,4 +1,4 @@
-// The one source of "now". CAIRN_NOW (ISO-8601) pins it so tests and the demo are reproducible.
+// CAIRN_NOW (ISO-8601) pins "now" for tests and the demo.
 export function nowMs(): number {
   const pinned = process.env.CAIRN_NOW;
   if (pinned) {

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as Crypto from 'node:crypto';
 
-// node:crypto loads on first use: it is costly to load and most hook runs hash nothing (docs/decisions.md).
+// Loaded on first use: costly to load, and most hook runs hash nothing.
 
 const require = createRequire(import.meta.url);
 let crypto: typeof Crypto | undefined;

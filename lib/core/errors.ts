@@ -1,4 +1,3 @@
-// The one error type; lib/cli/outcome.ts decides what each kind does.
 export type ErrorKind =
   | 'usage' // bad flags or arguments: a configuration bug in the caller
   | 'input'
@@ -18,15 +17,13 @@ export class CairnError extends Error {
   }
 }
 
-/** The index is still catching up with its log: a writer keeps its run for later (lib/store/deferred.ts). */
+/** A writer keeps its run for later. */
 export class IndexCatchingUp extends CairnError {}
 
-/** The kind of any thrown value; an unexpected exception is 'internal'. */
 export function errorKind(err: unknown): ErrorKind | 'internal' {
   return err instanceof CairnError ? err.kind : 'internal';
 }
 
-/** One line describing any thrown value (stderr, errors.log). */
 export function describeError(err: unknown): string {
   // JSON.parse's message quotes its input (SPEC §4.6)
   if (err instanceof SyntaxError && /JSON/.test(err.message)) {

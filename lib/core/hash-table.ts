@@ -1,6 +1,6 @@
-// Typed-array hash tables for passes over a whole log: far smaller than Maps of strings (docs/decisions.md).
+// Typed-array tables for whole-log passes, far smaller than Maps (docs/decisions.md).
 
-/** A 52-bit non-cryptographic hash of a text (exact in a JS number; ~1 in 10^4 collision odds at 10^6 texts). */
+/** Not cryptographic (~1 in 10^4 collision odds at 10^6 texts). */
 export function hash52(text: string): number {
   let a = 0x9e3779b9 ^ text.length;
   let b = 0x85ebca6b ^ text.length;
@@ -18,7 +18,6 @@ export function hash52(text: string): number {
 
 const EMPTY = -1; // no key is negative
 
-/** Open-addressing map from hash52 keys to 32-bit numbers, or a set without values. */
 export class HashTable {
   private keys: Float64Array;
   private values: Int32Array | undefined;
@@ -63,7 +62,6 @@ export class HashTable {
     if (this.values) this.values[i] = value;
   }
 
-  /** Add `key` unless present: whether it was added (a set's use). */
   add(key: number, value = 0): boolean {
     if (this.has(key)) return false;
     this.set(key, value);

@@ -32,7 +32,6 @@ function randomPart(): string {
   return out;
 }
 
-/** `s` plus one in base32, or undefined on overflow. */
 function increment(s: string): string | undefined {
   const chars = s.split('');
   for (let i = chars.length - 1; i >= 0; i--) {
@@ -46,7 +45,7 @@ function increment(s: string): string | undefined {
   return undefined;
 }
 
-/** A ULID greater than `after`, so appends stay in (ts, id) order through races and clock steps. */
+/** Greater than `after`: appends stay in (ts, id) order through races and clock steps. */
 export function nextUlid(now: number, after?: string): string {
   const afterTime = after && after.length === TIME_CHARS + RANDOM_CHARS ? ulidTime(after) : NaN;
   if (Number.isFinite(afterTime) && afterTime >= now) {
@@ -57,14 +56,14 @@ export function nextUlid(now: number, after?: string): string {
   return encodeTime(now) + randomPart();
 }
 
-/** Deterministic: the same text from the same role and project is one pattern everywhere. */
+/** Deterministic: merged logs replay to the same rows. */
 export function patternId(project: string, role: string, text: string): string {
   return 'p' + shortHash(`${project}\u0000${role}\u0000${normaliseText(text)}`).slice(0, 15);
 }
 
 const HEX = '0123456789abcdef';
 
-/** The 40 bits after a pattern id's `p`, summed in SQL for the candidate digest; a non-hex character counts −1. */
+/** Summed in SQL for the candidate digest; a non-hex character counts −1. */
 export function idBits(id: string): number {
   let n = 0;
   for (let i = 1; i <= 10; i++) n = n * 16 + HEX.indexOf(id.charAt(i));

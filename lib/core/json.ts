@@ -1,6 +1,6 @@
 import { CairnError } from './errors.js';
 
-// JSON from outside is read through this: a value that is not a plain object reads as absent.
+// A value that is not a plain object reads as absent.
 
 export type Json = Record<string, unknown>;
 
@@ -8,7 +8,7 @@ export function asObject(value: unknown): Json | null {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null;
 }
 
-/** Where `text` stops being JSON, as `line L, column C` — never the text, which may be a secret (SPEC §4.6). */
+/** Never the text, which may be a secret (SPEC §4.6). */
 export function jsonErrorPlace(text: string, err: unknown): string {
   const at = jsonErrorOffset(text, err);
   if (at >= text.length) return 'it ends before its JSON does';
@@ -26,7 +26,7 @@ function jsonErrorOffset(text: string, err: unknown): number {
   const position = / at position (\d+)/.exec(message);
   if (position) return Number(position[1]);
   if (/Unexpected end of JSON input/.test(message)) return text.length;
-  // V8 names an unexpected token without its position: halve to find the longest viable prefix
+  // V8 omits an unexpected token's position: bisect for the longest viable prefix
   let viable = 0;
   let broken = text.length;
   while (broken - viable > 1) {
@@ -37,7 +37,6 @@ function jsonErrorOffset(text: string, err: unknown): number {
   return viable;
 }
 
-/** Whether more text could make this prefix JSON. */
 function couldBecomeJson(prefix: string): boolean {
   try {
     JSON.parse(prefix);
@@ -50,7 +49,6 @@ function couldBecomeJson(prefix: string): boolean {
   }
 }
 
-/** JSON.parse of a text read from outside; a failure names `what` and the place, never the text. */
 export function parseJson(text: string, what: string): unknown {
   try {
     return JSON.parse(text);

@@ -1,4 +1,4 @@
-// Languages named by file extensions, for tags (landing patterns SPEC §5; knowledge tags §4.1).
+// For tags (SPEC §5, §4.1).
 
 const BY_EXTENSION: Record<string, string[]> = {
   ts: ['typescript'],
@@ -43,7 +43,6 @@ const BY_EXTENSION: Record<string, string[]> = {
   proto: ['protobuf'],
 };
 
-/** The languages of a file name or path by its extension (`.tsx` → typescript, react); [] when unknown. */
 export function languagesOf(path: string): string[] {
   const m = /\.([A-Za-z0-9]+)$/.exec(path);
   return m ? (BY_EXTENSION[m[1].toLowerCase()] ?? []) : [];

@@ -1,19 +1,16 @@
 import { CLEAR_LINE, progressShown } from './progress.js';
 import { sanitizeUntrusted } from './sanitize.js';
 
-// Diagnostics: one sanitised, redacted line each on stderr, `cairn <name>:` (SPEC §2, §4.6). A held
-// logger prints its lines once the run succeeds, or only the last one, with the warnings folded in.
+// One sanitised line each (SPEC §2, §4.6); a held logger prints on success, else the last line, warnings folded in.
 export interface Logger {
   warn(message: string): void;
   info(message: string): void;
-  /** Warnings printed (or held) so far. */
   readonly warnings: string[];
   flush(): void;
-  /** The run's last line, with the held warnings folded in; the other held lines are dropped. */
   end(message: string): void;
 }
 
-/** How many earlier warnings a failed run's line repeats; the rest are counted. */
+/** The rest are counted. */
 const FOLDED = 3;
 
 export function createLogger(name: string, quiet = false, hold = false): Logger {

@@ -1,19 +1,15 @@
 import { redactSecrets } from './secrets.js';
 
-// The one sanitiser for untrusted text (SPEC §4.6, ARCHITECTURE seam 7), applied on the way in and again
-// on the way out: removes what cannot be seen, imitates a chat role or closes a fence, then redacts
-// secrets. The rest is kept as written; NFKC only *detects* disguised markers.
+// The one sanitiser (SPEC §4.6), in and out: the invisible, role imitations and fences go, then secrets.
 
 export type Removal = 'bidi' | 'invisible' | 'control' | 'escape-sequence' | 'role-marker' | 'fence' | 'secret';
 
 export interface SanitizeOptions {
-  /** Line breaks and tabs become spaces, runs of spaces collapse. */
   singleLine?: boolean;
 }
 
 export interface Sanitized {
   text: string;
-  /** The kinds removed, each once, in a fixed order. */
   removed: Removal[];
 }
 
@@ -36,13 +32,13 @@ const MARKERS: { kind: Removal; pattern: RegExp }[] = [
     pattern: new RegExp(`\\[\\s*(?:${ROLE_WORDS})\\s*\\]|<\\s*\\/?\\s*(?:${ROLE_WORDS})\\s*>`, 'giu'),
   },
   { kind: 'role-marker', pattern: new RegExp(`(?<![\\p{L}\\p{N}_])(?:${ROLE_WORDS.toUpperCase()})\\s*:`, 'gu') },
-  // `System:` where a speaker label stands ("file system: ext4" keeps its word); the word before the look-behind
+  // `System:` where a speaker label stands ("file system: ext4" keeps its word)
   {
     kind: 'role-marker',
     pattern: new RegExp(`(?=(?:${ROLE_WORDS})\\s*:)(?<=^|[\\n.!?;:>)\\]("'“”‘’«»\`*#|+•·‣◦▪—–-]\\s*|^\\s+)(?:${ROLE_WORDS})\\s*:`, 'giu'),
   },
   { kind: 'role-marker', pattern: /#{1,6}\s*(?:instruction|response|system)\s*:/giu },
-  // The fences cairn wraps untrusted text in (SPEC §4.4, §3.5).
+  // cairn's own fences (SPEC §4.4, §3.5)
   { kind: 'fence', pattern: /<\s*\/?\s*untrusted-knowledge\b[^>\n]*>?/giu },
   { kind: 'fence', pattern: /(?<!=)={2,}\s*(?:end\s+)?historical\s+patterns\b[^=\n]*(?:={2,})?/giu },
 ];
@@ -110,7 +106,7 @@ const LOOK_ALIKES: Record<string, string> = {
 
 const NON_ASCII = /[^\u0000-\u007f]/;
 
-/** The skeleton, with each skeleton character's original span [start, end). */
+/** With each character's original span. */
 function skeleton(text: string): { text: string; start: (at: number) => number; end: (at: number) => number } {
   if (!NON_ASCII.test(text)) return { text, start: (at) => at, end: (at) => at + 1 };
   let out = '';
@@ -129,7 +125,7 @@ function skeleton(text: string): { text: string; start: (at: number) => number; 
   return { text: out, start: (at) => start[at], end: (at) => end[at] };
 }
 
-// A skeleton without any of these holds no marker and skips the scans (most texts).
+// most skeletons hold none of these: no scans
 const MAY_HOLD_MARKER = new RegExp(
   `${ROLE_WORDS}|inst|sys|<\\s*\\/?\\s*s\\s*>|<\\||untrusted-knowledge|historical|instruction|response`,
   'iu',
@@ -149,7 +145,7 @@ function removeMarkers(text: string, removed: Set<Removal>): string {
   }
   if (spans.length === 0) return text;
   spans.sort((a, b) => a[0] - b[0]);
-  // pieces joined once: reading back from a `+=` string flattens it at every marker (quadratic)
+  // joined once: reading back from a `+=` string flattens it at every marker (quadratic)
   const kept: string[] = [];
   let last = '';
   let at = 0;
@@ -160,7 +156,7 @@ function removeMarkers(text: string, removed: Set<Removal>): string {
       last = text[from - 1];
     }
     at = to;
-    // the marker's own trailing space goes too, unless it is the only space between two words
+    // the marker's trailing space goes too, unless it is the only space between two words
     if (last === '' || /\s/.test(last)) while (text[at] === ' ' || text[at] === '\t') at++;
   }
   kept.push(text.slice(at));
@@ -169,7 +165,7 @@ function removeMarkers(text: string, removed: Set<Removal>): string {
 
 const ORDER: Removal[] = ['bidi', 'invisible', 'escape-sequence', 'control', 'role-marker', 'fence', 'secret'];
 
-/** Sanitise untrusted text and say what was removed. Idempotent: a second pass changes nothing. */
+/** Idempotent: a second pass changes nothing. */
 export function sanitizeReport(input: string, opts: SanitizeOptions = {}): Sanitized {
   const removed = new Set<Removal>();
   const strip = (text: string, pattern: RegExp, kind: Removal, by = '') =>
@@ -183,21 +179,20 @@ export function sanitizeReport(input: string, opts: SanitizeOptions = {}): Sanit
   text = strip(text, ESCAPE_SEQUENCE, 'escape-sequence');
   text = strip(text.replace(/\r\n/g, '\n'), CONTROL, 'control');
   text = text.replace(LINE_SEPARATORS, '\n');
-  // Removing one marker can join the pieces of another (`SYS<s>TEM:`): repeat until nothing changes.
+  // one removal can join another marker's pieces (`SYS<s>TEM:`): repeat
   for (let pass = 0; pass < 8; pass++) {
     const next = removeMarkers(text, removed);
     if (next === text) break;
     text = next;
   }
-  // matched from the start of each trailing run: from inside it, a long run is rescanned
+  // from the start of each trailing run: from inside it, a long run is rescanned
   text = opts.singleLine ? text.replace(/\s+/g, ' ').trim() : text.replace(/(?<![ \t])[ \t]+$/gm, '').trim();
-  // last: the secret a marker or an invisible character split is whole again
+  // last: a secret a marker or invisible character split is whole again
   const redacted = redactSecrets(text);
   if (redacted.kinds.length > 0) removed.add('secret');
   return { text: redacted.text, removed: ORDER.filter((k) => removed.has(k)) };
 }
 
-/** Untrusted text made safe to keep in a committed file or show (SPEC §4.6). */
 export function sanitizeUntrusted(text: string, opts: SanitizeOptions = {}): string {
   return sanitizeReport(text, opts).text;
 }

@@ -1,5 +1,4 @@
-// The one redactor (SPEC §4.6): each rule replaces only the secret with `[REDACTED:<kind>]`, keeping the
-// words around it. Untrusted input: every rule runs in time linear in the text's length.
+// The one redactor (SPEC §4.6): only the secret becomes `[REDACTED:<kind>]`; each rule linear in the text's length.
 
 export interface Redaction {
   text: string;
@@ -14,14 +13,13 @@ interface Rule {
 
 const marker = (kind: string) => `[REDACTED:${kind}]`;
 
-// A value that names a secret (`$DB_PASSWORD`, `<password>`, `%s`, `***`) rather than holding one.
+// names a secret (`$DB_PASSWORD`, `<password>`, `%s`, `***`) rather than holding one
 const PLACEHOLDER = /^(?:\$(?:\{.*|[A-Z_][A-Z0-9_]*)|[<{].*|%(?:[sdif]|\(.*|\w+%)|\*+|[xX]+|\.+)$/;
-// A member reference or a call, unquoted after a colon: code that names a value, not the value.
+// a member reference or call, unquoted after a colon: code naming a value
 const CODE_REFERENCE = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(.*)?$/;
 const WORDS_IN_CAMEL_CASE = /^[A-Za-z][a-z]*(?:[A-Z][a-z]{2,})*$/;
 const PLACEHOLDER_WORD = /^(?:null|none|nil|true|false|empty|redacted|required|optional|changeme|undefined)$/i;
 
-/** Whether an assignment's value looks like a credential rather than prose. */
 function credentialValue(value: string, separator: string, quoted: boolean): boolean {
   if (value === '' || value.startsWith('[REDACTED')) return false;
   if (PLACEHOLDER.test(value) || PLACEHOLDER_WORD.test(value)) return false;
@@ -45,7 +43,7 @@ const PEM_LINE = ['[A-Za-z0-9+/]{16,}={0,2}', '[A-Za-z0-9+/]{0,15}={1,2}', 'Proc
 const RULES: Rule[] = [
   {
     kind: 'private-key',
-    // a PEM block: body lines (after a newline, a literal `\n` or a space) and its END; a cut-off block loses its body
+    // body lines (after a newline, literal `\n` or space) and END; a cut-off block loses its body
     pattern: new RegExp(
       `-----BEGIN ${PEM_LABEL}-----(?:(?:\\s|\\\\[nr])+(?:${PEM_LINE}))*(?:(?:\\s|\\\\[nr])*-----END ${PEM_LABEL}-----)?`,
       'g',
@@ -59,7 +57,7 @@ const RULES: Rule[] = [
   { kind: 'stripe-key', pattern: /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b/g },
   { kind: 'npm-token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g },
   {
-    // sk-…, sk-ant-…: only with a digit, so `sk-learn` and branch names survive
+    // only with a digit, so `sk-learn` and branch names survive
     kind: 'api-key',
     pattern: /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}/g,
     replace: (match) => (/\d/.test(match) ? marker('api-key') : match),
@@ -72,14 +70,14 @@ const RULES: Rule[] = [
       /[\d+/=]/.test(token) || /[A-Z]/.test(token.slice(1)) ? `${scheme} ${marker('bearer-token')}` : match,
   },
   {
-    // the password goes, user and host stay; a bounded scheme keeps long runs from rescans
+    // the password goes, user and host stay; a bounded scheme: no rescans of long runs
     kind: 'connection-string',
     pattern: /\b([a-z][a-z0-9+.-]{0,31}:\/\/)([^\s:/@]*):([^\s/@]+)@/gi,
     replace: (_m, scheme, user) => `${scheme}${user}:${marker('connection-string')}@`,
   },
   {
     kind: 'assignment',
-    // `password=…`, `DB_PASSWORD: "…"`, `"api_key": "…"`, also quoted inside a JSON string
+    // `password=…`, `KEY: "…"`, `"api_key": "…"`, also inside a JSON string
     pattern: new RegExp(
       `(\\b[A-Za-z0-9_]*(?:${ASSIGNED_NAMES})(?:\\\\?["'])?)(\\s*(?:=|:=|:)\\s*)(\\\\?"[^"\\n]*?\\\\?"|'[^'\\n]*'|[^\\s"',;)}\\]]+)`,
       'gi',
@@ -93,7 +91,7 @@ const RULES: Rule[] = [
   },
 ];
 
-// Every rule's match holds one of these: a text without any (most texts) skips the rules.
+// every rule's match holds one of these; most texts hold none
 const MAY_HOLD_SECRET = new RegExp(
   [
     '-----BEGIN',
@@ -116,14 +114,13 @@ const MAY_HOLD_SECRET = new RegExp(
   'i',
 );
 
-/** Replace every secret in `text`; the rest is kept exactly as written. */
 export function redactSecrets(text: string): Redaction {
   const kinds: string[] = [];
   if (!MAY_HOLD_SECRET.test(text)) return { text, kinds };
   let out = text;
   for (const rule of RULES) {
     out = out.replace(rule.pattern, (match: string, ...rest: unknown[]) => {
-      const groups = rest.slice(0, -2) as string[]; // the captures; offset and input follow them
+      const groups = rest.slice(0, -2) as string[]; // offset and input follow
       const replaced = rule.replace ? rule.replace(match, ...groups) : marker(rule.kind);
       if (replaced !== match) kinds.push(rule.kind);
       return replaced;
@@ -132,7 +129,6 @@ export function redactSecrets(text: string): Redaction {
   return { text: out, kinds };
 }
 
-/** Every string in a JSON value redacted; the value itself when nothing changed. */
 export function redactStrings(value: unknown): unknown {
   if (typeof value === 'string') return redactSecrets(value).text;
   if (Array.isArray(value)) {

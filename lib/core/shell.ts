@@ -1,8 +1,7 @@
-// A shell command line split into its simple commands the way sh/bash would, without running anything;
-// here-document bodies are data, never commands.
+// A command line split into simple commands as sh would, running nothing; here-documents are data.
 
 export interface SimpleCommand {
-  /** After quote removal, without redirections, leading assignments or reserved words. */
+  /** Quotes removed; no redirections, leading assignments or reserved words. */
   words: string[];
   heredoc?: string;
 }
@@ -11,7 +10,7 @@ const RESERVED = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', 
 const WRAPPERS = new Set(['env', 'command', 'exec', 'nohup']);
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
-/** Every simple command in `script`, substitutions' after their own; `checkpoint` runs after each (deadlines). */
+/** Substitutions' commands after their own; `checkpoint` runs after each (deadlines). */
 export function simpleCommands(script: string, checkpoint?: () => void): SimpleCommand[] {
   return new Lexer(script, false, 0, checkpoint).run().commands;
 }
@@ -161,7 +160,7 @@ class Lexer {
       return true;
     }
     if (c === '<' || c === '>') {
-      // a word of digits right before the operator is its file descriptor (`2>&1`), not an argument
+      // digits right before the operator are its file descriptor (`2>&1`)
       if (this.word !== null && /^\d+$/.test(this.word)) this.word = null;
       else this.endWord();
       if (three === '<<<') {
@@ -182,7 +181,7 @@ class Lexer {
     return false;
   }
 
-  /** After a newline: the bodies of the here-documents announced on the line just ended. */
+  /** The bodies of the here-documents announced on the line just ended. */
   private readHeredocs(): void {
     const src = this.src;
     for (const doc of this.pending) {
@@ -197,7 +196,7 @@ class Lexer {
           this.i = nl < 0 ? src.length : nl + 1;
           break;
         }
-        // `EOF)` closing a `$(cat <<EOF …` on the delimiter's own line
+        // `EOF)` closing a `$(cat <<EOF …` on the delimiter's line
         if (this.nested && line.startsWith(doc.delimiter) && line.slice(doc.delimiter.length).trimStart().startsWith(')')) {
           this.i += src.slice(this.i).indexOf(doc.delimiter) + doc.delimiter.length;
           break;
@@ -279,7 +278,7 @@ class Lexer {
     this.append(text);
   }
 
-  /** `$( … )` from just inside it: its commands are kept; its value is a `cat <<EOF` body, else the text. */
+  /** Its commands kept; its value a `cat <<EOF` body, else the text. */
   private substitution(start: number): string {
     const inner = new Lexer(this.src, true, start, this.checkpoint).run();
     const written = this.src.slice(start - 2, inner.end);
@@ -307,7 +306,6 @@ class Lexer {
   }
 }
 
-/** Drop leading assignments, reserved words and wrappers (env, exec, …). */
 function commandWords(words: string[]): string[] {
   let k = 0;
   while (k < words.length && (ASSIGNMENT.test(words[k]) || RESERVED.has(words[k]) || WRAPPERS.has(words[k]))) k++;

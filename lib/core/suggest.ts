@@ -1,6 +1,4 @@
-// "Did you mean …?" for a mistyped command, flag or role.
-
-/** Edit distance counting an adjacent swap as one edit (`lsit` → `list` is 1). */
+/** An adjacent swap is one edit (`lsit` → `list`). */
 export function editDistance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) d[0][j] = j;
@@ -14,7 +12,7 @@ export function editDistance(a: string, b: string): number {
   return d[a.length][b.length];
 }
 
-/** The candidate near enough to be a typo of `word` (ties: the first), else the one it is the start of. */
+/** A likely typo of `word`, else the one candidate it begins. */
 export function nearest(word: string, candidates: Iterable<string>): string | undefined {
   const w = word.toLowerCase();
   const list = [...candidates];
@@ -33,7 +31,6 @@ export function nearest(word: string, candidates: Iterable<string>): string | un
   return extended.length === 1 ? extended[0] : undefined;
 }
 
-/** The candidates that begin with `word` (at least 3 characters). */
 export function extensionsOf(word: string, candidates: Iterable<string>): string[] {
   const w = word.toLowerCase();
   return w.length < 3 ? [] : [...candidates].filter((c) => c.toLowerCase().startsWith(w));

@@ -2,12 +2,11 @@ import { sha256 } from './crypto.js';
 
 export { sha256 };
 
-/** 16 hex characters of sha256. */
 export function shortHash(text: string): string {
   return sha256(text).slice(0, 16);
 }
 
-/** Remove inline markdown, so `**Never**` and `Never` compare equal; code spans keep their content. */
+/** Code spans keep their content. */
 export function stripMarkdown(text: string): string {
   return text
     .split(/(`+[^`]*`+)/)
@@ -18,7 +17,7 @@ export function stripMarkdown(text: string): string {
 function stripEmphasis(text: string): string {
   return (
     text
-      // no brackets inside either part: a run of `[` is scanned once (SPEC §4.6: linear)
+      // no brackets inside either part: linear on a run of `[`
       .replace(/!?\[([^[\]]*)\]\([^()]*\)/g, '$1')
       .replace(/(\*\*|__)(.+?)\1/g, '$2')
       .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, '$1$2')
@@ -30,7 +29,7 @@ export function collapseWhitespace(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
-/** The form two texts are compared in: NFKC, lower case, markdown and edge punctuation removed. */
+/** NFKC, lower case, markdown and edge punctuation removed. */
 export function normaliseText(text: string): string {
   return collapseWhitespace(stripMarkdown(text.normalize('NFKC')).toLowerCase())
     .replace(/^[\s\-–—:;,.]+/, '')
@@ -57,7 +56,7 @@ export function isStopWord(word: string): boolean {
   return STOP_WORDS.has(word);
 }
 
-/** A light English suffix stemmer (documentation → document); stems are compared, never shown. */
+/** Stems are compared, never shown. */
 export function stem(word: string): string {
   let stemmed = stemCache.get(word);
   if (stemmed === undefined) {
@@ -68,7 +67,7 @@ export function stem(word: string): string {
   return stemmed;
 }
 
-// a replay stems every word of every pattern: each word once (bounded)
+// a replay stems every word of every pattern
 const STEMS_CACHED = 50_000;
 const stemCache = new Map<string, string>();
 
@@ -102,20 +101,19 @@ const ENDINGS: [string, string][] = [
   ['ly', ''],
 ];
 
-// A code-like chunk (path, snake_case, camelCase, call, flag): its words are identifiers (SPEC §3.9.1). It
-// starts where its run does, so punctuation is not rescanned.
+// A code-like chunk (path, snake_case, camelCase, call, flag): identifiers (SPEC §3.9.1).
 const CHUNK = /(?<![\p{L}\p{N}_$@./:#-])[\p{L}\p{N}_$@./:#-]*[\p{L}\p{N}]/gu;
 const PLAIN_WORD = /^[a-z0-9]+$/;
 const CAPITALISED_WORD = /^[A-Z0-9]*[a-z0-9]*$/;
 const CODE_LIKE = /[\p{L}\p{N}][_./:#][\p{L}\p{N}]|\p{Ll}\p{Lu}|^--?\p{L}|^[\p{Lu}\p{N}_]{2,}$/u;
 
-/** A text's content terms (stop-words out, stemmed, flagged when from an identifier); shared: never mutate. */
+/** Stemmed, flagged when from an identifier; shared: never mutate. */
 export function contentTerms(text: string): Map<string, boolean> {
   const known = termsCache.get(text);
   if (known) return known;
   const terms = new Map<string, boolean>();
   const add = (chunk: string, identifier: boolean) => {
-    // a plain word is already what words() makes; a capitalised one needs only lower case
+    // a plain word is already what words() makes
     const split = PLAIN_WORD.test(chunk)
       ? [chunk]
       : CAPITALISED_WORD.test(chunk)
@@ -140,7 +138,6 @@ export function contentTerms(text: string): Map<string, boolean> {
 const TERMS_CACHED = 5000;
 const termsCache = new Map<string, Map<string, boolean>>();
 
-/** The longest prefix of at most `maxBytes` in UTF-8, cut at a character boundary. */
 export function capUtf8(text: string, maxBytes: number): string {
   if (Buffer.byteLength(text) <= maxBytes) return text;
   let bytes = 0;
@@ -154,11 +151,11 @@ export function capUtf8(text: string, maxBytes: number): string {
   return text.slice(0, end);
 }
 
-/** The terms a pattern is indexed and compared by (SPEC §3.10.4); `length` is what BM25 counts. */
+/** SPEC §3.10.4; `length` is what BM25 counts. */
 export function indexTerms(text: string): { terms: string[]; length: number } {
   const terms = new Set<string>();
   for (const w of new Set(words(text))) if (!STOP_WORDS.has(w)) terms.add(stem(w));
-  // in ASCII without camelCase every content term is already one of these stems
+  // in ASCII without camelCase every content term is already one of these
   if (!ASCII.test(text) || CAMEL_CASE.test(text)) for (const t of contentTerms(text).keys()) terms.add(t);
   return { terms: [...terms], length: terms.size };
 }
@@ -166,12 +163,11 @@ export function indexTerms(text: string): { terms: string[]; length: number } {
 const ASCII = /^[\x00-\x7f]*$/;
 const CAMEL_CASE = /[a-z][A-Z]/;
 
-// An identifier names one thing (path, version, number, snake/camelCase, flag, backticks); capitals alone
-// are emphasis.
+// An identifier names one thing; capitals alone are emphasis.
 const IDENTIFIER_CHUNK = /[\p{L}\p{N}_$@.:#/-]*[\p{L}\p{N}]\/?/gu;
 const NAME_LIKE = /\p{N}|[\p{L}\p{N}][_./:#-][\p{L}\p{N}]|\/$|\p{Ll}\p{Lu}|^--?\p{L}/u;
 
-/** The identifiers a text names, lower-cased (SPEC §3.10.4): texts naming different ones are different patterns. */
+/** SPEC §3.10.4: texts naming different ones are different patterns. */
 export function identifiers(text: string): Set<string> {
   const out = new Set<string>();
   const parts = text.normalize('NFKC').split(/`([^`]*)`/);

@@ -6,17 +6,16 @@ import { codexTrustProblem } from './codex-trust.js';
 import { CONFIGURABLE_HOSTS, HOST_HOOKS, type ConfigurableHost } from './registry.js';
 import { commandProgram, commandsFor, gitTopLevel, HOOK_EXECUTABLES, outdatedHandlers, readSettings } from './settings.js';
 
-// `cairn doctor` and `cairn init`, the hosts' side (SPEC §2): which host settings run cairn's hooks,
-// and whether each hook's program would be found when the host runs it.
+// Doctor's and init's view of the hosts (SPEC §2): which settings run cairn's hooks, and whether each program is found.
 
-/** PATH as an agent host sees it: without npm's directories, so a hook found only there fails in sessions. */
+/** Without npm's directories, so a hook found only there fails in sessions. */
 export function hostPath(env: NodeJS.ProcessEnv = process.env): string {
   const entries = (env.PATH ?? '').split(delimiter).filter(Boolean);
   if (env.npm_command === undefined) return entries.join(delimiter);
   return entries.filter((dir) => !/[\\/]node_modules[\\/]\.bin$|[\\/]_npx[\\/]|[\\/]node-gyp-bin$/.test(dir)).join(delimiter);
 }
 
-/** Where a hook command's program is on this machine, or null. `env.PATH` is searched as given (see hostPath). */
+/** `env.PATH` is searched as given (see hostPath). */
 export function resolveProgram(program: string, root: string, env: NodeJS.ProcessEnv = process.env): string | null {
   const expanded = program
     .replace(/\$\(git rev-parse --show-toplevel\)/g, gitTopLevel(root) ?? '')
@@ -42,7 +41,7 @@ function isExecutable(path: string): boolean {
   }
 }
 
-/** One host: off, ok, or what is wrong and what to do; `programs: false` skips finding their programs. */
+/** `programs: false` skips finding their programs. */
 export function hookCheck(root: string, host: ConfigurableHost, env: NodeJS.ProcessEnv = process.env, { programs = true } = {}): Check {
   const hooks = HOST_HOOKS[host];
   const name = `hooks: ${host}`;

@@ -3,8 +3,7 @@ import { failedExitCode, firstStr, shellCommand, str } from './fields.js';
 import type { HookInput } from './payload.js';
 import { commandProgram, sessionStartCommand, type HostHooks } from './settings.js';
 
-// Claude Code (code.claude.com/docs/en/hooks; hooks/README.md): payloads with hook_event_name, session_id, cwd,
-// plus source, prompt or tool_name/tool_input/tool_response; Codex and Gemini CLI reuse this reader.
+// Claude Code (code.claude.com/docs/en/hooks); Codex and Gemini CLI reuse this reader.
 
 const SHELL_TOOLS = new Set(['Bash']);
 
@@ -16,7 +15,7 @@ export function readClaudePayload(p: Json): HookInput {
   return readClaudeShaped(p, 'claude', SHELL_TOOLS);
 }
 
-/** The Claude-shaped payload that Codex and Gemini CLI share, with the host's own shell tool names. */
+/** Shared by Codex and Gemini CLI, with the host's own shell tool names. */
 export function readClaudeShaped(p: Json, host: HookInput['host'], shellTools: Set<string>): HookInput {
   const event = str(p, 'hook_event_name');
   const tool = str(p, 'tool_name');
@@ -34,7 +33,7 @@ export function readClaudeShaped(p: Json, host: HookInput['host'], shellTools: S
   };
 }
 
-/** A tool response that reports failure: a non-zero exit code, an error, success:false or is_error. */
+/** A non-zero exit code, an error, success:false or is_error. */
 function responseFailed(response: unknown): boolean {
   const r = asObject(response);
   if (!r) return false;
@@ -43,18 +42,15 @@ function responseFailed(response: unknown): boolean {
   return (typeof r.error === 'string' && r.error.trim() !== '') || asObject(r.error) !== null;
 }
 
-/** `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}`, the only keys (SPEC §4.4). */
+/** The only keys (SPEC §4.4). */
 export function claudeEnvelope(eventName: string, text: string): string {
   return JSON.stringify({ hookSpecificOutput: { hookEventName: eventName, additionalContext: text } }) + '\n';
 }
 
-/** Commands a `bd comments add` can be in (Claude Code's `if`, matched per command of a compound one). */
+/** Claude Code's `if`, matched per command of a compound one. */
 const CLAUDE_CAPTURE_IF = ['Bash(bd *)', 'Bash(*/bd *)'];
 
-/**
- * .claude/settings.json: memory-capture runs synchronously (Claude Code cancels an async hook when `claude -p`
- * ends right after the command) and only for bd commands (`if`), so an ordinary command starts no process.
- */
+/** Synchronous: Claude Code cancels an async hook when `claude -p` ends right after the command. */
 export const claudeHooks: HostHooks = {
   file: '.claude/settings.json',
   layout: 'nested',

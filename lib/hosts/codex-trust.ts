@@ -7,9 +7,8 @@ import type { Json } from '../core/json.js';
 import { readSmallFile } from '../io/read.js';
 import { gitTopLevel, placedHandlers } from './settings.js';
 
-// What Codex trusts (codex 0.171.0): a project's .codex/ only once `[projects."<dir>"] trust_level = "trusted"`
-// in $CODEX_HOME/config.toml, and each hook only once its `[hooks.state."…"] trusted_hash` matches; an
-// untrusted or changed hook is skipped without a word.
+// Codex (0.171.0) runs a project's .codex/ hooks only once $CODEX_HOME/config.toml has `[projects."<dir>"] trust_level =
+// "trusted"` and each hook's `[hooks.state."…"] trusted_hash` matches; an untrusted or changed hook is skipped silently.
 
 export function codexHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.CODEX_HOME || join(env.HOME || homedir(), '.codex');
@@ -18,7 +17,7 @@ export function codexHome(env: NodeJS.ProcessEnv = process.env): string {
 type TomlValue = string | boolean;
 export type TomlTables = Map<string, Map<string, TomlValue>>;
 
-/** The string and boolean values of a TOML file, by table: as much TOML as Codex writes for trust. */
+/** As much TOML as Codex writes for trust: string and boolean values, by table. */
 export function readTomlTables(text: string): TomlTables {
   const tables: TomlTables = new Map([['[]', new Map()]]);
   let current: Map<string, TomlValue> | null = tables.get('[]')!;
@@ -65,7 +64,7 @@ function quotedLength(text: string): number | null {
   return m ? m[0].length : null;
 }
 
-/** The string a quoted TOML string stands for (its escapes are JSON's, plus \UXXXXXXXX), or null. */
+/** JSON's escapes plus \UXXXXXXXX; null when not a string. */
 function quoted(literal: string): string | null {
   const body = literal.slice(1, -1);
   if (literal[0] === "'") return body;
@@ -88,15 +87,11 @@ function tomlValue(text: string): TomlValue | undefined {
   return word === 'true' ? true : word === 'false' ? false : undefined;
 }
 
-/** Codex's name of a hook event in its trust keys: SessionStart → session_start. */
 export function codexEventLabel(event: string): string {
   return event.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 }
 
-/**
- * The hash Codex trusts a command hook by: sha256 of canonical JSON of event, matcher and handler as Codex
- * reads it (timeout defaulted to 600 s, unknown keys left out).
- */
+/** sha256 of canonical JSON of event, matcher and handler as Codex reads it (timeout defaulted to 600 s). */
 export function codexHookHash(event: string, matcher: string | undefined, handler: Json): string {
   const timeout = typeof handler.timeout === 'number' ? Math.max(1, handler.timeout) : 600;
   const normalised: Json = { type: 'command', command: handler.command, timeout, async: handler.async === true };
@@ -106,7 +101,7 @@ export function codexHookHash(event: string, matcher: string | undefined, handle
   return `sha256:${sha256(stringify(identity))}`;
 }
 
-/** Whether Codex runs cairn's hooks at `root`: null, or the problem and what to do (fatal when hooks are lost). */
+/** Null, or the problem and what to do (fatal when hooks are lost). */
 export function codexTrustProblem(
   root: string,
   settings: Json,

@@ -5,8 +5,7 @@ import { claudeEnvelope, readClaudeShaped } from './claude.js';
 import type { HookInput } from './payload.js';
 import { GIT_TOP_LEVEL, sessionStartCommand, type HostHooks } from './settings.js';
 
-// Codex CLI (developers.openai.com/codex/hooks): .codex/hooks.json in Claude's layout, payloads in Claude's
-// shape plus turn_id; output schemas forbid unknown keys (hookEventName and additionalContext only).
+// Codex CLI (developers.openai.com/codex/hooks): Claude's layout and payloads; output schemas forbid unknown keys.
 
 const SHELL_TOOLS = new Set(['Bash', 'shell', 'local_shell', 'exec_command']);
 
@@ -22,10 +21,7 @@ export const codexEnvelope = claudeEnvelope;
 
 const TRANSCRIPT_TAIL = 8 * 1024 * 1024;
 
-/**
- * A Codex shell call's exit code from the session's transcript (its `tool_response` is the output alone);
- * null when it cannot tell.
- */
+/** From the session's transcript (`tool_response` is the output alone); null when it cannot tell. */
 export function transcriptExitCode(transcriptPath: string, callId: string): number | null {
   let tail: Buffer | undefined;
   try {
@@ -49,17 +45,14 @@ export function transcriptExitCode(transcriptPath: string, callId: string): numb
   return null;
 }
 
-/** A Codex shell call whose transcript says it failed (SPEC §4.2: a failed run captures nothing). */
+/** SPEC §4.2: a failed run captures nothing. */
 export function codexCallFailed(input: HookInput): boolean {
   if (input.host !== 'codex' || input.transcriptPath === null || input.toolUseId === null) return false;
   const code = transcriptExitCode(input.transcriptPath, input.toolUseId);
   return code !== null && code !== 0;
 }
 
-/**
- * .codex/hooks.json: synchronous, since `async` handlers are recent in Codex; memory-capture exits at once
- * on a payload without a capture.
- */
+/** Synchronous: `async` handlers are recent in Codex; memory-capture exits at once on a payload without a capture. */
 export const codexHooks: HostHooks = {
   file: '.codex/hooks.json',
   layout: 'nested',

@@ -3,8 +3,7 @@ import { dirname, join } from 'node:path';
 import { hostPath, resolveProgram } from './check.js';
 import { shellWord } from './settings.js';
 
-// The crontab lines for nightly maintenance (SPEC §3.4, §4.5). Cron's bare environment has no npm and
-// PATH=/usr/bin:/bin, so the lines name the executable by path and put node's directory on PATH when needed.
+// Nightly maintenance (SPEC §3.4, §4.5). Cron's PATH=/usr/bin:/bin has no npm: the lines name executables by path.
 
 const CRON_PATH = ['/usr/bin', '/bin'];
 

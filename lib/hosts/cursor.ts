@@ -3,8 +3,7 @@ import { failedExitCode, firstStr, NO_CALL, str } from './fields.js';
 import type { HookInput } from './payload.js';
 import { GIT_TOP_LEVEL, sessionStartCommand, type HostHooks } from './settings.js';
 
-// Cursor (cursor.com/docs/agent/hooks): .cursor/hooks.json, camelCase events, payloads with conversation_id
-// and workspace_roots; sessionStart injects `additional_context`.
+// Cursor (cursor.com/docs/agent/hooks): camelCase events; sessionStart injects `additional_context`.
 
 export function isCursorPayload(p: Json): boolean {
   if (str(p, 'conversation_id') !== null || Array.isArray(p.workspace_roots) || str(p, 'cursor_version') !== null) return true;
@@ -32,7 +31,7 @@ export function cursorEnvelope(text: string): string {
   return JSON.stringify({ additional_context: text }) + '\n';
 }
 
-/** .cursor/hooks.json (version 1); afterShellExecution is an observer: Cursor reads nothing back. */
+/** afterShellExecution is an observer: Cursor reads nothing back. */
 export const cursorHooks: HostHooks = {
   file: '.cursor/hooks.json',
   layout: 'flat',

@@ -4,8 +4,7 @@ import { cursorEnvelope } from './cursor.js';
 import { geminiEnvelope } from './gemini.js';
 import type { HookInput } from './payload.js';
 
-// What a hook prints for its host to add to the agent's context (SPEC §4.4). Text goes into a JSON
-// string, so its newlines are real newlines once the host decodes it — never a literal `\n`.
+// Context for the agent (SPEC §4.4), in a JSON string: newlines are real once the host decodes it, never a literal `\n`.
 
 export const ENVELOPE_FORMATS = ['claude', 'codex', 'gemini', 'cursor', 'text'] as const;
 export type EnvelopeFormat = (typeof ENVELOPE_FORMATS)[number];
@@ -14,12 +13,12 @@ export function isEnvelopeFormat(value: string): value is EnvelopeFormat {
   return (ENVELOPE_FORMATS as readonly string[]).includes(value);
 }
 
-/** The format when --format is not given: the payload's host; OpenCode's plugin and unknown callers get text. */
+/** The payload's host; OpenCode's plugin and unknown callers get text. */
 export function envelopeFor(input: HookInput): EnvelopeFormat {
   return input.host === 'opencode' || input.host === 'unknown' ? 'text' : input.host;
 }
 
-/** The exact stdout for `text` as context of the event `eventName`; empty text prints nothing. */
+/** Empty text prints nothing. */
 export function wrapContext(format: EnvelopeFormat, eventName: string, text: string): string {
   if (text.trim() === '') return '';
   switch (format) {

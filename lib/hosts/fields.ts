@@ -1,8 +1,7 @@
 import { asObject, type Json } from '../core/json.js';
 
-// Reading fields out of a hook payload whose shape nobody promised: wrong types read as absent.
+// A payload's shape is promised by nobody: wrong types read as absent.
 
-/** The transcript and tool call of a payload whose host gives neither. */
 export const NO_CALL = { transcriptPath: null, toolUseId: null };
 
 export function str(obj: Json | null, key: string): string | null {
@@ -18,13 +17,13 @@ export function firstStr(obj: Json | null, ...keys: string[]): string | null {
   return null;
 }
 
-/** An exit code that says the run failed: a number or numeric string other than 0. */
+/** A number or numeric string other than 0. */
 export function failedExitCode(value: unknown): boolean {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   return typeof n === 'number' && Number.isFinite(n) && n !== 0;
 }
 
-/** The shell command of a tool input: a string, or argv (`["bash", "-lc", script]` is the script). */
+/** A string, or argv (`["bash", "-lc", script]` is the script). */
 export function shellCommand(toolInput: unknown): string | null {
   const input = asObject(toolInput);
   const raw = input?.command ?? input?.cmd;

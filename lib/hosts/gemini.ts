@@ -4,8 +4,7 @@ import { claudeEnvelope, readClaudeShaped } from './claude.js';
 import type { HookInput } from './payload.js';
 import { sessionStartCommand, type HostHooks } from './settings.js';
 
-// Gemini CLI (gemini-cli docs/hooks): .gemini/settings.json, payloads in Claude's shape with a timestamp and
-// its own event and tool names (BeforeAgent, AfterTool, run_shell_command); stdout must be JSON only.
+// Gemini CLI (gemini-cli docs/hooks): Claude's shape with a timestamp and its own names; stdout must be JSON only.
 
 const EVENTS = new Set([
   'BeforeAgent',
@@ -31,7 +30,7 @@ export function readGeminiPayload(p: Json): HookInput {
   return { ...input, toolFailed: input.toolFailed || shellReportedFailure(p.tool_response) };
 }
 
-/** run_shell_command reports its exit status as an `Exit Code: N` line of its llmContent. */
+/** As an `Exit Code: N` line of its llmContent. */
 function shellReportedFailure(response: unknown): boolean {
   const text = str(asObject(response), 'llmContent');
   const m = text === null ? null : /^Exit Code: (-?\d+)/m.exec(text);
@@ -40,7 +39,7 @@ function shellReportedFailure(response: unknown): boolean {
 
 export const geminiEnvelope = claudeEnvelope;
 
-/** .gemini/settings.json: Gemini CLI waits for every hook (no async); timeouts in milliseconds. */
+/** Gemini CLI waits for every hook (no async); timeouts in milliseconds. */
 export const geminiHooks: HostHooks = {
   file: '.gemini/settings.json',
   layout: 'nested',

@@ -5,10 +5,8 @@ import type { Check } from '../store/health.js';
 import { hostPath } from './check.js';
 import type { ServerCommand } from './mcp.js';
 
-// `cairn doctor` starts the registered server as a host would and asks initialize, then tools/list, within a
-// deadline. Loaded only when a host registers the server.
+// Doctor starts the registered server as a host would: initialize, then tools/list, within a deadline.
 
-/** How long the server has to start and answer both. */
 const PROBE_MS = 10_000;
 
 export async function probeServer(root: string, server: ServerCommand, env = process.env, deadlineMs = PROBE_MS) {

@@ -9,13 +9,12 @@ import { hostPath, resolveProgram } from './check.js';
 import { appendTomlTable, readTomlTable, tomlTableState } from './toml.js';
 import { commandProgram, dirFlag, executableCommand, GIT_TOP_LEVEL, readSettings, updateSettings } from './settings.js';
 
-// `cairn mcp` registered in each host's MCP configuration (`cairn init --mcp`), merged as the hook settings
-// are; `cairn doctor`'s view of it. Formats, with sources, in hooks/README.md.
+// `cairn mcp` in each host's MCP configuration, merged as the hook settings are; formats and sources in hooks/README.md.
 
 export const MCP_HOSTS = ['claude', 'codex', 'gemini', 'cursor', 'opencode'] as const;
 export type McpHost = (typeof MCP_HOSTS)[number];
 
-/** How a host starts the server: a program and its arguments, run without a shell. */
+/** Run without a shell. */
 export interface ServerCommand {
   command: string;
   args: string[];
@@ -24,16 +23,15 @@ export interface ServerCommand {
 interface McpConfig {
   file: string;
   note?: string;
-  /** A file the host reads in its place that cairn does not edit (JSON with comments). */
+  /** Read in its place; cairn does not edit it (JSON with comments). */
   instead?: string;
-  /** What in a project shows that it uses the host (`cairn init --mcp` with no host named). */
+  /** Shows that a project uses the host (`cairn init --mcp` with no host named). */
   markers: string[];
-  /** A JSON file's key holding the servers (TOML: the `mcp_servers` table). */
+  /** TOML: the `mcp_servers` table. */
   key: string;
   base?: Json;
-  /** The server's entry as the host reads it. */
   entry(c: ServerCommand): Json;
-  /** The command of an entry as the host would run it; undefined when it names none. */
+  /** Undefined when it names none. */
   command(entry: Json): ServerCommand | undefined;
 }
 
@@ -96,10 +94,7 @@ export function mcpHostsFound(root: string): McpHost[] {
   return MCP_HOSTS.filter((h) => MCP_CONFIGS[h].markers.some((m) => existsSync(join(root, m))));
 }
 
-/**
- * How a host starts `cairn mcp`: as the hooks run cairn; with no shell and no project variable, a project-local
- * install is found through git by `sh -c`.
- */
+/** No shell and no project variable: a project-local install is found through git by `sh -c`. */
 export function serverCommand(root: string, storeDir?: string): ServerCommand {
   const program = executableCommand(root, { projectDir: GIT_TOP_LEVEL }, 'cairn');
   const dir = storeDir === undefined ? [] : ['--dir', storeDir];
@@ -107,7 +102,7 @@ export function serverCommand(root: string, storeDir?: string): ServerCommand {
   return { command: 'sh', args: ['-c', `exec ${program} mcp${dirFlag(storeDir)}`] };
 }
 
-/** Register the server in a host's configuration; `added` is false when an entry named cairn was there already. */
+/** `added` is false when an entry named cairn was there already. */
 export function registerMcp(root: string, host: McpHost, storeDir?: string): { path: string; added: boolean } {
   const config = MCP_CONFIGS[host];
   const entry = config.entry(serverCommand(root, storeDir));
@@ -150,7 +145,7 @@ function registerToml(root: string, file: string, c: ServerCommand): { path: str
   return { path, added: true };
 }
 
-/** The registered server's command, 'absent' when the host's file names no server cairn, or why it cannot be read. */
+/** 'absent' when the host's file names no server cairn, or why it cannot be read. */
 export function registeredServer(root: string, host: McpHost): ServerCommand | 'absent' | { problem: string } {
   const config = MCP_CONFIGS[host];
   const path = join(root, config.file);
@@ -172,14 +167,13 @@ export function registeredServer(root: string, host: McpHost): ServerCommand | '
   }
 }
 
-/** The program a server command runs, as a host finds it (for `sh -c 'exec PROGRAM …'`, PROGRAM). */
+/** For `sh -c 'exec PROGRAM …'`, PROGRAM. */
 export function serverProgram(c: ServerCommand): string {
   const shell = basename(c.command) === 'sh' && c.args[0] === '-c' && c.args[1];
   if (shell) return commandProgram(shell.replace(/^\s*exec\s+/, ''));
   return c.command;
 }
 
-/** Doctor's view of one host's registration: off, ok (its program is found), or what is wrong. */
 export function mcpCheck(root: string, host: McpHost, env: NodeJS.ProcessEnv = process.env): Check {
   const name = `mcp: ${host}`;
   const file = MCP_CONFIGS[host].file;

@@ -2,8 +2,7 @@ import { asObject, type Json } from '../core/json.js';
 import { failedExitCode, firstStr, NO_CALL, shellCommand, str } from './fields.js';
 import type { HookInput } from './payload.js';
 
-// OpenCode has no command hooks: its plugin (hooks/opencode/cairn.js) pipes its own events to the
-// executables (opencode.ai/docs/plugins); context goes back as text.
+// No command hooks: the plugin (hooks/opencode/cairn.js) pipes its own events to the executables; context as text.
 
 export function isOpenCodePayload(p: Json): boolean {
   return str(p, 'sessionID') !== null || /^(tool|session)\./.test(str(p, 'event') ?? '');

@@ -6,23 +6,21 @@ import { isCursorPayload, readCursorPayload } from './cursor.js';
 import { isGeminiPayload, readGeminiPayload } from './gemini.js';
 import { isOpenCodePayload, readOpenCodePayload } from './opencode.js';
 
-// One normalised view of a hook payload from any host (SPEC §4.2, §4.4, §7); the most specific shapes are
-// tried first (Codex and Gemini CLI send Claude's shape plus marks of their own).
+// A hook payload from any host (SPEC §4.2, §4.4, §7); the most specific shapes first (Codex and Gemini extend Claude's).
 
 export type Host = 'claude' | 'codex' | 'gemini' | 'cursor' | 'opencode' | 'unknown';
 
 export interface HookInput {
   host: Host;
-  /** As the host names it: SessionStart, UserPromptSubmit, PostToolUse, AfterTool, afterShellExecution… */
   event: string | null;
   cwd: string | null;
   sessionId: string | null;
   prompt: string | null;
   source: string | null;
-  /** The shell command of a shell-tool event (Bash, run_shell_command, shell…), else null. */
+  /** Of a shell-tool event, else null. */
   command: string | null;
   toolFailed: boolean;
-  /** The session's transcript, where the host keeps one (Codex records a command's exit code there). */
+  /** Codex records a command's exit code there. */
   transcriptPath: string | null;
   toolUseId: string | null;
 }
@@ -35,7 +33,7 @@ const READERS: [(p: Record<string, unknown>) => boolean, (p: Record<string, unkn
   [isClaudePayload, readClaudePayload],
 ];
 
-/** Normalise a hook payload (parsed JSON, or its text). Never throws; an unknown shape reads as nulls. */
+/** Never throws; an unknown shape reads as nulls. */
 export function readHookInput(json: unknown): HookInput {
   let value = json;
   if (typeof value === 'string') {

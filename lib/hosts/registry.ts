@@ -4,7 +4,7 @@ import { cursorHooks } from './cursor.js';
 import { geminiHooks } from './gemini.js';
 import type { HostHooks } from './settings.js';
 
-// The hosts `cairn init --<host>` configures and `cairn doctor` checks, in the order they are shown.
+// In the order they are shown.
 
 export const HOST_HOOKS = {
   claude: claudeHooks,

@@ -5,16 +5,13 @@ import { CairnError } from '../core/errors.js';
 import { asObject, type Json, jsonErrorPlace } from '../core/json.js';
 import { writeFileAtomic } from '../io/atomic.js';
 
-// A host's hook settings file, merged in place (SPEC §7): cairn's entries go beside the user's, never
-// replacing or reordering them, and one already there is left as it is, so `cairn init` again changes nothing.
-// Layouts: nested {hooks: {Event: [{matcher?, hooks: [handler]}]}} (Claude Code, Codex, Gemini); flat (Cursor).
+// A host's hook settings merged in place (SPEC §7): beside the user's entries, never reordering them; idempotent.
 
 export type Layout = 'nested' | 'flat';
 
 export interface HookEntry {
   event: string;
   matcher?: string;
-  /** The handler object as the host reads it; its `command` runs a cairn executable. */
   handler: { command: string } & Json;
 }
 
@@ -22,7 +19,7 @@ export interface HostHooks {
   file: string;
   layout: Layout;
   base?: Json;
-  /** The project root as a hook can name it: the host's variable, or GIT_TOP_LEVEL where it sets none. */
+  /** The host's variable, or GIT_TOP_LEVEL where it sets none. */
   projectDir: string;
   note?: string;
   entries(exe: (name: string) => string): HookEntry[];
@@ -38,7 +35,7 @@ export function shellWord(text: string): string {
   return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The first directory up from `root` holding `.git` (a directory, or a file for worktrees and submodules). */
+/** `.git` is a directory, or a file for worktrees and submodules. */
 export function gitTopLevel(root: string): string | null {
   for (let dir = root; ; dir = dirname(dir)) {
     if (existsSync(join(dir, '.git'))) return dir;
@@ -46,10 +43,7 @@ export function gitTopLevel(root: string): string | null {
   }
 }
 
-/**
- * The project root as a hook of this host names it; a root below git's top level (a monorepo package) is
- * reached from there, and one outside git by its path.
- */
+/** A root below git's top level (a monorepo package) is reached from there, one outside git by its path. */
 function projectDirExpression(root: string, hooks: Pick<HostHooks, 'projectDir'>): string {
   if (hooks.projectDir !== GIT_TOP_LEVEL) return hooks.projectDir;
   const top = gitTopLevel(root);
@@ -58,15 +52,11 @@ function projectDirExpression(root: string, hooks: Pick<HostHooks, 'projectDir'>
   return below === '' ? GIT_TOP_LEVEL : `${GIT_TOP_LEVEL}/${shellWord(below)}`;
 }
 
-/**
- * How a hook invokes a cairn executable: via the project's node_modules when a dev dependency (hosts run hooks
- * with a shell, not npm: .bin is not on PATH), else by name from PATH.
- */
+/** Via node_modules for a dev dependency (hosts run hooks with a shell: .bin is not on PATH), else from PATH. */
 export function executableCommand(root: string, hooks: Pick<HostHooks, 'projectDir'>, name: string): string {
   return existsSync(join(root, 'node_modules', '.bin', name)) ? `${projectDirExpression(root, hooks)}/node_modules/.bin/${name}` : name;
 }
 
-/** The program a command line runs (first word, quotes removed). */
 export function commandProgram(command: string): string {
   const first = /^\s*((?:"[^"]*"|'[^']*'|[^\s"'])+)/.exec(command);
   return first ? first[1].replace(/["']/g, '') : '';
@@ -151,7 +141,7 @@ export interface Merged {
   replaced: { event: string; reason: string }[];
 }
 
-/** Add the entries an event lacks: one already running the executable (in any form) stays unless outdated. */
+/** One already running the executable (in any form) stays unless outdated. */
 export function mergeHooks(settings: Json, hooks: Pick<HostHooks, 'layout' | 'outdated'>, entries: HookEntry[]): Merged {
   const { layout } = hooks;
   let current: Json = { ...settings, hooks: { ...(asObject(settings.hooks) ?? {}) } };
@@ -189,13 +179,12 @@ export function mergeHooks(settings: Json, hooks: Pick<HostHooks, 'layout' | 'ou
   return { settings: { ...current, hooks: result }, added, replaced };
 }
 
-/** The SessionStart command: auto-recall, or, when it cannot run (exit 127), a message telling the agent so. */
+/** When auto-recall cannot run (exit 127), a message tells the agent so (SPEC §2: never silent). */
 export function sessionStartCommand(exe: (name: string) => string, args: string, envelope: (text: string) => string): string {
   const program = exe('auto-recall');
   return `${program} ${args} || echo ${shellWord(envelope(notInstalledMessage(commandProgram(program))).trimEnd())}`;
 }
 
-/** What a session is told when auto-recall is not installed where its hook looks (SPEC §2: never silent). */
 function notInstalledMessage(program: string): string {
   const dependency = program.includes('/node_modules/.bin/');
   const remedy = dependency ? 'run npm install at the project root' : 'install cairn (README: Install cairn in your project)';
@@ -205,7 +194,7 @@ function notInstalledMessage(program: string): string {
 
 const SETTINGS_CAP = 4 * 1024 * 1024;
 
-/** A settings file as an object ({} when absent); a file that is not a JSON object is never overwritten. */
+/** A file that is not a JSON object is never overwritten. */
 export function readSettings(path: string): Json {
   const text = readSmallFile(path, SETTINGS_CAP)?.toString('utf8') ?? '';
   if (text.trim() === '') return {};
@@ -222,10 +211,7 @@ export function readSettings(path: string): Json {
   return obj;
 }
 
-/**
- * Merge cairn's hooks into the host's settings file, written only when something was added. `storeDir`: a store
- * outside the project, which the hooks must be told or their first capture starts another store.
- */
+/** Written only when something was added; `storeDir` outside the project must reach the hooks, or they start another store. */
 export function installHooks(root: string, hooks: HostHooks, storeDir?: string): Merged & { path: string } {
   let merged: Merged | undefined;
   const path = updateSettings(root, hooks.file, hooks.base, (current) => {
@@ -239,12 +225,11 @@ export function installHooks(root: string, hooks: HostHooks, storeDir?: string):
   return { path, ...merged! };
 }
 
-/** ` --dir <store>` for a store outside the project, else nothing. */
 export function dirFlag(storeDir: string | undefined): string {
   return storeDir === undefined ? '' : ` --dir ${shellWord(storeDir)}`;
 }
 
-/** The one way a host's JSON settings file is changed: rewritten whole (temp, rename) in its own indentation. */
+/** Rewritten whole (temp, rename) in its own indentation. */
 export function updateSettings(root: string, file: string, base: Json | undefined, merge: (settings: Json) => Json | undefined): string {
   const path = join(root, file);
   const current = readSettings(path);

@@ -1,12 +1,11 @@
 import { CairnError } from '../core/errors.js';
 
-// The smallest TOML cairn needs: whether a document defines one table (Codex's `[mcp_servers.cairn]`),
-// append it when not, read back its string values. The user's text is never rewritten, only appended to
-// (a TOML library would re-serialise it, losing comments and layout).
+// The smallest TOML cairn needs: find, append and read one table; the user's text is only appended to (a library would
+// re-serialise it, losing comments and layout).
 
 export type TomlValue = string | string[];
 
-/** A key or header path as written (`mcp_servers . "cairn"` → ['mcp_servers', 'cairn']). */
+/** `mcp_servers . "cairn"` → ['mcp_servers', 'cairn'] */
 function keyPath(text: string): string[] | undefined {
   const parts: string[] = [];
   const re = /\s*(?:([A-Za-z0-9_-]+)|"((?:[^"\\]|\\.)*)"|'([^']*)')\s*(\.|$)/y;
@@ -36,7 +35,7 @@ interface Statement {
   value?: string;
 }
 
-/** The statements of a document (headers, key/value pairs with their values' text), skipping what hides one. */
+/** Headers and key/value pairs, skipping what hides one. */
 function statements(text: string): Statement[] {
   const out: Statement[] = [];
   let table: string[] = [];
@@ -107,7 +106,7 @@ function statements(text: string): Statement[] {
   return out;
 }
 
-/** Where `target` first occurs in text[from, end) outside a quoted key; -1 if it does not. */
+/** Outside a quoted key; -1 if not found. */
 function outsideQuotes(text: string, from: number, end: number, target: string): number {
   for (let i = from; i < end; i++) {
     const c = text[i];
@@ -120,10 +119,7 @@ function outsideQuotes(text: string, from: number, end: number, target: string):
 
 const startsWith = (path: string[], prefix: string[]) => prefix.every((p, k) => path[k] === p);
 
-/**
- * Whether the document defines the table at `path`; 'blocked' when an inline table or array of tables above
- * it could not be extended by an appended `[path]` header.
- */
+/** 'blocked' when an inline table or array of tables above it could not be extended by an appended header. */
 export function tomlTableState(text: string, path: string[]): 'present' | 'absent' | 'blocked' {
   let state: 'present' | 'absent' | 'blocked' = 'absent';
   for (const s of statements(text)) {
@@ -135,7 +131,7 @@ export function tomlTableState(text: string, path: string[]): 'present' | 'absen
   return state;
 }
 
-/** A TOML basic string: JSON's escapes are TOML's, and DEL, which JSON leaves as it is, is escaped too. */
+/** JSON's escapes are TOML's; DEL, which JSON leaves, is escaped too. */
 export function tomlString(value: string): string {
   return JSON.stringify(value).replace(/\x7f/g, '\\u007f');
 }
@@ -148,7 +144,7 @@ export function appendTomlTable(text: string, path: string[], values: Record<str
   return `${text}${lead}${[header, ...lines].join('\n')}\n`;
 }
 
-/** The string and string-list values of the `[path]` table; undefined when the document has none. */
+/** Undefined when the document has none. */
 export function readTomlTable(text: string, path: string[]): Record<string, TomlValue> | undefined {
   let found = false;
   const values: Record<string, TomlValue> = {};

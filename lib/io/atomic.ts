@@ -4,10 +4,7 @@ import { dirname } from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { mkdirNoFollow } from './safe.js';
 
-/**
- * Write a file whole inside `within`: an exclusive temp file beside it, then rename; no symbolic link on the
- * way is followed and one at the path is replaced (SPEC §2). `write` streams a large file instead of a text.
- */
+/** Temp file, then rename; no link on the way followed, one at the path replaced (SPEC §2). */
 export function writeFileAtomic(path: string, content: string | Uint8Array | ((fd: number) => void), within: string): void {
   mkdirNoFollow(within, dirname(path));
   const tmp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;

@@ -7,24 +7,23 @@ import { openLog } from './read.js';
 import { mkdirNoFollow } from './safe.js';
 import type { Deadline } from '../core/deadline.js';
 
-// The one JSONL writer and reader. Appends are whole lines in one write() under the advisory lock;
-// a torn last line (a crash mid-append) is never glued to: the next append starts on a fresh line.
+// The one JSONL writer and reader: whole lines in one write() under the lock; a torn last line is never glued to.
 
 const APPEND_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
 
 export interface AppendOptions {
   deadline: Deadline;
-  /** The directory the log lives inside: no symbolic link on the way is followed (SPEC §2). */
+  /** No symbolic link on the way is followed (SPEC §2). */
   within: string;
 }
 
-/** Append lines under the lock; `build` sees the last complete line (for ordered ids) and may throw. */
+/** `build` sees the last complete line and may throw. */
 export function appendLines(path: string, build: (lastLine: string | undefined) => string[], opts: AppendOptions): string[] {
   let lines: string[] = [];
   appendUnderLock(path, opts, (fd, { lastLine, endsWithNewline }) => {
     lines = build(lastLine);
     if (lines.length === 0) return;
-    // the write is the commit point (SPEC §2): past the deadline nothing is recorded and the run is kept
+    // the commit point (SPEC §2): past the deadline nothing is recorded
     opts.deadline.check('recording the change');
     for (const line of lines) {
       if (line.includes('\n')) throw new CairnError('input', 'a JSONL record may not contain a newline');
@@ -40,7 +39,7 @@ export interface LineRange {
   end: number;
 }
 
-/** Append whole lines held in another file (a rotation's move), never whole in memory. */
+/** A rotation's move: never whole in memory. */
 export function appendRange(path: string, range: LineRange, opts: AppendOptions): void {
   appendUnderLock(path, opts, (fd, { endsWithNewline }) => {
     if (range.end <= range.start) return;
@@ -95,7 +94,6 @@ export function copyRange({ fd, start, end }: LineRange, to: number): void {
   }
 }
 
-/** Whether `length` bytes of one open file at `a` equal those of another at `b`. */
 export function sameBytes(fdA: number, a: number, fdB: number, b: number, length: number): boolean {
   const size = Math.min(PIECE, Math.max(1, length));
   const [x, y] = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
@@ -109,7 +107,7 @@ export function sameBytes(fdA: number, a: number, fdB: number, b: number, length
   return true;
 }
 
-/** How many newlines bytes [start, end) hold; with `keep`, also where each of the last `keep` lines ends. */
+/** With `keep`, also where each of the last `keep` lines ends. */
 export function countLines(fd: number, start: number, end: number, keep = 0): { lines: number; lastEnds: number[] } {
   const buf = Buffer.allocUnsafe(Math.min(PIECE, Math.max(1, end - start)));
   const ring = new Array<number>(keep); // the last `keep` line ends, the oldest at lines % keep
@@ -147,7 +145,7 @@ export interface LogLine {
   text: string;
 }
 
-/** Complete lines from `from` on; a last line without its newline is torn or still being written: skipped. */
+/** A last line without its newline is torn or still being written: skipped. */
 export function* readLines(path: string, from = 0, chunkSize = 1 << 20): Generator<LogLine> {
   const fd = openLog(path);
   if (fd === undefined) return;

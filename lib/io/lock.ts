@@ -16,11 +16,10 @@ import { CairnError } from '../core/errors.js';
 import { sleepSync, type Deadline } from '../core/deadline.js';
 import { readSmallFile } from './read.js';
 
-// Advisory lock: `<file>.lock` created with O_EXCL holding "pid host time". A lock whose holder died on this
-// host, or older than STALE_MS, is broken; a live one is waited for until the deadline. Anything else at the
-// path (a `mkdir` lock, a link) is foreign: waited for, never followed, removed only when stale and harmless.
+// `<file>.lock` made with O_EXCL, holding "pid host time"; broken when its holder died on this host or after STALE_MS.
+// Anything else there is waited for, never followed, removed only when stale and harmless.
 const STALE_MS = 5 * 60_000;
-/** A cairn lock file still empty this long after creation lost its holder between create and write. */
+/** Lost its holder between create and write. */
 const TORN_MS = 1000;
 
 export interface Lock {
@@ -31,7 +30,7 @@ interface Found {
   stats: Stats;
   holder: string;
   stale: boolean;
-  /** When an empty lock turns stale: worth waiting for. */
+  /** An empty lock's: worth waiting for. */
   staleAt?: number;
 }
 
@@ -46,10 +45,10 @@ export function acquireLock(target: string, deadline: Deadline): Lock {
     if (lock) return lock;
     const found = inspect(path);
     const broken = found === undefined || (found.stale && breakStale(path, found));
-    // checked every round: nothing at the lock path can keep a writer here past its deadline
+    // every round: nothing at the path keeps a writer past its deadline
     const until = found?.staleAt === undefined ? giveUpAt : Math.max(giveUpAt, Math.min(found.staleAt + 10, deadline.at));
     if (Date.now() >= until) {
-      const last = broken ? create(path, token) : undefined; // a stale lock broken just now is free: one last try
+      const last = broken ? create(path, token) : undefined; // broken just now: one last try
       if (last) return last;
       throw new CairnError('lock', `lock ${path} ${found?.holder ?? 'kept changing hands'}; gave up after ${Date.now() - started} ms`);
     }
@@ -58,7 +57,7 @@ export function acquireLock(target: string, deadline: Deadline): Lock {
   }
 }
 
-/** Take the lock if it is free (or its holder is gone): never waits. */
+/** Never waits. */
 export function tryLock(target: string): Lock | undefined {
   const path = `${target}.lock`;
   const token = `${process.pid} ${hostname()} ${Date.now()}\n`;
@@ -93,7 +92,7 @@ function releaseLock(path: string, token: string): void {
   try {
     if (readSmallFile(path, 1024, true)?.toString('utf8') === token) unlinkSync(path);
   } catch {
-    // already gone, or no longer ours: nothing to release
+    // gone, or no longer ours
   }
 }
 
@@ -148,7 +147,7 @@ function inspect(path: string): Found | undefined {
   return { stats, holder, stale: deadHolder || Date.now() - Number(timeText) > STALE_MS };
 }
 
-/** Renaming a stale lock aside first: two breakers cannot both win, and a fresh lock moved by mistake goes back. */
+/** Renamed aside first: two breakers cannot both win, and a fresh lock moved by mistake goes back. */
 function breakStale(path: string, found: Found): boolean {
   const aside = `${path}.stale-${process.pid}`;
   try {
@@ -170,7 +169,7 @@ function breakStale(path: string, found: Found): boolean {
     if (moved?.isDirectory()) rmdirSync(aside);
     else unlinkSync(aside);
   } catch {
-    if (moved) restore(aside, path, moved); // a directory that filled meanwhile is someone's: put it back
+    if (moved) restore(aside, path, moved); // filled meanwhile: someone's
     return false;
   }
   return true;
@@ -181,14 +180,14 @@ function restore(aside: string, path: string, stats: Stats): void {
     try {
       renameSync(aside, path);
     } catch {
-      // the path is taken again; the directory stays aside, untouched
+      // taken again: it stays aside
     }
     return;
   }
   try {
-    linkSync(aside, path); // only if the place is still free: a lock taken since stands
+    linkSync(aside, path); // only if still free
   } catch {
-    // someone else holds the path now; theirs stands
+    // theirs stands
   }
   try {
     unlinkSync(aside);

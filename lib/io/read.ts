@@ -3,8 +3,7 @@ import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import { CairnError } from '../core/errors.js';
 
-// The one bounded reader (SPEC §2): a byte cap and a time limit, and never a read that could block the thread
-// (the deadline's timer cannot interrupt one): regular files synchronously, pipes and devices non-blocking.
+// The one bounded reader (SPEC §2): a cap, a time limit, no read that blocks the thread (the timer could not end it).
 
 export const DEFAULT_INPUT_CAP = 8 * 1024 * 1024;
 
@@ -19,7 +18,7 @@ export interface BoundedInput {
   timedOut: boolean;
 }
 
-// node:net is loaded only to read a pipe a flag names: hooks do not pay for it at start-up
+// node:net only to read a pipe a flag names (start-up cost)
 const require = createRequire(import.meta.url);
 
 const NONE: BoundedInput = { bytes: Buffer.alloc(0), truncated: false, timedOut: false };
@@ -27,7 +26,7 @@ const NONE: BoundedInput = { bytes: Buffer.alloc(0), truncated: false, timedOut:
 // O_NONBLOCK: a FIFO without a writer opens at once; a device read that would wait fails instead
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0);
 
-/** Stdin: a terminal is never read (it would wait for a person). */
+/** A terminal is never read (it would wait for a person). */
 export async function readStdinBounded(limits: InputLimits): Promise<BoundedInput> {
   let st: Stats;
   try {
@@ -36,13 +35,12 @@ export async function readStdinBounded(limits: InputLimits): Promise<BoundedInpu
     return NONE; // stdin closed by the caller
   }
   if (st.isFile()) return readRegular(0, limits.cap);
-  // tty is loaded only for a device: a hook's start-up does not pay for it (tools/bundle.js)
+  // tty only for a device (start-up cost)
   if (st.isCharacterDevice() && (await import('node:tty')).isatty(0)) return NONE;
-  // process.stdin is a non-blocking pipe or socket, or a stream over a device read in the thread pool.
+  // a non-blocking pipe or socket, or a device read in the thread pool
   return collect(process.stdin, limits, 'stdin');
 }
 
-/** A file, pipe or device named by `path` (`what` names it in messages, e.g. `--file x.md`). */
 export async function readPathBounded(path: string, limits: InputLimits, what: string): Promise<BoundedInput> {
   let fd: number;
   try {
@@ -71,15 +69,12 @@ export async function readPathBounded(path: string, limits: InputLimits, what: s
   throw new CairnError('input', `cannot read ${what}: ${st.isDirectory() ? 'it is a directory' : 'not a file, pipe or device'}`);
 }
 
-/**
- * Open a file cairn keeps: only a regular file (a link to /dev/zero would read forever); `noFollow` refuses a
- * symbolic link too (a read that feeds a rewrite must not copy a link's target into the store).
- */
+/** Only a regular file (a link to /dev/zero reads forever); `noFollow` refuses a link too. */
 export function openRegularFile(path: string, noFollow = false): number | undefined {
   return openRegular(path, noFollow ? `${path} is a symbolic link; cairn never writes through one` : undefined);
 }
 
-/** Open a log, never through a symbolic link: a clone may bring one pointing at any file (SPEC §2). */
+/** A clone may bring a symbolic link pointing at any file (SPEC §2). */
 export function openLog(path: string): number | undefined {
   return openRegular(path, `${path} is not a regular file but a symbolic link; cairn reads no log through one`);
 }
@@ -104,7 +99,7 @@ function openRegular(path: string, linkRefused: string | undefined): number | un
   return fd;
 }
 
-/** A small file cairn keeps, whole: undefined when missing; at most `cap` bytes. */
+/** Undefined when missing. */
 export function readSmallFile(path: string, cap: number, noFollow = false): Buffer | undefined {
   return readWhole(path, openRegularFile(path, noFollow), cap);
 }
@@ -138,7 +133,7 @@ export function readFileTail(path: string, bytes: number): Buffer | undefined {
   }
 }
 
-/** Up to `cap` bytes of a regular file (its size may be 0 and still hold data, as in /proc). */
+/** Its size may be 0 and still hold data, as in /proc. */
 function readRegular(fd: number, cap: number): BoundedInput {
   const chunks: Buffer[] = [];
   let total = 0;
@@ -164,7 +159,7 @@ function collect(stream: Readable, limits: InputLimits, what: string): Promise<B
       settled = true;
       clearTimeout(timer);
       stream.removeAllListeners('data');
-      stream.destroy(); // releases the handle, so a writer that never closes cannot keep the process alive
+      stream.destroy(); // a writer that never closes cannot keep the process alive
       if (outcome instanceof CairnError) reject(outcome);
       else resolve(outcome);
     };
@@ -199,7 +194,7 @@ function errnoText(err: unknown): string {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Decode UTF-8, dropping a partial last character when cut; binary data (invalid UTF-8, NUL) is bad input. */
+/** Drops a partial last character when cut; binary data (invalid UTF-8, NUL) is bad input. */
 export function decodeUtf8Prefix(bytes: Buffer, cut: boolean, what = 'stdin'): string {
   let end = bytes.length;
   if (cut) {

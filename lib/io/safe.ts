@@ -2,14 +2,9 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { CairnError } from '../core/errors.js';
 
-// cairn never writes through a symbolic link (SPEC §2): a clone can carry committed links (`.cairn/cache ->
-// ~/.ssh`), so every directory from the one a writer names down to the file must be real, and files are made
-// with O_EXCL or O_NOFOLLOW or replaced by rename.
+// Never a write through a symbolic link (SPEC §2): a clone can carry committed links (`.cairn/cache -> ~/.ssh`).
 
-/**
- * `dir` as a real directory inside `within`, made if missing (`within` too, never its parents: a removed
- * project is not made again); no symbolic link on the way.
- */
+/** Made if missing (`within` too, never its parents: a removed project is not made again). */
 export function mkdirNoFollow(within: string, dir: string): void {
   const rel = relative(within, dir);
   if (rel.startsWith('..') || isAbsolute(rel)) throw new CairnError('store', `${dir} is outside ${within}`);
@@ -30,7 +25,7 @@ export function mkdirNoFollow(within: string, dir: string): void {
   }
 }
 
-/** True for a real directory, false for anything else, undefined when missing; throws on a symbolic link. */
+/** Undefined when missing; throws on a symbolic link. */
 function realDirectory(path: string): boolean | undefined {
   let st;
   try {

@@ -2,7 +2,7 @@ import { writeSync } from 'node:fs';
 
 // The product goes to fd 1 with a plain write: process.stdout would load node:net on every hook run.
 
-/** Write `text` to stdout whole. A caller that closed its end (EPIPE) gets nothing and no crash. */
+/** A caller that closed its end (EPIPE) gets nothing, and no crash. */
 export function writeStdout(text: string): void {
   let rest = Buffer.from(text);
   while (rest.length > 0) {

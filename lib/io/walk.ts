@@ -1,8 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-// A bounded breadth-first walk of a work tree without git: hidden entries, dependencies and build output
-// skipped, stopping after `maxEntries` entries so a huge tree costs bounded time.
+// Breadth-first, without git: hidden, dependency and build directories skipped; bounded by `maxEntries`.
 
 const SKIP_DIRS = new Set(['node_modules', 'dist', 'build', 'out', 'target', 'vendor', 'coverage', '__pycache__']);
 

@@ -2,8 +2,7 @@ import { simpleCommands, type SimpleCommand } from '../core/shell.js';
 import { codexCallFailed } from '../hosts/codex.js';
 import type { HookInput } from '../hosts/payload.js';
 
-// Finding `bd comments add <id> <text>` in an agent's shell command (SPEC §4.2), at command positions only,
-// so `echo "bd comments add …"` is text, not a capture.
+// At command positions only (SPEC §4.2): `echo "bd comments add …"` is text.
 
 export interface BdComment {
   bead: string;
@@ -13,17 +12,17 @@ export interface BdComment {
 const VALUE_FLAGS = new Set(['-a', '--author', '-f', '--file', '--actor', '--db']);
 const STDIN_FILES = new Set(['-', '/dev/stdin']);
 
-/** Cheap pre-check for the hook's hot path: could this command add a bd comment at all? */
+/** The hot path's pre-check. */
 export function mayAddComment(command: string): boolean {
   return /\bbd\b/.test(command) && /\bcomments?\W{1,8}add\b/.test(command);
 }
 
-/** Could this hook payload hold a capture (a shell command that ran, did not fail, may add a bd comment)? */
+/** A shell command that ran, did not fail, may add a bd comment. */
 export function mayCapture(input: HookInput): input is HookInput & { command: string } {
   return input.command !== null && !input.toolFailed && mayAddComment(input.command) && !codexCallFailed(input);
 }
 
-/** Every comment the command adds, in order; `checkpoint` runs after each command read (see simpleCommands). */
+/** In order; `checkpoint` runs after each command read. */
 export function bdComments(command: string, checkpoint?: () => void): BdComment[] {
   if (!mayAddComment(command)) return [];
   const out: BdComment[] = [];
@@ -55,7 +54,7 @@ function asComment(cmd: SimpleCommand): BdComment | undefined {
   }
   const [bead, ...rest] = positional;
   if (!bead) return undefined;
-  // `--file -` reads the text from stdin: a here-document is the only stdin we can see
+  // `--file -` reads stdin: a here-document is the only stdin we can see
   if (file !== undefined) return STDIN_FILES.has(file) && cmd.heredoc !== undefined ? { bead, text: cmd.heredoc } : undefined;
   return rest.length ? { bead, text: rest.join(' ') } : undefined;
 }

@@ -3,9 +3,9 @@ import { asObject, jsonErrorPlace } from '../core/json.js';
 import { seconds } from './reader.js';
 import type { Comment } from './capture.js';
 
-// `memory-capture --from-bd-json` (SPEC §4.2): `bd comments <id> --json` output (or JSON lines) for backfill.
+// `bd comments <id> --json` output or JSON lines, for backfill (SPEC §4.2).
 
-/** The comments in `bd comments --json` output; `now` (Unix seconds) stands in for a missing time. */
+/** `now` (Unix seconds) stands in for a missing time. */
 export function commentsFromBdJson(text: string, now: number): Comment[] {
   const trimmed = text.trim();
   if (trimmed === '') return [];

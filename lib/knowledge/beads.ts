@@ -6,12 +6,10 @@ import type { HookInput } from '../hosts/payload.js';
 import { DEFAULT_CONFIG, loadConfig, type Config } from '../store/config.js';
 import { locate } from '../store/root.js';
 
-// Titles of the work in progress from beads (SPEC §4.4): both `bd list` calls start at once, before the index
-// opens, each cut off at its timeout. No `.beads/` or no `bd` on PATH: nothing spawned, child_process unloaded.
+// Bead titles (SPEC §4.4): both `bd list` calls at once, each cut at its timeout.
 
 const require = createRequire(import.meta.url);
 
-/** In-progress work first, then open beads. */
 const MAX_TITLES = 20;
 
 export interface BeadListing {
@@ -19,26 +17,26 @@ export interface BeadListing {
   titles: Promise<string[]>;
 }
 
-/** How long bd may take: the configured timeout, and a quarter of the time left at most. */
+/** The configured timeout, at most a quarter of the time left. */
 export function bdTimeout(config: Config, deadline: Deadline): number {
   return Math.min(config.knowledge.bdTimeoutMs, deadline.remaining() / 4);
 }
 
-/** Start the listings from auto-recall's gate, before the store opens: bd is most of a session start's wait. */
+/** Before the store opens: bd is most of a session start's wait. */
 export function earlyBeadListing(
   flags: { root?: string; dir?: string; project?: string },
   input: HookInput,
   deadline: Deadline,
 ): BeadListing | undefined {
   if (flags.root !== undefined) return undefined;
-  // the gate runs before the runner's fail-open handling: whatever goes wrong here is left to it
+  // before the runner's fail-open handling: whatever goes wrong is left to it
   try {
     const { root, dir } = locate({ dir: flags.dir, project: flags.project, payloadCwd: input.cwd ?? undefined });
     let config = DEFAULT_CONFIG;
     try {
       config = loadConfig(dir);
     } catch {
-      // the runner reports a broken config.json and runs on the defaults, as here
+      // the runner reports a broken config.json and runs on the defaults
     }
     return { root, titles: beadTitles(root, bdTimeout(config, deadline)) };
   } catch {
@@ -46,7 +44,7 @@ export function earlyBeadListing(
   }
 }
 
-/** Start both listings now; the promise holds the titles that arrived in time (never rejects). */
+/** Never rejects: the titles that arrived in time. */
 export function beadTitles(root: string, timeoutMs: number): Promise<string[]> {
   if (!existsSync(join(root, '.beads'))) return Promise.resolve([]);
   const bd = onPath('bd');
@@ -66,7 +64,7 @@ export function beadTitles(root: string, timeoutMs: number): Promise<string[]> {
   );
 }
 
-/** Titles in `bd list --json` output, only of the status asked for when issues carry one. */
+/** Only of the status asked for when issues carry one. */
 export function titlesOf(stdout: string, status: string): string[] {
   let rows: unknown;
   try {

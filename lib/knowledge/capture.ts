@@ -12,8 +12,7 @@ import { parseEntryLine, readEntries } from './reader.js';
 import { rotateIfDue, type RotateReport } from './rotate.js';
 import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
-// Capture (SPEC §4.2): a comment becomes an entry (sanitised, redacted, capped), appended under the log's lock
-// unless the log holds it already; a key taken by other content gets `-2`, `-3`, …: nothing dropped silently.
+// Capture (SPEC §4.2): a taken key gets `-2`, `-3`, …: nothing dropped silently.
 
 export interface Comment {
   bead: string;
@@ -29,7 +28,7 @@ export interface CaptureContext {
 
 const MAX_BEAD_CHARS = 128;
 
-/** Untrusted text as stored content: sanitised, redacted (SPEC §4.6), capped. */
+/** Sanitised, redacted (SPEC §4.6), capped. */
 export function cleanContent(text: string): string {
   return capUtf8(sanitizeUntrusted(text), MAX_CONTENT_BYTES).trim();
 }
@@ -40,7 +39,7 @@ function cleanBead(bead: string): string {
     .join('');
 }
 
-/** The entry a comment makes, 'skip' for `SKIP:`, undefined when it is not knowledge. */
+/** 'skip' for `SKIP:`, undefined when it is not knowledge. */
 function entryFromComment(comment: Comment, ctx: CaptureContext): KnowledgeEntry | 'skip' | undefined {
   const typed = parseTypedText(comment.text);
   if (typed === undefined || typed === 'skip') return typed;
@@ -59,14 +58,11 @@ function entryFromComment(comment: Comment, ctx: CaptureContext): KnowledgeEntry
 
 export interface Appended {
   entry: KnowledgeEntry;
-  /** 'duplicate': the log (or its archive) already holds this content under this key family. */
+  /** 'duplicate': log or archive holds this content under this key family. */
   status: 'added' | 'duplicate';
 }
 
-/**
- * Append entries under the log's lock: the same normalised content in the key family (`k`, `k-2`, … in log and
- * archive) is a duplicate; otherwise the entry takes the first free suffix.
- */
+/** The same content in the key family (`k`, `k-2`, …) is a duplicate; else the first free suffix. */
 export function appendEntries(store: Store, entries: KnowledgeEntry[], progress: Progress = NO_PROGRESS): Appended[] {
   const results: Appended[] = [];
   if (entries.length === 0) return results;
@@ -103,10 +99,7 @@ interface Family {
   contents: Map<string, string>;
 }
 
-/**
- * The stored versions of each base key's family (under the log's lock): from the index brought up to date, or
- * from the files when there is none or catching up would take longer than reading them.
- */
+/** From the index, or the files when catching up would take longer. */
 function storedFamilies(store: Store, baseKeys: Set<string>, project: string | undefined): Map<string, Family> {
   if (existsSync(store.dbPath)) {
     try {
@@ -119,12 +112,12 @@ function storedFamilies(store: Store, baseKeys: Set<string>, project: string | u
   return keyFamilies([store.archivePath, store.knowledgePath], baseKeys, project, store.deadline);
 }
 
-/** How long a capture lets the index catch up before it reads the files instead (about what reading them takes). */
+/** About what reading the files takes. */
 const CATCH_UP_MS = 150;
 
 function familiesFromIndex(store: Store, baseKeys: Set<string>, project: string | undefined): Map<string, Family> {
   const db = store.database;
-  // the one follower, with a budget of its own: what it applies meanwhile is kept for the next reader
+  // the one follower, on a budget: what it applies meanwhile is kept
   const catchUp = {
     deadline: new Deadline(Math.max(1, Math.min(CATCH_UP_MS, store.deadline.remaining() / 4))),
     warn: (m: string) => store.log.warn(m),
@@ -151,15 +144,15 @@ function addVersion(families: Map<string, Family>, base: string, key: string, co
   family.contents.set(normaliseText(content), key);
 }
 
-// a byte search per key is cheapest for a hook's few keys; a backfill of many reads every line once
+// a byte search per key is cheapest for a hook's few keys; a backfill reads every line once
 const SEARCHED_KEYS = 16;
-/** A log rotates at 5000 lines (SPEC §4.5): one far beyond this is not read whole by a hook. */
+/** A log rotates at 5000 lines (SPEC §4.5): one far beyond is not read whole by a hook. */
 const LOG_CAP = 64 * 1024 * 1024;
 
 function keyFamilies(paths: string[], baseKeys: Set<string>, project: string | undefined, deadline: Deadline): Map<string, Family> {
   const families = new Map<string, Family>();
   for (const path of paths) {
-    // a regular file only, never through a link
+    // a regular file, never through a link
     const buf = readSmallLog(path, LOG_CAP);
     if (buf === undefined) continue;
     for (const start of candidateLines(buf, baseKeys)) {
@@ -176,7 +169,7 @@ function keyFamilies(paths: string[], baseKeys: Set<string>, project: string | u
   return families;
 }
 
-/** Offsets of the lines that may hold a key (keys are [a-z0-9-]: JSON never escapes them). */
+/** Keys are [a-z0-9-]: JSON never escapes them. */
 function candidateLines(buf: Buffer, keys: Set<string>): Set<number> {
   const starts = new Set<number>();
   if (keys.size > SEARCHED_KEYS) {
@@ -204,16 +197,13 @@ export interface CaptureReport {
   rotated?: RotateReport;
 }
 
-/**
- * Capture comments into the log. The append is the commit point: indexing and rotation after it are best
- * effort (a warning), so a caller never retries and doubles an entry.
- */
+/** The append is the commit point: indexing and rotation after it are best effort, so no caller doubles an entry. */
 export function captureComments(store: Store, comments: Comment[]): CaptureReport {
   const ctx = { project: store.project, tagWords: [...DEFAULT_TAG_WORDS, ...store.config.knowledge.tags] };
   const entries: KnowledgeEntry[] = [];
   let ignored = 0;
   for (const c of comments) {
-    // thousands of comments in one payload: stop before anything is recorded (SPEC §2)
+    // stop before anything is recorded (SPEC §2)
     store.deadline.check('preparing the captures');
     const e = entryFromComment(c, ctx);
     if (e === undefined || e === 'skip') ignored++;
@@ -250,10 +240,7 @@ export interface ImportReport {
   unreadable: number;
 }
 
-/**
- * `cairn init --import-lavra PATH`: a Lavra log's readable entries, cleaned as a capture is, keeping key, type,
- * time, bead and source; entries already held are skipped.
- */
+/** Cleaned as a capture is; entries already held are skipped. */
 export function importLavraLog(store: Store, path: string, progress: Progress = NO_PROGRESS): ImportReport {
   const tagWords = [...DEFAULT_TAG_WORDS, ...store.config.knowledge.tags];
   const entries: KnowledgeEntry[] = [];

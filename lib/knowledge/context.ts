@@ -3,8 +3,7 @@ import { basename, extname, join } from 'node:path';
 import { walkFiles } from '../io/walk.js';
 import { gitDirOf } from '../store/root.js';
 
-// What a session is about, for auto-recall's query (SPEC §4.4), by weight: prompt, bead titles, branch words,
-// files changed since git last wrote its index. Read without spawning git.
+// A session's topics for auto-recall (SPEC §4.4), by weight; no git spawned.
 
 export interface SessionContext {
   prompt: string | null;
@@ -13,7 +12,7 @@ export interface SessionContext {
   changedFiles: string[];
 }
 
-/** The context as one text, most important first (query terms are taken in this order). */
+/** Most important first: query terms are taken in this order. */
 export function contextText(c: SessionContext): string {
   return [c.prompt ?? '', ...c.beadTitles, branchWords(c.branch ?? '').join(' '), ...c.changedFiles].filter(Boolean).join('\n');
 }
@@ -39,12 +38,12 @@ const BRANCH_NOISE = new Set([
   'head',
 ]);
 
-/** `feat/codex-cli_support` → codex, cli, support. */
+/** `feat/codex-cli_support` → codex, cli, support */
 export function branchWords(branch: string): string[] {
   return branch.split(/[-_/.]+/).filter((w) => w !== '' && !BRANCH_NOISE.has(w.toLowerCase()));
 }
 
-/** Files modified since git last wrote its index, newest first, by name (a bounded walk); none outside git. */
+/** Newest first (a bounded walk); none outside git. */
 export function changedFiles(root: string, limit = 10, maxEntries = 4000): string[] {
   let since: number;
   try {

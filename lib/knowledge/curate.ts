@@ -12,21 +12,18 @@ import { versionOf } from './index.js';
 import { parseEntryLine, toEntry } from './reader.js';
 import { anchorChecker } from './sanitize.js';
 
-// Shared curation (SPEC §4.5): `--dry-run` proposes the exact lines to append (each with a review_reason) and a
-// hash of them over canonical JSON; `--apply` appends them only when they still hash to what the reviewer
-// confirmed. The log is only ever appended to.
+// Curation (SPEC §4.5): `--dry-run` proposes lines and their hash; `--apply` appends them only if the hash still matches.
 
 export interface Proposal {
   lines: string[];
   hash: string;
 }
 
-/** sha256 of the proposal's lines as canonical JSON. */
 export function proposalHash(lines: string[]): string {
   return sha256(stringify(lines.map((l) => JSON.parse(l) as unknown)));
 }
 
-/** This project's entries in the log (unreadable lines skipped: `cairn sanitize` audits them). */
+/** Unreadable lines skipped: `cairn sanitize` audits them. */
 function* projectEntries(store: Store): Generator<KnowledgeEntry> {
   let n = 0;
   for (const line of readLines(store.knowledgePath)) {
@@ -50,10 +47,7 @@ function curated(e: KnowledgeEntry, status: CurationStatus, reason: string, extr
   });
 }
 
-/**
- * Gather candidates and build the proposal (nothing written): a first reading holds a few numbers a line
- * (version, content, status) to find visible entries and shared contents; a second keeps only those proposed.
- */
+/** Nothing written; the second reading keeps only the entries proposed. */
 export function proposeCuration(store: Store): Proposal {
   const versions = new NumberList();
   const contents = new NumberList();
@@ -74,7 +68,7 @@ export function proposeCuration(store: Store): Proposal {
   const supersededBy = new Map<string, string>();
   for (const s of says) if (visible(s.at)) for (const k of s.supersedes) if (k !== s.key) supersededBy.set(k, s.key);
 
-  // duplicates: the same content under several keys (one version per key)
+  // the same content under several keys
   const groups = new Map<number, KnowledgeEntry[]>();
   const named: KnowledgeEntry[] = [];
   const stale: { e: KnowledgeEntry; missing: string[] }[] = [];
@@ -92,7 +86,7 @@ export function proposeCuration(store: Store): Proposal {
 
   const lines: string[] = [];
   const decided = new Set<string>();
-  // duplicates: the newest becomes canonical
+  // the newest becomes canonical
   for (const group of groups.values()) {
     const [newest, ...older] = [...group].sort((a, b) => b.ts - a.ts);
     const olderKeys = older.map((e) => e.key);
@@ -108,14 +102,14 @@ export function proposeCuration(store: Store): Proposal {
     for (const e of older) lines.push(curated(e, 'superseded', `duplicate of ${newest.key}`, { superseded_by: newest.key }, store.project));
     for (const k of [newest.key, ...olderKeys]) decided.add(k);
   }
-  // superseded: an entry another one says it supersedes, not yet marked
+  // superseded by another entry, not yet marked
   for (const e of named) {
     if (decided.has(e.key)) continue;
     const by = supersededBy.get(e.key)!;
     lines.push(curated(e, 'superseded', `${by} supersedes it`, { superseded_by: by }, store.project));
     decided.add(e.key);
   }
-  // stale: every file the entry names is gone from the project — for a person to review, not to drop
+  // stale: every file it names is gone — for a person to review, not to drop
   for (const { e, missing } of stale) {
     if (!decided.has(e.key))
       lines.push(curated(e, 'needs_review', `the files it names no longer exist: ${missing.join(', ')}`, {}, store.project));
@@ -123,20 +117,19 @@ export function proposeCuration(store: Store): Proposal {
   return { lines, hash: proposalHash(lines) };
 }
 
-/** Write the proposal file inside `within` (SPEC §2). */
 export function writeProposal(path: string, proposal: Proposal, within: string): void {
   writeFileAtomic(path, JSON.stringify(proposal, null, 1) + '\n', within);
 }
 
 export interface Applied {
   appended: number;
-  /** Lines whose entry already has that status (a proposal applied twice). */
+  /** Already of that status (a proposal applied twice). */
   already: number;
 }
 
 const PROPOSAL_CAP = 16 * 1024 * 1024;
 
-/** Append a reviewed proposal; refused when its lines no longer hash to `confirm` or are not curated entries. */
+/** Refused when its lines no longer hash to `confirm` or are not curated entries. */
 export function applyProposal(store: Store, proposalPath: string, confirm: string): Applied {
   let text: string;
   try {
@@ -162,7 +155,7 @@ export function applyProposal(store: Store, proposalPath: string, confirm: strin
     if (line.includes('\n')) throw new CairnError('input', `line ${i + 1} of the proposal holds a newline`);
     return { line, entry: parsed.value };
   });
-  // the current status of the versions the proposal is about (the latest line of each wins)
+  // the current status of each version (its latest line wins)
   const status = new Map(entries.map(({ entry }) => [versionOf(entry), undefined as string | undefined]));
   for (const e of projectEntries(store)) if (status.has(versionOf(e))) status.set(versionOf(e), e.status);
   const fresh = entries.filter(({ entry }) => status.get(versionOf(entry)) !== entry.status);

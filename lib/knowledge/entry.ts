@@ -1,7 +1,7 @@
 import { languagesOf } from '../core/languages.js';
 import { shortHash } from '../core/text.js';
 
-// A knowledge entry (SPEC §4.1) in the Lavra line format, plus the project id and curation fields cairn writes.
+// A knowledge entry (SPEC §4.1): Lavra's line format plus cairn's project id and curation fields.
 
 export const KNOWLEDGE_TYPES = ['learned', 'decision', 'fact', 'pattern', 'investigation', 'deviation', 'must-check'] as const;
 export type KnowledgeType = (typeof KNOWLEDGE_TYPES)[number];
@@ -11,14 +11,14 @@ export type CurationStatus = (typeof CURATION_STATUSES)[number];
 
 export interface KnowledgeEntry {
   key: string;
-  /** One of KNOWLEDGE_TYPES when cairn wrote it; a foreign log may hold others, kept as written. */
+  /** A foreign log may hold other types, kept as written. */
   type: string;
   content: string;
   source: string;
   tags: string[];
   ts: number;
   bead: string;
-  /** The project that wrote it (SPEC §1.2); absent in logs written before cairn. */
+  /** SPEC §1.2; absent in logs written before cairn. */
   project?: string;
   status?: CurationStatus;
   supersedes?: string[];
@@ -28,15 +28,14 @@ export interface KnowledgeEntry {
   review_reason?: string;
 }
 
-/** Content is capped at this many UTF-8 bytes, at a character boundary (SPEC §4.2). */
+/** UTF-8 bytes, cut at a character boundary (SPEC §4.2). */
 export const MAX_CONTENT_BYTES = 4096;
 export const MAX_TAGS = 12;
 const SLUG_CHARS = 60;
 
-// The prefix must lead the body (after whitespace); `SKIP:` means "store nothing" (SPEC §4.2).
+// the prefix must lead the body (SPEC §4.2)
 const PREFIX = /^\s*(LEARNED|DECISION|FACT|PATTERN|INVESTIGATION|DEVIATION|MUST-CHECK|SKIP):[ \t]*/;
 
-/** A comment body's type and content, 'skip' for `SKIP:`, undefined when it is not knowledge. */
 export function parseTypedText(body: string): { type: KnowledgeType; content: string } | 'skip' | undefined {
   const m = PREFIX.exec(body);
   if (!m) return undefined;
@@ -45,7 +44,7 @@ export function parseTypedText(body: string): { type: KnowledgeType; content: st
   return content ? { type: m[1].toLowerCase() as KnowledgeType, content } : undefined;
 }
 
-/** The first 60 characters of the content as a slug; content with no [a-z0-9] (Japanese) gets a short hash. */
+/** Content with no [a-z0-9] (Japanese) gets a short hash. */
 export function slugOf(content: string): string {
   const slug = Array.from(content)
     .slice(0, SLUG_CHARS)
@@ -60,12 +59,12 @@ export function keyOf(type: string, content: string): string {
   return `${type}-${slugOf(content)}`;
 }
 
-/** `learned-x`, `learned-x-2`, `learned-x-3`, …: the n-th entry whose content slugs alike. */
+/** `learned-x`, `learned-x-2`, …: the n-th entry whose content slugs alike. */
 export function suffixedKey(base: string, n: number): string {
   return n <= 1 ? base : `${base}-${n}`;
 }
 
-/** The default tag vocabulary (SPEC §4.1); config `knowledge.tags` adds words. */
+/** SPEC §4.1; config `knowledge.tags` adds words. */
 export const DEFAULT_TAG_WORDS = [
   'api',
   'auth',
@@ -139,16 +138,16 @@ export const DEFAULT_TAG_WORDS = [
   'convention',
 ];
 
-// a mention starts where a run of path characters does, so a long run is not rescanned (quadratic)
+// anchored where a run of path characters starts: no rescans (quadratic)
 const FILE_MENTION = /(?<![A-Za-z0-9_./-])[A-Za-z0-9_./-]*[A-Za-z0-9_]\.([A-Za-z0-9]{1,6})\b/g;
 
-/** Tags: the type, vocabulary words (plurals allowed), languages of the files named; at most 12. */
+/** The type, vocabulary words (plurals allowed), languages of the files named; at most 12. */
 export function tagsFor(type: string, content: string, words: readonly string[] = DEFAULT_TAG_WORDS): string[] {
   const tags = new Set<string>([type]);
   const lower = content.toLowerCase();
   const found: { word: string; at: number }[] = [];
   for (const word of words) {
-    // a word's regex costs far more than a substring search: only words whose stem occurs are looked for
+    // a regex per word costs far more than a substring search: only words whose stem occurs
     if (!lower.includes(stemOf(word))) continue;
     const at = lower.search(wholeWord(word));
     if (at >= 0) found.push({ word, at });
@@ -159,7 +158,7 @@ export function tagsFor(type: string, content: string, words: readonly string[] 
   return [...tags].slice(0, MAX_TAGS);
 }
 
-/** What every inflection of a word starts with (retry, retries: `retr`). */
+/** retry, retries: `retr` */
 function stemOf(word: string): string {
   const lower = word.toLowerCase();
   return lower.endsWith('y') ? lower.slice(0, -1) : lower;

@@ -9,13 +9,12 @@ import { isCommandLike } from './noise.js';
 import { parseEntryLine } from './reader.js';
 import { ROTATE_ABOVE } from './rotate.js';
 
-// The knowledge index (SPEC §4.3): a row per line of the log, archive and active cache, fed by the one follower,
-// searched through FTS5; only a version's latest line is visible (SPEC §4.5). auto-recall searches only the newest
-// NEWEST_LINES (docs/decisions.md). Over 400 lines: the rows, their follower and the search share tables.
+// The knowledge index (SPEC §4.3): FTS5 over the log, archive and active cache, fed by the one follower; only a
+// version's latest line is visible (§4.5). Over 400 lines: the rows, their follower and the search share tables.
 
 export type Source = 'archive' | 'log' | 'active';
 const SOURCE_CODE: Record<Source, number> = { archive: 0, log: 1, active: 2 };
-// Versions compare within the raw logs (archive < log) and within the active cache, never across.
+// versions compare within the raw logs (archive < log) and within the active cache, never across
 const SEQ_BASE: Record<Source, number> = { archive: 0, log: 2 ** 40, active: 0 };
 
 function knowledgeFollower(path: string, source: Source): LogFollower<KnowledgeEntry> {
@@ -30,7 +29,7 @@ function knowledgeFollower(path: string, source: Source): LogFollower<KnowledgeE
       return undefined;
     },
     apply(db, e, offset) {
-      // tags are kept a space apart: a planted tag that is not one word (`ok\n[LEARNED] …`) is dropped whole
+      // a planted tag that is not one word (`ok\n[LEARNED] …`) is dropped whole
       const tags = shownTags(e.tags).join(' ');
       const { lastInsertRowid } = statements(db).insert.run(
         code,
@@ -88,7 +87,7 @@ function prepareStatements(db: Database) {
        FROM knowledge_newest n JOIN knowledge k ON k.id = n.id WHERE n.source = ? AND n.id < ?`,
     ),
     forgetNewest: db.prepare('DELETE FROM knowledge_newest WHERE source = ? AND id < ?'),
-    // '-' sorts just before '.': the range is every key that starts with `base-` (`+source`: by key, not by source)
+    // '-' sorts just before '.': every key starting `base-` (`+source`: by key, not by source)
     keyFamily: db.prepare(
       'SELECT key, content, project FROM knowledge WHERE (key = ? OR (key > ? AND key < ?)) AND +source IN (0, 1) ORDER BY source, seq',
     ),
@@ -108,7 +107,6 @@ export function knowledgeFollowers(store: Store): Record<Source, LogFollower<Kno
   };
 }
 
-/** The database with each given source indexed up to date (with `newest`, its newest lines too). */
 export function knowledgeDb(store: Store, sources: Source[], opts: { newest?: boolean } = {}): Database {
   const followers = knowledgeFollowers(store);
   let db: Database | undefined;
@@ -120,10 +118,7 @@ export function knowledgeDb(store: Store, sources: Source[], opts: { newest?: bo
 
 export const NEWEST_LINES = ROTATE_ABOVE;
 
-/**
- * Bring `knowledge_newest_fts` up to date with a source's newest NEWEST_LINES rows. Rows join a source only
- * with ids above all others, so a sync adds rows above the newest held and forgets those below the window.
- */
+/** Rows join a source with ids above all others: a sync adds above and forgets below the window. */
 function syncNewest(db: Database, source: Source): void {
   const code = SOURCE_CODE[source];
   const s = statements(db);
@@ -138,21 +133,20 @@ function syncNewest(db: Database, source: Source): void {
   };
   if (!plan().change) return;
   db.transaction(() => {
-    const { floor, top } = plan(); // again under the write lock: another process may have synced meanwhile
+    const { floor, top } = plan(); // again under the write lock: another process may have synced
     forgetNewest(db, code, floor);
     s.addNewestFts.run(code, Math.max(top + 1, floor));
     s.addNewest.run(code, Math.max(top + 1, floor));
   }).immediate();
 }
 
-/** Take a source's rows below `floor` (all of them: Infinity) out of the newest lines' table. */
 function forgetNewest(db: Database, code: number, floor: number): void {
   const s = statements(db);
   s.forgetNewestFts.run(code, floor);
   s.forgetNewest.run(code, floor);
 }
 
-/** Archive then log lines whose key is `base` or `base-<anything>` (a capture's key family, SPEC §4.1). */
+/** A capture's key family (SPEC §4.1): archive, then log. */
 export function keyFamilyLines(db: Database, base: string): { key: string; content: string; project: string }[] {
   return statements(db).keyFamily.all(base, `${base}-`, `${base}.`) as {
     key: string;
@@ -172,13 +166,13 @@ export interface KnowledgeHit {
   status: string | null;
   archived: boolean;
   score: number;
-  /** The entry line's tokens in the auto-recall block, once counted; `key` says which line and encoding. */
+  /** Tokens of its auto-recall line; `key` says which line and encoding. */
   lineTokens?: { key: string; tokens: number };
 }
 
 export interface KnowledgeQuery {
   project: string;
-  /** Which sources: ['log'], ['log', 'archive'] (--all), or ['active'] (with `newest` only). */
+  /** ['log'], ['log', 'archive'] (--all), or ['active'] (with `newest` only). */
   sources: Source[];
   type?: string;
   limit: number;
@@ -186,15 +180,14 @@ export interface KnowledgeQuery {
   newest?: boolean;
 }
 
-// Ranking (SPEC §4.3; why in docs/decisions.md, "Knowledge search"): BM25 with positive column weights, times
-// a factor for the entry's status and residue; at equal score the newer entry first.
+// Ranking (SPEC §4.3; docs/decisions.md, "Knowledge search"): BM25 with positive weights × status and residue factors.
 export const BM25_WEIGHTS = [10, 5, 2, 1] as const;
 export const NOISE_FACTOR = 0.3;
 export const STATUS_FACTORS: Record<string, number> = { canonical: 1.15, needs_review: 0.6 };
 
-/** FTS5's bm25 constant k1: one term adds less than (k1 + 1) · idf to a row's score. */
+/** One term adds less than (k1 + 1) · idf to a row's score. */
 const BM25_K1 = 1.2;
-/** Rows the first round of a search scores at most, beyond its rarest term. */
+/** Beyond its rarest term. */
 const FIRST_ROUND_ROWS = 2000;
 
 function filters(q: KnowledgeQuery): { sql: string; params: unknown[] } {
@@ -268,7 +261,7 @@ export function recordLineTokens(db: Database, counted: { id: number; key: strin
 
 const ftsTable = (newest: boolean | undefined) => (newest ? 'knowledge_newest_fts' : 'knowledge_fts');
 
-/** How many rows of the searched table hold each term, counted once per search. */
+/** Counted once per search. */
 export class TermCounts {
   private readonly memo = new Map<string, number>();
   private readonly statement;
@@ -288,7 +281,7 @@ export class TermCounts {
     return n;
   }
 
-  /** BM25's N, or more (the bounds only need idf no smaller than FTS5's): the largest row id. */
+  /** BM25's N or more (the bounds need idf no smaller than FTS5's). */
   total(): number {
     this.rowCount ??=
       (this.db
@@ -299,10 +292,7 @@ export class TermCounts {
   }
 }
 
-/**
- * Entries matching any term, best first, exactly as scoring every row would give, without scoring rows that
- * cannot reach the top k: each term adds below (k1 + 1)·idf (docs/decisions.md, "Knowledge search").
- */
+/** Exact: rows that cannot reach the top k are never scored. */
 export function searchKnowledge(
   db: Database,
   q: KnowledgeQuery & { terms: string[] },
@@ -335,19 +325,15 @@ export function searchKnowledge(
   return top.map(toHit);
 }
 
-/** The largest factor any entry can have (canonical entries raise their score). */
 function largestFactor(db: Database): number {
   const statuses = db.prepare('SELECT DISTINCT status FROM knowledge WHERE status IS NOT NULL').pluck().all() as string[];
   return Math.max(1, ...statuses.map((s) => STATUS_FACTORS[s] ?? 1));
 }
 
-/**
- * The top `q.limit` visible rows matching `match`, best raw BM25 first, stopping once no further row could
- * beat the k-th kept score with the largest factor.
- */
+/** Best raw BM25 first, stopping once no row could beat the k-th kept score with the largest factor. */
 function rankRows(db: Database, q: KnowledgeQuery, terms: string, holding: string[] | undefined, maxFactor: number): Row[] {
   const table = ftsTable(q.newest);
-  // the newest lines' table holds several sources: filtered by its `source` column, which weighs nothing in BM25
+  // filtered by `source`, which weighs nothing in BM25
   const match = q.newest
     ? `${ftsMatch(
         q.sources.map((s) => String(SOURCE_CODE[s])),
@@ -355,7 +341,7 @@ function rankRows(db: Database, q: KnowledgeQuery, terms: string, holding: strin
       )} AND (${terms})`
     : terms;
   const weights = q.newest ? [...BM25_WEIGHTS, 0] : BM25_WEIGHTS;
-  // `+rowid` keeps the restriction a filter: as a rowid constraint FTS5 would run the whole query once per row.
+  // `+rowid` keeps it a filter: as a rowid constraint FTS5 would run the whole query once per row
   const restriction = holding ? ` AND +rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?)` : '';
   const scored = db
     .prepare(
@@ -378,7 +364,7 @@ function rankRows(db: Database, q: KnowledgeQuery, terms: string, holding: strin
   return top;
 }
 
-/** Higher score first; at equal score the newer entry, then the later line. */
+/** At equal score the newer entry, then the later line. */
 function ranksBefore(a: Row & { seq: number }, b: Row & { seq: number }): boolean {
   return a.score !== b.score ? a.score > b.score : a.ts !== b.ts ? a.ts > b.ts : a.seq > b.seq;
 }
@@ -398,7 +384,6 @@ export interface KnowledgeStats {
   topTags: { tag: string; count: number }[];
 }
 
-/** Totals, archived, by type and top tags of the visible entries, superseded included. */
 export function knowledgeStats(db: Database, project: string, topTags = 10): KnowledgeStats {
   const f = filters({ project, sources: ['log', 'archive'], limit: 0, withSuperseded: true });
   const rows = db.prepare(`SELECT k.type, k.tags, k.source FROM knowledge k WHERE ${f.sql}`).all(...f.params) as {
@@ -410,7 +395,7 @@ export function knowledgeStats(db: Database, project: string, topTags = 10): Kno
   const tags = new Map<string, number>();
   let archived = 0;
   for (const r of rows) {
-    const type = shownType(r.type); // types and tags are printed: only what they may be (lib/knowledge/render.ts)
+    const type = shownType(r.type); // printed: only what they may be
     byType[type] = (byType[type] ?? 0) + 1;
     if (r.source === 0) archived++;
     for (const t of shownTags(r.tags ? r.tags.split(' ') : [])) if (t !== r.type) tags.set(t, (tags.get(t) ?? 0) + 1);

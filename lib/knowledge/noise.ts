@@ -1,5 +1,4 @@
-// Shell residue in a knowledge log (SPEC §4.5, §8): whole commands stored as "knowledge", and command tails
-// glued onto real notes. cairn sanitize drops the first and trims the second; the index ranks the first low.
+// Shell residue (SPEC §4.5, §8): commands stored as knowledge (dropped, ranked low) and tails glued onto notes (trimmed).
 
 const PROGRAMS = [
   'bd|git|gh|cd|npm|npx|pnpm|yarn|bun|node|deno|python3?|pip|uv|cargo|go|make|docker|kubectl|curl|wget',
@@ -10,10 +9,7 @@ const SHELL_SYNTAX = /--[a-z][a-z-]*=|\$\(|<<-?\s*['"]?[A-Z]|\s&&(\s|$)|\s\|\|\s
 const PIPELINE = /['"]\s*\|\s*\\?$|\|\s*(?:sed|grep|awk|tr|head|tail|xargs)\b|\s&&\s|\s\|\|\s|\$\(/m;
 const HEADING = /^#{1,6}\s+\S/gm;
 
-/**
- * Content that is a command or a dump of one (a program with shell syntax, a `#` line and a pipeline, two
- * or more markdown headings); a note with a command tail glued on is still a note.
- */
+/** A note with a command tail glued on is still a note. */
 export function isCommandLike(content: string): boolean {
   const text = stripShellResidue(content);
   const firstLine = text.split('\n', 1)[0];
@@ -26,7 +22,7 @@ export function isCommandLike(content: string): boolean {
 const QUOTED_TAIL = /["']\s*(?:2>&1|2>\/dev\/null|>\s*\/dev\/null|(?:&&|\|\||;)\s*(?:bd|git)\s)/;
 const COMMAND_LINE = /^(?:bd\s+(?:close|update|sync|comments?)|git\s+(?:add|commit|push))\b/;
 
-/** A note without its glued command tail; only the last line is read each round, so it stays linear. */
+/** Only the last line is read each round: linear. */
 export function stripShellResidue(content: string): string {
   let text = content.trimEnd();
   for (;;) {

@@ -3,10 +3,9 @@ import { jsonErrorPlace } from '../core/json.js';
 import { readLines, type ParsedLine } from '../io/jsonl.js';
 import { CURATION_STATUSES, keyOf, type CurationStatus, type KnowledgeEntry } from './entry.js';
 
-// The tolerant reader (SPEC §4.1): any spacing, an object stored as a JSON string, multi-line content and a
-// torn last line are read; a line that still is not an entry is reported and skipped, never removed.
+// Tolerant (SPEC §4.1): what still is not an entry is reported and skipped, never removed.
 
-/** One line of a knowledge log as an entry. Never throws. */
+/** Never throws. */
 export function parseEntryLine(text: string): ParsedLine<KnowledgeEntry> {
   const trimmed = text.trim();
   if (trimmed === '') return { ok: false, reason: 'empty line' };
@@ -20,7 +19,7 @@ export function parseEntryLine(text: string): ParsedLine<KnowledgeEntry> {
   return toEntry(value);
 }
 
-/** A parsed value as an entry: content and type are required; the rest is filled in or dropped when malformed. */
+/** Content and type required; the rest filled in or dropped. */
 export function toEntry(value: unknown): ParsedLine<KnowledgeEntry> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'not a JSON object' };
   const o = value as Record<string, unknown>;
@@ -52,7 +51,7 @@ function strings(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
-/** Unix seconds from seconds, milliseconds or an ISO date; 0 when unknown. */
+/** From seconds, milliseconds or an ISO date; 0 when unknown. */
 export function seconds(v: unknown): number {
   if (typeof v === 'number' && Number.isFinite(v) && v > 0) return Math.floor(v > 1e12 ? v / 1000 : v);
   if (typeof v === 'string') {
@@ -70,7 +69,6 @@ export interface ReadEntry {
   line: string;
 }
 
-/** Every readable entry of a log file, in file order; unreadable lines go to `warn` with their byte offset. */
 export function* readEntries(path: string, warn: (message: string) => void, from = 0): Generator<ReadEntry> {
   for (const line of readLines(path, from)) {
     if (!line.text.trim()) continue;

@@ -1,8 +1,7 @@
 import { clip, hangingIndent, shownBead, shownContent, shownTags, shownType } from './render.js';
 import type { KnowledgeHit, KnowledgeStats } from './index.js';
 
-// `cairn recall` output (SPEC §4.5): multi-line content is indented four spaces, so no line can pass for the
-// two-space bead line or another hit.
+// Content indented four spaces: no line passes for a bead line or another hit (SPEC §4.5).
 
 export function formatHits(hits: KnowledgeHit[]): string {
   return hits.map(formatHit).join('\n\n') + (hits.length ? '\n' : '');

@@ -6,11 +6,9 @@ import { openLog } from '../io/read.js';
 import { CairnError } from '../core/errors.js';
 import type { Deadline } from '../core/deadline.js';
 
-// Rotation (SPEC §4.5): past 5000 lines the oldest move to knowledge.archive.jsonl, leaving the newest 2500.
-// Journalled, under the log's lock: (1) journal the lines (with the log's inode and the archive's size),
-// (2) append them to the archive, (3) rewrite the log (new inode), (4) remove the journal. A killed move is
-// finished from the journal: (2) skipped if the archive ends with the lines, else a partial append is cut off
-// first; (3) skipped once the inode changed. Nothing is lost or doubled.
+// Rotation (SPEC §4.5): past 5000 lines the oldest move to the archive, leaving 2500. Journalled, under the lock: (1) journal
+// the lines, the log's inode and the archive's size, (2) append to the archive, (3) rewrite the log, (4) drop the journal.
+// Finishing a killed move: (2) skipped if the archive ends with the lines, else cut back first; (3) skipped once the inode changed.
 
 export const ROTATE_ABOVE = 5000;
 export const KEEP_NEWEST = 2500;
@@ -20,7 +18,6 @@ export interface RotateOptions {
   within: string;
   above?: number;
   keep?: number;
-  /** Where the log's last line count is kept, so a log grown by a few lines is known not due without a read. */
   countFile?: string;
 }
 
@@ -34,17 +31,15 @@ export function journalPath(logPath: string): string {
   return `${logPath}.rotating.tmp`;
 }
 
-// No line of an entry is shorter than this: a log this small cannot hold more than 5000 lines, and a
-// log that grew by N bytes since it was counted gained at most N / SMALLEST_LINE lines.
+// no entry's line is shorter: N bytes grown since the count hold at most N / SMALLEST_LINE lines
 const SMALLEST_LINE = 40;
 
-/** The log held `lines` lines at `size` bytes; appends add at least SMALLEST_LINE bytes a line. */
 interface LineCount {
   size: number;
   lines: number;
 }
 
-/** Rotate if due, and always finish a cut-short rotation; when not due, a stat and the remembered count. */
+/** Always finishes a cut-short rotation; when not due, a stat and the remembered count. */
 export function rotateIfDue(logPath: string, archivePath: string, opts: RotateOptions): RotateReport | undefined {
   const above = opts.above ?? ROTATE_ABOVE;
   if (!exists(journalPath(logPath))) {
@@ -56,7 +51,7 @@ export function rotateIfDue(logPath: string, archivePath: string, opts: RotateOp
     }
     if (size <= above * SMALLEST_LINE) return undefined;
     const last = opts.countFile ? readLineCount(opts.countFile) : undefined;
-    // + 1: a line torn at the last count may have been completed since
+    // + 1: a line torn at the last count may be complete now
     if (last && size >= last.size && last.lines + 1 + (size - last.size) / SMALLEST_LINE <= above) return undefined;
   }
   return rotate(logPath, archivePath, opts);
@@ -71,7 +66,7 @@ function readLineCount(path: string): LineCount | undefined {
   }
 }
 
-/** Remember the log's line count; best effort. */
+/** Best effort. */
 function rememberLineCount(logPath: string, lines: number, opts: RotateOptions): void {
   if (!opts.countFile) return;
   try {
@@ -88,17 +83,17 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
   const lock = acquireLock(logPath, opts.deadline);
   try {
     const recovered = finishJournal(logPath, archivePath, opts);
-    // never a FIFO, device or link; read a piece at a time, at any size
+    // never a FIFO, device or link; a piece at a time, at any size
     const fd = openLog(logPath);
     if (fd === undefined) return { moved: 0, kept: 0, recovered };
     try {
-      const { ino: inode, size } = fstatSync(fd); // the lock is held: nothing is appended meanwhile
+      const { ino: inode, size } = fstatSync(fd); // under the lock: nothing appended meanwhile
       const { lines, lastEnds } = countLines(fd, 0, size, keep + 1);
       if (lines <= above) {
         rememberLineCount(logPath, lines, opts);
         return { moved: 0, kept: lines, recovered };
       }
-      const cut = lastEnds[0]; // byte just past the last line that moves
+      const cut = lastEnds[0]; // just past the last line that moves
       const header = Buffer.from(`${JSON.stringify({ inode, archiveSize: sizeOf(archivePath) })}\n`);
       writeFileAtomic(
         journalPath(logPath),
@@ -122,9 +117,8 @@ export function rotate(logPath: string, archivePath: string, opts: RotateOptions
   }
 }
 
-/** Finish a rotation cut short (under the log's lock): the lines it moved. */
 function finishJournal(logPath: string, archivePath: string, opts: RotateOptions): number {
-  // never read through a link: one planted at the journal's place would move its target into the archive
+  // never through a link: one planted at the journal's place would move its target into the archive
   const journal = openLog(journalPath(logPath));
   if (journal === undefined) return 0;
   try {
@@ -161,13 +155,13 @@ function finishJournal(logPath: string, archivePath: string, opts: RotateOptions
   }
 }
 
-/** An append to the archive killed part-way: cut its partial lines off, so appending again doubles none. */
+/** An append killed part-way: its partial lines cut off, so appending again doubles none. */
 function cutPartialAppend(archivePath: string, size: number, lines: LineRange): void {
   let fd: number;
   try {
     fd = openSync(archivePath, constants.O_RDWR | constants.O_NOFOLLOW);
   } catch {
-    return; // missing (nothing was appended), or a link cairn never writes through (the append refuses it)
+    return; // missing (nothing appended), or a link (the append refuses it)
   }
   try {
     const now = fstatSync(fd).size;

@@ -14,9 +14,7 @@ import { parseEntryLine } from './reader.js';
 import { cleanContent } from './capture.js';
 import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
-// `cairn sanitize` (SPEC §4.5): from the shared log, builds the local knowledge.active.jsonl (readable, no
-// residue, duplicates or stale entries, latest status) and knowledge.audit.jsonl. The log is never touched;
-// normalisation is only for comparing.
+// `cairn sanitize` (SPEC §4.5): the local active cache and its audit; the shared log is never touched.
 
 export interface AuditRecord {
   ts: number;
@@ -62,7 +60,6 @@ export interface AuditDigest {
   recent: AuditRecord[];
 }
 
-/** What the last `cairn sanitize` left out or flagged (knowledge.audit.jsonl), in one pass. */
 export function readAudit(store: Store, last = 20): AuditDigest {
   const digest: AuditDigest = { byAction: {}, recent: [] };
   for (const line of readLines(store.auditPath)) {
@@ -81,10 +78,7 @@ export function readAudit(store: Store, last = 20): AuditDigest {
   return digest;
 }
 
-/**
- * Build the active cache and audit in three passes that hold a few numbers an entry, never the entries:
- * each version's latest line; those cleaned into a candidates file; once duplicates are known, the cache.
- */
+/** Three passes holding a few numbers an entry, never the entries. */
 export function sanitizeKnowledge(store: Store, now: number, progress: Progress = NO_PROGRESS): SanitizeReport {
   const ts = Math.floor(now / 1000);
   // before reading: a capture meanwhile leaves the cache stale, as it should
@@ -114,7 +108,7 @@ export function sanitizeKnowledge(store: Store, now: number, progress: Progress 
   } finally {
     rmSync(candidates, { force: true });
   }
-  // fresh for exactly this state of the log (auto-recall compares the two times)
+  // fresh for exactly this state of the log (auto-recall compares the times)
   if (logStat) utimesSync(store.activePath, logStat.atimeMs / 1000, logStat.mtimeMs / 1000);
   return report;
 }
@@ -133,7 +127,7 @@ interface Candidates {
   content: NumberList;
 }
 
-/** Each version's latest line (SPEC §4.5), superseded and residue out, cleaned into `candidates`. */
+/** SPEC §4.5: superseded and residue out. */
 function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates: string): Candidates {
   const versions = new NumberList();
   const latest = new HashTable();
@@ -197,7 +191,7 @@ function latestCleaned({ store, ts, report, audit, progress }: Pass, candidates:
   return kept;
 }
 
-/** Dedupe by key, then content, keeping the newest: index → the kept one's, or -1 for a newer one of its key. */
+/** Index → the kept one's, or -1 for a newer one of its key. */
 function newestUnique(kept: Candidates): Map<number, number> {
   const order = Uint32Array.from({ length: kept.ts.length }, (_, i) => i).sort((a, b) => kept.ts.at(b) - kept.ts.at(a) || b - a);
   const keys = new HashTable(order.length, false);
@@ -214,7 +208,7 @@ function newestUnique(kept: Candidates): Map<number, number> {
   return duplicateOf;
 }
 
-/** The candidates in log order: duplicates audited, anchors checked (SPEC §4.5), the rest into the cache. */
+/** Duplicates audited, anchors checked (SPEC §4.5), the rest into the cache. */
 function writeActive({ store, ts, report, audit }: Pass, candidates: string, duplicateOf: Map<number, number>): void {
   const anchorsOf = anchorChecker(store.location.root);
   const named = new Set(duplicateOf.values());
@@ -263,7 +257,7 @@ function writeActive({ store, ts, report, audit }: Pass, candidates: string, dup
   for (const w of waiting) duplicate(w.key, w.of);
 }
 
-/** Lines between two looks at the deadline (lib/store/background.ts). */
+/** Between two looks at the deadline (lib/store/background.ts). */
 const CHECK_EVERY = 1024;
 
 function* entries(path: string): Generator<KnowledgeEntry> {
@@ -287,16 +281,15 @@ function writeLines(path: string, within: string, write: (fd: number) => void): 
   }
 }
 
-// `dir/file.ext` (relative, at least one directory), not part of a URL or a home or absolute path.
+// relative, at least one directory; not in a URL, a home or absolute path
 const FILE_ANCHOR = /(?<![\w/.~:-])((?:\.{1,2}\/)?[\w.-]*[\w-]\/(?:[\w.-]+\/)*[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])/g;
-// `symbol`, `symbol()`, `a.b.c` between backticks: an identifier, not a command or a phrase.
+// `symbol`, `symbol()`, `a.b.c` in backticks: an identifier, not a command or phrase
 const SYMBOL_ANCHOR = /`([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(?:\(\))?`/g;
-// bounded: the sanitiser reads the project for symbols in the background after captures
+// bounded: the sanitiser reads the project in the background after captures
 const MAX_SCANNED_FILES = 5000;
 const MAX_FILE_BYTES = 1 << 20;
 const MAX_TOTAL_BYTES = 64 << 20;
 
-/** The anchors a text names and which are missing under `root`; the project's files read once, lazily. */
 export function anchorChecker(root: string): (text: string) => Anchors {
   let corpus: string[] | undefined;
   const files = () => {
@@ -310,9 +303,9 @@ export function anchorChecker(root: string): (text: string) => Anchors {
             const size = statSync(path).size;
             if (size > MAX_FILE_BYTES || total + size > MAX_TOTAL_BYTES) return;
             total += size;
-            texts.push(readSmallFile(path, MAX_FILE_BYTES)?.toString('utf8') ?? ''); // a regular file, at most the cap
+            texts.push(readSmallFile(path, MAX_FILE_BYTES)?.toString('utf8') ?? ''); // a regular file, capped
           } catch {
-            // unreadable: not a place to find a symbol
+            // unreadable: no symbol found there
           }
         },
         MAX_SCANNED_FILES,
@@ -330,7 +323,7 @@ export function anchorChecker(root: string): (text: string) => Anchors {
   };
 }
 
-/** Does `relative` name an existing path inside `root`? (One that climbs out counts as missing.) */
+/** One that climbs out of `root` counts as missing. */
 function existsInside(root: string, relative: string): boolean {
   if (isAbsolute(relative)) return false;
   const path = normalize(join(root, relative));
@@ -345,7 +338,7 @@ function statOf(path: string) {
   }
 }
 
-/** The active cache is fresh when built from the log as it is now: it takes the log's mtime. */
+/** Fresh when built from the log as it is now: it takes the log's mtime. */
 export function activeCacheFresh(store: Store): boolean {
   try {
     return Math.abs(statSync(store.activePath).mtimeMs - statSync(store.knowledgePath).mtimeMs) < 1;

@@ -3,25 +3,22 @@ import type { Database } from '../store/db.js';
 import { searchKnowledge, TermCounts, type KnowledgeHit, type KnowledgeQuery } from './index.js';
 import { branchWords, type SessionContext } from './context.js';
 
-// Query terms for knowledge search (SPEC §4.3, §4.4). A session is several topics (prompt, beads, branch and
-// files), each searched alone and fused by reciprocal rank: one query of all words would let long generic
-// entries win over the ones any topic is about.
+// Query terms (SPEC §4.3, §4.4): each topic searched alone, fused by reciprocal rank, so long generic entries do not win.
 
-/** Shorter words carry no topic ("to", "8"), unless they mix letters and digits ("v4"). */
+/** Shorter words carry no topic ("to", "8") unless they mix letters and digits ("v4"). */
 const MIN_WORD = 3;
-/** Terms of one topic at most; a longer one keeps its most distinctive. */
+/** A longer topic keeps its most distinctive. */
 const MAX_TOPIC_TERMS = 12;
 const MAX_BEAD_TOPICS = 8;
-/** RRF's constant (60, as in Cormack et al. 2009). */
+/** Cormack et al. 2009 */
 const RRF_K = 60;
-/** The prompt is what the person asks now: its ranking counts twice. */
+/** The prompt is what the person asks now: counted twice. */
 const PROMPT_WEIGHT = 2;
 
-// A compound identifier (kb_search, auto-recall) is searched as a phrase of its words; it starts where a word
-// does, so a long word is not rescanned.
+// a compound identifier (kb_search, auto-recall) is a phrase of its words; anchored at a word's start: no rescans
 const COMPOUND = /(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:[_.-][\p{L}\p{N}]+)+/gu;
 
-/** The search terms of a text: compound identifiers as phrases, then content words. */
+/** Compound identifiers as phrases, then content words. */
 export function recallTerms(text: string): string[] {
   const terms: string[] = [];
   let rest = '';
@@ -36,7 +33,7 @@ export function recallTerms(text: string): string[] {
   return [...new Set([...terms, ...words])];
 }
 
-/** At most `max` of the candidate terms: no-match terms dropped, then the rarest first, then list order. */
+/** No-match terms dropped, then the rarest first, then list order. */
 function distinctiveTerms(counts: TermCounts, candidates: string[], max: number): string[] {
   const terms = [...new Set(candidates)];
   if (terms.length <= max) return terms;
@@ -68,13 +65,12 @@ export interface TopicRanking {
   terms: string[];
 }
 
-/** A topic searched on its own: its best `limit` entries. */
 export function searchTopic(db: Database, q: Omit<KnowledgeQuery, 'limit'>, text: string, limit: number, counts: TermCounts): TopicRanking {
   const terms = distinctiveTerms(counts, recallTerms(text), MAX_TOPIC_TERMS);
   return { hits: searchKnowledge(db, { ...q, terms, limit }, counts), terms };
 }
 
-/** The topics' rankings fused, ties broken by topic order; best first, with the terms searched. */
+/** Ties broken by topic order; with the terms searched. */
 export function fuseTopics(rankings: (TopicRanking & { weight: number })[], limit: number): { hits: KnowledgeHit[]; terms: string[] } {
   const fused = new Map<number, { hit: KnowledgeHit; score: number }>();
   for (const { hits, weight } of rankings) {
@@ -94,7 +90,7 @@ export function searchTopics(
   topics: Topic[],
   limit: number,
 ): { hits: KnowledgeHit[]; terms: string[] } {
-  const counts = new TermCounts(db, q.newest); // topics share words: each is counted once
+  const counts = new TermCounts(db, q.newest); // topics share words: each counted once
   return fuseTopics(
     topics.map((t) => ({ ...searchTopic(db, q, t.text, limit, counts), weight: t.weight })),
     limit,

@@ -20,23 +20,19 @@ import {
 import type { LandingReport } from './report.js';
 import { landingTags } from './tags.js';
 
-// A successful landing becomes a pattern of how the work was done (SPEC §5): a line appended to the
-// landing log, and a note in the event log (`landing.captured`, for `cairn events`).
+// A successful landing becomes a pattern of how the work was done (SPEC §5), noted in the event log for `cairn events`.
 
 export interface Capture {
   entry: LandingPattern;
-  /** An entry of the same fingerprint existed and took this landing in. */
+  /** Took in by an entry of the same fingerprint. */
   merged: boolean;
-  /** This very capture was recorded before (a retried run): nothing was written. */
+  /** Recorded before (a retried run): nothing written. */
   repeated: boolean;
 }
 
 type Scope = { issue: string | null; run: string | null };
 
-/**
- * A capture that was recorded already: the same work, report and pipeline run. A pipeline retries a
- * step (or a kept run is applied again after its process died), and the landing must count once.
- */
+/** A pipeline retries a step (or a kept run is applied again after its process died): a landing counts once. */
 function isRepeat(earlier: LandingPattern[], capture: LandingRecord): boolean {
   if (capture.issue === null && capture.reportId === null) return false; // nothing tells a retry from a new landing
   return earlier.some((e) => {
@@ -65,7 +61,7 @@ export function captureLanding(store: Store, report: LandingReport, scope: Scope
   const log = landingLogPath(store.dir);
   const newLog = !existsSync(log);
   let capture: Capture | undefined;
-  // Under the log's lock: which captures of this work exist decides merged and repeated.
+  // under the log's lock: which captures of this work exist decides merged and repeated
   store.appendLines(log, () => {
     const earlier = [...readLibrary(libraryPath(store.dir)), ...readLandingLog(store.dir, () => {})].filter((c) => c.id === record.id);
     const repeated = isRepeat(earlier, record);
@@ -75,7 +71,7 @@ export function captureLanding(store: Store, report: LandingReport, scope: Scope
   });
   if (newLog) keepMergedByUnion(store);
   if (!capture!.repeated) {
-    // Only noted in the log (no pattern state derives from it), so no database is opened for it.
+    // only noted (no pattern state derives from it): no database opened
     const { entry, merged } = capture!;
     appendEventLines(store, [
       {
@@ -91,7 +87,7 @@ export function captureLanding(store: Store, report: LandingReport, scope: Scope
   return capture!;
 }
 
-/** A store set up before the landing log existed: its .gitattributes gains the line `cairn init` writes now. */
+/** A store older than the landing log gains init's .gitattributes line. */
 function keepMergedByUnion(store: Store): void {
   try {
     ensureLines(join(store.dir, '.gitattributes'), ['landings.jsonl merge=union'], store.dir);

@@ -4,9 +4,7 @@ import { join } from 'node:path';
 import type { LandingReport } from './report.js';
 import { unique } from './report.js';
 
-// The commands a later piece of similar work should run (SPEC §5): the report's validation command
-// and the test/build commands it ran, the project's package.json scripts for test, build and lint,
-// and what the repository's structure implies. Never a command naming an absolute machine path.
+// The commands similar work should run (SPEC §5): the report's, package.json's, the structure's; never an absolute path.
 
 export const MAX_COMMANDS = 10;
 
@@ -20,7 +18,6 @@ export function landingCommands(report: LandingReport, root: string): string[] {
     .slice(0, MAX_COMMANDS);
 }
 
-/** What the repository at `root` is tested and built with, from its manifest files. */
 export function projectCommands(root: string): string[] {
   const out: string[] = [];
   const scripts = packageScripts(root);
@@ -48,10 +45,7 @@ function packageScripts(root: string): Set<string> {
   }
 }
 
-/**
- * A project's config file, read bounded (it could be anything: a link to a device, a huge file); undefined when absent
- * or unreadable.
- */
+/** Read bounded (it could be a link to a device, a huge file); undefined when absent or unreadable. */
 function projectFile(root: string, name: string): string | undefined {
   try {
     return readSmallFile(join(root, name), PROJECT_FILE_CAP)?.toString('utf8');

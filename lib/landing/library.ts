@@ -12,16 +12,12 @@ import { readGitattributes } from '../store/init.js';
 import { redactSecrets } from '../core/secrets.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 
-// The landing library (SPEC §5) is kept like every other memory: `.cairn/landings.jsonl`, one capture
-// a line, append-only and merged by union, so a clone sees every landing and a merge never conflicts;
-// the reader folds the captures of one piece of work (same fingerprint) into one entry. A log of its
-// own, not events.jsonl: every session start reads all landings, and a landing's texts and lists
-// would not fit the event log's small lines. `landing-patterns.json`, the rewritten file cairn kept
-// before, is still read and folded in, and never written again.
+// The landing library (SPEC §5): `.cairn/landings.jsonl`, merged by union; the reader folds captures of one fingerprint.
+// The earlier `landing-patterns.json` is still read and folded in, never written (docs/decisions.md).
 
 export interface LandingPattern {
   id: string;
-  /** The project id (never a machine path: the file is committed). */
+  /** Never a machine path: the file is committed. */
   sourceRepoRoot: string;
   missionId: string | null;
   reportId: string | null;
@@ -35,7 +31,6 @@ export interface LandingPattern {
   updatedAt: string;
 }
 
-/** One line of the landing log: a capture as it was made, and the pipeline run that made it. */
 export interface LandingRecord extends LandingPattern {
   issue: string | null;
   run: string | null;
@@ -47,22 +42,21 @@ export function landingLogPath(storeDir: string): string {
   return join(storeDir, 'landings.jsonl');
 }
 
-/** The library file of earlier versions (read, never written). */
 export function libraryPath(storeDir: string): string {
   return join(storeDir, 'landing-patterns.json');
 }
 
-/** Same work in the same project: normalised title, sorted tags, project (SPEC §5). */
+/** Normalised title, sorted tags, project (SPEC §5). */
 export function fingerprint(p: Pick<LandingPattern, 'title' | 'tags' | 'sourceRepoRoot'>): string {
   return shortHash(JSON.stringify([normaliseText(p.title), [...p.tags].sort(), p.sourceRepoRoot]));
 }
 
-/** Both files are read whole at every session start: past this they are refused, not read. */
+/** Both files are read whole at every session start: past this they are refused. */
 const LIBRARY_CAP = 32 * 1024 * 1024;
 
-/** The earlier library's entries; a missing file is an empty library, anything unreadable is an input error. */
+/** A missing file is an empty library, anything unreadable an input error. */
 export function readLibrary(path: string): LandingPattern[] {
-  // a missing file is undefined; a link, a device or a huge file is an error
+  // a link, a device or a huge file is an error
   const bytes = readSmallFile(path, LIBRARY_CAP, true);
   if (bytes === undefined) return [];
   const text = bytes.toString('utf8');
@@ -94,7 +88,7 @@ function isLandingPattern(value: unknown): boolean {
 
 const textOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
-/** A line of the log as a record (only the fields a capture writes); undefined when it is not one. */
+/** Undefined when not a capture. */
 function toRecord(value: Record<string, unknown>): LandingRecord | undefined {
   if (!isLandingPattern(value) || typeof value.updatedAt !== 'string' || typeof value.createdAt !== 'string') return undefined;
   const v = value as unknown as LandingRecord;
@@ -116,7 +110,7 @@ function toRecord(value: Record<string, unknown>): LandingRecord | undefined {
   };
 }
 
-/** The log's captures in file order; a line that is not one is reported and skipped, never removed (SPEC §2). */
+/** A line that is not one is reported and skipped, never removed (SPEC §2). */
 export function readLandingLog(storeDir: string, warn: (message: string) => void): LandingRecord[] {
   const records: LandingRecord[] = [];
   let bytes = 0;
@@ -132,7 +126,7 @@ export function readLandingLog(storeDir: string, warn: (message: string) => void
   return records;
 }
 
-/** Fold a new capture into an entry of the same fingerprint: latest texts and ids, lists unioned (SPEC §5). */
+/** Latest texts and ids, lists unioned (SPEC §5). */
 function mergePattern(existing: LandingPattern, incoming: LandingPattern): LandingPattern {
   return {
     ...existing,
@@ -147,16 +141,12 @@ function mergePattern(existing: LandingPattern, incoming: LandingPattern): Landi
   };
 }
 
-/** A capture without its run (what an entry shows). */
 function patternOf(record: LandingPattern): LandingPattern {
   const { issue: _issue, run: _run, ...pattern } = record as LandingRecord;
   return pattern;
 }
 
-/**
- * Entries from captures: those of one id (one fingerprint) folded in time order, so the result is the
- * same whichever order a union merge left the lines in; entries oldest first, then by id.
- */
+/** Folded in time order, so the result does not depend on a union merge's order; oldest first, then by id. */
 export function foldLandings(captures: LandingPattern[]): LandingPattern[] {
   const byId = new Map<string, { at: string; key: string; pattern: LandingPattern }[]>();
   for (const c of captures) {
@@ -177,16 +167,11 @@ const compareText = (a: unknown, b: unknown) => {
   return x < y ? -1 : x > y ? 1 : 0;
 };
 
-/** Every landing entry of the store — the log's and the earlier library's — of every project. */
 export function readLandings(storeDir: string, warn: (message: string) => void = () => {}): LandingPattern[] {
   return foldLandings([...readLibrary(libraryPath(storeDir)), ...readLandingLog(storeDir, warn)]);
 }
 
-/**
- * This project's entries, as shown to a person or an agent: scoped by the project id the store records
- * (SPEC §1.2), never by where the checkout is; their texts redacted and sanitised (SPEC §4.6: a line
- * written before that rule, or by hand, may hold a secret or a forged line).
- */
+/** Scoped by the recorded project id (SPEC §1.2); texts redacted and sanitised again (old or hand-written lines, §4.6). */
 export function projectLandings(storeDir: string, project: string, warn?: (message: string) => void): LandingPattern[] {
   return readLandings(storeDir, warn)
     .filter((p) => p.sourceRepoRoot === project)
@@ -203,10 +188,7 @@ export function projectLandings(storeDir: string, project: string, warn?: (messa
 
 const shown = (text: string) => sanitizeUntrusted(redactSecrets(text).text);
 
-/**
- * For `cairn doctor`: the landings read (an earlier library that does not read blocks every capture), and merge by
- * union.
- */
+/** For doctor: an earlier library that does not read blocks every capture. */
 export function libraryCheck(storeDir: string): Check {
   const name = 'landing patterns';
   let count: number;

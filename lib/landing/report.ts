@@ -3,8 +3,7 @@ import { CairnError } from '../core/errors.js';
 import { asObject, parseJson } from '../core/json.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 
-// A landing report (SPEC §5; e.g. reference-data/kavi/land-report.example.json), read tolerantly:
-// what a landing was for, what it changed, and what was run to validate it.
+// A landing report (SPEC §5; reference-data/kavi/land-report.example.json), read tolerantly.
 
 export interface LandingReport {
   title: string;
@@ -12,14 +11,13 @@ export interface LandingReport {
   prompt: string | null;
   missionId: string | null;
   reportId: string | null;
-  /** Changed paths, relative to the project root; absolute paths outside it are dropped. */
+  /** Relative to the project root; paths outside it dropped. */
   paths: string[];
   validationCommand: string | null;
   commandsRun: string[];
 }
 
-// Every field reaches the committed library and, later, an agent's prompt: read as one line, sanitised,
-// its secrets redacted (SPEC §4.6).
+// Every field reaches the committed library and an agent's prompt: one line, sanitised, redacted (SPEC §4.6).
 const text = (v: unknown): string | null => {
   if (typeof v !== 'string') return null;
   const clean = sanitizeUntrusted(v, { singleLine: true });
@@ -27,12 +25,11 @@ const text = (v: unknown): string | null => {
 };
 const texts = (v: unknown): string[] => (Array.isArray(v) ? v.map(text).filter((s): s is string => s !== null) : []);
 
-/** A report from its JSON text (a file or stdin); `source` names it in an error (`--report F`, stdin). */
 export function parseLandingReport(text: string, root: string, source = 'the landing report'): LandingReport {
   return readLandingReport(parseJson(text, source), root);
 }
 
-/** Read a parsed report; a report without a goal, title or summary cannot become a pattern. */
+/** Without a goal, title or summary it cannot become a pattern. */
 export function readLandingReport(json: unknown, root: string): LandingReport {
   const r = asObject(json);
   if (!r) throw new CairnError('input', 'a landing report must be a JSON object');
@@ -54,7 +51,7 @@ export function readLandingReport(json: unknown, root: string): LandingReport {
   };
 }
 
-/** A path as it is inside the project (`./a/b` → `a/b`); null for one outside it. */
+/** `./a/b` → `a/b`; null outside the project. */
 function projectPath(path: string, root: string): string | null {
   const rel = isAbsolute(path) ? relative(root, path) : path;
   const clean = rel

@@ -3,9 +3,7 @@ import { words } from '../core/text.js';
 import { queryTerms } from '../store/fts.js';
 import { projectLandings, type LandingPattern } from './library.js';
 
-// Finding the landing patterns that fit a piece of work (SPEC §5): BM25 over title, tags, summary,
-// prompt and paths, fields weighted as BM25F does. The landing log is small, so it is ranked in
-// memory — no database for a hook to open.
+// BM25F over title, tags, summary, prompt and paths (SPEC §5), in memory: the log is small, no database for a hook.
 
 const FIELD_WEIGHTS: [(p: LandingPattern) => string, number][] = [
   [(p) => p.title, 3],
@@ -22,14 +20,14 @@ export interface RankedPattern {
   score: number;
 }
 
-/** Plural and singular are one term ("endpoints" finds "endpoint"). */
+/** "endpoints" finds "endpoint". */
 function fold(word: string): string {
   if (word.length > 4 && word.endsWith('ies')) return word.slice(0, -3) + 'y';
   if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
   return word;
 }
 
-/** The patterns matching `query`, best first (ties: most recently updated first); none for an empty query. */
+/** Ties: most recently updated first; none for an empty query. */
 export function searchPatterns(entries: LandingPattern[], query: string, limit: number): RankedPattern[] {
   const terms = [...new Set(queryTerms(query).map(fold))];
   if (terms.length === 0 || entries.length === 0) return [];
@@ -65,13 +63,12 @@ export function searchPatterns(entries: LandingPattern[], query: string, limit: 
     .slice(0, limit);
 }
 
-/** Most recently updated first, then by id. */
 export function compareRecent(a: LandingPattern, b: LandingPattern): number {
   if (a.updatedAt !== b.updatedAt) return a.updatedAt < b.updatedAt ? 1 : -1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** `Pattern: <title> — files: … — run: …`, one line, sanitised (it is shown to an agent). */
+/** Sanitised: it is shown to an agent. */
 function patternLine(p: LandingPattern): string {
   const title = p.title.length > 160 ? `${p.title.slice(0, 159)}…` : p.title;
   const files = p.examplePaths.length > 4 ? `${p.examplePaths.slice(0, 4).join(', ')}, …` : p.examplePaths.join(', ');
@@ -79,11 +76,7 @@ function patternLine(p: LandingPattern): string {
   return sanitizeUntrusted(parts.filter(Boolean).join(' — '), { singleLine: true });
 }
 
-/**
- * The top landing patterns of this project for a query as `Pattern: …` lines, for auto-recall and
- * `format-patterns --query` (SPEC §4.4, §5); [] when none match, and when the landings cannot be read
- * (`cairn doctor` reports that).
- */
+/** For auto-recall and `format-patterns --query` (SPEC §4.4, §5); [] when the landings cannot be read (doctor says). */
 export function landingPatternLines(storeDir: string, project: string, query: string, limit = 3): string[] {
   let entries: LandingPattern[];
   try {

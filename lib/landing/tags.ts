@@ -2,12 +2,10 @@ import { words } from '../core/text.js';
 import { languagesOf } from '../core/languages.js';
 import { unique } from './report.js';
 
-// Tags of a landing pattern (SPEC §5): languages of the changed files, the directories they sit in
-// (generic ones dropped), and the known categories the title and prompt name. At most 20.
+// Tags (SPEC §5): languages of the changed files, their directories (generic ones dropped), categories named; at most 20.
 
 export const MAX_TAGS = 20;
 
-// Directory names that say nothing about what the work was.
 const GENERIC_DIRS = new Set([
   'src',
   'lib',
@@ -35,7 +33,6 @@ const GENERIC_DIRS = new Set([
   'main',
 ]);
 
-// Words of a title or prompt → the category they name.
 const CATEGORIES: Record<string, string> = {
   api: 'api',
   apis: 'api',

@@ -14,17 +14,11 @@ import { locate, type LocationOptions } from '../store/root.js';
 import { openStore, type Store } from '../store/store.js';
 import * as tools from './tools.js';
 
-// `cairn mcp`: the project's memory as MCP tools an agent calls mid-task, over stdio, on the official
-// SDK. Scoped as the hooks are (the same root resolution and store, lib/store/root.ts); each call
-// opens the store with a deadline of its own (CAIRN_DEADLINE_MS, default 2 s) and closes it, so a
-// store that breaks mid-session fails that call — a tool error in one line, recorded for `cairn
-// doctor` — and the next call starts afresh. SQLite is loaded by the first call that reads an index.
+// `cairn mcp`: the project's memory as MCP tools over stdio, scoped as the hooks are. Each call opens the store with
+// its own deadline and closes it, so a store that breaks mid-session fails one call and the next starts afresh.
 
-/**
- * A result's text is cut at this many characters: Claude Code warns above 10,000 tokens of MCP
- * output, moves results over 50,000 characters to a file, and shows an error's first ~11,000
- * characters (code.claude.com/docs/en/mcp); the other hosts document no smaller cap.
- */
+// Claude Code warns above 10,000 tokens of MCP output and shows an error's first ~11,000 characters
+// (code.claude.com/docs/en/mcp); no other host documents a smaller cap.
 export const RESULT_CHARS = 9_000;
 
 const INSTRUCTIONS =
@@ -39,7 +33,6 @@ export interface ServeOptions {
   version: string;
 }
 
-/** Serve until the client closes stdin (or stdout goes away). */
 export async function serveMcp(opts: ServeOptions): Promise<void> {
   const server = new McpServer({ name: 'cairn', version: opts.version }, { instructions: INSTRUCTIONS });
   const histories = new Map<string, PatternHistory>(); // per events.jsonl: where each pattern's events are
@@ -152,9 +145,9 @@ export async function serveMcp(opts: ServeOptions): Promise<void> {
 
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => (server.server.onclose = resolve));
-  // a message that does not read (not JSON-RPC) is skipped; the host's log of the server's stderr says so
+  // a message that is not JSON-RPC is skipped; the host's log of the server's stderr says so
   server.server.onerror = (err) => void process.stderr.write(`cairn mcp: ${describeError(err)}\n`);
-  // the client leaving ends the server: stdin closed, or stdout gone (EPIPE would otherwise throw)
+  // stdin closed, or stdout gone (EPIPE would otherwise throw)
   const stop = () => void server.close();
   process.stdin.once('end', stop);
   process.stdout.on('error', stop);
@@ -165,12 +158,7 @@ export async function serveMcp(opts: ServeOptions): Promise<void> {
   await closed;
 }
 
-/**
- * One tool call: the store opened for it (`create` for a writer: the first write creates the store,
- * SPEC §1.2), the work, the store closed. A failure is the agent's to read as one line; a failing read
- * or write (not the agent's own mistake: a bad argument, an unknown pattern) is recorded in the health
- * record for `cairn doctor` and the next session's health line, and cleared by the next call that works.
- */
+/** A failure is one line for the agent; a failing read or write (not a bad argument) goes to the health record. */
 function runTool(
   name: string,
   opts: Pick<ServeOptions, 'location' | 'strict'>,
@@ -207,7 +195,7 @@ function storeDirOf(location: LocationOptions): string | undefined {
   }
 }
 
-/** The text an agent may see: secrets redacted (SPEC §4.6, every text shown), at most RESULT_CHARS, cut at a line. */
+/** Secrets redacted (SPEC §4.6), at most RESULT_CHARS, cut at a line. */
 export function bounded(text: string): string {
   const clean = redactSecrets(text).text;
   if (clean.length <= RESULT_CHARS) return clean;

@@ -20,16 +20,14 @@ import { scorePattern } from '../patterns/scoring.js';
 import { explainLines } from '../patterns/explain.js';
 import { landingPatternLines } from '../landing/search.js';
 
-// What `cairn mcp`'s tools do (lib/mcp/server.ts serves them): each is the library path of a command
-// — cairn recall's search in auto-recall's fence, memory-capture's capture, format-patterns' block,
-// cairn explain, the landing search — and returns the text the agent reads.
+// The tools of `cairn mcp`: each the library path of a command, returning the text the agent reads.
 
-/** An explanation shows at most this many events (the newest); the rest are counted. */
+/** The newest; the rest are counted. */
 const EXPLAIN_EVENTS = 40;
 
 const quoted = (text: string) => `'${clip(text.replace(/\s+/g, ' ').trim(), 80)}'`;
 
-/** `cairn recall`'s knowledge search, rendered and fenced as auto-recall renders its block. */
+/** Fenced as auto-recall renders its block. */
 export function recall(store: Store, args: { query: string; type?: KnowledgeType; limit?: number }): string {
   const terms = recallTerms(args.query);
   if (terms.length === 0) {
@@ -41,15 +39,12 @@ export function recall(store: Store, args: { query: string; type?: KnowledgeType
     return `No knowledge entry matches ${quoted(args.query)}${args.type ? ` (type ${args.type})` : ''}.`;
   }
   const health = healthLine(store.dir, nowMs());
-  // no token budget: the agent asked for these; the character cap keeps the answer within the hosts' limits
+  // no token budget: the agent asked; the character cap keeps the answer within the hosts' limits
   const chosen = fitEntries(hits, () => 0, Infinity, MAX_CHARS - frameChars({ health, patterns: [] }));
   return renderBlock({ health, lines: chosen.map((c) => c.line), patterns: [] });
 }
 
-/**
- * A note captured through memory-capture's one path, as `memory-capture --bead B --text "TYPE: content"`
- * captures it: the same entry, the same log line (sanitised, secrets redacted, deduplicated, under the lock).
- */
+/** As `memory-capture --bead B --text "TYPE: content"`: the same entry and log line. */
 export function remember(store: Store, args: { type: KnowledgeType; content: string; bead?: string }): string {
   const text = `${args.type.toUpperCase()}: ${args.content}`;
   const comment = { bead: args.bead ?? '', text, ts: Math.floor(nowMs() / 1000), source: 'cli' };
@@ -62,7 +57,7 @@ export function remember(store: Store, args: { type: KnowledgeType; content: str
   return `Stored as ${key} [${type.toUpperCase()}]${bead ? ` (bead ${bead})` : ''}: ${content}`;
 }
 
-/** The block format-patterns would print with --ids (and its landing lines with a query), recording nothing. */
+/** format-patterns' block with --ids (and landing lines with a query), recording nothing. */
 export interface PatternsArgs {
   role: string;
   query?: string;
@@ -85,7 +80,7 @@ export function patterns(store: Store, args: PatternsArgs): string {
   return [result.block, ...landing].filter(Boolean).join('\n');
 }
 
-/** `cairn explain`'s text for a pattern named by id, short id (`[p3f2a1c]` too) or exact text. */
+/** By id, short id (`[p3f2a1c]` too) or exact text. */
 export function explain(store: Store, history: PatternHistory, args: { pattern: string }): string {
   const ref = args.pattern.trim().replace(/^\[(p[0-9a-f]+)\]$/, '$1');
   if (!ref) throw new CairnError('usage', 'name a pattern: its id, the short id from the block, or its text');
@@ -99,7 +94,6 @@ export function explain(store: Store, history: PatternHistory, args: { pattern: 
   return explainLines(p, factors, p.role, events, evidence, EXPLAIN_EVENTS).join('\n');
 }
 
-/** The landing patterns that match the query, best first. */
 export function landings(store: Store, args: { query: string; limit?: number }): string {
   const lines = landingPatternLines(store.dir, store.project, args.query, args.limit ?? 5);
   if (lines.length === 0) {

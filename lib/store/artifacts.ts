@@ -1,14 +1,13 @@
 import { lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import { readSmallFile, DEFAULT_INPUT_CAP } from '../io/read.js';
 
-/** Deliberation texts were capped at input (SPEC §2); a larger file here is not one of ours. */
+/** Deliberation texts were capped at input (SPEC §2): a larger file is not ours. */
 const ARTIFACT_CAP = DEFAULT_INPUT_CAP;
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { writeFileAtomic } from '../io/atomic.js';
 
-// Compacting old artifacts (SPEC §4.5, `cairn rotate --older-than`): long after its run a deliberation's text is
-// only history, so it is gzipped in place (<id>.md.gz), still there to read.
+// An old run's deliberation is only history: gzipped in place (SPEC §4.5).
 
 export interface CompactReport {
   compacted: number;
@@ -16,7 +15,6 @@ export interface CompactReport {
   bytesAfter: number;
 }
 
-/** Gzip every artifact under `artifactsDir` last modified before `before` (ms). */
 export function compactArtifacts(artifactsDir: string, before: number): CompactReport {
   const report: CompactReport = { compacted: 0, bytesBefore: 0, bytesAfter: 0 };
   let kinds: string[];
@@ -34,7 +32,7 @@ export function compactArtifacts(artifactsDir: string, before: number): CompactR
     }
     for (const file of files) {
       const path = join(artifactsDir, kind, file);
-      const st = lstatSync(path); // a link planted in the store is not followed, not even to read
+      const st = lstatSync(path); // a planted link is not followed, not even to read
       if (!st.isFile() || st.mtimeMs >= before) continue;
       const text = readSmallFile(path, ARTIFACT_CAP, true);
       if (text === undefined) continue;
@@ -49,7 +47,7 @@ export function compactArtifacts(artifactsDir: string, before: number): CompactR
   return report;
 }
 
-/** `90d` (or `90`) as milliseconds; undefined when it is not a number of days. */
+/** `90d` or `90`; undefined when not a number of days. */
 export function parseDays(text: string): number | undefined {
   const m = /^(\d+)d?$/.exec(text.trim());
   return m ? Number(m[1]) * 86_400_000 : undefined;

@@ -4,18 +4,13 @@ import { dirname, join } from 'node:path';
 import type { Store } from './store.js';
 import { DEFERRED_ENV } from '../core/deferred-env.js';
 
-// Work too long for a hook's deadline runs in a detached `cairn` process, never waited for. child_process is
-// loaded only then: most runs start nothing.
+// Work too long for a hook runs in a detached `cairn`, never waited for; child_process loads only then.
 
 const require = createRequire(import.meta.url);
 
-/**
- * No background job runs unbounded (a runaway input would pin a CPU unseen); ten minutes covers the sanitiser of a
- * knowledge log far past rotation. A job past it fails open; the next one picks up what it left.
- */
+/** No job runs unbounded: a runaway input would pin a CPU unseen. */
 const BACKGROUND_DEADLINE_MS = 10 * 60_000;
 
-/** The `cairn` entry beside the one running, if there is one. */
 export function cairnEntry(): string | undefined {
   try {
     const cairn = join(dirname(realpathSync(process.argv[1])), 'cairn.js');
@@ -25,19 +20,17 @@ export function cairnEntry(): string | undefined {
   }
 }
 
-/** At most one start per `everyMs`, as the time of the file at `path` says. */
 export interface Stamp {
   path: string;
   everyMs: number;
 }
 
-/** Every background job: its command and, for `cairn rebuild`'s, its steps (`--job`, put last). */
+/** Its command and, for `cairn rebuild`'s, its steps (`--job`, put last). */
 export const BACKGROUND_JOBS = {
   /** What a fresh clone's hooks had no time for. */
   'finish-index': { args: ['rebuild', '--continue'], steps: ['catch-up', 'pack'] },
   'apply-kept': { args: ['rebuild', '--continue'], steps: ['catch-up', 'apply-kept'] },
   'pack-postings': { args: ['rebuild', '--continue'], steps: ['pack'] },
-  /** SPEC §4.2, lib/knowledge/schedule.ts. */
   sanitize: { args: ['sanitize', '--catch-up'], steps: [] },
 } as const;
 
@@ -45,11 +38,11 @@ export type BackgroundJob = keyof typeof BACKGROUND_JOBS;
 export const REBUILD_STEPS = ['catch-up', 'apply-kept', 'pack'] as const;
 export type RebuildStep = (typeof REBUILD_STEPS)[number];
 
-/** Start the job unless `stamp` says one started within its interval. Best effort: the pid, or undefined. */
+/** Best effort. */
 export function startJob(store: Store, job: BackgroundJob, stamp?: Stamp): number | undefined {
   const { args, steps } = BACKGROUND_JOBS[job];
   try {
-    // file times are real times: compared with the real clock, not a pinned CAIRN_NOW
+    // file times are real: compared with the real clock, not a pinned CAIRN_NOW
     if (stamp && existsSync(stamp.path) && Date.now() - statSync(stamp.path).mtimeMs < stamp.everyMs) return undefined;
     const cairn = cairnEntry();
     if (!cairn) return undefined;

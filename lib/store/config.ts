@@ -7,21 +7,21 @@ export type RoleKind = 'adversarial' | 'validator' | 'other';
 
 export interface Config {
   roles: { adversarial: string[]; validator: string[] };
-  /** Token budget per role kind, and per role name where set (SPEC §3.5). */
+  /** Per role kind, and per role name where set (SPEC §3.5). */
   budgets: { adversarial: number; other: number; byRole: Record<string, number> };
-  /** Tokens kept free for the rest of the prompt with --remaining-tokens, and the smallest useful block. */
+  /** Kept free with --remaining-tokens; the smallest useful block. */
   reserve: number;
   minBlock: number;
-  /** Penalty weight of an adversarial role's dismissed pattern (SPEC §3.7). */
+  /** An adversarial role's dismissal weight (SPEC §3.7). */
   roleWeights: Record<string, number>;
   defaultRoleWeight: number;
-  /** The success rate's prior (SPEC §3.9.3). */
+  /** SPEC §3.9.3 */
   prior: { success: number; failure: number };
-  /** After this many newer verdicts on a pattern, an old one weighs half (SPEC §3.10.2). */
+  /** After this many newer verdicts an old one weighs half (SPEC §3.10.2). */
   evidence: { halfLife: number };
   tokenizer: { encoding: string; margin: number };
   embeddings: { command?: string };
-  /** SPEC §4.1, §4.4: extra tag words; auto-recall's token budget and how long it waits for bd. */
+  /** SPEC §4.1, §4.4: extra tag words, auto-recall's budget and bd wait. */
   knowledge: { tags: string[]; budget: number; bdTimeoutMs: number; sanitizeEveryMs: number };
 }
 
@@ -41,7 +41,7 @@ export const DEFAULT_CONFIG: Config = {
 
 export const CONFIG_CAP = 1024 * 1024;
 
-/** One setting of config.json. The loader takes a wrong value as the default (a hook must run on); doctor names it. */
+/** The loader takes a wrong value as the default (a hook must run on); doctor names it. */
 interface Setting<T> {
   type: 'string' | 'number' | 'strings' | 'role map';
   read(value: unknown): T;
@@ -57,7 +57,7 @@ const text = <T>(fallback: T): Setting<string | T> => ({
   type: 'string',
   read: (v) => (typeof v === 'string' ? v : fallback),
 });
-/** `zero`: what 0 reads as, for a setting that 0 would break (a half-life, a margin). */
+/** `zero`: what 0 reads as, where 0 would break (a half-life, a margin). */
 const count = (fallback: number, zero = 0): Setting<number> => ({
   type: 'number',
   read: (v) => (isCount(v) ? v || zero : fallback),
@@ -66,7 +66,7 @@ const strings = (fallback: string[]): Setting<string[]> => ({
   type: 'strings',
   read: (v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.toLowerCase()) : fallback),
 });
-/** Numbers by role name (any role may be a key; names are lower-cased). */
+/** Any role may be a key; names are lower-cased. */
 const byRole = (v: unknown): Record<string, number> => {
   const out: Record<string, number> = {};
   if (isObject(v)) for (const [k, x] of Object.entries(v)) if (typeof x === 'number' && x >= 0) out[k.toLowerCase()] = x;
@@ -74,7 +74,6 @@ const byRole = (v: unknown): Record<string, number> => {
 };
 
 const d = DEFAULT_CONFIG;
-/** config.json's shape (README: config.json); `project` is read by lib/store/root.ts. */
 const SCHEMA = {
   project: text(undefined),
   roles: { adversarial: strings(d.roles.adversarial), validator: strings(d.roles.validator) },
@@ -106,19 +105,17 @@ const SCHEMA = {
   },
 } satisfies Section;
 
-/** A setting config.json holds that the loader cannot use. */
 export interface ConfigProblem {
   setting: string;
   text: string;
-  /** For an unknown setting, the names known beside it (doctor suggests the nearest). */
+  /** For an unknown setting, the names known beside it. */
   known?: string[];
-  /** The section the setting is in, with its dot (`tokenizer.`), or ''. */
   prefix: string;
 }
 
 const isSetting = (s: Setting<unknown> | Section): s is Setting<unknown> => typeof s.read === 'function';
 
-/** Each setting's value, or its default (a section that is not an object reads as empty). */
+/** A section that is not an object reads as empty. */
 function readSection<S extends Section>(section: S, value: unknown): Read<S> {
   const given = isObject(value) ? value : {};
   return Object.fromEntries(
@@ -161,12 +158,12 @@ function fits(type: Setting<unknown>['type'], v: unknown): boolean {
 
 export function parseConfig(raw: unknown): { config: Config; problems: ConfigProblem[] } {
   const { project: _recordedId, ...settings } = readSection(SCHEMA, raw);
-  const config: Config = settings; // the schema reads every setting of a Config, each of its type
+  const config: Config = settings; // the schema reads every setting of a Config
   const problems = isPlainObject(raw) ? problemsIn(raw, SCHEMA, '') : [{ setting: '', text: 'it is not a JSON object', prefix: '' }];
   return { config, problems };
 }
 
-/** `<dir>/config.json` parsed; undefined when there is none. Not JSON: an input error. */
+/** Undefined when there is none; not JSON: an input error. */
 export function readConfigFile(dir: string): { config: Config; problems: ConfigProblem[] } | undefined {
   const raw = readSmallFile(join(dir, 'config.json'), CONFIG_CAP)?.toString('utf8');
   if (raw === undefined) return undefined;
@@ -190,14 +187,13 @@ export function roleKind(config: Config, role: string): RoleKind {
   return 'other';
 }
 
-/** Roles whose patterns a role may borrow: the others of its kind (none for unrelated roles). */
 export function sameKindRoles(config: Config, role: string): string[] {
   const kind = roleKind(config, role);
   if (kind === 'other') return [role.toLowerCase()];
   return config.roles[kind];
 }
 
-/** Every role config.json names: in a kind, with a budget or with a weight (duplicates kept). */
+/** Duplicates kept. */
 export function configuredRoles(config: Config): string[] {
   const { roles, budgets, roleWeights } = config;
   return [...roles.adversarial, ...roles.validator, ...Object.keys(budgets.byRole), ...Object.keys(roleWeights)];

@@ -11,8 +11,7 @@ import { DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_SQL } from './ra
 
 export type Database = BetterSqlite3.Database;
 
-// The one place that opens SQLite. better-sqlite3's native addon loads when a database is first opened, so a
-// hook that never needs one never pays for it, and a machine where the addon failed to build fails open.
+// The one SQLite opener. The native addon loads on first open: a hook needing none never pays, a failed build fails open.
 // The schema's text is hashed into its version, so it stays beside the opener that checks it.
 const require = createRequire(import.meta.url);
 
@@ -30,11 +29,11 @@ function nativeDriver(): Driver {
       addon = require(require.resolve('better-sqlite3/build/Release/better_sqlite3.node'));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-      return require('better-sqlite3') as Driver; // anywhere else: the package finds it itself
+      return require('better-sqlite3') as Driver; // anywhere else the package finds it itself
     }
     return class extends BetterSqlite3 {
       constructor(filename?: string | Buffer, options?: BetterSqlite3.Options) {
-        // better-sqlite3 takes the addon itself as well as a path (its types know only the path)
+        // the addon itself as well as a path (its types know only the path)
         super(filename, { ...options, nativeBinding: addon as string });
       }
     } as Driver;
@@ -43,14 +42,14 @@ function nativeDriver(): Driver {
   }
 }
 
-/** The columns a pattern's base score reads, and its id bits: the rank indexes hold them, so a ranking or a digest reads no table row. */
+/** What a score reads, and the id bits: the rank indexes hold them, so a ranking or a digest reads no table row. */
 const BASE_COLUMNS =
   'held, untested, ignore_weight, success_count, ignore_count, reinforcement_count, lifecycle, category, last_used, labels, files, phases, id_bits';
 
-/** The event log's indexes only readers use: a full replay drops them and builds them once at its end. */
+/** Only readers use them: a full replay drops them and builds them once at its end. */
 export const EVENT_LOG_INDEXES: Record<string, string> = {
-  // each term's postings in the order their patterns were added (seq), so a new pattern's terms go at the end of
-  // their ranges; with ntok, so BM25 and the near-duplicates' size filter read the index alone
+  // postings in the order their patterns were added (seq): a new pattern's go at the end of their ranges; with ntok,
+  // BM25 and the near-duplicates' size filter read the index alone
   pattern_terms_key: 'CREATE UNIQUE INDEX pattern_terms_key ON pattern_terms (project, role, term, seq, pattern, ntok)',
   patterns_role: 'CREATE INDEX patterns_role ON patterns (project, role, ntok)',
   deliberations_scope: 'CREATE INDEX deliberations_scope ON deliberations (project, role, issue, run, ts)',
@@ -68,8 +67,7 @@ export const EVENT_LOG_INDEXES: Record<string, string> = {
   patterns_deprecated: "CREATE INDEX patterns_deprecated ON patterns (project, role, id) WHERE lifecycle = 'deprecated'",
 };
 
-// The database is a cache of the logs (SPEC §1): one schema, no migrations. Another version's database is emptied
-// and replayed; only the content-addressed caches are kept. The version is a hash of the schema text.
+// A cache of the logs (SPEC §1): one schema, no migrations; another version is emptied and replayed, caches kept.
 const TABLES = `
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   -- the pattern loop (lib/events/reducer.ts)
@@ -140,7 +138,6 @@ const TABLES = `
   CREATE TABLE knowledge_newest (id INTEGER PRIMARY KEY, source INTEGER NOT NULL);
 `;
 
-/** Indexes the followers keep (the event log's readers' indexes are EVENT_LOG_INDEXES). */
 const INDEXES = [
   'CREATE INDEX sightings_scope ON sightings (project, issue, run, pattern)',
   'CREATE INDEX deliberations_text ON deliberations (project, role, issue, run, text_hash)',
@@ -153,7 +150,7 @@ const INDEXES = [
   'CREATE INDEX knowledge_newest_source ON knowledge_newest (source, id)',
 ];
 
-/** Content-addressed: what they hold stays true whatever the logs say, so they outlive a rebuild. */
+/** Content-addressed: true whatever the logs say, so they outlive a rebuild. */
 const CACHES = `
   CREATE TABLE IF NOT EXISTS token_counts (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
@@ -161,15 +158,15 @@ const CACHES = `
 const CACHE_TABLES = ['token_counts', 'embeddings'];
 
 const SCHEMA = [TABLES, ...INDEXES, ...Object.values(EVENT_LOG_INDEXES), CACHES].join(';\n');
-/** user_version: 28 bits of the schema's hash (never 0, a new database's); comments and layout aside, so reformatting costs no replay. */
+/** 28 bits of the schema's hash (never 0, a new database's); comments and layout aside: reformatting costs no replay. */
 export const SCHEMA_VERSION = parseInt(sha256(SCHEMA.replace(/--[^\n]*/g, '').replace(/\s+/g, ' ')).slice(0, 7), 16) || 1;
 
-/** Changes whenever the database does, by any connection: what a cache of rows is keyed by. */
+/** Changes whenever the database does, by any connection: the key of a cache of rows. */
 export function databaseVersion(db: Database): string {
   return `${db.pragma('data_version', { simple: true })}:${(db.prepare('SELECT total_changes() AS n').get() as { n: number }).n}`;
 }
 
-/** Tables derived from the event log (its follower empties them to rebuild); other logs own their own. */
+/** Its follower empties them to rebuild. */
 export const EVENT_LOG_TABLES = [
   'patterns',
   'deliberations',
@@ -188,7 +185,7 @@ export interface OpenOptions {
   deadline: Deadline;
   strict: boolean;
   warn: (message: string) => void;
-  /** The store directory: no symbolic link in it is written through (SPEC §2). */
+  /** No symbolic link in it is written through (SPEC §2). */
   within: string;
 }
 
@@ -199,7 +196,7 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
   mkdirNoFollow(opts.within, dirname(path));
   const unusable = unusableFile(path);
   if (unusable) {
-    // SQLite would write through a link or fail on a directory at every run.
+    // SQLite would write through a link, or fail on a directory at every run
     if (opts.strict) throw new CairnError('database', `${unusable}, not a database file`);
     setAside(path, opts.within, (aside) => `${unusable}; moved it to ${aside} and rebuilt from the log`, opts.warn);
   }
@@ -220,12 +217,11 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
 
 function prepare(db: Database, opts: Pick<OpenOptions, 'deadline'>): Database {
   try {
-    // busy_timeout first, so that switching to WAL already waits for a concurrent opener.
+    // busy_timeout first, so the switch to WAL already waits for a concurrent opener
     const patience = Math.max(50, opts.deadline.waitLimit());
     db.pragma(`busy_timeout = ${patience}`);
     switchToWal(db, Date.now() + patience);
-    // No fsync: the index is rebuilt from the log whenever damaged or behind, and fsyncs would cost a hook more
-    // than all its queries.
+    // no fsync: the index is rebuilt from the log when damaged or behind, and fsyncs would cost more than the queries
     db.pragma('synchronous = OFF');
     migrate(db);
     return db;
@@ -235,10 +231,7 @@ function prepare(db: Database, opts: Pick<OpenOptions, 'deadline'>): Database {
   }
 }
 
-/**
- * Two processes opening a new database at once can deadlock on the switch to WAL; SQLite answers SQLITE_BUSY
- * at once to one of them (busy_timeout does not help), so try again until the other has switched it.
- */
+/** Two openers of a new database can deadlock on the switch to WAL: SQLITE_BUSY at once, busy_timeout or not. Retry. */
 export function switchToWal(db: Database, until: number): void {
   for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
     try {
@@ -254,7 +247,7 @@ export function switchToWal(db: Database, until: number): void {
 function migrate(db: Database): void {
   if (db.pragma('user_version', { simple: true }) === SCHEMA_VERSION) return;
   db.transaction(() => {
-    // Re-read inside the write lock: a concurrent process may have rebuilt it meanwhile.
+    // re-read inside the write lock: another process may have rebuilt it
     if (db.pragma('user_version', { simple: true }) === SCHEMA_VERSION) return;
     dropDerived(db);
     db.exec(SCHEMA);
@@ -262,7 +255,7 @@ function migrate(db: Database): void {
   }).immediate();
 }
 
-/** Every table but the caches (virtual tables first: they own shadow tables); their indexes go with them. */
+/** Virtual tables first (they own shadow tables); indexes go with their tables. */
 function dropDerived(db: Database): void {
   const tables = (virtual: boolean) =>
     db
@@ -288,7 +281,7 @@ function unusableFile(path: string): string | undefined {
   return undefined;
 }
 
-/** Keep a broken database and its companions for inspection; the next open starts afresh. Links move as links. */
+/** Kept for inspection; links move as links. */
 export function moveAside(path: string): string {
   const aside = `${path}.corrupt-${Date.now()}`;
   for (const suffix of COMPANIONS) {
@@ -302,7 +295,7 @@ export function moveAside(path: string): string {
   return aside;
 }
 
-/** Move a broken index aside and record it: a hook's warning reaches nobody, and doctor must show it (SPEC §2). */
+/** Recorded: a hook's warning reaches nobody, and doctor must show it (SPEC §2). */
 export function setAside(path: string, storeDir: string, message: (aside: string) => string, warn: (text: string) => void) {
   const aside = moveAside(path);
   warn(message(aside));
@@ -316,7 +309,7 @@ export function openMemoryDatabase(opts: Omit<OpenOptions, 'within'>): Database 
   return prepare(new (loadDriver())(':memory:'), opts);
 }
 
-/** What holds SQLite's locks on the database (from /proc/locks), so a person learns what to wait for. */
+/** From /proc/locks, so a person learns what to wait for. */
 export function lockHolders(path: string): string {
   try {
     const inodes = new Set(COMPANIONS.filter((suffix) => existsSync(path + suffix)).map((suffix) => statSync(path + suffix).ino));
@@ -355,7 +348,7 @@ export function isCorruption(err: unknown): boolean {
 function asDatabaseError(err: unknown, path: string): CairnError {
   if (err instanceof CairnError) return err;
   const code = (err as { code?: string }).code;
-  // another process holds it (a fresh clone's first replay): not a fault, only not yet
+  // another process holds it (a fresh clone's first replay): not yet, not a fault
   if (isBusy(err)) return new IndexCatchingUp('lock', `${path}: ${(err as Error).message} (${code}): held by ${lockHolders(path)}`);
   return new CairnError('database', `${path}: ${(err as Error).message}${code ? ` (${code})` : ''}`);
 }

@@ -9,12 +9,8 @@ import { recordFailure } from './health.js';
 import { DEFERRED_AGAIN, DEFERRED_ENV, DEFERRED_TOO_LONG } from '../core/deferred-env.js';
 import type { Store } from './store.js';
 
-// Writers' runs kept for later (SPEC §2: never lose a line of memory): a writer that cannot finish in time (index
-// behind, lock held) keeps its request in cache/deferred/; the `apply-kept` job runs requests in the order they
-// came, on a current index, and a writer that finds requests waiting queues behind them. One applier at a time
-// holds cache/deferred.lock and looks once more after letting go, so a kept run never waits for a later writer.
+// Writers' runs kept for later (SPEC §2; docs/internals.md, "The deadline and keep-for-later").
 
-/** A writer's run, kept to be run again, with the texts it read (stdin, `--*-file`). */
 export interface DeferredRequest {
   command: string;
   argv: string[];
@@ -22,12 +18,12 @@ export interface DeferredRequest {
   inputs: Record<string, string>;
 }
 
-/** A background job gives each kept run 60 s (thirty times a writer's deadline), or a third of its own if less. */
+/** 60 s (thirty times a writer's deadline), or a third of the job's own if less. */
 export const KEPT_RUN_MS = 60_000;
 const keptRunShare = (jobMs: number) => Math.floor(Math.min(KEPT_RUN_MS, jobMs / 3));
-/** A run that outlives its deadline this many times over (a step that never looks at it) is killed. */
+/** Outliving its deadline this many times over (a step that never looks at it): killed. */
 const KILL_AFTER = 1.25;
-/** The longest a kept run waits for the job its writer starts before doctor calls it stranded. */
+/** Longer than this waiting for its writer's job: doctor calls it stranded. */
 export const START_GRACE_MS = 15_000;
 
 const WAITING = '.json';
@@ -41,7 +37,7 @@ const names = (dir: string) => {
   try {
     return readdirSync(dir);
   } catch {
-    return []; // no directory: nothing ever deferred
+    return []; // nothing ever deferred
   }
 };
 
@@ -51,12 +47,11 @@ export function deferredCount(storeDir: string): number {
   return pending(storeDir).length;
 }
 
-/** Requests set aside unread, for a person to look at. */
 export function unreadableDeferred(storeDir: string): string[] {
   return names(deferredDir(storeDir)).filter((n) => n.endsWith(UNREADABLE));
 }
 
-/** Requests too long for a background job (`cairn rebuild --continue` at a terminal runs them). */
+/** `cairn rebuild --continue` at a terminal runs them. */
 export function tooLongDeferred(storeDir: string): string[] {
   return names(deferredDir(storeDir)).filter((n) => n.endsWith(TOO_LONG));
 }
@@ -75,7 +70,6 @@ export interface Kept {
   applied: string;
 }
 
-/** Keep a request, named to sort in arrival order, and see that a background run applies it. */
 export function deferRequest(store: Store, request: DeferredRequest): Kept {
   const name = `${String(Date.now()).padStart(15, '0')}-${randomBytes(4).toString('hex')}${WAITING}`;
   store.writeFile(join(deferredDir(store.dir), name), JSON.stringify(request));
@@ -83,7 +77,7 @@ export function deferRequest(store: Store, request: DeferredRequest): Kept {
 }
 
 function startApplying(store: Store): string {
-  // checked after the request is written: a holder that lets go now looks for requests once more
+  // after the request is written: a holder that lets go now looks once more
   const holder = applier(store.dir);
   if (holder) return `by the cairn rebuild --continue that applies kept runs now (cache/deferred.lock ${holder})`;
   const pid = startJob(store, 'apply-kept');
@@ -102,10 +96,7 @@ export function readRequest(path: string): DeferredRequest {
   }
 }
 
-/**
- * Take the oldest waiting request by renaming it. The caller holds the lock, so one found taken belongs to a dead
- * holder: it is offered again (writers are idempotent per issue/run, SPEC §3.9.4).
- */
+/** One found taken belongs to a dead holder: offered again (writers are idempotent, SPEC §3.9.4). */
 function takeOldest(dir: string): string | undefined {
   const offered = names(dir)
     .filter((n) => n.endsWith(WAITING) || n.endsWith(TAKEN))
@@ -122,17 +113,14 @@ function takeOldest(dir: string): string | undefined {
   return undefined;
 }
 
-/** A request file's suffix: `.json` while it waits, `.<pid>.taken` while a run has it, `.failed` once set aside. */
+/** `.json` waiting, `.<pid>.taken` while a run has it, `.failed` once set aside. */
 const TAKEN_OR_WAITING = /(\.\d+\.taken|\.json|\.failed)$/;
 
 const require = createRequire(import.meta.url);
 
 type Stop = 'done' | 'again' | 'deadline';
 
-/**
- * Run every deferred request, oldest first, each as the process it would have been, on a current index. A person's
- * run (no deadline) gives set-aside ones another go.
- */
+/** Oldest first; a person's run (no deadline) retries the set-aside ones. */
 export function runDeferred(store: Store): number {
   const dir = deferredDir(store.dir);
   const cairn = cairnEntry();
@@ -156,7 +144,7 @@ export function runDeferred(store: Store): number {
     } finally {
       lock.release();
     }
-    // looked at after letting go: a run kept after the last look, whose writer saw the lock held, is here
+    // after letting go: a run kept after the last look, whose writer saw the lock held, is here
     if (deferredCount(store.dir) === 0 || stop === 'again') return ran;
     if (stop === 'deadline') {
       startJob(store, 'apply-kept');
@@ -189,7 +177,7 @@ function drain(store: Store, cairn: string, bounded: boolean): { ran: number; st
       cwd: existsSync(request.cwd) ? request.cwd : store.location.root,
       env: { ...process.env, [DEFERRED_ENV]: path, CAIRN_DEADLINE_MS: String(bounded ? share : 0) },
       stdio: ['ignore', 'ignore', 'inherit'],
-      // the deadline is looked at between steps; a step that never ends (a parser on a hostile text) is killed
+      // a step that never looks at the deadline (a parser on a hostile text) is killed
       ...(bounded ? { timeout: killAt, killSignal: 'SIGKILL' as const } : {}),
     });
     if (child.status === DEFERRED_TOO_LONG || child.signal === 'SIGKILL') {
@@ -202,7 +190,7 @@ function drain(store: Store, cairn: string, bounded: boolean): { ran: number; st
       continue;
     }
     if (child.error || child.status === DEFERRED_AGAIN) {
-      backTo(WAITING); // offered again to the next run
+      backTo(WAITING); // offered to the next run
       if (child.error) throw new CairnError('store', `cannot run the deferred ${request.command} (${child.error.message})`);
       store.log.warn(`the kept ${request.command} could not apply yet; it waits for the next cairn rebuild --continue`);
       return { ran, stop: 'again' };

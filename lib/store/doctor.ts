@@ -14,8 +14,7 @@ import { applier, deferredCount, KEPT_RUN_MS, oldestDeferred, START_GRACE_MS, to
 import { parseJsonLine, readBytes } from '../io/jsonl.js';
 import { indexWritable, type Store } from './store.js';
 
-// `cairn doctor`, the store's side (SPEC §2): modules load, settings read, the database is sound, each log is
-// applied, and no fail-open error waits. Over 400 lines: one small check a function, sharing every helper.
+// `cairn doctor`, the store's side (SPEC §2). Over 400 lines: one small check a function, sharing every helper.
 
 export function moduleChecks(encoding: string): Check[] {
   const check = (name: string, load: () => void): Check => {
@@ -60,10 +59,7 @@ function kindOf(stats: Stats): string {
 
 const RESTORE = (path: string) => `move it away, then restore the log from git (git checkout -- .cairn/${path})`;
 
-/**
- * Store entries that must be a directory or a regular file (never a link: cairn writes through none, SPEC §2).
- * Every command fails open on them, so nothing else would ever say it.
- */
+/** Never a link (SPEC §2); every command fails open on them, so only doctor says it. */
 const STORE_ENTRIES: { path: string; kind: 'directory' | 'file'; remedy: string }[] = [
   {
     path: 'cache',
@@ -77,7 +73,6 @@ const STORE_ENTRIES: { path: string; kind: 'directory' | 'file'; remedy: string 
   { path: 'memory/knowledge.archive.jsonl', kind: 'file', remedy: RESTORE('memory/knowledge.archive.jsonl') },
 ];
 
-/** The advisory locks of the store's logs (lib/io/lock.ts). */
 const LOCKED = ['events.jsonl', 'memory/knowledge.jsonl', 'memory/knowledge.archive.jsonl', 'landing-patterns.json'];
 const LOCKS = LOCKED.map((log) => `${log}.lock`);
 
@@ -85,7 +80,7 @@ function lstatOrNull(path: string): Stats | null {
   try {
     return lstatSync(path);
   } catch {
-    return null; // not there (or not reachable: the entry above it is reported)
+    return null; // missing, or unreachable: the entry above it is reported
   }
 }
 
@@ -100,7 +95,7 @@ export function storeLayoutChecks(dir: string): Check[] {
   }
   for (const lock of LOCKS) {
     const stats = lstatOrNull(join(dir, lock));
-    if (stats === null || stats.isFile()) continue; // a lock file is held or broken by the next writer
+    if (stats === null || stats.isFile()) continue; // the next writer holds or breaks it
     if (stats.isDirectory() && readdirSync(join(dir, lock)).length > 0) {
       const what = 'every writer waits for it until its deadline and gives up — remove it while no cairn runs';
       checks.push({ name: lock, status: 'fail', detail: `${lock} is a directory that is not empty: ${what}` });
@@ -120,16 +115,16 @@ export function storeLayoutChecks(dir: string): Check[] {
 
 export interface FollowedLog {
   follower: LogFollower<unknown>;
-  /** Which run applies the rest (an index behind its log is normal after a capture or a pull). */
+  /** An index behind its log is normal after a capture or a pull. */
   catchUp: string;
 }
 
-/** Integrity of cache/state.db and how far each log is applied; opened as is, never moved aside. */
+/** Opened as is, never moved aside. */
 export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
   if (!existsSync(dbPath)) return [{ name: 'database', status: 'ok', detail: 'not built yet (built from the logs on first use)' }];
   let db: Database;
   try {
-    // a person's check: a database held by another process is named at once, not waited for
+    // a person's check: a held database is named at once, not waited for
     db = openDatabase(dbPath, {
       deadline: new Deadline(0, undefined, true),
       strict: true,
@@ -180,8 +175,7 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
           detail: `${s.appliedBytes} of ${s.logBytes} bytes of ${log} applied so far: ${catchUp}`,
         });
     }
-    // The readers' indexes are set aside during a replay; one missing with no build under way makes every lookup
-    // read a whole table.
+    // a readers' index missing with no build under way makes every lookup read a whole table
     const events = logs.find((l) => l.follower.name === 'events');
     if (events && !followerStatus(db, events.follower).rebuilding) {
       const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?");
@@ -207,10 +201,7 @@ export function databaseChecks(dbPath: string, logs: FollowedLog[]): Check[] {
   }
 }
 
-/**
- * Writes kept while the index caught up (lib/store/deferred.ts). One waiting with nothing applying it, or set
- * aside as too long for the background, is memory not yet recorded: a failing check.
- */
+/** A kept run waiting unapplied, or set aside, is memory not yet recorded: failing. */
 export function deferredCheck(dir: string): Check {
   const name = 'deferred writes';
   const tooLong = tooLongDeferred(dir);
@@ -245,7 +236,7 @@ export function deferredCheck(dir: string): Check {
       status: 'ok',
       detail: `${count} waiting since ${since}: a background cairn rebuild --continue applies them`,
     };
-  // file names hold real times: compared with the real clock, not a pinned CAIRN_NOW
+  // real times: compared with the real clock, not a pinned CAIRN_NOW
   if (Date.now() - oldest < START_GRACE_MS)
     return {
       name,
@@ -261,7 +252,7 @@ export function deferredCheck(dir: string): Check {
   };
 }
 
-/** The stamp `cairn maintain` rewrites in cache/: the cron line that runs it is this machine's. */
+/** The cron line that runs `cairn maintain` is this machine's. */
 export const MAINTAINED_STAMP = 'maintained';
 export function recordMaintained(store: Store): void {
   try {
@@ -273,10 +264,7 @@ export function recordMaintained(store: Store): void {
 
 const MAINTAIN_EVERY_MS = 36 * 3_600_000;
 
-/**
- * Whether the nightly `cairn maintain` runs (README: Nightly maintenance): without it nothing fails, but the blocks
- * get worse. A store whose pattern log is younger than a night has missed none yet.
- */
+/** Without it nothing fails, but blocks get worse; a log younger than a night has missed none. */
 export function maintenanceCheck(dir: string, eventsPath: string): Check {
   const name = 'maintenance';
   const cron = 'add the nightly cron line that cairn init prints (hooks/cron.txt)';
@@ -286,7 +274,7 @@ export function maintenanceCheck(dir: string, eventsPath: string): Check {
   } catch {
     ranAt = undefined;
   }
-  // file times are real times: compared with the real clock, not a pinned CAIRN_NOW
+  // real times: compared with the real clock, not a pinned CAIRN_NOW
   if (ranAt !== undefined) {
     const when = `cairn maintain last ran ${new Date(ranAt).toISOString()}`;
     return Date.now() - ranAt <= MAINTAIN_EVERY_MS
@@ -313,10 +301,7 @@ function firstEventTime(eventsPath: string): number {
   }
 }
 
-/**
- * Stored roles config.json does not name that look like a misspelling of another. A run warns only while nothing
- * is stored for the role (then it learns as a role of its own); doctor keeps saying it.
- */
+/** Likely misspellings of another role; a run warns only until the role stores. */
 export function roleCheck(config: Config, readStored: () => string[]): Check {
   const configured = configuredRoles(config);
   let stored: string[];
@@ -335,7 +320,7 @@ export function roleCheck(config: Config, readStored: () => string[]): Check {
       ),
     }))
     .filter((s): s is { role: string; like: string } => s.like !== undefined);
-  // a role is whatever a log line says: shown on one line, sanitised (SPEC §4.6)
+  // a role is whatever a log line says: one line, sanitised (SPEC §4.6)
   const shown = (role: string) => sanitizeUntrusted(role, { singleLine: true });
   if (suspects.length === 0)
     return {

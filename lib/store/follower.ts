@@ -7,23 +7,19 @@ import type { Deadline } from '../core/deadline.js';
 import type { Progress } from '../core/progress.js';
 import type { Database } from './db.js';
 
-// The one log→index follower (ARCHITECTURE seam 5, SPEC §3.2, §4.3). SQLite records how far into a JSONL log it
-// applied (offset, hashes of the prefix's first and last WINDOW bytes, the last key of an ordered log): a grown
-// log applies its tail; a changed prefix or a tail sorting before what was applied rebuilds. Work commits in time
-// slices, so the next process resumes a replay cut short; no reader acts on a half-applied log.
+// The one log→index follower (SPEC §3.2, §4.3; docs/internals.md, "The store and the follower").
 
 export interface LogFollower<T> {
   name: string;
   path: string;
   parse(text: string, offset: number, warn: (message: string) => void): T | undefined;
   apply(db: Database, item: T, offset: number): void;
-  /** Delete this log's derived rows, and only its own. */
   reset(db: Database): void;
-  /** At the end of a full replay, in a transaction of its own: build what reset set aside. */
+  /** Build what reset set aside, in its own transaction. */
   finish?(db: Database): void;
   /** Under a deadline: true when `finish` was started elsewhere, taking longer than a hook has. */
   finishLater?(db: Database): boolean;
-  /** For a log replayed in a sort order (the event log: (ts, id)); absent: file order. */
+  /** The event log: (ts, id); absent: file order. */
   orderKey?(item: T): string;
 }
 
@@ -36,13 +32,12 @@ export interface FollowReport {
 export interface FollowOptions {
   deadline: Deadline;
   warn: (message: string) => void;
-  /** Longest a batch holds the write lock before committing its progress (ms). */
   sliceMs?: number;
   progress?: Progress;
 }
 
 const WINDOW = 4096;
-// Long enough to amortise a commit's page writes, short enough that a cut-short run loses little.
+// long enough to amortise a commit's page writes, short enough that a cut-short run loses little
 const SLICE_MS = 400;
 
 interface Mark {
@@ -50,12 +45,12 @@ interface Mark {
   head: string;
   tail: string;
   last: string;
-  /** The log's size and mtime when the mark was written: an unchanged log costs one stat. */
+  /** An unchanged log costs one stat. */
   size: number;
   mtimeMs: number;
-  /** An ordered rebuild in progress; a later process resumes it only while its basis prefix is unchanged. */
+  /** A later process resumes it only while its basis prefix is unchanged. */
   rebuild?: { epoch: string; through: string; basis: { offset: number; head: string; tail: string } };
-  /** A first build in file order is under way: what `finish` builds is set aside until the end. */
+  /** A first build in file order: what `finish` builds is set aside until the end. */
   building?: true;
 }
 
@@ -84,7 +79,6 @@ function statLog(path: string): { size: number; mtimeMs: number } | undefined {
   }
 }
 
-/** Hashes of the first and last WINDOW bytes of a log's first `offset` bytes: how a prefix is recognised. */
 export function windowHashes(path: string, offset: number): { head: string; tail: string } {
   if (offset === 0) return { head: '', tail: '' };
   const tailStart = Math.max(0, offset - WINDOW);
@@ -111,7 +105,6 @@ function deadlineError(f: LogFollower<unknown>, done: number, of: number): Cairn
   );
 }
 
-/** How far the index is behind its log (for `cairn doctor`). */
 export function followerStatus(
   db: Database,
   f: LogFollower<unknown>,
@@ -123,7 +116,7 @@ export function followerStatus(
   return { appliedBytes: mark.offset, logBytes, inSync, rebuilding: Boolean(mark.rebuild || mark.building) };
 }
 
-/** Bring the index up to date with the log. Cheap when nothing changed: one stat, one row. */
+/** One stat and one row when nothing changed. */
 export function follow<T>(db: Database, f: LogFollower<T>, opts: FollowOptions): FollowReport {
   const mark = readMark(db, f);
   const st = statLog(f.path);
@@ -133,12 +126,11 @@ export function follow<T>(db: Database, f: LogFollower<T>, opts: FollowOptions):
   }
   if (!st && mark.offset === 0 && !mark.rebuild) return { applied: 0, skipped: 0, rebuilt: false };
   if (mark.rebuild) return orderedRebuild(db, f, opts, false);
-  // A first build goes in file order (an appended log is in order, and each run resumes without rereading the
-  // prefix), with what only readers need set aside (reset) and built once at its end (finish).
+  // a first build in file order, readers' indexes set aside until finish
   if (f.finish && mark.offset === 0 && st && st.size > 0) {
     db.transaction(() => {
       const now = readMark(db, f);
-      if (now.offset !== 0 || now.rebuild) return; // another process has started it
+      if (now.offset !== 0 || now.rebuild) return; // another process started it
       f.reset(db);
       writeMark(db, f, { ...EMPTY, building: true });
     }).immediate();
@@ -146,7 +138,6 @@ export function follow<T>(db: Database, f: LogFollower<T>, opts: FollowOptions):
   return applyTail(db, f, opts, false);
 }
 
-/** Replay the whole log into this follower's emptied tables (`cairn rebuild`, a changed prefix). */
 export function rebuildIndex<T>(db: Database, f: LogFollower<T>, opts: FollowOptions): FollowReport {
   if (f.orderKey) return orderedRebuild(db, f, opts, true);
   db.transaction(() => {
@@ -156,10 +147,7 @@ export function rebuildIndex<T>(db: Database, f: LogFollower<T>, opts: FollowOpt
   return { ...applyTail(db, f, opts, true), rebuilt: true };
 }
 
-/**
- * Apply lines after the mark in file order, one slice per transaction that re-reads the mark under the write
- * lock, so processes following at once take turns and never apply a line twice.
- */
+/** Each slice re-reads the mark under the write lock: concurrent followers never apply a line twice. */
 function applyTail<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, rebuilt: boolean): FollowReport {
   const report: FollowReport = { applied: 0, skipped: 0, rebuilt };
   const sliceMs = opts.sliceMs ?? SLICE_MS;
@@ -211,7 +199,7 @@ function applyTail<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, rebu
         .immediate();
     } catch (err) {
       if (err !== NEEDS_REBUILD) throw err;
-      step = 'rebuild'; // the slice was rolled back: nothing it applied stays
+      step = 'rebuild'; // the slice was rolled back
     }
     if (step === 'done') {
       completeBuild(db, f, opts);
@@ -226,13 +214,9 @@ function applyTail<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, rebu
   }
 }
 
-/** Thrown inside a slice's transaction to roll it back when the log must be replayed from the start. */
 const NEEDS_REBUILD = Symbol('needs rebuild');
 
-/**
- * The end of a full replay: build what `reset` set aside, unless it goes to the background (`finishLater`) or
- * less than half the deadline is left (the next run has all of its own).
- */
+/** Unless sent to the background, or under half the deadline is left (the next run has all its own). */
 function completeBuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions): void {
   if (!readMark(db, f).building) return;
   const d = opts.deadline;
@@ -260,7 +244,7 @@ interface Keyed<T> {
   offset: number;
 }
 
-/** Every parseable line of an ordered log, sorted by key, each key once (a union merge may keep two copies). */
+/** Each key once: a union merge may keep two copies. */
 function readSorted<T>(f: LogFollower<T>, opts: FollowOptions): { items: Keyed<T>[]; end: number; skipped: number } {
   const items: Keyed<T>[] = [];
   let end = 0;
@@ -278,10 +262,7 @@ function readSorted<T>(f: LogFollower<T>, opts: FollowOptions): { items: Keyed<T
   return { items: unique, end, skipped };
 }
 
-/**
- * An ordered replay in slices: read and sort the whole log, apply what earlier slices did not. The stat is taken
- * before reading, so a line appended meanwhile leaves the mark's size behind and the next follow applies it.
- */
+/** Stat before reading: a line appended meanwhile is left to the next follow. */
 function orderedRebuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions, fresh: boolean): FollowReport {
   const seen = statLog(f.path) ?? { size: 0, mtimeMs: 0 };
   const { items, end, skipped } = readSorted(f, opts);
@@ -335,7 +316,6 @@ function orderedRebuild<T>(db: Database, f: LogFollower<T>, opts: FollowOptions,
   }
 }
 
-/** Index of the first item whose key sorts after `key`. */
 function lowerBound<T>(items: Keyed<T>[], key: string): number {
   let lo = 0;
   let hi = items.length;

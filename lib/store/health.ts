@@ -4,18 +4,18 @@ import { writeFileAtomic } from '../io/atomic.js';
 import { readFileTail, readSmallFile } from '../io/read.js';
 import { mkdirNoFollow } from '../io/safe.js';
 
-// The health record (SPEC §2): fail-open errors are visible to auto-recall and `cairn doctor`.
+// Fail-open errors shown by auto-recall and doctor (SPEC §2).
 
 export interface Health {
   degraded_since: string;
   last_error: string;
   last_error_at: string;
   errors: number;
-  /** Repaired where it happened (e.g. a damaged index rebuilt): doctor shows it; sessions are not told. */
+  /** Repaired where it happened (a damaged index rebuilt): doctor shows it, sessions are not told. */
   last_repaired?: true;
 }
 
-/** Record a fail-open error in cache/errors.log and the health record. Best effort, never throws. */
+/** Never throws. */
 export function recordFailure(
   storeDir: string | undefined,
   command: string,
@@ -27,7 +27,7 @@ export function recordFailure(
   try {
     const cache = join(storeDir, 'cache');
     mkdirNoFollow(storeDir, cache);
-    // never through a symlink planted in the store (SPEC §2)
+    // never through a planted link (SPEC §2)
     const fd = openSync(
       join(cache, 'errors.log'),
       constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
@@ -49,11 +49,11 @@ export function recordFailure(
     };
     writeFileAtomic(healthPath, JSON.stringify(next) + '\n', storeDir);
   } catch {
-    // the store itself is what is broken; stderr already carries the message
+    // the store itself is broken; stderr already carries the message
   }
 }
 
-/** One finding of `cairn doctor`: `fail` makes it exit 1; `warn` heals by itself or needs a look. */
+/** `fail` makes doctor exit 1; `warn` heals by itself or needs a look. */
 export interface Check {
   name: string;
   status: 'ok' | 'warn' | 'fail' | 'off';
@@ -70,7 +70,6 @@ export function readHealth(storeDir: string): Health | null {
   }
 }
 
-/** `cairn doctor --clear`: forget the recorded errors (errors.log keeps them). */
 export function clearHealth(storeDir: string): void {
   rmSync(join(storeDir, 'cache', 'health.json'), { force: true });
 }
@@ -89,7 +88,7 @@ export function lastErrors(storeDir: string, n: number): string[] {
   }
 }
 
-/** A run of `command` succeeded: clear its recorded error (SPEC §2). One stat when healthy. */
+/** SPEC §2; one stat when healthy. */
 export function clearFailure(storeDir: string, command: string): void {
   if (!existsSync(join(storeDir, 'cache', 'health.json'))) return;
   if (readHealth(storeDir)?.last_error.startsWith(`${command}: `)) clearHealth(storeDir);

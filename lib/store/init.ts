@@ -8,8 +8,7 @@ import { mkdirNoFollow } from '../io/safe.js';
 import { CONFIG_CAP } from './config.js';
 import type { Location } from './root.js';
 
-// `cairn init`: the store directory with its git settings. Committed JSONL logs merge by union;
-// everything derived stays out of git (SPEC §1.2).
+// `cairn init`: logs merge by union; everything derived stays out of git (SPEC §1.2).
 
 const GITIGNORE_LINES = [
   'cache/',
@@ -27,13 +26,10 @@ const GITATTRIBUTES_LINES = [
   'landings.jsonl merge=union',
 ];
 
-/** A settings file cairn edits is at most this big (a larger one is not ours to rewrite). */
+/** A larger settings file is not ours to rewrite. */
 const SETTINGS_CAP = 1024 * 1024;
 
-/**
- * Add the lines a file inside `within` lacks, keeping every line it has; returns those added. A symbolic link
- * is refused, not read: its target would be copied into a committed file.
- */
+/** Keeps every line; a symbolic link is refused, not read (its target would be copied into a committed file). */
 export function ensureLines(path: string, wanted: string[], within: string): string[] {
   const current = readSmallFile(path, SETTINGS_CAP, true)?.toString('utf8') ?? '';
   const have = new Set(current.split(/\r?\n/).map((l) => l.trim()));
@@ -44,7 +40,7 @@ export function ensureLines(path: string, wanted: string[], within: string): str
   return missing;
 }
 
-/** The lines of the store's .gitattributes (none when it is missing or cannot be read). */
+/** None when it is missing or unreadable. */
 export function readGitattributes(dir: string): string[] {
   try {
     return (readSmallFile(join(dir, '.gitattributes'), SETTINGS_CAP, true)?.toString('utf8') ?? '').split(/\r?\n/).map((l) => l.trim());
@@ -64,10 +60,7 @@ export function initStore(dir: string): { created: boolean; added: string[] } {
   return { created, added };
 }
 
-/**
- * Record the project id in config.json unless one is there (SPEC §1.2): it then wins over the derived id, so
- * memory survives a move, a new remote or a clone. Null for a --dir store shared by projects.
- */
+/** A recorded id outlives a move, a new remote, a clone (SPEC §1.2); null for a shared --dir store. */
 export function recordProjectId(location: Location): string | null {
   if (!location.ownStore) return null;
   const path = join(location.dir, 'config.json');

@@ -5,14 +5,13 @@ import { readSmallFile } from '../io/read.js';
 import { CONFIG_CAP } from './config.js';
 
 export interface Location {
-  /** The project root: the first directory up from the start that holds `.cairn/` or `.git`. */
   root: string;
   dir: string;
-  /** Every read and write is scoped by this id (SPEC §1.2). */
+  /** Scopes every read and write (SPEC §1.2). */
   project: string;
-  /** Where the id came from; 'unreadable': config.json holds no readable id, and the store refuses to open. */
+  /** 'unreadable': config.json holds no readable id; the store refuses to open. */
   projectFrom: 'given' | 'recorded' | 'derived' | 'unreadable';
-  /** The project's own `.cairn/`, not a --dir / $CAIRN_DIR store that many projects may share. */
+  /** Not a --dir / $CAIRN_DIR store that many projects may share. */
   ownStore: boolean;
 }
 
@@ -20,14 +19,11 @@ export interface LocationOptions {
   root?: string;
   dir?: string;
   project?: string;
-  /** A hook payload's cwd, used after $CLAUDE_PROJECT_DIR. */
+  /** Used after $CLAUDE_PROJECT_DIR. */
   payloadCwd?: string;
 }
 
-/**
- * Resolve root, store dir and project id without spawning anything (SPEC §1.2). A host's project directory
- * outranks the payload's cwd: Claude Code's cwd follows the agent's `cd`, but a session must find one store.
- */
+/** The host's project dir outranks the payload's cwd, which follows the agent's `cd` (SPEC §1.2). */
 export function locate(opts: LocationOptions = {}, env = process.env): Location {
   const start = opts.root ?? env.CAIRN_ROOT ?? env.CLAUDE_PROJECT_DIR ?? opts.payloadCwd ?? process.cwd();
   const root = findRoot(realOrResolved(start));
@@ -63,7 +59,7 @@ function recordedProjectId(dir: string): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-/** A typo elsewhere in config.json must not switch the project's identity: then its `"project"` pair is read alone. */
+/** A typo elsewhere in config.json must not switch the project's identity. */
 function readRecordedId(dir: string): string | undefined | typeof UNREADABLE {
   let text: string | undefined;
   try {
@@ -89,7 +85,7 @@ export interface ProjectIdStatus {
   mismatch: boolean;
 }
 
-/** For `cairn doctor` (SPEC §1.2): a changed derived id is reported, never silently followed. */
+/** SPEC §1.2: a changed derived id is reported, never silently followed. */
 export function projectIdStatus(location: Location): ProjectIdStatus {
   const recorded = location.ownStore ? (recordedProjectId(location.dir) ?? null) : null;
   const derived = projectIdFor(location.root);
@@ -105,7 +101,7 @@ function findRoot(start: string): string {
   }
 }
 
-/** A short stable hash of the normalised origin URL, else of the root's real path. */
+/** Of the normalised origin URL, else of the root's real path. */
 export function projectIdFor(root: string): string {
   const origin = readOriginUrl(root);
   if (origin) return shortHash(`git:${normaliseRemoteUrl(origin)}`);
@@ -120,7 +116,7 @@ export function projectIdFor(root: string): string {
 
 export function normaliseRemoteUrl(url: string): string {
   let u = url.trim();
-  let scp = /^([^@/\s]+@)?([^:/\s]+):(?!\/)(.+)$/.exec(u); // scp-like: [user@]host:path
+  let scp = /^([^@/\s]+@)?([^:/\s]+):(?!\/)(.+)$/.exec(u); // [user@]host:path
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(u)) scp = null;
   let host: string;
   let path: string;
@@ -133,7 +129,7 @@ export function normaliseRemoteUrl(url: string): string {
     const slash = u.indexOf('/');
     host = slash < 0 ? u : u.slice(0, slash);
     path = slash < 0 ? '' : u.slice(slash + 1);
-    host = host.replace(/:\d+$/, ''); // the port does not change which repository it is
+    host = host.replace(/:\d+$/, ''); // the port does not change the repository
   }
   path = path
     .replace(/\/+$/, '')
@@ -142,7 +138,6 @@ export function normaliseRemoteUrl(url: string): string {
   return `${host.toLowerCase()}/${path}`;
 }
 
-/** `remote "origin"`'s url from git's config file. */
 export function readOriginUrl(root: string): string | undefined {
   const configPath = gitConfigPath(root);
   if (!configPath) return undefined;
@@ -167,7 +162,6 @@ export function readOriginUrl(root: string): string | undefined {
   return undefined;
 }
 
-/** The git directory of the work tree at `root`, following a `.git` file. */
 export function gitDirOf(root: string): string | undefined {
   const dotGit = join(root, '.git');
   try {
@@ -181,7 +175,7 @@ export function gitDirOf(root: string): string | undefined {
   }
 }
 
-/** The checked-out branch, read from HEAD without spawning git; undefined on a detached HEAD. */
+/** Undefined on a detached HEAD. */
 export function currentBranch(root: string): string | undefined {
   const dir = gitDirOf(root);
   if (!dir) return undefined;
@@ -193,7 +187,7 @@ export function currentBranch(root: string): string | undefined {
   }
 }
 
-/** A small file of git's, read bounded (a FIFO in its place must not hang a hook); throws when missing. */
+/** Bounded: a FIFO in its place must not hang a hook; throws when missing. */
 function gitFile(path: string): string {
   const bytes = readSmallFile(path, GIT_FILE_CAP);
   if (bytes === undefined) throw new Error(`${path} is missing`);

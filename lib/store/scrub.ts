@@ -10,14 +10,12 @@ import { readLines } from '../io/jsonl.js';
 import type { Check } from './health.js';
 import type { Store } from './store.js';
 
-// Secrets already in the committed logs (SPEC §4.6): doctor counts the lines that hold one; `cairn scrub` rewrites
-// the logs redacted — the one sanctioned rewrite of an append-only log, under its lock, after a backup in cache/.
-// A line's rewrite depends on that line alone (so scrubbed clones still merge by union), and ids stay as written
-// (so a replay gives the same state, without the secret).
+// `cairn scrub` (SPEC §4.6): the one sanctioned rewrite of a log; a line's rewrite depends on it alone and ids stay,
+// so scrubbed clones still merge and replay alike.
 
 export interface ScrubTarget {
   path: string;
-  /** JSON lines (the logs), or one JSON array (the landing library). */
+  /** JSON lines, or one JSON array (the landing library). */
   format: 'lines' | 'array';
 }
 
@@ -26,7 +24,6 @@ export interface Scrubbed {
   lines: number;
 }
 
-/** The committed logs (SPEC §1.2); the landing paths are the landing domain's (lib/landing/library.ts). */
 export function committedLogs(store: Store, landings: { log: string; library: string }): ScrubTarget[] {
   return [
     { path: store.eventsPath, format: 'lines' },
@@ -37,7 +34,6 @@ export function committedLogs(store: Store, landings: { log: string; library: st
   ];
 }
 
-/** A log line with every string in it redacted; the line as written when nothing changes. */
 function scrubLine(line: string): string {
   let value: unknown;
   try {
@@ -49,7 +45,7 @@ function scrubLine(line: string): string {
   return scrubbed === value ? line : JSON.stringify(scrubbed);
 }
 
-/** How many lines (or entries) of the file hold a secret, read without a lock (a count for doctor). */
+/** Without a lock: a count for doctor. */
 export function countSecrets(target: ScrubTarget): number {
   if (target.format === 'array') return scrubArray(readArray(target.path)).changed;
   let count = 0;
@@ -59,12 +55,11 @@ export function countSecrets(target: ScrubTarget): number {
 
 export interface ScrubOptions {
   deadline: Deadline;
-  /** The store: nothing outside it is written, no link in it followed. */
+  /** Nothing outside it written, no link in it followed. */
   within: string;
   backupDir: string;
 }
 
-/** Rewrite the file redacted, under its lock, after a backup copy; returns how many lines changed. */
 export function scrubFile(target: ScrubTarget, opts: ScrubOptions): number {
   const lock = acquireLock(target.path, opts.deadline);
   try {
@@ -77,7 +72,7 @@ export function scrubFile(target: ScrubTarget, opts: ScrubOptions): number {
       changed = scrubbed.changed;
       text = `${JSON.stringify(scrubbed.entries, null, 2)}\n`; // the library's own layout
     } else {
-      // the last piece is '' after a final newline, or a torn line: scrubbed too
+      // the last piece is '' after a final newline, or a torn line
       const lines = original.split('\n');
       const out = lines.map((line) => (line.trim() ? scrubLine(line) : line));
       changed = out.filter((line, i) => line !== lines[i]).length;
@@ -93,7 +88,6 @@ export function scrubFile(target: ScrubTarget, opts: ScrubOptions): number {
   }
 }
 
-/** The backup directory of a scrub at `now`: in cache/, which is never committed. */
 export function backupDirFor(storeDir: string, now: number): string {
   return join(storeDir, 'cache', `scrub-backup-${new Date(now).toISOString().replace(/[-:]|\.\d+/g, '')}`);
 }
@@ -106,7 +100,7 @@ export function secretsCheck(targets: ScrubTarget[], storeDir: string): Check {
       if (lines > 0) found.push({ file: relative(storeDir, target.path), lines });
     } catch (err) {
       if (!(err instanceof CairnError)) throw err;
-      // a file that does not read is another check's report (landing-patterns.json)
+      // unreadable: another check's report
     }
   }
   const total = found.reduce((n, f) => n + f.lines, 0);
@@ -142,7 +136,7 @@ function parseArray(text: string, path: string): unknown[] {
   return value;
 }
 
-/** Read as a regular file, never through a symbolic link; undefined when missing. */
+/** Never through a symbolic link; undefined when missing. */
 function readWhole(path: string): string | undefined {
   const fd = openRegularFile(path, true);
   if (fd === undefined) return undefined;

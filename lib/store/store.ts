@@ -13,10 +13,9 @@ import type { Deadline } from '../core/deadline.js';
 import type { Logger } from '../core/logger.js';
 import type { Progress } from '../core/progress.js';
 
-/** `cairn rebuild`'s commit slice: a replay touches the same pattern pages in every slice, so fewer are faster. */
+/** A replay touches the same pattern pages in every slice, so fewer slices are faster. */
 const REBUILD_SLICE_MS = 2_000;
 
-/** An opened `.cairn/` store: where it is, its settings, and (lazily) its database in sync with the logs. */
 export class Store {
   readonly config: Config;
   private db: Database | undefined;
@@ -61,11 +60,9 @@ export class Store {
   get sessionStatePath(): string {
     return join(this.dir, 'memory', 'session-state.md');
   }
-  /** The bead titles the last session start listed (lib/knowledge/auto-recall.ts). */
   get beadTitlesPath(): string {
     return join(this.dir, 'cache', 'bead-titles.json');
   }
-  /** The knowledge log's line count as rotation last read it (lib/knowledge/rotate.ts). */
   get lineCountPath(): string {
     return join(this.dir, 'cache', 'knowledge-lines.json');
   }
@@ -73,10 +70,7 @@ export class Store {
     return join(this.dir, 'artifacts', kind, name);
   }
 
-  /**
-   * Append lines to one of this store's logs. The append is the commit point (SPEC §2): after it, what fails is a
-   * warning the next run catches up on.
-   */
+  /** The commit point (SPEC §2): after it, a failure is a warning the next run catches up on. */
   appendLines(path: string, build: (lastLine: string | undefined) => string[]): string[] {
     this.deadline.check('recording the change');
     const lines = appendLines(path, build, { deadline: this.deadline, within: this.dir });
@@ -97,15 +91,14 @@ export class Store {
     return this.db;
   }
 
-  /** The database with this log's derived tables up to date (once per process and log). */
   indexed<T>(follower: LogFollower<T>): Database {
-    // Every read of a domain starts here, so this is where a run past its deadline stops (SPEC §2).
+    // every read of a domain starts here: where a run past its deadline stops (SPEC §2)
     this.deadline.check(`reading the ${follower.name} index`);
     if (!this.followed.has(follower.name)) {
       try {
         this.healing(() => follow(this.database, follower, this.followOptions()));
       } catch (err) {
-        // another process holds the index as long as this run can wait: it is catching up (a fresh clone's replay)
+        // held as long as this run can wait: another process is catching up (a fresh clone's replay)
         if (isBusy(err))
           throw new IndexCatchingUp(
             'lock',
@@ -123,7 +116,7 @@ export class Store {
   }
 
   rebuildIndex<T>(follower: LogFollower<T>, progress?: Progress): FollowReport {
-    this.db ??= this.open(); // opening tells whether the index file can be written at all
+    this.db ??= this.open(); // tells whether the index file can be written
     if (this.inMemory) throw new CairnError('store', `cannot rebuild ${this.dbPath}: the store is read-only`);
     const options = { ...this.followOptions(progress), sliceMs: REBUILD_SLICE_MS };
     const report = this.healing(() => rebuildIndex(this.database, follower, options));
@@ -135,7 +128,7 @@ export class Store {
     return { deadline: this.deadline, warn: (m: string) => this.log.warn(m), progress };
   }
 
-  /** Move a database with a corrupt page aside (the log holds everything); the next open rebuilds it. */
+  /** The log holds everything; the next open rebuilds it. */
   quarantine(err: unknown): void {
     this.close();
     try {
@@ -143,11 +136,11 @@ export class Store {
       const said = (aside: string) => `${this.dbPath} is corrupt (${why}); moved it to ${aside} to rebuild it from the log`;
       setAside(this.dbPath, this.dir, said, (m) => this.log.warn(m));
     } catch {
-      // cannot move it (a read-only store): the error itself is reported by the caller
+      // a read-only store: the caller reports the error
     }
   }
 
-  /** The index file, or — when the store cannot be written — one built in memory, so pure reads work (SPEC §2). */
+  /** A store that cannot be written gets one in memory, so pure reads work (SPEC §2). */
   private open(): Database {
     const opts = {
       deadline: this.deadline,
@@ -163,7 +156,7 @@ export class Store {
     return openDatabase(this.dbPath, opts);
   }
 
-  /** Run idempotent work; on a corrupt page the open did not see, start afresh from the log and run it again. */
+  /** Idempotent work; a corrupt page the open did not see: afresh from the log, run again. */
   private healing<T>(work: () => T): T {
     try {
       return work();
@@ -188,7 +181,6 @@ export function indexWritable(dbPath: string, storeDir: string): boolean {
   return writable(dbPath) && writable(cache) && (existsSync(cache) || writable(storeDir));
 }
 
-/** False only when the path exists and this process may not write it. */
 function writable(path: string): boolean {
   try {
     accessSync(path, constants.W_OK);
@@ -198,10 +190,7 @@ function writable(path: string): boolean {
   }
 }
 
-/**
- * A broken config.json goes unseen in a hook's stderr: run with the defaults and record the problem for doctor and
- * auto-recall's health line (SPEC §2) until the file reads again.
- */
+/** Unseen in a hook's stderr: run on defaults, record the problem for doctor (SPEC §2). */
 function readConfig(dir: string, log: Logger, strict: boolean): Config {
   try {
     const config = loadConfig(dir);
@@ -219,15 +208,12 @@ const CONFIG_PROBLEM = 'config.json';
 
 export interface StoreOptions {
   payloadCwd?: string | null;
-  /** A writer's first write creates the store (SPEC §1.2). */
+  /** SPEC §1.2 */
   create?: boolean;
   writesInOrder?: boolean;
 }
 
-/**
- * Open the store for this invocation; missing, it is an error (fail open), except that a writer (`create`) in a
- * git work tree creates its `.cairn/` as `cairn init` would, so a pipeline's first run loses nothing (SPEC §1.2).
- */
+/** Missing: an error, except a writer (`create`) in a git work tree creates `.cairn/` as init would (SPEC §1.2). */
 export function openStore(
   opts: LocationOptions,
   deadline: Deadline,
@@ -238,7 +224,7 @@ export function openStore(
 ): Store {
   const location = locate(opts);
   if (location.projectFrom === 'unreadable') {
-    // Reading or writing under the derived id would silently split the project's memory (SPEC §1.2).
+    // the derived id would silently split the project's memory (SPEC §1.2)
     throw new CairnError(
       'store',
       `${join(location.dir, 'config.json')} cannot be read, so the project id recorded in it is unknown; fix the file (cairn doctor)`,

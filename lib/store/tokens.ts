@@ -4,7 +4,7 @@ import { sha256 } from '../core/text.js';
 import { CairnError } from '../core/errors.js';
 import type { Deadline } from '../core/deadline.js';
 
-// Token counts with tiktoken, cached in the database per (encoding, text); the tokenizer loads only on a miss.
+// tiktoken counts cached per (encoding, text); the tokenizer loads only on a miss.
 
 const require = createRequire(import.meta.url);
 
@@ -15,17 +15,13 @@ interface Encoder {
 
 const encoders = new Map<string, Encoder>();
 
-/**
- * tiktoken cannot be loaded (it is WebAssembly: --jitless or a low ulimit -v break it as a bad install does);
- * callers that only cache or report counts go on with the UTF-8 byte bound (SPEC §3.5).
- */
+/** WebAssembly: --jitless or a low ulimit -v break it; callers go on with the UTF-8 byte bound (SPEC §3.5). */
 export class TokenizerUnavailable extends CairnError {
   constructor(reason: string) {
     super('database', `tiktoken is not loadable (${reason})`);
   }
 }
 
-/** The tokenizer for an encoding, loaded once per process. */
 export function encoderFor(encoding: string): Encoder {
   let encoder = encoders.get(encoding);
   if (!encoder) {
@@ -62,7 +58,7 @@ export class TokenCounter {
     this.lookup = db.prepare('SELECT tokens FROM token_counts WHERE key = ?');
   }
 
-  /** A count was missing from the cache, so the tokenizer was needed (benchmarks and tests watch this). */
+  /** The tokenizer was needed (benchmarks and tests watch this). */
   get loadedTokenizer(): boolean {
     return this.loaded;
   }
@@ -76,7 +72,7 @@ export class TokenCounter {
     return n;
   }
 
-  /** The cached count, or undefined — never loads the tokenizer (a hook's path). */
+  /** Never loads the tokenizer (a hook's path). */
   known(text: string): number | undefined {
     const hit = this.memo.get(text);
     if (hit !== undefined) return hit;
@@ -91,15 +87,15 @@ export class TokenCounter {
 
   private encode(text: string): number {
     const bytes = Buffer.byteLength(text);
-    // A text far beyond any block is not worth the tokenizer's time: its UTF-8 length bounds its tokens (SPEC §3.5).
+    // far beyond any block: not worth the tokenizer's time; bytes bound tokens (SPEC §3.5)
     if (bytes > TOKENIZED_BYTES) return bytes;
     if (!this.loaded) this.deadline.check('loading the tokenizer'); // cannot be interrupted
     this.loaded = true;
-    // Special-token text is counted as plain text, never rejected.
+    // special-token text counts as plain text, never rejected
     return encoderFor(this.encoding).encode(text, [], []).length;
   }
 
-  /** Store new counts; best effort (a read-only database still formats). */
+  /** Best effort (a read-only database still formats). */
   save(): void {
     if (this.pending.size === 0) return;
     try {
@@ -109,7 +105,7 @@ export class TokenCounter {
       })();
       this.pending.clear();
     } catch {
-      // the counts will be computed again next time
+      // computed again next time
     }
   }
 
