@@ -132,13 +132,15 @@ async function callCases(dir) {
   if (!shortId) fail(`the patterns tool printed no block:\n${block.text}`);
   const tools = [
     ['recall', (i) => ({ query: QUERIES[i % QUERIES.length] })],
-    ['patterns', (i) => ({ ...CHANGE, ...(i % 2 ? { query: 'status command output flags' } : {}) })],
+    ['patterns', () => CHANGE],
+    ['patterns', () => ({ ...CHANGE, query: 'status command output flags' }), 'with a query'],
     ['explain', () => ({ pattern: shortId })],
     ['landings', () => ({ query: 'status command' })],
     ['remember', (i) => ({ type: 'learned', content: `bench note ${i}: retries need jitter`, bead: 'bench-1' })],
   ];
-  for (const [name, args] of tools) {
-    progress(`${name}: ${CALLS} calls`);
+  for (const [name, args, label] of tools) {
+    const named = label ? `${name} ${label}` : name;
+    progress(`${named}: ${CALLS} calls`);
     const first = await call(client, name, args(0));
     const times = [];
     for (let i = 1; i <= CALLS; i++) times.push((await call(client, name, args(i))).ms);
@@ -146,7 +148,7 @@ async function callCases(dir) {
     const p95 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))];
     const m = median(times);
     const value = `${fmt(m, 1)} ms (p95 ${fmt(p95, 1)} ms)`;
-    add(`cairn mcp: ${name}, warm`, value, '≤ 50 ms', m <= 50 ? 'met' : '**missed**', `first call ${fmt(first.ms)} ms`);
+    add(`cairn mcp: ${named}, warm`, value, '≤ 50 ms', m <= 50 ? 'met' : '**missed**', `first call ${fmt(first.ms)} ms`);
   }
   const rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${transport.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
   add('cairn mcp: server RSS after the calls', `${fmt(rss, 1)} MB`, '—', '—');

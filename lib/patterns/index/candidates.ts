@@ -160,7 +160,8 @@ const KEY_SLACK = 1e-9;
 /**
  * The same digest read off the rank indexes (built with the default prior): a row whose key puts its score at or
  * above the cut in any context counts off the index, one below it in every context is never read, and only those
- * between are scored. With a query, the matches (temp.cairn_relevance) are scored and the rest weigh 0.4 of a base.
+ * between are scored. With a query, every row is first counted as matching nothing (0.4 of its base), then the
+ * matches (temp.cairn_relevance) are counted again by their whole score.
  */
 export function digestByKey(db: Database, project: string, opts: RankOptions, query: QueryState | null): string {
   if (opts.roles.length === 0) return '0:0';
@@ -176,7 +177,6 @@ export function digestByKey(db: Database, project: string, opts: RankOptions, qu
     n += row.n;
     bits += row.bits;
   };
-  const unmatched = blend === null ? '' : 'AND id NOT IN (SELECT pid FROM temp.cairn_relevance)';
   for (const role of opts.roles) {
     const factor = share * (role === opts.ctx.role ? 1 : CROSS_ROLE_FACTOR);
     for (const [key, where, immune] of [
@@ -196,19 +196,25 @@ export function digestByKey(db: Database, project: string, opts: RankOptions, qu
       const sure = `${key} >= @sure${immune ? '' : ' AND last_used <= @now'}`;
       add(
         `SELECT COUNT(*) AS n, COALESCE(SUM(id_bits), 0) AS bits FROM patterns
-          WHERE project = @project AND role = @streamRole AND ${where} ${dismissedClause(opts, params)} ${unmatched}
+          WHERE project = @project AND role = @streamRole AND ${where} ${dismissedClause(opts, params)}
             AND ${key} >= @least AND (CASE WHEN ${sure} THEN 1 ELSE ${share} * ${base.sql} >= @cut END)`,
         params,
       );
     }
   }
   if (blend !== null) {
-    const params: Record<string, unknown> = { project, cut: SCORE_CUT };
+    // the ranges counted each match as if it matched nothing: each is counted again by its whole score
+    const params: Record<string, unknown> = { project, cut: SCORE_CUT, high: SCORE_CUT * (1 + KEY_SLACK), low: SCORE_CUT * (1 - KEY_SLACK) };
     const withs: string[] = [];
-    const score = scoreSql(db, opts, blend, params, withs);
+    // rest × role bounds the base without its context factor (three JSON searches): most rows are decided by it
+    const { rest, role } = base.parts;
+    const passes = (relevance: string, exact: string) => `(CASE WHEN ${relevance} + ${share} * ${rest} * ${role} >= @high THEN 1
+      WHEN ${relevance} + ${share} * ${rest} * ${role} * ${widest} < @low THEN 0 ELSE ${exact} >= @cut END)`;
+    const change = `(${passes('0.6 * m.relevance', scoreSql(db, opts, blend, params, withs))} - ${passes('0', `${share} * ${base.sql}`)})`;
     add(
-      `${withClause(withs)}SELECT COUNT(*) AS n, COALESCE(SUM(id_bits), 0) AS bits FROM patterns
-        WHERE ${candidateRows(opts, params)} AND id IN (SELECT pid FROM temp.cairn_relevance) AND ${score} >= @cut`,
+      `${withClause(withs)}SELECT COALESCE(SUM(${change}), 0) AS n, COALESCE(SUM(${change} * id_bits), 0) AS bits
+        FROM temp.cairn_relevance AS m CROSS JOIN patterns ON patterns.project = @project AND patterns.id = m.pid
+        WHERE ${candidateRows(opts, params)}`,
       params,
     );
   }
