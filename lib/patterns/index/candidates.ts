@@ -204,7 +204,12 @@ export function digestByKey(db: Database, project: string, opts: RankOptions, qu
   }
   if (blend !== null) {
     // the ranges counted each match as if it matched nothing: each is counted again by its whole score
-    const params: Record<string, unknown> = { project, cut: SCORE_CUT, high: SCORE_CUT * (1 + KEY_SLACK), low: SCORE_CUT * (1 - KEY_SLACK) };
+    const params: Record<string, unknown> = {
+      project,
+      cut: SCORE_CUT,
+      high: SCORE_CUT * (1 + KEY_SLACK),
+      low: SCORE_CUT * (1 - KEY_SLACK),
+    };
     const withs: string[] = [];
     // rest × role bounds the base without its context factor (three JSON searches): most rows are decided by it
     const { rest, role } = base.parts;
