@@ -3,12 +3,12 @@ import { DECAY_SPAN_MS, DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_S
 import { baseScoreSql, contextFactor, CROSS_ROLE_FACTOR, SCORE_CUT, type ScoreContext } from '../scoring.js';
 import { loadRelevance, matchesSql, notDeprecated, patternBm25Sql, queryTermsSql, roleList, type Bm25Query } from './weights.js';
 
-// A role's candidates in SQL (SPEC §3.5 step 1): the rows, their scores with relevance (§3.4), the digest (§3.5 step 4b).
+// A role's candidates in SQL (SPEC §3.5 step 1): rows, scores (§3.4), the digest (§3.5 step 4b).
 
 export interface RankOptions {
   roles: string[];
   ctx: ScoreContext;
-  /** BM25 over the project's patterns, when no `relevance` is given. */
+  /** BM25, when no `relevance` is given. */
   query?: string;
   /** From embeddings, 0..1; replaces BM25. */
   relevance?: Map<string, number>;
@@ -38,11 +38,11 @@ export function candidateRows(opts: RankOptions, params: Record<string, unknown>
 
 export const withClause = (withs: string[]) => (withs.length ? `WITH ${withs.join(', ')} ` : '');
 
-/** Keyed by the database's state: a summary's basis after the ranking reuses it unless a pattern changed meanwhile. */
+/** Keyed by the database's state: a summary's basis after a ranking reuses it. */
 export interface QueryState {
   key: string;
   q: Bm25Query | undefined;
-  /** The best candidate's BM25; null: none matches; undefined: not known yet. */
+  /** The best candidate's BM25; null: none matches. */
   max?: number | null;
   table: boolean;
 }
@@ -112,7 +112,7 @@ export function scoreSql(db: Database, opts: RankOptions, blend: Blend, params: 
 /** Above every context factor (1.35 at most), in any rounding. */
 const CONTEXT_BOUND = 1.36;
 
-/** Exact, mostly without the context factor (its JSON searches are most of a pass): a factor in 1..1.35 only grows it. */
+/** Exact; mostly decided without the context factor's JSON searches: a factor in 1..1.35 only grows it. */
 export function basePassesSql(ctx: ScoreContext): { sql: string; params: Record<string, unknown> } {
   const base = baseScoreSql(ctx);
   const { rest, role } = base.parts;
@@ -121,7 +121,7 @@ export function basePassesSql(ctx: ScoreContext): { sql: string; params: Record<
   return { sql, params: base.params };
 }
 
-/** The count passing the cut and their id bits' sum, in one pass. */
+/** In one pass. */
 export function candidateDigest(db: Database, project: string, opts: RankOptions, query: QueryState | null): string {
   if (opts.roles.length === 0) return '0:0';
   const params: Record<string, unknown> = { project, cut: SCORE_CUT };
@@ -142,7 +142,7 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
   return row.digest;
 }
 
-/** Rounding between a bound on a rank key and a score from the same row. */
+/** A bound on a rank key against a score from the same row. */
 const KEY_SLACK = 1e-9;
 
 /** The same digest off the rank indexes (default prior): the candidate digest of ./README.md. */
@@ -204,10 +204,10 @@ export function digestByKey(db: Database, project: string, opts: RankOptions, qu
   return `${n}:${bits}`;
 }
 
-/** Such a pattern is not in a basis taken with `newest` the latest first sighting: that summary is stale, no pass needed. */
+/** Not in a basis taken with `newest` the latest first sighting: that summary is stale, no pass needed. */
 export function newCandidateSince(db: Database, project: string, opts: RankOptions, query: QueryState | null, newest: string): boolean {
   if (opts.roles.length === 0) return false;
-  // one role at a time: with a list SQLite walks the whole project, with one it reads the first-sighting index
+  // one role at a time: with a list SQLite walks the whole project
   return opts.roles.some((role) => {
     const params: Record<string, unknown> = { project, cut: SCORE_CUT, newest };
     const withs: string[] = [];

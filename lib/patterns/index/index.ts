@@ -7,8 +7,7 @@ import { packLongLists, TermIndex, termIndexBuilt, termRows } from './terms.js';
 import { bm25Query, loadedRelevance, loadRelevance, type TermStatistics, type TermWeight } from './weights.js';
 import type { QueryState, RankOptions, Ranking } from './candidates.js';
 
-// The pattern index's one interface (SPEC §3.3, §3.4, §3.5, §3.9.1): the fast engine once its indexes are built, the
-// scan meanwhile (./README.md).
+// The pattern index's one interface (./README.md): the fast engine once its indexes are built, the scan meanwhile.
 
 export type { RankOptions, Ranking, Scored } from './candidates.js';
 export type { TermWeight } from './weights.js';
@@ -23,7 +22,7 @@ export interface RoleLookups {
   readonly role: string;
   /** Maybe a few more: the caller compares. */
   nearDuplicates(text: string, threshold: number): PatternText[];
-  /** Those sharing the most of the text's rarest content words, best first. */
+  /** Those sharing the most of its rarest content words. */
   sharing(text: string, limit: number): PatternText[];
   /** ln(1 + patterns / those holding the word) */
   weights(texts: string[]): TermWeight;
@@ -31,14 +30,14 @@ export interface RoleLookups {
   packWhatWasRead(): void;
 }
 
-/** Read whole in a few ms: scanned while the term index builds (a new project's writers race its first replay). */
+/** Scanned while the term index builds (a new project's writers race its first replay). */
 const SCANNED_TERMS = 5_000;
 
 export function lookupsReady(db: Database): boolean {
   return termIndexBuilt(db) || termRows(db) <= SCANNED_TERMS;
 }
 
-/** IndexCatchingUp (fail open, SPEC §2) when too large to scan and the index is not built. */
+/** Fails open (IndexCatchingUp, SPEC §2) while too large to scan and unindexed. */
 export function roleLookups(db: Database, project: string, role: string): RoleLookups {
   return engineFor(db, project, role);
 }
@@ -68,7 +67,7 @@ function queryWeights(db: Database, project: string, roles: string[], query: str
   );
 }
 
-/** Best first, ties by id: by the rank indexes where they order as this context's score does, else by scoring each. */
+/** By the rank indexes where they order as this context's score does, else by scoring each. */
 export function rankScores(db: Database, project: string, opts: RankOptions, want: { limit?: number } = {}): Ranking {
   if (opts.roles.length === 0) return { top: [], complete: true };
   if (opts.relevance || want.limit === undefined || !rankIndexUsable(opts.ctx) || !rankIndexesBuilt(db))
@@ -83,14 +82,14 @@ export function rankByScan(db: Database, project: string, opts: RankOptions, lim
   return scanRanking(db, project, opts, candidates.blendFor(db, project, opts, queryOf(db, project, opts), 'table'), limit);
 }
 
-/** A summary's basis: how many candidates pass the cut and the sum of their id bits. */
+/** A summary's basis: count and id bits' sum of those past the cut. */
 export function candidateDigest(db: Database, project: string, opts: RankOptions): string {
   const query = queryOf(db, project, opts);
   if (opts.relevance || !rankIndexUsable(opts.ctx) || !rankIndexesBuilt(db)) return candidates.candidateDigest(db, project, opts, query);
   return candidates.digestByKey(db, project, opts, query);
 }
 
-/** A pattern first seen after `newest` is a candidate now: it overtakes a summary stored with it. */
+/** Such a pattern overtakes a summary stored with `newest`. */
 export function newCandidateSince(db: Database, project: string, opts: RankOptions, newest: string): boolean {
   return candidates.newCandidateSince(db, project, opts, queryOf(db, project, opts), newest);
 }

@@ -45,7 +45,7 @@ const MODULE = new Uint8Array([
 ]);
 
 const PAGE = 65_536;
-const SIZES = 65_536; // a table entry per size a posting can carry (terms.ts SIZE_CAP + 1)
+const SIZES = 65_536; // terms.ts SIZE_CAP + 1
 
 export interface Postings {
   seqs: Int32Array;
@@ -58,7 +58,7 @@ export interface PostingCounter {
   reached(lists: Postings[], needed: Uint8Array): Int32Array[];
 }
 
-/** JavaScript where WebAssembly cannot run: `--jitless`, or a `ulimit -v` under the ~10 GB V8 reserves for its memory. */
+/** JavaScript under `--jitless`, or a `ulimit -v` below the ~10 GB V8 reserves for a WebAssembly memory. */
 export function postingCounter(): PostingCounter {
   if (typeof WebAssembly === 'undefined') return new JavaScriptCounter();
   try {
@@ -69,11 +69,10 @@ export function postingCounter(): PostingCounter {
   }
 }
 
-/** One memory: each seq's count, each size's need, one list and what it finds. */
 export class WebAssemblyCounter implements PostingCounter {
   private readonly memory: WebAssembly.Memory;
   private readonly count: (seqs: number, sizes: number, n: number, counts: number, needed: number, found: number) => number;
-  /** Bytes from the start holding counts (zero between lookups). */
+  /** Bytes holding counts (zero between lookups). */
   private counted = 0;
 
   constructor() {
@@ -101,7 +100,7 @@ export class WebAssemblyCounter implements PostingCounter {
       const n = this.count(at.seqs, at.sizes, seqs.length, 0, at.needed, at.found);
       return new Int32Array(this.memory.buffer, at.found, n).slice();
     });
-    bytes.fill(0, 0, top + 1); // the counts serve the command's next lookup
+    bytes.fill(0, 0, top + 1); // for the next lookup
     return found;
   }
 

@@ -18,10 +18,10 @@ import { bm25, QUERY_TERMS, roleList, type Bm25Query } from './weights.js';
 // The fast ranking (SPEC §3.4, §3.5; docs/internals.md, "Ranking"): the rank indexes read best first a page at a time
 // until nothing unread can beat the best found; with a query, its matches walked beside them (a threshold walk).
 
-/** Rounding between a bound computed in JavaScript and a score computed in SQL. */
+/** A bound in JavaScript against a score in SQL. */
 const BOUND_SLACK = 1 + 1e-9;
 
-/** Matches a walk sorts first (then four times as many), and reads at a time. */
+/** Sorted first (then four times as many), and read at a time. */
 const FIRST_MATCHES = 2048;
 const MATCH_PAGE = 128;
 
@@ -34,7 +34,7 @@ export function rankKey(p: ScoredCounters): { key: number; immune: boolean } {
   return { key: Math.log(rateCat) + (immune ? 0 : p.last_used / DECAY_SPAN_MS), immune };
 }
 
-/** The highest base score this key allows now, in any context: none below it scores more. */
+/** In any context: none below it scores more. */
 export function rankKeyBound(key: number, immune: boolean, role: string, ctx: ScoreContext): number {
   const context = contextFactor((ctx.labels?.length ?? 0) > 0, (ctx.files?.length ?? 0) > 0, !!ctx.phase);
   const roleFactor = role === ctx.role ? 1 : CROSS_ROLE_FACTOR;
@@ -46,7 +46,7 @@ export function rankIndexUsable(ctx: ScoreContext): boolean {
   return !ctx.prior || (ctx.prior.success === DEFAULT_PRIOR.success && ctx.prior.failure === DEFAULT_PRIOR.failure);
 }
 
-/** A fresh clone's replay builds them at its end; meanwhile the scan ranks. */
+/** Meanwhile the scan ranks. */
 export function rankIndexesBuilt(db: Database): boolean {
   const names = ['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq'];
   const listed = names.map((name) => `'${name}'`).join(', ');
@@ -58,7 +58,7 @@ export function rankIndexesBuilt(db: Database): boolean {
   return n === names.length;
 }
 
-/** Each row read scored as the scan scores it. Kept per connection: asked for more, it goes on until a pattern changes. */
+/** Scored as the scan scores. Kept per connection: asked for more, it goes on until a pattern changes. */
 export function rankByKey(db: Database, project: string, opts: RankOptions, limit: number, query: QueryState | null): Ranking {
   const state = JSON.stringify([project, opts.roles, opts.ctx, opts.query, opts.excludeDismissed]);
   const key = `${state}@${databaseVersion(db)}`;
@@ -94,7 +94,7 @@ class RankWalk {
       if (query!.max === null) matches = null; // no candidate matches: no signal
     }
     this.matches = matches;
-    // relevance: its match's BM25 over the best's, from the matches summed already; scored as the scan does (finalScore)
+    // its match's BM25 over the best's, scored as the scan does (finalScore)
     if (matches) {
       const found = summedMatches.get(query!)!;
       this.relevanceOf = (r, seq) => {
@@ -157,7 +157,7 @@ class RankWalk {
       const bound = (s: (typeof streams)[number]) => (0.6 * relevance + (matches ? 0.4 : 1) * baseBound(s)) * BOUND_SLACK;
       for (const s of streams) if (!s.done && bound(s) < SCORE_CUT) s.done = true;
       const open = streams.filter((s) => !s.done && bound(s) >= kth);
-      // every candidate is in one of the indexes; reading matches deeper lowers the bounds: a page per as many rows
+      // deeper matches lower the bounds: a page of them per as many index rows
       if (open.length === 0) {
         const ranked = [...this.found].map(([id, score]) => ({ id, score })).sort(byScore);
         return { top: ranked.slice(0, limit), complete: ranked.length <= limit && streams.every((s) => s.done) };
@@ -190,7 +190,7 @@ class RankWalk {
 
 const summedMatches = new WeakMap<QueryState, QueryMatches>();
 
-/** In BM25 order; deprecated and dismissed ones read for the bound, then left out. `bound()`: none further down exceeds it. */
+/** Deprecated and dismissed ones count for the bound only. `bound()`: none further down exceeds it. */
 function bestMatches(db: Database, project: string, opts: RankOptions, query: QueryState) {
   let all = summedMatches.get(query);
   if (!all) summedMatches.set(query, (all = queryMatches(db, project, opts.roles, query.q!)));
@@ -255,7 +255,7 @@ function bestFirst(values: Float64Array, depth: number): number[] {
   return places.sort((a, b) => values[b] - values[a] || a - b).slice(0, depth);
 }
 
-/** Every match, deprecated or not, with BM25 as matchesSql computes it, summed in JavaScript over the posting lists. */
+/** Deprecated too, BM25 as matchesSql computes it, summed in JavaScript. */
 export interface QueryMatches {
   /** term_seq, by role, ascending */
   seqs: Int32Array;

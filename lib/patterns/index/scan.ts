@@ -4,7 +4,7 @@ import { SCORE_CUT } from '../scoring.js';
 import { candidateRows, scoreSql, withClause, type Blend, type RankOptions, type Ranking, type Scored } from './candidates.js';
 import { rarestTerms, termWeights, type TermStatistics, type TermWeight } from './weights.js';
 
-// Read every pattern that could be an answer: the answer while the indexes build, and the oracle of the parity tests.
+// Read every pattern that could be an answer: while the indexes build, and as the parity tests' oracle.
 
 type Row = { id: string; text: string };
 

@@ -4,10 +4,8 @@ import { indexTerms } from '../../core/text.js';
 import { postingCounter, type PostingCounter, type Postings } from './posting-count.js';
 import { rarestTerms, termWeights, type TermStatistics, type TermWeight } from './weights.js';
 
-// The term index (pattern_terms, written by events/reducer addTerms; ./README.md): the few patterns a text could
-// duplicate or apply, and how many hold a word, without loading the role.
+// The term index (pattern_terms, written by events/reducer addTerms; ./README.md).
 
-/** Rows of a term in a sample that estimate its frequency well enough. */
 const COUNTED = 64;
 /** Counted exactly up to this (on patterns_role: a few hundred pages at most). */
 const ROLE_EXACT = 16_384;
@@ -15,7 +13,7 @@ const ROLE_COUNTED = 1024;
 /** Stems read beyond the prefix, and more whose lists are cheap (docs/decisions.md). */
 const WINDOW_BEYOND_PREFIX = 3;
 const CHEAP_BEYOND_WINDOW = 3;
-/** Of a posting's size (its pattern's distinct words): a larger one only lets more candidates through. */
+/** A larger size only lets more candidates through. */
 export const SIZE_CAP = 65_535;
 /** Counted in a byte (an item of 500 characters has fewer stems). */
 const COUNTED_STEMS = 255;
@@ -39,7 +37,6 @@ function statement(db: Database, sql: string): Statement<unknown[]> {
   return s;
 }
 
-/** A first replay builds it at its end, in the background for a large log. */
 export function termIndexBuilt(db: Database): boolean {
   return statement(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'pattern_terms_key'").get() !== undefined;
 }
@@ -48,7 +45,7 @@ export function termRows(db: Database): number {
   return (statement(db, 'SELECT IFNULL(MAX(rowid), 0) AS n FROM pattern_terms').get() as { n: number }).n;
 }
 
-/** For one command: estimates live no longer than this object, so an answer depends only on the database. */
+/** Estimates live no longer than it, so an answer depends only on the database. */
 export class TermIndex implements TermStatistics {
   private readonly estimates = new Map<string, number>();
   private readonly readLists = new Map<string, Postings>();
@@ -73,7 +70,7 @@ export class TermIndex implements TermStatistics {
     return new Map(terms.map((t) => [t, this.estimates.get(t)!]));
   }
 
-  /** Up to COUNTED rows in nested samples, smallest first: a rare term exact, a common one from the largest it does not fill. */
+  /** Nested samples, smallest first: a rare term exact, a common one from the largest it does not fill. */
   private estimate(terms: string[]): void {
     if (!this.samples) {
       const last = termRows(this.db);
@@ -131,7 +128,7 @@ export class TermIndex implements TermStatistics {
     // any w stems bound the count, so the window may take cheap lists further on
     const further = stems.slice(window.length, Math.min(stems.length, window.length + CHEAP_BEYOND_WINDOW, COUNTED_STEMS));
     window.push(...further.filter((term) => this.cheapToRead(term)));
-    // by size: how many of the window's stems a pattern must hold (at least one); 0 for any size not near
+    // by size: how many window stems a pattern must hold (0: not a near size)
     const needed = new Uint8Array(SIZE_CAP + 1);
     for (let m = least; m <= Math.min(most, SIZE_CAP); m++) {
       needed[m] = Math.max(1, Math.ceil((threshold * (n + m)) / (1 + threshold) - 1e-9) - n + window.length);
@@ -163,7 +160,7 @@ export class TermIndex implements TermStatistics {
     return list;
   }
 
-  /** A packed list counts while its last posting is as it was: term rows are only appended or all replaced (a replay). */
+  /** A packed list counts while its last posting stands: term rows are only appended, or all replaced. */
   private readPostings(term: string): Postings {
     const { db, project, role } = this;
     const packed = statement(db, 'SELECT through, last, postings FROM pattern_postings WHERE project = ? AND role = ? AND term = ?').get(
@@ -209,7 +206,6 @@ export class TermIndex implements TermStatistics {
     return list;
   }
 
-  /** A cache for the next command: it waits for no lock. */
   packWhatWasRead(): void {
     if (this.toPack.size === 0) return;
     const patience = this.db.pragma('busy_timeout', { simple: true }) as number;
@@ -276,7 +272,7 @@ export class TermIndex implements TermStatistics {
     return termWeights(this, texts);
   }
 
-  /** Exact up to ROLE_EXACT, else from ids starting 'p00' or 'p000' (hashes: a 1/256 or 1/4096 sample), probed first. */
+  /** Exact up to ROLE_EXACT, else from ids starting 'p00' or 'p000' (hashes: 1/256, 1/4096 samples). */
   size(): { patterns: number; meanLength: number } {
     const exact = statement(
       this.db,

@@ -8,12 +8,11 @@ export interface TermStatistics {
   documentFrequency(terms: string[]): Map<string, number>;
 }
 
-/** The more patterns hold a term, the less it says. */
 export type TermWeight = (term: string) => number;
 
 const SHARING_TERMS = 6;
 
-/** `ln(1 + patterns / holding)`; the terms of `texts` are counted at once. */
+/** `ln(1 + patterns / holding)`; `texts`' terms counted at once. */
 export function termWeights(stats: TermStatistics, texts: string[]): TermWeight {
   let patterns: number | undefined;
   let counted = false;
@@ -42,7 +41,7 @@ export function rarestTerms(stats: TermStatistics, text: string): string[] {
     .slice(0, SHARING_TERMS);
 }
 
-/** Each idf in whole units of BM25_UNIT: a pattern's sum is exact in any order, its relevance the same however read. */
+/** Idfs in whole BM25_UNITs: a pattern's sum is exact in any order. */
 export interface Bm25Query {
   terms: { term: string; weight: number }[];
   avgLength: number;
@@ -57,7 +56,7 @@ const COMMON_SHARE = 0.5;
 /** The rarest, at most. */
 export const QUERY_TERMS = 32;
 
-/** Over the project's own patterns (another project in a shared store moves nothing); undefined when none matches. */
+/** Over the project's own patterns: another project in a shared store moves nothing. */
 export function bm25Query(roles: TermStatistics[], query: string): Bm25Query | undefined {
   const terms = [...contentTerms(query).keys()].slice(0, 128);
   if (terms.length === 0 || roles.length === 0) return undefined;
@@ -88,12 +87,12 @@ export function queryTermsSql(q: Bm25Query, params: Record<string, unknown>): st
   return `q (term, w) AS (VALUES ${rows.join(', ')})`;
 }
 
-/** Term frequency is 1 (a pattern indexes each term once); one expression, so every statement gives the same number. */
+/** Term frequency is 1; one expression, so every statement gives the same number. */
 export function bm25Sql(weights: string, length: string): string {
   return `(${weights} * @bmUnit * (@bmK1 + 1) / (1 + @bmK1 * (1 - @bmB + @bmB * ${length} / @bmAvg)))`;
 }
 
-/** Deprecated ones too (testing each match costs as much as the sum); CROSS JOIN reads only the query terms' postings. */
+/** Deprecated too: testing each match costs as much as the sum. */
 export function matchesSql(project: string, roles: string[], params: Record<string, unknown>): string {
   params.project = project;
   const list = roles.map((role, i) => ((params[`mr${i}`] = role), `@mr${i}`)).join(', ');
