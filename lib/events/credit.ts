@@ -1,9 +1,7 @@
 import { DEFAULT_CONFIG } from '../store/config.js';
 import { UNTESTED_UNIT, UNTESTED_UNITS } from '../core/score-weights.js';
 
-// How evidence moves a pattern's record (SPEC §3.10); pure. Untested credit is a bounded prior, so an untested
-// pattern never outranks one that held up once (§3.10.1); each piece of tested evidence ages what came before by
-// 2^(−strength / half-life), so no verdict protects a pattern from later ones (§3.10.2–3).
+// How evidence moves a pattern's record (SPEC §3.10; docs/internals.md, "Credit from tested evidence"); pure.
 
 export interface Evidence {
   held: number;
@@ -15,7 +13,7 @@ export function untestedCredit(untested: number): number {
   return UNTESTED_UNIT * Math.min(Math.max(0, untested), UNTESTED_UNITS);
 }
 
-/** What counts for the pattern in its success rate: tested credit and the bounded untested prior. */
+/** What speaks for the pattern in its rate. */
 export function support(e: Evidence): number {
   return Math.max(0, e.held) + untestedCredit(e.untested);
 }
@@ -25,11 +23,11 @@ export function aging(strength: number, halfLife = DEFAULT_CONFIG.evidence.halfL
 }
 
 export interface Tested {
-  /** Credit for the pattern (a kept finding: 1; an outcome: its weight). */
+  /** a kept finding: 1; an outcome: its weight */
   held?: number;
-  /** Weight against it (a dismissal: the role's weight; a failing outcome: half of it). */
+  /** a dismissal: the role's weight; a failing outcome: half of it */
   against?: number;
-  /** How much this evidence ages what came before (a verdict: 1). */
+  /** how much it ages what came before (a verdict: 1) */
   strength: number;
   halfLife?: number;
 }
@@ -43,7 +41,7 @@ export function withTested(e: Evidence, t: Tested): Evidence {
   };
 }
 
-/** The share of tested evidence that says the pattern holds up (undefined: never tested). */
+/** undefined: never tested */
 export function testedRate(e: Pick<Evidence, 'held' | 'ignore_weight'>): number | undefined {
   const total = e.held + e.ignore_weight;
   return total > 0 ? e.held / total : undefined;
@@ -58,7 +56,7 @@ export interface LedgerEntry {
 
 export type AgedEntry = LedgerEntry & { factor: number };
 
-/** What each piece of tested evidence weighs now: its own weight times the aging of every later one. */
+/** Each piece's weight now: its own times the aging of every later one. */
 export function agedLedger(entries: LedgerEntry[]): AgedEntry[] {
   const out: AgedEntry[] = [];
   let factor = 1;

@@ -31,7 +31,7 @@ function eventOf(text: string): { event: CairnEvent } | { problem: string } {
   return { event: parsed.value as unknown as CairnEvent };
 }
 
-/** Every event of the log that passes the envelope checks, in file order; others are reported and skipped. */
+/** In file order; a line failing the envelope checks is reported and skipped. */
 export function* logEvents(path: string, warn: (m: string) => void, progress?: Progress): Generator<CairnEvent> {
   const size = progress ? fileSize(path) : 0;
   let count = 0;
@@ -58,7 +58,7 @@ export function readEvents(path: string, filter: EventFilter, warn: (m: string) 
   return out.sort(byTsThenId);
 }
 
-/** The pattern ids an event line names, as mentionsPattern reads them. */
+/** As mentionsPattern reads them. */
 function namedPatterns(value: Record<string, unknown>): Set<string> {
   const ids = new Set<string>();
   if (typeof value.pattern === 'string') ids.add(value.pattern);
@@ -73,18 +73,14 @@ function namedPatterns(value: Record<string, unknown>): Set<string> {
   return ids;
 }
 
-/**
- * Where each pattern's events are in the log, for a process that explains pattern after pattern (`cairn mcp`),
- * rather than reading the whole log for each. Keeps byte ranges; a changed prefix (merge, rotation) starts over.
- */
+/** Byte ranges of each pattern's lines, so `cairn mcp` explains pattern after pattern without rereading the log. */
 export class PatternHistory {
-  /** Pattern id → [start, end, start, end, …] of the lines that name it. */
+  /** id → [start, end, start, end, …] */
   private readonly ranges = new Map<string, number[]>();
   private mark = { offset: 0, head: '', tail: '' };
 
   constructor(readonly path: string) {}
 
-  /** The events of `project` that touch pattern `id`, in (ts, id) order. */
   events(project: string, id: string, warn: (m: string) => void, deadline: Deadline): CairnEvent[] {
     this.catchUp(deadline);
     const ranges = this.ranges.get(id) ?? [];
@@ -105,7 +101,7 @@ export class PatternHistory {
     return out.sort(byTsThenId);
   }
 
-  /** Index what was appended since the last call; past the deadline, keep what is indexed. */
+  /** A changed prefix (merge, rotation) starts over; past the deadline, what is indexed is kept. */
   private catchUp(deadline: Deadline): void {
     const size = fileSize(this.path);
     if (!prefixIntact(this.path, this.mark, size)) {
@@ -119,7 +115,7 @@ export class PatternHistory {
       if (++count % 1024 === 0 && deadline.passed()) break;
       end = line.end;
       const parsed = parseJsonLine(line.text);
-      if (!parsed.ok) continue; // an unreadable line names no pattern (cairn events and explain report it)
+      if (!parsed.ok) continue; // names no pattern (cairn events and explain report it)
       for (const id of namedPatterns(parsed.value)) {
         let list = this.ranges.get(id);
         if (!list) this.ranges.set(id, (list = []));
@@ -148,10 +144,10 @@ export function parseSince(text: string, now: number): number {
   return t;
 }
 
-/** One readable line: time, type, and the payload fields that matter; sanitised, for a terminal (SPEC §4.6). */
+/** Sanitised, for a terminal (SPEC §4.6). */
 export function describeEvent(e: CairnEvent): string {
   const { v: _v, id: _id, ts, type, project: _p, ...payload } = e as unknown as Record<string, unknown> & CairnEvent;
-  // Sanitise each value before quoting: quoting first would hide a marker behind an escaped line break.
+  // sanitise before quoting: quoting first would hide a marker behind an escaped line break
   const clean = (v: unknown): unknown =>
     typeof v === 'string'
       ? sanitizeUntrusted(v, { singleLine: true })
@@ -170,14 +166,13 @@ export function describeEvent(e: CairnEvent): string {
   return sanitizeUntrusted(`${ts} ${type} ${parts.join(' ')}`, { singleLine: true });
 }
 
-/** Where an event happened: `LED-7/r1`, `LED-7`, or '' (unscoped). */
+/** `LED-7/r1`, `LED-7`, or '' */
 function scopeOf(e: { issue?: string | null; run?: string | null }): string {
   return [e.issue, e.run].filter((x) => x).join('/');
 }
 
 const quote = (text: string, max = 80) => `'${text.length > max ? text.slice(0, max - 1).trimEnd() + ' …' : text}'`;
 
-/** How a finding reached the pattern it applied, in words. */
 const LINK_MATCH_WORDS = {
   explicit: 'it cites the id',
   text: 'by its words',
@@ -185,7 +180,7 @@ const LINK_MATCH_WORDS = {
   self: 'the finding is this pattern',
 };
 
-/** One line of a pattern's history for `cairn explain`, in words (SPEC §3.9.1). */
+/** For `cairn explain` (SPEC §3.9.1). */
 export function describePatternEvent(e: CairnEvent, history: CairnEvent[]): string {
   const where = scopeOf(e as { issue?: string | null; run?: string | null });
   const inScope = where ? ` in ${where}` : '';

@@ -14,13 +14,12 @@ import type { Progress } from '../core/progress.js';
 
 // events.jsonl (SPEC §3.2): appended in (ts, id) order under the lock, replayed by the one reducer in that order.
 
-/** Term rows above which a hook leaves building the indexes to the `finish-index` job: it lacks the time. */
+/** Above this many term rows a hook lacks the time to build the indexes: the `finish-index` job does. */
 const INLINE_FINISH_TERMS = 100_000;
-/** A background build not done after this long is started again. */
 const FINISH_RETRY_MS = 60_000;
-/** A deadline-free replay's page cache (KiB): pattern rows keyed by a hash update random pages. Never in a hook. */
+/** KiB, never in a hook: pattern rows keyed by a hash update random pages. */
 const REPLAY_CACHE_KB = 100_000;
-/** SQLite's default page cache: the index builds are faster with it. */
+/** SQLite's default: the index builds are faster with it. */
 const DEFAULT_CACHE_KB = 2_000;
 
 export function eventFollower(store: Store): LogFollower<CairnEvent> {
@@ -32,18 +31,16 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
     reset: (db) => {
       for (const name of Object.keys(EVENT_LOG_INDEXES)) db.exec(`DROP INDEX IF EXISTS ${name}`);
       for (const table of EVENT_LOG_TABLES) db.exec(`DELETE FROM ${table}`);
-      // the term index's packed lists: a cache of pattern_terms (lib/patterns/index/terms.ts)
+      // packed lists, a cache of pattern_terms
       db.exec('DELETE FROM pattern_postings');
     },
     finish: (db) => {
-      // One sorter helper thread, which merges the sorter's runs: a large cache sorts in one run, leaving the helper
-      // idle, so the default cache builds faster.
+      // one sorter helper thread: a large cache sorts in one run and leaves it idle, so the default cache is faster
       db.pragma('threads = 1');
       db.pragma(`cache_size = -${DEFAULT_CACHE_KB}`);
       for (const create of Object.values(EVENT_LOG_INDEXES))
         db.exec(create.replace(/^CREATE (UNIQUE )?INDEX /, 'CREATE $1INDEX IF NOT EXISTS '));
     },
-    // A large term index takes longer to build than a hook has: the `finish-index` background job builds it.
     finishLater: (db) => {
       if (termRows(db) < INLINE_FINISH_TERMS) return false;
       startJob(store, 'finish-index', { path: finishStamp(store), everyMs: FINISH_RETRY_MS });
@@ -56,17 +53,16 @@ export function eventFollower(store: Store): LogFollower<CairnEvent> {
 const termRows = (db: Database) => (db.prepare('SELECT MAX(rowid) AS n FROM pattern_terms').get() as { n: number | null }).n ?? 0;
 const finishStamp = (store: Store) => join(store.dir, 'cache', 'index.requested');
 
-/** After `cairn rebuild`: false when the caller can pack the posting lists now, else `pack-postings` will. */
+/** After `cairn rebuild`: false when the caller can pack the posting lists now. */
 export function packLater(store: Store): boolean {
   if (termRows(patternDb(store)) < INLINE_FINISH_TERMS) return false;
   startJob(store, 'pack-postings', { path: finishStamp(store), everyMs: 0 });
   return true;
 }
 
-/** Stores whose writer was checked for kept runs waiting before it. */
 const inOrder = new WeakSet<Store>();
 
-/** The pattern state up to date with events.jsonl; an in-order writer is kept behind runs kept before it. */
+/** Up to date with events.jsonl; an in-order writer waits behind runs kept before it. */
 export function patternDb(store: Store): Database {
   if (store.writesInOrder && !inOrder.has(store)) {
     inOrder.add(store);
@@ -76,7 +72,7 @@ export function patternDb(store: Store): Database {
   return store.indexed(eventFollower(store));
 }
 
-/** `cairn rebuild --continue`: the job a long finish is handed to, so it builds it itself under its own deadline. */
+/** `cairn rebuild --continue`: the job a long finish is handed to, so it builds under its own deadline. */
 export function continuePatterns(store: Store, progress?: Progress): FollowReport {
   store.database.pragma(`cache_size = -${REPLAY_CACHE_KB}`);
   const { finishLater: _handedToThisJob, ...follower } = eventFollower(store);
@@ -88,14 +84,11 @@ export function rebuildPatterns(store: Store, progress?: Progress): FollowReport
   return store.rebuildIndex(eventFollower(store), progress);
 }
 
-/**
- * Append events, then apply them. The append is the commit point (SPEC §2): failing to index them now is a
- * warning — the next reader catches up — never an error that would make a caller retry and double them.
- */
+/** The append is the commit point (SPEC §2): failing to index is a warning, never an error a caller would retry. */
 export function appendEvents(store: Store, payloads: EventPayload[]): CairnEvent[] {
   if (payloads.length === 0) return [];
   const follower = eventFollower(store);
-  store.indexed(follower); // catch up first, so the writer's decisions were made on current state
+  store.indexed(follower); // the writer decides on current state
   const events = appendEventLines(store, payloads);
   try {
     store.refresh(follower);
@@ -105,7 +98,7 @@ export function appendEvents(store: Store, payloads: EventPayload[]): CairnEvent
   return events;
 }
 
-/** Append events with ids strictly after the log's last one, so file order is replay order. */
+/** Ids strictly after the log's last one, so file order is replay order. */
 export function appendEventLines(store: Store, payloads: EventPayload[]): CairnEvent[] {
   const written: CairnEvent[] = [];
   const project = store.project;

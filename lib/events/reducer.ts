@@ -5,10 +5,9 @@ import { indexTerms } from '../core/text.js';
 import { idBits } from '../core/ids.js';
 import { aging, withTested, type Evidence, type Tested } from './credit.js';
 
-// The one reducer: every pattern event goes through applyEvent, for live writes and for rebuilds
-// alike, so replaying the log reproduces the live state (SPEC §3.2).
+// The one reducer, for live writes and rebuilds alike: replaying the log reproduces the live state (SPEC §3.2).
 
-const CONTEXT_CAP = 24; // learned labels/files/phases/issues kept per pattern
+const CONTEXT_CAP = 24; // per learned list of a pattern
 
 type Statements = ReturnType<typeof prepareStatements>;
 const cache = new WeakMap<Database, Statements>();
@@ -20,11 +19,11 @@ function prepareStatements(db: Database) {
       first_seen, last_used, labels, files, phases, issues, term_seq, untested)
       VALUES (@project, @id, @id_bits, @role, @text, @ntok, @category, 1, 1, 'observed',
       @ts, @last_used, @labels, @files, @phases, @issues, @term_seq, 1)`),
-    // a new pattern's terms in one statement, numbered after every term row already there (seq: lib/store/db.ts)
+    // numbered after every term row already there (seq: lib/store/db.ts)
     insertTerms: db.prepare(`INSERT OR IGNORE INTO pattern_terms (project, role, term, pattern, seq, ntok)
       SELECT @project, @role, value, @pattern, @seq, @ntok FROM json_each(@terms)`),
     nextTermSeq: db.prepare('SELECT IFNULL(MAX(rowid), 0) + 1 AS seq FROM pattern_terms'),
-    // a sighting is untested credit (SPEC §3.10.1): the bounded prior of lib/events/credit.ts
+    // a sighting is untested credit (SPEC §3.10.1)
     seenAgain: db.prepare(`UPDATE patterns SET success_count = success_count + 1, untested = untested + 1, sightings = sightings + 1,
       last_used = @last_used, lifecycle = @lifecycle, labels = @labels, files = @files, phases = @phases, issues = @issues
       WHERE project = @project AND id = @id`),
@@ -33,12 +32,12 @@ function prepareStatements(db: Database) {
       VALUES (?, ?, ?, ?, ?, ?, ?)`),
     retractSighting: db.prepare(`UPDATE sightings SET retracted = 1 WHERE rowid = (SELECT rowid FROM sightings
       WHERE project = ? AND issue = ? AND run = ? AND pattern = ? AND added_success = 1 AND retracted = 0 LIMIT 1)`),
-    // an injection's rows in one statement; its touches stay one per pattern (docs/decisions.md)
+    // its touches stay one per pattern (docs/decisions.md)
     insertInjections: db.prepare(`INSERT INTO injections (project, issue, run, role, pattern, event, ts)
       SELECT @project, @issue, @run, @role, value, @event, @ts FROM json_each(@patterns)`),
     evidence: db.prepare('SELECT held, ignore_weight, untested FROM patterns WHERE project = ? AND id = ?'),
     insertEvidence: db.prepare('INSERT INTO evidence (project, pattern, event, held, against, aging) VALUES (?, ?, ?, ?, ?, ?)'),
-    // A retracted sighting was no success, and does not count towards the lifecycle either (SPEC §3.7, §3.9).
+    // a retracted sighting was no success and counts towards no lifecycle (SPEC §3.7, §3.9)
     ignore: db.prepare(`UPDATE patterns SET ignore_count = ignore_count + 1, ignore_weight = @ignore_weight, held = @held,
       success_count = MAX(0, success_count - @retract), untested = MAX(0, untested - @retract), sightings = MAX(0, sightings - @retract)
       WHERE project = @project AND id = @id`),
@@ -46,7 +45,6 @@ function prepareStatements(db: Database) {
     markRun: db.prepare('INSERT OR IGNORE INTO run_marks (project, issue, run, pattern, kind) VALUES (?, ?, ?, ?, ?)'),
     outcomeGrading: db.prepare('SELECT grading FROM outcomes WHERE project = ? AND issue = ? AND run = ?'),
     regress: db.prepare('UPDATE patterns SET regressed = 1 WHERE project = ? AND id = ?'),
-    // A kept finding, or a PASS it was applied in a finding of, tested the pattern (SPEC §3.10.1).
     reinforceTested: db.prepare(`UPDATE patterns SET success_count = success_count + 1, reinforcement_count = reinforcement_count + 1,
       was_validated = 1, last_used = @last_used, held = @held, ignore_weight = @ignore_weight WHERE project = @project AND id = @id`),
     reinforceUntested: db.prepare(`UPDATE patterns SET success_count = success_count + 1, untested = untested + 1, last_used = @last_used
@@ -83,10 +81,7 @@ function statements(db: Database): Statements {
   return s;
 }
 
-/**
- * A new pattern's index terms (the one writer of pattern_terms), numbered after every pattern indexed before;
- * returns where they start (its row's term_seq), or 0 for no terms: readers find postings by where they start.
- */
+/** The one writer of pattern_terms. Returns the row's term_seq (0: no terms): readers find postings by it. */
 export function addTerms(db: Database, project: string, role: string, pattern: string, terms: string[], ntok: number): number {
   if (terms.length === 0) return 0;
   const s = statements(db);
@@ -104,7 +99,7 @@ interface PatternRow {
   issues: string;
 }
 
-/** Union of a learned-context list with new values, oldest kept first, capped. */
+/** Oldest kept first, capped. */
 function extend(json: string, add: (string | null | undefined)[]): string {
   if (add.every((v) => !v || listed(json, v))) return json; // a re-sighting mostly adds nothing
   const list: string[] = JSON.parse(json);
@@ -113,11 +108,7 @@ function extend(json: string, add: (string | null | undefined)[]): string {
   return list.length === before ? json : JSON.stringify(list);
 }
 
-/**
- * Whether `value` is an element of the JSON string list `json`, told from the text without parsing (a replay
- * asks once per event) where safe: no backslash in the list, no quote, backslash, control character or leading
- * ',' / ']' in the value. Otherwise false, and the caller parses the list.
- */
+/** Told from the text unparsed (a replay asks once per event) where that is safe; else false and the caller parses. */
 export function listed(json: string, value: string): boolean {
   return !json.includes('\\') && !/["\\\u0000-\u001f]|^[,\]]/.test(value) && json.includes(`"${value}"`);
 }
@@ -130,10 +121,10 @@ export function nextLifecycle(current: string, sightings: number, distinctIssues
   return current;
 }
 
-/** The deliberation last asked about: its events follow one another. */
+/** Its events follow one another. */
 const lastAsked = new WeakMap<Statements, { project: string; deliberation: string; duplicate: boolean }>();
 
-/** Whether a deliberation repeats one already stored for its issue/run (its events then change nothing). */
+/** A repeat of one stored for its issue/run: its events change nothing. */
 function isDuplicate(s: Statements, project: string, deliberation: string): boolean {
   const last = lastAsked.get(s);
   if (last && last.deliberation === deliberation && last.project === project) return last.duplicate;
@@ -143,7 +134,6 @@ function isDuplicate(s: Statements, project: string, deliberation: string): bool
   return duplicate;
 }
 
-/** Apply one piece of tested evidence to a pattern's record (lib/events/credit.ts), if the pattern exists. */
 function testEvidence(
   s: Statements,
   e: CairnEvent,
@@ -165,9 +155,8 @@ export function applyEvent(db: Database, e: CairnEvent): void {
   const run = 'run' in e ? (e.run ?? '') : '';
   switch (e.type) {
     case 'deliberation.stored': {
-      lastAsked.delete(s); // its row is written now
-      // A retry is not evidence (SPEC §3.9.4): the same text for the same role and issue/run counts once; of racing
-      // writers or a merged log, the first in replay order counts.
+      lastAsked.delete(s);
+      // a retry is not evidence (SPEC §3.9.4): the same text, role and issue/run counts once, the first in replay order
       const first =
         issue || run ? (s.sameText.get(e.project, e.role, issue, run, e.hash, e.deliberation) as { id: string } | undefined) : undefined;
       s.insertDeliberation.run({
@@ -221,7 +210,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
         return;
       }
       if (e.echo) {
-        // An injected pattern coming back in the same run is not new evidence (SPEC §3.3).
+        // an injected pattern coming back in its run is no new evidence (SPEC §3.3)
         s.touch.run(ms, e.project, e.pattern);
         s.insertSighting.run(e.project, issue, run, e.role, e.pattern, e.deliberation, 0);
         return;
@@ -253,7 +242,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       });
       return;
     case 'pattern.ignored':
-      // Racing writers or a merged log can hold two dismissals in a run: the first one counts.
+      // racing writers or a merged log: the first dismissal in a run counts
       if ((issue || run) && s.insertDismissal.run(e.project, issue, run, e.pattern, e.finding).changes === 0) return;
       testEvidence(s, e, e.pattern, { against: e.weight, strength: 1, halfLife: e.halfLife }, (after) =>
         s.ignore.run({ project: e.project, id: e.pattern, ...after, retract: e.retract ? 1 : 0 }),
@@ -264,11 +253,11 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       s.regress.run(e.project, e.pattern);
       return;
     case 'pattern.reinforced':
-      // One validation per run: a re-run of the same feedback, or a merged copy, does not count again.
+      // one validation per run: a re-run or a merged copy does not count again
       if ((issue || run) && s.markRun.run(e.project, issue, run, e.pattern, 'reinforced').changes === 0) return;
       if (!e.finding) s.reinforceUntested.run({ last_used: ms, project: e.project, id: e.pattern });
       else {
-        // a validator judged it in this run: the run's outcome leaves it to that verdict (lib/patterns/outcome.ts)
+        // judged in this run: the run's outcome leaves it to that verdict (lib/patterns/outcome.ts)
         if (issue || run) s.markRun.run(e.project, issue, run, e.pattern, 'judged');
         testEvidence(s, e, e.pattern, { held: 1, strength: 1, halfLife: e.halfLife }, (after) =>
           s.reinforceTested.run({ last_used: ms, project: e.project, id: e.pattern, ...after }),
@@ -280,7 +269,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       s.age.run(e.project, e.pattern);
       return;
     case 'pattern.outcome': {
-      // Graded once per issue/run: the first grading's events count, a repeat (racing writers, a merge) does not.
+      // graded once per issue/run: a repeat (racing writers, a merge) does not count
       const grading = e.grading ?? e.id;
       const prior = s.outcomeGrading.get(e.project, issue, run) as { grading: string } | undefined;
       if (prior && prior.grading !== grading) return;
@@ -309,7 +298,7 @@ export function applyEvent(db: Database, e: CairnEvent): void {
       s.upsertSummary.run(e.project, e.role, e.basis, e.text, e.ts, e.newest ?? null);
       return;
     default:
-      // Types this version does not index (landing.captured, future ones) stay in the log untouched.
+      // landing.captured and future types stay in the log untouched
       return;
   }
 }

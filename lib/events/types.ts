@@ -46,7 +46,7 @@ export type EventPayload =
       echo?: true;
     } & Scope)
   | ({ type: 'pattern.injected'; role: string; patterns: string[]; path: string; tokens: number } & Scope)
-  // Recorded so that replay never re-runs the matcher (SPEC §3.9.1).
+  // so replay never re-runs the matcher (SPEC §3.9.1)
   | ({
       type: 'finding.linked';
       deliberation: string;
@@ -56,8 +56,7 @@ export type EventPayload =
       patterns: string[];
       match: 'explicit' | 'text' | 'embedding' | 'self';
     } & Scope)
-  // reason: the validator's words that led the dismissal here (lib/patterns/feedback.ts); halfLife: the writer's
-  // config, so replay needs none (same in the events below)
+  // reason: the validator's words that led here; halfLife (here and below): the writer's config, so replay needs none
   | ({
       type: 'pattern.ignored';
       pattern: string;
@@ -69,11 +68,10 @@ export type EventPayload =
       halfLife?: number;
     } & Scope)
   | ({ type: 'pattern.regressed'; pattern: string; finding: string } & Scope)
-  // With `finding`: tested evidence; without: a PASS it was only echoed in, untested credit (SPEC §3.10.1).
+  // without `finding`: a PASS it was only echoed in, untested credit (SPEC §3.10.1)
   | ({ type: 'pattern.reinforced'; pattern: string; finding?: string; halfLife?: number } & Scope)
   | ({ type: 'pattern.aged'; pattern: string } & Scope)
-  // One grading may span several events (`grading`) so each line stays small. tested absent: a fail counts as
-  // tested; credit: what a pass is worth to the pattern.
+  // one grading may span several events, so each line stays small; tested absent: a fail counts as tested
   | ({
       type: 'pattern.outcome';
       result: 'pass' | 'fail';
@@ -83,15 +81,14 @@ export type EventPayload =
     } & Scope)
   | { type: 'pattern.promoted'; pattern: string; by: string; reason: string }
   | { type: 'pattern.deprecated'; pattern: string; reason: string; auto: boolean }
-  // newest: the latest first sighting among the candidates' roles when the basis was taken
+  // newest: the latest first sighting among the candidates when the basis was taken
   | { type: 'summary.stored'; role: string; basis: string; text: string; newest?: string }
-  // The landing itself is a line of .cairn/landings.jsonl (SPEC §5); this log only notes the capture.
+  // the landing itself is in landings.jsonl (SPEC §5)
   | ({ type: 'landing.captured'; landing: string; title: string; report: string | null; merged: boolean } & Scope);
 
 export type Category = 'rule' | 'causal' | 'observation';
 export type CairnEvent = Envelope & EventPayload;
 
-/** The envelope checks a line must pass before the reducer sees it. */
 export function envelopeProblem(value: Record<string, unknown>): string | undefined {
   if (value.v !== 1) return `unsupported event version ${JSON.stringify(value.v)}`;
   for (const key of ['id', 'ts', 'type', 'project'] as const) {
@@ -101,8 +98,7 @@ export function envelopeProblem(value: Record<string, unknown>): string | undefi
   return undefined;
 }
 
-// Bounds of what an event may carry (SPEC §3.2, §3.3). The parse step skips a line that carries more: a forged
-// or foreign line must not break or slow every later command.
+// A line carrying more is skipped (SPEC §3.2, §3.3): a forged or foreign line must not break or slow every command.
 export const MAX_PATTERN_CHARS = 500;
 export const MAX_ROLE_CHARS = 64;
 export const MAX_SCOPE_CHARS = 128; // issue, run, phase, finding ids
@@ -110,7 +106,6 @@ export const MAX_FINDING_SUMMARY_CHARS = 160;
 const MAX_LIST_ITEMS = 100; // ids in one event's list
 export const MAX_SUMMARY_BYTES = 3000; // a stored summary (summary.stored)
 
-/** Why an event's payload cannot be applied (a missing or oversized field), or undefined. */
 export function payloadProblem(e: Record<string, unknown>): string | undefined {
   const text = (key: string, max: number, optional = false) => {
     const v = e[key];
@@ -221,7 +216,7 @@ export function payloadProblem(e: Record<string, unknown>): string | undefined {
   return checks.find((c) => c !== undefined);
 }
 
-/** Replay order: (ts, id). ISO timestamps of one width compare as strings. */
+/** Replay order. ISO timestamps of one width compare as strings. */
 export function eventKey(e: { ts: string; id: string }): string {
   return `${e.ts}|${e.id}`;
 }

@@ -3,8 +3,7 @@ import { shownScore } from './scoring.js';
 import { contentTerms } from '../core/text.js';
 import { sanitizeUntrusted } from '../core/sanitize.js';
 
-// The historical-patterns block (SPEC §3.5 steps 3–4). Every text in it is untrusted, so each goes through the one
-// sanitiser on one line: no line can imitate a chat role, close the block or show a secret (SPEC §4.6).
+// The historical-patterns block (SPEC §3.5 steps 3–4): every text untrusted, sanitised on one line (SPEC §4.6).
 export const blockText = (text: string) => sanitizeUntrusted(text, { singleLine: true });
 
 export function blockHeader(role: string): string {
@@ -12,7 +11,6 @@ export function blockHeader(role: string): string {
 }
 export const BLOCK_FOOTER = '=== END HISTORICAL PATTERNS ===';
 
-/** A pattern's track record, as the block shows it. */
 export function trackRecord(r: Pick<Ranked, 'pattern' | 'factors'>): string {
   const p = r.pattern;
   if (p.ignore_count > 0) return `${Math.round(p.success_count - p.ignore_count)} net, ${p.ignore_count}x ignored`;
@@ -20,15 +18,12 @@ export function trackRecord(r: Pick<Ranked, 'pattern' | 'factors'>): string {
   return `score:${shownScore(r.factors).toFixed(2)}`;
 }
 
-/** The short id a block line shows with --ids, which a finding can cite (SPEC §3.9.1). */
+/** Shown with --ids, for a finding to cite (SPEC §3.9.1). */
 export function shortId(id: string): string {
   return id.slice(0, 7);
 }
 
-/**
- * A line as two pieces, text and record. The second begins a new BPE pre-token (a space then punctuation), so
- * tokens(line) = tokens(a) + tokens(b): each piece's count is cached once.
- */
+/** The record begins a new BPE pre-token, so tokens(line) = tokens(text) + tokens(record): each cached once. */
 export function linePieces(r: Pick<Ranked, 'pattern' | 'factors'>, role: string, ids = false): [string, string] {
   const via = r.pattern.role !== role ? `, via:${blockText(r.pattern.role)}` : '';
   return [textPiece(r.pattern.text, ids ? r.pattern.id : undefined), ` (${trackRecord(r)}${via})`];
@@ -38,11 +33,7 @@ export function textPiece(text: string, id?: string): string {
   return `- ${id ? `[${shortId(id)}] ` : ''}${blockText(text)}`;
 }
 
-/**
- * Leave out a line that restates a better-ranked one (a finding's summary beside the rule it applies): the
- * shorter's content words mostly covered by the longer's, and enough shared overall that a short rule is not lost
- * inside a long, different one. Lazy: `at(i)` asks `ranked` only as far as the i-th kept item needs.
- */
+/** A line restating a better-ranked one is left out (a short rule is not lost in a long one). Lazy. */
 export function withoutRestatements<T extends { pattern: { text: string } }>(
   ranked: (j: number) => T | undefined,
 ): { at(i: number): T | undefined; all(): T[] } {
@@ -88,7 +79,7 @@ export type FitPath = 'full' | 'summary' | 'truncated' | 'skipped';
 
 export interface Fit {
   path: FitPath;
-  /** Ranked lines in the block (0 for a summary, which stands for them all). */
+  /** 0 for a summary, which stands for them all. */
   count: number;
   tokens: number;
   block: string;
@@ -97,28 +88,28 @@ export interface Fit {
 export interface FitInput {
   role: string;
   budget: number;
-  /** Rendered line i, best first; asked lazily, in order. */
+  /** Best first; asked lazily, in order. */
   line: (i: number) => string | undefined;
   complete: boolean;
   lineTokens: (i: number) => number;
-  /** Upper bound of a line's tokens without a tokenizer: its UTF-8 bytes plus the newline. */
+  /** Without a tokenizer: UTF-8 bytes plus the newline. */
   lineBytes: (i: number) => number;
   frameTokens: number;
   frameBytes: number;
-  /** `matches`: written for exactly these candidates (lazy). */
+  /** `matches`: written for exactly these candidates. */
   summary?: { text: string; tokens: () => number; matches: () => boolean };
   scale: (tokens: number) => number;
-  /** Count a block that fits by its byte bound anyway (for --json). */
+  /** For --json. */
   exactTokens: boolean;
 }
 
-/** The first fitting path: (a) every line, (b) the matching summary, (c) the best lines that fit. */
+/** The first that fits: (a) every line, (b) the matching summary, (c) the best lines that fit. */
 export function fitBlock(input: FitInput): Fit {
   const { role, budget } = input;
   const empty: Fit = { path: 'skipped', count: 0, tokens: 0, block: '' };
   if (input.line(0) === undefined) return empty;
   const lines = (n: number) => Array.from({ length: n }, (_, i) => input.line(i)!);
-  // (a) every line — only when they are every candidate: first by the byte bound (no tokenizer).
+  // (a) only when they are every candidate: first by the byte bound
   if (input.complete) {
     let bytes = input.frameBytes;
     let n = 0;
@@ -132,7 +123,7 @@ export function fitBlock(input: FitInput): Fit {
       };
     }
   }
-  // Then by counting, best first, until a line overflows.
+  // then by counting, until a line overflows
   let tokens = input.frameTokens;
   let fitting = 0;
   while (input.line(fitting) !== undefined) {
@@ -144,7 +135,7 @@ export function fitBlock(input: FitInput): Fit {
   if (input.complete && input.line(fitting) === undefined) {
     return { path: 'full', count: fitting, tokens: input.scale(tokens), block: renderBlock(role, lines(fitting)) };
   }
-  // (b) the stored summary; its basis is checked last, as that walks every candidate.
+  // (b) its basis checked last: that walks every candidate
   if (input.summary) {
     const t = input.scale(input.frameTokens + input.summary.tokens());
     if (t <= budget && input.summary.matches())

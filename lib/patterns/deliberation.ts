@@ -18,8 +18,7 @@ import { findingText, linkFinding, type FindingLink, type LinkContext } from './
 import { linkByEmbedding } from './embeddings.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
-// store-deliberation (SPEC §3.3, §3.9): keep the text as an artifact, record it, observe its
-// patterns, and link each finding to the patterns it applies.
+// store-deliberation (SPEC §3.3, §3.9): the artifact, its record, its patterns, each finding's links.
 
 export interface DeliberationInput {
   text: string;
@@ -47,18 +46,17 @@ export interface StoredDeliberation {
   problems: string[];
   patterns: ObservedPattern[];
   links: FindingLink[];
-  /** The same text was already stored for this role and issue/run (SPEC §3.9.4): nothing was recorded. */
+  /** A repeat (SPEC §3.9.4): nothing recorded. */
   alreadyStored: boolean;
 }
 
-/** What an event line can carry (well under 4 KiB). */
 function capList(values: string[], count: number, chars: number): string[] {
   return values.slice(0, count).map((v) => v.slice(0, chars));
 }
 
 export function digestVerdict(v: Verdict | null): VerdictDigest | null {
   if (!v) return null;
-  // Event lines stay small (SPEC §3.2): the full verdict is in the artifact.
+  // event lines stay small (SPEC §3.2): the full verdict is in the artifact
   const cap = (ids: string[]) => capList(ids, 20, 16);
   return {
     verdict: v.verdict,
@@ -75,16 +73,12 @@ interface Known {
   key: RuleKey;
 }
 
-/**
- * Resolves extracted texts to pattern ids: an echo of an injected pattern, else the exact pattern, else a
- * near-duplicate of the same role, else new. Texts of one deliberation landing on one pattern are observed once.
- */
+/** An echo, else the exact pattern, else a near-duplicate (docs/internals.md, "Identity"), else new. */
 class Resolver {
   private readonly exists;
-  /** Patterns this deliberation creates: not indexed yet, but near-duplicates of its later texts. */
+  /** Not indexed yet, but near-duplicates of its later texts. */
   private readonly created: CreatedPatterns;
   private readonly seen = new Set<string>();
-  /** Keys of the candidates read so far (texts of one deliberation share many). */
   private readonly keys = new Map<string, RuleKey>();
   readonly observed: ObservedPattern[] = [];
 
@@ -99,7 +93,7 @@ class Resolver {
   }
 
   resolve(e: Extracted): string {
-    // a huge deliberation stops at its deadline here, before it records anything (SPEC §2)
+    // stops before it records anything (SPEC §2)
     this.store.deadline.check("matching the deliberation's texts to patterns");
     const key = ruleKey(e.text);
     const echoOf = bestMatch(key, this.injected);
@@ -135,11 +129,7 @@ class Resolver {
   }
 }
 
-/**
- * The patterns a deliberation creates, found by prefix filtering: two term sets with Jaccard ≥ t share one of the
- * first |x| − ⌈t·|x|⌉ + 1 terms of each in one fixed order — rarest first among the deliberation's texts, counted
- * once so it never changes — rather than comparing each text with every pattern created before it.
- */
+/** Prefix filtering (index/README.md), rarest first among the deliberation's texts, counted once. */
 class CreatedPatterns {
   private readonly holding = new Map<string, number>();
   private readonly byTerm = new Map<string, Known[]>();
@@ -167,12 +157,12 @@ class CreatedPatterns {
   }
 }
 
-/** The most alike pattern of the pool the text is a wording of (ties to the lower id), if any. */
+/** Ties to the lower id. */
 function bestMatch(key: RuleKey, pool: Known[]): Known | undefined {
   let best: Known | undefined;
   let bestScore = NEAR_DUPLICATE;
   for (const k of pool) {
-    // Jaccard ≥ 0.8 needs the smaller set to be at least 0.8 of the larger.
+    // Jaccard ≥ 0.8 needs the smaller set to be at least 0.8 of the larger
     const [small, large] = k.key.terms.size < key.terms.size ? [k.key.terms.size, key.terms.size] : [key.terms.size, k.key.terms.size];
     if (small < large * NEAR_DUPLICATE) continue;
     const j = similarity(key, k.key);
@@ -184,14 +174,14 @@ function bestMatch(key: RuleKey, pool: Known[]): Known | undefined {
   return best;
 }
 
-/** Patterns injected into this role for this issue/run: their return is an echo, not a sighting. */
+/** Their return is an echo, not a sighting. */
 function injectedInto(store: Store, role: string, issue: string | null, run: string | null): Known[] {
   if (issue === null && run === null) return [];
   const ids = injectedPatternIds(patternDb(store), store.project, issue ?? '', run ?? '', role);
   return patternTexts(patternDb(store), store.project, ids).map((row) => ({ ...row, key: ruleKey(row.text) }));
 }
 
-/** Candidates for linking a role's findings (SPEC §3.9.1). */
+/** SPEC §3.9.1 */
 export function linkContext(store: Store, lookups: RoleLookups, first: { id: string; text: string }[]): LinkContext {
   return {
     role: lookups.role,
@@ -213,7 +203,7 @@ export function checkScope(fields: Record<string, string | null>, limits: Record
 
 export function storeDeliberation(store: Store, given: DeliberationInput): StoredDeliberation {
   if (!given.text.trim()) throw new CairnError('input', 'the deliberation is empty');
-  // Secrets never reach the artifact, the log or a pattern (SPEC §4.6): redacted before anything reads the text.
+  // redacted before anything reads it (SPEC §4.6)
   const input = { ...given, text: redactSecrets(given.text).text };
   const role = input.role.toLowerCase();
   checkScope(
@@ -226,7 +216,7 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
   const scoped = input.issue !== null || input.run !== null;
   const scope = { issue: input.issue, run: input.run };
   const base = { evidence, verdict: parsed.verdict, problems: parsed.problems };
-  // A retry is not evidence (SPEC §3.9.4): the same text for this role and issue/run is recorded once.
+  // a retry is not evidence (SPEC §3.9.4)
   const earlier = scoped ? sameDeliberation(store, role, input.issue, input.run, hash) : undefined;
   if (earlier) return { deliberation: earlier, ...base, patterns: [], links: [], alreadyStored: true };
 
@@ -260,7 +250,7 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
     const similar = byMeaning.get(f.finding);
     if (link) links.push({ finding: f.finding, summary, ...link });
     else if (similar) links.push({ finding: f.finding, summary, patterns: [similar], match: 'embedding' });
-    // A finding that applies no known pattern states its own rule (SPEC §3.9.1).
+    // a finding applying no known pattern states its own rule (SPEC §3.9.1)
     else if (f.storable) links.push({ finding: f.finding, summary, patterns: [resolver.resolve(f)], match: 'self' });
   }
 
@@ -313,7 +303,7 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
   try {
     appendEvents(store, payloads);
   } catch (err) {
-    rmSync(path, { force: true }); // not recorded, so not kept: no orphan artifact
+    rmSync(path, { force: true }); // no orphan artifact
     throw err;
   }
   try {
@@ -321,7 +311,7 @@ export function storeDeliberation(store: Store, given: DeliberationInput): Store
   } catch (err) {
     store.log.warn(`recorded; the term index's long lists were not packed (${describeError(err)})`);
   }
-  // Another process stored the same text meanwhile and came first in the log: ours changes nothing.
+  // another process stored the same text first: ours changes nothing
   const first = scoped ? sameDeliberation(store, role, input.issue, input.run, hash) : deliberation;
   if (first !== deliberation) {
     rmSync(path, { force: true });
@@ -334,7 +324,7 @@ function sameDeliberation(store: Store, role: string, issue: string | null, run:
   return deliberationWithText(patternDb(store), store.project, role, issue ?? '', run ?? '', hash);
 }
 
-/** The latest stored deliberation of a role for this issue/run (a repeat is not a new one). */
+/** A repeat is not a new one. */
 export function latestDeliberationText(
   store: Store,
   role: string,
@@ -343,12 +333,12 @@ export function latestDeliberationText(
 ): { id: string; text: string; files: string[] } | undefined {
   const row = latestDeliberation(patternDb(store), store.project, role, issue ?? '', run ?? '');
   if (!row) return undefined;
-  // The log is shared through git, so its path field is not trusted: the artifact's place follows from the id.
+  // the log comes through git: its path field is not trusted
   if (!/^d[0-9a-z]{26}$/.test(row.id))
     throw new CairnError('input', `the stored ${role} deliberation has a malformed id ${JSON.stringify(row.id.slice(0, 40))}`);
   const path = store.artifactPath('deliberations', `${row.id}.md`);
   try {
-    // bounded like any input (SPEC §2): a regular file, never a device or FIFO
+    // bounded (SPEC §2): a regular file, never a device or FIFO
     const bytes = readSmallFile(path, DEFAULT_INPUT_CAP);
     if (!bytes) throw new CairnError('store', `the stored ${role} deliberation ${row.id} is unreadable (ENOENT)`);
     return { id: row.id, text: bytes.toString('utf8'), files: row.files };

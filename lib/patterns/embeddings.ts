@@ -9,14 +9,13 @@ import { sha256 } from '../core/text.js';
 import { patternDb } from '../events/log.js';
 import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
-// node:child_process loads only when a provider runs: format-patterns bundles this module, most runs embed nothing.
+// loaded only when a provider runs: format-patterns bundles this module, most runs embed nothing
 const require = createRequire(import.meta.url);
 
-// Optional embeddings (SPEC §6): a provider executable (`embeddings.command`) reads {"id","text"} lines and writes
-// {"id","vector"} lines. Vectors are cached keyed by provider and text, so a changed provider never mixes its own.
+// Optional embeddings (SPEC §6), cached by provider and text: a changed provider never mixes its vectors.
 
 export const EMBED_BATCH = 64;
-/** Time a provider call may take when the command has no deadline. */
+/** When the command has no deadline. */
 export const EMBED_TIMEOUT_MS = 60_000;
 
 export interface EmbedItem {
@@ -37,7 +36,7 @@ export function providerTimeout(deadline: Deadline): number {
   return Number.isFinite(deadline.at) ? deadline.remaining() : EMBED_TIMEOUT_MS;
 }
 
-/** A provider's output: one vector per requested id, all of one dimension (given, else the most common). */
+/** Of one dimension: given, else the most common. */
 export function parseVectors(stdout: string, wanted: Set<string>, dimensions?: number): ParsedVectors {
   const candidates: { where: string; id: string; vector: number[] }[] = [];
   const problems: string[] = [];
@@ -81,9 +80,9 @@ function mostCommon(values: number[]): number | undefined {
   return best;
 }
 
-/** Run the provider once over `items`; failing, hanging or not starting is an error. */
+/** Failing, hanging or not starting is an error. */
 export function runProvider(command: string, items: EmbedItem[], timeoutMs: number, dimensions?: number): ParsedVectors {
-  // `exec`: the shell becomes the provider, so the timeout's kill reaches it rather than leaving it hung.
+  // `exec`: the shell becomes the provider, so the timeout's kill reaches it
   const { spawnSync } = require('node:child_process') as typeof import('node:child_process');
   const r = spawnSync(`exec ${command}`, {
     shell: true,
@@ -98,7 +97,7 @@ export function runProvider(command: string, items: EmbedItem[], timeoutMs: numb
   if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT') {
     throw new CairnError('input', `embeddings provider timed out after ${Math.round(timeoutMs)} ms (${command})`);
   }
-  // A provider that exits before reading its input breaks the pipe: its exit code says more than EPIPE.
+  // one exiting before reading its input breaks the pipe: its exit code says more than EPIPE
   const brokePipe = (r.error as NodeJS.ErrnoException | undefined)?.code === 'EPIPE' && typeof r.status === 'number';
   if (r.error && !brokePipe) throw new CairnError('input', `embeddings provider could not run (${r.error.message})${said}`);
   if (r.status !== 0) {
@@ -113,7 +112,7 @@ export function toBlob(vector: Float32Array): Buffer {
 }
 
 export function fromBlob(blob: Buffer): Float32Array {
-  // Copy into a fresh buffer: a blob's byte offset need not be 4-aligned.
+  // a blob's byte offset need not be 4-aligned
   return new Float32Array(new Uint8Array(blob).buffer);
 }
 
@@ -180,7 +179,7 @@ export function embedPatterns(store: Store, batchSize = EMBED_BATCH, progress: P
       throw new CairnError('input', `${(err as Error).message} — after embedding ${embedded} of ${missing.length} texts (kept)`);
     }
     for (const problem of parsed.problems) store.log.warn(problem);
-    // Each batch is saved at once, so an interrupted run keeps its progress.
+    // saved at once: an interrupted run keeps its progress
     saveVectors(patternDb(store), parsed.vectors);
     embedded += parsed.vectors.size;
     dimensions ??= parsed.vectors.values().next().value?.length;
@@ -194,7 +193,7 @@ export function embedPatterns(store: Store, batchSize = EMBED_BATCH, progress: P
   };
 }
 
-/** The query's vector: one provider call; any failure is the caller's to fall back from. */
+/** Any failure is the caller's to fall back from. */
 export function embedQuery(command: string, text: string, timeoutMs: number): Float32Array {
   const parsed = runProvider(command, [{ id: 'query', text }], timeoutMs);
   const vector = parsed.vectors.get('query');
@@ -202,13 +201,9 @@ export function embedQuery(command: string, text: string, timeoutMs: number): Fl
   return vector;
 }
 
-/** The least cosine similarity at which a finding is linked to a pattern by embeddings alone. */
 export const EMBEDDING_LINK_MIN = 0.8;
 
-/**
- * Links for findings no citation or words tied to a pattern (SPEC §3.9.1): one provider call, each compared with
- * the candidates' cached vectors. Without a provider, a cached vector or time, no link; a failing provider warns.
- */
+/** For findings nothing else linked (SPEC §3.9.1), in one call; a failure warns. */
 export function linkByEmbedding(store: Store, findings: EmbedItem[], candidates: { id: string; text: string }[]): Map<string, string> {
   const links = new Map<string, string>();
   const command = store.config.embeddings.command?.trim();
@@ -220,7 +215,7 @@ export function linkByEmbedding(store: Store, findings: EmbedItem[], candidates:
   if (cached.size === 0) return links;
   let parsed: ParsedVectors;
   try {
-    // Half the time left at most: the deliberation must still be recorded within the deadline.
+    // half the time left at most: the deliberation must still be recorded in time
     const timeout = providerTimeout(store.deadline);
     parsed = runProvider(command, findings, Number.isFinite(store.deadline.at) ? timeout / 2 : timeout);
   } catch (err) {

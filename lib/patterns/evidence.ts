@@ -1,6 +1,4 @@
-// Evidence level of a deliberation (SPEC §3.6): L1 shows execution output, L2 cites file:LINE with quoted code, L3
-// is narrative. feedback-loop reinforces only on L1/L2, so the loop never learns to approve by narrative. HTML
-// comments and verdict-json fences hold the machine-readable verdict: a summary, not evidence.
+// Evidence level (SPEC §3.6): only L1/L2 reinforce, so the loop never learns to approve by narrative.
 
 export type EvidenceLevel = 'L1' | 'L2' | 'L3';
 
@@ -31,11 +29,11 @@ function readBlocks(text: string): Block[] {
       continue;
     }
     const start = FENCE_OPEN.exec(line);
-    // A backtick "fence" whose info has a backtick is inline code (CommonMark).
+    // a backtick "fence" whose info has a backtick is inline code (CommonMark)
     if (start && !(start[1][0] === '`' && start[2].includes('`'))) {
       const info = firstWord(start[2]);
       open = { fence: start[1], body: [] };
-      // An unclosed fence runs to the end (CommonMark): the block is recorded now and filled as lines come.
+      // an unclosed fence runs to the end (CommonMark)
       if (info !== 'verdict-json') blocks.push({ kind: 'fence', info, body: open.body });
       continue;
     }
@@ -44,7 +42,7 @@ function readBlocks(text: string): Block[] {
   return blocks;
 }
 
-/** The text with complete `<!-- … -->` comments removed; an unclosed `<!--` stays as text. */
+/** The verdict is a summary, not evidence; an unclosed `<!--` stays as text. */
 function withoutHtmlComments(text: string): string {
   const kept: string[] = [];
   let from = 0;
@@ -74,7 +72,7 @@ const RUNNER_OUTPUT = [
   /(?<![\w.])\d+ (?:tests? )?(?:passed|failed|passing|failing)\b/i,
   /^\s*(?:not )?ok \d+(?:\s+-\s|\s*$)/, // TAP: "ok 1 - adds numbers"
   /^\s*(?:PASS|FAIL)\s+\S*[./]/, // jest/vitest: "PASS src/x.test.ts"
-  /\bexit(?:ed with)? (?:code|status):?\s*-?\d+/i, // "exit code 0", "exited with code 1", "Exit status: 2"
+  /\bexit(?:ed with)? (?:code|status):?\s*-?\d+/i, // "exit code 0", "Exit status: 2"
 ];
 
 const PREVALIDATED_HEADING = /^ {0,3}#{1,6}[ \t]+[*_]*pre[- ]?validated[ \t]+checks(?![A-Za-z0-9])/i;
@@ -87,7 +85,7 @@ function showsExecution(blocks: Block[]): boolean {
       if (block.body.some(isExecutionOutput)) return true;
       continue;
     }
-    // Output outside a fence counts only under a "Pre-validated checks" heading or bold line.
+    // outside a fence only under a "Pre-validated checks" heading or bold line
     if (PREVALIDATED_HEADING.test(block.text) && hasContentAfter(blocks, i + 1)) return true;
     const bold = PREVALIDATED_BOLD.exec(block.text);
     if (bold && (/[A-Za-z0-9]/.test(bold[1]) || hasContentAfter(blocks, i + 1))) return true;
@@ -99,7 +97,6 @@ function isExecutionOutput(line: string): boolean {
   return SHELL_PROMPT.test(line) || RUNNER_OUTPUT.some((pattern) => pattern.test(line));
 }
 
-/** Whether the first non-blank block from `from` on is content rather than the next heading. */
 function hasContentAfter(blocks: Block[], from: number): boolean {
   for (let i = from; i < blocks.length; i++) {
     const block = blocks[i];
@@ -114,10 +111,10 @@ function hasContentAfter(blocks: Block[], from: number): boolean {
 
 const LINE_NUMBER = /:\d+(?:[:-]\d+)?/y; // ":12", ":12:5", ":12-20"
 const MAX_PATH = 512;
-// A fragment that is nothing but a citation quotes no code: `src/x.ts:12` alone is not a quote.
+// `src/x.ts:12` alone quotes no code
 const CITATION_ONLY = /^[A-Za-z0-9_.~@+\-/\\]+:\d+(?:[:-]\d+)?$/;
 const INLINE_CODE = /`([^`\n]+)`/g;
-// The curly form excludes its opener too, so a line of lone “ stays linear.
+// the curly form excludes its opener too, so a line of lone “ stays linear
 const DOUBLE_QUOTED = /"([^"\n]+)"|“([^“”\n]+)”/g;
 
 function citesQuotedCode(blocks: Block[], changedFiles: string[] | undefined): boolean {
@@ -154,14 +151,13 @@ function isQuotedFragment(text: string, minLength: number): boolean {
   return fragment.length >= minLength && !CITATION_ONLY.test(fragment);
 }
 
-/** Paths cited with a line number in one line of text. */
 function citedPaths(line: string): string[] {
   const paths: string[] = [];
   for (let colon = line.indexOf(':'); colon >= 0; colon = line.indexOf(':', colon + 1)) {
     LINE_NUMBER.lastIndex = colon;
     const lineNumber = LINE_NUMBER.exec(line);
     if (!lineNumber) continue;
-    // "host:8080/api" is a port, "x.ts:12abc" is not a line number.
+    // "host:8080/api" is a port, "x.ts:12abc" no line number
     const next = line.charAt(colon + lineNumber[0].length);
     if (/[A-Za-z0-9_/]/.test(next)) continue;
 
@@ -174,7 +170,7 @@ function citedPaths(line: string): string[] {
   return paths;
 }
 
-/** A path with a directory, or a file name with an extension; not a URL host or a number. */
+/** Not a URL host or a number. */
 function looksLikeFile(path: string): boolean {
   if (path.startsWith('//')) return false; // "http://host:8080": the scheme's slashes
   if (!/[A-Za-z]/.test(path)) return false; // "127.0.0.1:80", "12/05:30"

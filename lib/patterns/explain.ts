@@ -5,7 +5,6 @@ import type { Pattern } from './queries.js';
 import { SCORE_CUT, type ScoreFactors } from './scoring.js';
 import { untestedCredit, type AgedEntry } from '../events/credit.js';
 
-/** Tested evidence as it weighs now, and the half-life that ages it. */
 export interface Evidence {
   ledger: AgedEntry[];
   halfLife: number;
@@ -13,7 +12,7 @@ export interface Evidence {
 
 // `cairn explain` (SPEC §3.2, §3.10.6): a pattern's counters, its score in factors, and its events in words.
 
-/** The explanation as lines, newest `maxEvents` events; everything came from the log, so each is sanitised. */
+/** Everything came from the log, so each line is sanitised. */
 export function explainLines(p: Pattern, f: ScoreFactors, role: string, events: CairnEvent[], evidence: Evidence, maxEvents = Infinity) {
   const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
   const cut = f.base >= SCORE_CUT ? `injectable (≥ ${SCORE_CUT})` : `below the ${SCORE_CUT} cut`;
@@ -40,7 +39,7 @@ export function explainLines(p: Pattern, f: ScoreFactors, role: string, events: 
   ];
 }
 
-/** A piece of tested evidence's weight then and now (a dismissal weighs against: negative). */
+/** Then and now; a dismissal is negative. */
 function weighs(ledger: Evidence['ledger'], event: string): string {
   const tested = ledger.find((x) => x.event === event);
   if (!tested) return '';

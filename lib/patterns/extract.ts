@@ -4,8 +4,7 @@ import { collapseWhitespace, normaliseText, stripMarkdown } from '../core/text.j
 import { sanitizeUntrusted } from '../core/sanitize.js';
 import { citedIds, summaryWithoutCitations } from './link.js';
 
-// Pattern candidates from a deliberation (SPEC §3.3 step 2): its "Accumulated Patterns" items, and its verdict
-// findings' summaries (which become patterns only when they apply no known one, SPEC §3.9.1).
+// Pattern candidates (SPEC §3.3 step 2): "Accumulated Patterns" items, and findings' summaries (SPEC §3.9.1).
 
 export interface Extracted {
   text: string;
@@ -17,9 +16,9 @@ export interface Extracted {
 export interface ExtractedFinding extends Extracted {
   source: 'finding';
   finding: string;
-  /** The whole finding: summary, location, fix hint and citations feed the link (SPEC §3.9.1). */
+  /** Summary, location, fix hint and citations all feed the link (SPEC §3.9.1). */
   detail: Finding;
-  /** Whether its summary may become a pattern; a shorter one can still cite a pattern. */
+  /** A shorter one can still cite a pattern. */
   storable: boolean;
 }
 
@@ -29,7 +28,7 @@ export interface Extraction {
 }
 
 export const MIN_PATTERN_CHARS = 12;
-/** More findings than this are not read (one event line each). */
+/** One event line each. */
 const MAX_FINDINGS = 50;
 export { MAX_PATTERN_CHARS };
 
@@ -48,7 +47,7 @@ function sectionTitle(line: string): string | undefined {
   return undefined;
 }
 
-/** The raw items of every "Accumulated Patterns" section, continuation lines joined. */
+/** Continuation lines joined. */
 export function accumulatedPatternItems(text: string): string[] {
   const lines = text.split(/\r?\n/);
   const items: string[] = [];
@@ -99,11 +98,11 @@ export function accumulatedPatternItems(text: string): string[] {
 }
 
 const EXPLICIT = /^(rule|causal|observation)\s*:\s*/i;
-// Both apostrophes: generated text often writes U+2019.
+// both apostrophes: generated text often writes U+2019
 const OBLIGATION = /\b(must|never|always|do not|don['’]t|dont|should|shouldn['’]t|required|requires?|avoid|forbidden)\b/i;
 const CAUSE = /\b(because|caused by|causes|leads to|lead to|results in|result in|due to|therefore|so that)\b|->|→/i;
 
-/** Category and text without its explicit prefix (SPEC §3.3 step 3). */
+/** SPEC §3.3 step 3 */
 export function classify(text: string): { category: Category; text: string } {
   const explicit = EXPLICIT.exec(text);
   if (explicit) return { category: explicit[1].toLowerCase() as Category, text: text.slice(explicit[0].length).trim() };
@@ -112,21 +111,18 @@ export function classify(text: string): { category: Category; text: string } {
   return { category: 'observation', text };
 }
 
-// The track record and short id format-patterns adds to a line: an agent copying an injected line copies them too.
+// added by format-patterns: an agent copying an injected line copies them too
 const TRACK_RECORD = /\s*\((?:score:\d+(?:\.\d+)?|\d+x validated|-?\d+ net, \d+x ignored)(?:, via:[\w.-]+)?\)\s*$/;
 const SHORT_ID = /^\[p[0-9a-f]{4,15}\]\s*/i;
 
-/** Markdown, a copied short id and track record stripped, on one line, sanitised (SPEC §4.6). */
+/** Sanitised (SPEC §4.6). */
 export function cleanItem(raw: string): string {
   return sanitizeUntrusted(collapseWhitespace(stripMarkdown(raw)), { singleLine: true })
     .replace(SHORT_ID, '')
     .replace(TRACK_RECORD, '');
 }
 
-/**
- * The candidate patterns of a deliberation, each kind length-filtered and deduplicated by normalised text. A
- * finding that repeats an item stays a finding: it is linked to the item's pattern.
- */
+/** A finding repeating an item stays a finding, linked to the item's pattern. */
 export function extractPatterns(text: string, verdict: Verdict | null): Extraction {
   const clean = (raw: string) => {
     const { category, text: body } = classify(cleanItem(raw));

@@ -23,9 +23,7 @@ import { shortId } from './block.js';
 import { appendEvents, patternDb } from '../events/log.js';
 import { withTested } from '../events/credit.js';
 
-// feedback-loop (SPEC §3.7, §3.9.2): a validator's verdict corrects the adversarial role's patterns through the
-// links of its findings. A dismissal penalises; a kept finding, and an effective PASS for what the adversary
-// applied, reinforce — only behind L1/L2 evidence; injected patterns left unused age a step on that PASS.
+// feedback-loop (SPEC §3.7, §3.9.2): a verdict corrects the adversarial role's patterns.
 
 export interface FeedbackInput {
   adversarialRole: string;
@@ -33,7 +31,7 @@ export interface FeedbackInput {
   issue: string | null;
   run: string | null;
   files: string[];
-  /** Texts given directly; otherwise the latest stored deliberation of the role for the issue/run. */
+  /** Else the latest stored deliberation of the role for the issue/run. */
   validatorText?: string;
   adversarialText?: string;
   dryRun: boolean;
@@ -43,7 +41,7 @@ export interface Penalty {
   finding: string;
   pattern: string;
   text: string;
-  /** How the finding was linked (SPEC §3.9.1), or 'reason': through the validator's reason. */
+  /** SPEC §3.9.1; 'reason': through the validator's reason. */
   match: string;
   weight: number;
   retracted: boolean;
@@ -62,14 +60,13 @@ export interface FeedbackReport {
   evidence: EvidenceLevel | null;
   problems: string[];
   penalised: Penalty[];
-  /** Findings the validator kept and the patterns they applied. */
   confirmed: Confirmation[];
   unmatched: { finding: string; reason: string }[];
-  /** Patterns already penalised for this issue/run (a re-run of the same feedback). */
+  /** By a re-run of the same feedback. */
   alreadyDismissed: string[];
-  /** Penalised patterns that now meet an automatic deprecation rule. */
+  /** Penalised ones now meeting an automatic deprecation rule. */
   deprecated: string[];
-  /** Of those, the ones validated before: a rule that stopped being true (SPEC §3.10.6). */
+  /** Of those, validated before: a rule that stopped being true (SPEC §3.10.6). */
   obsolete: string[];
   gate: 'reinforced' | 'evidence-too-weak' | 'not-a-pass' | 'no-verdict';
   reinforced: string[];
@@ -77,7 +74,6 @@ export interface FeedbackReport {
   dryRun: boolean;
 }
 
-/** At most this much of a validator's reason is recorded in the event. */
 const REASON_RECORDED = 160;
 
 interface Adversary {
@@ -112,9 +108,9 @@ interface Run {
   verdict: Verdict;
   adversary: Adversary;
   links: FindingLinks;
-  /** The adversary's evidence lets a confirmation or a PASS reinforce (SPEC §3.7: L1/L2). */
+  /** SPEC §3.7: L1/L2 */
   grounded: boolean;
-  /** Dismissed earlier in this run: not penalised twice, never reinforced. */
+  /** Not penalised twice, never reinforced. */
   dismissedBefore: Set<string>;
   dismissed: Set<string>;
   penalised: Set<string>;
@@ -193,15 +189,11 @@ function startRun(
   };
 }
 
-/**
- * Each dismissed finding penalises the patterns it applied (SPEC §3.7, §3.9.2), weighted by the adversarial role,
- * its sighting's success taken back, and `cairn maintain`'s rules applied at once.
- */
+/** SPEC §3.7, §3.9.2: by the role's weight, the sighting taken back, maintain's rules applied at once. */
 function penaliseDismissed(r: Run): void {
   const { store, input, verdict, adversary, report } = r;
   const weight = roleWeight(store.config, r.role);
   const { halfLife } = store.config.evidence;
-  // the ids a validator's paragraph may name beside the one it explains
   const ids = [
     ...verdict.false_positives,
     ...verdict.must_fix,
@@ -227,7 +219,7 @@ function penaliseDismissed(r: Run): void {
       r.penalised.add(pid);
       const retracted = r.scoped && sightingAddedSuccess(patternDb(store), store.project, r.issue, r.run, pid);
       const regressed = p.was_validated === 1;
-      // the validator's words go into the committed log: sanitised (SPEC §4.6)
+      // into the committed log: sanitised (SPEC §4.6)
       const why = match === 'reason' ? { reason: sanitizeUntrusted(reason, { singleLine: true }).slice(0, REASON_RECORDED) } : {};
       const scope = { issue: input.issue, run: input.run };
       r.events.push({
@@ -266,7 +258,7 @@ function whyUnmatched(r: Run, id: string): string {
   return named ? `${id} applies no ${r.role} pattern` : `no finding or line names ${id} in the ${r.role} text`;
 }
 
-/** Credited or aged in this run: it exists, is not deprecated, and was not dismissed in it. */
+/** Exists, not deprecated, not dismissed in this run. */
 function eligible(r: Run, id: string): boolean {
   const p = r.patternOf(id);
   return !r.penalised.has(id) && !r.dismissedBefore.has(id) && !!p && p.lifecycle !== 'deprecated';
@@ -286,7 +278,7 @@ function reinforce(r: Run, id: string, finding?: string): void {
   });
 }
 
-/** A finding the validator keeps reinforces its patterns, behind the evidence gate (SPEC §3.9.2). */
+/** Behind the evidence gate (SPEC §3.9.2). */
 function reinforceKept(r: Run): void {
   const kept = [...new Set([...r.verdict.must_fix, ...r.verdict.issues.map((f) => f.id)])].filter(
     (id) => !r.dismissed.has(id.toLowerCase()),
@@ -299,10 +291,7 @@ function reinforceKept(r: Run): void {
   }
 }
 
-/**
- * An effective PASS behind L1/L2 evidence reinforces what the adversary applied (narrowed to the changed files when
- * given) and ages a step the injected patterns it left unused (SPEC §3.7, §3.9.2).
- */
+/** Reinforces what was applied (in the changed files if given), ages what was injected unused (SPEC §3.7). */
 function gateThePass(r: Run): void {
   const { store, input, report } = r;
   if (r.verdict.effective !== 'PASS') report.gate = 'not-a-pass';

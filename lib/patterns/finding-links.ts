@@ -9,16 +9,15 @@ import { roleLookups } from './index/index.js';
 import { linkFinding, namesIdentifierOf, summaryWithoutCitations } from './link.js';
 import { patternDb } from '../events/log.js';
 
-// Which patterns a verdict's findings applied (SPEC §3.9.1), for feedback-loop to correct: links recorded at
-// store time or found now for a file, and where a validator's reason for a dismissal leads.
+// Which patterns a verdict's findings applied (SPEC §3.9.1), and where a validator's reason for a dismissal leads.
 
 export interface FindingLinks {
   of(id: string): StoredLink | undefined;
-  /** The patterns the finding applies read with the validator's reason; none if it names a linked one's identifier. */
+  /** Read with the validator's reason; none if it names a linked one's identifier. */
   withReason(id: string, reason: string, linked: string[]): string[] | undefined;
 }
 
-/** The links of the adversary's findings: recorded (SPEC §3.9.1), or for a text given as a file, found now. */
+/** Recorded (SPEC §3.9.1), or found now for a text given as a file. */
 export function findingLinks(
   store: Store,
   role: string,
@@ -43,11 +42,11 @@ export function findingLinks(
     of(id) {
       const link = recorded.get(id) ?? [...recorded].find(([f]) => f.toLowerCase() === id.toLowerCase())?.[1];
       if (link) return link;
-      if (stored && findingById(verdict, id)) return undefined; // it was stored and linked to nothing
+      if (stored && findingById(verdict, id)) return undefined; // stored, linked to nothing
       const finding = findingOf(id);
       if (!finding) return undefined;
       const summary = summaryWithoutCitations(finding.summary ?? '');
-      // a long text links for long: stop before anything is recorded (SPEC §2)
+      // stop before anything is recorded (SPEC §2)
       store.deadline.check('linking the findings to patterns');
       const live = linkFinding(finding, context());
       if (live) return { ...live, summary };
@@ -57,7 +56,7 @@ export function findingLinks(
     withReason(id, reason, linked) {
       const finding = findingOf(id);
       if (!finding) return undefined;
-      // what the finding names outweighs what the reason says (it often names the rule that replaced this one)
+      // what the finding names outweighs the reason (which often names the rule that replaced this one)
       if (patternTexts(patternDb(store), store.project, linked).some((p) => namesIdentifierOf(finding, p.text))) return undefined;
       // the finding's own citations, if any, were resolved when it was linked
       const read = { ...finding, summary: summaryWithoutCitations(finding.summary ?? ''), patterns: undefined };
@@ -67,10 +66,7 @@ export function findingLinks(
   };
 }
 
-/**
- * The patterns a dismissal penalises. A finding linked by its words is read again with the validator's reason:
- * a reason naming the rule's premise mends a link the concrete words got wrong. Citation and embedding links stand.
- */
+/** A link by words is read again with the validator's reason, which may name the rule's premise; others stand. */
 export function dismissalTargets(links: FindingLinks, id: string, reason: string): { pattern: string; match: string }[] {
   const link = links.of(id);
   const recorded = (link?.patterns ?? []).map((pattern) => ({ pattern, match: link!.match }));

@@ -2,12 +2,11 @@ import { stripMarkdown } from '../core/text.js';
 import { withoutVerdictBlocks, type Finding } from './verdict.js';
 import { summaryWithoutCitations } from './link.js';
 
-// What a deliberation's prose says about one finding by id (SPEC §3.7, §3.9.2): the adversarial line that raises
-// it without a verdict block, and the validator's reason for dismissing it. Pure.
+// What a deliberation's prose says about one finding by id (SPEC §3.7, §3.9.2). Pure.
 
 const escapeRegExp = (id: string) => id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** A line that names the id as a whole word (A1, not A10). */
+/** A1, not A10. */
 function namesId(id: string): RegExp {
   return new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(id)}([^A-Za-z0-9_]|$)`, 'i');
 }
@@ -19,7 +18,7 @@ function withoutId(line: string, id: string): string {
     .trim();
 }
 
-/** A dismissed or kept id that names no finding: the adversarial line that names it, as a finding. */
+/** For a judged id that names no finding. */
 export function findingNamedByLine(id: string, adversarialText: string): Finding | undefined {
   const names = namesId(id);
   const line = adversarialText.split('\n').find((l) => names.test(l) && !/verdict-json/.test(l));
@@ -30,11 +29,7 @@ export function findingNamedByLine(id: string, adversarialText: string): Finding
 
 const REASON_CHARS = 600;
 
-/**
- * Why the validator dismissed a finding: its words about it outside verdict blocks, by paragraph or heading
- * section; only the sentences naming this one where others are named too. A reason often names the rule the
- * finding applied in the rule's own words (docs/decisions.md, "Learning").
- */
+/** Outside verdict blocks, by paragraph or section; where others are named too, only the sentences naming this one. */
 export function validatorReason(id: string, validatorText: string, otherIds: string[] = []): string {
   const names = namesId(id);
   const others = otherIds.filter((o) => o.toLowerCase() !== id.toLowerCase()).map(namesId);
@@ -59,7 +54,7 @@ const HEADING = /^ {0,3}#{1,6}\s/;
 
 const LIST_ITEM = /^ {0,3}([-*+]|\d{1,3}[.)])\s/;
 
-/** A text's paragraphs (lines between blank lines); a heading line is one of its own, and so is each list item. */
+/** A heading line is one of its own, and so is each list item. */
 function proseParagraphs(text: string): string[] {
   const paragraphs: string[] = [];
   let current: string[] = [];

@@ -14,8 +14,7 @@ import { listPatterns, loadRanked, newestFirstSeen, storedSummary } from './quer
 import { scorePattern } from './scoring.js';
 import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
-// format-patterns (SPEC §3.5): rank a role's candidates, fit the block into the token budget,
-// and record what was injected for this issue/run.
+// format-patterns (SPEC §3.5; docs/internals.md, "The block"): rank, fit the budget, record the injection.
 
 export interface FormatOptions {
   role: string;
@@ -26,13 +25,13 @@ export interface FormatOptions {
   phase: string | null;
   budget?: number;
   remainingTokens?: number;
-  /** Rank by relevance too (BM25 over the project's patterns, SPEC §3.4). */
+  /** BM25 over the project's patterns (SPEC §3.4). */
   query?: string;
-  /** Relevance from embeddings (0..1); it replaces BM25. */
+  /** From embeddings (0..1); replaces BM25. */
   relevance?: Map<string, number>;
-  /** Count tokens exactly even when the byte bound proves the fit (for --json). */
+  /** For --json. */
   exactTokens: boolean;
-  /** Show each line's short id, for findings to cite (SPEC §3.9.1). */
+  /** Each line's short id, for findings to cite (SPEC §3.9.1). */
   ids?: boolean;
 }
 
@@ -47,7 +46,6 @@ export interface FormatResult {
   tokenizerLoaded: boolean;
 }
 
-/** A summary's basis: a hash of the candidate set's digest (candidateDigest). */
 export function candidateBasis(digest: string): string {
   return sha256(`candidates ${digest}`).slice(0, 32);
 }
@@ -58,10 +56,10 @@ export function effectiveBudget(store: Store, role: string, budget?: number, rem
   return Math.max(0, b);
 }
 
-/** Pattern ids named in one pattern.injected event (event lines stay small). */
+/** Per pattern.injected event: lines stay small. */
 const INJECTED_PER_EVENT = 100;
 
-/** A line is never under this many tokens (a dash, 12 characters of text, a record, a newline). */
+/** A dash, 12 characters of text, a record, a newline. */
 const MIN_LINE_TOKENS = 4;
 
 function rankOptions(
@@ -109,10 +107,9 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
     block: '',
     tokenizerLoaded: false,
   });
-  // Too little room left in the prompt to be useful (SPEC §3.5 step 2).
+  // too little room to be useful (SPEC §3.5 step 2)
   if (opts.remainingTokens !== undefined && budget < store.config.minBlock) return skipped();
 
-  // No block holds more lines than this.
   const limit = Math.floor(budget / (MIN_LINE_TOKENS * store.config.tokenizer.margin)) + 1;
   const summaryRow = storedSummary(patternDb(store), store.project, role);
   const rank = rankOptions(store, opts);
@@ -120,7 +117,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
   if (!reader) return skipped();
   const { ranked } = reader;
   const basis = basisTaker(store, rank, opts.exactTokens);
-  // A stored summary is untrusted text too (it may span lines; none can close the block).
+  // a summary is untrusted too: it may span lines, none can close the block
   const summary = summaryRow && sanitizeUntrusted(summaryRow.text);
 
   const pieces: [string, string][] = [];
@@ -149,7 +146,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
       get complete() {
         return reader.complete;
       },
-      // +1 for the newline: it may merge with the line's last token, never the reverse
+      // the newline may merge with the line's last token, never the reverse
       lineTokens: (i) => tokens(pieces[i][0]) + tokens(pieces[i][1]) + 1,
       lineBytes: (i) => Buffer.byteLength(lineAt(i)!) + 1,
       get frameTokens() {
@@ -184,10 +181,7 @@ export function formatPatterns(store: Store, opts: FormatOptions): FormatResult 
 
 type Ranked = ReturnType<typeof loadRanked>[number];
 
-/**
- * The role's candidates, best first, restatements left out, read a page at a time as the fit reaches further, each
- * page four times the last; the first holds a block of byte-counted lines. Undefined when there is none.
- */
+/** Restatements left out; a page at a time, each four times the last. */
 function rankedReader(store: Store, rank: RankOptions, limit: number) {
   let asked = Math.ceil(limit / 16);
   let ranking = rankScores(patternDb(store), store.project, rank, { limit: asked });
@@ -218,7 +212,7 @@ function rankedReader(store: Store, rank: RankOptions, limit: number) {
   };
 }
 
-/** The candidates' basis: taken for --json, and for a summary only when it is needed (a pass over every candidate). */
+/** For a summary only when needed: a pass over every candidate. */
 function basisTaker(store: Store, rank: RankOptions, exactTokens: boolean) {
   let taken = exactTokens ? basisOf(store, rank) : '';
   return {
@@ -226,7 +220,7 @@ function basisTaker(store: Store, rank: RankOptions, exactTokens: boolean) {
       return taken;
     },
     matches(stored: { basis: string; newest: string | null }): boolean {
-      // a candidate first seen since the summary was stored is not in its basis: no pass needed
+      // a candidate first seen since the summary is not in its basis: no pass needed
       if (!taken && stored.newest && newCandidateSince(patternDb(store), store.project, rank, stored.newest)) return false;
       taken ||= basisOf(store, rank);
       return stored.basis === taken;
@@ -234,10 +228,7 @@ function basisTaker(store: Store, rank: RankOptions, exactTokens: boolean) {
   };
 }
 
-/**
- * A text's tokens. No tokenizer on a hook's path: a piece without a cached count counts as its UTF-8 length, which
- * no token count exceeds (SPEC §3.5). `cairn maintain` fills the counts; --json counts exactly.
- */
+/** No tokenizer on a hook's path: uncached, a piece counts as its UTF-8 length (SPEC §3.5). */
 function tokenMeter(store: Store, counter: TokenCounter, exactTokens: boolean): (text: string) => number {
   let exact = exactTokens;
   return (text) => {
@@ -254,10 +245,10 @@ function tokenMeter(store: Store, counter: TokenCounter, exactTokens: boolean): 
   };
 }
 
-/** Record the injection so feedback and outcome grading can attribute the verdict (SPEC §3.5 step 6). */
+/** So feedback and outcome grading can attribute the verdict (SPEC §3.5 step 6). */
 export function recordInjection(store: Store, result: FormatResult, issue: string | null, run: string | null): void {
   if (result.patterns.length === 0 || (issue === null && run === null)) return;
-  // A summary may stand for thousands of candidates: it is attributed to the best 100.
+  // a summary may stand for thousands: attributed to the best 100
   const ids = (result.path === 'summary' ? result.patterns.slice(0, INJECTED_PER_EVENT) : result.patterns).map((p) => p.id);
   const events: EventPayload[] = [];
   for (let i = 0; i < ids.length; i += INJECTED_PER_EVENT) {
@@ -274,10 +265,7 @@ export function recordInjection(store: Store, result: FormatResult, issue: strin
   appendEvents(store, events);
 }
 
-/**
- * Count and cache every piece format-patterns can show now (texts, records as each role of the kind sees them,
- * frames), so blocks fit by exact counts (`cairn maintain`: never on a hook's path). Returns how many were counted.
- */
+/** `cairn maintain`, never a hook: blocks then fit by exact counts. */
 export function fillTokenCounts(store: Store, progress: Progress = NO_PROGRESS): number {
   const db = patternDb(store);
   const counter = new TokenCounter(db, store.config.tokenizer.encoding, store.deadline);
@@ -305,10 +293,7 @@ export function fillTokenCounts(store: Store, progress: Progress = NO_PROGRESS):
   return counted;
 }
 
-/**
- * Store a condensed block for a role (`cairn store-summary`), against the candidates of this context or the basis
- * given. It reaches agents: sanitised now and when shown. One event line, so small (SPEC §3.2).
- */
+/** `cairn store-summary`: sanitised now and when shown; one event line (SPEC §3.2). */
 export function storeSummary(
   store: Store,
   role: string,

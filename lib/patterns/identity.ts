@@ -1,10 +1,8 @@
 import { identifiers, indexTerms } from '../core/text.js';
 
-// Which texts are one pattern, and which identifiers tell two apart (SPEC §3.10.4): two wordings of one rule share
-// their identifiers and most content words; two rules one identifier apart (`edge-lan` / `edge-lte`) are two
-// patterns however many words they share, and never each other's link.
+// Which texts are one pattern (SPEC §3.10.4; docs/internals.md, "Identity"): rules one identifier apart are two.
 
-/** The least Jaccard similarity of two texts' content terms for them to be one pattern. */
+/** Of content terms. */
 export const NEAR_DUPLICATE = 0.8;
 
 export interface RuleKey {
@@ -16,12 +14,12 @@ export function ruleKey(text: string): RuleKey {
   return { terms: new Set(indexTerms(text).terms), identifiers: identifiers(text) };
 }
 
-/** Two wordings of one rule: the same identifiers, content terms alike (a text of function words is only itself). */
+/** A text of function words is only itself. */
 export function sameRule(a: RuleKey, b: RuleKey): boolean {
   return similarity(a, b) >= NEAR_DUPLICATE;
 }
 
-/** Jaccard of the content terms, 0 when the identifiers differ. */
+/** 0 when the identifiers differ. */
 export function similarity(a: RuleKey, b: RuleKey): number {
   if (a.terms.size === 0 || b.terms.size === 0 || !sameSet(a.identifiers, b.identifiers)) return 0;
   let shared = 0;
@@ -35,16 +33,13 @@ function sameSet(a: Set<string>, b: Set<string>): boolean {
   return true;
 }
 
-/**
- * Two identifiers of one family that name different things: one or two characters apart and neither part of the
- * other (`helper3` / `helper18`), where `src/api` / `src/api/refunds.ts` are one named more fully.
- */
+/** `helper3` / `helper18`: one or two characters apart, neither part of the other. */
 export function nearMiss(a: string, b: string): boolean {
   if (a === b || a.includes(b) || b.includes(a) || a.length > MAX_COMPARED || b.length > MAX_COMPARED) return false;
   return Math.abs(a.length - b.length) <= 2 && editDistanceAtMost(a, b, 2);
 }
 
-/** The finding names a near miss of one of the rule's identifiers, and not that identifier itself. */
+/** And not that identifier itself. */
 export function conflicts(finding: Set<string>, rule: Set<string>): boolean {
   for (const r of rule) {
     if (finding.has(r)) continue;
@@ -53,10 +48,7 @@ export function conflicts(finding: Set<string>, rule: Set<string>): boolean {
   return false;
 }
 
-/**
- * How many of the rule's identifiers the finding names (bare numbers aside): as written, a path by a `path:LINE`
- * within it, or an acronym of a name the other spells out (`IE11` for "Internet Explorer 11").
- */
+/** Bare numbers aside; a path by a `path:LINE` in it, a name by its acronym (`IE11`). */
 export function sharedIdentifiers(findingText: string, finding: Set<string>, ruleText: string, rule: Set<string>): number {
   let shared = 0;
   for (const r of rule) {
@@ -71,7 +63,7 @@ const NUMBER = /^[\d.,]+$/;
 const ACRONYM = /\b([A-Z]{2,6})(\d*)\b/g;
 const WORD = /[\p{L}\p{N}]+/gu;
 
-/** Acronyms in `short` spelled by consecutive capitalised words of `long`; two letters alone spell too much. */
+/** Two letters alone spell too much. */
 function acronymsMet(short: string, long: string): number {
   const words = long.match(WORD) ?? [];
   if (words.length < 2) return 0;
@@ -90,7 +82,7 @@ function acronymsMet(short: string, long: string): number {
   return met;
 }
 
-/** Longer identifiers are compared only whole (an edit distance costs their lengths' product). */
+/** Longer ones compared only whole: an edit distance costs their lengths' product. */
 const MAX_COMPARED = 64;
 
 function editDistanceAtMost(a: string, b: string, max: number): boolean {

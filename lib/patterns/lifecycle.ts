@@ -9,21 +9,16 @@ import { sanitizeUntrusted } from '../core/sanitize.js';
 import { appendEvents, patternDb } from '../events/log.js';
 import { NO_PROGRESS, type Progress } from '../core/progress.js';
 
-// A pattern's lifecycle beyond observation's automatic moves (SPEC §3.3 step 5, §3.4): a person promotes or
-// deprecates; `cairn maintain` deprecates what has decayed or keeps being dismissed. Only a person makes active.
+// Lifecycle beyond the automatic moves (SPEC §3.3 step 5, §3.4): only a person makes active.
 
 export const LIFECYCLES = ['observed', 'candidate', 'verified', 'active', 'deprecated'] as const;
 
-// Automatic deprecation (SPEC §3.4).
 export const STALE_BASE = 0.05;
 export const STALE_DAYS = 30;
 export const DISMISSED_IGNORES = 3;
 export const DISMISSED_RATE = 0.2;
 
-/**
- * Why `cairn maintain` should deprecate this pattern now, or undefined. The dismissal rule reads tested evidence
- * alone (SPEC §3.10.1): the untested prior ranks unproven patterns, it is no evidence for one validators dismiss.
- */
+/** SPEC §3.4. The dismissal rule reads tested evidence alone: the untested prior is no evidence (SPEC §3.10.1). */
 export function autoDeprecationReason(p: ScoredState & { ignore_count: number }, now: number, prior: Prior): string | undefined {
   if (p.lifecycle === 'active' || p.lifecycle === 'deprecated') return undefined;
   const f = scorePattern(p, { now, role: p.role, prior });
@@ -46,7 +41,7 @@ export interface Deprecation {
   reason: string;
 }
 
-/** Deprecate every pattern the automatic rules condemn, in one append. */
+/** In one append. */
 export function maintain(store: Store, dryRun = false, progress: Progress = NO_PROGRESS): Deprecation[] {
   const now = nowMs();
   const due: Deprecation[] = [];
@@ -70,10 +65,10 @@ export interface LifecycleChange {
   changed: boolean;
 }
 
-/** Event lines stay small (SPEC §3.2). */
+/** SPEC §3.2 */
 const MAX_NOTE = 500;
 
-/** A person's note for the committed log: one line, sanitised (SPEC §4.6). */
+/** For the committed log: one line, sanitised (SPEC §4.6). */
 function note(value: string, flag: string): string {
   const text = sanitizeUntrusted(value, { singleLine: true });
   if (!text) throw new CairnError('usage', `--${flag} is required`);
@@ -81,7 +76,7 @@ function note(value: string, flag: string): string {
   return text;
 }
 
-/** The only way to `active`: a person's decision, with who and why; also brings a deprecated pattern back. */
+/** The only way to `active`; also brings a deprecated pattern back. */
 export function promotePattern(store: Store, ref: string, by: string, reason: string): LifecycleChange {
   const event = { by: note(by, 'by'), reason: note(reason, 'reason') };
   const pattern = resolvePattern(patternDb(store), store.project, ref);
@@ -111,7 +106,6 @@ export interface ListFilter {
   regressions: boolean;
 }
 
-/** Patterns as `cairn list` shows them, best first. */
 export function listScored(store: Store, filter: ListFilter): Listed[] {
   const unknown = filter.states.filter((s) => !(LIFECYCLES as readonly string[]).includes(s));
   if (unknown.length) throw new CairnError('usage', `unknown state ${unknown.join(', ')} (one of ${LIFECYCLES.join(', ')})`);
@@ -126,10 +120,7 @@ export function listScored(store: Store, filter: ListFilter): Listed[] {
     .sort((a, b) => b.score - a.score || (a.pattern.id < b.pattern.id ? -1 : 1));
 }
 
-/**
- * One aligned line per pattern, text last so long texts never break the columns; sanitised (SPEC §4.6). RANK
- * orders candidates; RECORD is what the agent sees in the block, so the two are named apart.
- */
+/** Text last, so it never breaks the columns; sanitised (SPEC §4.6). RANK orders, RECORD is shown. */
 export function renderList(rows: Listed[]): string[] {
   const shown = (text: string) => sanitizeUntrusted(text, { singleLine: true });
   const table = [

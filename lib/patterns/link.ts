@@ -3,16 +3,13 @@ import type { Finding } from './verdict.js';
 import { conflicts, sharedIdentifiers } from './identity.js';
 import type { TermWeight } from './index/index.js';
 
-// Which patterns a finding applies (SPEC §3.9.1). A finding speaks of the concrete change, the rule in general
-// words, so the link is what the finding cites, else how much of the rule it covers: stemmed content words
-// weighted by rarity, identifiers double (thresholds: docs/decisions.md, "Learning"). Pure: the caller records
-// the links in the event log, so a replay never runs this again.
+// Which patterns a finding applies (SPEC §3.9.1; docs/internals.md, "Links"; thresholds: docs/decisions.md,
+// "Learning"). Pure: the links are recorded, so a replay never runs this again.
 
-/** The least share of a rule's weighted terms a finding must cover, and of distinct terms shared, to link. */
 export const LINK_MIN_COVERAGE = 0.25;
 export const LINK_MIN_SHARED = 2;
 const IDENTIFIER_BOOST = 2;
-/** At most this many patterns named by one finding (an event line stays small). */
+/** An event line stays small. */
 export const MAX_CITED = 5;
 
 export interface LinkCandidate {
@@ -20,7 +17,7 @@ export interface LinkCandidate {
   text: string;
 }
 
-/** Weights from how many of `texts` hold each term: the role's, when its patterns are at hand. */
+/** The role's, when its patterns are at hand. */
 export function weightsAmong(texts: string[]): TermWeight {
   const df = new Map<string, number>();
   for (const text of texts) for (const t of contentTerms(text).keys()) df.set(t, (df.get(t) ?? 0) + 1);
@@ -43,7 +40,7 @@ export function summaryWithoutCitations(summary: string): string {
   return summary.replace(CITATION, ' ').replace(/\s+/g, ' ').trim();
 }
 
-/** Pattern ids (or id prefixes) a finding cites: its `patterns` list and `[p…]` tags in its summary. */
+/** Ids or prefixes: its `patterns` list and `[p…]` tags in its summary. */
 export function citedIds(finding: Finding): string[] {
   const ids = [...(finding.patterns ?? []), ...[...(finding.summary ?? '').matchAll(CITATION)].map((m) => m[1])];
   return [...new Set(ids.map((id) => id.toLowerCase()).filter((id) => /^p[0-9a-f]{4,15}$/.test(id)))].slice(0, MAX_CITED);
@@ -53,10 +50,7 @@ export function findingText(finding: Finding): string {
   return [finding.summary, finding.fix_hint, finding.root_cause?.replace(/_/g, ' ')].filter((t) => t?.trim()).join('\n');
 }
 
-/**
- * The terms a finding covers a rule with: its text's and its location's words, but not a path's pieces
- * (`docs`, `md` would meet any rule naming a file in docs/; the path itself is an identifier).
- */
+/** Not a path's pieces: `docs`, `md` would meet any rule naming a file in docs/. */
 function findingTerms(finding: Finding): Terms {
   const terms = new Map(contentTerms(findingText(finding)));
   for (const [t, identifier] of contentTerms(finding.location ?? '')) if (!identifier && !terms.has(t)) terms.set(t, false);
@@ -69,7 +63,7 @@ function findingIdentifiers(finding: Finding): Set<string> {
 
 type Terms = Map<string, boolean>;
 
-/** How much of the rule the finding covers, weighted (0..1), and how many terms they share. */
+/** Weighted (0..1), and how many terms they share. */
 export function coverage(finding: Terms, rule: Terms, weight: TermWeight): { score: number; shared: number } {
   let total = 0;
   let covered = 0;
@@ -85,7 +79,7 @@ export function coverage(finding: Terms, rule: Terms, weight: TermWeight): { sco
   return { score: total > 0 ? covered / total : 0, shared };
 }
 
-/** Each candidate's terms and identifiers, cached: every finding of a deliberation is weighed against the same ones. */
+/** Every finding is weighed against the same candidates. */
 const candidateTerms = new WeakMap<LinkCandidate, Terms>();
 const candidateIdentifiers = new WeakMap<LinkCandidate, Set<string>>();
 
@@ -95,7 +89,7 @@ function termsOf(c: LinkCandidate): Terms {
   return terms;
 }
 
-/** Whether the finding names an identifier of the pattern's text (as linkFinding counts it). */
+/** As linkFinding counts it. */
 export function namesIdentifierOf(finding: Finding, patternText: string): boolean {
   return sharedIdentifiers(findingText(finding), findingIdentifiers(finding), patternText, identifiers(patternText)) > 0;
 }
@@ -106,7 +100,7 @@ function identifiersOf(c: LinkCandidate): Set<string> {
   return ids;
 }
 
-/** The candidate the finding covers best past both thresholds, ties to the lower id. */
+/** Past both thresholds, ties to the lower id. */
 export function bestCandidate(
   finding: Finding,
   candidates: LinkCandidate[],
@@ -124,19 +118,15 @@ export function bestCandidate(
 
 export interface LinkContext {
   role: string;
-  /** Tier 1: the deliberation's own items and the patterns injected for this run. */
+  /** The deliberation's own items and the patterns injected for this run. */
   first: { id: string; text: string }[];
   byPrefix: (prefix: string) => string[];
-  /** Tier 2, asked only when tier 1 has no match. */
+  /** Asked only when tier 1 has no match. */
   others: (findingText: string) => { id: string; text: string }[];
   weight: TermWeight;
 }
 
-/**
- * Link one finding (SPEC §3.9.1, §3.10.5): the patterns it cites; else in tier 1 the one naming its identifiers
- * when exactly one does, else the best covered; then tier 2. A pattern naming a near miss of the finding's
- * identifiers is never its link. With the validator's `reason`, the reason's words count too.
- */
+/** SPEC §3.9.1, §3.10.5. Never a pattern naming a near miss of its identifiers; the validator's `reason` counts too. */
 export function linkFinding(
   finding: Finding,
   ctx: LinkContext,

@@ -6,10 +6,7 @@ import { appliedPatternIds, findingPatternIds, judgedPatternIds, outcomeCounts, 
 import type { Database } from '../store/db.js';
 import { appendEvents, patternDb } from '../events/log.js';
 
-// outcome-score (SPEC §3.8, §3.9.2, §3.10.1): each pattern applied in the issue/run that no validator judged in
-// it is graded once by the final result. Applied in a finding, it shaped the run (tested: a fail weighs half its
-// role's weight, a pass its outcomeCredit); only echoed, a result moves its untested credit by one. A validator's
-// verdict is the more specific evidence: a run fails for what it missed, not for what a kept finding caught.
+// outcome-score (SPEC §3.8, §3.10.1; docs/internals.md): a pattern a validator judged in the run is left to it.
 
 const PATTERNS_PER_EVENT = 60;
 
@@ -17,7 +14,7 @@ export interface OutcomeReport {
   issue: string | null;
   run: string | null;
   result: 'pass' | 'fail';
-  /** False when this issue/run was already graded: a repeat changes nothing. */
+  /** False: graded already, a repeat changes nothing. */
   applied: boolean;
   previous?: 'pass' | 'fail';
   patterns: { pattern: string; weight: number; tested: boolean; credit?: number }[];
@@ -48,7 +45,7 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
     };
   });
   if (!dryRun) {
-    // Split over several events of one grading, so every event line stays small.
+    // several events of one grading, so every line stays small
     const grading = randomBytes(8).toString('hex');
     const parts = patterns.length ? chunks(patterns, PATTERNS_PER_EVENT) : [[]];
     const { halfLife } = store.config.evidence;
@@ -68,10 +65,7 @@ export function scoreOutcome(store: Store, issue: string | null, run: string | n
   return { issue, run, result, applied: !dryRun, patterns };
 }
 
-/**
- * What a pass tells about an applied pattern: nothing where work always ships, a verdict's worth where half the
- * runs fail. Twice the project's smoothed failure rate, capped at 1.
- */
+/** A pass tells nothing where work always ships, a verdict's worth where half the runs fail. */
 export function outcomeCredit(db: Database, project: string): number {
   const { total, failed } = outcomeCounts(db, project);
   return Math.round(Math.min(1, (2 * (failed + 1)) / (total + 2)) * 1000) / 1000;

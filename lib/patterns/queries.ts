@@ -6,8 +6,7 @@ import type { Category } from '../events/types.js';
 import { scorePattern, type ScoreFactors, type ScoredState } from './scoring.js';
 import type { LedgerEntry } from '../events/credit.js';
 
-// Reading pattern state; every query names the project, so no read sees another project's rows.
-// Over 400 lines on purpose: every SQL read of the pattern loop is here, found in one file.
+// Every SQL read of the pattern loop, in one file on purpose (hence over 400 lines); each names the project.
 
 export interface Pattern extends ScoredState {
   project: string;
@@ -21,7 +20,7 @@ export interface Pattern extends ScoredState {
   issues: string[];
   promoted_by: string | null;
   reason: string | null;
-  /** The record as counted (shown in blocks and lists); the score reads the evidence (lib/events/credit.ts). */
+  /** As counted; the score reads the evidence. */
   success_count: number;
   ignore_count: number;
 }
@@ -61,7 +60,7 @@ export function getPattern(db: Database, project: string, id: string): Pattern |
   return r && toPattern(r);
 }
 
-/** Patterns whose id starts with `prefix` (people type the first few characters). */
+/** People type the first few characters. */
 export function findPatternsByIdPrefix(db: Database, project: string, prefix: string): Pattern[] {
   const rows = db
     .prepare(`SELECT ${COLUMNS} FROM patterns WHERE project = ? AND id >= ? AND id < ? ORDER BY id LIMIT 10`)
@@ -92,7 +91,7 @@ export function listPatterns(db: Database, project: string, filter: PatternFilte
   return rows.map(toPattern);
 }
 
-/** Pattern ids injected into `role` for this issue/run, in id order (SPEC §3.9.5). */
+/** In id order (SPEC §3.9.5). */
 export function injectedPatternIds(db: Database, project: string, issue: string, run: string, role?: string): string[] {
   const rows = role
     ? db
@@ -115,7 +114,7 @@ export function patternTexts(db: Database, project: string, ids: string[]): { id
     .all(project, ...ids) as { id: string; text: string }[];
 }
 
-/** The given patterns that exist (any role, deprecated too), in id order; any number of ids. */
+/** Any role, deprecated too, in id order; any number of ids. */
 export function patternsByIds(db: Database, project: string, ids: string[]): Pattern[] {
   const out: Pattern[] = [];
   const sorted = [...new Set(ids)].sort();
@@ -149,10 +148,7 @@ export function roleIdsByPrefix(db: Database, project: string, role: string, pre
   return (rows as { id: string }[]).map((r) => r.id);
 }
 
-/**
- * The patterns applied in an issue/run (SPEC §3.9.2): echoed by the role they were injected into, or linked to one
- * of its findings — never those dismissed in the run. Role undefined: every role.
- */
+/** SPEC §3.9.2: echoed or linked to a finding; never those dismissed. */
 export function appliedPatternIds(db: Database, project: string, issue: string, run: string, role?: string): string[] {
   const byRole = role === undefined ? '' : 'AND role = @role';
   const rows = db
@@ -169,7 +165,7 @@ export function appliedPatternIds(db: Database, project: string, issue: string, 
   return rows.map((r) => r.pattern);
 }
 
-/** The patterns linked to a finding of the issue/run that was not dismissed: tested there (SPEC §3.10.1). */
+/** Linked to a finding not dismissed: tested there (SPEC §3.10.1). */
 export function findingPatternIds(db: Database, project: string, issue: string, run: string): string[] {
   const rows = db
     .prepare(
@@ -181,14 +177,13 @@ export function findingPatternIds(db: Database, project: string, issue: string, 
   return rows.map((r) => r.pattern);
 }
 
-/** The tested evidence a pattern received, oldest first (lib/events/reducer.ts writes it). */
+/** Oldest first. */
 export function evidenceLedger(db: Database, project: string, pattern: string): LedgerEntry[] {
   return db
     .prepare('SELECT event, held, against, aging FROM evidence WHERE project = ? AND pattern = ? ORDER BY seq')
     .all(project, pattern) as LedgerEntry[];
 }
 
-/** The patterns a validator confirmed through a finding in the issue/run. */
 export function judgedPatternIds(db: Database, project: string, issue: string, run: string): string[] {
   const rows = db
     .prepare("SELECT pattern FROM run_marks WHERE project = ? AND issue = ? AND run = ? AND kind = 'judged' ORDER BY pattern")
@@ -225,10 +220,7 @@ export function dismissedPatternIds(db: Database, project: string, issue: string
   return new Set(rows.map((r) => r.pattern));
 }
 
-/**
- * The pattern a person names (`cairn promote`, `deprecate`, `explain`): its id, a unique id prefix, or its exact
- * text (normalised). Anything else changes nothing: several matches are listed, none names the closest.
- */
+/** Id, unique prefix, or exact text; several matches are listed, none chosen. */
 export function resolvePattern(db: Database, project: string, ref: string): Pattern {
   const exact = getPattern(db, project, ref);
   if (exact) return exact;
@@ -239,7 +231,7 @@ export function resolvePattern(db: Database, project: string, ref: string): Patt
     if (byPrefix.length > 1)
       throw new CairnError('usage', `'${ref}' matches ${byPrefix.length} patterns, nothing changed: ${describe(byPrefix)}`);
   }
-  // A pattern's id is a hash of its role and normalised text: an exact text is found by id, per role.
+  // an id hashes role and normalised text: an exact text is found by id, per role
   const roles = (db.prepare('SELECT DISTINCT role FROM patterns WHERE project = ? ORDER BY role').all(project) as { role: string }[]).map(
     (r) => r.role,
   );
@@ -258,7 +250,7 @@ export function resolvePattern(db: Database, project: string, ref: string): Patt
   );
 }
 
-/** Full rows for the given scores, in their order, with every factor spelled out. */
+/** In the scores' order, every factor spelled out. */
 export function loadRanked(db: Database, project: string, scores: Scored[], opts: Pick<RankOptions, 'ctx' | 'relevance'>): Ranked[] {
   if (scores.length === 0) return [];
   const rows = db
@@ -276,7 +268,7 @@ export function rankPatterns(db: Database, project: string, opts: RankOptions & 
   return loadRanked(db, project, rankScores(db, project, opts, { limit: opts.limit }).top, opts);
 }
 
-/** The latest first sighting among the patterns of `roles` (a summary's basis is stored with it). */
+/** A summary's basis is stored with it. */
 export function newestFirstSeen(db: Database, project: string, roles: string[]): string | undefined {
   const row = db
     .prepare(
@@ -299,7 +291,6 @@ export function storedRoles(db: Database, project: string): string[] {
   return (rows as { role: string }[]).map((r) => r.role);
 }
 
-/** The deliberation recorded (not as a repeat) with this text for this role and issue/run. */
 export function deliberationWithText(
   db: Database,
   project: string,
@@ -317,7 +308,7 @@ export function deliberationWithText(
   return row?.id;
 }
 
-/** The latest deliberation of a role for this issue/run (a repeat is not a new one). */
+/** A repeat is not a new one. */
 export function latestDeliberation(
   db: Database,
   project: string,
@@ -325,7 +316,7 @@ export function latestDeliberation(
   issue: string,
   run: string,
 ): { id: string; files: string[] } | undefined {
-  // rowid follows the log's order, so a tie in ts goes to the later line, whatever its random id.
+  // rowid follows the log: a tie in ts goes to the later line, whatever its random id
   const row = db
     .prepare(
       `SELECT id, files FROM deliberations WHERE project = ? AND role = ? AND issue = ? AND run = ?
@@ -347,7 +338,7 @@ export function runMarks(db: Database, project: string, issue: string, run: stri
   };
 }
 
-/** Whether the pattern's sighting in this issue/run added a success that was not taken back. */
+/** A success not taken back. */
 export function sightingAddedSuccess(db: Database, project: string, issue: string, run: string, pattern: string): boolean {
   const row = db
     .prepare(

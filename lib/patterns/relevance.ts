@@ -4,10 +4,9 @@ import { bm25Relevance } from './index/index.js';
 import { cosine, embeddingKey, embedQuery, readVectors, providerTimeout } from './embeddings.js';
 import { patternDb } from '../events/log.js';
 
-// How relevant each candidate pattern is to a query, 0..1 (SPEC §3.4): embeddings' cosine where a vector is
-// cached and a provider embeds the query, else BM25 over this project's patterns.
+// Relevance to a query, 0..1 (SPEC §3.4): embeddings' cosine where a vector is cached, else BM25.
 
-/** Cosine relevance of the candidates with a cached vector; undefined when there is none to give (BM25 then). */
+/** Undefined: none to give (BM25 then). */
 export function embeddingRelevance(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
   const command = store.config.embeddings.command?.trim();
   if (!command || !query.trim()) return undefined;
@@ -16,10 +15,10 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
     patternDb(store),
     patterns.map((p) => embeddingKey(command, p.text)),
   );
-  if (cached.size === 0) return undefined; // nothing to compare with: spare the provider call
+  if (cached.size === 0) return undefined; // spare the provider call
   let queryVector: Float32Array;
   try {
-    // Half the time left at most, so the fallback still finishes within the deadline.
+    // half the time left at most, so the fallback still finishes in time
     const remaining = providerTimeout(store.deadline);
     queryVector = embedQuery(command, query, Number.isFinite(store.deadline.at) ? remaining / 2 : remaining);
   } catch (err) {
@@ -45,7 +44,7 @@ export function embeddingRelevance(store: Store, query: string, roles: string[])
   return out;
 }
 
-/** Embedding relevance merged over BM25; undefined without embeddings (format-patterns ranks in SQLite then). */
+/** Embeddings over BM25; undefined without (format-patterns ranks in SQLite then). */
 export function embeddingRelevanceFor(store: Store, query: string, roles: string[]): Map<string, number> | undefined {
   const semantic = embeddingRelevance(store, query, roles);
   if (!semantic?.size) return undefined;

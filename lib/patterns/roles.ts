@@ -4,8 +4,7 @@ import { nearest } from '../core/suggest.js';
 import { storedRoles } from './queries.js';
 import { configuredRoles } from '../store/config.js';
 
-// A role unknown to config.json and to the store is most often a typo: the command runs (new roles begin so) but
-// says so, with the nearest known role — else format-patterns prints nothing and nobody learns why.
+// An unknown role is most often a typo: said, with the nearest known one.
 
 export function warnUnknownRoles(store: Store, ...names: string[]): void {
   const configured = configuredRoles(store.config);

@@ -4,9 +4,7 @@ import { CATEGORY_SQL, SUPPORT_SQL } from '../store/rank-keys.js';
 import type { Category } from '../events/types.js';
 import { support, type Evidence } from '../events/credit.js';
 
-// The score of a pattern at query time (SPEC §3.4, §3.9.3, §3.10), pure, every factor exposed:
-// base = rate · decay · cat · ctx · role, rate from lib/events/credit.ts's support; with relevance,
-// final = 0.6·relevance + 0.4·base. baseScoreSql is the same score in SQL.
+// A pattern's score (SPEC §3.4, §3.9.3, §3.10; docs/internals.md, "Scoring and ranking"), pure; baseScoreSql in SQL.
 
 export const SCORE_CUT = 0.1;
 export const CROSS_ROLE_FACTOR = 0.8;
@@ -22,7 +20,7 @@ export interface ScoredState extends Evidence {
   phases: string[];
 }
 
-/** The success rate's prior: α pseudo-successes and β pseudo-failures (SPEC §3.9.3). */
+/** α pseudo-successes and β pseudo-failures (SPEC §3.9.3). */
 export interface Prior {
   success: number;
   failure: number;
@@ -83,18 +81,12 @@ export function scorePattern(p: ScoredState, ctx: ScoreContext): ScoreFactors {
   return scoreCounters(p, ctx.now, contextBoost(p, ctx), p.role === ctx.role, ctx.prior);
 }
 
-/**
- * The score an agent sees in the block (SPEC §3.9.3): how well the pattern has held up, now. Category, context and
- * role order the block; they are not evidence.
- */
+/** What an agent sees (SPEC §3.9.3): category, context and role are no evidence. */
 export function shownScore(f: Pick<ScoreFactors, 'rate' | 'decay'>): number {
   return f.rate * f.decay;
 }
 
-/**
- * The base score as a SQL expression over `patterns`, so SQLite ranks a large store without handing every row to
- * JavaScript; values go in as parameters, never into the text. test/scoring.test.ts checks both forms agree.
- */
+/** So SQLite ranks without handing every row to JavaScript; tested to agree. */
 export function baseScoreSql(ctx: ScoreContext): {
   sql: string;
   params: Record<string, unknown>;
@@ -111,7 +103,7 @@ export function baseScoreSql(ctx: ScoreContext): {
     alpha: prior.success,
     priorTotal: prior.success + prior.failure,
   };
-  // The learned context is a JSON array of strings: a quoted needle matches whole elements only.
+  // a JSON array of strings: a quoted needle matches whole elements only
   const anyOf = (column: string, values: string[] | undefined, name: string) => {
     const tests = (values ?? []).map((v, i) => {
       params[`${name}${i}`] = JSON.stringify(v);

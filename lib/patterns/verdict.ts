@@ -1,7 +1,6 @@
 import { jsonErrorPlace } from '../core/json.js';
 
-// Verdict-json blocks (SPEC §3.6): an HTML comment `<!-- ns:verdict-json {…} -->` or a ```verdict-json fence.
-// The text is untrusted agent output: scanning is linear-time, nothing throws, every ignored block is reported.
+// Verdict-json blocks (SPEC §3.6). Untrusted text: the scan is linear, nothing throws, an ignored block is reported.
 
 export interface Finding {
   id: string;
@@ -10,7 +9,7 @@ export interface Finding {
   location?: string;
   root_cause?: string;
   fix_hint?: string;
-  /** Pattern ids (or prefixes) the finding says it applies (SPEC §3.9.1). */
+  /** Ids or prefixes (SPEC §3.9.1). */
   patterns?: string[];
 }
 
@@ -29,7 +28,7 @@ export interface VerdictParse {
 
 const MARKER = 'verdict-json';
 
-// Bounding the look-back for a marker's opener keeps the scan linear on texts full of markers.
+// a bounded look-back keeps the scan linear on texts full of markers
 const OPENER_WINDOW = 200;
 
 const MAX_PROBLEMS = 10;
@@ -43,7 +42,7 @@ const TEXT_FIELDS = ['severity', 'summary', 'location', 'root_cause', 'fix_hint'
 interface FoundBlock {
   line: number;
   body: string | null; // null: never closed
-  span: [number, number]; // the whole block, opener to closer (to the end of the text when never closed)
+  span: [number, number]; // opener to closer, or to the end
 }
 
 export function parseVerdict(text: string): VerdictParse {
@@ -65,7 +64,7 @@ export function findingById(v: Verdict | null, id: string): Finding | undefined 
   return v.issues.find((finding) => finding.id.toLowerCase() === wanted);
 }
 
-/** The text with its verdict-json blocks left out: the prose, where a validator says why (SPEC §3.9.2). */
+/** The prose, where a validator says why (SPEC §3.9.2). */
 export function withoutVerdictBlocks(text: string): string {
   let prose = '';
   let from = 0;
@@ -79,7 +78,7 @@ export function withoutVerdictBlocks(text: string): string {
 function findBlocks(text: string): FoundBlock[] {
   const found: FoundBlock[] = [];
   const lineOf = lineCounter(text);
-  // Once a search for `-->` fails no later comment can close either: remembering it keeps the scan linear.
+  // once a search for `-->` fails no later comment can close either: the scan stays linear
   let commentsCanClose = true;
   let from = 0;
   for (;;) {
@@ -107,7 +106,7 @@ function findBlocks(text: string): FoundBlock[] {
     }
 
     const newline = before.lastIndexOf('\n');
-    if (newline < 0 && windowStart > 0) continue; // the line started too far back to be a fence
+    if (newline < 0 && windowStart > 0) continue; // started too far back to be a fence
     const linePrefix = before.slice(newline + 1);
     const fence = FENCE_PREFIX.exec(linePrefix);
     if (!fence) continue;
@@ -115,7 +114,6 @@ function findBlocks(text: string): FoundBlock[] {
     const bodyStart = text.indexOf('\n', afterMarker) + 1; // the rest of the opener line is info
     const close = bodyStart > 0 ? closingFence(text, bodyStart, fence[1]) : null;
     if (!close) {
-      // An unclosed fence runs to the end of the text.
       found.push({ line, body: null, span: [at - linePrefix.length, text.length] });
       break;
     }
@@ -125,7 +123,6 @@ function findBlocks(text: string): FoundBlock[] {
   return found;
 }
 
-/** The first line from `from` on that closes a fence opened with `opener`. */
 function closingFence(text: string, from: number, opener: string): { start: number; end: number } | null {
   let start = from;
   for (;;) {
@@ -143,7 +140,7 @@ function readBlock(body: string): Verdict | string {
   try {
     value = JSON.parse(body);
   } catch (error) {
-    // JSON.parse throws SyntaxError, or RangeError on absurd nesting; both mean "invalid".
+    // SyntaxError, or RangeError on absurd nesting: both "invalid"
     return `is not valid JSON (${error instanceof SyntaxError ? jsonErrorPlace(body, error) : shortMessage(error)})`;
   }
   if (!isObject(value)) return 'is not a JSON object';
@@ -184,7 +181,7 @@ function toFinding(entry: unknown): Finding | null {
   return finding;
 }
 
-/** Finding ids from a JSON array: trimmed, empties dropped, each once in order. */
+/** Trimmed, empties dropped, each once in order. */
 function idList(value: unknown): string[] {
   const ids = new Set<string>();
   for (const entry of arrayOf(value)) {
@@ -219,7 +216,7 @@ function isNameChar(code: number): boolean {
   );
 }
 
-/** Maps increasing offsets to 1-based line numbers, reading each character once overall. */
+/** Increasing offsets: each character read once overall. */
 function lineCounter(text: string): (offset: number) => number {
   let counted = 0;
   let line = 1;
@@ -239,7 +236,6 @@ function shortMessage(error: unknown): string {
   return clip(error instanceof Error ? error.message : String(error), 80);
 }
 
-/** Cut to `max` characters, control characters dropped: one short line. */
 function clip(text: string, max: number): string {
   const oneLine = text.slice(0, max + 1).replace(/[\u0000-\u001f\u007f]+/g, ' ');
   return oneLine.length > max ? `${oneLine.slice(0, max)}…` : oneLine;

@@ -3,15 +3,14 @@ import { DECAY_SPAN_MS, DECAYING_KEY_SQL, DECAYING_SQL, IMMUNE_KEY_SQL, IMMUNE_S
 import { baseScoreSql, contextFactor, CROSS_ROLE_FACTOR, SCORE_CUT, type ScoreContext } from '../scoring.js';
 import { loadRelevance, matchesSql, notDeprecated, patternBm25Sql, queryTermsSql, roleList, type Bm25Query } from './weights.js';
 
-// A role's candidates (SPEC §3.5 step 1) in SQL: which rows, each one's score with relevance blended in (§3.4),
-// and the digest of the set a summary's basis hashes (§3.5 step 4b); read by the scan and the walk.
+// A role's candidates in SQL (SPEC §3.5 step 1): rows, scores (§3.4), the digest (§3.5 step 4b).
 
 export interface RankOptions {
   roles: string[];
   ctx: ScoreContext;
-  /** Rank by relevance too (BM25 over the project's patterns), when no `relevance` is given. */
+  /** BM25, when no `relevance` is given. */
   query?: string;
-  /** Relevance from elsewhere (embeddings), 0..1; it replaces BM25. */
+  /** From embeddings, 0..1; replaces BM25. */
   relevance?: Map<string, number>;
   excludeDismissed?: { issue: string; run: string };
 }
@@ -32,7 +31,6 @@ export function dismissedClause(opts: RankOptions, params: Record<string, unknow
   return 'AND id NOT IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)';
 }
 
-/** This project's patterns of the roles, not deprecated, not dismissed in the run. */
 export function candidateRows(opts: RankOptions, params: Record<string, unknown>): string {
   return `project = @project AND role IN (${roleList(opts.roles, params)})
     AND lifecycle != 'deprecated' ${dismissedClause(opts, params)}`;
@@ -40,14 +38,11 @@ export function candidateRows(opts: RankOptions, params: Record<string, unknown>
 
 export const withClause = (withs: string[]) => (withs.length ? `WITH ${withs.join(', ')} ` : '');
 
-/**
- * The query's weights for one connection, keyed by the database's state: a summary's basis after the ranking needs
- * the same relevance, so each is taken once unless a pattern changed meanwhile.
- */
+/** Keyed by the database's state: a summary's basis after a ranking reuses it. */
 export interface QueryState {
   key: string;
   q: Bm25Query | undefined;
-  /** The best candidate's BM25; null when none matches; undefined until known. */
+  /** The best candidate's BM25; null: none matches. */
   max?: number | null;
   table: boolean;
 }
@@ -60,7 +55,7 @@ export function queryState(db: Database, project: string, roles: string[], query
   return known;
 }
 
-/** How many of a query's best matches are read first for its best candidate, before all are. */
+/** Matches read first for the best candidate, before all are. */
 const BEST_OF = 64;
 
 function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query): number | undefined {
@@ -74,17 +69,14 @@ function bestMatch(db: Database, project: string, roles: string[], q: Bm25Query)
     )
     .get(params) as { max: number | null };
   if (best.max !== null) return best.max;
-  // the best BEST_OF all deprecated (or fewer matches): every match then
+  // those all deprecated (or fewer): every match then
   const all = db.prepare(`WITH ${terms} SELECT MAX(bm) AS max FROM (${matches}) WHERE ${notDeprecated(roles, params)}`).get(params) as {
     max: number | null;
   };
   return all.max ?? undefined;
 }
 
-/**
- * How relevance enters the score: from `opts.relevance` (map), from temp.cairn_relevance for a pass over every
- * candidate (table), from each pattern's postings for the few a walk reads (terms), or not at all.
- */
+/** map: `opts.relevance`; table: temp.cairn_relevance, for a pass over all; terms: postings, for the few a walk reads. */
 export type Blend = { kind: 'map' } | { kind: 'table' | 'terms'; q: Bm25Query; max: number } | null;
 
 export function blendFor(db: Database, project: string, opts: RankOptions, query: QueryState | null, pass: 'table' | 'terms'): Blend {
@@ -99,7 +91,7 @@ export function blendFor(db: Database, project: string, opts: RankOptions, query
   return { kind: pass, q: query.q, max: query.max };
 }
 
-/** A candidate's score in SQL; the CTEs it needs go into `withs`, its parameters into `params`. */
+/** The CTEs it needs go into `withs`. */
 export function scoreSql(db: Database, opts: RankOptions, blend: Blend, params: Record<string, unknown>, withs: string[]): string {
   const base = baseScoreSql(opts.ctx);
   Object.assign(params, base.params);
@@ -117,14 +109,10 @@ export function scoreSql(db: Database, opts: RankOptions, blend: Blend, params: 
   return `(0.6 * COALESCE(${patternBm25Sql()} / @max, 0) + 0.4 * ${base.sql})`;
 }
 
-/** A bound above every context factor (1.35 at most, in any rounding). */
+/** Above every context factor (1.35 at most), in any rounding. */
 const CONTEXT_BOUND = 1.36;
 
-/**
- * Whether a pattern's base score is at least @cut, exactly, mostly without the context factor (three JSON searches,
- * most of a pass's cost): a rounded product only grows with a factor in 1..1.35, so rest × role ≥ cut passes and
- * rest × CONTEXT_BOUND × role < cut fails.
- */
+/** Exact; mostly decided without the context factor's JSON searches: a factor in 1..1.35 only grows it. */
 export function basePassesSql(ctx: ScoreContext): { sql: string; params: Record<string, unknown> } {
   const base = baseScoreSql(ctx);
   const { rest, role } = base.parts;
@@ -133,7 +121,7 @@ export function basePassesSql(ctx: ScoreContext): { sql: string; params: Record<
   return { sql, params: base.params };
 }
 
-/** What a summary's basis hashes (SPEC §3.5 step 4b): the count passing the cut and their id bits' sum, one pass. */
+/** In one pass. */
 export function candidateDigest(db: Database, project: string, opts: RankOptions, query: QueryState | null): string {
   if (opts.roles.length === 0) return '0:0';
   const params: Record<string, unknown> = { project, cut: SCORE_CUT };
@@ -154,15 +142,10 @@ export function candidateDigest(db: Database, project: string, opts: RankOptions
   return row.digest;
 }
 
-/** Room for rounding between a bound on a rank key and a score computed from the same row. */
+/** A bound on a rank key against a score from the same row. */
 const KEY_SLACK = 1e-9;
 
-/**
- * The same digest read off the rank indexes (built with the default prior): a row whose key puts its score at or
- * above the cut in any context counts off the index, one below it in every context is never read, and only those
- * between are scored. With a query, every row is first counted as matching nothing (0.4 of its base), then the
- * matches (temp.cairn_relevance) are counted again by their whole score.
- */
+/** The same digest off the rank indexes (default prior): the candidate digest of ./README.md. */
 export function digestByKey(db: Database, project: string, opts: RankOptions, query: QueryState | null): string {
   if (opts.roles.length === 0) return '0:0';
   const blend = blendFor(db, project, opts, query, 'table');
@@ -192,7 +175,7 @@ export function digestByKey(db: Database, project: string, opts: RankOptions, qu
         sure: Math.log((SCORE_CUT * (1 + KEY_SLACK)) / factor) + shift,
         least: Math.log((SCORE_CUT * (1 - KEY_SLACK)) / (factor * widest)) + shift,
       };
-      // a decaying row last used after now has no decay yet, which its key overstates: it is scored
+      // a decaying row last used after now has no decay yet, which its key overstates: scored
       const sure = `${key} >= @sure${immune ? '' : ' AND last_used <= @now'}`;
       add(
         `SELECT COUNT(*) AS n, COALESCE(SUM(id_bits), 0) AS bits FROM patterns
@@ -203,7 +186,7 @@ export function digestByKey(db: Database, project: string, opts: RankOptions, qu
     }
   }
   if (blend !== null) {
-    // the ranges counted each match as if it matched nothing: each is counted again by its whole score
+    // the ranges counted each match as matching nothing (0.4 of its base): counted again by its whole score
     const params: Record<string, unknown> = {
       project,
       cut: SCORE_CUT,
@@ -211,7 +194,7 @@ export function digestByKey(db: Database, project: string, opts: RankOptions, qu
       low: SCORE_CUT * (1 - KEY_SLACK),
     };
     const withs: string[] = [];
-    // rest × role bounds the base without its context factor (three JSON searches): most rows are decided by it
+    // rest × role (no context factor) decides most rows
     const { rest, role } = base.parts;
     const passes = (relevance: string, exact: string) => `(CASE WHEN ${relevance} + ${share} * ${rest} * ${role} >= @high THEN 1
       WHEN ${relevance} + ${share} * ${rest} * ${role} * ${widest} < @low THEN 0 ELSE ${exact} >= @cut END)`;
@@ -226,13 +209,10 @@ export function digestByKey(db: Database, project: string, opts: RankOptions, qu
   return `${n}:${bits}`;
 }
 
-/**
- * Whether a pattern first seen after `newest` is a candidate now: it is not in a basis taken with `newest` the latest
- * first sighting (events apply in (ts, id) order), so that summary cannot match, without a pass over every candidate.
- */
+/** Not in a basis taken with `newest` the latest first sighting: that summary is stale, no pass needed. */
 export function newCandidateSince(db: Database, project: string, opts: RankOptions, query: QueryState | null, newest: string): boolean {
   if (opts.roles.length === 0) return false;
-  // One role at a time: with a list SQLite walks the whole project, with one it reads the first-sighting index.
+  // one role at a time: with a list SQLite walks the whole project
   return opts.roles.some((role) => {
     const params: Record<string, unknown> = { project, cut: SCORE_CUT, newest };
     const withs: string[] = [];

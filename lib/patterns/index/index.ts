@@ -7,9 +7,7 @@ import { packLongLists, TermIndex, termIndexBuilt, termRows } from './terms.js';
 import { bm25Query, loadedRelevance, loadRelevance, type TermStatistics, type TermWeight } from './weights.js';
 import type { QueryState, RankOptions, Ranking } from './candidates.js';
 
-// The pattern index: near-duplicates of a text (SPEC §3.3), the patterns a finding shares words with and word
-// weights (§3.9.1), a ranked page of candidates and the set's digest (§3.4, §3.5). The fast engine (./terms.ts,
-// ./ranking.ts) answers once its indexes are built, the scan (./scan.ts) meanwhile. See ./README.md.
+// The pattern index's one interface (./README.md): the fast engine once its indexes are built, the scan meanwhile.
 
 export type { RankOptions, Ranking, Scored } from './candidates.js';
 export type { TermWeight } from './weights.js';
@@ -19,30 +17,27 @@ export interface PatternText {
   text: string;
 }
 
-/** One role's patterns looked up by their words, for one command. */
+/** For one command. */
 export interface RoleLookups {
   readonly role: string;
-  /** Every pattern of the role the text could be a near-duplicate of, maybe a few more: the caller compares. */
+  /** Maybe a few more: the caller compares. */
   nearDuplicates(text: string, threshold: number): PatternText[];
-  /** The role's patterns sharing the most of the text's rarest content words, best first. */
+  /** Those sharing the most of its rarest content words. */
   sharing(text: string, limit: number): PatternText[];
-  /** What each word weighs among the role's patterns: ln(1 + patterns / those holding it). */
+  /** ln(1 + patterns / those holding the word) */
   weights(texts: string[]): TermWeight;
-  /** Keep what this command read for the next one (a cache: it waits for no lock). */
+  /** A cache for the next command: it waits for no lock. */
   packWhatWasRead(): void;
 }
 
-/**
- * Term rows read whole in a few milliseconds: while the term index is being built a store this small is scanned
- * (a new project's first writers race its first replay); a larger one is not looked up at all.
- */
+/** Scanned while the term index builds (a new project's writers race its first replay). */
 const SCANNED_TERMS = 5_000;
 
 export function lookupsReady(db: Database): boolean {
   return termIndexBuilt(db) || termRows(db) <= SCANNED_TERMS;
 }
 
-/** One role's lookups; IndexCatchingUp (fail open, SPEC §2) when too large to scan and the index is not built. */
+/** Fails open (IndexCatchingUp, SPEC §2) while too large to scan and unindexed. */
 export function roleLookups(db: Database, project: string, role: string): RoleLookups {
   return engineFor(db, project, role);
 }
@@ -57,26 +52,22 @@ function engineFor(db: Database, project: string, role: string): RoleLookups & T
   );
 }
 
-/** The query's state when the ranking weighs relevance by BM25. */
+/** null unless relevance is weighed by BM25. */
 function queryOf(db: Database, project: string, opts: RankOptions): QueryState | null {
   if (opts.relevance || opts.query === undefined) return null;
   const query = opts.query;
   return candidates.queryState(db, project, opts.roles, query, () => queryWeights(db, project, opts.roles, query));
 }
 
-/** BM25 weights of the query's terms; none while the term index is too far behind to count them. */
 function queryWeights(db: Database, project: string, roles: string[], query: string) {
-  if (!lookupsReady(db)) return undefined; // a block ranks without relevance rather than wait for the index
+  if (!lookupsReady(db)) return undefined; // rank without relevance rather than wait for the index
   return bm25Query(
     roles.map((role) => engineFor(db, project, role)),
     query,
   );
 }
 
-/**
- * The best `want.limit` candidates of `opts.roles`, best first, ties by id: by the rank indexes where they order
- * candidates as this context's score does, else by scoring each.
- */
+/** By the rank indexes where they order as this context's score does, else by scoring each. */
 export function rankScores(db: Database, project: string, opts: RankOptions, want: { limit?: number } = {}): Ranking {
   if (opts.roles.length === 0) return { top: [], complete: true };
   if (opts.relevance || want.limit === undefined || !rankIndexUsable(opts.ctx) || !rankIndexesBuilt(db))
@@ -85,25 +76,25 @@ export function rankScores(db: Database, project: string, opts: RankOptions, wan
   return rankByKey(db, project, opts, want.limit, query?.q ? query : null);
 }
 
-/** The same ranking by scoring every candidate: the reference the walk is checked against. */
+/** The reference the walk is checked against. */
 export function rankByScan(db: Database, project: string, opts: RankOptions, limit?: number): Ranking {
   if (opts.roles.length === 0) return { top: [], complete: true };
   return scanRanking(db, project, opts, candidates.blendFor(db, project, opts, queryOf(db, project, opts), 'table'), limit);
 }
 
-/** What a summary's basis hashes: how many candidates pass the cut and the sum of their id bits. */
+/** A summary's basis: count and id bits' sum of those past the cut. */
 export function candidateDigest(db: Database, project: string, opts: RankOptions): string {
   const query = queryOf(db, project, opts);
   if (opts.relevance || !rankIndexUsable(opts.ctx) || !rankIndexesBuilt(db)) return candidates.candidateDigest(db, project, opts, query);
   return candidates.digestByKey(db, project, opts, query);
 }
 
-/** Whether a pattern first seen after `newest` is a candidate now (overtaking a summary stored with it). */
+/** Such a pattern overtakes a summary stored with `newest`. */
 export function newCandidateSince(db: Database, project: string, opts: RankOptions, newest: string): boolean {
   return candidates.newCandidateSince(db, project, opts, queryOf(db, project, opts), newest);
 }
 
-/** BM25 relevance of the roles' non-deprecated patterns to the query, best 1; undefined when nothing matches. */
+/** Of the roles' non-deprecated patterns, best 1. */
 export function bm25Relevance(db: Database, project: string, roles: string[], query: string): Map<string, number> | undefined {
   const q = queryWeights(db, project, roles, query);
   if (!q) return undefined;
@@ -112,7 +103,7 @@ export function bm25Relevance(db: Database, project: string, roles: string[], qu
   return relevance.size ? relevance : undefined; // a query that matches nothing is no signal
 }
 
-/** `cairn maintain`, `cairn rebuild`: pack every long posting list of the project. */
+/** `cairn maintain`, `cairn rebuild`. */
 export function packPostingLists(db: Database, project: string): number {
   return lookupsReady(db) ? packLongLists(db, project) : 0;
 }

@@ -1,6 +1,5 @@
-// The hot loop of a near-duplicate lookup (terms.ts nearDuplicates): count each posting's pattern by its seq, and
-// note the seqs a list brought to the count their size needs. A command runs it before V8 has optimised it, so it
-// runs as WebAssembly (./README.md). Its source in WebAssembly's text format, of which BODY is the encoding:
+// The hot loop of terms.ts nearDuplicates: count each posting's seq, note those a list brought to what their size
+// needs. V8 would run it unoptimised for a command's life, so WebAssembly (./README.md). BODY encodes this source:
 //   (func (export "count") (param $seqs i32) (param $sizes i32) (param $n i32) (param $counts i32)
 //                          (param $needed i32) (param $found i32) (result i32)
 //     (local $i i32) (local $reached i32) (local $seq i32) (local $c i32)
@@ -46,23 +45,20 @@ const MODULE = new Uint8Array([
 ]);
 
 const PAGE = 65_536;
-const SIZES = 65_536; // a table entry per size a posting can carry (terms.ts SIZE_CAP + 1)
+const SIZES = 65_536; // terms.ts SIZE_CAP + 1
 
 export interface Postings {
   seqs: Int32Array;
   sizes: Uint16Array;
 }
 
-/** Counts for one command's lookups, zeroed again after each lookup. */
+/** Zeroed again after each lookup. */
 export interface PostingCounter {
-  /** For each list (in seq order), the seqs whose count it brought to what their size needs (`needed`, by size). */
+  /** For each list, the seqs whose count it brought to `needed[size]`. */
   reached(lists: Postings[], needed: Uint8Array): Int32Array[];
 }
 
-/**
- * The WebAssembly count where WebAssembly can run, else the same count in JavaScript: `node --jitless` has none,
- * and a `ulimit -v` refuses the ~10 GB of address space V8 reserves for a WebAssembly memory.
- */
+/** JavaScript under `--jitless`, or a `ulimit -v` below the ~10 GB V8 reserves for a WebAssembly memory. */
 export function postingCounter(): PostingCounter {
   if (typeof WebAssembly === 'undefined') return new JavaScriptCounter();
   try {
@@ -73,11 +69,10 @@ export function postingCounter(): PostingCounter {
   }
 }
 
-/** Each seq's count, each size's need, and room for one list and what it finds, in one WebAssembly memory. */
 export class WebAssemblyCounter implements PostingCounter {
   private readonly memory: WebAssembly.Memory;
   private readonly count: (seqs: number, sizes: number, n: number, counts: number, needed: number, found: number) => number;
-  /** How many bytes from the start hold counts (zero between lookups). */
+  /** Bytes holding counts (zero between lookups). */
   private counted = 0;
 
   constructor() {
@@ -105,7 +100,7 @@ export class WebAssemblyCounter implements PostingCounter {
       const n = this.count(at.seqs, at.sizes, seqs.length, 0, at.needed, at.found);
       return new Int32Array(this.memory.buffer, at.found, n).slice();
     });
-    bytes.fill(0, 0, top + 1); // the counts serve the command's next lookup
+    bytes.fill(0, 0, top + 1); // for the next lookup
     return found;
   }
 
@@ -133,7 +128,6 @@ export class JavaScriptCounter implements PostingCounter {
   }
 }
 
-/** The largest seq of the lists (the last of each) and the longest list's length. */
 function extent(lists: Postings[]): { top: number; longest: number } {
   let top = 0;
   let longest = 0;

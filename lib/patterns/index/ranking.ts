@@ -15,40 +15,38 @@ import { dismissedClause, type QueryState, type RankOptions, type Ranking, type 
 import { SIZE_CAP, TermIndex } from './terms.js';
 import { bm25, QUERY_TERMS, roleList, type Bm25Query } from './weights.js';
 
-// The fast ranking (SPEC §3.4, §3.5): a role's candidates read best first by the rank indexes, a page at a time,
-// in the very order the scan gives, until nothing further down can beat the best found. With a query, a fourth
-// list — the matches in BM25 order — is walked beside them (a threshold walk: unread, a pattern's relevance is at
-// most the last match read, its base at most its index's bound).
+// The fast ranking (SPEC §3.4, §3.5; docs/internals.md, "Ranking"): the rank indexes read best first a page at a time
+// until nothing unread can beat the best found; with a query, its matches walked beside them (a threshold walk).
 
-/** Room for rounding between a bound computed in JavaScript and a score computed in SQL. */
+/** A bound in JavaScript against a score in SQL. */
 const BOUND_SLACK = 1 + 1e-9;
 
-/** How many of a query's best matches a walk sums first (then four times as many), and reads at a time. */
+/** Sorted first (then four times as many), and read at a time. */
 const FIRST_MATCHES = 2048;
 const MATCH_PAGE = 128;
 
 const byScore = (a: Scored, b: Scored) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** The rank key in JavaScript, against which lib/store/rank-keys.ts's SQL is checked. */
+/** lib/store/rank-keys.ts's SQL is checked against it. */
 export function rankKey(p: ScoredCounters): { key: number; immune: boolean } {
   const immune = p.reinforcement_count >= DECAY_IMMUNE_REINFORCEMENTS || p.lifecycle === 'active';
   const rateCat = successRate(p) * (CATEGORY_WEIGHT[p.category] ?? 1);
   return { key: Math.log(rateCat) + (immune ? 0 : p.last_used / DECAY_SPAN_MS), immune };
 }
 
-/** The highest base score a pattern with this rank key can have now, in any context: none below it scores more. */
+/** In any context: none below it scores more. */
 export function rankKeyBound(key: number, immune: boolean, role: string, ctx: ScoreContext): number {
   const context = contextFactor((ctx.labels?.length ?? 0) > 0, (ctx.files?.length ?? 0) > 0, !!ctx.phase);
   const roleFactor = role === ctx.role ? 1 : CROSS_ROLE_FACTOR;
   return Math.exp(immune ? key : key - ctx.now / DECAY_SPAN_MS) * context * roleFactor;
 }
 
-/** Whether the rank indexes (built with the default prior) order patterns as this context's score does. */
+/** The rank indexes are built with the default prior. */
 export function rankIndexUsable(ctx: ScoreContext): boolean {
   return !ctx.prior || (ctx.prior.success === DEFAULT_PRIOR.success && ctx.prior.failure === DEFAULT_PRIOR.failure);
 }
 
-/** Whether the indexes a walk reads exist: a fresh clone's replay builds them at its end; meanwhile the scan ranks. */
+/** Meanwhile the scan ranks. */
 export function rankIndexesBuilt(db: Database): boolean {
   const names = ['patterns_rank_decaying', 'patterns_rank_immune', 'patterns_seq'];
   const listed = names.map((name) => `'${name}'`).join(', ');
@@ -60,11 +58,7 @@ export function rankIndexesBuilt(db: Database): boolean {
   return n === names.length;
 }
 
-/**
- * The best `limit` candidates by the rank indexes (and a query's matches). Every pattern read is scored exactly as
- * the scan scores it. The walk is kept for the connection: a ranking asked for more goes on where the last one
- * stopped, until a pattern changes.
- */
+/** Scored as the scan scores. Kept per connection: asked for more, it goes on until a pattern changes. */
 export function rankByKey(db: Database, project: string, opts: RankOptions, limit: number, query: QueryState | null): Ranking {
   const state = JSON.stringify([project, opts.roles, opts.ctx, opts.query, opts.excludeDismissed]);
   const key = `${state}@${databaseVersion(db)}`;
@@ -81,7 +75,7 @@ class RankWalk {
   private readonly relevanceOf?: (role: number, seq: number) => number;
   private readonly streams;
   private rowsRead = 0;
-  // the best `limit` scores found, highest first, kept as rows are added
+  // the best `limit` scores found, highest first
   private best: number[] = [];
   private limit = 0;
 
@@ -97,11 +91,10 @@ class RankWalk {
       do this.add(matches.next());
       while (query!.max === undefined && !matches.done);
       query!.max ??= null;
-      if (query!.max === null) matches = null; // no candidate matches: no relevance signal
+      if (query!.max === null) matches = null; // no candidate matches: no signal
     }
     this.matches = matches;
-    // A row's relevance is its match's BM25 over the best match's, looked up among the matches summed already; its
-    // score is the scan's arithmetic (finalScore) on the same numbers.
+    // its match's BM25 over the best's, scored as the scan does (finalScore)
     if (matches) {
       const found = summedMatches.get(query!)!;
       this.relevanceOf = (r, seq) => {
@@ -158,14 +151,13 @@ class RankWalk {
     for (;;) {
       const best = this.best;
       const kth = best.length >= limit ? Math.max(best[limit - 1], SCORE_CUT) : SCORE_CUT;
-      // Rank-key bounds and SQL scores are a few ulps apart: the slack keeps a tie at the kth score from being cut off.
+      // bounds and SQL scores are a few ulps apart: the slack keeps a tie at the kth score
       const relevance = matches ? matches.bound() : 0;
       const baseBound = (s: (typeof streams)[number]) => (s.read === 0 ? Infinity : rankKeyBound(s.lastKey, s.immune, s.role, opts.ctx));
       const bound = (s: (typeof streams)[number]) => (0.6 * relevance + (matches ? 0.4 : 1) * baseBound(s)) * BOUND_SLACK;
       for (const s of streams) if (!s.done && bound(s) < SCORE_CUT) s.done = true;
       const open = streams.filter((s) => !s.done && bound(s) >= kth);
-      // Every candidate is in one of the indexes, so once each is read as far as its bound allows the ranking is
-      // done. Reading matches deeper lowers the bounds: a page of them whenever the indexes read as many rows.
+      // deeper matches lower the bounds: a page of them per as many index rows
       if (open.length === 0) {
         const ranked = [...this.found].map(([id, score]) => ({ id, score })).sort(byScore);
         return { top: ranked.slice(0, limit), complete: ranked.length <= limit && streams.every((s) => s.done) };
@@ -175,7 +167,7 @@ class RankWalk {
         continue;
       }
       for (const s of open) {
-        // from the last key read on, not from an offset, which SQLite reaches by walking every row before it
+        // from the last key on: SQLite reaches an offset by walking every row before it
         const rows = s.statement.all({ ...s.params, page, lastKey: s.lastKey, ties: s.ties }) as {
           id: string;
           seq: number;
@@ -198,16 +190,13 @@ class RankWalk {
 
 const summedMatches = new WeakMap<QueryState, QueryMatches>();
 
-/**
- * A query's matches in BM25 order, MATCH_PAGE at a time, each scored as the scan scores it (deprecated and
- * dismissed ones are read for the bound, then left out). `bound()`: the relevance no match further down exceeds.
- */
+/** Deprecated and dismissed ones count for the bound only. `bound()`: none further down exceeds it. */
 function bestMatches(db: Database, project: string, opts: RankOptions, query: QueryState) {
   let all = summedMatches.get(query);
   if (!all) summedMatches.set(query, (all = queryMatches(db, project, opts.roles, query.q!)));
   const base = baseScoreSql(opts.ctx);
   const params: Record<string, unknown> = { ...base.params, project };
-  // the deprecated by their seqs; their ids first, from the partial index patterns_deprecated
+  // ids first, from the partial index patterns_deprecated
   const deprecated = new Set(
     db
       .prepare(
@@ -222,7 +211,7 @@ function bestMatches(db: Database, project: string, opts: RankOptions, query: Qu
   const dismissed = opts.excludeDismissed
     ? 'id IN (SELECT pattern FROM dismissals WHERE project = @project AND issue = @issue AND run = @run)'
     : '0';
-  // a page of matches, each by where its postings start (patterns_seq covers what its score reads)
+  // patterns_seq covers what the score reads
   const pageRows = db.prepare(
     `SELECT id, term_seq AS seq, ${base.sql} AS base, ${dismissed} AS skip FROM patterns
      WHERE project = @project AND term_seq IN (SELECT value FROM json_each(@seqs))`,
@@ -249,7 +238,6 @@ function bestMatches(db: Database, project: string, opts: RankOptions, query: Qu
         order = bestFirst(all.bm, depth);
       }
       const page = order.slice(stream.read, stream.read + MATCH_PAGE).filter((m) => !deprecated.has(all.seqs[m]));
-      // the best not deprecated, once one is read
       if (query.max === undefined && page.length) query.max = all.bm[page[0]];
       stream.read = Math.min(order.length, stream.read + MATCH_PAGE);
       stream.done = stream.read === order.length && order.length < depth;
@@ -259,7 +247,7 @@ function bestMatches(db: Database, project: string, opts: RankOptions, query: Qu
   return stream;
 }
 
-/** The places of the `depth` highest values, highest first (ties by place). */
+/** Ties by place. */
 function bestFirst(values: Float64Array, depth: number): number[] {
   const cut = depth < values.length ? Float64Array.from(values).sort()[values.length - depth] : -Infinity;
   const places: number[] = [];
@@ -267,19 +255,16 @@ function bestFirst(values: Float64Array, depth: number): number[] {
   return places.sort((a, b) => values[b] - values[a] || a - b).slice(0, depth);
 }
 
-/**
- * Every pattern of `roles` matching the query, deprecated or not, with its seq and BM25 (as matchesSql computes
- * it), each role's in seq order from `starts[r]` to `starts[r + 1]`; summed in JavaScript over the posting lists.
- */
+/** Deprecated too, BM25 as matchesSql computes it, summed in JavaScript. */
 export interface QueryMatches {
-  /** Each matching pattern's seq (where its postings start: its row's term_seq), by role, ascending. */
+  /** term_seq, by role, ascending */
   seqs: Int32Array;
   bm: Float64Array;
-  /** Where each role's matches start in `seqs` (one more entry: where they end). */
+  /** one more entry: where the last ends */
   starts: Int32Array;
 }
 
-// A posting as one number sorting by seq, then term: (seq · QUERY_TERMS + term) · 2^16 + size < 2^53, so exact.
+// a posting as one number sorting by seq, then term: (seq · QUERY_TERMS + term) · 2^16 + size < 2^53, so exact
 const SIZE_SPAN = SIZE_CAP + 1;
 
 export function queryMatches(db: Database, project: string, roles: string[], q: Bm25Query): QueryMatches {
@@ -313,7 +298,6 @@ export function queryMatches(db: Database, project: string, roles: string[], q: 
   return { seqs: out.seqs.slice(0, n), bm: out.bm.slice(0, n), starts: out.starts };
 }
 
-/** Where the match with this seq among role `r`'s is in `m`, or -1. */
 export function matchIn(m: QueryMatches, r: number, seq: number): number {
   let lo = m.starts[r];
   let hi = m.starts[r + 1];

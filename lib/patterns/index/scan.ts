@@ -4,12 +4,11 @@ import { SCORE_CUT } from '../scoring.js';
 import { candidateRows, scoreSql, withClause, type Blend, type RankOptions, type Ranking, type Scored } from './candidates.js';
 import { rarestTerms, termWeights, type TermStatistics, type TermWeight } from './weights.js';
 
-// The plain way: read every pattern that could be an answer. It answers while the fast engine's indexes are being
-// built, and the fast engine is tested against it (test/terms.test.ts, test/ranking.test.ts).
+// Read every pattern that could be an answer: while the indexes build, and as the parity tests' oracle.
 
 type Row = { id: string; text: string };
 
-/** One role's patterns with their index terms, read whole once. */
+/** Read whole once. */
 export class ScanLookups implements TermStatistics {
   private patterns?: { id: string; text: string; terms: Set<string> }[];
   private holding?: Map<string, number>;
@@ -78,15 +77,12 @@ function jaccard(a: Set<string>, b: Set<string>): number {
   return shared / (a.size + b.size - shared);
 }
 
-/**
- * Score every candidate in SQL, cut below SCORE_CUT, keep the best `limit`, ties by id: what ranks when the rank
- * indexes cannot (a configured prior, embeddings, no limit, indexes not built yet).
- */
+/** Every candidate scored: where the rank indexes cannot (a configured prior, embeddings, no limit, not built yet). */
 export function scanRanking(db: Database, project: string, opts: RankOptions, blend: Blend, limit = Infinity): Ranking {
   const params: Record<string, unknown> = { project, cut: SCORE_CUT, limit: limit === Infinity ? -1 : limit + 1 };
   const withs: string[] = [];
   const score = scoreSql(db, opts, blend, params, withs);
-  // MATERIALIZED: each score computed once (a flattened subquery computes it for the cut and again for the order)
+  // MATERIALIZED: a flattened subquery computes each score for the cut and again for the order
   withs.push(`scored AS MATERIALIZED (SELECT id, ${score} AS score FROM patterns WHERE ${candidateRows(opts, params)})`);
   const sql = `${withClause(withs)}SELECT id, score FROM scored WHERE score >= @cut
     ORDER BY score DESC, id LIMIT @limit`;

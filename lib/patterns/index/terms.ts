@@ -4,35 +4,30 @@ import { indexTerms } from '../../core/text.js';
 import { postingCounter, type PostingCounter, type Postings } from './posting-count.js';
 import { rarestTerms, termWeights, type TermStatistics, type TermWeight } from './weights.js';
 
-// The term index (pattern_terms: project, role, term → pattern, in the order patterns were added, seq; written by
-// events/reducer addTerms): finds the few patterns a text could duplicate or apply, and counts how many hold a word,
-// without loading the role. Long lists are packed, one blob a term (pattern_postings), by their readers and maintain.
+// The term index (pattern_terms, written by events/reducer addTerms; ./README.md).
 
-/** A sample holding this many of a term's rows estimates its frequency well enough. */
 const COUNTED = 64;
-/** A role of up to this many patterns is counted exactly (on patterns_role: a few hundred pages at most). */
+/** Counted exactly up to this (on patterns_role: a few hundred pages at most). */
 const ROLE_EXACT = 16_384;
-/** A sample holding this many of the role's patterns estimates its size well enough. */
 const ROLE_COUNTED = 1024;
-/** Stems beyond the prefix a near-duplicate lookup reads, and more whose lists are cheap (docs/decisions.md). */
+/** Stems read beyond the prefix, and more whose lists are cheap (docs/decisions.md). */
 const WINDOW_BEYOND_PREFIX = 3;
 const CHEAP_BEYOND_WINDOW = 3;
-/** A posting's size (its pattern's distinct words) is capped here: a larger one only lets more candidates through. */
+/** A larger size only lets more candidates through. */
 export const SIZE_CAP = 65_535;
-/** A near-duplicate lookup counts a pattern's stems in a byte (an item of 500 characters has fewer). */
+/** Counted in a byte (an item of 500 characters has fewer stems). */
 const COUNTED_STEMS = 255;
-/** Postings a TermIndex holds read at most (6 bytes each): beyond, it forgets those it holds. */
+/** 6 bytes each; beyond, a TermIndex forgets those it holds. */
 const POSTINGS_HELD = 1_000_000;
-/** A list this long is packed once read from the index, and again once this many postings (and a quarter) are added. */
+/** Packed once read, and again once this many (and a quarter more) are added. */
 export const PACKED_POSTINGS_MIN = 256;
 
 type Row = { id: string; text: string };
 
-// Term frequencies only order a text's words (prefix filtering holds for any order) and weigh them, so an estimate
-// serves: the rows added last — the last 1/16, 1/256, … of all term rows — are a sample one index range reads.
+// Frequencies only order and weigh words (prefix filtering holds in any order): the last 1/16, 1/256, … rows serve.
 const SAMPLE_LEVELS = 4;
 
-// A writer asks the same few queries once per text of a deliberation: each is prepared once.
+// a writer asks the same few queries once per text of a deliberation
 const prepared = new WeakMap<Database, Map<string, Statement<unknown[]>>>();
 function statement(db: Database, sql: string): Statement<unknown[]> {
   let byText = prepared.get(db);
@@ -42,7 +37,6 @@ function statement(db: Database, sql: string): Statement<unknown[]> {
   return s;
 }
 
-/** Whether the term index is built: a first replay builds it at its end, in the background for a large log. */
 export function termIndexBuilt(db: Database): boolean {
   return statement(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'pattern_terms_key'").get() !== undefined;
 }
@@ -51,20 +45,17 @@ export function termRows(db: Database): number {
   return (statement(db, 'SELECT IFNULL(MAX(rowid), 0) AS n FROM pattern_terms').get() as { n: number }).n;
 }
 
-/**
- * One role's term index, for one command's lookups: each word's frequency is estimated once, and the estimates
- * live no longer than this object, so a lookup's answer depends only on the database.
- */
+/** Estimates live no longer than it, so an answer depends only on the database. */
 export class TermIndex implements TermStatistics {
   private readonly estimates = new Map<string, number>();
   private readonly readLists = new Map<string, Postings>();
   private postingsHeld = 0;
-  /** Lists read from the index that pattern_postings lacks, or holds too short: packWhatWasRead writes them. */
+  /** Lists pattern_postings lacks or holds too short. */
   private readonly toPack = new Map<string, { list: Postings; through: number; last: string }>();
-  /** The database's version the postings were read at (a command may write between its lookups). */
+  /** A command may write between its lookups. */
   private postingsVersion = '';
   private counter?: PostingCounter;
-  /** Where each sample starts (seq), from the whole sequence down to its last 1/4096. */
+  /** Each sample's first seq. */
   private samples?: number[];
 
   constructor(
@@ -79,11 +70,7 @@ export class TermIndex implements TermStatistics {
     return new Map(terms.map((t) => [t, this.estimates.get(t)!]));
   }
 
-  /**
-   * Count each term up to COUNTED rows in the last 1/4096 of the index, 1/256, 1/16 and the whole: a rare term is
-   * counted exactly, a common one from the largest sample it does not fill, so none costs more than a few hundred
-   * index entries. One statement per sample, smallest first, for every term still unsettled.
-   */
+  /** Nested samples, smallest first: a rare term exact, a common one from the largest it does not fill. */
   private estimate(terms: string[]): void {
     if (!this.samples) {
       const last = termRows(this.db);
@@ -95,7 +82,6 @@ export class TermIndex implements TermStatistics {
          WHERE project = @project AND role = @role AND term = value AND seq >= @since LIMIT ${COUNTED})) AS n
        FROM json_each(@terms)`,
     );
-    // from the largest sample a term does not fill (the samples are nested)
     const scaled = (n: number, level: number) => Math.max(n * 16 ** level, level === 0 ? 0 : COUNTED * 16 ** (level - 1));
     const below = new Map<string, number>();
     let left = terms;
@@ -107,7 +93,6 @@ export class TermIndex implements TermStatistics {
       }[];
       left = [];
       for (const { term, n } of rows) {
-        // a term that fills the smallest sample is at least that common
         if (n >= COUNTED) this.estimates.set(term, level === SAMPLE_LEVELS - 1 ? scaled(n, level) : scaled(below.get(term)!, level + 1));
         else if (level === 0) this.estimates.set(term, n);
         else {
@@ -118,11 +103,7 @@ export class TermIndex implements TermStatistics {
     }
   }
 
-  /**
-   * Every pattern of the role the text could be a near-duplicate of (Jaccard ≥ t of index terms), and a few others:
-   * the caller compares. A pattern of m terms shares at least k = ⌈t·(n + m)/(1 + t)⌉, so k − n + w of any w of the
-   * text's terms (prefix filtering): the rarest terms are read, the prefix n − ⌈t·n⌉ + 1 and a few more.
-   */
+  /** Prefix filtering (./README.md): a pattern of m terms shares k = ⌈t·(n + m)/(1 + t)⌉, so k − n + w of any w terms. */
   nearDuplicates(text: string, threshold: number): Row[] {
     const { db, project, role } = this;
     const stems = indexTerms(text).terms;
@@ -131,7 +112,7 @@ export class TermIndex implements TermStatistics {
     const [least, most] = [Math.ceil(threshold * n - 1e-9), Math.floor(n / threshold + 1e-9)];
     const prefix = n - least + 1;
     if (prefix > COUNTED_STEMS) {
-      // a text far longer than an item: every pattern of a near size (rare)
+      // far longer than an item (rare): every pattern of a near size
       return statement(db, 'SELECT id, text FROM patterns WHERE project = ? AND role = ? AND ntok BETWEEN ? AND ? ORDER BY id').all(
         project,
         role,
@@ -144,22 +125,21 @@ export class TermIndex implements TermStatistics {
     const version = databaseVersion(db);
     if (version !== this.postingsVersion) this.forgetPostings(version);
     const window = stems.slice(0, Math.min(stems.length, prefix + WINDOW_BEYOND_PREFIX, COUNTED_STEMS));
-    // any w of the text's stems bound the count, so the window may take cheap lists further on
+    // any w stems bound the count, so the window may take cheap lists further on
     const further = stems.slice(window.length, Math.min(stems.length, window.length + CHEAP_BEYOND_WINDOW, COUNTED_STEMS));
     window.push(...further.filter((term) => this.cheapToRead(term)));
-    // how many of the window's stems a pattern of each near size must hold (at least one); 0 for any other size
+    // by size: how many window stems a pattern must hold (0: not a near size)
     const needed = new Uint8Array(SIZE_CAP + 1);
     for (let m = least; m <= Math.min(most, SIZE_CAP); m++) {
       needed[m] = Math.max(1, Math.ceil((threshold * (n + m)) / (1 + threshold) - 1e-9) - n + window.length);
     }
     const lists = window.map((term) => this.postings(term));
-    // A pattern is a candidate when its count reaches what its size needs (found by the term that made it so).
     const candidates: [string, number][] = [];
     (this.counter ??= postingCounter()).reached(lists, needed).forEach((found, place) => {
       for (const seq of found) candidates.push([window[place], seq]);
     });
     if (candidates.length === 0) return [];
-    // each candidate by one of its postings (term, seq); CROSS JOIN keeps that order
+    // CROSS JOIN keeps the join order
     return statement(
       db,
       `SELECT p.id, p.text FROM json_each(?) c
@@ -168,11 +148,11 @@ export class TermIndex implements TermStatistics {
     ).all(JSON.stringify(candidates), project, role) as Row[];
   }
 
-  /** A term's postings in the role, in the order they were added; read once per command, within a bound. */
+  /** In the order they were added; read once per command, within a bound. */
   postings(term: string): Postings {
     let list = this.readLists.get(term);
     if (list) return list;
-    // the packed list and the postings added since in one snapshot
+    // packed list and postings added since in one snapshot
     list = this.db.inTransaction ? this.readPostings(term) : this.db.transaction(() => this.readPostings(term))();
     if (this.postingsHeld + list.seqs.length > POSTINGS_HELD) this.forgetPostings(this.postingsVersion);
     this.readLists.set(term, list);
@@ -180,10 +160,7 @@ export class TermIndex implements TermStatistics {
     return list;
   }
 
-  /**
-   * The postings packed up to a seq (`through`), and those added since. A packed list counts only while its last
-   * posting is in the index as it was; term rows are only ever appended (seq grows) or all replaced (a replay).
-   */
+  /** A packed list counts while its last posting stands: term rows are only appended, or all replaced. */
   private readPostings(term: string): Postings {
     const { db, project, role } = this;
     const packed = statement(db, 'SELECT through, last, postings FROM pattern_postings WHERE project = ? AND role = ? AND term = ?').get(
@@ -201,7 +178,7 @@ export class TermIndex implements TermStatistics {
         p.last,
       ) !== undefined;
     const head = packed && stillTrue(packed) ? unpack(packed.postings) : undefined;
-    // seq and size in one number per row (one column reads fastest)
+    // one column reads fastest
     const since = statement(
       db,
       `SELECT seq * ${SIZE_CAP + 1} + MIN(ntok, ${SIZE_CAP}) FROM pattern_terms
@@ -229,7 +206,6 @@ export class TermIndex implements TermStatistics {
     return list;
   }
 
-  /** Pack the long lists this command read, for the next command. A cache: it waits for no lock. */
   packWhatWasRead(): void {
     if (this.toPack.size === 0) return;
     const patience = this.db.pragma('busy_timeout', { simple: true }) as number;
@@ -244,7 +220,7 @@ export class TermIndex implements TermStatistics {
     }
   }
 
-  /** Pack each term's list where unpacked or stale (cairn maintain); the number written. */
+  /** Where unpacked or stale (cairn maintain); the number written. */
   packLists(terms: string[]): number {
     let written = 0;
     let held = 0;
@@ -275,7 +251,6 @@ export class TermIndex implements TermStatistics {
     return written;
   }
 
-  /** A term's list is read already, or packed. */
   private cheapToRead(term: string): boolean {
     if (this.readLists.has(term)) return true;
     return (
@@ -297,11 +272,7 @@ export class TermIndex implements TermStatistics {
     return termWeights(this, texts);
   }
 
-  /**
-   * How many patterns the role holds, and their mean length: exact up to ROLE_EXACT, else from the role's patterns
-   * among ids starting 'p00' or 'p000' (ids are hashes: a 1/256 or 1/4096 sample). The 1/256 sample tells a small
-   * role from a large one first, so sizing a large role reads a few hundred rows.
-   */
+  /** Exact up to ROLE_EXACT, else from ids starting 'p00' or 'p000' (hashes: 1/256, 1/4096 samples). */
   size(): { patterns: number; meanLength: number } {
     const exact = statement(
       this.db,
@@ -361,7 +332,7 @@ export function packLongLists(db: Database, project: string): number {
   return written;
 }
 
-// A packed list: seqs (4 bytes each), then sizes (2 bytes each), in this machine's byte order (its own cache).
+// seqs, then sizes, in this machine's byte order (its own cache)
 function pack({ seqs, sizes }: Postings): Buffer {
   const bytes = Buffer.allocUnsafe(seqs.byteLength + sizes.byteLength);
   bytes.set(new Uint8Array(seqs.buffer, seqs.byteOffset, seqs.byteLength), 0);

@@ -1,25 +1,22 @@
 import type { Database } from '../../store/db.js';
 import { contentTerms } from '../../core/text.js';
 
-// What a term weighs among a role's patterns, from how many hold it: a finding's words when it is linked (SPEC
-// §3.9.1), a query's for BM25 relevance (§3.4). The term index estimates the counts, the scan counts exactly.
+// What a term weighs among a role's patterns: a finding's words for a link (SPEC §3.9.1), a query's for BM25 (§3.4).
 
 export interface TermStatistics {
   size(): { patterns: number; meanLength: number };
   documentFrequency(terms: string[]): Map<string, number>;
 }
 
-/** A term's weight: the more patterns hold it, the less it says. */
 export type TermWeight = (term: string) => number;
 
-/** At most this many of a text's rarest content terms look for the patterns it shares words with. */
 const SHARING_TERMS = 6;
 
-/** A word weighs `ln(1 + patterns / holding)`; the terms of `texts`, looked at first, are counted at once. */
+/** `ln(1 + patterns / holding)`; `texts`' terms counted at once. */
 export function termWeights(stats: TermStatistics, texts: string[]): TermWeight {
   let patterns: number | undefined;
   let counted = false;
-  const weights = new Map<string, number>(); // a link weighs each term of each candidate, many times over
+  const weights = new Map<string, number>(); // a link weighs each term many times over
   return (term) => {
     let weight = weights.get(term);
     if (weight !== undefined) return weight;
@@ -34,7 +31,7 @@ export function termWeights(stats: TermStatistics, texts: string[]): TermWeight 
   };
 }
 
-/** The text's rarest content terms that some pattern of the role holds, rarest first (ties by term). */
+/** Those some pattern holds, rarest first (ties by term). */
 export function rarestTerms(stats: TermStatistics, text: string): string[] {
   const terms = [...contentTerms(text).keys()];
   const df = stats.documentFrequency(terms);
@@ -44,10 +41,7 @@ export function rarestTerms(stats: TermStatistics, text: string): string[] {
     .slice(0, SHARING_TERMS);
 }
 
-/**
- * BM25 (k1 1.2, b 0.75) query: each term's idf in whole units of BM25_UNIT, so a pattern's sum of weights is exact
- * in any order and its relevance the same whichever way it is read; and the patterns' mean length.
- */
+/** Idfs in whole BM25_UNITs: a pattern's sum is exact in any order. */
 export interface Bm25Query {
   terms: { term: string; weight: number }[];
   avgLength: number;
@@ -57,15 +51,12 @@ const BM25_UNIT = 2 ** -20;
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
 
-/** Query terms that match more than this share of the patterns say too little to read their postings. */
+/** A term in more than this share of the patterns says too little to read its postings. */
 const COMMON_SHARE = 0.5;
-/** At most this many of a query's terms weigh, the rarest. */
+/** The rarest, at most. */
 export const QUERY_TERMS = 32;
 
-/**
- * The query's BM25 weights over the project's own patterns of these roles (another project in a shared store moves
- * nothing); undefined when no query term is in them.
- */
+/** Over the project's own patterns: another project in a shared store moves nothing. */
 export function bm25Query(roles: TermStatistics[], query: string): Bm25Query | undefined {
   const terms = [...contentTerms(query).keys()].slice(0, 128);
   if (terms.length === 0 || roles.length === 0) return undefined;
@@ -84,31 +75,24 @@ export function bm25Query(roles: TermStatistics[], query: string): Bm25Query | u
   return { terms: kept.map((d) => ({ term: d.term, weight: Math.round(idf(d.df) / BM25_UNIT) })), avgLength };
 }
 
-/** bm25Sql in JavaScript, operation for operation, so both give the very same number (tested). */
+/** bm25Sql operation for operation: the very same number (tested). */
 export function bm25(weights: number, length: number, avgLength: number): number {
   return (weights * BM25_UNIT * (BM25_K1 + 1)) / (1 + BM25_K1 * (1 - BM25_B + (BM25_B * length) / avgLength));
 }
 
-/** The query's terms as a CTE `q (term, w)`, and bm25Sql's constants into `params`. */
+/** A CTE `q (term, w)`; bm25Sql's constants go into `params`. */
 export function queryTermsSql(q: Bm25Query, params: Record<string, unknown>): string {
   Object.assign(params, { bmUnit: BM25_UNIT, bmK1: BM25_K1, bmB: BM25_B, bmAvg: q.avgLength });
   const rows = q.terms.map((t, i) => ((params[`qt${i}`] = t.term), (params[`qw${i}`] = t.weight), `(@qt${i}, @qw${i})`));
   return `q (term, w) AS (VALUES ${rows.join(', ')})`;
 }
 
-/**
- * A pattern's BM25 from its matched terms' summed weights and its length (term frequency is 1: a pattern indexes
- * each term once). One expression for every statement, so each computes the very same number.
- */
+/** Term frequency is 1; one expression, so every statement gives the same number. */
 export function bm25Sql(weights: string, length: string): string {
   return `(${weights} * @bmUnit * (@bmK1 + 1) / (1 + @bmK1 * (1 - @bmB + @bmB * ${length} / @bmAvg)))`;
 }
 
-/**
- * The BM25 of each pattern of `roles` matching the query, deprecated or not, as `(id, bm)` rows, reading only the
- * query terms' postings (CROSS JOIN fixes that order). Leaving deprecated ones out is the reader's part: testing
- * each match costs as much as the sum.
- */
+/** Deprecated too: testing each match costs as much as the sum. */
 export function matchesSql(project: string, roles: string[], params: Record<string, unknown>): string {
   params.project = project;
   const list = roles.map((role, i) => ((params[`mr${i}`] = role), `@mr${i}`)).join(', ');
@@ -117,7 +101,7 @@ export function matchesSql(project: string, roles: string[], params: Record<stri
       WHERE t.project = @project AND t.role IN (${list}) GROUP BY t.seq) WHERE bm > 0`;
 }
 
-/** The BM25 of the current `patterns` row from its own postings (from term_seq); NULL when it matches no term. */
+/** Of the current `patterns` row, from its postings; NULL when it matches no term. */
 export function patternBm25Sql(): string {
   return bm25Sql(
     `(SELECT SUM(q.w) FROM q CROSS JOIN pattern_terms t ON t.project = patterns.project AND t.role = patterns.role ` +
@@ -126,7 +110,7 @@ export function patternBm25Sql(): string {
   );
 }
 
-/** Of the rows of `id`s, those of patterns not deprecated (the partial index patterns_deprecated). */
+/** By the partial index patterns_deprecated. */
 export function notDeprecated(roles: string[], params: Record<string, unknown>): string {
   return `id NOT IN (SELECT id FROM patterns WHERE project = @project
     AND role IN (${roleList(roles, params)}) AND lifecycle = 'deprecated')`;
@@ -136,12 +120,12 @@ export function roleList(roles: string[], params: Record<string, unknown>): stri
   return roles.map((role, i) => ((params[`r${i}`] = role), `@r${i}`)).join(', ');
 }
 
-/** Each matching candidate's BM25 over the best one's (SPEC §3.4: 0..1), into temp table `cairn_relevance`. */
+/** BM25 over the best match's (SPEC §3.4: 0..1). */
 export function loadRelevance(db: Database, project: string, roles: string[], q: Bm25Query): void {
   db.exec('CREATE TEMP TABLE IF NOT EXISTS cairn_relevance (pid TEXT PRIMARY KEY, relevance REAL NOT NULL) WITHOUT ROWID');
   db.exec('DELETE FROM cairn_relevance');
   const params: Record<string, unknown> = {};
-  // MATERIALIZED: the scores are computed once, for the rows and for their maximum
+  // MATERIALIZED: computed once, for the rows and their maximum
   db.prepare(
     `WITH ${queryTermsSql(q, params)}, bm AS MATERIALIZED (SELECT id, bm FROM (${matchesSql(project, roles, params)})
       WHERE ${notDeprecated(roles, params)})
